@@ -1,0 +1,2 @@
+export * from './SerialEncodingError.js';
+export * from './encoding.js';

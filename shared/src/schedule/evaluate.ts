@@ -86,7 +86,7 @@ export function evaluateSchedule(schedule: Schedule, instant: Date, screenTimeZo
       break;
     }
   }
-  if (nextChangeAt === null && dateRangeStillMatters(rules, localDayAt(now, tz))) {
+  if (nextChangeAt === null && dateRangeBeyond(rules, localDayAt(horizon, tz) - 2)) {
     nextChangeAt = new Date(horizon);
   }
 
@@ -149,6 +149,11 @@ function winnerAt(occurrences: readonly Occurrence[], t: number): CompiledRule |
   return best ? best.rule : null;
 }
 
-function dateRangeStillMatters(rules: readonly CompiledRule[], today: number): boolean {
-  return rules.some((r) => (r.fromDay !== null && r.fromDay >= today) || (r.toDay !== null && r.toDay >= today));
+/**
+ * Whether a date range starts or ends after `day` (a day whose windows were
+ * fully scanned): only then can the answer still change past the horizon,
+ * because without date ranges the rules repeat every week and 8 days cover it.
+ */
+function dateRangeBeyond(rules: readonly CompiledRule[], day: number): boolean {
+  return rules.some((r) => (r.fromDay !== null && r.fromDay > day) || (r.toDay !== null && r.toDay > day));
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { evaluateSchedule, type Schedule, type ScheduleRule } from '../../src/schedule/index.js';
+import { evaluateSchedule, type DayOfWeek, type Schedule, type ScheduleRule } from '../../src/schedule/index.js';
 
 const FALLBACK = { kind: 'playlist', id: 'pl_fallback' } as const;
 
@@ -223,7 +223,7 @@ t.test('weekly pattern: nextChangeAt reaches a week ahead', async (t) => {
 t.test('evaluation is fast enough for a timer loop', async (t) => {
   const many = sched(
     Array.from({ length: 50 }, (_, i) =>
-      rule(`r${i}`, { priority: i % 5, days: [i % 7], start: `${String(i % 24).padStart(2, '0')}:00`, end: '23:30' }),
+      rule(`r${i}`, { priority: i % 5, days: [(i % 7) as DayOfWeek], start: `${String(i % 24).padStart(2, '0')}:00`, end: '23:30' }),
     ),
   );
   const t0 = performance.now();

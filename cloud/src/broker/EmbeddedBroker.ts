@@ -1,0 +1,89 @@
+// The embedded MQTT broker (Aedes): MQTT over TCP on SVC_MQTT_PORT and over WebSocket at
+// /mqtt on the HTTP server. Policy is injected (authenticate / authorize hooks) so the
+// device link can own who may connect and which topics each device reaches. Until a
+// policy is installed every client is refused: the broker never runs open.
+import net from 'node:net'
+import type { Server as HttpServer } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import { Aedes, type AedesOptions } from 'aedes'
+import { WebSocketServer, createWebSocketStream } from 'ws'
+
+export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published' | 'persistence'>
+
+const refuseAll: BrokerPolicy = {
+  authenticate: (_client, _u, _p, done) => {
+    const err = Object.assign(new Error('no device policy installed'), { returnCode: 5 as const })
+    done(err as never, false)
+  },
+  authorizePublish: (_client, _packet, cb) => cb(new Error('not authorized')),
+  authorizeSubscribe: (_client, _sub, cb) => cb(null, null),
+}
+
+export class EmbeddedBroker {
+  aedes!: Aedes
+  private tcp: net.Server | null = null
+  private wss: WebSocketServer | null = null
+  private probeSeq = 0
+
+  constructor(private readonly policy: BrokerPolicy = refuseAll) {}
+
+  async start(): Promise<void> {
+    this.aedes = await Aedes.createBroker({ ...this.policy })
+  }
+
+  /** Listens for MQTT over TCP; resolves with the bound port. */
+  async listenTcp(port: number, host = '0.0.0.0'): Promise<number> {
+    const server = net.createServer((socket) => this.aedes.handle(socket))
+    this.tcp = server
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => resolve())
+    })
+    return (server.address() as net.AddressInfo).port
+  }
+
+  /** Serves MQTT over WebSocket at `/mqtt` on an HTTP server. */
+  attachWebSocket(server: HttpServer): void {
+    this.wss = new WebSocketServer({ server, path: '/mqtt' })
+    this.wss.on('connection', (ws, req) => {
+      const stream = createWebSocketStream(ws)
+      stream.on('error', () => ws.terminate())
+      this.aedes.handle(stream, req)
+    })
+  }
+
+  /** One publish-to-delivery round trip through the broker, in ms; rejects on failure or timeout. */
+  probe(timeoutMs = 2000): Promise<number> {
+    const topic = `$svc/probe/${process.pid}/${++this.probeSeq}`
+    const started = performance.now()
+    return new Promise<number>((resolve, reject) => {
+      const deliver = (_packet: unknown, cb: () => void): void => {
+        cb()
+        clearTimeout(timer)
+        this.aedes.unsubscribe(topic, deliver as never, () => resolve(performance.now() - started))
+      }
+      const timer = setTimeout(() => {
+        this.aedes.unsubscribe(topic, deliver as never, () => undefined)
+        reject(new Error('broker probe timed out'))
+      }, timeoutMs)
+      this.aedes.subscribe(topic, deliver as never, () => {
+        this.aedes.publish({ cmd: 'publish', topic, payload: Buffer.from('ping'), qos: 0, retain: false, dup: false }, (err) => {
+          if (err) {
+            clearTimeout(timer)
+            reject(err)
+          }
+        })
+      })
+    })
+  }
+
+  async close(): Promise<void> {
+    // The broker first: it ends every client connection, so the listeners can then close.
+    if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
+    if (this.wss) {
+      for (const c of this.wss.clients) c.terminate()
+      await new Promise<void>((r) => this.wss!.close(() => r()))
+    }
+    if (this.tcp) await new Promise<void>((r) => this.tcp!.close(() => r()))
+  }
+}

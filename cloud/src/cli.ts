@@ -1,0 +1,142 @@
+// The cloud's command line (`pnpm cloud <command>`):
+//   start                                   run the service on its embedded defaults
+//   bootstrap --workspace NAME [--region R] create a workspace and an owner key; prints one JSON line
+//   create-user --workspace ID --email E [--name N] [--role owner|admin|editor|viewer]
+//                                           add a user and print a session token (one JSON line)
+//   incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
+//   incident update ID --status S --message M [--impact I]
+//   incident resolve ID [--message M]
+//   incident list
+// Bad arguments print a message on stderr and exit 2; never a stack trace.
+import { parseArgs } from 'node:util'
+import { loadConfig } from './config.js'
+import { SqliteDatabase } from './db/SqliteDatabase.js'
+import { migrate } from './db/migrations.js'
+import { IdGenerator, systemClock } from './clock.js'
+import { WorkspaceService } from './services/WorkspaceService.js'
+import { UserService } from './services/UserService.js'
+import { NodeService } from './services/NodeService.js'
+import { ApiKeyService } from './services/ApiKeyService.js'
+import { StatusService } from './services/StatusService.js'
+import { isApiError } from './errors.js'
+import { runServer } from './server.js'
+
+class UsageError extends Error {}
+
+const USAGE = `usage: pnpm cloud <start | bootstrap | create-user | incident> [options]
+  start
+  bootstrap --workspace NAME [--region us|eu|oc|apac]
+  create-user --workspace ID --email EMAIL [--name NAME] [--role owner|admin|editor|viewer]
+  incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
+  incident update ID --status investigating|identified|monitoring|resolved --message M [--impact I]
+  incident resolve ID [--message M]
+  incident list`
+
+async function withDb<T>(fn: (deps: { db: SqliteDatabase; ids: IdGenerator }) => Promise<T>): Promise<T> {
+  const config = loadConfig()
+  const db = await SqliteDatabase.open(config.dbFile, config.dbBusyTimeoutMs)
+  try {
+    await migrate(db)
+    return await fn({ db, ids: new IdGenerator(systemClock) })
+  } finally {
+    await db.close()
+  }
+}
+
+function out(obj: unknown): void {
+  process.stdout.write(JSON.stringify(obj) + '\n')
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv
+  switch (cmd) {
+    case 'start':
+      await runServer(loadConfig())
+      return
+    case 'bootstrap': {
+      const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' }, region: { type: 'string', default: 'us' } }, strict: true })
+      if (!values.workspace) throw new UsageError('bootstrap needs --workspace NAME')
+      await withDb(async ({ db, ids }) => {
+        const config = loadConfig()
+        const workspaces = new WorkspaceService(db, systemClock, ids, config.rateLimitPerMinute)
+        const ws = await workspaces.create(values.workspace!, values.region)
+        const keys = new ApiKeyService(db, systemClock, ids, new NodeService(db, systemClock, ids))
+        const { secret } = await keys.createRoot(ws.id, ws.region, 'Owner key (bootstrap)', 'all')
+        out({ workspaceId: ws.id, apiKey: secret })
+      })
+      return
+    }
+    case 'create-user': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { workspace: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string', default: 'owner' } },
+        strict: true,
+      })
+      if (!values.workspace || !values.email) throw new UsageError('create-user needs --workspace ID and --email EMAIL')
+      await withDb(async ({ db, ids }) => {
+        const config = loadConfig()
+        const ws = await new WorkspaceService(db, systemClock, ids, config.rateLimitPerMinute).get(values.workspace!)
+        if (!ws) throw new UsageError(`no workspace ${values.workspace}`)
+        const users = new UserService(db, systemClock, ids, undefined, config.sessionTtlHours)
+        const user = await users.create(ws.id, { email: values.email!, name: values.name ?? null, role: values.role })
+        const session = await users.createSession(user)
+        out({ workspaceId: ws.id, userId: user.id, role: user.role, sessionToken: session.token, expiresAt: session.expiresAt })
+      })
+      return
+    }
+    case 'incident': {
+      const [sub, ...args] = rest
+      const { values, positionals } = parseArgs({
+        args,
+        allowPositionals: true,
+        options: {
+          title: { type: 'string' },
+          impact: { type: 'string' },
+          status: { type: 'string' },
+          message: { type: 'string' },
+          'screens-playing': { type: 'string' },
+        },
+        strict: true,
+      })
+      const playing = values['screens-playing'] === undefined ? undefined : values['screens-playing'] === 'yes'
+      await withDb(async ({ db, ids }) => {
+        const status = new StatusService(db, systemClock, ids, { database: async () => 0, broker: async () => 0 })
+        switch (sub) {
+          case 'open':
+            if (!values.title || !values.impact) throw new UsageError('incident open needs --title and --impact')
+            out(await status.openIncident({ title: values.title, impact: values.impact, status: values.status, message: values.message, screensPlaying: playing }))
+            return
+          case 'update':
+            if (!positionals[0] || !values.status || !values.message) throw new UsageError('incident update needs ID, --status and --message')
+            out(await status.updateIncident(positionals[0], { status: values.status, message: values.message, impact: values.impact, screensPlaying: playing }))
+            return
+          case 'resolve':
+            if (!positionals[0]) throw new UsageError('incident resolve needs ID')
+            out(await status.updateIncident(positionals[0], { status: 'resolved', message: values.message ?? 'Resolved.', screensPlaying: playing }))
+            return
+          case 'list':
+            for (const i of await status.listIncidents()) out(i)
+            return
+          default:
+            throw new UsageError(`unknown incident command ${sub ?? '(none)'}`)
+        }
+      })
+      return
+    }
+    default:
+      throw new UsageError(cmd ? `unknown command ${cmd}` : 'no command given')
+  }
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`)
+    process.exit(2)
+  }
+  if (isApiError(e)) {
+    process.stderr.write(`${e.code}: ${e.message}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(`error: ${(e as Error).message}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,73 @@
+// Configuration: every setting is an environment variable with a documented default
+// (README "Configuration"). Tests build a Config directly and pass it to buildApp.
+import path from 'node:path'
+
+export interface Config {
+  /** Folder for the SQLite database and stored files (SVC_DATA_DIR, default ./data). */
+  dataDir: string
+  /** SQLite file, or ':memory:' for tests (SVC_DB_FILE, default <dataDir>/svc.sqlite). */
+  dbFile: string
+  /** How long a statement waits on a locked database before answering 503 (SVC_DB_BUSY_TIMEOUT_MS, 5000). */
+  dbBusyTimeoutMs: number
+  host: string
+  httpPort: number
+  /** MQTT over TCP; 0 picks a free port, -1 turns the TCP listener off (SVC_MQTT_PORT, 1883). */
+  mqttPort: number
+  /** Public base URL of this service, used in links handed to devices (SVC_PUBLIC_URL). */
+  publicUrl: string | null
+  logLevel: string
+  /** Largest JSON body accepted, bytes (SVC_BODY_LIMIT_BYTES, 1 MiB). */
+  bodyLimitBytes: number
+  /** Requests per fixed 60-second window per workspace, API keys only (SVC_RATE_LIMIT, 600). */
+  rateLimitPerMinute: number
+  /** Lifetime of a user session token, hours (SVC_SESSION_TTL_HOURS, 720). */
+  sessionTtlHours: number
+  /** How often the platform measures itself, ms (SVC_STATUS_INTERVAL_MS, 60000); 0 = never (tests drive it). */
+  statusIntervalMs: number
+  /** Test-only door through the public-https rule for webhook and alert URLs (SVC_WEBHOOK_ALLOW_HOSTS). */
+  webhookAllowHosts: string[]
+  /** Extra CA trusted for such test receivers (SVC_WEBHOOK_CA_FILE). */
+  webhookCaFile: string | null
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
+  return n
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(env.SVC_DATA_DIR || './data')
+  return {
+    dataDir,
+    dbFile: env.SVC_DB_FILE || path.join(dataDir, 'svc.sqlite'),
+    dbBusyTimeoutMs: int(env, 'SVC_DB_BUSY_TIMEOUT_MS', 5000),
+    host: env.SVC_HOST || '0.0.0.0',
+    httpPort: int(env, 'SVC_HTTP_PORT', 8080),
+    mqttPort: env.SVC_MQTT_PORT === '-1' ? -1 : int(env, 'SVC_MQTT_PORT', 1883),
+    publicUrl: env.SVC_PUBLIC_URL || null,
+    logLevel: env.SVC_LOG_LEVEL || 'info',
+    bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),
+    rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
+    sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
+    statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
+    webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
+  }
+}
+
+/** A config for tests: in-memory database, no listeners, silent logs, self-measurement off. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    dataDir: overrides.dataDir ?? path.resolve('.tap/data'),
+    dbFile: ':memory:',
+    httpPort: 0,
+    mqttPort: -1,
+    logLevel: 'silent',
+    statusIntervalMs: 0,
+    ...overrides,
+  }
+}

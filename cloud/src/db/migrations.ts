@@ -1,0 +1,144 @@
+// Versioned schema migrations, applied in order once each and recorded in
+// schema_migrations. Portable SQL only: TEXT ids and ISO timestamps, INTEGER booleans,
+// JSON kept as TEXT. Never edit a released migration: add the next one.
+import type { Database } from './Database.js'
+
+export interface Migration {
+  version: number
+  name: string
+  statements: string[]
+}
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'workspaces, users, credentials, nodes',
+    statements: [
+      `CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        region TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active',
+        rate_limit INTEGER,
+        licensed_screens INTEGER,
+        billing TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL,
+        email_verified_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (workspace_id, email)
+      )`,
+      `CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        user_id TEXT NOT NULL REFERENCES users(id),
+        lookup TEXT NOT NULL,
+        secret_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        revoked_at TEXT
+      )`,
+      `CREATE INDEX sessions_lookup ON sessions(lookup)`,
+      `CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        parent_id TEXT REFERENCES nodes(id),
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX nodes_workspace ON nodes(workspace_id, parent_id)`,
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT NOT NULL,
+        preview TEXT NOT NULL,
+        secret_hash TEXT NOT NULL,
+        permissions TEXT NOT NULL,
+        node_id TEXT REFERENCES nodes(id),
+        created_by TEXT NOT NULL,
+        expires_at TEXT,
+        revoked_at TEXT,
+        last_used_at TEXT,
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX api_keys_preview ON api_keys(preview)`,
+      `CREATE INDEX api_keys_workspace ON api_keys(workspace_id, id)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'idempotency keys',
+    statements: [
+      `CREATE TABLE idempotency_keys (
+        workspace_id TEXT NOT NULL,
+        route TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL,
+        status_code INTEGER,
+        body TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, route, idem_key)
+      )`,
+      `CREATE INDEX idempotency_created ON idempotency_keys(created_at)`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'platform status',
+    statements: [
+      `CREATE TABLE status_measurements (
+        id TEXT PRIMARY KEY,
+        measured_at TEXT NOT NULL,
+        state TEXT NOT NULL,
+        db_ok INTEGER NOT NULL,
+        db_latency_ms REAL,
+        broker_ok INTEGER NOT NULL,
+        broker_latency_ms REAL,
+        detail TEXT
+      )`,
+      `CREATE INDEX status_measurements_at ON status_measurements(measured_at)`,
+      `CREATE TABLE incidents (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        status TEXT NOT NULL,
+        impact TEXT NOT NULL,
+        screens_playing INTEGER,
+        started_at TEXT NOT NULL,
+        resolved_at TEXT
+      )`,
+      `CREATE TABLE incident_updates (
+        id TEXT PRIMARY KEY,
+        incident_id TEXT NOT NULL REFERENCES incidents(id),
+        at TEXT NOT NULL,
+        status TEXT NOT NULL,
+        message TEXT NOT NULL
+      )`,
+    ],
+  },
+]
+
+export async function migrate(db: Database, list: Migration[] = migrations): Promise<number[]> {
+  await db.run(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)
+  const done = new Set((await db.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version))
+  const applied: number[] = []
+  for (const m of [...list].sort((a, b) => a.version - b.version)) {
+    if (done.has(m.version)) continue
+    await db.transaction(async (tx) => {
+      // A concurrent process (bootstrap beside a running server) may have applied it meanwhile.
+      if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [m.version])) return
+      for (const s of m.statements) await tx.run(s)
+      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, new Date().toISOString()])
+      applied.push(m.version)
+    })
+  }
+  return applied
+}

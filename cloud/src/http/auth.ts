@@ -1,0 +1,54 @@
+// Authentication, permission checks and the workspace rate limit, attached to every
+// route that does not say `auth: 'none'`. Runs in onRequest, so a caller without a valid
+// credential learns nothing about bodies or resources (401 before 422 or 404).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { holds } from '@svc/shared'
+import { ApiError } from '../errors.js'
+import { rateHeaders, type RateDecision } from './rateLimit.js'
+
+function tooMany(d: RateDecision, what: string): ApiError {
+  return new ApiError('rate_limited', `Over the rate limit of ${d.limit} requests per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {
+    extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+    headers: { 'retry-after': String(d.resetSeconds) },
+  })
+}
+
+export function installAuth(app: FastifyInstance): void {
+  app.decorateRequest('principal', null)
+
+  async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { apiKeys, users, workspaces, rateLimiter } = app.services
+    const header = req.headers.authorization
+    if (!header) throw new ApiError('missing_credentials', 'Send a credential: Authorization: Bearer <API key or session token>.')
+    const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header)
+    if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
+    const token = m[1]!
+    const principal = token.startsWith('ak_') ? await apiKeys.authenticate(token) : token.startsWith('ust_') ? await users.authenticate(token) : null
+    if (!principal) throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
+    req.principal = principal
+    const config = req.routeOptions.config
+
+    if (principal.actor.kind === 'key') {
+      const ws = await workspaces.require(principal.workspaceId)
+      const d = rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
+      reply.headers(rateHeaders(d))
+      if (!d.allowed) throw tooMany(d, 'for this workspace')
+      if (config.perKeyLimit) {
+        const k = rateLimiter.hit(`key:${principal.actor.id}:${req.routeOptions.url}`, config.perKeyLimit, 60)
+        if (!k.allowed) throw tooMany(k, 'for this key on this route')
+      }
+    }
+    if (config.permission && !holds(principal.grant, config.permission)) {
+      throw new ApiError('forbidden', `Missing permission: ${config.permission}`)
+    }
+    if (config.rootOnly && principal.nodeId !== null) {
+      throw new ApiError('forbidden', 'This operation needs a workspace-wide credential; this one is pinned to a location.')
+    }
+  }
+
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth === 'none') return
+    const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : []
+    route.onRequest = [authenticate, ...existing]
+  })
+}

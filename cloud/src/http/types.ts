@@ -1,0 +1,34 @@
+// Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
+import type { Permission } from '@svc/shared'
+import type { Principal } from '../auth/Principal.js'
+import type { Services } from '../services/index.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Permission the operation needs; also published as `x-svc-permission`. */
+    permission?: Permission
+    /** `none` for the few operations marked "Auth: none". */
+    auth?: 'none'
+    /** Honour `Idempotency-Key` on this create. */
+    idempotent?: boolean
+    /** Extra per-key limit for this route, requests per 60 s (media upload: 300). */
+    perKeyLimit?: number
+    /** Refuse credentials pinned to a location (webhooks live at the workspace root). */
+    rootOnly?: boolean
+    /** Answer validation failures with this status and code instead of 422 validation_error. */
+    validationError?: { status: number; code: string }
+  }
+  interface FastifyRequest {
+    principal: Principal | null
+  }
+  interface FastifyInstance {
+    services: Services
+    workers: { runOnce(): Promise<void>; stop(): Promise<void> }[]
+  }
+}
+
+/** The authenticated principal of a route that requires one. */
+export function principalOf(req: { principal: Principal | null }): Principal {
+  if (!req.principal) throw new Error('route reached without authentication')
+  return req.principal
+}

@@ -1,0 +1,73 @@
+// Platform status (Auth: none): GET /v1/status (JSON or ?format=text) and the
+// deprecation list. Both answer 200 even during an outage.
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Data, Nullable, Timestamp } from '../http/schemas.js'
+import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../http/deprecations.js'
+import { statusText } from '../services/StatusService.js'
+
+const Incident = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  status: Type.String(),
+  impact: Type.String(),
+  startedAt: Timestamp,
+  resolvedAt: Nullable(Timestamp),
+  updates: Type.Array(Type.Object({ at: Timestamp, status: Type.String(), message: Type.String() })),
+  screensPlaying: Nullable(Type.Boolean()),
+})
+
+const Status = Type.Object({
+  state: Type.Union(['operational', 'degraded', 'outage', 'unknown'].map((s) => Type.Literal(s))),
+  computedAt: Nullable(Timestamp),
+  stale: Type.Boolean(),
+  latency: Nullable(Type.Object({ databaseMs: Nullable(Type.Number()), brokerMs: Nullable(Type.Number()) })),
+  incidents: Type.Array(Incident),
+  recent: Type.Array(Incident),
+  days: Type.Array(Type.Object({ date: Type.String(), state: Type.String() })),
+})
+
+export default function statusRoutes(deprecations: Deprecation[]): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/v1/status',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['status'],
+          summary: 'Platform status',
+          querystring: Type.Object({ format: Type.Optional(Type.Literal('text')) }),
+          response: { 200: Type.Union([Data(Status), Type.String()]) },
+        },
+      },
+      async (req, reply) => {
+        const view = await app.services.status.view()
+        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(statusText(view))
+        return { data: view }
+      },
+    )
+
+    app.get(
+      '/v1/status/deprecations',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['status'],
+          summary: 'Retiring routes',
+          response: {
+            200: Data(
+              Type.Object({
+                noticeDays: Type.Integer(),
+                policy: Type.String(),
+                deprecations: Type.Array(
+                  Type.Object({ route: Type.String(), announced: Type.String(), sunset: Type.String(), replacement: Nullable(Type.String()), why: Type.String(), noticeDays: Type.Integer() }),
+                ),
+              }),
+            ),
+          },
+        },
+      },
+      async () => ({ data: { noticeDays: NOTICE_DAYS, policy: DEPRECATION_POLICY, deprecations: deprecations.map(deprecationEntry) } }),
+    )
+  }
+}

@@ -1,0 +1,224 @@
+// The location tree: workspace → nodes (org_unit, location, screen_group). Every
+// resource has a home nodeId (null = root); a pinned credential reaches its node and
+// everything below it. Other services ask this one whether a node is reachable.
+import type { Clock, IdGenerator } from '../clock.js'
+import type { Database } from '../db/Database.js'
+import { ApiError, notFound, validation } from '../errors.js'
+import type { Principal } from '../auth/Principal.js'
+import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+
+export const NODE_KINDS = ['org_unit', 'location', 'screen_group'] as const
+export type NodeKind = (typeof NODE_KINDS)[number]
+
+interface NodeRow {
+  id: string
+  workspace_id: string
+  parent_id: string | null
+  kind: NodeKind
+  name: string
+  created_at: string
+  updated_at: string
+}
+
+export interface NodeView {
+  id: string
+  parentId: string | null
+  kind: NodeKind
+  name: string
+  path: string[]
+  createdAt: string
+  updatedAt: string
+}
+
+/** Something else in the system that may live at a node and blocks its deletion. */
+export type NodeUsage = (workspaceId: string, nodeId: string) => Promise<{ what: string; count: number } | null>
+
+export class NodeService {
+  private readonly usages: NodeUsage[] = []
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  /** Other services register what they keep at nodes so deleting a used node is refused. */
+  registerUsage(u: NodeUsage): void {
+    this.usages.push(u)
+  }
+
+  private async row(workspaceId: string, id: string): Promise<NodeRow | undefined> {
+    return this.db.get<NodeRow>('SELECT * FROM nodes WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+  }
+
+  /** Ancestors from the node itself up to the top (ids). */
+  async lineage(workspaceId: string, id: string): Promise<string[]> {
+    const out: string[] = []
+    let cur: string | null = id
+    while (cur && out.length < 64) {
+      const r: { parent_id: string | null } | undefined = await this.db.get('SELECT parent_id FROM nodes WHERE id = ? AND workspace_id = ?', [cur, workspaceId])
+      if (!r) break
+      out.push(cur)
+      cur = r.parent_id
+    }
+    return out
+  }
+
+  /** Is `nodeId` (null = root) at or below `ancestorId` (null = root, which holds everything)? */
+  async isWithin(workspaceId: string, nodeId: string | null, ancestorId: string | null): Promise<boolean> {
+    if (ancestorId === null) return true
+    if (nodeId === null) return false
+    return (await this.lineage(workspaceId, nodeId)).includes(ancestorId)
+  }
+
+  /** Can this credential reach a resource whose home is `nodeId`? */
+  reaches(p: Principal, nodeId: string | null): Promise<boolean> {
+    return this.isWithin(p.workspaceId, nodeId, p.nodeId)
+  }
+
+  /** Ids of the node and every node below it. */
+  async subtree(workspaceId: string, rootId: string): Promise<string[]> {
+    const all = await this.db.all<{ id: string; parent_id: string | null }>('SELECT id, parent_id FROM nodes WHERE workspace_id = ?', [workspaceId])
+    const children = new Map<string, string[]>()
+    for (const n of all) {
+      if (!n.parent_id) continue
+      const list = children.get(n.parent_id) ?? []
+      list.push(n.id)
+      children.set(n.parent_id, list)
+    }
+    const out: string[] = []
+    const stack = all.some((n) => n.id === rootId) ? [rootId] : []
+    while (stack.length) {
+      const id = stack.pop()!
+      out.push(id)
+      stack.push(...(children.get(id) ?? []))
+    }
+    return out
+  }
+
+  /** SQL condition keeping rows whose `column` (a home nodeId) the credential reaches. */
+  async scopeClause(p: Principal, column: string): Promise<{ sql: string; params: string[] }> {
+    if (!p.nodeId) return { sql: '', params: [] }
+    const ids = await this.subtree(p.workspaceId, p.nodeId)
+    if (!ids.length) return { sql: ' AND 1 = 0', params: [] }
+    return { sql: ` AND ${column} IN (${ids.map(() => '?').join(',')})`, params: ids }
+  }
+
+  /**
+   * Checks a `nodeId` given in a request body: it must be a node of this workspace that the
+   * credential reaches (422 invalid_node otherwise). null means the credential's own top:
+   * root for a workspace-wide credential, its pinned node for a pinned one.
+   */
+  async resolveHome(p: Principal, nodeId: string | null | undefined): Promise<string | null> {
+    if (nodeId === undefined || nodeId === null) return p.nodeId
+    const r = await this.row(p.workspaceId, nodeId)
+    if (!r || !(await this.reaches(p, nodeId))) throw new ApiError('invalid_node', `nodeId ${JSON.stringify(nodeId)} is not a location in this workspace.`)
+    return nodeId
+  }
+
+  private async view(r: NodeRow): Promise<NodeView> {
+    const lineage = await this.lineage(r.workspace_id, r.id)
+    return {
+      id: r.id,
+      parentId: r.parent_id,
+      kind: r.kind,
+      name: r.name,
+      path: lineage.reverse(),
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }
+  }
+
+  async get(p: Principal, id: string): Promise<NodeView> {
+    const r = await this.row(p.workspaceId, id)
+    if (!r || !(await this.reaches(p, id))) throw notFound('No such location.')
+    return this.view(r)
+  }
+
+  async list(p: Principal, page: PageRequest, filter: { parentId?: string | undefined; search?: string | undefined }): Promise<Page<NodeView>> {
+    const scope = await this.scopeClause(p, 'id')
+    let where = `workspace_id = ?${scope.sql}`
+    const params: (string | number)[] = [p.workspaceId, ...scope.params]
+    if (filter.parentId !== undefined) {
+      if (filter.parentId === '' || filter.parentId === 'root') where += ' AND parent_id IS NULL'
+      else {
+        where += ' AND parent_id = ?'
+        params.push(filter.parentId)
+      }
+    }
+    if (filter.search) {
+      where += ' AND LOWER(name) LIKE ?'
+      params.push(`%${filter.search.toLowerCase()}%`)
+    }
+    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM nodes WHERE ${where}`, params))!.n : undefined
+    const sql = descPageSql(page)
+    const rows = await this.db.all<NodeRow>(`SELECT * FROM nodes WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const views: NodeView[] = []
+    for (const r of rows) views.push(await this.view(r))
+    const byId = new Map(views.map((v) => [v.id, v]))
+    return pageOf(rows, page, (r) => byId.get(r.id)!, total)
+  }
+
+  async create(p: Principal, input: { name: string; kind: NodeKind; parentId?: string | null }): Promise<NodeView> {
+    const name = cleanName(input.name)
+    const parentId = await this.resolveHome(p, input.parentId)
+    const now = this.clock.now().toISOString()
+    const id = this.ids.next('node')
+    await this.db.run('INSERT INTO nodes (id, workspace_id, parent_id, kind, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      p.workspaceId,
+      parentId,
+      input.kind,
+      name,
+      now,
+      now,
+    ])
+    return this.get(p, id)
+  }
+
+  async update(p: Principal, id: string, input: { name?: string; parentId?: string | null; kind?: NodeKind }): Promise<NodeView> {
+    const current = await this.get(p, id)
+    const name = input.name !== undefined ? cleanName(input.name) : current.name
+    let parentId = current.parentId
+    if (input.parentId !== undefined) {
+      if (p.nodeId === id) throw new ApiError('forbidden', 'A credential cannot move the location it is pinned to.')
+      if (input.parentId === null) {
+        if (p.nodeId !== null) throw new ApiError('invalid_node', 'A pinned credential cannot move a location to the workspace root.')
+        parentId = null
+      } else {
+        parentId = await this.resolveHome(p, input.parentId)
+        if (parentId && (await this.lineage(p.workspaceId, parentId)).includes(id)) {
+          throw validation('parentId would put the location inside itself.')
+        }
+      }
+    }
+    await this.db.run('UPDATE nodes SET name = ?, parent_id = ?, kind = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
+      name,
+      parentId,
+      input.kind ?? current.kind,
+      this.clock.now().toISOString(),
+      id,
+      p.workspaceId,
+    ])
+    return this.get(p, id)
+  }
+
+  async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
+    await this.get(p, id)
+    if (p.nodeId === id) throw new ApiError('forbidden', 'A credential cannot delete the location it is pinned to.')
+    const child = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM nodes WHERE parent_id = ? AND workspace_id = ?', [id, p.workspaceId])
+    if (child && child.n > 0) throw new ApiError('node_not_empty', `This location still has ${child.n} location(s) under it; move or delete them first.`)
+    for (const usage of this.usages) {
+      const u = await usage(p.workspaceId, id)
+      if (u && u.count > 0) throw new ApiError('node_not_empty', `This location still holds ${u.count} ${u.what}; move or delete them first.`)
+    }
+    await this.db.run('DELETE FROM nodes WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    return { id, deleted: true }
+  }
+}
+
+export function cleanName(raw: string, max = 120): string {
+  const name = raw.trim()
+  if (!name) throw validation('name must not be empty.')
+  return name.slice(0, max)
+}

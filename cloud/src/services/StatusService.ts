@@ -1,0 +1,267 @@
+// Platform status (SPEC "Platform status"): a periodic self-measurement of the database
+// and the broker, incidents managed by operators through the CLI, and the public view
+// computed from both. A measurement older than three hours makes the state `unknown`.
+import type { Clock, IdGenerator } from '../clock.js'
+import type { Database } from '../db/Database.js'
+import { notFound, validation } from '../errors.js'
+
+export const STALE_AFTER_MS = 3 * 3600_000
+export const DAYS_SHOWN = 90
+export const RECENT_DAYS = 7
+/** A check slower than this counts as degraded. */
+export const SLOW_MS = { db: 500, broker: 1000 }
+
+export const INCIDENT_STATUSES = ['investigating', 'identified', 'monitoring', 'resolved'] as const
+export const INCIDENT_IMPACTS = ['degraded', 'outage', 'none'] as const
+export type IncidentStatus = (typeof INCIDENT_STATUSES)[number]
+export type IncidentImpact = (typeof INCIDENT_IMPACTS)[number]
+type DayState = 'operational' | 'degraded' | 'outage'
+type State = DayState | 'unknown'
+
+export interface Probes {
+  database(): Promise<number>
+  broker(): Promise<number>
+}
+
+interface MeasurementRow {
+  id: string
+  measured_at: string
+  state: DayState
+  db_ok: number
+  db_latency_ms: number | null
+  broker_ok: number
+  broker_latency_ms: number | null
+  detail: string | null
+}
+
+interface IncidentRow {
+  id: string
+  title: string
+  status: IncidentStatus
+  impact: IncidentImpact
+  screens_playing: number | null
+  started_at: string
+  resolved_at: string | null
+}
+
+export interface IncidentView {
+  id: string
+  title: string
+  status: IncidentStatus
+  impact: IncidentImpact
+  startedAt: string
+  resolvedAt: string | null
+  updates: { at: string; status: IncidentStatus; message: string }[]
+  screensPlaying: boolean | null
+}
+
+const rank: Record<DayState, number> = { operational: 0, degraded: 1, outage: 2 }
+const worst = (a: DayState, b: DayState): DayState => (rank[a] >= rank[b] ? a : b)
+
+async function timed(fn: () => Promise<number>): Promise<{ ok: boolean; ms: number | null; error?: string }> {
+  try {
+    return { ok: true, ms: Math.round((await fn()) * 100) / 100 }
+  } catch (e) {
+    return { ok: false, ms: null, error: (e as Error).message }
+  }
+}
+
+export class StatusService {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly probes: Probes,
+  ) {}
+
+  /** Measures database and broker once and records the result. */
+  async measure(): Promise<MeasurementRow> {
+    const dbCheck = await timed(this.probes.database)
+    const brokerCheck = await timed(this.probes.broker)
+    let state: DayState = 'operational'
+    if (!dbCheck.ok || !brokerCheck.ok) state = 'outage'
+    else if ((dbCheck.ms ?? 0) > SLOW_MS.db || (brokerCheck.ms ?? 0) > SLOW_MS.broker) state = 'degraded'
+    const row: MeasurementRow = {
+      id: this.ids.next('measurement'),
+      measured_at: this.clock.now().toISOString(),
+      state,
+      db_ok: dbCheck.ok ? 1 : 0,
+      db_latency_ms: dbCheck.ms,
+      broker_ok: brokerCheck.ok ? 1 : 0,
+      broker_latency_ms: brokerCheck.ms,
+      detail: JSON.stringify({ database: dbCheck.error ?? null, broker: brokerCheck.error ?? null }),
+    }
+    // When the database itself is down the row cannot be written; the status view then goes stale.
+    await this.db.run(
+      'INSERT INTO status_measurements (id, measured_at, state, db_ok, db_latency_ms, broker_ok, broker_latency_ms, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [row.id, row.measured_at, row.state, row.db_ok, row.db_latency_ms, row.broker_ok, row.broker_latency_ms, row.detail],
+    )
+    return row
+  }
+
+  /** Drops measurements older than the days shown. */
+  async prune(): Promise<void> {
+    const cutoff = new Date(this.clock.now().getTime() - (DAYS_SHOWN + 1) * 86_400_000).toISOString()
+    await this.db.run('DELETE FROM status_measurements WHERE measured_at < ?', [cutoff])
+  }
+
+  private async incidentViews(rows: IncidentRow[]): Promise<IncidentView[]> {
+    const out: IncidentView[] = []
+    for (const r of rows) {
+      const updates = await this.db.all<{ at: string; status: IncidentStatus; message: string }>(
+        'SELECT at, status, message FROM incident_updates WHERE incident_id = ? ORDER BY at ASC, id ASC',
+        [r.id],
+      )
+      out.push({
+        id: r.id,
+        title: r.title,
+        status: r.status,
+        impact: r.impact,
+        startedAt: r.started_at,
+        resolvedAt: r.resolved_at,
+        updates,
+        screensPlaying: r.screens_playing === null ? null : r.screens_playing === 1,
+      })
+    }
+    return out
+  }
+
+  async view(): Promise<{
+    state: State
+    computedAt: string | null
+    stale: boolean
+    latency: { databaseMs: number | null; brokerMs: number | null } | null
+    incidents: IncidentView[]
+    recent: IncidentView[]
+    days: { date: string; state: DayState }[]
+  }> {
+    const now = this.clock.now()
+    const last = await this.db.get<MeasurementRow>('SELECT * FROM status_measurements ORDER BY measured_at DESC LIMIT 1')
+    const open = await this.incidentViews(await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY started_at DESC'))
+    const recentCut = new Date(now.getTime() - RECENT_DAYS * 86_400_000).toISOString()
+    const recent = await this.incidentViews(
+      await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NOT NULL AND resolved_at >= ? ORDER BY resolved_at DESC', [recentCut]),
+    )
+    const stale = !last || now.getTime() - Date.parse(last.measured_at) > STALE_AFTER_MS
+    let state: State = 'unknown'
+    if (!stale) {
+      state = last.state
+      for (const i of open) if (i.impact !== 'none') state = worst(state as DayState, i.impact)
+    }
+    return {
+      state,
+      computedAt: last?.measured_at ?? null,
+      stale,
+      latency: last ? { databaseMs: last.db_latency_ms, brokerMs: last.broker_latency_ms } : null,
+      incidents: open,
+      recent,
+      days: await this.days(now),
+    }
+  }
+
+  /** 90 entries, oldest first, ending today (UTC): the worst of measurements and incident impact that day. */
+  private async days(now: Date): Promise<{ date: string; state: DayState }[]> {
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())
+    const first = new Date(today - (DAYS_SHOWN - 1) * 86_400_000)
+    const byDay = new Map<string, DayState>()
+    const rows = await this.db.all<{ day: string; state: DayState }>(
+      'SELECT SUBSTR(measured_at, 1, 10) AS day, state FROM status_measurements WHERE measured_at >= ?',
+      [first.toISOString()],
+    )
+    for (const r of rows) byDay.set(r.day, worst(byDay.get(r.day) ?? 'operational', r.state))
+    const incidents = await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NULL OR resolved_at >= ?', [first.toISOString()])
+    const out: { date: string; state: DayState }[] = []
+    for (let i = 0; i < DAYS_SHOWN; i++) {
+      const start = today - (DAYS_SHOWN - 1 - i) * 86_400_000
+      const date = new Date(start).toISOString().slice(0, 10)
+      let s = byDay.get(date) ?? 'operational'
+      for (const inc of incidents) {
+        if (inc.impact === 'none') continue
+        const from = Date.parse(inc.started_at)
+        const to = inc.resolved_at ? Date.parse(inc.resolved_at) : now.getTime()
+        if (from < start + 86_400_000 && to >= start) s = worst(s, inc.impact)
+      }
+      out.push({ date, state: s })
+    }
+    return out
+  }
+
+  async openIncident(input: { title: string; impact: string; status?: string; message?: string; screensPlaying?: boolean | null }): Promise<IncidentView> {
+    if (!input.title?.trim()) throw validation('title must not be empty.')
+    const impact = checkEnum(input.impact, INCIDENT_IMPACTS, 'impact')
+    const status = checkEnum(input.status ?? 'investigating', INCIDENT_STATUSES, 'status')
+    if (status === 'resolved') throw validation('a new incident cannot start resolved.')
+    const id = this.ids.next('incident')
+    const now = this.clock.now().toISOString()
+    await this.db.transaction(async (tx) => {
+      await tx.run('INSERT INTO incidents (id, title, status, impact, screens_playing, started_at) VALUES (?, ?, ?, ?, ?, ?)', [
+        id,
+        input.title.trim(),
+        status,
+        impact,
+        input.screensPlaying === undefined || input.screensPlaying === null ? null : input.screensPlaying ? 1 : 0,
+        now,
+      ])
+      await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [
+        this.ids.next('incident'),
+        id,
+        now,
+        status,
+        input.message?.trim() || input.title.trim(),
+      ])
+    })
+    return this.incident(id)
+  }
+
+  async incident(id: string): Promise<IncidentView> {
+    const r = await this.db.get<IncidentRow>('SELECT * FROM incidents WHERE id = ?', [id])
+    if (!r) throw notFound(`No incident ${id}.`)
+    return (await this.incidentViews([r]))[0]!
+  }
+
+  /** Adds an update; status `resolved` resolves the incident. */
+  async updateIncident(id: string, input: { status: string; message: string; impact?: string; screensPlaying?: boolean | null }): Promise<IncidentView> {
+    const current = await this.incident(id)
+    if (current.resolvedAt) throw validation(`incident ${id} is already resolved.`)
+    const status = checkEnum(input.status, INCIDENT_STATUSES, 'status')
+    if (!input.message?.trim()) throw validation('message must not be empty.')
+    const impact = input.impact ? checkEnum(input.impact, INCIDENT_IMPACTS, 'impact') : current.impact
+    const now = this.clock.now().toISOString()
+    const playing = input.screensPlaying === undefined ? current.screensPlaying : input.screensPlaying
+    await this.db.transaction(async (tx) => {
+      await tx.run('UPDATE incidents SET status = ?, impact = ?, screens_playing = ?, resolved_at = ? WHERE id = ?', [
+        status,
+        impact,
+        playing === null ? null : playing ? 1 : 0,
+        status === 'resolved' ? now : null,
+        id,
+      ])
+      await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [this.ids.next('incident'), id, now, status, input.message.trim()])
+    })
+    return this.incident(id)
+  }
+
+  async listIncidents(): Promise<IncidentView[]> {
+    return this.incidentViews(await this.db.all<IncidentRow>('SELECT * FROM incidents ORDER BY started_at DESC'))
+  }
+}
+
+function checkEnum<T extends string>(v: string, allowed: readonly T[], field: string): T {
+  if (!(allowed as readonly string[]).includes(v)) throw validation(`${field} must be one of ${allowed.join(', ')}.`)
+  return v as T
+}
+
+/** The plain-text rendering of `GET /v1/status?format=text`. */
+export function statusText(v: Awaited<ReturnType<StatusService['view']>>): string {
+  const lines = [`state: ${v.state}${v.stale ? ' (stale)' : ''}`, `computed at: ${v.computedAt ?? 'never'}`]
+  if (v.latency) lines.push(`latency: database ${v.latency.databaseMs ?? '-'} ms, broker ${v.latency.brokerMs ?? '-'} ms`)
+  lines.push(`open incidents: ${v.incidents.length}`)
+  for (const i of v.incidents) lines.push(`- [${i.impact}] ${i.title} (${i.status}, since ${i.startedAt})`)
+  if (v.recent.length) {
+    lines.push(`recently resolved: ${v.recent.length}`)
+    for (const i of v.recent) lines.push(`- ${i.title} (resolved ${i.resolvedAt})`)
+  }
+  const bad = v.days.filter((d) => d.state !== 'operational')
+  lines.push(`last ${v.days.length} days: ${v.days.length - bad.length} operational, ${bad.length} not`)
+  return lines.join('\n') + '\n'
+}

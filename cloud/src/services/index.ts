@@ -1,0 +1,60 @@
+// The service container: built once per app, in dependency order, from the injected
+// database, clock and randomness. Routes read services from `app.services`.
+import { performance } from 'node:perf_hooks'
+import type { Clock, RandomSource } from '../clock.js'
+import { IdGenerator } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Database } from '../db/Database.js'
+import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
+import { IdempotencyStore } from '../http/idempotency.js'
+import { RateLimiter } from '../http/rateLimit.js'
+import { ApiKeyService } from './ApiKeyService.js'
+import { NodeService } from './NodeService.js'
+import { StatusService } from './StatusService.js'
+import { UserService } from './UserService.js'
+import { WorkspaceService } from './WorkspaceService.js'
+
+export interface Services {
+  config: Config
+  db: Database
+  clock: Clock
+  ids: IdGenerator
+  broker: EmbeddedBroker
+  workspaces: WorkspaceService
+  users: UserService
+  nodes: NodeService
+  apiKeys: ApiKeyService
+  status: StatusService
+  rateLimiter: RateLimiter
+  idempotency: IdempotencyStore
+}
+
+export function createServices(deps: { config: Config; db: Database; clock: Clock; random?: RandomSource; broker: EmbeddedBroker }): Services {
+  const { config, db, clock, random, broker } = deps
+  const ids = new IdGenerator(clock, random)
+  const nodes = new NodeService(db, clock, ids)
+  const apiKeys = new ApiKeyService(db, clock, ids, nodes, random)
+  nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
+  const status = new StatusService(db, clock, ids, {
+    database: async () => {
+      const t = performance.now()
+      await db.get('SELECT COUNT(*) AS n FROM schema_migrations')
+      return performance.now() - t
+    },
+    broker: () => broker.probe(),
+  })
+  return {
+    config,
+    db,
+    clock,
+    ids,
+    broker,
+    workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute),
+    users: new UserService(db, clock, ids, random, config.sessionTtlHours),
+    nodes,
+    apiKeys,
+    status,
+    rateLimiter: new RateLimiter(clock),
+    idempotency: new IdempotencyStore(db, clock),
+  }
+}

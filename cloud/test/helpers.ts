@@ -1,0 +1,48 @@
+// Test helper: build(t) makes an app on an in-memory database and a manual clock, and
+// closes it in t.after. Workspaces and their owner keys are made the way bootstrap makes them.
+import type { Test } from 'tap'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { buildApp, type AppDeps } from '../src/app.js'
+import { testConfig, type Config } from '../src/config.js'
+import { ManualClock } from '../src/clock.js'
+
+export interface Harness {
+  app: FastifyInstance
+  clock: ManualClock
+  /** Creates a workspace with an owner key holding `all`, as `pnpm cloud bootstrap` does. */
+  workspace(name?: string, region?: string): Promise<{ workspaceId: string; apiKey: string }>
+  /** Sends a request with the given bearer token; `body` is sent as JSON. */
+  req(method: string, url: string, token: string | null, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>
+}
+
+export async function build(t: Test, config: Partial<Config> = {}, deps: AppDeps = {}): Promise<Harness> {
+  const clock = (deps.clock as ManualClock | undefined) ?? new ManualClock('2026-06-01T12:00:00.000Z')
+  const app = await buildApp(testConfig(config), { ...deps, clock })
+  t.after(() => app.close())
+  await app.ready()
+  return {
+    app,
+    clock,
+    async workspace(name = 'Test workspace', region = 'us') {
+      const ws = await app.services.workspaces.create(name, region)
+      const { secret } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+      return { workspaceId: ws.id, apiKey: secret }
+    },
+    req(method, url, token, body, headers = {}) {
+      return app.inject({
+        method: method as 'GET',
+        url,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+        ...(body !== undefined ? { payload: body as object } : {}),
+      })
+    },
+  }
+}
+
+/** Creates a key through the API with the given permissions (and optional pin). */
+export async function makeKey(h: Harness, creator: string, permissions: string[] | 'all', nodeId: string | null = null): Promise<{ id: string; secret: string }> {
+  const res = await h.req('POST', '/v1/api-keys', creator, { name: 'k', permissions, nodeId })
+  if (res.statusCode !== 201) throw new Error(`makeKey: ${res.statusCode} ${res.body}`)
+  const d = res.json().data
+  return { id: d.id, secret: d.secret }
+}

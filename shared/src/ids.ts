@@ -1,0 +1,40 @@
+// Id prefixes of every resource: one place, so a reader can tell an id's kind at a glance.
+export const ID_PREFIX = {
+  workspace: 'ws',
+  user: 'usr',
+  session: 'ses',
+  apiKey: 'key',
+  node: 'node',
+  screen: 'scr',
+  registration: 'reg',
+  media: 'med',
+  mediaFolder: 'fld',
+  playlist: 'pl',
+  schedule: 'sch',
+  creative: 'cre',
+  layout: 'lay',
+  banner: 'ban',
+  signageTemplate: 'sgt',
+  app: 'app',
+  celebration: 'cel',
+  cast: 'cast',
+  emergency: 'emg',
+  alertRule: 'alr',
+  alertEvent: 'ale',
+  approval: 'ar',
+  webhookEndpoint: 'whe',
+  webhookDelivery: 'whd',
+  serialTemplate: 'sertpl',
+  serialTemplateItem: 'sti',
+  serialJob: 'sjob',
+  incident: 'inc',
+  request: 'req',
+  measurement: 'msr',
+} as const
+
+export type IdKind = keyof typeof ID_PREFIX
+
+/** True when `id` looks like an id of `kind` (prefix + underscore + body). */
+export function hasPrefix(id: string, kind: IdKind): boolean {
+  return id.startsWith(`${ID_PREFIX[kind]}_`) && id.length > ID_PREFIX[kind].length + 1
+}

@@ -1,0 +1,225 @@
+// MQTT payload contract v1: one TypeBox schema per message, giving the
+// runtime check and the TypeScript type. Objects are open (unknown fields are
+// allowed and ignored) so the cloud can add fields without breaking agents.
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { ScheduleSchema } from '../schedule/index.js';
+
+/** ISO 8601 UTC-or-offset date-time, as every timestamp in the contract. */
+export const TIMESTAMP_PATTERN =
+  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$';
+export const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, description: 'ISO 8601 date-time' });
+/** Bytes as contiguous hex pairs, either case, no separators. */
+export const HEX_PATTERN = '^([0-9a-fA-F]{2})*$';
+export const HexBytes = Type.String({ pattern: HEX_PATTERN, description: 'hex byte pairs such as "0a1B"' });
+const NonEmptyHexBytes = Type.String({ pattern: '^([0-9a-fA-F]{2})+$', description: 'at least one hex byte pair such as "0a1B"' });
+const Id = Type.String({ minLength: 1 });
+
+function literals<T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> {
+  return Type.Union(values.map((v) => Type.Literal(v)));
+}
+
+/** Content kinds a screen can be told to play (assignment, cast, emergency). */
+export const CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', 'layout', 'signage', 'schedule'] as const;
+export const ContentKindSchema = literals(CONTENT_KINDS);
+export type ContentKind = Static<typeof ContentKindSchema>;
+
+/** One entry of a playlist, already resolved to something the player can fetch. */
+export const PlayableItemSchema = Type.Object({
+  contentKind: ContentKindSchema,
+  contentId: Id,
+  name: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String()),
+  mimeType: Type.Optional(Type.String()),
+  sha256: Type.Optional(Type.String()),
+  sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  durationMs: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+export type PlayableItem = Static<typeof PlayableItemSchema>;
+
+/**
+ * What the cloud resolved a content id to, so the agent can play it without
+ * another request. Every field is optional; which ones appear depends on the
+ * kind (media: url/mimeType/sha256; playlist: items; app: url/config;
+ * schedule: schedule).
+ */
+export const PlayableContentSchema = Type.Object({
+  name: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String()),
+  mimeType: Type.Optional(Type.String()),
+  sha256: Type.Optional(Type.String()),
+  sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  durationMs: Type.Optional(Type.Integer({ minimum: 0 })),
+  items: Type.Optional(Type.Array(PlayableItemSchema)),
+  config: Type.Optional(Type.Unknown()),
+  /** For contentKind `schedule` on a cast or emergency: the schedule to evaluate. */
+  schedule: Type.Optional(ScheduleSchema),
+});
+export type PlayableContent = Static<typeof PlayableContentSchema>;
+
+export const AssignmentSchema = Type.Object({
+  contentKind: ContentKindSchema,
+  contentId: Id,
+  content: Type.Optional(PlayableContentSchema),
+});
+export type Assignment = Static<typeof AssignmentSchema>;
+
+export const DesiredCastSchema = Type.Object({
+  id: Id,
+  contentKind: ContentKindSchema,
+  contentId: Id,
+  content: Type.Optional(PlayableContentSchema),
+  triggeredAt: Timestamp,
+  /** null = stays until cleared. */
+  expiresAt: Type.Union([Timestamp, Type.Null()]),
+});
+export type DesiredCast = Static<typeof DesiredCastSchema>;
+
+export const DesiredEmergencySchema = Type.Object({
+  id: Id,
+  contentKind: ContentKindSchema,
+  contentId: Id,
+  content: Type.Optional(PlayableContentSchema),
+  message: Type.Optional(Type.String()),
+  startedAt: Timestamp,
+});
+export type DesiredEmergency = Static<typeof DesiredEmergencySchema>;
+
+export const PanelSettingsSchema = Type.Object({
+  /** Codec name from shared's panel protocols, e.g. `samsung-mdc`. */
+  protocol: Type.String({ minLength: 1 }),
+  /** Panel address on the serial bus (Samsung MDC id, LG set id, …). */
+  setId: Type.Integer({ minimum: 0 }),
+  /** How often the agent polls power/input; 0 = never. */
+  pollSeconds: Type.Integer({ minimum: 0 }),
+});
+export type PanelSettings = Static<typeof PanelSettingsSchema>;
+
+/** A resolved description for a content ref used by the schedule. */
+export const LibraryEntrySchema = Type.Object({
+  kind: Type.String({ minLength: 1 }),
+  id: Id,
+  content: PlayableContentSchema,
+});
+export type LibraryEntry = Static<typeof LibraryEntrySchema>;
+
+/** `screens/<id>/desired` — retained, full state, level-triggered. */
+export const DesiredStateSchema = Type.Object({
+  /** Strictly increasing per screen; the agent ignores anything not newer. */
+  version: Type.Integer({ minimum: 0 }),
+  screenId: Id,
+  /** The screen's IANA zone; schedules without their own zone use it. */
+  timezone: Type.String({ minLength: 1 }),
+  assignment: Type.Union([AssignmentSchema, Type.Null()]),
+  /** The resolved schedule when assignment.contentKind is `schedule`, else null. */
+  schedule: Type.Union([ScheduleSchema, Type.Null()]),
+  /** Resolved descriptions for the content refs the schedule names. */
+  library: Type.Optional(Type.Array(LibraryEntrySchema)),
+  /** Active casts, newest first (expired ones may linger; the agent drops them). */
+  casts: Type.Array(DesiredCastSchema),
+  emergency: Type.Union([DesiredEmergencySchema, Type.Null()]),
+  panel: Type.Union([PanelSettingsSchema, Type.Null()]),
+  generatedAt: Timestamp,
+});
+export type DesiredState = Static<typeof DesiredStateSchema>;
+
+export const SerialJobSchema = Type.Object({
+  id: Id,
+  kind: Type.Literal('serial'),
+  /** Exact bytes to write, already expanded from the template. */
+  bytesHex: NonEmptyHexBytes,
+  /** Panel codec to read the reply with; null/absent = raw (ok on any reply). */
+  protocol: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /** How long to wait for a reply; the agent's default when absent. */
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 120_000 })),
+  createdAt: Timestamp,
+});
+export type SerialJob = Static<typeof SerialJobSchema>;
+
+export const RebootJobSchema = Type.Object({
+  id: Id,
+  kind: Type.Literal('reboot'),
+  createdAt: Timestamp,
+});
+export type RebootJob = Static<typeof RebootJobSchema>;
+
+export const ScreenshotJobSchema = Type.Object({
+  id: Id,
+  kind: Type.Literal('screenshot'),
+  /** Pre-signed URL the agent PUTs the image to. */
+  uploadUrl: Type.Optional(Type.String()),
+  createdAt: Timestamp,
+});
+export type ScreenshotJob = Static<typeof ScreenshotJobSchema>;
+
+export const JOB_KINDS = ['serial', 'reboot', 'screenshot'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+/** `screens/<id>/jobs` — not retained; delivered through the persistent session. */
+export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema]);
+export type Job = Static<typeof JobSchema>;
+
+/** `screens/<id>/status` — retained; also the agent's Last Will (`offline`). */
+export const StatusMessageSchema = Type.Object({
+  status: literals(['online', 'offline'] as const),
+  at: Timestamp,
+});
+export type StatusMessage = Static<typeof StatusMessageSchema>;
+
+export const PLAYING_SOURCES = ['emergency', 'cast', 'assignment', 'schedule', 'none'] as const;
+export type PlayingSource = (typeof PLAYING_SOURCES)[number];
+
+export const PlayingSchema = Type.Object({
+  source: literals(PLAYING_SOURCES),
+  /** null exactly when source is `none`. */
+  contentKind: Type.Union([ContentKindSchema, Type.Null()]),
+  contentId: Type.Union([Id, Type.Null()]),
+  castId: Type.Optional(Id),
+  emergencyId: Type.Optional(Id),
+  /** The schedule rule that chose the content, when a schedule did. */
+  ruleId: Type.Optional(Id),
+});
+export type Playing = Static<typeof PlayingSchema>;
+
+export const PanelReportSchema = Type.Object({
+  power: literals(['on', 'off', 'unknown'] as const),
+  input: Type.Optional(Type.String()),
+  volume: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+  mute: Type.Optional(Type.Boolean()),
+  /** When the panel was last read. */
+  at: Timestamp,
+});
+export type PanelReport = Static<typeof PanelReportSchema>;
+
+export const StorageReportSchema = Type.Object({
+  usedBytes: Type.Integer({ minimum: 0 }),
+  totalBytes: Type.Integer({ minimum: 0 }),
+});
+export type StorageReport = Static<typeof StorageReportSchema>;
+
+/** `screens/<id>/reported` — retained; what the screen is doing now. */
+export const ReportedSchema = Type.Object({
+  /** The desired `version` the agent has applied (0 before any). */
+  version: Type.Integer({ minimum: 0 }),
+  playing: PlayingSchema,
+  panel: Type.Optional(PanelReportSchema),
+  storage: Type.Optional(StorageReportSchema),
+  at: Timestamp,
+});
+export type Reported = Static<typeof ReportedSchema>;
+
+export const JOB_OUTCOMES = ['ok', 'nak', 'timeout', 'failed'] as const;
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
+
+/** `screens/<id>/job-results` — not retained; one per job. */
+export const JobResultSchema = Type.Object({
+  jobId: Id,
+  kind: Type.Optional(literals(JOB_KINDS)),
+  /** Bytes written to the panel; empty for non-serial jobs. */
+  sentHex: HexBytes,
+  /** Bytes read back (possibly partial on timeout); empty when none. */
+  replyHex: HexBytes,
+  outcome: literals(JOB_OUTCOMES),
+  /** Required when outcome is `failed`; optional detail otherwise. */
+  reason: Type.Optional(Type.String()),
+  at: Timestamp,
+});
+export type JobResult = Static<typeof JobResultSchema>;

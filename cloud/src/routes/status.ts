@@ -41,7 +41,14 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
         },
       },
       async (req, reply) => {
-        const view = await app.services.status.view()
+        let view
+        try {
+          view = await app.services.status.view()
+        } catch (err) {
+          // 200 even during an outage: a database that cannot be read is reported, not thrown.
+          req.log.error({ err }, 'status view failed; answering from memory')
+          view = app.services.status.unavailableView(err)
+        }
         if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(statusText(view))
         return { data: view }
       },

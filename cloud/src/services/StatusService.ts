@@ -3,7 +3,7 @@
 // computed from both. A measurement older than three hours makes the state `unknown`.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
-import { notFound, validation } from '../errors.js'
+import { DatabaseBusyError, notFound, validation } from '../errors.js'
 
 export const STALE_AFTER_MS = 3 * 3600_000
 export const DAYS_SHOWN = 90
@@ -66,7 +66,12 @@ async function timed(fn: () => Promise<number>): Promise<{ ok: boolean; ms: numb
   }
 }
 
+export type StatusView = Awaited<ReturnType<StatusService['view']>>
+
 export class StatusService {
+  /** The last view read from the database, kept so an answer is possible while it is down. */
+  private lastView: StatusView | null = null
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -148,7 +153,7 @@ export class StatusService {
       state = last.state
       for (const i of open) if (i.impact !== 'none') state = worst(state as DayState, i.impact)
     }
-    return {
+    const view = {
       state,
       computedAt: last?.measured_at ?? null,
       stale,
@@ -156,6 +161,38 @@ export class StatusService {
       incidents: open,
       recent,
       days: await this.days(now),
+    }
+    this.lastView = view
+    return view
+  }
+
+  /**
+   * The answer when view() itself fails because the database cannot be read (SPEC: 200 even
+   * during an outage): that failure is the measurement — `outage` (or `degraded` while the
+   * database is only busy), measured now — with incidents and history from the last good view.
+   */
+  unavailableView(err: unknown): StatusView {
+    const now = this.clock.now()
+    const busy = err instanceof DatabaseBusyError || (err as { cause?: unknown })?.cause instanceof DatabaseBusyError
+    const state: DayState = busy ? 'degraded' : 'outage'
+    const known = new Map((this.lastView?.days ?? []).map((d) => [d.date, d.state]))
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())
+    const days: { date: string; state: DayState }[] = []
+    for (let i = 0; i < DAYS_SHOWN; i++) {
+      const date = new Date(today - (DAYS_SHOWN - 1 - i) * 86_400_000).toISOString().slice(0, 10)
+      const s = known.get(date) ?? 'operational'
+      days.push({ date, state: i === DAYS_SHOWN - 1 ? worst(s, state) : s })
+    }
+    let overall: DayState = state
+    for (const i of this.lastView?.incidents ?? []) if (i.impact !== 'none') overall = worst(overall, i.impact)
+    return {
+      state: overall,
+      computedAt: now.toISOString(),
+      stale: false,
+      latency: { databaseMs: null, brokerMs: null },
+      incidents: this.lastView?.incidents ?? [],
+      recent: this.lastView?.recent ?? [],
+      days,
     }
   }
 
@@ -252,7 +289,7 @@ function checkEnum<T extends string>(v: string, allowed: readonly T[], field: st
 }
 
 /** The plain-text rendering of `GET /v1/status?format=text`. */
-export function statusText(v: Awaited<ReturnType<StatusService['view']>>): string {
+export function statusText(v: StatusView): string {
   const lines = [`state: ${v.state}${v.stale ? ' (stale)' : ''}`, `computed at: ${v.computedAt ?? 'never'}`]
   if (v.latency) lines.push(`latency: database ${v.latency.databaseMs ?? '-'} ms, broker ${v.latency.brokerMs ?? '-'} ms`)
   lines.push(`open incidents: ${v.incidents.length}`)

@@ -4,7 +4,7 @@
 // server.ts adds the listeners and graceful shutdown.
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import './http/types.js'
+import type { RouteInfo } from './http/types.js'
 import { systemClock, type Clock, type RandomSource } from './clock.js'
 import type { Config } from './config.js'
 import { SqliteDatabase } from './db/SqliteDatabase.js'
@@ -56,6 +56,15 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.decorate('services', createServices({ config, db, clock, random: deps.random, broker }))
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
+  })
+  const routeCatalog: RouteInfo[] = []
+  app.decorate('routeCatalog', routeCatalog)
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/') || route.url.startsWith('/v1/docs')) return
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method === 'HEAD') continue
+      routeCatalog.push({ method, url: route.url, permission: route.config?.permission ?? null, auth: route.config?.auth === 'none' ? 'none' : 'bearer' })
+    }
   })
   installErrorHandling(app)
   installAuth(app)

@@ -24,6 +24,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     services: Services
     workers: { runOnce(): Promise<void>; stop(): Promise<void> }[]
+    /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
+    routeCatalog: RouteInfo[]
   }
 }
 
@@ -31,4 +33,11 @@ declare module 'fastify' {
 export function principalOf(req: { principal: Principal | null }): Principal {
   if (!req.principal) throw new Error('route reached without authentication')
   return req.principal
+}
+
+export interface RouteInfo {
+  method: string
+  url: string
+  permission: string | null
+  auth: 'none' | 'bearer'
 }

@@ -212,7 +212,11 @@ export class NodeService {
       const u = await usage(p.workspaceId, id)
       if (u && u.count > 0) throw new ApiError('node_not_empty', `This location still holds ${u.count} ${u.what}; move or delete them first.`)
     }
-    await this.db.run('DELETE FROM nodes WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    await this.db.transaction(async (tx) => {
+      // Revoked keys pinned here no longer act anywhere; unpin them so the row can go.
+      await tx.run('UPDATE api_keys SET node_id = NULL WHERE node_id = ? AND workspace_id = ? AND revoked_at IS NOT NULL', [id, p.workspaceId])
+      await tx.run('DELETE FROM nodes WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    })
     return { id, deleted: true }
   }
 }

@@ -230,3 +230,16 @@ t.test('evaluation is fast enough for a timer loop', async (t) => {
   for (let h = 0; h < 48; h++) evaluateSchedule(many, new Date(Date.UTC(2026, 2, 1, h)), 'America/New_York');
   t.ok(performance.now() - t0 < 2000, 'fifty rules, 48 evaluations');
 });
+
+t.test('America/Santiago: DST changes at midnight', async (t) => {
+  const tz = 'America/Santiago';
+  // 2026-09-06 00:00 -04 does not exist; the day starts at 01:00 -03 (04:00Z).
+  const sep = sched([rule('sep6', { dateFrom: '2026-09-06', dateTo: '2026-09-06' })]);
+  t.same(ev(sep, '2026-09-06T03:59:00Z', tz), ['fallback', '2026-09-06T04:00:00.000Z']);
+  t.same(ev(sep, '2026-09-06T04:00:00Z', tz), ['sep6', '2026-09-07T03:00:00.000Z']);
+  // At 24:00 -03 on 2026-04-04 clocks go back to 23:00 -04: April 4 lasts 25 hours.
+  const apr = sched([rule('apr4', { dateFrom: '2026-04-04', dateTo: '2026-04-04' }), rule('apr5', { dateFrom: '2026-04-05', dateTo: '2026-04-05' })]);
+  t.same(ev(apr, '2026-04-05T02:59:00Z', tz), ['apr4', '2026-04-05T04:00:00.000Z']);
+  t.same(ev(apr, '2026-04-05T03:30:00Z', tz), ['apr4', '2026-04-05T04:00:00.000Z'], 'the repeated 23:xx is still April 4');
+  t.same(ev(apr, '2026-04-05T04:00:00Z', tz), ['apr5', '2026-04-06T04:00:00.000Z']);
+});

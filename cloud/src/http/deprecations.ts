@@ -40,7 +40,8 @@ export function installDeprecationHeaders(app: FastifyInstance, list: Deprecatio
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const m of methods) {
-      const d = byRoute.get(`${m} ${route.url}`)
+      // Fastify's automatic HEAD route for a GET is a call to the same retiring route.
+      const d = byRoute.get(`${m === 'HEAD' ? 'GET' : m} ${route.url}`)
       if (!d) continue
       const headers = {
         deprecation: `@${Math.floor(Date.parse(`${d.announced}T00:00:00Z`) / 1000)}`,

@@ -15,7 +15,7 @@ import { createServices } from './services/index.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
-import { DEPRECATIONS, installDeprecationHeaders, type Deprecation } from './http/deprecations.js'
+import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
 import { installOpenApi } from './http/openapi.js'
 import { StatusMonitor } from './workers/StatusMonitor.js'
 import { Housekeeper } from './workers/Housekeeper.js'
@@ -35,6 +35,9 @@ export interface AppDeps {
 }
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const deprecations = deps.deprecations ?? DEPRECATIONS
+  // Checked before anything is opened, so a bad registry leaves nothing running.
+  validateDeprecations(deprecations)
   const clock = deps.clock ?? systemClock
   const ownsDb = !deps.db
   const db = deps.db ?? (await SqliteDatabase.open(config.dbFile, config.dbBusyTimeoutMs))
@@ -42,6 +45,22 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const broker = new EmbeddedBroker()
   await broker.start()
 
+  try {
+    return await assemble(config, deps, { clock, db, ownsDb, broker, deprecations })
+  } catch (e) {
+    // Nothing half-started stays open when assembly fails.
+    await broker.close().catch(() => undefined)
+    if (ownsDb) await db.close().catch(() => undefined)
+    throw e
+  }
+}
+
+async function assemble(
+  config: Config,
+  deps: AppDeps,
+  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; deprecations: Deprecation[] },
+): Promise<FastifyInstance> {
+  const { clock, db, ownsDb, broker, deprecations } = ctx
   const app = Fastify({
     logger: { level: config.logLevel },
     genReqId: genRequestId,
@@ -69,14 +88,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installErrorHandling(app)
   installAuth(app)
   app.services.idempotency.install(app)
-  installDeprecationHeaders(app, deps.deprecations ?? DEPRECATIONS)
+  installDeprecationHeaders(app, deprecations)
   await installOpenApi(app)
 
   await app.register(meRoutes)
   await app.register(apiKeyRoutes)
   await app.register(nodeRoutes)
   await app.register(accountRoutes)
-  await app.register(statusRoutes(deps.deprecations ?? DEPRECATIONS))
+  await app.register(statusRoutes(deprecations))
 
   const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log)]
   app.decorate('workers', workers)

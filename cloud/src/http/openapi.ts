@@ -2,12 +2,14 @@
 // the interface's per-operation extensions added from each route's config:
 // `x-svc-permission` (the permission the operation needs, or `none`) and `x-svc-schema`
 // (`verified` when the route declares its response schema, else `none`).
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, RouteOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 
 interface RouteMeta {
   permission: string
+  /** `none`: no credential at all (SPEC "Auth: none"); otherwise a bearer credential. */
+  auth: 'none' | 'bearer'
   schema: 'verified' | 'none'
 }
 
@@ -25,6 +27,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     for (const m of methods) {
       meta.set(`${m.toLowerCase()} ${openApiPath(route.url)}`, {
         permission: route.config?.auth === 'none' ? 'none' : (route.config?.permission ?? 'none'),
+        auth: route.config?.auth === 'none' ? 'none' : 'bearer',
         schema: has200 ? 'verified' : 'none',
       })
     }
@@ -38,7 +41,10 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         if (!m) continue
         op['x-svc-permission'] = m.permission
         op['x-svc-schema'] = m.schema
-        if (m.permission === 'none' && (p === '/v1/status' || p === '/v1/status/deprecations')) op.security = []
+        // SPEC "Authentication" 4: the permission is stated in the security requirement too
+        // (as the role name a bearer scheme allows there); Auth: none operations need nothing.
+        if (m.auth === 'none') op.security = []
+        else if (m.permission !== 'none') op.security = [{ bearer: [m.permission] }]
       }
     }
     return doc
@@ -52,7 +58,16 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearer: [] }],
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/v1/docs', transformSpecification: (spec) => enrich(spec), transformSpecificationClone: true })
+  // The docs pages are public like the document: a browser cannot send a bearer credential.
+  // Auth's onRoute hook runs before any hook added here, so the routes swagger-ui (and its
+  // @fastify/static) declare through `route()` are marked `auth: 'none'` as they are declared.
+  await app.register(async (scope) => {
+    const route = scope.route
+    scope.route = function (this: FastifyInstance, opts: RouteOptions) {
+      return route.call(this, { ...opts, config: { ...opts.config, auth: 'none' } })
+    } as typeof scope.route
+    await scope.register(swaggerUi, { routePrefix: '/v1/docs', transformSpecification: (spec) => enrich(spec), transformSpecificationClone: true })
+  })
 
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {
     return reply.type('application/json; charset=utf-8').send(enrich(structuredClone(app.swagger())))

@@ -1,0 +1,153 @@
+// The interface document (GET /v1/openapi.json) and the docs page. The checks sweep the
+// whole document and every registered route, so routes added later are covered too.
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { PERMISSIONS } from '@svc/shared'
+import { build, makeKey } from './helpers.js'
+import { openApiPath } from '../src/http/openapi.js'
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+type Op = Record<string, unknown> & { security?: Record<string, string[]>[] }
+type Doc = { openapi: string; info: { version: string }; paths: Record<string, Record<string, Op>> }
+
+/** Every operation in the document as [method, path, op]. */
+function operations(doc: Doc): [string, string, Op][] {
+  const out: [string, string, Op][] = []
+  for (const [p, item] of Object.entries(doc.paths)) for (const [m, op] of Object.entries(item)) if (HTTP_METHODS.includes(m)) out.push([m, p, op])
+  return out
+}
+
+/** Every route Fastify registered, as `METHOD /url`, read from printRoutes' tree. */
+function registeredRoutes(app: FastifyInstance): Set<string> {
+  const out = new Set<string>()
+  const stack: string[] = []
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^((?:[│ ]   )*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line)
+    if (!m) continue
+    const depth = m[1]!.length / 4
+    stack.length = depth
+    const url = stack.join('') + m[2]!
+    stack.push(m[2]!)
+    for (const method of (m[3] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) out.add(`${method} ${url}`)
+  }
+  return out
+}
+
+const fill = (p: string) => p.replace(/\{[^}]+\}/g, 'x_1')
+
+t.test('the document is OpenAPI 3.1.0, public, version 1', async (t) => {
+  const h = await build(t)
+  for (const token of [null, 'garbage']) {
+    const res = await h.req('GET', '/v1/openapi.json', token)
+    t.equal(res.statusCode, 200)
+    t.match(res.headers['content-type'], /^application\/json/)
+    const doc = res.json() as Doc
+    t.equal(doc.openapi, '3.1.0')
+    t.equal(doc.info.version, '1')
+    t.ok(Object.keys(doc.paths).length > 0)
+  }
+})
+
+t.test('every /v1 operation carries x-svc-permission and x-svc-schema, matching what the route enforces', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  const ops = operations(doc).filter(([, p]) => p.startsWith('/v1/'))
+  t.ok(ops.length >= 16, `${ops.length} operations`)
+  const allowed = new Set<string>([...PERMISSIONS, 'none'])
+
+  const { apiKey } = await h.workspace()
+  // for each permission, a key holding every other one: refused exactly for lacking it
+  const allBut = new Map<string, string>()
+  const keyWithout = async (perm: string) => {
+    if (!allBut.has(perm)) allBut.set(perm, (await makeKey(h, apiKey, PERMISSIONS.filter((p) => p !== perm))).secret)
+    return allBut.get(perm)!
+  }
+  const unused = PERMISSIONS.find((p) => !ops.some(([, , op]) => op['x-svc-permission'] === p))
+
+  for (const [m, p, op] of ops) {
+    const name = `${m} ${p}`
+    t.ok(allowed.has(op['x-svc-permission'] as string), `${name}: x-svc-permission ${String(op['x-svc-permission'])}`)
+    t.ok(['verified', 'none'].includes(op['x-svc-schema'] as string), `${name}: x-svc-schema ${String(op['x-svc-schema'])}`)
+    const perm = op['x-svc-permission'] as string
+    const url = fill(p)
+
+    // what the document says must be what the server does
+    const anonymous = await h.req(m.toUpperCase(), url, null)
+    if (op.security && op.security.length === 0) {
+      t.not(anonymous.statusCode, 401, `${name} is Auth: none`)
+      t.equal(perm, 'none', `${name}: Auth none needs no permission`)
+    } else {
+      t.equal(anonymous.statusCode, 401, `${name} needs a credential`)
+      t.equal(anonymous.json().error, 'missing_credentials')
+      if (perm !== 'none') {
+        t.same(op.security, [{ bearer: [perm] }], `${name}: permission stated in the security requirement`)
+        const denied = await h.req(m.toUpperCase(), url, await keyWithout(perm), m === 'get' || m === 'delete' ? undefined : {})
+        t.equal(denied.statusCode, 403, `${name} refuses a key without ${perm}`)
+        t.equal(denied.json().message, `Missing permission: ${perm}`, name)
+      } else {
+        const allowedCall = await h.req(m.toUpperCase(), url, unused ? (await makeKey(h, apiKey, [unused])).secret : await keyWithout(perm), m === 'get' || m === 'delete' ? undefined : {})
+        t.not(allowedCall.statusCode, 403, `${name} needs no permission`)
+      }
+    }
+  }
+
+  const byName = new Map(ops.map(([m, p, op]) => [`${m} ${p}`, op]))
+  t.equal(byName.get('post /v1/api-keys')?.['x-svc-permission'], 'api-key.create')
+  t.equal(byName.get('get /v1/api-keys/{id}')?.['x-svc-permission'], 'api-key.view')
+  t.equal(byName.get('get /v1/status')?.['x-svc-permission'], 'none')
+  t.same(byName.get('get /v1/status')?.security, [])
+  t.equal(byName.get('get /v1/status/deprecations')?.['x-svc-permission'], 'none')
+  t.equal(byName.get('get /v1/me')?.['x-svc-permission'], 'none')
+  t.equal(byName.get('get /v1/me')?.security, undefined, '/v1/me takes the document-wide bearer requirement')
+  t.equal(byName.get('get /v1/status')?.['x-svc-schema'], 'verified')
+})
+
+t.test('every route registered under /v1 is in the document, and nothing else is', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  const registered = registeredRoutes(h.app)
+  // the parser itself must see the routes, or this test would pass on nothing
+  for (const r of ['POST /v1/api-keys', 'DELETE /v1/nodes/:id', 'GET /v1/status/deprecations', 'POST /v1/api-keys/:id/rotate', 'GET /v1/openapi.json', 'GET /v1/docs']) {
+    t.ok(registered.has(r), `printRoutes shows ${r}`)
+  }
+  const expected = new Set<string>()
+  for (const r of registered) {
+    const [method, url] = r.split(' ') as [string, string]
+    if (!url.startsWith('/v1/') || url.startsWith('/v1/docs') || url === '/v1/openapi.json') continue
+    if (method === 'HEAD') continue // Fastify's automatic HEAD for each GET
+    expected.add(`${method.toLowerCase()} ${openApiPath(url)}`)
+  }
+  t.ok(expected.size >= 16, `${expected.size} routes`)
+  const documented = new Set(operations(doc).filter(([, p]) => p.startsWith('/v1/')).map(([m, p]) => `${m} ${p}`))
+  for (const r of expected) t.ok(documented.has(r), `${r} is documented`)
+  for (const r of documented) t.ok(expected.has(r), `${r} is a registered route`)
+  t.notOk([...documented].some((r) => r.includes('/v1/docs') || r.includes('openapi.json')), 'docs routes stay out of the document')
+})
+
+t.test('the docs page answers HTML without a credential', async (t) => {
+  const h = await build(t)
+  const page = await h.req('GET', '/v1/docs', null)
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  t.match(page.body, /<html/i)
+
+  // the static index redirects to the page; follow it by hand
+  let url = '/v1/docs/static/index.html'
+  let res = await h.req('GET', url, null)
+  for (let hops = 0; res.statusCode >= 300 && res.statusCode < 400 && hops < 5; hops++) {
+    url = new URL(String(res.headers.location), 'http://localhost' + url).pathname
+    res = await h.req('GET', url, null)
+  }
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^text\/html/)
+
+  // its assets and the document it loads are public too
+  const initializer = await h.req('GET', '/v1/docs/static/swagger-initializer.js', null)
+  t.equal(initializer.statusCode, 200)
+  const css = await h.req('GET', '/v1/docs/static/swagger-ui.css', null)
+  t.equal(css.statusCode, 200)
+  t.match(css.headers['content-type'], /css/)
+  const json = await h.req('GET', '/v1/docs/json', null)
+  t.equal(json.statusCode, 200)
+  t.equal(json.json().paths['/v1/api-keys'].post['x-svc-permission'], 'api-key.create', 'the docs page shows the same extensions')
+})

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build } from './helpers.js'
+import { build, tempDatabase } from './helpers.js'
 
 t.test('unknown path answers 404 not_found "No route here." with or without a credential', async (t) => {
   const h = await build(t)
@@ -71,14 +71,8 @@ t.test('bad input gets the envelope, never a 5xx', async (t) => {
 })
 
 t.test('a busy database answers 503 database_busy with Retry-After: 2 and a requestId', async (t) => {
-  const os = await import('node:os')
-  const path = await import('node:path')
-  const fs = await import('node:fs')
   const { SqliteDatabase } = await import('../src/db/SqliteDatabase.js')
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-busy-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const file = path.join(dir, 'db.sqlite')
-  const db = await SqliteDatabase.open(file, 50)
+  const { db, file } = await tempDatabase(t)
   const h = await build(t, { dbFile: file }, { db })
   const { apiKey } = await h.workspace()
   const other = await SqliteDatabase.open(file, 50)
@@ -97,17 +91,10 @@ t.test('a busy database answers 503 database_busy with Retry-After: 2 and a requ
   t.equal(res.json().requestId, res.headers['x-svc-request-id'])
   const after = await h.req('POST', '/v1/nodes', apiKey, { name: 'Lobby' })
   t.equal(after.statusCode, 201)
-  await db.close()
 })
 
 t.test('a server fault answers 500 internal_error with requestId and no stack', async (t) => {
-  const os = await import('node:os')
-  const path = await import('node:path')
-  const fs = await import('node:fs')
-  const { SqliteDatabase } = await import('../src/db/SqliteDatabase.js')
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-500-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const db = await SqliteDatabase.open(path.join(dir, 'db.sqlite'), 50)
+  const { db } = await tempDatabase(t)
   const h = await build(t, {}, { db })
   const { apiKey } = await h.workspace()
   // Break the storage under the running app: the next query fails in an unexpected way.
@@ -118,5 +105,4 @@ t.test('a server fault answers 500 internal_error with requestId and no stack', 
   t.equal(body.error, 'internal_error')
   t.equal(body.requestId, 'trace-500')
   t.notMatch(res.body, /at |\.ts:|SQLITE/, 'no stack or driver text leaks')
-  await db.close()
 })

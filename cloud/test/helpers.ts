@@ -46,3 +46,19 @@ export async function makeKey(h: Harness, creator: string, permissions: string[]
   const d = res.json().data
   return { id: d.id, secret: d.secret }
 }
+
+/** A fresh on-disk SQLite database (for tests that need a second connection or to break storage). */
+export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: import('../src/db/SqliteDatabase.js').SqliteDatabase; file: string }> {
+  const os = await import('node:os')
+  const path = await import('node:path')
+  const fs = await import('node:fs')
+  const { SqliteDatabase } = await import('../src/db/SqliteDatabase.js')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-db-'))
+  const file = path.join(dir, 'db.sqlite')
+  const db = await SqliteDatabase.open(file, busyTimeoutMs)
+  t.after(async () => {
+    await db.close().catch(() => undefined)
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  return { db, file }
+}

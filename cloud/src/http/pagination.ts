@@ -73,21 +73,15 @@ export function pageOf<R extends { id: string }, T>(rows: R[], req: PageRequest,
   return out
 }
 
-/** SQL tail for a page in descending id order (newest first). */
-export function descPageSql(req: PageRequest): { where: string; params: string[]; tail: string; limitParams: number[] } {
+/** SQL pieces for a page in id order: descending (newest first) or ascending. */
+export function pageSql(req: PageRequest, order: 'desc' | 'asc'): { where: string; params: string[]; tail: string; limitParams: number[] } {
   return {
-    where: req.after ? ' AND id < ?' : '',
+    where: req.after ? (order === 'desc' ? ' AND id < ?' : ' AND id > ?') : '',
     params: req.after ? [req.after] : [],
-    tail: ' ORDER BY id DESC' + (req.limit !== null ? ' LIMIT ?' : ''),
+    tail: ` ORDER BY id ${order.toUpperCase()}` + (req.limit !== null ? ' LIMIT ?' : ''),
     limitParams: req.limit !== null ? [req.limit + 1] : [],
   }
 }
 
-export function ascPageSql(req: PageRequest): { where: string; params: string[]; tail: string; limitParams: number[] } {
-  return {
-    where: req.after ? ' AND id > ?' : '',
-    params: req.after ? [req.after] : [],
-    tail: ' ORDER BY id ASC' + (req.limit !== null ? ' LIMIT ?' : ''),
-    limitParams: req.limit !== null ? [req.limit + 1] : [],
-  }
-}
+export const descPageSql = (req: PageRequest) => pageSql(req, 'desc')
+export const ascPageSql = (req: PageRequest) => pageSql(req, 'asc')

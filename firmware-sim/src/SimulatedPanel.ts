@@ -130,6 +130,11 @@ export class SimulatedPanel extends EventEmitter<SimulatedPanelEvents> {
     this.sessions.delete(session);
   }
 
+  /** Resolves when every session has answered every frame received so far. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.sessions].map((s) => s.idle()));
+  }
+
   /** Stops every session's pending timers and personality timers. */
   close(): void {
     for (const s of [...this.sessions]) s.close();

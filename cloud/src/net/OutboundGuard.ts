@@ -1,0 +1,132 @@
+// Outbound HTTP that cannot be turned against our own network (SSRF guard), for webhook
+// deliveries, alert channels and media import-url. Rules: https only; the address
+// actually connected to must be public unicast (private, loopback, link-local, CGNAT,
+// multicast, documentation, reserved and IPv4-mapped forms of those are refused); IP
+// literals and DNS names alike; checked at connect time, so DNS rebinding between the
+// check and the connection cannot slip through. SVC_WEBHOOK_ALLOW_HOSTS is the test-only
+// door for named hosts (and SVC_WEBHOOK_CA_FILE a CA for such test receivers).
+import dns from 'node:dns'
+import fs from 'node:fs'
+import net from 'node:net'
+import tls from 'node:tls'
+import ipaddr from 'ipaddr.js'
+import { Agent, request, type Dispatcher } from 'undici'
+
+export class UnsafeUrlError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'UnsafeUrlError'
+  }
+}
+
+export function isUnsafeUrlError(e: unknown): e is UnsafeUrlError {
+  return e instanceof UnsafeUrlError || (e as { cause?: unknown })?.cause instanceof UnsafeUrlError
+}
+
+/** True when `ip` is a public unicast address (IPv4-mapped IPv6 is unwrapped first). */
+export function isPublicAddress(ip: string): boolean {
+  if (!ipaddr.isValid(ip)) return false
+  const addr = ipaddr.process(ip)
+  if (addr.range() !== 'unicast') return false
+  if (addr.kind() === 'ipv4') {
+    // ipaddr.js calls a few special-purpose blocks `unicast`; refuse them explicitly.
+    const special = ['192.0.0.0/24', '198.18.0.0/15', '0.0.0.0/8', '240.0.0.0/4', '100.64.0.0/10', '192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24']
+    return !special.some((cidr) => (addr as ipaddr.IPv4).match(ipaddr.IPv4.parseCIDR(cidr)))
+  }
+  const v6 = addr as ipaddr.IPv6
+  const special6 = ['2001:db8::/32', '64:ff9b::/96', '64:ff9b:1::/48', '2001::/23', '2002::/16', 'fc00::/7', 'fe80::/10', '100::/64']
+  return !special6.some((cidr) => v6.match(ipaddr.IPv6.parseCIDR(cidr)))
+}
+
+export type LookupFn = (hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void) => void
+
+export interface OutboundGuardOptions {
+  /** Hosts let through the public-address rule (tests only). */
+  allowHosts?: string[]
+  /** PEM file of an extra CA (tests only). */
+  caFile?: string | null
+  /** DNS lookup; injected by tests to simulate rebinding. */
+  lookup?: LookupFn
+  /** Whole-request time limit, ms. */
+  timeoutMs?: number
+}
+
+export class OutboundGuard {
+  private readonly allow: Set<string>
+  private readonly dispatcher: Agent
+  private readonly timeoutMs: number
+
+  constructor(opts: OutboundGuardOptions = {}) {
+    this.allow = new Set((opts.allowHosts ?? []).map((h) => h.toLowerCase()))
+    this.timeoutMs = opts.timeoutMs ?? 10_000
+    const baseLookup: LookupFn = opts.lookup ?? (dns.lookup as unknown as LookupFn)
+    const allow = this.allow
+    const ca = opts.caFile ? fs.readFileSync(opts.caFile) : undefined
+    const guardedLookup: LookupFn = (hostname, options, callback) => {
+      baseLookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err, '')
+        const list = (Array.isArray(addresses) ? addresses : [{ address: addresses, family: net.isIPv6(addresses) ? 6 : 4 }]) as dns.LookupAddress[]
+        const allowed = allow.has(hostname.toLowerCase())
+        const bad = list.find((a) => !allowed && !isPublicAddress(a.address))
+        if (bad || list.length === 0) return callback(new UnsafeUrlError(`${hostname} resolves to a non-public address (${bad?.address ?? 'none'})`), '')
+        if (options.all) return callback(null, list)
+        callback(null, list[0]!.address, list[0]!.family)
+      })
+    }
+    this.dispatcher = new Agent({
+      connect: { lookup: guardedLookup as never, ...(ca ? { ca: [...tls.rootCertificates, ca.toString()] } : {}) },
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    })
+  }
+
+  /** Static checks of a URL (scheme, literal address). Throws UnsafeUrlError. */
+  check(rawUrl: string): URL {
+    let url: URL
+    try {
+      url = new URL(rawUrl)
+    } catch {
+      throw new UnsafeUrlError('not a valid URL')
+    }
+    if (url.protocol !== 'https:') throw new UnsafeUrlError('only https URLs are accepted')
+    if (url.username || url.password) throw new UnsafeUrlError('URLs with credentials are not accepted')
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    if (this.allow.has(host.toLowerCase())) return url
+    // An IP literal never reaches the lookup hook: check it here.
+    if (net.isIP(host)) {
+      if (!isPublicAddress(host)) throw new UnsafeUrlError(`${host} is not a public address`)
+    } else if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) {
+      throw new UnsafeUrlError(`${host} is not a public host name`)
+    }
+    return url
+  }
+
+  /** POSTs (or GETs) through the guard: no redirects followed, time-limited. */
+  async request(rawUrl: string, opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer; maxBytes?: number; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+    const url = this.check(rawUrl)
+    const signal = opts.signal ?? AbortSignal.timeout(this.timeoutMs)
+    const res = await request(url, {
+      method: opts.method ?? 'POST',
+      headers: opts.headers,
+      body: opts.body,
+      dispatcher: this.dispatcher as Dispatcher,
+      signal,
+    })
+    const chunks: Buffer[] = []
+    let size = 0
+    const max = opts.maxBytes ?? 64 * 1024
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length
+      if (size > max) {
+        res.body.destroy()
+        throw new Error(`response larger than ${max} bytes`)
+      }
+      chunks.push(chunk as Buffer)
+    }
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close()
+  }
+}

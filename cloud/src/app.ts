@@ -72,7 +72,7 @@ async function assemble(
 
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
-  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker }))
+  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log }))
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
   })
@@ -107,6 +107,7 @@ async function assemble(
   app.addHook('onClose', async () => {
     for (const w of workers) await w.stop()
     await broker.close()
+    await app.services.outbound.close()
     if (ownsDb) await db.close()
   })
   return app

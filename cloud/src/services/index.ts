@@ -6,7 +6,9 @@ import { IdGenerator } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
+import { EventBus } from '../events/EventBus.js'
 import { IdempotencyStore } from '../http/idempotency.js'
+import { OutboundGuard } from '../net/OutboundGuard.js'
 import { RateLimiter } from '../http/rateLimit.js'
 import { ApiKeyService } from './ApiKeyService.js'
 import { NodeService } from './NodeService.js'
@@ -27,10 +29,20 @@ export interface Services {
   status: StatusService
   rateLimiter: RateLimiter
   idempotency: IdempotencyStore
+  events: EventBus
+  /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
+  outbound: OutboundGuard
 }
 
-export function createServices(deps: { config: Config; db: Database; clock: Clock; random?: RandomSource; broker: EmbeddedBroker }): Services {
-  const { config, db, clock, random, broker } = deps
+export function createServices(deps: {
+  config: Config
+  db: Database
+  clock: Clock
+  random?: RandomSource
+  broker: EmbeddedBroker
+  log: { error(obj: unknown, msg: string): void }
+}): Services {
+  const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
   const nodes = new NodeService(db, clock, ids)
   const apiKeys = new ApiKeyService(db, clock, ids, nodes, random)
@@ -56,5 +68,7 @@ export function createServices(deps: { config: Config; db: Database; clock: Cloc
     status,
     rateLimiter: new RateLimiter(clock),
     idempotency: new IdempotencyStore(db, clock),
+    events: new EventBus(log),
+    outbound: new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile }),
   }
 }

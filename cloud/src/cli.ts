@@ -19,7 +19,6 @@ import { NodeService } from './services/NodeService.js'
 import { ApiKeyService } from './services/ApiKeyService.js'
 import { StatusService } from './services/StatusService.js'
 import { isApiError } from './errors.js'
-import { runServer } from './server.js'
 
 class UsageError extends Error {}
 
@@ -50,9 +49,12 @@ function out(obj: unknown): void {
 async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv
   switch (cmd) {
-    case 'start':
+    case 'start': {
+      // Loaded only here: the other commands need the database, not the HTTP stack and broker.
+      const { runServer } = await import('./server.js')
       await runServer(loadConfig())
       return
+    }
     case 'bootstrap': {
       const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' }, region: { type: 'string', default: 'us' } }, strict: true })
       if (!values.workspace) throw new UsageError('bootstrap needs --workspace NAME')

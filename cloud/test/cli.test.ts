@@ -1,0 +1,161 @@
+// The cloud CLI as a real process (DESIGN "Start-up and CLIs", "Bootstrap"): one JSON line
+// on stdout, usage errors exit 2 without a stack trace, and what it writes is what a server
+// on the same SVC_DATA_DIR sees, also while that server runs.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildApp } from '../src/app.js'
+import { testConfig } from '../src/config.js'
+import { startServer } from '../src/server.js'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const API_KEY = /^ak_(us|eu|oc|apac)_live_[A-Za-z0-9]{32}$/
+
+function tempDir(t: Test): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** The environment without any SVC_* setting of the caller, plus the given ones. */
+function env(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_')) out[k] = v
+  return { ...out, ...extra }
+}
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function cli(dataDir: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], {
+      cwd: ROOT,
+      env: env({ SVC_DATA_DIR: dataDir }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+/** Exactly one JSON line on stdout, parsed. */
+function oneLine(t: Test, run: Run): Record<string, unknown> {
+  t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr})`)
+  t.ok(run.stdout.endsWith('\n'), 'ends with a newline')
+  const lines = run.stdout.split('\n').filter((l) => l !== '')
+  t.equal(lines.length, 1, 'one line on stdout')
+  return JSON.parse(lines[0]!) as Record<string, unknown>
+}
+
+function usageFailure(t: Test, run: Run, message: RegExp): void {
+  t.equal(run.code, 2)
+  t.equal(run.stdout, '', 'nothing on stdout')
+  t.match(run.stderr, message)
+  t.notMatch(run.stderr, /^\s+at /m, 'no stack trace')
+  t.notMatch(run.stderr, /\.ts:\d+/, 'no source positions')
+}
+
+t.test('bootstrap prints one JSON line; regions; usage errors exit 2', async (t) => {
+  // Each run costs about a second of start-up, so only the cases that take different paths.
+  const [us, eu, badRegion, unknown] = await Promise.all([
+    cli(tempDir(t), 'bootstrap', '--workspace', 'Acme'),
+    cli(tempDir(t), 'bootstrap', '--workspace', 'Acme EU', '--region', 'eu'),
+    cli(tempDir(t), 'bootstrap', '--workspace', 'Acme', '--region', 'mars'),
+    cli(tempDir(t), 'frobnicate'),
+  ])
+  const a = oneLine(t, us)
+  t.same(Object.keys(a), ['workspaceId', 'apiKey'])
+  t.match(a.workspaceId, /^ws_[0-9a-z]+$/)
+  t.match(a.apiKey, /^ak_us_live_[A-Za-z0-9]{32}$/)
+  t.equal(us.stdout, JSON.stringify(a) + '\n')
+  t.equal(us.stderr, '', 'nothing on stderr either')
+
+  const b = oneLine(t, eu)
+  t.match(b.apiKey, /^ak_eu_live_[A-Za-z0-9]{32}$/)
+
+  usageFailure(t, badRegion, /region/)
+  usageFailure(t, unknown, /unknown command frobnicate/)
+  t.match(unknown.stderr, /usage: /, 'the usage follows')
+})
+
+t.test('create-user and bootstrap credentials work on a server over the same data dir; incidents show in status', async (t) => {
+  const dataDir = tempDir(t)
+  const ws = oneLine(t, await cli(dataDir, 'bootstrap', '--workspace', 'Acme'))
+  t.match(ws.apiKey, API_KEY)
+
+  const [userRun, openRun] = await Promise.all([
+    cli(dataDir, 'create-user', '--workspace', String(ws.workspaceId), '--email', 'a@b.co', '--role', 'admin'),
+    cli(dataDir, 'incident', 'open', '--title', 'DB slow', '--impact', 'degraded'),
+  ])
+  const user = oneLine(t, userRun)
+  t.match(user.sessionToken, /^ust_/)
+  t.equal(user.workspaceId, ws.workspaceId)
+  t.equal(user.role, 'admin')
+  const incident = oneLine(t, openRun)
+  t.match(incident.id, /^\S+$/)
+  t.equal(incident.status, 'investigating')
+
+  const resolved = oneLine(t, await cli(dataDir, 'incident', 'resolve', String(incident.id), '--message', 'Index rebuilt.'))
+  t.equal(resolved.status, 'resolved')
+  t.type(resolved.resolvedAt, 'string')
+
+  const app = await buildApp(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite') }))
+  t.after(() => app.close())
+  await app.ready()
+
+  const asKey = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${ws.apiKey}` } })
+  t.equal(asKey.statusCode, 200, asKey.body)
+  t.equal(asKey.json().data.actor.kind, 'key')
+  t.equal(asKey.json().data.workspace.id, ws.workspaceId)
+  t.equal(asKey.json().data.workspace.name, 'Acme')
+  t.equal(asKey.json().data.grant, 'all')
+
+  const asUser = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${user.sessionToken}` } })
+  t.equal(asUser.statusCode, 200, asUser.body)
+  t.equal(asUser.json().data.actor.kind, 'user')
+  t.equal(asUser.json().data.actor.email, 'a@b.co')
+  t.equal(asUser.json().data.workspace.id, ws.workspaceId)
+
+  const status = (await app.inject({ method: 'GET', url: '/v1/status' })).json().data
+  t.same(status.incidents, [])
+  t.equal(status.recent.length, 1)
+  t.equal(status.recent[0].id, incident.id)
+  t.equal(status.recent[0].title, 'DB slow')
+  t.same(
+    status.recent[0].updates.map((u: { status: string; message: string }) => [u.status, u.message]),
+    [
+      ['investigating', 'DB slow'],
+      ['resolved', 'Index rebuilt.'],
+    ],
+  )
+})
+
+t.test('bootstrap works while a server runs on the same data dir', async (t) => {
+  const dataDir = tempDir(t)
+  const server = await startServer(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0 }))
+  t.after(() => server.close())
+  const base = `http://127.0.0.1:${server.httpPort}`
+  t.equal((await fetch(`${base}/v1/status`)).status, 200)
+
+  const ws = oneLine(t, await cli(dataDir, 'bootstrap', '--workspace', 'Live'))
+  const res = await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${ws.apiKey}` } })
+  t.equal(res.status, 200)
+  const me = (await res.json()) as { data: { actor: { kind: string }; workspace: { id: string; name: string } } }
+  t.equal(me.data.actor.kind, 'key')
+  t.same(me.data.workspace, { id: ws.workspaceId, name: 'Live' })
+})

@@ -91,9 +91,9 @@ export class FirmwareSim {
     };
   }
 
-  /** Pulls the cable on every transport. */
-  unplug(): void {
-    this.panel.unplug();
+  /** Pulls the cable on every transport; resolves once ports are closed and socat has exited. */
+  async unplug(): Promise<void> {
+    for (const part of this.started) if (part !== this.web) await (part as Transport).unplug();
   }
 
   async stop(): Promise<void> {

@@ -188,7 +188,7 @@ async function start(argv: string[]): Promise<number> {
       try {
         if (cmd === 'fault' && arg) sim.panel.setFaults(parseFault(arg));
         else if (cmd === 'clear') sim.panel.clearFaults();
-        else if (cmd === 'unplug') sim.unplug();
+        else if (cmd === 'unplug') void sim.unplug();
         else if (cmd === 'quit') void shutdown(0);
         else if (cmd === 'state' || cmd === '') {
           /* fall through to the status line */

@@ -11,6 +11,8 @@ import { SqliteDatabase } from './db/SqliteDatabase.js'
 import type { Database } from './db/Database.js'
 import { migrate } from './db/migrations.js'
 import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
+import { DevicePolicy } from './broker/DevicePolicy.js'
+import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
@@ -24,6 +26,8 @@ import apiKeyRoutes from './routes/apiKeys.js'
 import nodeRoutes from './routes/nodes.js'
 import accountRoutes from './routes/account.js'
 import statusRoutes from './routes/status.js'
+import screenRoutes from './routes/screens.js'
+import deviceRoutes from './routes/devices.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -42,7 +46,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const ownsDb = !deps.db
   const db = deps.db ?? (await SqliteDatabase.open(config.dbFile, config.dbBusyTimeoutMs))
   await migrate(db)
-  const broker = new EmbeddedBroker()
+  // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
+  const broker = new EmbeddedBroker(new DevicePolicy(screenDirectory(db)).hooks())
   await broker.start()
 
   try {
@@ -96,6 +101,8 @@ async function assemble(
   await app.register(nodeRoutes)
   await app.register(accountRoutes)
   await app.register(statusRoutes(deprecations))
+  await app.register(screenRoutes)
+  await app.register(deviceRoutes)
 
   const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log)]
   app.decorate('workers', workers)

@@ -24,6 +24,7 @@ export class EmbeddedBroker {
   private tcp: net.Server | null = null
   private wss: WebSocketServer | null = null
   private probeSeq = 0
+  private boundTcpPort: number | null = null
 
   constructor(private readonly policy: BrokerPolicy = refuseAll) {}
 
@@ -39,7 +40,21 @@ export class EmbeddedBroker {
       server.once('error', reject)
       server.listen(port, host, () => resolve())
     })
-    return (server.address() as net.AddressInfo).port
+    this.boundTcpPort = (server.address() as net.AddressInfo).port
+    return this.boundTcpPort
+  }
+
+  /** The port MQTT over TCP listens on, or null when it does not. */
+  get tcpPort(): number | null {
+    return this.boundTcpPort
+  }
+
+  /** Ends the connection of the client with this id, if connected (a deleted screen's agent). */
+  disconnect(clientId: string): boolean {
+    const client = (this.aedes as unknown as { clients?: Record<string, { close(): void } | undefined> } | undefined)?.clients?.[clientId]
+    if (!client) return false
+    client.close()
+    return true
   }
 
   /** Serves MQTT over WebSocket at `/mqtt` on an HTTP server. */

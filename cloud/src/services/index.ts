@@ -12,6 +12,8 @@ import { OutboundGuard } from '../net/OutboundGuard.js'
 import { RateLimiter } from '../http/rateLimit.js'
 import { ApiKeyService } from './ApiKeyService.js'
 import { NodeService } from './NodeService.js'
+import { ScreenService } from './ScreenService.js'
+import { PairingService } from './PairingService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
 import { WorkspaceService } from './WorkspaceService.js'
@@ -26,6 +28,8 @@ export interface Services {
   users: UserService
   nodes: NodeService
   apiKeys: ApiKeyService
+  screens: ScreenService
+  pairing: PairingService
   status: StatusService
   rateLimiter: RateLimiter
   idempotency: IdempotencyStore
@@ -47,6 +51,9 @@ export function createServices(deps: {
   const nodes = new NodeService(db, clock, ids)
   const apiKeys = new ApiKeyService(db, clock, ids, nodes, random)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
+  const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))
+  nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
+  const pairing = new PairingService(db, clock, ids, nodes, screens, random)
   const status = new StatusService(db, clock, ids, {
     database: async () => {
       const t = performance.now()
@@ -65,6 +72,8 @@ export function createServices(deps: {
     users: new UserService(db, clock, ids, random, config.sessionTtlHours),
     nodes,
     apiKeys,
+    screens,
+    pairing,
     status,
     rateLimiter: new RateLimiter(clock),
     idempotency: new IdempotencyStore(db, clock),

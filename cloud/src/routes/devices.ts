@@ -1,0 +1,100 @@
+// /v1/devices/register: the device side of pairing (DESIGN "Screens and pairing" 1 and 3).
+// Both routes are Auth: none for API credentials: registration is open (limited per client
+// IP), and the poll is authenticated here by the registration's own poll secret.
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { screenTopicPrefix } from '@svc/shared/mqtt/index'
+import { ApiError } from '../errors.js'
+import { Data, ErrorBody, IdParams, Timestamp } from '../http/schemas.js'
+import { rateHeaders } from '../http/rateLimit.js'
+
+/** Unauthenticated registrations per client IP per 60-second window. */
+export const REGISTER_LIMIT_PER_MINUTE = 30
+
+const Registration = Type.Object({
+  registrationId: Type.String({ description: 'Prefix `reg_`.' }),
+  pairingCode: Type.String({ description: '6 characters from A–Z and 2–9; show it on the screen.' }),
+  pollSecret: Type.String({ description: 'Bearer secret for polling this registration; shown once.' }),
+  expiresAt: Timestamp,
+})
+
+const MqttLink = Type.Object({
+  url: Type.Union([Type.String(), Type.Null()], { description: '`mqtt://host:port`; null when MQTT over TCP is off.' }),
+  wsUrl: Type.String({ description: '`ws(s)://host/mqtt`.' }),
+  username: Type.String({ description: 'The screen id; the MQTT client id must be the same.' }),
+  topicPrefix: Type.String({ description: '`svc/v1/screens/<id>/`.' }),
+})
+
+const PollAnswer = Type.Object({
+  state: Type.Union([Type.Literal('pending'), Type.Literal('expired'), Type.Literal('paired')]),
+  expiresAt: Type.Optional(Timestamp),
+  screenId: Type.Optional(Type.String()),
+  deviceSecret: Type.Optional(Type.String({ description: 'MQTT password; only in the first answer after pairing.' })),
+  mqtt: Type.Optional(MqttLink),
+})
+
+const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { pairing, rateLimiter, config, broker } = app.services
+
+  /** Where the device reaches the broker: SVC_PUBLIC_URL's host, else the host it asked. */
+  function mqttLink(req: FastifyRequest, screenId: string) {
+    const base = config.publicUrl ? new URL(config.publicUrl) : new URL(`${req.protocol}://${req.host}`)
+    const tcp = broker.tcpPort
+    return {
+      url: tcp !== null ? `mqtt://${base.hostname}:${tcp}` : null,
+      wsUrl: `${base.protocol === 'https:' ? 'wss' : 'ws'}://${base.host}/mqtt`,
+      username: screenId,
+      topicPrefix: screenTopicPrefix(screenId),
+    }
+  }
+
+  app.post(
+    '/v1/devices/register',
+    {
+      config: { auth: 'none' },
+      // Counted before the body is even parsed: this is the open door of the API.
+      onRequest: async (req, reply) => {
+        const d = rateLimiter.hit(`register-ip:${req.ip}`, REGISTER_LIMIT_PER_MINUTE, 60)
+        reply.headers(rateHeaders(d))
+        if (!d.allowed) {
+          throw new ApiError('rate_limited', `Over the limit of ${d.limit} registrations per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`, {
+            extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+            headers: { 'retry-after': String(d.resetSeconds) },
+          })
+        }
+      },
+      // A device may POST without any body at all; treat that as an empty object.
+      preValidation: async (req) => {
+        req.body ??= {}
+      },
+      schema: {
+        tags: ['devices'],
+        summary: 'A device asks to be paired; answers the code to show',
+        body: Type.Object({ model: Type.Optional(Type.String({ maxLength: 200 })), serialNumber: Type.Optional(Type.String({ maxLength: 200 })) }),
+        response: { 201: Data(Registration), 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await pairing.register({ model: req.body.model, serialNumber: req.body.serialNumber }) }),
+  )
+
+  app.get(
+    '/v1/devices/register/:id',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['devices'],
+        summary: 'The device polls its registration with Authorization: Bearer <pollSecret>',
+        params: IdParams,
+        response: { 200: Data(PollAnswer), 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (req) => {
+      const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(req.headers.authorization ?? '')
+      const result = await pairing.poll(req.params.id, m ? m[1]! : null)
+      if (result.state !== 'paired') return { data: result }
+      return { data: { ...result, mqtt: mqttLink(req, result.screenId) } }
+    },
+  )
+}
+export default deviceRoutes

@@ -1,0 +1,101 @@
+// /v1/screens: list (by id ascending, SPEC "Pagination"), get, rename/move, delete, and
+// pairing a registered device (POST /v1/screens/pair, DESIGN "Screens and pairing" 2).
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { principalOf } from '../http/types.js'
+import { parsePage, PageQuery } from '../http/pagination.js'
+import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+
+const ScreenItem = Type.Object({
+  id: Type.String({ description: 'Prefix `scr_`.' }),
+  name: Type.String(),
+  status: Type.String({ description: '`online` or `offline`.' }),
+  contentKind: Nullable(Type.String()),
+  contentId: Nullable(Type.String()),
+  lastSeenAt: Nullable(Timestamp),
+  nodeId: Nullable(Type.String({ description: 'Home location; null = workspace root.' })),
+})
+
+export const Screen = Type.Intersect([
+  ScreenItem,
+  Type.Object({
+    model: Nullable(Type.String()),
+    serialNumber: Nullable(Type.String()),
+    timezone: Type.String(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  }),
+])
+
+const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { screens, pairing } = app.services
+
+  app.post(
+    '/v1/screens/pair',
+    {
+      config: { permission: 'screen.edit', idempotent: true },
+      schema: {
+        tags: ['screens'],
+        summary: 'Claim a pairing code shown on a device; creates the screen',
+        body: Type.Object(
+          {
+            code: Type.String({ minLength: 1, maxLength: 20, description: 'The 6-character code the device shows (case and dashes ignored).' }),
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Data(Screen), ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await pairing.pair(principalOf(req), req.body) }),
+  )
+
+  app.get(
+    '/v1/screens',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['screens'],
+        summary: 'List screens (by id; without limit the whole list)',
+        querystring: PageQuery,
+        response: { 200: Paged(ScreenItem), ...errorResponses },
+      },
+    },
+    async (req) => screens.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
+  )
+
+  app.get(
+    '/v1/screens/:id',
+    { config: { permission: 'screen.view' }, schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } } },
+    async (req) => ({ data: await screens.get(principalOf(req), req.params.id) }),
+  )
+
+  app.patch(
+    '/v1/screens/:id',
+    {
+      config: { permission: 'screen.edit' },
+      schema: {
+        tags: ['screens'],
+        summary: 'Rename a screen or move it to another location',
+        params: IdParams,
+        body: Type.Object(
+          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Data(Screen), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await screens.update(principalOf(req), req.params.id, req.body) }),
+  )
+
+  app.delete(
+    '/v1/screens/:id',
+    {
+      config: { permission: 'screen.delete' },
+      schema: { tags: ['screens'], summary: 'Delete a screen; its device credential stops working and its MQTT connection is closed', params: IdParams, response: { 200: Data(Deleted), ...errorResponses } },
+    },
+    async (req) => ({ data: await screens.remove(principalOf(req), req.params.id) }),
+  )
+}
+export default screenRoutes

@@ -1,0 +1,145 @@
+// Screen pairing (DESIGN "Screens and pairing"): a device registers without a credential
+// and shows a 6-character code; an operator claims the code, which creates the screen;
+// the device polls with its poll secret and, on the first poll after the claim, receives
+// its device secret (made right then, so only its hash is ever stored).
+import { randomBytes } from 'node:crypto'
+import type { Clock, IdGenerator, RandomSource } from '../clock.js'
+import type { Database } from '../db/Database.js'
+import { ApiError, notFound, validation } from '../errors.js'
+import type { Principal } from '../auth/Principal.js'
+import { hashSecret, randomToken, secretMatches } from '../auth/secrets.js'
+import type { NodeService } from './NodeService.js'
+import type { ScreenService, ScreenView } from './ScreenService.js'
+
+/** "A–Z and 2–9" (DESIGN): 34 symbols. */
+export const PAIRING_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ23456789'
+export const PAIRING_CODE_LENGTH = 6
+export const REGISTRATION_TTL_MS = 15 * 60_000
+
+interface RegistrationRow {
+  id: string
+  pairing_code: string
+  poll_secret_hash: string
+  model: string | null
+  serial_number: string | null
+  created_at: string
+  expires_at: string
+  workspace_id: string | null
+  screen_id: string | null
+  claimed_at: string | null
+  secret_issued_at: string | null
+}
+
+export interface Registration {
+  registrationId: string
+  pairingCode: string
+  pollSecret: string
+  expiresAt: string
+}
+
+export type PollResult =
+  | { state: 'pending' | 'expired'; expiresAt: string }
+  /** `deviceSecret` only on the first poll after the claim. */
+  | { state: 'paired'; screenId: string; deviceSecret?: string }
+
+/** `n` symbols of the pairing alphabet, unbiased (rejection sampling: 238 = 7 × 34). */
+export function newPairingCode(random: RandomSource = randomBytes, n = PAIRING_CODE_LENGTH): string {
+  let out = ''
+  while (out.length < n) {
+    for (const b of random(n * 2)) {
+      if (b < 238) out += PAIRING_ALPHABET[b % 34]
+      if (out.length === n) break
+    }
+  }
+  return out
+}
+
+/** What people type: case and separators (spaces, dashes) do not matter. */
+export function normalisePairingCode(raw: string): string {
+  return raw.replace(/[\s-]/g, '').toUpperCase()
+}
+
+export class PairingService {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly nodes: NodeService,
+    private readonly screens: ScreenService,
+    private readonly random: RandomSource = randomBytes,
+  ) {}
+
+  async register(input: { model?: string | undefined; serialNumber?: string | undefined }): Promise<Registration> {
+    const now = this.clock.now()
+    const nowIso = now.toISOString()
+    const expiresAt = new Date(now.getTime() + REGISTRATION_TTL_MS).toISOString()
+    const pollSecret = randomToken(40, this.random)
+    const id = this.ids.next('registration')
+    const pairingCode = await this.db.transaction(async (tx) => {
+      // A code is unique among the registrations it could still claim.
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const code = newPairingCode(this.random)
+        const taken = await tx.get('SELECT id FROM device_registrations WHERE pairing_code = ? AND claimed_at IS NULL AND expires_at > ?', [code, nowIso])
+        if (taken) continue
+        await tx.run(
+          'INSERT INTO device_registrations (id, pairing_code, poll_secret_hash, model, serial_number, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [id, code, hashSecret(pollSecret), input.model ?? null, input.serialNumber ?? null, nowIso, expiresAt],
+        )
+        return code
+      }
+      throw new Error('could not find a free pairing code')
+    })
+    return { registrationId: id, pairingCode, pollSecret, expiresAt }
+  }
+
+  /** Claims a code for the caller's workspace and creates the screen. A code is claimed once. */
+  async pair(p: Principal, input: { code: string; name: string; nodeId?: string | null | undefined }): Promise<ScreenView> {
+    const code = normalisePairingCode(input.code)
+    const nodeId = await this.nodes.resolveHome(p, input.nodeId)
+    const screenId = await this.db.transaction(async (tx) => {
+      const now = this.clock.now().toISOString()
+      const reg = await tx.get<RegistrationRow>(
+        'SELECT * FROM device_registrations WHERE pairing_code = ? AND claimed_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1',
+        [code, now],
+      )
+      // Unknown, expired and already claimed look the same: nothing to learn by guessing.
+      if (!reg) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
+      const id = await this.screens.insertPaired(tx, { workspaceId: p.workspaceId, nodeId, name: input.name, model: reg.model, serialNumber: reg.serial_number })
+      const claimed = await tx.run('UPDATE device_registrations SET claimed_at = ?, workspace_id = ?, screen_id = ? WHERE id = ? AND claimed_at IS NULL', [
+        now,
+        p.workspaceId,
+        id,
+        reg.id,
+      ])
+      if (claimed.changes !== 1) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
+      return id
+    })
+    return this.screens.get(p, screenId)
+  }
+
+  /**
+   * The device's poll. Unknown id: 404. Then the poll secret: missing 401
+   * missing_credentials, wrong 401 invalid_credentials (checked in constant time).
+   */
+  async poll(registrationId: string, pollSecret: string | null): Promise<PollResult> {
+    const reg = await this.db.get<RegistrationRow>('SELECT * FROM device_registrations WHERE id = ?', [registrationId])
+    if (!reg) throw notFound('No such registration; register again.')
+    if (!pollSecret) throw new ApiError('missing_credentials', 'Send the poll secret: Authorization: Bearer <pollSecret>.')
+    if (!secretMatches(pollSecret, reg.poll_secret_hash)) throw new ApiError('invalid_credentials', 'The poll secret does not match this registration.')
+    if (!reg.claimed_at || !reg.screen_id) {
+      const expired = reg.expires_at <= this.clock.now().toISOString()
+      return { state: expired ? 'expired' : 'pending', expiresAt: reg.expires_at }
+    }
+    const screenId = reg.screen_id
+    if (reg.secret_issued_at) return { state: 'paired', screenId }
+    const deviceSecret = randomToken(48, this.random)
+    const issued = await this.db.transaction(async (tx) => {
+      const now = this.clock.now().toISOString()
+      const r = await tx.run('UPDATE device_registrations SET secret_issued_at = ? WHERE id = ? AND secret_issued_at IS NULL', [now, reg.id])
+      if (r.changes !== 1) return false // a concurrent poll got it first
+      await tx.run('UPDATE screens SET device_secret_hash = ?, updated_at = ? WHERE id = ?', [hashSecret(deviceSecret), now, screenId])
+      return true
+    })
+    return issued ? { state: 'paired', screenId, deviceSecret } : { state: 'paired', screenId }
+  }
+}

@@ -1,0 +1,157 @@
+// Screens: the paired players of a workspace. Each has a home node (pinned credentials
+// see only their subtree) and a device credential (stored as a hash) that the embedded
+// broker checks when the screen's agent connects. Pairing itself is PairingService.
+import type { Clock, IdGenerator } from '../clock.js'
+import type { Database, Queryable } from '../db/Database.js'
+import { notFound } from '../errors.js'
+import type { Principal } from '../auth/Principal.js'
+import { ascPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { cleanName, type NodeService } from './NodeService.js'
+
+interface ScreenRow {
+  id: string
+  workspace_id: string
+  node_id: string | null
+  name: string
+  device_secret_hash: string | null
+  model: string | null
+  serial_number: string | null
+  status: string
+  last_seen_at: string | null
+  content_kind: string | null
+  content_id: string | null
+  timezone: string
+  created_at: string
+  updated_at: string
+}
+
+/** SPEC "Screen list item (trimmed)", plus the home `nodeId`. */
+export interface ScreenListItem {
+  id: string
+  name: string
+  status: string
+  contentKind: string | null
+  contentId: string | null
+  lastSeenAt: string | null
+  nodeId: string | null
+}
+
+export interface ScreenView extends ScreenListItem {
+  model: string | null
+  serialNumber: string | null
+  timezone: string
+  createdAt: string
+  updatedAt: string
+}
+
+/** What the broker needs to know about screens: the stored hash of a device secret. */
+export interface DeviceDirectory {
+  /** The hash of the screen's device secret; null when the screen is unknown or has none yet. */
+  credentialHash(screenId: string): Promise<string | null>
+}
+
+/** The directory read straight from the database (the broker is built before the services). */
+export function screenDirectory(db: Queryable): DeviceDirectory {
+  return {
+    async credentialHash(screenId) {
+      const r = await db.get<{ h: string | null }>('SELECT device_secret_hash AS h FROM screens WHERE id = ?', [screenId])
+      return r?.h ?? null
+    },
+  }
+}
+
+const listItem = (r: ScreenRow): ScreenListItem => ({
+  id: r.id,
+  name: r.name,
+  status: r.status,
+  contentKind: r.content_kind,
+  contentId: r.content_id,
+  lastSeenAt: r.last_seen_at,
+  nodeId: r.node_id,
+})
+
+const view = (r: ScreenRow): ScreenView => ({
+  ...listItem(r),
+  model: r.model,
+  serialNumber: r.serial_number,
+  timezone: r.timezone,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
+
+export class ScreenService {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly nodes: NodeService,
+    /** Ends the screen's live MQTT connection, if any (called when the screen is deleted). */
+    private readonly disconnectDevice: (screenId: string) => void = () => undefined,
+  ) {}
+
+  private async row(p: Principal, id: string): Promise<ScreenRow> {
+    const r = await this.db.get<ScreenRow>('SELECT * FROM screens WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such screen.')
+    return r
+  }
+
+  /** Screens the credential reaches, by id ascending (SPEC "Pagination"). */
+  async list(p: Principal, page: PageRequest): Promise<Page<ScreenListItem>> {
+    const scope = await this.nodes.scopeClause(p, 'node_id')
+    const where = `workspace_id = ?${scope.sql}`
+    const params = [p.workspaceId, ...scope.params]
+    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM screens WHERE ${where}`, params))!.n : undefined
+    const sql = ascPageSql(page)
+    const rows = await this.db.all<ScreenRow>(`SELECT * FROM screens WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    return pageOf(rows, page, listItem, total)
+  }
+
+  async get(p: Principal, id: string): Promise<ScreenView> {
+    return view(await this.row(p, id))
+  }
+
+  /** Inserts a freshly paired screen (inside the pairing transaction); returns its id. */
+  async insertPaired(
+    tx: Queryable,
+    input: { workspaceId: string; nodeId: string | null; name: string; model: string | null; serialNumber: string | null },
+  ): Promise<string> {
+    const id = this.ids.next('screen')
+    const now = this.clock.now().toISOString()
+    await tx.run(
+      'INSERT INTO screens (id, workspace_id, node_id, name, model, serial_number, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, input.workspaceId, input.nodeId, cleanName(input.name), input.model, input.serialNumber, now, now],
+    )
+    return id
+  }
+
+  async update(p: Principal, id: string, input: { name?: string; nodeId?: string | null }): Promise<ScreenView> {
+    const current = await this.row(p, id)
+    const name = input.name !== undefined ? cleanName(input.name) : current.name
+    const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : current.node_id
+    await this.db.run('UPDATE screens SET name = ?, node_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
+      name,
+      nodeId,
+      this.clock.now().toISOString(),
+      id,
+      p.workspaceId,
+    ])
+    return this.get(p, id)
+  }
+
+  /** Deletes the screen; its device credential goes with it and a live MQTT connection is closed. */
+  async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
+    await this.row(p, id)
+    await this.db.transaction(async (tx) => {
+      await tx.run('DELETE FROM device_registrations WHERE screen_id = ?', [id])
+      await tx.run('DELETE FROM screens WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    })
+    this.disconnectDevice(id)
+    return { id, deleted: true }
+  }
+
+  /** Screens homed at a node block deleting it. */
+  async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
+    const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
+    return r?.n ?? 0
+  }
+}

@@ -1,0 +1,139 @@
+// /v1/screens: list paged by id, get, rename/move, delete; pinned-key scope; tenancy;
+// a node holding screens cannot be deleted.
+import t from 'tap'
+import { build, makeKey } from './helpers.js'
+import { pairScreen } from './screenHelpers.js'
+
+t.test('the list pages by id ascending; without limit it is the whole list', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const made: string[] = []
+  for (let i = 0; i < 5; i++) made.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+  const sorted = [...made].sort()
+
+  const whole = await h.req('GET', '/v1/screens', apiKey)
+  t.equal(whole.statusCode, 200)
+  t.same(whole.json().data.map((s: { id: string }) => s.id), sorted)
+  t.notOk('nextCursor' in whole.json(), 'no paging without limit')
+  t.same(Object.keys(whole.json().data[0]).sort(), ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'the trimmed list item plus nodeId')
+
+  const seen: string[] = []
+  let cursor: string | null = null
+  let pages = 0
+  do {
+    const res = await h.req('GET', `/v1/screens?limit=2${cursor ? `&cursor=${cursor}` : ''}`, apiKey)
+    t.equal(res.statusCode, 200)
+    const body = res.json()
+    t.ok(body.data.length <= 2)
+    seen.push(...body.data.map((s: { id: string }) => s.id))
+    cursor = body.nextCursor
+    pages++
+  } while (cursor && pages < 10)
+  t.equal(pages, 3)
+  t.same(seen, sorted, 'every screen once, in id order')
+
+  for (const bad of ['0', '501']) {
+    const res = await h.req('GET', `/v1/screens?limit=${bad}`, apiKey)
+    t.equal(res.statusCode, 422, `limit=${bad}`)
+    t.equal(res.json().error, 'validation_error')
+  }
+  t.equal((await h.req('GET', '/v1/screens?limit=500', apiKey)).json().data.length, 5)
+  t.equal((await h.req('GET', '/v1/screens?cursor=garbage&limit=2', apiKey)).statusCode, 422)
+})
+
+t.test('get, rename and move a screen', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const { screenId } = await pairScreen(h, apiKey, 'Old name')
+  const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Hall' })).json().data.id
+  const got = await h.req('GET', `/v1/screens/${screenId}`, apiKey)
+  t.equal(got.statusCode, 200)
+  t.match(got.json().data, { id: screenId, name: 'Old name', nodeId: null, status: 'offline' })
+  t.notOk(got.body.includes('hash'), 'no credential material')
+
+  h.clock.advance(1000)
+  const patched = await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { name: '  New name ', nodeId: node })
+  t.equal(patched.statusCode, 200)
+  t.match(patched.json().data, { name: 'New name', nodeId: node, updatedAt: '2026-06-01T12:00:01.000Z' })
+  const bad = await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { nodeId: 'node_nope' })
+  t.equal(bad.statusCode, 422)
+  t.equal(bad.json().error, 'invalid_node')
+  const back = await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { nodeId: null })
+  t.equal(back.json().data.nodeId, null, 'null moves it to the root')
+  t.equal((await h.req('GET', '/v1/screens/scr_nope', apiKey)).statusCode, 404)
+})
+
+t.test('delete needs screen.delete, removes the screen and its registration', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const p = await pairScreen(h, apiKey)
+  const editor = await makeKey(h, apiKey, ['screen.view', 'screen.edit'])
+  const denied = await h.req('DELETE', `/v1/screens/${p.screenId}`, editor.secret)
+  t.equal(denied.statusCode, 403)
+  t.equal(denied.json().message, 'Missing permission: screen.delete')
+  const del = await h.req('DELETE', `/v1/screens/${p.screenId}`, apiKey)
+  t.equal(del.statusCode, 200)
+  t.same(del.json().data, { id: p.screenId, deleted: true })
+  t.equal((await h.req('GET', `/v1/screens/${p.screenId}`, apiKey)).statusCode, 404)
+  t.equal((await h.req('DELETE', `/v1/screens/${p.screenId}`, apiKey)).statusCode, 404)
+  t.equal((await h.req('GET', `/v1/devices/register/${p.registrationId}`, p.pollSecret)).statusCode, 404, 'the device learns to register again')
+  t.equal(await h.app.services.screens.countAtNode('x', 'y'), 0)
+})
+
+t.test('a pinned key sees and changes only screens in its subtree', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const region = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Region' })).json().data.id
+  const store = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Store', parentId: region })).json().data.id
+  const elsewhere = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Elsewhere' })).json().data.id
+  const inStore = (await pairScreen(h, apiKey, 'in store', store)).screenId
+  const inRegion = (await pairScreen(h, apiKey, 'in region', region)).screenId
+  const outside = (await pairScreen(h, apiKey, 'outside', elsewhere)).screenId
+  const atRoot = (await pairScreen(h, apiKey, 'root')).screenId
+  const pinned = await makeKey(h, apiKey, ['screen.view', 'screen.edit', 'screen.delete'], region)
+
+  const list = (await h.req('GET', '/v1/screens', pinned.secret)).json().data.map((s: { id: string }) => s.id)
+  t.same(list, [inStore, inRegion].sort())
+  const paged = await h.req('GET', '/v1/screens?limit=1', pinned.secret)
+  t.equal(paged.json().data.length, 1)
+  t.ok(paged.json().nextCursor)
+  for (const id of [outside, atRoot]) {
+    for (const [m, body] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const res = await h.req(m, `/v1/screens/${id}`, pinned.secret, body)
+      t.equal(res.statusCode, 404, `${m} outside the subtree`)
+      t.equal(res.json().error, 'not_found')
+    }
+  }
+  const move = await h.req('PATCH', `/v1/screens/${inStore}`, pinned.secret, { nodeId: elsewhere })
+  t.equal(move.statusCode, 422)
+  t.equal(move.json().error, 'invalid_node')
+  t.equal((await h.req('PATCH', `/v1/screens/${inStore}`, pinned.secret, { nodeId: region })).statusCode, 200, 'moving inside the subtree works')
+  t.equal((await h.req('GET', `/v1/screens/${outside}`, apiKey)).json().data.name, 'outside', 'untouched')
+})
+
+t.test("another workspace's screens answer 404 and never show in its list", async (t) => {
+  const h = await build(t)
+  const { apiKey: a } = await h.workspace('A')
+  const { apiKey: b } = await h.workspace('B')
+  const { screenId } = await pairScreen(h, a)
+  for (const [m, body] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+    const res = await h.req(m, `/v1/screens/${screenId}`, b, body)
+    t.equal(res.statusCode, 404, m)
+    t.equal(res.json().error, 'not_found')
+  }
+  t.same((await h.req('GET', '/v1/screens', b)).json().data, [])
+  t.equal((await h.req('GET', `/v1/screens/${screenId}`, a)).json().data.name, 'Screen')
+})
+
+t.test('a node holding screens cannot be deleted', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Lobby' })).json().data.id
+  const { screenId } = await pairScreen(h, apiKey, 'S', node)
+  const refused = await h.req('DELETE', `/v1/nodes/${node}`, apiKey)
+  t.equal(refused.statusCode, 409)
+  t.equal(refused.json().error, 'node_not_empty')
+  t.match(refused.json().message, /1 screen/)
+  await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { nodeId: null })
+  t.equal((await h.req('DELETE', `/v1/nodes/${node}`, apiKey)).statusCode, 200, 'empty once the screen moved')
+})

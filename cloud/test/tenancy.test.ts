@@ -1,0 +1,93 @@
+// Tenancy sweep: for EVERY /v1 route with a path parameter, workspace B's all-powerful key
+// gets 404 not_found for workspace A's resource (never 403), and A's resource is untouched;
+// every list route shows B none of A's ids. A route added later without a fixture here
+// fails this test until it is covered.
+import t from 'tap'
+import { build, makeKey, type Harness } from './helpers.js'
+
+interface Fixture {
+  /** Creates the resource in workspace A and returns its id. */
+  create(h: Harness, a: string): Promise<string>
+  /** Body to send, so validation cannot answer before the lookup. */
+  body?: unknown
+  /** Confirms A's resource still exists after B's attempt. */
+  exists(h: Harness, a: string, id: string): Promise<boolean>
+}
+
+const getOk = (path: string) => async (h: Harness, a: string, id: string) => (await h.req('GET', path.replace(':id', id), a)).statusCode === 200
+
+// Keyed by the route prefix up to and including the resource's `:id`.
+const FIXTURES: Record<string, Fixture> = {
+  '/v1/nodes/:id': {
+    create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id,
+    body: { name: 'renamed' },
+    exists: getOk('/v1/nodes/:id'),
+  },
+  '/v1/api-keys/:id': {
+    create: async (h, a) => (await makeKey(h, a, ['node.view'])).id,
+    exists: async (h, a, id) => (await h.req('GET', `/v1/api-keys/${id}`, a)).json().data?.revokedAt === null,
+  },
+  '/v1/screens/:id': {
+    create: async (h, a) => {
+      const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode
+      return (await h.req('POST', '/v1/screens/pair', a, { code, name: 'A screen' })).json().data.id
+    },
+    body: { name: 'renamed' },
+    exists: getOk('/v1/screens/:id'),
+  },
+}
+
+t.test('another workspace answers 404 on every route with a path parameter', async (t) => {
+  const h = await build(t)
+  const { apiKey: a } = await h.workspace('A')
+  const { apiKey: b } = await h.workspace('B')
+  // Auth: none routes carry no workspace credential; each is tested on its own below.
+  const routes = h.app.routeCatalog.filter((r) => r.url.includes('/:') && r.auth !== 'none')
+  t.ok(routes.length >= 6, 'the sweep sees the parameterised routes')
+  const uncovered: string[] = []
+  for (const r of routes) {
+    const key = Object.keys(FIXTURES).find((k) => r.url === k || r.url.startsWith(k + '/'))
+    if (!key) {
+      uncovered.push(`${r.method} ${r.url}`)
+      continue
+    }
+    const f = FIXTURES[key]!
+    const id = await f.create(h, a)
+    const url = r.url.replace(':id', id)
+    const res = await h.req(r.method, url, b, r.method === 'GET' || r.method === 'DELETE' ? undefined : (f.body ?? {}))
+    t.equal(res.statusCode, 404, `${r.method} ${r.url}`)
+    t.equal(res.json().error, 'not_found', `${r.method} ${r.url}`)
+    t.ok(await f.exists(h, a, id), `${r.method} ${r.url}: A's resource untouched`)
+  }
+  t.same(uncovered, [], 'every parameterised route has a tenancy fixture')
+})
+
+t.test("list routes never show another workspace's items", async (t) => {
+  const h = await build(t)
+  const { apiKey: a } = await h.workspace('A')
+  const { apiKey: b } = await h.workspace('B')
+  const ids: string[] = []
+  for (const f of Object.values(FIXTURES)) ids.push(await f.create(h, a))
+  const lists = h.app.routeCatalog.filter((r) => r.method === 'GET' && !r.url.includes('/:') && r.auth === 'bearer')
+  t.ok(lists.length >= 3)
+  for (const r of lists) {
+    const res = await h.req('GET', r.url, b)
+    t.ok(res.statusCode < 500, `${r.url} answers`)
+    for (const id of ids) t.notOk(res.body.includes(id), `${r.url} does not leak ${id}`)
+  }
+})
+
+t.test('the Auth: none registration poll answers nothing to a workspace credential', async (t) => {
+  const h = await build(t)
+  const { apiKey: a } = await h.workspace('A')
+  const { apiKey: b } = await h.workspace('B')
+  const reg = (await h.req('POST', '/v1/devices/register', null, {})).json().data
+  t.equal((await h.req('POST', '/v1/screens/pair', a, { code: reg.pairingCode, name: 'A screen' })).statusCode, 201)
+  for (const token of [b, a]) {
+    const res = await h.req('GET', `/v1/devices/register/${reg.registrationId}`, token)
+    t.equal(res.statusCode, 401, 'an API key is not the poll secret')
+    t.equal(res.json().error, 'invalid_credentials')
+    t.notOk(res.body.includes('scr_'), 'no screen id leaks')
+  }
+  t.equal((await h.req('GET', '/v1/devices/register/reg_unknown', b)).statusCode, 404)
+})

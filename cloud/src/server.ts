@@ -14,6 +14,12 @@ export interface Running {
 export async function startServer(config: Config, deps: AppDeps = {}): Promise<Running> {
   const app = await buildApp(config, deps)
   app.services.broker.attachWebSocket(app.server)
+  // The broker closes before the HTTP server: server.close() waits for every open socket,
+  // upgraded WebSocket devices included, and the app's onClose (which closes the broker)
+  // only runs after it, so a connected device would hold shutdown open.
+  app.addHook('preClose', async () => {
+    await app.services.broker.close()
+  })
   await app.listen({ port: config.httpPort, host: config.host })
   const httpPort = (app.server.address() as { port: number }).port
   const mqttPort = config.mqttPort >= 0 ? await app.services.broker.listenTcp(config.mqttPort, config.host) : null

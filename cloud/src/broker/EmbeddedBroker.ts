@@ -24,6 +24,8 @@ export class EmbeddedBroker {
   private tcp: net.Server | null = null
   private wss: WebSocketServer | null = null
   private probeSeq = 0
+  private readonly sockets = new Set<net.Socket>()
+  private closing: Promise<void> | null = null
   private boundTcpPort: number | null = null
 
   constructor(private readonly policy: BrokerPolicy = refuseAll) {}
@@ -34,7 +36,11 @@ export class EmbeddedBroker {
 
   /** Listens for MQTT over TCP; resolves with the bound port. */
   async listenTcp(port: number, host = '0.0.0.0'): Promise<number> {
-    const server = net.createServer((socket) => this.aedes.handle(socket))
+    const server = net.createServer((socket) => {
+      this.sockets.add(socket)
+      socket.once('close', () => this.sockets.delete(socket))
+      this.aedes.handle(socket)
+    })
     this.tcp = server
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -92,13 +98,25 @@ export class EmbeddedBroker {
     })
   }
 
-  async close(): Promise<void> {
+  /** Idempotent: the server closes it before the HTTP listener, the app again on close. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown()
+    return this.closing
+  }
+
+  private async shutdown(): Promise<void> {
     // The broker first: it ends every client connection, so the listeners can then close.
     if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
+    // Connections that have not (yet) sent CONNECT are no aedes clients: end them here, or
+    // the listeners would wait for aedes' connect timeout (30 s) before closing.
     if (this.wss) {
       for (const c of this.wss.clients) c.terminate()
       await new Promise<void>((r) => this.wss!.close(() => r()))
     }
-    if (this.tcp) await new Promise<void>((r) => this.tcp!.close(() => r()))
+    if (this.tcp) {
+      const closed = new Promise<void>((r) => this.tcp!.close(() => r()))
+      for (const s of this.sockets) s.destroy()
+      await closed
+    }
   }
 }

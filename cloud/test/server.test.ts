@@ -1,0 +1,198 @@
+// The running server over real sockets: HTTP, MQTT over TCP and over WebSocket at /mqtt,
+// the first measurement on start, a clean close, and the CLI's `start` ending on SIGTERM.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { connect, type IClientOptions } from 'mqtt'
+import WebSocket from 'ws'
+import { startServer, type Running } from '../src/server.js'
+import { testConfig } from '../src/config.js'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+function tempDir(t: Test): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-server-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function start(t: Test, dataDir = tempDir(t)): Promise<Running> {
+  const running = await startServer(
+    testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 60_000 }),
+  )
+  let closed = false
+  t.after(() => (closed ? undefined : running.close()))
+  const close = running.close
+  running.close = () => {
+    closed = true
+    return close()
+  }
+  return running
+}
+
+/** Polls `fn` every 50 ms until it returns a value, at most `ms`. */
+async function until<T>(ms: number, fn: () => Promise<T | undefined>): Promise<T | undefined> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn().catch(() => undefined)
+    if (v !== undefined || Date.now() > end) return v
+    await sleep(50)
+  }
+}
+
+/** Whether something accepts a TCP connection on the port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1')
+    s.once('connect', () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.once('error', () => resolve(false))
+  })
+}
+
+/** Connects an MQTT client and reports how the broker answered. */
+function mqttAttempt(url: string, opts: IClientOptions): Promise<{ connected: boolean; code?: number; message?: string }> {
+  return new Promise((resolve) => {
+    const client = connect(url, { reconnectPeriod: 0, connectTimeout: 5000, clientId: `test-${process.pid}-${Math.random().toString(36).slice(2)}`, ...opts })
+    const done = (r: { connected: boolean; code?: number; message?: string }) => {
+      client.end(true)
+      resolve(r)
+    }
+    client.once('connect', () => done({ connected: true }))
+    client.once('error', (err) => done({ connected: false, code: (err as { code?: number }).code, message: err.message }))
+    client.once('close', () => done({ connected: false, message: 'closed' }))
+  })
+}
+
+t.test('listens on real sockets; the first measurement runs on start', async (t) => {
+  const s = await start(t)
+  t.type(s.httpPort, 'number')
+  t.type(s.mqttPort, 'number')
+  t.not(s.httpPort, 0)
+  t.not(s.mqttPort, 0)
+  const base = `http://127.0.0.1:${s.httpPort}`
+
+  const res = await fetch(`${base}/v1/status`)
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^application\/json/)
+
+  type Status = { data: { state: string; computedAt: string | null; stale: boolean } }
+  const measured = await until(5000, async () => {
+    const body = (await (await fetch(`${base}/v1/status`)).json()) as Status
+    return body.data.computedAt ? body.data : undefined
+  })
+  t.ok(measured, 'computedAt set after the first measurement')
+  t.equal(measured?.state, 'operational', 'the real database and broker answered')
+  t.equal(measured?.stale, false)
+
+  const text = await fetch(`${base}/v1/status?format=text`)
+  t.equal(text.status, 200)
+  t.match(text.headers.get('content-type'), /^text\/plain/)
+  t.match(await text.text(), /^state: operational$/m)
+
+  const me = await fetch(`${base}/v1/me`)
+  t.equal(me.status, 401, 'the rest still needs a credential')
+})
+
+t.test('MQTT with bad credentials is refused, over TCP and over WebSocket', async (t) => {
+  const s = await start(t)
+  for (const url of [`mqtt://127.0.0.1:${s.mqttPort}`, `ws://127.0.0.1:${s.httpPort}/mqtt`]) {
+    const r = await mqttAttempt(url, { username: 'scr_nope', password: 'wrong' })
+    t.equal(r.connected, false, `${url} refused`)
+    t.ok(r.code === 4 || r.code === 5, `${url}: CONNACK refusal code ${r.code} (${r.message})`)
+    const anonymous = await mqttAttempt(url, {})
+    t.equal(anonymous.connected, false, `${url} refuses an anonymous client`)
+  }
+  // a WebSocket elsewhere on the HTTP server is not MQTT
+  const stray = new WebSocket(`ws://127.0.0.1:${s.httpPort}/elsewhere`)
+  const outcome = await new Promise<string>((resolve) => {
+    stray.once('open', () => resolve('open'))
+    stray.once('error', () => resolve('error'))
+    stray.once('unexpected-response', () => resolve('refused'))
+  })
+  stray.terminate()
+  t.not(outcome, 'open')
+})
+
+t.test('close() ends promptly with idle connections open, and the ports stop accepting', async (t) => {
+  const s = await start(t)
+  const httpPort = s.httpPort
+  const mqttPort = s.mqttPort!
+  t.ok(await accepts(httpPort))
+  t.ok(await accepts(mqttPort))
+
+  // connections that never send CONNECT (aedes would wait 30 s for it), and a keep-alive HTTP one
+  const raw = net.connect(mqttPort, '127.0.0.1')
+  await new Promise((r) => raw.once('connect', r))
+  raw.on('error', () => undefined)
+  const ws = new WebSocket(`ws://127.0.0.1:${httpPort}/mqtt`, 'mqtt')
+  ws.on('error', () => undefined)
+  await new Promise((r) => ws.once('open', r))
+  t.equal((await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).status, 200)
+  const rawClosed = new Promise((r) => raw.once('close', r))
+  const wsClosed = new Promise((r) => ws.once('close', r))
+
+  const started = Date.now()
+  const outcome = await Promise.race([s.close().then(() => 'closed'), sleep(5000).then(() => 'timeout')])
+  t.equal(outcome, 'closed', `close() took ${Date.now() - started} ms`)
+  if (outcome !== 'closed') {
+    raw.destroy()
+    ws.terminate()
+    return
+  }
+  await Promise.all([rawClosed, wsClosed])
+  t.equal(await accepts(httpPort), false, 'HTTP port closed')
+  t.equal(await accepts(mqttPort), false, 'MQTT port closed')
+})
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const srv = net.createServer()
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()))
+  const port = (srv.address() as net.AddressInfo).port
+  await new Promise((r) => srv.close(r))
+  return port
+}
+
+t.test('the CLI `start` serves, then exits 0 on SIGTERM', async (t) => {
+  const dataDir = tempDir(t)
+  const [httpPort, mqttPort] = [await freePort(), await freePort()]
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_')) env[k] = v
+  Object.assign(env, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: String(mqttPort), SVC_HOST: '127.0.0.1', SVC_LOG_LEVEL: 'warn' })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  child.stdout.resume()
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+
+  const ready = await until(20_000, async () => {
+    if (child.exitCode !== null) return false
+    const res = await fetch(`http://127.0.0.1:${httpPort}/v1/status`)
+    return res.status === 200 ? true : undefined
+  })
+  t.equal(ready, true, `ready (stderr: ${stderr})`)
+  t.ok(await accepts(mqttPort), 'MQTT over TCP on SVC_MQTT_PORT')
+  // an idle device-side connection must not hold the shutdown open
+  const raw = net.connect(mqttPort, '127.0.0.1')
+  raw.on('error', () => undefined)
+  await new Promise((r) => raw.once('connect', r))
+
+  child.kill('SIGTERM')
+  const outcome = await Promise.race([exited, sleep(5000).then(() => null)])
+  raw.destroy()
+  t.ok(outcome, `exited within 5 s (stderr: ${stderr})`)
+  t.same(outcome, { code: 0, signal: null })
+  t.match(stderr, /SIGTERM/)
+  t.notMatch(stderr, /^\s+at /m, 'no stack trace')
+})

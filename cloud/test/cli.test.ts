@@ -93,11 +93,20 @@ t.test('bootstrap prints one JSON line; regions; usage errors exit 2', async (t)
   t.match(unknown.stderr, /usage: /, 'the usage follows')
 })
 
-t.test('create-user and bootstrap credentials work on a server over the same data dir; incidents show in status', async (t) => {
+t.test('bootstrap, create-user and incidents beside a running server on the same data dir', async (t) => {
   const dataDir = tempDir(t)
+  const dbFile = path.join(dataDir, 'svc.sqlite')
+  const server = await startServer(testConfig({ dataDir, dbFile, host: '127.0.0.1', httpPort: 0, mqttPort: 0 }))
+  t.after(() => server.close())
+  const base = `http://127.0.0.1:${server.httpPort}`
+  const get = async (url: string, token?: unknown) => {
+    const res = await fetch(`${base}${url}`, token ? { headers: { authorization: `Bearer ${String(token)}` } } : {})
+    return { status: res.status, body: (await res.json()) as { data: any } }
+  }
+  t.equal((await get('/v1/status')).status, 200)
+
   const ws = oneLine(t, await cli(dataDir, 'bootstrap', '--workspace', 'Acme'))
   t.match(ws.apiKey, API_KEY)
-
   const [userRun, openRun] = await Promise.all([
     cli(dataDir, 'create-user', '--workspace', String(ws.workspaceId), '--email', 'a@b.co', '--role', 'admin'),
     cli(dataDir, 'incident', 'open', '--title', 'DB slow', '--impact', 'degraded'),
@@ -110,52 +119,52 @@ t.test('create-user and bootstrap credentials work on a server over the same dat
   t.match(incident.id, /^\S+$/)
   t.equal(incident.status, 'investigating')
 
+  // the running server sees the open incident at once
+  const during = (await get('/v1/status')).body.data
+  t.same(
+    during.incidents.map((i: { id: string }) => i.id),
+    [incident.id],
+  )
+
   const resolved = oneLine(t, await cli(dataDir, 'incident', 'resolve', String(incident.id), '--message', 'Index rebuilt.'))
   t.equal(resolved.status, 'resolved')
   t.type(resolved.resolvedAt, 'string')
 
-  const app = await buildApp(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite') }))
+  // over real HTTP on the running server, and through a second app on the same data dir
+  const app = await buildApp(testConfig({ dataDir, dbFile }))
   t.after(() => app.close())
   await app.ready()
+  const viaApp = async (url: string, token?: unknown) => {
+    const res = await app.inject({ method: 'GET', url, headers: token ? { authorization: `Bearer ${String(token)}` } : {} })
+    return { status: res.statusCode, body: res.json() as { data: any } }
+  }
+  for (const [name, call] of [
+    ['server', get],
+    ['buildApp', viaApp],
+  ] as const) {
+    const asKey = await call('/v1/me', ws.apiKey)
+    t.equal(asKey.status, 200, `${name}: key accepted`)
+    t.equal(asKey.body.data.actor.kind, 'key')
+    t.same(asKey.body.data.workspace, { id: ws.workspaceId, name: 'Acme' })
+    t.equal(asKey.body.data.grant, 'all')
 
-  const asKey = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${ws.apiKey}` } })
-  t.equal(asKey.statusCode, 200, asKey.body)
-  t.equal(asKey.json().data.actor.kind, 'key')
-  t.equal(asKey.json().data.workspace.id, ws.workspaceId)
-  t.equal(asKey.json().data.workspace.name, 'Acme')
-  t.equal(asKey.json().data.grant, 'all')
+    const asUser = await call('/v1/me', user.sessionToken)
+    t.equal(asUser.status, 200, `${name}: session accepted`)
+    t.equal(asUser.body.data.actor.kind, 'user')
+    t.equal(asUser.body.data.actor.email, 'a@b.co')
+    t.equal(asUser.body.data.workspace.id, ws.workspaceId)
 
-  const asUser = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${user.sessionToken}` } })
-  t.equal(asUser.statusCode, 200, asUser.body)
-  t.equal(asUser.json().data.actor.kind, 'user')
-  t.equal(asUser.json().data.actor.email, 'a@b.co')
-  t.equal(asUser.json().data.workspace.id, ws.workspaceId)
-
-  const status = (await app.inject({ method: 'GET', url: '/v1/status' })).json().data
-  t.same(status.incidents, [])
-  t.equal(status.recent.length, 1)
-  t.equal(status.recent[0].id, incident.id)
-  t.equal(status.recent[0].title, 'DB slow')
-  t.same(
-    status.recent[0].updates.map((u: { status: string; message: string }) => [u.status, u.message]),
-    [
-      ['investigating', 'DB slow'],
-      ['resolved', 'Index rebuilt.'],
-    ],
-  )
-})
-
-t.test('bootstrap works while a server runs on the same data dir', async (t) => {
-  const dataDir = tempDir(t)
-  const server = await startServer(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0 }))
-  t.after(() => server.close())
-  const base = `http://127.0.0.1:${server.httpPort}`
-  t.equal((await fetch(`${base}/v1/status`)).status, 200)
-
-  const ws = oneLine(t, await cli(dataDir, 'bootstrap', '--workspace', 'Live'))
-  const res = await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${ws.apiKey}` } })
-  t.equal(res.status, 200)
-  const me = (await res.json()) as { data: { actor: { kind: string }; workspace: { id: string; name: string } } }
-  t.equal(me.data.actor.kind, 'key')
-  t.same(me.data.workspace, { id: ws.workspaceId, name: 'Live' })
+    const status = (await call('/v1/status')).body.data
+    t.same(status.incidents, [], name)
+    t.equal(status.recent.length, 1, name)
+    t.equal(status.recent[0].id, incident.id)
+    t.equal(status.recent[0].title, 'DB slow')
+    t.same(
+      status.recent[0].updates.map((u: { status: string; message: string }) => [u.status, u.message]),
+      [
+        ['investigating', 'DB slow'],
+        ['resolved', 'Index rebuilt.'],
+      ],
+    )
+  }
 })

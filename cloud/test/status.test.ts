@@ -75,6 +75,14 @@ t.test('a real measurement makes it operational; older than 3 h it goes unknown 
   t.equal(old.stale, true)
   t.equal(old.computedAt, measuredAt, 'computedAt still tells when the last measurement was')
 
+  // A declared incident still shows while the measurement is stale.
+  const inc = await h.app.services.status.openIncident({ title: 'Region down', impact: 'outage' })
+  const declared = await status(h)
+  t.equal(declared.state, 'outage')
+  t.equal(declared.stale, true)
+  await h.app.services.status.updateIncident(inc.id, { status: 'resolved', message: 'ok' })
+  t.equal((await status(h)).state, 'unknown')
+
   // a new measurement brings it back
   await h.app.workers[0]!.runOnce()
   const again = await status(h)

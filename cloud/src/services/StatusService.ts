@@ -148,11 +148,11 @@ export class StatusService {
       await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NOT NULL AND resolved_at >= ? ORDER BY resolved_at DESC', [recentCut]),
     )
     const stale = !last || now.getTime() - Date.parse(last.measured_at) > STALE_AFTER_MS
-    let state: State = 'unknown'
-    if (!stale) {
-      state = last.state
-      for (const i of open) if (i.impact !== 'none') state = worst(state as DayState, i.impact)
-    }
+    // A stale measurement turns `operational` into `unknown`; an incident operators declared
+    // still shows its impact, since that needs no measurement to be true.
+    let measured: DayState = stale ? 'operational' : last.state
+    for (const i of open) if (i.impact !== 'none') measured = worst(measured, i.impact)
+    const state: State = stale && measured === 'operational' ? 'unknown' : measured
     const view = {
       state,
       computedAt: last?.measured_at ?? null,

@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../src/app.js'
+import { memoryPersistence } from '../src/broker/persistence.js'
 import { testConfig } from '../src/config.js'
 import { startServer } from '../src/server.js'
 
@@ -131,7 +132,9 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
   t.type(resolved.resolvedAt, 'string')
 
   // over real HTTP on the running server, and through a second app on the same data dir
-  const app = await buildApp(testConfig({ dataDir, dbFile }))
+  // The running server holds the broker's LevelDB under dataDir (one process per store),
+  // so this second app keeps its broker in memory.
+  const app = await buildApp(testConfig({ dataDir, dbFile }), { brokerPersistence: memoryPersistence })
   t.after(() => app.close())
   await app.ready()
   const viaApp = async (url: string, token?: unknown) => {

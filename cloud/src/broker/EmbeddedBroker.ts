@@ -7,8 +7,20 @@ import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { Aedes, type AedesOptions } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
+import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
 
-export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published' | 'persistence'>
+export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
+
+export interface BrokerOptions {
+  /** Sessions, queued messages, retained messages; in memory unless given (see persistence.ts). */
+  persistence?: PersistenceFactory
+}
+
+/** A message a device published, as the cloud sees it. */
+export interface BrokerMessage {
+  topic: string
+  payload: Buffer
+}
 
 const refuseAll: BrokerPolicy = {
   authenticate: (_client, _u, _p, done) => {
@@ -28,10 +40,60 @@ export class EmbeddedBroker {
   private closing: Promise<void> | null = null
   private boundTcpPort: number | null = null
 
-  constructor(private readonly policy: BrokerPolicy = refuseAll) {}
+  private persistence: BrokerPersistence | undefined
+
+  constructor(
+    private readonly policy: BrokerPolicy = refuseAll,
+    private readonly options: BrokerOptions = {},
+  ) {}
 
   async start(): Promise<void> {
-    this.aedes = await Aedes.createBroker({ ...this.policy })
+    this.persistence = await (this.options.persistence ?? memoryPersistence)()
+    try {
+      this.aedes = await Aedes.createBroker({ ...this.policy, ...(this.persistence ? { persistence: this.persistence } : {}) })
+    } catch (e) {
+      await this.persistence?.destroy?.().catch(() => undefined)
+      throw e
+    }
+  }
+
+  /**
+   * Publishes from the cloud itself (QoS 1). Retained messages are stored by the
+   * persistence, and offline persistent sessions subscribed to the topic get it queued.
+   */
+  publish(topic: string, payload: Buffer, retain: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.aedes.publish({ cmd: 'publish', topic, payload, qos: 1, retain, dup: false }, (err) => (err ? reject(err) : resolve()))
+    })
+  }
+
+  /** Cloud-side subscription (wildcards allowed); resolves once it is in place. */
+  subscribe(filter: string, handler: (msg: BrokerMessage) => void): Promise<void> {
+    const deliver = (packet: { topic: string; payload: Buffer | string }, cb: () => void): void => {
+      cb()
+      handler({ topic: packet.topic, payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload) })
+    }
+    return new Promise((resolve) => this.aedes.subscribe(filter, deliver as never, () => resolve()))
+  }
+
+  /** Calls back with the client id when an authenticated client is ready, and when one goes. */
+  onClients(handlers: { ready(clientId: string): void; gone(clientId: string): void }): void {
+    this.aedes.on('clientReady', (client) => handlers.ready(client.id))
+    this.aedes.on('clientDisconnect', (client) => {
+      // A reconnect with the same id takes over the session: the old client's disconnect
+      // arrives after the new one is ready, and must not count as the screen leaving.
+      if (this.isConnected(client.id) && this.clientOf(client.id) !== client) return
+      handlers.gone(client.id)
+    })
+  }
+
+  private clientOf(clientId: string): unknown {
+    return (this.aedes as unknown as { clients?: Record<string, unknown> } | undefined)?.clients?.[clientId]
+  }
+
+  /** Is a client with this id connected right now? */
+  isConnected(clientId: string): boolean {
+    return this.clientOf(clientId) !== undefined
   }
 
   /** Listens for MQTT over TCP; resolves with the bound port. */
@@ -107,6 +169,8 @@ export class EmbeddedBroker {
   private async shutdown(): Promise<void> {
     // The broker first: it ends every client connection, so the listeners can then close.
     if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
+    // aedes does not release its persistence; the LevelDB lock must go before a restart.
+    await this.persistence?.destroy?.().catch(() => undefined)
     // Connections that have not (yet) sent CONNECT are no aedes clients: end them here, or
     // the listeners would wait for aedes' connect timeout (30 s) before closing.
     if (this.wss) {

@@ -28,6 +28,13 @@ import accountRoutes from './routes/account.js'
 import statusRoutes from './routes/status.js'
 import screenRoutes from './routes/screens.js'
 import deviceRoutes from './routes/devices.js'
+import castRoutes from './routes/casts.js'
+import emergencyRoutes from './routes/emergencies.js'
+import path from 'node:path'
+import { levelPersistence, memoryPersistence, type PersistenceFactory } from './broker/persistence.js'
+import type { ContentResolver } from './devicelink/ContentResolver.js'
+import type { PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
+import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -36,6 +43,12 @@ export interface AppDeps {
   db?: Database
   /** Routes being retired; defaults to the registry in http/deprecations.ts. */
   deprecations?: Deprecation[]
+  /** Broker storage; default LevelDB under <dataDir>/broker, memory when dbFile is ':memory:'. */
+  brokerPersistence?: PersistenceFactory
+  /** The content library seam; default NoContentLibrary (no content exists yet on this branch). */
+  content?: ContentResolver
+  /** Panel settings for desired states (serial branch); default none. */
+  panelSettings?: PanelSettingsSource
 }
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
@@ -47,8 +60,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const db = deps.db ?? (await SqliteDatabase.open(config.dbFile, config.dbBusyTimeoutMs))
   await migrate(db)
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
-  const broker = new EmbeddedBroker(new DevicePolicy(screenDirectory(db)).hooks())
-  await broker.start()
+  const persistence = deps.brokerPersistence ?? (config.dbFile === ':memory:' ? memoryPersistence : levelPersistence(path.join(config.dataDir, 'broker')))
+  const broker = new EmbeddedBroker(new DevicePolicy(screenDirectory(db)).hooks(), { persistence })
+  try {
+    await broker.start()
+  } catch (e) {
+    if (ownsDb) await db.close().catch(() => undefined)
+    throw e
+  }
 
   try {
     return await assemble(config, deps, { clock, db, ownsDb, broker, deprecations })
@@ -77,7 +96,8 @@ async function assemble(
 
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
-  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log }))
+  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings }))
+  await app.services.presence.start({ timers: config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
   })
@@ -103,8 +123,10 @@ async function assemble(
   await app.register(statusRoutes(deprecations))
   await app.register(screenRoutes)
   await app.register(deviceRoutes)
+  await app.register(castRoutes)
+  await app.register(emergencyRoutes)
 
-  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log)]
+  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log)]
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {
     for (const w of workers) w.start()
@@ -113,6 +135,8 @@ async function assemble(
   })
   app.addHook('onClose', async () => {
     for (const w of workers) await w.stop()
+    app.services.presence.stop()
+    await app.services.desiredPublisher.idle().catch(() => undefined)
     await broker.close()
     await app.services.outbound.close()
     if (ownsDb) await db.close()

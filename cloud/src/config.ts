@@ -28,6 +28,10 @@ export interface Config {
   webhookAllowHosts: string[]
   /** Extra CA trusted for such test receivers (SVC_WEBHOOK_CA_FILE). */
   webhookCaFile: string | null
+  /** A dropped screen counts as offline after this long without reconnecting, ms (SVC_SCREEN_OFFLINE_GRACE_MS, 30000). */
+  screenOfflineGraceMs: number
+  /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
+  castExpiryIntervalMs: number
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -55,6 +59,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
     webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
+    screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
+    castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
   }
 }
 
@@ -68,6 +74,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mqttPort: -1,
     logLevel: 'silent',
     statusIntervalMs: 0,
+    castExpiryIntervalMs: 0,
     ...overrides,
   }
 }

@@ -4,6 +4,7 @@
 // fails this test until it is covered.
 import t from 'tap'
 import { build, makeKey, type Harness } from './helpers.js'
+import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
 
 interface Fixture {
   /** Creates the resource in workspace A and returns its id. */
@@ -35,10 +36,26 @@ const FIXTURES: Record<string, Fixture> = {
     body: { name: 'renamed' },
     exists: getOk('/v1/screens/:id'),
   },
+  '/v1/casts/:id': {
+    create: async (h, a) => {
+      const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode
+      await h.req('POST', '/v1/screens/pair', a, { code, name: 'A cast screen' })
+      return (await h.req('POST', '/v1/casts', a, { contentKind: 'media', contentId: 'med_a' })).json().data.id
+    },
+    exists: async (h, a, id) => (await h.req('GET', `/v1/casts/${id}`, a)).json().data?.status === 'active',
+  },
+  '/v1/emergencies/:id': {
+    create: async (h, a) => {
+      const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode
+      await h.req('POST', '/v1/screens/pair', a, { code, name: 'A emergency screen' })
+      return (await h.req('POST', '/v1/emergencies', a, { contentKind: 'media', contentId: 'med_a' })).json().data.id
+    },
+    exists: async (h, a, id) => (await h.req('GET', `/v1/emergencies/${id}`, a)).json().data?.status === 'active',
+  },
 }
 
 t.test('another workspace answers 404 on every route with a path parameter', async (t) => {
-  const h = await build(t)
+  const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
   const { apiKey: a } = await h.workspace('A')
   const { apiKey: b } = await h.workspace('B')
   // Auth: none routes carry no workspace credential; each is tested on its own below.
@@ -63,7 +80,7 @@ t.test('another workspace answers 404 on every route with a path parameter', asy
 })
 
 t.test("list routes never show another workspace's items", async (t) => {
-  const h = await build(t)
+  const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
   const { apiKey: a } = await h.workspace('A')
   const { apiKey: b } = await h.workspace('B')
   const ids: string[] = []
@@ -78,7 +95,7 @@ t.test("list routes never show another workspace's items", async (t) => {
 })
 
 t.test('the Auth: none registration poll answers nothing to a workspace credential', async (t) => {
-  const h = await build(t)
+  const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
   const { apiKey: a } = await h.workspace('A')
   const { apiKey: b } = await h.workspace('B')
   const reg = (await h.req('POST', '/v1/devices/register', null, {})).json().data

@@ -24,6 +24,9 @@ export const Screen = Type.Intersect([
     timezone: Type.String(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    desiredVersion: Type.Integer({ description: 'Last desired-state version published to the screen.' }),
+    reported: Nullable(Type.Object({}, { additionalProperties: true, description: 'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `at`.' })),
+    reportedAt: Nullable(Timestamp),
   }),
 ])
 

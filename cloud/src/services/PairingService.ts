@@ -114,6 +114,8 @@ export class PairingService {
       if (claimed.changes !== 1) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
       return id
     })
+    // Its first desired state (version 1), retained for when the agent connects.
+    this.screens.changed(p.workspaceId, screenId)
     return this.screens.get(p, screenId)
   }
 

@@ -7,6 +7,7 @@ import { notFound } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { ascPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
+import type { Reported } from '@svc/shared/mqtt/index'
 
 interface ScreenRow {
   id: string
@@ -23,6 +24,9 @@ interface ScreenRow {
   timezone: string
   created_at: string
   updated_at: string
+  desired_version: number
+  reported: string | null
+  reported_at: string | null
 }
 
 /** SPEC "Screen list item (trimmed)", plus the home `nodeId`. */
@@ -42,6 +46,11 @@ export interface ScreenView extends ScreenListItem {
   timezone: string
   createdAt: string
   updatedAt: string
+  /** The last desired-state version published to the screen (0 = none yet). */
+  desiredVersion: number
+  /** What the device last reported (playing, applied version, panel, storage); null before any. */
+  reported: Reported | null
+  reportedAt: string | null
 }
 
 /** What the broker needs to know about screens: the stored hash of a device secret. */
@@ -77,9 +86,14 @@ const view = (r: ScreenRow): ScreenView => ({
   timezone: r.timezone,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  desiredVersion: r.desired_version,
+  reported: r.reported ? (JSON.parse(r.reported) as Reported) : null,
+  reportedAt: r.reported_at,
 })
 
 export class ScreenService {
+  private readonly changeListeners: ((workspaceId: string, screenId: string) => void)[] = []
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -88,6 +102,15 @@ export class ScreenService {
     /** Ends the screen's live MQTT connection, if any (called when the screen is deleted). */
     private readonly disconnectDevice: (screenId: string) => void = () => undefined,
   ) {}
+
+  /** Called when a screen's own settings change (paired, moved): its desired state is republished. */
+  onChange(listener: (workspaceId: string, screenId: string) => void): void {
+    this.changeListeners.push(listener)
+  }
+
+  changed(workspaceId: string, screenId: string): void {
+    for (const l of this.changeListeners) l(workspaceId, screenId)
+  }
 
   private async row(p: Principal, id: string): Promise<ScreenRow> {
     const r = await this.db.get<ScreenRow>('SELECT * FROM screens WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
@@ -135,6 +158,7 @@ export class ScreenService {
       id,
       p.workspaceId,
     ])
+    if (nodeId !== current.node_id) this.changed(p.workspaceId, id)
     return this.get(p, id)
   }
 

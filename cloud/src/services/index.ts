@@ -17,6 +17,13 @@ import { PairingService } from './PairingService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
 import { WorkspaceService } from './WorkspaceService.js'
+import { CastService } from './CastService.js'
+import { EmergencyService } from './EmergencyService.js'
+import { NoContentLibrary, type ContentResolver } from '../devicelink/ContentResolver.js'
+import { DesiredStateBuilder, type PanelSettingsSource } from '../devicelink/DesiredStateBuilder.js'
+import { DesiredStatePublisher } from '../devicelink/DesiredStatePublisher.js'
+import { ScreenPresence } from '../devicelink/ScreenPresence.js'
+import { Takeover } from '../devicelink/Takeover.js'
 
 export interface Services {
   config: Config
@@ -36,6 +43,15 @@ export interface Services {
   events: EventBus
   /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
   outbound: OutboundGuard
+  /** The content library seam (NoContentLibrary until the content branch lands). */
+  content: ContentResolver
+  desiredState: DesiredStateBuilder
+  /** markDirty(workspaceId, screenIds): republish those screens' desired state. */
+  desiredPublisher: DesiredStatePublisher
+  /** Screen status and reported state from the device link; onScreenStatus / onReported. */
+  presence: ScreenPresence
+  casts: CastService
+  emergencies: EmergencyService
 }
 
 export function createServices(deps: {
@@ -44,7 +60,9 @@ export function createServices(deps: {
   clock: Clock
   random?: RandomSource
   broker: EmbeddedBroker
-  log: { error(obj: unknown, msg: string): void }
+  log: { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void }
+  content?: ContentResolver
+  panelSettings?: PanelSettingsSource
 }): Services {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
@@ -54,6 +72,14 @@ export function createServices(deps: {
   const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
   const pairing = new PairingService(db, clock, ids, nodes, screens, random)
+  const events = new EventBus(log)
+  const content = deps.content ?? new NoContentLibrary()
+  const desiredState = new DesiredStateBuilder(db, clock, content, deps.panelSettings)
+  const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log)
+  const markDirty = (ws: string, screenIds: string[]) => desiredPublisher.markDirty(ws, screenIds)
+  // A paired or moved screen gets a fresh desired state.
+  screens.onChange((ws, id) => void markDirty(ws, [id]).catch(() => undefined))
+  const takeover = new Takeover(db, nodes, content)
   const status = new StatusService(db, clock, ids, {
     database: async () => {
       const t = performance.now()
@@ -77,7 +103,13 @@ export function createServices(deps: {
     status,
     rateLimiter: new RateLimiter(clock),
     idempotency: new IdempotencyStore(db, clock),
-    events: new EventBus(log),
+    events,
     outbound: new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile }),
+    content,
+    desiredState,
+    desiredPublisher,
+    presence: new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs),
+    casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
+    emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, events),
   }
 }

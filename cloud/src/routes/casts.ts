@@ -1,0 +1,101 @@
+// /v1/casts (SPEC "Casts"): create (screen.cast), list newest first (status filter,
+// limit default 200 max 500, no cursor), get, clear. Emergencies are routes/emergencies.ts.
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { principalOf } from '../http/types.js'
+import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { validation } from '../errors.js'
+import { CAST_STATUS_FILTERS } from '../services/CastService.js'
+import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from '../devicelink/Takeover.js'
+
+const lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)))
+
+/** Content and scope, shared with emergencies. */
+export const TakeoverTarget = {
+  contentKind: lit(TAKEOVER_CONTENT_KINDS),
+  contentId: Type.String({ minLength: 1, maxLength: 100 }),
+  scopeKind: Type.Optional(lit(SCOPE_KINDS)),
+  screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 1000 })),
+  scopeNodeId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  contentName: Type.Optional(Type.String({ maxLength: 200 })),
+}
+
+const Cast = Type.Object({
+  id: Type.String({ description: 'Prefix `cast_`.' }),
+  kind: Type.Literal('cast'),
+  status: Type.String({ description: '`active`, `paused`, `cleared`, `expired` or `replaced`.' }),
+  contentKind: Type.String(),
+  contentId: Type.String(),
+  contentName: Nullable(Type.String()),
+  scopeKind: Type.String(),
+  scopeNodeId: Nullable(Type.String()),
+  screenCount: Type.Integer(),
+  triggeredAt: Timestamp,
+  expiresAt: Nullable(Timestamp),
+  endedAt: Nullable(Timestamp),
+  replacedBy: Nullable(Type.String()),
+})
+
+export function parseListLimit(raw: string | undefined, def: number, max: number): number {
+  if (raw === undefined) return def
+  const n = Number(raw)
+  if (!/^[0-9]{1,6}$/.test(raw) || n < 1 || n > max) throw validation(`limit must be an integer from 1 to ${max}.`)
+  return n
+}
+
+const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { casts } = app.services
+
+  app.post(
+    '/v1/casts',
+    {
+      config: { permission: 'screen.cast' },
+      schema: {
+        tags: ['casts'],
+        summary: 'Cast content to screens now (above their assignment, until cleared or expiresAt)',
+        body: Type.Object(
+          {
+            ...TakeoverTarget,
+            expiresAt: Type.Optional(Type.Union([Type.String({ maxLength: 40 }), Type.Integer({ minimum: 0 })], { description: 'ISO 8601 date-time or epoch milliseconds; in the future.' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Data(Cast), ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await casts.create(principalOf(req), req.body) }),
+  )
+
+  app.get(
+    '/v1/casts',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['casts'],
+        summary: 'List casts, newest first (no cursor)',
+        querystring: Type.Object({
+          status: Type.Optional(lit(CAST_STATUS_FILTERS)),
+          limit: Type.Optional(Type.String({ description: 'Default 200, at most 500.' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(Cast) }), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await casts.list(principalOf(req), { status: req.query.status, limit: parseListLimit(req.query.limit, 200, 500) }) }),
+  )
+
+  app.get(
+    '/v1/casts/:id',
+    { config: { permission: 'screen.view' }, schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } } },
+    async (req) => ({ data: await casts.get(principalOf(req), req.params.id) }),
+  )
+
+  app.post(
+    '/v1/casts/:id/clear',
+    {
+      config: { permission: 'screen.cast' },
+      schema: { tags: ['casts'], summary: 'End a cast now; 409 already_inactive if it has ended', params: IdParams, response: { 200: Data(Cast), 409: errorResponses[404], ...errorResponses } },
+    },
+    async (req) => ({ data: await casts.clear(principalOf(req), req.params.id) }),
+  )
+}
+export default castRoutes

@@ -1,0 +1,72 @@
+// /v1/emergencies (DESIGN "Emergencies"): start (emergency.manage), list and get
+// (emergency.view), clear (→ screensReleased; again → 409 already_inactive).
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { principalOf } from '../http/types.js'
+import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { EMERGENCY_STATUSES } from '../services/EmergencyService.js'
+import { TakeoverTarget, parseListLimit } from './casts.js'
+
+const Emergency = Type.Object({
+  id: Type.String({ description: 'Prefix `emg_`.' }),
+  kind: Type.Literal('emergency'),
+  status: Type.String({ description: '`active` or `cleared`.' }),
+  contentKind: Type.String(),
+  contentId: Type.String(),
+  contentName: Nullable(Type.String()),
+  message: Nullable(Type.String()),
+  scopeKind: Type.String(),
+  scopeNodeId: Nullable(Type.String()),
+  screenCount: Type.Integer(),
+  startedAt: Timestamp,
+  clearedAt: Nullable(Timestamp),
+  screensReleased: Nullable(Type.Integer({ description: 'Screens no other emergency still holds, set when cleared.' })),
+})
+
+const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { emergencies } = app.services
+
+  app.post(
+    '/v1/emergencies',
+    {
+      config: { permission: 'emergency.manage' },
+      schema: {
+        tags: ['emergencies'],
+        summary: 'Start an emergency: content above everything on the target screens until cleared',
+        body: Type.Object({ ...TakeoverTarget, message: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false }),
+        response: { 201: Data(Emergency), ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await emergencies.start(principalOf(req), req.body) }),
+  )
+
+  app.get(
+    '/v1/emergencies',
+    {
+      config: { permission: 'emergency.view' },
+      schema: {
+        tags: ['emergencies'],
+        summary: 'List emergencies, newest first',
+        querystring: Type.Object({ status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))), limit: Type.Optional(Type.String()) }),
+        response: { 200: Type.Object({ data: Type.Array(Emergency) }), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await emergencies.list(principalOf(req), { status: req.query.status, limit: parseListLimit(req.query.limit, 200, 500) }) }),
+  )
+
+  app.get(
+    '/v1/emergencies/:id',
+    { config: { permission: 'emergency.view' }, schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } } },
+    async (req) => ({ data: await emergencies.get(principalOf(req), req.params.id) }),
+  )
+
+  app.post(
+    '/v1/emergencies/:id/clear',
+    {
+      config: { permission: 'emergency.manage' },
+      schema: { tags: ['emergencies'], summary: 'Clear an emergency; 409 already_inactive if it was cleared', params: IdParams, response: { 200: Data(Emergency), 409: errorResponses[404], ...errorResponses } },
+    },
+    async (req) => ({ data: await emergencies.clear(principalOf(req), req.params.id) }),
+  )
+}
+export default emergencyRoutes

@@ -1,0 +1,86 @@
+// Screen status from the device link: connect / Last Will / reconnect, debounced on the
+// injected clock; reported state stored and shown; events on the bus and listeners.
+import t from 'tap'
+import { topics } from '@svc/shared/mqtt/index'
+import { connectDevice, startCloud } from './link.js'
+
+const status = (s: 'online' | 'offline') => JSON.stringify({ status: s, at: '2026-06-01T12:00:00.000Z' })
+
+t.test('online at once; a drop is offline only after the grace period; a quick reconnect is a flap', async (t) => {
+  const c = await startCloud(t)
+  const { presence, events } = c.running.app.services
+  const seen: { event: string; data: Record<string, unknown> }[] = []
+  events.subscribe((e) => void (e.event.startsWith('screen.') && seen.push(e)))
+  const changes: string[] = []
+  presence.onScreenStatus((ch) => void changes.push(`${ch.screenId}:${ch.status}`))
+  const d = await c.pair('Foyer')
+  const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
+  const will = { topic: topics.status(d.screenId), payload: Buffer.from(status('offline')), qos: 1 as const, retain: true }
+  const screen = async () => (await c.call('GET', '/v1/screens')).body.data.find((s: { id: string }) => s.id === d.screenId)
+
+  t.equal((await screen()).status, 'offline', 'a new screen is offline')
+  const dev = await connectDevice(t, url, d, { will })
+  await dev.client.publishAsync(topics.status(d.screenId), status('online'), { qos: 1, retain: true })
+  await presence.idle()
+  t.match(await screen(), { status: 'online', lastSeenAt: '2026-06-01T12:00:00.000Z' })
+  t.same(seen.map((e) => e.event), ['screen.online'])
+  t.match(seen[0]!.data, { screenId: d.screenId, screenName: 'Foyer', nodeId: null, at: '2026-06-01T12:00:00.000Z' })
+
+  // an unclean drop (the Last Will fires), back within the grace period: nothing announced
+  c.clock.advance(1000)
+  dev.client.stream.destroy()
+  await new Promise((r) => setTimeout(r, 200))
+  await presence.idle()
+  t.equal((await screen()).status, 'online', 'still online during the grace period')
+  c.clock.advance(10_000)
+  const again = await connectDevice(t, url, d, { will })
+  await presence.idle()
+  c.clock.advance(60_000)
+  await presence.sweep()
+  t.equal((await screen()).status, 'online')
+  t.same(seen.map((e) => e.event), ['screen.online'], 'a flap announces nothing')
+
+  // a real outage: offline after presence.offlineAfterMs without reconnecting
+  again.client.stream.destroy()
+  await new Promise((r) => setTimeout(r, 200))
+  await presence.idle()
+  const droppedAt = c.clock.now().toISOString()
+  c.clock.advance(presence.offlineAfterMs - 1)
+  await presence.sweep()
+  t.equal((await screen()).status, 'online', 'not before the grace period ends')
+  c.clock.advance(1)
+  await presence.sweep()
+  t.match(await screen(), { status: 'offline', lastSeenAt: droppedAt })
+  t.same(seen.map((e) => e.event), ['screen.online', 'screen.offline'])
+  t.match(seen[1]!.data, { screenId: d.screenId, since: droppedAt, at: c.clock.now().toISOString() })
+
+  c.clock.advance(5000)
+  await connectDevice(t, url, d, { will })
+  await presence.idle()
+  t.equal((await screen()).status, 'online')
+  t.match(seen[2], { event: 'screen.online', data: { since: droppedAt } })
+  t.same(changes, [`${d.screenId}:online`, `${d.screenId}:offline`, `${d.screenId}:online`], 'onScreenStatus listeners see the same transitions')
+})
+
+t.test('reported state is validated, stored, shown on the screen and passed to listeners', async (t) => {
+  const c = await startCloud(t)
+  const { presence } = c.running.app.services
+  const reports: unknown[] = []
+  presence.onReported((r) => void reports.push(r.reported))
+  const d = await c.pair()
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)
+  const reported = {
+    version: 1,
+    playing: { source: 'assignment', contentKind: 'playlist', contentId: 'pl_1' },
+    panel: { power: 'on', input: 'hdmi1', at: '2026-06-01T12:00:00.000Z' },
+    storage: { usedBytes: 10, totalBytes: 100 },
+    at: '2026-06-01T12:00:00.000Z',
+  }
+  await dev.client.publishAsync(topics.reported(d.screenId), JSON.stringify({ version: -1 }), { qos: 1, retain: true })
+  await dev.client.publishAsync(topics.reported(d.screenId), JSON.stringify(reported), { qos: 1, retain: true })
+  await presence.idle()
+  t.same(reports, [reported], 'the invalid message was ignored')
+  const s = (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data
+  t.same(s.reported, reported)
+  t.equal(s.reportedAt, '2026-06-01T12:00:00.000Z')
+})

@@ -28,6 +28,9 @@ import accountRoutes from './routes/account.js'
 import statusRoutes from './routes/status.js'
 import screenRoutes from './routes/screens.js'
 import deviceRoutes from './routes/devices.js'
+import serialTemplateRoutes from './routes/serialTemplates.js'
+import serialJobRoutes from './routes/serialJobs.js'
+import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -103,6 +106,8 @@ async function assemble(
   await app.register(statusRoutes(deprecations))
   await app.register(screenRoutes)
   await app.register(deviceRoutes)
+  await app.register(serialTemplateRoutes)
+  await app.register(serialJobRoutes)
 
   const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log)]
   app.decorate('workers', workers)
@@ -111,7 +116,13 @@ async function assemble(
     // A first measurement right away, so a fresh server does not report `unknown`.
     if (config.statusIntervalMs > 0) void workers[0]!.runOnce().catch((err) => app.log.error({ err }, 'first status measurement failed'))
   })
+  // Serial jobs reach devices through the broker; pending ones go out as screens connect.
+  const serialDelivery = new SerialJobDelivery(broker, app.services.serialJobs, app.log)
+  app.addHook('onReady', async () => {
+    await serialDelivery.start()
+  })
   app.addHook('onClose', async () => {
+    await serialDelivery.stop()
     for (const w of workers) await w.stop()
     await broker.close()
     await app.services.outbound.close()

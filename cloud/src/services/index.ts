@@ -17,6 +17,9 @@ import { PairingService } from './PairingService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
 import { WorkspaceService } from './WorkspaceService.js'
+import { SerialTemplateService } from './SerialTemplateService.js'
+import { ScreenPanelService } from './ScreenPanelService.js'
+import { SerialJobService } from './SerialJobService.js'
 
 export interface Services {
   config: Config
@@ -36,6 +39,10 @@ export interface Services {
   events: EventBus
   /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
   outbound: OutboundGuard
+  serialTemplates: SerialTemplateService
+  /** Panel profiles; `panelProfile(workspaceId, screenId)` feeds `desired.panel`. */
+  screenPanels: ScreenPanelService
+  serialJobs: SerialJobService
 }
 
 export function createServices(deps: {
@@ -53,6 +60,10 @@ export function createServices(deps: {
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
   const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
+  const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
+  nodes.registerUsage(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))
+  const screenPanels = new ScreenPanelService(db, clock, screens)
+  const serialJobs = new SerialJobService(db, clock, ids, nodes, screens, screenPanels, serialTemplates)
   const pairing = new PairingService(db, clock, ids, nodes, screens, random)
   const status = new StatusService(db, clock, ids, {
     database: async () => {
@@ -79,5 +90,8 @@ export function createServices(deps: {
     idempotency: new IdempotencyStore(db, clock),
     events: new EventBus(log),
     outbound: new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile }),
+    serialTemplates,
+    screenPanels,
+    serialJobs,
   }
 }

@@ -24,6 +24,8 @@ export class SerialJobDelivery implements SerialJobDeliverer {
   private sweep: NodeJS.Timeout | null = null
   /** Per screen: the delivery running now, and whether another pass is wanted after it. */
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>()
+  /** Per screen: jobs already published to its current session, so a new job does not resend the rest. */
+  private readonly published = new Map<string, Set<string>>()
 
   constructor(
     private readonly broker: EmbeddedBroker,
@@ -40,6 +42,7 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     aedes.on('clientReady', this.onClientReady)
     aedes.on('subscribe', this.onSubscribe)
     aedes.on('ack', this.onAck)
+    aedes.on('clientDisconnect', this.onClientDisconnect)
     await new Promise<void>((resolve) => aedes.subscribe(cloudFilters.allJobResults, this.onResult, resolve))
     const interval = this.opts.sweepIntervalMs ?? 60_000
     if (interval > 0) {
@@ -60,12 +63,18 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     aedes.off('clientReady', this.onClientReady)
     aedes.off('subscribe', this.onSubscribe)
     aedes.off('ack', this.onAck)
+    aedes.off('clientDisconnect', this.onClientDisconnect)
     if (!aedes.closed) await new Promise<void>((resolve) => aedes.unsubscribe(cloudFilters.allJobResults, this.onResult, resolve))
     await Promise.all([...this.running.values()].map((r) => r.done))
   }
 
-  /** Publishes the screen's open jobs if its client is connected; otherwise they wait in the database. */
-  deliver(screenId: string): void {
+  /**
+   * Publishes the screen's open jobs not yet published to its current session, if its client
+   * is connected; otherwise they wait in the database. `fresh` forgets what was published
+   * (a new connection or subscription), so every open job goes out again.
+   */
+  deliver(screenId: string, fresh = false): void {
+    if (fresh) this.published.delete(screenId)
     if (!this.started || !this.isConnected(screenId)) return
     const current = this.running.get(screenId)
     if (current) {
@@ -95,21 +104,29 @@ export class SerialJobDelivery implements SerialJobDeliverer {
 
   private async publishPending(screenId: string): Promise<void> {
     const pending = await this.jobs.pendingFor(screenId)
+    let done = this.published.get(screenId)
+    if (!done) this.published.set(screenId, (done = new Set()))
     for (const job of pending) {
       if (!this.started || this.broker.aedes.closed) return
+      if (done.has(job.id)) continue
+      done.add(job.id)
       const packet: PublishPacket = { cmd: 'publish', topic: topics.jobs(screenId), payload: encodeMessage(job), qos: QOS, retain: false, dup: false }
       await new Promise<void>((resolve, reject) => this.broker.aedes.publish(packet, (err) => (err ? reject(err) : resolve())))
     }
   }
 
   private readonly onClientReady = (client: Client): void => {
-    this.deliver(client.id)
+    this.deliver(client.id, true)
+  }
+
+  private readonly onClientDisconnect = (client: Client): void => {
+    this.published.delete(client.id)
   }
 
   private readonly onSubscribe = (subs: Subscription[], client: Client): void => {
     if (!client) return
     const jobsTopic = topics.jobs(client.id)
-    if (subs.some((s) => s.topic === jobsTopic)) this.deliver(client.id)
+    if (subs.some((s) => s.topic === jobsTopic)) this.deliver(client.id, true)
   }
 
   /** PUBACK of a jobs packet: the device holds the job. */

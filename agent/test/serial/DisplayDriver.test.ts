@@ -33,7 +33,7 @@ for (const protocol of PROTOCOLS) {
     const { line, driver } = await setup(t, protocol);
     const codec = panelProtocols[protocol];
     const r = await driver.send(codec.powerOn(1));
-    t.equal(r.outcome, 'ok', r.reason);
+    t.equal(r.outcome, 'ok', r.reason ?? 'ok');
     t.equal(r.attempts, 1);
     t.equal(r.sentHex, codec.powerOn(1).toString('hex'));
     t.ok(r.replyHex.length > 0);

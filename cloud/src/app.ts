@@ -35,6 +35,9 @@ import { levelPersistence, memoryPersistence, type PersistenceFactory } from './
 import type { ContentResolver } from './devicelink/ContentResolver.js'
 import type { PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
 import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
+import serialTemplateRoutes from './routes/serialTemplates.js'
+import serialJobRoutes from './routes/serialJobs.js'
+import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -125,6 +128,8 @@ async function assemble(
   await app.register(deviceRoutes)
   await app.register(castRoutes)
   await app.register(emergencyRoutes)
+  await app.register(serialTemplateRoutes)
+  await app.register(serialJobRoutes)
 
   const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log)]
   app.decorate('workers', workers)
@@ -133,7 +138,13 @@ async function assemble(
     // A first measurement right away, so a fresh server does not report `unknown`.
     if (config.statusIntervalMs > 0) void workers[0]!.runOnce().catch((err) => app.log.error({ err }, 'first status measurement failed'))
   })
+  // Serial jobs reach devices through the broker; pending ones go out as screens connect.
+  const serialDelivery = new SerialJobDelivery(broker, app.services.serialJobs, app.log)
+  app.addHook('onReady', async () => {
+    await serialDelivery.start()
+  })
   app.addHook('onClose', async () => {
+    await serialDelivery.stop()
     for (const w of workers) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)

@@ -52,6 +52,19 @@ const FIXTURES: Record<string, Fixture> = {
     },
     exists: async (h, a, id) => (await h.req('GET', `/v1/emergencies/${id}`, a)).json().data?.status === 'active',
   },
+  '/v1/serial-templates/:id': {
+    create: async (h, a) => (await h.req('POST', '/v1/serial-templates', a, { name: 'A template', items: [{ name: 'on', value: 'ON' }] })).json().data.id,
+    body: { name: 'renamed' },
+    exists: getOk('/v1/serial-templates/:id'),
+  },
+  '/v1/serial-jobs/:id': {
+    create: async (h, a) => {
+      const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode
+      const screenId = (await h.req('POST', '/v1/screens/pair', a, { code, name: 'A screen' })).json().data.id
+      return (await h.req('POST', `/v1/screens/${screenId}/serial`, a, { value: 'ON' })).json().data.id
+    },
+    exists: getOk('/v1/serial-jobs/:id'),
+  },
 }
 
 t.test('another workspace answers 404 on every route with a path parameter', async (t) => {

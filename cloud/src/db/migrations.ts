@@ -230,6 +230,62 @@ export const migrations: Migration[] = [
       `CREATE INDEX emergency_screens_screen ON emergency_screens(screen_id, active)`,
     ],
   },
+  // 30–39: serial templates, serial jobs and the screen's panel profile (serial branch).
+  {
+    version: 30,
+    name: 'serial templates',
+    statements: [
+      // items is a JSON array of {id, name, value, encoding, eol}: always read and written whole.
+      `CREATE TABLE serial_templates (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        node_id TEXT REFERENCES nodes(id),
+        name TEXT NOT NULL,
+        model TEXT,
+        items TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX serial_templates_workspace ON serial_templates(workspace_id, id)`,
+      `CREATE INDEX serial_templates_node ON serial_templates(workspace_id, node_id)`,
+    ],
+  },
+  {
+    version: 31,
+    name: 'serial jobs',
+    statements: [
+      // The database is the source of truth for delivery: a job without a result is
+      // (re)published whenever its screen connects, so it survives a cloud restart.
+      `CREATE TABLE serial_jobs (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        screen_id TEXT NOT NULL,
+        bytes_hex TEXT NOT NULL,
+        protocol TEXT,
+        timeout_ms INTEGER,
+        template_id TEXT,
+        item_id TEXT,
+        status TEXT NOT NULL DEFAULT 'queued',
+        reply_hex TEXT,
+        sent_hex TEXT,
+        reason TEXT,
+        created_at TEXT NOT NULL,
+        sent_at TEXT,
+        completed_at TEXT
+      )`,
+      `CREATE INDEX serial_jobs_screen ON serial_jobs(screen_id, id)`,
+      `CREATE INDEX serial_jobs_open ON serial_jobs(status, screen_id)`,
+    ],
+  },
+  {
+    version: 32,
+    name: 'screen panel profile',
+    statements: [
+      `ALTER TABLE screens ADD COLUMN panel_protocol TEXT`,
+      `ALTER TABLE screens ADD COLUMN panel_set_id INTEGER`,
+      `ALTER TABLE screens ADD COLUMN panel_poll_seconds INTEGER`,
+    ],
+  },
 ]
 
 export async function migrate(db: Database, list: Migration[] = migrations): Promise<number[]> {

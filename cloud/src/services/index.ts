@@ -24,6 +24,9 @@ import { DesiredStateBuilder, type PanelSettingsSource } from '../devicelink/Des
 import { DesiredStatePublisher } from '../devicelink/DesiredStatePublisher.js'
 import { ScreenPresence } from '../devicelink/ScreenPresence.js'
 import { Takeover } from '../devicelink/Takeover.js'
+import { SerialTemplateService } from './SerialTemplateService.js'
+import { ScreenPanelService } from './ScreenPanelService.js'
+import { SerialJobService } from './SerialJobService.js'
 
 export interface Services {
   config: Config
@@ -52,6 +55,10 @@ export interface Services {
   presence: ScreenPresence
   casts: CastService
   emergencies: EmergencyService
+  serialTemplates: SerialTemplateService
+  /** Panel profiles; `panelProfile(workspaceId, screenId)` feeds `desired.panel`. */
+  screenPanels: ScreenPanelService
+  serialJobs: SerialJobService
 }
 
 export function createServices(deps: {
@@ -71,10 +78,14 @@ export function createServices(deps: {
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
   const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
+  const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
+  nodes.registerUsage(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))
+  const screenPanels = new ScreenPanelService(db, clock, screens)
+  const serialJobs = new SerialJobService(db, clock, ids, nodes, screens, screenPanels, serialTemplates)
   const pairing = new PairingService(db, clock, ids, nodes, screens, random)
   const events = new EventBus(log)
   const content = deps.content ?? new NoContentLibrary()
-  const desiredState = new DesiredStateBuilder(db, clock, content, deps.panelSettings)
+  const desiredState = new DesiredStateBuilder(db, clock, content, deps.panelSettings ?? ((ws, id) => screenPanels.panelProfile(ws, id)))
   const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log)
   const markDirty = (ws: string, screenIds: string[]) => desiredPublisher.markDirty(ws, screenIds)
   // A paired or moved screen gets a fresh desired state.
@@ -111,5 +122,8 @@ export function createServices(deps: {
     presence: new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs),
     casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
     emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, events),
+    serialTemplates,
+    screenPanels,
+    serialJobs,
   }
 }

@@ -1,0 +1,159 @@
+// Delivery of serial jobs through the embedded broker (DESIGN "MQTT topics"): every job
+// without a result is published on `svc/v1/screens/<id>/jobs` (QoS 1, not retained) when
+// it is queued for a connected screen, when the screen's client becomes ready, when it
+// subscribes to its jobs topic (a fresh session after a broker restart has no subscription
+// at clientReady), and on start. The database, not the broker's in-memory session, is
+// what makes jobs survive a restart; re-sending is safe because the agent dedupes by id.
+// A job is `sent` once the device acknowledged the packet (PUBACK). Results come back on
+// `svc/v1/screens/+/job-results`, validated with the shared parser; only the screen a job
+// was queued for can close it.
+import type { AedesPublishPacket, Client, PublishPacket, PubrelPacket, Subscription } from 'aedes'
+import { cloudFilters, encodeMessage, parseJobResult, parseScreenTopic, QOS, topics } from '@svc/shared/mqtt/index'
+import type { EmbeddedBroker } from './EmbeddedBroker.js'
+import type { SerialJobDeliverer, SerialJobService } from '../services/SerialJobService.js'
+
+export interface SerialJobDeliveryOptions {
+  /** How often open jobs past their TTL are failed as `expired`; 0 = never (tests call expire). */
+  sweepIntervalMs?: number
+}
+
+type Log = { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
+
+export class SerialJobDelivery implements SerialJobDeliverer {
+  private started = false
+  private sweep: NodeJS.Timeout | null = null
+  /** Per screen: the delivery running now, and whether another pass is wanted after it. */
+  private readonly running = new Map<string, { again: boolean; done: Promise<void> }>()
+  /** Per screen: jobs already published to its current session, so a new job does not resend the rest. */
+  private readonly published = new Map<string, Set<string>>()
+
+  constructor(
+    private readonly broker: EmbeddedBroker,
+    private readonly jobs: SerialJobService,
+    private readonly log: Log,
+    private readonly opts: SerialJobDeliveryOptions = {},
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.started) return
+    this.started = true
+    const aedes = this.broker.aedes
+    this.jobs.setDeliverer(this)
+    aedes.on('clientReady', this.onClientReady)
+    aedes.on('subscribe', this.onSubscribe)
+    aedes.on('ack', this.onAck)
+    aedes.on('clientDisconnect', this.onClientDisconnect)
+    await new Promise<void>((resolve) => aedes.subscribe(cloudFilters.allJobResults, this.onResult, resolve))
+    const interval = this.opts.sweepIntervalMs ?? 60_000
+    if (interval > 0) {
+      this.sweep = setInterval(() => void this.jobs.expireStale().catch((err) => this.log.error({ err }, 'serial job expiry failed')), interval)
+      this.sweep.unref()
+    }
+    // Screens already connected (none on a fresh start; kept for a restart of this object).
+    for (const screenId of await this.jobs.screensWithPending()) this.deliver(screenId)
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return
+    this.started = false
+    if (this.sweep) clearInterval(this.sweep)
+    this.sweep = null
+    this.jobs.setDeliverer(null)
+    const aedes = this.broker.aedes
+    aedes.off('clientReady', this.onClientReady)
+    aedes.off('subscribe', this.onSubscribe)
+    aedes.off('ack', this.onAck)
+    aedes.off('clientDisconnect', this.onClientDisconnect)
+    if (!aedes.closed) await new Promise<void>((resolve) => aedes.unsubscribe(cloudFilters.allJobResults, this.onResult, resolve))
+    await Promise.all([...this.running.values()].map((r) => r.done))
+  }
+
+  /**
+   * Publishes the screen's open jobs not yet published to its current session, if its client
+   * is connected; otherwise they wait in the database. `fresh` forgets what was published
+   * (a new connection or subscription), so every open job goes out again.
+   */
+  deliver(screenId: string, fresh = false): void {
+    if (fresh) this.published.delete(screenId)
+    if (!this.started || !this.isConnected(screenId)) return
+    const current = this.running.get(screenId)
+    if (current) {
+      current.again = true
+      return
+    }
+    const entry = { again: false, done: Promise.resolve() }
+    entry.done = (async () => {
+      try {
+        do {
+          entry.again = false
+          await this.publishPending(screenId)
+        } while (entry.again && this.started)
+      } catch (err) {
+        this.log.error({ err, screenId }, 'serial job delivery failed')
+      } finally {
+        this.running.delete(screenId)
+      }
+    })()
+    this.running.set(screenId, entry)
+  }
+
+  private isConnected(screenId: string): boolean {
+    const clients = (this.broker.aedes as unknown as { clients?: Record<string, unknown> }).clients
+    return !!clients?.[screenId]
+  }
+
+  private async publishPending(screenId: string): Promise<void> {
+    const pending = await this.jobs.pendingFor(screenId)
+    let done = this.published.get(screenId)
+    if (!done) this.published.set(screenId, (done = new Set()))
+    for (const job of pending) {
+      if (!this.started || this.broker.aedes.closed) return
+      if (done.has(job.id)) continue
+      done.add(job.id)
+      const packet: PublishPacket = { cmd: 'publish', topic: topics.jobs(screenId), payload: encodeMessage(job), qos: QOS, retain: false, dup: false }
+      await new Promise<void>((resolve, reject) => this.broker.aedes.publish(packet, (err) => (err ? reject(err) : resolve())))
+    }
+  }
+
+  private readonly onClientReady = (client: Client): void => {
+    this.deliver(client.id, true)
+  }
+
+  private readonly onClientDisconnect = (client: Client): void => {
+    this.published.delete(client.id)
+  }
+
+  private readonly onSubscribe = (subs: Subscription[], client: Client): void => {
+    if (!client) return
+    const jobsTopic = topics.jobs(client.id)
+    if (subs.some((s) => s.topic === jobsTopic)) this.deliver(client.id, true)
+  }
+
+  /** PUBACK of a jobs packet: the device holds the job. */
+  private readonly onAck = (ackPacket: PublishPacket | PubrelPacket, client: Client): void => {
+    const packet = ackPacket as { topic?: unknown; payload?: unknown } | undefined
+    if (!packet || !client || typeof packet.topic !== 'string') return
+    const parsed = parseScreenTopic(packet.topic)
+    if (!parsed || parsed.kind !== 'jobs' || parsed.screenId !== client.id) return
+    try {
+      const payload = packet.payload
+      const id = (JSON.parse(Buffer.isBuffer(payload) ? payload.toString('utf8') : String(payload)) as { id?: unknown }).id
+      if (typeof id === 'string') void this.jobs.markSent(id).catch((err) => this.log.error({ err }, 'marking a serial job sent failed'))
+    } catch {
+      /* not one of ours */
+    }
+  }
+
+  private readonly onResult = (packet: AedesPublishPacket, cb: () => void): void => {
+    cb()
+    const parsed = parseScreenTopic(packet.topic)
+    if (!parsed || parsed.kind !== 'job-results') return
+    const r = parseJobResult(packet.payload)
+    if (!r.ok) {
+      this.log.warn({ screenId: parsed.screenId, errors: r.errors }, 'invalid job result ignored')
+      return
+    }
+    if (r.value.kind !== undefined && r.value.kind !== 'serial') return
+    void this.jobs.applyResult(parsed.screenId, r.value).catch((err) => this.log.error({ err }, 'applying a serial job result failed'))
+  }
+}

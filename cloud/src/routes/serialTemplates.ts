@@ -1,0 +1,90 @@
+// /v1/serial-templates (SPEC "Serial templates"): saved RS232 commands. Bodies are checked
+// by SerialTemplateService so each 422 names its cause (no name, no value, too long, no
+// bytes, duplicate id, over 200 commands); the schemas here only fix the JSON shape.
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { principalOf } from '../http/types.js'
+import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+
+export const SerialTemplateItem = Type.Object({
+  id: Type.String({ description: 'Prefix `sti_`. Kept across edits.' }),
+  name: Type.String(),
+  value: Type.String({ description: 'Literal text for `ascii`, hex digits for `hex`; at most 512 characters.' }),
+  encoding: Type.Union([Type.Literal('ascii'), Type.Literal('hex')]),
+  eol: Type.Union([Type.Literal('none'), Type.Literal('cr'), Type.Literal('lf'), Type.Literal('crlf')]),
+  hexPreview: Type.String({ description: 'The exact bytes sent, as space-separated hex pairs.' }),
+})
+
+export const SerialTemplate = Type.Object({
+  id: Type.String({ description: 'Prefix `sertpl_`.' }),
+  spaceId: Type.String(),
+  name: Type.String({ description: 'Cut to 120 characters.' }),
+  model: Nullable(Type.String()),
+  nodeId: Nullable(Type.String({ description: 'Home location; null = workspace root.' })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  items: Type.Array(SerialTemplateItem),
+})
+
+const TemplateInput = Type.Object(
+  {
+    name: Type.Optional(Type.Unknown({ description: 'Required on create; cut to 120 characters.' })),
+    model: Type.Optional(Type.Unknown({ description: 'Free-text panel model, or null.' })),
+    nodeId: Type.Optional(Type.Unknown({ description: 'Home location, or null.' })),
+    items: Type.Optional(Type.Array(Type.Unknown(), { description: 'At most 200 commands.' })),
+  },
+  { additionalProperties: true, description: 'Each command: id (optional; an existing sti_ id keeps it), name, value, encoding, eol.' },
+)
+
+const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { serialTemplates } = app.services
+
+  app.get(
+    '/v1/serial-templates',
+    {
+      config: { permission: 'screen.view' },
+      schema: { tags: ['serial'], summary: 'List serial templates at the locations this credential reaches (not paged)', response: { 200: Data(Type.Array(SerialTemplate)), ...errorResponses } },
+    },
+    async (req) => ({ data: await serialTemplates.list(principalOf(req)) }),
+  )
+
+  app.post(
+    '/v1/serial-templates',
+    {
+      config: { permission: 'screen.edit' },
+      schema: { tags: ['serial'], summary: 'Create a serial template', body: TemplateInput, response: { 201: Data(SerialTemplate), ...errorResponses } },
+    },
+    async (req, reply) => reply.code(201).send({ data: await serialTemplates.create(principalOf(req), req.body) }),
+  )
+
+  app.get(
+    '/v1/serial-templates/:id',
+    { config: { permission: 'screen.view' }, schema: { tags: ['serial'], summary: 'Get a serial template', params: IdParams, response: { 200: Data(SerialTemplate), ...errorResponses } } },
+    async (req) => ({ data: await serialTemplates.get(principalOf(req), req.params.id) }),
+  )
+
+  app.patch(
+    '/v1/serial-templates/:id',
+    {
+      config: { permission: 'screen.edit' },
+      schema: {
+        tags: ['serial'],
+        summary: 'Edit a serial template; a given items list replaces the stored one, keeping the ids it names',
+        params: IdParams,
+        body: TemplateInput,
+        response: { 200: Data(SerialTemplate), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await serialTemplates.update(principalOf(req), req.params.id, req.body) }),
+  )
+
+  app.delete(
+    '/v1/serial-templates/:id',
+    {
+      config: { permission: 'screen.edit' },
+      schema: { tags: ['serial'], summary: 'Delete a serial template (no restore)', params: IdParams, response: { 200: Data(Type.Object({ ok: Type.Literal(true) })), ...errorResponses } },
+    },
+    async (req) => ({ data: await serialTemplates.remove(principalOf(req), req.params.id) }),
+  )
+}
+export default serialTemplateRoutes

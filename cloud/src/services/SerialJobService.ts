@@ -1,0 +1,298 @@
+// Serial jobs (DESIGN "Serial commands"): bytes for one screen's panel, expanded at queue
+// time from a template command or a literal value. The database row is the source of
+// truth: a job stays `queued` until it is handed to a connected device (`sent`), and any
+// job without a result is handed over again when the screen reconnects or the cloud
+// restarts (the agent dedupes by job id). The device's result closes it (`ok`, `nak`,
+// `timeout`, `failed`); a job without a result after SERIAL_JOB_TTL_MS fails as `expired`.
+import { encodeCommand, hexPreview, isSerialEncodingError } from '@svc/shared/serial/index'
+import { isPanelProtocolName } from '@svc/shared/panels/index'
+import type { JobResult, SerialJob } from '@svc/shared/mqtt/index'
+import type { Clock, IdGenerator } from '../clock.js'
+import type { Database } from '../db/Database.js'
+import { ApiError, notFound, validation } from '../errors.js'
+import type { Principal } from '../auth/Principal.js'
+import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import type { NodeService } from './NodeService.js'
+import type { ScreenService } from './ScreenService.js'
+import type { ScreenPanelService } from './ScreenPanelService.js'
+import type { SerialTemplateService } from './SerialTemplateService.js'
+
+/** A job not answered within a day is failed: a power command run a day late surprises people. */
+export const SERIAL_JOB_TTL_MS = 24 * 3600_000
+
+export const SERIAL_JOB_STATUSES = ['queued', 'sent', 'ok', 'nak', 'timeout', 'failed'] as const
+export type SerialJobStatus = (typeof SERIAL_JOB_STATUSES)[number]
+const OPEN: readonly SerialJobStatus[] = ['queued', 'sent']
+
+interface JobRow {
+  id: string
+  workspace_id: string
+  screen_id: string
+  bytes_hex: string
+  protocol: string | null
+  timeout_ms: number | null
+  template_id: string | null
+  item_id: string | null
+  status: SerialJobStatus
+  reply_hex: string | null
+  sent_hex: string | null
+  reason: string | null
+  created_at: string
+  sent_at: string | null
+  completed_at: string | null
+}
+
+export interface SerialJobView {
+  id: string
+  screenId: string
+  templateId: string | null
+  itemId: string | null
+  /** The bytes to send, as space-separated uppercase hex pairs (like `hexPreview`). */
+  bytesHex: string
+  /** Panel protocol the agent reads the reply with; null = raw (reply ends on silence). */
+  protocol: string | null
+  status: SerialJobStatus
+  replyHex: string | null
+  reason: string | null
+  createdAt: string
+  sentAt: string | null
+  completedAt: string | null
+}
+
+/** What to send: a saved command, or a literal value. */
+export interface SerialCommandBody {
+  templateId?: string
+  itemId?: string
+  value?: unknown
+  encoding?: unknown
+  eol?: unknown
+  /** Reply framing override: a panel protocol, or `raw`. Default: the screen's panel profile. */
+  protocol?: string
+  timeoutMs?: number
+}
+
+export interface SerialScopeBody extends SerialCommandBody {
+  scopeKind?: 'screens' | 'node' | 'all'
+  screenIds?: string[]
+  scopeNodeId?: string
+}
+
+/** Hands a job to its device; implemented by the broker link (SerialJobDelivery). */
+export interface SerialJobDeliverer {
+  deliver(screenId: string): void
+}
+
+const spaced = (contiguous: string): string => hexPreview(Buffer.from(contiguous, 'hex'))
+
+const view = (r: JobRow): SerialJobView => ({
+  id: r.id,
+  screenId: r.screen_id,
+  templateId: r.template_id,
+  itemId: r.item_id,
+  bytesHex: spaced(r.bytes_hex),
+  protocol: r.protocol,
+  status: r.status,
+  replyHex: r.reply_hex === null ? null : spaced(r.reply_hex),
+  reason: r.reason,
+  createdAt: r.created_at,
+  sentAt: r.sent_at,
+  completedAt: r.completed_at,
+})
+
+export class SerialJobService {
+  private deliverer: SerialJobDeliverer | null = null
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly nodes: NodeService,
+    private readonly screens: ScreenService,
+    private readonly panels: ScreenPanelService,
+    private readonly templates: SerialTemplateService,
+    readonly ttlMs: number = SERIAL_JOB_TTL_MS,
+  ) {}
+
+  setDeliverer(d: SerialJobDeliverer | null): void {
+    this.deliverer = d
+  }
+
+  /** Queues one job for one screen the credential reaches. */
+  async queue(p: Principal, screenId: string, body: SerialCommandBody): Promise<SerialJobView> {
+    await this.screens.get(p, screenId)
+    const cmd = await this.command(p, body)
+    const [job] = await this.insert(p.workspaceId, [screenId], cmd)
+    return job!
+  }
+
+  /** Queues the command for every reachable screen of a scope (as casts target screens). */
+  async queueScope(p: Principal, body: SerialScopeBody): Promise<SerialJobView[]> {
+    const targets = await this.targets(p, body)
+    if (!targets.length) throw new ApiError('no_screens', 'The target matched no screens this credential reaches.')
+    const cmd = await this.command(p, body)
+    return this.insert(p.workspaceId, targets, cmd)
+  }
+
+  async get(p: Principal, id: string): Promise<SerialJobView> {
+    const r = await this.db.get<JobRow & { node_id: string | null }>(
+      'SELECT j.*, s.node_id AS node_id FROM serial_jobs j JOIN screens s ON s.id = j.screen_id WHERE j.id = ? AND j.workspace_id = ?',
+      [id, p.workspaceId],
+    )
+    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such serial job.')
+    return view(await this.expireIfStale(r))
+  }
+
+  /** A screen's jobs, newest first; paged when `limit` is sent. */
+  async listForScreen(p: Principal, screenId: string, page: PageRequest): Promise<Page<SerialJobView>> {
+    await this.screens.get(p, screenId)
+    await this.expireStale()
+    const where = 'workspace_id = ? AND screen_id = ?'
+    const params = [p.workspaceId, screenId]
+    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM serial_jobs WHERE ${where}`, params))!.n : undefined
+    const sql = descPageSql(page)
+    const rows = await this.db.all<JobRow>(`SELECT * FROM serial_jobs WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    return pageOf(rows, page, view, total)
+  }
+
+  /** Jobs of a screen still waiting for a result, oldest first, as the MQTT job message. */
+  async pendingFor(screenId: string): Promise<SerialJob[]> {
+    await this.expireStale()
+    const rows = await this.db.all<JobRow>(`SELECT * FROM serial_jobs WHERE screen_id = ? AND status IN ('queued', 'sent') ORDER BY id ASC`, [screenId])
+    return rows.map((r) => ({
+      id: r.id,
+      kind: 'serial' as const,
+      bytesHex: r.bytes_hex,
+      protocol: r.protocol,
+      ...(r.timeout_ms !== null ? { timeoutMs: r.timeout_ms } : {}),
+      createdAt: r.created_at,
+    }))
+  }
+
+  /** Records that a job went to the device's session. */
+  async markSent(jobId: string): Promise<void> {
+    await this.db.run(`UPDATE serial_jobs SET status = 'sent', sent_at = COALESCE(sent_at, ?) WHERE id = ? AND status = 'queued'`, [this.clock.now().toISOString(), jobId])
+  }
+
+  /**
+   * Applies a device's result. Only the screen the job was queued for can close it; a
+   * closed job stays closed, except `expired`, which a late real result replaces.
+   */
+  async applyResult(screenId: string, result: JobResult): Promise<boolean> {
+    const r = await this.db.get<JobRow>('SELECT * FROM serial_jobs WHERE id = ?', [result.jobId])
+    if (!r || r.screen_id !== screenId) return false
+    const open = OPEN.includes(r.status) || (r.status === 'failed' && r.reason === 'expired')
+    if (!open) return false
+    const reason = result.reason ?? null
+    await this.db.run('UPDATE serial_jobs SET status = ?, reply_hex = ?, sent_hex = ?, reason = ?, completed_at = ?, sent_at = COALESCE(sent_at, ?) WHERE id = ?', [
+      result.outcome,
+      result.replyHex.toLowerCase(),
+      result.sentHex.toLowerCase(),
+      reason,
+      this.clock.now().toISOString(),
+      this.clock.now().toISOString(),
+      r.id,
+    ])
+    return true
+  }
+
+  /** Fails every open job older than the TTL; returns how many. */
+  async expireStale(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - this.ttlMs).toISOString()
+    const now = this.clock.now().toISOString()
+    const res = await this.db.run(`UPDATE serial_jobs SET status = 'failed', reason = 'expired', completed_at = ? WHERE status IN ('queued', 'sent') AND created_at < ?`, [now, cutoff])
+    return res.changes
+  }
+
+  /** Screens that have open jobs (for delivery on start). */
+  async screensWithPending(): Promise<string[]> {
+    const rows = await this.db.all<{ screen_id: string }>(`SELECT DISTINCT screen_id FROM serial_jobs WHERE status IN ('queued', 'sent')`)
+    return rows.map((r) => r.screen_id)
+  }
+
+  private async expireIfStale(r: JobRow): Promise<JobRow> {
+    if (!OPEN.includes(r.status) || this.clock.now().getTime() - Date.parse(r.created_at) <= this.ttlMs) return r
+    await this.expireStale()
+    return (await this.db.get<JobRow>('SELECT * FROM serial_jobs WHERE id = ?', [r.id])) ?? r
+  }
+
+  private async command(p: Principal, body: SerialCommandBody): Promise<{ bytes: Buffer; templateId: string | null; itemId: string | null; protocol: string | null | undefined; timeoutMs: number | null }> {
+    let protocol: string | null | undefined
+    if (body.protocol !== undefined) {
+      if (body.protocol === 'raw') protocol = null
+      else if (isPanelProtocolName(body.protocol)) protocol = body.protocol
+      else throw validation('protocol must be samsung-mdc, lg, nec, pjlink or raw.')
+    }
+    const timeoutMs = body.timeoutMs ?? null
+    const hasTemplate = body.templateId !== undefined || body.itemId !== undefined
+    if (hasTemplate) {
+      if (body.value !== undefined) throw validation('Send either templateId and itemId, or value (with encoding and eol), not both.')
+      if (!body.templateId || !body.itemId) throw validation('templateId and itemId are both required to send a saved command.')
+      const r = await this.templates.resolve(p, body.templateId, body.itemId)
+      return { bytes: r.bytes, templateId: r.templateId, itemId: r.itemId, protocol, timeoutMs }
+    }
+    if (body.value === undefined) throw validation('value is required (or templateId and itemId).')
+    try {
+      return { bytes: encodeCommand({ value: body.value, encoding: body.encoding, eol: body.eol }), templateId: null, itemId: null, protocol, timeoutMs }
+    } catch (err) {
+      if (isSerialEncodingError(err)) throw validation(`value: ${err.message}.`)
+      throw err
+    }
+  }
+
+  private async insert(
+    workspaceId: string,
+    screenIds: string[],
+    cmd: { bytes: Buffer; templateId: string | null; itemId: string | null; protocol: string | null | undefined; timeoutMs: number | null },
+  ): Promise<SerialJobView[]> {
+    const now = this.clock.now().toISOString()
+    const ids: string[] = []
+    // Read before the transaction: statements outside it would wait for it to end.
+    const protocols = new Map<string, string | null>()
+    for (const screenId of screenIds) {
+      protocols.set(screenId, cmd.protocol !== undefined ? cmd.protocol : ((await this.panels.panelProfile(workspaceId, screenId))?.protocol ?? null))
+    }
+    await this.db.transaction(async (tx) => {
+      for (const screenId of screenIds) {
+        const protocol = protocols.get(screenId) ?? null
+        const id = this.ids.next('serialJob')
+        await tx.run(
+          'INSERT INTO serial_jobs (id, workspace_id, screen_id, bytes_hex, protocol, timeout_ms, template_id, item_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [id, workspaceId, screenId, cmd.bytes.toString('hex'), protocol, cmd.timeoutMs, cmd.templateId, cmd.itemId, 'queued', now],
+        )
+        ids.push(id)
+      }
+    })
+    for (const screenId of new Set(screenIds)) this.deliverer?.deliver(screenId)
+    const rows = await this.db.all<JobRow>(`SELECT * FROM serial_jobs WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY id ASC`, ids)
+    const byId = new Map(rows.map((r) => [r.id, r]))
+    // Views are read after delivery started: a connected screen's jobs may already show `sent`.
+    return ids.map((id) => view(byId.get(id)!))
+  }
+
+  private async targets(p: Principal, body: SerialScopeBody): Promise<string[]> {
+    const kind = body.scopeKind ?? 'all'
+    const scope = await this.nodes.scopeClause(p, 'node_id')
+    if (kind === 'screens') {
+      if (!Array.isArray(body.screenIds) || body.screenIds.length === 0) throw validation('screenIds is required with scopeKind screens.')
+      const wanted = [...new Set(body.screenIds)]
+      const rows = await this.db.all<{ id: string }>(
+        `SELECT id FROM screens WHERE workspace_id = ?${scope.sql} AND id IN (${wanted.map(() => '?').join(',')}) ORDER BY id ASC`,
+        [p.workspaceId, ...scope.params, ...wanted],
+      )
+      return rows.map((r) => r.id)
+    }
+    if (kind === 'node') {
+      if (!body.scopeNodeId) throw validation('scopeNodeId is required with scopeKind node.')
+      const exists = await this.db.get('SELECT id FROM nodes WHERE id = ? AND workspace_id = ?', [body.scopeNodeId, p.workspaceId])
+      if (!exists) throw new ApiError('invalid_node', `scopeNodeId ${JSON.stringify(body.scopeNodeId)} is not a location in this workspace.`)
+      const under = await this.nodes.subtree(p.workspaceId, body.scopeNodeId)
+      const rows = await this.db.all<{ id: string }>(
+        `SELECT id FROM screens WHERE workspace_id = ?${scope.sql} AND node_id IN (${under.map(() => '?').join(',')}) ORDER BY id ASC`,
+        [p.workspaceId, ...scope.params, ...under],
+      )
+      return rows.map((r) => r.id)
+    }
+    const rows = await this.db.all<{ id: string }>(`SELECT id FROM screens WHERE workspace_id = ?${scope.sql} ORDER BY id ASC`, [p.workspaceId, ...scope.params])
+    return rows.map((r) => r.id)
+  }
+}

@@ -24,6 +24,8 @@ import apiKeyRoutes from './routes/apiKeys.js'
 import nodeRoutes from './routes/nodes.js'
 import accountRoutes from './routes/account.js'
 import statusRoutes from './routes/status.js'
+import contentRoutes from './routes/content.js'
+import mediaRoutes from './routes/media.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -96,6 +98,8 @@ async function assemble(
   await app.register(nodeRoutes)
   await app.register(accountRoutes)
   await app.register(statusRoutes(deprecations))
+  await app.register(contentRoutes)
+  await app.register(mediaRoutes)
 
   const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log)]
   app.decorate('workers', workers)
@@ -103,9 +107,12 @@ async function assemble(
     for (const w of workers) w.start()
     // A first measurement right away, so a fresh server does not report `unknown`.
     if (config.statusIntervalMs > 0) void workers[0]!.runOnce().catch((err) => app.log.error({ err }, 'first status measurement failed'))
+    // Files left `processing` by a previous run are probed now.
+    app.services.media.kick()
   })
   app.addHook('onClose', async () => {
     for (const w of workers) await w.stop()
+    await app.services.media.idle()
     await broker.close()
     await app.services.outbound.close()
     if (ownsDb) await db.close()

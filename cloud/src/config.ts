@@ -28,6 +28,18 @@ export interface Config {
   webhookAllowHosts: string[]
   /** Extra CA trusted for such test receivers (SVC_WEBHOOK_CA_FILE). */
   webhookCaFile: string | null
+  /** Largest file accepted by the single-request upload, bytes (SVC_MEDIA_UPLOAD_MAX_BYTES, 128 MiB); bigger files use the multipart routes. */
+  mediaUploadMaxBytes: number
+  /** Largest part of a multipart upload, bytes (SVC_MEDIA_PART_MAX_BYTES, 64 MiB). */
+  mediaPartMaxBytes: number
+  /** Largest assembled multipart upload, bytes (SVC_MEDIA_FILE_MAX_BYTES, 10 GiB). */
+  mediaFileMaxBytes: number
+  /** Largest file fetched by import-url, bytes (SVC_MEDIA_IMPORT_MAX_BYTES, 128 MiB). */
+  mediaImportMaxBytes: number
+  /** Time limit of an import-url fetch, ms (SVC_MEDIA_IMPORT_TIMEOUT_MS, 60000). */
+  mediaImportTimeoutMs: number
+  /** `background`: probe new files right after upload; `manual`: only when something calls processPending() (tests). */
+  mediaProcessing: 'background' | 'manual'
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -55,6 +67,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
     webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
+    mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),
+    mediaPartMaxBytes: int(env, 'SVC_MEDIA_PART_MAX_BYTES', 64 * 1024 * 1024, 1),
+    mediaFileMaxBytes: int(env, 'SVC_MEDIA_FILE_MAX_BYTES', 10 * 1024 * 1024 * 1024, 1),
+    mediaImportMaxBytes: int(env, 'SVC_MEDIA_IMPORT_MAX_BYTES', 128 * 1024 * 1024, 1),
+    mediaImportTimeoutMs: int(env, 'SVC_MEDIA_IMPORT_TIMEOUT_MS', 60_000, 1),
+    mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
   }
 }
 
@@ -68,6 +86,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mqttPort: -1,
     logLevel: 'silent',
     statusIntervalMs: 0,
+    mediaProcessing: 'manual',
     ...overrides,
   }
 }

@@ -11,6 +11,8 @@ import { IdempotencyStore } from '../http/idempotency.js'
 import { OutboundGuard } from '../net/OutboundGuard.js'
 import { RateLimiter } from '../http/rateLimit.js'
 import { ApiKeyService } from './ApiKeyService.js'
+import { ContentService } from './ContentService.js'
+import { MediaService } from './MediaService.js'
 import { NodeService } from './NodeService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
@@ -32,6 +34,10 @@ export interface Services {
   events: EventBus
   /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
   outbound: OutboundGuard
+  /** The content library (every kind), sharing, recall, playability, device descriptions. */
+  content: ContentService
+  /** Media files: uploads, processing, downloads. */
+  media: MediaService
 }
 
 export function createServices(deps: {
@@ -55,6 +61,11 @@ export function createServices(deps: {
     },
     broker: () => broker.probe(),
   })
+  const events = new EventBus(log)
+  const outbound = new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
+  const content = new ContentService(db, clock, ids, nodes, events, log)
+  const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log)
+  nodes.registerUsage(async (ws, nodeId) => ({ what: 'content item(s) or share(s)', count: await content.countAtNode(ws, nodeId) }))
   return {
     config,
     db,
@@ -68,7 +79,9 @@ export function createServices(deps: {
     status,
     rateLimiter: new RateLimiter(clock),
     idempotency: new IdempotencyStore(db, clock),
-    events: new EventBus(log),
-    outbound: new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile }),
+    events,
+    outbound,
+    content,
+    media,
   }
 }

@@ -150,16 +150,20 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       `${base}/recall`,
       {
         config: { permission: 'content.recall' },
+        // The body is optional: no body at all means no reason.
+        preValidation: async (req) => {
+          if (req.body === undefined || req.body === null) req.body = {}
+        },
         schema: {
           tags: [s.tag],
           summary: `Recall a ${recall.label.toLowerCase()}: pull it from every screen (sends content.recalled; 409 conflict when already recalled)`,
           params: IdParams,
-          body: Type.Optional(Type.Object({ reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) })),
+          body: Type.Object({ reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) }),
           response: { 200: Data(Recalled), 409: errorResponses[404], ...errorResponses },
         },
       },
       async (req) => {
-        const it = await content.recall(principalOf(req), s.kind, req.params.id, req.body?.reason?.trim() || null)
+        const it = await content.recall(principalOf(req), s.kind, req.params.id, req.body.reason?.trim() || null)
         return { data: { id: it.id, kind: it.kind, name: it.name, recalledAt: it.recalledAt, recallReason: it.recallReason } }
       },
     )

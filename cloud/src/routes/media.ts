@@ -3,7 +3,6 @@
 // parsing and the raw-bytes parser for parts are registered in this plugin only, so no
 // other route accepts form or octet-stream bodies.
 import fs from 'node:fs'
-import type { Readable } from 'node:stream'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
@@ -157,15 +156,11 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['media'],
         summary: `Send one part (Content-Type application/octet-stream, up to ${config.mediaPartMaxBytes} bytes); sending a part number again replaces it`,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), n: Type.String({ pattern: '^[0-9]{1,5}$' }) }),
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), n: Type.String({ maxLength: 10, description: 'Part number, 1 to 10000.' }) }),
         response: { 200: Data(Type.Object({ partNumber: Type.Integer(), sizeBytes: Type.Integer(), sha256: Type.String() })), 413: errorResponses[404], ...errorResponses },
       },
     },
-    async (req) => {
-      const body = req.body as Readable | undefined
-      if (!body || typeof (body as Readable).pipe !== 'function') throw new ApiError('unsupported_type', 'Send the part as Content-Type application/octet-stream.')
-      return { data: await media.putPart(principalOf(req), req.params.id, Number(req.params.n), body) }
-    },
+    async (req) => ({ data: await media.putPart(principalOf(req), req.params.id, req.params.n, req.body) }),
   )
 
   app.post(

@@ -323,9 +323,11 @@ export class MediaService {
   }
 
   /** Stores one part; sending the same part number again replaces it (resume after a broken connection). */
-  async putPart(p: Principal, id: string, partNumber: number, body: Readable) {
+  async putPart(p: Principal, id: string, n: string, body: unknown) {
     await this.uploadRow(p, id)
+    const partNumber = /^[0-9]{1,5}$/.test(n) ? Number(n) : NaN
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) throw validation(`part number must be an integer from 1 to ${MAX_PARTS}.`)
+    if (!(body instanceof Readable)) throw new ApiError('unsupported_type', 'Send the part as Content-Type application/octet-stream.')
     const dir = this.store.uploadDir(id)
     const staged = await this.store.stage(body, this.config.mediaPartMaxBytes, path.join(dir, `${partNumber}.tmp-${this.ids.next('mediaUpload')}`))
     if (staged.sizeBytes === 0) {

@@ -38,6 +38,8 @@ import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
 import serialTemplateRoutes from './routes/serialTemplates.js'
 import serialJobRoutes from './routes/serialJobs.js'
 import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
+import contentRoutes from './routes/content.js'
+import mediaRoutes from './routes/media.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -130,6 +132,8 @@ async function assemble(
   await app.register(emergencyRoutes)
   await app.register(serialTemplateRoutes)
   await app.register(serialJobRoutes)
+  await app.register(contentRoutes)
+  await app.register(mediaRoutes)
 
   const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log)]
   app.decorate('workers', workers)
@@ -137,6 +141,8 @@ async function assemble(
     for (const w of workers) w.start()
     // A first measurement right away, so a fresh server does not report `unknown`.
     if (config.statusIntervalMs > 0) void workers[0]!.runOnce().catch((err) => app.log.error({ err }, 'first status measurement failed'))
+    // Files left `processing` by a previous run are probed now.
+    app.services.media.kick()
   })
   // Serial jobs reach devices through the broker; pending ones go out as screens connect.
   const serialDelivery = new SerialJobDelivery(broker, app.services.serialJobs, app.log)
@@ -148,6 +154,7 @@ async function assemble(
     for (const w of workers) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)
+    await app.services.media.idle()
     await broker.close()
     await app.services.outbound.close()
     if (ownsDb) await db.close()

@@ -32,6 +32,18 @@ export interface Config {
   screenOfflineGraceMs: number
   /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
   castExpiryIntervalMs: number
+  /** Largest file accepted by the single-request upload, bytes (SVC_MEDIA_UPLOAD_MAX_BYTES, 128 MiB); bigger files use the multipart routes. */
+  mediaUploadMaxBytes: number
+  /** Largest part of a multipart upload, bytes (SVC_MEDIA_PART_MAX_BYTES, 64 MiB). */
+  mediaPartMaxBytes: number
+  /** Largest assembled multipart upload, bytes (SVC_MEDIA_FILE_MAX_BYTES, 10 GiB). */
+  mediaFileMaxBytes: number
+  /** Largest file fetched by import-url, bytes (SVC_MEDIA_IMPORT_MAX_BYTES, 128 MiB). */
+  mediaImportMaxBytes: number
+  /** Time limit of an import-url fetch, ms (SVC_MEDIA_IMPORT_TIMEOUT_MS, 60000). */
+  mediaImportTimeoutMs: number
+  /** `background`: probe new files right after upload; `manual`: only when something calls processPending() (tests). */
+  mediaProcessing: 'background' | 'manual'
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -61,6 +73,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
+    mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),
+    mediaPartMaxBytes: int(env, 'SVC_MEDIA_PART_MAX_BYTES', 64 * 1024 * 1024, 1),
+    mediaFileMaxBytes: int(env, 'SVC_MEDIA_FILE_MAX_BYTES', 10 * 1024 * 1024 * 1024, 1),
+    mediaImportMaxBytes: int(env, 'SVC_MEDIA_IMPORT_MAX_BYTES', 128 * 1024 * 1024, 1),
+    mediaImportTimeoutMs: int(env, 'SVC_MEDIA_IMPORT_TIMEOUT_MS', 60_000, 1),
+    mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
   }
 }
 
@@ -75,6 +93,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: 'silent',
     statusIntervalMs: 0,
     castExpiryIntervalMs: 0,
+    mediaProcessing: 'manual',
     ...overrides,
   }
 }

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   conflict: 409,
   node_not_empty: 409,
   too_large: 413,
+  range_not_satisfiable: 416,
   unsupported_type: 415,
   validation_error: 422,
   invalid_node: 422,

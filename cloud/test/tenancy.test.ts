@@ -5,6 +5,7 @@
 import t from 'tap'
 import { build, makeKey, type Harness } from './helpers.js'
 import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
+import { CONTENT_FIXTURES } from './content/tenancyFixtures.js'
 
 interface Fixture {
   /** Creates the resource in workspace A and returns its id. */
@@ -19,6 +20,7 @@ const getOk = (path: string) => async (h: Harness, a: string, id: string) => (aw
 
 // Keyed by the route prefix up to and including the resource's `:id`.
 const FIXTURES: Record<string, Fixture> = {
+  ...CONTENT_FIXTURES,
   '/v1/nodes/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id,
     body: { name: 'renamed' },

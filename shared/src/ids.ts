@@ -9,6 +9,7 @@ export const ID_PREFIX = {
   registration: 'reg',
   media: 'med',
   mediaFolder: 'fld',
+  mediaUpload: 'mup',
   playlist: 'pl',
   schedule: 'sch',
   creative: 'cre',

@@ -11,6 +11,8 @@ import { IdempotencyStore } from '../http/idempotency.js'
 import { OutboundGuard } from '../net/OutboundGuard.js'
 import { RateLimiter } from '../http/rateLimit.js'
 import { ApiKeyService } from './ApiKeyService.js'
+import { ContentService } from './ContentService.js'
+import { MediaService } from './MediaService.js'
 import { NodeService } from './NodeService.js'
 import { ScreenService } from './ScreenService.js'
 import { PairingService } from './PairingService.js'
@@ -19,7 +21,8 @@ import { UserService } from './UserService.js'
 import { WorkspaceService } from './WorkspaceService.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'
-import { NoContentLibrary, type ContentResolver } from '../devicelink/ContentResolver.js'
+import type { ContentResolver } from '../devicelink/ContentResolver.js'
+import { LibraryContentResolver } from '../devicelink/LibraryContentResolver.js'
 import { DesiredStateBuilder, type PanelSettingsSource } from '../devicelink/DesiredStateBuilder.js'
 import { DesiredStatePublisher } from '../devicelink/DesiredStatePublisher.js'
 import { ScreenPresence } from '../devicelink/ScreenPresence.js'
@@ -46,8 +49,8 @@ export interface Services {
   events: EventBus
   /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
   outbound: OutboundGuard
-  /** The content library seam (NoContentLibrary until the content branch lands). */
-  content: ContentResolver
+  /** The content library as the device link sees it (exists, playability, sharing, descriptions). */
+  contentResolver: ContentResolver
   desiredState: DesiredStateBuilder
   /** markDirty(workspaceId, screenIds): republish those screens' desired state. */
   desiredPublisher: DesiredStatePublisher
@@ -59,6 +62,10 @@ export interface Services {
   /** Panel profiles; `panelProfile(workspaceId, screenId)` feeds `desired.panel`. */
   screenPanels: ScreenPanelService
   serialJobs: SerialJobService
+  /** The content library (every kind), sharing, recall, playability, device descriptions. */
+  content: ContentService
+  /** Media files: uploads, processing, downloads. */
+  media: MediaService
 }
 
 export function createServices(deps: {
@@ -84,13 +91,18 @@ export function createServices(deps: {
   const serialJobs = new SerialJobService(db, clock, ids, nodes, screens, screenPanels, serialTemplates)
   const pairing = new PairingService(db, clock, ids, nodes, screens, random)
   const events = new EventBus(log)
-  const content = deps.content ?? new NoContentLibrary()
-  const desiredState = new DesiredStateBuilder(db, clock, content, deps.panelSettings ?? ((ws, id) => screenPanels.panelProfile(ws, id)))
+  const outbound = new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
+  const content = new ContentService(db, clock, ids, nodes, events, log)
+  const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log)
+  nodes.registerUsage(async (ws, nodeId) => ({ what: 'content item(s) or share(s)', count: await content.countAtNode(ws, nodeId) }))
+  // The device link sees the library through the ContentResolver seam (tests may pass their own).
+  const contentResolver = deps.content ?? new LibraryContentResolver(content)
+  const desiredState = new DesiredStateBuilder(db, clock, contentResolver, deps.panelSettings ?? ((ws, id) => screenPanels.panelProfile(ws, id)))
   const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log)
   const markDirty = (ws: string, screenIds: string[]) => desiredPublisher.markDirty(ws, screenIds)
   // A paired or moved screen gets a fresh desired state.
   screens.onChange((ws, id) => void markDirty(ws, [id]).catch(() => undefined))
-  const takeover = new Takeover(db, nodes, content)
+  const takeover = new Takeover(db, nodes, contentResolver)
   const status = new StatusService(db, clock, ids, {
     database: async () => {
       const t = performance.now()
@@ -115,8 +127,10 @@ export function createServices(deps: {
     rateLimiter: new RateLimiter(clock),
     idempotency: new IdempotencyStore(db, clock),
     events,
-    outbound: new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile }),
+    outbound,
     content,
+    media,
+    contentResolver,
     desiredState,
     desiredPublisher,
     presence: new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs),

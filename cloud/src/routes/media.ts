@@ -1,0 +1,278 @@
+// /v1/media: single-request upload (multipart form), resumable multipart upload, import
+// from a URL, list/get/rename/move/delete, and download with HTTP Range. Multipart
+// parsing and the raw-bytes parser for parts are registered in this plugin only, so no
+// other route accepts form or octet-stream bodies.
+import fs from 'node:fs'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import multipart from '@fastify/multipart'
+import { principalOf } from '../http/types.js'
+import { PageQuery } from '../http/pagination.js'
+import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { ApiError, validation } from '../errors.js'
+import { MEDIA_KINDS } from '../media/sniff.js'
+import type { StagedFile } from '../media/MediaStore.js'
+import { pageRules } from './content.js'
+
+export const MediaItem = Type.Object(
+  {
+    id: Type.String({ description: 'Prefix med_; use with contentKind media.' }),
+    name: Type.String(),
+    kind: Type.Union(MEDIA_KINDS.map((k) => Type.Literal(k))),
+    mimeType: Type.String({ description: 'Sniffed from the bytes, not taken from the client.' }),
+    sizeBytes: Type.Integer(),
+    sha256: Type.String(),
+    state: Type.Union([Type.Literal('processing'), Type.Literal('ready'), Type.Literal('failed')]),
+    failureReason: Nullable(Type.String()),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    durationMs: Nullable(Type.Integer()),
+    folderId: Nullable(Type.String()),
+    nodeId: Nullable(Type.String()),
+    sharedWith: Type.Array(Type.String()),
+    recalledAt: Nullable(Timestamp),
+    recallReason: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: true },
+)
+
+const Upload = Type.Object({
+  id: Type.String({ description: 'Prefix mup_.' }),
+  name: Type.String(),
+  folderId: Nullable(Type.String()),
+  nodeId: Nullable(Type.String()),
+  partSizeMaxBytes: Type.Integer(),
+  fileSizeMaxBytes: Type.Integer(),
+  parts: Type.Array(Type.Object({ partNumber: Type.Integer(), sizeBytes: Type.Integer(), sha256: Type.String(), receivedAt: Timestamp })),
+  receivedBytes: Type.Integer(),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+})
+
+const Placement = {
+  folderId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+}
+
+const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { media, config } = app.services
+
+  await app.register(multipart, {
+    // bodyLimit is not enforced across a multipart body: every dimension is capped here.
+    limits: { fileSize: config.mediaUploadMaxBytes, files: 1, parts: 10, fields: 8, fieldSize: 4096, headerPairs: 100 },
+    throwFileSizeLimit: true,
+  })
+  // Parts of a multipart upload are raw bytes; the stream is handed to the route, which
+  // writes it to disk under its own size limit.
+  app.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload))
+
+  app.post(
+    '/v1/media/upload',
+    {
+      config: { permission: 'media.create', idempotent: true, perKeyLimit: 300 },
+      schema: {
+        tags: ['media'],
+        summary: `Upload a file (multipart form: file, name, optional folderId, nodeId); up to ${config.mediaUploadMaxBytes} bytes, larger files use /v1/media/upload/multipart`,
+        consumes: ['multipart/form-data'],
+        response: { 201: Data(MediaItem), 413: errorResponses[404], 415: errorResponses[404], ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const p = principalOf(req)
+      if (!req.isMultipart()) throw new ApiError('unsupported_type', 'Send the file as multipart/form-data with a `file` part.')
+      const fields: Record<string, string> = {}
+      let staged: StagedFile | null = null
+      let fileName = ''
+      try {
+        for await (const part of req.parts()) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file' || staged) {
+              part.file.resume()
+              throw validation(`Only one file, in the part named "file", is accepted (got "${part.fieldname}").`)
+            }
+            fileName = part.filename
+            staged = await media.store.stage(part.file, config.mediaUploadMaxBytes)
+            if (part.file.truncated) throw new ApiError('too_large', `The file is over the limit of ${config.mediaUploadMaxBytes} bytes.`)
+          } else {
+            fields[part.fieldname] = String(part.value)
+          }
+        }
+        if (!staged) throw validation('body: file is required (a multipart part named "file").')
+        const s: StagedFile = staged
+        staged = null
+        const item = await media.createFromStaged(
+          p,
+          s,
+          { name: fields.name || undefined, folderId: fields.folderId || undefined, nodeId: fields.nodeId || undefined },
+          fileName || 'Untitled',
+        )
+        return reply.code(201).send({ data: item })
+      } finally {
+        if (staged) await media.store.discard(staged)
+      }
+    },
+  )
+
+  app.post(
+    '/v1/media/import-url',
+    {
+      config: { permission: 'media.create', idempotent: true },
+      schema: {
+        tags: ['media'],
+        summary: 'Import a file from a public https URL (400 unsafe_url for private, loopback or non-https addresses)',
+        body: Type.Object({ url: Type.String({ minLength: 1, maxLength: 2000 }), name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...Placement }),
+        response: { 201: Data(MediaItem), 400: errorResponses[404], 413: errorResponses[404], 415: errorResponses[404], ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await media.importUrl(principalOf(req), req.body) }),
+  )
+
+  app.post(
+    '/v1/media/upload/multipart/initiate',
+    {
+      config: { permission: 'media.create', idempotent: true },
+      schema: {
+        tags: ['media'],
+        summary: 'Start a resumable upload for a large file; send parts with PUT, then complete',
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), ...Placement }),
+        response: { 201: Data(Upload), ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await media.initiateUpload(principalOf(req), req.body) }),
+  )
+
+  app.get(
+    '/v1/media/upload/multipart/:id',
+    { config: { permission: 'media.create' }, schema: { tags: ['media'], summary: 'A resumable upload and the parts received so far', params: IdParams, response: { 200: Data(Upload), ...errorResponses } } },
+    async (req) => ({ data: await media.getUpload(principalOf(req), req.params.id) }),
+  )
+
+  app.put(
+    '/v1/media/upload/multipart/:id/parts/:n',
+    {
+      config: { permission: 'media.create' },
+      schema: {
+        tags: ['media'],
+        summary: `Send one part (Content-Type application/octet-stream, up to ${config.mediaPartMaxBytes} bytes); sending a part number again replaces it`,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), n: Type.String({ maxLength: 10, description: 'Part number, 1 to 10000.' }) }),
+        response: { 200: Data(Type.Object({ partNumber: Type.Integer(), sizeBytes: Type.Integer(), sha256: Type.String() })), 413: errorResponses[404], ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await media.putPart(principalOf(req), req.params.id, req.params.n, req.body) }),
+  )
+
+  app.post(
+    '/v1/media/upload/multipart/:id/complete',
+    { config: { permission: 'media.create' }, schema: { tags: ['media'], summary: 'Join parts 1..N into the file and create the media item', params: IdParams, response: { 201: Data(MediaItem), 415: errorResponses[404], ...errorResponses } } },
+    async (req, reply) => reply.code(201).send({ data: await media.completeUpload(principalOf(req), req.params.id) }),
+  )
+
+  app.post(
+    '/v1/media/upload/multipart/:id/abort',
+    {
+      config: { permission: 'media.create' },
+      schema: { tags: ['media'], summary: 'Abandon a resumable upload and drop its parts', params: IdParams, response: { 200: Data(Type.Object({ id: Type.String(), aborted: Type.Literal(true) })), ...errorResponses } },
+    },
+    async (req) => ({ data: await media.abortUpload(principalOf(req), req.params.id) }),
+  )
+
+  app.get(
+    '/v1/media',
+    {
+      config: { permission: 'media.view' },
+      schema: {
+        tags: ['media'],
+        summary: 'List media (newest first; limit 1–500, default 100 with a cursor)',
+        querystring: Type.Intersect([
+          PageQuery,
+          Type.Object({
+            search: Type.Optional(Type.String({ maxLength: 200 })),
+            kind: Type.Optional(Type.Union(MEDIA_KINDS.map((k) => Type.Literal(k)))),
+            state: Type.Optional(Type.Union([Type.Literal('processing'), Type.Literal('ready'), Type.Literal('failed')])),
+            folderId: Type.Optional(Type.String({ maxLength: 100, description: 'A folder id, or `root` for files in no folder.' })),
+          }),
+        ]),
+        response: { 200: Paged(MediaItem), ...errorResponses },
+      },
+    },
+    async (req) => media.list(principalOf(req), pageRules(req.query), req.query),
+  )
+
+  app.get(
+    '/v1/media/:id',
+    { config: { permission: 'media.view' }, schema: { tags: ['media'], summary: 'Get a media item', params: IdParams, response: { 200: Data(MediaItem), ...errorResponses } } },
+    async (req) => ({ data: await media.get(principalOf(req), req.params.id) }),
+  )
+
+  app.patch(
+    '/v1/media/:id',
+    {
+      config: { permission: 'media.edit' },
+      schema: {
+        tags: ['media'],
+        summary: 'Rename a media item or move it to another folder or location',
+        params: IdParams,
+        body: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...Placement }),
+        response: { 200: Data(MediaItem), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await media.update(principalOf(req), req.params.id, req.body) }),
+  )
+
+  app.delete(
+    '/v1/media/:id',
+    {
+      config: { permission: 'media.delete' },
+      schema: { tags: ['media'], summary: 'Delete a media item (409 conflict while a playlist, schedule, layout or screen uses it)', params: IdParams, response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses } },
+    },
+    async (req) => ({ data: await media.remove(principalOf(req), req.params.id) }),
+  )
+
+  app.get(
+    '/v1/media/:id/content',
+    {
+      config: { permission: 'media.view' },
+      schema: { tags: ['media'], summary: 'Download the file (supports a single HTTP Range: 206, or 416 when unsatisfiable)', params: IdParams, response: { 416: errorResponses[404], ...errorResponses } },
+    },
+    async (req, reply) => {
+      const f = await media.file(principalOf(req), req.params.id)
+      const size = f.sizeBytes
+      reply.header('accept-ranges', 'bytes').header('etag', `"${f.sha256}"`).header('content-type', f.mimeType).header('cache-control', 'private, max-age=31536000, immutable')
+      const range = parseRange(req.headers.range, size)
+      if (range === 'unsatisfiable') {
+        reply.header('content-range', `bytes */${size}`)
+        throw new ApiError('range_not_satisfiable', `The range is outside the file (${size} bytes).`)
+      }
+      if (range) {
+        reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`).header('content-length', String(range.end - range.start + 1))
+        return reply.send(fs.createReadStream(f.path, { start: range.start, end: range.end }) as never)
+      }
+      reply.header('content-length', String(size))
+      return reply.send(fs.createReadStream(f.path) as never)
+    },
+  )
+}
+
+/**
+ * One `bytes=` range (RFC 9110): `a-b`, `a-` or `-n`. A header we do not understand, or
+ * several ranges, is ignored (the whole file is sent, as the RFC allows); a range that
+ * starts past the end is unsatisfiable (416).
+ */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  if (!header) return null
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (!m || (m[1] === '' && m[2] === '')) return null
+  if (m[1] === '') {
+    const n = Number(m[2])
+    if (n === 0 || size === 0) return 'unsatisfiable'
+    return { start: Math.max(0, size - n), end: size - 1 }
+  }
+  const start = Number(m[1])
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+  if (start >= size) return 'unsatisfiable'
+  if (end < start) return null
+  return { start, end }
+}
+export default mediaRoutes

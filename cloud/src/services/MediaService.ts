@@ -1,0 +1,413 @@
+// The media library's files: single-request upload, resumable multipart upload, import
+// from a URL, the background probe (processing → ready | failed), listing, edits,
+// deletes and the bytes for download. Files live content-addressed in MediaStore;
+// locations, sharing, recall and references are ContentService's, shared by all kinds.
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import type { Clock, IdGenerator } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Database } from '../db/Database.js'
+import { ApiError, notFound, validation } from '../errors.js'
+import { actorRef, type Principal } from '../auth/Principal.js'
+import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { isUnsafeUrlError, UnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
+import { MediaStore, type StagedFile } from '../media/MediaStore.js'
+import { sniffFile } from '../media/sniff.js'
+import { probe } from '../media/probe.js'
+import { cleanName, type NodeService } from './NodeService.js'
+import type { ContentService, MediaRowLite } from './ContentService.js'
+import type { MediaKind } from '../media/sniff.js'
+
+export type MediaState = 'processing' | 'ready' | 'failed'
+
+interface MediaRow extends MediaRowLite {
+  recalled_by: string | null
+  created_by: string
+  created_at: string
+}
+
+interface UploadRow {
+  id: string
+  workspace_id: string
+  name: string
+  folder_id: string | null
+  node_id: string | null
+  created_by: string
+  created_at: string
+  expires_at: string
+}
+
+export interface MediaView {
+  id: string
+  spaceId: string
+  name: string
+  kind: MediaKind
+  mimeType: string
+  sizeBytes: number
+  sha256: string
+  state: MediaState
+  failureReason: string | null
+  width: number | null
+  height: number | null
+  durationMs: number | null
+  folderId: string | null
+  nodeId: string | null
+  sharedWith: string[]
+  recalledAt: string | null
+  recallReason: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface MediaPlacement {
+  name?: string | undefined
+  folderId?: string | null | undefined
+  nodeId?: string | null | undefined
+}
+
+export const UPLOAD_TTL_MS = 24 * 3600_000
+export const MAX_PARTS = 10_000
+
+export class MediaService {
+  readonly store: MediaStore
+  private running: Promise<void> | null = null
+  private again = false
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly nodes: NodeService,
+    private readonly content: ContentService,
+    private readonly outbound: OutboundGuard,
+    private readonly config: Config,
+    private readonly log: { error(obj: unknown, msg: string): void },
+  ) {
+    this.store = new MediaStore(config.dataDir)
+  }
+
+  private view(r: MediaRow, shares: string[]): MediaView {
+    return {
+      id: r.id,
+      spaceId: r.workspace_id,
+      name: r.name,
+      kind: r.kind as MediaKind,
+      mimeType: r.mime_type,
+      sizeBytes: r.size_bytes,
+      sha256: r.sha256,
+      state: r.state as MediaState,
+      failureReason: r.failure_reason,
+      width: r.width,
+      height: r.height,
+      durationMs: r.duration_ms,
+      folderId: r.folder_id,
+      nodeId: r.node_id,
+      sharedWith: shares,
+      recalledAt: r.recalled_at,
+      recallReason: r.recall_reason,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }
+  }
+
+  private async row(workspaceId: string, id: string): Promise<MediaRow | undefined> {
+    return this.db.get<MediaRow>('SELECT * FROM media WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+  }
+
+  async get(p: Principal, id: string): Promise<MediaView> {
+    await this.content.requireVisible(p, 'media', id)
+    const shares = await this.content.listShares(p, 'media', id)
+    return this.view((await this.row(p.workspaceId, id))!, shares.map((s) => s.nodeId))
+  }
+
+  async list(p: Principal, page: PageRequest, filter: { search?: string | undefined; kind?: string | undefined; state?: string | undefined; folderId?: string | undefined }): Promise<Page<MediaView>> {
+    const scope = await this.content.visibleClause(p, 'media', 'media')
+    let where = `workspace_id = ?${scope.sql}`
+    const params: (string | number)[] = [p.workspaceId, ...scope.params]
+    if (filter.search) {
+      where += ' AND LOWER(name) LIKE ?'
+      params.push(`%${filter.search.toLowerCase()}%`)
+    }
+    if (filter.kind) {
+      where += ' AND kind = ?'
+      params.push(filter.kind)
+    }
+    if (filter.state) {
+      where += ' AND state = ?'
+      params.push(filter.state)
+    }
+    if (filter.folderId !== undefined) {
+      if (filter.folderId === '' || filter.folderId === 'root') where += ' AND folder_id IS NULL'
+      else {
+        where += ' AND folder_id = ?'
+        params.push(filter.folderId)
+      }
+    }
+    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM media WHERE ${where}`, params))!.n : undefined
+    const sql = descPageSql(page)
+    const rows = await this.db.all<MediaRow>(`SELECT * FROM media WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const shares = new Map<string, string[]>()
+    if (rows.length) {
+      const s = await this.db.all<{ content_id: string; node_id: string }>(
+        `SELECT content_id, node_id FROM content_shares WHERE workspace_id = ? AND content_kind = 'media' AND content_id IN (${rows.map(() => '?').join(',')}) ORDER BY created_at, node_id`,
+        [p.workspaceId, ...rows.map((r) => r.id)],
+      )
+      for (const x of s) shares.set(x.content_id, [...(shares.get(x.content_id) ?? []), x.node_id])
+    }
+    return pageOf(rows, page, (r) => this.view(r, shares.get(r.id) ?? []), total)
+  }
+
+  /** Checks where a new file goes (name, folder, home) before any bytes are kept. */
+  private async placement(p: Principal, m: MediaPlacement, fallbackName: string): Promise<{ name: string; folderId: string | null; nodeId: string | null }> {
+    const name = cleanName(m.name ?? fallbackName)
+    if (m.folderId) await this.content.requireFolder(p, m.folderId)
+    const nodeId = await this.nodes.resolveHome(p, m.nodeId)
+    return { name, folderId: m.folderId ?? null, nodeId }
+  }
+
+  /**
+   * Turns staged bytes into a media item: sniffs the type against the allowlist (415
+   * unsupported_type otherwise), stores the bytes at their content address, records the
+   * item as `processing` and starts the probe. The staged file is gone afterwards either way.
+   */
+  async createFromStaged(p: Principal, staged: StagedFile, m: MediaPlacement, fallbackName: string): Promise<MediaView> {
+    try {
+      if (staged.sizeBytes === 0) throw validation('file is empty.')
+      const where = await this.placement(p, m, fallbackName)
+      const type = await sniffFile(staged.tmpPath)
+      if (!type.ok) throw new ApiError('unsupported_type', type.reason)
+      await this.store.commit(staged)
+      const id = this.ids.next('media')
+      const now = this.clock.now().toISOString()
+      await this.db.run(
+        `INSERT INTO media (id, workspace_id, name, kind, mime_type, size_bytes, sha256, state, folder_id, node_id, created_by, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?)`,
+        [id, p.workspaceId, where.name, type.kind, type.mimeType, staged.sizeBytes, staged.sha256, where.folderId, where.nodeId, actorRef(p), now, now],
+      )
+      this.kick()
+      return this.get(p, id)
+    } finally {
+      await this.store.discard(staged)
+    }
+  }
+
+  async update(p: Principal, id: string, input: { name?: string; folderId?: string | null; nodeId?: string | null }): Promise<MediaView> {
+    const item = await this.content.requireOwned(p, 'media', id)
+    const r = item.media!
+    const name = input.name !== undefined ? cleanName(input.name) : r.name
+    let folderId = r.folder_id
+    if (input.folderId !== undefined) {
+      if (input.folderId) await this.content.requireFolder(p, input.folderId)
+      folderId = input.folderId
+    }
+    const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : r.node_id
+    await this.db.run('UPDATE media SET name = ?, folder_id = ?, node_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [name, folderId, nodeId, this.clock.now().toISOString(), id, p.workspaceId])
+    await this.content.changed(p.workspaceId, 'media', id)
+    return this.get(p, id)
+  }
+
+  /** Refused (409 conflict) while a playlist, schedule, layout or screen uses the file; the bytes go when no item holds them. */
+  async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
+    const item = await this.content.requireOwned(p, 'media', id)
+    await this.content.assertDeletable(p.workspaceId, 'media', id)
+    await this.db.transaction(async (tx) => {
+      await this.content.forget(tx, p.workspaceId, 'media', id)
+      await tx.run('DELETE FROM media WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    })
+    const still = await this.db.get('SELECT id FROM media WHERE sha256 = ? LIMIT 1', [item.media!.sha256])
+    if (!still) await this.store.remove(item.media!.sha256)
+    await this.content.changed(p.workspaceId, 'media', id)
+    return { id, deleted: true }
+  }
+
+  /** Where the bytes are, for download. */
+  async file(p: Principal, id: string): Promise<{ path: string; sizeBytes: number; mimeType: string; sha256: string; name: string }> {
+    const item = await this.content.requireVisible(p, 'media', id)
+    const m = item.media!
+    return { path: this.store.pathOf(m.sha256), sizeBytes: m.size_bytes, mimeType: m.mime_type, sha256: m.sha256, name: m.name }
+  }
+
+  // ---- background probe --------------------------------------------------------------
+
+  /** Starts the probe soon (background mode); tests call processPending() themselves. */
+  kick(): void {
+    if (this.config.mediaProcessing !== 'background') return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = (async () => {
+      do {
+        this.again = false
+        await this.processPending().catch((err) => this.log.error({ err }, 'media processing failed'))
+      } while (this.again)
+    })().finally(() => (this.running = null))
+  }
+
+  /** Waits for a background run in progress (shutdown). */
+  async idle(): Promise<void> {
+    await this.running
+  }
+
+  /** Probes every item still `processing`: ready with dimensions/duration, or failed with a reason. Returns how many were done. */
+  async processPending(): Promise<number> {
+    const rows = await this.db.all<MediaRow>("SELECT * FROM media WHERE state = 'processing' ORDER BY id")
+    for (const r of rows) {
+      let update: { state: string; failure: string | null; width: number | null; height: number | null; durationMs: number | null }
+      try {
+        const res = await probe(this.store.pathOf(r.sha256), r.kind as MediaKind, r.mime_type)
+        update = { state: 'ready', failure: null, ...res }
+      } catch (e) {
+        update = { state: 'failed', failure: e instanceof Error ? e.message : String(e), width: null, height: null, durationMs: null }
+      }
+      const done = await this.db.run("UPDATE media SET state = ?, failure_reason = ?, width = ?, height = ?, duration_ms = ?, updated_at = ? WHERE id = ? AND state = 'processing'", [
+        update.state,
+        update.failure,
+        update.width,
+        update.height,
+        update.durationMs,
+        this.clock.now().toISOString(),
+        r.id,
+      ])
+      if (done.changes) await this.content.changed(r.workspace_id, 'media', r.id)
+    }
+    return rows.length
+  }
+
+  // ---- multipart (resumable) upload --------------------------------------------------
+
+  private uploadView(u: UploadRow, parts: { part_number: number; size_bytes: number; sha256: string; received_at: string }[]) {
+    return {
+      id: u.id,
+      name: u.name,
+      folderId: u.folder_id,
+      nodeId: u.node_id,
+      partSizeMaxBytes: this.config.mediaPartMaxBytes,
+      fileSizeMaxBytes: this.config.mediaFileMaxBytes,
+      parts: parts.map((x) => ({ partNumber: x.part_number, sizeBytes: x.size_bytes, sha256: x.sha256, receivedAt: x.received_at })),
+      receivedBytes: parts.reduce((n, x) => n + x.size_bytes, 0),
+      createdAt: u.created_at,
+      expiresAt: u.expires_at,
+    }
+  }
+
+  async initiateUpload(p: Principal, input: { name: string; folderId?: string | null; nodeId?: string | null }) {
+    const where = await this.placement(p, input, input.name)
+    const id = this.ids.next('mediaUpload')
+    const now = this.clock.now()
+    await this.db.run('INSERT INTO media_uploads (id, workspace_id, name, folder_id, node_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      p.workspaceId,
+      where.name,
+      where.folderId,
+      where.nodeId,
+      actorRef(p),
+      now.toISOString(),
+      new Date(now.getTime() + UPLOAD_TTL_MS).toISOString(),
+    ])
+    return this.getUpload(p, id)
+  }
+
+  private async uploadRow(p: Principal, id: string): Promise<UploadRow> {
+    const u = await this.db.get<UploadRow>('SELECT * FROM media_uploads WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    if (!u || u.expires_at <= this.clock.now().toISOString() || !(await this.nodes.reaches(p, u.node_id))) throw notFound('No such upload (it may have expired, completed or been aborted).')
+    return u
+  }
+
+  async getUpload(p: Principal, id: string) {
+    const u = await this.uploadRow(p, id)
+    const parts = await this.db.all<{ part_number: number; size_bytes: number; sha256: string; received_at: string }>('SELECT * FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number', [id])
+    return this.uploadView(u, parts)
+  }
+
+  /** Stores one part; sending the same part number again replaces it (resume after a broken connection). */
+  async putPart(p: Principal, id: string, n: string, body: unknown) {
+    await this.uploadRow(p, id)
+    const partNumber = /^[0-9]{1,5}$/.test(n) ? Number(n) : NaN
+    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) throw validation(`part number must be an integer from 1 to ${MAX_PARTS}.`)
+    if (!(body instanceof Readable)) throw new ApiError('unsupported_type', 'Send the part as Content-Type application/octet-stream.')
+    const dir = this.store.uploadDir(id)
+    const staged = await this.store.stage(body, this.config.mediaPartMaxBytes, path.join(dir, `${partNumber}.tmp-${this.ids.next('mediaUpload')}`))
+    if (staged.sizeBytes === 0) {
+      await this.store.discard(staged)
+      throw validation('the part is empty.')
+    }
+    await fsp.rename(staged.tmpPath, path.join(dir, String(partNumber)))
+    await this.db.run(
+      `INSERT INTO media_upload_parts (upload_id, part_number, size_bytes, sha256, received_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (upload_id, part_number) DO UPDATE SET size_bytes = excluded.size_bytes, sha256 = excluded.sha256, received_at = excluded.received_at`,
+      [id, partNumber, staged.sizeBytes, staged.sha256, this.clock.now().toISOString()],
+    )
+    return { partNumber, sizeBytes: staged.sizeBytes, sha256: staged.sha256 }
+  }
+
+  /** Joins parts 1..N (no gaps) into one file and creates the media item. */
+  async completeUpload(p: Principal, id: string): Promise<MediaView> {
+    const u = await this.uploadRow(p, id)
+    const parts = await this.db.all<{ part_number: number; size_bytes: number }>('SELECT part_number, size_bytes FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number', [id])
+    if (!parts.length) throw validation('No parts have been uploaded.')
+    const gap = parts.findIndex((x, i) => x.part_number !== i + 1)
+    if (gap >= 0) throw validation(`Part ${gap + 1} is missing; parts must be numbered 1 to N without gaps.`)
+    const dir = this.store.uploadDir(id)
+    async function* joined(): AsyncIterable<Buffer> {
+      for (const x of parts) for await (const chunk of fs.createReadStream(path.join(dir, String(x.part_number)))) yield chunk as Buffer
+    }
+    const staged = await this.store.stage(joined(), this.config.mediaFileMaxBytes)
+    const item = await this.createFromStaged(p, staged, { name: u.name, folderId: u.folder_id, nodeId: u.node_id }, u.name)
+    await this.dropUpload(id)
+    return item
+  }
+
+  async abortUpload(p: Principal, id: string): Promise<{ id: string; aborted: true }> {
+    await this.uploadRow(p, id)
+    await this.dropUpload(id)
+    return { id, aborted: true }
+  }
+
+  private async dropUpload(id: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.run('DELETE FROM media_upload_parts WHERE upload_id = ?', [id])
+      await tx.run('DELETE FROM media_uploads WHERE id = ?', [id])
+    })
+    await this.store.removeUpload(id)
+  }
+
+  /** Removes expired, never completed uploads (housekeeping). */
+  async purgeExpiredUploads(): Promise<number> {
+    const rows = await this.db.all<{ id: string }>('SELECT id FROM media_uploads WHERE expires_at <= ?', [this.clock.now().toISOString()])
+    for (const r of rows) await this.dropUpload(r.id)
+    return rows.length
+  }
+
+  // ---- import from a URL -------------------------------------------------------------
+
+  /**
+   * Fetches a public https URL through the SSRF guard (no redirects, size and time
+   * limits). A URL that is not public https answers 400 unsafe_url, as for webhooks.
+   */
+  async importUrl(p: Principal, input: { url: string } & MediaPlacement): Promise<MediaView> {
+    let url: URL
+    try {
+      url = this.outbound.check(input.url)
+    } catch (e) {
+      if (e instanceof UnsafeUrlError) throw new ApiError('unsafe_url', `url is not a public https address: ${e.message}.`)
+      throw e
+    }
+    const fallbackName = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.hostname
+    await this.placement(p, input, fallbackName)
+    let res: Awaited<ReturnType<OutboundGuard['request']>>
+    try {
+      res = await this.outbound.request(url.toString(), { method: 'GET', maxBytes: this.config.mediaImportMaxBytes, signal: AbortSignal.timeout(this.config.mediaImportTimeoutMs) })
+    } catch (e) {
+      if (isUnsafeUrlError(e)) throw new ApiError('unsafe_url', 'url resolves to an address that is not public.')
+      const msg = e instanceof Error ? e.message : String(e)
+      if (/larger than/.test(msg)) throw new ApiError('too_large', `The file at url is over the limit of ${this.config.mediaImportMaxBytes} bytes.`)
+      throw validation(`url could not be fetched: ${msg}.`)
+    }
+    if (res.status < 200 || res.status > 299) throw validation(`url answered HTTP ${res.status}.`)
+    const staged = await this.store.stage(Readable.from([res.body]), this.config.mediaImportMaxBytes)
+    return this.createFromStaged(p, staged, input, fallbackName)
+  }
+}

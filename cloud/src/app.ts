@@ -24,6 +24,8 @@ import apiKeyRoutes from './routes/apiKeys.js'
 import nodeRoutes from './routes/nodes.js'
 import accountRoutes from './routes/account.js'
 import statusRoutes from './routes/status.js'
+import webhookRoutes from './routes/webhooks.js'
+import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -32,6 +34,8 @@ export interface AppDeps {
   db?: Database
   /** Routes being retired; defaults to the registry in http/deprecations.ts. */
   deprecations?: Deprecation[]
+  /** Outbound HTTP guard; tests inject one with a fake DNS lookup. */
+  outbound?: OutboundGuard
 }
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
@@ -72,7 +76,7 @@ async function assemble(
 
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
-  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log }))
+  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, outbound: deps.outbound }))
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
   })
@@ -96,8 +100,9 @@ async function assemble(
   await app.register(nodeRoutes)
   await app.register(accountRoutes)
   await app.register(statusRoutes(deprecations))
+  await app.register(webhookRoutes)
 
-  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log)]
+  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), app.services.webhookWorker]
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {
     for (const w of workers) w.start()
@@ -108,6 +113,7 @@ async function assemble(
     for (const w of workers) await w.stop()
     await broker.close()
     await app.services.outbound.close()
+    app.services.mailer.close()
     if (ownsDb) await db.close()
   })
   return app

@@ -28,6 +28,16 @@ export interface Config {
   webhookAllowHosts: string[]
   /** Extra CA trusted for such test receivers (SVC_WEBHOOK_CA_FILE). */
   webhookCaFile: string | null
+  /** How often the webhook delivery worker looks for due deliveries, ms (SVC_WEBHOOK_INTERVAL_MS, 1000); 0 = never (tests drive it). */
+  webhookIntervalMs: number
+  /** How long a claimed delivery is held before another run may retry it, ms (SVC_WEBHOOK_LEASE_MS, 30000; above the 10 s receiver timeout). */
+  webhookLeaseMs: number
+  /** How often alert rules are checked for time-based triggers (connection-lost), ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
+  alertIntervalMs: number
+  /** SMTP server for mail to owners and alert recipients, e.g. smtp://user:pass@host:587 (SVC_SMTP_URL); unset = mail is kept in the outbox table and logged. */
+  smtpUrl: string | null
+  /** Sender address of that mail (SVC_SMTP_FROM, `Signage <no-reply@localhost>`). */
+  smtpFrom: string
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -55,6 +65,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
     webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
+    webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
+    webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
+    alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
+    smtpUrl: env.SVC_SMTP_URL || null,
+    smtpFrom: env.SVC_SMTP_FROM || 'Signage <no-reply@localhost>',
   }
 }
 
@@ -68,6 +83,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mqttPort: -1,
     logLevel: 'silent',
     statusIntervalMs: 0,
+    webhookIntervalMs: 0,
+    alertIntervalMs: 0,
     ...overrides,
   }
 }

@@ -15,6 +15,9 @@ import { NodeService } from './NodeService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
 import { WorkspaceService } from './WorkspaceService.js'
+import { Mailer } from '../mail/Mailer.js'
+import { WebhookService } from '../webhooks/WebhookService.js'
+import { WebhookDeliveryWorker } from '../webhooks/WebhookDeliveryWorker.js'
 
 export interface Services {
   config: Config
@@ -32,6 +35,10 @@ export interface Services {
   events: EventBus
   /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
   outbound: OutboundGuard
+  /** Mail to owners and alert recipients (SMTP, or the outbox table). */
+  mailer: Mailer
+  webhooks: WebhookService
+  webhookWorker: WebhookDeliveryWorker
 }
 
 export function createServices(deps: {
@@ -40,7 +47,9 @@ export function createServices(deps: {
   clock: Clock
   random?: RandomSource
   broker: EmbeddedBroker
-  log: { error(obj: unknown, msg: string): void }
+  log: { info(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
+  /** A ready-made guard (tests inject one with a fake DNS lookup). */
+  outbound?: OutboundGuard
 }): Services {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
@@ -55,6 +64,14 @@ export function createServices(deps: {
     },
     broker: () => broker.probe(),
   })
+  const users = new UserService(db, clock, ids, random, config.sessionTtlHours)
+  const events = new EventBus(log)
+  const outbound = deps.outbound ?? new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
+  const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
+  const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, { leaseMs: config.webhookLeaseMs, timeoutMs: 10_000, random, log })
+  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log)
+  webhooks.onQueued = () => webhookWorker.kick()
+  events.subscribe((e) => webhooks.enqueue(e).then(() => undefined))
   return {
     config,
     db,
@@ -62,13 +79,16 @@ export function createServices(deps: {
     ids,
     broker,
     workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute),
-    users: new UserService(db, clock, ids, random, config.sessionTtlHours),
+    users,
     nodes,
     apiKeys,
     status,
     rateLimiter: new RateLimiter(clock),
     idempotency: new IdempotencyStore(db, clock),
-    events: new EventBus(log),
-    outbound: new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile }),
+    events,
+    outbound,
+    mailer,
+    webhooks,
+    webhookWorker,
   }
 }

@@ -33,7 +33,7 @@ t.test('a delivery in flight when the process is killed -9 is delivered after re
   const published = JSON.parse((await first.lines.next()).value as string)
   t.equal(published.step, 'published')
   const [held] = await receiver.waitFor(1, 20_000)
-  const deliveryId = held!.body.deliveryId
+  const deliveryId = String(held!.body.deliveryId)
   t.match(deliveryId, /^whd_/)
   first.child.kill('SIGKILL')
   await once(first.child, 'exit')

@@ -25,6 +25,7 @@ import nodeRoutes from './routes/nodes.js'
 import accountRoutes from './routes/account.js'
 import statusRoutes from './routes/status.js'
 import webhookRoutes from './routes/webhooks.js'
+import alertRoutes from './routes/alerts.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -101,8 +102,9 @@ async function assemble(
   await app.register(accountRoutes)
   await app.register(statusRoutes(deprecations))
   await app.register(webhookRoutes)
+  await app.register(alertRoutes)
 
-  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), app.services.webhookWorker]
+  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), app.services.webhookWorker, app.services.alertWorker]
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {
     for (const w of workers) w.start()

@@ -18,6 +18,10 @@ import { WorkspaceService } from './WorkspaceService.js'
 import { Mailer } from '../mail/Mailer.js'
 import { WebhookService } from '../webhooks/WebhookService.js'
 import { WebhookDeliveryWorker } from '../webhooks/WebhookDeliveryWorker.js'
+import { AlertRuleService } from '../alerts/AlertRuleService.js'
+import { AlertEvaluator } from '../alerts/AlertEvaluator.js'
+import { AlertNotifier } from '../alerts/AlertNotifier.js'
+import { AlertWorker } from '../alerts/AlertWorker.js'
 
 export interface Services {
   config: Config
@@ -39,6 +43,10 @@ export interface Services {
   mailer: Mailer
   webhooks: WebhookService
   webhookWorker: WebhookDeliveryWorker
+  alertRules: AlertRuleService
+  /** What the device link calls: screenStatusChanged, panelPowerReported, storageReported, screenRemoved. */
+  alerts: AlertEvaluator
+  alertWorker: AlertWorker
 }
 
 export function createServices(deps: {
@@ -72,6 +80,13 @@ export function createServices(deps: {
   const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log)
   webhooks.onQueued = () => webhookWorker.kick()
   events.subscribe((e) => webhooks.enqueue(e).then(() => undefined))
+  const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
+  nodes.registerUsage(async (ws, nodeId) => ({
+    what: 'alert rule(s) homed or scoped there',
+    count: (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM alert_rules WHERE workspace_id = ? AND deleted_at IS NULL AND (node_id = ? OR config LIKE ?)", [ws, nodeId, `%"scopeId":${JSON.stringify(nodeId)}%`]))!.n,
+  }))
+  const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(db, clock, outbound, mailer, log))
+  const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)
   return {
     config,
     db,
@@ -90,5 +105,8 @@ export function createServices(deps: {
     mailer,
     webhooks,
     webhookWorker,
+    alertRules,
+    alerts,
+    alertWorker,
   }
 }

@@ -2,23 +2,20 @@
 // let through the public-address rule): signatures checked with Stripe's independent
 // verifier, the whole backoff ladder, abandonment after nine attempts, auto-disable after
 // nine failures in a row with the Owners mailed, test and replay. Time is a ManualClock.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Stripe from 'stripe'
 import { build, type Harness } from '../helpers.js'
 import { ManualClock } from '../../src/clock.js'
 import { BACKOFF_MS } from '../../src/webhooks/WebhookService.js'
 import { CA_FILE, startReceiver, type Receiver, type Received } from '../fixtures/receiver.js'
 
-async function setup(t: Tap.Test) {
+async function setup(t: Test) {
   const receiver = await startReceiver()
   t.after(() => receiver.close())
   // Start near real time so TLS and signature timestamps look current.
   const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: new ManualClock(Date.now()) })
   const { apiKey, workspaceId } = await h.workspace()
   return { h, receiver, apiKey, workspaceId }
-}
-declare namespace Tap {
-  type Test = import('tap').Test
 }
 
 function verify(h: Harness, r: Received, secret: string): boolean {

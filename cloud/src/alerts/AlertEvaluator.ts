@@ -181,9 +181,11 @@ export class AlertEvaluator {
       workspaceId ? [workspaceId] : [],
     )
     let opened = 0
+    // Rules are read once per workspace per check, not once per offline screen.
+    const cache = new Map<string, AlertRuleRow[]>()
     for (const s of offline) {
       const screen = { id: s.screen_id, name: s.screen_name, nodeId: s.node_id }
-      for (const rule of await this.matching(s.workspace_id, 'connection-lost', screen)) {
+      for (const rule of await this.matching(s.workspace_id, 'connection-lost', screen, cache)) {
         const minutes = numberOr(parseConfig(rule).thresholds.minutes, DEFAULT_OFFLINE_MINUTES)
         const offlineMs = now - Date.parse(s.since)
         if (offlineMs < minutes * 60_000) continue
@@ -196,9 +198,14 @@ export class AlertEvaluator {
 
   // ---- rule matching and event rows ----
 
-  private async matching(workspaceId: string, code: AlertCode, screen: ScreenRef): Promise<AlertRuleRow[]> {
+  private async matching(workspaceId: string, code: AlertCode, screen: ScreenRef, cache?: Map<string, AlertRuleRow[]>): Promise<AlertRuleRow[]> {
     const out: AlertRuleRow[] = []
-    for (const rule of await this.rules.activeFor(workspaceId, code)) {
+    let rules = cache?.get(workspaceId)
+    if (!rules) {
+      rules = await this.rules.activeFor(workspaceId, code)
+      cache?.set(workspaceId, rules)
+    }
+    for (const rule of rules) {
       if (rule.node_id && !(await this.nodes.isWithin(workspaceId, screen.nodeId, rule.node_id))) continue
       const c = parseConfig(rule)
       const inScope =

@@ -277,16 +277,21 @@ export class WebhookService {
     q: Queryable,
     ep: EndpointRow,
     e: { event: string; occurredAt: string; data: unknown },
-    extra: { replayOf?: string | null; status?: DeliveryStatus; error?: string | null } = {},
+    extra: { replayOf?: string | null; status?: DeliveryStatus; error?: string | null; claimToken?: string } = {},
   ): Promise<string> {
     const id = this.ids.next('webhookDelivery')
-    const now = this.clock.now().toISOString()
+    const nowDate = this.clock.now()
+    const now = nowDate.toISOString()
     const status = extra.status ?? 'pending'
     const row = { id, event: e.event, occurred_at: e.occurredAt, workspace_id: ep.workspace_id, data: JSON.stringify(e.data ?? {}), replay_of: extra.replayOf ?? null }
     await q.run(
-      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event, status, attempts, occurred_at, created_at, next_attempt_at, error, replay_of, data, payload)
-       VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
-      [id, ep.workspace_id, ep.id, e.event, status, e.occurredAt, now, status === 'pending' ? now : null, extra.error ?? null, row.replay_of, row.data, this.bodyOf(row, 1)],
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event, status, attempts, occurred_at, created_at, next_attempt_at, error, replay_of, data, payload, claim_token, claimed_until)
+       VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id, ep.workspace_id, ep.id, e.event, status, e.occurredAt, now, status === 'pending' ? now : null, extra.error ?? null, row.replay_of, row.data, this.bodyOf(row, 1),
+        // A test or replay is inserted already claimed, so the worker cannot take it first.
+        extra.claimToken ?? null, extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
+      ],
     )
     return id
   }
@@ -319,16 +324,6 @@ export class WebhookService {
     return this.db.all<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE claim_token = ? ORDER BY next_attempt_at, id', [token])
   }
 
-  private async claimOne(id: string): Promise<DeliveryRow | undefined> {
-    const now = this.clock.now()
-    const token = randomUUID()
-    const r = await this.db.run(
-      "UPDATE webhook_deliveries SET claimed_until = ?, claim_token = ? WHERE id = ? AND status IN ('pending', 'failed') AND (claimed_until IS NULL OR claimed_until <= ?)",
-      [new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, id, now.toISOString()],
-    )
-    if (r.changes !== 1) return undefined
-    return this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?', [id])
-  }
 
   /** One attempt of a claimed delivery: sign, POST through the guard, record the outcome. */
   async attempt(d: DeliveryRow): Promise<SendResult> {
@@ -398,10 +393,11 @@ export class WebhookService {
       .catch((err) => this.opts.log.error({ err }, 'auto-disable mail failed'))
   }
 
-  private async sendNow(id: string): Promise<SendResult> {
-    const d = await this.claimOne(id)
-    if (!d) return { deliveryId: id, ok: false, status: null, error: 'delivery is being sent by another worker' }
-    return this.attempt(d)
+  /** Inserts a delivery already claimed by this call and sends it at once (test, replay). */
+  private async sendNow(ep: EndpointRow, e: { event: string; occurredAt: string; data: unknown }, replayOf: string | null = null): Promise<SendResult> {
+    const claimToken = randomUUID()
+    const id = await this.insertDelivery(this.db, ep, e, { replayOf, claimToken })
+    return this.attempt((await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?', [id]))!)
   }
 
   /** Sends a real signed `screen.offline` with `data.test` true; 409 when not subscribed or switched off. */
@@ -411,12 +407,11 @@ export class WebhookService {
       throw new ApiError('not_subscribed', ep.enabled !== 1 ? 'The endpoint is switched off; switch it on to test it.' : 'The endpoint is not subscribed to screen.offline, which the test sends.')
     }
     const now = this.clock.now().toISOString()
-    const deliveryId = await this.insertDelivery(this.db, ep, {
+    return this.sendNow(ep, {
       event: 'screen.offline',
       occurredAt: now,
       data: { test: true, note: 'This is a test delivery sent from the webhook settings; no screen went offline.', screenId: 'scr_test', screenName: 'Test screen', nodeId: null, since: now },
     })
-    return this.sendNow(deliveryId)
   }
 
   /** Resends a delivery as a new one (`replayOf` set); the original stays as it is. */
@@ -431,7 +426,7 @@ export class WebhookService {
       const id = await this.insertDelivery(this.db, ep, e, { replayOf: orig.id, status: 'abandoned', error })
       return { deliveryId: id, ok: false, status: null, error }
     }
-    return this.sendNow(await this.insertDelivery(this.db, ep, e, { replayOf: orig.id }))
+    return this.sendNow(ep, e, orig.id)
   }
 
   async listDeliveries(p: Principal, page: PageRequest, filter: { endpointId?: string | undefined; status?: string | undefined }): Promise<Page<DeliveryView>> {

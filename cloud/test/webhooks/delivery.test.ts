@@ -7,6 +7,7 @@ import Stripe from 'stripe'
 import { build, type Harness } from '../helpers.js'
 import { ManualClock } from '../../src/clock.js'
 import { BACKOFF_MS } from '../../src/webhooks/WebhookService.js'
+import { OutboundGuard } from '../../src/net/OutboundGuard.js'
 import { CA_FILE, startReceiver, type Receiver, type Received } from '../fixtures/receiver.js'
 
 async function setup(t: Test) {
@@ -257,4 +258,44 @@ t.test('with a running worker, publish is delivered without waiting for the inte
   await recalled(h, workspaceId)
   await receiver.waitFor(1, 5000)
   t.equal(receiver.received.length, 1, 'kicked right after the insert')
+})
+
+t.test('a receiver that does not answer within the time limit is a failure (timeout)', async (t) => {
+  const receiver = await startReceiver(() => 'hold')
+  t.after(() => receiver.close())
+  // The production limit is 10 s; a guard with a shorter one keeps the test fast.
+  const outbound = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: 300 })
+  const h = await build(t, {}, { clock: new ManualClock(Date.now()), outbound })
+  const { apiKey } = await h.workspace()
+  const ep = await endpoint(h, apiKey, receiver)
+  const out = (await h.req('POST', `/v1/webhooks/${ep.id}/test`, apiKey)).json().data
+  t.equal(out.ok, false)
+  t.equal(out.status, null)
+  t.match(out.error, /^timeout/)
+  const d = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data[0]
+  t.equal(d.status, 'failed')
+  t.equal(Date.parse(d.nextAttemptAt) - h.clock.now().getTime(), 30_000)
+})
+
+t.test('a result written after the claim was lost (lease ran out, claimed again) is ignored', async (t) => {
+  const { h, receiver, apiKey, workspaceId } = await setup(t)
+  const ep = await endpoint(h, apiKey, receiver)
+  await recalled(h, workspaceId)
+  const svc = h.app.services.webhooks
+  const [first] = await svc.claimDue(10)
+  t.same(await svc.claimDue(10), [], 'held while the lease lasts')
+  h.clock.advance(h.app.services.config.webhookLeaseMs + 1)
+  const [second] = await svc.claimDue(10)
+  t.equal(second!.id, first!.id, 'claimed again after the lease')
+  receiver.answer = () => ({ status: 500 })
+  await svc.attempt(first!)
+  let d = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data[0]
+  t.equal(d.status, 'pending', 'the stale claim wrote nothing')
+  t.equal((await h.req('GET', `/v1/webhooks/${ep.id}`, apiKey)).json().data.consecutiveFailures, 0, 'nor counted a failure')
+  receiver.answer = () => ({ status: 200 })
+  await svc.attempt(second!)
+  d = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data[0]
+  t.equal(d.status, 'delivered')
+  t.equal(receiver.received.length, 2, 'at least once: both sends reached the receiver')
+  t.equal(receiver.received[0]!.body.deliveryId, receiver.received[1]!.body.deliveryId, 'with the same deliveryId to de-duplicate on')
 })

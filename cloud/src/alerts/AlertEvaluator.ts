@@ -17,7 +17,8 @@ import type { AlertNotifier } from './AlertNotifier.js'
 
 export interface ScreenRef {
   id: string
-  name: string
+  /** Omitted: the name last seen for this screen, else `(unknown screen)`. */
+  name?: string
   nodeId: string | null
 }
 
@@ -66,6 +67,7 @@ export const FLAP_WINDOW_MS = 60 * 60_000
 export const FLAP_COUNT = 3
 export const DEFAULT_OFFLINE_MINUTES = 5
 export const DEFAULT_STORAGE_PERCENT = 90
+export const UNKNOWN_SCREEN = '(unknown screen)'
 
 const NEXT_ACTION: Record<AlertCode, string> = {
   'connection-lost': 'Check power and network at the screen; the player reconnects by itself once it is back online.',
@@ -113,17 +115,18 @@ export class AlertEvaluator {
   async screenStatusChanged(workspaceId: string, screen: ScreenRef, status: 'online' | 'offline', at?: Date | string): Promise<void> {
     const when = iso(at, this.clock)
     const prev = await this.db.get<StateRow>('SELECT * FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [workspaceId, screen.id])
+    const name = screen.name ?? prev?.screen_name ?? UNKNOWN_SCREEN
     const cutoff = new Date(Date.parse(when) - FLAP_WINDOW_MS).toISOString()
     let flaps = (prev ? (JSON.parse(prev.flaps) as string[]) : []).filter((f) => f >= cutoff)
     if (prev && prev.status === status) {
       // A repeated report changes nothing but the name and place.
-      await this.db.run('UPDATE alert_screen_state SET screen_name = ?, node_id = ? WHERE workspace_id = ? AND screen_id = ?', [screen.name, screen.nodeId, workspaceId, screen.id])
+      await this.db.run('UPDATE alert_screen_state SET screen_name = ?, node_id = ? WHERE workspace_id = ? AND screen_id = ?', [name, screen.nodeId, workspaceId, screen.id])
     } else {
       if (status === 'offline') flaps = [...flaps, when]
       await this.db.run(
         `INSERT INTO alert_screen_state (workspace_id, screen_id, screen_name, node_id, status, since, flaps) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id, screen_id) DO UPDATE SET screen_name = excluded.screen_name, node_id = excluded.node_id, status = excluded.status, since = excluded.since, flaps = excluded.flaps`,
-        [workspaceId, screen.id, screen.name, screen.nodeId, status, when, JSON.stringify(flaps)],
+        [workspaceId, screen.id, name, screen.nodeId, status, when, JSON.stringify(flaps)],
       )
     }
     if (status === 'offline') {
@@ -142,9 +145,12 @@ export class AlertEvaluator {
   /** The panel's power as the agent reports it, and whether content should be playing now. */
   async panelPowerReported(workspaceId: string, screen: ScreenRef, power: string, contentShouldPlay: boolean, at?: Date | string): Promise<void> {
     const when = iso(at, this.clock)
+    // A panel that could not be read (`unknown`) neither opens nor closes anything.
+    if (power === 'unknown') return
     if (power !== 'on' && contentShouldPlay) {
+      const named = await this.named(workspaceId, screen)
       for (const rule of await this.matching(workspaceId, 'display-off', screen)) {
-        await this.open(rule, screen, 'display-off', `${screen.name}: the display is ${power} while content should be playing.`, { kind: 'display-off', power, reportedAt: when }, when)
+        await this.open(rule, named, 'display-off', `${named.name}: the display is ${power} while content should be playing.`, { kind: 'display-off', power, reportedAt: when }, when)
       }
     } else {
       await this.closeOpen(workspaceId, screen.id, 'display-off', { kind: 'display-off', power, resolvedBy: power === 'on' ? 'power-on' : 'content-stopped', resolvedAt: when }, when)
@@ -156,10 +162,11 @@ export class AlertEvaluator {
     const when = iso(at, this.clock)
     if (!(totalBytes > 0)) return
     const percent = Math.round((usedBytes / totalBytes) * 1000) / 10
+    const named = await this.named(workspaceId, screen)
     for (const rule of await this.matching(workspaceId, 'storage-critical', screen)) {
       const limit = numberOr(parseConfig(rule).thresholds.percent, DEFAULT_STORAGE_PERCENT)
       if (percent >= limit) {
-        await this.open(rule, screen, 'storage-critical', `${screen.name}: storage is ${percent}% full (alert at ${limit}%).`, null, when)
+        await this.open(rule, named, 'storage-critical', `${named.name}: storage is ${percent}% full (alert at ${limit}%).`, null, when)
       } else {
         await this.closeOpen(workspaceId, screen.id, 'storage-critical', { kind: 'recovery', usedPercent: percent }, when, rule.id)
       }
@@ -198,6 +205,13 @@ export class AlertEvaluator {
 
   // ---- rule matching and event rows ----
 
+  /** The screen with a name: the one given, else the last one seen, else `(unknown screen)`. */
+  private async named(workspaceId: string, screen: ScreenRef): Promise<ScreenRef & { name: string }> {
+    if (screen.name) return { ...screen, name: screen.name }
+    const s = await this.db.get<{ screen_name: string }>('SELECT screen_name FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [workspaceId, screen.id])
+    return { ...screen, name: s?.screen_name ?? UNKNOWN_SCREEN }
+  }
+
   private async matching(workspaceId: string, code: AlertCode, screen: ScreenRef, cache?: Map<string, AlertRuleRow[]>): Promise<AlertRuleRow[]> {
     const out: AlertRuleRow[] = []
     let rules = cache?.get(workspaceId)
@@ -215,7 +229,7 @@ export class AlertEvaluator {
     return out
   }
 
-  private async open(rule: AlertRuleRow, screen: ScreenRef, code: AlertCode, message: string, detail: Record<string, unknown> | null, when: string): Promise<boolean> {
+  private async open(rule: AlertRuleRow, screen: ScreenRef & { name: string }, code: AlertCode, message: string, detail: Record<string, unknown> | null, when: string): Promise<boolean> {
     const id = this.ids.next('alertEvent')
     const severity = parseConfig(rule).severity
     try {

@@ -5,10 +5,10 @@ import type { DomainEvent, EventName } from './EventBus.js'
 export type ContentKind = 'media' | 'creative' | 'playlist' | 'schedule'
 
 export interface EventData {
-  /** A screen stopped reporting (debounced by the device link). */
-  'screen.offline': { screenId: string; screenName: string; nodeId: string | null; since: string; test?: boolean; note?: string }
-  /** A screen reported again; `offlineSince` is when it went away (null if unknown). */
-  'screen.online': { screenId: string; screenName: string; nodeId: string | null; at: string; offlineSince: string | null }
+  /** A screen stayed away past the grace period (ScreenPresence): `since` = when it dropped, `at` = when announced. */
+  'screen.offline': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string; test?: boolean; note?: string }
+  /** A screen announced offline is back: `at` = when it came back, `since` = when the outage began (absent if unknown). */
+  'screen.online': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
   /** SPEC: `name` is the label of the kind; `recalledBy` is `apikey:<id>` or a user id. */
   'content.recalled': { kind: ContentKind; id: string; name: string; reason: string | null; recalledBy: string }
   'content.restored': { kind: ContentKind; id: string; name: string }
@@ -23,8 +23,25 @@ export interface EventData {
     decidedByName: string | null
     note: string | null
   }
-  'emergency.started': { emergencyId: string; contentKind: string; contentId: string; scopeKind: string; screenCount: number; startedBy: string }
-  'emergency.cleared': { emergencyId: string; screensReleased: number; clearedBy: string }
+  /** The emergency object as `POST /v1/emergencies` answers it (EmergencyService). */
+  'emergency.started': EmergencyData
+  'emergency.cleared': EmergencyData
+}
+
+export interface EmergencyData {
+  id: string
+  kind: 'emergency'
+  status: string
+  contentKind: string
+  contentId: string
+  contentName: string | null
+  message: string | null
+  scopeKind: string
+  scopeNodeId: string | null
+  screenCount: number
+  startedAt: string
+  clearedAt: string | null
+  screensReleased: number | null
 }
 
 /** SPEC's label of a content kind, used as `name` in content.recalled/restored. */

@@ -410,7 +410,7 @@ export class WebhookService {
     return this.sendNow(ep, {
       event: 'screen.offline',
       occurredAt: now,
-      data: { test: true, note: 'This is a test delivery sent from the webhook settings; no screen went offline.', screenId: 'scr_test', screenName: 'Test screen', nodeId: null, since: now },
+      data: { test: true, note: 'This is a test delivery sent from the webhook settings; no screen went offline.', screenId: 'scr_test', screenName: 'Test screen', nodeId: null, at: now, since: now },
     })
   }
 

@@ -151,3 +151,19 @@ t.test('screen removed: open events close as history and show the name kept', as
   t.same((await events(h, other.apiKey)).data, [], 'another workspace sees nothing')
   t.equal((await h.req('GET', `/v1/alert-events/${e.id}`, other.apiKey)).statusCode, 404)
 })
+
+t.test('an unreadable panel (unknown) changes nothing; a report without a name uses the last one seen', async (t) => {
+  const { h, apiKey, workspaceId, mk } = await setup(t)
+  await mk({ name: 'Panel', config: { codes: ['display-off', 'storage-critical'] } })
+  const ev = h.app.services.alerts
+  await ev.panelPowerReported(workspaceId, { id: 'scr_u', nodeId: null }, 'unknown', true)
+  t.equal((await events(h, apiKey)).data.length, 0)
+  await ev.panelPowerReported(workspaceId, { id: 'scr_u', nodeId: null }, 'off', true)
+  t.equal((await events(h, apiKey)).data[0].screenName, '(unknown screen)')
+  await ev.screenStatusChanged(workspaceId, { id: 'scr_n', name: 'Named', nodeId: null }, 'online')
+  await ev.storageReported(workspaceId, { id: 'scr_n', nodeId: null }, 95, 100)
+  const e = (await events(h, apiKey, '?screenId=scr_n')).data[0]
+  t.equal(e.screenName, 'Named')
+  await ev.panelPowerReported(workspaceId, { id: 'scr_u', nodeId: null }, 'unknown', true)
+  t.equal((await events(h, apiKey, '?screenId=scr_u&state=open')).data.length, 1, 'unknown does not close either')
+})

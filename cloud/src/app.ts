@@ -40,6 +40,9 @@ import serialJobRoutes from './routes/serialJobs.js'
 import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
 import contentRoutes from './routes/content.js'
 import mediaRoutes from './routes/media.js'
+import webhookRoutes from './routes/webhooks.js'
+import alertRoutes from './routes/alerts.js'
+import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -54,6 +57,8 @@ export interface AppDeps {
   content?: ContentResolver
   /** Panel settings for desired states (serial branch); default none. */
   panelSettings?: PanelSettingsSource
+  /** Outbound HTTP guard; tests inject one with a fake DNS lookup. */
+  outbound?: OutboundGuard
 }
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
@@ -101,7 +106,7 @@ async function assemble(
 
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
-  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings }))
+  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))
   await app.services.presence.start({ timers: config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
@@ -135,7 +140,17 @@ async function assemble(
   await app.register(contentRoutes)
   await app.register(mediaRoutes)
 
-  const workers = [new StatusMonitor(app.services.status, config.statusIntervalMs, app.log), new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log), new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log)]
+  await app.register(webhookRoutes)
+  await app.register(alertRoutes)
+
+  // workers[0] is the status monitor (tests drive it with runOnce()).
+  const workers = [
+    new StatusMonitor(app.services.status, config.statusIntervalMs, app.log),
+    new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log),
+    new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
+    app.services.webhookWorker,
+    app.services.alertWorker,
+  ]
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {
     for (const w of workers) w.start()
@@ -157,6 +172,7 @@ async function assemble(
     await app.services.media.idle()
     await broker.close()
     await app.services.outbound.close()
+    app.services.mailer.close()
     if (ownsDb) await db.close()
   })
   return app

@@ -44,6 +44,16 @@ export interface Config {
   mediaImportTimeoutMs: number
   /** `background`: probe new files right after upload; `manual`: only when something calls processPending() (tests). */
   mediaProcessing: 'background' | 'manual'
+  /** How often the webhook delivery worker looks for due deliveries, ms (SVC_WEBHOOK_INTERVAL_MS, 1000); 0 = never (tests drive it). */
+  webhookIntervalMs: number
+  /** How long a claimed delivery is held before another run may retry it, ms (SVC_WEBHOOK_LEASE_MS, 30000; above the 10 s receiver timeout). */
+  webhookLeaseMs: number
+  /** How often alert rules are checked for time-based triggers (connection-lost), ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
+  alertIntervalMs: number
+  /** SMTP server for mail to owners and alert recipients, e.g. smtp://user:pass@host:587 (SVC_SMTP_URL); unset = mail is kept in the outbox table and logged. */
+  smtpUrl: string | null
+  /** Sender address of that mail (SVC_SMTP_FROM, `Signage <no-reply@localhost>`). */
+  smtpFrom: string
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -79,6 +89,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaImportMaxBytes: int(env, 'SVC_MEDIA_IMPORT_MAX_BYTES', 128 * 1024 * 1024, 1),
     mediaImportTimeoutMs: int(env, 'SVC_MEDIA_IMPORT_TIMEOUT_MS', 60_000, 1),
     mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
+    webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
+    webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
+    alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
+    smtpUrl: env.SVC_SMTP_URL || null,
+    smtpFrom: env.SVC_SMTP_FROM || 'Signage <no-reply@localhost>',
   }
 }
 
@@ -94,6 +109,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     statusIntervalMs: 0,
     castExpiryIntervalMs: 0,
     mediaProcessing: 'manual',
+    webhookIntervalMs: 0,
+    alertIntervalMs: 0,
     ...overrides,
   }
 }

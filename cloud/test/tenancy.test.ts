@@ -6,6 +6,7 @@ import t from 'tap'
 import { build, makeKey, type Harness } from './helpers.js'
 import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from './content/tenancyFixtures.js'
+import { HOOKS_FIXTURES } from './fixtures/hooksTenancy.js'
 
 interface Fixture {
   /** Creates the resource in workspace A and returns its id. */
@@ -21,6 +22,7 @@ const getOk = (path: string) => async (h: Harness, a: string, id: string) => (aw
 // Keyed by the route prefix up to and including the resource's `:id`.
 const FIXTURES: Record<string, Fixture> = {
   ...CONTENT_FIXTURES,
+  ...HOOKS_FIXTURES,
   '/v1/nodes/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id,
     body: { name: 'renamed' },

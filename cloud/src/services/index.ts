@@ -30,6 +30,13 @@ import { Takeover } from '../devicelink/Takeover.js'
 import { SerialTemplateService } from './SerialTemplateService.js'
 import { ScreenPanelService } from './ScreenPanelService.js'
 import { SerialJobService } from './SerialJobService.js'
+import { Mailer } from '../mail/Mailer.js'
+import { WebhookService } from '../webhooks/WebhookService.js'
+import { WebhookDeliveryWorker } from '../webhooks/WebhookDeliveryWorker.js'
+import { AlertRuleService } from '../alerts/AlertRuleService.js'
+import { AlertEvaluator } from '../alerts/AlertEvaluator.js'
+import { AlertNotifier } from '../alerts/AlertNotifier.js'
+import { AlertWorker } from '../alerts/AlertWorker.js'
 
 export interface Services {
   config: Config
@@ -66,6 +73,14 @@ export interface Services {
   content: ContentService
   /** Media files: uploads, processing, downloads. */
   media: MediaService
+  /** Mail to owners and alert recipients (SMTP, or the outbox table). */
+  mailer: Mailer
+  webhooks: WebhookService
+  webhookWorker: WebhookDeliveryWorker
+  alertRules: AlertRuleService
+  /** What the device link calls: screenStatusChanged, panelPowerReported, storageReported, screenRemoved. */
+  alerts: AlertEvaluator
+  alertWorker: AlertWorker
 }
 
 export function createServices(deps: {
@@ -74,9 +89,11 @@ export function createServices(deps: {
   clock: Clock
   random?: RandomSource
   broker: EmbeddedBroker
-  log: { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void }
   content?: ContentResolver
   panelSettings?: PanelSettingsSource
+  log: { info(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
+  /** A ready-made guard (tests inject one with a fake DNS lookup). */
+  outbound?: OutboundGuard
 }): Services {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
@@ -91,7 +108,7 @@ export function createServices(deps: {
   const serialJobs = new SerialJobService(db, clock, ids, nodes, screens, screenPanels, serialTemplates)
   const pairing = new PairingService(db, clock, ids, nodes, screens, random)
   const events = new EventBus(log)
-  const outbound = new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
+  const outbound = deps.outbound ?? new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
   const content = new ContentService(db, clock, ids, nodes, events, log)
   const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'content item(s) or share(s)', count: await content.countAtNode(ws, nodeId) }))
@@ -111,6 +128,27 @@ export function createServices(deps: {
     },
     broker: () => broker.probe(),
   })
+  const users = new UserService(db, clock, ids, random, config.sessionTtlHours)
+  const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
+  const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, { leaseMs: config.webhookLeaseMs, timeoutMs: 10_000, random, log })
+  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log)
+  webhooks.onQueued = () => webhookWorker.kick()
+  events.subscribe((e) => webhooks.enqueue(e).then(() => undefined))
+  const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
+  nodes.registerUsage(async (ws, nodeId) => ({
+    what: 'alert rule(s) homed or scoped there',
+    count: (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM alert_rules WHERE workspace_id = ? AND deleted_at IS NULL AND (node_id = ? OR config LIKE ?)", [ws, nodeId, `%"scopeId":${JSON.stringify(nodeId)}%`]))!.n,
+  }))
+  const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(db, clock, outbound, mailer, log))
+  const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)
+  // The device link feeds the alert evaluator: presence changes and reported panel/storage state.
+  const presence = new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs)
+  presence.onScreenStatus((c) => alerts.screenStatusChanged(c.workspaceId, { id: c.screenId, name: c.screenName, nodeId: c.nodeId }, c.status, c.status === 'offline' ? (c.since ?? c.at) : c.at))
+  presence.onReported(async (r) => {
+    const screen = { id: r.screenId, nodeId: r.nodeId }
+    if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, r.reported.playing.source !== 'none', r.at)
+    if (r.reported.storage) await alerts.storageReported(r.workspaceId, screen, r.reported.storage.usedBytes, r.reported.storage.totalBytes, r.at)
+  })
   return {
     config,
     db,
@@ -118,7 +156,7 @@ export function createServices(deps: {
     ids,
     broker,
     workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute),
-    users: new UserService(db, clock, ids, random, config.sessionTtlHours),
+    users,
     nodes,
     apiKeys,
     screens,
@@ -133,11 +171,17 @@ export function createServices(deps: {
     contentResolver,
     desiredState,
     desiredPublisher,
-    presence: new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs),
+    presence,
     casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
     emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, events),
     serialTemplates,
     screenPanels,
     serialJobs,
+    mailer,
+    webhooks,
+    webhookWorker,
+    alertRules,
+    alerts,
+    alertWorker,
   }
 }

@@ -1,0 +1,53 @@
+// Typed `data` of every catalogue event (docs/events.md) and builders, so the services
+// that publish them (device link, recall, emergencies, approvals) send one shape.
+import type { DomainEvent, EventName } from './EventBus.js'
+
+export type ContentKind = 'media' | 'creative' | 'playlist' | 'schedule'
+
+export interface EventData {
+  /** A screen stayed away past the grace period (ScreenPresence): `since` = when it dropped, `at` = when announced. */
+  'screen.offline': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string; test?: boolean; note?: string }
+  /** A screen announced offline is back: `at` = when it came back, `since` = when the outage began (absent if unknown). */
+  'screen.online': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
+  /** SPEC: `name` is the label of the kind; `recalledBy` is `apikey:<id>` or a user id. */
+  'content.recalled': { kind: ContentKind; id: string; name: string; reason: string | null; recalledBy: string }
+  'content.restored': { kind: ContentKind; id: string; name: string }
+  'approval.requested': { approvalId: string; contentKind: string; contentId: string; contentName: string; nodeId: string; requestedById: string; requestedByName: string }
+  'approval.decided': {
+    approvalId: string
+    contentKind: string
+    contentId: string
+    contentName: string
+    state: 'approved' | 'rejected' | 'withdrawn'
+    decidedById: string
+    decidedByName: string | null
+    note: string | null
+  }
+  /** The emergency object as `POST /v1/emergencies` answers it (EmergencyService). */
+  'emergency.started': EmergencyData
+  'emergency.cleared': EmergencyData
+}
+
+export interface EmergencyData {
+  id: string
+  kind: 'emergency'
+  status: string
+  contentKind: string
+  contentId: string
+  contentName: string | null
+  message: string | null
+  scopeKind: string
+  scopeNodeId: string | null
+  screenCount: number
+  startedAt: string
+  clearedAt: string | null
+  screensReleased: number | null
+}
+
+/** SPEC's label of a content kind, used as `name` in content.recalled/restored. */
+export const CONTENT_KIND_LABEL: Record<ContentKind, string> = { media: 'Media file', creative: 'Design', playlist: 'Playlist', schedule: 'Schedule' }
+
+/** Builds a bus event with typed data: `events.publish(domainEvent('screen.offline', ws, {...}))`. */
+export function domainEvent<E extends EventName>(event: E, workspaceId: string, data: EventData[E], occurredAt: Date | string = new Date()): DomainEvent<EventData[E]> {
+  return { event, workspaceId, occurredAt: typeof occurredAt === 'string' ? occurredAt : occurredAt.toISOString(), data }
+}

@@ -1,0 +1,465 @@
+// Webhook endpoints and their delivery log. Deliveries are a durable queue in the
+// database: an event inserts one `pending` row per subscribed, enabled endpoint (so the
+// work survives a crash once EventBus.publish resolves); WebhookDeliveryWorker claims due
+// rows under a lease (`claimed_until`, `claim_token`) and calls attempt(). A row claimed
+// by a process that died is claimed again once its lease runs out: delivery is at least
+// once, and receivers de-duplicate on `deliveryId`.
+import { randomUUID } from 'node:crypto'
+import type { Clock, IdGenerator, RandomSource } from '../clock.js'
+import type { Database, Queryable } from '../db/Database.js'
+import { ApiError, notFound } from '../errors.js'
+import type { DomainEvent, EventName } from '../events/EventBus.js'
+import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
+import type { Principal } from '../auth/Principal.js'
+import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import type { Mailer } from '../mail/Mailer.js'
+import type { UserService } from '../services/UserService.js'
+import { isEventName } from './catalog.js'
+import { newSigningSecret, signedHeaders } from './signing.js'
+
+/** Waits after failed attempt n (1-based): 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, then 4 h. */
+export const BACKOFF_MS = [30_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000] as const
+export const MAX_ATTEMPTS = 9
+export const AUTO_DISABLE_AFTER = 9
+export const RETENTION_MS = 30 * 24 * 3600_000
+export const DESCRIPTION_MAX = 200
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'abandoned'] as const
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
+
+export function backoffAfter(attempt: number): number {
+  return BACKOFF_MS[Math.min(Math.max(attempt, 1), BACKOFF_MS.length) - 1]!
+}
+
+export interface EndpointRow {
+  id: string
+  workspace_id: string
+  url: string
+  description: string | null
+  secret: string
+  events: string
+  enabled: number
+  auto_disabled_at: string | null
+  auto_disabled_reason: string | null
+  consecutive_failures: number
+  last_delivery_at: string | null
+  last_status: number | null
+  created_at: string
+  updated_at: string
+}
+
+export interface DeliveryRow {
+  id: string
+  workspace_id: string
+  endpoint_id: string
+  event: string
+  status: DeliveryStatus
+  attempts: number
+  occurred_at: string
+  created_at: string
+  next_attempt_at: string | null
+  claimed_until: string | null
+  claim_token: string | null
+  delivered_at: string | null
+  response_status: number | null
+  error: string | null
+  replay_of: string | null
+  data: string
+  payload: string | null
+}
+
+export interface EndpointView {
+  id: string
+  url: string
+  description: string | null
+  secretPreview: string
+  events: string[]
+  enabled: boolean
+  autoDisabledAt: string | null
+  autoDisabledReason: string | null
+  consecutiveFailures: number
+  lastDeliveryAt: string | null
+  lastStatus: number | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface DeliveryView {
+  id: string
+  endpointId: string
+  event: string
+  status: DeliveryStatus
+  attempts: number
+  occurredAt: string
+  createdAt: string
+  nextAttemptAt: string | null
+  deliveredAt: string | null
+  responseStatus: number | null
+  error: string | null
+  replayOf: string | null
+  payload: Record<string, unknown> | null
+}
+
+export interface SendResult {
+  deliveryId: string
+  ok: boolean
+  status: number | null
+  error: string | null
+}
+
+const badRequest = (message: string) => new ApiError('bad_request', message)
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback
+  try {
+    return JSON.parse(text) as T
+  } catch {
+    return fallback
+  }
+}
+
+export function endpointView(r: EndpointRow): EndpointView {
+  return {
+    id: r.id,
+    url: r.url,
+    description: r.description,
+    secretPreview: r.secret.slice(0, 8),
+    events: parseJson<string[]>(r.events, []),
+    enabled: r.enabled === 1,
+    autoDisabledAt: r.auto_disabled_at,
+    autoDisabledReason: r.auto_disabled_reason,
+    consecutiveFailures: r.consecutive_failures,
+    lastDeliveryAt: r.last_delivery_at,
+    lastStatus: r.last_status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  }
+}
+
+export function deliveryView(r: DeliveryRow): DeliveryView {
+  const payload = parseJson<unknown>(r.payload, null)
+  return {
+    id: r.id,
+    endpointId: r.endpoint_id,
+    event: r.event,
+    status: r.status,
+    attempts: r.attempts,
+    occurredAt: r.occurred_at,
+    createdAt: r.created_at,
+    nextAttemptAt: r.status === 'pending' || r.status === 'failed' ? r.next_attempt_at : null,
+    deliveredAt: r.delivered_at,
+    responseStatus: r.response_status,
+    error: r.error,
+    replayOf: r.replay_of,
+    payload: payload && typeof payload === 'object' && !Array.isArray(payload) ? (payload as Record<string, unknown>) : null,
+  }
+}
+
+/** What went wrong with a send, in the words of the test/replay answer (`http 500`, a timeout, an unsafe address). */
+export function describeSendError(e: unknown, timeoutMs: number): string {
+  if (isUnsafeUrlError(e)) return `unsafe address: ${((e as { cause?: Error }).cause ?? (e as Error)).message}`
+  const err = e as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } }
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError' || err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `timeout: no answer within ${Math.round(timeoutMs / 1000)} s`
+  }
+  const code = err?.code ?? err?.cause?.code
+  return `connection failed: ${code ? `${code} ` : ''}${err?.message ?? String(e)}`.slice(0, 300)
+}
+
+export class WebhookService {
+  /** Called after deliveries were queued (the worker starts at once instead of waiting for its interval). */
+  onQueued: (() => void) | null = null
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly outbound: OutboundGuard,
+    private readonly mailer: Mailer,
+    private readonly users: UserService,
+    private readonly opts: { leaseMs: number; timeoutMs: number; random?: RandomSource; log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void } },
+  ) {}
+
+  // ---- endpoints ----
+
+  private checkUrl(raw: string): string {
+    try {
+      return this.outbound.check(raw.trim()).toString()
+    } catch (e) {
+      if (isUnsafeUrlError(e)) throw new ApiError('unsafe_url', `url is not a public https address: ${(e as Error).message}.`)
+      throw e
+    }
+  }
+
+  private checkEvents(events: string[]): EventName[] {
+    const unknown = events.filter((e) => !isEventName(e))
+    if (unknown.length) throw badRequest(`Unknown event ${JSON.stringify(unknown[0])}; see GET /v1/webhooks/events.`)
+    return [...new Set(events)] as EventName[]
+  }
+
+  private async row(p: Principal, id: string): Promise<EndpointRow> {
+    const r = await this.db.get<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    if (!r) throw notFound('No such webhook endpoint.')
+    return r
+  }
+
+  async list(p: Principal): Promise<EndpointView[]> {
+    return (await this.db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = ? ORDER BY id DESC', [p.workspaceId])).map(endpointView)
+  }
+
+  async get(p: Principal, id: string): Promise<EndpointView> {
+    return endpointView(await this.row(p, id))
+  }
+
+  async create(p: Principal, input: { url: string; events?: string[]; description?: string | null }): Promise<EndpointView & { secret: string }> {
+    const url = this.checkUrl(input.url)
+    const events = this.checkEvents(input.events ?? [])
+    const secret = newSigningSecret(this.opts.random)
+    const id = this.ids.next('webhookEndpoint')
+    const now = this.clock.now().toISOString()
+    await this.db.run(
+      'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret, events, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)',
+      [id, p.workspaceId, url, cutDescription(input.description), secret, JSON.stringify(events), now, now],
+    )
+    return { ...(await this.get(p, id)), secret }
+  }
+
+  async update(p: Principal, id: string, input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }): Promise<EndpointView> {
+    const cur = await this.row(p, id)
+    const url = input.url !== undefined ? this.checkUrl(input.url) : cur.url
+    const events = input.events !== undefined ? JSON.stringify(this.checkEvents(input.events)) : cur.events
+    const description = input.description !== undefined ? cutDescription(input.description) : cur.description
+    let { enabled, auto_disabled_at, auto_disabled_reason, consecutive_failures } = cur
+    if (input.enabled === true) {
+      // Switching on clears an automatic switch-off and starts the failure count again.
+      enabled = 1
+      auto_disabled_at = null
+      auto_disabled_reason = null
+      consecutive_failures = 0
+    } else if (input.enabled === false) {
+      enabled = 0
+    }
+    await this.db.run(
+      `UPDATE webhook_endpoints SET url = ?, events = ?, description = ?, enabled = ?, auto_disabled_at = ?, auto_disabled_reason = ?,
+       consecutive_failures = ?, updated_at = ? WHERE id = ? AND workspace_id = ?`,
+      [url, events, description, enabled, auto_disabled_at, auto_disabled_reason, consecutive_failures, this.clock.now().toISOString(), id, p.workspaceId],
+    )
+    return this.get(p, id)
+  }
+
+  async remove(p: Principal, id: string): Promise<{ id: string }> {
+    await this.row(p, id)
+    await this.db.transaction(async (tx) => {
+      // Pending work for a deleted endpoint is dropped, not retried; the log keeps it.
+      await tx.run(
+        "UPDATE webhook_deliveries SET status = 'abandoned', error = 'endpoint deleted', next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE endpoint_id = ? AND status IN ('pending', 'failed')",
+        [id],
+      )
+      await tx.run('DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    })
+    return { id }
+  }
+
+  // ---- the queue ----
+
+  private bodyOf(d: Pick<DeliveryRow, 'id' | 'event' | 'occurred_at' | 'workspace_id' | 'data' | 'replay_of'>, attempt: number): string {
+    return JSON.stringify({
+      deliveryId: d.id,
+      event: d.event,
+      occurredAt: d.occurred_at,
+      workspaceId: d.workspace_id,
+      attempt,
+      data: parseJson<unknown>(d.data, {}),
+      ...(d.replay_of ? { replayOf: d.replay_of } : {}),
+    })
+  }
+
+  private async insertDelivery(
+    q: Queryable,
+    ep: EndpointRow,
+    e: { event: string; occurredAt: string; data: unknown },
+    extra: { replayOf?: string | null; status?: DeliveryStatus; error?: string | null; claimToken?: string } = {},
+  ): Promise<string> {
+    const id = this.ids.next('webhookDelivery')
+    const nowDate = this.clock.now()
+    const now = nowDate.toISOString()
+    const status = extra.status ?? 'pending'
+    const row = { id, event: e.event, occurred_at: e.occurredAt, workspace_id: ep.workspace_id, data: JSON.stringify(e.data ?? {}), replay_of: extra.replayOf ?? null }
+    await q.run(
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event, status, attempts, occurred_at, created_at, next_attempt_at, error, replay_of, data, payload, claim_token, claimed_until)
+       VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id, ep.workspace_id, ep.id, e.event, status, e.occurredAt, now, status === 'pending' ? now : null, extra.error ?? null, row.replay_of, row.data, this.bodyOf(row, 1),
+        // A test or replay is inserted already claimed, so the worker cannot take it first.
+        extra.claimToken ?? null, extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
+      ],
+    )
+    return id
+  }
+
+  /** EventBus listener: one pending delivery per enabled endpoint subscribed to the event. */
+  async enqueue(e: DomainEvent): Promise<string[]> {
+    const endpoints = await this.db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = ? AND enabled = 1', [e.workspaceId])
+    const targets = endpoints.filter((ep) => parseJson<string[]>(ep.events, []).includes(e.event))
+    if (!targets.length) return []
+    const ids = await this.db.transaction(async (tx) => {
+      const out: string[] = []
+      for (const ep of targets) out.push(await this.insertDelivery(tx, ep, e))
+      return out
+    })
+    this.onQueued?.()
+    return ids
+  }
+
+  /** Claims up to `limit` due deliveries under a lease; another process skips them until it ends. */
+  async claimDue(limit: number): Promise<DeliveryRow[]> {
+    const now = this.clock.now()
+    const iso = now.toISOString()
+    const token = randomUUID()
+    await this.db.run(
+      `UPDATE webhook_deliveries SET claimed_until = ?, claim_token = ? WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'failed') AND next_attempt_at <= ?
+         AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY next_attempt_at, id LIMIT ?)`,
+      [new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, iso, iso, limit],
+    )
+    return this.db.all<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE claim_token = ? ORDER BY next_attempt_at, id', [token])
+  }
+
+
+  /** One attempt of a claimed delivery: sign, POST through the guard, record the outcome. */
+  async attempt(d: DeliveryRow): Promise<SendResult> {
+    const ep = await this.db.get<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?', [d.endpoint_id])
+    if (!ep || ep.enabled !== 1) {
+      const error = ep ? 'endpoint switched off' : 'endpoint deleted'
+      await this.db.run(
+        "UPDATE webhook_deliveries SET status = 'abandoned', error = ?, next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE id = ? AND claim_token = ?",
+        [error, d.id, d.claim_token],
+      )
+      return { deliveryId: d.id, ok: false, status: null, error }
+    }
+    const attempt = d.attempts + 1
+    const body = this.bodyOf(d, attempt)
+    let status: number | null = null
+    let error: string | null = null
+    try {
+      // Checked again before every delivery: the URL may have been stored under other rules,
+      // and the guard also checks the address actually connected to.
+      const res = await this.outbound.request(ep.url, { method: 'POST', headers: signedHeaders(ep.secret, body, d.event, this.clock.now()), body })
+      status = res.status
+      if (status < 200 || status > 299) error = status >= 300 && status < 400 ? `http ${status} (redirects are not followed)` : `http ${status}`
+    } catch (e) {
+      error = describeSendError(e, this.opts.timeoutMs)
+    }
+    const now = this.clock.now()
+    const iso = now.toISOString()
+    if (!error) {
+      const r = await this.db.run(
+        `UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, delivered_at = ?, response_status = ?, error = NULL, next_attempt_at = NULL,
+         claimed_until = NULL, claim_token = NULL, payload = ? WHERE id = ? AND claim_token = ?`,
+        [attempt, iso, status, body, d.id, d.claim_token],
+      )
+      if (r.changes === 1) await this.db.run('UPDATE webhook_endpoints SET consecutive_failures = 0, last_delivery_at = ?, last_status = ? WHERE id = ?', [iso, status, ep.id])
+      return { deliveryId: d.id, ok: true, status, error: null }
+    }
+    const final = attempt >= MAX_ATTEMPTS
+    const r = await this.db.run(
+      `UPDATE webhook_deliveries SET status = ?, attempts = ?, response_status = ?, error = ?, next_attempt_at = ?, claimed_until = NULL, claim_token = NULL, payload = ?
+       WHERE id = ? AND claim_token = ?`,
+      [final ? 'abandoned' : 'failed', attempt, status, error, final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(), body, d.id, d.claim_token],
+    )
+    if (r.changes === 1) await this.recordFailure(ep, iso, status)
+    return { deliveryId: d.id, ok: false, status, error }
+  }
+
+  private async recordFailure(ep: EndpointRow, iso: string, status: number | null): Promise<void> {
+    await this.db.run('UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, last_delivery_at = ?, last_status = ? WHERE id = ?', [iso, status, ep.id])
+    const reason = `${AUTO_DISABLE_AFTER} deliveries failed in a row`
+    const off = await this.db.run(
+      'UPDATE webhook_endpoints SET enabled = 0, auto_disabled_at = ?, auto_disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1 AND consecutive_failures >= ?',
+      [iso, reason, iso, ep.id, AUTO_DISABLE_AFTER],
+    )
+    if (off.changes !== 1) return
+    this.opts.log.warn({ endpointId: ep.id, workspaceId: ep.workspace_id }, 'webhook endpoint switched off after repeated failures')
+    const owners = await this.users.owners(ep.workspace_id)
+    await this.mailer
+      .send({
+        workspaceId: ep.workspace_id,
+        to: owners.map((o) => o.email),
+        subject: 'A webhook endpoint was switched off',
+        text:
+          `The webhook endpoint ${ep.id} (${ep.url}) was switched off after ${AUTO_DISABLE_AFTER} failed deliveries in a row` +
+          `${status !== null ? ` (last answer: HTTP ${status})` : ''}.\n\nFix the receiver, then switch the endpoint on again ` +
+          `(PATCH /v1/webhooks/${ep.id} with {"enabled": true}). Deliveries can be replayed from the delivery log.`,
+      })
+      .catch((err) => this.opts.log.error({ err }, 'auto-disable mail failed'))
+  }
+
+  /** Inserts a delivery already claimed by this call and sends it at once (test, replay). */
+  private async sendNow(ep: EndpointRow, e: { event: string; occurredAt: string; data: unknown }, replayOf: string | null = null): Promise<SendResult> {
+    const claimToken = randomUUID()
+    const id = await this.insertDelivery(this.db, ep, e, { replayOf, claimToken })
+    return this.attempt((await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?', [id]))!)
+  }
+
+  /** Sends a real signed `screen.offline` with `data.test` true; 409 when not subscribed or switched off. */
+  async test(p: Principal, id: string): Promise<SendResult> {
+    const ep = await this.row(p, id)
+    if (ep.enabled !== 1 || !parseJson<string[]>(ep.events, []).includes('screen.offline')) {
+      throw new ApiError('not_subscribed', ep.enabled !== 1 ? 'The endpoint is switched off; switch it on to test it.' : 'The endpoint is not subscribed to screen.offline, which the test sends.')
+    }
+    const now = this.clock.now().toISOString()
+    return this.sendNow(ep, {
+      event: 'screen.offline',
+      occurredAt: now,
+      data: { test: true, note: 'This is a test delivery sent from the webhook settings; no screen went offline.', screenId: 'scr_test', screenName: 'Test screen', nodeId: null, at: now, since: now },
+    })
+  }
+
+  /** Resends a delivery as a new one (`replayOf` set); the original stays as it is. */
+  async replay(p: Principal, deliveryId: string): Promise<SendResult> {
+    const orig = await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND workspace_id = ?', [deliveryId, p.workspaceId])
+    if (!orig) throw notFound('No such delivery.')
+    const ep = await this.db.get<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?', [orig.endpoint_id, p.workspaceId])
+    if (!ep) throw notFound('The endpoint of this delivery no longer exists.')
+    const e = { event: orig.event, occurredAt: orig.occurred_at, data: parseJson<unknown>(orig.data, {}) }
+    if (ep.enabled !== 1) {
+      const error = 'endpoint switched off'
+      const id = await this.insertDelivery(this.db, ep, e, { replayOf: orig.id, status: 'abandoned', error })
+      return { deliveryId: id, ok: false, status: null, error }
+    }
+    return this.sendNow(ep, e, orig.id)
+  }
+
+  async listDeliveries(p: Principal, page: PageRequest, filter: { endpointId?: string | undefined; status?: string | undefined }): Promise<Page<DeliveryView>> {
+    let where = 'workspace_id = ?'
+    const params: (string | number)[] = [p.workspaceId]
+    if (filter.endpointId) {
+      where += ' AND endpoint_id = ?'
+      params.push(filter.endpointId)
+    }
+    // Another status value is ignored (SPEC), not refused.
+    if (filter.status && (DELIVERY_STATUSES as readonly string[]).includes(filter.status)) {
+      where += ' AND status = ?'
+      params.push(filter.status)
+    }
+    const sql = descPageSql(page)
+    const rows = await this.db.all<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    return pageOf(rows, page, deliveryView)
+  }
+
+  async getDelivery(workspaceId: string, id: string): Promise<DeliveryView | undefined> {
+    const r = await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+    return r && deliveryView(r)
+  }
+
+  /** Drops log entries older than 30 days. */
+  async purge(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - RETENTION_MS).toISOString()
+    return (await this.db.run('DELETE FROM webhook_deliveries WHERE created_at < ?', [cutoff])).changes
+  }
+}
+
+function cutDescription(d: string | null | undefined): string | null {
+  if (d === undefined || d === null) return null
+  const t = d.trim()
+  return t ? [...t].slice(0, DESCRIPTION_MAX).join('') : null
+}

@@ -1,0 +1,76 @@
+// Mailer: always recorded in the outbox; with SVC_SMTP_URL the message goes out through
+// nodemailer (here to a tiny in-test SMTP listener that speaks just enough of RFC 5321).
+import t from 'tap'
+import net from 'node:net'
+import { build } from '../helpers.js'
+
+async function smtpListener(t: import('tap').Test): Promise<{ port: number; messages: { from: string; to: string[]; data: string }[] }> {
+  const messages: { from: string; to: string[]; data: string }[] = []
+  const server = net.createServer((sock) => {
+    let buf = ''
+    let inData = false
+    let cur = { from: '', to: [] as string[], data: '' }
+    sock.write('220 test ESMTP\r\n')
+    sock.on('data', (chunk) => {
+      buf += chunk.toString('utf8')
+      let i
+      while ((i = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        if (inData) {
+          if (line === '.') {
+            inData = false
+            messages.push(cur)
+            cur = { from: '', to: [], data: '' }
+            sock.write('250 queued\r\n')
+          } else cur.data += line + '\n'
+          continue
+        }
+        const cmd = line.slice(0, 4).toUpperCase()
+        if (cmd === 'EHLO' || cmd === 'HELO') sock.write('250 test\r\n')
+        else if (cmd === 'MAIL') (cur.from = line), sock.write('250 ok\r\n')
+        else if (cmd === 'RCPT') (cur.to.push(/<([^>]+)>/.exec(line)?.[1] ?? line), sock.write('250 ok\r\n'))
+        else if (cmd === 'DATA') (inData = true), sock.write('354 go on\r\n')
+        else if (cmd === 'QUIT') sock.end('221 bye\r\n')
+        else sock.write('250 ok\r\n')
+      }
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  t.after(() => {
+    server.close()
+  })
+  return { port: (server.address() as net.AddressInfo).port, messages }
+}
+
+t.test('with SMTP configured the mail is sent and marked sent', async (t) => {
+  const smtp = await smtpListener(t)
+  const h = await build(t, { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, smtpFrom: 'Signage <alerts@example.com>' })
+  const { workspaceId } = await h.workspace()
+  const row = await h.app.services.mailer.send({ workspaceId, to: ['a@example.com', 'b@example.com', 'a@example.com'], subject: 'Hello', text: 'Body line' })
+  t.ok(row.sent_at, 'marked sent')
+  t.equal(row.error, null)
+  t.equal(smtp.messages.length, 1)
+  t.same(smtp.messages[0]!.to.sort(), ['a@example.com', 'b@example.com'], 'each address once')
+  t.match(smtp.messages[0]!.from, /alerts@example\.com/)
+  t.match(smtp.messages[0]!.data, /Subject: Hello/)
+  t.match(smtp.messages[0]!.data, /Body line/)
+})
+
+t.test('an unreachable SMTP server keeps the mail in the outbox with the error', async (t) => {
+  const h = await build(t, { smtpUrl: 'smtp://127.0.0.1:1' })
+  const { workspaceId } = await h.workspace()
+  const row = await h.app.services.mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
+  t.equal(row.sent_at, null)
+  t.ok(row.error)
+  t.equal((await h.app.services.mailer.outbox(workspaceId)).length, 1)
+})
+
+t.test('without SMTP the mail is kept in the outbox', async (t) => {
+  const h = await build(t)
+  const { workspaceId } = await h.workspace()
+  const row = await h.app.services.mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
+  t.equal(row.sent_at, null)
+  t.equal(row.error, null)
+  t.same(JSON.parse(row.to_addresses), ['a@example.com'])
+})

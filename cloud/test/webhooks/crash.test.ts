@@ -1,0 +1,63 @@
+// At least once across a crash: a real cloud process is killed with SIGKILL while the
+// receiver holds its delivery open; a new process on the same data dir sends it again
+// (same deliveryId) once the claim's lease has run out.
+import t from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import Stripe from 'stripe'
+import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { startReceiver } from '../fixtures/receiver.js'
+
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crashCloud.ts')
+
+function run(args: string[]): { child: ChildProcess; lines: AsyncIterableIterator<string> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const rl = createInterface({ input: child.stdout! })
+  return { child, lines: rl[Symbol.asyncIterator]() }
+}
+
+t.test('a delivery in flight when the process is killed -9 is delivered after restart', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-crash-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  let hold = true
+  const receiver = await startReceiver(() => (hold ? 'hold' : { status: 200 }))
+  t.after(() => receiver.close())
+
+  const first = run([dir, 'publish', receiver.url])
+  t.after(() => first.child.kill('SIGKILL'))
+  const published = JSON.parse((await first.lines.next()).value as string)
+  t.equal(published.step, 'published')
+  const [held] = await receiver.waitFor(1, 20_000)
+  const deliveryId = String(held!.body.deliveryId)
+  t.match(deliveryId, /^whd_/)
+  first.child.kill('SIGKILL')
+  await once(first.child, 'exit')
+  t.equal(first.child.signalCode, 'SIGKILL', 'killed mid-delivery')
+
+  hold = false
+  const second = run([dir, 'resume'])
+  t.after(() => second.child.kill('SIGKILL'))
+  t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
+  const got = await receiver.waitFor(2, 20_000)
+  t.equal(got[1]!.body.deliveryId, deliveryId, 'the same delivery, sent again')
+  t.ok(Stripe.webhooks.signature!.verifyHeader(got[1]!.raw, got[1]!.headers['svc-signature'] as string, published.secret, 300))
+
+  const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
+  t.after(() => db.close())
+  let row: { status: string } | undefined
+  for (let i = 0; i < 50; i++) {
+    row = await db.get<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = ?', [deliveryId])
+    if (row?.status === 'delivered') break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(row?.status, 'delivered')
+  const n = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries')
+  t.equal(n?.n, 1, 'nothing lost, nothing duplicated in the queue')
+  second.child.kill('SIGTERM')
+  await once(second.child, 'exit')
+})

@@ -2,12 +2,15 @@
 // down gracefully on SIGINT/SIGTERM (close-with-grace: in-flight requests finish,
 // workers stop, the broker and the database close).
 import closeWithGrace from 'close-with-grace'
+import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppDeps } from './app.js'
 import type { Config } from './config.js'
 
 export interface Running {
   httpPort: number
   mqttPort: number | null
+  /** The app behind the listeners (services, embedded broker), for in-process tests and tools. */
+  app: FastifyInstance
   close(): Promise<void>
 }
 
@@ -24,7 +27,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   const httpPort = (app.server.address() as { port: number }).port
   const mqttPort = config.mqttPort >= 0 ? await app.services.broker.listenTcp(config.mqttPort, config.host) : null
   app.log.info({ httpPort, mqttPort, dataDir: config.dataDir }, 'cloud ready')
-  return { httpPort, mqttPort, close: () => app.close() }
+  return { httpPort, mqttPort, app, close: () => app.close() }
 }
 
 export async function runServer(config: Config): Promise<void> {

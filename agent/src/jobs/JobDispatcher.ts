@@ -65,14 +65,21 @@ export class JobDispatcher {
       const earlier = seen.get(job.id)?.result;
       log.info('duplicate job ignored', { jobId: job.id, answered: Boolean(earlier) });
       // The first answer may have been lost with the connection: say it again.
-      if (earlier) await this.#o.publisher.publish('job-results', earlier, false);
+      if (earlier) this.#publish(earlier);
       return;
     }
     log.info('job received', { jobId: job.id, kind: job.kind });
     const result = await this.#run(job);
     await seen.setResult(job.id, result);
     log.info('job done', { jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) });
-    await this.#o.publisher.publish('job-results', result, false);
+    this.#publish(result);
+  }
+
+  /** Not waiting for the PUBACK: a lost connection must not hold the next job (mqtt.js resends QoS 1). */
+  #publish(result: JobResult): void {
+    this.#o.publisher.publish('job-results', result, false).catch((err: unknown) => {
+      this.#o.log.warn('job result not acknowledged', { jobId: result.jobId, err: err as Error });
+    });
   }
 
   async #run(job: Job): Promise<JobResult> {

@@ -151,7 +151,11 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     const message: Reported = { version: key.version, playing: key.playing, at: this.#o.clock.now().toISOString() };
     if (this.#panel) message.panel = this.#panel;
     if (storage) message.storage = storage;
-    await this.#o.publisher.publish('reported', message, true);
+    // Not waiting for the PUBACK: a connection lost in between would hold every later
+    // report (and stop()) until it came back; mqtt.js resends unacknowledged QoS 1 itself.
+    this.#o.publisher.publish('reported', message, true).catch((err: unknown) => {
+      this.#o.log.warn('reported state not acknowledged', { err: err as Error });
+    });
     this.#lastSent = key;
   }
 }

@@ -45,7 +45,7 @@ function run(t: Test, args: string[]): Run {
 }
 
 t.test('bad arguments: message on stderr, exit 2, no stack', async (t) => {
-  const cases = [['start'], ['start', '--cloud', 'ftp://x'], ['start', '--cloud', 'http://x', '--player-port', 'abc'], ['start', '--cloud', 'http://x', '--bogus'], ['launch']];
+  const cases = [['start'], ['start', '--cloud', 'ftp://x'], ['start', '--cloud', 'http://x', '--player-port', 'abc', '--bogus']];
   // In parallel: each process mostly waits for tsx to load.
   const runs = cases.map((args) => ({ args, r: run(t, args) }));
   for (const { args, r } of runs) {

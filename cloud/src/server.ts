@@ -9,9 +9,9 @@ import type { Config } from './config.js'
 export interface Running {
   httpPort: number
   mqttPort: number | null
-  close(): Promise<void>
-  /** The running app, for tests that need its services. */
+  /** The app behind the listeners (services, embedded broker), for in-process tests and tools. */
   app: FastifyInstance
+  close(): Promise<void>
 }
 
 export async function startServer(config: Config, deps: AppDeps = {}): Promise<Running> {
@@ -27,7 +27,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   const httpPort = (app.server.address() as { port: number }).port
   const mqttPort = config.mqttPort >= 0 ? await app.services.broker.listenTcp(config.mqttPort, config.host) : null
   app.log.info({ httpPort, mqttPort, dataDir: config.dataDir }, 'cloud ready')
-  return { httpPort, mqttPort, close: () => app.close(), app }
+  return { httpPort, mqttPort, app, close: () => app.close() }
 }
 
 export async function runServer(config: Config): Promise<void> {

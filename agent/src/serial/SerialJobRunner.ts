@@ -7,16 +7,22 @@
 import { isPanelProtocolName } from '@svc/shared/panels/index';
 import type { JobResult, SerialJob } from '@svc/shared/mqtt/index';
 import type { DisplayDriver } from './DisplayDriver.js';
+import type { SerialJobRunner as JobRunnerPort } from '../jobs/SerialJobRunner.js';
 
-export interface SerialJobRunnerLike {
-  run(job: SerialJob): Promise<JobResult>;
-}
-
-export class SerialJobRunner implements SerialJobRunnerLike {
+export class SerialJobRunner implements JobRunnerPort {
   constructor(
-    private readonly driver: Pick<DisplayDriver, 'send'>,
+    /** The driver; when it has start/stop, the runner opens and closes it with the job dispatcher. */
+    private readonly driver: Pick<DisplayDriver, 'send'> & Partial<Pick<DisplayDriver, 'start' | 'stop'>>,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  async start(): Promise<void> {
+    await this.driver.start?.();
+  }
+
+  async stop(): Promise<void> {
+    await this.driver.stop?.();
+  }
 
   async run(job: SerialJob): Promise<JobResult> {
     const base = { jobId: job.id, kind: 'serial' as const };

@@ -1,0 +1,293 @@
+// The screen-player agent: pairs once, then keeps an MQTT link to the cloud, plays what
+// the desired state says (decided on the device, so it keeps working offline), runs jobs,
+// and drives the local player page. Every part is an object with start()/stop(); this
+// class wires them and owns the life cycle: pairing → session → (revoked) → pairing.
+import { EventEmitter } from 'node:events';
+import { promises as fs } from 'node:fs';
+import type { BackoffOptions } from './runtime/Backoff.js';
+import { Logger } from './runtime/Logger.js';
+import { systemClock, systemTimers, type Clock, type Timers } from './runtime/time.js';
+import { CloudClient, type FetchLike, type Registration } from './pairing/CloudClient.js';
+import { CredentialStore, type Credentials } from './pairing/CredentialStore.js';
+import { Pairing } from './pairing/Pairing.js';
+import { MqttLink, type MqttConnect } from './link/MqttLink.js';
+import { DesiredStore } from './state/DesiredStore.js';
+import { StateReconciler } from './state/StateReconciler.js';
+import type { StorageProbe } from './state/storage.js';
+import { JobDispatcher } from './jobs/JobDispatcher.js';
+import { SeenJobs } from './jobs/SeenJobs.js';
+import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
+import { PlayerServer } from './player/PlayerServer.js';
+import { playingView } from './player/PlayerView.js';
+import type { DisplayDriver } from './serial/DisplayDriver.js';
+import { PanelSupervisor } from './serial/PanelSupervisor.js';
+
+export const DEFAULT_PLAYER_PORT = 7070;
+
+export interface AgentOptions {
+  /** Base URL of the cloud's HTTP API, e.g. `https://signage.example.com`. */
+  cloudUrl: string;
+  /** Folder for credentials.json, desired.json and jobs-seen.json. */
+  dataDir: string;
+  /** Player page port (default 7070; 0 picks one). */
+  playerPort?: number;
+  playerHost?: string;
+  /** What the device tells the cloud when it registers. */
+  device?: { model?: string; serialNumber?: string };
+  /** Runs serial jobs; absent = every serial job fails with "no serial port configured". */
+  serialRunner?: SerialJobRunner;
+  /** The panel's driver, for polling power state when the desired state carries a panel profile. */
+  panelDriver?: Pick<DisplayDriver, 'send'>;
+  log?: Logger;
+  clock?: Clock;
+  /** Timers for polling and reconnect backoff. */
+  timers?: Timers;
+  /** Timers for playback re-decisions (default: `timers`). */
+  playbackTimers?: Timers;
+  /** Uniform [0, 1) for backoff jitter (default Math.random). */
+  random?: () => number;
+  fetch?: FetchLike;
+  mqttConnect?: MqttConnect;
+  storage?: StorageProbe;
+  pairing?: { pollIntervalMs?: number; pollIntervalCapMs?: number };
+  /** Backoff windows for an unreachable cloud and for broker reconnects. */
+  backoff?: Omit<BackoffOptions, 'random'>;
+  revokeAfterRefusals?: number;
+  /** Shows the pairing code to a person (the CLI prints it on stdout). */
+  announce?: (text: string) => void;
+}
+
+export type AgentPhase = 'stopped' | 'pairing' | 'running';
+
+export interface AgentEvents {
+  code: [registration: Registration];
+  paired: [credentials: Credentials];
+  connected: [];
+  disconnected: [];
+  revoked: [];
+  phase: [phase: AgentPhase];
+}
+
+interface Session {
+  credentials: Credentials;
+  link: MqttLink;
+  state: StateReconciler;
+  jobs: JobDispatcher;
+  seen: SeenJobs;
+  panel: PanelSupervisor | null;
+}
+
+export class Agent extends EventEmitter<AgentEvents> {
+  readonly log: Logger;
+  readonly player: PlayerServer;
+  readonly #o: AgentOptions;
+  readonly #clock: Clock;
+  readonly #timers: Timers;
+  readonly #cloud: CloudClient;
+  readonly #credentials: CredentialStore;
+  readonly #desired: DesiredStore;
+  #pairing: Pairing | null = null;
+  #session: Session | null = null;
+  #phase: AgentPhase = 'stopped';
+  #busy: Promise<void> = Promise.resolve();
+
+  constructor(options: AgentOptions) {
+    super();
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#timers = options.timers ?? systemTimers;
+    this.log = options.log ?? new Logger({ write: (l) => process.stdout.write(l), clock: this.#clock });
+    this.player = new PlayerServer({ port: options.playerPort ?? DEFAULT_PLAYER_PORT, host: options.playerHost, log: this.log.child({ part: 'player' }) });
+    this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
+    this.#credentials = new CredentialStore(options.dataDir);
+    this.#desired = new DesiredStore(options.dataDir);
+  }
+
+  get phase(): AgentPhase {
+    return this.#phase;
+  }
+
+  /** The running session's state reconciler (null while pairing or stopped). */
+  get state(): StateReconciler | null {
+    return this.#session?.state ?? null;
+  }
+
+  get link(): MqttLink | null {
+    return this.#session?.link ?? null;
+  }
+
+  get screenId(): string | null {
+    return this.#session?.credentials.screenId ?? null;
+  }
+
+  /** The code on screen while pairing. */
+  get pairingCode(): string | null {
+    return this.#pairing?.registration?.pairingCode ?? null;
+  }
+
+  /** Starts the page, then pairs or connects with the stored credential. */
+  start(): Promise<void> {
+    return this.#serial(async () => {
+      if (this.#phase !== 'stopped') return;
+      await this.#begin();
+    });
+  }
+
+  async #begin(): Promise<void> {
+    await fs.mkdir(this.#o.dataDir, { recursive: true, mode: 0o700 });
+    await this.player.start();
+    let credentials: Credentials | null = null;
+    try {
+      credentials = await this.#credentials.load();
+    } catch (err) {
+      this.log.error('the stored credential cannot be read; pairing again', { file: this.#credentials.file, err: err as Error });
+    }
+    if (credentials && credentials.cloudUrl !== this.#cloud.cloudUrl) {
+      this.log.warn('the stored credential belongs to another cloud; pairing with this one', { stored: credentials.cloudUrl, cloud: this.#cloud.cloudUrl });
+      credentials = null;
+    }
+    if (credentials) await this.#startSession(credentials);
+    else await this.#startPairing();
+  }
+
+  /** Stops everything: the link publishes `offline` first; the page server closes last. */
+  async stop(): Promise<void> {
+    await this.#serial(async () => {
+      if (this.#phase === 'stopped') return;
+      await this.#stopPairing();
+      await this.#stopSession();
+      await this.player.stop();
+      this.#setPhase('stopped');
+    });
+  }
+
+  #serial(fn: () => Promise<void>): Promise<void> {
+    this.#busy = this.#busy.then(fn, fn);
+    return this.#busy;
+  }
+
+  #setPhase(phase: AgentPhase): void {
+    this.#phase = phase;
+    this.emit('phase', phase);
+  }
+
+  async #startPairing(): Promise<void> {
+    this.#setPhase('pairing');
+    const pairing = new Pairing({
+      client: this.#cloud,
+      store: this.#credentials,
+      log: this.log.child({ part: 'pairing' }),
+      clock: this.#clock,
+      timers: this.#timers,
+      device: this.#o.device ?? {},
+      ...this.#o.pairing,
+      backoff: { ...this.#o.backoff, ...(this.#o.random ? { random: this.#o.random } : {}) },
+    });
+    this.#pairing = pairing;
+    pairing.on('code', (reg) => {
+      this.player.show({ type: 'pairing', pairingCode: reg.pairingCode, expiresAt: reg.expiresAt, cloud: this.#cloud.cloudUrl });
+      this.#o.announce?.(`Pairing code: ${reg.pairingCode}   (enter it in the console to pair this screen; valid until ${reg.expiresAt})`);
+      this.emit('code', reg);
+    });
+    pairing.on('paired', (credentials) => {
+      this.emit('paired', credentials);
+      void this.#serial(async () => {
+        if (this.#pairing !== pairing) return;
+        await this.#stopPairing();
+        await this.#startSession(credentials);
+      });
+    });
+    pairing.start();
+  }
+
+  async #stopPairing(): Promise<void> {
+    const pairing = this.#pairing;
+    this.#pairing = null;
+    await pairing?.stop();
+  }
+
+  async #startSession(credentials: Credentials): Promise<void> {
+    const { screenId } = credentials;
+    const log = this.log.child({ screenId });
+    const url = credentials.mqtt.url ?? credentials.mqtt.wsUrl;
+    const backoff = { ...this.#o.backoff, ...(this.#o.random ? { random: this.#o.random } : {}) };
+    const link = new MqttLink({
+      url,
+      screenId,
+      deviceSecret: credentials.deviceSecret,
+      log: log.child({ part: 'link' }),
+      clock: this.#clock,
+      timers: this.#timers,
+      backoff,
+      ...(this.#o.revokeAfterRefusals !== undefined ? { revokeAfterRefusals: this.#o.revokeAfterRefusals } : {}),
+      ...(this.#o.mqttConnect ? { connect: this.#o.mqttConnect } : {}),
+    });
+    const state = new StateReconciler({
+      screenId,
+      store: this.#desired,
+      publisher: link,
+      log: log.child({ part: 'state' }),
+      clock: this.#clock,
+      timers: this.#o.playbackTimers ?? this.#timers,
+      ...(this.#o.storage ? { storage: this.#o.storage } : {}),
+    });
+    const seen = new SeenJobs({ dataDir: this.#o.dataDir });
+    const jobs = new JobDispatcher({
+      seen,
+      serial: this.#o.serialRunner ?? new UnavailableSerialRunner(this.#clock),
+      publisher: link,
+      log: log.child({ part: 'jobs' }),
+      clock: this.#clock,
+    });
+    const panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null;
+    const session: Session = { credentials, link, state, jobs, seen, panel };
+    this.#session = session;
+    this.#setPhase('running');
+
+    const show = (): void => this.player.show(playingView(screenId, link.connected, state.version, state.decision));
+    state.on('change', show);
+    if (panel) {
+      const follow = (): void => void panel.configure(state.panelSettings).catch((err: unknown) => log.warn('could not reconfigure the panel poller', { err: err as Error }));
+      state.on('change', follow);
+    }
+    link.on('message', (kind, payload) => {
+      if (kind === 'desired') void state.handleDesired(payload);
+      else void jobs.handle(payload);
+    });
+    link.on('connected', () => {
+      show();
+      void state.report(true);
+      this.emit('connected');
+    });
+    link.on('disconnected', () => {
+      show();
+      this.emit('disconnected');
+    });
+    link.on('revoked', () => {
+      void this.#serial(async () => {
+        if (this.#session !== session) return;
+        await this.#stopSession();
+        await Promise.all([this.#credentials.delete(), this.#desired.delete(), seen.delete()]);
+        this.log.warn('device credential deleted; pairing again', { screenId, credentials: this.#credentials.file });
+        this.emit('revoked');
+        await this.#startPairing();
+      });
+    });
+
+    log.info('starting with the stored credential', { url });
+    await state.start();
+    if (panel) await panel.configure(state.panelSettings);
+    await jobs.start();
+    link.start();
+  }
+
+  async #stopSession(): Promise<void> {
+    const session = this.#session;
+    this.#session = null;
+    if (!session) return;
+    await session.panel?.stop();
+    await session.jobs.stop();
+    await session.link.stop();
+    await session.state.stop();
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Agent command line (run as `pnpm agent <cmd>` from the repo root).
+ *
+ *   start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
+ *         [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
+ *
+ * Logs are JSON lines on stdout; the pairing code is also printed as a plain line
+ * (`Pairing code: ABC234 …`) for a person at the console. Bad arguments: a message on
+ * stderr and exit code 2, never a stack trace. SIGINT/SIGTERM: clean shutdown, exit 0.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Agent, DEFAULT_PLAYER_PORT } from './Agent.js';
+import { Logger, type LogLevel } from './runtime/Logger.js';
+import { systemClock } from './runtime/time.js';
+import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
+import { DisplayDriver } from './serial/DisplayDriver.js';
+import { SerialJobRunner as DriverJobRunner } from './serial/SerialJobRunner.js';
+
+const USAGE = `usage:
+  agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
+              [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
+defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port)
+`;
+
+class UsageError extends Error {}
+
+interface StartArgs {
+  cloudUrl: string;
+  dataDir: string;
+  playerPort: number;
+  serial: { kind: 'path'; path: string } | { kind: 'tcp'; host: string; port: number } | null;
+  model: string;
+  serialNumber: string;
+  logLevel: LogLevel;
+}
+
+function parseStartArgs(argv: string[]): StartArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        cloud: { type: 'string' },
+        serial: { type: 'string' },
+        data: { type: 'string' },
+        'player-port': { type: 'string' },
+        model: { type: 'string' },
+        'serial-number': { type: 'string' },
+        'log-level': { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (!values.cloud) throw new UsageError('--cloud is required (the cloud API base URL, e.g. https://signage.example.com)');
+  let cloud: URL;
+  try {
+    cloud = new URL(values.cloud);
+  } catch {
+    throw new UsageError(`--cloud must be an http(s) URL, got "${values.cloud}"`);
+  }
+  if (cloud.protocol !== 'http:' && cloud.protocol !== 'https:') throw new UsageError(`--cloud must be an http(s) URL, got "${values.cloud}"`);
+  const portText = values['player-port'];
+  let playerPort = DEFAULT_PLAYER_PORT;
+  if (portText !== undefined) {
+    playerPort = Number(portText);
+    if (portText.trim() === '' || !Number.isInteger(playerPort) || playerPort < 0 || playerPort > 65535)
+      throw new UsageError(`--player-port must be a whole number from 0 to 65535, got "${portText}"`);
+  }
+  const level = values['log-level'] ?? 'info';
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`);
+  return {
+    cloudUrl: cloud.href.replace(/\/+$/, ''),
+    dataDir: path.resolve(values.data ?? './agent-data'),
+    playerPort,
+    serial: serialArg(values.serial),
+    model: values.model ?? `svc-agent (${os.platform()} ${os.arch()})`,
+    serialNumber: values['serial-number'] ?? os.hostname(),
+    logLevel: level as LogLevel,
+  };
+}
+
+function serialArg(v: string | undefined): StartArgs['serial'] {
+  if (v === undefined) return null;
+  if (v.startsWith('tcp://')) {
+    const m = /^tcp:\/\/([^:/]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(v);
+    const port = m ? Number(m[2]) : NaN;
+    if (!m || port < 1 || port > 65535) throw new UsageError(`--serial tcp://HOST:PORT needs a host and a port from 1 to 65535, got "${v}"`);
+    return { kind: 'tcp', host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  }
+  if (v.trim() === '') throw new UsageError('--serial needs a device path (e.g. /dev/ttyUSB0) or tcp://HOST:PORT');
+  return { kind: 'path', path: v };
+}
+
+/** The panel driver for --serial (a device path, a pty, or tcp://host:port), or null. */
+function panelDriver(args: StartArgs): DisplayDriver | null {
+  if (!args.serial) return null;
+  const path = args.serial.kind === 'path' ? args.serial.path : `tcp://${args.serial.host}:${args.serial.port}`;
+  // Jobs name their protocol (from the screen's panel profile); unnamed ones are read raw.
+  return new DisplayDriver({ path });
+}
+
+/** Serial jobs run on the driver, which opens and closes with the job dispatcher. */
+function serialRunner(driver: DisplayDriver | null): SerialJobRunner {
+  if (!driver) return new UnavailableSerialRunner(systemClock);
+  return new DriverJobRunner(driver);
+}
+
+async function start(argv: string[]): Promise<number> {
+  const args = parseStartArgs(argv);
+  const log = new Logger({ write: (l) => process.stdout.write(l), level: args.logLevel });
+  const driver = panelDriver(args);
+  const agent = new Agent({
+    cloudUrl: args.cloudUrl,
+    dataDir: args.dataDir,
+    playerPort: args.playerPort,
+    device: { model: args.model, serialNumber: args.serialNumber },
+    serialRunner: serialRunner(driver),
+    ...(driver ? { panelDriver: driver } : {}),
+    log,
+    announce: (text) => process.stdout.write(`\n  ${text}\n\n`),
+  });
+  let stopping = false;
+  const done = new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) return;
+      stopping = true;
+      log.info('shutting down', { signal });
+      const force = setTimeout(() => {
+        log.error('shutdown took too long; exiting');
+        resolve(1);
+      }, 10_000);
+      force.unref();
+      agent.stop().then(
+        () => {
+          clearTimeout(force);
+          log.info('stopped');
+          resolve(0);
+        },
+        (err: unknown) => {
+          log.error('shutdown failed', { err: err as Error });
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+  try {
+    await agent.start();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') log.error(`player page port ${args.playerPort} is in use; choose another with --player-port`);
+    else log.error('agent could not start', { err: e });
+    await agent.stop().catch(() => undefined);
+    return 1;
+  }
+  return done;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    (cmd === undefined ? process.stderr : process.stdout).write(USAGE);
+    return cmd === undefined ? 2 : 0;
+  }
+  if (cmd !== 'start') throw new UsageError(`unknown command "${cmd}"`);
+  return start(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // Everything is closed by now; should a stray handle linger, do not hang the service manager.
+    setTimeout(() => process.exit(code), 1000).unref();
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`agent: ${err.message}\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`agent: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

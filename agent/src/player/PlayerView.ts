@@ -1,0 +1,38 @@
+// What the local player page shows, as pushed over its WebSocket feed.
+import type { ContentKind, PlayableContent, PlayingSource } from '@svc/shared/mqtt/index';
+import type { PlaybackDecision } from '../playback/index.js';
+
+export type PlayerView =
+  | { type: 'starting' }
+  | { type: 'pairing'; pairingCode: string; expiresAt: string; cloud: string }
+  | {
+      type: 'playing';
+      screenId: string;
+      /** Whether the link to the cloud is up (the page shows a small offline mark). */
+      connected: boolean;
+      version: number;
+      source: PlayingSource;
+      contentKind: ContentKind | null;
+      contentId: string | null;
+      content: PlayableContent | null;
+      castId: string | null;
+      emergencyId: string | null;
+      /** Emergency text to show over the content. */
+      message: string | null;
+    };
+
+export function playingView(screenId: string, connected: boolean, version: number, d: PlaybackDecision): PlayerView {
+  return {
+    type: 'playing',
+    screenId,
+    connected,
+    version,
+    source: d.source,
+    contentKind: d.contentKind,
+    contentId: d.contentId,
+    content: d.content,
+    castId: d.castId,
+    emergencyId: d.emergencyId,
+    message: d.message,
+  };
+}

@@ -171,6 +171,8 @@ async function assemble(
     await app.services.desiredPublisher.idle().catch(() => undefined)
     await app.services.media.idle()
     await broker.close()
+    // Closing the broker drops every device; let presence record those drops before the database closes.
+    await app.services.presence.idle().catch(() => undefined)
     await app.services.outbound.close()
     app.services.mailer.close()
     if (ownsDb) await db.close()

@@ -229,7 +229,7 @@ export class Demo {
     const pty = !this.#o.tcp && hasSocat();
     if (!pty) this.#o.note(this.#o.tcp ? 'panels are linked over TCP (--tcp)' : 'socat is not installed: the panels are linked over TCP (tcp://127.0.0.1:<port>) instead of a pseudo-terminal; `apt-get install -y socat` for the serial-cable path');
     this.result.transport = pty ? 'pty' : 'tcp';
-    for (const [i, def] of PANELS.entries()) {
+    for (const def of PANELS) {
       const sim = new FirmwareSim({
         protocol: def.protocol,
         state: { power: 'off', id: 1 },
@@ -253,7 +253,6 @@ export class Demo {
       info.panelLink = player.simInfo.ptyPath ?? `tcp://127.0.0.1:${player.simInfo.tcpPort}`;
       info.panelWebUrl = player.simInfo.webUrl;
       this.result.screens.push(info);
-      void i;
     }
     return this.#players.map((p) => `${p.info.label} on ${p.info.panelLink}`).join(', ');
   }

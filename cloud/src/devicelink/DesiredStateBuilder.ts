@@ -17,6 +17,7 @@ export type PanelSettingsSource = (workspaceId: string, screenId: string) => Pro
 interface ScreenRow {
   id: string
   workspace_id: string
+  node_id: string | null
   content_kind: string | null
   content_id: string | null
   timezone: string
@@ -46,7 +47,7 @@ export class DesiredStateBuilder {
    * `version` defaults to the last one stored (the publisher passes the next one).
    */
   async build(workspaceId: string, screenId: string, version?: number): Promise<DesiredState | null> {
-    const screen = await this.db.get<ScreenRow>('SELECT id, workspace_id, content_kind, content_id, timezone, desired_version FROM screens WHERE id = ? AND workspace_id = ?', [
+    const screen = await this.db.get<ScreenRow>('SELECT id, workspace_id, node_id, content_kind, content_id, timezone, desired_version FROM screens WHERE id = ? AND workspace_id = ?', [
       screenId,
       workspaceId,
     ])
@@ -59,7 +60,9 @@ export class DesiredStateBuilder {
     // state: an unplayable assignment becomes null (the screen plays nothing), unplayable
     // casts are skipped and the next playable emergency is the one sent. Recall and restore
     // republish every screen concerned (AssignmentService), so this is how they reach screens.
-    if (screen.content_kind && screen.content_id && (await this.playable(workspaceId, screen.content_kind, screen.content_id))) {
+    // An assignment no longer shared to the screen's location (unshared, screen moved) is
+    // left out the same way.
+    if (screen.content_kind && screen.content_id && (await this.playable(workspaceId, screen.content_kind, screen.content_id)) && (await this.content.isAvailableAt(workspaceId, { kind: screen.content_kind as ContentKind, id: screen.content_id }, screen.node_id))) {
       const ref = { kind: screen.content_kind as ContentKind, id: screen.content_id }
       const described = await this.content.describeForDevice(workspaceId, ref)
       assignment = { contentKind: ref.kind, contentId: ref.id, ...(described ? { content: described } : {}) }

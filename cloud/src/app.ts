@@ -35,6 +35,7 @@ import { levelPersistence, memoryPersistence, type PersistenceFactory } from './
 import type { ContentResolver } from './devicelink/ContentResolver.js'
 import type { PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
 import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
+import { MediaUrlRefreshWorker } from './workers/MediaUrlRefreshWorker.js'
 import serialTemplateRoutes from './routes/serialTemplates.js'
 import serialJobRoutes from './routes/serialJobs.js'
 import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
@@ -150,6 +151,7 @@ async function assemble(
     new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
     app.services.webhookWorker,
     app.services.alertWorker,
+    new MediaUrlRefreshWorker(db, clock, app.services.mediaUrls.ttlSeconds, (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids), config.mediaUrlRefreshIntervalMs, app.log),
   ]
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {

@@ -42,6 +42,8 @@ export interface Config {
   mediaImportMaxBytes: number
   /** Time limit of an import-url fetch, ms (SVC_MEDIA_IMPORT_TIMEOUT_MS, 60000). */
   mediaImportTimeoutMs: number
+  /** How often desired states whose signed media URLs are getting old are republished, ms (SVC_MEDIA_URL_REFRESH_INTERVAL_MS, 3600000); 0 = never (tests drive it). */
+  mediaUrlRefreshIntervalMs: number
   /** `background`: probe new files right after upload; `manual`: only when something calls processPending() (tests). */
   mediaProcessing: 'background' | 'manual'
   /** How often the webhook delivery worker looks for due deliveries, ms (SVC_WEBHOOK_INTERVAL_MS, 1000); 0 = never (tests drive it). */
@@ -89,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaImportMaxBytes: int(env, 'SVC_MEDIA_IMPORT_MAX_BYTES', 128 * 1024 * 1024, 1),
     mediaImportTimeoutMs: int(env, 'SVC_MEDIA_IMPORT_TIMEOUT_MS', 60_000, 1),
     mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
+    mediaUrlRefreshIntervalMs: int(env, 'SVC_MEDIA_URL_REFRESH_INTERVAL_MS', 3_600_000),
     webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
@@ -109,6 +112,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     statusIntervalMs: 0,
     castExpiryIntervalMs: 0,
     mediaProcessing: 'manual',
+    mediaUrlRefreshIntervalMs: 0,
     webhookIntervalMs: 0,
     alertIntervalMs: 0,
     ...overrides,

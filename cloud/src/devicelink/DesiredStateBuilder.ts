@@ -17,6 +17,7 @@ export type PanelSettingsSource = (workspaceId: string, screenId: string) => Pro
 interface ScreenRow {
   id: string
   workspace_id: string
+  node_id: string | null
   content_kind: string | null
   content_id: string | null
   timezone: string
@@ -46,7 +47,7 @@ export class DesiredStateBuilder {
    * `version` defaults to the last one stored (the publisher passes the next one).
    */
   async build(workspaceId: string, screenId: string, version?: number): Promise<DesiredState | null> {
-    const screen = await this.db.get<ScreenRow>('SELECT id, workspace_id, content_kind, content_id, timezone, desired_version FROM screens WHERE id = ? AND workspace_id = ?', [
+    const screen = await this.db.get<ScreenRow>('SELECT id, workspace_id, node_id, content_kind, content_id, timezone, desired_version FROM screens WHERE id = ? AND workspace_id = ?', [
       screenId,
       workspaceId,
     ])
@@ -55,7 +56,13 @@ export class DesiredStateBuilder {
     let assignment: DesiredState['assignment'] = null
     let schedule: Schedule | null = null
     let library: LibraryEntry[] | undefined
-    if (screen.content_kind && screen.content_id) {
+    // Content that cannot play (recalled, processing, failed, emptied) is left out of the
+    // state: an unplayable assignment becomes null (the screen plays nothing), unplayable
+    // casts are skipped and the next playable emergency is the one sent. Recall and restore
+    // republish every screen concerned (AssignmentService), so this is how they reach screens.
+    // An assignment no longer shared to the screen's location (unshared, screen moved) is
+    // left out the same way.
+    if (screen.content_kind && screen.content_id && (await this.playable(workspaceId, screen.content_kind, screen.content_id)) && (await this.content.isAvailableAt(workspaceId, { kind: screen.content_kind as ContentKind, id: screen.content_id }, screen.node_id))) {
       const ref = { kind: screen.content_kind as ContentKind, id: screen.content_id }
       const described = await this.content.describeForDevice(workspaceId, ref)
       assignment = { contentKind: ref.kind, contentId: ref.id, ...(described ? { content: described } : {}) }
@@ -68,13 +75,20 @@ export class DesiredStateBuilder {
       }
     }
 
-    const emergencyRow = await this.db.get<TakeoverRow & { started_at: string }>(
+    const emergencyRows = await this.db.all<TakeoverRow & { started_at: string }>(
       `SELECT e.id, e.content_kind, e.content_id, e.content_name, e.message, e.started_at AS triggered_at, e.started_at, NULL AS expires_at
          FROM emergency_screens es JOIN emergencies e ON e.id = es.emergency_id
         WHERE es.screen_id = ? AND es.active = 1 AND e.status = 'active' AND e.workspace_id = ?
-        ORDER BY e.started_at DESC, e.id DESC LIMIT 1`,
+        ORDER BY e.started_at DESC, e.id DESC`,
       [screenId, workspaceId],
     )
+    let emergencyRow: (TakeoverRow & { started_at: string }) | undefined
+    for (const r of emergencyRows) {
+      if (await this.playable(workspaceId, r.content_kind, r.content_id)) {
+        emergencyRow = r
+        break
+      }
+    }
     let emergency: DesiredEmergency | null = null
     if (emergencyRow) {
       const content = await this.describe(workspaceId, emergencyRow)
@@ -97,6 +111,7 @@ export class DesiredStateBuilder {
     )
     const casts: DesiredCast[] = []
     for (const r of castRows) {
+      if (!(await this.playable(workspaceId, r.content_kind, r.content_id))) continue
       const content = await this.describe(workspaceId, r)
       // `paused` is an additive field (objects are open): the device already ranks the
       // emergency above casts; it tells a reader why the cast is not on screen.
@@ -123,6 +138,10 @@ export class DesiredStateBuilder {
       panel: await this.panel(workspaceId, screenId),
       generatedAt: this.clock.now().toISOString(),
     }
+  }
+
+  private async playable(workspaceId: string, kind: string, id: string): Promise<boolean> {
+    return (await this.content.playability(workspaceId, { kind: kind as ContentKind, id })).playable
   }
 
   private async describe(workspaceId: string, r: TakeoverRow) {

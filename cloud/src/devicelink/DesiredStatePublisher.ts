@@ -22,6 +22,8 @@ export class DesiredStatePublisher {
     private readonly builder: DesiredStateBuilder,
     private readonly broker: Pick<EmbeddedBroker, 'publish'>,
     private readonly log: { error(obj: unknown, msg: string): void },
+    /** When set, each publish records `screens.desired_published_at` (signed URLs are refreshed from it). */
+    private readonly clock: { now(): Date } | null = null,
   ) {}
 
   /**
@@ -98,7 +100,13 @@ export class DesiredStatePublisher {
   private async bump(workspaceId: string, screenIds: string[]): Promise<[string, number][]> {
     const marks = screenIds.map(() => '?').join(',')
     return this.db.transaction(async (tx) => {
-      await tx.run(`UPDATE screens SET desired_version = desired_version + 1 WHERE workspace_id = ? AND id IN (${marks})`, [workspaceId, ...screenIds])
+      if (this.clock) {
+        await tx.run(`UPDATE screens SET desired_version = desired_version + 1, desired_published_at = ? WHERE workspace_id = ? AND id IN (${marks})`, [
+          this.clock.now().toISOString(),
+          workspaceId,
+          ...screenIds,
+        ])
+      } else await tx.run(`UPDATE screens SET desired_version = desired_version + 1 WHERE workspace_id = ? AND id IN (${marks})`, [workspaceId, ...screenIds])
       const rows = await tx.all<{ id: string; desired_version: number }>(`SELECT id, desired_version FROM screens WHERE workspace_id = ? AND id IN (${marks})`, [
         workspaceId,
         ...screenIds,

@@ -15,6 +15,11 @@ declare module 'fastify' {
     perKeyLimit?: number
     /** Refuse credentials pinned to a location (webhooks live at the workspace root). */
     rootOnly?: boolean
+    /**
+     * The route also accepts a signed URL instead of a bearer (`?exp=&sig=`, media downloads
+     * for devices): when `sig` is in the query, authentication is left to the route.
+     */
+    signedAccess?: boolean
     /** Answer validation failures with this status and code instead of 422 validation_error. */
     validationError?: { status: number; code: string }
   }

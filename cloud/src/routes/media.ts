@@ -233,11 +233,26 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/media/:id/content',
     {
-      config: { permission: 'media.view' },
-      schema: { tags: ['media'], summary: 'Download the file (supports a single HTTP Range: 206, or 416 when unsatisfiable)', params: IdParams, response: { 416: errorResponses[404], ...errorResponses } },
+      config: { permission: 'media.view', signedAccess: true },
+      schema: {
+        tags: ['media'],
+        summary: 'Download the file (supports a single HTTP Range: 206, or 416 when unsatisfiable). Devices use the signed URL from their desired state (exp + sig) instead of a bearer',
+        params: IdParams,
+        querystring: Type.Object({
+          exp: Type.Optional(Type.String({ maxLength: 20, description: 'Signed URL: expiry, unix seconds.' })),
+          sig: Type.Optional(Type.String({ maxLength: 128, description: 'Signed URL: hex HMAC-SHA256; with it no bearer is needed.' })),
+        }),
+        response: { 416: errorResponses[404], ...errorResponses },
+      },
     },
     async (req, reply) => {
-      const f = await media.file(principalOf(req), req.params.id)
+      let f: Awaited<ReturnType<typeof media.file>>
+      if (typeof req.query.sig === 'string') {
+        // Devices: a signed, expiring URL stands in for the credential (checked in constant time).
+        const check = await app.services.mediaUrls.verify(req.params.id, req.query.exp, req.query.sig)
+        if (check !== 'ok') throw new ApiError('invalid_credentials', check === 'expired' ? 'This download link has expired.' : 'This download link is not valid.')
+        f = await media.fileForDevice(req.params.id)
+      } else f = await media.file(principalOf(req), req.params.id)
       const size = f.sizeBytes
       reply.header('accept-ranges', 'bytes').header('etag', `"${f.sha256}"`).header('content-type', f.mimeType).header('cache-control', 'private, max-age=31536000, immutable')
       const range = parseRange(req.headers.range, size)

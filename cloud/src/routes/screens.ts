@@ -5,6 +5,32 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from '../services/AssignmentService.js'
+
+const AssignKind = Type.Union(ASSIGN_KINDS.map((k) => Type.Literal(k)))
+const AssignFields = {
+  contentKind: Type.Optional(Nullable(AssignKind)),
+  contentId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100 }))),
+}
+
+const AssignmentResult = Type.Object({
+  screenId: Type.String(),
+  contentKind: Nullable(AssignKind),
+  contentId: Nullable(Type.String()),
+  previous: Nullable(Type.Object({ contentKind: Type.String(), contentId: Type.String() }, { description: 'The assignment this call replaced.' })),
+  desiredVersion: Type.Integer({ description: 'Desired-state version that carries the assignment to the device.' }),
+  assignedAt: Timestamp,
+})
+
+const BulkAssignResult = Type.Object({
+  contentKind: Nullable(AssignKind),
+  contentId: Nullable(Type.String()),
+  assigned: Type.Integer(),
+  skipped: Type.Object({ not_found: Type.Integer(), not_shared: Type.Integer() }, { additionalProperties: Type.Integer(), description: 'Screens left unchanged, by reason.' }),
+  screenIds: Type.Array(Type.String(), { description: 'The screens now assigned.' }),
+  skippedScreens: Type.Array(Type.Object({ screenId: Type.String(), reason: Type.String() })),
+  assignedAt: Timestamp,
+})
 
 const ScreenItem = Type.Object({
   id: Type.String({ description: 'Prefix `scr_`.' }),
@@ -31,7 +57,43 @@ export const Screen = Type.Intersect([
 ])
 
 const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { screens, pairing } = app.services
+  const { screens, pairing, assignments } = app.services
+
+  app.post(
+    '/v1/screens/bulk-assign',
+    {
+      config: { permission: 'screen.edit' },
+      schema: {
+        tags: ['screens'],
+        summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}) or nodeId (every reachable screen at or under it, up to ${BULK_ASSIGN_MAX}); screens that cannot take it are skipped and counted`,
+        body: Type.Object(
+          {
+            screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: BULK_ASSIGN_MAX })),
+            nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'null = every screen the credential reaches.' }))),
+            ...AssignFields,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Data(BulkAssignResult), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await assignments.bulkAssign(principalOf(req), req.body) }),
+  )
+
+  app.post(
+    '/v1/screens/:id/assign',
+    {
+      config: { permission: 'screen.edit' },
+      schema: {
+        tags: ['screens'],
+        summary: 'Assign content to a screen (contentKind null clears); the device gets its new desired state',
+        params: IdParams,
+        body: Type.Object(AssignFields, { additionalProperties: false }),
+        response: { 200: Data(AssignmentResult), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await assignments.assign(principalOf(req), req.params.id, req.body) }),
+  )
 
   app.post(
     '/v1/screens/pair',

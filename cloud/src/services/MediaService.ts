@@ -229,6 +229,13 @@ export class MediaService {
     return { path: this.store.pathOf(m.sha256), sizeBytes: m.size_bytes, mimeType: m.mime_type, sha256: m.sha256, name: m.name }
   }
 
+  /** Where the bytes are, for a device holding a signed URL (checked by the route). Recalled items are not served. */
+  async fileForDevice(id: string): Promise<{ path: string; sizeBytes: number; mimeType: string; sha256: string; name: string }> {
+    const m = await this.db.get<MediaRow>('SELECT * FROM media WHERE id = ?', [id])
+    if (!m || m.recalled_at) throw notFound('No such media item.')
+    return { path: this.store.pathOf(m.sha256), sizeBytes: m.size_bytes, mimeType: m.mime_type, sha256: m.sha256, name: m.name }
+  }
+
   // ---- background probe --------------------------------------------------------------
 
   /** Starts the probe soon (background mode); tests call processPending() themselves. */

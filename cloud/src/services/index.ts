@@ -37,6 +37,8 @@ import { AlertRuleService } from '../alerts/AlertRuleService.js'
 import { AlertEvaluator } from '../alerts/AlertEvaluator.js'
 import { AlertNotifier } from '../alerts/AlertNotifier.js'
 import { AlertWorker } from '../alerts/AlertWorker.js'
+import { AssignmentService } from './AssignmentService.js'
+import { MediaUrlSigner } from '../media/MediaUrlSigner.js'
 
 export interface Services {
   config: Config
@@ -81,6 +83,10 @@ export interface Services {
   /** What the device link calls: screenStatusChanged, panelPowerReported, storageReported, screenRemoved. */
   alerts: AlertEvaluator
   alertWorker: AlertWorker
+  /** Screen assignments (assign, bulk-assign); republishes screens when content they show changes. */
+  assignments: AssignmentService
+  /** Signed, expiring media download URLs handed to devices. */
+  mediaUrls: MediaUrlSigner
 }
 
 export function createServices(deps: {
@@ -113,10 +119,13 @@ export function createServices(deps: {
   const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'content item(s) or share(s)', count: await content.countAtNode(ws, nodeId) }))
   // The device link sees the library through the ContentResolver seam (tests may pass their own).
-  const contentResolver = deps.content ?? new LibraryContentResolver(content)
+  const mediaUrls = new MediaUrlSigner(db, clock, undefined, config.publicUrl)
+  const contentResolver = deps.content ?? new LibraryContentResolver(content, (id) => mediaUrls.url(id))
   const desiredState = new DesiredStateBuilder(db, clock, contentResolver, deps.panelSettings ?? ((ws, id) => screenPanels.panelProfile(ws, id)))
-  const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log)
+  const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log, clock)
   const markDirty = (ws: string, screenIds: string[]) => desiredPublisher.markDirty(ws, screenIds)
+  const assignments = new AssignmentService(db, clock, nodes, contentResolver, markDirty, log)
+  assignments.attach(content)
   // A paired or moved screen gets a fresh desired state.
   screens.onChange((ws, id) => void markDirty(ws, [id]).catch(() => undefined))
   const takeover = new Takeover(db, nodes, contentResolver)
@@ -183,5 +192,7 @@ export function createServices(deps: {
     alertRules,
     alerts,
     alertWorker,
+    assignments,
+    mediaUrls,
   }
 }

@@ -244,7 +244,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.#session = session;
     this.#setPhase('running');
 
-    const show = (): void => this.player.show(playingView(screenId, link.connected, state.version, state.decision));
+    const show = (): void => this.player.show(playingView(screenId, link.connected, state.version, state.decision, this.#o.cloudUrl));
     state.on('change', show);
     if (panel) {
       const follow = (): void => void panel.configure(state.panelSettings).catch((err: unknown) => log.warn('could not reconfigure the panel poller', { err: err as Error }));

@@ -21,7 +21,25 @@ export type PlayerView =
       message: string | null;
     };
 
-export function playingView(screenId: string, connected: boolean, version: number, d: PlaybackDecision): PlayerView {
+/** Media URLs may come as paths on the cloud (signed `/v1/media/…` links): make them absolute. */
+function absolute(content: PlayableContent | null, cloudUrl: string): PlayableContent | null {
+  if (!content) return null;
+  const fix = (u: string | undefined): string | undefined => {
+    if (!u) return u;
+    try {
+      return new URL(u, cloudUrl).toString();
+    } catch {
+      return u;
+    }
+  };
+  return {
+    ...content,
+    ...(content.url ? { url: fix(content.url) } : {}),
+    ...(content.items ? { items: content.items.map((i) => (i.url ? { ...i, url: fix(i.url) } : i)) } : {}),
+  };
+}
+
+export function playingView(screenId: string, connected: boolean, version: number, d: PlaybackDecision, cloudUrl = 'http://localhost/'): PlayerView {
   return {
     type: 'playing',
     screenId,
@@ -30,7 +48,7 @@ export function playingView(screenId: string, connected: boolean, version: numbe
     source: d.source,
     contentKind: d.contentKind,
     contentId: d.contentId,
-    content: d.content,
+    content: absolute(d.content, cloudUrl),
     castId: d.castId,
     emergencyId: d.emergencyId,
     message: d.message,

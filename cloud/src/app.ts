@@ -147,7 +147,16 @@ async function assemble(
   // workers[0] is the status monitor (tests drive it with runOnce()).
   const workers = [
     new StatusMonitor(app.services.status, config.statusIntervalMs, app.log),
-    new Housekeeper(app.services.idempotency, config.statusIntervalMs > 0 ? 3600_000 : 0, app.log),
+    new Housekeeper(
+      [
+        { name: 'idempotency keys', run: () => app.services.idempotency.purgeExpired() },
+        { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
+        { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
+        { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
+      ],
+      config.statusIntervalMs > 0 ? 3600_000 : 0,
+      app.log,
+    ),
     new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
     app.services.webhookWorker,
     app.services.alertWorker,

@@ -72,4 +72,10 @@ export class Mailer {
   close(): void {
     this.transport?.close()
   }
+
+  /** Drops mail sent more than `days` ago; unsent mail stays for an operator to see. */
+  async purgeSent(days = 30): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - days * 86_400_000).toISOString()
+    return (await this.db.run('DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ?', [cutoff])).changes
+  }
 }

@@ -144,4 +144,10 @@ export class PairingService {
     })
     return issued ? { state: 'paired', screenId, deviceSecret } : { state: 'paired', screenId }
   }
+
+  /** Drops unclaimed registrations that expired more than a day ago (their codes are long dead). */
+  async purgeExpired(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - 86_400_000).toISOString()
+    return (await this.db.run('DELETE FROM device_registrations WHERE claimed_at IS NULL AND expires_at < ?', [cutoff])).changes
+  }
 }

@@ -1,16 +1,25 @@
-// Hourly clean-up of expired rows (idempotency keys older than 24 h).
-import type { IdempotencyStore } from '../http/idempotency.js'
+// Hourly clean-up of rows nobody needs any more: idempotency keys older than 24 h, abandoned
+// multipart uploads, unclaimed pairing registrations a day past expiry, and sent mail
+// older than 30 days. Each task is independent: one failing does not stop the others.
 import { IntervalWorker } from './Worker.js'
+
+export type HousekeepingTask = { name: string; run: () => Promise<number> }
 
 export class Housekeeper extends IntervalWorker {
   constructor(
-    private readonly idempotency: IdempotencyStore,
+    private readonly tasks: HousekeepingTask[],
     intervalMs: number,
-    log: { error(obj: unknown, msg: string): void },
+    private readonly logger: { error(obj: unknown, msg: string): void },
   ) {
-    super(intervalMs, log)
+    super(intervalMs, logger)
   }
   protected async tick(): Promise<void> {
-    await this.idempotency.purgeExpired()
+    for (const task of this.tasks) {
+      try {
+        await task.run()
+      } catch (err) {
+        this.logger.error({ err, task: task.name }, 'housekeeping task failed')
+      }
+    }
   }
 }

@@ -1,0 +1,33 @@
+// The hourly housekeeper removes what nobody needs any more, and only that.
+import t from 'tap'
+import { build } from './helpers.js'
+
+t.test('expired idempotency keys, dead pairing codes and old sent mail are purged; live rows stay', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const db = h.app.services.db
+  const count = async (sql: string) => (await db.get<{ n: number }>(sql))!.n
+
+  // A pairing code nobody claims, an idempotent create, a mail that went out.
+  const dead = (await h.req('POST', '/v1/devices/register', null, {})).json().data
+  t.equal((await h.req('POST', '/v1/nodes', apiKey, { name: 'A' }, { 'idempotency-key': 'k1' })).statusCode, 201)
+  await db.run("INSERT INTO outbox (id, workspace_id, to_addresses, subject, body, created_at, sent_at) VALUES ('m1', NULL, '[]', 's', 'b', ?, ?)", [
+    h.clock.now().toISOString(),
+    h.clock.now().toISOString(),
+  ])
+  await db.run("INSERT INTO outbox (id, workspace_id, to_addresses, subject, body, created_at) VALUES ('m2', NULL, '[]', 'unsent', 'b', ?)", [h.clock.now().toISOString()])
+
+  const housekeeper = h.app.workers[1]!
+  await housekeeper.runOnce()
+  t.equal(await count("SELECT COUNT(*) AS n FROM device_registrations"), 1, 'a fresh code stays')
+  t.equal(await count('SELECT COUNT(*) AS n FROM idempotency_keys'), 1)
+  t.equal(await count('SELECT COUNT(*) AS n FROM outbox'), 2)
+
+  h.clock.advance(31 * 86_400_000)
+  const fresh = (await h.req('POST', '/v1/devices/register', null, {})).json().data
+  await housekeeper.runOnce()
+  const left = await db.all<{ id: string }>('SELECT id FROM device_registrations')
+  t.same(left.map((r) => r.id), [fresh.registrationId], `the dead code ${dead.registrationId} is gone, the fresh one stays`)
+  t.equal(await count('SELECT COUNT(*) AS n FROM idempotency_keys'), 0)
+  t.same((await db.all<{ id: string }>('SELECT id FROM outbox')).map((r) => r.id), ['m2'], 'unsent mail stays for an operator to see')
+})

@@ -46,6 +46,14 @@ export class FakeTime implements Timers {
     }
     this.nowMs = end;
   }
+
+  advanceTo(iso: string): void {
+    this.advance(Date.parse(iso) - this.nowMs);
+  }
+
+  get pending(): number {
+    return this.timers.size;
+  }
 }
 
 export function tempDir(t: Test, prefix = 'svc-agent-'): string {

@@ -1,55 +1,7 @@
 import t from 'tap';
 import type { DesiredState } from '@svc/shared/mqtt/index';
 import { PlaybackController, type PlaybackDecision } from '../../src/playback/index.js';
-
-// Deterministic clock + timers for playback tests: time moves only on advance().
-class FakeTime {
-  nowMs: number;
-  #seq = 0;
-  readonly timers = new Map<number, { at: number; fn: () => void }>();
-  readonly delays: number[] = [];
-
-  constructor(iso: string) {
-    this.nowMs = Date.parse(iso);
-  }
-
-  readonly clock = { now: () => new Date(this.nowMs) };
-
-  readonly setTimer = (fn: () => void, ms: number): unknown => {
-    const id = ++this.#seq;
-    this.delays.push(ms);
-    this.timers.set(id, { at: this.nowMs + ms, fn });
-    return id;
-  };
-
-  readonly clearTimer = (handle: unknown): void => {
-    this.timers.delete(handle as number);
-  };
-
-  /** Moves time forward, firing due timers in order at their own instants. */
-  advance(ms: number): void {
-    const end = this.nowMs + ms;
-    for (;;) {
-      let nextId: number | null = null;
-      let nextAt = Infinity;
-      for (const [id, t] of this.timers) if (t.at <= end && t.at < nextAt) (nextId = id), (nextAt = t.at);
-      if (nextId === null) break;
-      const t = this.timers.get(nextId)!;
-      this.timers.delete(nextId);
-      this.nowMs = Math.max(this.nowMs, t.at);
-      t.fn();
-    }
-    this.nowMs = end;
-  }
-
-  advanceTo(iso: string): void {
-    this.advance(Date.parse(iso) - this.nowMs);
-  }
-
-  get pending(): number {
-    return this.timers.size;
-  }
-}
+import { FakeTime } from '../helpers.js';
 
 function desired(version: number, extra: Partial<DesiredState> = {}): DesiredState {
   return {

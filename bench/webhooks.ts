@@ -22,7 +22,7 @@ const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.regio
 const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: { authorization: `Bearer ${apiKey}` }, payload: { url: receiver.url, events: ['content.recalled'] } })
 if (res.statusCode !== 201) throw new Error(res.body)
 const publish = () =>
-  app.services.events.publish({ event: 'content.recalled', workspaceId: ws.id, occurredAt: new Date().toISOString(), data: { kind: 'media', id: 'med_bench', name: 'Media file', reason: null, recalledBy: 'bench' } })
+  app.services.events.publish({ event: 'content.recalled', workspaceId: ws.id, occurredAt: new Date().toISOString(), data: { kind: 'media', id: 'med_bench', name: 'File', reason: null, recalledBy: 'bench' } })
 
 // 1. Throughput: queue with the worker stopped, then drain.
 await app.services.webhookWorker.stop()

@@ -1,6 +1,7 @@
 // Typed `data` of every catalogue event (docs/events.md) and builders, so the services
 // that publish them (device link, recall, emergencies, approvals) send one shape.
 import type { DomainEvent, EventName } from './EventBus.js'
+import type { EmergencyView } from '../services/EmergencyService.js'
 
 export type ContentKind = 'media' | 'creative' | 'playlist' | 'schedule'
 
@@ -28,24 +29,9 @@ export interface EventData {
   'emergency.cleared': EmergencyData
 }
 
-export interface EmergencyData {
-  id: string
-  kind: 'emergency'
-  status: string
-  contentKind: string
-  contentId: string
-  contentName: string | null
-  message: string | null
-  scopeKind: string
-  scopeNodeId: string | null
-  screenCount: number
-  startedAt: string
-  clearedAt: string | null
-  screensReleased: number | null
-}
+/** The emergency object as `POST /v1/emergencies` answers it. */
+export type EmergencyData = EmergencyView
 
-/** SPEC's label of a content kind, used as `name` in content.recalled/restored. */
-export const CONTENT_KIND_LABEL: Record<ContentKind, string> = { media: 'Media file', creative: 'Design', playlist: 'Playlist', schedule: 'Schedule' }
 
 /** Builds a bus event with typed data: `events.publish(domainEvent('screen.offline', ws, {...}))`. */
 export function domainEvent<E extends EventName>(event: E, workspaceId: string, data: EventData[E], occurredAt: Date | string = new Date()): DomainEvent<EventData[E]> {

@@ -53,6 +53,8 @@ export interface AgentOptions {
   /** Backoff windows for an unreachable cloud and for broker reconnects. */
   backoff?: Omit<BackoffOptions, 'random'>;
   revokeAfterRefusals?: number;
+  /** `reported` is also sent this often when nothing changed (default 5 minutes; 0 = never). */
+  reportEveryMs?: number;
   /** Shows the pairing code to a person (the CLI prints it on stdout). */
   announce?: (text: string) => void;
 }
@@ -229,6 +231,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: log.child({ part: 'state' }),
       clock: this.#clock,
       timers: this.#o.playbackTimers ?? this.#timers,
+      heartbeatMs: this.#o.reportEveryMs ?? 300_000,
+      heartbeatTimers: this.#timers,
       ...(this.#o.storage ? { storage: this.#o.storage } : {}),
     });
     const seen = new SeenJobs({ dataDir: this.#o.dataDir });

@@ -28,6 +28,13 @@ export interface StateReconcilerOptions {
   timers: Timers;
   /** Disk use probe (statfs of the data dir by default). */
   storage?: StorageProbe;
+  /**
+   * Sends `reported` at least this often even when nothing changed (fresh storage figures,
+   * a sign of life beside the status topic); 0 or absent = only on changes and connects.
+   */
+  heartbeatMs?: number;
+  /** Timers for the heartbeat (default: `timers`). */
+  heartbeatTimers?: Timers;
 }
 
 export interface StateReconcilerEvents {
@@ -44,6 +51,7 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
   #lastSent: unknown = null;
   #chain: Promise<void> = Promise.resolve();
   #running = false;
+  #heartbeat: unknown = null;
 
   constructor(options: StateReconcilerOptions) {
     super();
@@ -77,12 +85,15 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     }
     this.#controller.on('change', this.#onChange);
     this.#controller.start();
+    this.#armHeartbeat();
     this.#o.log.info('playback', describe(this.decision, this.version));
     this.emit('change', this.decision, this.version);
   }
 
   async stop(): Promise<void> {
     this.#running = false;
+    if (this.#heartbeat !== null) (this.#o.heartbeatTimers ?? this.#o.timers).clearTimer(this.#heartbeat);
+    this.#heartbeat = null;
     this.#controller.stop();
     this.#controller.off('change', this.#onChange);
     await this.#chain;
@@ -150,6 +161,16 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     this.emit('change', decision, this.version);
     this.report();
   };
+
+  #armHeartbeat(): void {
+    const every = this.#o.heartbeatMs ?? 0;
+    if (every <= 0 || !this.#running) return;
+    this.#heartbeat = (this.#o.heartbeatTimers ?? this.#o.timers).setTimer(() => {
+      this.#heartbeat = null;
+      void this.report(true);
+      this.#armHeartbeat();
+    }, every);
+  }
 
   async #send(force: boolean): Promise<void> {
     if (!this.#o.publisher.connected) return;

@@ -127,3 +127,38 @@ t.test('a damaged or foreign desired.json is logged and ignored', async (t) => {
   await b.state.start();
   t.equal(b.state.version, 0, 'another screen’s state does not play here');
 });
+
+t.test('a heartbeat sends `reported` again when nothing changed', async (t) => {
+  const dir = tempDir(t);
+  const time = new FakeTime('2026-06-01T12:00:00.000Z');
+  const sent: Reported[] = [];
+  const { log } = captureLog(time.clock);
+  const state = new StateReconciler({
+    screenId: 'scr_1',
+    store: new DesiredStore(dir),
+    publisher: { connected: true, async publish(_k: 'reported', m: Reported) { sent.push(m); } },
+    log,
+    clock: time.clock,
+    timers: time,
+    heartbeatMs: 300_000,
+    storage: async () => ({ usedBytes: 10, totalBytes: 100 }),
+  });
+  t.after(() => state.stop());
+  await state.start();
+  await state.handleDesired(JSON.stringify(desired(2)));
+  await state.report();
+  const before = sent.length;
+  time.advance(299_999);
+  await state.report();
+  t.equal(sent.length, before, 'nothing changed and the heartbeat is not due: nothing sent');
+  time.advance(1);
+  await state.report();
+  t.equal(sent.length, before + 1, 'the heartbeat re-sends the same state');
+  t.equal(sent.at(-1)?.at, '2026-06-01T12:05:00.000Z');
+  time.advance(300_000);
+  await state.report();
+  t.equal(sent.length, before + 2, 'and keeps doing so');
+  await state.stop();
+  time.advance(300_000);
+  t.equal(sent.length, before + 2, 'stopped: no more heartbeats');
+});

@@ -108,7 +108,7 @@ async function assemble(
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))
-  await app.services.presence.start({ timers: config.castExpiryIntervalMs > 0 })
+  await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
   })

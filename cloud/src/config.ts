@@ -32,6 +32,12 @@ export interface Config {
   screenOfflineGraceMs: number
   /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
   castExpiryIntervalMs: number
+  /**
+   * Whether presence runs its own timers (offline after the grace period). Always on in a
+   * real deployment; tests leave it unset, and then it follows castExpiryIntervalMs so one
+   * switch turns every real timer off under a ManualClock.
+   */
+  presenceTimers?: boolean
   /** Largest file accepted by the single-request upload, bytes (SVC_MEDIA_UPLOAD_MAX_BYTES, 128 MiB); bigger files use the multipart routes. */
   mediaUploadMaxBytes: number
   /** Largest part of a multipart upload, bytes (SVC_MEDIA_PART_MAX_BYTES, 64 MiB). */
@@ -85,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
+    presenceTimers: true,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),
     mediaPartMaxBytes: int(env, 'SVC_MEDIA_PART_MAX_BYTES', 64 * 1024 * 1024, 1),
     mediaFileMaxBytes: int(env, 'SVC_MEDIA_FILE_MAX_BYTES', 10 * 1024 * 1024 * 1024, 1),
@@ -111,6 +118,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: 'silent',
     statusIntervalMs: 0,
     castExpiryIntervalMs: 0,
+    presenceTimers: undefined,
     mediaProcessing: 'manual',
     mediaUrlRefreshIntervalMs: 0,
     webhookIntervalMs: 0,

@@ -4,7 +4,7 @@
 import { isPermission, missingFrom, type Permission, type PermissionGrant } from '@svc/shared'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
-import { ApiError, notFound, validation } from '../errors.js'
+import { ApiError, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { apiKeyPreview, hashSecret, newApiKeySecret, secretMatches, API_KEY_PATTERN, type Region } from '../auth/secrets.js'
 import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
@@ -67,9 +67,7 @@ export class ApiKeyService {
   }
 
   private async row(p: Principal, id: string): Promise<KeyRow> {
-    const r = await this.db.get<KeyRow>('SELECT * FROM api_keys WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such API key.')
-    return r
+    return this.nodes.findReachable<KeyRow>(p, 'api_keys', id, 'API key')
   }
 
   /** Creates a key directly (bootstrap): no creator to check against. */

@@ -7,7 +7,7 @@
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
-import { ApiError, notFound } from '../errors.js'
+import { ApiError } from '../errors.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import { inList, parseExpiresAt, type ScopeKind, type Takeover, type TargetInput } from '../devicelink/Takeover.js'
@@ -129,9 +129,7 @@ export class CastService {
   }
 
   private async row(p: Principal, id: string): Promise<CastRow> {
-    const r = await this.db.get<CastRow>('SELECT * FROM casts WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such cast.')
-    return r
+    return this.nodes.findReachable<CastRow>(p, 'casts', id, 'cast')
   }
 
   async get(p: Principal, id: string): Promise<CastView> {

@@ -5,7 +5,7 @@
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
-import { ApiError, notFound } from '../errors.js'
+import { ApiError } from '../errors.js'
 import type { EventBus } from '../events/EventBus.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
@@ -85,9 +85,7 @@ export class EmergencyService {
   ) {}
 
   private async row(p: Principal, id: string): Promise<EmergencyRow> {
-    const r = await this.db.get<EmergencyRow>('SELECT * FROM emergencies WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such emergency.')
-    return r
+    return this.nodes.findReachable<EmergencyRow>(p, 'emergencies', id, 'emergency')
   }
 
   async get(p: Principal, id: string): Promise<EmergencyView> {

@@ -96,6 +96,17 @@ export class NodeService {
     return out
   }
 
+  /**
+   * The row `id` of `table` in the credential's workspace, when the credential reaches its
+   * home node (`node_id`); otherwise 404 `not_found` with "No such <what>." — so another
+   * workspace's row and one outside a pinned key's subtree look the same.
+   */
+  async findReachable<T extends { node_id: string | null }>(p: Principal, table: string, id: string, what: string): Promise<T> {
+    const r = await this.db.get<T>(`SELECT * FROM ${table} WHERE id = ? AND workspace_id = ?`, [id, p.workspaceId])
+    if (!r || !(await this.reaches(p, r.node_id))) throw notFound(`No such ${what}.`)
+    return r
+  }
+
   /** SQL condition keeping rows whose `column` (a home nodeId) the credential reaches. */
   async scopeClause(p: Principal, column: string): Promise<{ sql: string; params: string[] }> {
     if (!p.nodeId) return { sql: '', params: [] }

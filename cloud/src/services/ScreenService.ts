@@ -3,7 +3,6 @@
 // broker checks when the screen's agent connects. Pairing itself is PairingService.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
-import { notFound } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { ascPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
@@ -113,9 +112,7 @@ export class ScreenService {
   }
 
   private async row(p: Principal, id: string): Promise<ScreenRow> {
-    const r = await this.db.get<ScreenRow>('SELECT * FROM screens WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such screen.')
-    return r
+    return this.nodes.findReachable<ScreenRow>(p, 'screens', id, 'screen')
   }
 
   /** Screens the credential reaches, by id ascending (SPEC "Pagination"). */

@@ -15,7 +15,7 @@ import { normalizeEncoding, normalizeEol, tryEncodeCommand, type SerialEncoding,
 import { hasPrefix } from '@svc/shared'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
-import { ApiError, notFound, validation } from '../errors.js'
+import { ApiError, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import type { NodeService } from './NodeService.js'
 
@@ -97,9 +97,7 @@ export class SerialTemplateService {
   }
 
   private async row(p: Principal, id: string): Promise<TemplateRow> {
-    const r = await this.db.get<TemplateRow>('SELECT * FROM serial_templates WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such serial template.')
-    return r
+    return this.nodes.findReachable<TemplateRow>(p, 'serial_templates', id, 'serial template')
   }
 
   /** Every template the credential reaches, oldest first; not paged (SPEC). */

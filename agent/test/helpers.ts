@@ -1,9 +1,11 @@
 // Test helpers for the agent: a manual clock with timers, temp dirs, a log capture,
 // bounded polling, and a real cloud (HTTP + MQTT on free ports) with a workspace key.
 import type { Test } from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '../src/runtime/Logger.js';
 import type { Clock, Timers } from '../src/runtime/time.js';
@@ -93,4 +95,41 @@ export async function until<T>(ms: number, fn: () => Promise<T | undefined> | T 
     if (v !== undefined || Date.now() > end) return v;
     await sleep(20);
   }
+}
+
+/** The agent CLI as a real child process: stdout lines, stderr text, exit, JSON log lines. */
+export interface AgentProcess {
+  child: ChildProcess;
+  out: string[];
+  err: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  json(): Array<Record<string, unknown>>;
+}
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Runs `node --import tsx agent/src/cli.ts …args` from the repo root; killed in t.after if still running. */
+export function runAgentCli(t: Test, args: string[]): AgentProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out: string[] = [];
+  let buf = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    out.push(...parts);
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    child,
+    out,
+    err: () => err,
+    exited,
+    json: () => out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }

@@ -15,47 +15,19 @@
 // The cloud's offline debounce timers run only when castExpiryIntervalMs > 0 (see
 // cloud/src/app.ts), which is why the kill comes after the restart with the worker on.
 import t, { type Test } from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { connectAsync } from 'mqtt';
 import { topics } from '@svc/shared/mqtt/index';
 import { startServer, type Running } from '../../../cloud/src/server.js';
 import { testConfig, type Config } from '../../../cloud/src/config.js';
-import { tempDir, until } from '../helpers.js';
+import { runAgentCli, tempDir, until, type AgentProcess } from '../helpers.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const PNG_1x1 = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d6a6b20000000049454e44ae426082', 'hex');
 const GRACE_MS = 500;
 
-interface AgentRun {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  err: () => string;
-  json(): Array<Record<string, unknown>>;
-}
-
-function spawnAgent(t: Test, cloudUrl: string, dataDir: string): AgentRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', 'start', '--cloud', cloudUrl, '--data', dataDir, '--player-port', '0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let buf = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    buf += d;
-    const parts = buf.split('\n');
-    buf = parts.pop()!;
-    lines.push(...parts);
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return { child, exited, err: () => err, json: () => lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>) };
+function spawnAgent(t: Test, cloudUrl: string, dataDir: string): AgentProcess {
+  return runAgentCli(t, ['start', '--cloud', cloudUrl, '--data', dataDir, '--player-port', '0']);
 }
 
 interface Playing {

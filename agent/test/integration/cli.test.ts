@@ -2,47 +2,11 @@
 // a real cloud: prints the code, pairs, goes online; SIGKILL → the broker publishes the
 // retained `offline` Last Will; a restart connects straight away; SIGTERM → `offline`
 // published by the agent itself and exit code 0. Bad arguments → exit 2, no stack.
-import t, { type Test } from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import t from 'tap';
 import { startCloud } from '../cloud.js';
-import { tempDir, until } from '../helpers.js';
+import { runAgentCli, tempDir, until } from '../helpers.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-
-interface Run {
-  child: ChildProcess;
-  out: string[];
-  err: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  json(): Array<Record<string, unknown>>;
-}
-
-function run(t: Test, args: string[]): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out: string[] = [];
-  let buf = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    buf += d;
-    const parts = buf.split('\n');
-    buf = parts.pop()!;
-    out.push(...parts);
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return {
-    child,
-    out,
-    err: () => err,
-    exited,
-    json: () => out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
+const run = runAgentCli;
 
 t.test('bad arguments: message on stderr, exit 2, no stack', async (t) => {
   const cases = [['start'], ['start', '--cloud', 'ftp://x'], ['start', '--cloud', 'http://x', '--player-port', 'abc', '--bogus']];

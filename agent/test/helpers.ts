@@ -1,5 +1,5 @@
 // Test helpers for the agent: a manual clock with timers, temp dirs, a log capture,
-// bounded polling, and a real cloud (HTTP + MQTT on free ports) with a workspace key.
+// bounded polling, and a runner for the agent CLI as a real child process.
 import type { Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

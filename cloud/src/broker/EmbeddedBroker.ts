@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks'
 import { Aedes, type AedesOptions } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
+import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
 
@@ -41,6 +42,8 @@ export class EmbeddedBroker {
   private boundTcpPort: number | null = null
 
   private persistence: BrokerPersistence | undefined
+  /** Which device connections are live (see LiveConnections.ts): presence follows it. */
+  readonly connections = new LiveConnections()
 
   constructor(
     private readonly policy: BrokerPolicy = refuseAll,
@@ -55,6 +58,7 @@ export class EmbeddedBroker {
       await this.persistence?.destroy?.().catch(() => undefined)
       throw e
     }
+    this.connections.attach(this.aedes)
   }
 
   /**
@@ -76,24 +80,14 @@ export class EmbeddedBroker {
     return new Promise((resolve) => this.aedes.subscribe(filter, deliver as never, () => resolve()))
   }
 
-  /** Calls back with the client id when an authenticated client is ready, and when one goes. */
-  onClients(handlers: { ready(clientId: string): void; gone(clientId: string): void }): void {
-    this.aedes.on('clientReady', (client) => handlers.ready(client.id))
-    this.aedes.on('clientDisconnect', (client) => {
-      // A reconnect with the same id takes over the session: the old client's disconnect
-      // arrives after the new one is ready, and must not count as the screen leaving.
-      if (this.isConnected(client.id) && this.clientOf(client.id) !== client) return
-      handlers.gone(client.id)
-    })
+  /** Calls back when an authenticated connection opens (CONNACK 0 sent) and when it closes. */
+  onConnections(listener: ConnectionListener): () => void {
+    return this.connections.listen(listener)
   }
 
-  private clientOf(clientId: string): unknown {
-    return (this.aedes as unknown as { clients?: Record<string, unknown> } | undefined)?.clients?.[clientId]
-  }
-
-  /** Is a client with this id connected right now? */
+  /** Is a connection with this client id live right now? */
   isConnected(clientId: string): boolean {
-    return this.clientOf(clientId) !== undefined
+    return this.connections.isConnected(clientId)
   }
 
   /** Listens for MQTT over TCP; resolves with the bound port. */
@@ -120,9 +114,8 @@ export class EmbeddedBroker {
   /** Ends the connection of the client with this id, if connected (a deleted screen's agent). */
   disconnect(clientId: string): boolean {
     const client = (this.aedes as unknown as { clients?: Record<string, { close(): void } | undefined> } | undefined)?.clients?.[clientId]
-    if (!client) return false
-    client.close()
-    return true
+    client?.close()
+    return this.connections.disconnect(clientId) || client !== undefined
   }
 
   /** Serves MQTT over WebSocket at `/mqtt` on an HTTP server. */

@@ -1,19 +1,29 @@
-// Screen presence and reported state, from the device link: the broker's client events
-// (ready / disconnect), the device's `status` topic (its own `online`, its Last Will
-// `offline`) and its `reported` topic. Updates screens.status / last_seen_at / reported,
-// and announces debounced transitions as `screen.online` / `screen.offline` on the event
-// bus and to onScreenStatus listeners (alerts subscribe here).
+// Screen presence and reported state, from the device link. Presence follows the broker's
+// record of live connections (broker/LiveConnections.ts): a screen is online exactly while
+// its device holds an authenticated connection. Each connection has a generation; the
+// screen's live generations are kept in a PresenceStore, so a late or out-of-order event for
+// one connection cannot hide another, and a take-over by the same client id (new one opens,
+// old one closes) is just a connection set that never went empty for long.
 //
-// Debounce: a screen that drops is `offline` only after `offlineAfterMs` (default 30 s,
-// SVC_SCREEN_OFFLINE_GRACE_MS) without reconnecting; a reconnect inside that window is a
-// flap and announces nothing. `online` is announced at once, but only after a confirmed
-// `offline`. Time comes from the injected clock; sweep() confirms due offlines (a real
-// timer calls it; tests call it after moving a ManualClock).
+// Debounce: a screen whose last connection closes is `offline` only after `offlineAfterMs`
+// (default 30 s, SVC_SCREEN_OFFLINE_GRACE_MS) without a new one; a reconnect inside that
+// window is a flap and announces nothing. `online` is announced at once, but only after a
+// confirmed `offline` (or for a new screen's first connection). Transitions are conditional
+// updates of screens.status, so `screen.online` / `screen.offline` alternate per screen
+// even if several handlers race. Time comes from the injected clock; sweep() confirms due
+// offlines (a real timer calls it; tests call it after moving a ManualClock).
+//
+// The device's `status` topic (its `online`, its Last Will `offline`) is validated but does
+// not move presence: the connection is the truth. `reported` messages are coalesced per
+// screen (ReportedCoalescer) and written outside the presence queue.
+import { randomBytes } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
 import type { EventBus } from '../events/EventBus.js'
 import { cloudFilters, parseReported, parseScreenTopic, parseStatusMessage, type Reported } from '@svc/shared/mqtt/index'
+import { InMemoryPresenceStore, type PresenceStore } from './PresenceStore.js'
+import { ReportedCoalescer } from './ReportedCoalescer.js'
 
 export interface ScreenStatusChange {
   workspaceId: string
@@ -43,14 +53,17 @@ interface ScreenRow {
   status_since: string | null
 }
 
-type Link = Pick<EmbeddedBroker, 'subscribe' | 'onClients' | 'isConnected'>
+type Link = Pick<EmbeddedBroker, 'subscribe' | 'onConnections' | 'isConnected'>
 
 export class ScreenPresence {
-  private readonly pendingOffline = new Map<string, { since: string; timer: NodeJS.Timeout | null }>()
+  private readonly timers = new Map<string, NodeJS.Timeout>()
   private readonly statusListeners: ((c: ScreenStatusChange) => void | Promise<void>)[] = []
   private readonly reportedListeners: ((r: ScreenReport) => void | Promise<void>)[] = []
   private chain: Promise<void> = Promise.resolve()
   private timersOn = false
+  /** This process among the instances sharing the store. */
+  readonly instance = randomBytes(6).toString('hex')
+  private readonly reported: ReportedCoalescer<{ payload: Buffer; at: string }>
 
   constructor(
     private readonly db: Database,
@@ -60,23 +73,38 @@ export class ScreenPresence {
     private readonly log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
     /** How long a dropped screen may stay away before it counts as offline. */
     readonly offlineAfterMs = 30_000,
-  ) {}
+    private readonly store: PresenceStore = new InMemoryPresenceStore(),
+    /** At most one `reported` write per screen per this many ms. */
+    reportedIntervalMs = 250,
+  ) {
+    this.reported = new ReportedCoalescer(
+      (id, m) => this.storeReported(id, m.payload, m.at).catch((err) => this.log.error({ err }, 'storing reported state failed')),
+      reportedIntervalMs,
+    )
+  }
 
   /** Subscribes to the device link. `timers`: arm a real timer per drop (off in tests). */
   async start(opts: { timers: boolean }): Promise<void> {
     this.timersOn = opts.timers
-    this.broker.onClients({ ready: (id) => this.enqueue(() => this.connected(id)), gone: (id) => this.enqueue(() => this.dropped(id)) })
-    await this.broker.subscribe(cloudFilters.allStatus, (m) => this.enqueue(() => this.onStatus(m.topic, m.payload)))
-    await this.broker.subscribe(cloudFilters.allReported, (m) => this.enqueue(() => this.handleReported(m.topic, m.payload)))
+    await this.store.forgetInstance(this.instance)
+    this.broker.onConnections({
+      open: (c) => void this.enqueue(() => this.opened(c.clientId, `${this.instance}/${c.generation}`)),
+      close: (c) => void this.enqueue(() => this.closed(c.clientId, `${this.instance}/${c.generation}`)),
+    })
+    await this.broker.subscribe(cloudFilters.allStatus, (m) => this.onStatus(m.topic, m.payload))
+    await this.broker.subscribe(cloudFilters.allReported, (m) => this.onReportedMessage(m.topic, m.payload))
     // Screens still marked online were connected to a previous process: they must
     // reconnect within the grace period or be announced offline.
-    const online = await this.db.all<{ id: string }>("SELECT id FROM screens WHERE status = 'online'")
-    const now = this.clock.now().toISOString()
-    for (const r of online) if (!this.broker.isConnected(r.id)) this.markPending(r.id, now)
+    await this.enqueue(async () => {
+      const online = await this.db.all<{ id: string }>("SELECT id FROM screens WHERE status = 'online'")
+      const now = this.clock.now().getTime()
+      for (const r of online) if (!(await this.store.isLive(r.id))) await this.markAway(r.id, now)
+    })
   }
 
   stop(): void {
-    for (const p of this.pendingOffline.values()) if (p.timer) clearTimeout(p.timer)
+    for (const t of this.timers.values()) clearTimeout(t)
+    this.timers.clear()
     this.timersOn = false
   }
 
@@ -86,30 +114,40 @@ export class ScreenPresence {
     return () => this.statusListeners.splice(this.statusListeners.indexOf(listener) >>> 0, 1)
   }
 
-  /** Listens to every valid `reported` message, after it is stored. */
+  /** Listens to the `reported` state each time it is stored (the latest of a burst). */
   onReported(listener: (r: ScreenReport) => void | Promise<void>): () => void {
     this.reportedListeners.push(listener)
     return () => this.reportedListeners.splice(this.reportedListeners.indexOf(listener) >>> 0, 1)
   }
 
-  /** Resolves when every message received so far is handled. */
-  idle(): Promise<void> {
-    return this.chain
+  /** Resolves when every event and message received so far is handled. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const chain = this.chain
+      await chain
+      await this.reported.idle()
+      if (chain === this.chain) return
+    }
+  }
+
+  /** Writes pending `reported` state now instead of at its turn (shutdown, tests). */
+  flushReported(): Promise<void> {
+    return this.reported.flushAll()
   }
 
   /** Announces offline for every drop older than the grace period. */
   sweep(): Promise<void> {
     return this.enqueue(async () => {
       const now = this.clock.now()
-      for (const [id, p] of [...this.pendingOffline]) {
-        if (now.getTime() - Date.parse(p.since) < this.offlineAfterMs) continue
-        this.pendingOffline.delete(id)
-        if (p.timer) clearTimeout(p.timer)
-        if (this.broker.isConnected(id)) continue
-        const row = await this.screen(id)
-        if (!row || row.status === 'offline') continue
-        await this.db.run("UPDATE screens SET status = 'offline', status_since = ? WHERE id = ?", [p.since, id])
-        await this.announce(id, row, 'offline', now.toISOString(), p.since)
+      for (const { screenId, since } of await this.store.awayBefore(now.getTime() - this.offlineAfterMs)) {
+        await this.store.clearAway(screenId)
+        this.disarm(screenId)
+        if (await this.store.isLive(screenId)) continue
+        const row = await this.screen(screenId)
+        if (!row || row.status !== 'online') continue
+        const sinceIso = new Date(since).toISOString()
+        const r = await this.db.run("UPDATE screens SET status = 'offline', status_since = ? WHERE id = ? AND status = 'online'", [sinceIso, screenId])
+        if (r.changes === 1) await this.announce(screenId, row, 'offline', now.toISOString(), sinceIso)
       }
     })
   }
@@ -124,10 +162,10 @@ export class ScreenPresence {
     return this.db.get<ScreenRow>('SELECT workspace_id, name, node_id, status, status_since FROM screens WHERE id = ?', [id])
   }
 
-  private async connected(id: string): Promise<void> {
-    const p = this.pendingOffline.get(id)
-    if (p?.timer) clearTimeout(p.timer)
-    this.pendingOffline.delete(id)
+  private async opened(id: string, key: string): Promise<void> {
+    await this.store.open(id, key)
+    await this.store.clearAway(id)
+    this.disarm(id)
     const row = await this.screen(id)
     if (!row) return
     const now = this.clock.now().toISOString()
@@ -135,55 +173,63 @@ export class ScreenPresence {
       await this.db.run('UPDATE screens SET last_seen_at = ? WHERE id = ?', [now, id])
       return
     }
-    await this.db.run("UPDATE screens SET status = 'online', status_since = ?, last_seen_at = ? WHERE id = ?", [now, now, id])
-    await this.announce(id, row, 'online', now, row.status_since)
+    const r = await this.db.run("UPDATE screens SET status = 'online', status_since = ?, last_seen_at = ? WHERE id = ? AND status <> 'online'", [now, now, id])
+    if (r.changes === 1) await this.announce(id, row, 'online', now, row.status_since)
   }
 
-  private async dropped(id: string): Promise<void> {
-    if (this.broker.isConnected(id) || this.pendingOffline.has(id)) return
+  private async closed(id: string, key: string): Promise<void> {
+    const stillLive = await this.store.close(id, key)
     const row = await this.screen(id)
     if (!row) return
-    const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE screens SET last_seen_at = ? WHERE id = ?', [now, id])
-    if (row.status === 'online') this.markPending(id, now)
+    const now = this.clock.now()
+    // The last moment the screen was known connected.
+    await this.db.run('UPDATE screens SET last_seen_at = ? WHERE id = ?', [now.toISOString(), id])
+    if (!stillLive && row.status === 'online') await this.markAway(id, now.getTime())
   }
 
-  private markPending(id: string, since: string): void {
-    const timer = this.timersOn ? setTimeout(() => void this.sweep(), this.offlineAfterMs + 50) : null
-    timer?.unref()
-    this.pendingOffline.set(id, { since, timer })
+  private async markAway(id: string, since: number): Promise<void> {
+    await this.store.markAway(id, since)
+    if (!this.timersOn || this.timers.has(id)) return
+    const timer = setTimeout(() => {
+      this.timers.delete(id)
+      void this.sweep()
+    }, this.offlineAfterMs + 50)
+    timer.unref()
+    this.timers.set(id, timer)
   }
 
-  private async onStatus(topic: string, payload: Buffer): Promise<void> {
+  private disarm(id: string): void {
+    const t = this.timers.get(id)
+    if (t) clearTimeout(t)
+    this.timers.delete(id)
+  }
+
+  private onStatus(topic: string, payload: Buffer): void {
     const t = parseScreenTopic(topic)
     if (!t) return
     const msg = parseStatusMessage(payload)
-    if (!msg.ok) {
-      this.log.warn({ screenId: t.screenId, errors: msg.errors }, 'invalid status message ignored')
-      return
-    }
-    // The connection is the truth: an `online` from a client that is gone, or an
-    // `offline` (a Last Will) while the screen is connected again, is stale.
-    if (msg.value.status === 'online') {
-      if (this.broker.isConnected(t.screenId)) await this.connected(t.screenId)
-    } else await this.dropped(t.screenId)
+    // Validated for the log only: presence follows the connection, not what it says.
+    if (!msg.ok) this.log.warn({ screenId: t.screenId, errors: msg.errors }, 'invalid status message ignored')
   }
 
-  private async handleReported(topic: string, payload: Buffer): Promise<void> {
+  private onReportedMessage(topic: string, payload: Buffer): void {
     const t = parseScreenTopic(topic)
     if (!t) return
+    this.reported.offer(t.screenId, { payload, at: this.clock.now().toISOString() })
+  }
+
+  private async storeReported(screenId: string, payload: Buffer, at: string): Promise<void> {
     const msg = parseReported(payload)
     if (!msg.ok) {
-      this.log.warn({ screenId: t.screenId, errors: msg.errors }, 'invalid reported message ignored')
+      this.log.warn({ screenId, errors: msg.errors }, 'invalid reported message ignored')
       return
     }
-    const row = await this.screen(t.screenId)
+    const row = await this.screen(screenId)
     if (!row) return
-    const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE screens SET reported = ?, reported_at = ?, last_seen_at = ? WHERE id = ?', [JSON.stringify(msg.value), now, now, t.screenId])
+    await this.db.run('UPDATE screens SET reported = ?, reported_at = ?, last_seen_at = ? WHERE id = ?', [JSON.stringify(msg.value), at, at, screenId])
     for (const l of [...this.reportedListeners]) {
       try {
-        await l({ workspaceId: row.workspace_id, screenId: t.screenId, nodeId: row.node_id, reported: msg.value, at: now })
+        await l({ workspaceId: row.workspace_id, screenId, nodeId: row.node_id, reported: msg.value, at })
       } catch (err) {
         this.log.error({ err }, 'reported listener failed')
       }

@@ -1,0 +1,91 @@
+// The record of which device connections are live, kept from the connections themselves
+// rather than from Aedes' `clients` map and its clientReady / clientDisconnect events.
+//
+// Why not those: in Aedes 1.2 CONNACK is written before the session is restored (queued
+// messages are streamed after it) and `clientReady` only comes once that is done. A socket
+// that closes inside that window gets `clientDisconnect` first and, sometimes, `clientReady`
+// after it, for a connection already gone; a connection whose queue is slow to drain gets
+// no `clientReady` for as long as that takes although it is authenticated and open. A
+// socket that closes before its session is registered makes Aedes delete the entry of the
+// *other* (live) connection with the same client id and then register the dead one.
+//
+// Here a connection is live from the moment its CONNACK 0 is written (the device is
+// authenticated) until its socket closes, whatever the reason: DISCONNECT, a cut link, a
+// take-over by the same client id, a keepalive timeout, the broker closing it. Each gets
+// a generation, increasing in the order connections open, and `open` always precedes
+// `close` for a generation, which is never reused: a listener that keeps the live
+// generations per client id cannot be confused by the order Aedes emits its events in.
+import type { Aedes, Client } from 'aedes'
+
+export interface Connection {
+  clientId: string
+  /** Unique within this process, increasing in opening order. */
+  generation: number
+}
+
+export interface ConnectionListener {
+  open(c: Connection): void
+  close(c: Connection): void
+}
+
+interface Closable {
+  closed?: boolean
+  conn?: { destroyed?: boolean; once(ev: 'close', fn: () => void): unknown }
+  close(): void
+}
+
+export class LiveConnections {
+  private seq = 0
+  private readonly seen = new WeakSet<object>()
+  private readonly live = new Map<string, Map<number, Closable>>()
+  private readonly listeners: ConnectionListener[] = []
+
+  /** Follows an Aedes broker: CONNACK 0 opens a connection, its socket's close ends it. */
+  attach(aedes: Aedes): void {
+    aedes.on('connackSent', (packet, client) => {
+      if ((packet as { returnCode?: number }).returnCode === 0) this.opened(client)
+    })
+    // Normally after connackSent (a no-op then); kept in case an Aedes version skips it.
+    aedes.on('clientReady', (client) => this.opened(client))
+  }
+
+  listen(l: ConnectionListener): () => void {
+    this.listeners.push(l)
+    return () => this.listeners.splice(this.listeners.indexOf(l) >>> 0, 1)
+  }
+
+  isConnected(clientId: string): boolean {
+    return (this.live.get(clientId)?.size ?? 0) > 0
+  }
+
+  /** The generations live for a client id right now. */
+  generations(clientId: string): number[] {
+    return [...(this.live.get(clientId)?.keys() ?? [])]
+  }
+
+  /** Closes every live connection of this client id; false if there was none. */
+  disconnect(clientId: string): boolean {
+    const conns = [...(this.live.get(clientId)?.values() ?? [])]
+    for (const c of conns) c.close()
+    return conns.length > 0
+  }
+
+  private opened(client: Client): void {
+    const c = client as unknown as Closable & { id: string }
+    if (this.seen.has(c)) return
+    this.seen.add(c)
+    // Closed before we heard of it: it never counts as live.
+    if (c.closed || !c.conn || c.conn.destroyed) return
+    const conn: Connection = { clientId: c.id, generation: ++this.seq }
+    let byGen = this.live.get(c.id)
+    if (!byGen) this.live.set(c.id, (byGen = new Map()))
+    byGen.set(conn.generation, c)
+    c.conn.once('close', () => {
+      const m = this.live.get(conn.clientId)
+      m?.delete(conn.generation)
+      if (m?.size === 0) this.live.delete(conn.clientId)
+      for (const l of [...this.listeners]) l.close(conn)
+    })
+    for (const l of [...this.listeners]) l.open(conn)
+  }
+}

@@ -9,6 +9,7 @@ import { Aedes, type AedesOptions } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
 import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
+import { DeviceBudget } from './DeviceBudget.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
 
@@ -44,6 +45,8 @@ export class EmbeddedBroker {
   private persistence: BrokerPersistence | undefined
   /** Which device connections are live (see LiveConnections.ts): presence follows it. */
   readonly connections = new LiveConnections()
+  /** Each device's message budget (see DeviceBudget.ts), in front of authorizePublish. */
+  readonly budget = new DeviceBudget()
 
   constructor(
     private readonly policy: BrokerPolicy = refuseAll,
@@ -53,7 +56,8 @@ export class EmbeddedBroker {
   async start(): Promise<void> {
     this.persistence = await (this.options.persistence ?? memoryPersistence)()
     try {
-      this.aedes = await Aedes.createBroker({ ...this.policy, ...(this.persistence ? { persistence: this.persistence } : {}) })
+      const budgeted = this.policy.authorizePublish ? { authorizePublish: this.budget.wrap(this.policy.authorizePublish) } : {}
+      this.aedes = await Aedes.createBroker({ ...this.policy, ...budgeted, ...(this.persistence ? { persistence: this.persistence } : {}) })
     } catch (e) {
       await this.persistence?.destroy?.().catch(() => undefined)
       throw e

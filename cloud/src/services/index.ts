@@ -152,6 +152,7 @@ export function createServices(deps: {
   const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)
   // The device link feeds the alert evaluator: presence changes and reported panel/storage state.
   const presence = new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs)
+  broker.budget.log = log
   presence.onScreenStatus((c) => alerts.screenStatusChanged(c.workspaceId, { id: c.screenId, name: c.screenName, nodeId: c.nodeId }, c.status, c.status === 'offline' ? (c.since ?? c.at) : c.at))
   presence.onReported(async (r) => {
     const screen = { id: r.screenId, nodeId: r.nodeId }

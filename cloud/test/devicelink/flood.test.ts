@@ -1,0 +1,123 @@
+// One device cannot slow every tenant: a device flooding valid QoS 0 `reported` messages
+// while another workspace's screen connects. The other screen is online promptly, the
+// flooding screen's stored state is its latest message, and the database sees a bounded
+// number of reported writes (counted through a wrapper around the database). The budget
+// drops what a device sends beyond it and disconnects a device that stays over it.
+import t from 'tap'
+import mqtt from 'mqtt'
+import { topics } from '@svc/shared/mqtt/index'
+import { connectDevice, startCloud } from './link.js'
+import { DeviceBudget } from '../../src/broker/DeviceBudget.js'
+
+const reported = (k: number) =>
+  JSON.stringify({
+    version: 1,
+    playing: { source: 'assignment', contentKind: 'playlist', contentId: 'pl_1' },
+    storage: { usedBytes: k, totalBytes: 1_000_000_000 },
+    at: '2026-06-01T12:00:00.000Z',
+  })
+
+t.test('a device flooding reported state does not delay another screen going online', async (t) => {
+  const c = await startCloud(t)
+  const { presence, db, workspaces, apiKeys } = c.running.app.services
+  let reportedWrites = 0
+  const run = db.run.bind(db)
+  db.run = (sql, params) => {
+    if (/^UPDATE screens SET reported\b/.test(sql)) reportedWrites++
+    return run(sql, params)
+  }
+  const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
+  const flooder = await c.pair('Flooder')
+  // The other screen lives in another workspace.
+  const ws2 = await workspaces.create('Other tenant', 'us')
+  const key2 = (await apiKeys.createRoot(ws2.id, ws2.region, 'Owner', 'all')).secret
+  const reg = (await c.call('POST', '/v1/devices/register', {}, null)).body.data
+  const paired = await c.call('POST', '/v1/screens/pair', { code: reg.pairingCode, name: 'Quiet' }, key2)
+  t.equal(paired.status, 201)
+  const quiet = (await c.call('GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).body.data
+  const quietStatus = async () => (await c.call('GET', `/v1/screens/${quiet.screenId}`, undefined, key2)).body.data.status as string
+
+  const dev = await connectDevice(t, url, flooder)
+  const N = 20_000
+  const started = performance.now()
+  // Fire the whole flood without waiting, then connect the other screen in the middle of it.
+  for (let k = 0; k < N; k++) dev.client.publish(topics.reported(flooder.screenId), reported(k), { qos: 0 })
+  const sent = new Promise<void>((resolve) => dev.client.publish(topics.reported(flooder.screenId), reported(N), { qos: 0 }, () => resolve()))
+  const quietDev = await mqtt.connectAsync(url, { clientId: quiet.screenId, username: quiet.screenId, password: quiet.deviceSecret, protocolVersion: 4, clean: false, reconnectPeriod: 0 })
+  t.after(() => quietDev.endAsync(true))
+  const connackAt = performance.now()
+  let onlineAfter = Infinity
+  for (const until = connackAt + 10_000; performance.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+    if ((await quietStatus()) === 'online') {
+      onlineAfter = performance.now() - connackAt
+      break
+    }
+  }
+  t.ok(onlineAfter < 1500, `the other screen is online ${Math.round(onlineAfter)} ms after its CONNACK, during the flood`)
+  await sent
+  // Wait for the flooder's latest state to be stored.
+  let stored: { storage?: { usedBytes: number } } | null = null
+  for (const until = performance.now() + 15_000; performance.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    await presence.idle()
+    stored = (await c.call('GET', `/v1/screens/${flooder.screenId}`)).body.data.reported
+    if (stored?.storage?.usedBytes === N) break
+  }
+  const elapsed = performance.now() - started
+  t.equal(stored?.storage?.usedBytes, N, 'the stored reported state is the latest message')
+  // At most one write per screen per 250 ms, plus the first one at once.
+  const bound = Math.ceil(elapsed / 250) + 2
+  t.ok(reportedWrites <= bound, `${reportedWrites} reported writes for ${N + 1} messages in ${Math.round(elapsed)} ms (bound ${bound})`)
+  t.ok(dev.client.connected, 'a burst is not a sustained abuse: the flooder stays connected')
+  t.comment(`flood: ${N + 1} messages, ${reportedWrites} database writes, other screen online after ${Math.round(onlineAfter)} ms`)
+})
+
+t.test('the budget drops what a device sends beyond it, with a warning, and disconnects it when sustained', async (t) => {
+  let now = 0
+  const warnings: string[] = []
+  const b = new DeviceBudget({ ratePerSecond: 10, burst: 5, sustainMs: 2000, warnEveryMs: 1000 }, () => now)
+  b.log = { warn: (_o, msg) => void warnings.push(msg) }
+  t.same(Array.from({ length: 5 }, () => b.take('a')), ['ok', 'ok', 'ok', 'ok', 'ok'], 'the burst passes')
+  t.equal(b.take('a'), 'over', 'the sixth at once is over budget')
+  t.equal(b.take('b'), 'ok', 'another device has its own bucket')
+  t.equal(warnings.length, 1, 'one warning')
+  now += 100
+  t.equal(b.take('a'), 'ok', 'one token back after 100 ms at 10/s')
+  for (let k = 0; k < 50; k++) b.take('a')
+  t.equal(warnings.length, 1, 'warnings are rate-limited')
+  // It keeps flooding: each 100 ms earns one message, the rest is dropped; after 2 s, out.
+  let verdict = 'ok'
+  while (now < 5000 && verdict !== 'sustained') {
+    now += 10
+    verdict = b.take('a')
+  }
+  t.equal(verdict, 'sustained')
+  t.ok(now >= 2000 && now < 2300, `disconnected after ${now} ms over budget`)
+  t.ok(warnings.length >= 2)
+  // A device that slows down recovers: over budget briefly, then under it long enough.
+  now = 100_000
+  for (let k = 0; k < 6; k++) b.take('c')
+  now += 1000
+  const verdicts = Array.from({ length: 40 }, () => ((now += 200), b.take('c')))
+  t.ok(verdicts.every((v) => v === 'ok'), 'a device under its rate is never dropped')
+})
+
+t.test('over budget on a real connection: status messages dropped, a sustained flood disconnected', async (t) => {
+  const c = await startCloud(t)
+  const { broker } = c.running.app.services
+  broker.budget.options = { ratePerSecond: 5, burst: 5, sustainMs: 400, warnEveryMs: 1000 }
+  const d = await c.pair()
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)
+  const seen: string[] = []
+  await broker.subscribe(topics.status(d.screenId), (m) => void seen.push(m.payload.toString()))
+  const closed = new Promise<void>((resolve) => dev.client.stream.once('close', () => resolve()))
+  const msg = (k: number) => JSON.stringify({ status: 'online', at: new Date(Date.UTC(2026, 5, 1, 12, 0, k)).toISOString() })
+  for (let k = 0; k < 20; k++) dev.client.publish(topics.status(d.screenId), msg(k), { qos: 0 })
+  await new Promise((r) => setTimeout(r, 300))
+  t.ok(seen.length >= 5 && seen.length < 20, `${seen.length} of 20 at once got through (burst 5)`)
+  t.ok(dev.client.connected, 'a burst over budget is dropped, not disconnected')
+  let k = 20
+  const flood = setInterval(() => dev.client.connected && dev.client.publish(topics.status(d.screenId), msg(k++ % 60), { qos: 0 }), 5)
+  await Promise.race([closed, new Promise((r) => setTimeout(r, 5000))])
+  clearInterval(flood)
+  t.notOk(dev.client.connected, 'sustained over budget: disconnected')
+})

@@ -17,7 +17,11 @@ export interface PresenceStore {
   clearAway(screenId: string): Promise<void>
   /** Screens away since `cutoff` or earlier. */
   awayBefore(cutoff: number): Promise<{ screenId: string; since: number }[]>
-  /** Drops the connections an instance recorded (it restarted: they are gone). */
+  /**
+   * Drops the connections an instance recorded (it is gone, so are they). A shared store
+   * must also do this by itself for an instance that dies without saying so (a lease the
+   * instance renews), or its screens would stay online.
+   */
   forgetInstance(instance: string): Promise<void>
 }
 

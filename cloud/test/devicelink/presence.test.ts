@@ -84,3 +84,32 @@ t.test('reported state is validated, stored, shown on the screen and passed to l
   t.same(s.reported, reported)
   t.equal(s.reportedAt, '2026-06-01T12:00:00.000Z')
 })
+
+t.test('presence over WebSocket follows the connection the same way', async (t) => {
+  const c = await startCloud(t)
+  const { presence } = c.running.app.services
+  const d = await c.pair('Web')
+  const screen = async () => (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.status
+  const dev = await connectDevice(t, `ws://127.0.0.1:${c.running.httpPort}/mqtt`, d)
+  await presence.idle()
+  t.equal(await screen(), 'online')
+  dev.client.stream.destroy()
+  await new Promise((r) => setTimeout(r, 200))
+  await presence.idle()
+  c.clock.advance(presence.offlineAfterMs)
+  await presence.sweep()
+  t.equal(await screen(), 'offline', 'offline one grace after the WebSocket closed')
+})
+
+t.test('what a device says on its status topic does not move presence: the connection does', async (t) => {
+  const c = await startCloud(t)
+  const { presence } = c.running.app.services
+  const d = await c.pair('Says')
+  const screen = async () => (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.status
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)
+  await dev.client.publishAsync(topics.status(d.screenId), status('offline'), { qos: 1, retain: true })
+  await presence.idle()
+  c.clock.advance(presence.offlineAfterMs + 1)
+  await presence.sweep()
+  t.equal(await screen(), 'online', 'connected, whatever it says')
+})

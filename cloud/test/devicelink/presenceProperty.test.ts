@@ -275,6 +275,8 @@ t.test('random sequences: presence equals the connection truth one grace after e
   const seeds = process.env.PRESENCE_SEED ? [Number(process.env.PRESENCE_SEED)] : Array.from({ length: SEQUENCES }, (_, k) => 1000 + k * 7919)
   let steps = 0
   let checkpoints = 0
+  let actions = 0
+  let webhooks = 0
   const failed: number[] = []
   for (const seed of seeds) {
     const r = rng(seed)
@@ -299,10 +301,12 @@ t.test('random sequences: presence equals the connection truth one grace after e
       }
     }
     if (!ok) failed.push(seed)
-    t.comment(`seed ${seed}: ${w.eventsRun} device/cloud events, ${w.events.length} webhooks events`)
+    t.comment(`seed ${seed}: ${w.eventsRun} device/cloud events, ${w.events.length} webhook events`)
+    actions += w.eventsRun
+    webhooks += w.events.length
     await w.cloud.running.close()
   }
-  t.comment(`${seeds.length} sequences, ${steps} steps, ${checkpoints} checkpoints`)
+  t.comment(`${seeds.length} sequences, ${steps} steps, ${actions} device/cloud events, ${checkpoints} checkpoints, ${webhooks} webhook events`)
   t.same(failed, [], 'no failing seed (rerun one with PRESENCE_SEED=<seed>)')
 })
 

@@ -2,6 +2,10 @@
 // /mqtt on the HTTP server. Policy is injected (authenticate / authorize hooks) so the
 // device link can own who may connect and which topics each device reaches. Until a
 // policy is installed every client is refused: the broker never runs open.
+//
+// Nothing a client sends, or a store left behind, may take the process down: aedes'
+// `error` events (its will sweep) and client errors are logged, and stored Last Wills the
+// policy does not allow are deleted at start and whenever the will sweep meets one.
 import net from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
@@ -9,11 +13,49 @@ import { Aedes, type AedesOptions } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
 
-export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
+export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
+
+/** A Last Will as the persistence stores it (with the id of the client that left it). */
+export interface StoredWill {
+  clientId: unknown
+  topic: string
+  payload: Buffer | Uint8Array | string
+}
+
+export interface BrokerLog {
+  debug(obj: object, msg: string): void
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
 
 export interface BrokerOptions {
   /** Sessions, queued messages, retained messages; in memory unless given (see persistence.ts). */
   persistence?: PersistenceFactory
+  /**
+   * aedes' heartbeat, ms (default 60 000). The sweep that publishes the stored wills of a
+   * broker that went away (this process before a restart) runs every 4 heartbeats.
+   */
+  heartbeatIntervalMs?: number
+  /** Which stored wills may stay; the others are deleted. Default: every will. */
+  keepWill?: (will: StoredWill) => boolean
+}
+
+/** Keeps log entries until the app's logger is handed over (the broker starts first). */
+class PendingLog implements BrokerLog {
+  readonly entries: [keyof BrokerLog, object, string][] = []
+  debug(obj: object, msg: string): void {
+    this.entries.push(['debug', obj, msg])
+  }
+  info(obj: object, msg: string): void {
+    this.entries.push(['info', obj, msg])
+  }
+  warn(obj: object, msg: string): void {
+    this.entries.push(['warn', obj, msg])
+  }
+  error(obj: object, msg: string): void {
+    this.entries.push(['error', obj, msg])
+  }
 }
 
 /** A message a device published, as the cloud sees it. */
@@ -41,6 +83,7 @@ export class EmbeddedBroker {
   private boundTcpPort: number | null = null
 
   private persistence: BrokerPersistence | undefined
+  private log: BrokerLog = new PendingLog()
 
   constructor(
     private readonly policy: BrokerPolicy = refuseAll,
@@ -50,11 +93,61 @@ export class EmbeddedBroker {
   async start(): Promise<void> {
     this.persistence = await (this.options.persistence ?? memoryPersistence)()
     try {
-      this.aedes = await Aedes.createBroker({ ...this.policy, ...(this.persistence ? { persistence: this.persistence } : {}) })
+      this.aedes = await Aedes.createBroker({
+        ...this.policy,
+        authorizePublish: this.authorizePublish,
+        ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
+        ...(this.persistence ? { persistence: this.persistence } : {}),
+      })
+      // An `error` event without a listener throws: aedes emits one when its will sweep
+      // fails (a will the policy refuses, a storage error), which would end the process.
+      ;(this.aedes as unknown as NodeJS.EventEmitter).on('error', (err: Error) => this.log.error({ err }, 'MQTT broker error'))
+      this.aedes.on('clientError', (client, err) => this.log.info({ clientId: client?.id, err: err?.message }, 'MQTT client error, connection closed'))
+      this.aedes.on('connectionError', (_client, err) => this.log.debug({ err: err?.message }, 'MQTT connection error before CONNECT, connection closed'))
+      await this.purgeWills()
     } catch (e) {
+      if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
       await this.persistence?.destroy?.().catch(() => undefined)
       throw e
     }
+  }
+
+  /** Hands the app's logger over; what was logged before goes to it now. */
+  setLog(log: BrokerLog): void {
+    const pending = this.log instanceof PendingLog ? this.log.entries : []
+    this.log = log
+    for (const [level, obj, msg] of pending) log[level](obj, msg)
+  }
+
+  private get stored(): { streamWill(brokers?: unknown): AsyncIterable<StoredWill>; delWill(client: { id: unknown }): Promise<unknown> } {
+    return (this.aedes as unknown as { persistence: never }).persistence
+  }
+
+  /** Deletes every stored will the policy no longer allows (left by an older version). */
+  private async purgeWills(): Promise<void> {
+    const keep = this.options.keepWill
+    if (!keep) return
+    const refused: StoredWill[] = []
+    for await (const will of this.stored.streamWill()) if (!keep(will)) refused.push(will)
+    for (const will of refused) await this.stored.delWill({ id: will.clientId })
+    if (refused.length) this.log.warn({ count: refused.length, clientIds: refused.slice(0, 20).map((w) => w.clientId) }, 'deleted stored Last Wills the device policy does not allow')
+  }
+
+  /**
+   * The policy's publish check; a stored will it refuses (the will sweep passes no client)
+   * is deleted as well, so the sweep does not meet it again every round.
+   */
+  private readonly authorizePublish: NonNullable<BrokerPolicy['authorizePublish']> = (client, packet, cb) => {
+    const keep = this.options.keepWill
+    if (client === null && keep) {
+      const will = { ...(packet as unknown as StoredWill), clientId: (packet as { clientId?: unknown }).clientId }
+      if (!keep(will)) {
+        this.stored.delWill({ id: will.clientId }).catch((err: unknown) => this.log.error({ err }, 'deleting a stored Last Will failed'))
+        return cb(new Error(`stored Last Will of ${String(will.clientId)} not allowed on ${String(packet.topic).slice(0, 200)}; deleted`))
+      }
+    }
+    const check = this.policy.authorizePublish ?? refuseAll.authorizePublish!
+    check(client, packet, cb)
   }
 
   /**

@@ -6,8 +6,11 @@
 // A device's Last Will may only be its own status topic with an `offline` status: any
 // other will is refused at CONNECT, and a stored one (left by an older version) is never
 // republished.
+// Retained messages from a device: only its own status, a valid status message (kept as
+// `{status, at}`); a retain flag on `reported` or `job-results` is dropped, so the message
+// reaches the cloud but the broker stores nothing.
 import type { Client, PublishPacket, Subscription } from 'aedes'
-import { isValidScreenId, mayDevicePublish, mayDeviceSubscribe, parseStatusMessage, topics } from '@svc/shared/mqtt/index'
+import { encodeMessage, isValidScreenId, mayDevicePublish, mayDeviceSubscribe, parseScreenTopic, parseStatusMessage, topics } from '@svc/shared/mqtt/index'
 import { hashSecret, secretMatches } from '../auth/secrets.js'
 import type { DeviceDirectory } from '../services/ScreenService.js'
 import type { BrokerPolicy } from './EmbeddedBroker.js'
@@ -105,6 +108,15 @@ export class DevicePolicy {
     }
     const screenId = this.screenOf(client)
     if (screenId === null || !mayDevicePublish(screenId, packet.topic)) return cb(new Error('not authorized'))
+    if (parseScreenTopic(packet.topic)?.kind === 'status') {
+      // Retained and announced in the device's name: a valid status message, nothing more.
+      const msg = parseStatusMessage(packet.payload)
+      if (!msg.ok) return cb(new Error('not a status message'))
+      packet.payload = encodeMessage(msg.value)
+    } else if (packet.retain) {
+      // Older agents retain `reported`: accepted, but not stored (see docs/mqtt-contract.md).
+      packet.retain = false
+    }
     cb(null)
   }
 

@@ -6,12 +6,15 @@
 // Nothing a client sends, or a store left behind, may take the process down: aedes'
 // `error` events (its will sweep) and client errors are logged, and stored Last Wills the
 // policy does not allow are deleted at start and whenever the will sweep meets one.
+// Every connection, TCP or WebSocket, goes through a packet size guard (PacketGuard.ts).
 import net from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { Aedes, type AedesOptions } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
+import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES } from '@svc/shared/mqtt/index'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
+import { GuardedConnection, type PacketLimits } from './PacketGuard.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
 
@@ -39,6 +42,8 @@ export interface BrokerOptions {
   heartbeatIntervalMs?: number
   /** Which stored wills may stay; the others are deleted. Default: every will. */
   keepWill?: (will: StoredWill) => boolean
+  /** Largest MQTT packets accepted; default the contract's (shared/src/mqtt parse.ts). */
+  packetLimits?: PacketLimits
 }
 
 /** Keeps log entries until the app's logger is handed over (the broker starts first). */
@@ -95,6 +100,7 @@ export class EmbeddedBroker {
     try {
       this.aedes = await Aedes.createBroker({
         ...this.policy,
+        authenticate: this.authenticate,
         authorizePublish: this.authorizePublish,
         ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
         ...(this.persistence ? { persistence: this.persistence } : {}),
@@ -131,6 +137,29 @@ export class EmbeddedBroker {
     for await (const will of this.stored.streamWill()) if (!keep(will)) refused.push(will)
     for (const will of refused) await this.stored.delWill({ id: will.clientId })
     if (refused.length) this.log.warn({ count: refused.length, clientIds: refused.slice(0, 20).map((w) => w.clientId) }, 'deleted stored Last Wills the device policy does not allow')
+  }
+
+  private get limits(): PacketLimits {
+    return this.options.packetLimits ?? { beforeAuth: MAX_CONNECT_PACKET_BYTES, afterAuth: MAX_DEVICE_PACKET_BYTES }
+  }
+
+  /** The policy's authentication; an accepted client's connection gets the device limit. */
+  private readonly authenticate: NonNullable<BrokerPolicy['authenticate']> = (client, username, password, done) => {
+    const check = this.policy.authenticate ?? refuseAll.authenticate!
+    check(client, username, password, (err, ok) => {
+      const conn = (client as { conn?: unknown }).conn
+      if (!err && ok && conn instanceof GuardedConnection) conn.authenticated()
+      done(err, ok)
+    })
+  }
+
+  /** Puts the packet size guard between a connection and aedes. */
+  private guard(inner: import('node:stream').Duplex, remote: string | undefined): GuardedConnection {
+    const conn = new GuardedConnection(inner, this.limits, (r) => {
+      const clientId = (conn as { client?: { id?: string | null } }).client?.id ?? null
+      this.log.warn({ clientId, remote, ...r }, 'MQTT packet over the size limit, connection closed')
+    })
+    return conn
   }
 
   /**
@@ -194,7 +223,7 @@ export class EmbeddedBroker {
     const server = net.createServer((socket) => {
       this.sockets.add(socket)
       socket.once('close', () => this.sockets.delete(socket))
-      this.aedes.handle(socket)
+      this.aedes.handle(this.guard(socket, socket.remoteAddress) as unknown as net.Socket)
     })
     this.tcp = server
     await new Promise<void>((resolve, reject) => {
@@ -220,11 +249,15 @@ export class EmbeddedBroker {
 
   /** Serves MQTT over WebSocket at `/mqtt` on an HTTP server. */
   attachWebSocket(server: HttpServer): void {
-    this.wss = new WebSocketServer({ server, path: '/mqtt' })
+    // One WebSocket message carries one packet or a part of one (what MQTT clients send);
+    // ws buffers a message whole, so it gets the same bound before the guard sees it.
+    this.wss = new WebSocketServer({ server, path: '/mqtt', maxPayload: this.limits.afterAuth + 5 })
     this.wss.on('connection', (ws, req) => {
       const stream = createWebSocketStream(ws)
       stream.on('error', () => ws.terminate())
-      this.aedes.handle(stream, req)
+      const conn = this.guard(stream, req.socket.remoteAddress)
+      conn.once('close', () => ws.terminate())
+      this.aedes.handle(conn as unknown as import('node:stream').Duplex, req)
     })
   }
 

@@ -30,6 +30,13 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: Messa
 
 /** Largest payload accepted before JSON parsing (desired state with a big playlist fits easily). */
 export const MAX_PAYLOAD_BYTES = 1_048_576;
+/**
+ * Largest MQTT packet (its remaining length) a connected device may send: a full payload
+ * plus room for the topic and packet id. The broker closes a connection announcing more.
+ */
+export const MAX_DEVICE_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
+/** Largest packet before the broker accepted the CONNECT: ids, credentials and the will fit. */
+export const MAX_CONNECT_PACKET_BYTES = 4096;
 const MAX_ISSUES = 20;
 
 /** JSON bytes for publishing a message. */

@@ -72,8 +72,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await migrate(db)
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
   const persistence = deps.brokerPersistence ?? (config.dbFile === ':memory:' ? memoryPersistence : levelPersistence(path.join(config.dataDir, 'broker')))
-  const policy = new DevicePolicy(screenDirectory(db))
-  const broker = new EmbeddedBroker(policy.hooks(), { persistence, heartbeatIntervalMs: config.mqttHeartbeatMs, keepWill: policy.keepWill })
+  const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
+  const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), { persistence, heartbeatIntervalMs: config.mqttHeartbeatMs, keepWill: policy.keepWill })
   try {
     await broker.start()
   } catch (e) {

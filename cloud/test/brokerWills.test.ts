@@ -69,10 +69,14 @@ t.test('a CONNECT whose will is not the own offline status is refused at authent
     ['its own status, empty', { topic: topics.status(a.screenId), payload: Buffer.alloc(0), qos: 1, retain: true }],
   ]
   const aedes = cloud.running.app.services.broker.aedes as unknown as { persistence: Store }
+  const logged: string[] = []
+  const note = (_o: object, msg: string) => void logged.push(msg)
+  cloud.running.app.services.broker.setLog({ debug: note, info: note, warn: note, error: note })
   for (const [name, will] of refused) {
     t.equal(await connackCode(url, deviceOpts(a, will)), 5, `${name}: CONNACK 5 (not authorized)`)
     t.equal(await aedes.persistence.getWill({ id: a.screenId }), undefined, `${name}: nothing stored`)
   }
+  t.equal(logged.filter((m) => m === 'CONNECT refused: Last Will not allowed').length, refused.length, 'each refusal is logged')
   const good = await connectDevice(t, url, a, { will: { topic: topics.status(a.screenId), payload: status('offline'), qos: 1, retain: true } }, false)
   t.ok(good.client.connected, 'its own offline status is accepted')
   t.equal((await aedes.persistence.getWill({ id: a.screenId }))?.topic, topics.status(a.screenId), 'and stored')

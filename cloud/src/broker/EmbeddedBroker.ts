@@ -49,17 +49,20 @@ export interface BrokerOptions {
 /** Keeps log entries until the app's logger is handed over (the broker starts first). */
 class PendingLog implements BrokerLog {
   readonly entries: [keyof BrokerLog, object, string][] = []
+  private keep(level: keyof BrokerLog, obj: object, msg: string): void {
+    if (this.entries.length < 1000) this.entries.push([level, obj, msg])
+  }
   debug(obj: object, msg: string): void {
-    this.entries.push(['debug', obj, msg])
+    this.keep('debug', obj, msg)
   }
   info(obj: object, msg: string): void {
-    this.entries.push(['info', obj, msg])
+    this.keep('info', obj, msg)
   }
   warn(obj: object, msg: string): void {
-    this.entries.push(['warn', obj, msg])
+    this.keep('warn', obj, msg)
   }
   error(obj: object, msg: string): void {
-    this.entries.push(['error', obj, msg])
+    this.keep('error', obj, msg)
   }
 }
 
@@ -116,6 +119,11 @@ export class EmbeddedBroker {
       await this.persistence?.destroy?.().catch(() => undefined)
       throw e
     }
+  }
+
+  /** Where the broker logs (for the policy's own lines too). */
+  get logger(): BrokerLog {
+    return this.log
   }
 
   /** Hands the app's logger over; what was logged before goes to it now. */

@@ -117,7 +117,10 @@ export class GuardedConnection extends Duplex {
 
   override _write(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
     if (this.inner.destroyed) return cb(new Error('connection closed'))
-    this.inner.write(chunk, encoding, cb)
+    // Done once `inner` took it (as a socket's own write is); wait only when it is full.
+    // A write error reaches us as inner's `error`, which destroys this stream.
+    if (this.inner.write(chunk, encoding)) cb()
+    else this.inner.once('drain', () => cb())
   }
 
   override _final(cb: (err?: Error | null) => void): void {

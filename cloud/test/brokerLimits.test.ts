@@ -123,6 +123,17 @@ t.test('the same over WebSocket', async (t) => {
     })
   t.ok(await send(Buffer.concat([header(0x10, HUGE), Buffer.alloc(64 * 1024)])), 'a 256 MB CONNECT announced in a WebSocket message: closed')
   t.equal(await send(Buffer.alloc(MAX_DEVICE_PACKET_BYTES + 64)), 1009, 'a WebSocket message over the device limit: closed by ws (1009)')
+
+  // A paired device over WebSocket: 1 MiB goes through, more closes its connection.
+  const d = await cloud.pair()
+  const c = await connectAsync(url, deviceOpts(d))
+  t.after(() => c.endAsync(true).catch(() => undefined))
+  await c.publishAsync(topics.jobResults(d.screenId), Buffer.alloc(MAX_PAYLOAD_BYTES, 0x20), { qos: 1 })
+  t.ok(c.connected, 'a 1 MiB payload over WebSocket is accepted')
+  const gone = closed(c)
+  c.publish(topics.jobResults(d.screenId), Buffer.alloc(2 * MAX_PAYLOAD_BYTES, 0x20), { qos: 1 })
+  await gone
+  t.pass('2 MiB over WebSocket: the connection is closed')
 })
 
 t.test('a device publishing over 1 MiB is disconnected; up to it, and other devices, are fine', async (t) => {

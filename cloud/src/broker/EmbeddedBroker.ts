@@ -113,7 +113,8 @@ export class EmbeddedBroker {
       ;(this.aedes as unknown as NodeJS.EventEmitter).on('error', (err: Error) => this.log.error({ err }, 'MQTT broker error'))
       this.aedes.on('clientError', (client, err) => this.log.info({ clientId: client?.id, err: err?.message }, 'MQTT client error, connection closed'))
       this.aedes.on('connectionError', (_client, err) => this.log.debug({ err: err?.message }, 'MQTT connection error before CONNECT, connection closed'))
-      await this.purgeWills()
+      // A store that cannot be cleaned does not stop the start: the sweep deletes what it meets.
+      await this.purgeWills().catch((err: unknown) => this.log.error({ err }, 'cleaning stored Last Wills failed'))
     } catch (e) {
       if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
       await this.persistence?.destroy?.().catch(() => undefined)

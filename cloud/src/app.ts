@@ -72,7 +72,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await migrate(db)
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
   const persistence = deps.brokerPersistence ?? (config.dbFile === ':memory:' ? memoryPersistence : levelPersistence(path.join(config.dataDir, 'broker')))
-  const broker = new EmbeddedBroker(new DevicePolicy(screenDirectory(db)).hooks(), { persistence })
+  const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
+  const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), { persistence, heartbeatIntervalMs: config.mqttHeartbeatMs, keepWill: policy.keepWill })
   try {
     await broker.start()
   } catch (e) {
@@ -105,6 +106,7 @@ async function assemble(
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  broker.setLog(app.log)
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))

@@ -13,6 +13,11 @@ export interface Config {
   httpPort: number
   /** MQTT over TCP; 0 picks a free port, -1 turns the TCP listener off (SVC_MQTT_PORT, 1883). */
   mqttPort: number
+  /**
+   * The embedded broker's heartbeat, ms (SVC_MQTT_HEARTBEAT_MS, 60000). Every 4 heartbeats
+   * it publishes the Last Wills a previous process left (devices that dropped while it was down).
+   */
+  mqttHeartbeatMs: number
   /** Public base URL of this service, used in links handed to devices (SVC_PUBLIC_URL). */
   publicUrl: string | null
   logLevel: string
@@ -81,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.SVC_HOST || '0.0.0.0',
     httpPort: int(env, 'SVC_HTTP_PORT', 8080),
     mqttPort: env.SVC_MQTT_PORT === '-1' ? -1 : int(env, 'SVC_MQTT_PORT', 1883),
+    mqttHeartbeatMs: int(env, 'SVC_MQTT_HEARTBEAT_MS', 60_000, 1),
     publicUrl: env.SVC_PUBLIC_URL || null,
     logLevel: env.SVC_LOG_LEVEL || 'info',
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),

@@ -155,14 +155,15 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
 t.test("the Last Will to the device's own status is published when it drops", async (t) => {
   const { running, pair } = await cloud(t)
   const d = await pair()
-  const c = await connect(t, d.mqtt.url, opts(d, { will: { topic: topics.status(d.screenId), payload: Buffer.from('{"status":"offline"}'), qos: 1, retain: true } }))
+  const offline = '{"status":"offline","at":"2026-06-01T12:00:00.000Z"}'
+  const c = await connect(t, d.mqtt.url, opts(d, { will: { topic: topics.status(d.screenId), payload: Buffer.from(offline), qos: 1, retain: true } }))
   const will = new Promise<{ topic: string; payload: string }>((resolve) => {
     running.app.services.broker.aedes.on('publish', (packet) => {
       if (packet.topic === topics.status(d.screenId)) resolve({ topic: packet.topic, payload: packet.payload.toString() })
     })
   })
   c.stream.destroy() // an unclean drop: no DISCONNECT, so the broker sends the will
-  t.same(await will, { topic: topics.status(d.screenId), payload: '{"status":"offline"}' })
+  t.same(await will, { topic: topics.status(d.screenId), payload: offline })
 })
 
 t.test('deleting the screen closes its connection and its secret stops working', async (t) => {
@@ -191,15 +192,19 @@ t.test('DevicePolicy rules, directly', async (t) => {
   t.same(await auth(a, 'scr_a', secret), { ok: true, code: undefined })
   t.equal(policy.screenOf(a), 'scr_a')
 
+  const offline = Buffer.from('{"status":"offline","at":"2026-06-01T12:00:00.000Z"}')
   const pub = (c: Client | null, topic: string, extra: object = {}) =>
-    new Promise<boolean>((resolve) => policy.authorizePublish(c, { cmd: 'publish', topic, payload: Buffer.alloc(0), qos: 1, retain: true, dup: false, ...extra } as PublishPacket, (err) => resolve(!err)))
+    new Promise<boolean>((resolve) => policy.authorizePublish(c, { cmd: 'publish', topic, payload: offline, qos: 1, retain: true, dup: false, ...extra } as PublishPacket, (err) => resolve(!err)))
   t.ok(await pub(a, 'svc/v1/screens/scr_a/status'))
   t.notOk(await pub(a, 'svc/v1/screens/scr_a/desired'), 'a device cannot forge its desired state')
   t.notOk(await pub(client('scr_a'), 'svc/v1/screens/scr_a/status'), 'a client that never authenticated')
   t.ok(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a' }), "a will of a client no longer present, to its own status")
-  t.ok(await pub(null, 'svc/v1/screens/scr_a/status'), 'a will without a recorded client id, to a status topic')
+  t.notOk(await pub(null, 'svc/v1/screens/scr_a/status'), 'a will without a recorded client id')
+  t.notOk(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a', payload: Buffer.from('{"status":"online","at":"2026-06-01T12:00:00.000Z"}') }), 'a will announcing anything but offline')
+  t.notOk(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a', payload: Buffer.from('boom') }), 'a will that is no status message')
   t.notOk(await pub(null, 'svc/v1/screens/scr_b/status', { clientId: 'scr_a' }), "a will to another screen's status")
   t.notOk(await pub(null, 'svc/v1/screens/scr_a/reported', { clientId: 'scr_a' }), 'a will only ever announces status')
+  t.notOk(await pub(null, 'foo/bar', { clientId: 'scr_a' }), 'a will outside the contract')
   t.notOk(await pub(null, '$SYS/broker/x'), '$SYS refused')
 
   const sub = (c: Client, topic: string) => new Promise<Subscription | null | undefined>((resolve) => policy.authorizeSubscribe(c, { topic, qos: 1 } as Subscription, (_e, s) => resolve(s)))

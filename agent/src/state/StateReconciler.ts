@@ -5,7 +5,7 @@
 // or the panel reading changes, and again on every (re)connect.
 import { EventEmitter } from 'node:events';
 import { isDeepStrictEqual } from 'node:util';
-import { parseDesiredState, type DesiredState, type PanelReport, type PanelSettings, type Reported } from '@svc/shared/mqtt/index';
+import { parseDesiredState, TOPIC_SPECS, type DesiredState, type PanelReport, type PanelSettings, type Reported } from '@svc/shared/mqtt/index';
 import { PlaybackController, toPlaying, type PlaybackDecision } from '../playback/index.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { Clock, Timers } from '../runtime/time.js';
@@ -182,7 +182,7 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     if (storage) message.storage = storage;
     // Not waiting for the PUBACK: a connection lost in between would hold every later
     // report (and stop()) until it came back; mqtt.js resends unacknowledged QoS 1 itself.
-    this.#o.publisher.publish('reported', message, true).catch((err: unknown) => {
+    this.#o.publisher.publish('reported', message, TOPIC_SPECS.reported.retained).catch((err: unknown) => {
       this.#o.log.warn('reported state not acknowledged', { err: err as Error });
     });
     this.#lastSent = key;

@@ -97,7 +97,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   await cloud.publish(topic('desired'), desired);
   const reported = await cloud.waitFor(topic('reported'), (p) => p.version === 7);
   t.match(reported, { version: 7, playing: { source: 'cast', contentKind: 'media', contentId: 'med_promo', castId: 'cast_1' } });
-  t.equal(cloud.seen(topic('reported')).at(-1)?.retain, true, 'reported is retained');
+  t.equal(cloud.seen(topic('reported')).at(-1)?.retain, false, 'reported is not retained: the cloud keeps the last report, the broker stores only status');
   t.ok(lines.some((l) => l.msg === 'ignoring an invalid desired state'), 'the invalid one was logged and ignored');
   const castView = await page.waitFor((v) => v.type === 'playing' && v.source === 'cast');
   t.match(castView, { type: 'playing', screenId, connected: true, version: 7, contentId: 'med_promo', castId: 'cast_1', content: { name: 'Promo' } });

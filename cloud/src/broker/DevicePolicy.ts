@@ -3,8 +3,14 @@
 // id = screen id) and which topics each device reaches (publish only its own status,
 // reported, job-results; subscribe only its own desired, jobs). The credential is looked
 // up at every connect, so a deleted or re-paired screen's secret stops working at once.
+// A device's Last Will may only be its own status topic with an `offline` status: any
+// other will is refused at CONNECT, and a stored one (left by an older version) is never
+// republished.
+// Retained messages from a device: only its own status, a valid status message (kept as
+// `{status, at}`); a retain flag on `reported` or `job-results` is dropped, so the message
+// reaches the cloud but the broker stores nothing.
 import type { Client, PublishPacket, Subscription } from 'aedes'
-import { isValidScreenId, mayDevicePublish, mayDeviceSubscribe, parseScreenTopic } from '@svc/shared/mqtt/index'
+import { encodeMessage, isValidScreenId, mayDevicePublish, mayDeviceSubscribe, parseScreenTopic, parseStatusMessage, topics } from '@svc/shared/mqtt/index'
 import { hashSecret, secretMatches } from '../auth/secrets.js'
 import type { DeviceDirectory } from '../services/ScreenService.js'
 import type { BrokerPolicy } from './EmbeddedBroker.js'
@@ -13,6 +19,7 @@ import type { BrokerPolicy } from './EmbeddedBroker.js'
 const IDENTIFIER_REJECTED = 2
 const SERVER_UNAVAILABLE = 3
 const BAD_USERNAME_OR_PASSWORD = 4
+const NOT_AUTHORIZED = 5
 
 // Compared against when the screen is unknown, so both paths hash and compare.
 const DUMMY_HASH = hashSecret('no such screen')
@@ -21,9 +28,28 @@ function refusal(returnCode: number, message: string): Error & { returnCode: num
   return Object.assign(new Error(message), { returnCode })
 }
 
+/** A Last Will as the CONNECT carries it or the broker stored it. */
+export interface WillMessage {
+  topic: string
+  payload: Buffer | Uint8Array | string
+}
+
+/**
+ * The only Last Will screen `screenId` may leave: on its own `status` topic, a valid
+ * status message saying `offline`. Anything else would be published by the broker in the
+ * device's name after it went away.
+ */
+export function isAllowedWill(screenId: unknown, will: WillMessage | null | undefined): boolean {
+  if (!will || !isValidScreenId(screenId) || will.topic !== topics.status(screenId)) return false
+  const msg = parseStatusMessage(will.payload ?? '')
+  return msg.ok && msg.value.status === 'offline'
+}
+
 export class DevicePolicy {
   /** The screen each authenticated client connected as. */
   private readonly screens = new WeakMap<Client, string>()
+  /** The Last Will of each CONNECT between preConnect and authenticate. */
+  private readonly wills = new WeakMap<Client, WillMessage | null>()
 
   constructor(
     private readonly directory: DeviceDirectory,
@@ -35,7 +61,16 @@ export class DevicePolicy {
     return client ? (this.screens.get(client) ?? null) : null
   }
 
+  /** Notes the CONNECT's will for authenticate (which aedes hands only the credentials). */
+  readonly preConnect: NonNullable<BrokerPolicy['preConnect']> = (client, packet, done) => {
+    const will = (packet as { will?: WillMessage | null }).will ?? null
+    this.wills.set(client, will)
+    done(null as never, true)
+  }
+
   readonly authenticate: NonNullable<BrokerPolicy['authenticate']> = (client, username, password, done) => {
+    const will = this.wills.get(client) ?? null
+    this.wills.delete(client)
     const refuse = (code: number, msg: string): void => done(refusal(code, msg) as never, false)
     if (typeof username !== 'string' || !isValidScreenId(username) || !password) {
       return refuse(BAD_USERNAME_OR_PASSWORD, 'bad username or password')
@@ -48,6 +83,12 @@ export class DevicePolicy {
         // One session per screen: the client id is the screen id, so a reconnecting agent
         // takes over its persistent session and a deleted screen's client can be found.
         if (client.id !== username) return refuse(IDENTIFIER_REJECTED, 'client id must equal the screen id')
+        // Stored with the session and published in the device's name after it leaves,
+        // possibly by a later process: only the device's own `offline` status.
+        if (will !== null && !isAllowedWill(username, will)) {
+          this.log.warn({ screenId: username, willTopic: String(will.topic).slice(0, 200) }, 'CONNECT refused: Last Will not allowed')
+          return refuse(NOT_AUTHORIZED, 'a Last Will may only be the screen\'s own offline status')
+        }
         this.screens.set(client, username)
         done(null, true)
       },
@@ -60,15 +101,22 @@ export class DevicePolicy {
 
   readonly authorizePublish: NonNullable<BrokerPolicy['authorizePublish']> = (client, packet: PublishPacket, cb) => {
     if (client === null) {
-      // A Last Will republished for a client no longer present (e.g. after a broker
-      // restart): only a status topic, and only its own when the will names its client.
-      const parsed = parseScreenTopic(packet.topic)
+      // A stored Last Will republished for a client no longer present (after a broker
+      // restart): the same rule as at CONNECT, for the client that left it.
       const owner = (packet as { clientId?: unknown }).clientId
-      const ok = parsed !== null && parsed.kind === 'status' && (owner === undefined || owner === parsed.screenId)
-      return cb(ok ? null : new Error('not authorized'))
+      return cb(this.keepWill({ clientId: owner, topic: packet.topic, payload: packet.payload }) ? null : new Error('stored Last Will not allowed'))
     }
     const screenId = this.screenOf(client)
     if (screenId === null || !mayDevicePublish(screenId, packet.topic)) return cb(new Error('not authorized'))
+    if (parseScreenTopic(packet.topic)?.kind === 'status') {
+      // Retained and announced in the device's name: a valid status message, nothing more.
+      const msg = parseStatusMessage(packet.payload)
+      if (!msg.ok) return cb(new Error('not a status message'))
+      packet.payload = encodeMessage(msg.value)
+    } else if (packet.retain) {
+      // Older agents retain `reported`: accepted, but not stored (see docs/mqtt-contract.md).
+      packet.retain = false
+    }
     cb(null)
   }
 
@@ -79,8 +127,16 @@ export class DevicePolicy {
     cb(null, sub)
   }
 
+  /** Whether a will the broker stored may stay (and be published); see isAllowedWill. */
+  readonly keepWill = (will: { clientId: unknown } & WillMessage): boolean => isAllowedWill(will.clientId, will)
+
   /** The hooks to hand to EmbeddedBroker. */
   hooks(): BrokerPolicy {
-    return { authenticate: this.authenticate, authorizePublish: this.authorizePublish, authorizeSubscribe: this.authorizeSubscribe }
+    return {
+      preConnect: this.preConnect,
+      authenticate: this.authenticate,
+      authorizePublish: this.authorizePublish,
+      authorizeSubscribe: this.authorizeSubscribe,
+    }
   }
 }

@@ -2,20 +2,70 @@
 // /mqtt on the HTTP server. Policy is injected (authenticate / authorize hooks) so the
 // device link can own who may connect and which topics each device reaches. Until a
 // policy is installed every client is refused: the broker never runs open.
+//
+// Nothing a client sends, or a store left behind, may take the process down: aedes'
+// `error` events (its will sweep) and client errors are logged, and stored Last Wills the
+// policy does not allow are deleted at start and whenever the will sweep meets one.
+// Every connection, TCP or WebSocket, goes through a packet size guard (PacketGuard.ts).
 import net from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { Aedes, type AedesOptions } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
+import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES } from '@svc/shared/mqtt/index'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
 import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 import { DeviceBudget } from './DeviceBudget.js'
+import { GuardedConnection, type PacketLimits } from './PacketGuard.js'
 
-export type BrokerPolicy = Pick<AedesOptions, 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
+export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
+
+/** A Last Will as the persistence stores it (with the id of the client that left it). */
+export interface StoredWill {
+  clientId: unknown
+  topic: string
+  payload: Buffer | Uint8Array | string
+}
+
+export interface BrokerLog {
+  debug(obj: object, msg: string): void
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
 
 export interface BrokerOptions {
   /** Sessions, queued messages, retained messages; in memory unless given (see persistence.ts). */
   persistence?: PersistenceFactory
+  /**
+   * aedes' heartbeat, ms (default 60 000). The sweep that publishes the stored wills of a
+   * broker that went away (this process before a restart) runs every 4 heartbeats.
+   */
+  heartbeatIntervalMs?: number
+  /** Which stored wills may stay; the others are deleted. Default: every will. */
+  keepWill?: (will: StoredWill) => boolean
+  /** Largest MQTT packets accepted; default the contract's (shared/src/mqtt parse.ts). */
+  packetLimits?: PacketLimits
+}
+
+/** Keeps log entries until the app's logger is handed over (the broker starts first). */
+class PendingLog implements BrokerLog {
+  readonly entries: [keyof BrokerLog, object, string][] = []
+  private keep(level: keyof BrokerLog, obj: object, msg: string): void {
+    if (this.entries.length < 1000) this.entries.push([level, obj, msg])
+  }
+  debug(obj: object, msg: string): void {
+    this.keep('debug', obj, msg)
+  }
+  info(obj: object, msg: string): void {
+    this.keep('info', obj, msg)
+  }
+  warn(obj: object, msg: string): void {
+    this.keep('warn', obj, msg)
+  }
+  error(obj: object, msg: string): void {
+    this.keep('error', obj, msg)
+  }
 }
 
 /** A message a device published, as the cloud sees it. */
@@ -47,6 +97,7 @@ export class EmbeddedBroker {
   readonly connections = new LiveConnections()
   /** Each device's message budget (see DeviceBudget.ts), in front of authorizePublish. */
   readonly budget = new DeviceBudget()
+  private log: BrokerLog = new PendingLog()
 
   constructor(
     private readonly policy: BrokerPolicy = refuseAll,
@@ -56,13 +107,92 @@ export class EmbeddedBroker {
   async start(): Promise<void> {
     this.persistence = await (this.options.persistence ?? memoryPersistence)()
     try {
-      const budgeted = this.policy.authorizePublish ? { authorizePublish: this.budget.wrap(this.policy.authorizePublish) } : {}
-      this.aedes = await Aedes.createBroker({ ...this.policy, ...budgeted, ...(this.persistence ? { persistence: this.persistence } : {}) })
+      this.aedes = await Aedes.createBroker({
+        ...this.policy,
+        authenticate: this.authenticate,
+        authorizePublish: this.budget.wrap(this.authorizePublish),
+        ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
+        ...(this.persistence ? { persistence: this.persistence } : {}),
+      })
+      // An `error` event without a listener throws: aedes emits one when its will sweep
+      // fails (a will the policy refuses, a storage error), which would end the process.
+      ;(this.aedes as unknown as NodeJS.EventEmitter).on('error', (err: Error) => this.log.error({ err }, 'MQTT broker error'))
+      this.aedes.on('clientError', (client, err) => this.log.info({ clientId: client?.id, err: err?.message }, 'MQTT client error, connection closed'))
+      this.aedes.on('connectionError', (_client, err) => this.log.debug({ err: err?.message }, 'MQTT connection error before CONNECT, connection closed'))
+      // A store that cannot be cleaned does not stop the start: the sweep deletes what it meets.
+      await this.purgeWills().catch((err: unknown) => this.log.error({ err }, 'cleaning stored Last Wills failed'))
     } catch (e) {
+      if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
       await this.persistence?.destroy?.().catch(() => undefined)
       throw e
     }
     this.connections.attach(this.aedes)
+  }
+
+  /** Where the broker logs (for the policy's own lines too). */
+  get logger(): BrokerLog {
+    return this.log
+  }
+
+  /** Hands the app's logger over; what was logged before goes to it now. */
+  setLog(log: BrokerLog): void {
+    const pending = this.log instanceof PendingLog ? this.log.entries : []
+    this.log = log
+    for (const [level, obj, msg] of pending) log[level](obj, msg)
+  }
+
+  private get stored(): { streamWill(brokers?: unknown): AsyncIterable<StoredWill>; delWill(client: { id: unknown }): Promise<unknown> } {
+    return (this.aedes as unknown as { persistence: never }).persistence
+  }
+
+  /** Deletes every stored will the policy no longer allows (left by an older version). */
+  private async purgeWills(): Promise<void> {
+    const keep = this.options.keepWill
+    if (!keep) return
+    const refused: StoredWill[] = []
+    for await (const will of this.stored.streamWill()) if (!keep(will)) refused.push(will)
+    for (const will of refused) await this.stored.delWill({ id: will.clientId })
+    if (refused.length) this.log.warn({ count: refused.length, clientIds: refused.slice(0, 20).map((w) => w.clientId) }, 'deleted stored Last Wills the device policy does not allow')
+  }
+
+  private get limits(): PacketLimits {
+    return this.options.packetLimits ?? { beforeAuth: MAX_CONNECT_PACKET_BYTES, afterAuth: MAX_DEVICE_PACKET_BYTES }
+  }
+
+  /** The policy's authentication; an accepted client's connection gets the device limit. */
+  private readonly authenticate: NonNullable<BrokerPolicy['authenticate']> = (client, username, password, done) => {
+    const check = this.policy.authenticate ?? refuseAll.authenticate!
+    check(client, username, password, (err, ok) => {
+      const conn = (client as { conn?: unknown }).conn
+      if (!err && ok && conn instanceof GuardedConnection) conn.authenticated()
+      done(err, ok)
+    })
+  }
+
+  /** Puts the packet size guard between a connection and aedes. */
+  private guard(inner: import('node:stream').Duplex, remote: string | undefined): GuardedConnection {
+    const conn = new GuardedConnection(inner, this.limits, (r) => {
+      const clientId = (conn as { client?: { id?: string | null } }).client?.id ?? null
+      this.log.warn({ clientId, remote, ...r }, 'MQTT packet over the size limit, connection closed')
+    })
+    return conn
+  }
+
+  /**
+   * The policy's publish check; a stored will it refuses (the will sweep passes no client)
+   * is deleted as well, so the sweep does not meet it again every round.
+   */
+  private readonly authorizePublish: NonNullable<BrokerPolicy['authorizePublish']> = (client, packet, cb) => {
+    const keep = this.options.keepWill
+    if (client === null && keep) {
+      const will = { ...(packet as unknown as StoredWill), clientId: (packet as { clientId?: unknown }).clientId }
+      if (!keep(will)) {
+        this.stored.delWill({ id: will.clientId }).catch((err: unknown) => this.log.error({ err }, 'deleting a stored Last Will failed'))
+        return cb(new Error(`stored Last Will of ${String(will.clientId)} not allowed on ${String(packet.topic).slice(0, 200)}; deleted`))
+      }
+    }
+    const check = this.policy.authorizePublish ?? refuseAll.authorizePublish!
+    check(client, packet, cb)
   }
 
   /**
@@ -99,7 +229,7 @@ export class EmbeddedBroker {
     const server = net.createServer((socket) => {
       this.sockets.add(socket)
       socket.once('close', () => this.sockets.delete(socket))
-      this.aedes.handle(socket)
+      this.aedes.handle(this.guard(socket, socket.remoteAddress) as unknown as net.Socket)
     })
     this.tcp = server
     await new Promise<void>((resolve, reject) => {
@@ -124,11 +254,15 @@ export class EmbeddedBroker {
 
   /** Serves MQTT over WebSocket at `/mqtt` on an HTTP server. */
   attachWebSocket(server: HttpServer): void {
-    this.wss = new WebSocketServer({ server, path: '/mqtt' })
+    // One WebSocket message carries one packet or a part of one (what MQTT clients send);
+    // ws buffers a message whole, so it gets the same bound before the guard sees it.
+    this.wss = new WebSocketServer({ server, path: '/mqtt', maxPayload: this.limits.afterAuth + 5 })
     this.wss.on('connection', (ws, req) => {
       const stream = createWebSocketStream(ws)
       stream.on('error', () => ws.terminate())
-      this.aedes.handle(stream, req)
+      const conn = this.guard(stream, req.socket.remoteAddress)
+      conn.once('close', () => ws.terminate())
+      this.aedes.handle(conn as unknown as import('node:stream').Duplex, req)
     })
   }
 

@@ -6,6 +6,7 @@ import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
 import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from '../services/AssignmentService.js'
+import { ReportedSchema } from '@svc/shared/mqtt/index'
 
 const AssignKind = Type.Union(ASSIGN_KINDS.map((k) => Type.Literal(k)))
 const AssignFields = {
@@ -51,7 +52,7 @@ export const Screen = Type.Intersect([
     createdAt: Timestamp,
     updatedAt: Timestamp,
     desiredVersion: Type.Integer({ description: 'Last desired-state version published to the screen.' }),
-    reported: Nullable(Type.Object({}, { additionalProperties: true, description: 'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `at`.' })),
+    reported: Nullable(Type.Object(ReportedSchema.properties, { description: 'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `at`; only these fields, as the MQTT contract defines them.' })),
     reportedAt: Nullable(Timestamp),
   }),
 ])

@@ -6,7 +6,7 @@ import type { Database, Queryable } from '../db/Database.js'
 import type { Principal } from '../auth/Principal.js'
 import { ascPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
-import type { Reported } from '@svc/shared/mqtt/index'
+import { parseReported, type Reported } from '@svc/shared/mqtt/index'
 
 interface ScreenRow {
   id: string
@@ -78,6 +78,11 @@ const listItem = (r: ScreenRow): ScreenListItem => ({
   nodeId: r.node_id,
 })
 
+function storedReported(text: string): Reported | null {
+  const r = parseReported(text)
+  return r.ok ? r.value : null
+}
+
 const view = (r: ScreenRow): ScreenView => ({
   ...listItem(r),
   model: r.model,
@@ -86,7 +91,9 @@ const view = (r: ScreenRow): ScreenView => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   desiredVersion: r.desired_version,
-  reported: r.reported ? (JSON.parse(r.reported) as Reported) : null,
+  // Through the contract's parser again: a row written before reported was bounded shows
+  // only the contract's fields, or nothing if it never met them.
+  reported: r.reported ? storedReported(r.reported) : null,
   reportedAt: r.reported_at,
 })
 

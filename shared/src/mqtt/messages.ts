@@ -1,13 +1,15 @@
 // MQTT payload contract v1: one TypeBox schema per message, giving the
 // runtime check and the TypeScript type. Objects are open (unknown fields are
-// allowed and ignored) so the cloud can add fields without breaking agents.
+// allowed and ignored) so the cloud can add fields without breaking agents; what
+// a device sends is kept only as far as the contract defines it (parse.ts drops
+// the rest of `reported` and `status`).
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 import { ScheduleSchema } from '../schedule/index.js';
 
 /** ISO 8601 UTC-or-offset date-time, as every timestamp in the contract. */
 export const TIMESTAMP_PATTERN =
   '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$';
-export const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, description: 'ISO 8601 date-time' });
+export const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, maxLength: 64, description: 'ISO 8601 date-time' });
 /** Bytes as contiguous hex pairs, either case, no separators. */
 export const HEX_PATTERN = '^([0-9a-fA-F]{2})*$';
 export const HexBytes = Type.String({ pattern: HEX_PATTERN, description: 'hex byte pairs such as "0a1B"' });
@@ -164,6 +166,20 @@ export const StatusMessageSchema = Type.Object({
 });
 export type StatusMessage = Static<typeof StatusMessageSchema>;
 
+/**
+ * Bounds of what a device reports. The cloud stores `reported` and hands it back through
+ * its API, so every string has a length limit, every number a range, and (see parse.ts)
+ * fields the contract does not define are dropped before it is kept.
+ */
+export const REPORTED_LIMITS = {
+  /** Content, cast, emergency and schedule-rule ids. */
+  idLength: 256,
+  /** The panel's input name (`HDMI1`, `DisplayPort`, …). */
+  inputLength: 64,
+} as const;
+const ReportedId = Type.String({ minLength: 1, maxLength: REPORTED_LIMITS.idLength });
+const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+
 export const PLAYING_SOURCES = ['emergency', 'cast', 'assignment', 'schedule', 'none'] as const;
 export type PlayingSource = (typeof PLAYING_SOURCES)[number];
 
@@ -171,17 +187,17 @@ export const PlayingSchema = Type.Object({
   source: literals(PLAYING_SOURCES),
   /** null exactly when source is `none`. */
   contentKind: Type.Union([ContentKindSchema, Type.Null()]),
-  contentId: Type.Union([Id, Type.Null()]),
-  castId: Type.Optional(Id),
-  emergencyId: Type.Optional(Id),
+  contentId: Type.Union([ReportedId, Type.Null()]),
+  castId: Type.Optional(ReportedId),
+  emergencyId: Type.Optional(ReportedId),
   /** The schedule rule that chose the content, when a schedule did. */
-  ruleId: Type.Optional(Id),
+  ruleId: Type.Optional(ReportedId),
 });
 export type Playing = Static<typeof PlayingSchema>;
 
 export const PanelReportSchema = Type.Object({
   power: literals(['on', 'off', 'unknown'] as const),
-  input: Type.Optional(Type.String()),
+  input: Type.Optional(Type.String({ maxLength: REPORTED_LIMITS.inputLength })),
   volume: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
   mute: Type.Optional(Type.Boolean()),
   /** When the panel was last read. */
@@ -190,15 +206,15 @@ export const PanelReportSchema = Type.Object({
 export type PanelReport = Static<typeof PanelReportSchema>;
 
 export const StorageReportSchema = Type.Object({
-  usedBytes: Type.Integer({ minimum: 0 }),
-  totalBytes: Type.Integer({ minimum: 0 }),
+  usedBytes: Count,
+  totalBytes: Count,
 });
 export type StorageReport = Static<typeof StorageReportSchema>;
 
-/** `screens/<id>/reported` — retained; what the screen is doing now. */
+/** `screens/<id>/reported` — not retained; what the screen is doing now. */
 export const ReportedSchema = Type.Object({
   /** The desired `version` the agent has applied (0 before any). */
-  version: Type.Integer({ minimum: 0 }),
+  version: Count,
   playing: PlayingSchema,
   panel: Type.Optional(PanelReportSchema),
   storage: Type.Optional(StorageReportSchema),

@@ -30,6 +30,13 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: Messa
 
 /** Largest payload accepted before JSON parsing (desired state with a big playlist fits easily). */
 export const MAX_PAYLOAD_BYTES = 1_048_576;
+/**
+ * Largest MQTT packet (its remaining length) a connected device may send: a full payload
+ * plus room for the topic and packet id. The broker closes a connection announcing more.
+ */
+export const MAX_DEVICE_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
+/** Largest packet before the broker accepted the CONNECT: ids, credentials and the will fit. */
+export const MAX_CONNECT_PACKET_BYTES = 4096;
 const MAX_ISSUES = 20;
 
 /** JSON bytes for publishing a message. */
@@ -116,6 +123,19 @@ function validateValue<S extends TSchema>(
   return extra.length ? { ok: false, errors: extra } : r;
 }
 
+/**
+ * Validates, then keeps only the fields the schema defines (a copy: the input is not
+ * changed). For what a device sends that the cloud stores and serves back.
+ */
+function validateStrict<S extends TSchema>(
+  schema: S,
+  value: unknown,
+  semantic?: (v: Static<S>) => MessageIssue[],
+): ParseResult<Static<S>> {
+  const r = validateValue(schema, value, semantic);
+  return r.ok ? { ok: true, value: Value.Clean(schema, Value.Clone(r.value)) as Static<S> } : r;
+}
+
 function parseWith<S extends TSchema>(
   schema: S,
   payload: unknown,
@@ -172,14 +192,19 @@ export function parseJob(payload: Buffer | Uint8Array | string): ParseResult<Job
   return json.ok ? validateJobValue(json.value) : json;
 }
 
-/** Validates a `status` payload. */
+/** Validates a `status` payload; the value holds only `status` and `at`. */
 export function parseStatusMessage(payload: Buffer | Uint8Array | string): ParseResult<StatusMessage> {
-  return parseWith(StatusMessageSchema, payload);
+  const json = readJson(payload);
+  return json.ok ? validateStrict(StatusMessageSchema, json.value) : json;
 }
 
-/** Validates a `reported` payload. */
+/**
+ * Validates a `reported` payload (strings and numbers bounded, see REPORTED_LIMITS); the
+ * value holds only the fields the contract defines, whatever else the device sent.
+ */
 export function parseReported(payload: Buffer | Uint8Array | string): ParseResult<Reported> {
-  return parseWith(ReportedSchema, payload, reportedSemantics);
+  const json = readJson(payload);
+  return json.ok ? validateStrict(ReportedSchema, json.value, reportedSemantics) : json;
 }
 
 /** Validates a `job-results` payload. */
@@ -191,8 +216,8 @@ export function parseJobResult(payload: Buffer | Uint8Array | string): ParseResu
 export const validateMessage = {
   desired: (v: unknown): ParseResult<DesiredState> => validateValue(DesiredStateSchema, v, desiredSemantics),
   jobs: (v: unknown): ParseResult<Job> => validateJobValue(v),
-  status: (v: unknown): ParseResult<StatusMessage> => validateValue(StatusMessageSchema, v),
-  reported: (v: unknown): ParseResult<Reported> => validateValue(ReportedSchema, v, reportedSemantics),
+  status: (v: unknown): ParseResult<StatusMessage> => validateStrict(StatusMessageSchema, v),
+  reported: (v: unknown): ParseResult<Reported> => validateStrict(ReportedSchema, v, reportedSemantics),
   'job-results': (v: unknown): ParseResult<JobResult> => validateValue(JobResultSchema, v, jobResultSemantics),
 } as const satisfies Record<ScreenTopicKind, (v: unknown) => ParseResult<unknown>>;
 

@@ -21,7 +21,9 @@ export const TOPIC_SPECS: Readonly<Record<ScreenTopicKind, TopicSpec>> = {
   desired: { direction: 'cloud-to-agent', retained: true, qos: QOS },
   jobs: { direction: 'cloud-to-agent', retained: false, qos: QOS },
   status: { direction: 'agent-to-cloud', retained: true, qos: QOS },
-  reported: { direction: 'agent-to-cloud', retained: true, qos: QOS },
+  // Not retained: the cloud keeps the last report in its database; the broker stores no
+  // device message but its status (an older agent's retain flag on it is dropped).
+  reported: { direction: 'agent-to-cloud', retained: false, qos: QOS },
   'job-results': { direction: 'agent-to-cloud', retained: false, qos: QOS },
 };
 

@@ -137,6 +137,59 @@ t.test('reported', async (t) => {
   t.notOk(parseReported(JSON.stringify({ ...rep, storage: { usedBytes: -1, totalBytes: 1 } })).ok);
 });
 
+t.test('reported keeps only the contract fields, bounded', async (t) => {
+  const rep: Reported = {
+    version: 3,
+    playing: { source: 'schedule', contentKind: 'playlist', contentId: 'pl_1', ruleId: 'r1' },
+    panel: { power: 'off', input: 'HDMI2', volume: 10, mute: false, at: AT },
+    storage: { usedBytes: 1, totalBytes: 2 },
+    at: AT,
+  };
+  const dirty = {
+    ...rep,
+    html: '<script>alert(1)</script>',
+    playing: { ...rep.playing, extra: 'x'.repeat(1000) },
+    panel: { ...rep.panel, serial: { deep: [1, 2, 3] } },
+    storage: { ...rep.storage, devices: ['sda'] },
+  };
+  const r = parseReported(JSON.stringify(dirty).replace('{', '{"__proto__":{"polluted":true},'));
+  t.ok(r.ok);
+  if (r.ok) {
+    t.notOk(Object.prototype.hasOwnProperty.call(r.value, '__proto__'), 'a __proto__ key is dropped too');
+    t.same(r.value, rep, 'unknown fields are dropped at every level');
+    t.same(Object.keys(r.value).sort(), ['at', 'panel', 'playing', 'storage', 'version']);
+    t.notOk(JSON.stringify(r.value).includes('script'));
+  }
+  const copy = JSON.parse(JSON.stringify(dirty)) as Record<string, unknown>;
+  const v = validateMessage.reported(copy);
+  t.ok(v.ok);
+  t.ok('html' in copy, 'validateMessage does not change its input');
+  if (v.ok) t.notOk('html' in v.value);
+
+  const long = (n: number) => 'a'.repeat(n);
+  const refused: [string, unknown][] = [
+    ['a long content id', { ...rep, playing: { ...rep.playing, contentId: long(257) } }],
+    ['a long rule id', { ...rep, playing: { ...rep.playing, ruleId: long(257) } }],
+    ['a long input', { ...rep, panel: { ...rep.panel, input: long(65) } }],
+    ['a huge timestamp', { ...rep, at: `2026-03-08T07:00:00.${'1'.repeat(100_000)}Z` }],
+    ['an unsafe version', { ...rep, version: 2 ** 60 }],
+    ['an infinite size', { ...rep, storage: { usedBytes: 1, totalBytes: 1e400 } }],
+    ['a fractional size', { ...rep, storage: { usedBytes: 1.5, totalBytes: 2 } }],
+    ['volume over 100', { ...rep, panel: { ...rep.panel, volume: 101 } }],
+  ];
+  for (const [name, value] of refused) {
+    const text = JSON.stringify(value).replace('"totalBytes":null', '"totalBytes":1e400');
+    t.notOk(parseReported(text).ok, name);
+  }
+  t.ok(parseReported(JSON.stringify({ ...rep, playing: { ...rep.playing, contentId: long(256) } })).ok, 'at the id limit');
+});
+
+t.test('status keeps only status and at', async (t) => {
+  const r = parseStatusMessage(JSON.stringify({ status: 'offline', at: AT, junk: 'x'.repeat(5000) }));
+  t.ok(r.ok);
+  if (r.ok) t.same(r.value, { status: 'offline', at: AT });
+});
+
 t.test('job results', async (t) => {
   const ok: JobResult = { jobId: 'sjob_1', sentHex: 'aa11', replyHex: 'aaff', outcome: 'ok', at: AT };
   t.ok(parseJobResult(encodeMessage(ok)).ok);

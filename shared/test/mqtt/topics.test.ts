@@ -87,7 +87,7 @@ t.test('topic table', async (t) => {
       ['desired', 'cloud-to-agent', true, 1],
       ['jobs', 'cloud-to-agent', false, 1],
       ['status', 'agent-to-cloud', true, 1],
-      ['reported', 'agent-to-cloud', true, 1],
+      ['reported', 'agent-to-cloud', false, 1],
       ['job-results', 'agent-to-cloud', false, 1],
     ],
   );

@@ -16,6 +16,7 @@ import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
+import { installJsonBounds } from './http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
 import { installOpenApi } from './http/openapi.js'
@@ -123,6 +124,7 @@ async function assemble(
   })
   installErrorHandling(app)
   installAuth(app)
+  installJsonBounds(app)
   app.services.idempotency.install(app)
   installDeprecationHeaders(app, deprecations)
   await installOpenApi(app)

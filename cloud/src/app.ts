@@ -14,7 +14,7 @@ import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
-import { installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { installJsonBounds } from './http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
@@ -104,6 +104,9 @@ async function assemble(
     bodyLimit: config.bodyLimitBytes,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    // Answers refused before routing, or by Node before Fastify, keep the envelope too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.

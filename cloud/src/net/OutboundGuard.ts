@@ -12,6 +12,7 @@ import dns from 'node:dns'
 import fs from 'node:fs'
 import net from 'node:net'
 import tls from 'node:tls'
+import type { Readable } from 'node:stream'
 import ipaddr from 'ipaddr.js'
 import { Agent, buildConnector, request, type Dispatcher } from 'undici'
 
@@ -157,6 +158,16 @@ export class OutboundGuard {
       chunks.push(chunk as Buffer)
     }
     return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }
+  }
+
+  /**
+   * GETs through the guard and hands back the body as a stream, for downloads too large
+   * to hold in memory (import-url). The caller must consume or destroy `body`.
+   */
+  async stream(rawUrl: string, opts: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Readable }> {
+    const url = this.check(rawUrl)
+    const res = await request(url, { method: 'GET', headers: opts.headers, dispatcher: this.dispatcher as Dispatcher, signal: opts.signal ?? AbortSignal.timeout(this.timeoutMs) })
+    return { status: res.statusCode, headers: res.headers, body: res.body }
   }
 
   async close(): Promise<void> {

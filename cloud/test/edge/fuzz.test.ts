@@ -225,6 +225,8 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
     }
   }
   const ms = Date.now() - started
+  t.equal((Object.prototype as Record<string, unknown>).polluted, undefined, 'no prototype was polluted')
+  t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200, 'the owner key still works after the sweep')
   t.same(failures.slice(0, 20), [], `${failures.length} failures in ${sent} requests`)
   t.ok(sent > 1000, `${sent} requests in ${ms} ms`)
   t.comment(`fuzz: ${sent} requests over ${ops.length} operations in ${ms} ms (seed ${SEED})`)

@@ -14,8 +14,9 @@ import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
-import { installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
+import { installJsonBounds } from './http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
 import { installOpenApi } from './http/openapi.js'
@@ -104,6 +105,9 @@ async function assemble(
     bodyLimit: config.bodyLimitBytes,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    // Answers refused before routing, or by Node before Fastify, keep the envelope too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   broker.setLog(app.log)
@@ -125,6 +129,7 @@ async function assemble(
   })
   installErrorHandling(app)
   installAuth(app)
+  installJsonBounds(app)
   app.services.idempotency.install(app)
   installDeprecationHeaders(app, deprecations)
   await installOpenApi(app)

@@ -38,4 +38,23 @@ t.test('GET /v1/account/limits', async (t) => {
   t.same(l.rateLimit, { limit: 600, windowSeconds: 60, scope: 'workspace', appliesTo: 'api-key' })
   t.equal(l.mediaUploadPerMinutePerKey, 300)
   t.same(l.serialTemplate, { nameMaxChars: 120, maxCommands: 200, valueMaxChars: 512 })
+  t.equal(l.mediaUploadMaxBytes, 134217728, 'the enforced default, 128 MiB')
+})
+
+t.test('GET /v1/account/limits reports the upload ceiling the server enforces', async (t) => {
+  const h = await build(t, { mediaUploadMaxBytes: 5000, mediaImportMaxBytes: 7000 })
+  const { apiKey } = await h.workspace()
+  const l = (await h.req('GET', '/v1/account/limits', apiKey)).json().data
+  t.equal(l.mediaUploadMaxBytes, 5000)
+  t.equal(l.mediaImportMaxBytes, 7000)
+  // And the upload route enforces that same number.
+  const boundary = 'b0undary'
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+    Buffer.alloc(l.mediaUploadMaxBytes + 1, 1),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ])
+  const res = await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
+  t.equal(res.statusCode, 413)
+  t.equal(res.json().error, 'too_large')
 })

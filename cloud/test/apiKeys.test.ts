@@ -143,3 +143,77 @@ t.test('cursor paging: limit turns it on, follow nextCursor until null, count=1 
     t.equal(res.json().error, 'validation_error')
   }
 })
+
+t.test('revoke needs every permission of the target key and reach of its pin (403 forbidden)', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const owner = (await h.req('GET', '/v1/api-keys', apiKey)).json().data[0]
+  const revoker = await makeKey(h, apiKey, ['api-key.revoke', 'api-key.view'])
+  const res = await h.req('POST', `/v1/api-keys/${owner.id}/revoke`, revoker.secret)
+  t.equal(res.statusCode, 403)
+  t.equal(res.json().error, 'forbidden')
+  t.equal((await h.req('DELETE', `/v1/api-keys/${owner.id}`, revoker.secret)).statusCode, 403)
+  t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200, 'the owner key still works')
+  // A key it covers can be revoked.
+  const weak = await makeKey(h, apiKey, ['api-key.view'])
+  t.equal((await h.req('POST', `/v1/api-keys/${weak.id}/revoke`, revoker.secret)).statusCode, 200)
+  // A pinned key does not reach a workspace-wide key, whatever it holds.
+  const east = (await h.req('POST', '/v1/nodes', apiKey, { name: 'East' })).json().data
+  const pinned = await makeKey(h, apiKey, ['api-key.revoke', 'api-key.view', 'api-key.create'], east.id)
+  const root = await makeKey(h, apiKey, ['api-key.view'])
+  t.equal((await h.req('POST', `/v1/api-keys/${root.id}/revoke`, pinned.secret)).statusCode, 404)
+})
+
+t.test('rotate by a low-privilege key cannot take over a stronger key (403 forbidden)', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const owner = (await h.req('GET', '/v1/api-keys', apiKey)).json().data[0]
+  const low = await makeKey(h, apiKey, ['api-key.create'])
+  const peer = await makeKey(h, apiKey, ['api-key.create', 'screen.view'])
+  for (const target of [owner.id, peer.id]) {
+    const res = await h.req('POST', `/v1/api-keys/${target}/rotate`, low.secret)
+    t.equal(res.statusCode, 403)
+    t.equal(res.json().error, 'forbidden')
+    t.notOk('secret' in res.json())
+  }
+  t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200)
+})
+
+t.test('a child key dies with its parent: revocation cascades, expiry is capped, old children are refused', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const parentRes = await h.req('POST', '/v1/api-keys', apiKey, { name: 'parent', permissions: ['api-key.create', 'api-key.view', 'node.view'], expiresAt: '2026-06-02T12:00:00.000Z' })
+  const parent = parentRes.json().data
+  // No expiry asked, or a later one: the child gets the parent's; an earlier one stays.
+  const c1 = (await h.req('POST', '/v1/api-keys', parent.secret, { name: 'c1', permissions: ['node.view', 'api-key.create'] })).json().data
+  t.equal(c1.expiresAt, '2026-06-02T12:00:00.000Z')
+  const c2 = (await h.req('POST', '/v1/api-keys', parent.secret, { name: 'c2', permissions: ['node.view'], expiresAt: '2027-01-01T00:00:00.000Z' })).json().data
+  t.equal(c2.expiresAt, '2026-06-02T12:00:00.000Z')
+  const c3 = (await h.req('POST', '/v1/api-keys', parent.secret, { name: 'c3', permissions: ['node.view'], expiresAt: '2026-06-01T13:00:00.000Z' })).json().data
+  t.equal(c3.expiresAt, '2026-06-01T13:00:00.000Z')
+  const grandchild = (await h.req('POST', '/v1/api-keys', c1.secret, { name: 'gc', permissions: ['node.view'] })).json().data
+  t.equal(grandchild.expiresAt, '2026-06-02T12:00:00.000Z')
+  t.equal((await h.req('GET', '/v1/nodes', grandchild.secret)).statusCode, 200)
+
+  // Revoking the parent revokes its whole subtree of keys.
+  t.equal((await h.req('POST', `/v1/api-keys/${parent.id}/revoke`, apiKey)).statusCode, 200)
+  for (const k of [c1, c2, grandchild]) {
+    t.equal((await h.req('GET', '/v1/nodes', k.secret)).json().error, 'invalid_credentials', k.name)
+    t.ok((await h.req('GET', `/v1/api-keys/${k.id}`, apiKey)).json().data.revokedAt, `${k.name} shows revokedAt`)
+  }
+  t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200, 'the creator of the parent is untouched')
+
+  // A child whose parent was revoked directly in storage (rows from before the cascade) is refused too.
+  const p2 = await makeKey(h, apiKey, ['api-key.create', 'node.view'])
+  const orphan = await makeKey(h, p2.secret, ['node.view'])
+  await h.app.services.db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', ['2026-06-01T12:00:00.000Z', p2.id])
+  t.equal((await h.req('GET', '/v1/nodes', orphan.secret)).json().error, 'invalid_credentials')
+
+  // Expiry: a parent past its expiry takes an uncapped legacy child with it.
+  const p3 = (await h.req('POST', '/v1/api-keys', apiKey, { name: 'p3', permissions: ['api-key.create', 'node.view'], expiresAt: '2026-06-01T14:00:00.000Z' })).json().data
+  const c4 = await makeKey(h, p3.secret, ['node.view'])
+  await h.app.services.db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [c4.id])
+  t.equal((await h.req('GET', '/v1/nodes', c4.secret)).statusCode, 200)
+  h.clock.advance(3 * 3600_000)
+  t.equal((await h.req('GET', '/v1/nodes', c4.secret)).json().error, 'invalid_credentials')
+})

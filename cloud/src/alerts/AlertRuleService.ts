@@ -99,6 +99,21 @@ const strings = (v: unknown, field: string): string[] => {
   return (v as string[]).map((s) => s.trim()).filter(Boolean)
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** RFC 7396 merge of `patch` into `target` (both left untouched). A non-object patch replaces. */
+export function mergePatch(target: Record<string, unknown>, patch: unknown): Record<string, unknown> {
+  if (!isPlainObject(patch)) return patch as Record<string, unknown>
+  const out: Record<string, unknown> = { ...target }
+  for (const [k, v] of Object.entries(patch)) {
+    if (k === '__proto__') continue
+    if (v === null) delete out[k]
+    else if (isPlainObject(v)) out[k] = mergePatch(isPlainObject(out[k]) ? (out[k] as Record<string, unknown>) : {}, v)
+    else out[k] = v
+  }
+  return out
+}
+
 export class AlertRuleService {
   constructor(
     private readonly db: Database,
@@ -223,7 +238,10 @@ export class AlertRuleService {
     let trigger = cur.trigger_code
     let config = stored
     if (input.config !== undefined || input.trigger !== undefined) {
-      const v = await this.validate(p, { trigger: input.trigger, config: input.config ?? { ...stored, recipients: ruleView(cur).config.recipients, chatUrls: ruleView(cur).config.chatUrls } }, stored)
+      // A PATCH merges into the stored config (JSON merge patch: objects such as thresholds
+      // merge key by key, null removes a key, arrays replace); untouched keys pass through.
+      const base = { ...stored, recipients: ruleView(cur).config.recipients, chatUrls: ruleView(cur).config.chatUrls } as Record<string, unknown>
+      const v = await this.validate(p, { trigger: input.trigger, config: input.config === undefined ? base : mergePatch(base, input.config) }, stored)
       trigger = v.trigger
       config = v.config
     }

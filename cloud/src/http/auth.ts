@@ -5,9 +5,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { holds } from '@svc/shared'
 import { ApiError } from '../errors.js'
 import { rateHeaders, type RateDecision } from './rateLimit.js'
+import { AuthFailureGuard } from './authFailures.js'
 
-function tooMany(d: RateDecision, what: string): ApiError {
-  return new ApiError('rate_limited', `Over the rate limit of ${d.limit} requests per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {
+function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
+  return new ApiError('rate_limited', `Over the rate limit of ${d.limit} ${unit} per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {
     extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
     headers: { 'retry-after': String(d.resetSeconds) },
   })
@@ -15,6 +16,7 @@ function tooMany(d: RateDecision, what: string): ApiError {
 
 export function installAuth(app: FastifyInstance): void {
   app.decorateRequest('principal', null)
+  const failures = new AuthFailureGuard(app.services.clock)
 
   async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { apiKeys, users, workspaces, rateLimiter } = app.services
@@ -26,8 +28,20 @@ export function installAuth(app: FastifyInstance): void {
     const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header)
     if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
     const token = m[1]!
-    const principal = token.startsWith('ak_') ? await apiKeys.authenticate(token) : token.startsWith('ust_') ? await users.authenticate(token) : null
-    if (!principal) throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
+    // An address that keeps presenting bad credentials is held off without a lookup.
+    const gate = failures.check(req.ip)
+    if (!gate.allowed) throw tooMany(gate, 'from this address', 'failed authentications')
+    const principal = failures.knownBad(token)
+      ? null
+      : token.startsWith('ak_')
+        ? await apiKeys.authenticate(token)
+        : token.startsWith('ust_')
+          ? await users.authenticate(token)
+          : null
+    if (!principal) {
+      failures.fail(req.ip, token)
+      throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
+    }
     req.principal = principal
     const config = req.routeOptions.config
 

@@ -1,7 +1,9 @@
 // The error envelope: every failure answers {error, message} (+ requestId on 5xx, never
 // a stack). Fastify's own errors (validation, body parsing, size) are mapped here.
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, DatabaseBusyError, isApiError } from '../errors.js'
+import { genRequestId, REQUEST_ID_HEADER } from './requestId.js'
 
 interface Envelope {
   error: string
@@ -36,6 +38,21 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
       return { status: 400, body: { error: 'bad_request', message: 'The body is empty but Content-Type says JSON.' } }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: { error: 'bad_request', message: 'The body is not valid JSON.' } }
+    // Multipart forms (@fastify/multipart): one file, a few small fields.
+    case 'FST_FILES_LIMIT':
+      return { status: 422, body: { error: 'validation_error', message: 'Only one file, in the part named "file", is accepted.' } }
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return { status: 422, body: { error: 'validation_error', message: 'The form has too many parts; send one "file" part and at most a few fields (name, folderId, nodeId).' } }
+    case 'FST_PROTO_VIOLATION':
+      return { status: 400, body: { error: 'bad_request', message: 'A form field is named __proto__ or constructor.' } }
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return { status: 415, body: { error: 'unsupported_type', message: 'Send the file as multipart/form-data with a `file` part.' } }
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, body: { error: 'bad_request', message: 'The URL path is not valid (a malformed %-escape?).' } }
+  }
+  if (/prototype property/i.test(err.message)) {
+    return { status: 400, body: { error: 'bad_request', message: 'The body holds a forbidden key (__proto__ or constructor.prototype).' } }
   }
   if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
     return { status: 400, body: { error: 'bad_request', message: 'The body is not valid JSON.' } }
@@ -44,6 +61,45 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
     return { status: err.statusCode, body: { error: err.statusCode === 413 ? 'too_large' : 'bad_request', message: err.message } }
   }
   return null
+}
+
+/**
+ * Fastify's frameworkErrors: errors raised before routing (a path with a malformed
+ * %-escape) answer the envelope like everything else.
+ */
+export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const mapped = fromFastify(err, req) ?? { status: 400, body: { error: 'bad_request', message: 'The request is not valid.' } }
+  reply.header(REQUEST_ID_HEADER, req.id)
+  void send(reply, mapped.status, mapped.body)
+}
+
+/**
+ * The HTTP server's clientError: requests Node refuses before Fastify sees them (headers
+ * or URL over the size limit, malformed HTTP, header timeout). Written straight to the
+ * socket in the envelope, with a request id in the header and the body.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const requestId = genRequestId({ headers: {} } as never)
+  let status = 400
+  let body: Envelope = { error: 'bad_request', message: 'The request is not valid HTTP.' }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431
+    body = { error: 'too_large', message: 'The request line and headers are over the size limit (16 KB); shorten the URL or the headers.' }
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
+    status = 408
+    body = { error: 'bad_request', message: 'The request was not received in time.' }
+  }
+  body.requestId = requestId
+  this.log.debug({ err, requestId }, 'client error')
+  if (socket.writable) {
+    const text = JSON.stringify(body)
+    const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nConnection: close\r\n\r\n${text}`,
+    )
+  }
+  socket.destroy()
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -3,14 +3,18 @@
 // actually connected to must be public unicast (private, loopback, link-local, CGNAT,
 // multicast, documentation, reserved and IPv4-mapped forms of those are refused); IP
 // literals and DNS names alike; checked at connect time, so DNS rebinding between the
-// check and the connection cannot slip through. SVC_WEBHOOK_ALLOW_HOSTS is the test-only
+// check and the connection cannot slip through. IPv6 forms that embed an IPv4 address
+// (IPv4-compatible ::a.b.c.d, NAT64, 6to4, Teredo) are refused whole; IPv4-mapped
+// ::ffff:a.b.c.d is judged by its IPv4 address. Host names ending in a dot (`localhost.`)
+// are refused: they would dodge the name rules and resolve like the name without it. SVC_WEBHOOK_ALLOW_HOSTS is the test-only
 // door for named hosts (and SVC_WEBHOOK_CA_FILE a CA for such test receivers).
 import dns from 'node:dns'
 import fs from 'node:fs'
 import net from 'node:net'
 import tls from 'node:tls'
+import type { Readable } from 'node:stream'
 import ipaddr from 'ipaddr.js'
-import { Agent, request, type Dispatcher } from 'undici'
+import { Agent, buildConnector, request, type Dispatcher } from 'undici'
 
 export class UnsafeUrlError extends Error {
   constructor(message: string) {
@@ -26,6 +30,15 @@ export function isUnsafeUrlError(e: unknown): e is UnsafeUrlError {
 /** True when `ip` is a public unicast address (IPv4-mapped IPv6 is unwrapped first). */
 export function isPublicAddress(ip: string): boolean {
   if (!ipaddr.isValid(ip)) return false
+  // ipaddr.js reads `::a.b.c.d` as IPv4-mapped; only `::ffff:a.b.c.d` is that form.
+  if (ip.includes(':') && ip.includes('.') && !/^(::|(0{1,4}:){5})ffff:\d/i.test(ip)) return false
+  const parsed = ipaddr.parse(ip)
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6
+    // ::/8 holds the unspecified, loopback and IPv4-compatible (::a.b.c.d) forms; only the
+    // IPv4-mapped form (::ffff:a.b.c.d) inside it is unwrapped and judged as IPv4.
+    if (!v6.isIPv4MappedAddress() && v6.match(ipaddr.IPv6.parseCIDR('::/8'))) return false
+  }
   const addr = ipaddr.process(ip)
   if (addr.range() !== 'unicast') return false
   if (addr.kind() === 'ipv4') {
@@ -53,7 +66,8 @@ export interface OutboundGuardOptions {
 
 export class OutboundGuard {
   private readonly allow: Set<string>
-  private readonly dispatcher: Agent
+  /** The guarded connection pool: its connect-time checks hold whatever URL it is given. */
+  readonly dispatcher: Agent
   private readonly timeoutMs: number
 
   constructor(opts: OutboundGuardOptions = {}) {
@@ -63,6 +77,7 @@ export class OutboundGuard {
     const allow = this.allow
     const ca = opts.caFile ? fs.readFileSync(opts.caFile) : undefined
     const guardedLookup: LookupFn = (hostname, options, callback) => {
+      if (hostname.endsWith('.')) return callback(new UnsafeUrlError(`${hostname} ends in a dot`), '')
       baseLookup(hostname, { ...options, all: true }, (err, addresses) => {
         if (err) return callback(err, '')
         const list = (Array.isArray(addresses) ? addresses : [{ address: addresses, family: net.isIPv6(addresses) ? 6 : 4 }]) as dns.LookupAddress[]
@@ -73,8 +88,26 @@ export class OutboundGuard {
         callback(null, list[0]!.address, list[0]!.family)
       })
     }
+    const connector = buildConnector({ lookup: guardedLookup as never, ...(ca ? { ca: [...tls.rootCertificates, ca.toString()] } : {}) })
+    // The last word, whatever the URL held (an IP literal skips the lookup): the address
+    // actually connected to must be public, unless the host is on the test allow list.
+    const guardedConnect: buildConnector.connector = (options, callback) => {
+      const host = options.hostname.replace(/^\[|\]$/g, '')
+      const allowed = allow.has(host.toLowerCase())
+      if (!allowed && host.endsWith('.')) return callback(new UnsafeUrlError(`${host} ends in a dot`), null)
+      if (!allowed && net.isIP(host) && !isPublicAddress(host)) return callback(new UnsafeUrlError(`${host} is not a public address`), null)
+      connector(options, (err, socket) => {
+        if (err || !socket) return callback(err ?? new Error('no socket'), null)
+        const remote = socket.remoteAddress
+        if (!allowed && (!remote || !isPublicAddress(remote))) {
+          socket.destroy()
+          return callback(new UnsafeUrlError(`${host} connected to a non-public address (${remote ?? 'unknown'})`), null)
+        }
+        callback(null, socket)
+      })
+    }
     this.dispatcher = new Agent({
-      connect: { lookup: guardedLookup as never, ...(ca ? { ca: [...tls.rootCertificates, ca.toString()] } : {}) },
+      connect: guardedConnect,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     })
@@ -92,6 +125,7 @@ export class OutboundGuard {
     if (url.username || url.password) throw new UnsafeUrlError('URLs with credentials are not accepted')
     const host = url.hostname.replace(/^\[|\]$/g, '')
     if (this.allow.has(host.toLowerCase())) return url
+    if (host.endsWith('.')) throw new UnsafeUrlError(`${host} ends in a dot; send the name without it`)
     // An IP literal never reaches the lookup hook: check it here.
     if (net.isIP(host)) {
       if (!isPublicAddress(host)) throw new UnsafeUrlError(`${host} is not a public address`)
@@ -124,6 +158,16 @@ export class OutboundGuard {
       chunks.push(chunk as Buffer)
     }
     return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }
+  }
+
+  /**
+   * GETs through the guard and hands back the body as a stream, for downloads too large
+   * to hold in memory (import-url). The caller must consume or destroy `body`.
+   */
+  async stream(rawUrl: string, opts: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Readable }> {
+    const url = this.check(rawUrl)
+    const res = await request(url, { method: 'GET', headers: opts.headers, dispatcher: this.dispatcher as Dispatcher, signal: opts.signal ?? AbortSignal.timeout(this.timeoutMs) })
+    return { status: res.statusCode, headers: res.headers, body: res.body }
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,6 @@ import { Data, errorResponses } from '../http/schemas.js'
 
 export const LIMITS = {
   mediaUploadPerMinutePerKey: 300,
-  mediaUploadMaxBytes: 100 * 1024 * 1024,
   serialTemplate: { nameMaxChars: 120, maxCommands: 200, valueMaxChars: 512 },
   webhook: { descriptionMaxChars: 200, receiverTimeoutSeconds: 10, attempts: 9, deliveryLogDays: 30 },
   requestIdMaxChars: 120,
@@ -44,6 +43,9 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         data: {
           rateLimit: { limit: workspaces.rateLimitOf(ws), windowSeconds: 60, scope: 'workspace', appliesTo: 'api-key' },
           ...LIMITS,
+          // Upload and import ceilings are settings: report what this server enforces.
+          mediaUploadMaxBytes: app.services.config.mediaUploadMaxBytes,
+          mediaImportMaxBytes: app.services.config.mediaImportMaxBytes,
           licensedScreens: ws.licensed_screens,
         },
       }

@@ -1,6 +1,10 @@
 // API keys: bearer credentials `ak_<region>_live_<32>`. The secret is shown once (create,
 // rotate) and stored only as a hash; `preview` finds the candidates and the hash is then
-// compared in constant time. A key never receives a permission its creator lacks.
+// compared in constant time. A key never receives a permission its creator lacks, and
+// rotating or revoking a key needs every permission it holds (and reach of its pin).
+// A key created by another key lives no longer than its parent: its expiry is capped at
+// the parent's, revoking the parent revokes it, and authentication also refuses a key
+// whose creator chain holds a revoked or expired key (rows written before that rule).
 import { isPermission, missingFrom, type Permission, type PermissionGrant } from '@svc/shared'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
@@ -109,8 +113,7 @@ export class ApiKeyService {
       if (input.permissions.length === 0) throw validation('permissions must name at least one permission, or be "all".')
       grant = [...new Set(input.permissions as Permission[])].sort()
     }
-    const lacking = missingFrom(p.grant, grant)
-    if (lacking.length) throw new ApiError('forbidden', `Missing permission: ${lacking[0]}`)
+    this.requireCovers(p, grant)
     const nodeId = await this.nodes.resolveHome(p, input.nodeId)
     let expiresAt: string | null = null
     if (input.expiresAt !== undefined && input.expiresAt !== null) {
@@ -118,6 +121,11 @@ export class ApiKeyService {
       if (Number.isNaN(t.getTime())) throw validation('expiresAt must be an ISO 8601 date-time.')
       if (t.getTime() <= this.clock.now().getTime()) throw validation('expiresAt must be in the future.')
       expiresAt = t.toISOString()
+    }
+    // A child never outlives its parent key: no expiry, or a later one, becomes the parent's.
+    if (p.actor.kind === 'key' && p.actor.id) {
+      const parent = await this.db.get<{ expires_at: string | null }>('SELECT expires_at FROM api_keys WHERE id = ?', [p.actor.id])
+      if (parent?.expires_at && (expiresAt === null || expiresAt > parent.expires_at)) expiresAt = parent.expires_at
     }
     return this.insert(p.workspaceId, region, name.slice(0, 120), grant, nodeId, expiresAt, actorRef(p))
   }
@@ -139,8 +147,7 @@ export class ApiKeyService {
   async rotate(p: Principal, id: string, region: Region): Promise<{ key: ApiKeyView; secret: string }> {
     const r = await this.row(p, id)
     if (r.revoked_at) throw new ApiError('revoked', 'This API key is revoked; create a new one.')
-    const lacking = missingFrom(p.grant, JSON.parse(r.permissions) as PermissionGrant)
-    if (lacking.length) throw new ApiError('forbidden', `Missing permission: ${lacking[0]}`)
+    this.requireCovers(p, JSON.parse(r.permissions) as PermissionGrant)
     const secret = newApiKeySecret(region, this.random)
     await this.db.run('UPDATE api_keys SET preview = ?, secret_hash = ? WHERE id = ?', [apiKeyPreview(secret), hashSecret(secret), id])
     return { key: await this.get(p, id), secret }
@@ -149,8 +156,31 @@ export class ApiKeyService {
   async revoke(p: Principal, id: string): Promise<ApiKeyView> {
     const r = await this.row(p, id)
     if (r.revoked_at) throw new ApiError('revoked', 'This API key is already revoked.')
-    await this.db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [this.clock.now().toISOString(), id])
+    this.requireCovers(p, JSON.parse(r.permissions) as PermissionGrant)
+    // The key and every key created under it (children, grandchildren…) stop together.
+    await this.db.run(
+      `WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT k.id FROM api_keys k JOIN tree ON k.created_by = 'apikey:' || tree.id)
+       UPDATE api_keys SET revoked_at = ? WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL`,
+      [id, this.clock.now().toISOString()],
+    )
     return this.get(p, id)
+  }
+
+  /** Acting on (creating, rotating, revoking) a key needs every permission the key holds. */
+  private requireCovers(p: Principal, grant: PermissionGrant): void {
+    const lacking = missingFrom(p.grant, grant)
+    if (lacking.length) throw new ApiError('forbidden', `Missing permission: ${lacking[0]}`)
+  }
+
+  /** True when some key up `createdBy`'s creator chain is revoked or expired. */
+  private async ancestryDead(createdBy: string, now: string): Promise<boolean> {
+    if (!createdBy.startsWith('apikey:')) return false
+    const r = await this.db.get<{ n: number }>(
+      `WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL SELECT substr(k.created_by, 8), up.depth + 1 FROM api_keys k JOIN up ON k.id = up.id WHERE k.created_by LIKE 'apikey:%' AND up.depth < 64)
+       SELECT COUNT(*) AS n FROM api_keys k JOIN up ON k.id = up.id WHERE k.revoked_at IS NOT NULL OR (k.expires_at IS NOT NULL AND k.expires_at <= ?)`,
+      [createdBy.slice('apikey:'.length), now],
+    )
+    return (r?.n ?? 0) > 0
   }
 
   /** The principal behind a presented key, or null when unknown, revoked or expired. */
@@ -161,6 +191,7 @@ export class ApiKeyService {
     for (const r of rows) if (secretMatches(secret, r.secret_hash)) hit = r
     const now = this.clock.now()
     if (!hit || hit.revoked_at || (hit.expires_at && hit.expires_at <= now.toISOString())) return null
+    if (await this.ancestryDead(hit.created_by, now.toISOString())) return null
     if (!hit.last_used_at || now.getTime() - Date.parse(hit.last_used_at) >= LAST_USED_RESOLUTION_MS) {
       await this.db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [now.toISOString(), hit.id])
     }

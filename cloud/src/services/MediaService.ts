@@ -9,7 +9,7 @@ import { Readable } from 'node:stream'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
-import { ApiError, notFound, validation } from '../errors.js'
+import { ApiError, isApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { isUnsafeUrlError, UnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
@@ -404,17 +404,41 @@ export class MediaService {
     }
     const fallbackName = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.hostname
     await this.placement(p, input, fallbackName)
-    let res: Awaited<ReturnType<OutboundGuard['request']>>
-    try {
-      res = await this.outbound.request(url.toString(), { method: 'GET', maxBytes: this.config.mediaImportMaxBytes, signal: AbortSignal.timeout(this.config.mediaImportTimeoutMs) })
-    } catch (e) {
-      if (isUnsafeUrlError(e)) throw new ApiError('unsafe_url', 'url resolves to an address that is not public.')
-      const msg = e instanceof Error ? e.message : String(e)
-      if (/larger than/.test(msg)) throw new ApiError('too_large', `The file at url is over the limit of ${this.config.mediaImportMaxBytes} bytes.`)
-      throw validation(`url could not be fetched: ${msg}.`)
+    // Streamed to a temporary file: the download never sits in memory, and the connection
+    // is dropped as soon as it passes the limit.
+    const max = this.config.mediaImportMaxBytes
+    const tooLarge = () => new ApiError('too_large', `The file at url is over the limit of ${max} bytes.`)
+    const fetchError = (e: unknown): ApiError => {
+      if (isApiError(e)) return e.code === 'too_large' ? tooLarge() : e
+      if (isUnsafeUrlError(e)) return new ApiError('unsafe_url', 'url resolves to an address that is not public.')
+      return validation(`url could not be fetched: ${e instanceof Error ? e.message : String(e)}.`)
     }
-    if (res.status < 200 || res.status > 299) throw validation(`url answered HTTP ${res.status}.`)
-    const staged = await this.store.stage(Readable.from([res.body]), this.config.mediaImportMaxBytes)
+    const drop = (body: Readable) => {
+      body.on('error', () => undefined)
+      body.destroy()
+    }
+    let res: Awaited<ReturnType<OutboundGuard['stream']>>
+    try {
+      res = await this.outbound.stream(url.toString(), { signal: AbortSignal.timeout(this.config.mediaImportTimeoutMs) })
+    } catch (e) {
+      throw fetchError(e)
+    }
+    if (res.status < 200 || res.status > 299) {
+      drop(res.body)
+      throw validation(`url answered HTTP ${res.status}.`)
+    }
+    const declared = Number(res.headers['content-length'])
+    if (Number.isFinite(declared) && declared > max) {
+      drop(res.body)
+      throw tooLarge()
+    }
+    let staged: StagedFile
+    try {
+      staged = await this.store.stage(res.body, max)
+    } catch (e) {
+      drop(res.body)
+      throw fetchError(e)
+    }
     return this.createFromStaged(p, staged, input, fallbackName)
   }
 }

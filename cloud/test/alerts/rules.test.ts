@@ -151,3 +151,27 @@ t.test('permissions and pinned keys', async (t) => {
   t.equal((await h.req('GET', `/v1/alert-rules/${atRoot.id}`, pinned.secret)).statusCode, 404)
   t.equal((await h.req('POST', '/v1/alert-rules', pinned.secret, rule({ nodeId: other.id }))).json().error, 'invalid_node')
 })
+
+t.test('PATCH config merges into the stored config: untouched keys, thresholds and custom keys pass through', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const r = (await h.req('POST', '/v1/alert-rules', apiKey, rule())).json().data
+  const res = await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { config: { severity: 'warning', thresholds: { percent: 80 }, extra: 'x' } })
+  t.equal(res.statusCode, 200)
+  const c = res.json().data.config
+  t.equal(c.severity, 'warning')
+  t.same(c.thresholds, { minutes: 10, percent: 80 }, 'thresholds merge key by key')
+  t.same(c.custom, { kept: true }, 'custom keys are kept')
+  t.equal(c.extra, 'x')
+  t.same(c.codes, ['connection-lost'])
+  t.same(c.recipients, r.config.recipients, 'masked URLs stay the stored ones')
+  t.same(c.chatUrls, r.config.chatUrls)
+  // null removes a key; arrays replace.
+  const again = (await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { config: { custom: null, channels: ['in-app'] } })).json().data.config
+  t.notOk('custom' in again)
+  t.same(again.channels, ['in-app'])
+  t.same(again.thresholds, { minutes: 10, percent: 80 })
+  const stored = await h.app.services.db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id])
+  t.ok(JSON.parse(stored!.config).chatUrls[0].startsWith('https://'), 'the full chat URL is still stored')
+  t.notOk(JSON.parse(stored!.config).chatUrls[0].includes('•'))
+})

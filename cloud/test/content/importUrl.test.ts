@@ -55,3 +55,80 @@ t.test('import-url fetches a public file into the library', async (t) => {
   }
   t.equal((await h.req('GET', '/v1/media', apiKey)).json().data.length, 1, 'refused imports left nothing behind')
 })
+
+t.test('import-url streams to a temporary file while downloading and stops at the limit: the sender sees the connection closed early', async (t) => {
+  const TOTAL = 64 * 1024 * 1024
+  const FIRST = 512 * 1024
+  const sent: { bytes: number; closedEarly: boolean; finished: boolean }[] = []
+  let release: () => void = () => undefined
+  const released = new Promise<void>((r) => (release = r))
+  const server = https.createServer({ key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) }, (req, res) => {
+    const s = { bytes: 0, closedEarly: false, finished: false }
+    sent.push(s)
+    const chunk = Buffer.concat([PNG_1x1, Buffer.alloc(64 * 1024 - PNG_1x1.length)])
+    const headers: Record<string, string> = { 'content-type': 'image/png' }
+    if (req.url === '/declared.png') headers['content-length'] = String(TOTAL)
+    res.writeHead(200, headers)
+    res.on('close', () => {
+      if (!s.finished) s.closedEarly = true
+    })
+    // Respect backpressure, as a real server does; after the first 512 KB wait for the test.
+    const pump = () => {
+      while (s.bytes < TOTAL && !res.destroyed) {
+        if (s.bytes === FIRST && req.url === '/paused.png') return void released.then(pumpOn)
+        s.bytes += chunk.length
+        if (!res.write(chunk)) return void res.once('drain', pump)
+      }
+      if (s.bytes >= TOTAL && !res.destroyed) {
+        s.finished = true
+        res.end()
+      }
+    }
+    const pumpOn = () => {
+      s.bytes += chunk.length
+      if (!res.write(chunk)) return void res.once('drain', pump)
+      pump()
+    }
+    pump()
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  t.after(() => {
+    release()
+    server.closeAllConnections()
+    return new Promise<void>((r) => server.close(() => r()))
+  })
+  const base = `https://localhost:${(server.address() as AddressInfo).port}`
+  const LIMIT = 4 * 1024 * 1024
+  const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, mediaImportMaxBytes: LIMIT })
+  const { apiKey } = await h.workspace()
+  const tmpDir = path.join(h.app.services.media.store.root, 'tmp')
+  const parts = () => (fs.existsSync(tmpDir) ? fs.readdirSync(tmpDir).filter((f) => f.endsWith('.part')) : [])
+  const partsBefore = new Set(parts())
+
+  // While the sender holds after 512 KB, those bytes are already in a temporary file.
+  const pending = h.req('POST', '/v1/media/import-url', apiKey, { url: `${base}/paused.png` })
+  let onDisk = 0
+  for (let i = 0; i < 100 && onDisk < FIRST; i++) {
+    await new Promise((r) => setTimeout(r, 50))
+    onDisk = Math.max(0, ...parts().filter((f) => !partsBefore.has(f)).map((f) => fs.statSync(path.join(tmpDir, f)).size))
+  }
+  t.equal(onDisk, FIRST, 'the first 512 KB reached a temporary file before the download ended')
+  release()
+  const res = await pending
+  t.equal(res.statusCode, 413)
+  t.same(res.json(), { error: 'too_large', message: `The file at url is over the limit of ${LIMIT} bytes.` })
+  await new Promise((r) => setTimeout(r, 100))
+  t.equal(sent[0]!.closedEarly, true, 'the connection was closed before the body ended')
+  t.ok(sent[0]!.bytes < TOTAL / 4, `the sender produced ${sent[0]!.bytes} of ${TOTAL} bytes`)
+
+  // A Content-Length over the limit is refused before the body is read.
+  const declared = await h.req('POST', '/v1/media/import-url', apiKey, { url: `${base}/declared.png` })
+  t.equal(declared.statusCode, 413)
+  t.equal(declared.json().error, 'too_large')
+  await new Promise((r) => setTimeout(r, 100))
+  t.equal(sent[1]!.closedEarly, true)
+  t.ok(sent[1]!.bytes < TOTAL / 4)
+
+  t.equal((await h.req('GET', '/v1/media', apiKey)).json().data.length, 0, 'nothing stored')
+  t.same(parts().filter((f) => !partsBefore.has(f)), [], 'no temporary file left behind')
+})

@@ -37,3 +37,37 @@ t.test('a DNS name resolving to a private address is refused at connect time (re
   t.ok(isUnsafeUrlError(err), `refused: ${String(err)}`)
   t.ok(calls >= 1, 'the lookup ran at connect time')
 })
+
+t.test('IPv6 forms embedding an IPv4 address and names ending in a dot are refused', async (t) => {
+  for (const ip of ['::7f00:1', '::127.0.0.1', '::a00:1', '::10.0.0.1', '::8.8.8.8', '::808:808', '64:ff9b::a00:1', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:a00:1::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2']) {
+    t.equal(isPublicAddress(ip), false, ip)
+  }
+  t.equal(isPublicAddress('::ffff:8.8.8.8'), true, 'IPv4-mapped public stays public')
+  const g = new OutboundGuard({ allowHosts: ['localhost'] })
+  t.after(() => g.close())
+  for (const url of ['https://[::127.0.0.1]/', 'https://[::7f00:1]/x', 'https://[::10.0.0.1]/', 'https://[64:ff9b::127.0.0.1]/', 'https://[2002:7f00:1::1]/', 'https://localhost./x', 'https://intranet./x', 'https://sub.localhost./', 'https://hooks.example.com./in']) {
+    t.throws(() => g.check(url), UnsafeUrlError, url)
+  }
+})
+
+t.test('connect time: the guarded pool refuses embedded-IPv4 literals, dotted names and lookups to them, even past check()', async (t) => {
+  const { startReceiver, CA_FILE } = await import('../fixtures/receiver.js')
+  const { request } = await import('undici')
+  const rec = await startReceiver()
+  t.after(() => rec.close())
+  const lookup: LookupFn = (host, _opts, cb) => {
+    if (host === 'localhost') return cb(null, [{ address: '127.0.0.1', family: 4 }])
+    cb(null, [{ address: '::7f00:1', family: 6 }])
+  }
+  const g = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 3000 })
+  t.after(() => g.close())
+  // The allowed test receiver is reachable through the same pool.
+  const ok = await request(`https://localhost:${rec.port}/ok`, { method: 'POST', body: '{}', dispatcher: g.dispatcher })
+  await ok.body.dump()
+  t.equal(ok.statusCode, 200)
+  for (const url of [`https://[::ffff:127.0.0.1]:${rec.port}/x`, `https://127.0.0.1:${rec.port}/x`, `https://localhost.:${rec.port}/x`, `https://compat.example.com:${rec.port}/x`]) {
+    const err = await request(url, { method: 'POST', body: '{}', dispatcher: g.dispatcher }).catch((e: unknown) => e)
+    t.ok(isUnsafeUrlError(err), `${url}: ${String(err)}`)
+  }
+  t.equal(rec.received.length, 1, 'only the allowed request reached the receiver')
+})

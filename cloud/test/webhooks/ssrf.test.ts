@@ -74,3 +74,32 @@ t.test('DNS rebinding: a public-looking name resolving to a private address is r
   const again = (await h.req('POST', `/v1/webhooks/${ep.id}/test`, apiKey)).json().data
   t.match(again.error, /unsafe address: 127\.0\.0\.1 is not a public address/)
 })
+
+t.test('IPv4-compatible IPv6 and names ending in a dot: 400 unsafe_url for webhooks, import-url and alert chat URLs', async (t) => {
+  const h = await build(t, { webhookAllowHosts: ['localhost'] })
+  const { apiKey } = await h.workspace()
+  const urls = ['https://[::127.0.0.1]/in', 'https://[::7f00:1]/in', 'https://[::10.0.0.1]/in', 'https://[::169.254.169.254]/latest', 'https://[64:ff9b::10.0.0.1]/in', 'https://[2002:7f00:1::1]/in', 'https://localhost./in', 'https://intranet./in', 'https://sub.localhost./in']
+  const before = await h.app.services.db.all('SELECT * FROM webhook_endpoints')
+  for (const url of urls) {
+    const hook = await h.req('POST', '/v1/webhooks', apiKey, { url })
+    t.equal(hook.statusCode, 400, `webhook ${url}`)
+    t.equal(hook.json().error, 'unsafe_url')
+    const imp = await h.req('POST', '/v1/media/import-url', apiKey, { url })
+    t.equal(imp.statusCode, 400, `import-url ${url}`)
+    t.equal(imp.json().error, 'unsafe_url')
+    const rule = await h.req('POST', '/v1/alert-rules', apiKey, { name: 'x', config: { codes: ['display-off'], channels: ['chat'], chatUrls: [url] } })
+    t.equal(rule.statusCode, 400, `chat ${url}`)
+    t.equal(rule.json().error, 'unsafe_url')
+  }
+  t.same(await h.app.services.db.all('SELECT * FROM webhook_endpoints'), before, 'nothing stored')
+  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM alert_rules'))!.n, 0)
+
+  // A URL stored before the rule is refused when the delivery connects.
+  const ep = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).json().data
+  for (const url of ['https://localhost./hook', 'https://[::7f00:1]/hook']) {
+    await h.app.services.db.run('UPDATE webhook_endpoints SET url = ? WHERE id = ?', [url, ep.id])
+    const res = (await h.req('POST', `/v1/webhooks/${ep.id}/test`, apiKey)).json().data
+    t.equal(res.ok, false, url)
+    t.match(res.error, /^unsafe address/, url)
+  }
+})

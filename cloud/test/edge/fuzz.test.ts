@@ -1,0 +1,233 @@
+// The sweep that keeps the edge fixed: every operation of /v1/openapi.json is sent bodies
+// and parameters of the wrong type, missing, oversized, deeply nested, with unknown fields,
+// `__proto__` keys and invalid UTF-8. No answer may be a 5xx, every refusal is the
+// {error, message} envelope with a snake_case code, and a refused write leaves the
+// database exactly as it was. Seeded (FUZZ_SEED=<n> to replay one run; the seed is in
+// every failure message) and sized to stay well under a minute.
+import t from 'tap'
+import { build, makeKey, type Harness } from '../helpers.js'
+import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = a
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+type Schema = Record<string, unknown> & {
+  type?: string | string[]
+  properties?: Record<string, Schema>
+  required?: string[]
+  items?: Schema
+  anyOf?: Schema[]
+  oneOf?: Schema[]
+  allOf?: Schema[]
+  enum?: unknown[]
+  const?: unknown
+}
+
+/** A plausible value for a schema (first branch of unions, required properties only). */
+function sample(s: Schema | undefined, depth = 0): unknown {
+  if (!s || depth > 6) return null
+  if ('const' in s) return s.const
+  if (s.enum) return s.enum[0]
+  const branches = s.anyOf ?? s.oneOf
+  if (branches) return sample(branches.find((b) => b.type !== 'null') ?? branches[0], depth + 1)
+  if (s.allOf) return Object.assign({}, ...s.allOf.map((b) => sample(b, depth + 1) as object))
+  const type = Array.isArray(s.type) ? s.type.find((x) => x !== 'null') : s.type
+  switch (type) {
+    case 'string':
+      return typeof s.pattern === 'string' && /\[0-9\]/.test(s.pattern) ? '1' : 'fuzz'
+    case 'integer':
+    case 'number':
+      return typeof s.minimum === 'number' ? s.minimum : 1
+    case 'boolean':
+      return true
+    case 'array':
+      return []
+    case 'object': {
+      const out: Record<string, unknown> = {}
+      for (const k of s.required ?? []) out[k] = sample(s.properties?.[k], depth + 1)
+      return out
+    }
+    default:
+      return null
+  }
+}
+
+const WRONG: unknown[] = [null, 0, -1, 1e308, 'x', '', true, [], {}, [1, 'a', null], { a: { b: {} } }, '\u0000\ud800', 'x'.repeat(70_000)]
+const DEEP = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)
+const DEEP_ARRAY = (n: number) => '['.repeat(n) + ']'.repeat(n)
+
+interface Variant {
+  label: string
+  payload?: string | Buffer
+  contentType?: string
+  /** Unknown fields: refusing (422) or ignoring them are both fine. */
+  unknownFields?: boolean
+}
+
+function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
+  const base = (sample(schema) ?? {}) as Record<string, unknown>
+  const props = Object.keys(schema?.properties ?? {})
+  const json = (label: string, v: unknown, extra: Partial<Variant> = {}): Variant => ({ label, payload: JSON.stringify(v), contentType: 'application/json', ...extra })
+  const out: Variant[] = [
+    { label: 'no body' },
+    json('empty object', {}),
+    json(`wrong top-level type`, pick([[], 'text', 42, null, true])),
+    json('plausible body', base),
+    json('unknown field', { ...base, zzUnknownField: 1 }, { unknownFields: true }),
+    { label: '__proto__ key', payload: `{"__proto__":{"polluted":true},${JSON.stringify(base).slice(1)}`.replace(/,}$/, '}'), contentType: 'application/json' },
+    { label: 'constructor.prototype key', payload: '{"constructor":{"prototype":{"polluted":true}}}', contentType: 'application/json' },
+    { label: 'invalid UTF-8', payload: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}')]), contentType: 'application/json' },
+    { label: 'deeply nested body', payload: DEEP_ARRAY(5000), contentType: 'application/json' },
+    { label: 'malformed JSON', payload: '{"name": "x",', contentType: 'application/json' },
+    { label: 'text/plain body', payload: 'hello', contentType: 'text/plain' },
+  ]
+  for (const p of props) {
+    out.push(json(`${p}: wrong type`, { ...base, [p]: pick(WRONG) }))
+    out.push({ label: `${p}: 5,000 levels deep`, payload: `{${JSON.stringify(base).slice(1, -1)}${Object.keys(base).length ? ',' : ''}"${p}":${DEEP(5000)}}`, contentType: 'application/json' })
+    if (rnd() < 0.5) out.push(json(`${p}: oversized`, { ...base, [p]: pick(['y'.repeat(300_000), Array.from({ length: 20_000 }, () => 'z'), Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]))]) }))
+  }
+  for (const p of schema?.required ?? []) {
+    const missing = { ...base }
+    delete missing[p]
+    out.push(json(`${p}: missing`, missing))
+  }
+  return out
+}
+
+const JUNK_IDS = ['x', '%ZZ', 'does_not_exist', '0', '-1', 'scr_' + 'a'.repeat(300), '..', '%E2%98%83', '%00', 'null', "'; DROP TABLE screens; --", '%7B%7D']
+const JUNK_QUERY = ['abc', '-1', '0', '99999999999999999999', 'x'.repeat(5000), '%00', '%ZZ', '[]', '{}', 'true', '1e999']
+
+function isEnvelope(body: unknown): boolean {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return false
+  const b = body as Record<string, unknown>
+  return typeof b.error === 'string' && /^[a-z][a-z0-9_]*$/.test(b.error) && typeof b.message === 'string'
+}
+
+/** SQLite's count of rows written so far on this connection: a cheap "did anything write?". */
+async function writes(h: Harness): Promise<number> {
+  return (await h.app.services.db.get<{ n: number }>('SELECT total_changes() AS n'))!.n
+}
+
+async function snapshot(h: Harness): Promise<string> {
+  const db = h.app.services.db
+  const tables = await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+  const parts: string[] = []
+  for (const { name } of tables) {
+    const rows = await db.all<Record<string, unknown>>(`SELECT * FROM "${name}" ORDER BY rowid`)
+    // Authentication stamps last_used_at at most once a minute: not a write by the request.
+    if (name === 'api_keys') for (const r of rows) r.last_used_at = null
+    parts.push(`${name}:${JSON.stringify(rows)}`)
+  }
+  return parts.join('\n')
+}
+
+t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
+  const rnd = mulberry32(SEED)
+  // Outbound calls (webhook tests, import-url) fail at once instead of reaching the network.
+  const lookup: LookupFn = (_h, _o, cb) => cb(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), '')
+  const outbound = new OutboundGuard({ lookup, timeoutMs: 1000 })
+  const h = await build(t, { rateLimitPerMinute: 1_000_000 }, { outbound })
+  const { apiKey } = await h.workspace()
+
+  // A few real resources, so that paths with ids reach the handlers and PATCH bodies the services.
+  const ids: Record<string, string[]> = {}
+  const make = async (collection: string, body: unknown) => {
+    const res = await h.req('POST', `/v1/${collection}`, apiKey, body)
+    if (res.statusCode < 300) (ids[collection] ??= []).push(res.json().data.id)
+  }
+  await make('nodes', { name: 'East' })
+  await make('creatives', { name: 'Promo', design: { layers: [] } })
+  await make('signage-templates', { name: 'Menu', definition: { slots: 2 } })
+  await make('app-instances', { name: 'Clock', appKey: 'clock' })
+  await make('alert-rules', { name: 'Offline', config: { codes: ['display-off'], thresholds: { minutes: 5 } } })
+  await make('media-folders', { name: 'Folder' })
+  await make('layouts', { name: 'Layout' })
+  await make('banners', { name: 'Banner' })
+  await make('playlists', { name: 'List' })
+  await make('celebration-entries', { name: 'Party', date: '2026-07-01' })
+  await make('serial-templates', { name: 'Panel', items: [] })
+  await make('webhooks', { url: 'https://hooks.example.com/in', events: [] })
+  ids['api-keys'] = [(await makeKey(h, apiKey, ['screen.view'])).id]
+
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as { paths: Record<string, Record<string, { parameters?: { in: string; name: string; schema?: Schema }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>> }
+  const ops: { method: string; path: string; op: (typeof doc.paths)[string][string] }[] = []
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) ops.push({ method: method.toUpperCase(), path, op })
+  }
+  t.ok(ops.length > 50, `${ops.length} operations in the document`)
+  // Deletions last, so the fixtures live through the rest of the sweep.
+  ops.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
+
+  let sent = 0
+  let before = await snapshot(h)
+  let written = await writes(h)
+  const failures: string[] = []
+  const started = Date.now()
+  for (const { method, path, op } of ops) {
+    const collection = path.split('/')[2]!
+    const fillPath = () =>
+      path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+        const real = name === 'id' ? ids[collection] : name === 'nodeId' ? ids.nodes : undefined
+        if (real?.length && rnd() < 0.6) return real[Math.floor(rnd() * real.length)]!
+        if (name === 'n') return String(Math.floor(rnd() * 20_000) - 5)
+        return JUNK_IDS[Math.floor(rnd() * JUNK_IDS.length)]!
+      })
+    const query = () => {
+      const qs = (op.parameters ?? []).filter((p) => p.in === 'query' && rnd() < 0.7).map((p) => `${encodeURIComponent(p.name)}=${JUNK_QUERY[Math.floor(rnd() * JUNK_QUERY.length)]!}`)
+      if (rnd() < 0.2) qs.push('zzUnknown=1')
+      return qs.length ? `?${qs.join('&')}` : ''
+    }
+    const hasBody = ['POST', 'PUT', 'PATCH'].includes(method)
+    const schema = op.requestBody?.content?.['application/json']?.schema
+    const variants: Variant[] = hasBody ? bodyVariants(schema, rnd) : [{ label: 'no body' }, { label: 'stray JSON body', payload: '{"x":1}', contentType: 'application/json' }]
+    // Parameters alone, a few times per operation.
+    for (let i = 0; i < 3; i++) variants.push({ label: `parameters ${i}` })
+    for (const v of variants) {
+      const url = `${fillPath()}${v.label.startsWith('parameters') || rnd() < 0.3 ? query() : ''}`
+      const res = await h.app.inject({
+        method: method as 'GET',
+        url,
+        headers: { authorization: `Bearer ${apiKey}`, ...(v.contentType ? { 'content-type': v.contentType } : {}) },
+        ...(v.payload !== undefined ? { payload: v.payload } : {}),
+      })
+      sent++
+      const where = `seed ${SEED}: ${method} ${url.slice(0, 120)} [${v.label}] → ${res.statusCode} ${res.body.slice(0, 200)}`
+      if (res.statusCode >= 500) failures.push(`5xx: ${where}`)
+      if (res.statusCode >= 400) {
+        let body: unknown = null
+        try {
+          body = res.json()
+        } catch {
+          /* not JSON */
+        }
+        if (!isEnvelope(body)) failures.push(`not the envelope: ${where}`)
+      }
+      const nowWritten = await writes(h)
+      if (nowWritten !== written) {
+        // Something wrote (or wrote and rolled back): compare the whole database.
+        const after = await snapshot(h)
+        if (res.statusCode >= 400 && after !== before) failures.push(`refused request changed the database: ${where}`)
+        before = after
+        written = nowWritten
+      }
+      if (res.statusCode < 300 && v.unknownFields) t.ok(true, `unknown field accepted: ${method} ${path}`)
+    }
+  }
+  const ms = Date.now() - started
+  t.equal((Object.prototype as Record<string, unknown>).polluted, undefined, 'no prototype was polluted')
+  t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200, 'the owner key still works after the sweep')
+  t.same(failures.slice(0, 20), [], `${failures.length} failures in ${sent} requests`)
+  t.ok(sent > 1000, `${sent} requests in ${ms} ms`)
+  t.comment(`fuzz: ${sent} requests over ${ops.length} operations in ${ms} ms (seed ${SEED})`)
+})

@@ -1,7 +1,7 @@
 // Prints the served interface document (GET /v1/openapi.json) of an in-memory cloud to
-// stdout, for generators and linters: `tsx scripts/openapi-dump.ts > openapi.json`.
-import { buildApp } from '../cloud/src/app.js'
-import { testConfig } from '../cloud/src/config.js'
+// stdout, for generators and linters: `tsx cloud/scripts/openapi-dump.ts > openapi.json`.
+import { buildApp } from '../src/app.js'
+import { testConfig } from '../src/config.js'
 
 const app = await buildApp(testConfig({ logLevel: 'silent' }))
 try {

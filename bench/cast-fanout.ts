@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { connectAsync, type MqttClient } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
+import { createApiClient } from '../cloud/src/client/index.js'
 
 const BATCH = 100
 const now = (): number => performance.timeOrigin + performance.now()
@@ -139,13 +140,9 @@ async function main(): Promise<void> {
   tell({ type: 'arm', phase: 'cast', before })
   await next('armed')
   const c0 = now()
-  const res = await fetch(`http://127.0.0.1:${running.httpPort}/v1/casts`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ contentKind: 'media', contentId: 'med_bench' }),
-  })
+  const { response: res, error } = await createApiClient(`http://127.0.0.1:${running.httpPort}`, apiKey).POST('/v1/casts', { body: { contentKind: 'media', contentId: 'med_bench' } })
   const responseMs = now() - c0
-  if (res.status !== 201) throw new Error(`cast: ${res.status} ${await res.text()}`)
+  if (res.status !== 201) throw new Error(`cast: ${res.status} ${JSON.stringify(error)}`)
   const lat = (await done).times.map((at) => at - c0).sort((a, b) => a - b)
 
   // baseline: bare aedes publish of one message to each device's desired topic

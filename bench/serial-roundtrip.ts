@@ -15,6 +15,7 @@ import { buildApp } from '../cloud/src/app.js'
 import { startServer } from '../cloud/src/server.js'
 import { testConfig } from '../cloud/src/config.js'
 import { DisplayDriver, SerialJobRunner } from '../agent/src/serial/index.js'
+import { createApiClient, ok } from '../cloud/src/client/index.js'
 
 const N = Number(process.argv[2] ?? 50)
 const SILENCE_MS = 15
@@ -28,13 +29,11 @@ await pre.close()
 
 const server = await startServer(config)
 const base = `http://127.0.0.1:${server.httpPort}`
-async function api(method: string, url: string, token: string | null, body?: unknown): Promise<any> {
-  const res = await fetch(base + url, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })
-  return res.json()
-}
-const reg = (await api('POST', '/v1/devices/register', null, {})).data
-const screenId = (await api('POST', '/v1/screens/pair', key, { code: reg.pairingCode, name: 'Bench' })).data.id
-const secret = (await api('GET', `/v1/devices/register/${reg.registrationId}`, reg.pollSecret)).data.deviceSecret
+// the typed client (cloud/src/client): the operator's key, and the device's poll secret
+const api = createApiClient(base, key)
+const reg = (await ok(createApiClient(base, null).POST('/v1/devices/register', { body: {} }))).data
+const screenId = (await ok(api.POST('/v1/screens/pair', { body: { code: reg.pairingCode, name: 'Bench' } }))).data.id
+const secret = (await ok(createApiClient(base, reg.pollSecret).GET('/v1/devices/register/{id}', { params: { path: { id: reg.registrationId } } }))).data.deviceSecret
 
 const panel = new SimulatedPanel({ protocol: 'raw' })
 const pty = new PtyTransport(panel)
@@ -73,9 +72,9 @@ for (let i = 0; i < N; i++) {
 const full: number[] = []
 for (let i = 0; i < N; i++) {
   const t0 = performance.now()
-  const job = (await api('POST', `/v1/screens/${screenId}/serial`, key, { value, encoding: 'hex' })).data
+  const job = (await ok(api.POST('/v1/screens/{id}/serial', { params: { path: { id: screenId } }, body: { value, encoding: 'hex' } }))).data
   for (;;) {
-    const j = (await api('GET', `/v1/serial-jobs/${job.id}`, key)).data
+    const j = (await ok(api.GET('/v1/serial-jobs/{id}', { params: { path: { id: job.id } } }))).data
     if (j.status === 'ok') break
     if (!['queued', 'sent'].includes(j.status)) throw new Error(`job ${j.status}`)
     await new Promise((r) => setTimeout(r, 2))

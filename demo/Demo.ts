@@ -16,6 +16,7 @@ import { FirmwareSim, type FirmwareSimInfo } from '../firmware-sim/src/FirmwareS
 import { panelProtocols, type PanelProtocolName } from '../shared/src/panels/index.js';
 import { demoPng } from './png.js';
 import type { Progress } from './progress.js';
+import { createApiClient, ok, type ApiClient } from '../cloud/src/client/index.js';
 
 /** Marks a folder the demo made, so a re-run may empty it (and never a folder it did not make). */
 export const MARKER = '.svc-demo';
@@ -143,19 +144,11 @@ export class Demo {
     };
   }
 
-  async #api<T = Record<string, unknown>>(method: string, url: string, body?: unknown, expect?: number): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.result.apiKey}` };
-    let payload: string | FormData | undefined;
-    if (body instanceof FormData) payload = body;
-    else if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = JSON.stringify(body);
-    }
-    const res = await fetch(`${this.result.base}${url}`, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
-    const text = await res.text();
-    if (expect !== undefined ? res.status !== expect : res.status >= 400)
-      throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-    return (JSON.parse(text) as { data: T }).data;
+  /** The typed API client (cloud/src/client), made once the owner key exists. */
+  #apiClient: ApiClient | null = null;
+  get #api(): ApiClient {
+    if (!this.#apiClient) throw new Error('no API key yet');
+    return this.#apiClient;
   }
 
   /** Runs every step in order; stops at the first failure. Answers whether all succeeded. */
@@ -221,7 +214,8 @@ export class Demo {
     const { secret } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key (demo)', 'all');
     this.result.workspaceId = ws.id;
     this.result.apiKey = secret;
-    const me = await this.#api<{ workspace: { name: string } }>('GET', '/v1/me');
+    this.#apiClient = createApiClient(this.result.base, secret);
+    const me = (await ok(this.#api.GET('/v1/me'))).data;
     return `${ws.id}, key ${secret.slice(0, 14)}… (GET /v1/me: workspace "${me.workspace.name}")`;
   }
 
@@ -292,7 +286,7 @@ export class Demo {
         const connected = once(agent, 'connected');
         const code = agent.pairingCode ?? (await withTimeout(once(agent, 'code'), 15_000, 'a pairing code'))[0].pairingCode;
         codes.push(code);
-        const screen = await this.#api<{ id: string }>('POST', '/v1/screens/pair', { code, name: p.info.name }, 201);
+        const screen = (await ok(this.#api.POST('/v1/screens/pair', { body: { code, name: p.info.name } }))).data;
         p.info.screenId = screen.id;
         await withTimeout(connected, 20_000, `${p.info.name} to connect to the broker`);
         paired++;
@@ -304,15 +298,15 @@ export class Demo {
 
   async #panelProfiles(update: (d: string) => void): Promise<string> {
     for (const p of this.#players) {
-      await this.#api('PATCH', `/v1/screens/${p.info.screenId}/panel`, { protocol: p.info.protocol, setId: 1, pollSeconds: 10 }, 200);
+      await ok(this.#api.PATCH('/v1/screens/{id}/panel', { params: { path: { id: p.info.screenId! } }, body: { protocol: p.info.protocol, setId: 1, pollSeconds: 10 } }));
     }
     // The profile travels in the desired state; the agents poll power and report it.
     let seen = 0;
     await until(20_000, 'every screen to report its panel power', async () => {
       seen = 0;
       for (const p of this.#players) {
-        const s = await this.#api<{ reported?: { panel?: { power?: string } } | null }>('GET', `/v1/screens/${p.info.screenId}`);
-        if (s.reported?.panel?.power) seen++;
+        const s = (await ok(this.#api.GET('/v1/screens/{id}', { params: { path: { id: p.info.screenId! } } }))).data;
+        if ((s.reported as { panel?: { power?: string } } | null)?.panel?.power) seen++;
       }
       update(`${seen}/${this.#players.length} screens report their panel's power`);
       return seen === this.#players.length;
@@ -325,11 +319,11 @@ export class Demo {
     const form = new FormData();
     form.append('name', 'Welcome (demo)');
     form.append('file', new Blob([png], { type: 'image/png' }), 'welcome.png');
-    const item = await this.#api<{ id: string; state: string }>('POST', '/v1/media/upload', form, 201);
+    const item = (await ok(this.#api.POST('/v1/media/upload', { body: { file: new Blob([png]), name: 'Welcome (demo)' }, bodySerializer: () => form }))).data;
     this.result.mediaId = item.id;
     update(`${item.id} is ${item.state}`);
     const ready = await until(15_000, `${item.id} to be processed`, async () => {
-      const m = await this.#api<{ state: string; width?: number; height?: number }>('GET', `/v1/media/${item.id}`);
+      const m = (await ok(this.#api.GET('/v1/media/{id}', { params: { path: { id: item.id } } }))).data;
       if (m.state === 'failed') throw new Error(`${item.id} failed processing`);
       return m.state === 'ready' ? m : undefined;
     });
@@ -337,31 +331,21 @@ export class Demo {
   }
 
   async #playlist(): Promise<string> {
-    const pl = await this.#api<{ id: string }>(
-      'POST',
-      '/v1/playlists',
-      { name: 'Demo playlist', items: [{ kind: 'media', id: this.result.mediaId, durationMs: 10_000 }] },
-      201,
-    );
+    const pl = (await ok(this.#api.POST('/v1/playlists', { body: { name: 'Demo playlist', items: [{ kind: 'media', id: this.result.mediaId!, durationMs: 10_000 }] } }))).data;
     this.result.playlistId = pl.id;
     return `${pl.id} (1 item, 10 s)`;
   }
 
   async #cast(update: (d: string) => void): Promise<string> {
     const screenIds = this.#players.map((p) => p.info.screenId!);
-    const cast = await this.#api<{ id: string; screenCount: number }>(
-      'POST',
-      '/v1/casts',
-      { contentKind: 'playlist', contentId: this.result.playlistId, scopeKind: 'screens', screenIds, contentName: 'Demo playlist' },
-      201,
-    );
+    const cast = (await ok(this.#api.POST('/v1/casts', { body: { contentKind: 'playlist', contentId: this.result.playlistId!, scopeKind: 'screens', screenIds } }))).data;
     this.result.castId = cast.id;
     update(`${cast.id} sent to ${cast.screenCount} screens; 0/${screenIds.length} playing`);
     await until(20_000, 'every screen to report it plays the cast', async () => {
       let playing = 0;
       for (const id of screenIds) {
-        const s = await this.#api<{ reported?: { playing?: { castId?: string } } | null }>('GET', `/v1/screens/${id}`);
-        if (s.reported?.playing?.castId === cast.id) playing++;
+        const s = (await ok(this.#api.GET('/v1/screens/{id}', { params: { path: { id } } }))).data;
+        if ((s.reported as { playing?: { castId?: string } } | null)?.playing?.castId === cast.id) playing++;
       }
       update(`${cast.id} sent to ${cast.screenCount} screens; ${playing}/${screenIds.length} report playing it`);
       return playing === screenIds.length;
@@ -372,12 +356,9 @@ export class Demo {
   async #serial(update: (d: string) => void): Promise<string> {
     const jobs: { p: Player; id: string }[] = [];
     for (const p of this.#players) {
-      const job = await this.#api<{ id: string }>(
-        'POST',
-        `/v1/screens/${p.info.screenId}/serial`,
-        { value: p.info.powerOnHex, encoding: 'hex', eol: 'none', protocol: p.info.protocol },
-        202,
-      );
+      const job = (await ok(
+        this.#api.POST('/v1/screens/{id}/serial', { params: { path: { id: p.info.screenId! } }, body: { value: p.info.powerOnHex, encoding: 'hex', eol: 'none', protocol: p.info.protocol } }),
+      )).data;
       p.info.jobId = job.id;
       jobs.push({ p, id: job.id });
     }
@@ -386,7 +367,7 @@ export class Demo {
     await until(30_000, 'every serial job to complete', async () => {
       for (const j of jobs) {
         if (results.has(j.id)) continue;
-        const r = await this.#api<{ status: string; replyHex: string | null }>('GET', `/v1/serial-jobs/${j.id}`);
+        const r = (await ok(this.#api.GET('/v1/serial-jobs/{id}', { params: { path: { id: j.id } } }))).data;
         if (['ok', 'nak', 'timeout', 'failed'].includes(r.status)) results.set(j.id, r);
       }
       update(`${results.size}/${jobs.length} panels answered`);

@@ -20,6 +20,7 @@ import { installJsonBounds } from './http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
 import { installOpenApi } from './http/openapi.js'
+import { installBodyRules } from './http/bodies.js'
 import { StatusMonitor } from './workers/StatusMonitor.js'
 import { Housekeeper } from './workers/Housekeeper.js'
 import meRoutes from './routes/me.js'
@@ -103,7 +104,8 @@ async function assemble(
     genReqId: genRequestId,
     requestIdLogLabel: 'requestId',
     bodyLimit: config.bodyLimitBytes,
-    ajv: { customOptions: { coerceTypes: false, allErrors: false } },
+    // removeAdditional off: an unknown body field is refused (http/bodies.ts), not dropped.
+    ajv: { customOptions: { coerceTypes: false, allErrors: false, removeAdditional: false } },
     return503OnClosing: true,
     // Answers refused before routing, or by Node before Fastify, keep the envelope too.
     frameworkErrors: frameworkErrorHandler,
@@ -113,6 +115,7 @@ async function assemble(
   broker.setLog(app.log)
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
+  installBodyRules(app)
   app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))
   await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {

@@ -73,7 +73,9 @@ t.test('every /v1 operation carries x-svc-permission and x-svc-schema, matching 
 
     // what the document says must be what the server does
     const anonymous = await h.req(m.toUpperCase(), url, null)
-    if (op.security && op.security.length === 0) {
+    if (op.security?.some((s) => 'pollSecret' in s)) {
+      t.equal(perm, 'none', `${name}: the poll secret is the credential, no permission`)
+    } else if (op.security && op.security.length === 0) {
       t.not(anonymous.statusCode, 401, `${name} is Auth: none`)
       t.equal(perm, 'none', `${name}: Auth none needs no permission`)
     } else {
@@ -100,6 +102,59 @@ t.test('every /v1 operation carries x-svc-permission and x-svc-schema, matching 
   t.equal(byName.get('get /v1/me')?.['x-svc-permission'], 'none')
   t.equal(byName.get('get /v1/me')?.security, undefined, '/v1/me takes the document-wide bearer requirement')
   t.equal(byName.get('get /v1/status')?.['x-svc-schema'], 'verified')
+})
+
+t.test('operations are named, tagged and described the way generators need', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc & { tags: { name: string; description: string }[]; servers: { url: string }[] }
+  const ops = operations(doc)
+  t.ok(doc.servers.length > 0, 'servers')
+  const declared = new Map(doc.tags.map((x) => [x.name, x.description]))
+  const ids = new Set<string>()
+  for (const [m, p, op] of ops) {
+    const id = op.operationId as string
+    t.match(id, /^[a-z][a-zA-Z0-9]+$/, `${m} ${p}: camelCase operationId`)
+    t.notOk(ids.has(id), `${id} is unique`)
+    ids.add(id)
+    for (const tag of op.tags as string[]) t.ok(declared.get(tag), `${m} ${p}: tag ${tag} declared with a description`)
+    t.ok(Object.keys(op.responses as object).some((c) => c.startsWith('2')), `${m} ${p}: a success answer`)
+  }
+  // names callers use: changing one breaks the generated client (cloud/src/client/schema.d.ts)
+  const byId = new Map(ops.map(([m, p, op]) => [op.operationId as string, `${m} ${p}`]))
+  t.same(
+    ['listScreens', 'getScreen', 'updateScreen', 'assignScreen', 'createCast', 'clearCast', 'uploadMedia', 'downloadMedia', 'revokeApiKey', 'pollDeviceRegistration'].map((id) => byId.get(id)),
+    ['get /v1/screens', 'get /v1/screens/{id}', 'patch /v1/screens/{id}', 'post /v1/screens/{id}/assign', 'post /v1/casts', 'post /v1/casts/{id}/clear', 'post /v1/media/upload', 'get /v1/media/{id}/content', 'post /v1/api-keys/{id}/revoke', 'get /v1/devices/register/{id}'],
+  )
+})
+
+t.test('the document describes what the edge answers, byte bodies and real ranges', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  type Full = { requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>; parameters?: { name: string; in: string; schema: { pattern?: string } }[] }
+  const op = (m: string, p: string) => doc.paths[p]![m] as unknown as Full
+  for (const [m, p, o] of operations(doc)) {
+    const full = o as unknown as Full
+    if (full.requestBody?.content['application/json']) for (const code of ['400', '413', '415']) t.ok(full.responses[code], `${m} ${p}: ${code}`)
+  }
+  const upload = op('post', '/v1/media/upload').requestBody!.content['multipart/form-data']!.schema as { properties: Record<string, { format?: string }>; required: string[] }
+  t.equal(upload.properties.file!.format, 'binary')
+  t.same(upload.required, ['file'])
+  t.equal(op('put', '/v1/media/upload/multipart/{id}/parts/{n}').requestBody!.content['application/octet-stream']!.schema.format, 'binary')
+  const download = op('get', '/v1/media/{id}/content')
+  for (const code of ['200', '206']) t.equal(download.responses[code]!.content!['application/octet-stream']!.schema.format, 'binary', `download ${code}`)
+  t.ok(download.parameters!.some((x) => x.name === 'Range' && x.in === 'header'))
+  for (const code of ['409']) for (const p of ['/v1/api-keys/{id}/revoke', '/v1/api-keys/{id}/rotate']) t.ok(op('post', p).responses[code], `${p} ${code}`)
+  t.ok(op('delete', '/v1/api-keys/{id}').responses['409'])
+  t.ok(op('get', '/v1/status').responses['422'], '?format= is validated')
+  t.same((doc.paths['/v1/devices/register/{id}']!.get as Op).security, [{ pollSecret: [] }])
+  // limit patterns accept exactly the range the server takes
+  const limit = (m: string, p: string) => new RegExp(op(m, p).parameters!.find((x) => x.name === 'limit')!.schema.pattern!)
+  for (const [p, max] of [['/v1/screens', 500], ['/v1/media', 500], ['/v1/webhooks/deliveries', 200], ['/v1/casts', 500]] as const) {
+    const re = limit('get', p)
+    t.ok(re.test('1') && re.test(String(max)) && !re.test('0') && !re.test(String(max + 1)) && !re.test('abc'), `${p}: limit 1..${max}`)
+  }
+  const over = await h.req('GET', '/v1/screens?limit=501', (await h.workspace()).apiKey)
+  t.same(over.json(), { error: 'validation_error', message: 'querystring.limit must be an integer from 1 to 500.' })
 })
 
 t.test('every route registered under /v1 is in the document, and nothing else is', async (t) => {

@@ -7,6 +7,7 @@ import { build, makeKey, type Harness } from './helpers.js'
 import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from './content/tenancyFixtures.js'
 import { HOOKS_FIXTURES } from './fixtures/hooksTenancy.js'
+import { openApiPath } from '../src/http/openapi.js'
 
 interface Fixture {
   /** Creates the resource in workspace A and returns its id. */
@@ -77,6 +78,13 @@ t.test('another workspace answers 404 on every route with a path parameter', asy
   const { apiKey: b } = await h.workspace('B')
   // Auth: none routes carry no workspace credential; each is tested on its own below.
   const routes = h.app.routeCatalog.filter((r) => r.url.includes('/:') && r.auth !== 'none')
+  // A fixture body holds the fields of every route under its resource; each route gets the
+  // ones its body takes (an unknown field would be refused before the lookup).
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: object } }> } }>> }
+  const bodyFor = (method: string, url: string, body: unknown) => {
+    const props = doc.paths[openApiPath(url)]?.[method.toLowerCase()]?.requestBody?.content['application/json']?.schema.properties ?? {}
+    return Object.fromEntries(Object.entries((body ?? {}) as object).filter(([k]) => k in props))
+  }
   t.ok(routes.length >= 6, 'the sweep sees the parameterised routes')
   const uncovered: string[] = []
   for (const r of routes) {
@@ -88,7 +96,7 @@ t.test('another workspace answers 404 on every route with a path parameter', asy
     const f = FIXTURES[key]!
     const id = await f.create(h, a)
     const url = r.url.replace(':id', id)
-    const res = await h.req(r.method, url, b, r.method === 'GET' || r.method === 'DELETE' ? undefined : (f.body ?? {}))
+    const res = await h.req(r.method, url, b, r.method === 'GET' || r.method === 'DELETE' ? undefined : bodyFor(r.method, r.url, f.body))
     t.equal(res.statusCode, 404, `${r.method} ${r.url}`)
     t.equal(res.json().error, 'not_found', `${r.method} ${r.url}`)
     t.ok(await f.exists(h, a, id), `${r.method} ${r.url}: A's resource untouched`)

@@ -57,7 +57,8 @@ export class Takeover {
     return { scopeKind, scopeNodeId, screens: rows.map((r) => ({ id: r.id, nodeId: r.node_id })) }
   }
 
-  async checkContent(workspaceId: string, kind: ContentKind, id: string, target: Target): Promise<void> {
+  /** Checks the content can take the target over; answers its name (null when it has none). */
+  async checkContent(workspaceId: string, kind: ContentKind, id: string, target: Target): Promise<string | null> {
     const ref = { kind, id }
     if (!(await this.content.exists(workspaceId, ref))) throw validation(`contentId: unknown content (${kind} ${JSON.stringify(id)}).`)
     const playable = await this.content.playability(workspaceId, ref)
@@ -67,6 +68,7 @@ export class Takeover {
         throw new ApiError('not_shared', `The ${kind} is not shared to the location of every target screen.`)
       }
     }
+    return (await this.content.describeForDevice(workspaceId, ref))?.name ?? null
   }
 }
 

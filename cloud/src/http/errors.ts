@@ -4,6 +4,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, DatabaseBusyError, isApiError } from '../errors.js'
 import { genRequestId, REQUEST_ID_HEADER } from './requestId.js'
+import { PATTERN_MESSAGES } from './schemas.js'
 
 interface Envelope {
   error: string
@@ -25,7 +26,9 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
     const first = err.validation[0]
     const field = `${where}${(first?.instancePath ?? '').replace(/\//g, '.')}`
     const missing = first?.keyword === 'required' ? ` ${String((first.params as { missingProperty?: string }).missingProperty)} is required.` : ''
-    const message = missing ? `${field}:${missing}` : `${field} ${first?.message ?? 'is invalid'}.`
+    const unknown = first?.keyword === 'additionalProperties' ? String((first.params as { additionalProperty?: string }).additionalProperty) : null
+    const friendly = first?.keyword === 'pattern' ? PATTERN_MESSAGES.get(String((first.params as { pattern?: string }).pattern)) : undefined
+    const message = friendly ? `${field} ${friendly}.` : unknown !== null ? `${field}.${unknown} is not a field of this operation.` : missing ? `${field}:${missing}` : `${field} ${first?.message ?? 'is invalid'}.`
     return { status: v?.status ?? 422, body: { error: v?.code ?? 'validation_error', message } }
   }
   switch (err.code) {

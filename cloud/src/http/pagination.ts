@@ -3,12 +3,15 @@
 // more follow, and `count=1` adds `total`.
 import { Type, type Static } from '@sinclair/typebox'
 import { validation } from '../errors.js'
+import { LimitParam } from './schemas.js'
 
-export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: 'Page size; sending it turns paging on.' })),
-  cursor: Type.Optional(Type.String({ maxLength: 400, description: 'The previous answer\'s nextCursor.' })),
-  count: Type.Optional(Type.String({ enum: ['0', '1'], description: '`1` adds `total`.' })),
-})
+export const pageQuery = (max: number) =>
+  Type.Object({
+    limit: Type.Optional(LimitParam(max, `Page size, 1 to ${max}; sending it turns paging on.`)),
+    cursor: Type.Optional(Type.String({ maxLength: 400, description: 'The previous answer\'s nextCursor.' })),
+    count: Type.Optional(Type.String({ enum: ['0', '1'], description: '`1` adds `total`.' })),
+  })
+export const PageQuery = pageQuery(500)
 export type PageQueryT = Static<typeof PageQuery>
 
 export interface PageRules {

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, ErrorBody, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
 
 export const ApiKey = Type.Object({
   id: Type.String(),
@@ -59,7 +59,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/api-keys/:id/rotate',
     {
       config: { permission: 'api-key.create' },
-      schema: { tags: ['api-keys'], summary: 'Replace the secret (the old one stops working at once)', params: IdParams, response: { 200: Data(ApiKeyWithSecret), ...errorResponses } },
+      schema: { tags: ['api-keys'], summary: 'Replace the secret (the old one stops working at once)', params: IdParams, response: { 200: Data(ApiKeyWithSecret), 409: ErrorBody, ...errorResponses } },
     },
     async (req) => {
       const p = principalOf(req)
@@ -70,13 +70,13 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/v1/api-keys/:id/revoke',
-    { config: { permission: 'api-key.revoke' }, schema: { tags: ['api-keys'], summary: 'Revoke an API key (409 revoked if it already is)', params: IdParams, response: { 200: Data(ApiKey), ...errorResponses } } },
+    { config: { permission: 'api-key.revoke' }, schema: { tags: ['api-keys'], summary: 'Revoke an API key (409 revoked if it already is)', params: IdParams, response: { 200: Data(ApiKey), 409: ErrorBody, ...errorResponses } } },
     async (req) => ({ data: await apiKeys.revoke(principalOf(req), req.params.id) }),
   )
 
   app.delete(
     '/v1/api-keys/:id',
-    { config: { permission: 'api-key.revoke' }, schema: { tags: ['api-keys'], summary: 'Revoke an API key (same as POST …/revoke)', params: IdParams, response: { 200: Data(ApiKey), ...errorResponses } } },
+    { config: { permission: 'api-key.revoke' }, schema: { tags: ['api-keys'], summary: 'Revoke an API key (same as POST …/revoke)', params: IdParams, response: { 200: Data(ApiKey), 409: ErrorBody, ...errorResponses } } },
     async (req) => ({ data: await apiKeys.revoke(principalOf(req), req.params.id) }),
   )
 }

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
-import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
 import { validation } from '../errors.js'
 import { CAST_STATUS_FILTERS } from '../services/CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from '../devicelink/Takeover.js'
@@ -75,7 +75,7 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List casts, newest first (no cursor)',
         querystring: Type.Object({
           status: Type.Optional(lit(CAST_STATUS_FILTERS)),
-          limit: Type.Optional(Type.String({ description: 'Default 200, at most 500.' })),
+          limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')),
         }),
         response: { 200: Type.Object({ data: Type.Array(Cast) }), ...errorResponses },
       },

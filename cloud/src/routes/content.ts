@@ -2,7 +2,7 @@
 // layouts, banners, signage templates, app instances, celebration entries), generated
 // from the definition table in services/content/kinds.ts; plus what all kinds share,
 // media included: /shares and /recall|/restore. GET /v1/apps/catalog lists the app types.
-import { Type, type TProperties } from '@sinclair/typebox'
+import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Permission } from '@svc/shared'
 import { principalOf } from '../http/types.js'
@@ -37,6 +37,12 @@ export function pageRules(q: PageQueryT) {
   return parsePage(q, { defaultLimit: q.cursor ? 100 : null, max: 500 })
 }
 
+/** The schema without TypeBox's optional marker: a required property. */
+function withoutOptional(s: TSchema): TSchema {
+  const { [OptionalKind]: _optional, ...required } = s as TSchema & { [OptionalKind]?: unknown }
+  return required as TSchema
+}
+
 /** Paths and permissions of the shared routes (shares, recall) per kind. */
 const SHARED: { kind: ContentKind; path: string; tag: string; view: Permission; edit: Permission }[] = [
   { kind: 'media', path: 'media', tag: 'media', view: 'media.view', edit: 'media.edit' },
@@ -58,7 +64,8 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
     }
     for (const [k, s] of Object.entries(def.fields)) {
-      createProps[k] = s
+      // a field a create needs is required in the create schema (the document says so too)
+      createProps[k] = def.required?.includes(k) ? withoutOptional(s) : s
       updateProps[k] = s
     }
 

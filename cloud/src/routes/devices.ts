@@ -85,6 +85,7 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['devices'],
         summary: 'The device polls its registration with Authorization: Bearer <pollSecret>',
+        security: [{ pollSecret: [] }],
         params: IdParams,
         response: { 200: Data(PollAnswer), 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody },
       },

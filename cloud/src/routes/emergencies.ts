@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
-import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
 import { EMERGENCY_STATUSES } from '../services/EmergencyService.js'
 import { TakeoverTarget, parseListLimit } from './casts.js'
 
@@ -47,7 +47,7 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['emergencies'],
         summary: 'List emergencies, newest first',
-        querystring: Type.Object({ status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))), limit: Type.Optional(Type.String()) }),
+        querystring: Type.Object({ status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))), limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')) }),
         response: { 200: Type.Object({ data: Type.Array(Emergency) }), ...errorResponses },
       },
     },

@@ -58,6 +58,8 @@ const Placement = {
 
 const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { media, config } = app.services
+  // The form fields an upload takes besides `file`; another one is refused (docs/decisions.md).
+  const UPLOAD_FIELDS = new Set(['name', 'folderId', 'nodeId'])
 
   await app.register(multipart, {
     // bodyLimit is not enforced across a multipart body: every dimension is capped here.
@@ -96,6 +98,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
             staged = await media.store.stage(part.file, config.mediaUploadMaxBytes)
             if (part.file.truncated) throw new ApiError('too_large', `The file is over the limit of ${config.mediaUploadMaxBytes} bytes.`)
           } else {
+            if (!UPLOAD_FIELDS.has(part.fieldname)) throw validation(`body.${part.fieldname} is not a field of this operation.`)
             fields[part.fieldname] = String(part.value)
           }
         }

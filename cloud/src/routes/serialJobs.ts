@@ -8,7 +8,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
+import { SerialEncodingInput, SerialEolInput } from './serialTemplates.js'
+
+const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const
 import { PANEL_MAX_POLL_SECONDS } from '../services/ScreenPanelService.js'
 
 export const SerialJob = Type.Object({
@@ -17,7 +20,7 @@ export const SerialJob = Type.Object({
   templateId: Nullable(Type.String()),
   itemId: Nullable(Type.String()),
   bytesHex: Type.String({ description: 'The bytes sent, expanded at queue time, as space-separated hex pairs.' }),
-  protocol: Nullable(Type.String({ description: 'Panel protocol used to read the reply; null = raw (reply ends on silence).' })),
+  protocol: Nullable(StringEnum<string>(PANEL_PROTOCOLS, { description: 'Panel protocol used to read the reply; null = raw (reply ends on silence).' })),
   status: Type.Union(['queued', 'sent', 'ok', 'nak', 'timeout', 'failed'].map((s) => Type.Literal(s))),
   replyHex: Nullable(Type.String({ description: 'Reply bytes as space-separated hex pairs (possibly partial on timeout).' })),
   reason: Nullable(Type.String({ description: 'Why a job failed (`expired` when no result came within 24 hours).' })),
@@ -29,10 +32,10 @@ export const SerialJob = Type.Object({
 const commandFields = {
   templateId: Type.Optional(Type.String({ maxLength: 100, description: 'With itemId: a saved command.' })),
   itemId: Type.Optional(Type.String({ maxLength: 100 })),
-  value: Type.Optional(Type.Unknown({ description: 'Or a literal command: value, encoding, eol as in SerialTemplate items.' })),
-  encoding: Type.Optional(Type.Unknown()),
-  eol: Type.Optional(Type.Unknown()),
-  protocol: Type.Optional(Type.String({ maxLength: 40, description: 'Reply framing: samsung-mdc, lg, nec, pjlink or raw. Default: the screen\'s panel profile, else raw.' })),
+  value: Type.Optional(Type.String({ description: 'Or a literal command: the text (ascii) or hex digits (hex), at most 512 characters.' })),
+  encoding: Type.Optional(Nullable(SerialEncodingInput)),
+  eol: Type.Optional(Nullable(SerialEolInput)),
+  protocol: Type.Optional(StringEnum([...PANEL_PROTOCOLS, 'raw'], { description: 'Reply framing. Default: the screen\'s panel profile, else raw.' })),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 120_000, description: 'Reply timeout on the device; the agent\'s default when absent.' })),
 }
 
@@ -48,7 +51,7 @@ const ScopeBody = Type.Object(
 
 export const PanelProfile = Nullable(
   Type.Object({
-    protocol: Type.Union([Type.Literal('samsung-mdc'), Type.Literal('lg'), Type.Literal('nec'), Type.Literal('pjlink')]),
+    protocol: StringEnum(PANEL_PROTOCOLS),
     setId: Type.Integer(),
     pollSeconds: Type.Integer(),
   }),
@@ -65,7 +68,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['serial'],
         summary: 'Send a serial command to the screen\'s panel (a saved command, or value + encoding + eol)',
         params: IdParams,
-        body: Type.Object(commandFields, { additionalProperties: true }),
+        body: Type.Object(commandFields, { additionalProperties: false }),
         response: { 202: Data(SerialJob), ...errorResponses },
       },
     },
@@ -117,11 +120,11 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: IdParams,
         body: Type.Object(
           {
-            protocol: Type.Optional(Nullable(Type.Union([Type.Literal('samsung-mdc'), Type.Literal('lg'), Type.Literal('nec'), Type.Literal('pjlink')]))),
+            protocol: Type.Optional(Nullable(StringEnum(PANEL_PROTOCOLS))),
             setId: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Set / monitor id on the bus; default 1.' })),
             pollSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: PANEL_MAX_POLL_SECONDS, description: 'Power poll interval; 0 = never; default 60.' })),
           },
-          { additionalProperties: true },
+          { additionalProperties: false },
         ),
         response: { 200: Data(PanelProfile), ...errorResponses },
       },

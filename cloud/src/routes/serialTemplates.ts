@@ -5,6 +5,11 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { SERIAL_ENCODINGS, SERIAL_EOLS } from '@svc/shared/serial/index'
+
+// Read leniently (case and spaces ignored; anything else is the default), so typed as strings.
+export const SerialEncodingInput = Type.String({ maxLength: 40, description: `${SERIAL_ENCODINGS.join(' or ')} (case ignored); anything else, or absent, is ascii.`, examples: ['hex'] })
+export const SerialEolInput = Type.String({ maxLength: 40, description: `${SERIAL_EOLS.join(', ')} (case ignored); anything else, or absent, is none.`, examples: ['cr'] })
 
 export const SerialTemplateItem = Type.Object({
   id: Type.String({ description: 'Prefix `sti_`. Kept across edits.' }),
@@ -28,12 +33,26 @@ export const SerialTemplate = Type.Object({
 
 const TemplateInput = Type.Object(
   {
-    name: Type.Optional(Type.Unknown({ description: 'Required on create; cut to 120 characters.' })),
-    model: Type.Optional(Type.Unknown({ description: 'Free-text panel model, or null.' })),
-    nodeId: Type.Optional(Type.Unknown({ description: 'Home location, or null.' })),
-    items: Type.Optional(Type.Array(Type.Unknown(), { description: 'At most 200 commands.' })),
+    name: Type.Optional(Nullable(Type.String({ description: 'Required on create; cut to 120 characters.' }))),
+    model: Type.Optional(Nullable(Type.String({ description: 'Free-text panel model, or null.' }))),
+    nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'Home location, or null.' }))),
+    items: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            id: Type.Optional(Nullable(Type.String({ description: 'An existing command id (sti_…) keeps that command; leave out to add one.' }))),
+            name: Type.Optional(Nullable(Type.String({ description: 'Required; cut to 120 characters.' }))),
+            value: Type.Optional(Nullable(Type.String({ description: 'Required: the text (ascii) or hex digits (hex), at most 512 characters.' }))),
+            encoding: Type.Optional(Nullable(SerialEncodingInput)),
+            eol: Type.Optional(Nullable(SerialEolInput)),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'At most 200 commands; a PATCH with items replaces the stored list.' },
+      ),
+    ),
   },
-  { additionalProperties: true, description: 'Each command: id (optional; an existing sti_ id keeps it), name, value, encoding, eol.' },
+  { additionalProperties: false },
 )
 
 const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -2,7 +2,7 @@
 // deprecation list. Both answer 200 even during an outage.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Data, Nullable, Timestamp } from '../http/schemas.js'
+import { Data, ErrorBody, Nullable, Timestamp } from '../http/schemas.js'
 import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../http/deprecations.js'
 import { statusText } from '../services/StatusService.js'
 
@@ -36,8 +36,8 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
         schema: {
           tags: ['status'],
           summary: 'Platform status',
-          querystring: Type.Object({ format: Type.Optional(Type.Literal('text')) }),
-          response: { 200: Type.Union([Data(Status), Type.String()]) },
+          querystring: Type.Object({ format: Type.Optional(Type.Literal('text', { description: '`text`: a plain-text summary instead of JSON.' })) }),
+          response: { 200: Type.Union([Data(Status), Type.String()]), 422: ErrorBody },
         },
       },
       async (req, reply) => {

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage } from '../http/pagination.js'
 import { ApiError, isApiError } from '../errors.js'
-import { Data, ErrorBody, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, ErrorBody, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
 import { EVENT_NAMES } from '../events/EventBus.js'
 import { EVENT_CATALOG } from '../webhooks/catalog.js'
 
@@ -95,7 +95,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'The delivery log, newest first, always paged (kept 30 days)',
         querystring: Type.Object({
-          limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: '1 to 200, default 50.' })),
+          limit: Type.Optional(LimitParam(200, 'Page size, 1 to 200, default 50.')),
           cursor: Type.Optional(Type.String({ maxLength: 400 })),
           endpointId: Type.Optional(Type.String({ maxLength: 100 })),
           status: Type.Optional(Type.String({ maxLength: 50, description: '`pending`, `delivered`, `failed` or `abandoned`; another value is ignored.' })),

@@ -140,11 +140,12 @@ export class CastService {
     const now = this.clock.now()
     const expiresAt = parseExpiresAt(input.expiresAt, now)
     const target = await this.takeover.resolveTarget(p, input)
-    await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
     const id = this.ids.next('cast')
     const at = now.toISOString()
     const screenIds = target.screens.map((s) => s.id)
-    const name = input.contentName?.trim().slice(0, 200) || null
+    // the caller's label, else the content's own name
+    const name = input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null
     await this.db.transaction(async (tx) => {
       await tx.run(
         `INSERT INTO casts (id, workspace_id, node_id, content_kind, content_id, content_name, scope_kind, scope_node_id, status, screen_count, triggered_at, expires_at, created_by)

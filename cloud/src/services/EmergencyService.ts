@@ -106,7 +106,7 @@ export class EmergencyService {
 
   async start(p: Principal, input: EmergencyInput): Promise<EmergencyView> {
     const target = await this.takeover.resolveTarget(p, input)
-    await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
     const id = this.ids.next('emergency')
     const at = this.clock.now().toISOString()
     const screenIds = target.screens.map((s) => s.id)
@@ -120,7 +120,7 @@ export class EmergencyService {
           target.scopeNodeId ?? p.nodeId,
           input.contentKind,
           input.contentId,
-          input.contentName?.trim().slice(0, 200) || null,
+          input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
           input.message?.trim().slice(0, 1000) || null,
           target.scopeKind,
           target.scopeNodeId,

@@ -4,6 +4,24 @@
 import { Type, type TProperties } from '@sinclair/typebox'
 import type { IdKind, Permission } from '@svc/shared'
 import { CONTENT_REF_KINDS, validateSchedule } from '@svc/shared/schedule/index'
+
+// Schedule input, typed for the document; the values (times, dates, zones, references)
+// are checked by validateSchedule, whose messages name the rule and field.
+const ContentRefInput = Type.Object({
+  kind: Type.Unsafe<string>({ type: 'string', enum: [...CONTENT_REF_KINDS] }),
+  id: Type.String({ minLength: 1, maxLength: 100 }),
+})
+const ScheduleRuleInput = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100 }),
+  content: ContentRefInput,
+  priority: Type.Number({ description: 'Higher wins.' }),
+  days: Type.Optional(Type.Array(Type.Integer(), { description: 'Local days a window may start on, 0 = Sunday … 6 = Saturday; absent = every day.' })),
+  start: Type.Optional(Type.String({ maxLength: 10, description: '`HH:MM` local time; absent = start of day.' })),
+  end: Type.Optional(Type.String({ maxLength: 10, description: '`HH:MM` (or `24:00`) local time; absent = end of day.' })),
+  dateFrom: Type.Optional(Type.String({ maxLength: 10, description: '`YYYY-MM-DD`, first day the rule applies.' })),
+  dateTo: Type.Optional(Type.String({ maxLength: 10, description: '`YYYY-MM-DD`, last day the rule applies.' })),
+  enabled: Type.Optional(Type.Boolean()),
+})
 import { ApiError, validation } from '../../errors.js'
 import { APP_CATALOG, appType, checkAppConfig } from './appCatalog.js'
 
@@ -129,9 +147,9 @@ export const KINDS: readonly KindDef[] = [
     recallable: true,
     playable: true,
     fields: {
-      timezone: Type.Optional(Type.Unknown({ description: 'IANA zone; overrides the screen\'s zone.' })),
-      rules: Type.Optional(Type.Unknown({ description: 'Schedule rules (see shared/src/schedule/README.md).' })),
-      fallback: Type.Optional(Type.Unknown({ description: 'Content playing when no rule is on, or null.' })),
+      timezone: Type.Optional(Type.Union([Type.String({ maxLength: 100, description: 'IANA zone (an unknown zone is refused); overrides the screen\'s zone.' }), Type.Null()])),
+      rules: Type.Optional(Type.Array(ScheduleRuleInput, { maxItems: 1000, description: 'Schedule rules; the enabled rule with the highest priority that covers the moment plays.' })),
+      fallback: Type.Optional(Type.Union([ContentRefInput, Type.Null()], { description: 'Content playing when no rule is on, or null.' })),
     },
     async prepare(ctx, body) {
       const schedule: Body = { rules: body.rules ?? [], fallback: body.fallback ?? null }

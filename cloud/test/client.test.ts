@@ -1,0 +1,166 @@
+// The typed client (cloud/src/client: openapi-fetch over types generated from the served
+// document) against a real listening server: every read operation of the document, and
+// the main writes (create, update, delete, upload, cast, clear). The calls are checked by
+// the compiler, and the generated types must match what the server serves now, so a route
+// change that breaks a caller breaks the suite.
+import t from 'tap'
+import fs from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { build } from './helpers.js'
+import { pairScreen } from './screenHelpers.js'
+import { PNG_1x1 } from './content/fixtures.js'
+import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
+import { createApiClient, ok } from '../src/client/index.js'
+import { CLIENT_TYPES_FILE, generateClientTypes } from '../scripts/openapi-types.js'
+
+type Doc = { paths: Record<string, Record<string, unknown>> }
+
+t.test('the checked-in client types are the ones the served document generates', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json()
+  const fresh = await generateClientTypes(doc)
+  t.ok(fresh === fs.readFileSync(CLIENT_TYPES_FILE, 'utf8'), 'cloud/src/client/schema.gen.ts is current (regenerate: pnpm exec tsx cloud/scripts/openapi-types.ts)')
+})
+
+t.test('every read operation and the main writes, through the typed client on a real socket', async (t) => {
+  const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+  await h.app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`
+  const { apiKey, workspaceId } = await h.workspace()
+  const called = new Set<string>()
+  const api = createApiClient(base, apiKey, {
+    middleware: [
+      {
+        onResponse({ request, response, schemaPath }) {
+          if (response.ok) called.add(`${request.method.toLowerCase()} ${schemaPath}`)
+        },
+      },
+    ],
+  })
+  const anon = createApiClient(base, null)
+  const doc = (await ok(anon.GET('/v1/openapi.json' as never))) as unknown as Doc
+
+  // --- writes that make something to read ---
+  const node = (await ok(api.POST('/v1/nodes', { body: { name: 'Lobby' } }))).data
+  const renamed = (await ok(api.PATCH('/v1/nodes/{id}', { params: { path: { id: node.id } }, body: { name: 'Front lobby' } }))).data
+  t.equal(renamed.name, 'Front lobby')
+  const key = (await ok(api.POST('/v1/api-keys', { body: { name: 'ci', permissions: ['screen.view'] } }))).data
+  t.match(key.secret, /^ak_/)
+
+  const reg = (await ok(anon.POST('/v1/devices/register', { body: { model: 'QM55B' } }))).data
+  const device = createApiClient(base, reg.pollSecret, { middleware: [{ onResponse: ({ request, response, schemaPath }) => void (response.ok && called.add(`${request.method.toLowerCase()} ${schemaPath}`)) }] })
+  const waiting = (await ok(device.GET('/v1/devices/register/{id}', { params: { path: { id: reg.registrationId } } }))).data
+  t.equal(waiting.state, 'pending')
+  const screen = (await ok(api.POST('/v1/screens/pair', { body: { code: reg.pairingCode, name: 'Door' } }))).data
+  t.equal(screen.name, 'Door')
+  const other = await pairScreen(h, apiKey, 'Window')
+
+  const form = new FormData()
+  form.append('name', 'Logo')
+  form.append('file', new Blob([PNG_1x1], { type: 'image/png' }), 'logo.png')
+  const media = (await ok(api.POST('/v1/media/upload', { body: { file: new Blob([PNG_1x1]), name: 'Logo' }, bodySerializer: () => form }))).data
+  t.equal(media.name, 'Logo')
+  const upload = (await ok(api.POST('/v1/media/upload/multipart/initiate', { body: { name: 'Big' } }))).data
+  const part = (await ok(
+    api.PUT('/v1/media/upload/multipart/{id}/parts/{n}', {
+      params: { path: { id: upload.id, n: '1' } },
+      body: new Blob([PNG_1x1]),
+      bodySerializer: (b: Blob) => b,
+      headers: { 'content-type': 'application/octet-stream' },
+    }),
+  )).data
+  t.equal(part.sizeBytes, PNG_1x1.length)
+
+  const folder = (await ok(api.POST('/v1/media-folders', { body: { name: 'Brand' } }))).data
+  const playlist = (await ok(api.POST('/v1/playlists', { body: { name: 'Morning', items: [{ kind: 'media', id: media.id }] } }))).data
+  const schedule = (await ok(api.POST('/v1/schedules', { body: { name: 'Week', timezone: 'Europe/London', rules: [{ id: 'r1', content: { kind: 'playlist', id: playlist.id }, priority: 1, start: '07:00', end: '11:00' }], fallback: null } }))).data
+  const creative = (await ok(api.POST('/v1/creatives', { body: { name: 'Sale' } }))).data
+  const layout = (await ok(api.POST('/v1/layouts', { body: { name: 'Split' } }))).data
+  const banner = (await ok(api.POST('/v1/banners', { body: { name: 'Ticker', text: 'Welcome' } }))).data
+  const signage = (await ok(api.POST('/v1/signage-templates', { body: { name: 'Menu' } }))).data
+  const app = (await ok(api.POST('/v1/app-instances', { body: { name: 'Clock', appKey: 'clock' } }))).data
+  const celebration = (await ok(api.POST('/v1/celebration-entries', { body: { name: 'Ann', person: 'Ann', date: '2026-12-01' } }))).data
+  const ids = { media: media.id, 'media-folders': folder.id, playlists: playlist.id, schedules: schedule.id, creatives: creative.id, layouts: layout.id, banners: banner.id, 'signage-templates': signage.id, 'app-instances': app.id, 'celebration-entries': celebration.id }
+  await ok(api.POST('/v1/playlists/{id}/shares', { params: { path: { id: playlist.id } }, body: { nodeId: node.id } }))
+
+  const assigned = (await ok(api.POST('/v1/screens/{id}/assign', { params: { path: { id: screen.id } }, body: { contentKind: 'playlist', contentId: playlist.id } }))).data
+  t.equal(assigned.contentId, playlist.id)
+  const cast = (await ok(api.POST('/v1/casts', { body: { contentKind: 'media', contentId: media.id, scopeKind: 'screens', screenIds: [other.screenId] } }))).data
+  const emergency = (await ok(api.POST('/v1/emergencies', { body: { contentKind: 'media', contentId: media.id } }))).data
+  const template = (await ok(api.POST('/v1/serial-templates', { body: { name: 'MDC', items: [{ name: 'on', value: 'AA 11 01 01 01 14', encoding: 'hex' }] } }))).data
+  const job = (await ok(api.POST('/v1/screens/{id}/serial', { params: { path: { id: screen.id } }, body: { templateId: template.id, itemId: template.items[0]!.id } }))).data
+  await ok(api.PATCH('/v1/screens/{id}/panel', { params: { path: { id: screen.id } }, body: { protocol: 'samsung-mdc', setId: 1 } }))
+  const hook = (await ok(api.POST('/v1/webhooks', { body: { url: 'https://hooks.example.com/signage', events: ['screen.offline'] } }))).data
+  const rule = (await ok(api.POST('/v1/alert-rules', { body: { name: 'Panel off', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: screen.id } } }))).data
+  await h.app.services.alerts.panelPowerReported(workspaceId, { id: screen.id, name: 'Door', nodeId: null }, 'off', true)
+
+  // --- every read operation ---
+  const path = (id: string) => ({ params: { path: { id } } })
+  t.match((await ok(api.GET('/v1/me'))).data, { workspace: { id: workspaceId } })
+  await ok(api.GET('/v1/api-keys', { params: { query: { limit: '10', count: '1' } } }))
+  await ok(api.GET('/v1/api-keys/{id}', path(key.id)))
+  await ok(api.GET('/v1/nodes'))
+  await ok(api.GET('/v1/nodes/{id}', path(node.id)))
+  await ok(api.GET('/v1/account'))
+  t.ok((await ok(api.GET('/v1/account/limits'))).data)
+  await ok(anon.GET('/v1/status'))
+  called.add('get /v1/status')
+  await ok(anon.GET('/v1/status/deprecations'))
+  called.add('get /v1/status/deprecations')
+  const screens = (await ok(api.GET('/v1/screens', { params: { query: { limit: '500' } } }))).data
+  t.equal(screens.length, 2)
+  t.equal((await ok(api.GET('/v1/screens/{id}', path(screen.id)))).data.contentId, playlist.id)
+  const polled = (await ok(device.GET('/v1/devices/register/{id}', path(reg.registrationId)))).data
+  t.equal(polled.state, 'paired')
+  await ok(api.GET('/v1/casts', { params: { query: { status: 'active' } } }))
+  await ok(api.GET('/v1/casts/{id}', path(cast.id)))
+  await ok(api.GET('/v1/emergencies'))
+  await ok(api.GET('/v1/emergencies/{id}', path(emergency.id)))
+  await ok(api.GET('/v1/serial-templates'))
+  await ok(api.GET('/v1/serial-templates/{id}', path(template.id)))
+  await ok(api.GET('/v1/serial-jobs/{id}', path(job.id)))
+  await ok(api.GET('/v1/screens/{id}/serial-jobs', path(screen.id)))
+  t.match((await ok(api.GET('/v1/screens/{id}/panel', path(screen.id)))).data, { protocol: 'samsung-mdc' })
+  for (const kind of ['media-folders', 'playlists', 'schedules', 'creatives', 'layouts', 'banners', 'signage-templates', 'app-instances', 'celebration-entries'] as const) {
+    await ok(api.GET(`/v1/${kind}`, { params: { query: { limit: '5' } } }))
+    await ok(api.GET(`/v1/${kind}/{id}`, path(ids[kind])))
+    await ok(api.GET(`/v1/${kind}/{id}/shares`, path(ids[kind])))
+  }
+  await ok(api.GET('/v1/media/{id}/shares', path(media.id)))
+  t.ok((await ok(api.GET('/v1/apps/catalog'))).data.length > 0)
+  await ok(api.GET('/v1/media/upload/multipart/{id}', path(upload.id)))
+  await ok(api.GET('/v1/media', { params: { query: { kind: 'image', count: '1' } } }))
+  await ok(api.GET('/v1/media/{id}', path(media.id)))
+  const whole = await api.GET('/v1/media/{id}/content', { ...path(media.id), parseAs: 'arrayBuffer' })
+  t.equal(whole.response.status, 200)
+  t.same(Buffer.from(whole.data as ArrayBuffer), PNG_1x1, 'the bytes uploaded come back')
+  const range = await api.GET('/v1/media/{id}/content', { params: { path: { id: media.id }, header: { Range: 'bytes=0-7' } }, parseAs: 'arrayBuffer' })
+  t.equal(range.response.status, 206)
+  t.same(Buffer.from(range.data as ArrayBuffer), PNG_1x1.subarray(0, 8))
+  await ok(api.GET('/v1/webhooks'))
+  await ok(api.GET('/v1/webhooks/events'))
+  await ok(api.GET('/v1/webhooks/deliveries', { params: { query: { limit: '200' } } }))
+  await ok(api.GET('/v1/webhooks/{id}', path(hook.id)))
+  await ok(api.GET('/v1/alert-rules'))
+  await ok(api.GET('/v1/alert-rules/{id}', path(rule.id)))
+  const events = (await ok(api.GET('/v1/alert-events', { params: { query: { screenId: screen.id } } }))).data
+  t.equal(events.length, 1, 'the panel-off report raised an alert event')
+  await ok(api.GET('/v1/alert-events/{id}', path(events[0]!.id)))
+
+  // --- update, clear, delete ---
+  t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')
+  t.equal((await ok(api.POST('/v1/casts/{id}/clear', path(cast.id)))).data.status, 'cleared')
+  await ok(api.POST('/v1/emergencies/{id}/clear', path(emergency.id)))
+  const again = await api.POST('/v1/casts/{id}/clear', path(cast.id))
+  t.equal(again.response.status, 409)
+  t.equal(again.error?.error, 'already_inactive', 'a documented error answer is typed too')
+  await ok(api.DELETE('/v1/webhooks/{id}', path(hook.id)))
+  await ok(api.DELETE('/v1/screens/{id}', path(other.screenId)))
+  await ok(api.DELETE('/v1/api-keys/{id}', path(key.id)))
+
+  // every read operation of the document was called, and answered 2xx
+  const reads = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).filter((m) => m === 'get').map((m) => `${m} ${p}`))
+  t.same(reads.filter((r) => !called.has(r)), [], `all ${reads.length} read operations called`)
+  t.ok(reads.length >= 60)
+  await h.app.close()
+})

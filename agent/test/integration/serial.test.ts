@@ -1,6 +1,7 @@
 // Serial control end to end over real interfaces: the API queues a serial job, the cloud
 // delivers it over MQTT, a real agent writes it to a simulated Samsung MDC panel over a
-// socat pseudo-terminal, and the reply comes back to the API. The screen's panel profile
+// socat pseudo-terminal (over the simulator's TCP port, a serial-over-IP gateway, when
+// socat is missing), and the reply comes back to the API. The screen's panel profile
 // reaches the agent in its desired state, and the agent's power polling shows up in the
 // screen's reported state. A job queued while the agent is away completes when it returns.
 import t, { type Test } from 'tap';
@@ -11,6 +12,7 @@ import { DisplayDriver } from '../../src/serial/DisplayDriver.js';
 import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js';
 import { FakeTime, captureLog, tempDir, until } from '../helpers.js';
 import { startCloud, type TestCloud } from '../cloud.js';
+import { socat, useTool } from '@svc/shared/testing';
 
 async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
   return (await res.json()) as T;
@@ -48,13 +50,15 @@ function startAgent(t: Test, cloud: TestCloud, dataDir: string, ptyPath: string)
 
 t.test('API → MQTT → agent → panel over a pty and back; offline jobs complete on return', async (t) => {
   const cloud = await startCloud(t);
-  const sim = new FirmwareSim({ protocol: 'samsung-mdc', pty: true, state: { power: 'off' } });
+  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)');
+  const sim = new FirmwareSim({ protocol: 'samsung-mdc', ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }), state: { power: 'off' } });
   const info = await sim.start();
   t.after(() => sim.stop());
-  t.ok(info.ptyPath, `the simulator opened a pty (${info.ptyPath})`);
+  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`;
+  t.ok(pty ? info.ptyPath : info.tcpPort, `the simulator listens at ${panelPath}`);
 
   const dataDir = tempDir(t);
-  let agent = startAgent(t, cloud, dataDir, info.ptyPath!);
+  let agent = startAgent(t, cloud, dataDir, panelPath);
   const code = once(agent, 'code');
   await agent.start();
   const [registration] = await code;
@@ -88,7 +92,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   const offQueued = await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 11 01 01 00 13', encoding: 'hex' });
   const offJob = (await json<{ data: { id: string; status: string } }>(offQueued)).data;
   t.equal(offJob.status, 'queued');
-  agent = startAgent(t, cloud, dataDir, info.ptyPath!);
+  agent = startAgent(t, cloud, dataDir, panelPath);
   await agent.start();
   const off = await waitJob(cloud, offJob.id);
   t.equal(off.status, 'ok');

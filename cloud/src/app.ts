@@ -19,6 +19,7 @@ import { installAuth } from './http/auth.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
 import { installOpenApi } from './http/openapi.js'
+import { loggerOptions, RequestLogController } from './http/logging.js'
 import { StatusMonitor } from './workers/StatusMonitor.js'
 import { Housekeeper } from './workers/Housekeeper.js'
 import meRoutes from './routes/me.js'
@@ -97,9 +98,9 @@ async function assemble(
 ): Promise<FastifyInstance> {
   const { clock, db, ownsDb, broker, deprecations } = ctx
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: loggerOptions(config),
+    logController: new RequestLogController(),
     genReqId: genRequestId,
-    requestIdLogLabel: 'requestId',
     bodyLimit: config.bodyLimitBytes,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     return503OnClosing: true,

@@ -39,6 +39,7 @@ import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
 import { MediaUrlRefreshWorker } from './workers/MediaUrlRefreshWorker.js'
 import serialTemplateRoutes from './routes/serialTemplates.js'
 import serialJobRoutes from './routes/serialJobs.js'
+import serialPresetRoutes from './routes/serialPresets.js'
 import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
 import contentRoutes from './routes/content.js'
 import mediaRoutes from './routes/media.js'
@@ -139,6 +140,7 @@ async function assemble(
   await app.register(emergencyRoutes)
   await app.register(serialTemplateRoutes)
   await app.register(serialJobRoutes)
+  await app.register(serialPresetRoutes)
   await app.register(contentRoutes)
   await app.register(mediaRoutes)
 

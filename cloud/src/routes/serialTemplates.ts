@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { templateItemsFromPreset } from './serialPresets.js'
 
 export const SerialTemplateItem = Type.Object({
   id: Type.String({ description: 'Prefix `sti_`. Kept across edits.' }),
@@ -36,6 +37,15 @@ const TemplateInput = Type.Object(
   { additionalProperties: true, description: 'Each command: id (optional; an existing sti_ id keeps it), name, value, encoding, eol.' },
 )
 
+const CreateInput = Type.Intersect([
+  TemplateInput,
+  Type.Object({
+    preset: Type.Optional(
+      Type.Unknown({ description: '{protocol, setId?, keys?}: the template starts with these commands of GET /v1/serial-presets (all of the protocol\'s when keys is absent), before `items`.' }),
+    ),
+  }),
+])
+
 const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { serialTemplates } = app.services
 
@@ -52,9 +62,14 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/serial-templates',
     {
       config: { permission: 'screen.edit' },
-      schema: { tags: ['serial'], summary: 'Create a serial template', body: TemplateInput, response: { 201: Data(SerialTemplate), ...errorResponses } },
+      schema: { tags: ['serial'], summary: 'Create a serial template, optionally from a panel preset', body: CreateInput, response: { 201: Data(SerialTemplate), ...errorResponses } },
     },
-    async (req, reply) => reply.code(201).send({ data: await serialTemplates.create(principalOf(req), req.body) }),
+    async (req, reply) => {
+      const { preset, ...body } = req.body as Record<string, unknown>
+      // A preset's commands come first, as ordinary items; the service checks them like any other.
+      if (preset !== undefined) body.items = [...templateItemsFromPreset(preset), ...((body.items as unknown[] | undefined) ?? [])]
+      return reply.code(201).send({ data: await serialTemplates.create(principalOf(req), body) })
+    },
   )
 
   app.get(

@@ -67,7 +67,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   await connected;
 
   // The panel profile travels in the desired state; the agent starts polling power.
-  const profile = await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 1 });
+  const profile = await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 600 });
   t.equal(profile.status, 200);
   await cloud.waitFor(`svc/v1/screens/${screenId}/desired`, (d) => (d.panel as { protocol?: string } | null)?.protocol === 'samsung-mdc');
   await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { power?: string } | undefined)?.power === 'off');
@@ -81,11 +81,21 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   t.equal(done.status, 'ok');
   t.equal(String(done.replyHex).replace(/ /g, '').toUpperCase(), 'AAFF010341110156');
   t.equal(sim.panel.model.state.power, 'on', 'the panel did it');
-  const reportedOn = await until(10_000, async () => {
-    const s = (await json<{ data: { reported?: { panel?: { power?: string } } } }>(await cloud.request('GET', `/v1/screens/${screenId}`))).data;
-    return s.reported?.panel?.power === 'on' ? s : undefined;
-  });
-  t.ok(reportedOn, 'the polled power state reaches the screen in the API');
+  // Polls are 10 minutes apart here: only the read-back after the job can explain a fresh state.
+  const panelState = async () =>
+    (await json<{ data: { reported?: { panel?: { power?: string; input?: string } } } }>(await cloud.request('GET', `/v1/screens/${screenId}`))).data.reported?.panel;
+  const doneAt = Date.now();
+  const reportedOn = await until(5000, async () => ((await panelState())?.power === 'on' ? Date.now() : undefined));
+  t.ok(reportedOn, 'the power state read back after the job reaches the screen in the API');
+  t.ok(reportedOn! - doneAt <= 2000, `within 2 s of the job's result (${reportedOn! - doneAt} ms)`);
+  t.equal((await panelState())?.input, 'hdmi1', 'the input is reported too (MDC can read it)');
+
+  // An input change shows up the same way.
+  const hdmi2 = (await json<{ data: { id: string } }>(await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 14 01 01 23 39', encoding: 'hex' }))).data;
+  t.equal((await waitJob(cloud, hdmi2.id)).status, 'ok');
+  const inputAt = Date.now();
+  t.ok(await until(5000, async () => ((await panelState())?.input === 'hdmi2' ? true : undefined)), 'reported.panel.input follows the input job');
+  t.ok(Date.now() - inputAt <= 2000, `within 2 s (${Date.now() - inputAt} ms)`);
 
   // The agent goes away; a power-off job is queued; it completes when the agent returns.
   await agent.stop();

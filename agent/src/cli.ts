@@ -156,8 +156,9 @@ async function start(argv: string[]): Promise<number> {
           },
         );
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
   });
   try {
     await agent.start();

@@ -135,3 +135,17 @@ t.test('SVC_LOG_FORMAT takes auto, json or pretty only', async (t) => {
   t.same(await bad.exited, { code: 1, signal: null })
   t.equal(bad.output(), 'error: SVC_LOG_FORMAT must be auto, json or pretty, got "xml"\n')
 })
+
+toolTest(t, pnpm, '`pnpm agent start` and `pnpm sim start`: Ctrl-C exits 0 without a failure line', async (t) => {
+  const dataDir = tempDir(t)
+  const agent = run(t, 'pnpm', ['agent', 'start', '--cloud', 'http://127.0.0.1:9', '--data', dataDir, '--player-port', '0'], {})
+  const sim = run(t, 'pnpm', ['sim', 'start', '--protocol', 'lg', '--tcp', '0'], {})
+  t.ok(await waitFor(60_000, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
+  t.ok(await waitFor(60_000, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
+  for (const [name, p] of [['agent', agent], ['sim', sim]] as const) {
+    process.kill(-p.child.pid!, 'SIGINT')
+    const outcome = await Promise.race([p.exited, sleep(15_000).then(() => null)])
+    t.same(outcome, { code: 0, signal: null }, `${name}: exit 0`)
+    t.notMatch(p.output(), /ELIFECYCLE|Command failed/, `${name}: no failure line`)
+  }
+})

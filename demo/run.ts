@@ -125,12 +125,16 @@ async function main(): Promise<number> {
   };
   let signalled: (() => void) | null = null;
   const signalledP = new Promise<void>((resolve) => (signalled = resolve));
+  let gotSignal = false;
   const onSignal = (sig: NodeJS.Signals): void => {
+    // Ctrl-C under pnpm arrives twice (terminal, then pnpm): the echo is ignored.
+    if (gotSignal) return;
+    gotSignal = true;
     write(`\n${sig}: stopping the players, the panels and the cloud…\n`);
     signalled!();
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
   const ok = await Promise.race([demo.run(), signalledP.then(() => null)]);
   if (ok === null) {

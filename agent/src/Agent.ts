@@ -236,14 +236,26 @@ export class Agent extends EventEmitter<AgentEvents> {
       ...(this.#o.storage ? { storage: this.#o.storage } : {}),
     });
     const seen = new SeenJobs({ dataDir: this.#o.dataDir });
+    const runner: SerialJobRunner = this.#o.serialRunner ?? new UnavailableSerialRunner(this.#clock);
+    let panel: PanelSupervisor | null = null;
     const jobs = new JobDispatcher({
       seen,
-      serial: this.#o.serialRunner ?? new UnavailableSerialRunner(this.#clock),
+      // A command the panel accepted may have changed it (power, input, volume): read it
+      // back at once so `reported.panel` is current, not one poll interval late.
+      serial: {
+        run: async (job) => {
+          const result = await runner.run(job);
+          if (result.outcome === 'ok') void panel?.pollSoon().catch(() => undefined);
+          return result;
+        },
+        start: () => runner.start?.(),
+        stop: () => runner.stop?.(),
+      },
       publisher: link,
       log: log.child({ part: 'jobs' }),
       clock: this.#clock,
     });
-    const panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null;
+    panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null;
     const session: Session = { credentials, link, state, jobs, seen, panel };
     this.#session = session;
     this.#setPhase('running');

@@ -17,6 +17,7 @@ import { systemClock } from './runtime/time.js';
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
 import { DisplayDriver } from './serial/DisplayDriver.js';
 import { SerialJobRunner as DriverJobRunner } from './serial/SerialJobRunner.js';
+import { logPanelPort } from './serial/portLog.js';
 
 const USAGE = `usage:
   agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
@@ -114,6 +115,11 @@ async function start(argv: string[]): Promise<number> {
   const args = parseStartArgs(argv);
   const log = new Logger({ write: (l) => process.stdout.write(l), level: args.logLevel });
   const driver = panelDriver(args);
+  if (driver) {
+    // The port opens now, paired or not, so the installer sees the wire from the start.
+    logPanelPort(driver, log.child({ part: 'serial' }));
+    void driver.start();
+  }
   const agent = new Agent({
     cloudUrl: args.cloudUrl,
     dataDir: args.dataDir,
@@ -135,20 +141,24 @@ async function start(argv: string[]): Promise<number> {
         resolve(1);
       }, 10_000);
       force.unref();
-      agent.stop().then(
-        () => {
-          clearTimeout(force);
-          log.info('stopped');
-          resolve(0);
-        },
-        (err: unknown) => {
-          log.error('shutdown failed', { err: err as Error });
-          resolve(1);
-        },
-      );
+      agent
+        .stop()
+        .then(() => driver?.stop())
+        .then(
+          () => {
+            clearTimeout(force);
+            log.info('stopped');
+            resolve(0);
+          },
+          (err: unknown) => {
+            log.error('shutdown failed', { err: err as Error });
+            resolve(1);
+          },
+        );
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
   });
   try {
     await agent.start();
@@ -157,6 +167,7 @@ async function start(argv: string[]): Promise<number> {
     if (e.code === 'EADDRINUSE') log.error(`player page port ${args.playerPort} is in use; choose another with --player-port`);
     else log.error('agent could not start', { err: e });
     await agent.stop().catch(() => undefined);
+    await driver?.stop().catch(() => undefined);
     return 1;
   }
   return done;

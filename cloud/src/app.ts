@@ -21,6 +21,7 @@ import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
 import { installOpenApi } from './http/openapi.js'
 import { installBodyRules } from './http/bodies.js'
+import { loggerOptions, RequestLogController } from './http/logging.js'
 import { StatusMonitor } from './workers/StatusMonitor.js'
 import { Housekeeper } from './workers/Housekeeper.js'
 import meRoutes from './routes/me.js'
@@ -40,6 +41,7 @@ import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
 import { MediaUrlRefreshWorker } from './workers/MediaUrlRefreshWorker.js'
 import serialTemplateRoutes from './routes/serialTemplates.js'
 import serialJobRoutes from './routes/serialJobs.js'
+import serialPresetRoutes from './routes/serialPresets.js'
 import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
 import contentRoutes from './routes/content.js'
 import mediaRoutes from './routes/media.js'
@@ -100,9 +102,9 @@ async function assemble(
 ): Promise<FastifyInstance> {
   const { clock, db, ownsDb, broker, deprecations } = ctx
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: loggerOptions(config),
+    logController: new RequestLogController(),
     genReqId: genRequestId,
-    requestIdLogLabel: 'requestId',
     bodyLimit: config.bodyLimitBytes,
     // removeAdditional off: an unknown body field is refused (http/bodies.ts), not dropped.
     ajv: { customOptions: { coerceTypes: false, allErrors: false, removeAdditional: false } },
@@ -148,6 +150,7 @@ async function assemble(
   await app.register(emergencyRoutes)
   await app.register(serialTemplateRoutes)
   await app.register(serialJobRoutes)
+  await app.register(serialPresetRoutes)
   await app.register(contentRoutes)
   await app.register(mediaRoutes)
 

@@ -21,6 +21,8 @@ export interface Config {
   /** Public base URL of this service, used in links handed to devices (SVC_PUBLIC_URL). */
   publicUrl: string | null
   logLevel: string
+  /** Log lines: 'pretty' for people, 'json' for collectors, 'auto' = pretty on a terminal, else JSON (SVC_LOG_FORMAT, auto). */
+  logFormat: 'auto' | 'json' | 'pretty'
   /** Largest JSON body accepted, bytes (SVC_BODY_LIMIT_BYTES, 1 MiB). */
   bodyLimitBytes: number
   /** Requests per fixed 60-second window per workspace, API keys only (SVC_RATE_LIMIT, 600). */
@@ -77,6 +79,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return n
 }
 
+function logFormat(raw: string | undefined): Config['logFormat'] {
+  if (raw === undefined || raw === '') return 'auto'
+  if (raw === 'auto' || raw === 'json' || raw === 'pretty') return raw
+  throw new Error(`SVC_LOG_FORMAT must be auto, json or pretty, got "${raw}"`)
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR || './data')
   return {
@@ -89,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mqttHeartbeatMs: int(env, 'SVC_MQTT_HEARTBEAT_MS', 60_000, 1),
     publicUrl: env.SVC_PUBLIC_URL || null,
     logLevel: env.SVC_LOG_LEVEL || 'info',
+    logFormat: logFormat(env.SVC_LOG_FORMAT),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),
     rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
     sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
@@ -122,6 +131,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     httpPort: 0,
     mqttPort: -1,
     logLevel: 'silent',
+    logFormat: 'json',
     statusIntervalMs: 0,
     castExpiryIntervalMs: 0,
     presenceTimers: undefined,

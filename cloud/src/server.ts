@@ -5,6 +5,9 @@ import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppDeps } from './app.js'
 import type { Config } from './config.js'
+import { lockDataDir, StartupError } from './dataLock.js'
+
+export { StartupError } from './dataLock.js'
 
 export interface Running {
   httpPort: number
@@ -14,27 +17,97 @@ export interface Running {
   close(): Promise<void>
 }
 
+/** A listen failure a person can act on (port taken, port not allowed) as one sentence naming the setting. */
+function listenError(e: unknown, what: string, port: number, host: string, setting: string): unknown {
+  const code = (e as NodeJS.ErrnoException).code
+  if (code === 'EADDRINUSE') return new StartupError(`${what} port ${port} is in use on ${host} (${setting}): stop the program that holds it, or set ${setting} to a free port (0 = any)`)
+  if (code === 'EACCES') return new StartupError(`${what} port ${port} needs privileges this process does not have (${setting}): set ${setting} to a port above 1023`)
+  if (code === 'EADDRNOTAVAIL') return new StartupError(`${what} cannot listen on ${host}, not an address of this machine (SVC_HOST)`)
+  return e
+}
+
 export async function startServer(config: Config, deps: AppDeps = {}): Promise<Running> {
   const app = await buildApp(config, deps)
-  app.services.broker.attachWebSocket(app.server)
   // The broker closes before the HTTP server: server.close() waits for every open socket,
   // upgraded WebSocket devices included, and the app's onClose (which closes the broker)
   // only runs after it, so a connected device would hold shutdown open.
   app.addHook('preClose', async () => {
     await app.services.broker.close()
   })
-  await app.listen({ port: config.httpPort, host: config.host })
+  let mqttPort: number | null = null
+  try {
+    await app.listen({ port: config.httpPort, host: config.host }).catch((e: unknown) => {
+      throw listenError(e, 'HTTP', config.httpPort, config.host, 'SVC_HTTP_PORT')
+    })
+    // Attached once listening: the WebSocket server re-emits the HTTP server's errors, and
+    // a refused listen would surface as its unhandled 'error' event.
+    app.services.broker.attachWebSocket(app.server)
+    if (config.mqttPort >= 0) {
+      mqttPort = await app.services.broker.listenTcp(config.mqttPort, config.host).catch((e: unknown) => {
+        throw listenError(e, 'MQTT', config.mqttPort, config.host, 'SVC_MQTT_PORT')
+      })
+    }
+  } catch (e) {
+    await app.close().catch(() => undefined)
+    throw e
+  }
   const httpPort = (app.server.address() as { port: number }).port
-  const mqttPort = config.mqttPort >= 0 ? await app.services.broker.listenTcp(config.mqttPort, config.host) : null
   app.log.info({ httpPort, mqttPort, dataDir: config.dataDir }, 'cloud ready')
   return { httpPort, mqttPort, app, close: () => app.close() }
 }
 
+/** The next step for someone who just started a fresh service: the bootstrap command and the docs address. */
+async function guideFirstRun(running: Running, config: Config): Promise<void> {
+  const row = await running.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM workspaces')
+  if (Number(row?.n ?? 0) > 0) return
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
+  running.app.log.info(
+    `no workspace yet: create one and its owner API key with \`npx -y pnpm@10.34.9 --silent cloud bootstrap --workspace NAME\`; API docs at http://${host}:${running.httpPort}/v1/docs`,
+  )
+}
+
+/** Within this long of the first Ctrl-C, another SIGINT is the same keypress reaching us again (pnpm forwards it). */
+const SIGINT_ECHO_MS = 1000
+
 export async function runServer(config: Config): Promise<void> {
-  const running = await startServer(config)
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  // Before anything is opened: a second instance on the same folder stops here.
+  const lock = lockDataDir(config.dataDir)
+  // SIGINT is handled here, not by close-with-grace: Ctrl-C under `pnpm start` reaches the
+  // process twice (from the terminal and forwarded by pnpm), and a second signal would
+  // make close-with-grace exit 1. A Ctrl-C during start-up stops once started.
+  let firstSigint = 0
+  let stop: (() => void) | null = null
+  process.on('SIGINT', () => {
+    const now = Date.now()
+    if (firstSigint === 0) {
+      firstSigint = now
+      process.stderr.write('received SIGINT, shutting down\n')
+      stop?.()
+    } else if (now - firstSigint > SIGINT_ECHO_MS) {
+      process.stderr.write('second SIGINT, exiting now\n')
+      lock.release()
+      process.exit(1)
+    }
+  })
+  let running: Running
+  try {
+    running = await startServer(config)
+  } catch (e) {
+    lock.release()
+    // The broker's store is locked by a process that did not take svc.lock (an older version).
+    const err = e as { code?: string; cause?: { code?: string } }
+    if (err.code === 'LEVEL_DATABASE_NOT_OPEN' && err.cause?.code === 'LEVEL_LOCKED') {
+      throw new StartupError(`another instance is running on the data folder ${config.dataDir} (its broker store is locked); stop it, or give this one its own folder with SVC_DATA_DIR`)
+    }
+    throw e
+  }
+  const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT'] }, async ({ signal, err }) => {
     if (err) console.error(err)
     else if (signal) process.stderr.write(`received ${signal}, shutting down\n`)
     await running.close()
+    lock.release()
   })
+  stop = () => void grace.close()
+  if (firstSigint !== 0) stop()
+  else await guideFirstRun(running, config).catch(() => undefined)
 }

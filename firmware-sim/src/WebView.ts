@@ -3,6 +3,9 @@
  * updates over a WebSocket (`/ws`) whenever the panel changes. Messages:
  *   {"type":"state","protocol":"lg","state":{...},"faults":[...]}
  *   {"type":"trace","direction":"rx","hex":"AA 11 ...","at":"..."}
+ * A page opened later first gets the recent traffic (the last TRACE_REPLAY exchanges'
+ * bytes), oldest first, so an installer who opens it after sending sees what happened.
+ * The page draws text only: nothing that needs an emoji font.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,13 +21,21 @@ export interface WebViewOptions {
   host?: string;
 }
 
+/** How many trace messages a newly opened page gets replayed. */
+export const TRACE_REPLAY = 200;
+
 export class WebView {
+  private readonly recent: object[] = [];
   private server: http.Server | null = null;
   private wss: WebSocketServer | null = null;
   private boundPort: number | null = null;
   private readonly onChange = () => this.broadcast(this.stateMessage());
-  private readonly onTrace = (e: TraceEntry) =>
-    this.broadcast({ type: 'trace', direction: e.direction, link: e.link, hex: hexPreview(e.bytes), at: new Date(e.at).toISOString() });
+  private readonly onTrace = (e: TraceEntry) => {
+    const msg = { type: 'trace', direction: e.direction, link: e.link, hex: hexPreview(e.bytes), at: new Date(e.at).toISOString() };
+    this.recent.push(msg);
+    if (this.recent.length > TRACE_REPLAY) this.recent.splice(0, this.recent.length - TRACE_REPLAY);
+    this.broadcast(msg);
+  };
 
   constructor(
     private readonly panel: SimulatedPanel,
@@ -54,7 +65,10 @@ export class WebView {
       }
     });
     const wss = new WebSocketServer({ server, path: '/ws' });
-    wss.on('connection', (ws) => ws.send(JSON.stringify(this.stateMessage())));
+    wss.on('connection', (ws) => {
+      ws.send(JSON.stringify(this.stateMessage()));
+      for (const m of this.recent) ws.send(JSON.stringify(m));
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.opts.port, this.opts.host ?? '127.0.0.1', () => {
@@ -132,7 +146,7 @@ function connect() {
       $('muted').textContent = s.muted ? 'muted' : 'sound on';
       $('faults').textContent = m.faults.length ? m.faults.join(', ') : 'none';
       $('screen').className = 'screen' + (s.power === 'on' ? ' on' : '');
-      $('screen').textContent = s.power === 'on' ? s.input.toUpperCase() + (s.muted ? ' 🔇' : ' 🔊' + s.volume) : s.power;
+      $('screen').textContent = s.power === 'on' ? s.input.toUpperCase() + (s.muted ? ' · muted' : ' · volume ' + s.volume) : s.power;
     } else if (m.type === 'trace') {
       const log = $('log');
       log.textContent = (m.at.slice(11, 23) + ' ' + m.direction + ' ' + m.hex + '\\n' + log.textContent).slice(0, 8000);

@@ -179,8 +179,9 @@ async function start(argv: string[]): Promise<number> {
       if (traceOut !== process.stderr) await new Promise<void>((r) => (traceOut as NodeJS.WritableStream).end(r));
       resolve(code);
     };
-    process.once('SIGINT', () => void shutdown(0));
-    process.once('SIGTERM', () => void shutdown(0));
+    // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
+    process.on('SIGINT', () => void shutdown(0));
+    process.on('SIGTERM', () => void shutdown(0));
     // runtime control on stdin: "fault nak", "clear", "unplug", "state", "quit"
     const rl = createInterface({ input: process.stdin });
     rl.on('line', (line) => {

@@ -6,6 +6,7 @@ import { SerialPort } from 'serialport';
 import WebSocket from 'ws';
 import { SamsungMdc, PjLink, createMdcReplyFramer, createPjLinkReplyFramer, type Framer } from '@svc/shared/panels/index';
 import { hexPreview } from '@svc/shared/serial/index';
+import { socat, toolTest } from '@svc/shared/testing';
 import { FirmwareSim } from '../src/FirmwareSim.js';
 
 /** Reads from a stream until the framer yields a frame. */
@@ -73,7 +74,7 @@ t.test('TCP: a port in use is a start error, not a crash', async (t) => {
   t.throws(() => new FirmwareSim({ protocol: 'lg', tcp: { port: 70000 } }), TypeError);
 });
 
-t.test('pty via socat: open the printed path with serialport, MDC power on, ACK; unplug kills socat', async (t) => {
+toolTest(t, socat, 'pty via socat: open the printed path with serialport, MDC power on, ACK; unplug kills socat', async (t) => {
   const link = t.testdir() + '/panel';
   const sim = new FirmwareSim({ protocol: 'samsung-mdc', pty: { link } });
   t.after(() => sim.stop());

@@ -28,6 +28,7 @@ export function powerOf(p: PanelPower | undefined): PanelReport['power'] {
 export class PanelPoller {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<PanelReport> | null = null;
+  private stopped = false;
 
   constructor(
     private readonly driver: Pick<DisplayDriver, 'send'>,
@@ -45,6 +46,7 @@ export class PanelPoller {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
@@ -56,11 +58,28 @@ export class PanelPoller {
     return this.running;
   }
 
+  /**
+   * A fresh reading: after the one in progress (which may have been sent before the
+   * change) when there is one. Skipped when polling is off (pollSeconds 0).
+   */
+  pollAgain(): Promise<PanelReport | null> {
+    if (this.opts.pollSeconds === 0 || this.stopped) return Promise.resolve(null);
+    const running = this.running;
+    return running ? running.catch(() => undefined).then(() => this.pollOnce()) : this.pollOnce();
+  }
+
   private async query(): Promise<PanelReport> {
     const codec = panelProtocols[this.opts.protocol];
     const r = await this.driver.send(codec.powerQuery(this.opts.setId), { protocol: this.opts.protocol });
+    let input = r.outcome === 'ok' ? r.reply?.input : undefined;
+    // The input is read where the protocol can, and only while the panel is on (panels in
+    // standby often refuse the query).
+    if (r.outcome === 'ok' && r.reply && powerOf(r.reply.power) === 'on' && !input && codec.inputQuery) {
+      const i = await this.driver.send(codec.inputQuery(this.opts.setId), { protocol: this.opts.protocol });
+      if (i.outcome === 'ok' && i.reply?.input) input = i.reply.input;
+    }
     const at = (this.opts.now ?? (() => new Date()))().toISOString();
-    const report: PanelReport = r.outcome === 'ok' && r.reply ? { power: powerOf(r.reply.power), ...(r.reply.input ? { input: r.reply.input } : {}), at } : { power: 'unknown', at };
+    const report: PanelReport = r.outcome === 'ok' && r.reply ? { power: powerOf(r.reply.power), ...(input ? { input } : {}), at } : { power: 'unknown', at };
     this.opts.onReport(report);
     return report;
   }

@@ -37,6 +37,11 @@ export class PanelSupervisor {
     this.poller.start();
   }
 
+  /** Reads the panel again as soon as the command queue allows (after a job that may have changed it); none without a profile. */
+  async pollSoon(): Promise<void> {
+    await this.poller?.pollAgain();
+  }
+
   async stop(): Promise<void> {
     await this.poller?.stop();
     this.poller = null;

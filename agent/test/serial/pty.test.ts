@@ -1,18 +1,11 @@
 // One integration test over a REAL pseudo-terminal pair (socat): the DisplayDriver opens
 // the host end with serialport, firmware-sim's PtyTransport holds the other.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
+import { socat, toolTest } from '@svc/shared/testing';
 import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim';
 import { DisplayDriver } from '../../src/serial/index.js';
 
-let haveSocat = true;
-try {
-  execFileSync('socat', ['-V'], { stdio: 'ignore' });
-} catch {
-  haveSocat = false;
-}
-
-t.test('MDC power on over a socat pty → ok with the ACK bytes', { skip: haveSocat ? false : 'socat is not installed' }, async (t) => {
+toolTest(t, socat, 'MDC power on over a socat pty → ok with the ACK bytes', async (t) => {
   const panel = new SimulatedPanel({ protocol: 'samsung-mdc' });
   const pty = new PtyTransport(panel);
   await pty.start();

@@ -10,6 +10,7 @@ import { SERIAL_ENCODINGS, SERIAL_EOLS } from '@svc/shared/serial/index'
 // Read leniently (case and spaces ignored; anything else is the default), so typed as strings.
 export const SerialEncodingInput = Type.String({ maxLength: 40, description: `${SERIAL_ENCODINGS.join(' or ')} (case ignored); anything else, or absent, is ascii.`, examples: ['hex'] })
 export const SerialEolInput = Type.String({ maxLength: 40, description: `${SERIAL_EOLS.join(', ')} (case ignored); anything else, or absent, is none.`, examples: ['cr'] })
+import { templateItemsFromPreset } from './serialPresets.js'
 
 export const SerialTemplateItem = Type.Object({
   id: Type.String({ description: 'Prefix `sti_`. Kept across edits.' }),
@@ -55,6 +56,19 @@ const TemplateInput = Type.Object(
   { additionalProperties: false },
 )
 
+const CreateInput = Type.Object(
+  {
+    ...TemplateInput.properties,
+    preset: Type.Optional(
+      Type.Unknown({
+        description:
+          "{protocol, setId?, keys?}: the template starts with these commands of GET /v1/serial-presets (all of the protocol's when keys is absent), before `items`. Checked by the server, each fault named in a 422.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { serialTemplates } = app.services
 
@@ -71,9 +85,14 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/serial-templates',
     {
       config: { permission: 'screen.edit' },
-      schema: { tags: ['serial'], summary: 'Create a serial template', body: TemplateInput, response: { 201: Data(SerialTemplate), ...errorResponses } },
+      schema: { tags: ['serial'], summary: 'Create a serial template, optionally from a panel preset', body: CreateInput, response: { 201: Data(SerialTemplate), ...errorResponses } },
     },
-    async (req, reply) => reply.code(201).send({ data: await serialTemplates.create(principalOf(req), req.body) }),
+    async (req, reply) => {
+      const { preset, ...body } = req.body as Record<string, unknown>
+      // A preset's commands come first, as ordinary items; the service checks them like any other.
+      if (preset !== undefined) body.items = [...templateItemsFromPreset(preset), ...((body.items as unknown[] | undefined) ?? [])]
+      return reply.code(201).send({ data: await serialTemplates.create(principalOf(req), body) })
+    },
   )
 
   app.get(

@@ -137,6 +137,7 @@ export const LgCommercial: PanelProtocol = {
   powerOff: (id) => cmd(LgCommand.power, id, 0x00),
   powerQuery: (id) => cmd(LgCommand.power, id, LG_READ),
   setInput: (id, input) => cmd(LgCommand.input, id, typeof input === 'number' ? input : LG_INPUTS[input]),
+  inputQuery: (id) => cmd(LgCommand.input, id, LG_READ),
   setVolume: (id, volume) => {
     if (!Number.isInteger(volume) || volume < 0 || volume > 100) throw new RangeError(`volume must be 0–100, got ${volume}`);
     return cmd(LgCommand.volume, id, volume);

@@ -285,6 +285,7 @@ export const NecLfd: PanelProtocol = {
   powerOff: (id) => encodeNecCommand({ id, type: 'A', message: NEC_POWER_SET + h(NecPowerMode.off, 4) }),
   powerQuery: (id) => encodeNecCommand({ id, type: 'A', message: NEC_POWER_STATUS }),
   setInput: (id, input) => set(id, NecParameter.input, typeof input === 'number' ? input : NEC_INPUTS[input]),
+  inputQuery: (id) => encodeNecCommand({ id, type: 'C', message: necParameterMessage(NecParameter.input.page, NecParameter.input.code) }),
   setVolume: (id, volume) => {
     if (!Number.isInteger(volume) || volume < 0 || volume > 100) throw new RangeError(`volume must be 0–100, got ${volume}`);
     return set(id, NecParameter.volume, volume);

@@ -48,6 +48,8 @@ export interface PanelProtocol {
   powerOff(id: number): Buffer;
   powerQuery(id: number): Buffer;
   setInput(id: number, input: PanelInput | number): Buffer;
+  /** Asks which input is selected; absent when the protocol has no such query here. */
+  inputQuery?(id: number): Buffer;
   /** Absent when the protocol has no absolute volume (PJLink). */
   setVolume?(id: number, volume: number): Buffer;
   setMute(id: number, muted: boolean): Buffer;

@@ -168,6 +168,7 @@ export const PjLink: PanelProtocol = {
   powerQuery: () => cmd('POWR', '?'),
   setInput: (_id, input) =>
     cmd('INPT', typeof input === 'number' ? String(input) : PJLINK_INPUTS[input]),
+  inputQuery: () => cmd('INPT', '?'),
   setMute: (_id, muted) => cmd('AVMT', muted ? '21' : '20'),
   expectsReply: () => true,
   parseReply: interpretPjLinkReply,

@@ -240,6 +240,7 @@ export const SamsungMdc: PanelProtocol = {
   powerOff: (id) => cmd(MdcCommand.power, id, MdcPower.off),
   powerQuery: (id) => cmd(MdcCommand.power, id),
   setInput: (id, input) => cmd(MdcCommand.input, id, mdcInputCode(input)),
+  inputQuery: (id) => cmd(MdcCommand.input, id),
   setVolume: (id, volume) => {
     if (!Number.isInteger(volume) || volume < 0 || volume > 100) throw new RangeError(`volume must be 0–100, got ${volume}`);
     return cmd(MdcCommand.volume, id, volume);

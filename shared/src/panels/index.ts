@@ -12,6 +12,7 @@ export * from './SamsungMdc.js';
 export * from './LgCommercial.js';
 export * from './NecLfd.js';
 export * from './PjLink.js';
+export * from './presets.js';
 
 export const panelProtocols: Readonly<Record<PanelProtocolName, PanelProtocol>> = {
   'samsung-mdc': SamsungMdc,

@@ -1,0 +1,151 @@
+// `pnpm start` as a newcomer meets it, through real processes: the first-run line with
+// the bootstrap command and the docs address, one request log line at debug, JSON when
+// not on a terminal and human lines when asked, Ctrl-C (SIGINT to the whole process
+// group, as a terminal sends it) ending with exit 0 and no pnpm failure line, a second
+// instance on the same data folder and a busy HTTP or MQTT port each ending with one
+// line and exit 1.
+import t, { type Test } from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { pnpm, toolTest } from '@svc/shared/testing'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+function tempDir(t: Test): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-start-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer()
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
+  const port = (srv.address() as net.AddressInfo).port
+  await new Promise((r) => srv.close(r))
+  return port
+}
+
+interface Proc {
+  child: ChildProcess
+  output(): string
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+function run(t: Test, cmd: string, args: string[], env: Record<string, string>): Proc {
+  const clean: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !k.startsWith('TAP')) clean[k] = v
+  // detached: its own process group, so a SIGINT to the group reaches every process in it, as Ctrl-C does
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...clean, SVC_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  let out = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL')
+  })
+  return { child, output: () => out, exited }
+}
+
+const cli = (t: Test, env: Record<string, string>) => run(t, process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], env)
+
+async function waitFor(ms: number, fn: () => boolean): Promise<boolean> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (fn()) return true
+    await sleep(50)
+  }
+  return fn()
+}
+
+toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a second instance refused, Ctrl-C exits 0 without a failure line', async (t) => {
+  const dataDir = tempDir(t)
+  const httpPort = await freePort()
+  const env = { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'debug' }
+  const first = run(t, 'pnpm', ['start'], env)
+  t.ok(await waitFor(60_000, () => /no workspace yet/.test(first.output()) || first.child.exitCode !== null), 'started')
+  const lines = first.output().split('\n').filter((l) => l.startsWith('{'))
+  const guide = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /no workspace yet/.test(l.msg))
+  t.ok(guide, 'JSON lines when stdout is not a terminal')
+  t.equal(guide?.level, 30, 'at info')
+  t.match(guide?.msg, 'npx -y pnpm@10.34.9 --silent cloud bootstrap --workspace NAME')
+  t.match(guide?.msg, `http://127.0.0.1:${httpPort}/v1/docs`)
+
+  const res = await fetch(`http://127.0.0.1:${httpPort}/v1/status`)
+  t.equal(res.status, 200)
+  const requestId = res.headers.get('x-svc-request-id')!
+  t.ok(await waitFor(5000, () => first.output().includes(requestId)))
+  const requestLines = first
+    .output()
+    .split('\n')
+    .filter((l) => l.includes(requestId))
+    .map((l) => JSON.parse(l) as { level: number; msg: string; statusCode: number; url: string })
+  t.equal(requestLines.length, 1, 'one line per request')
+  t.match(requestLines[0], { level: 20, msg: 'request', statusCode: 200, url: '/v1/status' }, 'at debug, with what was asked and answered')
+
+  // A second instance on the same data folder stops before opening anything.
+  const second = cli(t, { ...env, SVC_HTTP_PORT: '0' })
+  const secondExit = await second.exited
+  t.same(secondExit, { code: 1, signal: null })
+  const secondLines = second.output().trim().split('\n')
+  t.equal(secondLines.length, 1, `one line: ${second.output()}`)
+  t.match(secondLines[0], `error: another instance (process `)
+  t.match(secondLines[0], `is running on the data folder ${dataDir}`)
+  t.equal((await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).status, 200, 'the first one is untouched')
+
+  // Ctrl-C: SIGINT to the whole process group (pnpm, and the service it runs).
+  process.kill(-first.child.pid!, 'SIGINT')
+  const outcome = await Promise.race([first.exited, sleep(15_000).then(() => null)])
+  t.same(outcome, { code: 0, signal: null }, `exit 0 (output: ${first.output().slice(-500)})`)
+  t.notMatch(first.output(), /ELIFECYCLE|Command failed/)
+  t.notMatch(first.output(), /^\s+at /m, 'no stack trace')
+  t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'the lock is released')
+})
+
+t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and the setting, exit 1; human lines when SVC_LOG_FORMAT=pretty', async (t) => {
+  const blocker = net.createServer()
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
+  t.after(() => blocker.close())
+  const busy = (blocker.address() as net.AddressInfo).port
+
+  const dataDir = tempDir(t)
+  const http = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(busy), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
+  t.same(await http.exited, { code: 1, signal: null })
+  t.equal(
+    http.output(),
+    `error: HTTP port ${busy} is in use on 127.0.0.1 (SVC_HTTP_PORT): stop the program that holds it, or set SVC_HTTP_PORT to a free port (0 = any)\n`,
+  )
+  t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'the lock is released')
+
+  const mqtt = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: String(busy), SVC_LOG_FORMAT: 'pretty' })
+  t.same(await mqtt.exited, { code: 1, signal: null })
+  const lines = mqtt.output().trim().split('\n')
+  t.equal(lines.at(-1), `error: MQTT port ${busy} is in use on 127.0.0.1 (SVC_MQTT_PORT): stop the program that holds it, or set SVC_MQTT_PORT to a free port (0 = any)`)
+  t.notMatch(mqtt.output(), /^\s+at /m, 'no stack trace')
+  t.ok(lines.length > 1, 'the start-up lines came first')
+  for (const line of lines.slice(0, -1)) t.match(line, /^\[\d\d:\d\d:\d\d\] INFO: /, `a human line: ${line}`)
+})
+
+t.test('SVC_LOG_FORMAT takes auto, json or pretty only', async (t) => {
+  const bad = cli(t, { SVC_DATA_DIR: tempDir(t), SVC_LOG_FORMAT: 'xml' })
+  t.same(await bad.exited, { code: 1, signal: null })
+  t.equal(bad.output(), 'error: SVC_LOG_FORMAT must be auto, json or pretty, got "xml"\n')
+})
+
+toolTest(t, pnpm, '`pnpm agent start` and `pnpm sim start`: Ctrl-C exits 0 without a failure line', async (t) => {
+  const dataDir = tempDir(t)
+  const agent = run(t, 'pnpm', ['agent', 'start', '--cloud', 'http://127.0.0.1:9', '--data', dataDir, '--player-port', '0'], {})
+  const sim = run(t, 'pnpm', ['sim', 'start', '--protocol', 'lg', '--tcp', '0'], {})
+  t.ok(await waitFor(60_000, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
+  t.ok(await waitFor(60_000, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
+  for (const [name, p] of [['agent', agent], ['sim', sim]] as const) {
+    process.kill(-p.child.pid!, 'SIGINT')
+    const outcome = await Promise.race([p.exited, sleep(15_000).then(() => null)])
+    t.same(outcome, { code: 0, signal: null }, `${name}: exit 0`)
+    t.notMatch(p.output(), /ELIFECYCLE|Command failed/, `${name}: no failure line`)
+  }
+})

@@ -1478,6 +1478,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/serial-presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Ready-made panel commands (power, status, inputs, mute) per protocol for a set id, from the codecs the agent uses */
+        get: operations["listSerialPresets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/serial-templates": {
         parameters: {
             query?: never;
@@ -1488,7 +1505,7 @@ export interface paths {
         /** List serial templates at the locations this credential reaches (not paged) */
         get: operations["listSerialTemplates"];
         put?: never;
-        /** Create a serial template */
+        /** Create a serial template, optionally from a panel preset */
         post: operations["createSerialTemplate"];
         delete?: never;
         options?: never;
@@ -22478,7 +22495,29 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
-                                [key: string]: unknown;
+                                /** @description ISO 8601 date-time */
+                                at: string;
+                                panel?: {
+                                    /** @description ISO 8601 date-time */
+                                    at: string;
+                                    input?: string;
+                                    mute?: boolean;
+                                    power: "on" | "off" | "unknown";
+                                    volume?: number;
+                                };
+                                playing: {
+                                    castId?: string;
+                                    contentId: string | null;
+                                    contentKind: ("media" | "playlist" | "app" | "creative" | "layout" | "signage" | "schedule") | null;
+                                    emergencyId?: string;
+                                    ruleId?: string;
+                                    source: "emergency" | "cast" | "assignment" | "schedule" | "none";
+                                };
+                                storage?: {
+                                    totalBytes: number;
+                                    usedBytes: number;
+                                };
+                                version: number;
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -22799,7 +22838,29 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
-                                [key: string]: unknown;
+                                /** @description ISO 8601 date-time */
+                                at: string;
+                                panel?: {
+                                    /** @description ISO 8601 date-time */
+                                    at: string;
+                                    input?: string;
+                                    mute?: boolean;
+                                    power: "on" | "off" | "unknown";
+                                    volume?: number;
+                                };
+                                playing: {
+                                    castId?: string;
+                                    contentId: string | null;
+                                    contentKind: ("media" | "playlist" | "app" | "creative" | "layout" | "signage" | "schedule") | null;
+                                    emergencyId?: string;
+                                    ruleId?: string;
+                                    source: "emergency" | "cast" | "assignment" | "schedule" | "none";
+                                };
+                                storage?: {
+                                    totalBytes: number;
+                                    usedBytes: number;
+                                };
+                                version: number;
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -24097,7 +24158,29 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
-                                [key: string]: unknown;
+                                /** @description ISO 8601 date-time */
+                                at: string;
+                                panel?: {
+                                    /** @description ISO 8601 date-time */
+                                    at: string;
+                                    input?: string;
+                                    mute?: boolean;
+                                    power: "on" | "off" | "unknown";
+                                    volume?: number;
+                                };
+                                playing: {
+                                    castId?: string;
+                                    contentId: string | null;
+                                    contentKind: ("media" | "playlist" | "app" | "creative" | "layout" | "signage" | "schedule") | null;
+                                    emergencyId?: string;
+                                    ruleId?: string;
+                                    source: "emergency" | "cast" | "assignment" | "schedule" | "none";
+                                };
+                                storage?: {
+                                    totalBytes: number;
+                                    usedBytes: number;
+                                };
+                                version: number;
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -24631,6 +24714,166 @@ export interface operations {
             };
         };
     };
+    listSerialPresets: {
+        parameters: {
+            query?: {
+                /** @description One of samsung-mdc, lg, nec, pjlink; absent = all. */
+                protocol?: string;
+                /** @description The panel's RS232 set id, 0–255 (default 1). Without `protocol`, protocols that cannot address it (NEC: 0–100) are left out. */
+                setId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            commands: {
+                                encoding: "ascii" | "hex";
+                                eol: "none" | "cr";
+                                /** @description The exact bytes sent, as space-separated hex pairs. */
+                                hexPreview: string;
+                                /** @description `power.on`, `power.off`, `power.status`, `input.<source>`, `input.status`, `volume.mute`, `volume.unmute`. */
+                                key: string;
+                                name: string;
+                                /** @description As a serial-template item: text for `ascii`, hex pairs for `hex`. */
+                                value: string;
+                            }[];
+                            label: string;
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listSerialTemplates: {
         parameters: {
             query?: never;
@@ -24816,6 +25059,8 @@ export interface operations {
                     model?: string | null;
                     name?: string | null;
                     nodeId?: string | null;
+                    /** @description {protocol, setId?, keys?}: the template starts with these commands of GET /v1/serial-presets (all of the protocol's when keys is absent), before `items`. Checked by the server, each fault named in a 422. */
+                    preset?: unknown;
                 };
             };
         };

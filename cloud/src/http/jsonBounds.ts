@@ -50,6 +50,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 /** Throws 422 validation_error when `body` breaks the depth or free-form size bound. */
 export function checkJsonBounds(body: unknown, where = 'body'): void {
   if (body === null || typeof body !== 'object' || Buffer.isBuffer(body)) return
+  // Only parsed JSON is walked: a raw byte body (an upload part) arrives as a stream.
+  const proto = Object.getPrototypeOf(body)
+  if (!Array.isArray(body) && proto !== Object.prototype && proto !== null) return
   if (!isPlainObject(body)) {
     const m = measure(body, MAX_JSON_DEPTH + 1, Number.POSITIVE_INFINITY)
     if (m.depth > MAX_JSON_DEPTH + 1) throw validation(`${where} nests deeper than ${MAX_JSON_DEPTH} levels.`)

@@ -38,7 +38,9 @@ t.test('a device flooding reported state does not delay another screen going onl
   const quietStatus = async () => (await c.call('GET', `/v1/screens/${quiet.screenId}`, undefined, key2)).body.data.status as string
 
   const dev = await connectDevice(t, url, flooder)
-  const N = 20_000
+  // Large enough that a presence queue behind the flood (the old design) takes seconds
+  // even on a quiet machine, small enough to send in about a second.
+  const N = 50_000
   const started = performance.now()
   // Fire the whole flood without waiting, then connect the other screen in the middle of it.
   for (let k = 0; k < N; k++) dev.client.publish(topics.reported(flooder.screenId), reported(k), { qos: 0 })
@@ -53,7 +55,7 @@ t.test('a device flooding reported state does not delay another screen going onl
       break
     }
   }
-  t.ok(onlineAfter < 1500, `the other screen is online ${Math.round(onlineAfter)} ms after its CONNACK, during the flood`)
+  t.ok(onlineAfter < 3000, `the other screen is online ${Math.round(onlineAfter)} ms after its CONNACK, during the flood`)
   await sent
   // Wait for the flooder's latest state to be stored.
   let stored: { storage?: { usedBytes: number } } | null = null

@@ -122,12 +122,13 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     this.player.on('page', (e) => {
       const screenId = this.screenId;
-      if (e.event === 'end') this.playLog.end(e.slot);
+      const slot = `${e.page}:${e.slot}`;
+      if (e.event === 'end') this.playLog.end(slot);
       else if (e.event === 'error') {
-        this.playLog.end(e.slot);
+        this.playLog.end(slot);
         this.log.warn('an item failed to load on the page and was skipped', { itemKind: e.itemKind, itemId: e.itemId, contentId: e.contentId, slot: e.slot });
       } else if (screenId)
-        this.playLog.start(e.slot, {
+        this.playLog.start(slot, {
           screenId,
           source: String(e.source ?? ''),
           contentKind: String(e.contentKind ?? ''),
@@ -139,7 +140,7 @@ export class Agent extends EventEmitter<AgentEvents> {
           zone: e.slot.includes('/') ? e.slot.slice(e.slot.indexOf('/') + 1) : null,
         });
     });
-    this.player.on('pageGone', () => this.playLog.endAll());
+    this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`));
     this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
     this.#credentials = new CredentialStore(options.dataDir);
     this.#desired = new DesiredStore(options.dataDir);

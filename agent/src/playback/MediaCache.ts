@@ -102,7 +102,7 @@ export class MediaCache {
   readonly #o: MediaCacheOptions;
   readonly #fetch: FetchFn;
   #index = new Map<string, Entry>();
-  #loaded = false;
+  #loaded: Promise<void> | null = null;
   #inflight = new Map<string, Promise<boolean>>();
   #saving: Promise<void> = Promise.resolve();
 
@@ -126,10 +126,13 @@ export class MediaCache {
     return this.#index.has(key);
   }
 
-  /** Reads the index; entries whose file is gone are dropped. */
-  async load(): Promise<void> {
-    if (this.#loaded) return;
-    this.#loaded = true;
+  /** Reads the index (once; concurrent callers share it); entries whose file is gone are dropped. */
+  load(): Promise<void> {
+    this.#loaded ??= this.#load();
+    return this.#loaded;
+  }
+
+  async #load(): Promise<void> {
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     let list: Entry[] = [];
     try {

@@ -75,9 +75,9 @@ export class PlayLog {
     this.#append({ ...rest, endedAt: now.toISOString(), durationMs: Math.max(0, now.getTime() - startMs) });
   }
 
-  /** Ends every open play (the page went away, a new view, the agent stops). */
-  endAll(): void {
-    for (const slot of [...this.#open.keys()]) this.end(slot);
+  /** Ends every open play whose slot starts with `prefix` (a page went away; the agent stops). */
+  endAll(prefix = ''): void {
+    for (const slot of [...this.#open.keys()]) if (slot.startsWith(prefix)) this.end(slot);
   }
 
   /** Waits for pending writes. */

@@ -23,6 +23,8 @@ export interface PlayerServerOptions {
 
 /** What the page tells the agent about what it shows. */
 export interface PageEvent {
+  /** Which page connection said it (several pages may be open, e.g. one with `?debug=1`). */
+  page: number;
   type: 'play';
   event: 'start' | 'end' | 'error';
   /** `main`, or `main/<zone>` inside a layout. */
@@ -41,10 +43,10 @@ export interface PlayerServerEvents {
   /** A message from a page. */
   page: [event: PageEvent];
   /** A page connection closed (what it showed is no longer known to be on screen). */
-  pageGone: [];
+  pageGone: [page: number];
 }
 
-function parsePageEvent(text: string): PageEvent | null {
+function parsePageEvent(text: string, page: number): PageEvent | null {
   let m: unknown;
   try {
     m = JSON.parse(text);
@@ -55,7 +57,7 @@ function parsePageEvent(text: string): PageEvent | null {
   const e = m as Record<string, unknown>;
   if (e.type !== 'play' || !['start', 'end', 'error'].includes(e.event as string) || typeof e.slot !== 'string' || e.slot.length > 200) return null;
   if (e.event !== 'end' && (typeof e.itemId !== 'string' || typeof e.itemKind !== 'string' || typeof e.contentId !== 'string')) return null;
-  return e as unknown as PageEvent;
+  return { ...(e as unknown as PageEvent), page };
 }
 
 export class PlayerServer extends EventEmitter<PlayerServerEvents> {
@@ -64,6 +66,7 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
   #wss: WebSocketServer | null = null;
   #view: PlayerView = { type: 'starting' };
   #port: number | null = null;
+  #pages = 0;
 
   constructor(options: PlayerServerOptions) {
     super();
@@ -90,11 +93,12 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', () => ws.terminate());
+        const page = ++this.#pages;
         ws.on('message', (data) => {
-          const e = parsePageEvent(String(data));
+          const e = parsePageEvent(String(data), page);
           if (e) this.emit('page', e);
         });
-        ws.on('close', () => this.emit('pageGone'));
+        ws.on('close', () => this.emit('pageGone', page));
         ws.send(JSON.stringify(this.#view));
       });
     });

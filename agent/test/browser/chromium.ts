@@ -18,7 +18,7 @@ export const HEIGHT = 720;
 export function missingChromium(t: Test): string | null {
   if (fs.existsSync(CHROMIUM)) return null;
   const why = `needs chromium at ${CHROMIUM} (apt-get install -y chromium)`;
-  if (process.env.CI) t.fail(`${why}: CI must have it`);
+  if (process.env.CI && process.env.CI !== 'false') t.fail(`${why}: CI must have it`);
   return why;
 }
 

@@ -3,8 +3,8 @@
 // come from a small HTTP server standing in for media storage. Screenshot pixels prove:
 // a cast image is full-bleed (no label bar), `contain`/`cover` fit, a playlist of two
 // colours alternates on its durations, a video advances on `ended`, a broken item is
-// skipped, an emergency message is on screen in a large band; and the play log on disk
-// holds exactly the sequence the screenshots saw.
+// skipped, a web/app page shows in a frame, an emergency message is on screen in a large
+// band; and the play log on disk holds exactly the sequence the screenshots saw.
 import t from 'tap';
 import fs from 'node:fs';
 import { once } from 'node:events';
@@ -37,6 +37,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     'yellow.png': { body: solidPng(64, 36, PALETTE.yellow!), type: 'image/png' },
     'cyan43.png': { body: solidPng(40, 30, PALETTE.cyan!), type: 'image/png' },
     'clip.webm': { body: webm, type: 'video/webm' },
+    'app.html': { body: Buffer.from('<!doctype html><body style="margin:0;background:rgb(240,220,10)"></body>'), type: 'text/html' },
   });
 
   const cloud = await startCloud(t);
@@ -189,7 +190,12 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
   await until(5000, () => lines.find((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'));
   t.ok(lines.some((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'), 'the failure is reported');
 
-  // 6. An emergency: its content full-screen with the message in a large band above it.
+  // 6. A web/app item plays full-screen in a frame.
+  await publish({ casts: [cast('cast_app', 'app', 'app_menu', { name: 'Menu board', url: media.url('app.html'), config: { appKey: 'web' } })] });
+  await waitColour('yellow');
+  t.equal(await js<string>(`document.querySelector('iframe')?.getAttribute('src')`), media.url('app.html'), 'the app page loads live in a frame');
+
+  // 7. An emergency: its content full-screen with the message in a large band above it.
   const message = 'EVACUATE NOW - USE THE STAIRS';
   await publish({
     casts: [cast('cast_green', 'media', 'med_green', { name: 'Green', ...image('green.png') })],
@@ -230,7 +236,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as PlayRecord);
-  const colourOf: Record<string, string> = { med_red: 'red', med_green: 'green', med_blue: 'blue', med_clip: 'magenta', med_yellow: 'yellow', med_43: 'cyan' };
+  const colourOf: Record<string, string> = { med_red: 'red', med_green: 'green', med_blue: 'blue', med_clip: 'magenta', med_yellow: 'yellow', med_43: 'cyan', app_menu: 'yellow' };
   const logged = records.map((r) => colourOf[r.itemId] ?? r.itemId);
   // Frames that are no single colour (a letterboxed picture, a change of view) are left out.
   const watched = runsOf(seen.filter((s) => s.top !== null).map((s) => ({ at: s.at, colour: s.top }))).map((r) => r.colour!);

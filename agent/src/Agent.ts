@@ -18,7 +18,9 @@ import { JobDispatcher } from './jobs/JobDispatcher.js';
 import { SeenJobs } from './jobs/SeenJobs.js';
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
 import { PlayerServer } from './player/PlayerServer.js';
-import { playingView } from './player/PlayerView.js';
+import { localView, playingView } from './player/PlayerView.js';
+import { DEFAULT_CACHE_MAX_BYTES, MediaCache, keyOf, mediaOf, wantedBy } from './playback/MediaCache.js';
+import { PlayLog } from './playback/PlayLog.js';
 import type { DisplayDriver } from './serial/DisplayDriver.js';
 import { PanelSupervisor } from './serial/PanelSupervisor.js';
 
@@ -29,6 +31,8 @@ export interface AgentOptions {
   cloudUrl: string;
   /** Folder for credentials.json, desired.json and jobs-seen.json. */
   dataDir: string;
+  /** Bound of the on-disk media cache in bytes (default 2 GiB; least recently used files go first). */
+  cacheMaxBytes?: number;
   /** Player page port (default 7070; 0 picks one). */
   playerPort?: number;
   playerHost?: string;
@@ -82,6 +86,8 @@ interface Session {
 export class Agent extends EventEmitter<AgentEvents> {
   readonly log: Logger;
   readonly player: PlayerServer;
+  readonly cache: MediaCache;
+  readonly playLog: PlayLog;
   readonly #o: AgentOptions;
   readonly #clock: Clock;
   readonly #timers: Timers;
@@ -99,7 +105,42 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.#clock = options.clock ?? systemClock;
     this.#timers = options.timers ?? systemTimers;
     this.log = options.log ?? new Logger({ write: (l) => process.stdout.write(l), clock: this.#clock });
-    this.player = new PlayerServer({ port: options.playerPort ?? DEFAULT_PLAYER_PORT, host: options.playerHost, log: this.log.child({ part: 'player' }) });
+    this.cache = new MediaCache({
+      dataDir: options.dataDir,
+      cloudUrl: options.cloudUrl,
+      maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
+      log: this.log.child({ part: 'cache' }),
+      clock: this.#clock,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock });
+    this.player = new PlayerServer({
+      port: options.playerPort ?? DEFAULT_PLAYER_PORT,
+      host: options.playerHost,
+      log: this.log.child({ part: 'player' }),
+      media: (key) => this.cache.lookup(key),
+    });
+    this.player.on('page', (e) => {
+      const screenId = this.screenId;
+      const slot = `${e.page}:${e.slot}`;
+      if (e.event === 'end') this.playLog.end(slot);
+      else if (e.event === 'error') {
+        this.playLog.end(slot);
+        this.log.warn('an item failed to load on the page and was skipped', { itemKind: e.itemKind, itemId: e.itemId, contentId: e.contentId, slot: e.slot });
+      } else if (screenId)
+        this.playLog.start(slot, {
+          screenId,
+          source: String(e.source ?? ''),
+          contentKind: String(e.contentKind ?? ''),
+          contentId: String(e.contentId ?? ''),
+          castId: e.castId ?? null,
+          emergencyId: e.emergencyId ?? null,
+          itemKind: e.itemKind!,
+          itemId: e.itemId!,
+          zone: e.slot.includes('/') ? e.slot.slice(e.slot.indexOf('/') + 1) : null,
+        });
+    });
+    this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`));
     this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
     this.#credentials = new CredentialStore(options.dataDir);
     this.#desired = new DesiredStore(options.dataDir);
@@ -159,6 +200,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       await this.#stopPairing();
       await this.#stopSession();
       await this.player.stop();
+      this.playLog.endAll();
+      await this.playLog.flush();
       this.#setPhase('stopped');
     });
   }
@@ -260,7 +303,27 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.#session = session;
     this.#setPhase('running');
 
-    const show = (): void => this.player.show(playingView(screenId, link.connected, state.version, state.decision, this.#o.cloudUrl));
+    // Files come first: the page switches only once what it will show is on disk (the rest
+    // of the desired state downloads behind it), then plays them from the local server.
+    let shows = 0;
+    const cloudUrl = this.#o.cloudUrl;
+    const cachedKey = (url: string, m: { mimeType?: string; sha256?: string }): string | null => {
+      const key = keyOf({ url, ...m }, cloudUrl);
+      return key && this.cache.has(key) ? key : null;
+    };
+    const show = (): void => {
+      const seq = ++shows;
+      const decision = state.decision;
+      const wanted = wantedBy(state.desired, cloudUrl);
+      const needed = [...mediaOf(decision.content)].map((m) => keyOf(m, cloudUrl)).filter((k): k is string => k !== null);
+      void (async () => {
+        await this.cache.load();
+        const fetched = this.cache.ensure(wanted);
+        if (!needed.every((k) => this.cache.has(k))) await fetched;
+        if (seq !== shows || this.#session !== session) return;
+        this.player.show(localView(playingView(screenId, link.connected, state.version, decision, cloudUrl), cachedKey));
+      })().catch((err: unknown) => log.warn('could not prepare the player view', { err: err as Error }));
+    };
     state.on('change', show);
     if (panel) {
       const follow = (): void => void panel.configure(state.panelSettings).catch((err: unknown) => log.warn('could not reconfigure the panel poller', { err: err as Error }));

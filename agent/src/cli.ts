@@ -3,6 +3,7 @@
  *
  *   start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
  *         [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
+ *         [--cache-max-mb N]
  *
  * Logs are JSON lines on stdout; the pairing code is also printed as a plain line
  * (`Pairing code: ABC234 …`) for a person at the console. Bad arguments: a message on
@@ -12,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, DEFAULT_PLAYER_PORT } from './Agent.js';
+import { DEFAULT_CACHE_MAX_BYTES } from './playback/MediaCache.js';
 import { Logger, type LogLevel } from './runtime/Logger.js';
 import { systemClock } from './runtime/time.js';
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
@@ -22,7 +24,9 @@ import { logPanelPort } from './serial/portLog.js';
 const USAGE = `usage:
   agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
               [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
-defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port)
+              [--cache-max-mb N]
+defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
+          --cache-max-mb ${DEFAULT_CACHE_MAX_BYTES / 1024 ** 2} (the on-disk media cache bound)
 `;
 
 class UsageError extends Error {}
@@ -31,6 +35,7 @@ interface StartArgs {
   cloudUrl: string;
   dataDir: string;
   playerPort: number;
+  cacheMaxBytes: number;
   serial: { kind: 'path'; path: string } | { kind: 'tcp'; host: string; port: number } | null;
   model: string;
   serialNumber: string;
@@ -52,6 +57,7 @@ function parseStartArgs(argv: string[]): StartArgs {
         model: { type: 'string' },
         'serial-number': { type: 'string' },
         'log-level': { type: 'string' },
+        'cache-max-mb': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -72,12 +78,20 @@ function parseStartArgs(argv: string[]): StartArgs {
     if (portText.trim() === '' || !Number.isInteger(playerPort) || playerPort < 0 || playerPort > 65535)
       throw new UsageError(`--player-port must be a whole number from 0 to 65535, got "${portText}"`);
   }
+  const mbText = values['cache-max-mb'];
+  let cacheMaxBytes = DEFAULT_CACHE_MAX_BYTES;
+  if (mbText !== undefined) {
+    const mb = Number(mbText);
+    if (mbText.trim() === '' || !Number.isInteger(mb) || mb < 1) throw new UsageError(`--cache-max-mb must be a whole number of megabytes, at least 1, got "${mbText}"`);
+    cacheMaxBytes = mb * 1024 ** 2;
+  }
   const level = values['log-level'] ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`);
   return {
     cloudUrl: cloud.href.replace(/\/+$/, ''),
     dataDir: path.resolve(values.data ?? './agent-data'),
     playerPort,
+    cacheMaxBytes,
     serial: serialArg(values.serial),
     model: values.model ?? `svc-agent (${os.platform()} ${os.arch()})`,
     serialNumber: values['serial-number'] ?? os.hostname(),
@@ -124,6 +138,7 @@ async function start(argv: string[]): Promise<number> {
     cloudUrl: args.cloudUrl,
     dataDir: args.dataDir,
     playerPort: args.playerPort,
+    cacheMaxBytes: args.cacheMaxBytes,
     device: { model: args.model, serialNumber: args.serialNumber },
     serialRunner: serialRunner(driver),
     ...(driver ? { panelDriver: driver } : {}),

@@ -1,6 +1,9 @@
 // The local player page: an HTTP server (default port 7070) serving the kiosk page at `/`,
-// the current view as JSON at `/state`, and a WebSocket feed at `/feed` that sends the
-// current view on connect and every change after.
+// the current view as JSON at `/state`, cached media at `/media/<key>` (with byte ranges,
+// for video), and a WebSocket feed at `/feed` that sends the current view on connect and
+// every change after; the page answers on it with what it actually plays (`page` events).
+import { EventEmitter } from 'node:events';
+import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
@@ -14,16 +17,59 @@ export interface PlayerServerOptions {
   /** Default 127.0.0.1: the kiosk browser runs on the player itself. */
   host?: string;
   log: Logger;
+  /** Finds a cached file by key for `/media/<key>` (absent = no media route). */
+  media?: (key: string) => { file: string; mimeType: string | null; bytes: number } | null;
 }
 
-export class PlayerServer {
+/** What the page tells the agent about what it shows. */
+export interface PageEvent {
+  /** Which page connection said it (several pages may be open, e.g. one with `?debug=1`). */
+  page: number;
+  type: 'play';
+  event: 'start' | 'end' | 'error';
+  /** `main`, or `main/<zone>` inside a layout. */
+  slot: string;
+  source?: string;
+  contentKind?: string;
+  contentId?: string;
+  castId?: string | null;
+  emergencyId?: string | null;
+  itemKind?: string;
+  itemId?: string;
+  url?: string | null;
+}
+
+export interface PlayerServerEvents {
+  /** A message from a page. */
+  page: [event: PageEvent];
+  /** A page connection closed (what it showed is no longer known to be on screen). */
+  pageGone: [page: number];
+}
+
+function parsePageEvent(text: string, page: number): PageEvent | null {
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!m || typeof m !== 'object') return null;
+  const e = m as Record<string, unknown>;
+  if (e.type !== 'play' || !['start', 'end', 'error'].includes(e.event as string) || typeof e.slot !== 'string' || e.slot.length > 200) return null;
+  if (e.event !== 'end' && (typeof e.itemId !== 'string' || typeof e.itemKind !== 'string' || typeof e.contentId !== 'string')) return null;
+  return { ...(e as unknown as PageEvent), page };
+}
+
+export class PlayerServer extends EventEmitter<PlayerServerEvents> {
   readonly #o: PlayerServerOptions;
   #server: http.Server | null = null;
   #wss: WebSocketServer | null = null;
   #view: PlayerView = { type: 'starting' };
   #port: number | null = null;
+  #pages = 0;
 
   constructor(options: PlayerServerOptions) {
+    super();
     this.#o = options;
   }
 
@@ -47,6 +93,12 @@ export class PlayerServer {
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', () => ws.terminate());
+        const page = ++this.#pages;
+        ws.on('message', (data) => {
+          const e = parsePageEvent(String(data), page);
+          if (e) this.emit('page', e);
+        });
+        ws.on('close', () => this.emit('pageGone', page));
         ws.send(JSON.stringify(this.#view));
       });
     });
@@ -91,8 +143,48 @@ export class PlayerServer {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PLAYER_PAGE);
     } else if (path === '/state') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.#view));
+    } else if (path.startsWith('/media/') && this.#o.media) {
+      this.#serveMedia(req, res, path.slice('/media/'.length));
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     }
+  }
+
+  #serveMedia(req: http.IncomingMessage, res: http.ServerResponse, key: string): void {
+    const hit = /^[0-9a-f]{64}$/.test(key) ? this.#o.media!(key) : null;
+    if (!hit) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not cached\n');
+      return;
+    }
+    const headers: http.OutgoingHttpHeaders = {
+      'content-type': hit.mimeType ?? 'application/octet-stream',
+      'accept-ranges': 'bytes',
+      'cache-control': 'no-cache',
+    };
+    let start = 0;
+    let end = hit.bytes - 1;
+    let status = 200;
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    if (range && (range[1] || range[2])) {
+      if (range[1]) {
+        start = Number(range[1]);
+        if (range[2]) end = Math.min(end, Number(range[2]));
+      } else start = Math.max(0, hit.bytes - Number(range[2]));
+      if (start > end || start >= hit.bytes) {
+        res.writeHead(416, { 'content-range': `bytes */${hit.bytes}` }).end();
+        return;
+      }
+      status = 206;
+      headers['content-range'] = `bytes ${start}-${end}/${hit.bytes}`;
+    }
+    headers['content-length'] = hit.bytes === 0 ? 0 : end - start + 1;
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD' || hit.bytes === 0) {
+      res.end();
+      return;
+    }
+    createReadStream(hit.file, { start, end })
+      .on('error', () => res.destroy())
+      .pipe(res);
   }
 }

@@ -17,7 +17,7 @@ export type PlayerView =
       content: PlayableContent | null;
       castId: string | null;
       emergencyId: string | null;
-      /** Emergency text to show over the content. */
+      /** Emergency text, shown in a large band over the emergency content. */
       message: string | null;
     };
 
@@ -32,11 +32,44 @@ function absolute(content: PlayableContent | null, cloudUrl: string): PlayableCo
       return u;
     }
   };
+  const zones = (content.config as { zones?: unknown } | undefined)?.zones;
   return {
     ...content,
     ...(content.url ? { url: fix(content.url) } : {}),
     ...(content.items ? { items: content.items.map((i) => (i.url ? { ...i, url: fix(i.url) } : i)) } : {}),
+    ...(Array.isArray(zones)
+      ? {
+          config: {
+            ...(content.config as object),
+            zones: zones.map((z: { content?: PlayableContent | null }) => (z && z.content ? { ...z, content: absolute(z.content, cloudUrl) } : z)),
+          },
+        }
+      : {}),
   };
+}
+
+/**
+ * The view with every cached file pointed at the local player server (`/media/<key>`), so
+ * the page plays from disk; files not in the cache keep their remote URL.
+ */
+export function localView(view: PlayerView, cached: (url: string, m: { mimeType?: string; sha256?: string }) => string | null): PlayerView {
+  if (view.type !== 'playing' || !view.content) return view;
+  const local = (c: PlayableContent): PlayableContent => {
+    const swap = <T extends { url?: string; mimeType?: string; sha256?: string }>(m: T): T => {
+      if (!m.url) return m;
+      const key = cached(m.url, m);
+      return key ? { ...m, url: `/media/${key}` } : m;
+    };
+    const zones = (c.config as { zones?: unknown } | undefined)?.zones;
+    return {
+      ...swap(c),
+      ...(c.items ? { items: c.items.map(swap) } : {}),
+      ...(Array.isArray(zones)
+        ? { config: { ...(c.config as object), zones: zones.map((z: { content?: PlayableContent | null }) => (z && z.content ? { ...z, content: local(z.content) } : z)) } }
+        : {}),
+    };
+  };
+  return { ...view, content: local(view.content) };
 }
 
 export function playingView(screenId: string, connected: boolean, version: number, d: PlaybackDecision, cloudUrl = 'http://localhost/'): PlayerView {

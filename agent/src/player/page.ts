@@ -1,6 +1,12 @@
-// The kiosk page: a full-screen view that follows /feed. Plays images, video and web
-// pages by URL; otherwise shows the content's name. Cast and emergency get a banner;
-// while unpaired it shows the pairing code large enough to read across a room.
+// The kiosk page: full-bleed content that follows /feed. Nothing is drawn over or around
+// content in normal play; the pairing code and diagnostics appear only when there is
+// nothing to play, or always with `?debug=1`. Plays images, video (muted autoplay, looped
+// when alone, `ended` advances a playlist), playlists with per-item durations, web/app
+// pages, and layouts (one region per zone). Each item is fit `contain` (default) or
+// `cover`. An emergency shows its message in a large band above everything. An item that
+// fails to load is reported and skipped. The page reports what it actually showed over
+// the same WebSocket: `{type:"play", event:"start"|"end"|"error", slot, …}`, from the
+// elements' own `load` / `playing` / `ended` / `error` events.
 export const PLAYER_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -8,66 +14,195 @@ export const PLAYER_PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>svc player</title>
 <style>
-  html, body { margin: 0; height: 100%; background: #000; color: #eee; font-family: system-ui, sans-serif; overflow: hidden; }
-  #stage { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; }
-  #stage img, #stage video, #stage iframe { width: 100%; height: 100%; object-fit: contain; border: 0; }
-  .card { text-align: center; }
+  html, body { margin: 0; height: 100%; background: #000; color: #eee; font-family: system-ui, sans-serif; overflow: hidden; cursor: none; }
+  #stage { position: absolute; inset: 0; }
+  .slot { position: absolute; overflow: hidden; background: #000; }
+  .slot > img, .slot > video, .slot > iframe { position: absolute; inset: 0; width: 100%; height: 100%; border: 0; display: block; object-fit: contain; }
+  .slot > .cover { object-fit: cover; }
+  .diag { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; text-align: center; background: #111; }
   .code { font-size: 14vw; letter-spacing: 0.15em; font-weight: 700; font-family: ui-monospace, monospace; }
   .hint { font-size: 2.2vw; opacity: 0.8; }
   .name { font-size: 4vw; }
-  #banner { position: absolute; left: 0; right: 0; top: 0; padding: 1.2vh 2vw; font-size: 2.4vw; font-weight: 600; display: none; }
-  #banner.cast { display: block; background: rgba(20, 90, 200, 0.85); }
-  #banner.emergency { display: block; background: #c00; font-size: 3.4vw; }
-  #offline { position: absolute; right: 1vw; bottom: 1vh; font-size: 1.2vw; opacity: 0.6; display: none; }
+  #band { position: absolute; left: 0; right: 0; bottom: 0; z-index: 100; display: none; background: #c00; color: #fff;
+          font-size: 6vw; font-weight: 800; line-height: 1.15; text-align: center; padding: 3vh 3vw; text-shadow: 0 0.3vw 0.6vw rgba(0,0,0,.5); }
+  #band.on { display: block; }
+  #debug { position: absolute; left: 0; top: 0; z-index: 200; font: 14px ui-monospace, monospace; background: rgba(0,0,0,.7); color: #0f0; padding: 6px 10px; white-space: pre; display: none; }
 </style>
 </head>
 <body>
-<div id="stage"><div class="card"><div class="hint">starting…</div></div></div>
-<div id="banner"></div>
-<div id="offline">offline — playing the last known schedule</div>
+<div id="stage" class="slot"><div class="diag"><div class="hint">starting…</div></div></div>
+<div id="band" role="alert"></div>
+<div id="debug"></div>
 <script>
 (function () {
+  var DEFAULT_MS = 10000, RETRY_MS = 30000;
+  var debug = /(^|[?&])debug=1(&|$)/.test(location.search.slice(1));
   var stage = document.getElementById('stage');
-  var banner = document.getElementById('banner');
-  var offline = document.getElementById('offline');
-  var shown = '';
+  var band = document.getElementById('band');
+  var dbg = document.getElementById('debug');
+  var ws = null, shown = '', view = null, gen = 0, timers = [], open = {}, outbox = [];
+
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e; }
-  function media(v) {
-    var c = v.content || {};
-    var url = c.url || (c.items && c.items[0] && c.items[0].url);
-    var mime = c.mimeType || (c.items && c.items[0] && c.items[0].mimeType) || '';
-    if (url && /^image\\//.test(mime)) { var i = el('img'); i.src = url; return i; }
-    if (url && /^video\\//.test(mime)) { var m = el('video'); m.src = url; m.autoplay = true; m.muted = true; m.loop = true; return m; }
-    if (url && (v.contentKind === 'app' || /^text\\/html/.test(mime))) { var f = el('iframe'); f.src = url; return f; }
-    var card = el('div', 'card');
-    card.appendChild(el('div', 'name', c.name || (v.contentKind ? v.contentKind + ' ' + v.contentId : 'nothing to play')));
-    if (url) card.appendChild(el('div', 'hint', url));
-    return card;
+  function send(m) {
+    var text = JSON.stringify(m);
+    if (ws && ws.readyState === 1) ws.send(text); else outbox.push(text);
   }
+  function later(fn, ms) { var g = gen; timers.push(setTimeout(function () { if (g === gen) fn(); }, ms)); }
+  function origin(v) { return { source: v.source, contentKind: v.contentKind, contentId: v.contentId, castId: v.castId || null, emergencyId: v.emergencyId || null }; }
+  function started(slot, item) {
+    if (open[slot]) ended(slot);
+    var m = origin(view); m.type = 'play'; m.event = 'start'; m.slot = slot; m.itemKind = item.kind; m.itemId = item.id;
+    open[slot] = m;
+    send(m);
+  }
+  function ended(slot) { if (!open[slot]) return; delete open[slot]; send({ type: 'play', event: 'end', slot: slot }); }
+  function failed(slot, item) {
+    if (open[slot]) ended(slot);
+    var m = origin(view); m.type = 'play'; m.event = 'error'; m.slot = slot; m.itemKind = item.kind; m.itemId = item.id; m.url = item.url || null;
+    send(m);
+  }
+  function kindOf(mime, kind, url) {
+    if (!url) return 'none';
+    if (/^image\\//.test(mime)) return 'image';
+    if (/^video\\//.test(mime)) return 'video';
+    if (kind === 'app' || /^text\\/html/.test(mime) || !mime) return 'web';
+    return 'none';
+  }
+  function diag(box, title, lines) {
+    var d = el('div', 'diag'), c = el('div');
+    c.appendChild(el('div', 'name', title));
+    for (var i = 0; i < lines.length; i++) if (lines[i]) c.appendChild(el('div', 'hint', lines[i]));
+    d.appendChild(c); box.appendChild(d);
+  }
+
+  // Shows one item in a slot box; calls done() when it should move on (duration or
+  // 'ended'), or bad() when it cannot load. single = the only item (video loops).
+  function showItem(box, slot, item, single, done, bad) {
+    var what = kindOf(item.mimeType || '', item.kind, item.url), fit = item.fit === 'cover' ? 'cover' : '';
+    var finished = false;
+    function fin(ok) { if (finished) return; finished = true; if (ok) done(); else { failed(slot, item); bad(); } }
+    if (what === 'image') {
+      var img = new Image();
+      img.className = fit;
+      img.onload = function () {
+        if (img.dataset.gone) return;
+        box.textContent = ''; box.appendChild(img); started(slot, item);
+        if (!single) later(function () { fin(true); }, item.durationMs || DEFAULT_MS);
+      };
+      img.onerror = function () { fin(false); };
+      img.src = item.url;
+      return function () { img.dataset.gone = '1'; };
+    }
+    if (what === 'video') {
+      var v = el('video', fit); v.muted = true; v.autoplay = true; v.playsInline = true; v.loop = single; v.preload = 'auto';
+      v.addEventListener('playing', function () { if (!open[slot]) started(slot, item); });
+      v.addEventListener('ended', function () { fin(true); });
+      v.addEventListener('error', function () { fin(false); });
+      v.src = item.url;
+      box.textContent = ''; box.appendChild(v);
+      var p = v.play(); if (p && p.catch) p.catch(function () {});
+      if (!single && item.durationMs) later(function () { fin(true); }, item.durationMs);
+      return function () { v.pause(); v.removeAttribute('src'); v.load(); };
+    }
+    if (what === 'web') {
+      var f = el('iframe', fit); f.setAttribute('allow', 'autoplay; fullscreen');
+      f.onload = function () { if (!open[slot]) started(slot, item); };
+      f.src = item.url;
+      box.textContent = ''; box.appendChild(f);
+      if (!single) later(function () { fin(true); }, item.durationMs || DEFAULT_MS);
+      return function () {};
+    }
+    later(function () { fin(false); }, 0);
+    return function () {};
+  }
+
+  // Plays a content (one item, a playlist, a layout) into a box, looping a playlist and
+  // skipping items that fail; when everything failed, a diagnostic and a retry later.
+  function play(box, slot, kind, id, c) {
+    c = c || {};
+    var zones = c.config && c.config.zones;
+    if (kind === 'layout' && zones && zones.length) {
+      var W = c.config.width || 1920, H = c.config.height || 1080;
+      for (var z = 0; z < zones.length; z++) {
+        var zn = zones[z]; if (!zn || !zn.content) continue;
+        var zb = el('div', 'slot');
+        zb.style.left = (100 * zn.x / W) + '%'; zb.style.top = (100 * zn.y / H) + '%';
+        zb.style.width = (100 * zn.width / W) + '%'; zb.style.height = (100 * zn.height / H) + '%';
+        box.appendChild(zb);
+        var zc = zn.content; if (zn.fit && !zc.fit) zc.fit = zn.fit;
+        play(zb, slot + '/' + zn.id, zc.kind, zc.id, zc);
+      }
+      return;
+    }
+    var items = [];
+    if (c.items && c.items.length) {
+      for (var i = 0; i < c.items.length; i++) {
+        var it = c.items[i];
+        items.push({ kind: it.contentKind, id: it.contentId, url: it.url, mimeType: it.mimeType, durationMs: it.durationMs, fit: it.fit || c.fit, name: it.name });
+      }
+    } else {
+      items.push({ kind: kind, id: id, url: c.url, mimeType: c.mimeType, durationMs: c.durationMs, fit: c.fit, name: c.name });
+    }
+    var at = -1, failures = 0, cancel = null;
+    function next() {
+      if (cancel) cancel();
+      at = (at + 1) % items.length;
+      var item = items[at];
+      cancel = showItem(box, slot, item, items.length === 1,
+        function () { failures = 0; ended(slot); next(); },
+        function () {
+          failures++;
+          if (failures >= items.length) {
+            box.textContent = '';
+            if (debug || box === stage) diag(box, 'cannot play ' + (c.name || id || ''), ['retrying in ' + RETRY_MS / 1000 + ' s']);
+            failures = 0;
+            later(next, RETRY_MS);
+          } else next();
+        });
+    }
+    next();
+  }
+
+  function endAll() { for (var s in open) ended(s); }
+
   function render(v) {
-    var key = JSON.stringify([v.type, v.pairingCode, v.contentKind, v.contentId, v.content && v.content.url]);
-    banner.className = ''; banner.textContent = '';
-    offline.style.display = v.type === 'playing' && !v.connected ? 'block' : 'none';
-    if (v.type === 'playing' && v.source === 'emergency') { banner.className = 'emergency'; banner.textContent = v.message || 'Emergency'; }
-    else if (v.type === 'playing' && v.source === 'cast') { banner.className = 'cast'; banner.textContent = 'Cast: ' + ((v.content && v.content.name) || v.contentId); }
+    view = v;
+    if (debug) {
+      dbg.style.display = 'block';
+      dbg.textContent = [v.type, v.screenId ? 'screen ' + v.screenId : '', v.type === 'playing' ? (v.connected ? 'online' : 'OFFLINE') + ' · v' + v.version : '',
+        v.source ? v.source + ' ' + (v.contentKind || '') + ' ' + (v.contentId || '') : ''].filter(Boolean).join('\\n');
+    }
+    if (v.type === 'playing' && v.source === 'emergency' && v.message) { band.textContent = v.message; band.className = 'on'; }
+    else { band.textContent = ''; band.className = ''; }
+    var key = JSON.stringify([v.type, v.pairingCode, v.source, v.contentKind, v.contentId, v.castId, v.emergencyId, v.content]);
     if (key === shown) return;
     shown = key;
+    endAll();
+    gen++;
+    for (var t = 0; t < timers.length; t++) clearTimeout(timers[t]);
+    timers = [];
+    var old = stage.querySelectorAll('video');
+    for (var o = 0; o < old.length; o++) { old[o].pause(); old[o].removeAttribute('src'); }
     stage.textContent = '';
     if (v.type === 'pairing') {
-      var card = el('div', 'card');
-      card.appendChild(el('div', 'hint', 'Pair this screen with code'));
+      diag(stage, 'Pair this screen with code', []);
+      var card = stage.firstChild.firstChild;
       card.appendChild(el('div', 'code', v.pairingCode));
       card.appendChild(el('div', 'hint', 'valid until ' + new Date(v.expiresAt).toLocaleTimeString()));
-      stage.appendChild(card);
+    } else if (v.type === 'playing' && v.contentKind && v.source !== 'none') {
+      play(stage, 'main', v.contentKind, v.contentId, v.content);
     } else if (v.type === 'playing') {
-      stage.appendChild(media(v));
+      diag(stage, 'Nothing to play', ['screen ' + v.screenId, v.connected ? 'connected' : 'offline — waiting for the cloud']);
     } else {
-      stage.appendChild(el('div', 'hint', 'starting…'));
+      diag(stage, 'starting…', []);
     }
   }
+
   function connect() {
-    var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed');
-    ws.onmessage = function (e) { try { render(JSON.parse(e.data)); } catch (err) {} };
+    ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed');
+    // A new connection (the agent may have restarted) learns what is on screen now.
+    ws.onopen = function () { outbox = []; for (var s in open) ws.send(JSON.stringify(open[s])); };
+    ws.onmessage = function (e) { var v; try { v = JSON.parse(e.data); } catch (err) { return; } render(v); };
     ws.onclose = function () { setTimeout(connect, 2000); };
   }
   connect();

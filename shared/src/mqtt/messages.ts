@@ -25,6 +25,10 @@ export const CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', 'layout', 
 export const ContentKindSchema = literals(CONTENT_KINDS);
 export type ContentKind = Static<typeof ContentKindSchema>;
 
+/** How a picture or video fills its area: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). */
+export const FitSchema = Type.Union([Type.Literal('contain'), Type.Literal('cover')]);
+export type Fit = Static<typeof FitSchema>;
+
 /** One entry of a playlist, already resolved to something the player can fetch. */
 export const PlayableItemSchema = Type.Object({
   contentKind: ContentKindSchema,
@@ -35,6 +39,7 @@ export const PlayableItemSchema = Type.Object({
   sha256: Type.Optional(Type.String()),
   sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
   durationMs: Type.Optional(Type.Integer({ minimum: 0 })),
+  fit: Type.Optional(FitSchema),
 });
 export type PlayableItem = Static<typeof PlayableItemSchema>;
 
@@ -52,6 +57,7 @@ export const PlayableContentSchema = Type.Object({
   sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
   durationMs: Type.Optional(Type.Integer({ minimum: 0 })),
   items: Type.Optional(Type.Array(PlayableItemSchema)),
+  fit: Type.Optional(FitSchema),
   config: Type.Optional(Type.Unknown()),
   /** For contentKind `schedule` on a cast or emergency: the schedule to evaluate. */
   schedule: Type.Optional(ScheduleSchema),

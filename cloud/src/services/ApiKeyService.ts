@@ -82,8 +82,8 @@ export class ApiKeyService {
   private readonly principals = new Map<string, CachedPrincipal>()
   /** Bumped by every change: a lookup that began before one does not fill the cache. */
   private generation = 0
-  /** Key id -> last use not yet written. */
-  private readonly pendingLastUsed = new Map<string, string>()
+  /** Key id -> last use not yet written (ms). */
+  private readonly pendingLastUsed = new Map<string, number>()
   private lastFlushAt: number
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> | null = null
@@ -111,7 +111,8 @@ export class ApiKeyService {
 
   private view(r: KeyRow): ApiKeyView {
     const grant = JSON.parse(r.permissions) as Permission[] | 'all'
-    const pending = this.pendingLastUsed.get(r.id)
+    const pendingMs = this.pendingLastUsed.get(r.id)
+    const pending = pendingMs === undefined ? undefined : new Date(pendingMs).toISOString()
     return {
       id: r.id,
       name: r.name,
@@ -291,8 +292,9 @@ export class ApiKeyService {
 
   /** Records a use; written with the next batch. */
   private touch(id: string, now: Date): void {
-    this.pendingLastUsed.set(id, now.toISOString())
-    if (now.getTime() - this.lastFlushAt >= LAST_USED_FLUSH_MS) {
+    const t = now.getTime()
+    this.pendingLastUsed.set(id, t)
+    if (t - this.lastFlushAt >= LAST_USED_FLUSH_MS) {
       void this.flushLastUsed().catch(() => undefined)
     } else if (!this.flushTimer) {
       this.flushTimer = setTimeout(() => {
@@ -317,7 +319,8 @@ export class ApiKeyService {
     const run = (async () => {
       await previous?.catch(() => undefined)
       await this.db.transaction(async (tx) => {
-        for (const [id, at] of batch) {
+        for (const [id, ms] of batch) {
+          const at = new Date(ms).toISOString()
           await tx.run('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', [at, id, at])
         }
       })

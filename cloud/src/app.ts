@@ -199,6 +199,8 @@ async function assemble(
     await app.services.presence.idle().catch(() => undefined)
     await app.services.outbound.close()
     app.services.mailer.close()
+    // Pending last_used_at values are written before the database closes.
+    await app.services.apiKeys.close().catch((err) => app.log.error({ err }, 'writing last_used_at on close failed'))
     if (ownsDb) await db.close()
   })
   return app

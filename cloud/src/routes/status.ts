@@ -41,16 +41,19 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
         },
       },
       async (req, reply) => {
-        let view
+        let current
         try {
-          view = await app.services.status.view()
+          // Computed when a measurement or an incident changes it; both renderings come ready-made.
+          current = await app.services.status.current()
         } catch (err) {
           // 200 even during an outage: a database that cannot be read is reported, not thrown.
           req.log.error({ err }, 'status view failed; answering from memory')
-          view = app.services.status.unavailableView(err)
+          const view = app.services.status.unavailableView(err)
+          if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(statusText(view))
+          return { data: view }
         }
-        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(statusText(view))
-        return { data: view }
+        if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(current.text)
+        return reply.type('application/json; charset=utf-8').send(current.json)
       },
     )
 

@@ -5,14 +5,23 @@
 // A key created by another key lives no longer than its parent: its expiry is capped at
 // the parent's, revoking the parent revokes it, and authentication also refuses a key
 // whose creator chain holds a revoked or expired key (rows written before that rule).
+//
+// Authentication is on every request, so its result is kept: a presented key's principal
+// is cached for PRINCIPAL_TTL_MS (with the earliest expiry along its creator chain, checked
+// on every hit), and dropped at once when a CredentialChange names the key or any key above
+// it (revoke, rotate, delete, a permission change), so a revoked key is refused on the very
+// next request. `last_used_at` is collected in memory and written in one batch every
+// LAST_USED_FLUSH_MS and on close; views of a key merge the value not yet written.
+import { timingSafeEqual } from 'node:crypto'
 import { isPermission, missingFrom, type Permission, type PermissionGrant } from '@svc/shared'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
-import { apiKeyPreview, hashSecret, newApiKeySecret, secretMatches, API_KEY_PATTERN, type Region } from '../auth/secrets.js'
+import { apiKeyPreview, hashSecret, newApiKeySecret, API_KEY_PATTERN, type Region } from '../auth/secrets.js'
 import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import type { NodeService } from './NodeService.js'
+import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 
 interface KeyRow {
   id: string
@@ -42,27 +51,75 @@ export interface ApiKeyView {
   createdAt: string
 }
 
-/** lastUsedAt is written at most this often per key, so authentication stays cheap. */
-const LAST_USED_RESOLUTION_MS = 60_000
+/** How long a presented key's principal is kept without asking the database again. */
+export const PRINCIPAL_TTL_MS = 5_000
+/** Pending `last_used_at` values are written at most this long after the use (and on close). */
+export const LAST_USED_FLUSH_MS = 5_000
+/** Bound on cached principals; the oldest entry goes first. */
+const PRINCIPAL_CACHE_MAX = 10_000
+
+type AuthRow = Pick<KeyRow, 'id' | 'workspace_id' | 'name' | 'secret_hash' | 'permissions' | 'node_id' | 'created_by' | 'expires_at' | 'revoked_at'>
+
+interface CachedPrincipal {
+  principal: Principal
+  keyId: string
+  /** The key and every key above it on its creator chain. */
+  chain: string[]
+  /** Earliest expiry along the chain (ms; Infinity when none). */
+  expiresAt: number
+  /** Kept until then (ms, clock time). */
+  until: number
+}
+
+function freezePrincipal(p: Principal): Principal {
+  Object.freeze(p.actor)
+  if (Array.isArray(p.grant)) Object.freeze(p.grant)
+  return Object.freeze(p)
+}
 
 export class ApiKeyService {
+  /** Principals by the SHA-256 of the presented secret. */
+  private readonly principals = new Map<string, CachedPrincipal>()
+  /** Bumped by every change: a lookup that began before one does not fill the cache. */
+  private generation = 0
+  /** Key id -> last use not yet written (ms). */
+  private readonly pendingLastUsed = new Map<string, number>()
+  private lastFlushAt: number
+  private flushTimer: NodeJS.Timeout | null = null
+  private flushing: Promise<void> | null = null
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly random?: RandomSource,
-  ) {}
+    private readonly changes: CredentialChanges = new LocalCredentialChanges(),
+  ) {
+    this.lastFlushAt = clock.now().getTime()
+    changes.subscribe((c) => {
+      if (c.kind === 'apiKey') this.forget(c.ids)
+    })
+  }
+
+  /** Drops cached principals of these keys and of every key created under them. */
+  private forget(ids: string[]): void {
+    this.generation++
+    const gone = new Set(ids)
+    for (const [h, e] of this.principals) if (e.chain.some((id) => gone.has(id))) this.principals.delete(h)
+  }
 
   private view(r: KeyRow): ApiKeyView {
     const grant = JSON.parse(r.permissions) as Permission[] | 'all'
+    const pendingMs = this.pendingLastUsed.get(r.id)
+    const pending = pendingMs === undefined ? undefined : new Date(pendingMs).toISOString()
     return {
       id: r.id,
       name: r.name,
       preview: r.preview,
       permissions: grant,
       nodeId: r.node_id,
-      lastUsedAt: r.last_used_at,
+      lastUsedAt: pending !== undefined && (r.last_used_at === null || pending > r.last_used_at) ? pending : r.last_used_at,
       expiresAt: r.expires_at,
       expired: r.expires_at !== null && r.expires_at <= this.clock.now().toISOString(),
       revokedAt: r.revoked_at,
@@ -150,6 +207,7 @@ export class ApiKeyService {
     this.requireCovers(p, JSON.parse(r.permissions) as PermissionGrant)
     const secret = newApiKeySecret(region, this.random)
     await this.db.run('UPDATE api_keys SET preview = ?, secret_hash = ? WHERE id = ?', [apiKeyPreview(secret), hashSecret(secret), id])
+    this.changes.publish({ kind: 'apiKey', ids: [id] })
     return { key: await this.get(p, id), secret }
   }
 
@@ -163,6 +221,8 @@ export class ApiKeyService {
        UPDATE api_keys SET revoked_at = ? WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL`,
       [id, this.clock.now().toISOString()],
     )
+    // Cached principals of the key and of its subtree (their chains hold it) go now.
+    this.changes.publish({ kind: 'apiKey', ids: [id] })
     return this.get(p, id)
   }
 
@@ -172,35 +232,119 @@ export class ApiKeyService {
     if (lacking.length) throw new ApiError('forbidden', `Missing permission: ${lacking[0]}`)
   }
 
-  /** True when some key up `createdBy`'s creator chain is revoked or expired. */
-  private async ancestryDead(createdBy: string, now: string): Promise<boolean> {
-    if (!createdBy.startsWith('apikey:')) return false
-    const r = await this.db.get<{ n: number }>(
+  /** The keys above one created by `createdBy` (nearest first), with what decides their validity. */
+  private async ancestors(createdBy: string): Promise<{ id: string; revoked_at: string | null; expires_at: string | null }[]> {
+    if (!createdBy.startsWith('apikey:')) return []
+    return this.db.all(
       `WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL SELECT substr(k.created_by, 8), up.depth + 1 FROM api_keys k JOIN up ON k.id = up.id WHERE k.created_by LIKE 'apikey:%' AND up.depth < 64)
-       SELECT COUNT(*) AS n FROM api_keys k JOIN up ON k.id = up.id WHERE k.revoked_at IS NOT NULL OR (k.expires_at IS NOT NULL AND k.expires_at <= ?)`,
-      [createdBy.slice('apikey:'.length), now],
+       SELECT k.id, k.revoked_at, k.expires_at FROM api_keys k JOIN up ON k.id = up.id ORDER BY up.depth`,
+      [createdBy.slice('apikey:'.length)],
     )
-    return (r?.n ?? 0) > 0
   }
 
-  /** The principal behind a presented key, or null when unknown, revoked or expired. */
+  /** The principal behind a presented key, or null when unknown, revoked or expired (itself or up its creator chain). */
   async authenticate(secret: string): Promise<Principal | null> {
     if (!API_KEY_PATTERN.test(secret)) return null
-    const rows = await this.db.all<KeyRow>('SELECT * FROM api_keys WHERE preview = ?', [apiKeyPreview(secret)])
-    let hit: KeyRow | undefined
-    for (const r of rows) if (secretMatches(secret, r.secret_hash)) hit = r
+    const hash = hashSecret(secret)
     const now = this.clock.now()
-    if (!hit || hit.revoked_at || (hit.expires_at && hit.expires_at <= now.toISOString())) return null
-    if (await this.ancestryDead(hit.created_by, now.toISOString())) return null
-    if (!hit.last_used_at || now.getTime() - Date.parse(hit.last_used_at) >= LAST_USED_RESOLUTION_MS) {
-      await this.db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [now.toISOString(), hit.id])
+    const t = now.getTime()
+    const cached = this.principals.get(hash)
+    if (cached) {
+      if (t < cached.until && t < cached.expiresAt) {
+        this.touch(cached.keyId, now)
+        return cached.principal
+      }
+      this.principals.delete(hash)
     }
-    return {
+    const gen = this.generation
+    const rows = await this.db.all<AuthRow>(
+      'SELECT id, workspace_id, name, secret_hash, permissions, node_id, created_by, expires_at, revoked_at FROM api_keys WHERE preview = ?',
+      [apiKeyPreview(secret)],
+    )
+    const presented = Buffer.from(hash, 'hex')
+    let hit: AuthRow | undefined
+    for (const r of rows) {
+      const stored = Buffer.from(r.secret_hash, 'hex')
+      if (stored.length === presented.length && timingSafeEqual(stored, presented)) hit = r
+    }
+    const iso = now.toISOString()
+    if (!hit || hit.revoked_at || (hit.expires_at && hit.expires_at <= iso)) return null
+    let expiresAt = hit.expires_at ? Date.parse(hit.expires_at) : Infinity
+    const chain = [hit.id]
+    for (const a of await this.ancestors(hit.created_by)) {
+      if (a.revoked_at || (a.expires_at && a.expires_at <= iso)) return null
+      if (a.expires_at) expiresAt = Math.min(expiresAt, Date.parse(a.expires_at))
+      chain.push(a.id)
+    }
+    const principal = freezePrincipal({
       actor: { kind: 'key', id: hit.id, name: hit.name, nodeId: hit.node_id },
       workspaceId: hit.workspace_id,
       grant: JSON.parse(hit.permissions) as PermissionGrant,
       nodeId: hit.node_id,
+    })
+    this.touch(hit.id, now)
+    if (gen === this.generation) {
+      if (this.principals.size >= PRINCIPAL_CACHE_MAX) this.principals.delete(this.principals.keys().next().value!)
+      this.principals.set(hash, { principal, keyId: hit.id, chain, expiresAt, until: t + PRINCIPAL_TTL_MS })
     }
+    return principal
+  }
+
+  /** Records a use; written with the next batch. */
+  private touch(id: string, now: Date): void {
+    const t = now.getTime()
+    this.pendingLastUsed.set(id, t)
+    if (t - this.lastFlushAt >= LAST_USED_FLUSH_MS) {
+      void this.flushLastUsed().catch(() => undefined)
+    } else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = null
+        void this.flushLastUsed().catch(() => undefined)
+      }, LAST_USED_FLUSH_MS)
+      this.flushTimer.unref()
+    }
+  }
+
+  /** Writes every pending `last_used_at` in one transaction (never moving one backwards). */
+  async flushLastUsed(): Promise<void> {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer)
+      this.flushTimer = null
+    }
+    this.lastFlushAt = this.clock.now().getTime()
+    if (this.pendingLastUsed.size === 0) return this.idle()
+    const batch = [...this.pendingLastUsed]
+    this.pendingLastUsed.clear()
+    const previous = this.flushing
+    const run = (async () => {
+      await previous?.catch(() => undefined)
+      await this.db.transaction(async (tx) => {
+        for (const [id, ms] of batch) {
+          const at = new Date(ms).toISOString()
+          await tx.run('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', [at, id, at])
+        }
+      })
+    })()
+    this.flushing = run
+    try {
+      await run
+    } catch (e) {
+      // Kept for the next flush unless a newer use replaced it meanwhile.
+      for (const [id, at] of batch) if (!this.pendingLastUsed.has(id)) this.pendingLastUsed.set(id, at)
+      throw e
+    } finally {
+      if (this.flushing === run) this.flushing = null
+    }
+  }
+
+  /** Resolves once the batch being written (if any) is written. */
+  async idle(): Promise<void> {
+    await this.flushing?.catch(() => undefined)
+  }
+
+  /** Writes what is pending and stops the flush timer (the app calls it on close). */
+  async close(): Promise<void> {
+    await this.flushLastUsed()
   }
 
   /** Keys pinned at a node block deleting it. */

@@ -1,6 +1,11 @@
 // Platform status (SPEC "Platform status"): a periodic self-measurement of the database
 // and the broker, incidents managed by operators through the CLI, and the public view
 // computed from both. A measurement older than three hours makes the state `unknown`.
+// The public view is computed when a measurement is recorded or an incident changes, and
+// kept until the next such change or until time alone would change it (the three-hour
+// staleness edge, the next UTC day, a resolved incident leaving the recent list); a call
+// between those moments reads it from memory. Incidents written by another process (the
+// CLI) show from the next measurement.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { DatabaseBusyError, notFound, validation } from '../errors.js'
@@ -66,11 +71,24 @@ async function timed(fn: () => Promise<number>): Promise<{ ok: boolean; ms: numb
   }
 }
 
-export type StatusView = Awaited<ReturnType<StatusService['view']>>
+export type StatusView = Awaited<ReturnType<StatusService['compute']>>
+
+/** A computed view with its two renderings, valid until `validUntil` (ms) unless a change comes first. */
+export interface CurrentStatus {
+  view: StatusView
+  /** `{"data": view}` serialised once. */
+  json: string
+  text: string
+  validUntil: number
+}
 
 export class StatusService {
   /** The last view read from the database, kept so an answer is possible while it is down. */
   private lastView: StatusView | null = null
+  private cached: CurrentStatus | null = null
+  private computing: Promise<CurrentStatus> | null = null
+  /** Bumped by every change, so a computation that began before it is not kept. */
+  private generation = 0
 
   constructor(
     private readonly db: Database,
@@ -96,12 +114,70 @@ export class StatusService {
       broker_latency_ms: brokerCheck.ms,
       detail: JSON.stringify({ database: dbCheck.error ?? null, broker: brokerCheck.error ?? null }),
     }
-    // When the database itself is down the row cannot be written; the status view then goes stale.
-    await this.db.run(
-      'INSERT INTO status_measurements (id, measured_at, state, db_ok, db_latency_ms, broker_ok, broker_latency_ms, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      [row.id, row.measured_at, row.state, row.db_ok, row.db_latency_ms, row.broker_ok, row.broker_latency_ms, row.detail],
-    )
+    // When the database itself is down the row cannot be written: that failure is what the view shows.
+    try {
+      await this.db.run(
+        'INSERT INTO status_measurements (id, measured_at, state, db_ok, db_latency_ms, broker_ok, broker_latency_ms, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [row.id, row.measured_at, row.state, row.db_ok, row.db_latency_ms, row.broker_ok, row.broker_latency_ms, row.detail],
+      )
+    } catch (err) {
+      this.generation++
+      this.computing = null
+      // Until the next measurement (or one interval at most) the outage view is served as is.
+      this.cached = this.render(this.unavailableView(err), this.clock.now().getTime() + 60_000)
+      throw err
+    }
+    await this.changed()
     return row
+  }
+
+  /** Something the view depends on changed: recompute now (a failure leaves the next call to retry). */
+  private async changed(): Promise<void> {
+    this.generation++
+    this.cached = null
+    this.computing = null
+    await this.current().catch(() => undefined)
+  }
+
+  private render(view: StatusView, validUntil: number): CurrentStatus {
+    return { view, json: JSON.stringify({ data: view }), text: statusText(view), validUntil }
+  }
+
+  /**
+   * The public view, from memory while nothing it depends on has changed; computed from
+   * the database otherwise (and then kept). Throws when the database cannot be read.
+   */
+  async current(): Promise<CurrentStatus> {
+    const c = this.cached
+    if (c && this.clock.now().getTime() < c.validUntil) return c
+    if (this.computing) return this.computing
+    const gen = this.generation
+    const p = this.compute().then((view) => {
+      const out = this.render(view, this.validUntil(view))
+      if (gen === this.generation) this.cached = out
+      return out
+    })
+    const clear = (): void => {
+      if (this.computing === p) this.computing = null
+    }
+    p.then(clear, clear)
+    this.computing = p
+    return p
+  }
+
+  /** When time alone would change `v`: the staleness edge, the next UTC day, a recent incident aging out. */
+  private validUntil(v: StatusView): number {
+    const now = this.clock.now().getTime()
+    const nextDay = Math.floor(now / 86_400_000) * 86_400_000 + 86_400_000
+    let until = nextDay
+    if (v.computedAt && !v.stale) until = Math.min(until, Date.parse(v.computedAt) + STALE_AFTER_MS + 1)
+    for (const i of v.recent) if (i.resolvedAt) until = Math.min(until, Date.parse(i.resolvedAt) + RECENT_DAYS * 86_400_000 + 1)
+    return Math.max(until, now + 1)
+  }
+
+  /** The view as served (see current()). */
+  async view(): Promise<StatusView> {
+    return (await this.current()).view
   }
 
   /** Drops measurements older than the days shown. */
@@ -131,7 +207,8 @@ export class StatusService {
     return out
   }
 
-  async view(): Promise<{
+  /** Computes the view from the database (current() keeps it). */
+  private async compute(): Promise<{
     state: State
     computedAt: string | null
     stale: boolean
@@ -247,6 +324,7 @@ export class StatusService {
         input.message?.trim() || input.title.trim(),
       ])
     })
+    await this.changed()
     return this.incident(id)
   }
 
@@ -275,6 +353,7 @@ export class StatusService {
       ])
       await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [this.ids.next('incident'), id, now, status, input.message.trim()])
     })
+    await this.changed()
     return this.incident(id)
   }
 

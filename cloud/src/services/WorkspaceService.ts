@@ -1,9 +1,16 @@
 // Workspaces (one tenant each) and their account record (SPEC "Account").
+// require() — what authentication and most routes read — keeps a row for
+// WORKSPACE_TTL_MS; a CredentialChange naming the workspace drops it at once.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { notFound, validation } from '../errors.js'
 import { REGIONS, type Region } from '../auth/secrets.js'
 import type { Principal } from '../auth/Principal.js'
+import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
+
+/** How long require() serves a workspace row from memory. */
+export const WORKSPACE_TTL_MS = 5_000
+const WORKSPACE_CACHE_MAX = 10_000
 
 export interface WorkspaceRow {
   id: string
@@ -17,12 +24,28 @@ export interface WorkspaceRow {
 }
 
 export class WorkspaceService {
+  private readonly rows = new Map<string, { row: Readonly<WorkspaceRow>; until: number }>()
+  /** Bumped by every change: a read that began before one does not fill the cache. */
+  private generation = 0
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly defaultRateLimit: number,
-  ) {}
+    private readonly changes: CredentialChanges = new LocalCredentialChanges(),
+  ) {
+    changes.subscribe((c) => {
+      if (c.kind !== 'workspace') return
+      this.generation++
+      this.rows.delete(c.id)
+    })
+  }
+
+  /** Announces that a workspace row changed (every instance drops its cached copy). */
+  changed(id: string): void {
+    this.changes.publish({ kind: 'workspace', id })
+  }
 
   async create(name: string, region: string = 'us'): Promise<WorkspaceRow> {
     if (!name.trim()) throw validation('workspace name must not be empty.')
@@ -42,10 +65,21 @@ export class WorkspaceService {
     return this.db.get<WorkspaceRow>('SELECT * FROM workspaces WHERE id = ?', [id])
   }
 
-  async require(id: string): Promise<WorkspaceRow> {
+  /** The workspace row (read-only, possibly up to WORKSPACE_TTL_MS old unless a change was announced). */
+  async require(id: string): Promise<Readonly<WorkspaceRow>> {
+    const t = this.clock.now().getTime()
+    const hit = this.rows.get(id)
+    if (hit && t < hit.until) return hit.row
+    const gen = this.generation
     const w = await this.get(id)
     if (!w) throw notFound('No such workspace.')
-    return w
+    const row = Object.freeze(w)
+    if (gen === this.generation) {
+      this.rows.delete(id)
+      if (this.rows.size >= WORKSPACE_CACHE_MAX) this.rows.delete(this.rows.keys().next().value!)
+      this.rows.set(id, { row, until: t + WORKSPACE_TTL_MS })
+    }
+    return row
   }
 
   rateLimitOf(w: WorkspaceRow): number {

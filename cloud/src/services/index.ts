@@ -19,6 +19,7 @@ import { PairingService } from './PairingService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
 import { WorkspaceService } from './WorkspaceService.js'
+import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'
 import type { ContentResolver } from '../devicelink/ContentResolver.js'
@@ -47,6 +48,8 @@ export interface Services {
   ids: IdGenerator
   broker: EmbeddedBroker
   workspaces: WorkspaceService
+  /** Changes to credentials and workspaces that cached copies must drop (in-process today; a cluster broadcasts). */
+  credentialChanges: CredentialChanges
   users: UserService
   nodes: NodeService
   apiKeys: ApiKeyService
@@ -104,7 +107,8 @@ export function createServices(deps: {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
   const nodes = new NodeService(db, clock, ids)
-  const apiKeys = new ApiKeyService(db, clock, ids, nodes, random)
+  const credentialChanges = new LocalCredentialChanges()
+  const apiKeys = new ApiKeyService(db, clock, ids, nodes, random, credentialChanges)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
   const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
@@ -165,7 +169,8 @@ export function createServices(deps: {
     clock,
     ids,
     broker,
-    workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute),
+    workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute, credentialChanges),
+    credentialChanges,
     users,
     nodes,
     apiKeys,

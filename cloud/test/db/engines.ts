@@ -89,3 +89,27 @@ export function eachEngine(t: Test, name: string, fn: (t: Test, db: Database, en
     })
   }
 }
+
+/**
+ * Route tests on both engines: `fn` declares its subtests once per engine, each getting a
+ * `build` that makes the app (test/helpers.ts `build`) on a fresh database of that engine.
+ */
+export function forEngines(t: Test, fn: (t: Test, build: EngineBuild, engine: EngineName) => Promise<void> | void): void {
+  for (const engine of ENGINES) {
+    t.test(engine, async (et) => {
+      if (engine === 'postgres' && !requirePostgres(et, `${et.fullname}`)) return
+      const build: EngineBuild = async (st, config = {}, deps = {}) => {
+        const { build: buildApp } = await import('../helpers.js')
+        const db = await openEngine(st, engine)
+        return buildApp(st, config, { ...deps, db })
+      }
+      await fn(et, build, engine)
+    })
+  }
+}
+
+export type EngineBuild = (
+  t: Test,
+  config?: Partial<import('../../src/config.js').Config>,
+  deps?: import('../../src/app.js').AppDeps,
+) => Promise<import('../helpers.js').Harness>

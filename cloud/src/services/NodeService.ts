@@ -58,6 +58,11 @@ export class NodeService {
     return (await this.repo.byId(workspaceId, id)) as NodeRow | undefined
   }
 
+  /** Is `id` a node of the workspace (reachable or not)? */
+  async exists(workspaceId: string, id: string): Promise<boolean> {
+    return (await this.repo.byId(workspaceId, id)) !== undefined
+  }
+
   /** Ancestors from the node itself up to the top (ids). */
   async lineage(workspaceId: string, id: string): Promise<string[]> {
     const out: string[] = []

@@ -96,7 +96,7 @@ export function eachEngine(t: Test, name: string, fn: (t: Test, db: Database, en
  */
 export function forEngines(t: Test, fn: (t: Test, build: EngineBuild, engine: EngineName) => Promise<void> | void): void {
   // The file runs twice as long on two engines: ask the runner for twice its time limit.
-  if (postgresUrl() && t === t.t) t.setTimeout(2 * 1000 * Number(process.env.TAP_TIMEOUT || 120))
+  if (postgresUrl()) t.setTimeout(2 * 1000 * Number(process.env.TAP_TIMEOUT || 120))
   for (const engine of ENGINES) {
     t.test(engine, async (et) => {
       if (engine === 'postgres' && !requirePostgres(et, `${et.fullname}`)) return

@@ -293,16 +293,17 @@ export class WebhookService {
 
   /** EventBus listener: one pending delivery per enabled endpoint subscribed to the event. */
   async enqueue(e: DomainEvent): Promise<string[]> {
-    const endpoints = (await this.repo.enabledEndpoints(e.workspaceId)) as EndpointRow[]
-    const targets = endpoints.filter((ep) => parseJson<string[]>(ep.events, []).includes(e.event))
-    if (!targets.length) return []
-    const ids = await this.db.transaction(async (tx) => {
-      const out: string[] = []
-      for (const ep of targets) out.push(await this.insertDelivery(tx, ep, e))
-      return out
-    })
-    this.onQueued?.()
+    const ids = await this.db.transaction((tx) => this.enqueueIn(tx, e))
+    if (ids.length) this.onQueued?.()
     return ids
+  }
+
+  /** The same inside the caller's transaction (the event outbox's dispatch); the caller kicks the worker after commit. */
+  async enqueueIn(tx: Queryable, e: DomainEvent): Promise<string[]> {
+    const endpoints = (await this.repo.enabledEndpoints(e.workspaceId, tx.kysely)) as EndpointRow[]
+    const out: string[] = []
+    for (const ep of endpoints) if (parseJson<string[]>(ep.events, []).includes(e.event)) out.push(await this.insertDelivery(tx, ep, e))
+    return out
   }
 
   /** Claims up to `limit` due deliveries under a lease; another process skips them until it ends. */

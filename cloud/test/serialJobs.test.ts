@@ -92,7 +92,7 @@ forEngines(t, (t, build) => {
     t.same(all.json().data.map((j: { screenId: string }) => j.screenId), [n.screenId], 'scope all = the screens the key reaches')
     const southScope = await h.req('POST', '/v1/serial-jobs', pinned, { value: 'A', scopeKind: 'node', scopeNodeId: south })
     t.equal(southScope.statusCode, 422)
-    t.equal(southScope.json().error, 'no_screens')
+    t.equal(southScope.json().error, 'invalid_node', 'a location outside the key\'s reach, as for casts and emergencies')
     const listed = await h.req('POST', '/v1/serial-jobs', pinned, { value: 'A', scopeKind: 'screens', screenIds: [s.screenId] })
     t.equal(listed.json().error, 'no_screens', 'unreachable screens are not targets')
   })

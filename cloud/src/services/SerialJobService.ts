@@ -9,11 +9,12 @@ import { isPanelProtocolName } from '@svc/shared/panels/index'
 import type { JobResult, SerialJob } from '@svc/shared/mqtt/index'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
-import { ApiError, notFound, validation } from '../errors.js'
+import { notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { SerialJobRepository } from '../repositories/SerialRepository.js'
 import { ScreenRepository } from '../repositories/ScreenRepository.js'
+import { resolveTargets } from './targets.js'
 import type { NodeService } from './NodeService.js'
 import type { ScreenService } from './ScreenService.js'
 import type { ScreenPanelService } from './ScreenPanelService.js'
@@ -134,8 +135,7 @@ export class SerialJobService {
 
   /** Queues the command for every reachable screen of a scope (as casts target screens). */
   async queueScope(p: Principal, body: SerialScopeBody): Promise<SerialJobView[]> {
-    const targets = await this.targets(p, body)
-    if (!targets.length) throw new ApiError('no_screens', 'The target matched no screens this credential reaches.')
+    const targets = (await resolveTargets(this.nodes, this.screenRows, p, { scopeKind: body.scopeKind, screenIds: body.screenIds, scopeNodeId: body.scopeNodeId })).screens.map((s) => s.id)
     const cmd = await this.command(p, body)
     return this.insert(p.workspaceId, targets, cmd)
   }
@@ -259,21 +259,5 @@ export class SerialJobService {
     const byId = new Map(((await this.jobs.byIds(ids)) as JobRow[]).map((r) => [r.id, r]))
     // Views are read after delivery started: a connected screen's jobs may already show `sent`.
     return ids.map((id) => view(byId.get(id)!))
-  }
-
-  private async targets(p: Principal, body: SerialScopeBody): Promise<string[]> {
-    const kind = body.scopeKind ?? 'all'
-    const scopeIds = await this.nodes.scopeIds(p)
-    if (kind === 'screens') {
-      if (!Array.isArray(body.screenIds) || body.screenIds.length === 0) throw validation('screenIds is required with scopeKind screens.')
-      return (await this.screenRows.targets(p.workspaceId, { scopeIds, ids: [...new Set(body.screenIds)] })).map((r) => r.id)
-    }
-    if (kind === 'node') {
-      if (!body.scopeNodeId) throw validation('scopeNodeId is required with scopeKind node.')
-      if (!(await this.nodes.exists(p.workspaceId, body.scopeNodeId))) throw new ApiError('invalid_node', `scopeNodeId ${JSON.stringify(body.scopeNodeId)} is not a location in this workspace.`)
-      const under = await this.nodes.subtree(p.workspaceId, body.scopeNodeId)
-      return (await this.screenRows.targets(p.workspaceId, { scopeIds, nodeIds: under })).map((r) => r.id)
-    }
-    return (await this.screenRows.targets(p.workspaceId, { scopeIds })).map((r) => r.id)
   }
 }

@@ -7,9 +7,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RouteInfo } from './http/types.js'
 import { systemClock, type Clock, type RandomSource } from './clock.js'
 import type { Config } from './config.js'
-import { SqliteDatabase } from './db/SqliteDatabase.js'
+import { openDatabase } from './db/open.js'
 import type { Database } from './db/Database.js'
-import { migrate } from './db/migrations.js'
+import { migrate } from './db/migrate.js'
 import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
@@ -72,8 +72,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   validateDeprecations(deprecations)
   const clock = deps.clock ?? systemClock
   const ownsDb = !deps.db
-  const db = deps.db ?? (await SqliteDatabase.open(config.dbFile, config.dbBusyTimeoutMs))
-  await migrate(db)
+  const db = deps.db ?? (await openDatabase(config))
+  try {
+    await migrate(db)
+  } catch (e) {
+    if (ownsDb) await db.close().catch(() => undefined)
+    throw e
+  }
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
   const persistence = deps.brokerPersistence ?? (config.dbFile === ':memory:' ? memoryPersistence : levelPersistence(path.join(config.dataDir, 'broker')))
   const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })

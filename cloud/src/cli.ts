@@ -1,5 +1,6 @@
 // The cloud's command line (`pnpm cloud <command>`):
 //   start                                   run the service on its embedded defaults
+//   migrate                                 bring the database schema up to date; prints one JSON line
 //   bootstrap --workspace NAME [--region R] create a workspace and an owner key; prints one JSON line
 //   create-user --workspace ID --email E [--name N] [--role owner|admin|editor|viewer]
 //                                           add a user and print a session token (one JSON line)
@@ -10,8 +11,9 @@
 // Bad arguments print a message on stderr and exit 2; never a stack trace.
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.js'
-import { SqliteDatabase } from './db/SqliteDatabase.js'
-import { migrate } from './db/migrations.js'
+import type { Database } from './db/Database.js'
+import { openDatabase } from './db/open.js'
+import { migrate } from './db/migrate.js'
 import { IdGenerator, systemClock } from './clock.js'
 import { WorkspaceService } from './services/WorkspaceService.js'
 import { UserService } from './services/UserService.js'
@@ -22,8 +24,9 @@ import { isApiError } from './errors.js'
 
 class UsageError extends Error {}
 
-const USAGE = `usage: pnpm cloud <start | bootstrap | create-user | incident> [options]
+const USAGE = `usage: pnpm cloud <start | migrate | bootstrap | create-user | incident> [options]
   start
+  migrate
   bootstrap --workspace NAME [--region us|eu|oc|apac]
   create-user --workspace ID --email EMAIL [--name NAME] [--role owner|admin|editor|viewer]
   incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
@@ -31,9 +34,9 @@ const USAGE = `usage: pnpm cloud <start | bootstrap | create-user | incident> [o
   incident resolve ID [--message M]
   incident list`
 
-async function withDb<T>(fn: (deps: { db: SqliteDatabase; ids: IdGenerator }) => Promise<T>): Promise<T> {
+async function withDb<T>(fn: (deps: { db: Database; ids: IdGenerator }) => Promise<T>): Promise<T> {
   const config = loadConfig()
-  const db = await SqliteDatabase.open(config.dbFile, config.dbBusyTimeoutMs)
+  const db = await openDatabase(config)
   try {
     await migrate(db)
     return await fn({ db, ids: new IdGenerator(systemClock) })
@@ -53,6 +56,18 @@ async function main(argv: string[]): Promise<void> {
       // Loaded only here: the other commands need the database, not the HTTP stack and broker.
       const { runServer } = await import('./server.js')
       await runServer(loadConfig())
+      return
+    }
+    case 'migrate': {
+      parseArgs({ args: rest, options: {}, strict: true })
+      const config = loadConfig()
+      const db = await openDatabase(config)
+      try {
+        const { applied, version } = await migrate(db)
+        out({ engine: db.dialect, version, applied })
+      } finally {
+        await db.close()
+      }
       return
     }
     case 'bootstrap': {

@@ -7,6 +7,8 @@ export interface Config {
   dataDir: string
   /** SQLite file, or ':memory:' for tests (SVC_DB_FILE, default <dataDir>/svc.sqlite). */
   dbFile: string
+  /** PostgreSQL instead of SQLite, e.g. postgres://user:pass@host:5432/db (SVC_DATABASE_URL); unset = SQLite. */
+  databaseUrl: string | null
   /** How long a statement waits on a locked database before answering 503 (SVC_DB_BUSY_TIMEOUT_MS, 5000). */
   dbBusyTimeoutMs: number
   host: string
@@ -85,11 +87,18 @@ function logFormat(raw: string | undefined): Config['logFormat'] {
   throw new Error(`SVC_LOG_FORMAT must be auto, json or pretty, got "${raw}"`)
 }
 
+function databaseUrl(raw: string | undefined): string | null {
+  if (!raw) return null
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error(`SVC_DATABASE_URL must be a postgres:// URL, got "${raw.replace(/:[^:@/]*@/, ':***@')}"`)
+  return raw
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR || './data')
   return {
     dataDir,
     dbFile: env.SVC_DB_FILE || path.join(dataDir, 'svc.sqlite'),
+    databaseUrl: databaseUrl(env.SVC_DATABASE_URL),
     dbBusyTimeoutMs: int(env, 'SVC_DB_BUSY_TIMEOUT_MS', 5000),
     host: env.SVC_HOST || '0.0.0.0',
     httpPort: int(env, 'SVC_HTTP_PORT', 8080),

@@ -17,6 +17,12 @@ export interface Harness {
 
 export async function build(t: Test, config: Partial<Config> = {}, deps: AppDeps = {}): Promise<Harness> {
   const clock = (deps.clock as ManualClock | undefined) ?? new ManualClock('2026-06-01T12:00:00.000Z')
+  // SVC_TEST_ENGINE=postgres (with SVC_TEST_DATABASE_URL) runs any inject test on a fresh
+  // PostgreSQL schema: for trying a file not yet converted to forEngines.
+  if (!deps.db && process.env.SVC_TEST_ENGINE === 'postgres') {
+    const { openEngine } = await import('./db/engines.js')
+    deps = { ...deps, db: await openEngine(t, 'postgres') }
+  }
   const app = await buildApp(testConfig(config), { ...deps, clock })
   t.after(() => app.close())
   await app.ready()

@@ -31,6 +31,7 @@ export const ID_PREFIX = {
   incident: 'inc',
   request: 'req',
   measurement: 'msr',
+  event: 'evt',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

@@ -1,22 +1,32 @@
-// The database seam. Services speak this interface with portable SQL (`?` placeholders,
-// TEXT timestamps, INTEGER booleans); SqliteDatabase is the default, and a PostgreSQL
-// implementation only has to translate placeholders and run the same migrations.
+// The database seam. Repositories speak Kysely (`db.kysely`, typed by ./schema.ts); code
+// not yet moved into a repository still speaks the raw interface below with portable SQL
+// (`?` placeholders, translated to `$n` on PostgreSQL). Both run on the same connection
+// and, inside `transaction`, the same transaction: `tx.kysely` is that transaction.
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
+import type { DB } from './schema.js'
 
 export type SqlValue = string | number | null | bigint | Buffer
 export type Row = Record<string, unknown>
+export type Dialect = 'sqlite' | 'postgres'
+
+/** A Kysely handle on the database or on one open transaction: what repositories take. */
+export type Executor = Kysely<DB> | Transaction<DB>
 
 export interface RunResult {
   changes: number
 }
 
 export interface Queryable {
+  readonly dialect: Dialect
+  /** The typed query builder, on the same connection (inside a transaction: that transaction). */
+  readonly kysely: Executor
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>
   get<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>
   all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>
 }
 
 export interface Database extends Queryable {
-  readonly dialect: 'sqlite' | 'postgres'
+  readonly kysely: Kysely<DB>
   /** Runs `fn` inside one transaction; statements of others wait until it ends. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -26,4 +36,58 @@ export interface Database extends Queryable {
 export function isUniqueViolation(e: unknown): boolean {
   const err = e as { code?: string; message?: string }
   return err?.code === 'SQLITE_CONSTRAINT' && /UNIQUE|PRIMARY KEY/.test(err.message ?? '') || err?.code === '23505'
+}
+
+/** `?` placeholders to `$1, $2…`, leaving quoted strings and identifiers alone. */
+export function toNumberedPlaceholders(sql: string): string {
+  let out = ''
+  let n = 0
+  let quote: string | null = null
+  for (const ch of sql) {
+    if (quote) {
+      if (ch === quote) quote = null
+      out += ch
+    } else if (ch === "'" || ch === '"') {
+      quote = ch
+      out += ch
+    } else if (ch === '?') {
+      out += `$${++n}`
+    } else out += ch
+  }
+  return out
+}
+
+function rawQueryable(dialect: Dialect, k: Executor): Queryable {
+  const exec = <T>(sql: string, params: readonly SqlValue[] = []) =>
+    k.executeQuery<T>(CompiledQuery.raw(dialect === 'postgres' ? toNumberedPlaceholders(sql) : sql, [...params]))
+  return {
+    dialect,
+    kysely: k,
+    run: async (sql, params) => ({ changes: Number((await exec(sql, params)).numAffectedRows ?? 0n) }),
+    get: async <T>(sql: string, params?: readonly SqlValue[]) => (await exec<T>(sql, params)).rows[0],
+    all: async <T>(sql: string, params?: readonly SqlValue[]) => (await exec<T>(sql, params)).rows,
+  }
+}
+
+/** A Database over any Kysely instance: SqliteDatabase and PostgresDatabase are this with an opener. */
+export class KyselyDatabase implements Database {
+  private readonly raw: Queryable
+  constructor(readonly dialect: Dialect, readonly kysely: Kysely<DB>) {
+    this.raw = rawQueryable(dialect, kysely)
+  }
+  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+    return this.raw.run(sql, params)
+  }
+  get<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> {
+    return this.raw.get<T>(sql, params)
+  }
+  all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]> {
+    return this.raw.all<T>(sql, params)
+  }
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.kysely.transaction().execute((trx) => fn(rawQueryable(this.dialect, trx)))
+  }
+  close(): Promise<void> {
+    return this.kysely.destroy()
+  }
 }

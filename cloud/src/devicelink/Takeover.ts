@@ -6,18 +6,14 @@ import type { Database } from '../db/Database.js'
 import type { Principal } from '../auth/Principal.js'
 import { ApiError, validation } from '../errors.js'
 import type { NodeService } from '../services/NodeService.js'
+import { resolveTargets, type ScopeKind, type TargetScope } from '../services/targets.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { ContentResolver } from './ContentResolver.js'
 
 export const TAKEOVER_CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', 'schedule'] as const
-export const SCOPE_KINDS = ['screens', 'node', 'all'] as const
-export type ScopeKind = (typeof SCOPE_KINDS)[number]
-
-export interface TargetInput {
-  scopeKind?: ScopeKind | undefined
-  screenIds?: string[] | undefined
-  scopeNodeId?: string | undefined
-}
+export { SCOPE_KINDS, type ScopeKind } from '../services/targets.js'
+export type TargetInput = TargetScope
 
 export interface Target {
   scopeKind: ScopeKind
@@ -26,35 +22,19 @@ export interface Target {
 }
 
 export class Takeover {
+  private readonly screens: ScreenRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly nodes: NodeService,
     private readonly content: ContentResolver,
-  ) {}
+  ) {
+    this.screens = new ScreenRepository(db.kysely)
+  }
 
   async resolveTarget(p: Principal, input: TargetInput): Promise<Target> {
-    const scopeKind = input.scopeKind ?? 'all'
-    if (scopeKind !== 'screens' && input.screenIds !== undefined) throw validation('screenIds is only used with scopeKind "screens".')
-    if (scopeKind !== 'node' && input.scopeNodeId !== undefined) throw validation('scopeNodeId is only used with scopeKind "node".')
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    let where = `workspace_id = ?${scope.sql}`
-    const params: string[] = [p.workspaceId, ...scope.params]
-    let scopeNodeId: string | null = null
-    if (scopeKind === 'screens') {
-      if (!input.screenIds?.length) throw validation('screenIds is required (at least one) when scopeKind is "screens".')
-      const ids = [...new Set(input.screenIds)]
-      where += ` AND id IN (${ids.map(() => '?').join(',')})`
-      params.push(...ids)
-    } else if (scopeKind === 'node') {
-      if (!input.scopeNodeId) throw validation('scopeNodeId is required when scopeKind is "node".')
-      scopeNodeId = await this.nodes.resolveHome(p, input.scopeNodeId)
-      const subtree = await this.nodes.subtree(p.workspaceId, scopeNodeId!)
-      where += ` AND node_id IN (${subtree.map(() => '?').join(',')})`
-      params.push(...subtree)
-    }
-    const rows = await this.db.all<{ id: string; node_id: string | null }>(`SELECT id, node_id FROM screens WHERE ${where} ORDER BY id`, params)
-    if (!rows.length) throw new ApiError('no_screens', 'The target matched no screen this credential reaches.')
-    return { scopeKind, scopeNodeId, screens: rows.map((r) => ({ id: r.id, nodeId: r.node_id })) }
+    const t = await resolveTargets(this.nodes, this.screens, p, input)
+    return { scopeKind: t.scopeKind, scopeNodeId: t.scopeNodeId, screens: t.screens }
   }
 
   /** Checks the content can take the target over; answers its name (null when it has none). */

@@ -21,6 +21,8 @@ export interface DomainEvent<D = Record<string, unknown>> {
   workspaceId: string
   occurredAt: string
   data: D
+  /** Set when the event came through the outbox, whose dispatch already made its webhook deliveries. */
+  viaOutbox?: true
 }
 
 export type EventListener = (e: DomainEvent) => Promise<void> | void

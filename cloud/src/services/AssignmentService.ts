@@ -19,6 +19,8 @@ import type { ContentResolver } from '../devicelink/ContentResolver.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentService } from './ContentService.js'
 import type { MarkDirty } from './CastService.js'
+import { resolveTargets } from './targets.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
 
 /** SPEC "Screens and assignment": the kinds a screen can be assigned. */
 export const ASSIGN_KINDS = ['playlist', 'schedule', 'layout', 'creative', 'signage', 'app', 'media'] as const
@@ -77,7 +79,10 @@ export class AssignmentService {
     private readonly resolver: ContentResolver,
     private readonly markDirty: MarkDirty,
     private readonly log: { error(obj: unknown, msg: string): void },
-  ) {}
+  ) {
+    this.screenRows = new ScreenRepository(db.kysely)
+  }
+  private readonly screenRows: ScreenRepository
 
   /** Registers the usages that block deletes and the change listener that republishes screens. */
   attach(library: ContentService): void {
@@ -199,24 +204,16 @@ export class AssignmentService {
     if ((input.screenIds === undefined) === (input.nodeId === undefined)) throw validation('Send either screenIds or nodeId (not both).')
     const ref = this.parse(input)
     const skippedScreens: { screenId: string; reason: SkipReason }[] = []
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    let targets: ScreenLite[]
-    if (input.screenIds !== undefined) {
-      const ids = [...new Set(input.screenIds)]
-      if (!ids.length) throw validation('screenIds must hold at least one screen id.')
-      if (ids.length > BULK_ASSIGN_MAX) throw validation(`screenIds: at most ${BULK_ASSIGN_MAX} screens per request.`)
-      targets = await this.db.all<ScreenLite>(`SELECT id, node_id, content_kind, content_id FROM screens WHERE workspace_id = ?${scope.sql} AND id IN (${marks(ids.length)}) ORDER BY id`, [p.workspaceId, ...scope.params, ...ids])
-      const found = new Set(targets.map((s) => s.id))
-      for (const id of ids) if (!found.has(id)) skippedScreens.push({ screenId: id, reason: 'not_found' })
-    } else {
-      const home = await this.nodes.resolveHome(p, input.nodeId)
-      const subtree = home === null ? null : await this.nodes.subtree(p.workspaceId, home)
-      const where = subtree ? ` AND node_id IN (${marks(subtree.length)})` : ''
-      const params = [p.workspaceId, ...scope.params, ...(subtree ?? [])]
-      const n = (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ?${scope.sql}${where}`, params))!.n
-      if (n > BULK_ASSIGN_MAX) throw validation(`nodeId: the location holds ${n} screens; at most ${BULK_ASSIGN_MAX} per request (send screenIds in batches, or a smaller location).`)
-      targets = await this.db.all<ScreenLite>(`SELECT id, node_id, content_kind, content_id FROM screens WHERE workspace_id = ?${scope.sql}${where} ORDER BY id`, params)
-    }
+    // The shared target selection: screenIds, or nodeId (null = the credential's whole reach).
+    const scope =
+      input.screenIds !== undefined
+        ? { scopeKind: 'screens' as const, screenIds: input.screenIds }
+        : input.nodeId === null
+          ? { scopeKind: 'all' as const }
+          : { scopeKind: 'node' as const, scopeNodeId: input.nodeId! }
+    const t = await resolveTargets(this.nodes, this.screenRows, p, scope, { allowEmpty: true, max: BULK_ASSIGN_MAX, nodeField: 'nodeId' })
+    for (const id of t.missing) skippedScreens.push({ screenId: id, reason: 'not_found' })
+    const targets = t.screens.map((s) => ({ id: s.id, node_id: s.nodeId }))
     let assigned = targets
     if (ref) {
       await this.checkContent(p.workspaceId, ref)

@@ -10,7 +10,8 @@ import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import { inList, parseExpiresAt, type ScopeKind, type Takeover, type TargetInput } from '../devicelink/Takeover.js'
+import { CastRepository } from '../repositories/CastRepository.js'
+import { parseExpiresAt, type ScopeKind, type Takeover, type TargetInput } from '../devicelink/Takeover.js'
 
 export const CAST_STATUSES = ['active', 'paused', 'cleared', 'expired', 'replaced'] as const
 export type CastStatus = (typeof CAST_STATUSES)[number]
@@ -82,33 +83,17 @@ export type MarkDirty = (workspaceId: string, screenIds: string[]) => Promise<vo
  * cast still holds is under an active emergency. Used by casts and emergencies alike.
  */
 export async function refreshCastPause(tx: Queryable, castIds: string[]): Promise<void> {
-  if (!castIds.length) return
-  const rows = await tx.all<{ cast_id: string; total: number; covered: number }>(
-    `SELECT cs.cast_id, COUNT(*) AS total,
-            SUM(CASE WHEN EXISTS (SELECT 1 FROM emergency_screens es JOIN emergencies e ON e.id = es.emergency_id
-                                   WHERE es.screen_id = cs.screen_id AND es.active = 1 AND e.status = 'active') THEN 1 ELSE 0 END) AS covered
-       FROM cast_screens cs WHERE cs.state = 'active' AND cs.cast_id IN (${inList(castIds.length)}) GROUP BY cs.cast_id`,
-    castIds,
-  )
-  for (const r of rows) {
-    const status = r.total > 0 && r.covered === r.total ? 'paused' : 'active'
-    await tx.run("UPDATE casts SET status = ? WHERE id = ? AND status IN ('active', 'paused')", [status, r.cast_id])
-  }
+  await new CastRepository(tx.kysely).refreshPause(castIds, tx.kysely)
 }
 
 /** Live casts holding any of these screens. */
 export async function castsOnScreens(tx: Queryable, screenIds: string[]): Promise<string[]> {
-  const out = new Set<string>()
-  for (let i = 0; i < screenIds.length; i += 500) {
-    const chunk = screenIds.slice(i, i + 500)
-    const rows = await tx.all<{ cast_id: string }>(`SELECT DISTINCT cast_id FROM cast_screens WHERE state = 'active' AND screen_id IN (${inList(chunk.length)})`, chunk)
-    for (const r of rows) out.add(r.cast_id)
-  }
-  return [...out]
+  return new CastRepository(tx.kysely).liveOnScreens(screenIds)
 }
 
 export class CastService {
   private readonly changeListeners: (() => void)[] = []
+  private readonly repo: CastRepository
 
   constructor(
     private readonly db: Database,
@@ -117,7 +102,9 @@ export class CastService {
     private readonly nodes: NodeService,
     private readonly takeover: Takeover,
     private readonly markDirty: MarkDirty,
-  ) {}
+  ) {
+    this.repo = new CastRepository(db.kysely)
+  }
 
   /** Called after casts are created or end (the expiry timer re-arms on it). */
   onChange(listener: () => void): void {
@@ -146,24 +133,15 @@ export class CastService {
     const screenIds = target.screens.map((s) => s.id)
     // the caller's label, else the content's own name
     const name = input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null
+    const row = {
+      id, workspace_id: p.workspaceId, node_id: target.scopeNodeId ?? p.nodeId, content_kind: input.contentKind, content_id: input.contentId, content_name: name,
+      scope_kind: target.scopeKind as ScopeKind, scope_node_id: target.scopeNodeId, status: 'active', screen_count: screenIds.length, triggered_at: at,
+      expires_at: expiresAt, ended_at: null, replaced_by: null, created_by: actorRef(p),
+    }
     await this.db.transaction(async (tx) => {
-      await tx.run(
-        `INSERT INTO casts (id, workspace_id, node_id, content_kind, content_id, content_name, scope_kind, scope_node_id, status, screen_count, triggered_at, expires_at, created_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)`,
-        [id, p.workspaceId, target.scopeNodeId ?? p.nodeId, input.contentKind, input.contentId, name, target.scopeKind as ScopeKind, target.scopeNodeId, screenIds.length, at, expiresAt, actorRef(p)],
-      )
       // The newer cast takes these screens from older ones; an older cast left with none is replaced.
-      const older = await castsOnScreens(tx, screenIds)
-      for (let i = 0; i < screenIds.length; i += 500) {
-        const chunk = screenIds.slice(i, i + 500)
-        await tx.run(`UPDATE cast_screens SET state = 'replaced' WHERE state = 'active' AND screen_id IN (${inList(chunk.length)})`, chunk)
-        await tx.run(`INSERT INTO cast_screens (cast_id, screen_id, state) VALUES ${chunk.map(() => "(?, ?, 'active')").join(',')}`, chunk.flatMap((s) => [id, s]))
-      }
-      for (const o of older) {
-        const left = await tx.get<{ n: number }>("SELECT COUNT(*) AS n FROM cast_screens WHERE cast_id = ? AND state = 'active'", [o])
-        if (!left?.n) await tx.run("UPDATE casts SET status = 'replaced', replaced_by = ?, ended_at = ? WHERE id = ? AND status IN ('active', 'paused')", [id, at, o])
-      }
-      await refreshCastPause(tx, [id, ...older])
+      const older = await this.repo.insertTakingScreens(row, screenIds, tx.kysely)
+      await this.repo.refreshPause([id, ...older], tx.kysely)
     })
     await this.markDirty(p.workspaceId, screenIds)
     this.changed()
@@ -171,16 +149,8 @@ export class CastService {
   }
 
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<CastView[]> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    let where = `workspace_id = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, ...scope.params]
-    if (filter.status === 'ended') where += ` AND status IN ('cleared', 'expired', 'replaced')`
-    else if (filter.status) {
-      where += ' AND status = ?'
-      params.push(filter.status)
-    }
-    const rows = await this.db.all<CastRow>(`SELECT * FROM casts WHERE ${where} ORDER BY triggered_at DESC, id DESC LIMIT ?`, [...params, filter.limit])
-    return rows.map(view)
+    const rows = await this.repo.list(p.workspaceId, await this.nodes.scopeIds(p), { ...(filter.status ? { status: filter.status } : {}), limit: filter.limit })
+    return (rows as CastRow[]).map(view)
   }
 
   /** Ends the cast now; its screens return to their scheduled content at once. */
@@ -194,30 +164,20 @@ export class CastService {
   /** Ends every live cast whose expiresAt has passed (the worker and the timer call this). */
   async expireDue(): Promise<number> {
     const now = this.clock.now().toISOString()
-    const due = await this.db.all<{ id: string; workspace_id: string; expires_at: string }>(
-      "SELECT id, workspace_id, expires_at FROM casts WHERE status IN ('active', 'paused') AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at",
-      [now],
-    )
+    const due = await this.repo.dueBy(now)
     let n = 0
-    for (const c of due) if ((await this.end(c.workspace_id, c.id, 'expired', c.expires_at)) !== null) n++
+    for (const c of due) if ((await this.end(c.workspace_id, c.id, 'expired', c.expires_at!)) !== null) n++
     return n
   }
 
   /** The earliest expiresAt among live casts (for the precise timer). */
   async nextExpiry(): Promise<string | null> {
-    const r = await this.db.get<{ t: string | null }>("SELECT MIN(expires_at) AS t FROM casts WHERE status IN ('active', 'paused') AND expires_at IS NOT NULL")
-    return r?.t ?? null
+    return this.repo.nextExpiry()
   }
 
   /** Ends a live cast; returns the screens it released, or null when it was not live. */
   private async end(workspaceId: string, id: string, status: 'cleared' | 'expired', at: string): Promise<string[] | null> {
-    const screens = await this.db.transaction(async (tx) => {
-      const r = await tx.run("UPDATE casts SET status = ?, ended_at = ? WHERE id = ? AND status IN ('active', 'paused')", [status, at, id])
-      if (r.changes !== 1) return null
-      const rows = await tx.all<{ screen_id: string }>("SELECT screen_id FROM cast_screens WHERE cast_id = ? AND state = 'active'", [id])
-      await tx.run("UPDATE cast_screens SET state = 'ended' WHERE cast_id = ? AND state = 'active'", [id])
-      return rows.map((x) => x.screen_id)
-    })
+    const screens = await this.db.transaction((tx) => this.repo.end(id, status, at, tx.kysely))
     if (screens === null) return null
     await this.markDirty(workspaceId, screens)
     this.changed()

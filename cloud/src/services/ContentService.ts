@@ -333,7 +333,9 @@ export class ContentService {
     if (users.length) throw new ApiError('conflict', `Still used by ${users.map((u) => `${u.from_kind} ${u.from_id}`).join(', ')}; remove it there first.`)
     if (kind === 'folder') {
       const inFolder = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media WHERE workspace_id = ? AND folder_id = ?', [workspaceId, id])
-      const sub = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM content_items WHERE workspace_id = ? AND kind = 'folder' AND json_extract(body, '$.parentId') = ?", [workspaceId, id])
+      // JSON bodies are read whole, never queried inside (the same on both engines).
+      const folders = await this.db.all<{ body: string }>("SELECT body FROM content_items WHERE workspace_id = ? AND kind = 'folder'", [workspaceId])
+      const sub = { n: folders.filter((f) => (JSON.parse(f.body) as { parentId?: unknown }).parentId === id).length }
       if ((inFolder?.n ?? 0) + (sub?.n ?? 0) > 0) throw new ApiError('conflict', `The folder still holds ${inFolder?.n ?? 0} file(s) and ${sub?.n ?? 0} folder(s); move or delete them first.`)
     }
     for (const u of this.usages) {

@@ -1,15 +1,17 @@
 // Emergencies (DESIGN "Emergencies"): content on the target screens above everything,
 // until cleared. Statuses: `active`, then `cleared`. Casts on those screens pause
 // (refreshCastPause) and resume when it is cleared. Start and clear are announced on the
-// event bus as `emergency.started` / `emergency.cleared`.
+// event outbox as `emergency.started` / `emergency.cleared`, in the transaction of the change.
+// Tables: repositories/EmergencyRepository.ts.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'
-import type { EventBus } from '../events/EventBus.js'
+import type { EventOutbox } from '../events/EventOutbox.js'
+import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import { inList, type Takeover, type TargetInput } from '../devicelink/Takeover.js'
+import type { Takeover, TargetInput } from '../devicelink/Takeover.js'
 import { castsOnScreens, refreshCastPause, type MarkDirty } from './CastService.js'
 
 export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
@@ -74,6 +76,8 @@ export interface EmergencyInput extends TargetInput {
 }
 
 export class EmergencyService {
+  private readonly repo: EmergencyRepository
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -81,8 +85,10 @@ export class EmergencyService {
     private readonly nodes: NodeService,
     private readonly takeover: Takeover,
     private readonly markDirty: MarkDirty,
-    private readonly events: EventBus,
-  ) {}
+    private readonly outbox: EventOutbox,
+  ) {
+    this.repo = new EmergencyRepository(db.kysely)
+  }
 
   private async row(p: Principal, id: string): Promise<EmergencyRow> {
     return this.nodes.findReachable<EmergencyRow>(p, 'emergencies', id, 'emergency')
@@ -93,15 +99,8 @@ export class EmergencyService {
   }
 
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<EmergencyView[]> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    let where = `workspace_id = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, ...scope.params]
-    if (filter.status) {
-      where += ' AND status = ?'
-      params.push(filter.status)
-    }
-    const rows = await this.db.all<EmergencyRow>(`SELECT * FROM emergencies WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT ?`, [...params, filter.limit])
-    return rows.map(view)
+    const rows = await this.repo.list(p.workspaceId, await this.nodes.scopeIds(p), { ...(filter.status ? { status: filter.status } : {}), limit: filter.limit })
+    return (rows as EmergencyRow[]).map(view)
   }
 
   async start(p: Principal, input: EmergencyInput): Promise<EmergencyView> {
@@ -110,34 +109,20 @@ export class EmergencyService {
     const id = this.ids.next('emergency')
     const at = this.clock.now().toISOString()
     const screenIds = target.screens.map((s) => s.id)
+    const row: EmergencyRow = {
+      id, workspace_id: p.workspaceId, node_id: target.scopeNodeId ?? p.nodeId, content_kind: input.contentKind, content_id: input.contentId,
+      content_name: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null, message: input.message?.trim().slice(0, 1000) || null,
+      scope_kind: target.scopeKind, scope_node_id: target.scopeNodeId, status: 'active', screen_count: screenIds.length, screens_released: null,
+      started_at: at, cleared_at: null, created_by: actorRef(p), cleared_by: null,
+    }
+    const v = view(row)
     await this.db.transaction(async (tx) => {
-      await tx.run(
-        `INSERT INTO emergencies (id, workspace_id, node_id, content_kind, content_id, content_name, message, scope_kind, scope_node_id, status, screen_count, started_at, created_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)`,
-        [
-          id,
-          p.workspaceId,
-          target.scopeNodeId ?? p.nodeId,
-          input.contentKind,
-          input.contentId,
-          input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
-          input.message?.trim().slice(0, 1000) || null,
-          target.scopeKind,
-          target.scopeNodeId,
-          screenIds.length,
-          at,
-          actorRef(p),
-        ],
-      )
-      for (let i = 0; i < screenIds.length; i += 500) {
-        const chunk = screenIds.slice(i, i + 500)
-        await tx.run(`INSERT INTO emergency_screens (emergency_id, screen_id, active) VALUES ${chunk.map(() => '(?, ?, 1)').join(',')}`, chunk.flatMap((s) => [id, s]))
-      }
+      await this.repo.insert(row, screenIds, tx.kysely)
       await refreshCastPause(tx, await castsOnScreens(tx, screenIds))
+      await this.outbox.record(tx, { event: 'emergency.started', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
     })
     await this.markDirty(p.workspaceId, screenIds)
-    const v = await this.get(p, id)
-    await this.events.publish({ event: 'emergency.started', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
+    await this.outbox.dispatch()
     return v
   }
 
@@ -145,30 +130,17 @@ export class EmergencyService {
   async clear(p: Principal, id: string): Promise<EmergencyView> {
     const r = await this.row(p, id)
     const at = this.clock.now().toISOString()
-    const screenIds = await this.db.transaction(async (tx) => {
-      const u = await tx.run("UPDATE emergencies SET status = 'cleared', cleared_at = ?, cleared_by = ? WHERE id = ? AND status = 'active'", [at, actorRef(p), id])
-      if (u.changes !== 1) return null
-      const rows = await tx.all<{ screen_id: string }>('SELECT screen_id FROM emergency_screens WHERE emergency_id = ? AND active = 1', [id])
-      await tx.run('UPDATE emergency_screens SET active = 0 WHERE emergency_id = ?', [id])
-      const ids = rows.map((x) => x.screen_id)
-      let stillHeld = 0
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500)
-        const h = await tx.get<{ n: number }>(
-          `SELECT COUNT(DISTINCT es.screen_id) AS n FROM emergency_screens es JOIN emergencies e ON e.id = es.emergency_id
-            WHERE es.active = 1 AND e.status = 'active' AND es.screen_id IN (${inList(chunk.length)})`,
-          chunk,
-        )
-        stillHeld += h?.n ?? 0
-      }
-      await tx.run('UPDATE emergencies SET screens_released = ? WHERE id = ?', [ids.length - stillHeld, id])
+    const done = await this.db.transaction(async (tx) => {
+      const ids = await this.repo.clear(id, at, actorRef(p), tx.kysely)
+      if (ids === null) return null
       await refreshCastPause(tx, await castsOnScreens(tx, ids))
-      return ids
+      const v = view((await this.repo.byId(id, tx.kysely)) as EmergencyRow)
+      await this.outbox.record(tx, { event: 'emergency.cleared', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
+      return { ids, v }
     })
-    if (screenIds === null) throw new ApiError('already_inactive', 'The emergency has already been cleared.')
-    await this.markDirty(r.workspace_id, screenIds)
-    const v = await this.get(p, id)
-    await this.events.publish({ event: 'emergency.cleared', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
-    return v
+    if (done === null) throw new ApiError('already_inactive', 'The emergency has already been cleared.')
+    await this.markDirty(r.workspace_id, done.ids)
+    await this.outbox.dispatch()
+    return done.v
   }
 }

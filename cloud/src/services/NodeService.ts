@@ -5,7 +5,9 @@ import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { NodeRepository, type HomedTable } from '../repositories/NodeRepository.js'
+import { ApiKeyRepository } from '../repositories/ApiKeyRepository.js'
 
 export const NODE_KINDS = ['org_unit', 'location', 'screen_group'] as const
 export type NodeKind = (typeof NODE_KINDS)[number]
@@ -35,12 +37,17 @@ export type NodeUsage = (workspaceId: string, nodeId: string) => Promise<{ what:
 
 export class NodeService {
   private readonly usages: NodeUsage[] = []
+  private readonly repo: NodeRepository
+  private readonly keys: ApiKeyRepository
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-  ) {}
+  ) {
+    this.repo = new NodeRepository(db.kysely)
+    this.keys = new ApiKeyRepository(db.kysely)
+  }
 
   /** Other services register what they keep at nodes so deleting a used node is refused. */
   registerUsage(u: NodeUsage): void {
@@ -48,7 +55,12 @@ export class NodeService {
   }
 
   private async row(workspaceId: string, id: string): Promise<NodeRow | undefined> {
-    return this.db.get<NodeRow>('SELECT * FROM nodes WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+    return (await this.repo.byId(workspaceId, id)) as NodeRow | undefined
+  }
+
+  /** Is `id` a node of the workspace (reachable or not)? */
+  async exists(workspaceId: string, id: string): Promise<boolean> {
+    return (await this.repo.byId(workspaceId, id)) !== undefined
   }
 
   /** Ancestors from the node itself up to the top (ids). */
@@ -56,7 +68,7 @@ export class NodeService {
     const out: string[] = []
     let cur: string | null = id
     while (cur && out.length < 64) {
-      const r: { parent_id: string | null } | undefined = await this.db.get('SELECT parent_id FROM nodes WHERE id = ? AND workspace_id = ?', [cur, workspaceId])
+      const r: { parent_id: string | null } | undefined = await this.repo.parentOf(workspaceId, cur)
       if (!r) break
       out.push(cur)
       cur = r.parent_id
@@ -78,7 +90,7 @@ export class NodeService {
 
   /** Ids of the node and every node below it. */
   async subtree(workspaceId: string, rootId: string): Promise<string[]> {
-    const all = await this.db.all<{ id: string; parent_id: string | null }>('SELECT id, parent_id FROM nodes WHERE workspace_id = ?', [workspaceId])
+    const all = await this.repo.edges(workspaceId)
     const children = new Map<string, string[]>()
     for (const n of all) {
       if (!n.parent_id) continue
@@ -101,10 +113,15 @@ export class NodeService {
    * home node (`node_id`); otherwise 404 `not_found` with "No such <what>." — so another
    * workspace's row and one outside a pinned key's subtree look the same.
    */
-  async findReachable<T extends { node_id: string | null }>(p: Principal, table: string, id: string, what: string): Promise<T> {
-    const r = await this.db.get<T>(`SELECT * FROM ${table} WHERE id = ? AND workspace_id = ?`, [id, p.workspaceId])
+  async findReachable<T extends { node_id: string | null }>(p: Principal, table: HomedTable, id: string, what: string): Promise<T> {
+    const r = (await this.repo.homedRow(table, p.workspaceId, id)) as T | undefined
     if (!r || !(await this.reaches(p, r.node_id))) throw notFound(`No such ${what}.`)
     return r
+  }
+
+  /** Node ids the credential reaches, for a repository's filter; null = everything (not pinned). */
+  async scopeIds(p: Principal): Promise<string[] | null> {
+    return p.nodeId ? this.subtree(p.workspaceId, p.nodeId) : null
   }
 
   /** SQL condition keeping rows whose `column` (a home nodeId) the credential reaches. */
@@ -147,23 +164,13 @@ export class NodeService {
   }
 
   async list(p: Principal, page: PageRequest, filter: { parentId?: string | undefined; search?: string | undefined }): Promise<Page<NodeView>> {
-    const scope = await this.scopeClause(p, 'id')
-    let where = `workspace_id = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, ...scope.params]
-    if (filter.parentId !== undefined) {
-      if (filter.parentId === '' || filter.parentId === 'root') where += ' AND parent_id IS NULL'
-      else {
-        where += ' AND parent_id = ?'
-        params.push(filter.parentId)
-      }
+    const f = {
+      scopeIds: await this.scopeIds(p),
+      ...(filter.parentId !== undefined ? { parentId: filter.parentId === '' || filter.parentId === 'root' ? null : filter.parentId } : {}),
+      ...(filter.search ? { search: filter.search } : {}),
     }
-    if (filter.search) {
-      where += ' AND LOWER(name) LIKE ?'
-      params.push(`%${filter.search.toLowerCase()}%`)
-    }
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM nodes WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<NodeRow>(`SELECT * FROM nodes WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const total = page.count ? await this.repo.count(p.workspaceId, f) : undefined
+    const rows = (await this.repo.list(p.workspaceId, f, page)) as NodeRow[]
     const views: NodeView[] = []
     for (const r of rows) views.push(await this.view(r))
     const byId = new Map(views.map((v) => [v.id, v]))
@@ -175,15 +182,7 @@ export class NodeService {
     const parentId = await this.resolveHome(p, input.parentId)
     const now = this.clock.now().toISOString()
     const id = this.ids.next('node')
-    await this.db.run('INSERT INTO nodes (id, workspace_id, parent_id, kind, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      id,
-      p.workspaceId,
-      parentId,
-      input.kind,
-      name,
-      now,
-      now,
-    ])
+    await this.repo.insert({ id, workspace_id: p.workspaceId, parent_id: parentId, kind: input.kind, name, created_at: now, updated_at: now })
     return this.get(p, id)
   }
 
@@ -203,30 +202,22 @@ export class NodeService {
         }
       }
     }
-    await this.db.run('UPDATE nodes SET name = ?, parent_id = ?, kind = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-      name,
-      parentId,
-      input.kind ?? current.kind,
-      this.clock.now().toISOString(),
-      id,
-      p.workspaceId,
-    ])
+    await this.repo.update(p.workspaceId, id, { name, parent_id: parentId, kind: input.kind ?? current.kind, updated_at: this.clock.now().toISOString() })
     return this.get(p, id)
   }
 
   async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
     await this.get(p, id)
     if (p.nodeId === id) throw new ApiError('forbidden', 'A credential cannot delete the location it is pinned to.')
-    const child = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM nodes WHERE parent_id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (child && child.n > 0) throw new ApiError('node_not_empty', `This location still has ${child.n} location(s) under it; move or delete them first.`)
+    const children = await this.repo.childCount(p.workspaceId, id)
+    if (children > 0) throw new ApiError('node_not_empty', `This location still has ${children} location(s) under it; move or delete them first.`)
     for (const usage of this.usages) {
       const u = await usage(p.workspaceId, id)
       if (u && u.count > 0) throw new ApiError('node_not_empty', `This location still holds ${u.count} ${u.what}; move or delete them first.`)
     }
     await this.db.transaction(async (tx) => {
-      // Revoked keys pinned here no longer act anywhere; unpin them so the row can go.
-      await tx.run('UPDATE api_keys SET node_id = NULL WHERE node_id = ? AND workspace_id = ? AND revoked_at IS NOT NULL', [id, p.workspaceId])
-      await tx.run('DELETE FROM nodes WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+      await this.keys.unpinRevoked(p.workspaceId, id, tx.kysely)
+      await this.repo.delete(p.workspaceId, id, tx.kysely)
     })
     return { id, deleted: true }
   }

@@ -9,9 +9,12 @@ import { isPanelProtocolName } from '@svc/shared/panels/index'
 import type { JobResult, SerialJob } from '@svc/shared/mqtt/index'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
-import { ApiError, notFound, validation } from '../errors.js'
+import { notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { SerialJobRepository } from '../repositories/SerialRepository.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
+import { resolveTargets } from './targets.js'
 import type { NodeService } from './NodeService.js'
 import type { ScreenService } from './ScreenService.js'
 import type { ScreenPanelService } from './ScreenPanelService.js'
@@ -101,6 +104,8 @@ const view = (r: JobRow): SerialJobView => ({
 
 export class SerialJobService {
   private deliverer: SerialJobDeliverer | null = null
+  private readonly jobs: SerialJobRepository
+  private readonly screenRows: ScreenRepository
 
   constructor(
     private readonly db: Database,
@@ -111,7 +116,10 @@ export class SerialJobService {
     private readonly panels: ScreenPanelService,
     private readonly templates: SerialTemplateService,
     readonly ttlMs: number = SERIAL_JOB_TTL_MS,
-  ) {}
+  ) {
+    this.jobs = new SerialJobRepository(db.kysely)
+    this.screenRows = new ScreenRepository(db.kysely)
+  }
 
   setDeliverer(d: SerialJobDeliverer | null): void {
     this.deliverer = d
@@ -127,17 +135,13 @@ export class SerialJobService {
 
   /** Queues the command for every reachable screen of a scope (as casts target screens). */
   async queueScope(p: Principal, body: SerialScopeBody): Promise<SerialJobView[]> {
-    const targets = await this.targets(p, body)
-    if (!targets.length) throw new ApiError('no_screens', 'The target matched no screens this credential reaches.')
+    const targets = (await resolveTargets(this.nodes, this.screenRows, p, { scopeKind: body.scopeKind, screenIds: body.screenIds, scopeNodeId: body.scopeNodeId })).screens.map((s) => s.id)
     const cmd = await this.command(p, body)
     return this.insert(p.workspaceId, targets, cmd)
   }
 
   async get(p: Principal, id: string): Promise<SerialJobView> {
-    const r = await this.db.get<JobRow & { node_id: string | null }>(
-      'SELECT j.*, s.node_id AS node_id FROM serial_jobs j JOIN screens s ON s.id = j.screen_id WHERE j.id = ? AND j.workspace_id = ?',
-      [id, p.workspaceId],
-    )
+    const r = (await this.jobs.withScreenNode(p.workspaceId, id)) as (JobRow & { node_id: string | null }) | undefined
     if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such serial job.')
     return view(await this.expireIfStale(r))
   }
@@ -146,18 +150,15 @@ export class SerialJobService {
   async listForScreen(p: Principal, screenId: string, page: PageRequest): Promise<Page<SerialJobView>> {
     await this.screens.get(p, screenId)
     await this.expireStale()
-    const where = 'workspace_id = ? AND screen_id = ?'
-    const params = [p.workspaceId, screenId]
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM serial_jobs WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<JobRow>(`SELECT * FROM serial_jobs WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const total = page.count ? await this.jobs.countForScreen(p.workspaceId, screenId) : undefined
+    const rows = (await this.jobs.listForScreen(p.workspaceId, screenId, page)) as JobRow[]
     return pageOf(rows, page, view, total)
   }
 
   /** Jobs of a screen still waiting for a result, oldest first, as the MQTT job message. */
   async pendingFor(screenId: string): Promise<SerialJob[]> {
     await this.expireStale()
-    const rows = await this.db.all<JobRow>(`SELECT * FROM serial_jobs WHERE screen_id = ? AND status IN ('queued', 'sent') ORDER BY id ASC`, [screenId])
+    const rows = await this.jobs.openFor(screenId)
     return rows.map((r) => ({
       id: r.id,
       kind: 'serial' as const,
@@ -170,7 +171,7 @@ export class SerialJobService {
 
   /** Records that a job went to the device's session. */
   async markSent(jobId: string): Promise<void> {
-    await this.db.run(`UPDATE serial_jobs SET status = 'sent', sent_at = COALESCE(sent_at, ?) WHERE id = ? AND status = 'queued'`, [this.clock.now().toISOString(), jobId])
+    await this.jobs.markSent(jobId, this.clock.now().toISOString())
   }
 
   /**
@@ -178,20 +179,12 @@ export class SerialJobService {
    * closed job stays closed, except `expired`, which a late real result replaces.
    */
   async applyResult(screenId: string, result: JobResult): Promise<boolean> {
-    const r = await this.db.get<JobRow>('SELECT * FROM serial_jobs WHERE id = ?', [result.jobId])
+    const r = (await this.jobs.byId(result.jobId)) as JobRow | undefined
     if (!r || r.screen_id !== screenId) return false
     const open = OPEN.includes(r.status) || (r.status === 'failed' && r.reason === 'expired')
     if (!open) return false
     const reason = result.reason ?? null
-    await this.db.run('UPDATE serial_jobs SET status = ?, reply_hex = ?, sent_hex = ?, reason = ?, completed_at = ?, sent_at = COALESCE(sent_at, ?) WHERE id = ?', [
-      result.outcome,
-      result.replyHex.toLowerCase(),
-      result.sentHex.toLowerCase(),
-      reason,
-      this.clock.now().toISOString(),
-      this.clock.now().toISOString(),
-      r.id,
-    ])
+    await this.jobs.complete(r.id, { status: result.outcome, reply_hex: result.replyHex.toLowerCase(), sent_hex: result.sentHex.toLowerCase(), reason, at: this.clock.now().toISOString() })
     return true
   }
 
@@ -199,20 +192,18 @@ export class SerialJobService {
   async expireStale(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - this.ttlMs).toISOString()
     const now = this.clock.now().toISOString()
-    const res = await this.db.run(`UPDATE serial_jobs SET status = 'failed', reason = 'expired', completed_at = ? WHERE status IN ('queued', 'sent') AND created_at < ?`, [now, cutoff])
-    return res.changes
+    return this.jobs.expireBefore(cutoff, now)
   }
 
   /** Screens that have open jobs (for delivery on start). */
   async screensWithPending(): Promise<string[]> {
-    const rows = await this.db.all<{ screen_id: string }>(`SELECT DISTINCT screen_id FROM serial_jobs WHERE status IN ('queued', 'sent')`)
-    return rows.map((r) => r.screen_id)
+    return this.jobs.screensWithOpen()
   }
 
   private async expireIfStale(r: JobRow): Promise<JobRow> {
     if (!OPEN.includes(r.status) || this.clock.now().getTime() - Date.parse(r.created_at) <= this.ttlMs) return r
     await this.expireStale()
-    return (await this.db.get<JobRow>('SELECT * FROM serial_jobs WHERE id = ?', [r.id])) ?? r
+    return ((await this.jobs.byId(r.id)) as JobRow | undefined) ?? r
   }
 
   private async command(p: Principal, body: SerialCommandBody): Promise<{ bytes: Buffer; templateId: string | null; itemId: string | null; protocol: string | null | undefined; timeoutMs: number | null }> {
@@ -251,48 +242,22 @@ export class SerialJobService {
     for (const screenId of screenIds) {
       protocols.set(screenId, cmd.protocol !== undefined ? cmd.protocol : ((await this.panels.panelProfile(workspaceId, screenId))?.protocol ?? null))
     }
-    await this.db.transaction(async (tx) => {
-      for (const screenId of screenIds) {
-        const protocol = protocols.get(screenId) ?? null
-        const id = this.ids.next('serialJob')
-        await tx.run(
-          'INSERT INTO serial_jobs (id, workspace_id, screen_id, bytes_hex, protocol, timeout_ms, template_id, item_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [id, workspaceId, screenId, cmd.bytes.toString('hex'), protocol, cmd.timeoutMs, cmd.templateId, cmd.itemId, 'queued', now],
-        )
-        ids.push(id)
+    const rows = screenIds.map((screenId) => {
+      const id = this.ids.next('serialJob')
+      ids.push(id)
+      return {
+        id, workspace_id: workspaceId, screen_id: screenId, bytes_hex: cmd.bytes.toString('hex'), protocol: protocols.get(screenId) ?? null,
+        timeout_ms: cmd.timeoutMs, template_id: cmd.templateId, item_id: cmd.itemId, status: 'queued', reply_hex: null, sent_hex: null,
+        reason: null, created_at: now, sent_at: null, completed_at: null,
       }
     })
+    // One statement per chunk, all in one transaction: every job of the scope or none.
+    await this.db.transaction(async (tx) => {
+      for (let i = 0; i < rows.length; i += 200) await this.jobs.insertMany(rows.slice(i, i + 200), tx.kysely)
+    })
     for (const screenId of new Set(screenIds)) this.deliverer?.deliver(screenId)
-    const rows = await this.db.all<JobRow>(`SELECT * FROM serial_jobs WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY id ASC`, ids)
-    const byId = new Map(rows.map((r) => [r.id, r]))
+    const byId = new Map(((await this.jobs.byIds(ids)) as JobRow[]).map((r) => [r.id, r]))
     // Views are read after delivery started: a connected screen's jobs may already show `sent`.
     return ids.map((id) => view(byId.get(id)!))
-  }
-
-  private async targets(p: Principal, body: SerialScopeBody): Promise<string[]> {
-    const kind = body.scopeKind ?? 'all'
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    if (kind === 'screens') {
-      if (!Array.isArray(body.screenIds) || body.screenIds.length === 0) throw validation('screenIds is required with scopeKind screens.')
-      const wanted = [...new Set(body.screenIds)]
-      const rows = await this.db.all<{ id: string }>(
-        `SELECT id FROM screens WHERE workspace_id = ?${scope.sql} AND id IN (${wanted.map(() => '?').join(',')}) ORDER BY id ASC`,
-        [p.workspaceId, ...scope.params, ...wanted],
-      )
-      return rows.map((r) => r.id)
-    }
-    if (kind === 'node') {
-      if (!body.scopeNodeId) throw validation('scopeNodeId is required with scopeKind node.')
-      const exists = await this.db.get('SELECT id FROM nodes WHERE id = ? AND workspace_id = ?', [body.scopeNodeId, p.workspaceId])
-      if (!exists) throw new ApiError('invalid_node', `scopeNodeId ${JSON.stringify(body.scopeNodeId)} is not a location in this workspace.`)
-      const under = await this.nodes.subtree(p.workspaceId, body.scopeNodeId)
-      const rows = await this.db.all<{ id: string }>(
-        `SELECT id FROM screens WHERE workspace_id = ?${scope.sql} AND node_id IN (${under.map(() => '?').join(',')}) ORDER BY id ASC`,
-        [p.workspaceId, ...scope.params, ...under],
-      )
-      return rows.map((r) => r.id)
-    }
-    const rows = await this.db.all<{ id: string }>(`SELECT id FROM screens WHERE workspace_id = ?${scope.sql} ORDER BY id ASC`, [p.workspaceId, ...scope.params])
-    return rows.map((r) => r.id)
   }
 }

@@ -18,6 +18,7 @@ import type { Database } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import type { NodeService } from './NodeService.js'
+import { SerialTemplateRepository } from '../repositories/SerialRepository.js'
 
 export const SERIAL_TEMPLATE_NAME_MAX = 120
 export const SERIAL_TEMPLATE_MAX_ITEMS = 200
@@ -76,12 +77,16 @@ function itemView(i: StoredItem): SerialTemplateItemView {
 }
 
 export class SerialTemplateService {
+  private readonly repo: SerialTemplateRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
-  ) {}
+  ) {
+    this.repo = new SerialTemplateRepository(db.kysely)
+  }
 
   private view(r: TemplateRow): SerialTemplateView {
     return {
@@ -102,8 +107,7 @@ export class SerialTemplateService {
 
   /** Every template the credential reaches, oldest first; not paged (SPEC). */
   async list(p: Principal): Promise<SerialTemplateView[]> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    const rows = await this.db.all<TemplateRow>(`SELECT * FROM serial_templates WHERE workspace_id = ?${scope.sql} ORDER BY id ASC`, [p.workspaceId, ...scope.params])
+    const rows = await this.repo.list(p.workspaceId, await this.nodes.scopeIds(p))
     return rows.map((r) => this.view(r))
   }
 
@@ -119,16 +123,7 @@ export class SerialTemplateService {
     const items = this.checkItems(input.items ?? [], new Set())
     const now = this.clock.now().toISOString()
     const id = this.ids.next('serialTemplate')
-    await this.db.run('INSERT INTO serial_templates (id, workspace_id, node_id, name, model, items, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      id,
-      p.workspaceId,
-      nodeId,
-      name,
-      model,
-      JSON.stringify(items),
-      now,
-      now,
-    ])
+    await this.repo.insert({ id, workspace_id: p.workspaceId, node_id: nodeId, name, model, items: JSON.stringify(items), created_at: now, updated_at: now })
     return this.get(p, id)
   }
 
@@ -139,27 +134,19 @@ export class SerialTemplateService {
     const nodeId = input.nodeId !== undefined ? await this.destination(p, input.nodeId) : current.node_id
     const stored = JSON.parse(current.items) as StoredItem[]
     const items = input.items !== undefined ? this.checkItems(input.items, new Set(stored.map((i) => i.id))) : stored
-    await this.db.run('UPDATE serial_templates SET name = ?, model = ?, node_id = ?, items = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-      name,
-      model,
-      nodeId,
-      JSON.stringify(items),
-      this.clock.now().toISOString(),
-      id,
-      p.workspaceId,
-    ])
+    await this.repo.update(p.workspaceId, id, { name, model, node_id: nodeId, items: JSON.stringify(items), updated_at: this.clock.now().toISOString() })
     return this.get(p, id)
   }
 
   async remove(p: Principal, id: string): Promise<{ ok: true }> {
     await this.row(p, id)
-    await this.db.run('DELETE FROM serial_templates WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    await this.repo.delete(p.workspaceId, id)
     return { ok: true }
   }
 
   /** The bytes of one command, for queueing a job; 404 / 422 when the template or item is absent. */
   async resolve(p: Principal, templateId: string, itemId: string): Promise<ResolvedCommand> {
-    const r = await this.db.get<TemplateRow>('SELECT * FROM serial_templates WHERE id = ? AND workspace_id = ?', [templateId, p.workspaceId])
+    const r = await this.repo.byId(p.workspaceId, templateId)
     if (!r || !(await this.nodes.reaches(p, r.node_id))) throw validation(`templateId ${JSON.stringify(templateId)} is not a serial template this credential reaches.`)
     const item = (JSON.parse(r.items) as StoredItem[]).find((i) => i.id === itemId)
     if (!item) throw validation(`itemId ${JSON.stringify(itemId)} is not a command of template ${templateId}.`)
@@ -170,8 +157,7 @@ export class SerialTemplateService {
 
   /** Templates homed at a node block deleting it. */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
-    const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM serial_templates WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    return r?.n ?? 0
+    return this.repo.countAtNode(workspaceId, nodeId)
   }
 
   /**
@@ -187,8 +173,7 @@ export class SerialTemplateService {
       if (p.nodeId !== null) throw new ApiError('forbidden', 'Missing permission: screen.edit')
       return null
     }
-    const exists = await this.db.get<{ id: string }>('SELECT id FROM nodes WHERE id = ? AND workspace_id = ?', [nodeId, p.workspaceId])
-    if (!exists) throw new ApiError('invalid_node', `nodeId ${JSON.stringify(nodeId)} is not a location in this workspace.`)
+    if (!(await this.nodes.exists(p.workspaceId, nodeId))) throw new ApiError('invalid_node', `nodeId ${JSON.stringify(nodeId)} is not a location in this workspace.`)
     if (!(await this.nodes.reaches(p, nodeId))) throw new ApiError('forbidden', 'Missing permission: screen.edit')
     return nodeId
   }

@@ -7,6 +7,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
 import { EventBus } from '../events/EventBus.js'
+import { EventOutbox } from '../events/EventOutbox.js'
 import { IdempotencyStore } from '../http/idempotency.js'
 import { OutboundGuard } from '../net/OutboundGuard.js'
 import { RateLimiter } from '../http/rateLimit.js'
@@ -59,6 +60,8 @@ export interface Services {
   rateLimiter: RateLimiter
   idempotency: IdempotencyStore
   events: EventBus
+  /** Domain events recorded with the change that causes them; see events/EventOutbox.ts. */
+  outbox: EventOutbox
   /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
   outbound: OutboundGuard
   /** The content library as the device link sees it (exists, playability, sharing, descriptions). */
@@ -144,9 +147,15 @@ export function createServices(deps: {
   const users = new UserService(db, clock, ids, random, config.sessionTtlHours)
   const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
   const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, { leaseMs: config.webhookLeaseMs, timeoutMs: 10_000, random, log })
-  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log)
+  // Events recorded in the outbox make their webhook deliveries in the dispatch transaction;
+  // events published straight on the bus (not yet moved to the outbox) make them here.
+  const outbox = new EventOutbox(db, clock, ids, events, log)
+  outbox.consume(async (tx, e) => {
+    if ((await webhooks.enqueueIn(tx, e)).length) queueMicrotask(() => webhooks.onQueued?.())
+  })
+  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log, 50, () => outbox.dispatch())
   webhooks.onQueued = () => webhookWorker.kick()
-  events.subscribe((e) => webhooks.enqueue(e).then(() => undefined))
+  events.subscribe((e) => (e.viaOutbox ? undefined : webhooks.enqueue(e).then(() => undefined)))
   const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
   nodes.registerUsage(async (ws, nodeId) => ({
     what: 'alert rule(s) homed or scoped there',
@@ -188,7 +197,8 @@ export function createServices(deps: {
     desiredPublisher,
     presence,
     casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
-    emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, events),
+    emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, outbox),
+    outbox,
     serialTemplates,
     screenPanels,
     serialJobs,

@@ -17,6 +17,8 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     intervalMs: number,
     log: { error(obj: unknown, msg: string): void },
     private readonly batchSize = 50,
+    /** Runs first on every run: the event outbox's dispatch, so events a killed process left behind become deliveries. */
+    private readonly beforeRun: () => Promise<unknown> = async () => undefined,
   ) {
     super(intervalMs, log)
   }
@@ -35,6 +37,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
   }
 
   protected async tick(): Promise<void> {
+    await this.beforeRun()
     const now = this.clock.now().getTime()
     if (now - this.lastPurge >= 3600_000) {
       await this.webhooks.purge()

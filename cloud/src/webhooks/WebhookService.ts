@@ -11,7 +11,8 @@ import { ApiError, notFound } from '../errors.js'
 import type { DomainEvent, EventName } from '../events/EventBus.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { Principal } from '../auth/Principal.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { WebhookRepository } from '../repositories/WebhookRepository.js'
 import type { Mailer } from '../mail/Mailer.js'
 import type { UserService } from '../services/UserService.js'
 import { isEventName } from './catalog.js'
@@ -169,6 +170,8 @@ export class WebhookService {
   /** Called after deliveries were queued (the worker starts at once instead of waiting for its interval). */
   onQueued: (() => void) | null = null
 
+  private readonly repo: WebhookRepository
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -177,7 +180,9 @@ export class WebhookService {
     private readonly mailer: Mailer,
     private readonly users: UserService,
     private readonly opts: { leaseMs: number; timeoutMs: number; random?: RandomSource; log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void } },
-  ) {}
+  ) {
+    this.repo = new WebhookRepository(db.kysely, db.dialect)
+  }
 
   // ---- endpoints ----
 
@@ -197,13 +202,13 @@ export class WebhookService {
   }
 
   private async row(p: Principal, id: string): Promise<EndpointRow> {
-    const r = await this.db.get<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+    const r = (await this.repo.endpoint(p.workspaceId, id)) as EndpointRow | undefined
     if (!r) throw notFound('No such webhook endpoint.')
     return r
   }
 
   async list(p: Principal): Promise<EndpointView[]> {
-    return (await this.db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = ? ORDER BY id DESC', [p.workspaceId])).map(endpointView)
+    return ((await this.repo.endpoints(p.workspaceId)) as EndpointRow[]).map(endpointView)
   }
 
   async get(p: Principal, id: string): Promise<EndpointView> {
@@ -216,10 +221,10 @@ export class WebhookService {
     const secret = newSigningSecret(this.opts.random)
     const id = this.ids.next('webhookEndpoint')
     const now = this.clock.now().toISOString()
-    await this.db.run(
-      'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret, events, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)',
-      [id, p.workspaceId, url, cutDescription(input.description), secret, JSON.stringify(events), now, now],
-    )
+    await this.repo.insertEndpoint({
+      id, workspace_id: p.workspaceId, url, description: cutDescription(input.description), secret, events: JSON.stringify(events), enabled: 1,
+      auto_disabled_at: null, auto_disabled_reason: null, consecutive_failures: 0, last_delivery_at: null, last_status: null, created_at: now, updated_at: now,
+    })
     return { ...(await this.get(p, id)), secret }
   }
 
@@ -238,24 +243,14 @@ export class WebhookService {
     } else if (input.enabled === false) {
       enabled = 0
     }
-    await this.db.run(
-      `UPDATE webhook_endpoints SET url = ?, events = ?, description = ?, enabled = ?, auto_disabled_at = ?, auto_disabled_reason = ?,
-       consecutive_failures = ?, updated_at = ? WHERE id = ? AND workspace_id = ?`,
-      [url, events, description, enabled, auto_disabled_at, auto_disabled_reason, consecutive_failures, this.clock.now().toISOString(), id, p.workspaceId],
-    )
+    await this.repo.updateEndpoint(p.workspaceId, id, { url, events, description, enabled, auto_disabled_at, auto_disabled_reason, consecutive_failures, updated_at: this.clock.now().toISOString() })
     return this.get(p, id)
   }
 
   async remove(p: Principal, id: string): Promise<{ id: string }> {
     await this.row(p, id)
-    await this.db.transaction(async (tx) => {
-      // Pending work for a deleted endpoint is dropped, not retried; the log keeps it.
-      await tx.run(
-        "UPDATE webhook_deliveries SET status = 'abandoned', error = 'endpoint deleted', next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE endpoint_id = ? AND status IN ('pending', 'failed')",
-        [id],
-      )
-      await tx.run('DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    })
+    // Pending work for a deleted endpoint is dropped, not retried; the log keeps it.
+    await this.db.transaction((tx) => this.repo.deleteEndpoint(p.workspaceId, id, tx.kysely))
     return { id }
   }
 
@@ -284,30 +279,31 @@ export class WebhookService {
     const now = nowDate.toISOString()
     const status = extra.status ?? 'pending'
     const row = { id, event: e.event, occurred_at: e.occurredAt, workspace_id: ep.workspace_id, data: JSON.stringify(e.data ?? {}), replay_of: extra.replayOf ?? null }
-    await q.run(
-      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event, status, attempts, occurred_at, created_at, next_attempt_at, error, replay_of, data, payload, claim_token, claimed_until)
-       VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        id, ep.workspace_id, ep.id, e.event, status, e.occurredAt, now, status === 'pending' ? now : null, extra.error ?? null, row.replay_of, row.data, this.bodyOf(row, 1),
+    await this.repo.insertDelivery(
+      {
+        id, workspace_id: ep.workspace_id, endpoint_id: ep.id, event: e.event, status, attempts: 0, occurred_at: e.occurredAt, created_at: now,
+        next_attempt_at: status === 'pending' ? now : null, error: extra.error ?? null, replay_of: row.replay_of, data: row.data, payload: this.bodyOf(row, 1),
         // A test or replay is inserted already claimed, so the worker cannot take it first.
-        extra.claimToken ?? null, extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
-      ],
+        claim_token: extra.claimToken ?? null, claimed_until: extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
+      },
+      q.kysely,
     )
     return id
   }
 
   /** EventBus listener: one pending delivery per enabled endpoint subscribed to the event. */
   async enqueue(e: DomainEvent): Promise<string[]> {
-    const endpoints = await this.db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = ? AND enabled = 1', [e.workspaceId])
-    const targets = endpoints.filter((ep) => parseJson<string[]>(ep.events, []).includes(e.event))
-    if (!targets.length) return []
-    const ids = await this.db.transaction(async (tx) => {
-      const out: string[] = []
-      for (const ep of targets) out.push(await this.insertDelivery(tx, ep, e))
-      return out
-    })
-    this.onQueued?.()
+    const ids = await this.db.transaction((tx) => this.enqueueIn(tx, e))
+    if (ids.length) this.onQueued?.()
     return ids
+  }
+
+  /** The same inside the caller's transaction (the event outbox's dispatch); the caller kicks the worker after commit. */
+  async enqueueIn(tx: Queryable, e: DomainEvent): Promise<string[]> {
+    const endpoints = (await this.repo.enabledEndpoints(e.workspaceId, tx.kysely)) as EndpointRow[]
+    const out: string[] = []
+    for (const ep of endpoints) if (parseJson<string[]>(ep.events, []).includes(e.event)) out.push(await this.insertDelivery(tx, ep, e))
+    return out
   }
 
   /** Claims up to `limit` due deliveries under a lease; another process skips them until it ends. */
@@ -315,25 +311,16 @@ export class WebhookService {
     const now = this.clock.now()
     const iso = now.toISOString()
     const token = randomUUID()
-    await this.db.run(
-      `UPDATE webhook_deliveries SET claimed_until = ?, claim_token = ? WHERE id IN (
-         SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'failed') AND next_attempt_at <= ?
-         AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY next_attempt_at, id LIMIT ?)`,
-      [new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, iso, iso, limit],
-    )
-    return this.db.all<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE claim_token = ? ORDER BY next_attempt_at, id', [token])
+    return (await this.repo.claimDue(iso, new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, limit)) as DeliveryRow[]
   }
 
 
   /** One attempt of a claimed delivery: sign, POST through the guard, record the outcome. */
   async attempt(d: DeliveryRow): Promise<SendResult> {
-    const ep = await this.db.get<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?', [d.endpoint_id])
+    const ep = (await this.repo.endpointById(d.endpoint_id)) as EndpointRow | undefined
     if (!ep || ep.enabled !== 1) {
       const error = ep ? 'endpoint switched off' : 'endpoint deleted'
-      await this.db.run(
-        "UPDATE webhook_deliveries SET status = 'abandoned', error = ?, next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE id = ? AND claim_token = ?",
-        [error, d.id, d.claim_token],
-      )
+      await this.repo.settle(d.id, d.claim_token, { status: 'abandoned', error, next_attempt_at: null })
       return { deliveryId: d.id, ok: false, status: null, error }
     }
     const attempt = d.attempts + 1
@@ -352,32 +339,22 @@ export class WebhookService {
     const now = this.clock.now()
     const iso = now.toISOString()
     if (!error) {
-      const r = await this.db.run(
-        `UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, delivered_at = ?, response_status = ?, error = NULL, next_attempt_at = NULL,
-         claimed_until = NULL, claim_token = NULL, payload = ? WHERE id = ? AND claim_token = ?`,
-        [attempt, iso, status, body, d.id, d.claim_token],
-      )
-      if (r.changes === 1) await this.db.run('UPDATE webhook_endpoints SET consecutive_failures = 0, last_delivery_at = ?, last_status = ? WHERE id = ?', [iso, status, ep.id])
+      const settled = await this.repo.settle(d.id, d.claim_token, { status: 'delivered', attempts: attempt, delivered_at: iso, response_status: status, error: null, next_attempt_at: null, payload: body })
+      if (settled) await this.repo.recordSuccess(ep.id, iso, status)
       return { deliveryId: d.id, ok: true, status, error: null }
     }
     const final = attempt >= MAX_ATTEMPTS
-    const r = await this.db.run(
-      `UPDATE webhook_deliveries SET status = ?, attempts = ?, response_status = ?, error = ?, next_attempt_at = ?, claimed_until = NULL, claim_token = NULL, payload = ?
-       WHERE id = ? AND claim_token = ?`,
-      [final ? 'abandoned' : 'failed', attempt, status, error, final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(), body, d.id, d.claim_token],
-    )
-    if (r.changes === 1) await this.recordFailure(ep, iso, status)
+    const settled = await this.repo.settle(d.id, d.claim_token, {
+      status: final ? 'abandoned' : 'failed', attempts: attempt, response_status: status, error,
+      next_attempt_at: final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(), payload: body,
+    })
+    if (settled) await this.recordFailure(ep, iso, status)
     return { deliveryId: d.id, ok: false, status, error }
   }
 
   private async recordFailure(ep: EndpointRow, iso: string, status: number | null): Promise<void> {
-    await this.db.run('UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, last_delivery_at = ?, last_status = ? WHERE id = ?', [iso, status, ep.id])
     const reason = `${AUTO_DISABLE_AFTER} deliveries failed in a row`
-    const off = await this.db.run(
-      'UPDATE webhook_endpoints SET enabled = 0, auto_disabled_at = ?, auto_disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1 AND consecutive_failures >= ?',
-      [iso, reason, iso, ep.id, AUTO_DISABLE_AFTER],
-    )
-    if (off.changes !== 1) return
+    if (!(await this.repo.recordFailure(ep.id, iso, status, AUTO_DISABLE_AFTER, reason))) return
     this.opts.log.warn({ endpointId: ep.id, workspaceId: ep.workspace_id }, 'webhook endpoint switched off after repeated failures')
     const owners = await this.users.owners(ep.workspace_id)
     await this.mailer
@@ -397,7 +374,7 @@ export class WebhookService {
   private async sendNow(ep: EndpointRow, e: { event: string; occurredAt: string; data: unknown }, replayOf: string | null = null): Promise<SendResult> {
     const claimToken = randomUUID()
     const id = await this.insertDelivery(this.db, ep, e, { replayOf, claimToken })
-    return this.attempt((await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?', [id]))!)
+    return this.attempt((await this.repo.deliveryById(id)) as DeliveryRow)
   }
 
   /** Sends a real signed `screen.offline` with `data.test` true; 409 when not subscribed or switched off. */
@@ -416,9 +393,9 @@ export class WebhookService {
 
   /** Resends a delivery as a new one (`replayOf` set); the original stays as it is. */
   async replay(p: Principal, deliveryId: string): Promise<SendResult> {
-    const orig = await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND workspace_id = ?', [deliveryId, p.workspaceId])
+    const orig = await this.repo.delivery(p.workspaceId, deliveryId)
     if (!orig) throw notFound('No such delivery.')
-    const ep = await this.db.get<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?', [orig.endpoint_id, p.workspaceId])
+    const ep = (await this.repo.endpoint(p.workspaceId, orig.endpoint_id)) as EndpointRow | undefined
     if (!ep) throw notFound('The endpoint of this delivery no longer exists.')
     const e = { event: orig.event, occurredAt: orig.occurred_at, data: parseJson<unknown>(orig.data, {}) }
     if (ep.enabled !== 1) {
@@ -430,31 +407,21 @@ export class WebhookService {
   }
 
   async listDeliveries(p: Principal, page: PageRequest, filter: { endpointId?: string | undefined; status?: string | undefined }): Promise<Page<DeliveryView>> {
-    let where = 'workspace_id = ?'
-    const params: (string | number)[] = [p.workspaceId]
-    if (filter.endpointId) {
-      where += ' AND endpoint_id = ?'
-      params.push(filter.endpointId)
-    }
-    // Another status value is ignored (SPEC), not refused.
-    if (filter.status && (DELIVERY_STATUSES as readonly string[]).includes(filter.status)) {
-      where += ' AND status = ?'
-      params.push(filter.status)
-    }
-    const sql = descPageSql(page)
-    const rows = await this.db.all<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    // Another status value is ignored, not refused.
+    const status = filter.status && (DELIVERY_STATUSES as readonly string[]).includes(filter.status) ? filter.status : undefined
+    const rows = (await this.repo.deliveries(p.workspaceId, { ...(filter.endpointId ? { endpointId: filter.endpointId } : {}), ...(status ? { status } : {}) }, page)) as DeliveryRow[]
     return pageOf(rows, page, deliveryView)
   }
 
   async getDelivery(workspaceId: string, id: string): Promise<DeliveryView | undefined> {
-    const r = await this.db.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+    const r = (await this.repo.delivery(workspaceId, id)) as DeliveryRow | undefined
     return r && deliveryView(r)
   }
 
   /** Drops log entries older than 30 days. */
   async purge(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - RETENTION_MS).toISOString()
-    return (await this.db.run('DELETE FROM webhook_deliveries WHERE created_at < ?', [cutoff])).changes
+    return this.repo.purgeBefore(cutoff)
   }
 }
 

@@ -1,0 +1,125 @@
+// PostgreSQL through `pg` 8 and Kysely's PostgresDialect, chosen by SVC_DATABASE_URL.
+// Numbers come back as numbers: int8 (COUNT, SUM, BIGINT columns) and numeric are parsed
+// here for this pool only, so no caller ever sees a numeric string. A statement waiting
+// on a lock longer than the busy timeout fails with DatabaseBusyError (503), as on SQLite.
+import pg from 'pg'
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely'
+import { DatabaseBusyError } from '../errors.js'
+import { KyselyDatabase } from './Database.js'
+import type { DB } from './schema.js'
+
+const INT8 = 20
+const NUMERIC = 1700
+
+function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (oid === INT8 || oid === NUMERIC) return (v: string) => (v === null ? null : Number(v))
+  return pg.types.getTypeParser(oid, format as 'text')
+}
+
+export function mapPostgresError(e: unknown): unknown {
+  const code = (e as { code?: string })?.code
+  // lock_not_available (lock_timeout), query_canceled by statement timeout, serialization/deadlock.
+  if (code === '55P03' || code === '57014' || code === '40001' || code === '40P01') return new DatabaseBusyError(e)
+  return e
+}
+
+class MappedConnection implements DatabaseConnection {
+  constructor(readonly inner: DatabaseConnection) {}
+  async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.inner.executeQuery<R>(q)
+    } catch (e) {
+      throw mapPostgresError(e)
+    }
+  }
+  streamQuery<R>(q: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(q, chunkSize)
+  }
+}
+
+/** Wraps the PostgreSQL driver so its errors are mapped like SQLite's. */
+class MappedDriver implements Driver {
+  private readonly wrapped = new WeakMap<DatabaseConnection, MappedConnection>()
+  constructor(private readonly inner: Driver) {}
+  init() {
+    return this.inner.init()
+  }
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const c = await this.inner.acquireConnection()
+    let m = this.wrapped.get(c)
+    if (!m) this.wrapped.set(c, (m = new MappedConnection(c)))
+    return m
+  }
+  private unwrap(c: DatabaseConnection): DatabaseConnection {
+    return (c as MappedConnection).inner ?? c
+  }
+  async beginTransaction(c: DatabaseConnection, s: TransactionSettings) {
+    try {
+      await this.inner.beginTransaction(this.unwrap(c), s)
+    } catch (e) {
+      throw mapPostgresError(e)
+    }
+  }
+  async commitTransaction(c: DatabaseConnection) {
+    try {
+      await this.inner.commitTransaction(this.unwrap(c))
+    } catch (e) {
+      throw mapPostgresError(e)
+    }
+  }
+  rollbackTransaction(c: DatabaseConnection) {
+    return this.inner.rollbackTransaction(this.unwrap(c))
+  }
+  releaseConnection(c: DatabaseConnection) {
+    return this.inner.releaseConnection(this.unwrap(c))
+  }
+  destroy() {
+    return this.inner.destroy()
+  }
+}
+
+class MappedPostgresDialect extends PostgresDialect {
+  override createDriver(): Driver {
+    return new MappedDriver(super.createDriver())
+  }
+}
+
+export interface PostgresOptions {
+  /** Lock wait before DatabaseBusyError, ms. */
+  busyTimeoutMs: number
+  /** Schema to work in (tests give each test its own); default: the role's search_path. */
+  schema?: string
+  /** Pool size (default 10). */
+  max?: number
+}
+
+export class PostgresDatabase extends KyselyDatabase {
+  declare readonly dialect: 'postgres'
+  static async open(url: string, opts: PostgresOptions): Promise<PostgresDatabase> {
+    const settings = [`-c lock_timeout=${opts.busyTimeoutMs}`]
+    if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.max ?? 10,
+      options: settings.join(' '),
+      types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
+    })
+    const db = new PostgresDatabase('postgres', new Kysely<DB>({ dialect: new MappedPostgresDialect({ pool }) }))
+    try {
+      await sql`SELECT 1`.execute(db.kysely)
+    } catch (e) {
+      await db.close().catch(() => undefined)
+      throw e
+    }
+    return db
+  }
+}

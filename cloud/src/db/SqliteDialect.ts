@@ -1,0 +1,153 @@
+// A Kysely dialect over the `sqlite3` package: one connection in WAL mode with a busy
+// timeout, handed out through a FIFO lock. A query outside a transaction holds the lock
+// for one statement; a transaction holds it from BEGIN IMMEDIATE to COMMIT, so another
+// request's statements never land inside it. SQLITE_BUSY becomes DatabaseBusyError (503).
+import fs from 'node:fs'
+import path from 'node:path'
+import sqlite3 from 'sqlite3'
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from 'kysely'
+import { DatabaseBusyError } from '../errors.js'
+
+/** Hands one resource to one holder at a time, in arrival order. */
+export class FifoLock {
+  private tail: Promise<void> = Promise.resolve()
+  /** Waits for the lock; the returned function releases it. */
+  async acquire(): Promise<() => void> {
+    const prev = this.tail
+    let release!: () => void
+    this.tail = new Promise<void>((r) => (release = r))
+    await prev
+    return release
+  }
+}
+
+export function mapSqliteError(e: unknown): unknown {
+  const code = (e as { code?: string })?.code
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return new DatabaseBusyError(e)
+  return e
+}
+
+const READS_ROWS = /^\s*(select|with|pragma|values|explain)\b|\breturning\b/i
+
+function returnsRows(q: CompiledQuery): boolean {
+  const kind = q.query.kind
+  if (kind === 'SelectQueryNode') return true
+  if (kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode') {
+    return (q.query as { returning?: unknown }).returning !== undefined
+  }
+  return READS_ROWS.test(q.sql)
+}
+
+class SqliteConnection implements DatabaseConnection {
+  constructor(private readonly db: sqlite3.Database) {}
+
+  executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    const params = q.parameters as unknown[]
+    if (returnsRows(q)) {
+      return new Promise((resolve, reject) => {
+        this.db.all(q.sql, params, (err: Error | null, rows: R[]) => (err ? reject(mapSqliteError(err)) : resolve({ rows })))
+      })
+    }
+    return new Promise((resolve, reject) => {
+      this.db.run(q.sql, params, function (this: sqlite3.RunResult, err: Error | null) {
+        if (err) reject(mapSqliteError(err))
+        else resolve({ rows: [], numAffectedRows: BigInt(this.changes) })
+      })
+    })
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported on sqlite3')
+  }
+}
+
+class SqliteDriver implements Driver {
+  private readonly lock = new FifoLock()
+  private releases = new Map<DatabaseConnection, () => void>()
+  private db: sqlite3.Database | null = null
+  private conn: SqliteConnection | null = null
+
+  constructor(private readonly file: string, private readonly busyTimeoutMs: number) {}
+
+  async init(): Promise<void> {
+    if (this.file !== ':memory:') fs.mkdirSync(path.dirname(this.file), { recursive: true })
+    const db = await new Promise<sqlite3.Database>((resolve, reject) => {
+      const d = new sqlite3.Database(this.file, (err) => (err ? reject(err) : resolve(d)))
+    })
+    db.configure('busyTimeout', this.busyTimeoutMs)
+    const conn = new SqliteConnection(db)
+    await conn.executeQuery(CompiledQuery.raw('PRAGMA journal_mode = WAL'))
+    await conn.executeQuery(CompiledQuery.raw('PRAGMA foreign_keys = ON'))
+    await conn.executeQuery(CompiledQuery.raw('PRAGMA synchronous = NORMAL'))
+    this.db = db
+    this.conn = conn
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const release = await this.lock.acquire()
+    if (!this.conn) {
+      release()
+      throw new Error('the database is closed')
+    }
+    this.releases.set(this.conn, release)
+    return this.conn
+  }
+
+  async beginTransaction(conn: DatabaseConnection): Promise<void> {
+    // IMMEDIATE takes the write lock up front, so a busy database fails here, before any work.
+    await conn.executeQuery(CompiledQuery.raw('BEGIN IMMEDIATE'))
+  }
+
+  async commitTransaction(conn: DatabaseConnection): Promise<void> {
+    await conn.executeQuery(CompiledQuery.raw('COMMIT'))
+  }
+
+  async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
+    await conn.executeQuery(CompiledQuery.raw('ROLLBACK')).catch(() => undefined)
+  }
+
+  async releaseConnection(conn: DatabaseConnection): Promise<void> {
+    const release = this.releases.get(conn)
+    this.releases.delete(conn)
+    release?.()
+  }
+
+  async destroy(): Promise<void> {
+    const release = await this.lock.acquire()
+    try {
+      const db = this.db
+      this.db = null
+      this.conn = null
+      if (db) await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())))
+    } finally {
+      release()
+    }
+  }
+}
+
+export class Sqlite3Dialect implements Dialect {
+  constructor(private readonly file: string, private readonly busyTimeoutMs: number) {}
+  createDriver(): Driver {
+    return new SqliteDriver(this.file, this.busyTimeoutMs)
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler()
+  }
+  createAdapter() {
+    return new SqliteAdapter()
+  }
+  createIntrospector(db: Kysely<any>) {
+    return new SqliteIntrospector(db)
+  }
+}

@@ -1,0 +1,453 @@
+// Typed tables of the whole schema, as the migrations under ./migrations leave it. Every
+// repository's queries are checked against these. Conventions (docs/decisions.md):
+// ids and timestamps are TEXT (ISO-8601 UTC with milliseconds, so text order is time
+// order on both engines), booleans are INTEGER 0/1, JSON is TEXT parsed in the repository.
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely'
+
+/** A column with a DEFAULT in the DDL: optional on insert. */
+type Defaulted<T> = ColumnType<T, T | undefined, T>
+
+export interface WorkspacesTable {
+  id: string
+  name: string
+  region: string
+  status: Defaulted<string>
+  rate_limit: number | null
+  licensed_screens: number | null
+  billing: Defaulted<string>
+  created_at: string
+}
+
+export interface UsersTable {
+  id: string
+  workspace_id: string
+  name: string | null
+  email: string
+  role: string
+  email_verified_at: string | null
+  created_at: string
+}
+
+export interface SessionsTable {
+  id: string
+  workspace_id: string
+  user_id: string
+  lookup: string
+  secret_hash: string
+  created_at: string
+  expires_at: string
+  revoked_at: string | null
+}
+
+export interface NodesTable {
+  id: string
+  workspace_id: string
+  parent_id: string | null
+  kind: string
+  name: string
+  created_at: string
+  updated_at: string
+}
+
+export interface ApiKeysTable {
+  id: string
+  workspace_id: string
+  name: string
+  preview: string
+  secret_hash: string
+  permissions: string
+  node_id: string | null
+  created_by: string
+  expires_at: string | null
+  revoked_at: string | null
+  last_used_at: string | null
+  created_at: string
+}
+
+export interface IdempotencyKeysTable {
+  workspace_id: string
+  route: string
+  idem_key: string
+  fingerprint: string
+  state: string
+  status_code: number | null
+  body: string | null
+  created_at: string
+}
+
+export interface StatusMeasurementsTable {
+  id: string
+  measured_at: string
+  state: string
+  db_ok: number
+  db_latency_ms: number | null
+  broker_ok: number
+  broker_latency_ms: number | null
+  detail: string | null
+}
+
+export interface IncidentsTable {
+  id: string
+  title: string
+  status: string
+  impact: string
+  screens_playing: number | null
+  started_at: string
+  resolved_at: string | null
+}
+
+export interface IncidentUpdatesTable {
+  id: string
+  incident_id: string
+  at: string
+  status: string
+  message: string
+}
+
+export interface ScreensTable {
+  id: string
+  workspace_id: string
+  node_id: string | null
+  name: string
+  device_secret_hash: string | null
+  model: string | null
+  serial_number: string | null
+  status: Defaulted<string>
+  last_seen_at: string | null
+  content_kind: string | null
+  content_id: string | null
+  timezone: Defaulted<string>
+  created_at: string
+  updated_at: string
+  desired_version: Defaulted<number>
+  status_since: string | null
+  reported: string | null
+  reported_at: string | null
+  panel_protocol: string | null
+  panel_set_id: number | null
+  panel_poll_seconds: number | null
+  desired_published_at: string | null
+}
+
+export interface DeviceRegistrationsTable {
+  id: string
+  pairing_code: string
+  poll_secret_hash: string
+  model: string | null
+  serial_number: string | null
+  created_at: string
+  expires_at: string
+  workspace_id: string | null
+  screen_id: string | null
+  claimed_at: string | null
+  secret_issued_at: string | null
+}
+
+export interface CastsTable {
+  id: string
+  workspace_id: string
+  node_id: string | null
+  content_kind: string
+  content_id: string
+  content_name: string | null
+  scope_kind: string
+  scope_node_id: string | null
+  status: string
+  screen_count: number
+  triggered_at: string
+  expires_at: string | null
+  ended_at: string | null
+  replaced_by: string | null
+  created_by: string
+}
+
+export interface CastScreensTable {
+  cast_id: string
+  screen_id: string
+  state: string
+}
+
+export interface EmergenciesTable {
+  id: string
+  workspace_id: string
+  node_id: string | null
+  content_kind: string
+  content_id: string
+  content_name: string | null
+  message: string | null
+  scope_kind: string
+  scope_node_id: string | null
+  status: string
+  screen_count: number
+  screens_released: number | null
+  started_at: string
+  cleared_at: string | null
+  created_by: string
+  cleared_by: string | null
+}
+
+export interface EmergencyScreensTable {
+  emergency_id: string
+  screen_id: string
+  active: number
+}
+
+export interface SerialTemplatesTable {
+  id: string
+  workspace_id: string
+  node_id: string | null
+  name: string
+  model: string | null
+  /** JSON array of items, read and written whole. */
+  items: Defaulted<string>
+  created_at: string
+  updated_at: string
+}
+
+export interface SerialJobsTable {
+  id: string
+  workspace_id: string
+  screen_id: string
+  bytes_hex: string
+  protocol: string | null
+  timeout_ms: number | null
+  template_id: string | null
+  item_id: string | null
+  status: Defaulted<string>
+  reply_hex: string | null
+  sent_hex: string | null
+  reason: string | null
+  created_at: string
+  sent_at: string | null
+  completed_at: string | null
+}
+
+export interface MediaTable {
+  id: string
+  workspace_id: string
+  name: string
+  kind: string
+  mime_type: string
+  size_bytes: number
+  sha256: string
+  state: string
+  failure_reason: string | null
+  width: number | null
+  height: number | null
+  duration_ms: number | null
+  folder_id: string | null
+  node_id: string | null
+  recalled_at: string | null
+  recall_reason: string | null
+  recalled_by: string | null
+  created_by: string
+  created_at: string
+  updated_at: string
+}
+
+export interface ContentItemsTable {
+  id: string
+  workspace_id: string
+  kind: string
+  name: string
+  node_id: string | null
+  body: string
+  recalled_at: string | null
+  recall_reason: string | null
+  recalled_by: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface ContentSharesTable {
+  workspace_id: string
+  content_kind: string
+  content_id: string
+  node_id: string
+  created_at: string
+}
+
+export interface ContentRefsTable {
+  workspace_id: string
+  from_kind: string
+  from_id: string
+  to_kind: string
+  to_id: string
+}
+
+export interface MediaUploadsTable {
+  id: string
+  workspace_id: string
+  name: string
+  folder_id: string | null
+  node_id: string | null
+  created_by: string
+  created_at: string
+  expires_at: string
+}
+
+export interface MediaUploadPartsTable {
+  upload_id: string
+  part_number: number
+  size_bytes: number
+  sha256: string
+  received_at: string
+}
+
+export interface WebhookEndpointsTable {
+  id: string
+  workspace_id: string
+  url: string
+  description: string | null
+  secret: string
+  /** JSON array of event names. */
+  events: string
+  enabled: Defaulted<number>
+  auto_disabled_at: string | null
+  auto_disabled_reason: string | null
+  consecutive_failures: Defaulted<number>
+  last_delivery_at: string | null
+  last_status: number | null
+  created_at: string
+  updated_at: string
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  workspace_id: string
+  endpoint_id: string
+  event: string
+  status: string
+  attempts: Defaulted<number>
+  occurred_at: string
+  created_at: string
+  next_attempt_at: string | null
+  claimed_until: string | null
+  claim_token: string | null
+  delivered_at: string | null
+  response_status: number | null
+  error: string | null
+  replay_of: string | null
+  data: string
+  payload: string | null
+}
+
+/** Mail waiting to be sent (the mail outbox; domain events go to `events_outbox`). */
+export interface OutboxTable {
+  id: string
+  workspace_id: string | null
+  to_addresses: string
+  subject: string
+  body: string
+  created_at: string
+  sent_at: string | null
+  error: string | null
+}
+
+export interface AlertRulesTable {
+  id: string
+  workspace_id: string
+  name: string
+  trigger_code: string
+  config: string
+  webhook_secret: string
+  enabled: Defaulted<number>
+  node_id: string | null
+  created_at: string
+  updated_at: string
+  deleted_at: string | null
+}
+
+export interface AlertEventsTable {
+  id: string
+  workspace_id: string
+  rule_id: string
+  code: string
+  severity: string
+  screen_id: string
+  screen_name: string
+  node_id: string | null
+  message: string
+  next_action: Defaulted<string>
+  opened_at: string
+  closed_at: string | null
+  detail: string | null
+}
+
+export interface AlertScreenStateTable {
+  workspace_id: string
+  screen_id: string
+  screen_name: string
+  node_id: string | null
+  status: string
+  since: string
+  flaps: Defaulted<string>
+}
+
+export interface ServerSecretsTable {
+  name: string
+  value: string
+  created_at: string
+}
+
+/** Domain events written in the transaction of the change that causes them, dispatched after commit. */
+export interface EventsOutboxTable {
+  /** A ULID from the service's IdGenerator: increasing, so id order is write order. */
+  id: string
+  workspace_id: string
+  event: string
+  /** JSON object: the event's data. */
+  data: string
+  occurred_at: string
+  /** Set once the event has been handed to webhooks and alerts. */
+  dispatched_at: string | null
+}
+
+export interface SchemaMigrationsTable {
+  version: number
+  name: string
+  applied_at: string
+}
+
+export interface DB {
+  workspaces: WorkspacesTable
+  users: UsersTable
+  sessions: SessionsTable
+  nodes: NodesTable
+  api_keys: ApiKeysTable
+  idempotency_keys: IdempotencyKeysTable
+  status_measurements: StatusMeasurementsTable
+  incidents: IncidentsTable
+  incident_updates: IncidentUpdatesTable
+  screens: ScreensTable
+  device_registrations: DeviceRegistrationsTable
+  casts: CastsTable
+  cast_screens: CastScreensTable
+  emergencies: EmergenciesTable
+  emergency_screens: EmergencyScreensTable
+  serial_templates: SerialTemplatesTable
+  serial_jobs: SerialJobsTable
+  media: MediaTable
+  content_items: ContentItemsTable
+  content_shares: ContentSharesTable
+  content_refs: ContentRefsTable
+  media_uploads: MediaUploadsTable
+  media_upload_parts: MediaUploadPartsTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  outbox: OutboxTable
+  alert_rules: AlertRulesTable
+  alert_events: AlertEventsTable
+  alert_screen_state: AlertScreenStateTable
+  server_secrets: ServerSecretsTable
+  events_outbox: EventsOutboxTable
+  schema_migrations: SchemaMigrationsTable
+}
+
+export type NodeRow = Selectable<NodesTable>
+export type SerialTemplateRow = Selectable<SerialTemplatesTable>
+export type SerialJobRow = Selectable<SerialJobsTable>
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
+export type NewWebhookDelivery = Insertable<WebhookDeliveriesTable>
+export type WebhookEndpointUpdate = Updateable<WebhookEndpointsTable>

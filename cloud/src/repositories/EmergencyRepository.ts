@@ -1,0 +1,58 @@
+// The only code that reads or writes `emergencies` and `emergency_screens`.
+import type { Selectable } from 'kysely'
+import type { Executor } from '../db/Database.js'
+import type { EmergenciesTable } from '../db/schema.js'
+import { withinNodes } from './paging.js'
+
+export type EmergencyRecord = Selectable<EmergenciesTable>
+
+const CHUNK = 500
+
+export class EmergencyRepository {
+  constructor(private readonly k: Executor) {}
+
+  byId(id: string, k: Executor = this.k): Promise<EmergencyRecord | undefined> {
+    return k.selectFrom('emergencies').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  /** Newest first; `scopeIds` = home nodes the credential reaches (null = all). */
+  list(workspaceId: string, scopeIds: string[] | null, filter: { status?: string; limit: number }): Promise<EmergencyRecord[]> {
+    let q = withinNodes(this.k.selectFrom('emergencies').selectAll().where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+    if (filter.status) q = q.where('status', '=', filter.status)
+    return q.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute()
+  }
+
+  /** Inserts the emergency and holds its screens. */
+  async insert(row: EmergencyRecord, screenIds: string[], k: Executor): Promise<void> {
+    await k.insertInto('emergencies').values(row).execute()
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await k.insertInto('emergency_screens').values(screenIds.slice(i, i + CHUNK).map((s) => ({ emergency_id: row.id, screen_id: s, active: 1 }))).execute()
+    }
+  }
+
+  /**
+   * Clears an active emergency and lets go of its screens; returns the screens it held, or
+   * null when it was not active. `screens_released` counts those no other active emergency holds.
+   */
+  async clear(id: string, at: string, by: string, k: Executor): Promise<string[] | null> {
+    const u = await k.updateTable('emergencies').set({ status: 'cleared', cleared_at: at, cleared_by: by }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()
+    if (Number(u.numUpdatedRows) !== 1) return null
+    const rows = await k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', id).where('active', '=', 1).execute()
+    await k.updateTable('emergency_screens').set({ active: 0 }).where('emergency_id', '=', id).execute()
+    const ids = rows.map((x) => x.screen_id)
+    let stillHeld = 0
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const h = await k
+        .selectFrom('emergency_screens as es')
+        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+        .select((eb) => eb.fn.count<number>('es.screen_id').distinct().as('n'))
+        .where('es.active', '=', 1)
+        .where('e.status', '=', 'active')
+        .where('es.screen_id', 'in', ids.slice(i, i + CHUNK))
+        .executeTakeFirstOrThrow()
+      stillHeld += Number(h.n)
+    }
+    await k.updateTable('emergencies').set({ screens_released: ids.length - stillHeld }).where('id', '=', id).execute()
+    return ids
+  }
+}

@@ -1,0 +1,122 @@
+// The only code that reads or writes `serial_templates` and `serial_jobs`.
+import type { Executor } from '../db/Database.js'
+import type { SerialJobRow, SerialTemplateRow } from '../db/schema.js'
+import type { PageRequest } from '../http/pagination.js'
+import { paged, withinNodes } from './paging.js'
+
+const OPEN = ['queued', 'sent']
+
+export class SerialTemplateRepository {
+  constructor(private readonly k: Executor) {}
+
+  /** Templates of the workspace homed within `scopeIds` (null = all), oldest first. */
+  list(workspaceId: string, scopeIds: string[] | null): Promise<SerialTemplateRow[]> {
+    return withinNodes(this.k.selectFrom('serial_templates').selectAll().where('workspace_id', '=', workspaceId), 'node_id', scopeIds).orderBy('id', 'asc').execute()
+  }
+
+  byId(workspaceId: string, id: string): Promise<SerialTemplateRow | undefined> {
+    return this.k.selectFrom('serial_templates').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  }
+
+  async insert(row: SerialTemplateRow): Promise<void> {
+    await this.k.insertInto('serial_templates').values(row).execute()
+  }
+
+  async update(workspaceId: string, id: string, patch: Pick<SerialTemplateRow, 'name' | 'model' | 'node_id' | 'items' | 'updated_at'>): Promise<void> {
+    await this.k.updateTable('serial_templates').set(patch).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    await this.k.deleteFrom('serial_templates').where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('serial_templates')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('node_id', '=', nodeId)
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+}
+
+export class SerialJobRepository {
+  constructor(private readonly k: Executor) {}
+
+  /** A job with its screen's home node (jobs are reached through their screen). */
+  withScreenNode(workspaceId: string, id: string): Promise<(SerialJobRow & { node_id: string | null }) | undefined> {
+    return this.k
+      .selectFrom('serial_jobs as j')
+      .innerJoin('screens as s', 's.id', 'j.screen_id')
+      .selectAll('j')
+      .select('s.node_id as node_id')
+      .where('j.id', '=', id)
+      .where('j.workspace_id', '=', workspaceId)
+      .executeTakeFirst()
+  }
+
+  byId(id: string): Promise<SerialJobRow | undefined> {
+    return this.k.selectFrom('serial_jobs').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  byIds(ids: string[]): Promise<SerialJobRow[]> {
+    if (!ids.length) return Promise.resolve([])
+    return this.k.selectFrom('serial_jobs').selectAll().where('id', 'in', ids).orderBy('id', 'asc').execute()
+  }
+
+  private ofScreen(workspaceId: string, screenId: string) {
+    return this.k.selectFrom('serial_jobs').where('workspace_id', '=', workspaceId).where('screen_id', '=', screenId)
+  }
+
+  listForScreen(workspaceId: string, screenId: string, page: PageRequest): Promise<SerialJobRow[]> {
+    return paged(this.ofScreen(workspaceId, screenId).selectAll(), page, 'desc').execute()
+  }
+
+  async countForScreen(workspaceId: string, screenId: string): Promise<number> {
+    const r = await this.ofScreen(workspaceId, screenId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** Open jobs (queued or sent) of a screen, oldest first. */
+  openFor(screenId: string): Promise<SerialJobRow[]> {
+    return this.k.selectFrom('serial_jobs').selectAll().where('screen_id', '=', screenId).where('status', 'in', OPEN).orderBy('id', 'asc').execute()
+  }
+
+  async screensWithOpen(): Promise<string[]> {
+    const rows = await this.k.selectFrom('serial_jobs').select('screen_id').distinct().where('status', 'in', OPEN).execute()
+    return rows.map((r) => r.screen_id)
+  }
+
+  async insertMany(rows: SerialJobRow[], k: Executor = this.k): Promise<void> {
+    if (rows.length) await k.insertInto('serial_jobs').values(rows).execute()
+  }
+
+  async markSent(jobId: string, at: string): Promise<void> {
+    await this.k
+      .updateTable('serial_jobs')
+      .set((eb) => ({ status: 'sent', sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
+      .where('id', '=', jobId)
+      .where('status', '=', 'queued')
+      .execute()
+  }
+
+  async complete(jobId: string, r: { status: string; reply_hex: string; sent_hex: string; reason: string | null; at: string }): Promise<void> {
+    await this.k
+      .updateTable('serial_jobs')
+      .set((eb) => ({ status: r.status, reply_hex: r.reply_hex, sent_hex: r.sent_hex, reason: r.reason, completed_at: r.at, sent_at: eb.fn.coalesce('sent_at', eb.val(r.at)) }))
+      .where('id', '=', jobId)
+      .execute()
+  }
+
+  /** Fails open jobs created before `cutoff`; returns how many. */
+  async expireBefore(cutoff: string, now: string): Promise<number> {
+    const r = await this.k
+      .updateTable('serial_jobs')
+      .set({ status: 'failed', reason: 'expired', completed_at: now })
+      .where('status', 'in', OPEN)
+      .where('created_at', '<', cutoff)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows)
+  }
+}

@@ -1,0 +1,138 @@
+// The only code that reads or writes `webhook_endpoints` and `webhook_deliveries`.
+// The delivery queue's claim is one UPDATE over a sub-select of due rows; on PostgreSQL
+// the sub-select takes its rows `FOR UPDATE SKIP LOCKED`, so several processes claiming at
+// once each get different deliveries instead of waiting on or double-claiming one another
+// (SQLite has one writer at a time, so the plain statement is already exclusive).
+import type { Dialect, Executor } from '../db/Database.js'
+import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointUpdate } from '../db/schema.js'
+import type { PageRequest } from '../http/pagination.js'
+import { paged } from './paging.js'
+
+const RETRYABLE = ['pending', 'failed']
+
+export class WebhookRepository {
+  constructor(private readonly k: Executor, private readonly dialect: Dialect) {}
+
+  // ---- endpoints ----
+
+  endpoint(workspaceId: string, id: string): Promise<WebhookEndpointRow | undefined> {
+    return this.k.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  }
+
+  /** By id alone: the delivery worker works across workspaces. */
+  endpointById(id: string): Promise<WebhookEndpointRow | undefined> {
+    return this.k.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  endpoints(workspaceId: string): Promise<WebhookEndpointRow[]> {
+    return this.k.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).orderBy('id', 'desc').execute()
+  }
+
+  enabledEndpoints(workspaceId: string, k: Executor = this.k): Promise<WebhookEndpointRow[]> {
+    return k.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('enabled', '=', 1).execute()
+  }
+
+  async insertEndpoint(row: WebhookEndpointRow): Promise<void> {
+    await this.k.insertInto('webhook_endpoints').values(row).execute()
+  }
+
+  async updateEndpoint(workspaceId: string, id: string, patch: WebhookEndpointUpdate): Promise<void> {
+    await this.k.updateTable('webhook_endpoints').set(patch).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  /** Deletes the endpoint; its pending and failed deliveries are abandoned (the log keeps them). */
+  async deleteEndpoint(workspaceId: string, id: string, k: Executor = this.k): Promise<void> {
+    await k
+      .updateTable('webhook_deliveries')
+      .set({ status: 'abandoned', error: 'endpoint deleted', next_attempt_at: null, claimed_until: null, claim_token: null })
+      .where('endpoint_id', '=', id)
+      .where('status', 'in', RETRYABLE)
+      .execute()
+    await k.deleteFrom('webhook_endpoints').where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  async recordSuccess(endpointId: string, at: string, status: number | null): Promise<void> {
+    await this.k.updateTable('webhook_endpoints').set({ consecutive_failures: 0, last_delivery_at: at, last_status: status }).where('id', '=', endpointId).execute()
+  }
+
+  /** Counts a failure; switches the endpoint off once `limit` failed in a row. True when this call switched it off. */
+  async recordFailure(endpointId: string, at: string, status: number | null, limit: number, reason: string): Promise<boolean> {
+    await this.k
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), last_delivery_at: at, last_status: status }))
+      .where('id', '=', endpointId)
+      .execute()
+    const off = await this.k
+      .updateTable('webhook_endpoints')
+      .set({ enabled: 0, auto_disabled_at: at, auto_disabled_reason: reason, updated_at: at })
+      .where('id', '=', endpointId)
+      .where('enabled', '=', 1)
+      .where('consecutive_failures', '>=', limit)
+      .executeTakeFirst()
+    return Number(off.numUpdatedRows) === 1
+  }
+
+  // ---- deliveries ----
+
+  async insertDelivery(row: NewWebhookDelivery, k: Executor = this.k): Promise<void> {
+    await k.insertInto('webhook_deliveries').values(row).execute()
+  }
+
+  delivery(workspaceId: string, id: string): Promise<WebhookDeliveryRow | undefined> {
+    return this.k.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  }
+
+  deliveryById(id: string): Promise<WebhookDeliveryRow | undefined> {
+    return this.k.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  deliveries(workspaceId: string, filter: { endpointId?: string; status?: string }, page: PageRequest): Promise<WebhookDeliveryRow[]> {
+    let q = this.k.selectFrom('webhook_deliveries').selectAll().where('workspace_id', '=', workspaceId)
+    if (filter.endpointId) q = q.where('endpoint_id', '=', filter.endpointId)
+    if (filter.status) q = q.where('status', '=', filter.status)
+    return paged(q, page, 'desc').execute()
+  }
+
+  /**
+   * Claims up to `limit` due deliveries (pending or failed, due by `now`, not under another
+   * live lease) for `token` until `leaseUntil`, and returns them in due order.
+   */
+  async claimDue(now: string, leaseUntil: string, token: string, limit: number): Promise<WebhookDeliveryRow[]> {
+    await this.k
+      .updateTable('webhook_deliveries')
+      .set({ claimed_until: leaseUntil, claim_token: token })
+      .where('id', 'in', (eb) => {
+        let due = eb
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', 'in', RETRYABLE)
+          .where('next_attempt_at', '<=', now)
+          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(limit)
+        if (this.dialect === 'postgres') due = due.forUpdate().skipLocked()
+        return due
+      })
+      .execute()
+    return this.k.selectFrom('webhook_deliveries').selectAll().where('claim_token', '=', token).orderBy('next_attempt_at').orderBy('id').execute()
+  }
+
+  /** Ends a claimed delivery with `patch` (clears the lease); false when the claim was lost meanwhile. */
+  async settle(id: string, token: string | null, patch: Partial<Omit<WebhookDeliveryRow, 'id'>>): Promise<boolean> {
+    const r = await this.k
+      .updateTable('webhook_deliveries')
+      .set({ ...patch, claimed_until: null, claim_token: null })
+      .where('id', '=', id)
+      // A null token matches nothing, as `= NULL` does: an unclaimed row is never settled.
+      .where('claim_token', '=', token as string)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  }
+
+  /** Drops log entries created before `cutoff`; returns how many. */
+  async purgeBefore(cutoff: string): Promise<number> {
+    const r = await this.k.deleteFrom('webhook_deliveries').where('created_at', '<', cutoff).executeTakeFirst()
+    return Number(r.numDeletedRows)
+  }
+}

@@ -1,0 +1,69 @@
+// The event outbox across a crash: a real cloud process commits an emergency and is killed
+// with SIGKILL before it hands the event on (before any webhook delivery exists); a new
+// process on the same data dir delivers `emergency.started` for it, exactly once.
+// Before the outbox, the event was published after the commit from memory, so this lost it.
+import t from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import Stripe from 'stripe'
+import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { startReceiver } from '../fixtures/receiver.js'
+
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'outboxCloud.ts')
+
+function run(args: string[]): { child: ChildProcess; lines: AsyncIterableIterator<string> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const rl = createInterface({ input: child.stdout! })
+  return { child, lines: rl[Symbol.asyncIterator]() }
+}
+
+t.test('kill -9 between an emergency and its webhook: the webhook is sent after restart, once', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-outbox-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const receiver = await startReceiver(() => ({ status: 200 }))
+  t.after(() => receiver.close())
+
+  const first = run([dir, 'change', receiver.url])
+  t.after(() => first.child.kill('SIGKILL'))
+  const committed = JSON.parse((await first.lines.next()).value as string)
+  t.equal(committed.step, 'committed')
+  first.child.kill('SIGKILL')
+  await once(first.child, 'exit')
+  t.equal(first.child.signalCode, 'SIGKILL', 'killed after the commit')
+
+  const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
+  t.after(() => db.close())
+  const before = await db.kysely.selectFrom('webhook_deliveries').select('id').execute()
+  t.same(before, [], 'no delivery existed when the process died')
+  const pending = await db.kysely.selectFrom('events_outbox').select(['event', 'dispatched_at']).execute()
+  t.same(pending, [{ event: 'emergency.started', dispatched_at: null }], 'the event was committed with the emergency')
+
+  const second = run([dir, 'resume'])
+  t.after(() => second.child.kill('SIGKILL'))
+  t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
+  const [got] = await receiver.waitFor(1, 20_000)
+  t.equal(got!.body.event, 'emergency.started')
+  t.match(got!.body.data, { id: committed.emergencyId, status: 'active', screenCount: 1, message: 'Evacuate' })
+  t.ok(Stripe.webhooks.signature!.verifyHeader(got!.raw, got!.headers['svc-signature'] as string, committed.secret, 300))
+
+  let status: string | undefined
+  for (let i = 0; i < 50 && status !== 'delivered'; i++) {
+    status = (await db.kysely.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status
+    if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(status, 'delivered')
+  // A few more worker runs must not make a second delivery from the same event.
+  await new Promise((r) => setTimeout(r, 500))
+  const rows = await db.kysely.selectFrom('webhook_deliveries').select('id').execute()
+  t.equal(rows.length, 1, 'one delivery for one event')
+  t.equal(receiver.received.length, 1, 'received once')
+  const outbox = await db.kysely.selectFrom('events_outbox').select('dispatched_at').executeTakeFirstOrThrow()
+  t.ok(outbox.dispatched_at, 'the event is marked dispatched')
+  second.child.kill('SIGTERM')
+  await once(second.child, 'exit')
+})

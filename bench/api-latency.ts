@@ -12,10 +12,8 @@
 // warm-up; the report is req/s (autocannon's average) and the ratio to the bare route of
 // the same run. Every child process is killed at the end, also on failure.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, track } from './lib/harness.js'
+import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
 
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
 const C = arg('connections', 50)
@@ -46,7 +44,7 @@ async function cannon(url: string, headers: Record<string, string>, duration: nu
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-api-'))
+  const dir = tempDir('svc-bench-api-')
   try {
     console.log(`connections ${C}, ${D} s per route, ${S} screens; load average ${await loadAvg()}`)
     // (a) bare Fastify
@@ -91,7 +89,6 @@ async function main(): Promise<void> {
     for (const { name, r } of results) console.log(row(name, r))
   } finally {
     killAll()
-    rmSync(dir, { recursive: true, force: true })
   }
 }
 

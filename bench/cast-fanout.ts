@@ -19,14 +19,12 @@
 // Times cross process boundaries as absolute high-resolution timestamps
 // (performance.timeOrigin + performance.now()). Every child process is killed at the end,
 // on failure and on the time limit.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
 import { connectAsync, type MqttClient } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
-import { ROOT, call, countOnline, cli, cloudEnv, expect, f1, forkScript, freePort, killAll, loadAvg, now, pairMany, pct, rssOf, sleep, startCloud, stop, uploadImage, PER_ADDRESS, type Cloud } from './lib/harness.js'
+import { ROOT, call, countOnline, cli, cloudEnv, expect, f1, forkScript, freePort, killAll, loadAvg, now, pairMany, pct, rssOf, sleep, startCloud, stop, tempDir, uploadImage, PER_ADDRESS, type Cloud } from './lib/harness.js'
 
 const BATCH = 100
 
@@ -171,10 +169,10 @@ async function main(): Promise<void> {
   }, limitS * 1000).unref()
 
   const self = fileURLToPath(import.meta.url)
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-fanout-'))
+  const dir = tempDir('svc-bench-fanout-')
   const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`)
   try {
-    log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')}`)
+    log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
     // ---- product ----
     const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000' })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
@@ -298,7 +296,6 @@ async function main(): Promise<void> {
     console.log(`| devices that received an older desired version after a newer one | ${regressions} | | |`)
   } finally {
     killAll()
-    rmSync(dir, { recursive: true, force: true })
   }
 }
 

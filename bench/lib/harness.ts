@@ -2,7 +2,8 @@
 // the cloud started through its own CLI, HTTP calls that can pick their loopback source
 // address, and pairing screens exactly as devices pair.
 import { spawn, fork, type ChildProcess } from 'node:child_process'
-import { openSync, closeSync, readFileSync } from 'node:fs'
+import { openSync, closeSync, readFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import http from 'node:http'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -25,7 +26,17 @@ export function track<T extends ChildProcess>(c: T): T {
 export function killAll(): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
 }
-process.on('exit', killAll)
+const dirs = new Set<string>()
+/** A fresh temporary directory, removed when this process ends, however it ends (kept with BENCH_KEEP=1, e.g. for the cloud's log). */
+export function tempDir(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix))
+  dirs.add(d)
+  return d
+}
+process.on('exit', () => {
+  killAll()
+  if (!process.env.BENCH_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.on(sig, () => {
     killAll()

@@ -1,76 +1,102 @@
-// API latency under a small concurrent load (not a test): a real cloud (startServer on a
-// file database, real HTTP), S screens, then C concurrent callers sending R requests in
-// all to each route, timed one by one with fetch. The rate limit is raised for the run
-// (it would answer 429 after 600 requests a minute).
-//   pnpm exec tsx bench/api-latency.ts [requests=1000] [concurrency=10] [screens=200]
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+// API hot paths against a bare Fastify (not a test), each server in its own process and
+// the load generator (autocannon's CLI) in a third:
+//   pnpm exec tsx bench/api-latency.ts [--connections=50] [--duration=10] [--screens=120]
+//
+// (a) bench/lib/bare-fastify.ts: a bare Fastify route answering {hello: 'world'};
+// (b) the product started as `pnpm start` starts it (its CLI, file SQLite database, default
+//     log level, written to a file), with its rate limit raised by its setting
+//     (SVC_RATE_LIMIT), the real content library, S screens paired through the API as
+//     devices pair; routes GET /v1/me (the owner key), GET /v1/screens?limit=100 (the owner
+//     key), GET /v1/status (no credential).
+// Each route is loaded for the given duration with the given connections after a 2-second
+// warm-up; the report is req/s (autocannon's average) and the ratio to the bare route of
+// the same run. Every child process is killed at the end, also on failure.
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
-import { startServer } from '../cloud/src/server.js'
-import { testConfig } from '../cloud/src/config.js'
-import { InMemoryContentResolver } from '../cloud/src/testing/InMemoryContentResolver.js'
+import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
 
-const R = Number(process.argv[2] ?? 1000)
-const C = Number(process.argv[3] ?? 10)
-const S = Number(process.argv[4] ?? 200)
-const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
+const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
+const C = arg('connections', 50)
+const D = arg('duration', 10)
+const S = arg('screens', 120)
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
-const running = await startServer(
-  testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), httpPort: 0, mqttPort: 0, host: '127.0.0.1', rateLimitPerMinute: 1_000_000 }),
-  { content: InMemoryContentResolver.permissive() },
-)
-const { services } = running.app
-const ws = await services.workspaces.create('Bench', 'us')
-const apiKey = (await services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
-const ids: string[] = []
-const stamp = new Date().toISOString()
-await services.db.transaction(async (tx) => {
-  for (let i = 0; i < S; i++) {
-    const id = services.ids.next('screen')
-    ids.push(id)
-    await tx.run('INSERT INTO screens (id, workspace_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, ws.id, `Bench ${i}`, stamp, stamp])
-  }
-})
-const base = `http://127.0.0.1:${running.httpPort}`
-
-/** Runs `make(i)` R times with C in flight; answers sorted latencies in ms. */
-async function load(name: string, expect: number, make: (i: number) => { method: string; path: string; body?: unknown }): Promise<void> {
-  const lat: number[] = []
-  let next = 0
-  let bad = 0
-  const one = async (i: number): Promise<void> => {
-    const r = make(i)
-    const t0 = performance.now()
-    const res = await fetch(base + r.path, {
-      method: r.method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(r.body !== undefined ? { body: JSON.stringify(r.body) } : {}),
-    })
-    await res.arrayBuffer()
-    lat.push(performance.now() - t0)
-    if (res.status !== expect) bad++
-  }
-  for (let i = 0; i < Math.min(50, R); i++) await one(i) // warm-up, not counted
-  lat.length = 0
-  bad = 0
-  const w0 = performance.now()
-  await Promise.all(
-    Array.from({ length: C }, async () => {
-      for (let i = next++; i < R; i = next++) await one(i)
-    }),
-  )
-  const wall = performance.now() - w0
-  lat.sort((a, b) => a - b)
-  const f = (n: number) => n.toFixed(1)
-  console.log(`${name}: ${R} requests, ${C} concurrent: p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms, max ${f(lat[lat.length - 1]!)} ms; ${f((R / wall) * 1000)} req/s${bad ? `; ${bad} answers other than ${expect}` : ''}`)
+interface Result {
+  rps: number
+  p50: number
+  p99: number
+  total: number
+  non2xx: number
+  errors: number
 }
 
-console.log(`screens: ${S}`)
-await load('GET /v1/screens (whole list)', 200, () => ({ method: 'GET', path: '/v1/screens' }))
-await load('GET /v1/screens?limit=50', 200, () => ({ method: 'GET', path: '/v1/screens?limit=50' }))
-await load('POST /v1/casts (one screen each)', 201, (i) => ({ method: 'POST', path: '/v1/casts', body: { contentKind: 'media', contentId: 'med_bench', scopeKind: 'screens', screenIds: [ids[i % S]] } }))
-await services.desiredPublisher.idle()
-await running.close()
-rmSync(dir, { recursive: true, force: true })
+/** autocannon's CLI in its own process; answers its JSON summary. */
+async function cannon(url: string, headers: Record<string, string>, duration: number): Promise<Result> {
+  const args = [join(ROOT, 'node_modules', 'autocannon', 'autocannon.js'), '-c', String(C), '-d', String(duration), '-j']
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`)
+  args.push(url)
+  const c = track(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] }))
+  let out = ''
+  c.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  const code = await new Promise<number | null>((r) => c.once('exit', r))
+  if (code !== 0) throw new Error(`autocannon exited ${code}`)
+  const j = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }
+  return { rps: j.requests.average, p50: j.latency.p50, p99: j.latency.p99, total: j.requests.total, non2xx: j.non2xx, errors: j.errors }
+}
+
+async function main(): Promise<void> {
+  const dir = tempDir('svc-bench-api-')
+  try {
+    console.log(`connections ${C}, ${D} s per route, ${S} screens; load average ${await loadAvg()}`)
+    // (a) bare Fastify
+    const bport = await freePort()
+    const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(bport) })
+    await new Promise<void>((resolve, reject) => {
+      bare.once('message', () => resolve())
+      bare.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
+    })
+    await cannon(`http://127.0.0.1:${bport}/`, {}, 2)
+    const hello = await cannon(`http://127.0.0.1:${bport}/`, {}, D)
+    await stop(bare)
+
+    // (b) the product
+    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000' })
+    const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
+    const cloud = await startCloud(env, join(dir, 'cloud.log'))
+    await pairMany(cloud.base, apiKey, S, 8)
+    const auth = { authorization: `Bearer ${apiKey}` }
+    const listed = expect(await call(`${cloud.base}/v1/screens?limit=100`, { headers: auth }), 200, 'list').body.data as unknown[]
+    if (listed.length !== Math.min(100, S)) throw new Error(`the list answered ${listed.length} screens`)
+    const routes: { name: string; path: string; headers: Record<string, string> }[] = [
+      { name: 'GET /v1/me (authentication only)', path: '/v1/me', headers: auth },
+      { name: `GET /v1/screens?limit=100 (${S} screens)`, path: '/v1/screens?limit=100', headers: auth },
+      { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
+    ]
+    const results: { name: string; r: Result }[] = []
+    for (const route of routes) {
+      expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
+      await cannon(cloud.base + route.path, route.headers, 2)
+      results.push({ name: route.name, r: await cannon(cloud.base + route.path, route.headers, D) })
+    }
+    await stop(cloud.proc)
+
+    const row = (name: string, r: Result) =>
+      `| ${name} | ${Math.round(r.rps)} | ${(r.rps / hello.rps).toFixed(3)} | ${r.p50} / ${r.p99} ms |${r.non2xx || r.errors ? ` ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}` : ''}`
+    console.log('')
+    console.log(`api latency, autocannon -c ${C} -d ${D} (load average at the end: ${await loadAvg()})`)
+    console.log('| route | req/s | ratio to bare Fastify | latency p50 / p99 |')
+    console.log('| --- | --- | --- | --- |')
+    console.log(row("bare Fastify GET / → {hello: 'world'}", hello))
+    for (const { name, r } of results) console.log(row(name, r))
+  } finally {
+    killAll()
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    killAll()
+    process.exit(1)
+  },
+)

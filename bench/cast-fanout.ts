@@ -1,181 +1,311 @@
-// Cast fan-out benchmark (not a test): N simulated devices over MQTT/TCP with real
-// authentication (device secret checked against its hash), the device ACL and persistent
-// sessions (clean: false, LevelDB broker store, file database) connect to a real cloud;
-// then POST /v1/casts (scope all) and time until every device has its new desired state.
-// Baseline: the same broker publishing one bare message to each of the N subscribers.
-//   pnpm exec tsx bench/cast-fanout.ts [N=1000]
+// Cast fan-out at fleet size (not a test): the product path against a bare Aedes, each in
+// its own process, with the same devices from a third process.
+//   pnpm exec tsx bench/cast-fanout.ts [N=1000] [--restart] [--timeout=SECONDS]
 //
-// The devices run in a child process (this file, forked with BENCH_ROLE=devices): each
-// connection costs a file descriptor on both ends, and with both ends in one process
-// 10000 devices need more than the usual 20000-descriptor limit. It also keeps the cloud's
-// RSS figure free of the clients. Times cross the process boundary as absolute
-// high-resolution timestamps (performance.timeOrigin + performance.now()).
-import { fork } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+// Product: the cloud started as `pnpm start` starts it (its CLI, a file SQLite database,
+// the default broker persistence, the real content library); N screens paired through the
+// API exactly as devices pair (register from loopback addresses 127.x.y.z, pair with the
+// owner key, poll for the device credentials); one real PNG uploaded with POST
+// /v1/media/upload; N devices (mqtt.js, clean: false, QoS 1, their own credentials)
+// connect 100 at a time, then POST /v1/casts (scope all) and the time until the last
+// device holds a desired state carrying that cast. With --restart: the cloud is stopped
+// (SIGTERM) and started again with the devices connected, and the time until every device
+// is connected again is measured.
+// Baseline: a bare Aedes (memory persistence, no authentication) in its own process
+// (bench/lib/bare-aedes.ts), the same N clients as persistent QoS 1 subscribers to the same
+// topics, the same connect storm, then one retained QoS 1 publish per screen topic with a
+// payload of the size of the product's cast desired state.
+//
+// Times cross process boundaries as absolute high-resolution timestamps
+// (performance.timeOrigin + performance.now()). Every child process is killed at the end,
+// on failure and on the time limit.
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { performance } from 'node:perf_hooks'
+import type { ChildProcess } from 'node:child_process'
 import { connectAsync, type MqttClient } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
-import { createApiClient } from '../cloud/src/client/index.js'
+import { ROOT, call, countOnline, cli, cloudEnv, expect, f1, forkScript, freePort, killAll, loadAvg, now, pairMany, pct, rssOf, sleep, startCloud, stop, tempDir, uploadImage, PER_ADDRESS, type Cloud } from './lib/harness.js'
 
 const BATCH = 100
-const now = (): number => performance.timeOrigin + performance.now()
-const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
 
+interface Cred {
+  id: string
+  password: string | undefined
+}
+type Match = { kind: 'cast'; contentId: string } | { kind: 'version'; min: number }
 type ToDevices =
-  | { type: 'connect'; url: string; ids: string[]; secret: string }
-  | { type: 'arm'; phase: string; before: Record<string, number> | null }
-  | { type: 'close' }
+  | { type: 'connect'; url: string; creds: Cred[] }
+  | { type: 'arm'; phase: string; match: Match }
+  | { type: 'arm-reconnect'; phase: string }
+  | { type: 'end' }
 type FromDevices =
-  | { type: 'connected'; connectMs: number; rss: number }
+  | { type: 'connected'; ms: number; rss: number }
   | { type: 'armed' }
-  | { type: 'done'; phase: string; times: number[] }
+  | { type: 'done'; phase: string; times: number[]; sizes: number[] }
+  | { type: 'ended'; regressions: number }
   | { type: 'error'; message: string }
 
 // ---- the devices (child process) ----
-async function devices(): Promise<void> {
+function devices(): void {
   const send = (m: FromDevices) => process.send!(m)
   let clients: MqttClient[] = []
-  let onMessage: (id: string, version: number) => void = () => undefined
+  /** Per client: the newest desired version seen, whether it carries the watched content, its size. */
+  let held: { version: number; raw: string }[] = []
+  let regressions = 0
+  let watch: ((i: number) => void) | null = null
+  let onConnect: ((i: number) => void) | null = null
+
   process.on('message', async (m: ToDevices) => {
     try {
       if (m.type === 'connect') {
         const t0 = performance.now()
-        clients = new Array(m.ids.length)
-        for (let i = 0; i < m.ids.length; i += BATCH) {
+        clients = new Array(m.creds.length)
+        held = m.creds.map(() => ({ version: -1, raw: '' }))
+        for (let i = 0; i < m.creds.length; i += BATCH) {
           await Promise.all(
-            m.ids.slice(i, i + BATCH).map(async (id, j) => {
-              const c = await connectAsync(m.url, { clientId: id, username: id, password: m.secret, clean: false, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 60_000 })
+            m.creds.slice(i, i + BATCH).map(async ({ id, password }, j) => {
+              const k = i + j
+              const desired = topics.desired(id)
+              const c = await connectAsync(m.url, { clientId: id, username: id, password, clean: false, protocolVersion: 4, reconnectPeriod: 1000, connectTimeout: 120_000 })
               c.on('message', (topic, payload) => {
-                if (topic !== topics.desired(id)) return
+                if (topic !== desired) return
+                const raw = payload.toString()
                 let version = -1
                 try {
-                  version = (JSON.parse(payload.toString()) as { version: number }).version
+                  version = (JSON.parse(raw) as { version: number }).version
                 } catch {
                   // not JSON: ignored
                 }
-                onMessage(id, version)
+                if (version < held[k]!.version) regressions++
+                else held[k] = { version, raw }
+                watch?.(k)
               })
-              await c.subscribeAsync(topics.desired(id), { qos: 1 })
-              clients[i + j] = c
+              c.on('connect', () => onConnect?.(k))
+              await c.subscribeAsync(desired, { qos: 1 })
+              clients[k] = c
             }),
           )
         }
-        send({ type: 'connected', connectMs: performance.now() - t0, rss: process.memoryUsage().rss })
+        send({ type: 'connected', ms: performance.now() - t0, rss: process.memoryUsage().rss })
       } else if (m.type === 'arm') {
-        const seen = new Map<string, number>()
-        const total = clients.length
-        onMessage = (id, version) => {
-          if (seen.has(id) || (m.before && !(version > (m.before[id] ?? 0)))) return
-          seen.set(id, now())
-          if (seen.size === total) {
-            onMessage = () => undefined
-            send({ type: 'done', phase: m.phase, times: [...seen.values()] })
+        const match = m.match
+        const holds = (k: number): boolean => {
+          const h = held[k]!
+          if (match.kind === 'version') return h.version >= match.min
+          try {
+            return (JSON.parse(h.raw) as { casts?: { contentId: string }[] }).casts?.some((c) => c.contentId === match.contentId) ?? false
+          } catch {
+            return false
+          }
+        }
+        const times = new Map<number, number>()
+        const check = (k: number) => {
+          if (times.has(k) || !holds(k)) return
+          times.set(k, now())
+          if (times.size === clients.length) {
+            watch = null
+            send({ type: 'done', phase: m.phase, times: [...times.values()], sizes: held.map((h) => Buffer.byteLength(h.raw)) })
+          }
+        }
+        watch = check
+        send({ type: 'armed' })
+        for (let k = 0; k < clients.length; k++) check(k) // some may hold it already
+      } else if (m.type === 'arm-reconnect') {
+        // every client has to lose its connection and get it back
+        const times = new Map<number, number>()
+        onConnect = (k) => {
+          if (times.has(k)) return
+          times.set(k, now())
+          if (times.size === clients.length) {
+            onConnect = null
+            send({ type: 'done', phase: m.phase, times: [...times.values()], sizes: held.map((h) => Buffer.byteLength(h.raw)) })
           }
         }
         send({ type: 'armed' })
-      } else if (m.type === 'close') {
+      } else if (m.type === 'end') {
         await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)))
-        process.exit(0)
+        clients = []
+        send({ type: 'ended', regressions })
       }
     } catch (err) {
-      send({ type: 'error', message: err instanceof Error ? err.stack ?? err.message : String(err) })
+      send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) })
     }
   })
+  process.on('disconnect', () => process.exit(0))
 }
 
-// ---- the cloud (this process) ----
-async function main(): Promise<void> {
-  const N = Number(process.argv[2] ?? 1000)
-  const { startServer } = await import('../cloud/src/server.js')
-  const { testConfig } = await import('../cloud/src/config.js')
-  const { hashSecret } = await import('../cloud/src/auth/secrets.js')
-  const { InMemoryContentResolver } = await import('../cloud/src/testing/InMemoryContentResolver.js')
-
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
-  const content = InMemoryContentResolver.permissive()
-  const running = await startServer(testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), httpPort: 0, mqttPort: 0, host: '127.0.0.1' }), { content })
-  const { services } = running.app
-  const ws = await services.workspaces.create('Bench', 'us')
-  const apiKey = (await services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
-  // Screens made directly (pairing N devices over HTTP is not what is measured); the broker
-  // still checks each device secret against its stored hash at CONNECT.
-  const secret = 'bench-device-secret'
-  const hash = hashSecret(secret)
-  const ids: string[] = []
-  const stamp = new Date().toISOString()
-  await services.db.transaction(async (tx) => {
-    for (let i = 0; i < N; i++) {
-      const id = services.ids.next('screen')
-      ids.push(id)
-      await tx.run('INSERT INTO screens (id, workspace_id, name, device_secret_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [id, ws.id, `Bench ${i}`, hash, stamp, stamp])
-    }
-  })
-  const rssBefore = process.memoryUsage().rss
-
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_ROLE: 'devices' }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const next = <T extends FromDevices['type']>(type: T): Promise<Extract<FromDevices, { type: T }>> =>
+// ---- the orchestrator (this process; the cloud and the bare broker are children) ----
+function channel(child: ChildProcess) {
+  const next = <T extends FromDevices['type']>(type: T, timeoutMs = 600_000): Promise<Extract<FromDevices, { type: T }>> =>
     new Promise((resolve, reject) => {
+      const t = setTimeout(() => done(new Error(`no "${type}" from the devices within ${timeoutMs / 1000} s`)), timeoutMs)
+      const onExit = (code: number | null) => done(new Error(`devices process exited (${code})`))
       const on = (m: FromDevices) => {
-        if (m.type === 'error') reject(new Error(`devices: ${m.message}`))
-        else if (m.type === type) resolve(m as Extract<FromDevices, { type: T }>)
-        else return
+        if (m.type === 'error') done(new Error(`devices: ${m.message}`))
+        else if (m.type === type) done(null, m as Extract<FromDevices, { type: T }>)
+      }
+      const done = (err: Error | null, v?: Extract<FromDevices, { type: T }>) => {
+        clearTimeout(t)
         child.off('message', on)
+        child.off('exit', onExit)
+        if (err) reject(err)
+        else resolve(v!)
       }
       child.on('message', on)
-      child.once('exit', (code) => reject(new Error(`devices process exited (${code})`)))
+      child.once('exit', onExit)
     })
-  const tell = (m: ToDevices) => child.send(m)
-
-  tell({ type: 'connect', url: `mqtt://127.0.0.1:${running.mqttPort}`, ids, secret })
-  const { connectMs, rss: devicesRss } = await next('connected')
-  await services.presence.idle()
-  const rssConnected = process.memoryUsage().rss
-
-  // the cast
-  const before = Object.fromEntries((await services.db.all<{ id: string; desired_version: number }>('SELECT id, desired_version FROM screens')).map((r) => [r.id, r.desired_version]))
-  let done = next('done')
-  tell({ type: 'arm', phase: 'cast', before })
-  await next('armed')
-  const c0 = now()
-  const { response: res, error } = await createApiClient(`http://127.0.0.1:${running.httpPort}`, apiKey).POST('/v1/casts', { body: { contentKind: 'media', contentId: 'med_bench' } })
-  const responseMs = now() - c0
-  if (res.status !== 201) throw new Error(`cast: ${res.status} ${JSON.stringify(error)}`)
-  const lat = (await done).times.map((at) => at - c0).sort((a, b) => a - b)
-
-  // baseline: bare aedes publish of one message to each device's desired topic
-  const aedes = services.broker.aedes
-  done = next('done')
-  tell({ type: 'arm', phase: 'base', before: null })
-  await next('armed')
-  const b0 = now()
-  for (const id of ids) aedes.publish({ cmd: 'publish', topic: topics.desired(id), payload: Buffer.from('{"version":999999999}'), qos: 1, retain: false, dup: false }, () => undefined)
-  const baseLat = (await done).times.map((at) => at - b0).sort((a, b) => a - b)
-  const baseMax = baseLat[baseLat.length - 1]!
-
-  const fmt = (n: number) => n.toFixed(1)
-  const mib = (n: number) => fmt(n / 2 ** 20)
-  const maxLat = lat[lat.length - 1]!
-  console.log(`devices: ${N} (in a child process)`)
-  console.log(`connect storm (auth + subscribe, ${BATCH} at a time): ${fmt(connectMs)} ms total, ${fmt(connectMs / N)} ms/device`)
-  console.log(`POST /v1/casts answered in ${fmt(responseMs)} ms (publishing included)`)
-  console.log(`cast → device desired state: p50 ${fmt(pct(lat, 50))} ms, p99 ${fmt(pct(lat, 99))} ms, max ${fmt(maxLat)} ms`)
-  console.log(`baseline bare aedes publish to ${N} subscribers: p50 ${fmt(pct(baseLat, 50))} ms, p99 ${fmt(pct(baseLat, 99))} ms, max ${fmt(baseMax)} ms`)
-  console.log(`ratio cast/baseline: max ${(maxLat / baseMax).toFixed(1)}x, p50 ${(pct(lat, 50) / pct(baseLat, 50)).toFixed(1)}x`)
-  console.log(`cloud RSS: ${mib(rssConnected)} MiB with devices connected; ${fmt((rssConnected - rssBefore) / N / 1024)} KiB per connected screen; devices process RSS ${mib(devicesRss)} MiB`)
-
-  const exited = new Promise((r) => child.once('exit', r))
-  tell({ type: 'close' })
-  await exited
-  await running.close()
-  rmSync(dir, { recursive: true, force: true })
+  return { next, tell: (m: ToDevices) => child.send(m) }
 }
 
-if (process.env.BENCH_ROLE === 'devices') void devices()
-else
-  main().catch((e) => {
-    console.error(e)
+async function main(): Promise<void> {
+  const args = process.argv.slice(2)
+  const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 1000)
+  const restart = args.includes('--restart')
+  const limitS = Number(args.find((a) => a.startsWith('--timeout='))?.slice(10) ?? 1800)
+  setTimeout(() => {
+    console.error(`time limit of ${limitS} s reached; stopping`)
+    killAll()
     process.exit(1)
-  })
+  }, limitS * 1000).unref()
+
+  const self = fileURLToPath(import.meta.url)
+  const dir = tempDir('svc-bench-fanout-')
+  const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`)
+  try {
+    log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
+    // ---- product ----
+    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000' })
+    const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
+    let cloud: Cloud = await startCloud(env, join(dir, 'cloud.log'))
+    log(`cloud started (pid ${cloud.proc.pid}); pairing ${N} screens from ${Math.ceil(N / PER_ADDRESS)} loopback addresses`)
+    const p0 = now()
+    const paired = await pairMany(cloud.base, apiKey, N, 16, (d) => log(`  ${d} paired`))
+    log(`paired ${N} in ${f1((now() - p0) / 1000)} s`)
+    const mediaId = await uploadImage(cloud.base, apiKey)
+    log(`uploaded ${mediaId}`)
+    const url = paired[0]!.mqttUrl
+    if (!url.startsWith('mqtt://127.0.0.1:')) throw new Error(`unexpected device MQTT url ${url}`)
+
+    const devicesProc = forkScript(self, { BENCH_ROLE: 'devices' })
+    const dev = channel(devicesProc)
+    await sleep(500)
+    const rssIdle = rssOf(cloud.proc.pid!)
+    const connecting = dev.next('connected')
+    dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })) })
+    const conn = await connecting
+    log(`product connect storm: ${f1(conn.ms)} ms`)
+    await sleep(2000) // presence writes and session bookkeeping settle
+    const rssConnected = rssOf(cloud.proc.pid!)
+
+    let done = dev.next('done')
+    const armed = dev.next('armed')
+    dev.tell({ type: 'arm', phase: 'cast', match: { kind: 'cast', contentId: mediaId } })
+    await armed
+    const c0 = now()
+    const res = expect(await call(`${cloud.base}/v1/casts`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: { contentKind: 'media', contentId: mediaId, scopeKind: 'all' } }), 201, 'cast')
+    const castAnswerMs = now() - c0
+    const castRun = await done
+    const castLat = castRun.times.map((t) => t - c0).sort((a, b) => a - b)
+    const castSizes = [...castRun.sizes].sort((a, b) => a - b)
+    const payloadBytes = pct(castSizes, 50)
+    log(`cast ${res.body.data.id}: answered ${f1(castAnswerMs)} ms, last device ${f1(castLat[castLat.length - 1]!)} ms; desired state ${payloadBytes} bytes`)
+
+    let restartMs: number | null = null
+    let restartStopMs: number | null = null
+    let restartUpMs: number | null = null
+    let restartOnlineMs: number | null = null
+    if (restart) {
+      done = dev.next('done')
+      const armedR = dev.next('armed')
+      dev.tell({ type: 'arm-reconnect', phase: 'restart' })
+      await armedR
+      const r0 = now()
+      await stop(cloud.proc, 'SIGTERM', 30_000)
+      restartStopMs = now() - r0
+      cloud = await startCloud(env, join(dir, 'cloud.log'))
+      restartUpMs = now() - r0
+      const back = await done
+      restartMs = Math.max(...back.times) - r0
+      // the cloud's own view: every screen online again
+      for (let tries = 0; ; tries++) {
+        const { online, total } = await countOnline(cloud.base, apiKey)
+        if (online === N && total === N) break
+        if (tries >= 240) throw new Error(`after the restart only ${online} of ${total} screens are online`)
+        await sleep(500)
+      }
+      restartOnlineMs = now() - r0
+      // and each device still holds the cast (its latest desired state)
+      const doneHold = dev.next('done')
+      const armedH = dev.next('armed')
+      dev.tell({ type: 'arm', phase: 'hold', match: { kind: 'cast', contentId: mediaId } })
+      await armedH
+      await doneHold
+      log(`restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms (from the stop)`)
+    }
+    const ended = dev.next('ended')
+    dev.tell({ type: 'end' })
+    const { regressions } = await ended
+    await stop(cloud.proc, 'SIGTERM', 30_000)
+
+    // ---- baseline: bare Aedes in its own process ----
+    const bport = await freePort()
+    const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-aedes.ts'), { BENCH_PORT: String(bport) })
+    await new Promise<void>((resolve, reject) => {
+      bare.once('message', () => resolve())
+      bare.once('exit', (c) => reject(new Error(`bare aedes exited (${c})`)))
+    })
+    const bconnecting = dev.next('connected')
+    dev.tell({ type: 'connect', url: `mqtt://127.0.0.1:${bport}`, creds: paired.map((p) => ({ id: p.screenId, password: undefined })) })
+    const bconn = await bconnecting
+    log(`bare connect storm: ${f1(bconn.ms)} ms`)
+    done = dev.next('done')
+    const barmed = dev.next('armed')
+    dev.tell({ type: 'arm', phase: 'bare', match: { kind: 'version', min: 1 } })
+    await barmed
+    const b0 = now()
+    bare.send({ type: 'publish', topics: paired.map((p) => topics.desired(p.screenId)), payloadBytes, version: 1 })
+    const bareRun = await done
+    const bareLat = bareRun.times.map((t) => t - b0).sort((a, b) => a - b)
+    const bareSize = pct([...bareRun.sizes].sort((a, b) => a - b), 50)
+    const bended = dev.next('ended')
+    dev.tell({ type: 'end' })
+    await bended
+    bare.send({ type: 'close' })
+    await stop(bare, 'SIGTERM', 10_000)
+    await stop(devicesProc, 'SIGTERM', 10_000)
+
+    // ---- report ----
+    const last = (xs: number[]) => xs[xs.length - 1]!
+    const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`
+    console.log('')
+    console.log(`cast fan-out, N = ${N} screens (load average at the end: ${await loadAvg()})`)
+    console.log(`| | product | bare Aedes | ratio |`)
+    console.log(`| --- | --- | --- | --- |`)
+    console.log(`| connect storm, ${BATCH} at a time | ${s(conn.ms)} | ${s(bconn.ms)} | ${ratio(conn.ms, bconn.ms)} |`)
+    console.log(`| one cast, scope all: last screen holds it | ${s(last(castLat))} | ${s(last(bareLat))} | ${ratio(last(castLat), last(bareLat))} |`)
+    console.log(`| one cast: median screen holds it | ${s(pct(castLat, 50))} | ${s(pct(bareLat, 50))} | ${ratio(pct(castLat, 50), pct(bareLat, 50))} |`)
+    console.log(`| \`POST /v1/casts\` answered | ${s(castAnswerMs)} | — | — |`)
+    console.log(`| desired-state payload (median bytes) | ${payloadBytes} | ${bareSize} | |`)
+    console.log(`| cloud RSS paired / with devices connected | ${f1(rssIdle / 2 ** 20)} / ${f1(rssConnected / 2 ** 20)} MiB (${f1((rssConnected - rssIdle) / N / 1024)} KiB per connected screen; ${f1(rssConnected / N / 1024)} KiB per screen all told) | | |`)
+    if (restartMs !== null) {
+      console.log(`| cloud restart with ${N} connected: stop (SIGTERM) / answering again | ${s(restartStopMs!)} / ${s(restartUpMs!)} | | |`)
+      console.log(`| … all devices connected again (each still holds the cast) | ${s(restartMs)} | | ${ratio(restartMs, bconn.ms)} of the bare storm |`)
+      console.log(`| … all screens online per \`GET /v1/screens\` | ${s(restartOnlineMs!)} | | ${ratio(restartOnlineMs!, bconn.ms)} of the bare storm |`)
+    }
+    console.log(`| devices that received an older desired version after a newer one | ${regressions} | | |`)
+  } finally {
+    killAll()
+  }
+}
+
+if (process.env.BENCH_ROLE === 'devices') devices()
+else
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e)
+      killAll()
+      process.exit(1)
+    },
+  )

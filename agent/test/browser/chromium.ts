@@ -9,17 +9,24 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { chromium, missingTool, toolsRequired } from '@svc/shared/testing';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The browser: CHROME_PATH, else the first Chromium on PATH (Debian's is /usr/bin/chromium). */
+export const CHROMIUM =
+  process.env.CHROME_PATH ??
+  ['chromium', 'chromium-browser', 'google-chrome']
+    .flatMap((n) => (process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, n)))
+    .find((p) => fs.existsSync(p)) ??
+  '/usr/bin/chromium';
 export const WIDTH = 1280;
 export const HEIGHT = 720;
 
 /** Null when Chromium is there; else why the browser tests skip (or fail, with CI=true). */
 export function missingChromium(t: Test): string | null {
-  if (fs.existsSync(CHROMIUM)) return null;
-  const why = `needs chromium at ${CHROMIUM} (apt-get install -y chromium)`;
-  if (process.env.CI && process.env.CI !== 'false') t.fail(`${why}: CI must have it`);
-  return why;
+  const missing = missingTool(chromium);
+  if (!missing) return null;
+  if (toolsRequired()) t.fail(`${missing} (CI is set: a missing tool fails)`);
+  return missing;
 }
 
 export async function launch(t: Test): Promise<{ browser: Browser; page: Page }> {

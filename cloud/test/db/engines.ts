@@ -13,6 +13,7 @@ import type { Database } from '../../src/db/Database.js'
 import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
 import { PostgresDatabase } from '../../src/db/PostgresDatabase.js'
 import { migrate } from '../../src/db/migrate.js'
+import { missingTool, postgres, toolsRequired } from '@svc/shared/testing'
 
 export type EngineName = 'sqlite' | 'postgres'
 export const ENGINES: EngineName[] = ['sqlite', 'postgres']
@@ -28,8 +29,9 @@ export function postgresUrl(): string | null {
 export function requirePostgres(t: Test, name: string): string | null {
   const url = postgresUrl()
   if (url) return url
-  if (process.env.CI === 'true') t.fail(`${name}: needs PostgreSQL and SVC_TEST_DATABASE_URL is not set (CI=true)`)
-  else t.skip(`${name}: PostgreSQL not configured (set SVC_TEST_DATABASE_URL)`, () => {})
+  const missing = missingTool(postgres) ?? 'needs PostgreSQL'
+  if (toolsRequired()) t.fail(`${name}: ${missing} (CI is set: a missing tool fails)`)
+  else t.skip(`${name}: ${missing}`, () => {})
   return null
 }
 

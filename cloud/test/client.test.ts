@@ -128,6 +128,8 @@ t.test('every read operation and the main writes, through the typed client on a 
   }
   await ok(api.GET('/v1/media/{id}/shares', path(media.id)))
   t.ok((await ok(api.GET('/v1/apps/catalog'))).data.length > 0)
+  const presets = (await ok(api.GET('/v1/serial-presets', { params: { query: { protocol: 'samsung-mdc', setId: '1' } } }))).data
+  t.equal(presets[0]?.commands.find((c) => c.key === 'power.on')?.hexPreview, 'AA 11 01 01 01 14', 'a preset through the typed client')
   await ok(api.GET('/v1/media/upload/multipart/{id}', path(upload.id)))
   await ok(api.GET('/v1/media', { params: { query: { kind: 'image', count: '1' } } }))
   await ok(api.GET('/v1/media/{id}', path(media.id)))

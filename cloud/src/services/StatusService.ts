@@ -11,6 +11,8 @@ import type { Database } from '../db/Database.js'
 import { DatabaseBusyError, notFound, validation } from '../errors.js'
 
 export const STALE_AFTER_MS = 3 * 3600_000
+/** The longest a computed view is served without a look at the database. */
+export const MAX_VIEW_AGE_MS = 1_000
 export const DAYS_SHOWN = 90
 export const RECENT_DAYS = 7
 /** A check slower than this counts as degraded. */
@@ -165,11 +167,15 @@ export class StatusService {
     return p
   }
 
-  /** When time alone would change `v`: the staleness edge, the next UTC day, a recent incident aging out. */
+  /**
+   * When time alone would change `v` (the staleness edge, the next UTC day, a recent incident
+   * aging out), and at most MAX_VIEW_AGE_MS: incidents written by the CLI in another process
+   * reach no in-process change signal, so they show within that.
+   */
   private validUntil(v: StatusView): number {
     const now = this.clock.now().getTime()
     const nextDay = Math.floor(now / 86_400_000) * 86_400_000 + 86_400_000
-    let until = nextDay
+    let until = Math.min(nextDay, now + MAX_VIEW_AGE_MS)
     if (v.computedAt && !v.stale) until = Math.min(until, Date.parse(v.computedAt) + STALE_AFTER_MS + 1)
     for (const i of v.recent) if (i.resolvedAt) until = Math.min(until, Date.parse(i.resolvedAt) + RECENT_DAYS * 86_400_000 + 1)
     return Math.max(until, now + 1)

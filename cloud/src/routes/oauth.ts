@@ -15,7 +15,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, DatabaseBusyError, isApiError } from '../errors.js'
-
+import { ErrorBody } from '../http/schemas.js'
 
 export const TOKEN_RATE = { limit: 30, windowSeconds: 300 }
 const FORM = 'application/x-www-form-urlencoded'
@@ -186,7 +186,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/.well-known/oauth-authorization-server',
     {
       config: { auth: 'none' },
-      schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: ServerMetadata } },
+      schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: ServerMetadata, 400: ErrorBody } },
     },
     async (req) => {
       const base = baseUrl(config.publicUrl, req)
@@ -214,7 +214,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/.well-known/oauth-protected-resource',
     {
       config: { auth: 'none' },
-      schema: { tags: ['oauth'], summary: 'Protected resource metadata (RFC 9728)', security: [], response: { 200: ResourceMetadata } },
+      schema: { tags: ['oauth'], summary: 'Protected resource metadata (RFC 9728)', security: [], response: { 200: ResourceMetadata, 400: ErrorBody } },
     },
     async (req) => {
       const base = baseUrl(config.publicUrl, req)

@@ -47,6 +47,8 @@ import contentRoutes from './routes/content.js'
 import mediaRoutes from './routes/media.js'
 import webhookRoutes from './routes/webhooks.js'
 import alertRoutes from './routes/alerts.js'
+import userRoutes from './routes/users.js'
+import oauthRoutes from './routes/oauth.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -161,6 +163,8 @@ async function assemble(
 
   await app.register(webhookRoutes)
   await app.register(alertRoutes)
+  await app.register(userRoutes)
+  await app.register(oauthRoutes)
 
   // workers[0] is the status monitor (tests drive it with runOnce()).
   const workers = [
@@ -171,6 +175,7 @@ async function assemble(
         { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
         { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
         { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
+        { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
       ],
       config.statusIntervalMs > 0 ? 3600_000 : 0,
       app.log,

@@ -148,6 +148,19 @@ t.test('every read operation and the main writes, through the typed client on a 
   const events = (await ok(api.GET('/v1/alert-events', { params: { query: { screenId: screen.id } } }))).data
   t.equal(events.length, 1, 'the panel-off report raised an alert event')
   await ok(api.GET('/v1/alert-events/{id}', path(events[0]!.id)))
+  await ok(api.GET('/v1/serial-presets'))
+  const invited = (await ok(api.POST('/v1/users', { body: { email: 'ada@example.com', name: 'Ada', role: 'viewer' } }))).data
+  t.match(invited.sessionToken, /^ust_/)
+  await ok(api.GET('/v1/users', { params: { query: { limit: '10' } } }))
+  t.equal((await ok(api.GET('/v1/users/{id}', path(invited.id)))).data.email, 'ada@example.com')
+  t.equal((await ok(api.PATCH('/v1/users/{id}', { ...path(invited.id), body: { role: 'editor' } }))).data.role, 'editor')
+  const issued = await ok(anon.POST('/v1/oauth/token', { body: { grant_type: 'client_credentials', client_id: key.id, client_secret: key.secret } }))
+  t.equal(issued.token_type, 'Bearer')
+  t.equal((await ok(createApiClient(base, issued.access_token).GET('/v1/me'))).data.actor.id, key.id, 'the OAuth token acts as its key')
+  t.equal((await ok(anon.GET('/.well-known/oauth-authorization-server'))).grant_types_supported[0], 'client_credentials')
+  called.add('get /.well-known/oauth-authorization-server')
+  await ok(anon.GET('/.well-known/oauth-protected-resource'))
+  called.add('get /.well-known/oauth-protected-resource')
 
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')
@@ -159,6 +172,7 @@ t.test('every read operation and the main writes, through the typed client on a 
   await ok(api.DELETE('/v1/webhooks/{id}', path(hook.id)))
   await ok(api.DELETE('/v1/screens/{id}', path(other.screenId)))
   await ok(api.DELETE('/v1/api-keys/{id}', path(key.id)))
+  await ok(api.DELETE('/v1/users/{id}', path(invited.id)))
 
   // every read operation of the document was called, and answered 2xx
   const reads = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).filter((m) => m === 'get').map((m) => `${m} ${p}`))

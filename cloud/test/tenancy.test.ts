@@ -62,6 +62,11 @@ const FIXTURES: Record<string, Fixture> = {
     body: { name: 'renamed' },
     exists: getOk('/v1/serial-templates/:id'),
   },
+  '/v1/users/:id': {
+    create: async (h, a) => (await h.req('POST', '/v1/users', a, { email: `t${Math.random().toString(36).slice(2)}@example.com`, role: 'viewer' })).json().data.id,
+    body: { name: 'renamed', role: 'admin' },
+    exists: async (h, a, id) => (await h.req('GET', `/v1/users/${id}`, a)).json().data?.role === 'viewer',
+  },
   '/v1/serial-jobs/:id': {
     create: async (h, a) => {
       const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode

@@ -4,6 +4,7 @@ export const ID_PREFIX = {
   user: 'usr',
   session: 'ses',
   apiKey: 'key',
+  oauthToken: 'otk',
   node: 'node',
   screen: 'scr',
   registration: 'reg',

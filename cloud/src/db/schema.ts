@@ -403,6 +403,17 @@ export interface EventsOutboxTable {
   dispatched_at: string | null
 }
 
+export interface OauthTokensTable {
+  id: string
+  workspace_id: string
+  api_key_id: string
+  token_hash: string
+  /** The key's secret hash at issue: a rotated key no longer matches. */
+  key_secret_hash: string
+  created_at: string
+  expires_at: string
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -415,6 +426,7 @@ export interface DB {
   sessions: SessionsTable
   nodes: NodesTable
   api_keys: ApiKeysTable
+  oauth_tokens: OauthTokensTable
   idempotency_keys: IdempotencyKeysTable
   status_measurements: StatusMeasurementsTable
   incidents: IncidentsTable

@@ -19,12 +19,12 @@ export function installAuth(app: FastifyInstance): void {
   const failures = new AuthFailureGuard(app.services.clock)
 
   async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { apiKeys, users, workspaces, rateLimiter } = app.services
+    const { apiKeys, users, oauth, workspaces, rateLimiter } = app.services
     const config0 = req.routeOptions.config
     // A signed URL (devices downloading media) is checked by the route itself.
     if (config0.signedAccess && typeof (req.query as Record<string, unknown> | undefined)?.sig === 'string') return
     const header = req.headers.authorization
-    if (!header) throw new ApiError('missing_credentials', 'Send a credential: Authorization: Bearer <API key or session token>.')
+    if (!header) throw new ApiError('missing_credentials', 'Send a credential: Authorization: Bearer <API key, OAuth access token or session token>.')
     const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header)
     if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
     const token = m[1]!
@@ -37,7 +37,9 @@ export function installAuth(app: FastifyInstance): void {
         ? await apiKeys.authenticate(token)
         : token.startsWith('ust_')
           ? await users.authenticate(token)
-          : null
+          : token.startsWith('oat_')
+            ? await oauth.authenticate(token)
+            : null
     if (!principal) {
       failures.fail(req.ip, token)
       throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')

@@ -45,6 +45,8 @@ export const TAGS: Record<string, string> = {
   'celebration-entries': 'Celebration entries.',
   webhooks: 'Outbound webhook endpoints, their events and the delivery log.',
   alerts: 'Alert rules and the alert events they raise.',
+  users: 'Workspace users: invite, change role or name, remove.',
+  oauth: 'OAuth 2.0 client credentials: trade an API key for a short-lived access token.',
 }
 
 /** operationIds the derivation rule below would name awkwardly. */
@@ -69,6 +71,9 @@ const OPERATION_IDS: Record<string, string> = {
   'get /v1/webhooks/deliveries': 'listWebhookDeliveries',
   'post /v1/webhooks/deliveries/{id}/replay': 'replayWebhookDelivery',
   'get /v1/webhooks/events': 'listWebhookEvents',
+  'post /v1/oauth/token': 'createOAuthToken',
+  'get /.well-known/oauth-authorization-server': 'getOAuthServerMetadata',
+  'get /.well-known/oauth-protected-resource': 'getOAuthProtectedResourceMetadata',
 }
 
 /** Words that are not plurals although they end in s, or have no plural. */
@@ -181,7 +186,7 @@ export const openApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   const meta = new Map<string, RouteMeta>()
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/v1/') || route.url.startsWith('/v1/docs')) return
+    if (!(route.url.startsWith('/v1/') || route.url.startsWith('/.well-known/')) || route.url.startsWith('/v1/docs')) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const has200 = Boolean(route.schema?.response && Object.keys(route.schema.response as object).some((c) => c.startsWith('2')))
     for (const m of methods) {

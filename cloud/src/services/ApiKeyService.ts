@@ -267,8 +267,40 @@ export class ApiKeyService {
       const stored = Buffer.from(r.secret_hash, 'hex')
       if (stored.length === presented.length && timingSafeEqual(stored, presented)) hit = r
     }
+    if (!hit) return null
+    const found = await this.validPrincipal(hit, now)
+    if (!found) return null
+    const { principal, chain, expiresAt } = found
+    this.touch(hit.id, now)
+    if (gen === this.generation) {
+      if (this.principals.size >= PRINCIPAL_CACHE_MAX) this.principals.delete(this.principals.keys().next().value!)
+      this.principals.set(hash, { principal, keyId: hit.id, chain, expiresAt, until: t + PRINCIPAL_TTL_MS })
+    }
+    return principal
+  }
+
+  /**
+   * The principal of key `id` when it is valid now and its secret hash is still
+   * `secretHash` (an OAuth access token acts as its key until the key is revoked, rotated
+   * or expires). Null otherwise.
+   */
+  async principalOfKey(id: string, secretHash: string): Promise<{ principal: Principal; expiresAt: number } | null> {
+    const row = await this.db.get<AuthRow>('SELECT id, workspace_id, name, secret_hash, permissions, node_id, created_by, expires_at, revoked_at FROM api_keys WHERE id = ?', [id])
+    if (!row) return null
+    const a = Buffer.from(row.secret_hash, 'hex')
+    const b = Buffer.from(secretHash, 'hex')
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return null
+    const now = this.clock.now()
+    const found = await this.validPrincipal(row, now)
+    if (!found) return null
+    this.touch(row.id, now)
+    return { principal: found.principal, expiresAt: found.expiresAt }
+  }
+
+  /** The key's principal, its creator chain and earliest expiry; null when it or a key above it is revoked or expired. */
+  private async validPrincipal(hit: AuthRow, now: Date): Promise<{ principal: Principal; chain: string[]; expiresAt: number } | null> {
     const iso = now.toISOString()
-    if (!hit || hit.revoked_at || (hit.expires_at && hit.expires_at <= iso)) return null
+    if (hit.revoked_at || (hit.expires_at && hit.expires_at <= iso)) return null
     let expiresAt = hit.expires_at ? Date.parse(hit.expires_at) : Infinity
     const chain = [hit.id]
     for (const a of await this.ancestors(hit.created_by)) {
@@ -282,12 +314,7 @@ export class ApiKeyService {
       grant: JSON.parse(hit.permissions) as PermissionGrant,
       nodeId: hit.node_id,
     })
-    this.touch(hit.id, now)
-    if (gen === this.generation) {
-      if (this.principals.size >= PRINCIPAL_CACHE_MAX) this.principals.delete(this.principals.keys().next().value!)
-      this.principals.set(hash, { principal, keyId: hit.id, chain, expiresAt, until: t + PRINCIPAL_TTL_MS })
-    }
-    return principal
+    return { principal, chain, expiresAt }
   }
 
   /** Records a use; written with the next batch. */

@@ -11,6 +11,8 @@ export type CredentialChange =
   | { kind: 'apiKey'; ids: string[] }
   /** This workspace's row changed (status, rate limit, name…). */
   | { kind: 'workspace'; id: string }
+  /** These users were removed or their role changed: their sessions' principals are stale. */
+  | { kind: 'user'; ids: string[] }
 
 export interface CredentialChanges {
   /** Delivers `change` to every subscriber before it returns. */

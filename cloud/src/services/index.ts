@@ -19,6 +19,7 @@ import { ScreenService } from './ScreenService.js'
 import { PairingService } from './PairingService.js'
 import { StatusService } from './StatusService.js'
 import { UserService } from './UserService.js'
+import { OAuthService } from './OAuthService.js'
 import { WorkspaceService } from './WorkspaceService.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 import { CastService } from './CastService.js'
@@ -52,6 +53,8 @@ export interface Services {
   /** Changes to credentials and workspaces that cached copies must drop (in-process today; a cluster broadcasts). */
   credentialChanges: CredentialChanges
   users: UserService
+  /** OAuth client credentials: access tokens that act as their API key. */
+  oauth: OAuthService
   nodes: NodeService
   apiKeys: ApiKeyService
   screens: ScreenService
@@ -144,7 +147,7 @@ export function createServices(deps: {
     },
     broker: () => broker.probe(),
   })
-  const users = new UserService(db, clock, ids, random, config.sessionTtlHours)
+  const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges)
   const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
   const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, { leaseMs: config.webhookLeaseMs, timeoutMs: 10_000, random, log })
   // Events recorded in the outbox make their webhook deliveries in the dispatch transaction;
@@ -181,6 +184,7 @@ export function createServices(deps: {
     workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute, credentialChanges),
     credentialChanges,
     users,
+    oauth: new OAuthService(db, clock, ids, apiKeys, random),
     nodes,
     apiKeys,
     screens,

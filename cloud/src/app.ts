@@ -47,6 +47,7 @@ import contentRoutes from './routes/content.js'
 import mediaRoutes from './routes/media.js'
 import webhookRoutes from './routes/webhooks.js'
 import alertRoutes from './routes/alerts.js'
+import playLogRoutes from './routes/playLog.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -91,7 +92,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
 
   try {
-    return await assemble(config, deps, { clock, db, ownsDb, broker, deprecations })
+    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations })
   } catch (e) {
     // Nothing half-started stays open when assembly fails.
     await broker.close().catch(() => undefined)
@@ -103,9 +104,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
 async function assemble(
   config: Config,
   deps: AppDeps,
-  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; deprecations: Deprecation[] },
+  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; policy: DevicePolicy; deprecations: Deprecation[] },
 ): Promise<FastifyInstance> {
-  const { clock, db, ownsDb, broker, deprecations } = ctx
+  const { clock, db, ownsDb, broker, policy, deprecations } = ctx
   const app = Fastify({
     logger: loggerOptions(config),
     logController: new RequestLogController(),
@@ -124,6 +125,7 @@ async function assemble(
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
   app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))
+  policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
   await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
@@ -161,6 +163,7 @@ async function assemble(
 
   await app.register(webhookRoutes)
   await app.register(alertRoutes)
+  await app.register(playLogRoutes)
 
   // workers[0] is the status monitor (tests drive it with runOnce()).
   const workers = [
@@ -194,6 +197,7 @@ async function assemble(
     await serialDelivery.start()
   })
   app.addHook('onClose', async () => {
+    policy.setPlayLogSink(null)
     await serialDelivery.stop()
     for (const w of workers) await w.stop()
     app.services.presence.stop()

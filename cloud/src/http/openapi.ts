@@ -45,6 +45,7 @@ export const TAGS: Record<string, string> = {
   'celebration-entries': 'Celebration entries.',
   webhooks: 'Outbound webhook endpoints, their events and the delivery log.',
   alerts: 'Alert rules and the alert events they raise.',
+  'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

@@ -41,6 +41,7 @@ import { AlertNotifier } from '../alerts/AlertNotifier.js'
 import { AlertWorker } from '../alerts/AlertWorker.js'
 import { AssignmentService } from './AssignmentService.js'
 import { MediaUrlSigner } from '../media/MediaUrlSigner.js'
+import { PlayLogService } from './PlayLogService.js'
 
 export interface Services {
   config: Config
@@ -93,6 +94,8 @@ export interface Services {
   assignments: AssignmentService
   /** Signed, expiring media download URLs handed to devices. */
   mediaUrls: MediaUrlSigner
+  /** Proof of play: batches from devices (stored before their PUBACK), reads and CSV export. */
+  playLog: PlayLogService
 }
 
 export function createServices(deps: {
@@ -210,5 +213,6 @@ export function createServices(deps: {
     alertWorker,
     assignments,
     mediaUrls,
+    playLog: new PlayLogService(db, clock, screens),
   }
 }

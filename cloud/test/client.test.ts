@@ -146,6 +146,12 @@ t.test('every read operation and the main writes, through the typed client on a 
   const events = (await ok(api.GET('/v1/alert-events', { params: { query: { screenId: screen.id } } }))).data
   t.equal(events.length, 1, 'the panel-off report raised an alert event')
   await ok(api.GET('/v1/alert-events/{id}', path(events[0]!.id)))
+  await ok(api.GET('/v1/serial-presets'))
+  const plays = await ok(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: screen.id }, query: { from: '2026-01-01T00:00:00Z', limit: '10' } } }))
+  t.same(plays.data, [], 'no plays reported yet')
+  const csv = await api.GET('/v1/play-log.csv', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', screenIds: screen.id } }, parseAs: 'text' })
+  t.equal(csv.response.status, 200)
+  t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
 
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')

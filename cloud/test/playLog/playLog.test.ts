@@ -152,3 +152,27 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   }
   t.equal((await cloud.call('GET', `/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=scr_nope`)).status, 404)
 })
+
+t.test('over its message budget a batch is refused, never acknowledged and dropped', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const budget = cloud.running.app.services.broker.budget
+  const before = budget.options
+  budget.options = { ...before, burst: 2, ratePerSecond: 0.001 }
+  const dev = await connectDevice(t, url, a, {}, false)
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '1', records: [rec(a.screenId, 0)] }), { qos: 1 })
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '2', records: [rec(a.screenId, 1)] }), { qos: 1 })
+  let acked = false
+  const closed = new Promise<void>((resolve) => dev.client.once('close', () => resolve()))
+  dev.client.publish(topics.playLog(a.screenId), JSON.stringify({ batchId: '3', records: [rec(a.screenId, 2)] }), { qos: 1 }, () => (acked = true))
+  await closed
+  t.notOk(acked, 'the third batch got no PUBACK')
+  t.equal((await rows(cloud, a.screenId)).length, 2, 'and was not stored')
+  budget.options = before
+  // The budget runs on the process' monotonic clock: let the bucket refill a few tokens.
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const again = await connectDevice(t, url, a, {}, false)
+  await again.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '3', records: [rec(a.screenId, 2)] }), { qos: 1 })
+  t.equal((await rows(cloud, a.screenId)).length, 3, 'sent again, it is stored')
+})

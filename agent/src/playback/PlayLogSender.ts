@@ -44,7 +44,11 @@ export class PlayLogSender {
       return;
     }
     this.#running = this.#drain()
-      .catch((err: unknown) => this.#o.log.warn('could not send the play log; it is kept and sent on the next connect', { err: err as Error }))
+      .catch((err: unknown) => {
+        // Not at once again (no hot loop on a failing link): the next connect or play retries.
+        this.#again = false;
+        this.#o.log.warn('could not send the play log; it is kept and sent on the next connect', { err: err as Error });
+      })
       .finally(() => {
         this.#running = null;
         if (this.#again) {

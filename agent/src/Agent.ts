@@ -21,6 +21,7 @@ import { PlayerServer } from './player/PlayerServer.js';
 import { localView, playingView } from './player/PlayerView.js';
 import { DEFAULT_CACHE_MAX_BYTES, MediaCache, keyOf, mediaOf, wantedBy } from './playback/MediaCache.js';
 import { PlayLog } from './playback/PlayLog.js';
+import { PlayLogSender } from './playback/PlayLogSender.js';
 import type { DisplayDriver } from './serial/DisplayDriver.js';
 import { PanelSupervisor } from './serial/PanelSupervisor.js';
 
@@ -81,6 +82,7 @@ interface Session {
   jobs: JobDispatcher;
   seen: SeenJobs;
   panel: PanelSupervisor | null;
+  playLogSender: PlayLogSender;
 }
 
 export class Agent extends EventEmitter<AgentEvents> {
@@ -141,6 +143,8 @@ export class Agent extends EventEmitter<AgentEvents> {
         });
     });
     this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`));
+    // A written play goes out at once when connected (one batch in flight at a time).
+    this.playLog.onWritten(() => this.#session?.playLogSender.kick());
     this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
     this.#credentials = new CredentialStore(options.dataDir);
     this.#desired = new DesiredStore(options.dataDir);
@@ -157,6 +161,11 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   get link(): MqttLink | null {
     return this.#session?.link ?? null;
+  }
+
+  /** The running session's play-log sender (null while pairing or stopped). */
+  get playLogSender(): PlayLogSender | null {
+    return this.#session?.playLogSender ?? null;
   }
 
   get screenId(): string | null {
@@ -299,7 +308,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       clock: this.#clock,
     });
     panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null;
-    const session: Session = { credentials, link, state, jobs, seen, panel };
+    const playLogSender = new PlayLogSender({ playLog: this.playLog, link, screenId, log: log.child({ part: 'play-log' }) });
+    const session: Session = { credentials, link, state, jobs, seen, panel, playLogSender };
     this.#session = session;
     this.#setPhase('running');
 
@@ -336,6 +346,8 @@ export class Agent extends EventEmitter<AgentEvents> {
     link.on('connected', () => {
       show();
       void state.report(true);
+      // What was recorded offline (or before a restart) and not yet acknowledged.
+      playLogSender.kick();
       this.emit('connected');
     });
     link.on('disconnected', () => {
@@ -364,6 +376,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const session = this.#session;
     this.#session = null;
     if (!session) return;
+    session.playLogSender.stop();
     await session.panel?.stop();
     await session.jobs.stop();
     await session.link.stop();

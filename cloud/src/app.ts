@@ -49,6 +49,7 @@ import webhookRoutes from './routes/webhooks.js'
 import alertRoutes from './routes/alerts.js'
 import userRoutes from './routes/users.js'
 import oauthRoutes from './routes/oauth.js'
+import playLogRoutes from './routes/playLog.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -93,7 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
 
   try {
-    return await assemble(config, deps, { clock, db, ownsDb, broker, deprecations })
+    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations })
   } catch (e) {
     // Nothing half-started stays open when assembly fails.
     await broker.close().catch(() => undefined)
@@ -105,9 +106,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
 async function assemble(
   config: Config,
   deps: AppDeps,
-  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; deprecations: Deprecation[] },
+  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; policy: DevicePolicy; deprecations: Deprecation[] },
 ): Promise<FastifyInstance> {
-  const { clock, db, ownsDb, broker, deprecations } = ctx
+  const { clock, db, ownsDb, broker, policy, deprecations } = ctx
   const app = Fastify({
     logger: loggerOptions(config),
     logController: new RequestLogController(),
@@ -126,6 +127,7 @@ async function assemble(
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
   app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))
+  policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
   await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
@@ -165,6 +167,7 @@ async function assemble(
   await app.register(alertRoutes)
   await app.register(userRoutes)
   await app.register(oauthRoutes)
+  await app.register(playLogRoutes)
 
   // workers[0] is the status monitor (tests drive it with runOnce()).
   const workers = [
@@ -199,6 +202,7 @@ async function assemble(
     await serialDelivery.start()
   })
   app.addHook('onClose', async () => {
+    policy.setPlayLogSink(null)
     await serialDelivery.stop()
     for (const w of workers) await w.stop()
     app.services.presence.stop()

@@ -161,6 +161,11 @@ t.test('every read operation and the main writes, through the typed client on a 
   called.add('get /.well-known/oauth-authorization-server')
   await ok(anon.GET('/.well-known/oauth-protected-resource'))
   called.add('get /.well-known/oauth-protected-resource')
+  const plays = await ok(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: screen.id }, query: { from: '2026-01-01T00:00:00Z', limit: '10' } } }))
+  t.same(plays.data, [], 'no plays reported yet')
+  const csv = await api.GET('/v1/play-log.csv', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', screenIds: screen.id } }, parseAs: 'text' })
+  t.equal(csv.response.status, 200)
+  t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
 
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')

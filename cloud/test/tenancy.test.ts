@@ -138,3 +138,18 @@ t.test('the Auth: none registration poll answers nothing to a workspace credenti
   }
   t.equal((await h.req('GET', '/v1/devices/register/reg_unknown', b)).statusCode, 404)
 })
+
+t.test("the play-log export (screen ids in the query) answers 404 for another workspace's screen", async (t) => {
+  const h = await build(t)
+  const { apiKey: a } = await h.workspace('A')
+  const { apiKey: b } = await h.workspace('B')
+  const screenId = await FIXTURES['/v1/screens/:id']!.create(h, a)
+  const own = await FIXTURES['/v1/screens/:id']!.create(h, b)
+  const range = 'from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z'
+  for (const ids of [screenId, `${own},${screenId}`]) {
+    const res = await h.req('GET', `/v1/play-log.csv?${range}&screenIds=${ids}`, b)
+    t.equal(res.statusCode, 404, ids)
+    t.equal(res.json().error, 'not_found')
+  }
+  t.equal((await h.req('GET', `/v1/play-log.csv?${range}&screenIds=${screenId}`, a)).statusCode, 200, 'A exports its own screen')
+})

@@ -121,10 +121,11 @@ export class MqttLink extends EventEmitter<MqttLinkEvents> {
    * Publishes a message on one of this screen's agent-to-cloud topics. While disconnected
    * mqtt.js keeps QoS 1 messages in its outgoing store and sends them on reconnect.
    */
-  async publish(kind: 'reported' | 'job-results' | 'status', message: unknown, retain: boolean): Promise<void> {
+  async publish(kind: 'reported' | 'job-results' | 'status' | 'play-log', message: unknown, retain: boolean): Promise<void> {
     const client = this.#client;
     if (!client) throw new Error('link not started');
-    const topic = kind === 'reported' ? topics.reported(this.#o.screenId) : kind === 'status' ? topics.status(this.#o.screenId) : topics.jobResults(this.#o.screenId);
+    const id = this.#o.screenId;
+    const topic = kind === 'reported' ? topics.reported(id) : kind === 'status' ? topics.status(id) : kind === 'play-log' ? topics.playLog(id) : topics.jobResults(id);
     await client.publishAsync(topic, encodeMessage(message), { qos: QOS, retain });
   }
 

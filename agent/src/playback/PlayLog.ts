@@ -34,6 +34,8 @@ export interface PlayRecord {
 export interface PlayLogBatch {
   screenId: string;
   records: PlayRecord[];
+  /** Byte offset where this batch starts (the acknowledged cursor it was read from). */
+  from: number;
   /** Byte offset just after the last record; pass to ack(). */
   cursor: number;
 }
@@ -52,6 +54,7 @@ export class PlayLog {
   /** Plays in progress, by page slot (the whole screen or a layout zone). */
   readonly #open = new Map<string, Open>();
   #chain: Promise<void> = Promise.resolve();
+  readonly #listeners: Array<() => void> = [];
 
   constructor(options: PlayLogOptions) {
     this.#o = options;
@@ -80,6 +83,11 @@ export class PlayLog {
     for (const slot of [...this.#open.keys()]) if (slot.startsWith(prefix)) this.end(slot);
   }
 
+  /** Calls `listener` after each record is written (the sender starts a batch then). */
+  onWritten(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
   /** Waits for pending writes. */
   flush(): Promise<void> {
     return this.#chain;
@@ -88,6 +96,9 @@ export class PlayLog {
   #append(r: PlayRecord): void {
     this.#chain = this.#chain
       .then(() => fs.appendFile(this.file, JSON.stringify(r) + '\n', { mode: 0o600 }))
+      .then(() => {
+        for (const l of this.#listeners) l();
+      })
       .catch((err: unknown) => this.#o.log.warn('could not append to the play log', { err: err as Error }));
   }
 
@@ -102,7 +113,7 @@ export class PlayLog {
     await this.flush();
     const from = await this.#cursor();
     const { records, end } = await this.#read(from, max);
-    return { screenId, records, cursor: end };
+    return { screenId, records, from, cursor: end };
   }
 
   /** Marks everything before `cursor` as delivered. */

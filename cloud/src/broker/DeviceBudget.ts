@@ -4,7 +4,8 @@
 // Aedes acknowledges a QoS 1 publish as usual and keeps the connection), with a warning at
 // most every `warnEveryMs` per device; a `reported` message is let through instead, because
 // reported state is coalesced per screen downstream (the latest wins, the superseded ones
-// are dropped there). A device over budget for `sustainMs` without its bucket recovering to
+// are dropped there), and a `play-log` batch is refused (connection closed, no PUBACK) so
+// the agent keeps it and sends it again. A device over budget for `sustainMs` without its bucket recovering to
 // half is disconnected. Time is the process' monotonic clock: this is about load, not dates.
 import { parseScreenTopic } from '@svc/shared/mqtt/index'
 import type { BrokerPolicy } from './EmbeddedBroker.js'
@@ -80,7 +81,10 @@ export class DeviceBudget {
       const verdict = this.take(client.id)
       if (verdict === 'ok') return inner(client, packet, cb)
       if (verdict === 'sustained') return cb(new Error('device over its message budget'))
-      if (parseScreenTopic(packet.topic)?.kind === 'reported') return inner(client, packet, cb)
+      const kind = parseScreenTopic(packet.topic)?.kind
+      if (kind === 'reported') return inner(client, packet, cb)
+      // A play-log batch is never acknowledged and dropped (the agent would forget it): refused, the connection closes, it comes again later.
+      if (kind === 'play-log') return cb(new Error('device over its message budget'))
       packet.topic = DROPPED_TOPIC
       packet.retain = false
       cb(null)

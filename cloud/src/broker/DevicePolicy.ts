@@ -6,6 +6,12 @@
 // A device's Last Will may only be its own status topic with an `offline` status: any
 // other will is refused at CONNECT, and a stored one (left by an older version) is never
 // republished.
+// A `play-log` batch is stored (through the sink app.ts sets) before authorizePublish
+// returns, and Aedes writes the PUBACK only after it: an acknowledged batch is stored, so
+// the agent may forget it. A batch that can never be stored (invalid, another screen's
+// records) is acknowledged and dropped with a warning, so the agent does not resend it
+// forever; a storage failure refuses the publish (the connection closes, no PUBACK) and
+// the agent sends the batch again after reconnecting.
 // Retained messages from a device: only its own status, a valid status message (kept as
 // `{status, at}`); a retain flag on `reported` or `job-results` is dropped, so the message
 // reaches the cloud but the broker stores nothing.
@@ -45,7 +51,14 @@ export function isAllowedWill(screenId: unknown, will: WillMessage | null | unde
   return msg.ok && msg.value.status === 'offline'
 }
 
+/** Where play-log batches go: resolves once stored (ok false: dropped for good); rejects on a storage failure. */
+export type PlayLogSink = (screenId: string, payload: Buffer) => Promise<{ ok: boolean; reason?: string; errors?: unknown }>
+
+/** Topic a dropped message is rerouted to: `$` topics match no wildcard and nothing subscribes here. */
+const DROPPED_PLAY_LOG = '$svc/play-log-dropped'
+
 export class DevicePolicy {
+  private playLogSink: PlayLogSink | null = null
   /** The screen each authenticated client connected as. */
   private readonly screens = new WeakMap<Client, string>()
   /** The Last Will of each CONNECT between preConnect and authenticate. */
@@ -55,6 +68,11 @@ export class DevicePolicy {
     private readonly directory: DeviceDirectory,
     private readonly log: { warn(obj: object, msg: string): void } = { warn: () => undefined },
   ) {}
+
+  /** Where play-log batches are stored (set once the services exist). */
+  setPlayLogSink(sink: PlayLogSink | null): void {
+    this.playLogSink = sink
+  }
 
   /** The screen id a connected client authenticated as, or null. */
   screenOf(client: Client | null): string | null {
@@ -108,7 +126,9 @@ export class DevicePolicy {
     }
     const screenId = this.screenOf(client)
     if (screenId === null || !mayDevicePublish(screenId, packet.topic)) return cb(new Error('not authorized'))
-    if (parseScreenTopic(packet.topic)?.kind === 'status') {
+    const kind = parseScreenTopic(packet.topic)?.kind
+    if (kind === 'play-log') return this.storePlayLog(screenId, packet, cb)
+    if (kind === 'status') {
       // Retained and announced in the device's name: a valid status message, nothing more.
       const msg = parseStatusMessage(packet.payload)
       if (!msg.ok) return cb(new Error('not a status message'))
@@ -118,6 +138,26 @@ export class DevicePolicy {
       packet.retain = false
     }
     cb(null)
+  }
+
+  private storePlayLog(screenId: string, packet: PublishPacket, cb: (err: Error | null) => void): void {
+    const sink = this.playLogSink
+    if (!sink) return cb(new Error('play log not available'))
+    packet.retain = false
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)
+    sink(screenId, payload).then(
+      (r) => {
+        if (!r.ok) this.log.warn({ screenId, reason: r.reason, errors: r.errors }, 'play-log batch dropped')
+        // Stored (or never storable): nothing else needs the bytes.
+        packet.topic = DROPPED_PLAY_LOG
+        packet.payload = Buffer.alloc(0)
+        cb(null)
+      },
+      (err: unknown) => {
+        this.log.warn({ screenId, err }, 'play-log batch not stored; refused so the device sends it again')
+        cb(new Error('play log not stored'))
+      },
+    )
   }
 
   readonly authorizeSubscribe: NonNullable<BrokerPolicy['authorizeSubscribe']> = (client, sub: Subscription, cb) => {

@@ -414,6 +414,27 @@ export interface OauthTokensTable {
   expires_at: string
 }
 
+/** Proof of play: one completed play a screen reported (see PlayLogRepository). */
+export interface PlayLogTable {
+  /** `play_` + a hash of the screen and the record: the same record always gets the same id. */
+  id: string
+  workspace_id: string
+  screen_id: string
+  source: string
+  content_kind: string
+  content_id: string
+  cast_id: string | null
+  emergency_id: string | null
+  item_kind: string
+  item_id: string
+  zone: string | null
+  /** UTC ISO 8601 with milliseconds, so text order is time order. */
+  started_at: string
+  ended_at: string
+  duration_ms: number
+  received_at: string
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -453,6 +474,7 @@ export interface DB {
   alert_screen_state: AlertScreenStateTable
   server_secrets: ServerSecretsTable
   events_outbox: EventsOutboxTable
+  play_log: PlayLogTable
   schema_migrations: SchemaMigrationsTable
 }
 

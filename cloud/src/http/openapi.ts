@@ -47,6 +47,7 @@ export const TAGS: Record<string, string> = {
   alerts: 'Alert rules and the alert events they raise.',
   users: 'Workspace users: invite, change role or name, remove.',
   oauth: 'OAuth 2.0 client credentials: trade an API key for a short-lived access token.',
+  'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

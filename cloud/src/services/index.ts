@@ -42,6 +42,7 @@ import { AlertNotifier } from '../alerts/AlertNotifier.js'
 import { AlertWorker } from '../alerts/AlertWorker.js'
 import { AssignmentService } from './AssignmentService.js'
 import { MediaUrlSigner } from '../media/MediaUrlSigner.js'
+import { PlayLogService } from './PlayLogService.js'
 
 export interface Services {
   config: Config
@@ -96,6 +97,8 @@ export interface Services {
   assignments: AssignmentService
   /** Signed, expiring media download URLs handed to devices. */
   mediaUrls: MediaUrlSigner
+  /** Proof of play: batches from devices (stored before their PUBACK), reads and CSV export. */
+  playLog: PlayLogService
 }
 
 export function createServices(deps: {
@@ -214,5 +217,6 @@ export function createServices(deps: {
     alertWorker,
     assignments,
     mediaUrls,
+    playLog: new PlayLogService(db, clock, screens),
   }
 }

@@ -245,3 +245,50 @@ export const JobResultSchema = Type.Object({
   at: Timestamp,
 });
 export type JobResult = Static<typeof JobResultSchema>;
+
+/**
+ * Bounds of a proof-of-play batch. A batch at its bounds (every string at its maximum)
+ * still fits MAX_PAYLOAD_BYTES: 200 × (6 ids × 256 + the rest) ≈ 330 KB.
+ */
+export const PLAY_LOG_LIMITS = {
+  /** Records per batch (one batch per MQTT message). */
+  maxRecords: 200,
+  idLength: 256,
+  /** `source`, `contentKind`, `itemKind`. */
+  kindLength: 32,
+  /** A layout zone's name. */
+  zoneLength: 128,
+  batchIdLength: 128,
+  /** One play lasts at most 366 days (a looping video stays one play until the view changes). */
+  maxDurationMs: 366 * 24 * 3600 * 1000,
+} as const;
+const PlayId = Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.idLength });
+const PlayKind = Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.kindLength });
+
+/** One completed play: what was on screen (an item of what was assigned/cast), from when to when. */
+export const PlayRecordSchema = Type.Object({
+  /** The screen that played it; must be the screen the batch is published for. */
+  screenId: PlayId,
+  /** Why it played: `emergency`, `cast`, `assignment`, `schedule`. */
+  source: PlayKind,
+  contentKind: PlayKind,
+  contentId: PlayId,
+  castId: Type.Union([PlayId, Type.Null()]),
+  emergencyId: Type.Union([PlayId, Type.Null()]),
+  /** The piece that was on screen: a playlist's item, a layout zone's content, or the content itself. */
+  itemKind: PlayKind,
+  itemId: PlayId,
+  zone: Type.Union([Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.zoneLength }), Type.Null()]),
+  startedAt: Timestamp,
+  endedAt: Timestamp,
+  durationMs: Type.Integer({ minimum: 0, maximum: PLAY_LOG_LIMITS.maxDurationMs }),
+});
+export type PlayRecordMessage = Static<typeof PlayRecordSchema>;
+
+/** `screens/<id>/play-log` — not retained; a batch of completed plays, oldest first. */
+export const PlayLogBatchSchema = Type.Object({
+  /** Chosen by the agent; logging only (the cloud dedupes record by record). */
+  batchId: Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.batchIdLength }),
+  records: Type.Array(PlayRecordSchema, { minItems: 1, maxItems: PLAY_LOG_LIMITS.maxRecords }),
+});
+export type PlayLogBatchMessage = Static<typeof PlayLogBatchSchema>;

@@ -6,6 +6,8 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import {
   DesiredStateSchema,
   JobResultSchema,
+  PlayLogBatchSchema,
+  PlayRecordSchema,
   RebootJobSchema,
   ReportedSchema,
   ScreenshotJobSchema,
@@ -15,6 +17,8 @@ import {
   type DesiredState,
   type Job,
   type JobResult,
+  type PlayLogBatchMessage,
+  type PlayRecordMessage,
   type Reported,
   type StatusMessage,
 } from './messages.js';
@@ -181,6 +185,34 @@ function validateJobValue(value: unknown): ParseResult<Job> {
   }
 }
 
+function playTimeIssues(r: PlayRecordMessage, at: string): MessageIssue[] {
+  const start = Date.parse(r.startedAt);
+  const end = Date.parse(r.endedAt);
+  if (!Number.isFinite(start) || !Number.isFinite(end)) return [{ path: `${at}/startedAt`, message: 'startedAt and endedAt must be real dates' }];
+  if (end < start) return [{ path: `${at}/endedAt`, message: 'endedAt is before startedAt' }];
+  return [];
+}
+
+function playLogSemantics(v: PlayLogBatchMessage): MessageIssue[] {
+  const issues: MessageIssue[] = [];
+  v.records.forEach((r, i) => issues.push(...playTimeIssues(r, `/records/${i}`)));
+  return issues.slice(0, MAX_ISSUES);
+}
+
+/** Checks one play record (the agent filters what it sends with this). */
+export function validatePlayRecord(v: unknown): ParseResult<PlayRecordMessage> {
+  return validateStrict(PlayRecordSchema, v, (r) => playTimeIssues(r, ''));
+}
+
+/**
+ * Validates a `play-log` payload: at most PLAY_LOG_LIMITS.maxRecords records, every field
+ * bounded, real dates, endedAt not before startedAt; the value keeps only contract fields.
+ */
+export function parsePlayLogBatch(payload: Buffer | Uint8Array | string): ParseResult<PlayLogBatchMessage> {
+  const json = readJson(payload);
+  return json.ok ? validateStrict(PlayLogBatchSchema, json.value, playLogSemantics) : json;
+}
+
 /** Validates a `desired` payload. */
 export function parseDesiredState(payload: Buffer | Uint8Array | string): ParseResult<DesiredState> {
   return parseWith(DesiredStateSchema, payload, desiredSemantics);
@@ -219,6 +251,7 @@ export const validateMessage = {
   status: (v: unknown): ParseResult<StatusMessage> => validateStrict(StatusMessageSchema, v),
   reported: (v: unknown): ParseResult<Reported> => validateStrict(ReportedSchema, v, reportedSemantics),
   'job-results': (v: unknown): ParseResult<JobResult> => validateValue(JobResultSchema, v, jobResultSemantics),
+  'play-log': (v: unknown): ParseResult<PlayLogBatchMessage> => validateStrict(PlayLogBatchSchema, v, playLogSemantics),
 } as const satisfies Record<ScreenTopicKind, (v: unknown) => ParseResult<unknown>>;
 
 export interface MessageByTopic {
@@ -227,6 +260,7 @@ export interface MessageByTopic {
   status: StatusMessage;
   reported: Reported;
   'job-results': JobResult;
+  'play-log': PlayLogBatchMessage;
 }
 
 /** Parses a payload by the topic kind it arrived on. */

@@ -7,7 +7,7 @@ export const SCREENS_PREFIX = `${TOPIC_PREFIX}screens/`;
 /** Every message in the contract is sent with QoS 1. */
 export const QOS = 1 as const;
 
-export const SCREEN_TOPIC_KINDS = ['desired', 'jobs', 'status', 'reported', 'job-results'] as const;
+export const SCREEN_TOPIC_KINDS = ['desired', 'jobs', 'status', 'reported', 'job-results', 'play-log'] as const;
 export type ScreenTopicKind = (typeof SCREEN_TOPIC_KINDS)[number];
 
 export interface TopicSpec {
@@ -25,6 +25,8 @@ export const TOPIC_SPECS: Readonly<Record<ScreenTopicKind, TopicSpec>> = {
   // device message but its status (an older agent's retain flag on it is dropped).
   reported: { direction: 'agent-to-cloud', retained: false, qos: QOS },
   'job-results': { direction: 'agent-to-cloud', retained: false, qos: QOS },
+  // Proof of play: one batch per message; the agent forgets a batch only after its PUBACK.
+  'play-log': { direction: 'agent-to-cloud', retained: false, qos: QOS },
 };
 
 /**
@@ -58,6 +60,7 @@ export const topics = {
   status: (screenId: string) => screenTopic(screenId, 'status'),
   reported: (screenId: string) => screenTopic(screenId, 'reported'),
   jobResults: (screenId: string) => screenTopic(screenId, 'job-results'),
+  playLog: (screenId: string) => screenTopic(screenId, 'play-log'),
 } as const;
 
 /** Cloud-side subscription filters (wildcards are fine for the cloud, never for devices). */
@@ -65,6 +68,7 @@ export const cloudFilters = {
   allStatus: `${SCREENS_PREFIX}+/status`,
   allReported: `${SCREENS_PREFIX}+/reported`,
   allJobResults: `${SCREENS_PREFIX}+/job-results`,
+  allPlayLog: `${SCREENS_PREFIX}+/play-log`,
 } as const;
 
 export interface ParsedScreenTopic {

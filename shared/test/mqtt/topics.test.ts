@@ -89,6 +89,7 @@ t.test('topic table', async (t) => {
       ['status', 'agent-to-cloud', true, 1],
       ['reported', 'agent-to-cloud', false, 1],
       ['job-results', 'agent-to-cloud', false, 1],
+      ['play-log', 'agent-to-cloud', false, 1],
     ],
   );
 });

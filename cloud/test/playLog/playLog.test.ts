@@ -1,0 +1,178 @@
+// Proof of play, end to end on the cloud: a real MQTT device publishes play-log batches;
+// the PUBACK comes only once the batch is stored; a bad batch is dropped, another screen's
+// topic is refused, a batch sent twice stores nothing twice; then the routes read it back
+// (range, paging, tenancy) and export CSV.
+import t from 'tap'
+import { topics, PLAY_LOG_LIMITS } from '@svc/shared/mqtt/index'
+import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
+
+const rec = (screenId: string, i: number, extra: Record<string, unknown> = {}) => ({
+  screenId,
+  source: 'assignment',
+  contentKind: 'playlist',
+  contentId: 'pl_1',
+  castId: null,
+  emergencyId: null,
+  itemKind: 'media',
+  itemId: `med_${i}`,
+  zone: null,
+  startedAt: new Date(Date.UTC(2026, 5, 1, 10, 0, i * 10)).toISOString(),
+  endedAt: new Date(Date.UTC(2026, 5, 1, 10, 0, i * 10 + 10)).toISOString(),
+  durationMs: 10_000,
+  ...extra,
+})
+
+async function rows(cloud: Cloud, screenId?: string): Promise<any[]> {
+  const db = cloud.running.app.services.db
+  return screenId ? db.all('SELECT * FROM play_log WHERE screen_id = ? ORDER BY started_at', [screenId]) : db.all('SELECT * FROM play_log ORDER BY started_at')
+}
+
+t.test('a device publishes batches: stored before the PUBACK, once, in its workspace', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const b = await cloud.pair('B')
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const dev = await connectDevice(t, url, a)
+
+  const batch = { batchId: 'b1', records: [rec(a.screenId, 0), rec(a.screenId, 1), rec(a.screenId, 2, { startedAt: '2026-06-01T12:00:20+02:00', endedAt: '2026-06-01T12:00:30+02:00' })] }
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify(batch), { qos: 1 })
+  // The PUBACK resolved publishAsync: the rows are there already, no waiting.
+  let got = await rows(cloud, a.screenId)
+  t.equal(got.length, 3, 'stored by the time the PUBACK arrives')
+  t.equal(got[0].workspace_id, cloud.workspaceId)
+  t.equal(got[2].started_at, '2026-06-01T10:00:20.000Z', 'times normalised to UTC')
+
+  // Replay (lost PUBACK, agent restart): nothing stored twice; a batch overlapping it adds only the new one.
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify(batch), { qos: 1 })
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: 'b2', records: [rec(a.screenId, 2, { startedAt: '2026-06-01T12:00:20+02:00', endedAt: '2026-06-01T12:00:30+02:00' }), rec(a.screenId, 3)] }), { qos: 1 })
+  got = await rows(cloud, a.screenId)
+  t.equal(got.length, 4, 'replayed records stored once')
+
+  // Invalid batches: acknowledged and dropped whole (the agent must not resend them forever).
+  const bad = [
+    'not json',
+    JSON.stringify({ batchId: 'x', records: [] }),
+    JSON.stringify({ batchId: 'x', records: Array.from({ length: PLAY_LOG_LIMITS.maxRecords + 1 }, (_, i) => rec(a.screenId, 100 + i)) }),
+    JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 50, { itemId: 'i'.repeat(PLAY_LOG_LIMITS.idLength + 1) })] }),
+    JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 51, { endedAt: '2026-06-01T09:00:00Z' })] }),
+    JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 52, { durationMs: -1 })] }),
+    JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 53, { startedAt: 'yesterday' })] }),
+    JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 54), rec(b.screenId, 55)] }),
+  ]
+  for (const p of bad) await dev.client.publishAsync(topics.playLog(a.screenId), p, { qos: 1 })
+  t.equal((await rows(cloud)).length, 4, 'no invalid batch stored anything, not even its valid records')
+  t.ok(dev.client.connected, 'the device stays connected')
+
+  // Another screen's topic: refused by the ACL (Aedes closes the connection), nothing stored.
+  const closed = new Promise<void>((resolve) => dev.client.once('close', () => resolve()))
+  dev.client.publish(topics.playLog(b.screenId), JSON.stringify({ batchId: 'evil', records: [rec(b.screenId, 0)] }), { qos: 1 })
+  await closed
+  t.equal((await rows(cloud, b.screenId)).length, 0, 'nothing stored for the other screen')
+})
+
+t.test('a batch that cannot be stored is not acknowledged, and arrives when sent again', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const dev = await connectDevice(t, url, a)
+  const svc = cloud.running.app.services.playLog
+  const ingest = svc.ingest.bind(svc)
+  svc.ingest = async () => {
+    throw new Error('disk full')
+  }
+  let acked = false
+  const closed = new Promise<void>((resolve) => dev.client.once('close', () => resolve()))
+  dev.client.publish(topics.playLog(a.screenId), JSON.stringify({ batchId: 'b1', records: [rec(a.screenId, 0)] }), { qos: 1 }, () => (acked = true))
+  await closed
+  t.notOk(acked, 'no PUBACK for a batch that was not stored')
+  svc.ingest = ingest
+  const again = await connectDevice(t, url, a, {}, false)
+  await again.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: 'b1', records: [rec(a.screenId, 0)] }), { qos: 1 })
+  t.equal((await rows(cloud, a.screenId)).length, 1)
+})
+
+t.test('routes: range, paging, tenancy, CSV', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const b = await cloud.pair('B')
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const da = await connectDevice(t, url, a, {}, false)
+  const db = await connectDevice(t, url, b, {}, false)
+  await da.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: 'a', records: Array.from({ length: 7 }, (_, i) => rec(a.screenId, i, i === 3 ? { itemId: '=HYPERLINK("x"),"quoted"' } : {})) }), { qos: 1 })
+  await db.client.publishAsync(topics.playLog(b.screenId), JSON.stringify({ batchId: 'b', records: [rec(b.screenId, 0, { source: 'cast', castId: 'cast_1', contentKind: 'media', contentId: 'med_9' })] }), { qos: 1 })
+
+  const all = await cloud.call('GET', `/v1/screens/${a.screenId}/play-log?count=1`)
+  t.equal(all.status, 200)
+  t.equal(all.body.data.length, 7)
+  t.equal(all.body.total, 7)
+  t.equal(all.body.nextCursor, null)
+  t.same(Object.keys(all.body.data[0]).sort(), ['castId', 'contentId', 'contentKind', 'durationMs', 'emergencyId', 'endedAt', 'id', 'itemId', 'itemKind', 'receivedAt', 'screenId', 'source', 'startedAt', 'zone'])
+  t.equal(all.body.data[0].itemId, 'med_0')
+
+  // Range [from, to) on startedAt, and paging through it.
+  const q = `from=2026-06-01T10:00:10Z&to=2026-06-01T12:00:50%2B02:00&limit=2`
+  const seen: string[] = []
+  let cursor: string | null = null
+  for (let i = 0; i < 5; i++) {
+    const r: { status: number; body: any } = await cloud.call('GET', `/v1/screens/${a.screenId}/play-log?${q}${cursor ? `&cursor=${cursor}` : ''}`)
+    t.equal(r.status, 200)
+    seen.push(...r.body.data.map((x: any) => x.startedAt))
+    cursor = r.body.nextCursor
+    if (!cursor) break
+  }
+  t.same(seen, ['2026-06-01T10:00:10.000Z', '2026-06-01T10:00:20.000Z', '2026-06-01T10:00:30.000Z', '2026-06-01T10:00:40.000Z'], 'from inclusive, to exclusive, every page in order')
+
+  for (const bad of ['from=yesterday', 'to=2026-13-01T00:00:00Z', 'from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z', 'cursor=abc', 'limit=0', 'limit=1001', 'colour=red']) {
+    const r = await cloud.call('GET', `/v1/screens/${a.screenId}/play-log?${bad}`)
+    t.ok(r.status === 422 || r.status === 400, `${bad}: ${r.status}`)
+    t.type(r.body.error, 'string')
+  }
+
+  // Tenancy: another workspace sees neither the screen nor its plays.
+  const other = await cloud.running.app.services.workspaces.create('Other', 'us')
+  const otherKey = (await cloud.running.app.services.apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
+  t.equal((await cloud.call('GET', `/v1/screens/${a.screenId}/play-log`, undefined, otherKey)).status, 404)
+  t.equal((await cloud.call('GET', `/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId}`, undefined, otherKey)).status, 404)
+
+  // CSV: header, one line per play of the chosen screens, oldest first, fields escaped.
+  const base = `http://127.0.0.1:${cloud.running.httpPort}`
+  const res = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId},${b.screenId}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^text\/csv/)
+  const lines = (await res.text()).trimEnd().split('\r\n')
+  t.equal(lines[0], 'screenId,startedAt,endedAt,durationMs,source,contentKind,contentId,itemKind,itemId,zone,castId,emergencyId,id')
+  t.equal(lines.length, 1 + 8)
+  t.ok(lines.some((l) => l.startsWith(`${b.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,cast,media,med_9,media,med_0,,cast_1,,play_`)))
+  t.ok(lines.some((l) => l.includes(`,"'=HYPERLINK(""x""),""quoted""",`)), 'a formula is defused and quotes are doubled')
+  const onlyB = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${b.screenId}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
+  t.equal((await onlyB.text()).trimEnd().split('\r\n').length, 2)
+  for (const bad of ['to=2026-06-02T00:00:00Z&screenIds=x', `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=`, `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')}`]) {
+    const r = await cloud.call('GET', `/v1/play-log.csv?${bad}`)
+    t.ok(r.status === 422 || r.status === 400, `${bad.slice(0, 60)}: ${r.status}`)
+  }
+  t.equal((await cloud.call('GET', `/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=scr_nope`)).status, 404)
+})
+
+t.test('over its message budget a batch is refused, never acknowledged and dropped', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const budget = cloud.running.app.services.broker.budget
+  const before = budget.options
+  budget.options = { ...before, burst: 2, ratePerSecond: 0.001 }
+  const dev = await connectDevice(t, url, a, {}, false)
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '1', records: [rec(a.screenId, 0)] }), { qos: 1 })
+  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '2', records: [rec(a.screenId, 1)] }), { qos: 1 })
+  let acked = false
+  const closed = new Promise<void>((resolve) => dev.client.once('close', () => resolve()))
+  dev.client.publish(topics.playLog(a.screenId), JSON.stringify({ batchId: '3', records: [rec(a.screenId, 2)] }), { qos: 1 }, () => (acked = true))
+  await closed
+  t.notOk(acked, 'the third batch got no PUBACK')
+  t.equal((await rows(cloud, a.screenId)).length, 2, 'and was not stored')
+  budget.options = before
+  // The budget runs on the process' monotonic clock: let the bucket refill a few tokens.
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const again = await connectDevice(t, url, a, {}, false)
+  await again.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '3', records: [rec(a.screenId, 2)] }), { qos: 1 })
+  t.equal((await rows(cloud, a.screenId)).length, 3, 'sent again, it is stored')
+})

@@ -66,7 +66,7 @@ class SqliteConnection implements DatabaseConnection {
     })
   }
 
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: the interface wants a generator; sqlite3 cannot stream
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported on sqlite3')
   }
@@ -78,7 +78,10 @@ class SqliteDriver implements Driver {
   private db: sqlite3.Database | null = null
   private conn: SqliteConnection | null = null
 
-  constructor(private readonly file: string, private readonly busyTimeoutMs: number) {}
+  constructor(
+    private readonly file: string,
+    private readonly busyTimeoutMs: number,
+  ) {}
 
   async init(): Promise<void> {
     if (this.file !== ':memory:') fs.mkdirSync(path.dirname(this.file), { recursive: true })
@@ -137,7 +140,10 @@ class SqliteDriver implements Driver {
 }
 
 export class Sqlite3Dialect implements Dialect {
-  constructor(private readonly file: string, private readonly busyTimeoutMs: number) {}
+  constructor(
+    private readonly file: string,
+    private readonly busyTimeoutMs: number,
+  ) {}
   createDriver(): Driver {
     return new SqliteDriver(this.file, this.busyTimeoutMs)
   }
@@ -147,6 +153,7 @@ export class Sqlite3Dialect implements Dialect {
   createAdapter() {
     return new SqliteAdapter()
   }
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's own signature
   createIntrospector(db: Kysely<any>) {
     return new SqliteIntrospector(db)
   }

@@ -39,7 +39,12 @@ async function cannon(url: string, headers: Record<string, string>, duration: nu
   c.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   const code = await new Promise<number | null>((r) => c.once('exit', r))
   if (code !== 0) throw new Error(`autocannon exited ${code}`)
-  const j = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }
+  const j = JSON.parse(out.trim().split('\n').pop()!) as {
+    requests: { average: number; total: number }
+    latency: { p50: number; p99: number }
+    non2xx: number
+    errors: number
+  }
   return { rps: j.requests.average, p50: j.latency.p50, p99: j.latency.p99, total: j.requests.total, non2xx: j.non2xx, errors: j.errors }
 }
 

@@ -24,7 +24,30 @@ import { fileURLToPath } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
 import { connectAsync, type MqttClient } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
-import { ROOT, call, countOnline, cli, cloudEnv, expect, f1, forkScript, freePort, killAll, loadAvg, now, pairMany, pct, rssOf, sleep, startCloud, stop, tempDir, uploadImage, PER_ADDRESS, type Cloud } from './lib/harness.js'
+import {
+  ROOT,
+  call,
+  countOnline,
+  cli,
+  cloudEnv,
+  expect,
+  f1,
+  forkScript,
+  freePort,
+  killAll,
+  loadAvg,
+  now,
+  pairMany,
+  pct,
+  rssOf,
+  sleep,
+  startCloud,
+  stop,
+  tempDir,
+  uploadImage,
+  PER_ADDRESS,
+  type Cloud,
+} from './lib/harness.js'
 
 const BATCH = 100
 
@@ -66,7 +89,15 @@ function devices(): void {
             m.creds.slice(i, i + BATCH).map(async ({ id, password }, j) => {
               const k = i + j
               const desired = topics.desired(id)
-              const c = await connectAsync(m.url, { clientId: id, username: id, password, clean: false, protocolVersion: 4, reconnectPeriod: 1000, connectTimeout: 120_000 })
+              const c = await connectAsync(m.url, {
+                clientId: id,
+                username: id,
+                password,
+                clean: false,
+                protocolVersion: 4,
+                reconnectPeriod: 1000,
+                connectTimeout: 120_000,
+              })
               c.on('message', (topic, payload) => {
                 if (topic !== desired) return
                 const raw = payload.toString()
@@ -202,7 +233,15 @@ async function main(): Promise<void> {
     dev.tell({ type: 'arm', phase: 'cast', match: { kind: 'cast', contentId: mediaId } })
     await armed
     const c0 = now()
-    const res = expect(await call(`${cloud.base}/v1/casts`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: { contentKind: 'media', contentId: mediaId, scopeKind: 'all' } }), 201, 'cast')
+    const res = expect(
+      await call(`${cloud.base}/v1/casts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}` },
+        body: { contentKind: 'media', contentId: mediaId, scopeKind: 'all' },
+      }),
+      201,
+      'cast',
+    )
     const castAnswerMs = now() - c0
     const castRun = await done
     const castLat = castRun.times.map((t) => t - c0).sort((a, b) => a - b)
@@ -240,7 +279,9 @@ async function main(): Promise<void> {
       dev.tell({ type: 'arm', phase: 'hold', match: { kind: 'cast', contentId: mediaId } })
       await armedH
       await doneHold
-      log(`restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms (from the stop)`)
+      log(
+        `restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms (from the stop)`,
+      )
     }
     const ended = dev.next('ended')
     dev.tell({ type: 'end' })
@@ -266,7 +307,10 @@ async function main(): Promise<void> {
     bare.send({ type: 'publish', topics: paired.map((p) => topics.desired(p.screenId)), payloadBytes, version: 1 })
     const bareRun = await done
     const bareLat = bareRun.times.map((t) => t - b0).sort((a, b) => a - b)
-    const bareSize = pct([...bareRun.sizes].sort((a, b) => a - b), 50)
+    const bareSize = pct(
+      [...bareRun.sizes].sort((a, b) => a - b),
+      50,
+    )
     const bended = dev.next('ended')
     dev.tell({ type: 'end' })
     await bended
@@ -287,7 +331,9 @@ async function main(): Promise<void> {
     console.log(`| one cast: median screen holds it | ${s(pct(castLat, 50))} | ${s(pct(bareLat, 50))} | ${ratio(pct(castLat, 50), pct(bareLat, 50))} |`)
     console.log(`| \`POST /v1/casts\` answered | ${s(castAnswerMs)} | — | — |`)
     console.log(`| desired-state payload (median bytes) | ${payloadBytes} | ${bareSize} | |`)
-    console.log(`| cloud RSS paired / with devices connected | ${f1(rssIdle / 2 ** 20)} / ${f1(rssConnected / 2 ** 20)} MiB (${f1((rssConnected - rssIdle) / N / 1024)} KiB per connected screen; ${f1(rssConnected / N / 1024)} KiB per screen all told) | | |`)
+    console.log(
+      `| cloud RSS paired / with devices connected | ${f1(rssIdle / 2 ** 20)} / ${f1(rssConnected / 2 ** 20)} MiB (${f1((rssConnected - rssIdle) / N / 1024)} KiB per connected screen; ${f1(rssConnected / N / 1024)} KiB per screen all told) | | |`,
+    )
     if (restartMs !== null) {
       console.log(`| cloud restart with ${N} connected: stop (SIGTERM) / answering again | ${s(restartStopMs!)} / ${s(restartUpMs!)} | | |`)
       console.log(`| … all devices connected again (each still holds the cast) | ${s(restartMs)} | | ${ratio(restartMs, bconn.ms)} of the bare storm |`)

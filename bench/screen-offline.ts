@@ -35,7 +35,12 @@ const { app } = running
 const ws = await app.services.workspaces.create('Bench', 'us')
 const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
 const api = async (method: string, url: string, body?: unknown, token: string | null = apiKey) => {
-  const res = await app.inject({ method: method as 'GET', url, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(body !== undefined ? { payload: body as object } : {}) })
+  const res = await app.inject({
+    method: method as 'GET',
+    url,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    ...(body !== undefined ? { payload: body as object } : {}),
+  })
   return res.json() as { data: Record<string, string> }
 }
 const hook = await api('POST', '/v1/webhooks', { url: receiver.url, events: ['screen.offline'] })
@@ -54,7 +59,12 @@ for (let i = 0; i < SAMPLES; i++) {
     password: deviceSecret,
     clean: false,
     reconnectPeriod: 0,
-    will: { topic: `svc/v1/screens/${screenId}/status`, payload: Buffer.from(JSON.stringify({ status: 'offline', at: new Date().toISOString() })), qos: 1, retain: true },
+    will: {
+      topic: `svc/v1/screens/${screenId}/status`,
+      payload: Buffer.from(JSON.stringify({ status: 'offline', at: new Date().toISOString() })),
+      qos: 1,
+      retain: true,
+    },
   })
   await client.publishAsync(`svc/v1/screens/${screenId}/status`, JSON.stringify({ status: 'online', at: new Date().toISOString() }), { qos: 1, retain: true })
   // Let the cloud see it online (an offline is only announced after an online).

@@ -20,7 +20,16 @@ import { createApiClient, ok } from '../cloud/src/client/index.js'
 const N = Number(process.argv[2] ?? 50)
 const SILENCE_MS = 15
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'))
-const config = testConfig({ dataDir: dir, dbFile: path.join(dir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 0, logLevel: 'warn', rateLimitPerMinute: 1_000_000 })
+const config = testConfig({
+  dataDir: dir,
+  dbFile: path.join(dir, 'svc.sqlite'),
+  host: '127.0.0.1',
+  httpPort: 0,
+  mqttPort: 0,
+  statusIntervalMs: 0,
+  logLevel: 'warn',
+  rateLimitPerMinute: 1_000_000,
+})
 
 const pre = await buildApp(config)
 const ws = await pre.services.workspaces.create('Bench', 'us')
@@ -33,7 +42,8 @@ const base = `http://127.0.0.1:${server.httpPort}`
 const api = createApiClient(base, key)
 const reg = (await ok(createApiClient(base, null).POST('/v1/devices/register', { body: {} }))).data
 const screenId = (await ok(api.POST('/v1/screens/pair', { body: { code: reg.pairingCode, name: 'Bench' } }))).data.id
-const secret = (await ok(createApiClient(base, reg.pollSecret).GET('/v1/devices/register/{id}', { params: { path: { id: reg.registrationId } } }))).data.deviceSecret
+const secret = (await ok(createApiClient(base, reg.pollSecret).GET('/v1/devices/register/{id}', { params: { path: { id: reg.registrationId } } }))).data
+  .deviceSecret
 
 const panel = new SimulatedPanel({ protocol: 'raw' })
 const pty = new PtyTransport(panel)

@@ -15,14 +15,26 @@ const N = Number(process.argv[2] ?? 2000)
 const SAMPLES = Number(process.argv[3] ?? 50)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'))
 const receiver = await startReceiver()
-const app = await buildApp(testConfig({ dataDir: dir, dbFile: path.join(dir, 'svc.sqlite'), webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, webhookIntervalMs: 1000 }))
+const app = await buildApp(
+  testConfig({ dataDir: dir, dbFile: path.join(dir, 'svc.sqlite'), webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, webhookIntervalMs: 1000 }),
+)
 await app.ready()
 const ws = await app.services.workspaces.create('Bench', 'us')
 const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
-const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: { authorization: `Bearer ${apiKey}` }, payload: { url: receiver.url, events: ['content.recalled'] } })
+const res = await app.inject({
+  method: 'POST',
+  url: '/v1/webhooks',
+  headers: { authorization: `Bearer ${apiKey}` },
+  payload: { url: receiver.url, events: ['content.recalled'] },
+})
 if (res.statusCode !== 201) throw new Error(res.body)
 const publish = () =>
-  app.services.events.publish({ event: 'content.recalled', workspaceId: ws.id, occurredAt: new Date().toISOString(), data: { kind: 'media', id: 'med_bench', name: 'File', reason: null, recalledBy: 'bench' } })
+  app.services.events.publish({
+    event: 'content.recalled',
+    workspaceId: ws.id,
+    occurredAt: new Date().toISOString(),
+    data: { kind: 'media', id: 'med_bench', name: 'File', reason: null, recalledBy: 'bench' },
+  })
 
 // 1. Throughput: queue with the worker stopped, then drain.
 await app.services.webhookWorker.stop()

@@ -2,111 +2,111 @@
 // the desired state says (decided on the device, so it keeps working offline), runs jobs,
 // and drives the local player page. Every part is an object with start()/stop(); this
 // class wires them and owns the life cycle: pairing → session → (revoked) → pairing.
-import { EventEmitter } from 'node:events';
-import { promises as fs } from 'node:fs';
-import type { BackoffOptions } from './runtime/Backoff.js';
-import { Logger } from './runtime/Logger.js';
-import { systemClock, systemTimers, type Clock, type Timers } from './runtime/time.js';
-import { CloudClient, type FetchLike, type Registration } from './pairing/CloudClient.js';
-import { CredentialStore, type Credentials } from './pairing/CredentialStore.js';
-import { Pairing } from './pairing/Pairing.js';
-import { MqttLink, type MqttConnect } from './link/MqttLink.js';
-import { DesiredStore } from './state/DesiredStore.js';
-import { StateReconciler } from './state/StateReconciler.js';
-import type { StorageProbe } from './state/storage.js';
-import { JobDispatcher } from './jobs/JobDispatcher.js';
-import { SeenJobs } from './jobs/SeenJobs.js';
-import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
-import { PlayerServer } from './player/PlayerServer.js';
-import { localView, playingView } from './player/PlayerView.js';
-import { DEFAULT_CACHE_MAX_BYTES, MediaCache, keyOf, mediaOf, wantedBy } from './playback/MediaCache.js';
-import { PlayLog } from './playback/PlayLog.js';
-import { PlayLogSender } from './playback/PlayLogSender.js';
-import type { DisplayDriver } from './serial/DisplayDriver.js';
-import { PanelSupervisor } from './serial/PanelSupervisor.js';
+import { EventEmitter } from 'node:events'
+import { promises as fs } from 'node:fs'
+import type { BackoffOptions } from './runtime/Backoff.js'
+import { Logger } from './runtime/Logger.js'
+import { systemClock, systemTimers, type Clock, type Timers } from './runtime/time.js'
+import { CloudClient, type FetchLike, type Registration } from './pairing/CloudClient.js'
+import { CredentialStore, type Credentials } from './pairing/CredentialStore.js'
+import { Pairing } from './pairing/Pairing.js'
+import { MqttLink, type MqttConnect } from './link/MqttLink.js'
+import { DesiredStore } from './state/DesiredStore.js'
+import { StateReconciler } from './state/StateReconciler.js'
+import type { StorageProbe } from './state/storage.js'
+import { JobDispatcher } from './jobs/JobDispatcher.js'
+import { SeenJobs } from './jobs/SeenJobs.js'
+import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js'
+import { PlayerServer } from './player/PlayerServer.js'
+import { localView, playingView } from './player/PlayerView.js'
+import { DEFAULT_CACHE_MAX_BYTES, MediaCache, keyOf, mediaOf, wantedBy } from './playback/MediaCache.js'
+import { PlayLog } from './playback/PlayLog.js'
+import { PlayLogSender } from './playback/PlayLogSender.js'
+import type { DisplayDriver } from './serial/DisplayDriver.js'
+import { PanelSupervisor } from './serial/PanelSupervisor.js'
 
-export const DEFAULT_PLAYER_PORT = 7070;
+export const DEFAULT_PLAYER_PORT = 7070
 
 export interface AgentOptions {
   /** Base URL of the cloud's HTTP API, e.g. `https://signage.example.com`. */
-  cloudUrl: string;
+  cloudUrl: string
   /** Folder for credentials.json, desired.json and jobs-seen.json. */
-  dataDir: string;
+  dataDir: string
   /** Bound of the on-disk media cache in bytes (default 2 GiB; least recently used files go first). */
-  cacheMaxBytes?: number;
+  cacheMaxBytes?: number
   /** Player page port (default 7070; 0 picks one). */
-  playerPort?: number;
-  playerHost?: string;
+  playerPort?: number
+  playerHost?: string
   /** What the device tells the cloud when it registers. */
-  device?: { model?: string; serialNumber?: string };
+  device?: { model?: string; serialNumber?: string }
   /** Runs serial jobs; absent = every serial job fails with "no serial port configured". */
-  serialRunner?: SerialJobRunner;
+  serialRunner?: SerialJobRunner
   /** The panel's driver, for polling power state when the desired state carries a panel profile. */
-  panelDriver?: Pick<DisplayDriver, 'send'>;
-  log?: Logger;
-  clock?: Clock;
+  panelDriver?: Pick<DisplayDriver, 'send'>
+  log?: Logger
+  clock?: Clock
   /** Timers for polling and reconnect backoff. */
-  timers?: Timers;
+  timers?: Timers
   /** Timers for playback re-decisions (default: `timers`). */
-  playbackTimers?: Timers;
+  playbackTimers?: Timers
   /** Uniform [0, 1) for backoff jitter (default Math.random). */
-  random?: () => number;
-  fetch?: FetchLike;
-  mqttConnect?: MqttConnect;
-  storage?: StorageProbe;
-  pairing?: { pollIntervalMs?: number; pollIntervalCapMs?: number };
+  random?: () => number
+  fetch?: FetchLike
+  mqttConnect?: MqttConnect
+  storage?: StorageProbe
+  pairing?: { pollIntervalMs?: number; pollIntervalCapMs?: number }
   /** Backoff windows for an unreachable cloud and for broker reconnects. */
-  backoff?: Omit<BackoffOptions, 'random'>;
-  revokeAfterRefusals?: number;
+  backoff?: Omit<BackoffOptions, 'random'>
+  revokeAfterRefusals?: number
   /** `reported` is also sent this often when nothing changed (default 5 minutes; 0 = never). */
-  reportEveryMs?: number;
+  reportEveryMs?: number
   /** Shows the pairing code to a person (the CLI prints it on stdout). */
-  announce?: (text: string) => void;
+  announce?: (text: string) => void
 }
 
-export type AgentPhase = 'stopped' | 'pairing' | 'running';
+export type AgentPhase = 'stopped' | 'pairing' | 'running'
 
 export interface AgentEvents {
-  code: [registration: Registration];
-  paired: [credentials: Credentials];
-  connected: [];
-  disconnected: [];
-  revoked: [];
-  phase: [phase: AgentPhase];
+  code: [registration: Registration]
+  paired: [credentials: Credentials]
+  connected: []
+  disconnected: []
+  revoked: []
+  phase: [phase: AgentPhase]
 }
 
 interface Session {
-  credentials: Credentials;
-  link: MqttLink;
-  state: StateReconciler;
-  jobs: JobDispatcher;
-  seen: SeenJobs;
-  panel: PanelSupervisor | null;
-  playLogSender: PlayLogSender;
+  credentials: Credentials
+  link: MqttLink
+  state: StateReconciler
+  jobs: JobDispatcher
+  seen: SeenJobs
+  panel: PanelSupervisor | null
+  playLogSender: PlayLogSender
 }
 
 export class Agent extends EventEmitter<AgentEvents> {
-  readonly log: Logger;
-  readonly player: PlayerServer;
-  readonly cache: MediaCache;
-  readonly playLog: PlayLog;
-  readonly #o: AgentOptions;
-  readonly #clock: Clock;
-  readonly #timers: Timers;
-  readonly #cloud: CloudClient;
-  readonly #credentials: CredentialStore;
-  readonly #desired: DesiredStore;
-  #pairing: Pairing | null = null;
-  #session: Session | null = null;
-  #phase: AgentPhase = 'stopped';
-  #busy: Promise<void> = Promise.resolve();
+  readonly log: Logger
+  readonly player: PlayerServer
+  readonly cache: MediaCache
+  readonly playLog: PlayLog
+  readonly #o: AgentOptions
+  readonly #clock: Clock
+  readonly #timers: Timers
+  readonly #cloud: CloudClient
+  readonly #credentials: CredentialStore
+  readonly #desired: DesiredStore
+  #pairing: Pairing | null = null
+  #session: Session | null = null
+  #phase: AgentPhase = 'stopped'
+  #busy: Promise<void> = Promise.resolve()
 
   constructor(options: AgentOptions) {
-    super();
-    this.#o = options;
-    this.#clock = options.clock ?? systemClock;
-    this.#timers = options.timers ?? systemTimers;
-    this.log = options.log ?? new Logger({ write: (l) => process.stdout.write(l), clock: this.#clock });
+    super()
+    this.#o = options
+    this.#clock = options.clock ?? systemClock
+    this.#timers = options.timers ?? systemTimers
+    this.log = options.log ?? new Logger({ write: (l) => process.stdout.write(l), clock: this.#clock })
     this.cache = new MediaCache({
       dataDir: options.dataDir,
       cloudUrl: options.cloudUrl,
@@ -114,21 +114,21 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: this.log.child({ part: 'cache' }),
       clock: this.#clock,
       ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
-    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock });
+    })
+    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock })
     this.player = new PlayerServer({
       port: options.playerPort ?? DEFAULT_PLAYER_PORT,
       host: options.playerHost,
       log: this.log.child({ part: 'player' }),
       media: (key) => this.cache.lookup(key),
-    });
+    })
     this.player.on('page', (e) => {
-      const screenId = this.screenId;
-      const slot = `${e.page}:${e.slot}`;
-      if (e.event === 'end') this.playLog.end(slot);
+      const screenId = this.screenId
+      const slot = `${e.page}:${e.slot}`
+      if (e.event === 'end') this.playLog.end(slot)
       else if (e.event === 'error') {
-        this.playLog.end(slot);
-        this.log.warn('an item failed to load on the page and was skipped', { itemKind: e.itemKind, itemId: e.itemId, contentId: e.contentId, slot: e.slot });
+        this.playLog.end(slot)
+        this.log.warn('an item failed to load on the page and was skipped', { itemKind: e.itemKind, itemId: e.itemId, contentId: e.contentId, slot: e.slot })
       } else if (screenId)
         this.playLog.start(slot, {
           screenId,
@@ -140,93 +140,93 @@ export class Agent extends EventEmitter<AgentEvents> {
           itemKind: e.itemKind!,
           itemId: e.itemId!,
           zone: e.slot.includes('/') ? e.slot.slice(e.slot.indexOf('/') + 1) : null,
-        });
-    });
-    this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`));
+        })
+    })
+    this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`))
     // A written play goes out at once when connected (one batch in flight at a time).
-    this.playLog.onWritten(() => this.#session?.playLogSender.kick());
-    this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
-    this.#credentials = new CredentialStore(options.dataDir);
-    this.#desired = new DesiredStore(options.dataDir);
+    this.playLog.onWritten(() => this.#session?.playLogSender.kick())
+    this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) })
+    this.#credentials = new CredentialStore(options.dataDir)
+    this.#desired = new DesiredStore(options.dataDir)
   }
 
   get phase(): AgentPhase {
-    return this.#phase;
+    return this.#phase
   }
 
   /** The running session's state reconciler (null while pairing or stopped). */
   get state(): StateReconciler | null {
-    return this.#session?.state ?? null;
+    return this.#session?.state ?? null
   }
 
   get link(): MqttLink | null {
-    return this.#session?.link ?? null;
+    return this.#session?.link ?? null
   }
 
   /** The running session's play-log sender (null while pairing or stopped). */
   get playLogSender(): PlayLogSender | null {
-    return this.#session?.playLogSender ?? null;
+    return this.#session?.playLogSender ?? null
   }
 
   get screenId(): string | null {
-    return this.#session?.credentials.screenId ?? null;
+    return this.#session?.credentials.screenId ?? null
   }
 
   /** The code on screen while pairing. */
   get pairingCode(): string | null {
-    return this.#pairing?.registration?.pairingCode ?? null;
+    return this.#pairing?.registration?.pairingCode ?? null
   }
 
   /** Starts the page, then pairs or connects with the stored credential. */
   start(): Promise<void> {
     return this.#serial(async () => {
-      if (this.#phase !== 'stopped') return;
-      await this.#begin();
-    });
+      if (this.#phase !== 'stopped') return
+      await this.#begin()
+    })
   }
 
   async #begin(): Promise<void> {
-    await fs.mkdir(this.#o.dataDir, { recursive: true, mode: 0o700 });
-    await this.player.start();
-    let credentials: Credentials | null = null;
+    await fs.mkdir(this.#o.dataDir, { recursive: true, mode: 0o700 })
+    await this.player.start()
+    let credentials: Credentials | null = null
     try {
-      credentials = await this.#credentials.load();
+      credentials = await this.#credentials.load()
     } catch (err) {
-      this.log.error('the stored credential cannot be read; pairing again', { file: this.#credentials.file, err: err as Error });
+      this.log.error('the stored credential cannot be read; pairing again', { file: this.#credentials.file, err: err as Error })
     }
     if (credentials && credentials.cloudUrl !== this.#cloud.cloudUrl) {
-      this.log.warn('the stored credential belongs to another cloud; pairing with this one', { stored: credentials.cloudUrl, cloud: this.#cloud.cloudUrl });
-      credentials = null;
+      this.log.warn('the stored credential belongs to another cloud; pairing with this one', { stored: credentials.cloudUrl, cloud: this.#cloud.cloudUrl })
+      credentials = null
     }
-    if (credentials) await this.#startSession(credentials);
-    else await this.#startPairing();
+    if (credentials) await this.#startSession(credentials)
+    else await this.#startPairing()
   }
 
   /** Stops everything: the link publishes `offline` first; the page server closes last. */
   async stop(): Promise<void> {
     await this.#serial(async () => {
-      if (this.#phase === 'stopped') return;
-      await this.#stopPairing();
-      await this.#stopSession();
-      await this.player.stop();
-      this.playLog.endAll();
-      await this.playLog.flush();
-      this.#setPhase('stopped');
-    });
+      if (this.#phase === 'stopped') return
+      await this.#stopPairing()
+      await this.#stopSession()
+      await this.player.stop()
+      this.playLog.endAll()
+      await this.playLog.flush()
+      this.#setPhase('stopped')
+    })
   }
 
   #serial(fn: () => Promise<void>): Promise<void> {
-    this.#busy = this.#busy.then(fn, fn);
-    return this.#busy;
+    this.#busy = this.#busy.then(fn, fn)
+    return this.#busy
   }
 
   #setPhase(phase: AgentPhase): void {
-    this.#phase = phase;
-    this.emit('phase', phase);
+    this.#phase = phase
+    this.emit('phase', phase)
   }
 
   async #startPairing(): Promise<void> {
-    this.#setPhase('pairing');
+    this.#setPhase('pairing')
     const pairing = new Pairing({
       client: this.#cloud,
       store: this.#credentials,
@@ -236,35 +236,35 @@ export class Agent extends EventEmitter<AgentEvents> {
       device: this.#o.device ?? {},
       ...this.#o.pairing,
       backoff: { ...this.#o.backoff, ...(this.#o.random ? { random: this.#o.random } : {}) },
-    });
-    this.#pairing = pairing;
+    })
+    this.#pairing = pairing
     pairing.on('code', (reg) => {
-      this.player.show({ type: 'pairing', pairingCode: reg.pairingCode, expiresAt: reg.expiresAt, cloud: this.#cloud.cloudUrl });
-      this.#o.announce?.(`Pairing code: ${reg.pairingCode}   (enter it in the console to pair this screen; valid until ${reg.expiresAt})`);
-      this.emit('code', reg);
-    });
+      this.player.show({ type: 'pairing', pairingCode: reg.pairingCode, expiresAt: reg.expiresAt, cloud: this.#cloud.cloudUrl })
+      this.#o.announce?.(`Pairing code: ${reg.pairingCode}   (enter it in the console to pair this screen; valid until ${reg.expiresAt})`)
+      this.emit('code', reg)
+    })
     pairing.on('paired', (credentials) => {
-      this.emit('paired', credentials);
+      this.emit('paired', credentials)
       void this.#serial(async () => {
-        if (this.#pairing !== pairing) return;
-        await this.#stopPairing();
-        await this.#startSession(credentials);
-      });
-    });
-    pairing.start();
+        if (this.#pairing !== pairing) return
+        await this.#stopPairing()
+        await this.#startSession(credentials)
+      })
+    })
+    pairing.start()
   }
 
   async #stopPairing(): Promise<void> {
-    const pairing = this.#pairing;
-    this.#pairing = null;
-    await pairing?.stop();
+    const pairing = this.#pairing
+    this.#pairing = null
+    await pairing?.stop()
   }
 
   async #startSession(credentials: Credentials): Promise<void> {
-    const { screenId } = credentials;
-    const log = this.log.child({ screenId });
-    const url = credentials.mqtt.url ?? credentials.mqtt.wsUrl;
-    const backoff = { ...this.#o.backoff, ...(this.#o.random ? { random: this.#o.random } : {}) };
+    const { screenId } = credentials
+    const log = this.log.child({ screenId })
+    const url = credentials.mqtt.url ?? credentials.mqtt.wsUrl
+    const backoff = { ...this.#o.backoff, ...(this.#o.random ? { random: this.#o.random } : {}) }
     const link = new MqttLink({
       url,
       screenId,
@@ -275,7 +275,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       backoff,
       ...(this.#o.revokeAfterRefusals !== undefined ? { revokeAfterRefusals: this.#o.revokeAfterRefusals } : {}),
       ...(this.#o.mqttConnect ? { connect: this.#o.mqttConnect } : {}),
-    });
+    })
     const state = new StateReconciler({
       screenId,
       store: this.#desired,
@@ -286,19 +286,19 @@ export class Agent extends EventEmitter<AgentEvents> {
       heartbeatMs: this.#o.reportEveryMs ?? 300_000,
       heartbeatTimers: this.#timers,
       ...(this.#o.storage ? { storage: this.#o.storage } : {}),
-    });
-    const seen = new SeenJobs({ dataDir: this.#o.dataDir });
-    const runner: SerialJobRunner = this.#o.serialRunner ?? new UnavailableSerialRunner(this.#clock);
-    let panel: PanelSupervisor | null = null;
+    })
+    const seen = new SeenJobs({ dataDir: this.#o.dataDir })
+    const runner: SerialJobRunner = this.#o.serialRunner ?? new UnavailableSerialRunner(this.#clock)
+    let panel: PanelSupervisor | null = null
     const jobs = new JobDispatcher({
       seen,
       // A command the panel accepted may have changed it (power, input, volume): read it
       // back at once so `reported.panel` is current, not one poll interval late.
       serial: {
         run: async (job) => {
-          const result = await runner.run(job);
-          if (result.outcome === 'ok') void panel?.pollSoon().catch(() => undefined);
-          return result;
+          const result = await runner.run(job)
+          if (result.outcome === 'ok') void panel?.pollSoon().catch(() => undefined)
+          return result
         },
         start: () => runner.start?.(),
         stop: () => runner.stop?.(),
@@ -306,80 +306,81 @@ export class Agent extends EventEmitter<AgentEvents> {
       publisher: link,
       log: log.child({ part: 'jobs' }),
       clock: this.#clock,
-    });
-    panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null;
-    const playLogSender = new PlayLogSender({ playLog: this.playLog, link, screenId, log: log.child({ part: 'play-log' }) });
-    const session: Session = { credentials, link, state, jobs, seen, panel, playLogSender };
-    this.#session = session;
-    this.#setPhase('running');
+    })
+    panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null
+    const playLogSender = new PlayLogSender({ playLog: this.playLog, link, screenId, log: log.child({ part: 'play-log' }) })
+    const session: Session = { credentials, link, state, jobs, seen, panel, playLogSender }
+    this.#session = session
+    this.#setPhase('running')
 
     // Files come first: the page switches only once what it will show is on disk (the rest
     // of the desired state downloads behind it), then plays them from the local server.
-    let shows = 0;
-    const cloudUrl = this.#o.cloudUrl;
+    let shows = 0
+    const cloudUrl = this.#o.cloudUrl
     const cachedKey = (url: string, m: { mimeType?: string; sha256?: string }): string | null => {
-      const key = keyOf({ url, ...m }, cloudUrl);
-      return key && this.cache.has(key) ? key : null;
-    };
+      const key = keyOf({ url, ...m }, cloudUrl)
+      return key && this.cache.has(key) ? key : null
+    }
     const show = (): void => {
-      const seq = ++shows;
-      const decision = state.decision;
-      const wanted = wantedBy(state.desired, cloudUrl);
-      const needed = [...mediaOf(decision.content)].map((m) => keyOf(m, cloudUrl)).filter((k): k is string => k !== null);
+      const seq = ++shows
+      const decision = state.decision
+      const wanted = wantedBy(state.desired, cloudUrl)
+      const needed = [...mediaOf(decision.content)].map((m) => keyOf(m, cloudUrl)).filter((k): k is string => k !== null)
       void (async () => {
-        await this.cache.load();
-        const fetched = this.cache.ensure(wanted);
-        if (!needed.every((k) => this.cache.has(k))) await fetched;
-        if (seq !== shows || this.#session !== session) return;
-        this.player.show(localView(playingView(screenId, link.connected, state.version, decision, cloudUrl), cachedKey));
-      })().catch((err: unknown) => log.warn('could not prepare the player view', { err: err as Error }));
-    };
-    state.on('change', show);
+        await this.cache.load()
+        const fetched = this.cache.ensure(wanted)
+        if (!needed.every((k) => this.cache.has(k))) await fetched
+        if (seq !== shows || this.#session !== session) return
+        this.player.show(localView(playingView(screenId, link.connected, state.version, decision, cloudUrl), cachedKey))
+      })().catch((err: unknown) => log.warn('could not prepare the player view', { err: err as Error }))
+    }
+    state.on('change', show)
     if (panel) {
-      const follow = (): void => void panel.configure(state.panelSettings).catch((err: unknown) => log.warn('could not reconfigure the panel poller', { err: err as Error }));
-      state.on('change', follow);
+      const follow = (): void =>
+        void panel.configure(state.panelSettings).catch((err: unknown) => log.warn('could not reconfigure the panel poller', { err: err as Error }))
+      state.on('change', follow)
     }
     link.on('message', (kind, payload) => {
-      if (kind === 'desired') void state.handleDesired(payload);
-      else void jobs.handle(payload);
-    });
+      if (kind === 'desired') void state.handleDesired(payload)
+      else void jobs.handle(payload)
+    })
     link.on('connected', () => {
-      show();
-      void state.report(true);
+      show()
+      void state.report(true)
       // What was recorded offline (or before a restart) and not yet acknowledged.
-      playLogSender.kick();
-      this.emit('connected');
-    });
+      playLogSender.kick()
+      this.emit('connected')
+    })
     link.on('disconnected', () => {
-      show();
-      this.emit('disconnected');
-    });
+      show()
+      this.emit('disconnected')
+    })
     link.on('revoked', () => {
       void this.#serial(async () => {
-        if (this.#session !== session) return;
-        await this.#stopSession();
-        await Promise.all([this.#credentials.delete(), this.#desired.delete(), seen.delete()]);
-        this.log.warn('device credential deleted; pairing again', { screenId, credentials: this.#credentials.file });
-        this.emit('revoked');
-        await this.#startPairing();
-      });
-    });
+        if (this.#session !== session) return
+        await this.#stopSession()
+        await Promise.all([this.#credentials.delete(), this.#desired.delete(), seen.delete()])
+        this.log.warn('device credential deleted; pairing again', { screenId, credentials: this.#credentials.file })
+        this.emit('revoked')
+        await this.#startPairing()
+      })
+    })
 
-    log.info('starting with the stored credential', { url });
-    await state.start();
-    if (panel) await panel.configure(state.panelSettings);
-    await jobs.start();
-    link.start();
+    log.info('starting with the stored credential', { url })
+    await state.start()
+    if (panel) await panel.configure(state.panelSettings)
+    await jobs.start()
+    link.start()
   }
 
   async #stopSession(): Promise<void> {
-    const session = this.#session;
-    this.#session = null;
-    if (!session) return;
-    session.playLogSender.stop();
-    await session.panel?.stop();
-    await session.jobs.stop();
-    await session.link.stop();
-    await session.state.stop();
+    const session = this.#session
+    this.#session = null
+    if (!session) return
+    session.playLogSender.stop()
+    await session.panel?.stop()
+    await session.jobs.stop()
+    await session.link.stop()
+    await session.state.stop()
   }
 }

@@ -9,17 +9,17 @@
  * (`Pairing code: ABC234 …`) for a person at the console. Bad arguments: a message on
  * stderr and exit code 2, never a stack trace. SIGINT/SIGTERM: clean shutdown, exit 0.
  */
-import os from 'node:os';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { Agent, DEFAULT_PLAYER_PORT } from './Agent.js';
-import { DEFAULT_CACHE_MAX_BYTES } from './playback/MediaCache.js';
-import { Logger, type LogLevel } from './runtime/Logger.js';
-import { systemClock } from './runtime/time.js';
-import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js';
-import { DisplayDriver } from './serial/DisplayDriver.js';
-import { SerialJobRunner as DriverJobRunner } from './serial/SerialJobRunner.js';
-import { logPanelPort } from './serial/portLog.js';
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { Agent, DEFAULT_PLAYER_PORT } from './Agent.js'
+import { DEFAULT_CACHE_MAX_BYTES } from './playback/MediaCache.js'
+import { Logger, type LogLevel } from './runtime/Logger.js'
+import { systemClock } from './runtime/time.js'
+import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js'
+import { DisplayDriver } from './serial/DisplayDriver.js'
+import { SerialJobRunner as DriverJobRunner } from './serial/SerialJobRunner.js'
+import { logPanelPort } from './serial/portLog.js'
 
 const USAGE = `usage:
   agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
@@ -27,25 +27,25 @@ const USAGE = `usage:
               [--cache-max-mb N]
 defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
           --cache-max-mb ${DEFAULT_CACHE_MAX_BYTES / 1024 ** 2} (the on-disk media cache bound)
-`;
+`
 
 class UsageError extends Error {}
 
 interface StartArgs {
-  cloudUrl: string;
-  dataDir: string;
-  playerPort: number;
-  cacheMaxBytes: number;
-  serial: { kind: 'path'; path: string } | { kind: 'tcp'; host: string; port: number } | null;
-  model: string;
-  serialNumber: string;
-  logLevel: LogLevel;
+  cloudUrl: string
+  dataDir: string
+  playerPort: number
+  cacheMaxBytes: number
+  serial: { kind: 'path'; path: string } | { kind: 'tcp'; host: string; port: number } | null
+  model: string
+  serialNumber: string
+  logLevel: LogLevel
 }
 
 function parseStartArgs(argv: string[]): StartArgs {
-  let values;
+  let values
   try {
-    ({ values } = parseArgs({
+    ;({ values } = parseArgs({
       args: argv,
       strict: true,
       allowPositionals: false,
@@ -59,34 +59,35 @@ function parseStartArgs(argv: string[]): StartArgs {
         'log-level': { type: 'string' },
         'cache-max-mb': { type: 'string' },
       },
-    }));
+    }))
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError((err as Error).message)
   }
-  if (!values.cloud) throw new UsageError('--cloud is required (the cloud API base URL, e.g. https://signage.example.com)');
-  let cloud: URL;
+  if (!values.cloud) throw new UsageError('--cloud is required (the cloud API base URL, e.g. https://signage.example.com)')
+  let cloud: URL
   try {
-    cloud = new URL(values.cloud);
+    cloud = new URL(values.cloud)
   } catch {
-    throw new UsageError(`--cloud must be an http(s) URL, got "${values.cloud}"`);
+    throw new UsageError(`--cloud must be an http(s) URL, got "${values.cloud}"`)
   }
-  if (cloud.protocol !== 'http:' && cloud.protocol !== 'https:') throw new UsageError(`--cloud must be an http(s) URL, got "${values.cloud}"`);
-  const portText = values['player-port'];
-  let playerPort = DEFAULT_PLAYER_PORT;
+  if (cloud.protocol !== 'http:' && cloud.protocol !== 'https:') throw new UsageError(`--cloud must be an http(s) URL, got "${values.cloud}"`)
+  const portText = values['player-port']
+  let playerPort = DEFAULT_PLAYER_PORT
   if (portText !== undefined) {
-    playerPort = Number(portText);
+    playerPort = Number(portText)
     if (portText.trim() === '' || !Number.isInteger(playerPort) || playerPort < 0 || playerPort > 65535)
-      throw new UsageError(`--player-port must be a whole number from 0 to 65535, got "${portText}"`);
+      throw new UsageError(`--player-port must be a whole number from 0 to 65535, got "${portText}"`)
   }
-  const mbText = values['cache-max-mb'];
-  let cacheMaxBytes = DEFAULT_CACHE_MAX_BYTES;
+  const mbText = values['cache-max-mb']
+  let cacheMaxBytes = DEFAULT_CACHE_MAX_BYTES
   if (mbText !== undefined) {
-    const mb = Number(mbText);
-    if (mbText.trim() === '' || !Number.isInteger(mb) || mb < 1) throw new UsageError(`--cache-max-mb must be a whole number of megabytes, at least 1, got "${mbText}"`);
-    cacheMaxBytes = mb * 1024 ** 2;
+    const mb = Number(mbText)
+    if (mbText.trim() === '' || !Number.isInteger(mb) || mb < 1)
+      throw new UsageError(`--cache-max-mb must be a whole number of megabytes, at least 1, got "${mbText}"`)
+    cacheMaxBytes = mb * 1024 ** 2
   }
-  const level = values['log-level'] ?? 'info';
-  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`);
+  const level = values['log-level'] ?? 'info'
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level must be debug, info, warn or error, got "${level}"`)
   return {
     cloudUrl: cloud.href.replace(/\/+$/, ''),
     dataDir: path.resolve(values.data ?? './agent-data'),
@@ -96,43 +97,43 @@ function parseStartArgs(argv: string[]): StartArgs {
     model: values.model ?? `svc-agent (${os.platform()} ${os.arch()})`,
     serialNumber: values['serial-number'] ?? os.hostname(),
     logLevel: level as LogLevel,
-  };
+  }
 }
 
 function serialArg(v: string | undefined): StartArgs['serial'] {
-  if (v === undefined) return null;
+  if (v === undefined) return null
   if (v.startsWith('tcp://')) {
-    const m = /^tcp:\/\/([^:/]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(v);
-    const port = m ? Number(m[2]) : NaN;
-    if (!m || port < 1 || port > 65535) throw new UsageError(`--serial tcp://HOST:PORT needs a host and a port from 1 to 65535, got "${v}"`);
-    return { kind: 'tcp', host: m[1]!.replace(/^\[|\]$/g, ''), port };
+    const m = /^tcp:\/\/([^:/]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(v)
+    const port = m ? Number(m[2]) : NaN
+    if (!m || port < 1 || port > 65535) throw new UsageError(`--serial tcp://HOST:PORT needs a host and a port from 1 to 65535, got "${v}"`)
+    return { kind: 'tcp', host: m[1]!.replace(/^\[|\]$/g, ''), port }
   }
-  if (v.trim() === '') throw new UsageError('--serial needs a device path (e.g. /dev/ttyUSB0) or tcp://HOST:PORT');
-  return { kind: 'path', path: v };
+  if (v.trim() === '') throw new UsageError('--serial needs a device path (e.g. /dev/ttyUSB0) or tcp://HOST:PORT')
+  return { kind: 'path', path: v }
 }
 
 /** The panel driver for --serial (a device path, a pty, or tcp://host:port), or null. */
 function panelDriver(args: StartArgs): DisplayDriver | null {
-  if (!args.serial) return null;
-  const path = args.serial.kind === 'path' ? args.serial.path : `tcp://${args.serial.host}:${args.serial.port}`;
+  if (!args.serial) return null
+  const path = args.serial.kind === 'path' ? args.serial.path : `tcp://${args.serial.host}:${args.serial.port}`
   // Jobs name their protocol (from the screen's panel profile); unnamed ones are read raw.
-  return new DisplayDriver({ path });
+  return new DisplayDriver({ path })
 }
 
 /** Serial jobs run on the driver, which opens and closes with the job dispatcher. */
 function serialRunner(driver: DisplayDriver | null): SerialJobRunner {
-  if (!driver) return new UnavailableSerialRunner(systemClock);
-  return new DriverJobRunner(driver);
+  if (!driver) return new UnavailableSerialRunner(systemClock)
+  return new DriverJobRunner(driver)
 }
 
 async function start(argv: string[]): Promise<number> {
-  const args = parseStartArgs(argv);
-  const log = new Logger({ write: (l) => process.stdout.write(l), level: args.logLevel });
-  const driver = panelDriver(args);
+  const args = parseStartArgs(argv)
+  const log = new Logger({ write: (l) => process.stdout.write(l), level: args.logLevel })
+  const driver = panelDriver(args)
   if (driver) {
     // The port opens now, paired or not, so the installer sees the wire from the start.
-    logPanelPort(driver, log.child({ part: 'serial' }));
-    void driver.start();
+    logPanelPort(driver, log.child({ part: 'serial' }))
+    void driver.start()
   }
   const agent = new Agent({
     cloudUrl: args.cloudUrl,
@@ -144,73 +145,73 @@ async function start(argv: string[]): Promise<number> {
     ...(driver ? { panelDriver: driver } : {}),
     log,
     announce: (text) => process.stdout.write(`\n  ${text}\n\n`),
-  });
-  let stopping = false;
+  })
+  let stopping = false
   const done = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
-      if (stopping) return;
-      stopping = true;
-      log.info('shutting down', { signal });
+      if (stopping) return
+      stopping = true
+      log.info('shutting down', { signal })
       const force = setTimeout(() => {
-        log.error('shutdown took too long; exiting');
-        resolve(1);
-      }, 10_000);
-      force.unref();
+        log.error('shutdown took too long; exiting')
+        resolve(1)
+      }, 10_000)
+      force.unref()
       agent
         .stop()
         .then(() => driver?.stop())
         .then(
           () => {
-            clearTimeout(force);
-            log.info('stopped');
-            resolve(0);
+            clearTimeout(force)
+            log.info('stopped')
+            resolve(0)
           },
           (err: unknown) => {
-            log.error('shutdown failed', { err: err as Error });
-            resolve(1);
+            log.error('shutdown failed', { err: err as Error })
+            resolve(1)
           },
-        );
-    };
+        )
+    }
     // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+  })
   try {
-    await agent.start();
+    await agent.start()
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') log.error(`player page port ${args.playerPort} is in use; choose another with --player-port`);
-    else log.error('agent could not start', { err: e });
-    await agent.stop().catch(() => undefined);
-    await driver?.stop().catch(() => undefined);
-    return 1;
+    const e = err as NodeJS.ErrnoException
+    if (e.code === 'EADDRINUSE') log.error(`player page port ${args.playerPort} is in use; choose another with --player-port`)
+    else log.error('agent could not start', { err: e })
+    await agent.stop().catch(() => undefined)
+    await driver?.stop().catch(() => undefined)
+    return 1
   }
-  return done;
+  return done
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [cmd, ...rest] = argv;
+  const [cmd, ...rest] = argv
   if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
-    (cmd === undefined ? process.stderr : process.stdout).write(USAGE);
-    return cmd === undefined ? 2 : 0;
+    ;(cmd === undefined ? process.stderr : process.stdout).write(USAGE)
+    return cmd === undefined ? 2 : 0
   }
-  if (cmd !== 'start') throw new UsageError(`unknown command "${cmd}"`);
-  return start(rest);
+  if (cmd !== 'start') throw new UsageError(`unknown command "${cmd}"`)
+  return start(rest)
 }
 
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    process.exitCode = code
     // Everything is closed by now; should a stray handle linger, do not hang the service manager.
-    setTimeout(() => process.exit(code), 1000).unref();
+    setTimeout(() => process.exit(code), 1000).unref()
   },
   (err: unknown) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`agent: ${err.message}\n${USAGE}`);
-      process.exitCode = 2;
+      process.stderr.write(`agent: ${err.message}\n${USAGE}`)
+      process.exitCode = 2
     } else {
-      process.stderr.write(`agent: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
+      process.stderr.write(`agent: ${err instanceof Error ? err.message : String(err)}\n`)
+      process.exitCode = 1
     }
   },
-);
+)

@@ -1,72 +1,72 @@
 // A real cloud for agent tests: startServer on free ports with an on-disk database, a
 // workspace with an owner key, helpers to pair a code, publish desired state through the
 // embedded broker, and read retained messages the agent published.
-import type { Test } from 'tap';
-import path from 'node:path';
-import { startServer, type Running } from '../../cloud/src/server.js';
-import { testConfig } from '../../cloud/src/config.js';
-import { tempDir, until } from './helpers.js';
+import type { Test } from 'tap'
+import path from 'node:path'
+import { startServer, type Running } from '../../cloud/src/server.js'
+import { testConfig } from '../../cloud/src/config.js'
+import { tempDir, until } from './helpers.js'
 
-type Aedes = Running['app']['services']['broker']['aedes'];
-type PublishPacket = Parameters<Aedes['publish']>[0];
+type Aedes = Running['app']['services']['broker']['aedes']
+type PublishPacket = Parameters<Aedes['publish']>[0]
 
 export interface TestCloud {
-  running: Running;
-  base: string;
-  apiKey: string;
+  running: Running
+  base: string
+  apiKey: string
   /** Claims a pairing code; answers the new screen's id. */
-  pair(code: string, name?: string): Promise<string>;
+  pair(code: string, name?: string): Promise<string>
   /** Publishes a retained QoS 1 message on a topic through the broker, in-process. */
-  publish(topic: string, payload: unknown, retain?: boolean): Promise<void>;
+  publish(topic: string, payload: unknown, retain?: boolean): Promise<void>
   /** Every message seen on a topic (including retained ones), in order. */
-  seen(topic: string): Array<{ payload: Record<string, unknown>; retain: boolean }>;
+  seen(topic: string): Array<{ payload: Record<string, unknown>; retain: boolean }>
   /** Waits for a message on `topic` matching `pred`. */
-  waitFor(topic: string, pred: (payload: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>;
-  close(): Promise<void>;
-  request(method: string, url: string, body?: unknown): Promise<Response>;
+  waitFor(topic: string, pred: (payload: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>
+  close(): Promise<void>
+  request(method: string, url: string, body?: unknown): Promise<Response>
 }
 
 export async function startCloud(t: Test): Promise<TestCloud> {
-  const dataDir = tempDir(t, 'svc-cloud-');
-  const running = await startServer(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0 }));
-  let closed = false;
+  const dataDir = tempDir(t, 'svc-cloud-')
+  const running = await startServer(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0 }))
+  let closed = false
   const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await running.close();
-  };
-  t.after(close);
-  const { app } = running;
-  const ws = await app.services.workspaces.create('Agent tests', 'us');
-  const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all');
-  const base = `http://127.0.0.1:${running.httpPort}`;
+    if (closed) return
+    closed = true
+    await running.close()
+  }
+  t.after(close)
+  const { app } = running
+  const ws = await app.services.workspaces.create('Agent tests', 'us')
+  const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const base = `http://127.0.0.1:${running.httpPort}`
 
-  const messages = new Map<string, Array<{ payload: Record<string, unknown>; retain: boolean }>>();
+  const messages = new Map<string, Array<{ payload: Record<string, unknown>; retain: boolean }>>()
   await new Promise<void>((resolve) =>
     app.services.broker.aedes.subscribe(
       'svc/v1/screens/#',
       (packet: PublishPacket, cb: () => void) => {
-        let payload: Record<string, unknown> = {};
+        let payload: Record<string, unknown> = {}
         try {
-          payload = JSON.parse(String(packet.payload)) as Record<string, unknown>;
+          payload = JSON.parse(String(packet.payload)) as Record<string, unknown>
         } catch {
           // not JSON
         }
-        const list = messages.get(packet.topic) ?? [];
-        list.push({ payload, retain: packet.retain });
-        messages.set(packet.topic, list);
-        cb();
+        const list = messages.get(packet.topic) ?? []
+        list.push({ payload, retain: packet.retain })
+        messages.set(packet.topic, list)
+        cb()
       },
       () => resolve(),
     ),
-  );
+  )
 
   const request = (method: string, url: string, body?: unknown): Promise<Response> =>
     fetch(`${base}${url}`, {
       method,
       headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+    })
 
   return {
     running,
@@ -74,9 +74,9 @@ export async function startCloud(t: Test): Promise<TestCloud> {
     apiKey,
     request,
     async pair(code, name = 'Lobby') {
-      const res = await request('POST', '/v1/screens/pair', { code, name });
-      if (res.status !== 201) throw new Error(`pair: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { data: { id: string } }).data.id;
+      const res = await request('POST', '/v1/screens/pair', { code, name })
+      if (res.status !== 201) throw new Error(`pair: ${res.status} ${await res.text()}`)
+      return ((await res.json()) as { data: { id: string } }).data.id
     },
     publish(topic, payload, retain = true) {
       return new Promise((resolve, reject) =>
@@ -84,14 +84,14 @@ export async function startCloud(t: Test): Promise<TestCloud> {
           { cmd: 'publish', topic, payload: Buffer.from(JSON.stringify(payload)), qos: 1, retain, dup: false },
           (err?: Error | null) => (err ? reject(err) : resolve()),
         ),
-      );
+      )
     },
     seen: (topic) => messages.get(topic) ?? [],
     async waitFor(topic, pred, ms = 10_000) {
-      const hit = await until(ms, () => (messages.get(topic) ?? []).map((m) => m.payload).find(pred));
-      if (!hit) throw new Error(`nothing matching on ${topic} within ${ms} ms; saw ${JSON.stringify(messages.get(topic) ?? [])}`);
-      return hit;
+      const hit = await until(ms, () => (messages.get(topic) ?? []).map((m) => m.payload).find(pred))
+      if (!hit) throw new Error(`nothing matching on ${topic} within ${ms} ms; saw ${JSON.stringify(messages.get(topic) ?? [])}`)
+      return hit
     },
     close,
-  };
+  }
 }

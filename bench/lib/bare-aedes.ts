@@ -28,7 +28,7 @@ process.send!({ type: 'listening' })
 /** A JSON object with the given version, padded to exactly `bytes` bytes (when bytes allow). */
 function payload(version: number, bytes: number): Buffer {
   const head = `{"version":${version},"pad":"`
-  return Buffer.from(head + 'x'.repeat(Math.max(0, bytes - head.length - 2)) + '"}')
+  return Buffer.from(`${head + 'x'.repeat(Math.max(0, bytes - head.length - 2))}"}`)
 }
 
 process.on('message', (m: Msg) => {

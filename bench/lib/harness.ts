@@ -86,7 +86,10 @@ export interface Answer {
 }
 
 /** One HTTP call. With `localAddress` it goes out on its own connection from that loopback address. */
-export function call(url: string, opts: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: Buffer; localAddress?: string } = {}): Promise<Answer> {
+export function call(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: Buffer; localAddress?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
     const headers: Record<string, string> = { ...(opts.headers ?? {}) }
@@ -147,7 +150,13 @@ export function cloudEnv(dataDir: string, httpPort: number, mqttPort: number, ex
 
 /** `pnpm cloud <args>` (tsx cloud/src/cli.ts) to completion; answers its stdout. */
 export async function cli(env: Record<string, string>, args: string[]): Promise<string> {
-  const c = track(spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }))
+  const c = track(
+    spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  )
   let out = ''
   c.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   const code = await new Promise<number | null>((r) => c.once('exit', r))
@@ -162,7 +171,9 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
  */
 export async function startCloud(env: Record<string, string>, logFile: string): Promise<Cloud> {
   const fd = openSync(logFile, 'a')
-  const proc = track(spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] }))
+  const proc = track(
+    spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] }),
+  )
   closeSync(fd)
   const httpPort = Number(env.SVC_HTTP_PORT)
   const base = `http://127.0.0.1:${httpPort}`
@@ -204,10 +215,22 @@ export function loopback(i: number): string {
  */
 export async function pairOne(base: string, apiKey: string, i: number, name: string): Promise<Paired> {
   const localAddress = loopback(i)
-  const reg = expect(await call(`${base}/v1/devices/register`, { method: 'POST', body: { model: 'bench', serialNumber: `SN${i}` }, localAddress }), 201, 'register').body.data
-  expect(await call(`${base}/v1/screens/pair`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: { code: reg.pairingCode, name } }), 201, 'pair')
+  const reg = expect(
+    await call(`${base}/v1/devices/register`, { method: 'POST', body: { model: 'bench', serialNumber: `SN${i}` }, localAddress }),
+    201,
+    'register',
+  ).body.data
+  expect(
+    await call(`${base}/v1/screens/pair`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: { code: reg.pairingCode, name } }),
+    201,
+    'pair',
+  )
   for (let tries = 0; tries < 50; tries++) {
-    const p = expect(await call(`${base}/v1/devices/register/${reg.registrationId}`, { headers: { authorization: `Bearer ${reg.pollSecret}` }, localAddress }), 200, 'poll').body.data
+    const p = expect(
+      await call(`${base}/v1/devices/register/${reg.registrationId}`, { headers: { authorization: `Bearer ${reg.pollSecret}` }, localAddress }),
+      200,
+      'poll',
+    ).body.data
     if (p.state === 'paired') return { screenId: p.screenId, deviceSecret: p.deviceSecret, mqttUrl: p.mqtt.url }
     await sleep(100)
   }
@@ -230,7 +253,10 @@ export async function pairMany(base: string, apiKey: string, n: number, concurre
 }
 
 /** A valid 1×1 RGBA PNG. */
-export const PNG_1x1 = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d6a6b20000000049454e44ae426082', 'hex')
+export const PNG_1x1 = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d6a6b20000000049454e44ae426082',
+  'hex',
+)
 
 /** POST /v1/media/upload (multipart) of a real PNG; waits until the library says it is ready. */
 export async function uploadImage(base: string, apiKey: string): Promise<string> {
@@ -242,7 +268,11 @@ export async function uploadImage(base: string, apiKey: string): Promise<string>
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ])
   const auth = { authorization: `Bearer ${apiKey}` }
-  const item = expect(await call(`${base}/v1/media/upload`, { method: 'POST', headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, raw }), 201, 'upload').body.data
+  const item = expect(
+    await call(`${base}/v1/media/upload`, { method: 'POST', headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, raw }),
+    201,
+    'upload',
+  ).body.data
   for (let tries = 0; tries < 300; tries++) {
     const m = expect(await call(`${base}/v1/media/${item.id}`, { headers: auth }), 200, 'media').body.data
     if (m.state === 'ready') return item.id as string
@@ -259,7 +289,10 @@ export async function countOnline(base: string, apiKey: string): Promise<{ onlin
   let total = 0
   do {
     const q: string = `limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
-    const page = expect(await call(`${base}/v1/screens?${q}`, { headers: { authorization: `Bearer ${apiKey}` } }), 200, 'screens').body as { data: { status: string }[]; nextCursor?: string | null }
+    const page = expect(await call(`${base}/v1/screens?${q}`, { headers: { authorization: `Bearer ${apiKey}` } }), 200, 'screens').body as {
+      data: { status: string }[]
+      nextCursor?: string | null
+    }
     for (const s of page.data) {
       total++
       if (s.status === 'online') online++

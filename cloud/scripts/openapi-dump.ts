@@ -7,7 +7,7 @@ const app = await buildApp(testConfig({ logLevel: 'silent' }))
 try {
   await app.ready()
   const res = await app.inject({ method: 'GET', url: '/v1/openapi.json' })
-  process.stdout.write(JSON.stringify(res.json(), null, 2) + '\n')
+  process.stdout.write(`${JSON.stringify(res.json(), null, 2)}\n`)
 } finally {
   await app.close()
 }

@@ -126,7 +126,20 @@ async function assemble(
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
-  app.decorate('services', createServices({ config, db, clock, random: deps.random, broker, log: app.log, content: deps.content, panelSettings: deps.panelSettings, outbound: deps.outbound }))
+  app.decorate(
+    'services',
+    createServices({
+      config,
+      db,
+      clock,
+      random: deps.random,
+      broker,
+      log: app.log,
+      content: deps.content,
+      panelSettings: deps.panelSettings,
+      outbound: deps.outbound,
+    }),
+  )
   policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
   await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
@@ -186,7 +199,14 @@ async function assemble(
     new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
     app.services.webhookWorker,
     app.services.alertWorker,
-    new MediaUrlRefreshWorker(db, clock, app.services.mediaUrls.ttlSeconds, (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids), config.mediaUrlRefreshIntervalMs, app.log),
+    new MediaUrlRefreshWorker(
+      db,
+      clock,
+      app.services.mediaUrls.ttlSeconds,
+      (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids),
+      config.mediaUrlRefreshIntervalMs,
+      app.log,
+    ),
   ]
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {

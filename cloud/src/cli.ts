@@ -46,7 +46,7 @@ async function withDb<T>(fn: (deps: { db: Database; ids: IdGenerator }) => Promi
 }
 
 function out(obj: unknown): void {
-  process.stdout.write(JSON.stringify(obj) + '\n')
+  process.stdout.write(`${JSON.stringify(obj)}\n`)
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -121,7 +121,15 @@ async function main(argv: string[]): Promise<void> {
         switch (sub) {
           case 'open':
             if (!values.title || !values.impact) throw new UsageError('incident open needs --title and --impact')
-            out(await status.openIncident({ title: values.title, impact: values.impact, status: values.status, message: values.message, screensPlaying: playing }))
+            out(
+              await status.openIncident({
+                title: values.title,
+                impact: values.impact,
+                status: values.status,
+                message: values.message,
+                screensPlaying: playing,
+              }),
+            )
             return
           case 'update':
             if (!positionals[0] || !values.status || !values.message) throw new UsageError('incident update needs ID, --status and --message')

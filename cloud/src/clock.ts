@@ -31,7 +31,10 @@ export type RandomSource = (n: number) => Buffer
 
 export class IdGenerator {
   private readonly ulid: (seedTime?: number) => string
-  constructor(private readonly clock: Clock, random: RandomSource = randomBytes) {
+  constructor(
+    private readonly clock: Clock,
+    random: RandomSource = randomBytes,
+  ) {
     this.ulid = monotonicFactory(() => random(1)[0]! / 256)
   }
   /** A time-ordered id such as `scr_01JD…`: newest-first order is id order. */

@@ -111,7 +111,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
     sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
-    webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),

@@ -31,7 +31,9 @@ export function lockDataDir(dataDir: string): DataLock {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
       const pid = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10)
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid)) {
-        throw new StartupError(`another instance (process ${pid}) is running on the data folder ${dataDir}; stop it, or give this one its own folder with SVC_DATA_DIR`)
+        throw new StartupError(
+          `another instance (process ${pid}) is running on the data folder ${dataDir}; stop it, or give this one its own folder with SVC_DATA_DIR`,
+        )
       }
       fs.rmSync(file, { force: true })
       continue

@@ -20,8 +20,12 @@ export interface Running {
 /** A listen failure a person can act on (port taken, port not allowed) as one sentence naming the setting. */
 function listenError(e: unknown, what: string, port: number, host: string, setting: string): unknown {
   const code = (e as NodeJS.ErrnoException).code
-  if (code === 'EADDRINUSE') return new StartupError(`${what} port ${port} is in use on ${host} (${setting}): stop the program that holds it, or set ${setting} to a free port (0 = any)`)
-  if (code === 'EACCES') return new StartupError(`${what} port ${port} needs privileges this process does not have (${setting}): set ${setting} to a port above 1023`)
+  if (code === 'EADDRINUSE')
+    return new StartupError(
+      `${what} port ${port} is in use on ${host} (${setting}): stop the program that holds it, or set ${setting} to a free port (0 = any)`,
+    )
+  if (code === 'EACCES')
+    return new StartupError(`${what} port ${port} needs privileges this process does not have (${setting}): set ${setting} to a port above 1023`)
   if (code === 'EADDRNOTAVAIL') return new StartupError(`${what} cannot listen on ${host}, not an address of this machine (SVC_HOST)`)
   return e
 }
@@ -97,7 +101,9 @@ export async function runServer(config: Config): Promise<void> {
     // The broker's store is locked by a process that did not take svc.lock (an older version).
     const err = e as { code?: string; cause?: { code?: string } }
     if (err.code === 'LEVEL_DATABASE_NOT_OPEN' && err.cause?.code === 'LEVEL_LOCKED') {
-      throw new StartupError(`another instance is running on the data folder ${config.dataDir} (its broker store is locked); stop it, or give this one its own folder with SVC_DATA_DIR`)
+      throw new StartupError(
+        `another instance is running on the data folder ${config.dataDir} (its broker store is locked); stop it, or give this one its own folder with SVC_DATA_DIR`,
+      )
     }
     throw e
   }

@@ -2,9 +2,32 @@ import t from 'tap'
 import { build, makeKey } from './helpers.js'
 
 const ACCOUNT_FIELDS = [
-  'id', 'status', 'whiteLabel', 'region', 'billingProvider', 'payment', 'contract', 'billingBanner', 'prefs', 'scheduledScreenPool',
-  'pauseUntil', 'cancelEffectiveAt', 'deletionRequestedAt', 'trialEndsAt', 'nextBillingAt', 'currentTermEndsAt', 'verificationEmailLastSentAt',
-  'cancelReason', 'everPaid', 'survey', 'subscriptionStatus', 'cadence', 'billableScreens', 'licensedScreens', 'emailVerifiedAt', 'email',
+  'id',
+  'status',
+  'whiteLabel',
+  'region',
+  'billingProvider',
+  'payment',
+  'contract',
+  'billingBanner',
+  'prefs',
+  'scheduledScreenPool',
+  'pauseUntil',
+  'cancelEffectiveAt',
+  'deletionRequestedAt',
+  'trialEndsAt',
+  'nextBillingAt',
+  'currentTermEndsAt',
+  'verificationEmailLastSentAt',
+  'cancelReason',
+  'everPaid',
+  'survey',
+  'subscriptionStatus',
+  'cadence',
+  'billableScreens',
+  'licensedScreens',
+  'emailVerifiedAt',
+  'email',
 ]
 
 t.test('GET /v1/account has every field of the Account object', async (t) => {
@@ -54,7 +77,12 @@ t.test('GET /v1/account/limits reports the upload ceiling the server enforces', 
     Buffer.alloc(l.mediaUploadMaxBytes + 1, 1),
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ])
-  const res = await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/media/upload',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload,
+  })
   t.equal(res.statusCode, 413)
   t.equal(res.json().error, 'too_large')
 })

@@ -49,21 +49,28 @@ function run(script: string, cwd: string, env: Record<string, string>): Promise<
 t.test('every example of docs/api-guide.md runs, in order, against a real server', async (t) => {
   // The stand-in for the public webhook receiver and file host: https://localhost:<port>.
   const hits: string[] = []
-  const host = https.createServer({ key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) }, (req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    req.resume()
-    req.on('end', () => {
-      if (req.method === 'GET' && req.url === '/promo.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_1x1)
-      else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
-    })
-  })
+  const host = https.createServer(
+    { key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) },
+    (req, res) => {
+      hits.push(`${req.method} ${req.url}`)
+      req.resume()
+      req.on('end', () => {
+        if (req.method === 'GET' && req.url === '/promo.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_1x1)
+        else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
+      })
+    },
+  )
   await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', () => resolve()))
   t.after(() => new Promise<void>((resolve) => (host.closeAllConnections(), host.close(() => resolve()))))
   const hostUrl = `https://localhost:${(host.address() as AddressInfo).port}`
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-guide-data-'))
   t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }))
-  const h = await build(t, { dataDir, mediaProcessing: 'background', webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: systemClock as never })
+  const h = await build(
+    t,
+    { dataDir, mediaProcessing: 'background', webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE },
+    { clock: systemClock as never },
+  )
   await h.app.listen({ port: 0, host: '127.0.0.1' })
   const svc = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`
   const { apiKey } = await h.workspace('Guide')
@@ -79,7 +86,7 @@ t.test('every example of docs/api-guide.md runs, in order, against a real server
     'set -Eeu -o pipefail',
     // an answer outside 2xx fails the command, and the session, with the server's envelope shown
     'curl() { command curl --fail-with-body --show-error "$@"; }',
-    "trap 'echo \"FAILED at guide line ${GUIDE_LINE}: ${BASH_COMMAND}\" >&2' ERR",
+    'trap \'echo "FAILED at guide line ${GUIDE_LINE}: ${BASH_COMMAND}" >&2\' ERR',
     ...blocks.map((b) => `GUIDE_LINE=${b.line}\n${b.code}\necho`),
     'echo "::guide done::"',
   ].join('\n')
@@ -97,9 +104,15 @@ t.test('every example of docs/api-guide.md runs, in order, against a real server
   const emergencies = (await h.req('GET', '/v1/emergencies', apiKey)).json().data as { contentName: string | null }[]
   t.equal(emergencies[0]?.contentName, 'Welcome (spring)', 'the emergency names its content')
   const media = (await h.req('GET', '/v1/media', apiKey)).json().data as { name: string }[]
-  t.ok(media.some((m) => m.name === 'Promo'), 'the import fetched from the file host')
+  t.ok(
+    media.some((m) => m.name === 'Promo'),
+    'the import fetched from the file host',
+  )
   t.ok(hits.includes('GET /promo.png'), 'the file host was asked for promo.png')
-  t.ok(hits.some((x) => x.startsWith('POST /svc')), 'the webhook test delivery reached the receiver')
+  t.ok(
+    hits.some((x) => x.startsWith('POST /svc')),
+    'the webhook test delivery reached the receiver',
+  )
 })
 
 t.test('the runner fails on an example the server refuses, naming its line', async (t) => {
@@ -107,10 +120,26 @@ t.test('the runner fails on an example the server refuses, naming its line', asy
   await h.app.listen({ port: 0, host: '127.0.0.1' })
   const svc = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`
   const { apiKey } = await h.workspace()
-  const md = ['```sh', 'auth=(-H "Authorization: Bearer $KEY")', '```', 'text', '```sh', 'curl -s "${auth[@]}" -X PATCH -H "content-type: application/json" -d \'{"nam":"x"}\' $SVC/v1/nodes/node_x', '```'].join('\n')
+  const md = [
+    '```sh',
+    'auth=(-H "Authorization: Bearer $KEY")',
+    '```',
+    'text',
+    '```sh',
+    'curl -s "${auth[@]}" -X PATCH -H "content-type: application/json" -d \'{"nam":"x"}\' $SVC/v1/nodes/node_x',
+    '```',
+  ].join('\n')
   const blocks = shellBlocks(md)
-  t.same(blocks.map((b) => b.line), [2, 6])
-  const script = ['set -Eeu -o pipefail', 'curl() { command curl --fail-with-body --show-error "$@"; }', "trap 'echo \"FAILED at guide line ${GUIDE_LINE}\" >&2' ERR", ...blocks.map((b) => `GUIDE_LINE=${b.line}\n${b.code}`)].join('\n')
+  t.same(
+    blocks.map((b) => b.line),
+    [2, 6],
+  )
+  const script = [
+    'set -Eeu -o pipefail',
+    'curl() { command curl --fail-with-body --show-error "$@"; }',
+    'trap \'echo "FAILED at guide line ${GUIDE_LINE}" >&2\' ERR',
+    ...blocks.map((b) => `GUIDE_LINE=${b.line}\n${b.code}`),
+  ].join('\n')
   const res = await run(script, os.tmpdir(), { SVC: svc, KEY: apiKey })
   t.not(res.code, 0)
   t.match(res.stderr, /FAILED at guide line 6/)

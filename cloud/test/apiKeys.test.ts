@@ -94,7 +94,10 @@ t.test('pinned keys act only in their subtree', async (t) => {
   const pinned = await makeKey(h, apiKey, ['node.view', 'node.edit', 'api-key.create', 'api-key.view'], east.id)
   t.equal((await h.req('GET', '/v1/me', pinned.secret)).json().data.actor.nodeId, east.id)
 
-  const seen = (await h.req('GET', '/v1/nodes', pinned.secret)).json().data.map((n: { id: string }) => n.id).sort()
+  const seen = (await h.req('GET', '/v1/nodes', pinned.secret))
+    .json()
+    .data.map((n: { id: string }) => n.id)
+    .sort()
   t.same(seen, [east.id, store.id].sort())
   t.equal((await h.req('GET', `/v1/nodes/${west.id}`, pinned.secret)).statusCode, 404)
   t.equal((await h.req('GET', `/v1/nodes/${store.id}`, pinned.secret)).statusCode, 200)
@@ -113,7 +116,10 @@ t.test('pinned keys act only in their subtree', async (t) => {
   const subOut = await h.req('POST', '/v1/api-keys', pinned.secret, { name: 'sub', permissions: ['node.view'], nodeId: west.id })
   t.equal(subOut.json().error, 'invalid_node')
   const keys = (await h.req('GET', '/v1/api-keys', pinned.secret)).json().data
-  t.ok(keys.every((k: { nodeId: string }) => k.nodeId === east.id), 'a pinned key lists only keys inside its subtree')
+  t.ok(
+    keys.every((k: { nodeId: string }) => k.nodeId === east.id),
+    'a pinned key lists only keys inside its subtree',
+  )
 })
 
 t.test('cursor paging: limit turns it on, follow nextCursor until null, count=1 adds total', async (t) => {
@@ -136,7 +142,10 @@ t.test('cursor paging: limit turns it on, follow nextCursor until null, count=1 
     pages++
   } while (cursor)
   t.equal(pages, 3)
-  t.same(seen, all.data.map((k: { id: string }) => k.id))
+  t.same(
+    seen,
+    all.data.map((k: { id: string }) => k.id),
+  )
   for (const bad of ['limit=0', 'limit=501', 'limit=abc', 'cursor=notacursor&limit=2']) {
     const res = await h.req('GET', `/v1/api-keys?${bad}`, apiKey)
     t.equal(res.statusCode, 422, bad)
@@ -182,7 +191,11 @@ t.test('rotate by a low-privilege key cannot take over a stronger key (403 forbi
 t.test('a child key dies with its parent: revocation cascades, expiry is capped, old children are refused', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
-  const parentRes = await h.req('POST', '/v1/api-keys', apiKey, { name: 'parent', permissions: ['api-key.create', 'api-key.view', 'node.view'], expiresAt: '2026-06-02T12:00:00.000Z' })
+  const parentRes = await h.req('POST', '/v1/api-keys', apiKey, {
+    name: 'parent',
+    permissions: ['api-key.create', 'api-key.view', 'node.view'],
+    expiresAt: '2026-06-02T12:00:00.000Z',
+  })
   const parent = parentRes.json().data
   // No expiry asked, or a later one: the child gets the parent's; an earlier one stays.
   const c1 = (await h.req('POST', '/v1/api-keys', parent.secret, { name: 'c1', permissions: ['node.view', 'api-key.create'] })).json().data
@@ -210,7 +223,9 @@ t.test('a child key dies with its parent: revocation cascades, expiry is capped,
   t.equal((await h.req('GET', '/v1/nodes', orphan.secret)).json().error, 'invalid_credentials')
 
   // Expiry: a parent past its expiry takes an uncapped legacy child with it.
-  const p3 = (await h.req('POST', '/v1/api-keys', apiKey, { name: 'p3', permissions: ['api-key.create', 'node.view'], expiresAt: '2026-06-01T14:00:00.000Z' })).json().data
+  const p3 = (
+    await h.req('POST', '/v1/api-keys', apiKey, { name: 'p3', permissions: ['api-key.create', 'node.view'], expiresAt: '2026-06-01T14:00:00.000Z' })
+  ).json().data
   const c4 = await makeKey(h, p3.secret, ['node.view'])
   await h.app.services.db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [c4.id])
   t.equal((await h.req('GET', '/v1/nodes', c4.secret)).statusCode, 200)

@@ -12,7 +12,13 @@ t.test('401 missing_credentials / invalid_credentials', async (t) => {
   t.equal(basic.statusCode, 401)
   t.equal(basic.json().error, 'missing_credentials')
 
-  for (const bad of ['ak_us_live_' + 'x'.repeat(32), 'ak_us_live_short', apiKey.slice(0, -1) + (apiKey.endsWith('a') ? 'b' : 'a'), 'ust_' + 'y'.repeat(40), 'whatever']) {
+  for (const bad of [
+    `ak_us_live_${'x'.repeat(32)}`,
+    'ak_us_live_short',
+    apiKey.slice(0, -1) + (apiKey.endsWith('a') ? 'b' : 'a'),
+    `ust_${'y'.repeat(40)}`,
+    'whatever',
+  ]) {
     const res = await h.req('GET', '/v1/me', bad)
     t.equal(res.statusCode, 401, bad)
     t.equal(res.json().error, 'invalid_credentials')

@@ -68,7 +68,9 @@ t.test('revoke, delete and rotate refuse a cached key on the very next request',
 t.test('a cached key past its expiry, or whose parent expired, is refused within the TTL', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
-  const short = (await h.req('POST', '/v1/api-keys', apiKey, { name: 's', permissions: ['node.view', 'api-key.create'], expiresAt: '2026-06-01T12:00:02.000Z' })).json().data
+  const short = (
+    await h.req('POST', '/v1/api-keys', apiKey, { name: 's', permissions: ['node.view', 'api-key.create'], expiresAt: '2026-06-01T12:00:02.000Z' })
+  ).json().data
   // A child from before the expiry cap: no expiry of its own, only its parent's.
   const child = await makeKey(h, short.secret, ['node.view'])
   await h.app.services.db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [child.id])

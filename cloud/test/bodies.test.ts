@@ -12,7 +12,18 @@ type Doc = { paths: Record<string, Record<string, Op>> }
 
 const fill = (p: string) => p.replace(/\{[^}]+\}/g, 'x_1')
 
-type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; enum?: unknown[]; const?: unknown; minimum?: number; minLength?: number; items?: Schema; minItems?: number }
+type Schema = {
+  type?: string
+  properties?: Record<string, Schema>
+  required?: string[]
+  anyOf?: Schema[]
+  enum?: unknown[]
+  const?: unknown
+  minimum?: number
+  minLength?: number
+  items?: Schema
+  minItems?: number
+}
 /** A value of the schema's shape with only its required parts (validation passes the required check). */
 function sample(s: Schema | undefined): unknown {
   if (!s) return null
@@ -82,7 +93,10 @@ t.test('unknown fields inside nested objects are refused too; free-form fields s
   const nested = await h.req('POST', '/v1/serial-templates', apiKey, { name: 'T', items: [{ name: 'on', value: 'ON', colour: 1 }] })
   t.equal(nested.statusCode, 422)
   t.match(nested.json().message, /items\.0\.colour is not a field/)
-  const rule = await h.req('POST', '/v1/schedules', apiKey, { name: 'S', rules: [{ id: 'r', content: { kind: 'media', id: 'med_x' }, priority: 1, colour: 1 }] })
+  const rule = await h.req('POST', '/v1/schedules', apiKey, {
+    name: 'S',
+    rules: [{ id: 'r', content: { kind: 'media', id: 'med_x' }, priority: 1, colour: 1 }],
+  })
   t.equal(rule.statusCode, 422)
   t.match(rule.json().message, /colour/)
   // a design is free-form JSON on purpose: its keys are the caller's
@@ -107,7 +121,11 @@ t.test('a body that is not UTF-8, or not JSON, answers 400 saying which', async 
   t.equal(charset.statusCode, 201, 'UTF-8 with a charset parameter is fine')
   t.equal(charset.json().data.name, 'Café')
   const list = (await h.req('GET', '/v1/nodes', apiKey)).json().data as { name: string }[]
-  t.same(list.map((n) => n.name), ['Café'], 'refused bodies wrote nothing')
+  t.same(
+    list.map((n) => n.name),
+    ['Café'],
+    'refused bodies wrote nothing',
+  )
 })
 
 t.test('the upload form refuses a field it does not take, and stores nothing', async (t) => {

@@ -58,7 +58,16 @@ function once(c: MqttClient, event: 'close' | 'message'): Promise<unknown[]> {
 }
 
 function opts(d: Device, extra: Partial<IClientOptions> = {}): IClientOptions {
-  return { clientId: d.screenId, username: d.screenId, password: d.deviceSecret, protocolVersion: 4, clean: false, reconnectPeriod: 0, connectTimeout: 5000, ...extra }
+  return {
+    clientId: d.screenId,
+    username: d.screenId,
+    password: d.deviceSecret,
+    protocolVersion: 4,
+    clean: false,
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+    ...extra,
+  }
 }
 
 async function connect(t: Test, url: string, o: IClientOptions): Promise<MqttClient> {
@@ -86,7 +95,7 @@ t.test('a paired device connects with its secret; wrong or unknown credentials a
   const c = await connect(t, d.mqtt.url, opts(d))
   t.ok(c.connected, 'CONNACK accepted')
 
-  t.equal(await refusedCode(d.mqtt.url, opts(d, { clientId: d.screenId + '-x', password: 'wrong' })), 4, 'wrong password: bad username or password')
+  t.equal(await refusedCode(d.mqtt.url, opts(d, { clientId: `${d.screenId}-x`, password: 'wrong' })), 4, 'wrong password: bad username or password')
   t.equal(await refusedCode(d.mqtt.url, opts(d, { clientId: 'scr_nobody', username: 'scr_nobody' })), 4, 'unknown screen')
   t.equal(await refusedCode(d.mqtt.url, opts(d, { clientId: 'x', username: undefined, password: undefined })), 4, 'no credentials')
   t.equal(await refusedCode(d.mqtt.url, opts(d, { clientId: 'someone-else' })), 2, 'the client id must be the screen id')
@@ -124,7 +133,11 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
   )
 
   const granted = await ca.subscribeAsync([topics.desired(a.screenId), topics.jobs(a.screenId)], { qos: 1 })
-  t.same(granted.map((g) => g.qos), [1, 1], 'own desired and jobs granted')
+  t.same(
+    granted.map((g) => g.qos),
+    [1, 1],
+    'own desired and jobs granted',
+  )
   for (const filter of [topics.desired(b.screenId), 'svc/v1/screens/+/desired', '#', topics.status(a.screenId), '$SYS/#']) {
     // mqtt.js rejects a SUBACK carrying a failure code, with the packet attached
     const err = await ca.subscribeAsync(filter, { qos: 1 }).then(
@@ -137,7 +150,10 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
 
   // the desired state published by the cloud reaches the device
   const got = once(ca, 'message')
-  running.app.services.broker.aedes.publish({ cmd: 'publish', topic: topics.desired(a.screenId), payload: Buffer.from('{"version":1}'), qos: 1, retain: true, dup: false }, () => undefined)
+  running.app.services.broker.aedes.publish(
+    { cmd: 'publish', topic: topics.desired(a.screenId), payload: Buffer.from('{"version":1}'), qos: 1, retain: true, dup: false },
+    () => undefined,
+  )
   const [topic, payload] = (await got) as [string, Buffer]
   t.equal(topic, topics.desired(a.screenId))
   t.equal(payload.toString(), '{"version":1}')
@@ -149,7 +165,10 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
     await closed
     t.pass(`publish to ${topic} closes the connection`)
   }
-  t.notOk(seen.some((s) => s.topic === topics.status(b.screenId) || s.topic === 'elsewhere' || s.topic === '$SYS/x'), 'nothing refused was delivered')
+  t.notOk(
+    seen.some((s) => s.topic === topics.status(b.screenId) || s.topic === 'elsewhere' || s.topic === '$SYS/x'),
+    'nothing refused was delivered',
+  )
 })
 
 t.test("the Last Will to the device's own status is published when it drops", async (t) => {
@@ -184,7 +203,9 @@ t.test('DevicePolicy rules, directly', async (t) => {
   const client = (id: string) => ({ id }) as unknown as Client
   const auth = (c: Client, u: string | undefined, p: string | undefined) =>
     new Promise<{ ok: boolean | null; code?: number }>((resolve) =>
-      policy.authenticate(c, u, p === undefined ? undefined : Buffer.from(p), (err, ok) => resolve({ ok, code: (err as { returnCode?: number } | null)?.returnCode })),
+      policy.authenticate(c, u, p === undefined ? undefined : Buffer.from(p), (err, ok) =>
+        resolve({ ok, code: (err as { returnCode?: number } | null)?.returnCode }),
+      ),
     )
   t.same(await auth(client('scr_a'), 'scr_a', 'nope'), { ok: false, code: 4 })
   t.same(await auth(client('scr_a'), 'scr_a/x', secret), { ok: false, code: 4 }, 'not a topic-safe screen id')
@@ -194,24 +215,34 @@ t.test('DevicePolicy rules, directly', async (t) => {
 
   const offline = Buffer.from('{"status":"offline","at":"2026-06-01T12:00:00.000Z"}')
   const pub = (c: Client | null, topic: string, extra: object = {}) =>
-    new Promise<boolean>((resolve) => policy.authorizePublish(c, { cmd: 'publish', topic, payload: offline, qos: 1, retain: true, dup: false, ...extra } as PublishPacket, (err) => resolve(!err)))
+    new Promise<boolean>((resolve) =>
+      policy.authorizePublish(c, { cmd: 'publish', topic, payload: offline, qos: 1, retain: true, dup: false, ...extra } as PublishPacket, (err) =>
+        resolve(!err),
+      ),
+    )
   t.ok(await pub(a, 'svc/v1/screens/scr_a/status'))
   t.notOk(await pub(a, 'svc/v1/screens/scr_a/desired'), 'a device cannot forge its desired state')
   t.notOk(await pub(client('scr_a'), 'svc/v1/screens/scr_a/status'), 'a client that never authenticated')
-  t.ok(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a' }), "a will of a client no longer present, to its own status")
+  t.ok(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a' }), 'a will of a client no longer present, to its own status')
   t.notOk(await pub(null, 'svc/v1/screens/scr_a/status'), 'a will without a recorded client id')
-  t.notOk(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a', payload: Buffer.from('{"status":"online","at":"2026-06-01T12:00:00.000Z"}') }), 'a will announcing anything but offline')
+  t.notOk(
+    await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a', payload: Buffer.from('{"status":"online","at":"2026-06-01T12:00:00.000Z"}') }),
+    'a will announcing anything but offline',
+  )
   t.notOk(await pub(null, 'svc/v1/screens/scr_a/status', { clientId: 'scr_a', payload: Buffer.from('boom') }), 'a will that is no status message')
   t.notOk(await pub(null, 'svc/v1/screens/scr_b/status', { clientId: 'scr_a' }), "a will to another screen's status")
   t.notOk(await pub(null, 'svc/v1/screens/scr_a/reported', { clientId: 'scr_a' }), 'a will only ever announces status')
   t.notOk(await pub(null, 'foo/bar', { clientId: 'scr_a' }), 'a will outside the contract')
   t.notOk(await pub(null, '$SYS/broker/x'), '$SYS refused')
 
-  const sub = (c: Client, topic: string) => new Promise<Subscription | null | undefined>((resolve) => policy.authorizeSubscribe(c, { topic, qos: 1 } as Subscription, (_e, s) => resolve(s)))
+  const sub = (c: Client, topic: string) =>
+    new Promise<Subscription | null | undefined>((resolve) => policy.authorizeSubscribe(c, { topic, qos: 1 } as Subscription, (_e, s) => resolve(s)))
   t.match(await sub(a, 'svc/v1/screens/scr_a/jobs'), { topic: 'svc/v1/screens/scr_a/jobs' })
   t.equal(await sub(a, 'svc/v1/screens/scr_a/#'), null)
 
   const failing = new DevicePolicy({ credentialHash: async () => Promise.reject(new Error('db down')) })
-  const r = await new Promise<number | undefined>((resolve) => failing.authenticate(client('scr_a'), 'scr_a', Buffer.from(secret), (err) => resolve((err as { returnCode?: number } | null)?.returnCode)))
+  const r = await new Promise<number | undefined>((resolve) =>
+    failing.authenticate(client('scr_a'), 'scr_a', Buffer.from(secret), (err) => resolve((err as { returnCode?: number } | null)?.returnCode)),
+  )
   t.equal(r, 3, 'a failing lookup answers server unavailable')
 })

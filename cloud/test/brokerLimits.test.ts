@@ -81,7 +81,16 @@ function heap(): number {
 }
 
 function deviceOpts(d: Device, extra: Partial<IClientOptions> = {}): IClientOptions {
-  return { clientId: d.screenId, username: d.screenId, password: d.deviceSecret, protocolVersion: 4, clean: false, reconnectPeriod: 0, connectTimeout: 5000, ...extra }
+  return {
+    clientId: d.screenId,
+    username: d.screenId,
+    password: d.deviceSecret,
+    protocolVersion: 4,
+    clean: false,
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+    ...extra,
+  }
 }
 
 async function device(t: Test, cloud: Cloud, d: Device, extra: Partial<IClientOptions> = {}): Promise<MqttClient> {
@@ -100,7 +109,10 @@ t.test('unauthenticated connections announcing a 256 MB CONNECT are closed befor
   const before = heap()
   const results = await Promise.all(Array.from({ length: 8 }, () => flood(port, header(0x10, HUGE), 16 * 1024 * 1024)))
   const grown = heap() - before
-  t.ok(results.every((r) => r.closedByServer), 'every socket was closed by the cloud')
+  t.ok(
+    results.every((r) => r.closedByServer),
+    'every socket was closed by the cloud',
+  )
   t.ok(grown < 48 * 1024 * 1024, `memory grew by ${Math.round(grown / 1024 / 1024)} MB for 8 × 16 MB sent`)
   t.comment(`closed after ${results.map((r) => r.ms).join(', ')} ms; heap + buffers grew ${(grown / 1024 / 1024).toFixed(1)} MB`)
   // A CONNECT just over the pre-login limit, complete and well-formed, is refused the same way.
@@ -153,11 +165,13 @@ t.test('a device publishing over 1 MiB is disconnected; up to it, and other devi
   t.pass('an 8 MiB job-results: the connection is closed')
   t.ok(heap() - before < 64 * 1024 * 1024, 'without buffering it')
   t.ok(cb.connected, 'the other device stays connected')
-  await cb.publishAsync(topics.reported(b.screenId), JSON.stringify({ version: 0, playing: { source: 'none', contentKind: null, contentId: null }, at: AT }), { qos: 1 })
+  await cb.publishAsync(topics.reported(b.screenId), JSON.stringify({ version: 0, playing: { source: 'none', contentKind: null, contentId: null }, at: AT }), {
+    qos: 1,
+  })
   for (const until = Date.now() + 5000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
     if ((await cloud.call('GET', `/v1/screens/${b.screenId}`)).body.data.reported) break
   }
-  t.ok((await cloud.call('GET', `/v1/screens/${b.screenId}`)).body.data.reported, "and its report is handled")
+  t.ok((await cloud.call('GET', `/v1/screens/${b.screenId}`)).body.data.reported, 'and its report is handled')
   void ca
   const again = await device(t, cloud, a)
   t.ok(again.connected, 'the disconnected device can reconnect')
@@ -167,7 +181,9 @@ t.test('retained publishes by a device: only its own status is stored', async (t
   const cloud = await startCloud(t)
   const d = await cloud.pair()
   const c = await device(t, cloud, d)
-  const aedes = cloud.running.app.services.broker.aedes as unknown as { persistence: { createRetainedStream(p: string): AsyncIterable<{ topic: string; payload: Buffer }> } }
+  const aedes = cloud.running.app.services.broker.aedes as unknown as {
+    persistence: { createRetainedStream(p: string): AsyncIterable<{ topic: string; payload: Buffer }> }
+  }
   const retained = async () => {
     const out: Record<string, string> = {}
     for await (const p of aedes.persistence.createRetainedStream(`svc/v1/screens/${d.screenId}/+`)) out[p.topic] = p.payload.toString()

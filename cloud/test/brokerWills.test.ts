@@ -42,7 +42,16 @@ async function willsIn(dataDir: string): Promise<{ clientId: string; topic: stri
 }
 
 function deviceOpts(d: Device, will?: IClientOptions['will']): IClientOptions {
-  return { clientId: d.screenId, username: d.screenId, password: d.deviceSecret, protocolVersion: 4, clean: false, reconnectPeriod: 0, connectTimeout: 5000, ...(will ? { will } : {}) }
+  return {
+    clientId: d.screenId,
+    username: d.screenId,
+    password: d.deviceSecret,
+    protocolVersion: 4,
+    clean: false,
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+    ...(will ? { will } : {}),
+  }
 }
 
 async function connackCode(url: string, o: IClientOptions): Promise<number | undefined> {
@@ -143,7 +152,9 @@ t.test('after a restart, forbidden stored wills are deleted and the will sweep r
   ;(store as { streamWill: unknown }).streamWill = stream
 
   // The device reconnects to the restarted cloud as before.
-  const dev = await connectDevice(t, `mqtt://127.0.0.1:${second.running.mqttPort}`, a, { will: { topic: topics.status(a.screenId), payload: status('offline'), qos: 1, retain: true } })
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${second.running.mqttPort}`, a, {
+    will: { topic: topics.status(a.screenId), payload: status('offline'), qos: 1, retain: true },
+  })
   t.ok(dev.client.connected)
   await second.running.close()
   t.same(await willsIn(dataDir), [{ clientId: a.screenId, topic: topics.status(a.screenId) }], 'only the allowed will of the connected device is left')
@@ -152,7 +163,14 @@ t.test('after a restart, forbidden stored wills are deleted and the will sweep r
 function cloudProcess(dataDir: string): { child: ChildProcess; output: () => string; ready: Promise<{ httpPort: number }> } {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_')) env[k] = v
-  Object.assign(env, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: '0', SVC_HOST: '127.0.0.1', SVC_MQTT_HEARTBEAT_MS: '25', SVC_STATUS_INTERVAL_MS: '0' })
+  Object.assign(env, {
+    SVC_DATA_DIR: dataDir,
+    SVC_HTTP_PORT: '0',
+    SVC_MQTT_PORT: '0',
+    SVC_HOST: '127.0.0.1',
+    SVC_MQTT_HEARTBEAT_MS: '25',
+    SVC_STATUS_INTERVAL_MS: '0',
+  })
   const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   const ready = new Promise<{ httpPort: number }>((resolve, reject) => {

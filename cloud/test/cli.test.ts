@@ -83,7 +83,7 @@ t.test('bootstrap prints one JSON line; regions; usage errors exit 2', async (t)
   t.same(Object.keys(a), ['workspaceId', 'apiKey'])
   t.match(a.workspaceId, /^ws_[0-9a-z]+$/)
   t.match(a.apiKey, /^ak_us_live_[A-Za-z0-9]{32}$/)
-  t.equal(us.stdout, JSON.stringify(a) + '\n')
+  t.equal(us.stdout, `${JSON.stringify(a)}\n`)
   t.equal(us.stderr, '', 'nothing on stderr either')
 
   const b = oneLine(t, eu)

@@ -19,7 +19,10 @@ t.test('the checked-in client types are the ones the served document generates',
   const h = await build(t)
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json()
   const fresh = await generateClientTypes(doc)
-  t.ok(fresh === fs.readFileSync(CLIENT_TYPES_FILE, 'utf8'), 'cloud/src/client/schema.gen.ts is current (regenerate: pnpm exec tsx cloud/scripts/openapi-types.ts)')
+  t.ok(
+    fresh === fs.readFileSync(CLIENT_TYPES_FILE, 'utf8'),
+    'cloud/src/client/schema.gen.ts is current (regenerate: pnpm exec tsx cloud/scripts/openapi-types.ts)',
+  )
 })
 
 t.test('every read operation and the main writes, through the typed client on a real socket', async (t) => {
@@ -48,7 +51,9 @@ t.test('every read operation and the main writes, through the typed client on a 
   t.match(key.secret, /^ak_/)
 
   const reg = (await ok(anon.POST('/v1/devices/register', { body: { model: 'QM55B' } }))).data
-  const device = createApiClient(base, reg.pollSecret, { middleware: [{ onResponse: ({ request, response, schemaPath }) => void (response.ok && called.add(`${request.method.toLowerCase()} ${schemaPath}`)) }] })
+  const device = createApiClient(base, reg.pollSecret, {
+    middleware: [{ onResponse: ({ request, response, schemaPath }) => void (response.ok && called.add(`${request.method.toLowerCase()} ${schemaPath}`)) }],
+  })
   const waiting = (await ok(device.GET('/v1/devices/register/{id}', { params: { path: { id: reg.registrationId } } }))).data
   t.equal(waiting.state, 'pending')
   const screen = (await ok(api.POST('/v1/screens/pair', { body: { code: reg.pairingCode, name: 'Door' } }))).data
@@ -61,37 +66,69 @@ t.test('every read operation and the main writes, through the typed client on a 
   const media = (await ok(api.POST('/v1/media/upload', { body: { file: new Blob([PNG_1x1]), name: 'Logo' }, bodySerializer: () => form }))).data
   t.equal(media.name, 'Logo')
   const upload = (await ok(api.POST('/v1/media/upload/multipart/initiate', { body: { name: 'Big' } }))).data
-  const part = (await ok(
-    api.PUT('/v1/media/upload/multipart/{id}/parts/{n}', {
-      params: { path: { id: upload.id, n: '1' } },
-      body: new Blob([PNG_1x1]),
-      bodySerializer: (b: Blob) => b,
-      headers: { 'content-type': 'application/octet-stream' },
-    }),
-  )).data
+  const part = (
+    await ok(
+      api.PUT('/v1/media/upload/multipart/{id}/parts/{n}', {
+        params: { path: { id: upload.id, n: '1' } },
+        body: new Blob([PNG_1x1]),
+        bodySerializer: (b: Blob) => b,
+        headers: { 'content-type': 'application/octet-stream' },
+      }),
+    )
+  ).data
   t.equal(part.sizeBytes, PNG_1x1.length)
 
   const folder = (await ok(api.POST('/v1/media-folders', { body: { name: 'Brand' } }))).data
   const playlist = (await ok(api.POST('/v1/playlists', { body: { name: 'Morning', items: [{ kind: 'media', id: media.id }] } }))).data
-  const schedule = (await ok(api.POST('/v1/schedules', { body: { name: 'Week', timezone: 'Europe/London', rules: [{ id: 'r1', content: { kind: 'playlist', id: playlist.id }, priority: 1, start: '07:00', end: '11:00' }], fallback: null } }))).data
+  const schedule = (
+    await ok(
+      api.POST('/v1/schedules', {
+        body: {
+          name: 'Week',
+          timezone: 'Europe/London',
+          rules: [{ id: 'r1', content: { kind: 'playlist', id: playlist.id }, priority: 1, start: '07:00', end: '11:00' }],
+          fallback: null,
+        },
+      }),
+    )
+  ).data
   const creative = (await ok(api.POST('/v1/creatives', { body: { name: 'Sale' } }))).data
   const layout = (await ok(api.POST('/v1/layouts', { body: { name: 'Split' } }))).data
   const banner = (await ok(api.POST('/v1/banners', { body: { name: 'Ticker', text: 'Welcome' } }))).data
   const signage = (await ok(api.POST('/v1/signage-templates', { body: { name: 'Menu' } }))).data
   const app = (await ok(api.POST('/v1/app-instances', { body: { name: 'Clock', appKey: 'clock' } }))).data
   const celebration = (await ok(api.POST('/v1/celebration-entries', { body: { name: 'Ann', person: 'Ann', date: '2026-12-01' } }))).data
-  const ids = { media: media.id, 'media-folders': folder.id, playlists: playlist.id, schedules: schedule.id, creatives: creative.id, layouts: layout.id, banners: banner.id, 'signage-templates': signage.id, 'app-instances': app.id, 'celebration-entries': celebration.id }
+  const ids = {
+    media: media.id,
+    'media-folders': folder.id,
+    playlists: playlist.id,
+    schedules: schedule.id,
+    creatives: creative.id,
+    layouts: layout.id,
+    banners: banner.id,
+    'signage-templates': signage.id,
+    'app-instances': app.id,
+    'celebration-entries': celebration.id,
+  }
   await ok(api.POST('/v1/playlists/{id}/shares', { params: { path: { id: playlist.id } }, body: { nodeId: node.id } }))
 
-  const assigned = (await ok(api.POST('/v1/screens/{id}/assign', { params: { path: { id: screen.id } }, body: { contentKind: 'playlist', contentId: playlist.id } }))).data
+  const assigned = (
+    await ok(api.POST('/v1/screens/{id}/assign', { params: { path: { id: screen.id } }, body: { contentKind: 'playlist', contentId: playlist.id } }))
+  ).data
   t.equal(assigned.contentId, playlist.id)
-  const cast = (await ok(api.POST('/v1/casts', { body: { contentKind: 'media', contentId: media.id, scopeKind: 'screens', screenIds: [other.screenId] } }))).data
+  const cast = (await ok(api.POST('/v1/casts', { body: { contentKind: 'media', contentId: media.id, scopeKind: 'screens', screenIds: [other.screenId] } })))
+    .data
   const emergency = (await ok(api.POST('/v1/emergencies', { body: { contentKind: 'media', contentId: media.id } }))).data
-  const template = (await ok(api.POST('/v1/serial-templates', { body: { name: 'MDC', items: [{ name: 'on', value: 'AA 11 01 01 01 14', encoding: 'hex' }] } }))).data
-  const job = (await ok(api.POST('/v1/screens/{id}/serial', { params: { path: { id: screen.id } }, body: { templateId: template.id, itemId: template.items[0]!.id } }))).data
+  const template = (await ok(api.POST('/v1/serial-templates', { body: { name: 'MDC', items: [{ name: 'on', value: 'AA 11 01 01 01 14', encoding: 'hex' }] } })))
+    .data
+  const job = (
+    await ok(api.POST('/v1/screens/{id}/serial', { params: { path: { id: screen.id } }, body: { templateId: template.id, itemId: template.items[0]!.id } }))
+  ).data
   await ok(api.PATCH('/v1/screens/{id}/panel', { params: { path: { id: screen.id } }, body: { protocol: 'samsung-mdc', setId: 1 } }))
   const hook = (await ok(api.POST('/v1/webhooks', { body: { url: 'https://hooks.example.com/signage', events: ['screen.offline'] } }))).data
-  const rule = (await ok(api.POST('/v1/alert-rules', { body: { name: 'Panel off', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: screen.id } } }))).data
+  const rule = (
+    await ok(api.POST('/v1/alert-rules', { body: { name: 'Panel off', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: screen.id } } }))
+  ).data
   await h.app.services.alerts.panelPowerReported(workspaceId, { id: screen.id, name: 'Door', nodeId: null }, 'off', true)
 
   // --- every read operation ---
@@ -121,7 +158,17 @@ t.test('every read operation and the main writes, through the typed client on a 
   await ok(api.GET('/v1/serial-jobs/{id}', path(job.id)))
   await ok(api.GET('/v1/screens/{id}/serial-jobs', path(screen.id)))
   t.match((await ok(api.GET('/v1/screens/{id}/panel', path(screen.id)))).data, { protocol: 'samsung-mdc' })
-  for (const kind of ['media-folders', 'playlists', 'schedules', 'creatives', 'layouts', 'banners', 'signage-templates', 'app-instances', 'celebration-entries'] as const) {
+  for (const kind of [
+    'media-folders',
+    'playlists',
+    'schedules',
+    'creatives',
+    'layouts',
+    'banners',
+    'signage-templates',
+    'app-instances',
+    'celebration-entries',
+  ] as const) {
     await ok(api.GET(`/v1/${kind}`, { params: { query: { limit: '5' } } }))
     await ok(api.GET(`/v1/${kind}/{id}`, path(ids[kind])))
     await ok(api.GET(`/v1/${kind}/{id}/shares`, path(ids[kind])))
@@ -163,7 +210,10 @@ t.test('every read operation and the main writes, through the typed client on a 
   called.add('get /.well-known/oauth-protected-resource')
   const plays = await ok(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: screen.id }, query: { from: '2026-01-01T00:00:00Z', limit: '10' } } }))
   t.same(plays.data, [], 'no plays reported yet')
-  const csv = await api.GET('/v1/play-log.csv', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', screenIds: screen.id } }, parseAs: 'text' })
+  const csv = await api.GET('/v1/play-log.csv', {
+    params: { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', screenIds: screen.id } },
+    parseAs: 'text',
+  })
   t.equal(csv.response.status, 200)
   t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
 
@@ -180,8 +230,16 @@ t.test('every read operation and the main writes, through the typed client on a 
   await ok(api.DELETE('/v1/users/{id}', path(invited.id)))
 
   // every read operation of the document was called, and answered 2xx
-  const reads = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).filter((m) => m === 'get').map((m) => `${m} ${p}`))
-  t.same(reads.filter((r) => !called.has(r)), [], `all ${reads.length} read operations called`)
+  const reads = Object.entries(doc.paths).flatMap(([p, item]) =>
+    Object.keys(item)
+      .filter((m) => m === 'get')
+      .map((m) => `${m} ${p}`),
+  )
+  t.same(
+    reads.filter((r) => !called.has(r)),
+    [],
+    `all ${reads.length} read operations called`,
+  )
   t.ok(reads.length >= 60)
   await h.app.close()
 })

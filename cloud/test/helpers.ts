@@ -46,7 +46,12 @@ export async function build(t: Test, config: Partial<Config> = {}, deps: AppDeps
 }
 
 /** Creates a key through the API with the given permissions (and optional pin). */
-export async function makeKey(h: Harness, creator: string, permissions: string[] | 'all', nodeId: string | null = null): Promise<{ id: string; secret: string }> {
+export async function makeKey(
+  h: Harness,
+  creator: string,
+  permissions: string[] | 'all',
+  nodeId: string | null = null,
+): Promise<{ id: string; secret: string }> {
   const res = await h.req('POST', '/v1/api-keys', creator, { name: 'k', permissions, nodeId })
   if (res.statusCode !== 201) throw new Error(`makeKey: ${res.statusCode} ${res.body}`)
   const d = res.json().data

@@ -15,11 +15,13 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
     h.clock.now().toISOString(),
     h.clock.now().toISOString(),
   ])
-  await db.run("INSERT INTO outbox (id, workspace_id, to_addresses, subject, body, created_at) VALUES ('m2', NULL, '[]', 'unsent', 'b', ?)", [h.clock.now().toISOString()])
+  await db.run("INSERT INTO outbox (id, workspace_id, to_addresses, subject, body, created_at) VALUES ('m2', NULL, '[]', 'unsent', 'b', ?)", [
+    h.clock.now().toISOString(),
+  ])
 
   const housekeeper = h.app.workers[1]!
   await housekeeper.runOnce()
-  t.equal(await count("SELECT COUNT(*) AS n FROM device_registrations"), 1, 'a fresh code stays')
+  t.equal(await count('SELECT COUNT(*) AS n FROM device_registrations'), 1, 'a fresh code stays')
   t.equal(await count('SELECT COUNT(*) AS n FROM idempotency_keys'), 1)
   t.equal(await count('SELECT COUNT(*) AS n FROM outbox'), 2)
 
@@ -27,7 +29,15 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
   const fresh = (await h.req('POST', '/v1/devices/register', null, {})).json().data
   await housekeeper.runOnce()
   const left = await db.all<{ id: string }>('SELECT id FROM device_registrations')
-  t.same(left.map((r) => r.id), [fresh.registrationId], `the dead code ${dead.registrationId} is gone, the fresh one stays`)
+  t.same(
+    left.map((r) => r.id),
+    [fresh.registrationId],
+    `the dead code ${dead.registrationId} is gone, the fresh one stays`,
+  )
   t.equal(await count('SELECT COUNT(*) AS n FROM idempotency_keys'), 0)
-  t.same((await db.all<{ id: string }>('SELECT id FROM outbox')).map((r) => r.id), ['m2'], 'unsent mail stays for an operator to see')
+  t.same(
+    (await db.all<{ id: string }>('SELECT id FROM outbox')).map((r) => r.id),
+    ['m2'],
+    'unsent mail stays for an operator to see',
+  )
 })

@@ -17,9 +17,18 @@ forEngines(t, (t, build) => {
     t.same(store.path, [org.id, store.id])
     const group = (await create({ name: 'Window screens', kind: 'screen_group', parentId: store.id })).json().data
 
-    t.same((await h.req('GET', `/v1/nodes?parentId=${org.id}`, apiKey)).json().data.map((n: { id: string }) => n.id), [store.id])
-    t.same((await h.req('GET', '/v1/nodes?parentId=root', apiKey)).json().data.map((n: { id: string }) => n.id), [org.id])
-    t.same((await h.req('GET', '/v1/nodes?search=window', apiKey)).json().data.map((n: { id: string }) => n.id), [group.id])
+    t.same(
+      (await h.req('GET', `/v1/nodes?parentId=${org.id}`, apiKey)).json().data.map((n: { id: string }) => n.id),
+      [store.id],
+    )
+    t.same(
+      (await h.req('GET', '/v1/nodes?parentId=root', apiKey)).json().data.map((n: { id: string }) => n.id),
+      [org.id],
+    )
+    t.same(
+      (await h.req('GET', '/v1/nodes?search=window', apiKey)).json().data.map((n: { id: string }) => n.id),
+      [group.id],
+    )
 
     const renamed = await h.req('PATCH', `/v1/nodes/${store.id}`, apiKey, { name: 'Store 12 (Main St)' })
     t.equal(renamed.json().data.name, 'Store 12 (Main St)')

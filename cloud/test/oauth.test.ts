@@ -73,20 +73,30 @@ forEngines(t, (t, build) => {
     const cc = { grant_type: 'client_credentials' }
     await check(await form(h, enc({ ...cc, client_id: key.id, client_secret: other.secret })), 401, 'invalid_client', "another key's secret")
     await check(await form(h, enc({ ...cc, client_id: 'key_unknown', client_secret: key.secret })), 401, 'invalid_client', 'unknown id')
-    await check(await form(h, enc({ ...cc, client_id: key.id, client_secret: 'ak_us_live_' + 'x'.repeat(32) })), 401, 'invalid_client', 'wrong secret')
+    await check(await form(h, enc({ ...cc, client_id: key.id, client_secret: `ak_us_live_${'x'.repeat(32)}` })), 401, 'invalid_client', 'wrong secret')
     await check(await form(h, enc({ ...cc, client_id: key.id })), 401, 'invalid_client', 'no secret')
     await check(await form(h, enc(cc), { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }), 401, 'invalid_client', 'malformed Basic')
     await check(await form(h, enc({ grant_type: 'password', client_id: key.id, client_secret: key.secret })), 400, 'unsupported_grant_type', 'password grant')
     await check(await form(h, enc({ client_id: key.id, client_secret: key.secret })), 400, 'invalid_request', 'no grant_type')
     await check(await form(h, `${enc(cc)}&grant_type=client_credentials`), 400, 'invalid_request', 'a parameter twice')
-    await check(await h.app.inject({ method: 'POST', url: '/v1/oauth/token', headers: { 'content-type': 'application/json' }, payload: '{"grant_type":' }), 400, 'invalid_request', 'broken JSON')
-    await check(await h.app.inject({ method: 'POST', url: '/v1/oauth/token', headers: { 'content-type': 'text/plain' }, payload: 'grant_type=client_credentials' }), 400, 'invalid_request', 'text/plain')
+    await check(
+      await h.app.inject({ method: 'POST', url: '/v1/oauth/token', headers: { 'content-type': 'application/json' }, payload: '{"grant_type":' }),
+      400,
+      'invalid_request',
+      'broken JSON',
+    )
+    await check(
+      await h.app.inject({ method: 'POST', url: '/v1/oauth/token', headers: { 'content-type': 'text/plain' }, payload: 'grant_type=client_credentials' }),
+      400,
+      'invalid_request',
+      'text/plain',
+    )
     await check(await h.req('POST', '/v1/oauth/token', null, { grant_type: 5 }), 400, 'invalid_request', 'grant_type not a string')
     const basic = Buffer.from(`${key.id}:${key.secret}`).toString('base64')
     await check(await form(h, enc({ ...cc, client_id: key.id }), { authorization: `Basic ${basic}` }), 400, 'invalid_request', 'Basic and body both')
     t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM oauth_tokens'))!.n, 0, 'no token issued')
     // An unknown oat_ token is an ordinary invalid credential on the API.
-    const res = await h.req('GET', '/v1/me', 'oat_' + 'a'.repeat(40))
+    const res = await h.req('GET', '/v1/me', `oat_${'a'.repeat(40)}`)
     t.equal(res.statusCode, 401)
     t.equal(res.json().error, 'invalid_credentials')
   })
@@ -102,7 +112,11 @@ forEngines(t, (t, build) => {
     const afterRevoke = await h.req('GET', '/v1/nodes', t1)
     t.equal(afterRevoke.statusCode, 401, 'revoked: refused on the very next request')
     t.equal(afterRevoke.json().error, 'invalid_credentials')
-    t.equal((await form(h, enc({ grant_type: 'client_credentials', client_id: revoked.id, client_secret: revoked.secret }))).json().error, 'invalid_client', 'a revoked key gets no token')
+    t.equal(
+      (await form(h, enc({ grant_type: 'client_credentials', client_id: revoked.id, client_secret: revoked.secret }))).json().error,
+      'invalid_client',
+      'a revoked key gets no token',
+    )
 
     const rotated = await makeKey(h, apiKey, ['node.view'])
     const t2 = await token(h, rotated)
@@ -170,7 +184,11 @@ forEngines(t, (t, build) => {
     })
     const pr = await h.req('GET', '/.well-known/oauth-protected-resource', null)
     t.equal(pr.statusCode, 200)
-    t.match(pr.json(), { resource: 'https://signage.example.com', authorization_servers: ['https://signage.example.com'], bearer_methods_supported: ['header'] })
+    t.match(pr.json(), {
+      resource: 'https://signage.example.com',
+      authorization_servers: ['https://signage.example.com'],
+      bearer_methods_supported: ['header'],
+    })
     const doc = (await h.req('GET', '/v1/openapi.json', null)).json()
     const op = doc.paths['/v1/oauth/token'].post
     t.equal(op.operationId, 'createOAuthToken')
@@ -180,7 +198,13 @@ forEngines(t, (t, build) => {
     t.ok(op.requestBody.content['application/json'], 'JSON body documented')
     t.equal(doc.paths['/.well-known/oauth-authorization-server'].get.operationId, 'getOAuthServerMetadata')
     t.equal(doc.paths['/.well-known/oauth-protected-resource'].get.operationId, 'getOAuthProtectedResourceMetadata')
-    for (const [p, m, perm] of [['/v1/users', 'get', 'user.view'], ['/v1/users', 'post', 'user.manage'], ['/v1/users/{id}', 'patch', 'user.manage'], ['/v1/users/{id}', 'delete', 'user.manage'], ['/v1/users/{id}', 'get', 'user.view']] as const) {
+    for (const [p, m, perm] of [
+      ['/v1/users', 'get', 'user.view'],
+      ['/v1/users', 'post', 'user.manage'],
+      ['/v1/users/{id}', 'patch', 'user.manage'],
+      ['/v1/users/{id}', 'delete', 'user.manage'],
+      ['/v1/users/{id}', 'get', 'user.view'],
+    ] as const) {
       t.equal(doc.paths[p][m]['x-svc-permission'], perm, `${m} ${p}`)
       t.same(doc.paths[p][m].tags, ['users'])
     }

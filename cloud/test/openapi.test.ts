@@ -22,13 +22,17 @@ function registeredRoutes(app: FastifyInstance): Set<string> {
   const out = new Set<string>()
   const stack: string[] = []
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const m = /^((?:[│ ]   )*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line)
+    const m = /^((?:[│ ] {3})*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line)
     if (!m) continue
     const depth = m[1]!.length / 4
     stack.length = depth
     const url = stack.join('') + m[2]!
     stack.push(m[2]!)
-    for (const method of (m[3] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) out.add(`${method} ${url}`)
+    for (const method of (m[3] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean))
+      out.add(`${method} ${url}`)
   }
   return out
 }
@@ -59,7 +63,17 @@ t.test('every /v1 operation carries x-svc-permission and x-svc-schema, matching 
   // for each permission, a key holding every other one: refused exactly for lacking it
   const allBut = new Map<string, string>()
   const keyWithout = async (perm: string) => {
-    if (!allBut.has(perm)) allBut.set(perm, (await makeKey(h, apiKey, PERMISSIONS.filter((p) => p !== perm))).secret)
+    if (!allBut.has(perm))
+      allBut.set(
+        perm,
+        (
+          await makeKey(
+            h,
+            apiKey,
+            PERMISSIONS.filter((p) => p !== perm),
+          )
+        ).secret,
+      )
     return allBut.get(perm)!
   }
   const unused = PERMISSIONS.find((p) => !ops.some(([, , op]) => op['x-svc-permission'] === p))
@@ -87,7 +101,12 @@ t.test('every /v1 operation carries x-svc-permission and x-svc-schema, matching 
         t.equal(denied.statusCode, 403, `${name} refuses a key without ${perm}`)
         t.equal(denied.json().message, `Missing permission: ${perm}`, name)
       } else {
-        const allowedCall = await h.req(m.toUpperCase(), url, unused ? (await makeKey(h, apiKey, [unused])).secret : await keyWithout(perm), m === 'get' || m === 'delete' ? undefined : {})
+        const allowedCall = await h.req(
+          m.toUpperCase(),
+          url,
+          unused ? (await makeKey(h, apiKey, [unused])).secret : await keyWithout(perm),
+          m === 'get' || m === 'delete' ? undefined : {},
+        )
         t.not(allowedCall.statusCode, 403, `${name} needs no permission`)
       }
     }
@@ -117,26 +136,58 @@ t.test('operations are named, tagged and described the way generators need', asy
     t.notOk(ids.has(id), `${id} is unique`)
     ids.add(id)
     for (const tag of op.tags as string[]) t.ok(declared.get(tag), `${m} ${p}: tag ${tag} declared with a description`)
-    t.ok(Object.keys(op.responses as object).some((c) => c.startsWith('2')), `${m} ${p}: a success answer`)
+    t.ok(
+      Object.keys(op.responses as object).some((c) => c.startsWith('2')),
+      `${m} ${p}: a success answer`,
+    )
   }
   // names callers use: changing one breaks the generated client (cloud/src/client/schema.d.ts)
   const byId = new Map(ops.map(([m, p, op]) => [op.operationId as string, `${m} ${p}`]))
   t.same(
-    ['listScreens', 'getScreen', 'updateScreen', 'assignScreen', 'createCast', 'clearCast', 'uploadMedia', 'downloadMedia', 'revokeApiKey', 'pollDeviceRegistration'].map((id) => byId.get(id)),
-    ['get /v1/screens', 'get /v1/screens/{id}', 'patch /v1/screens/{id}', 'post /v1/screens/{id}/assign', 'post /v1/casts', 'post /v1/casts/{id}/clear', 'post /v1/media/upload', 'get /v1/media/{id}/content', 'post /v1/api-keys/{id}/revoke', 'get /v1/devices/register/{id}'],
+    [
+      'listScreens',
+      'getScreen',
+      'updateScreen',
+      'assignScreen',
+      'createCast',
+      'clearCast',
+      'uploadMedia',
+      'downloadMedia',
+      'revokeApiKey',
+      'pollDeviceRegistration',
+    ].map((id) => byId.get(id)),
+    [
+      'get /v1/screens',
+      'get /v1/screens/{id}',
+      'patch /v1/screens/{id}',
+      'post /v1/screens/{id}/assign',
+      'post /v1/casts',
+      'post /v1/casts/{id}/clear',
+      'post /v1/media/upload',
+      'get /v1/media/{id}/content',
+      'post /v1/api-keys/{id}/revoke',
+      'get /v1/devices/register/{id}',
+    ],
   )
 })
 
 t.test('the document describes what the edge answers, byte bodies and real ranges', async (t) => {
   const h = await build(t)
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
-  type Full = { requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>; parameters?: { name: string; in: string; schema: { pattern?: string } }[] }
+  type Full = {
+    requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }
+    responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>
+    parameters?: { name: string; in: string; schema: { pattern?: string } }[]
+  }
   const op = (m: string, p: string) => doc.paths[p]![m] as unknown as Full
   for (const [m, p, o] of operations(doc)) {
     const full = o as unknown as Full
     if (full.requestBody?.content['application/json']) for (const code of ['400', '413', '415']) t.ok(full.responses[code], `${m} ${p}: ${code}`)
   }
-  const upload = op('post', '/v1/media/upload').requestBody!.content['multipart/form-data']!.schema as { properties: Record<string, { format?: string }>; required: string[] }
+  const upload = op('post', '/v1/media/upload').requestBody!.content['multipart/form-data']!.schema as {
+    properties: Record<string, { format?: string }>
+    required: string[]
+  }
   t.equal(upload.properties.file!.format, 'binary')
   t.same(upload.required, ['file'])
   t.equal(op('put', '/v1/media/upload/multipart/{id}/parts/{n}').requestBody!.content['application/octet-stream']!.schema.format, 'binary')
@@ -149,7 +200,12 @@ t.test('the document describes what the edge answers, byte bodies and real range
   t.same((doc.paths['/v1/devices/register/{id}']!.get as Op).security, [{ pollSecret: [] }])
   // limit patterns accept exactly the range the server takes
   const limit = (m: string, p: string) => new RegExp(op(m, p).parameters!.find((x) => x.name === 'limit')!.schema.pattern!)
-  for (const [p, max] of [['/v1/screens', 500], ['/v1/media', 500], ['/v1/webhooks/deliveries', 200], ['/v1/casts', 500]] as const) {
+  for (const [p, max] of [
+    ['/v1/screens', 500],
+    ['/v1/media', 500],
+    ['/v1/webhooks/deliveries', 200],
+    ['/v1/casts', 500],
+  ] as const) {
     const re = limit('get', p)
     t.ok(re.test('1') && re.test(String(max)) && !re.test('0') && !re.test(String(max + 1)) && !re.test('abc'), `${p}: limit 1..${max}`)
   }
@@ -162,7 +218,14 @@ t.test('every route registered under /v1 is in the document, and nothing else is
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
   const registered = registeredRoutes(h.app)
   // the parser itself must see the routes, or this test would pass on nothing
-  for (const r of ['POST /v1/api-keys', 'DELETE /v1/nodes/:id', 'GET /v1/status/deprecations', 'POST /v1/api-keys/:id/rotate', 'GET /v1/openapi.json', 'GET /v1/docs']) {
+  for (const r of [
+    'POST /v1/api-keys',
+    'DELETE /v1/nodes/:id',
+    'GET /v1/status/deprecations',
+    'POST /v1/api-keys/:id/rotate',
+    'GET /v1/openapi.json',
+    'GET /v1/docs',
+  ]) {
     t.ok(registered.has(r), `printRoutes shows ${r}`)
   }
   const expected = new Set<string>()
@@ -173,10 +236,17 @@ t.test('every route registered under /v1 is in the document, and nothing else is
     expected.add(`${method.toLowerCase()} ${openApiPath(url)}`)
   }
   t.ok(expected.size >= 16, `${expected.size} routes`)
-  const documented = new Set(operations(doc).filter(([, p]) => p.startsWith('/v1/')).map(([m, p]) => `${m} ${p}`))
+  const documented = new Set(
+    operations(doc)
+      .filter(([, p]) => p.startsWith('/v1/'))
+      .map(([m, p]) => `${m} ${p}`),
+  )
   for (const r of expected) t.ok(documented.has(r), `${r} is documented`)
   for (const r of documented) t.ok(expected.has(r), `${r} is a registered route`)
-  t.notOk([...documented].some((r) => r.includes('/v1/docs') || r.includes('openapi.json')), 'docs routes stay out of the document')
+  t.notOk(
+    [...documented].some((r) => r.includes('/v1/docs') || r.includes('openapi.json')),
+    'docs routes stay out of the document',
+  )
 })
 
 t.test('the docs page answers HTML without a credential', async (t) => {
@@ -190,7 +260,7 @@ t.test('the docs page answers HTML without a credential', async (t) => {
   let url = '/v1/docs/static/index.html'
   let res = await h.req('GET', url, null)
   for (let hops = 0; res.statusCode >= 300 && res.statusCode < 400 && hops < 5; hops++) {
-    url = new URL(String(res.headers.location), 'http://localhost' + url).pathname
+    url = new URL(String(res.headers.location), `http://localhost${url}`).pathname
     res = await h.req('GET', url, null)
   }
   t.equal(res.statusCode, 200)

@@ -68,5 +68,8 @@ t.test('Redocly recommended rules: 0 errors, 0 warnings on the served document',
   delete doc.paths['/v1/screens']!.get!.operationId
   fs.writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc))
   const broken = await lint(dir)
-  t.ok(broken.problems.some((p) => p.ruleId === 'operation-operationId'), 'a missing operationId is reported')
+  t.ok(
+    broken.problems.some((p) => p.ruleId === 'operation-operationId'),
+    'a missing operationId is reported',
+  )
 })

@@ -44,10 +44,23 @@ t.test('claim → first poll shows the device secret once, later polls do not', 
   t.same(pending.json().data, { state: 'pending', expiresAt: reg.expiresAt })
 
   const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Lobby' })).json().data.id
-  const pair = await h.req('POST', '/v1/screens/pair', apiKey, { code: reg.pairingCode.toLowerCase().replace(/^(...)/, '$1-'), name: 'Lobby left', nodeId: node })
+  const pair = await h.req('POST', '/v1/screens/pair', apiKey, {
+    code: reg.pairingCode.toLowerCase().replace(/^(...)/, '$1-'),
+    name: 'Lobby left',
+    nodeId: node,
+  })
   t.equal(pair.statusCode, 201, 'case and a dash in the typed code do not matter')
   const screen = pair.json().data
-  t.match(screen, { name: 'Lobby left', nodeId: node, status: 'offline', model: 'QM55B', serialNumber: 'SN-7', timezone: 'UTC', contentKind: null, lastSeenAt: null })
+  t.match(screen, {
+    name: 'Lobby left',
+    nodeId: node,
+    status: 'offline',
+    model: 'QM55B',
+    serialNumber: 'SN-7',
+    timezone: 'UTC',
+    contentKind: null,
+    lastSeenAt: null,
+  })
   t.match(screen.id, /^scr_/)
 
   const first = await h.req('GET', path, reg.pollSecret)
@@ -90,7 +103,7 @@ t.test('the poll needs the right poll secret; an unknown registration is 404', a
   const none = await h.req('GET', path, null)
   t.equal(none.statusCode, 401)
   t.equal(none.json().error, 'missing_credentials')
-  for (const wrong of [other.pollSecret, reg.pollSecret + 'x', 'nope']) {
+  for (const wrong of [other.pollSecret, `${reg.pollSecret}x`, 'nope']) {
     const res = await h.req('GET', path, wrong)
     t.equal(res.statusCode, 401)
     t.equal(res.json().error, 'invalid_credentials')

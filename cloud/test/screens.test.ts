@@ -13,9 +13,16 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
 
   const whole = await h.req('GET', '/v1/screens', apiKey)
   t.equal(whole.statusCode, 200)
-  t.same(whole.json().data.map((s: { id: string }) => s.id), sorted)
+  t.same(
+    whole.json().data.map((s: { id: string }) => s.id),
+    sorted,
+  )
   t.notOk('nextCursor' in whole.json(), 'no paging without limit')
-  t.same(Object.keys(whole.json().data[0]).sort(), ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'the trimmed list item plus nodeId')
+  t.same(
+    Object.keys(whole.json().data[0]).sort(),
+    ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
+    'the trimmed list item plus nodeId',
+  )
 
   const seen: string[] = []
   let cursor: string | null = null
@@ -98,7 +105,11 @@ t.test('a pinned key sees and changes only screens in its subtree', async (t) =>
   t.equal(paged.json().data.length, 1)
   t.ok(paged.json().nextCursor)
   for (const id of [outside, atRoot]) {
-    for (const [m, body] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+    for (const [m, body] of [
+      ['GET', undefined],
+      ['PATCH', { name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await h.req(m, `/v1/screens/${id}`, pinned.secret, body)
       t.equal(res.statusCode, 404, `${m} outside the subtree`)
       t.equal(res.json().error, 'not_found')
@@ -116,7 +127,11 @@ t.test("another workspace's screens answer 404 and never show in its list", asyn
   const { apiKey: a } = await h.workspace('A')
   const { apiKey: b } = await h.workspace('B')
   const { screenId } = await pairScreen(h, a)
-  for (const [m, body] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+  for (const [m, body] of [
+    ['GET', undefined],
+    ['PATCH', { name: 'x' }],
+    ['DELETE', undefined],
+  ] as const) {
     const res = await h.req(m, `/v1/screens/${screenId}`, b, body)
     t.equal(res.statusCode, 404, m)
     t.equal(res.json().error, 'not_found')

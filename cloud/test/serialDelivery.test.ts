@@ -57,8 +57,18 @@ async function pair(s: Running, key: string): Promise<{ screenId: string; device
 }
 
 /** The device: connects with a persistent session, subscribes to its jobs, collects them. */
-async function device(t: Test, s: Running, d: { screenId: string; deviceSecret: string }): Promise<{ client: MqttClient; jobs: SerialJob[]; next(ms?: number): Promise<SerialJob> }> {
-  const client = connect(`mqtt://127.0.0.1:${s.mqttPort}`, { clientId: d.screenId, username: d.screenId, password: d.deviceSecret, clean: false, reconnectPeriod: 0 })
+async function device(
+  t: Test,
+  s: Running,
+  d: { screenId: string; deviceSecret: string },
+): Promise<{ client: MqttClient; jobs: SerialJob[]; next(ms?: number): Promise<SerialJob> }> {
+  const client = connect(`mqtt://127.0.0.1:${s.mqttPort}`, {
+    clientId: d.screenId,
+    username: d.screenId,
+    password: d.deviceSecret,
+    clean: false,
+    reconnectPeriod: 0,
+  })
   t.after(() => client.end(true))
   const jobs: SerialJob[] = []
   let taken = 0
@@ -132,7 +142,18 @@ t.test('offline → queued; the device connects and gets it; its result closes t
   const live = (await api(s, 'POST', `/v1/screens/${d.screenId}/serial`, key, { value: 'ka 01 01', eol: 'cr' })).json.data
   t.equal((await dev.next()).id, live.id)
 
-  await dev.client.publishAsync(topics.jobResults(d.screenId), JSON.stringify({ jobId: job.id, kind: 'serial', sentHex: 'aa1101010114', replyHex: 'aaff01034111015 6'.replace(/ /g, ''), outcome: 'ok', at: new Date().toISOString() }), { qos: 1 })
+  await dev.client.publishAsync(
+    topics.jobResults(d.screenId),
+    JSON.stringify({
+      jobId: job.id,
+      kind: 'serial',
+      sentHex: 'aa1101010114',
+      replyHex: 'aaff01034111015 6'.replace(/ /g, ''),
+      outcome: 'ok',
+      at: new Date().toISOString(),
+    }),
+    { qos: 1 },
+  )
   const done = await until(3000, async () => {
     const j = (await api(s, 'GET', `/v1/serial-jobs/${job.id}`, key)).json.data
     return j.status === 'ok' ? j : undefined
@@ -140,9 +161,17 @@ t.test('offline → queued; the device connects and gets it; its result closes t
   t.match(done, { status: 'ok', replyHex: 'AA FF 01 03 41 11 01 56', reason: null })
   t.ok(done?.completedAt)
 
-  await dev.client.publishAsync(topics.jobResults(d.screenId), JSON.stringify({ jobId: live.id, sentHex: '', replyHex: '', outcome: 'failed', at: new Date().toISOString() }), { qos: 1 })
+  await dev.client.publishAsync(
+    topics.jobResults(d.screenId),
+    JSON.stringify({ jobId: live.id, sentHex: '', replyHex: '', outcome: 'failed', at: new Date().toISOString() }),
+    { qos: 1 },
+  )
   await dev.client.publishAsync(topics.jobResults(d.screenId), 'not json', { qos: 1 })
-  await dev.client.publishAsync(topics.jobResults(d.screenId), JSON.stringify({ jobId: live.id, sentHex: '6b', replyHex: '', outcome: 'failed', reason: 'port closed', at: new Date().toISOString() }), { qos: 1 })
+  await dev.client.publishAsync(
+    topics.jobResults(d.screenId),
+    JSON.stringify({ jobId: live.id, sentHex: '6b', replyHex: '', outcome: 'failed', reason: 'port closed', at: new Date().toISOString() }),
+    { qos: 1 },
+  )
   const failed = await until(3000, async () => {
     const j = (await api(s, 'GET', `/v1/serial-jobs/${live.id}`, key)).json.data
     return j.status === 'failed' ? j : undefined

@@ -23,7 +23,18 @@ forEngines(t, (t, build) => {
     t.equal(res.statusCode, 202, res.body)
     const job = res.json().data
     t.match(job.id, /^sjob_[0-9a-z]{26}$/)
-    t.match(job, { screenId, bytesHex: '6B 61 20 30 31 20 30 31 0D', status: 'queued', replyHex: null, reason: null, completedAt: null, sentAt: null, templateId: null, itemId: null, protocol: null })
+    t.match(job, {
+      screenId,
+      bytesHex: '6B 61 20 30 31 20 30 31 0D',
+      status: 'queued',
+      replyHex: null,
+      reason: null,
+      completedAt: null,
+      sentAt: null,
+      templateId: null,
+      itemId: null,
+      protocol: null,
+    })
     t.equal(job.createdAt, '2026-06-01T12:00:00.000Z')
     const got = await h.req('GET', `/v1/serial-jobs/${job.id}`, apiKey)
     t.equal(got.statusCode, 200)
@@ -34,7 +45,9 @@ forEngines(t, (t, build) => {
 
   t.test('a template command is expanded at queue time; later edits do not change the job', async (t) => {
     const { h, apiKey, screenId } = await setup(t)
-    const tpl = (await h.req('POST', '/v1/serial-templates', apiKey, { name: 'QM55', items: [{ name: 'on', value: 'AA 11 01 01 01 14', encoding: 'hex' }] })).json().data
+    const tpl = (
+      await h.req('POST', '/v1/serial-templates', apiKey, { name: 'QM55', items: [{ name: 'on', value: 'AA 11 01 01 01 14', encoding: 'hex' }] })
+    ).json().data
     const item = tpl.items[0]
     const res = await send(h, apiKey, screenId, { templateId: tpl.id, itemId: item.id })
     t.equal(res.statusCode, 202)
@@ -89,10 +102,14 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', `/v1/serial-jobs/${other}`, pinned)).statusCode, 404)
     const all = await h.req('POST', '/v1/serial-jobs', pinned, { value: 'A' })
     t.equal(all.statusCode, 202)
-    t.same(all.json().data.map((j: { screenId: string }) => j.screenId), [n.screenId], 'scope all = the screens the key reaches')
+    t.same(
+      all.json().data.map((j: { screenId: string }) => j.screenId),
+      [n.screenId],
+      'scope all = the screens the key reaches',
+    )
     const southScope = await h.req('POST', '/v1/serial-jobs', pinned, { value: 'A', scopeKind: 'node', scopeNodeId: south })
     t.equal(southScope.statusCode, 422)
-    t.equal(southScope.json().error, 'invalid_node', 'a location outside the key\'s reach, as for casts and emergencies')
+    t.equal(southScope.json().error, 'invalid_node', "a location outside the key's reach, as for casts and emergencies")
     const listed = await h.req('POST', '/v1/serial-jobs', pinned, { value: 'A', scopeKind: 'screens', screenIds: [s.screenId] })
     t.equal(listed.json().error, 'no_screens', 'unreachable screens are not targets')
   })
@@ -113,9 +130,18 @@ forEngines(t, (t, build) => {
     t.equal(all.json().data.length, 3)
     t.same(new Set(all.json().data.map((j: { bytesHex: string }) => j.bytesHex)), new Set(['50 57 52 0D']))
     const node = await h.req('POST', '/v1/serial-jobs', apiKey, { value: 'X', scopeKind: 'node', scopeNodeId: top })
-    t.same(node.json().data.map((j: { screenId: string }) => j.screenId).sort(), [a.screenId, b.screenId].sort())
+    t.same(
+      node
+        .json()
+        .data.map((j: { screenId: string }) => j.screenId)
+        .sort(),
+      [a.screenId, b.screenId].sort(),
+    )
     const some = await h.req('POST', '/v1/serial-jobs', apiKey, { value: 'X', scopeKind: 'screens', screenIds: [c.screenId, c.screenId, 'scr_nope'] })
-    t.same(some.json().data.map((j: { screenId: string }) => j.screenId), [c.screenId])
+    t.same(
+      some.json().data.map((j: { screenId: string }) => j.screenId),
+      [c.screenId],
+    )
     t.equal((await h.req('POST', '/v1/serial-jobs', apiKey, { value: 'X', scopeKind: 'node', scopeNodeId: 'node_nope' })).json().error, 'invalid_node')
     t.equal((await h.req('POST', '/v1/serial-jobs', apiKey, { value: 'X', scopeKind: 'screens' })).statusCode, 422)
     t.equal((await h.req('POST', '/v1/serial-jobs', apiKey, { scopeKind: 'all' })).json().error, 'validation_error', 'the command is checked too')
@@ -129,11 +155,16 @@ forEngines(t, (t, build) => {
       h.clock.advance(1000)
     }
     const all = await h.req('GET', `/v1/screens/${screenId}/serial-jobs`, apiKey)
-    t.same(all.json().data.map((j: { id: string }) => j.id), [...ids].reverse())
+    t.same(
+      all.json().data.map((j: { id: string }) => j.id),
+      [...ids].reverse(),
+    )
     const seen: string[] = []
     let cursor: string | null = null
     do {
-      const page: { data: { id: string }[]; nextCursor: string | null } = (await h.req('GET', `/v1/screens/${screenId}/serial-jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`, apiKey)).json()
+      const page: { data: { id: string }[]; nextCursor: string | null } = (
+        await h.req('GET', `/v1/screens/${screenId}/serial-jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`, apiKey)
+      ).json()
       t.ok(page.data.length <= 2)
       seen.push(...page.data.map((j: { id: string }) => j.id))
       cursor = page.nextCursor

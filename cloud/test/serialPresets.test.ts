@@ -20,10 +20,26 @@ t.test('GET /v1/serial-presets: four protocols, the keys the installer needs, by
   const res = await h.req('GET', '/v1/serial-presets', apiKey)
   t.equal(res.statusCode, 200, res.body)
   const data = res.json().data as Preset[]
-  t.same(data.map((p) => p.protocol), ['samsung-mdc', 'lg', 'nec', 'pjlink'])
+  t.same(
+    data.map((p) => p.protocol),
+    ['samsung-mdc', 'lg', 'nec', 'pjlink'],
+  )
   for (const p of data) {
     const keys = p.commands.map((c) => c.key)
-    for (const k of ['power.on', 'power.off', 'power.status', 'input.hdmi1', 'input.hdmi2', 'input.hdmi3', 'input.hdmi4', 'input.displayport', 'input.dvi', 'input.pc', 'volume.mute', 'volume.unmute'])
+    for (const k of [
+      'power.on',
+      'power.off',
+      'power.status',
+      'input.hdmi1',
+      'input.hdmi2',
+      'input.hdmi3',
+      'input.hdmi4',
+      'input.displayport',
+      'input.dvi',
+      'input.pc',
+      'volume.mute',
+      'volume.unmute',
+    ])
       t.ok(keys.includes(k), `${p.protocol} has ${k}`)
     const codec = panelProtocols[p.protocol as keyof typeof panelProtocols]
     const byKey = new Map(p.commands.map((c) => [c.key, c]))
@@ -34,7 +50,10 @@ t.test('GET /v1/serial-presets: four protocols, the keys the installer needs, by
   }
   const mdc = data[0]!.commands.find((c) => c.key === 'power.on')!
   t.same(mdc, { key: 'power.on', name: 'Power on', value: 'AA 11 01 01 01 14', encoding: 'hex', eol: 'none', hexPreview: 'AA 11 01 01 01 14' })
-  t.match(data[1]!.commands.find((c) => c.key === 'power.on'), { value: 'ka 01 01', encoding: 'ascii', eol: 'cr' })
+  t.match(
+    data[1]!.commands.find((c) => c.key === 'power.on'),
+    { value: 'ka 01 01', encoding: 'ascii', eol: 'cr' },
+  )
 })
 
 t.test('GET /v1/serial-presets: setId and protocol pick; bad values are 422 naming them; screen.view needed', async (t) => {
@@ -47,7 +66,11 @@ t.test('GET /v1/serial-presets: setId and protocol pick; bad values are 422 nami
   t.equal(only[0]!.commands[0]!.hexPreview, 'AA 11 03 01 01 16', 'id 3 and its checksum')
 
   const wide = (await h.req('GET', '/v1/serial-presets?setId=150', apiKey)).json().data as Preset[]
-  t.same(wide.map((p) => p.protocol), ['samsung-mdc', 'lg', 'pjlink'], 'NEC cannot address 150: left out')
+  t.same(
+    wide.map((p) => p.protocol),
+    ['samsung-mdc', 'lg', 'pjlink'],
+    'NEC cannot address 150: left out',
+  )
   const nec = await h.req('GET', '/v1/serial-presets?protocol=nec&setId=150', apiKey)
   t.equal(nec.statusCode, 422)
   t.match(nec.json(), { error: 'validation_error', message: /setId: NEC monitor id must be 0 \(all\) or 1–100, got 150/ })

@@ -13,7 +13,7 @@ forEngines(t, (t, build) => {
     const h = await build(t)
     const { apiKey, workspaceId } = await h.workspace()
     const res = await create(h, apiKey, {
-      name: ' ' + 'N'.repeat(130),
+      name: ` ${'N'.repeat(130)}`,
       model: 'QM55B',
       items: [
         { name: 'Power on', value: 'AA 11 01 01 01 14', encoding: 'hex' },
@@ -61,7 +61,17 @@ forEngines(t, (t, build) => {
       ['bad hex', item({ name: 'x', value: 'GG', encoding: 'hex' }), /non-hex character "G"/],
       ['odd hex', item({ name: 'x', value: 'AA1', encoding: 'hex' }), /odd number of digits/],
       ['non-ascii', item({ name: 'x', value: 'é' }), /non-ASCII/],
-      ['duplicate id', { name: 'T', items: [{ id: 'sti_one', name: 'a', value: 'A' }, { id: 'sti_one', name: 'b', value: 'B' }] }, /duplicate id/],
+      [
+        'duplicate id',
+        {
+          name: 'T',
+          items: [
+            { id: 'sti_one', name: 'a', value: 'A' },
+            { id: 'sti_one', name: 'b', value: 'B' },
+          ],
+        },
+        /duplicate id/,
+      ],
       ['bad id', item({ id: 'xyz', name: 'x', value: 'A' }), /command id/],
       ['over 200', { name: 'T', items: Array.from({ length: 201 }, (_, i) => ({ name: `c${i}`, value: 'A' })) }, /201 commands; at most 200/],
       ['items not an array', { name: 'T', items: 'x' }, /items/],
@@ -85,10 +95,23 @@ forEngines(t, (t, build) => {
   t.test('PATCH: items replace the list, existing ids are kept, new ones issued, unknown refused', async (t) => {
     const h = await build(t)
     const { apiKey } = await h.workspace()
-    const tpl = (await create(h, apiKey, { name: 'T', items: [{ name: 'on', value: 'ON' }, { name: 'off', value: 'OFF' }] })).json().data
+    const tpl = (
+      await create(h, apiKey, {
+        name: 'T',
+        items: [
+          { name: 'on', value: 'ON' },
+          { name: 'off', value: 'OFF' },
+        ],
+      })
+    ).json().data
     const [on, off] = tpl.items
     h.clock.advance(1000)
-    const res = await h.req('PATCH', `${path}/${tpl.id}`, apiKey, { items: [{ id: off.id, name: 'off!', value: '4F', encoding: 'hex' }, { name: 'mute', value: 'M' }] })
+    const res = await h.req('PATCH', `${path}/${tpl.id}`, apiKey, {
+      items: [
+        { id: off.id, name: 'off!', value: '4F', encoding: 'hex' },
+        { name: 'mute', value: 'M' },
+      ],
+    })
     t.equal(res.statusCode, 200, res.body)
     const d = res.json().data
     t.equal(d.items.length, 2, 'the given list replaces the stored one')
@@ -103,7 +126,12 @@ forEngines(t, (t, build) => {
     const unknown = await h.req('PATCH', `${path}/${tpl.id}`, apiKey, { items: [{ id: on.id, name: 'x', value: 'A' }] })
     t.equal(unknown.statusCode, 422, 'an id not (or no longer) in the template is refused')
     t.match(unknown.json().message, /not a command of this template/)
-    const dup = await h.req('PATCH', `${path}/${tpl.id}`, apiKey, { items: [{ id: off.id, name: 'a', value: 'A' }, { id: off.id, name: 'b', value: 'B' }] })
+    const dup = await h.req('PATCH', `${path}/${tpl.id}`, apiKey, {
+      items: [
+        { id: off.id, name: 'a', value: 'A' },
+        { id: off.id, name: 'b', value: 'B' },
+      ],
+    })
     t.equal(dup.statusCode, 422)
     t.match(dup.json().message, /duplicate id/)
     const empty = await h.req('PATCH', `${path}/${tpl.id}`, apiKey, { name: '' })
@@ -155,13 +183,20 @@ forEngines(t, (t, build) => {
     t.equal(noView.statusCode, 403)
     t.equal(noView.json().message, 'Missing permission: screen.view')
     t.equal((await h.req('GET', `${path}/${atRoot.id}`, none)).statusCode, 403)
-    for (const [m, u, b] of [['POST', path, { name: 'x' }], ['PATCH', `${path}/${atRoot.id}`, { name: 'x' }], ['DELETE', `${path}/${atRoot.id}`, undefined]] as const) {
+    for (const [m, u, b] of [
+      ['POST', path, { name: 'x' }],
+      ['PATCH', `${path}/${atRoot.id}`, { name: 'x' }],
+      ['DELETE', `${path}/${atRoot.id}`, undefined],
+    ] as const) {
       const res = await h.req(m, u, viewer, b)
       t.equal(res.statusCode, 403, `${m} needs screen.edit`)
       t.equal(res.json().message, 'Missing permission: screen.edit')
     }
 
-    const seen = (await h.req('GET', path, pinned)).json().data.map((x: { id: string }) => x.id).sort()
+    const seen = (await h.req('GET', path, pinned))
+      .json()
+      .data.map((x: { id: string }) => x.id)
+      .sort()
     t.same(seen, [atNorth.id, atInner.id].sort(), 'a pinned key lists only its subtree')
     t.equal((await h.req('GET', `${path}/${atSouth.id}`, pinned)).statusCode, 404)
     t.equal((await h.req('GET', `${path}/${atRoot.id}`, pinned)).statusCode, 404)

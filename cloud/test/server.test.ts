@@ -171,7 +171,9 @@ t.test('the CLI `start` serves, then exits 0 on SIGTERM', async (t) => {
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
   child.stdout.resume()
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })

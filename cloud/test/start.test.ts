@@ -44,7 +44,9 @@ function run(t: Test, cmd: string, args: string[], env: Record<string, string>):
   let out = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL')
   })
@@ -68,7 +70,10 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   const env = { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'debug' }
   const first = run(t, 'pnpm', ['start'], env)
   t.ok(await waitFor(60_000, () => /no workspace yet/.test(first.output()) || first.child.exitCode !== null), 'started')
-  const lines = first.output().split('\n').filter((l) => l.startsWith('{'))
+  const lines = first
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
   const guide = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /no workspace yet/.test(l.msg))
   t.ok(guide, 'JSON lines when stdout is not a terminal')
   t.equal(guide?.level, 30, 'at info')
@@ -124,7 +129,10 @@ t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and th
   const mqtt = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: String(busy), SVC_LOG_FORMAT: 'pretty' })
   t.same(await mqtt.exited, { code: 1, signal: null })
   const lines = mqtt.output().trim().split('\n')
-  t.equal(lines.at(-1), `error: MQTT port ${busy} is in use on 127.0.0.1 (SVC_MQTT_PORT): stop the program that holds it, or set SVC_MQTT_PORT to a free port (0 = any)`)
+  t.equal(
+    lines.at(-1),
+    `error: MQTT port ${busy} is in use on 127.0.0.1 (SVC_MQTT_PORT): stop the program that holds it, or set SVC_MQTT_PORT to a free port (0 = any)`,
+  )
   t.notMatch(mqtt.output(), /^\s+at /m, 'no stack trace')
   t.ok(lines.length > 1, 'the start-up lines came first')
   for (const line of lines.slice(0, -1)) t.match(line, /^\[\d\d:\d\d:\d\d\] INFO: /, `a human line: ${line}`)
@@ -142,7 +150,10 @@ toolTest(t, pnpm, '`pnpm agent start` and `pnpm sim start`: Ctrl-C exits 0 witho
   const sim = run(t, 'pnpm', ['sim', 'start', '--protocol', 'lg', '--tcp', '0'], {})
   t.ok(await waitFor(60_000, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
   t.ok(await waitFor(60_000, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
-  for (const [name, p] of [['agent', agent], ['sim', sim]] as const) {
+  for (const [name, p] of [
+    ['agent', agent],
+    ['sim', sim],
+  ] as const) {
     process.kill(-p.child.pid!, 'SIGINT')
     const outcome = await Promise.race([p.exited, sleep(15_000).then(() => null)])
     t.same(outcome, { code: 0, signal: null }, `${name}: exit 0`)

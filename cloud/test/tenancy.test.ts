@@ -63,7 +63,8 @@ const FIXTURES: Record<string, Fixture> = {
     exists: getOk('/v1/serial-templates/:id'),
   },
   '/v1/users/:id': {
-    create: async (h, a) => (await h.req('POST', '/v1/users', a, { email: `t${Math.random().toString(36).slice(2)}@example.com`, role: 'viewer' })).json().data.id,
+    create: async (h, a) =>
+      (await h.req('POST', '/v1/users', a, { email: `t${Math.random().toString(36).slice(2)}@example.com`, role: 'viewer' })).json().data.id,
     body: { name: 'renamed', role: 'admin' },
     exists: async (h, a, id) => (await h.req('GET', `/v1/users/${id}`, a)).json().data?.role === 'viewer',
   },
@@ -85,7 +86,9 @@ t.test('another workspace answers 404 on every route with a path parameter', asy
   const routes = h.app.routeCatalog.filter((r) => r.url.includes('/:') && r.auth !== 'none')
   // A fixture body holds the fields of every route under its resource; each route gets the
   // ones its body takes (an unknown field would be refused before the lookup).
-  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: object } }> } }>> }
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as {
+    paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: object } }> } }>>
+  }
   const bodyFor = (method: string, url: string, body: unknown) => {
     const props = doc.paths[openApiPath(url)]?.[method.toLowerCase()]?.requestBody?.content['application/json']?.schema.properties ?? {}
     return Object.fromEntries(Object.entries((body ?? {}) as object).filter(([k]) => k in props))
@@ -93,7 +96,7 @@ t.test('another workspace answers 404 on every route with a path parameter', asy
   t.ok(routes.length >= 6, 'the sweep sees the parameterised routes')
   const uncovered: string[] = []
   for (const r of routes) {
-    const key = Object.keys(FIXTURES).find((k) => r.url === k || r.url.startsWith(k + '/'))
+    const key = Object.keys(FIXTURES).find((k) => r.url === k || r.url.startsWith(`${k}/`))
     if (!key) {
       uncovered.push(`${r.method} ${r.url}`)
       continue

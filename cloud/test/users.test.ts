@@ -31,7 +31,10 @@ forEngines(t, (t, build) => {
     t.notOk(JSON.stringify(rows).includes(u.sessionToken.slice(4)), 'the token itself is not stored')
     // Shown once: neither the list nor the item carries it.
     const listed = (await h.req('GET', '/v1/users', apiKey)).json().data
-    t.same(listed.map((x: { id: string }) => x.id), [u.id])
+    t.same(
+      listed.map((x: { id: string }) => x.id),
+      [u.id],
+    )
     t.notOk('sessionToken' in listed[0])
     t.notOk('sessionToken' in (await h.req('GET', `/v1/users/${u.id}`, apiKey)).json().data)
     // An editor holds no user.* permission.
@@ -112,7 +115,10 @@ forEngines(t, (t, build) => {
     // An owner may hand over: promote, then the old one may go.
     t.equal((await h.req('PATCH', `/v1/users/${second.id}`, first.sessionToken, { role: 'owner' })).statusCode, 200)
     t.equal((await h.req('DELETE', `/v1/users/${first.id}`, second.sessionToken)).statusCode, 200)
-    t.same((await h.app.services.users.owners((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id)).map((u) => u.id), [second.id])
+    t.same(
+      (await h.app.services.users.owners((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id)).map((u) => u.id),
+      [second.id],
+    )
     t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { bogus: 1 })).statusCode, 422)
     t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { role: 'root' })).statusCode, 422)
   })
@@ -151,10 +157,16 @@ forEngines(t, (t, build) => {
     const ids: string[] = []
     for (const n of [1, 2, 3]) ids.push((await invite(h, a, { email: `u${n}@example.com`, role: 'owner' })).id)
     const p1 = (await h.req('GET', '/v1/users?limit=2&count=1', a)).json()
-    t.same(p1.data.map((u: { id: string }) => u.id), ids.slice(0, 2))
+    t.same(
+      p1.data.map((u: { id: string }) => u.id),
+      ids.slice(0, 2),
+    )
     t.equal(p1.total, 3)
     const p2 = (await h.req('GET', `/v1/users?limit=2&cursor=${p1.nextCursor}`, a)).json()
-    t.same(p2.data.map((u: { id: string }) => u.id), [ids[2]])
+    t.same(
+      p2.data.map((u: { id: string }) => u.id),
+      [ids[2]],
+    )
     t.equal(p2.nextCursor, null)
     t.same((await h.req('GET', '/v1/users', b)).json().data, [], "B sees none of A's users")
     for (const [method, body] of [['GET'], ['PATCH', { role: 'viewer' }], ['DELETE']] as const) {

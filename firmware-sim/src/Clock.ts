@@ -4,18 +4,18 @@
  */
 
 export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
+  now(): number
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+}
 
 export function sleep(clock: Clock, ms: number): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve) => clock.setTimeout(resolve, ms));
+  if (ms <= 0) return Promise.resolve()
+  return new Promise((resolve) => clock.setTimeout(resolve, ms))
 }

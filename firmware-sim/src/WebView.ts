@@ -7,108 +7,108 @@
  * bytes), oldest first, so an installer who opens it after sending sees what happened.
  * The page draws text only: nothing that needs an emoji font.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, WebSocket } from 'ws';
-import { hexPreview } from '@svc/shared/serial/index';
-import type { SimulatedPanel } from './SimulatedPanel.js';
-import type { TraceEntry } from './trace.js';
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { WebSocketServer, WebSocket } from 'ws'
+import { hexPreview } from '@svc/shared/serial/index'
+import type { SimulatedPanel } from './SimulatedPanel.js'
+import type { TraceEntry } from './trace.js'
 
 export interface WebViewOptions {
   /** 0 picks a free port. */
-  port: number;
+  port: number
   /** Default 127.0.0.1. */
-  host?: string;
+  host?: string
 }
 
 /** How many trace messages a newly opened page gets replayed. */
-export const TRACE_REPLAY = 200;
+export const TRACE_REPLAY = 200
 
 export class WebView {
-  private readonly recent: object[] = [];
-  private server: http.Server | null = null;
-  private wss: WebSocketServer | null = null;
-  private boundPort: number | null = null;
-  private readonly onChange = () => this.broadcast(this.stateMessage());
+  private readonly recent: object[] = []
+  private server: http.Server | null = null
+  private wss: WebSocketServer | null = null
+  private boundPort: number | null = null
+  private readonly onChange = () => this.broadcast(this.stateMessage())
   private readonly onTrace = (e: TraceEntry) => {
-    const msg = { type: 'trace', direction: e.direction, link: e.link, hex: hexPreview(e.bytes), at: new Date(e.at).toISOString() };
-    this.recent.push(msg);
-    if (this.recent.length > TRACE_REPLAY) this.recent.splice(0, this.recent.length - TRACE_REPLAY);
-    this.broadcast(msg);
-  };
+    const msg = { type: 'trace', direction: e.direction, link: e.link, hex: hexPreview(e.bytes), at: new Date(e.at).toISOString() }
+    this.recent.push(msg)
+    if (this.recent.length > TRACE_REPLAY) this.recent.splice(0, this.recent.length - TRACE_REPLAY)
+    this.broadcast(msg)
+  }
 
   constructor(
     private readonly panel: SimulatedPanel,
     private readonly opts: WebViewOptions,
   ) {
     if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
-      throw new TypeError(`web port must be 0–65535, got ${opts.port}`);
+      throw new TypeError(`web port must be 0–65535, got ${opts.port}`)
     }
   }
 
   get url(): string {
-    if (this.boundPort === null) throw new Error('WebView not started');
-    return `http://${this.opts.host ?? '127.0.0.1'}:${this.boundPort}/`;
+    if (this.boundPort === null) throw new Error('WebView not started')
+    return `http://${this.opts.host ?? '127.0.0.1'}:${this.boundPort}/`
   }
 
   async start(): Promise<void> {
     const server = http.createServer((req, res) => {
       if (req.method === 'GET' && (req.url === '/' || req.url === '/index.html')) {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-        res.end(PAGE);
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        res.end(PAGE)
       } else if (req.method === 'GET' && req.url === '/state') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(this.stateMessage()));
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(this.stateMessage()))
       } else {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('not found\n');
+        res.writeHead(404, { 'content-type': 'text/plain' })
+        res.end('not found\n')
       }
-    });
-    const wss = new WebSocketServer({ server, path: '/ws' });
+    })
+    const wss = new WebSocketServer({ server, path: '/ws' })
     wss.on('connection', (ws) => {
-      ws.send(JSON.stringify(this.stateMessage()));
-      for (const m of this.recent) ws.send(JSON.stringify(m));
-    });
+      ws.send(JSON.stringify(this.stateMessage()))
+      for (const m of this.recent) ws.send(JSON.stringify(m))
+    })
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', reject)
       server.listen(this.opts.port, this.opts.host ?? '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.server = server;
-    this.wss = wss;
-    this.boundPort = (server.address() as AddressInfo).port;
-    this.panel.on('state', this.onChange);
-    this.panel.on('faults', this.onChange);
-    this.panel.on('trace', this.onTrace);
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    this.server = server
+    this.wss = wss
+    this.boundPort = (server.address() as AddressInfo).port
+    this.panel.on('state', this.onChange)
+    this.panel.on('faults', this.onChange)
+    this.panel.on('trace', this.onTrace)
   }
 
   async stop(): Promise<void> {
-    this.panel.off('state', this.onChange);
-    this.panel.off('faults', this.onChange);
-    this.panel.off('trace', this.onTrace);
-    const { wss, server } = this;
-    this.wss = null;
-    this.server = null;
+    this.panel.off('state', this.onChange)
+    this.panel.off('faults', this.onChange)
+    this.panel.off('trace', this.onTrace)
+    const { wss, server } = this
+    this.wss = null
+    this.server = null
     if (wss) {
-      for (const c of wss.clients) c.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      for (const c of wss.clients) c.terminate()
+      await new Promise<void>((resolve) => wss.close(() => resolve()))
     }
     if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   }
 
   private stateMessage() {
-    return { type: 'state', protocol: this.panel.protocol, state: this.panel.state, faults: this.panel.describeFaults() };
+    return { type: 'state', protocol: this.panel.protocol, state: this.panel.state, faults: this.panel.describeFaults() }
   }
 
   private broadcast(msg: object): void {
-    if (!this.wss) return;
-    const text = JSON.stringify(msg);
-    for (const c of this.wss.clients) if (c.readyState === WebSocket.OPEN) c.send(text);
+    if (!this.wss) return
+    const text = JSON.stringify(msg)
+    for (const c of this.wss.clients) if (c.readyState === WebSocket.OPEN) c.send(text)
   }
 }
 
@@ -155,4 +155,4 @@ function connect() {
 }
 connect();
 </script></body></html>
-`;
+`

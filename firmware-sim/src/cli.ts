@@ -8,15 +8,15 @@
  *
  * Bad arguments: a message on stderr and exit code 2, never a stack trace.
  */
-import { createWriteStream, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
-import { FirmwareSim } from './FirmwareSim.js';
-import { parseFault, type Faults } from './faults.js';
-import { SIM_PROTOCOLS, type SimProtocol } from './personalities/Personality.js';
-import { formatTrace } from './trace.js';
-import { formatResult, parseTemplateJson, runTemplate, UnknownItemError } from './runTemplate.js';
-import type { LgQuirks } from './personalities/LgPersonality.js';
+import { createWriteStream, readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { parseArgs } from 'node:util'
+import { FirmwareSim } from './FirmwareSim.js'
+import { parseFault, type Faults } from './faults.js'
+import { SIM_PROTOCOLS, type SimProtocol } from './personalities/Personality.js'
+import { formatTrace } from './trace.js'
+import { formatResult, parseTemplateJson, runTemplate, UnknownItemError } from './runTemplate.js'
+import type { LgQuirks } from './personalities/LgPersonality.js'
 
 const USAGE = `usage:
   sim start --protocol ${SIM_PROTOCOLS.join('|')} [--tcp PORT] [--pty [LINK]] [--serial PATH]
@@ -25,7 +25,7 @@ const USAGE = `usage:
   sim run-template --protocol P --template FILE.json [--item ID] [--id N] [--fault F]...
             [--timeout MS] [--json]
 faults: no-reply | nak | delay:MS | split[:CHUNK[:GAP_MS]] | garbage[:HEX] | bad-checksum
-`;
+`
 
 class UsageError extends Error {}
 
@@ -37,75 +37,75 @@ const COMMON = {
   'raw-reply': { type: 'string' },
   'raw-silence': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
-} as const;
+} as const
 
 function intArg(name: string, v: string | undefined, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
+  if (v === undefined) return undefined
+  const n = Number(v)
   if (v.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${v}"`);
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${v}"`)
   }
-  return n;
+  return n
 }
 
 function protocolArg(v: string | undefined): SimProtocol {
-  if (v === undefined) throw new UsageError('--protocol is required');
+  if (v === undefined) throw new UsageError('--protocol is required')
   if (!(SIM_PROTOCOLS as readonly string[]).includes(v)) {
-    throw new UsageError(`--protocol must be one of ${SIM_PROTOCOLS.join(', ')}, got "${v}"`);
+    throw new UsageError(`--protocol must be one of ${SIM_PROTOCOLS.join(', ')}, got "${v}"`)
   }
-  return v as SimProtocol;
+  return v as SimProtocol
 }
 
 function faultsArg(specs: string[] | undefined): Faults {
-  let faults: Faults = {};
+  let faults: Faults = {}
   for (const s of specs ?? []) {
     try {
-      faults = { ...faults, ...parseFault(s) };
+      faults = { ...faults, ...parseFault(s) }
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw new UsageError((err as Error).message)
     }
   }
-  return faults;
+  return faults
 }
 
 function lgQuirks(specs: string[] | undefined): LgQuirks {
-  const q: LgQuirks = {};
+  const q: LgQuirks = {}
   for (const s of specs ?? []) {
-    if (s === 'ng-except-power') q.ngExceptPower = true;
-    else if (s === 'power-only-when-on') q.powerOnlyWhenOn = true;
-    else throw new UsageError(`--lg-quirk must be ng-except-power or power-only-when-on, got "${s}"`);
+    if (s === 'ng-except-power') q.ngExceptPower = true
+    else if (s === 'power-only-when-on') q.powerOnlyWhenOn = true
+    else throw new UsageError(`--lg-quirk must be ng-except-power or power-only-when-on, got "${s}"`)
   }
-  return q;
+  return q
 }
 
 /** "\r", "\n", "\t" and "\xNN" in --raw-reply, so installers can type line endings. */
 function unescape(s: string): string {
   return s.replace(/\\(r|n|t|\\|x([0-9a-fA-F]{2}))/g, (_m, c: string, hex?: string) =>
     hex ? String.fromCharCode(parseInt(hex, 16)) : c === 'r' ? '\r' : c === 'n' ? '\n' : c === 't' ? '\t' : '\\',
-  );
+  )
 }
 
 function personalityOptions(values: { 'lg-quirk'?: string[]; 'raw-reply'?: string; 'raw-silence'?: string }) {
-  const silence = intArg('raw-silence', values['raw-silence'], 1, 60000);
+  const silence = intArg('raw-silence', values['raw-silence'], 1, 60000)
   return {
     lg: lgQuirks(values['lg-quirk']),
     raw: {
       ...(values['raw-reply'] !== undefined ? { reply: Buffer.from(unescape(values['raw-reply']), 'latin1') } : {}),
       ...(silence !== undefined ? { silenceMs: silence } : {}),
     },
-  };
+  }
 }
 
 /** `--pty` takes an optional value; parseArgs does not, so give a bare --pty an empty one. */
 function normalizePty(argv: string[]): string[] {
-  const out: string[] = [];
+  const out: string[] = []
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = argv[i + 1];
-    if (a === '--pty' && (next === undefined || next.startsWith('--'))) out.push('--pty=');
-    else out.push(a);
+    const a = argv[i]!
+    const next = argv[i + 1]
+    if (a === '--pty' && (next === undefined || next.startsWith('--'))) out.push('--pty=')
+    else out.push(a)
   }
-  return out;
+  return out
 }
 
 async function start(argv: string[]): Promise<number> {
@@ -122,19 +122,19 @@ async function start(argv: string[]): Promise<number> {
     },
     strict: true,
     allowPositionals: false,
-  });
+  })
   if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
+    process.stdout.write(USAGE)
+    return 0
   }
-  const protocol = protocolArg(values.protocol);
-  const id = intArg('id', values.id, 0, 255) ?? 1;
-  let tcpPort = intArg('tcp', values.tcp, 0, 65535);
-  const webPort = intArg('web', values.web, 0, 65535);
-  const faults = faultsArg(values.fault);
-  const popts = personalityOptions(values);
-  if (tcpPort === undefined && values.pty === undefined && values.serial === undefined) tcpPort = 0;
-  const host = values.host;
+  const protocol = protocolArg(values.protocol)
+  const id = intArg('id', values.id, 0, 255) ?? 1
+  let tcpPort = intArg('tcp', values.tcp, 0, 65535)
+  const webPort = intArg('web', values.web, 0, 65535)
+  const faults = faultsArg(values.fault)
+  const popts = personalityOptions(values)
+  if (tcpPort === undefined && values.pty === undefined && values.serial === undefined) tcpPort = 0
+  const host = values.host
 
   const sim = new FirmwareSim({
     protocol,
@@ -145,21 +145,21 @@ async function start(argv: string[]): Promise<number> {
     ...(values.pty !== undefined ? { pty: values.pty ? { link: values.pty } : true } : {}),
     ...(values.serial !== undefined ? { serial: { path: values.serial } } : {}),
     ...(webPort !== undefined ? { web: { port: webPort, ...(host ? { host } : {}) } } : {}),
-  });
-  const traceOut = values.trace ? createWriteStream(values.trace, { flags: 'a' }) : process.stderr;
-  sim.panel.on('trace', (e) => traceOut.write(formatTrace(e) + '\n'));
-  sim.panel.on('state', (c) => traceOut.write(`${new Date().toISOString()} state ${c.field} ${String(c.from)} -> ${String(c.to)}\n`));
-  sim.panel.on('error', (err) => process.stderr.write(`firmware-sim: ${err.message}\n`));
+  })
+  const traceOut = values.trace ? createWriteStream(values.trace, { flags: 'a' }) : process.stderr
+  sim.panel.on('trace', (e) => traceOut.write(`${formatTrace(e)}\n`))
+  sim.panel.on('state', (c) => traceOut.write(`${new Date().toISOString()} state ${c.field} ${String(c.from)} -> ${String(c.to)}\n`))
+  sim.panel.on('error', (err) => process.stderr.write(`firmware-sim: ${err.message}\n`))
 
-  let info;
+  let info
   try {
-    info = await sim.start();
+    info = await sim.start()
   } catch (err) {
-    process.stderr.write(`firmware-sim: cannot start: ${(err as Error).message}\n`);
-    return 1;
+    process.stderr.write(`firmware-sim: cannot start: ${(err as Error).message}\n`)
+    return 1
   }
   process.stdout.write(
-    JSON.stringify({
+    `${JSON.stringify({
       protocol: info.protocol,
       id: info.id,
       tcpPort: info.tcpPort,
@@ -167,42 +167,42 @@ async function start(argv: string[]): Promise<number> {
       serialPath: info.serialPath,
       webUrl: info.webUrl,
       faults: sim.panel.describeFaults(),
-    }) + '\n',
-  );
+    })}\n`,
+  )
 
   return new Promise<number>((resolve) => {
-    let stopping = false;
+    let stopping = false
     const shutdown = async (code: number) => {
-      if (stopping) return;
-      stopping = true;
-      await sim.stop();
-      if (traceOut !== process.stderr) await new Promise<void>((r) => (traceOut as NodeJS.WritableStream).end(r));
-      resolve(code);
-    };
+      if (stopping) return
+      stopping = true
+      await sim.stop()
+      if (traceOut !== process.stderr) await new Promise<void>((r) => (traceOut as NodeJS.WritableStream).end(r))
+      resolve(code)
+    }
     // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
-    process.on('SIGINT', () => void shutdown(0));
-    process.on('SIGTERM', () => void shutdown(0));
+    process.on('SIGINT', () => void shutdown(0))
+    process.on('SIGTERM', () => void shutdown(0))
     // runtime control on stdin: "fault nak", "clear", "unplug", "state", "quit"
-    const rl = createInterface({ input: process.stdin });
+    const rl = createInterface({ input: process.stdin })
     rl.on('line', (line) => {
-      const [cmd, arg] = line.trim().split(/\s+/, 2);
+      const [cmd, arg] = line.trim().split(/\s+/, 2)
       try {
-        if (cmd === 'fault' && arg) sim.panel.setFaults(parseFault(arg));
-        else if (cmd === 'clear') sim.panel.clearFaults();
-        else if (cmd === 'unplug') void sim.unplug();
-        else if (cmd === 'quit') void shutdown(0);
+        if (cmd === 'fault' && arg) sim.panel.setFaults(parseFault(arg))
+        else if (cmd === 'clear') sim.panel.clearFaults()
+        else if (cmd === 'unplug') void sim.unplug()
+        else if (cmd === 'quit') void shutdown(0)
         else if (cmd === 'state' || cmd === '') {
           /* fall through to the status line */
-        } else throw new Error(`unknown control "${line.trim()}"; use fault F | clear | unplug | state | quit`);
-        process.stderr.write(`${JSON.stringify({ state: sim.panel.state, faults: sim.panel.describeFaults() })}\n`);
+        } else throw new Error(`unknown control "${line.trim()}"; use fault F | clear | unplug | state | quit`)
+        process.stderr.write(`${JSON.stringify({ state: sim.panel.state, faults: sim.panel.describeFaults() })}\n`)
       } catch (err) {
-        process.stderr.write(`firmware-sim: ${(err as Error).message}\n`);
+        process.stderr.write(`firmware-sim: ${(err as Error).message}\n`)
       }
-    });
+    })
     rl.on('close', () => {
       /* stdin closed: keep serving until a signal */
-    });
-  });
+    })
+  })
 }
 
 async function runTemplateCmd(argv: string[]): Promise<number> {
@@ -217,29 +217,29 @@ async function runTemplateCmd(argv: string[]): Promise<number> {
     },
     strict: true,
     allowPositionals: false,
-  });
+  })
   if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
+    process.stdout.write(USAGE)
+    return 0
   }
-  const protocol = protocolArg(values.protocol);
-  if (!values.template) throw new UsageError('--template FILE.json is required');
-  const id = intArg('id', values.id, 0, 255) ?? 1;
-  const timeoutMs = intArg('timeout', values.timeout, 1, 60000) ?? 1000;
-  const faults = faultsArg(values.fault);
-  let text: string;
+  const protocol = protocolArg(values.protocol)
+  if (!values.template) throw new UsageError('--template FILE.json is required')
+  const id = intArg('id', values.id, 0, 255) ?? 1
+  const timeoutMs = intArg('timeout', values.timeout, 1, 60000) ?? 1000
+  const faults = faultsArg(values.fault)
+  let text: string
   try {
-    text = readFileSync(values.template, 'utf8');
+    text = readFileSync(values.template, 'utf8')
   } catch (err) {
-    throw new UsageError(`cannot read --template ${values.template}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(`cannot read --template ${values.template}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  let template;
+  let template
   try {
-    template = parseTemplateJson(text);
+    template = parseTemplateJson(text)
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError((err as Error).message)
   }
-  let result;
+  let result
   try {
     result = await runTemplate({
       protocol,
@@ -249,50 +249,50 @@ async function runTemplateCmd(argv: string[]): Promise<number> {
       timeoutMs,
       personalityOptions: personalityOptions(values),
       ...(values.item !== undefined ? { itemId: values.item } : {}),
-    });
+    })
   } catch (err) {
-    if (err instanceof UnknownItemError) throw new UsageError(err.message);
-    throw err;
+    if (err instanceof UnknownItemError) throw new UsageError(err.message)
+    throw err
   }
-  const out = process.stdout;
+  const out = process.stdout
   if (values.json) {
-    for (const r of result.results) out.write(JSON.stringify(r) + '\n');
-    out.write(JSON.stringify({ summary: true, template: result.template, protocol, ok: result.ok, greeting: result.greeting }) + '\n');
+    for (const r of result.results) out.write(`${JSON.stringify(r)}\n`)
+    out.write(`${JSON.stringify({ summary: true, template: result.template, protocol, ok: result.ok, greeting: result.greeting })}\n`)
   } else {
-    out.write(`template "${result.template}" on a simulated ${protocol} panel (id ${id})\n`);
-    if (result.greeting) out.write(`greeting: ${result.greeting}\n`);
-    result.results.forEach((r, i) => out.write(formatResult(r, i + 1, result.results.length) + '\n'));
-    const bad = result.results.filter((r) => r.outcome !== 'ok').length;
-    out.write(bad ? `${bad} of ${result.results.length} commands failed\n` : `all ${result.results.length} commands answered\n`);
+    out.write(`template "${result.template}" on a simulated ${protocol} panel (id ${id})\n`)
+    if (result.greeting) out.write(`greeting: ${result.greeting}\n`)
+    result.results.forEach((r, i) => out.write(`${formatResult(r, i + 1, result.results.length)}\n`))
+    const bad = result.results.filter((r) => r.outcome !== 'ok').length
+    out.write(bad ? `${bad} of ${result.results.length} commands failed\n` : `all ${result.results.length} commands answered\n`)
   }
-  return result.ok ? 0 : 1;
+  return result.ok ? 0 : 1
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [cmd, ...rest] = argv;
+  const [cmd, ...rest] = argv
   try {
     switch (cmd) {
       case 'start':
-        return await start(rest);
+        return await start(rest)
       case 'run-template':
-        return await runTemplateCmd(rest);
+        return await runTemplateCmd(rest)
       case undefined:
       case 'help':
       case '--help':
       case '-h':
-        process.stdout.write(USAGE);
-        return cmd === undefined ? 2 : 0;
+        process.stdout.write(USAGE)
+        return cmd === undefined ? 2 : 0
       default:
-        throw new UsageError(`unknown command "${cmd}"`);
+        throw new UsageError(`unknown command "${cmd}"`)
     }
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
+    const code = (err as { code?: unknown }).code
     if (err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
-      process.stderr.write(`firmware-sim: ${(err as Error).message}\n${USAGE}`);
-      return 2;
+      process.stderr.write(`firmware-sim: ${(err as Error).message}\n${USAGE}`)
+      return 2
     }
-    process.stderr.write(`firmware-sim: ${(err as Error).message}\n`);
-    return 1;
+    process.stderr.write(`firmware-sim: ${(err as Error).message}\n`)
+    return 1
   }
 }
 
@@ -300,7 +300,7 @@ export async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.stdout.write('', () => process.exit(code)),
   (err: unknown) => {
-    process.stderr.write(`firmware-sim: ${(err as Error).message}\n`);
-    process.exit(1);
+    process.stderr.write(`firmware-sim: ${(err as Error).message}\n`)
+    process.exit(1)
   },
-);
+)

@@ -5,78 +5,78 @@
 
 export interface SplitFault {
   /** Bytes per chunk. */
-  chunkSize: number;
+  chunkSize: number
   /** Silence between chunks. */
-  gapMs: number;
+  gapMs: number
 }
 
 export interface Faults {
   /** The panel does not hear commands: no reply, no state change. */
-  noReply?: boolean;
+  noReply?: boolean
   /** The panel rejects every command with the protocol's NAK / NG / ERR. */
-  nak?: boolean;
+  nak?: boolean
   /** Wait this long before answering. */
-  delayMs?: number;
+  delayMs?: number
   /** Send the reply in chunks with gaps. */
-  split?: SplitFault | null;
+  split?: SplitFault | null
   /** Bytes sent before the reply. */
-  garbage?: Buffer | null;
+  garbage?: Buffer | null
   /** Break the reply's checksum (or its syntax, for protocols without one). */
-  badChecksum?: boolean;
+  badChecksum?: boolean
 }
 
-export const DEFAULT_SPLIT: SplitFault = { chunkSize: 2, gapMs: 20 };
+export const DEFAULT_SPLIT: SplitFault = { chunkSize: 2, gapMs: 20 }
 /** Line noise that cannot be mistaken for any protocol's header. */
-export const DEFAULT_GARBAGE = Buffer.from([0x00, 0xff, 0x7f, 0x13]);
+export const DEFAULT_GARBAGE = Buffer.from([0x00, 0xff, 0x7f, 0x13])
 
-export const FAULT_NAMES = ['no-reply', 'nak', 'delay:MS', 'split', 'garbage', 'bad-checksum'] as const;
+export const FAULT_NAMES = ['no-reply', 'nak', 'delay:MS', 'split', 'garbage', 'bad-checksum'] as const
 
 /** Parses a CLI fault ("no-reply", "nak", "delay:500", "split", "split:4:50", "garbage", "bad-checksum"). */
 export function parseFault(spec: string): Faults {
-  const [name, ...args] = spec.trim().split(':');
+  const [name, ...args] = spec.trim().split(':')
   const num = (s: string | undefined, what: string): number => {
-    const n = Number(s);
+    const n = Number(s)
     if (s === undefined || s === '' || !Number.isInteger(n) || n < 0) {
-      throw new TypeError(`fault "${spec}": ${what} must be a whole number of at least 0`);
+      throw new TypeError(`fault "${spec}": ${what} must be a whole number of at least 0`)
     }
-    return n;
-  };
+    return n
+  }
   switch (name) {
     case 'no-reply':
-      return { noReply: true };
+      return { noReply: true }
     case 'nak':
-      return { nak: true };
+      return { nak: true }
     case 'delay':
-      return { delayMs: num(args[0], 'delay (ms)') };
+      return { delayMs: num(args[0], 'delay (ms)') }
     case 'split':
-      if (args.length === 0) return { split: { ...DEFAULT_SPLIT } };
+      if (args.length === 0) return { split: { ...DEFAULT_SPLIT } }
       return {
         split: {
           chunkSize: Math.max(1, num(args[0], 'chunk size')),
           gapMs: args[1] === undefined ? DEFAULT_SPLIT.gapMs : num(args[1], 'gap (ms)'),
         },
-      };
+      }
     case 'garbage':
-      return { garbage: args[0] ? parseGarbage(spec, args[0]) : Buffer.from(DEFAULT_GARBAGE) };
+      return { garbage: args[0] ? parseGarbage(spec, args[0]) : Buffer.from(DEFAULT_GARBAGE) }
     case 'bad-checksum':
-      return { badChecksum: true };
+      return { badChecksum: true }
     default:
-      throw new TypeError(`unknown fault "${spec}"; use one of ${FAULT_NAMES.join(', ')}`);
+      throw new TypeError(`unknown fault "${spec}"; use one of ${FAULT_NAMES.join(', ')}`)
   }
 }
 
 function parseGarbage(spec: string, hex: string): Buffer {
-  if (!/^([0-9a-f]{2})+$/i.test(hex)) throw new TypeError(`fault "${spec}": garbage must be hex byte pairs`);
-  return Buffer.from(hex, 'hex');
+  if (!/^([0-9a-f]{2})+$/i.test(hex)) throw new TypeError(`fault "${spec}": garbage must be hex byte pairs`)
+  return Buffer.from(hex, 'hex')
 }
 
 export function describeFaults(f: Faults): string[] {
-  const out: string[] = [];
-  if (f.noReply) out.push('no-reply');
-  if (f.nak) out.push('nak');
-  if (f.delayMs) out.push(`delay:${f.delayMs}`);
-  if (f.split) out.push(`split:${f.split.chunkSize}:${f.split.gapMs}`);
-  if (f.garbage) out.push(`garbage:${f.garbage.toString('hex')}`);
-  if (f.badChecksum) out.push('bad-checksum');
-  return out;
+  const out: string[] = []
+  if (f.noReply) out.push('no-reply')
+  if (f.nak) out.push('nak')
+  if (f.delayMs) out.push(`delay:${f.delayMs}`)
+  if (f.split) out.push(`split:${f.split.chunkSize}:${f.split.gapMs}`)
+  if (f.garbage) out.push(`garbage:${f.garbage.toString('hex')}`)
+  if (f.badChecksum) out.push('bad-checksum')
+  return out
 }

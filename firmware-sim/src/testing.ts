@@ -3,39 +3,39 @@
  * and a simulated panel on a serialport MockBinding port that a test drives
  * like the host would. Not exported from the main entry.
  */
-import { SerialPortMock } from 'serialport';
-import { panelProtocols, type Framer } from '@svc/shared/panels/index';
-import type { Clock } from './Clock.js';
-import { SimulatedPanel, type SimulatedPanelOptions } from './SimulatedPanel.js';
-import { SerialTransport, type SerialPortLike } from './transports/SerialTransport.js';
+import { SerialPortMock } from 'serialport'
+import { panelProtocols, type Framer } from '@svc/shared/panels/index'
+import type { Clock } from './Clock.js'
+import { SimulatedPanel, type SimulatedPanelOptions } from './SimulatedPanel.js'
+import { SerialTransport, type SerialPortLike } from './transports/SerialTransport.js'
 
 /** A clock that only moves when told to. Timers fire in time order inside advance(). */
 export class ManualClock implements Clock {
-  private t: number;
-  private seq = 0;
-  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  private t: number
+  private seq = 0
+  private readonly timers = new Map<number, { at: number; fn: () => void }>()
 
   constructor(start = Date.UTC(2026, 0, 1)) {
-    this.t = start;
+    this.t = start
   }
 
   now(): number {
-    return this.t;
+    return this.t
   }
 
   setTimeout(fn: () => void, ms: number): unknown {
-    const id = ++this.seq;
-    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
-    return id;
+    const id = ++this.seq
+    this.timers.set(id, { at: this.t + Math.max(0, ms), fn })
+    return id
   }
 
   clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
+    this.timers.delete(handle as number)
   }
 
   /** Number of timers waiting. */
   get pending(): number {
-    return this.timers.size;
+    return this.timers.size
   }
 
   /**
@@ -43,54 +43,54 @@ export class ManualClock implements Clock {
    * continuations (and MockBinding's nextTick writes) run between them.
    */
   async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
+    const end = this.t + ms
     for (;;) {
-      await settle();
-      let next: [number, { at: number; fn: () => void }] | undefined;
-      for (const e of this.timers) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e;
-      if (!next) break;
-      this.timers.delete(next[0]);
-      this.t = next[1].at;
-      next[1].fn();
+      await settle()
+      let next: [number, { at: number; fn: () => void }] | undefined
+      for (const e of this.timers) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e
+      if (!next) break
+      this.timers.delete(next[0])
+      this.t = next[1].at
+      next[1].fn()
     }
-    this.t = end;
-    await settle();
+    this.t = end
+    await settle()
   }
 }
 
 /** Lets pending promise jobs, nextTicks and immediates run. */
 export async function settle(rounds = 3): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r))
 }
 
 /** The parts of @serialport/binding-mock's port binding the tests use. */
 export interface MockPortBinding {
-  readonly isOpen: boolean;
-  lastWrite: Buffer | null;
-  recording: Buffer;
-  emitData(data: Buffer | string): void;
+  readonly isOpen: boolean
+  lastWrite: Buffer | null
+  recording: Buffer
+  emitData(data: Buffer | string): void
 }
 
-let mockSeq = 0;
+let mockSeq = 0
 
 export interface MockSerialPanel {
-  panel: SimulatedPanel;
-  transport: SerialTransport;
+  panel: SimulatedPanel
+  transport: SerialTransport
   /** The mock port binding: `lastWrite`, `recording`, `emitData`. */
-  binding: MockPortBinding;
-  path: string;
+  binding: MockPortBinding
+  path: string
   /** Bytes from the host to the panel. */
-  send(bytes: Buffer | string): void;
+  send(bytes: Buffer | string): void
   /** Everything the panel wrote to the port that was not read yet. */
-  takeWritten(): Buffer;
+  takeWritten(): Buffer
   /** The next complete reply frame (by the protocol's reply framer), or null after `timeoutMs` of real time. */
-  nextReply(timeoutMs?: number): Promise<Buffer | null>;
+  nextReply(timeoutMs?: number): Promise<Buffer | null>
   /**
    * Waits until every frame received so far has been answered and written.
    * With a ManualClock, advance it first when faults delay the answer.
    */
-  idle(): Promise<void>;
-  close(): Promise<void>;
+  idle(): Promise<void>
+  close(): Promise<void>
 }
 
 /**
@@ -98,34 +98,34 @@ export interface MockSerialPanel {
  * back from the mock port's recording, so they went through the serial stack.
  */
 export async function createMockSerialPanel(opts: SimulatedPanelOptions): Promise<MockSerialPanel> {
-  const path = `/dev/mock-panel-${process.pid}-${++mockSeq}`;
-  SerialPortMock.binding.createPort(path, { echo: false, record: true });
-  let stream: InstanceType<typeof SerialPortMock> | null = null;
-  const panel = new SimulatedPanel(opts);
+  const path = `/dev/mock-panel-${process.pid}-${++mockSeq}`
+  SerialPortMock.binding.createPort(path, { echo: false, record: true })
+  let stream: InstanceType<typeof SerialPortMock> | null = null
+  const panel = new SimulatedPanel(opts)
   const transport = new SerialTransport(panel, {
     path,
     openPort: (o) => {
-      stream = new SerialPortMock({ ...o, autoOpen: false });
-      return stream as unknown as SerialPortLike;
+      stream = new SerialPortMock({ ...o, autoOpen: false })
+      return stream as unknown as SerialPortLike
     },
-  });
-  await transport.start();
-  const binding = (stream as unknown as { port: MockPortBinding }).port;
-  const framer: Framer | null = opts.protocol === 'raw' ? null : panelProtocols[opts.protocol].createReplyFramer();
-  let offset = 0;
-  const frames: Buffer[] = [];
+  })
+  await transport.start()
+  const binding = (stream as unknown as { port: MockPortBinding }).port
+  const framer: Framer | null = opts.protocol === 'raw' ? null : panelProtocols[opts.protocol].createReplyFramer()
+  let offset = 0
+  const frames: Buffer[] = []
   const pull = () => {
-    const fresh = binding.recording.subarray(offset);
-    offset = binding.recording.length;
-    if (framer && fresh.length) frames.push(...framer.push(fresh));
-    return fresh;
-  };
+    const fresh = binding.recording.subarray(offset)
+    offset = binding.recording.length
+    if (framer && fresh.length) frames.push(...framer.push(fresh))
+    return fresh
+  }
   const sessionIdle = async () => {
     // bytes reach the panel through the stream's async read; then the answer queue; then the mock write
-    await settle();
-    await panel.idle();
-    await settle();
-  };
+    await settle()
+    await panel.idle()
+    await settle()
+  }
   return {
     panel,
     transport,
@@ -133,26 +133,26 @@ export async function createMockSerialPanel(opts: SimulatedPanelOptions): Promis
     path,
     send: (bytes) => binding.emitData(Buffer.from(bytes)),
     takeWritten: () => {
-      const fresh = binding.recording.subarray(offset);
-      offset = binding.recording.length;
-      if (framer && fresh.length) frames.push(...framer.push(fresh));
-      frames.length = 0;
-      return Buffer.from(fresh);
+      const fresh = binding.recording.subarray(offset)
+      offset = binding.recording.length
+      if (framer && fresh.length) frames.push(...framer.push(fresh))
+      frames.length = 0
+      return Buffer.from(fresh)
     },
     nextReply: async (timeoutMs = 1000) => {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + timeoutMs
       for (;;) {
-        pull();
-        const f = frames.shift();
-        if (f) return f;
-        if (Date.now() >= deadline) return null;
-        await new Promise<void>((r) => setTimeout(r, 2));
+        pull()
+        const f = frames.shift()
+        if (f) return f
+        if (Date.now() >= deadline) return null
+        await new Promise<void>((r) => setTimeout(r, 2))
       }
     },
     idle: sessionIdle,
     close: async () => {
-      await transport.stop();
-      panel.close();
+      await transport.stop()
+      panel.close()
     },
-  };
+  }
 }

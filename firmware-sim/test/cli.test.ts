@@ -1,25 +1,25 @@
-import t from 'tap';
-import { spawn } from 'node:child_process';
+import t from 'tap'
+import { spawn } from 'node:child_process'
 
-import net from 'node:net';
-import { once } from 'node:events';
-import { dirname, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import net from 'node:net'
+import { once } from 'node:events'
+import { dirname, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const cli = resolve(root, 'firmware-sim/src/cli.ts');
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const cli = resolve(root, 'firmware-sim/src/cli.ts')
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolveRun({ code, stdout, stderr }));
-  });
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d))
+    child.stderr.on('data', (d: Buffer) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolveRun({ code, stdout, stderr }))
+  })
 }
 
 const template = {
@@ -33,62 +33,65 @@ const template = {
       { id: 'sti_mute', name: 'Mute', value: 'AA13010101 16', encoding: 'hex' },
     ],
   },
-};
+}
 
 t.test('run-template sends every command and reports bytes, reply and state change', async (t) => {
-  const dir = t.testdir({ 'tpl.json': JSON.stringify(template) });
-  const r = await run(['run-template', '--protocol', 'samsung-mdc', '--template', `${dir}/tpl.json`]);
-  t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /\[1\/3\] sti_on "Power on": OK/);
-  t.match(r.stdout, /sent: {2}AA 11 01 01 01 14/);
-  t.match(r.stdout, /reply: AA FF 01 03 41 11 01 56 {2}\(ack power on\)/);
-  t.match(r.stdout, /panel: power off -> on/);
-  t.match(r.stdout, /panel: volume 20 -> 30/);
-  t.match(r.stdout, /panel: muted false -> true/);
-  t.match(r.stdout, /all 3 commands answered/);
-});
+  const dir = t.testdir({ 'tpl.json': JSON.stringify(template) })
+  const r = await run(['run-template', '--protocol', 'samsung-mdc', '--template', `${dir}/tpl.json`])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stdout, /\[1\/3\] sti_on "Power on": OK/)
+  t.match(r.stdout, /sent: {2}AA 11 01 01 01 14/)
+  t.match(r.stdout, /reply: AA FF 01 03 41 11 01 56 {2}\(ack power on\)/)
+  t.match(r.stdout, /panel: power off -> on/)
+  t.match(r.stdout, /panel: volume 20 -> 30/)
+  t.match(r.stdout, /panel: muted false -> true/)
+  t.match(r.stdout, /all 3 commands answered/)
+})
 
 t.test('run-template --item --json, bare SerialTemplate object', async (t) => {
-  const dir = t.testdir({ 'tpl.json': JSON.stringify(template.data) });
-  const r = await run(['run-template', '--protocol', 'samsung-mdc', '--template', `${dir}/tpl.json`, '--item', 'sti_vol', '--json']);
-  t.equal(r.code, 0, r.stderr);
-  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-  t.equal(lines.length, 2);
+  const dir = t.testdir({ 'tpl.json': JSON.stringify(template.data) })
+  const r = await run(['run-template', '--protocol', 'samsung-mdc', '--template', `${dir}/tpl.json`, '--item', 'sti_vol', '--json'])
+  t.equal(r.code, 0, r.stderr)
+  const lines = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  t.equal(lines.length, 2)
   t.match(lines[0], {
     id: 'sti_vol',
     outcome: 'ok',
     sentHex: 'AA 12 01 01 1E 32',
     replyHex: 'AA FF 01 03 41 12 1E 74',
     changes: [{ field: 'volume', from: 20, to: 30 }],
-  });
-  t.match(lines[1], { summary: true, ok: true, template: 'Samsung QM55' });
-});
+  })
+  t.match(lines[1], { summary: true, ok: true, template: 'Samsung QM55' })
+})
 
 t.test('run-template exits 1 on NAK, no reply, or the wrong protocol', async (t) => {
-  const dir = t.testdir({ 'tpl.json': JSON.stringify(template) });
-  const nak = await run(['run-template', '--protocol', 'samsung-mdc', '--template', `${dir}/tpl.json`, '--fault', 'nak']);
-  t.equal(nak.code, 1);
-  t.match(nak.stdout, /sti_on "Power on": NAK/);
-  t.match(nak.stdout, /panel: no change/);
-  t.match(nak.stdout, /3 of 3 commands failed/);
-  const wrong = await run(['run-template', '--protocol', 'lg', '--template', `${dir}/tpl.json`, '--item', 'sti_on', '--timeout', '100']);
-  t.equal(wrong.code, 1);
-  t.match(wrong.stdout, /TIMEOUT/);
-  t.match(wrong.stdout, /no reply within 100 ms/);
-});
+  const dir = t.testdir({ 'tpl.json': JSON.stringify(template) })
+  const nak = await run(['run-template', '--protocol', 'samsung-mdc', '--template', `${dir}/tpl.json`, '--fault', 'nak'])
+  t.equal(nak.code, 1)
+  t.match(nak.stdout, /sti_on "Power on": NAK/)
+  t.match(nak.stdout, /panel: no change/)
+  t.match(nak.stdout, /3 of 3 commands failed/)
+  const wrong = await run(['run-template', '--protocol', 'lg', '--template', `${dir}/tpl.json`, '--item', 'sti_on', '--timeout', '100'])
+  t.equal(wrong.code, 1)
+  t.match(wrong.stdout, /TIMEOUT/)
+  t.match(wrong.stdout, /no reply within 100 ms/)
+})
 
 t.test('run-template: LG ascii template with eol cr', async (t) => {
   const dir = t.testdir({
     'lg.json': JSON.stringify({ name: 'LG', items: [{ id: 'sti_1', name: 'On', value: 'ka 01 01', encoding: 'ascii', eol: 'cr' }] }),
-  });
-  const r = await run(['run-template', '--protocol', 'lg', '--template', `${dir}/lg.json`]);
-  t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /sent: {2}6B 61 20 30 31 20 30 31 0D/);
-  t.match(r.stdout, /reply: 61 20 30 31 20 4F 4B 30 31 78/);
-});
+  })
+  const r = await run(['run-template', '--protocol', 'lg', '--template', `${dir}/lg.json`])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stdout, /sent: {2}6B 61 20 30 31 20 30 31 0D/)
+  t.match(r.stdout, /reply: 61 20 30 31 20 4F 4B 30 31 78/)
+})
 
 t.test('bad arguments: message on stderr, exit 2, no stack trace', async (t) => {
-  const dir = t.testdir({ 'tpl.json': JSON.stringify(template), 'broken.json': '{"items": [' });
+  const dir = t.testdir({ 'tpl.json': JSON.stringify(template), 'broken.json': '{"items": [' })
   const cases: [string[], RegExp][] = [
     [['run-template', '--template', `${dir}/tpl.json`], /--protocol is required/],
     [['run-template', '--protocol', 'sony', '--template', `${dir}/tpl.json`], /--protocol must be one of/],
@@ -100,52 +103,51 @@ t.test('bad arguments: message on stderr, exit 2, no stack trace', async (t) => 
     [['start', '--protocol', 'lg', '--fault', 'melt'], /unknown fault "melt"/],
     [['start', '--protocol', 'lg', '--frobnicate'], /Unknown option '--frobnicate'/],
     [['explode'], /unknown command "explode"/],
-  ];
+  ]
   await Promise.all(
     cases.map(async ([args, message]) => {
-      const r = await run(args);
-      t.equal(r.code, 2, args.join(' '));
-      t.match(r.stderr, message);
-      t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
+      const r = await run(args)
+      t.equal(r.code, 2, args.join(' '))
+      t.match(r.stderr, message)
+      t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
     }),
-  );
-});
+  )
+})
 
 t.test('start prints what it opened, serves TCP, traces, and stops on SIGTERM', async (t) => {
-  const dir = t.testdir();
+  const dir = t.testdir()
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', cli, 'start', '--protocol', 'lg', '--tcp', '0', '--web', '0', '--id', '2', '--trace', `${dir}/trace.log`],
     { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  t.after(() => child.kill('SIGKILL'));
-  const lines = createInterface({ input: child.stdout });
-  const [first] = (await once(lines, 'line')) as [string];
-  const info = JSON.parse(first);
-  t.match(info, { protocol: 'lg', id: 2, ptyPath: null, webUrl: /^http:\/\/127\.0\.0\.1:\d+\/$/ });
-  t.ok(info.tcpPort > 0);
+  )
+  t.after(() => child.kill('SIGKILL'))
+  const lines = createInterface({ input: child.stdout })
+  const [first] = (await once(lines, 'line')) as [string]
+  const info = JSON.parse(first)
+  t.match(info, { protocol: 'lg', id: 2, ptyPath: null, webUrl: /^http:\/\/127\.0\.0\.1:\d+\/$/ })
+  t.ok(info.tcpPort > 0)
 
-  const socket = net.connect(info.tcpPort, '127.0.0.1');
-  t.after(() => socket.destroy());
-  await once(socket, 'connect');
-  socket.write('ka 02 01\r');
-  const [reply] = (await once(socket, 'data')) as [Buffer];
-  t.equal(reply.toString('latin1'), 'a 02 OK01x');
+  const socket = net.connect(info.tcpPort, '127.0.0.1')
+  t.after(() => socket.destroy())
+  await once(socket, 'connect')
+  socket.write('ka 02 01\r')
+  const [reply] = (await once(socket, 'data')) as [Buffer]
+  t.equal(reply.toString('latin1'), 'a 02 OK01x')
 
   // runtime fault switching on stdin
-  child.stdin.write('fault nak\n');
-  await once(child.stderr, 'data');
-  socket.write('ka 02 00\r');
-  const [nak] = (await once(socket, 'data')) as [Buffer];
-  t.equal(nak.toString('latin1'), 'a 02 NG01x');
+  child.stdin.write('fault nak\n')
+  await once(child.stderr, 'data')
+  socket.write('ka 02 00\r')
+  const [nak] = (await once(socket, 'data')) as [Buffer]
+  t.equal(nak.toString('latin1'), 'a 02 NG01x')
 
-  child.kill('SIGTERM');
-  const [code] = (await once(child, 'exit')) as [number | null];
-  t.equal(code, 0, 'clean exit on SIGTERM');
-  const { readFileSync } = await import('node:fs');
-  const trace = readFileSync(`${dir}/trace.log`, 'utf8');
-  t.match(trace, /Z rx \[tcp 127\.0\.0\.1:\d+\] 6B 61 20 30 32 20 30 31 0D {2}\|ka 02 01\.\|/);
-  t.match(trace, /Z tx \[tcp [^\]]+\] 61 20 30 32 20 4F 4B 30 31 78/);
-  t.match(trace, /state power off -> on/);
-});
-
+  child.kill('SIGTERM')
+  const [code] = (await once(child, 'exit')) as [number | null]
+  t.equal(code, 0, 'clean exit on SIGTERM')
+  const { readFileSync } = await import('node:fs')
+  const trace = readFileSync(`${dir}/trace.log`, 'utf8')
+  t.match(trace, /Z rx \[tcp 127\.0\.0\.1:\d+\] 6B 61 20 30 32 20 30 31 0D {2}\|ka 02 01\.\|/)
+  t.match(trace, /Z tx \[tcp [^\]]+\] 61 20 30 32 20 4F 4B 30 31 78/)
+  t.match(trace, /state power off -> on/)
+})

@@ -1,97 +1,107 @@
 // Jobs from `screens/<id>/jobs`: validated with the shared parser, de-duplicated by id
 // (QoS 1 can redeliver; a persistent session redelivers after restarts), run one at a
 // time (serial jobs through the SerialJobRunner), and answered on `job-results`.
-import { parseJob, type Job, type JobResult } from '@svc/shared/mqtt/index';
-import type { Logger } from '../runtime/Logger.js';
-import type { Clock } from '../runtime/time.js';
-import type { SeenJobs } from './SeenJobs.js';
-import type { SerialJobRunner } from './SerialJobRunner.js';
+import { parseJob, type Job, type JobResult } from '@svc/shared/mqtt/index'
+import type { Logger } from '../runtime/Logger.js'
+import type { Clock } from '../runtime/time.js'
+import type { SeenJobs } from './SeenJobs.js'
+import type { SerialJobRunner } from './SerialJobRunner.js'
 
 export interface ResultPublisher {
-  publish(kind: 'job-results', message: JobResult, retain: boolean): Promise<void>;
+  publish(kind: 'job-results', message: JobResult, retain: boolean): Promise<void>
 }
 
 export interface JobDispatcherOptions {
-  seen: SeenJobs;
-  serial: SerialJobRunner;
-  publisher: ResultPublisher;
-  log: Logger;
-  clock: Clock;
+  seen: SeenJobs
+  serial: SerialJobRunner
+  publisher: ResultPublisher
+  log: Logger
+  clock: Clock
 }
 
 export class JobDispatcher {
-  readonly #o: JobDispatcherOptions;
-  #queue: Promise<void> = Promise.resolve();
-  #running = false;
+  readonly #o: JobDispatcherOptions
+  #queue: Promise<void> = Promise.resolve()
+  #running = false
 
   constructor(options: JobDispatcherOptions) {
-    this.#o = options;
+    this.#o = options
   }
 
   async start(): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    await this.#o.seen.load();
-    await this.#o.serial.start?.();
+    if (this.#running) return
+    this.#running = true
+    await this.#o.seen.load()
+    await this.#o.serial.start?.()
   }
 
   /** Waits for the job in hand, then stops the serial runner. */
   async stop(): Promise<void> {
-    if (!this.#running) return;
-    this.#running = false;
-    await this.#queue;
-    await this.#o.serial.stop?.();
+    if (!this.#running) return
+    this.#running = false
+    await this.#queue
+    await this.#o.serial.stop?.()
   }
 
   /** A `jobs` payload from the link; resolves when it was handled (queued behind earlier jobs). */
   handle(payload: Buffer | string): Promise<void> {
-    const parsed = parseJob(payload);
+    const parsed = parseJob(payload)
     if (!parsed.ok) {
-      this.#o.log.warn('ignoring an invalid job', { issues: parsed.errors });
-      return Promise.resolve();
+      this.#o.log.warn('ignoring an invalid job', { issues: parsed.errors })
+      return Promise.resolve()
     }
-    const job = parsed.value;
-    this.#queue = this.#queue.then(() => this.#handle(job)).catch((err: unknown) => {
-      this.#o.log.error('job handling failed', { jobId: job.id, err: err as Error });
-    });
-    return this.#queue;
+    const job = parsed.value
+    this.#queue = this.#queue
+      .then(() => this.#handle(job))
+      .catch((err: unknown) => {
+        this.#o.log.error('job handling failed', { jobId: job.id, err: err as Error })
+      })
+    return this.#queue
   }
 
   async #handle(job: Job): Promise<void> {
-    const { seen, log, clock } = this.#o;
-    if (!this.#running) return;
-    const fresh = await seen.add(job.id, clock.now().toISOString());
+    const { seen, log, clock } = this.#o
+    if (!this.#running) return
+    const fresh = await seen.add(job.id, clock.now().toISOString())
     if (!fresh) {
-      const earlier = seen.get(job.id)?.result;
-      log.info('duplicate job ignored', { jobId: job.id, answered: Boolean(earlier) });
+      const earlier = seen.get(job.id)?.result
+      log.info('duplicate job ignored', { jobId: job.id, answered: Boolean(earlier) })
       // The first answer may have been lost with the connection: say it again.
-      if (earlier) this.#publish(earlier);
-      return;
+      if (earlier) this.#publish(earlier)
+      return
     }
-    log.info('job received', { jobId: job.id, kind: job.kind });
-    const result = await this.#run(job);
-    await seen.setResult(job.id, result);
-    log.info('job done', { jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) });
-    this.#publish(result);
+    log.info('job received', { jobId: job.id, kind: job.kind })
+    const result = await this.#run(job)
+    await seen.setResult(job.id, result)
+    log.info('job done', { jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) })
+    this.#publish(result)
   }
 
   /** Not waiting for the PUBACK: a lost connection must not hold the next job (mqtt.js resends QoS 1). */
   #publish(result: JobResult): void {
     this.#o.publisher.publish('job-results', result, false).catch((err: unknown) => {
-      this.#o.log.warn('job result not acknowledged', { jobId: result.jobId, err: err as Error });
-    });
+      this.#o.log.warn('job result not acknowledged', { jobId: result.jobId, err: err as Error })
+    })
   }
 
   async #run(job: Job): Promise<JobResult> {
-    const at = () => this.#o.clock.now().toISOString();
+    const at = () => this.#o.clock.now().toISOString()
     if (job.kind === 'serial') {
       try {
-        return await this.#o.serial.run(job);
+        return await this.#o.serial.run(job)
       } catch (err) {
-        return { jobId: job.id, kind: 'serial', sentHex: '', replyHex: '', outcome: 'failed', reason: `serial driver error: ${(err as Error).message}`, at: at() };
+        return {
+          jobId: job.id,
+          kind: 'serial',
+          sentHex: '',
+          replyHex: '',
+          outcome: 'failed',
+          reason: `serial driver error: ${(err as Error).message}`,
+          at: at(),
+        }
       }
     }
     // Reboot and screenshot need the player platform's help; this agent does not do them yet.
-    return { jobId: job.id, kind: job.kind, sentHex: '', replyHex: '', outcome: 'failed', reason: `${job.kind} is not supported by this agent`, at: at() };
+    return { jobId: job.id, kind: job.kind, sentHex: '', replyHex: '', outcome: 'failed', reason: `${job.kind} is not supported by this agent`, at: at() }
   }
 }

@@ -2,13 +2,13 @@
 // separately): one serial job in, one JobResult out. The runner owns the port (one command
 // in flight, timeouts, retries, reopening after an unplug) and never throws for a panel
 // fault: those are outcomes (`nak`, `timeout`, `failed` with a reason).
-import type { JobResult, SerialJob } from '@svc/shared/mqtt/index';
-import type { Clock } from '../runtime/time.js';
+import type { JobResult, SerialJob } from '@svc/shared/mqtt/index'
+import type { Clock } from '../runtime/time.js'
 
 export interface SerialJobRunner {
-  run(job: SerialJob): Promise<JobResult>;
-  start?(): Promise<void> | void;
-  stop?(): Promise<void> | void;
+  run(job: SerialJob): Promise<JobResult>
+  start?(): Promise<void> | void
+  stop?(): Promise<void> | void
 }
 
 /**
@@ -22,6 +22,6 @@ export class UnavailableSerialRunner implements SerialJobRunner {
   ) {}
 
   async run(job: SerialJob): Promise<JobResult> {
-    return { jobId: job.id, kind: 'serial', sentHex: '', replyHex: '', outcome: 'failed', reason: this.reason, at: this.clock.now().toISOString() };
+    return { jobId: job.id, kind: 'serial', sentHex: '', replyHex: '', outcome: 'failed', reason: this.reason, at: this.clock.now().toISOString() }
   }
 }

@@ -6,88 +6,88 @@
 // read again and sent on the next connect; the cloud stores a re-sent record once.
 // Records another screen id wrote (before a re-pairing) or that the contract would refuse
 // are skipped with a warning, so one bad line never blocks the rest.
-import { PLAY_LOG_LIMITS, validatePlayRecord, type PlayLogBatchMessage, type PlayRecordMessage } from '@svc/shared/mqtt/index';
-import type { Logger } from '../runtime/Logger.js';
-import type { PlayLog } from './PlayLog.js';
+import { PLAY_LOG_LIMITS, validatePlayRecord, type PlayLogBatchMessage, type PlayRecordMessage } from '@svc/shared/mqtt/index'
+import type { Logger } from '../runtime/Logger.js'
+import type { PlayLog } from './PlayLog.js'
 
 export interface PlayLogPublisher {
-  readonly connected: boolean;
-  publish(kind: 'play-log', message: unknown, retain: boolean): Promise<void>;
+  readonly connected: boolean
+  publish(kind: 'play-log', message: unknown, retain: boolean): Promise<void>
 }
 
 export interface PlayLogSenderOptions {
-  playLog: PlayLog;
-  link: PlayLogPublisher;
-  screenId: string;
-  log: Logger;
+  playLog: PlayLog
+  link: PlayLogPublisher
+  screenId: string
+  log: Logger
   /** Records per batch (default and maximum PLAY_LOG_LIMITS.maxRecords). */
-  maxRecords?: number;
+  maxRecords?: number
 }
 
 export class PlayLogSender {
-  readonly #o: PlayLogSenderOptions;
-  #running: Promise<void> | null = null;
-  #again = false;
-  #stopped = false;
+  readonly #o: PlayLogSenderOptions
+  #running: Promise<void> | null = null
+  #again = false
+  #stopped = false
   /** Batches acknowledged since start (for tests and logs). */
-  sentBatches = 0;
+  sentBatches = 0
 
   constructor(options: PlayLogSenderOptions) {
-    this.#o = options;
+    this.#o = options
   }
 
   /** Sends what is waiting, if connected; a call while sending makes it look again afterwards. */
   kick(): void {
-    if (this.#stopped || !this.#o.link.connected) return;
+    if (this.#stopped || !this.#o.link.connected) return
     if (this.#running) {
-      this.#again = true;
-      return;
+      this.#again = true
+      return
     }
     this.#running = this.#drain()
       .catch((err: unknown) => {
         // Not at once again (no hot loop on a failing link): the next connect or play retries.
-        this.#again = false;
-        this.#o.log.warn('could not send the play log; it is kept and sent on the next connect', { err: err as Error });
+        this.#again = false
+        this.#o.log.warn('could not send the play log; it is kept and sent on the next connect', { err: err as Error })
       })
       .finally(() => {
-        this.#running = null;
+        this.#running = null
         if (this.#again) {
-          this.#again = false;
-          this.kick();
+          this.#again = false
+          this.kick()
         }
-      });
+      })
   }
 
   /** Stops sending (a batch in flight may still be acknowledged). */
   stop(): void {
-    this.#stopped = true;
+    this.#stopped = true
   }
 
   /** Resolves when no sending is under way. */
   async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+    while (this.#running) await this.#running
   }
 
   async #drain(): Promise<void> {
-    const { playLog, link, screenId, log } = this.#o;
-    const max = Math.min(this.#o.maxRecords ?? PLAY_LOG_LIMITS.maxRecords, PLAY_LOG_LIMITS.maxRecords);
+    const { playLog, link, screenId, log } = this.#o
+    const max = Math.min(this.#o.maxRecords ?? PLAY_LOG_LIMITS.maxRecords, PLAY_LOG_LIMITS.maxRecords)
     while (!this.#stopped && link.connected) {
-      const batch = await playLog.batch(screenId, max);
-      if (batch.cursor === batch.from) return;
-      const records: PlayRecordMessage[] = [];
+      const batch = await playLog.batch(screenId, max)
+      if (batch.cursor === batch.from) return
+      const records: PlayRecordMessage[] = []
       for (const r of batch.records) {
-        if (r.screenId !== screenId) continue; // written under an earlier pairing: not this screen's to report
-        const v = validatePlayRecord(r);
-        if (v.ok) records.push(v.value);
-        else log.warn('skipping a play record the cloud would refuse', { itemId: String(r.itemId).slice(0, 100), errors: v.errors });
+        if (r.screenId !== screenId) continue // written under an earlier pairing: not this screen's to report
+        const v = validatePlayRecord(r)
+        if (v.ok) records.push(v.value)
+        else log.warn('skipping a play record the cloud would refuse', { itemId: String(r.itemId).slice(0, 100), errors: v.errors })
       }
       if (records.length) {
-        const message: PlayLogBatchMessage = { batchId: `${screenId}:${batch.from}-${batch.cursor}`, records };
+        const message: PlayLogBatchMessage = { batchId: `${screenId}:${batch.from}-${batch.cursor}`, records }
         // Resolves on the PUBACK: the cloud has stored the batch.
-        await link.publish('play-log', message, false);
-        this.sentBatches++;
+        await link.publish('play-log', message, false)
+        this.sentBatches++
       }
-      await playLog.ack(batch.cursor);
+      await playLog.ack(batch.cursor)
     }
   }
 }

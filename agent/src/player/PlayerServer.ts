@@ -2,189 +2,189 @@
 // the current view as JSON at `/state`, cached media at `/media/<key>` (with byte ranges,
 // for video), and a WebSocket feed at `/feed` that sends the current view on connect and
 // every change after; the page answers on it with what it actually plays (`page` events).
-import { EventEmitter } from 'node:events';
-import { createReadStream } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, WebSocket } from 'ws';
-import type { Logger } from '../runtime/Logger.js';
-import { PLAYER_PAGE } from './page.js';
-import type { PlayerView } from './PlayerView.js';
+import { EventEmitter } from 'node:events'
+import { createReadStream } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { WebSocketServer, WebSocket } from 'ws'
+import type { Logger } from '../runtime/Logger.js'
+import { PLAYER_PAGE } from './page.js'
+import type { PlayerView } from './PlayerView.js'
 
 export interface PlayerServerOptions {
   /** 0 picks a free port. */
-  port: number;
+  port: number
   /** Default 127.0.0.1: the kiosk browser runs on the player itself. */
-  host?: string;
-  log: Logger;
+  host?: string
+  log: Logger
   /** Finds a cached file by key for `/media/<key>` (absent = no media route). */
-  media?: (key: string) => { file: string; mimeType: string | null; bytes: number } | null;
+  media?: (key: string) => { file: string; mimeType: string | null; bytes: number } | null
 }
 
 /** What the page tells the agent about what it shows. */
 export interface PageEvent {
   /** Which page connection said it (several pages may be open, e.g. one with `?debug=1`). */
-  page: number;
-  type: 'play';
-  event: 'start' | 'end' | 'error';
+  page: number
+  type: 'play'
+  event: 'start' | 'end' | 'error'
   /** `main`, or `main/<zone>` inside a layout. */
-  slot: string;
-  source?: string;
-  contentKind?: string;
-  contentId?: string;
-  castId?: string | null;
-  emergencyId?: string | null;
-  itemKind?: string;
-  itemId?: string;
-  url?: string | null;
+  slot: string
+  source?: string
+  contentKind?: string
+  contentId?: string
+  castId?: string | null
+  emergencyId?: string | null
+  itemKind?: string
+  itemId?: string
+  url?: string | null
 }
 
 export interface PlayerServerEvents {
   /** A message from a page. */
-  page: [event: PageEvent];
+  page: [event: PageEvent]
   /** A page connection closed (what it showed is no longer known to be on screen). */
-  pageGone: [page: number];
+  pageGone: [page: number]
 }
 
 function parsePageEvent(text: string, page: number): PageEvent | null {
-  let m: unknown;
+  let m: unknown
   try {
-    m = JSON.parse(text);
+    m = JSON.parse(text)
   } catch {
-    return null;
+    return null
   }
-  if (!m || typeof m !== 'object') return null;
-  const e = m as Record<string, unknown>;
-  if (e.type !== 'play' || !['start', 'end', 'error'].includes(e.event as string) || typeof e.slot !== 'string' || e.slot.length > 200) return null;
-  if (e.event !== 'end' && (typeof e.itemId !== 'string' || typeof e.itemKind !== 'string' || typeof e.contentId !== 'string')) return null;
-  return { ...(e as unknown as PageEvent), page };
+  if (!m || typeof m !== 'object') return null
+  const e = m as Record<string, unknown>
+  if (e.type !== 'play' || !['start', 'end', 'error'].includes(e.event as string) || typeof e.slot !== 'string' || e.slot.length > 200) return null
+  if (e.event !== 'end' && (typeof e.itemId !== 'string' || typeof e.itemKind !== 'string' || typeof e.contentId !== 'string')) return null
+  return { ...(e as unknown as PageEvent), page }
 }
 
 export class PlayerServer extends EventEmitter<PlayerServerEvents> {
-  readonly #o: PlayerServerOptions;
-  #server: http.Server | null = null;
-  #wss: WebSocketServer | null = null;
-  #view: PlayerView = { type: 'starting' };
-  #port: number | null = null;
-  #pages = 0;
+  readonly #o: PlayerServerOptions
+  #server: http.Server | null = null
+  #wss: WebSocketServer | null = null
+  #view: PlayerView = { type: 'starting' }
+  #port: number | null = null
+  #pages = 0
 
   constructor(options: PlayerServerOptions) {
-    super();
-    this.#o = options;
+    super()
+    this.#o = options
   }
 
   /** The bound port once started. */
   get port(): number | null {
-    return this.#port;
+    return this.#port
   }
 
   get view(): PlayerView {
-    return this.#view;
+    return this.#view
   }
 
   async start(): Promise<void> {
-    if (this.#server) return;
-    const server = http.createServer((req, res) => this.#serve(req, res));
-    const wss = new WebSocketServer({ noServer: true });
+    if (this.#server) return
+    const server = http.createServer((req, res) => this.#serve(req, res))
+    const wss = new WebSocketServer({ noServer: true })
     server.on('upgrade', (req, socket, head) => {
       if (new URL(req.url ?? '/', 'http://x').pathname !== '/feed') {
-        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-        return;
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n')
+        return
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
-        ws.on('error', () => ws.terminate());
-        const page = ++this.#pages;
+        ws.on('error', () => ws.terminate())
+        const page = ++this.#pages
         ws.on('message', (data) => {
-          const e = parsePageEvent(String(data), page);
-          if (e) this.emit('page', e);
-        });
-        ws.on('close', () => this.emit('pageGone', page));
-        ws.send(JSON.stringify(this.#view));
-      });
-    });
-    this.#server = server;
-    this.#wss = wss;
-    const host = this.#o.host ?? '127.0.0.1';
+          const e = parsePageEvent(String(data), page)
+          if (e) this.emit('page', e)
+        })
+        ws.on('close', () => this.emit('pageGone', page))
+        ws.send(JSON.stringify(this.#view))
+      })
+    })
+    this.#server = server
+    this.#wss = wss
+    const host = this.#o.host ?? '127.0.0.1'
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', reject)
       server.listen(this.#o.port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.#port = (server.address() as AddressInfo).port;
-    this.#o.log.info('player page listening', { url: `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}/` });
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    this.#port = (server.address() as AddressInfo).port
+    this.#o.log.info('player page listening', { url: `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}/` })
   }
 
   /** Shows a new view on every connected page. */
   show(view: PlayerView): void {
-    this.#view = view;
-    const text = JSON.stringify(view);
-    for (const ws of this.#wss?.clients ?? []) if (ws.readyState === WebSocket.OPEN) ws.send(text);
+    this.#view = view
+    const text = JSON.stringify(view)
+    for (const ws of this.#wss?.clients ?? []) if (ws.readyState === WebSocket.OPEN) ws.send(text)
   }
 
   async stop(): Promise<void> {
-    const server = this.#server;
-    const wss = this.#wss;
-    this.#server = null;
-    this.#wss = null;
-    if (!server || !wss) return;
-    for (const ws of wss.clients) ws.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    const server = this.#server
+    const wss = this.#wss
+    this.#server = null
+    this.#wss = null
+    if (!server || !wss) return
+    for (const ws of wss.clients) ws.terminate()
+    await new Promise<void>((r) => wss.close(() => r()))
+    server.closeAllConnections()
+    await new Promise<void>((r) => server.close(() => r()))
   }
 
   #serve(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const path = new URL(req.url ?? '/', 'http://x').pathname
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      res.writeHead(405, { allow: 'GET, HEAD' }).end()
     } else if (path === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PLAYER_PAGE);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PLAYER_PAGE)
     } else if (path === '/state') {
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.#view));
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.#view))
     } else if (path.startsWith('/media/') && this.#o.media) {
-      this.#serveMedia(req, res, path.slice('/media/'.length));
+      this.#serveMedia(req, res, path.slice('/media/'.length))
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
     }
   }
 
   #serveMedia(req: http.IncomingMessage, res: http.ServerResponse, key: string): void {
-    const hit = /^[0-9a-f]{64}$/.test(key) ? this.#o.media!(key) : null;
+    const hit = /^[0-9a-f]{64}$/.test(key) ? this.#o.media!(key) : null
     if (!hit) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not cached\n');
-      return;
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not cached\n')
+      return
     }
     const headers: http.OutgoingHttpHeaders = {
       'content-type': hit.mimeType ?? 'application/octet-stream',
       'accept-ranges': 'bytes',
       'cache-control': 'no-cache',
-    };
-    let start = 0;
-    let end = hit.bytes - 1;
-    let status = 200;
-    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    }
+    let start = 0
+    let end = hit.bytes - 1
+    let status = 200
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '')
     if (range && (range[1] || range[2])) {
       if (range[1]) {
-        start = Number(range[1]);
-        if (range[2]) end = Math.min(end, Number(range[2]));
-      } else start = Math.max(0, hit.bytes - Number(range[2]));
+        start = Number(range[1])
+        if (range[2]) end = Math.min(end, Number(range[2]))
+      } else start = Math.max(0, hit.bytes - Number(range[2]))
       if (start > end || start >= hit.bytes) {
-        res.writeHead(416, { 'content-range': `bytes */${hit.bytes}` }).end();
-        return;
+        res.writeHead(416, { 'content-range': `bytes */${hit.bytes}` }).end()
+        return
       }
-      status = 206;
-      headers['content-range'] = `bytes ${start}-${end}/${hit.bytes}`;
+      status = 206
+      headers['content-range'] = `bytes ${start}-${end}/${hit.bytes}`
     }
-    headers['content-length'] = hit.bytes === 0 ? 0 : end - start + 1;
-    res.writeHead(status, headers);
+    headers['content-length'] = hit.bytes === 0 ? 0 : end - start + 1
+    res.writeHead(status, headers)
     if (req.method === 'HEAD' || hit.bytes === 0) {
-      res.end();
-      return;
+      res.end()
+      return
     }
     createReadStream(hit.file, { start, end })
       .on('error', () => res.destroy())
-      .pipe(res);
+      .pipe(res)
   }
 }

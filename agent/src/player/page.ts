@@ -210,4 +210,4 @@ export const PLAYER_PAGE = `<!doctype html>
 </script>
 </body>
 </html>
-`;
+`

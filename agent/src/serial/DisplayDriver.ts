@@ -8,7 +8,7 @@
  * is closed, commands are held for `holdMs` (then fail "port closed"), or fail
  * at once with `whileClosed: 'fail'`.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter } from 'node:events'
 import {
   isPanelProtocolError,
   panelProtocols,
@@ -17,115 +17,118 @@ import {
   type PanelProtocol,
   type PanelProtocolName,
   type PanelReply,
-} from '@svc/shared/panels/index';
-import type { JobOutcome } from '@svc/shared/mqtt/index';
-import { openPanelPort, type PanelPort, type PanelPortFactory } from './PanelPort.js';
+} from '@svc/shared/panels/index'
+import type { JobOutcome } from '@svc/shared/mqtt/index'
+import { openPanelPort, type PanelPort, type PanelPortFactory } from './PanelPort.js'
 
 /** Time as a dependency (firmware-sim's ManualClock fits). */
 export interface DriverClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
+  now(): number
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
 }
 
 export const systemDriverClock: DriverClock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
+}
 
 export interface DisplayDriverOptions {
   /** Device path (`/dev/ttyUSB0`, a pty) or `tcp://host:port` for a serial-over-IP gateway. */
-  path: string;
+  path: string
   /** Framing for commands that do not name one; null = raw (reply ends on silence). Default null. */
-  protocol?: PanelProtocolName | null;
+  protocol?: PanelProtocolName | null
   /** Serial settings; default 9600 8N1 (every supported panel). */
-  baudRate?: number;
-  dataBits?: 5 | 6 | 7 | 8;
-  parity?: 'none' | 'even' | 'odd';
-  stopBits?: 1 | 2;
+  baudRate?: number
+  dataBits?: 5 | 6 | 7 | 8
+  parity?: 'none' | 'even' | 'odd'
+  stopBits?: 1 | 2
   /** Reply timeout per attempt; default 2000 ms for PJLink (its replies are due within 2 s), else 1000 ms. */
-  timeoutMs?: number;
+  timeoutMs?: number
   /** Extra attempts after a timeout or an unreadable reply; default 2. A NAK is never retried. */
-  retries?: number;
+  retries?: number
   /** Delay before the first retry, doubled for each further one; default 100 ms. */
-  retryDelayMs?: number;
+  retryDelayMs?: number
   /** Least time between the end of one exchange and the next packet; default 650 ms for NEC, else 0. */
-  minGapMs?: number;
+  minGapMs?: number
   /** First reopen delay after an unplug or a failed open, doubled up to reopenMaxDelayMs; default 500 ms. */
-  reopenDelayMs?: number;
-  reopenMaxDelayMs?: number;
+  reopenDelayMs?: number
+  reopenMaxDelayMs?: number
   /** What a command does while the port is closed: wait up to holdMs (default) or fail at once. */
-  whileClosed?: 'hold' | 'fail';
+  whileClosed?: 'hold' | 'fail'
   /** How long a held command waits for the port; default 10 000 ms. */
-  holdMs?: number;
+  holdMs?: number
   /** Raw replies end after this much silence; default 100 ms. */
-  rawSilenceMs?: number;
-  openPort?: PanelPortFactory;
-  clock?: DriverClock;
+  rawSilenceMs?: number
+  openPort?: PanelPortFactory
+  clock?: DriverClock
 }
 
 export interface CommandOptions {
   /** Overrides the driver's protocol for this command; null = raw. */
-  protocol?: PanelProtocolName | null;
-  timeoutMs?: number;
-  retries?: number;
+  protocol?: PanelProtocolName | null
+  timeoutMs?: number
+  retries?: number
 }
 
 export interface CommandResult {
-  outcome: JobOutcome;
+  outcome: JobOutcome
   /** Bytes written (hex pairs, no separators). */
-  sentHex: string;
+  sentHex: string
   /** The reply frame, or every byte read in the last attempt when no frame was found. */
-  replyHex: string;
+  replyHex: string
   /** The parsed reply when a protocol frame was read. */
-  reply?: PanelReply;
+  reply?: PanelReply
   /** Why: always set for `failed`, also for `timeout` and `nak`. */
-  reason?: string;
-  attempts: number;
+  reason?: string
+  attempts: number
 }
 
 type Attempt =
   | { kind: 'ok' | 'nak'; frame: Buffer; reply?: PanelReply }
   | { kind: 'timeout'; received: Buffer }
   | { kind: 'bad'; frame: Buffer; reason: string }
-  | { kind: 'failed'; received: Buffer; reason: string };
+  | { kind: 'failed'; received: Buffer; reason: string }
 
 export interface DisplayDriverEvents {
-  open: [];
-  close: [Error | undefined];
+  open: []
+  close: [Error | undefined]
   /** Open failures and port errors; the driver keeps going. */
-  warn: [Error];
+  warn: [Error]
 }
 
 export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
-  readonly path: string;
-  readonly protocol: PanelProtocolName | null;
-  private readonly clock: DriverClock;
-  private readonly factory: PanelPortFactory;
-  private port: PanelPort | null = null;
-  private started = false;
-  private reopenDelay: number;
-  private reopenTimer: unknown = null;
-  private openWaiters = new Set<() => void>();
-  private chain: Promise<unknown> = Promise.resolve();
-  private onChunk: ((chunk: Buffer) => void) | null = null;
-  private abortAttempt: ((reason: string) => void) | null = null;
-  private lastExchangeEnd = -Infinity;
-  private readonly o: Required<Omit<DisplayDriverOptions, 'openPort' | 'clock' | 'protocol' | 'timeoutMs' | 'minGapMs'>> & { timeoutMs?: number; minGapMs?: number };
+  readonly path: string
+  readonly protocol: PanelProtocolName | null
+  private readonly clock: DriverClock
+  private readonly factory: PanelPortFactory
+  private port: PanelPort | null = null
+  private started = false
+  private reopenDelay: number
+  private reopenTimer: unknown = null
+  private openWaiters = new Set<() => void>()
+  private chain: Promise<unknown> = Promise.resolve()
+  private onChunk: ((chunk: Buffer) => void) | null = null
+  private abortAttempt: ((reason: string) => void) | null = null
+  private lastExchangeEnd = -Infinity
+  private readonly o: Required<Omit<DisplayDriverOptions, 'openPort' | 'clock' | 'protocol' | 'timeoutMs' | 'minGapMs'>> & {
+    timeoutMs?: number
+    minGapMs?: number
+  }
 
   constructor(opts: DisplayDriverOptions) {
-    super();
-    if (typeof opts.path !== 'string' || opts.path === '') throw new TypeError('DisplayDriver: path is required');
+    super()
+    if (typeof opts.path !== 'string' || opts.path === '') throw new TypeError('DisplayDriver: path is required')
     for (const k of ['timeoutMs', 'retries', 'retryDelayMs', 'minGapMs', 'reopenDelayMs', 'reopenMaxDelayMs', 'holdMs', 'rawSilenceMs'] as const) {
-      const v = opts[k];
-      if (v !== undefined && (!Number.isFinite(v) || v < 0)) throw new TypeError(`DisplayDriver: ${k} must be a number of at least 0`);
+      const v = opts[k]
+      if (v !== undefined && (!Number.isFinite(v) || v < 0)) throw new TypeError(`DisplayDriver: ${k} must be a number of at least 0`)
     }
-    if (opts.protocol != null && !Object.hasOwn(panelProtocols, opts.protocol)) throw new TypeError(`DisplayDriver: unknown protocol ${opts.protocol}`);
-    this.path = opts.path;
-    this.protocol = opts.protocol ?? null;
-    this.clock = opts.clock ?? systemDriverClock;
-    this.factory = opts.openPort ?? openPanelPort;
+    if (opts.protocol != null && !Object.hasOwn(panelProtocols, opts.protocol)) throw new TypeError(`DisplayDriver: unknown protocol ${opts.protocol}`)
+    this.path = opts.path
+    this.protocol = opts.protocol ?? null
+    this.clock = opts.clock ?? systemDriverClock
+    this.factory = opts.openPort ?? openPanelPort
     this.o = {
       path: opts.path,
       baudRate: opts.baudRate ?? 9600,
@@ -141,205 +144,219 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
       rawSilenceMs: opts.rawSilenceMs ?? 100,
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.minGapMs !== undefined ? { minGapMs: opts.minGapMs } : {}),
-    };
-    this.reopenDelay = this.o.reopenDelayMs;
+    }
+    this.reopenDelay = this.o.reopenDelayMs
   }
 
   get isOpen(): boolean {
-    return this.port?.isOpen ?? false;
+    return this.port?.isOpen ?? false
   }
 
   /** Opens the port; a failure is reported as `warn` and retried with backoff. */
   async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    await this.connect();
+    if (this.started) return
+    this.started = true
+    await this.connect()
   }
 
   /** Closes the port and fails whatever waits for it. */
   async stop(): Promise<void> {
-    this.started = false;
-    if (this.reopenTimer !== null) this.clock.clearTimeout(this.reopenTimer);
-    this.reopenTimer = null;
-    this.abortAttempt?.('driver stopped');
-    for (const w of this.openWaiters) w();
-    const port = this.port;
-    this.port = null;
+    this.started = false
+    if (this.reopenTimer !== null) this.clock.clearTimeout(this.reopenTimer)
+    this.reopenTimer = null
+    this.abortAttempt?.('driver stopped')
+    for (const w of this.openWaiters) w()
+    const port = this.port
+    this.port = null
     if (port) {
-      port.removeAllListeners();
-      port.on('error', () => undefined);
-      if (port.isOpen) await new Promise<void>((r) => port.close(() => r()));
+      port.removeAllListeners()
+      port.on('error', () => undefined)
+      if (port.isOpen) await new Promise<void>((r) => port.close(() => r()))
     }
-    await this.chain.catch(() => undefined);
+    await this.chain.catch(() => undefined)
   }
 
   /** Queues a command; resolves with its outcome (never rejects). */
   send(bytes: Uint8Array, opts: CommandOptions = {}): Promise<CommandResult> {
-    const run = this.chain.then(() => this.execute(Buffer.from(bytes), opts));
-    this.chain = run.catch(() => undefined);
-    return run;
+    const run = this.chain.then(() => this.execute(Buffer.from(bytes), opts))
+    this.chain = run.catch(() => undefined)
+    return run
   }
 
   private timeoutFor(protocol: PanelProtocolName | null): number {
-    return this.o.timeoutMs ?? (protocol === 'pjlink' ? 2000 : 1000);
+    return this.o.timeoutMs ?? (protocol === 'pjlink' ? 2000 : 1000)
   }
 
   private gapFor(protocol: PanelProtocolName | null): number {
-    return this.o.minGapMs ?? (protocol === 'nec' ? 650 : 0);
+    return this.o.minGapMs ?? (protocol === 'nec' ? 650 : 0)
   }
 
   private async execute(bytes: Buffer, opts: CommandOptions): Promise<CommandResult> {
-    const protocol = opts.protocol !== undefined ? opts.protocol : this.protocol;
-    const codec = protocol ? panelProtocols[protocol] : null;
-    const timeoutMs = opts.timeoutMs ?? this.timeoutFor(protocol);
-    const attempts = 1 + (opts.retries ?? this.o.retries);
-    const sentHex = bytes.toString('hex');
-    let last: Attempt | null = null;
-    let n = 0;
+    const protocol = opts.protocol !== undefined ? opts.protocol : this.protocol
+    const codec = protocol ? panelProtocols[protocol] : null
+    const timeoutMs = opts.timeoutMs ?? this.timeoutFor(protocol)
+    const attempts = 1 + (opts.retries ?? this.o.retries)
+    const sentHex = bytes.toString('hex')
+    let last: Attempt | null = null
+    let n = 0
     for (n = 1; n <= attempts; n++) {
-      if (n > 1) await this.sleep(this.o.retryDelayMs * 2 ** (n - 2));
+      if (n > 1) await this.sleep(this.o.retryDelayMs * 2 ** (n - 2))
       if (!(await this.waitOpen())) {
-        return { outcome: 'failed', sentHex: last ? sentHex : '', replyHex: '', reason: this.started ? 'port closed' : 'driver stopped', attempts: n - 1 };
+        return { outcome: 'failed', sentHex: last ? sentHex : '', replyHex: '', reason: this.started ? 'port closed' : 'driver stopped', attempts: n - 1 }
       }
-      await this.sleep(this.lastExchangeEnd + this.gapFor(protocol) - this.clock.now());
-      last = await this.attempt(bytes, codec, timeoutMs);
-      if (last.kind === 'ok') return { outcome: 'ok', sentHex, replyHex: last.frame.toString('hex'), ...(last.reply ? { reply: last.reply } : {}), attempts: n };
+      await this.sleep(this.lastExchangeEnd + this.gapFor(protocol) - this.clock.now())
+      last = await this.attempt(bytes, codec, timeoutMs)
+      if (last.kind === 'ok') return { outcome: 'ok', sentHex, replyHex: last.frame.toString('hex'), ...(last.reply ? { reply: last.reply } : {}), attempts: n }
       if (last.kind === 'nak') {
-        const code = last.reply?.errorCode;
-        return { outcome: 'nak', sentHex, replyHex: last.frame.toString('hex'), ...(last.reply ? { reply: last.reply } : {}), reason: code !== undefined ? `panel rejected the command (${String(code)})` : 'panel rejected the command', attempts: n };
+        const code = last.reply?.errorCode
+        return {
+          outcome: 'nak',
+          sentHex,
+          replyHex: last.frame.toString('hex'),
+          ...(last.reply ? { reply: last.reply } : {}),
+          reason: code !== undefined ? `panel rejected the command (${String(code)})` : 'panel rejected the command',
+          attempts: n,
+        }
       }
-      if (!this.started) break;
+      if (!this.started) break
     }
-    const tries = Math.min(n, attempts);
-    if (!last || last.kind === 'failed') return { outcome: 'failed', sentHex, replyHex: last ? last.received.toString('hex') : '', reason: last?.reason ?? 'not sent', attempts: tries };
-    if (last.kind === 'bad') return { outcome: 'failed', sentHex, replyHex: last.frame.toString('hex'), reason: last.reason, attempts: tries };
-    return { outcome: 'timeout', sentHex, replyHex: 'received' in last ? last.received.toString('hex') : '', reason: `no reply within ${timeoutMs} ms (${tries} attempt${tries > 1 ? 's' : ''})`, attempts: tries };
+    const tries = Math.min(n, attempts)
+    if (!last || last.kind === 'failed')
+      return { outcome: 'failed', sentHex, replyHex: last ? last.received.toString('hex') : '', reason: last?.reason ?? 'not sent', attempts: tries }
+    if (last.kind === 'bad') return { outcome: 'failed', sentHex, replyHex: last.frame.toString('hex'), reason: last.reason, attempts: tries }
+    return {
+      outcome: 'timeout',
+      sentHex,
+      replyHex: 'received' in last ? last.received.toString('hex') : '',
+      reason: `no reply within ${timeoutMs} ms (${tries} attempt${tries > 1 ? 's' : ''})`,
+      attempts: tries,
+    }
   }
 
   /** One write and the wait for its reply. */
   private attempt(bytes: Buffer, codec: PanelProtocol | null, timeoutMs: number): Promise<Attempt> {
-    const port = this.port!;
+    const port = this.port!
     return new Promise<Attempt>((resolve) => {
-      const received: Buffer[] = [];
-      const framer = codec?.createReplyFramer() ?? null;
-      const raw = codec ? null : new RawReplyCollector({ kind: 'raw', silenceMs: this.o.rawSilenceMs, maxBytes: RAW_DEFAULT_MAX_BYTES });
-      let silence: unknown = null;
-      let settled = false;
+      const received: Buffer[] = []
+      const framer = codec?.createReplyFramer() ?? null
+      const raw = codec ? null : new RawReplyCollector({ kind: 'raw', silenceMs: this.o.rawSilenceMs, maxBytes: RAW_DEFAULT_MAX_BYTES })
+      let silence: unknown = null
+      let settled = false
       const finish = (a: Attempt) => {
-        if (settled) return;
-        settled = true;
-        this.clock.clearTimeout(timer);
-        if (silence !== null) this.clock.clearTimeout(silence);
-        this.onChunk = null;
-        this.abortAttempt = null;
-        this.lastExchangeEnd = this.clock.now();
-        resolve(a);
-      };
-      const all = () => Buffer.concat(received);
+        if (settled) return
+        settled = true
+        this.clock.clearTimeout(timer)
+        if (silence !== null) this.clock.clearTimeout(silence)
+        this.onChunk = null
+        this.abortAttempt = null
+        this.lastExchangeEnd = this.clock.now()
+        resolve(a)
+      }
+      const all = () => Buffer.concat(received)
       const timer = this.clock.setTimeout(() => {
-        const rest = raw?.poll(Number.POSITIVE_INFINITY);
-        finish(rest && rest.length ? { kind: 'ok', frame: rest } : { kind: 'timeout', received: all() });
-      }, timeoutMs);
-      this.abortAttempt = (reason) => finish({ kind: 'failed', received: all(), reason });
+        const rest = raw?.poll(Number.POSITIVE_INFINITY)
+        finish(rest?.length ? { kind: 'ok', frame: rest } : { kind: 'timeout', received: all() })
+      }, timeoutMs)
+      this.abortAttempt = (reason) => finish({ kind: 'failed', received: all(), reason })
       const pollRaw = () => {
-        silence = null;
-        const reply = raw!.poll(this.clock.now());
-        if (reply) return finish({ kind: 'ok', frame: reply });
-        const at = raw!.deadline();
-        if (at !== null) silence = this.clock.setTimeout(pollRaw, Math.max(0, at - this.clock.now()));
-      };
+        silence = null
+        const reply = raw!.poll(this.clock.now())
+        if (reply) return finish({ kind: 'ok', frame: reply })
+        const at = raw!.deadline()
+        if (at !== null) silence = this.clock.setTimeout(pollRaw, Math.max(0, at - this.clock.now()))
+      }
       this.onChunk = (chunk) => {
-        received.push(chunk);
+        received.push(chunk)
         if (raw) {
-          const full = raw.push(chunk, this.clock.now());
-          if (full) return finish({ kind: 'ok', frame: full });
-          if (silence !== null) this.clock.clearTimeout(silence);
-          silence = this.clock.setTimeout(pollRaw, this.o.rawSilenceMs);
-          return;
+          const full = raw.push(chunk, this.clock.now())
+          if (full) return finish({ kind: 'ok', frame: full })
+          if (silence !== null) this.clock.clearTimeout(silence)
+          silence = this.clock.setTimeout(pollRaw, this.o.rawSilenceMs)
+          return
         }
         for (const frame of framer!.push(chunk)) {
-          let reply: PanelReply;
+          let reply: PanelReply
           try {
-            reply = codec!.parseReply(frame);
+            reply = codec!.parseReply(frame)
           } catch (err) {
-            const reason = isPanelProtocolError(err, 'checksum') ? 'bad checksum' : `unreadable reply: ${err instanceof Error ? err.message : String(err)}`;
-            return finish({ kind: 'bad', frame, reason });
+            const reason = isPanelProtocolError(err, 'checksum') ? 'bad checksum' : `unreadable reply: ${err instanceof Error ? err.message : String(err)}`
+            return finish({ kind: 'bad', frame, reason })
           }
-          if (reply.kind === 'greeting' && reply.ok) continue; // PJLink greets on connect
-          return finish(reply.ok ? { kind: 'ok', frame, reply } : { kind: 'nak', frame, reply });
+          if (reply.kind === 'greeting' && reply.ok) continue // PJLink greets on connect
+          return finish(reply.ok ? { kind: 'ok', frame, reply } : { kind: 'nak', frame, reply })
         }
-      };
+      }
       port.write(bytes, (err) => {
-        if (err) finish({ kind: 'failed', received: all(), reason: `write failed: ${err.message}` });
-      });
-    });
+        if (err) finish({ kind: 'failed', received: all(), reason: `write failed: ${err.message}` })
+      })
+    })
   }
 
   private async connect(): Promise<void> {
-    if (!this.started) return;
-    let port: PanelPort;
+    if (!this.started) return
+    let port: PanelPort
     try {
-      port = this.factory({ path: this.o.path, baudRate: this.o.baudRate, dataBits: this.o.dataBits, parity: this.o.parity, stopBits: this.o.stopBits });
-      await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
+      port = this.factory({ path: this.o.path, baudRate: this.o.baudRate, dataBits: this.o.dataBits, parity: this.o.parity, stopBits: this.o.stopBits })
+      await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())))
     } catch (err) {
-      this.warn(err);
-      this.scheduleReopen();
-      return;
+      this.warn(err)
+      this.scheduleReopen()
+      return
     }
     if (!this.started) {
-      port.close(() => undefined);
-      return;
+      port.close(() => undefined)
+      return
     }
-    this.port = port;
-    this.reopenDelay = this.o.reopenDelayMs;
-    port.on('data', (chunk) => this.onChunk?.(chunk));
-    port.on('error', (err) => this.warn(err));
-    port.on('close', (err) => this.onClose(port, err));
-    this.emit('open');
-    for (const w of [...this.openWaiters]) w();
+    this.port = port
+    this.reopenDelay = this.o.reopenDelayMs
+    port.on('data', (chunk) => this.onChunk?.(chunk))
+    port.on('error', (err) => this.warn(err))
+    port.on('close', (err) => this.onClose(port, err))
+    this.emit('open')
+    for (const w of [...this.openWaiters]) w()
   }
 
   private onClose(port: PanelPort, err?: Error & { disconnected?: boolean }): void {
-    if (this.port !== port) return;
-    this.port = null;
-    port.removeAllListeners();
-    port.on('error', () => undefined);
-    this.emit('close', err);
-    this.abortAttempt?.(err?.disconnected ? 'disconnected' : 'port closed');
-    this.scheduleReopen();
+    if (this.port !== port) return
+    this.port = null
+    port.removeAllListeners()
+    port.on('error', () => undefined)
+    this.emit('close', err)
+    this.abortAttempt?.(err?.disconnected ? 'disconnected' : 'port closed')
+    this.scheduleReopen()
   }
 
   private scheduleReopen(): void {
-    if (!this.started || this.reopenTimer !== null) return;
-    const delay = this.reopenDelay;
-    this.reopenDelay = Math.min(this.reopenDelay * 2, this.o.reopenMaxDelayMs);
+    if (!this.started || this.reopenTimer !== null) return
+    const delay = this.reopenDelay
+    this.reopenDelay = Math.min(this.reopenDelay * 2, this.o.reopenMaxDelayMs)
     this.reopenTimer = this.clock.setTimeout(() => {
-      this.reopenTimer = null;
-      void this.connect();
-    }, delay);
+      this.reopenTimer = null
+      void this.connect()
+    }, delay)
   }
 
   /** True once the port is open; false when it stays closed past holdMs (or at once with whileClosed 'fail'). */
   private waitOpen(): Promise<boolean> {
-    if (this.isOpen) return Promise.resolve(true);
-    if (!this.started || this.o.whileClosed === 'fail') return Promise.resolve(false);
+    if (this.isOpen) return Promise.resolve(true)
+    if (!this.started || this.o.whileClosed === 'fail') return Promise.resolve(false)
     return new Promise<boolean>((resolve) => {
       const done = () => {
-        this.openWaiters.delete(done);
-        this.clock.clearTimeout(timer);
-        resolve(this.isOpen);
-      };
-      const timer = this.clock.setTimeout(done, this.o.holdMs);
-      this.openWaiters.add(done);
-    });
+        this.openWaiters.delete(done)
+        this.clock.clearTimeout(timer)
+        resolve(this.isOpen)
+      }
+      const timer = this.clock.setTimeout(done, this.o.holdMs)
+      this.openWaiters.add(done)
+    })
   }
 
   private sleep(ms: number): Promise<void> {
-    if (!(ms > 0)) return Promise.resolve();
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+    if (!(ms > 0)) return Promise.resolve()
+    return new Promise((resolve) => this.clock.setTimeout(resolve, ms))
   }
 
   private warn(err: unknown): void {
-    if (this.listenerCount('warn') > 0) this.emit('warn', err instanceof Error ? err : new Error(String(err)));
+    if (this.listenerCount('warn') > 0) this.emit('warn', err instanceof Error ? err : new Error(String(err)))
   }
 }

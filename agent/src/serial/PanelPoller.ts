@@ -4,58 +4,58 @@
  * `{power, input?, at}` — the panel part of `reported`, which feeds the
  * cloud's display-off alert. A panel that does not answer reads `unknown`.
  */
-import { panelProtocols, type PanelPower, type PanelProtocolName } from '@svc/shared/panels/index';
-import type { PanelReport } from '@svc/shared/mqtt/index';
-import type { DisplayDriver } from './DisplayDriver.js';
+import { panelProtocols, type PanelPower, type PanelProtocolName } from '@svc/shared/panels/index'
+import type { PanelReport } from '@svc/shared/mqtt/index'
+import type { DisplayDriver } from './DisplayDriver.js'
 
 export interface PanelPollerOptions {
-  protocol: PanelProtocolName;
+  protocol: PanelProtocolName
   /** Set / monitor id on the bus. */
-  setId: number;
+  setId: number
   /** 0 = never poll. */
-  pollSeconds: number;
-  onReport: (report: PanelReport) => void;
-  now?: () => Date;
+  pollSeconds: number
+  onReport: (report: PanelReport) => void
+  now?: () => Date
 }
 
 /** Warming up counts as on and cooling down as off: what the viewer will see in a moment. */
 export function powerOf(p: PanelPower | undefined): PanelReport['power'] {
-  if (p === 'on' || p === 'warming') return 'on';
-  if (p === 'off' || p === 'standby' || p === 'cooling') return 'off';
-  return 'unknown';
+  if (p === 'on' || p === 'warming') return 'on'
+  if (p === 'off' || p === 'standby' || p === 'cooling') return 'off'
+  return 'unknown'
 }
 
 export class PanelPoller {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<PanelReport> | null = null;
-  private stopped = false;
+  private timer: NodeJS.Timeout | null = null
+  private running: Promise<PanelReport> | null = null
+  private stopped = false
 
   constructor(
     private readonly driver: Pick<DisplayDriver, 'send'>,
     private readonly opts: PanelPollerOptions,
   ) {
-    if (!Object.hasOwn(panelProtocols, opts.protocol)) throw new TypeError(`PanelPoller: unknown protocol ${opts.protocol}`);
-    if (!Number.isInteger(opts.pollSeconds) || opts.pollSeconds < 0) throw new TypeError('PanelPoller: pollSeconds must be a whole number of at least 0');
+    if (!Object.hasOwn(panelProtocols, opts.protocol)) throw new TypeError(`PanelPoller: unknown protocol ${opts.protocol}`)
+    if (!Number.isInteger(opts.pollSeconds) || opts.pollSeconds < 0) throw new TypeError('PanelPoller: pollSeconds must be a whole number of at least 0')
   }
 
   start(): void {
-    if (this.timer || this.opts.pollSeconds === 0) return;
-    void this.pollOnce();
-    this.timer = setInterval(() => void this.pollOnce(), this.opts.pollSeconds * 1000);
-    this.timer.unref();
+    if (this.timer || this.opts.pollSeconds === 0) return
+    void this.pollOnce()
+    this.timer = setInterval(() => void this.pollOnce(), this.opts.pollSeconds * 1000)
+    this.timer.unref()
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running?.catch(() => undefined);
+    this.stopped = true
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    await this.running?.catch(() => undefined)
   }
 
   /** One power query; reports and returns the result. A poll still running is shared. */
   pollOnce(): Promise<PanelReport> {
-    this.running ??= this.query().finally(() => (this.running = null));
-    return this.running;
+    this.running ??= this.query().finally(() => (this.running = null))
+    return this.running
   }
 
   /**
@@ -63,24 +63,24 @@ export class PanelPoller {
    * change) when there is one. Skipped when polling is off (pollSeconds 0).
    */
   pollAgain(): Promise<PanelReport | null> {
-    if (this.opts.pollSeconds === 0 || this.stopped) return Promise.resolve(null);
-    const running = this.running;
-    return running ? running.catch(() => undefined).then(() => this.pollOnce()) : this.pollOnce();
+    if (this.opts.pollSeconds === 0 || this.stopped) return Promise.resolve(null)
+    const running = this.running
+    return running ? running.catch(() => undefined).then(() => this.pollOnce()) : this.pollOnce()
   }
 
   private async query(): Promise<PanelReport> {
-    const codec = panelProtocols[this.opts.protocol];
-    const r = await this.driver.send(codec.powerQuery(this.opts.setId), { protocol: this.opts.protocol });
-    let input = r.outcome === 'ok' ? r.reply?.input : undefined;
+    const codec = panelProtocols[this.opts.protocol]
+    const r = await this.driver.send(codec.powerQuery(this.opts.setId), { protocol: this.opts.protocol })
+    let input = r.outcome === 'ok' ? r.reply?.input : undefined
     // The input is read where the protocol can, and only while the panel is on (panels in
     // standby often refuse the query).
     if (r.outcome === 'ok' && r.reply && powerOf(r.reply.power) === 'on' && !input && codec.inputQuery) {
-      const i = await this.driver.send(codec.inputQuery(this.opts.setId), { protocol: this.opts.protocol });
-      if (i.outcome === 'ok' && i.reply?.input) input = i.reply.input;
+      const i = await this.driver.send(codec.inputQuery(this.opts.setId), { protocol: this.opts.protocol })
+      if (i.outcome === 'ok' && i.reply?.input) input = i.reply.input
     }
-    const at = (this.opts.now ?? (() => new Date()))().toISOString();
-    const report: PanelReport = r.outcome === 'ok' && r.reply ? { power: powerOf(r.reply.power), ...(input ? { input } : {}), at } : { power: 'unknown', at };
-    this.opts.onReport(report);
-    return report;
+    const at = (this.opts.now ?? (() => new Date()))().toISOString()
+    const report: PanelReport = r.outcome === 'ok' && r.reply ? { power: powerOf(r.reply.power), ...(input ? { input } : {}), at } : { power: 'unknown', at }
+    this.opts.onReport(report)
+    return report
   }
 }

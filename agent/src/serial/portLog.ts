@@ -5,18 +5,18 @@
  * a failed open with backoff; the same failure again is logged at debug, so a panel left
  * unplugged does not flood the log.
  */
-import { SerialPort } from 'serialport';
-import type { Logger } from '../runtime/Logger.js';
-import type { DisplayDriver } from './DisplayDriver.js';
+import { SerialPort } from 'serialport'
+import type { Logger } from '../runtime/Logger.js'
+import type { DisplayDriver } from './DisplayDriver.js'
 
 /** The machine's serial ports (paths), as serialport lists them. */
 export async function listSerialPorts(): Promise<string[]> {
-  const ports = await SerialPort.list();
-  return ports.map((p) => p.path);
+  const ports = await SerialPort.list()
+  return ports.map((p) => p.path)
 }
 
 function missingPath(err: Error & { code?: string }): boolean {
-  return err.code === 'ENOENT' || /no such file or directory|ENOENT/i.test(err.message);
+  return err.code === 'ENOENT' || /no such file or directory|ENOENT/i.test(err.message)
 }
 
 export function logPanelPort(
@@ -24,45 +24,52 @@ export function logPanelPort(
   log: Logger,
   listPorts: () => Promise<string[]> = listSerialPorts,
 ): () => void {
-  const path = driver.path;
-  let opened = false;
-  let lastFailure = '';
+  const path = driver.path
+  let opened = false
+  let lastFailure = ''
   const onOpen = (): void => {
-    log.info(opened ? 'serial port reopened' : 'serial port open', { path });
-    opened = true;
-    lastFailure = '';
-  };
+    log.info(opened ? 'serial port reopened' : 'serial port open', { path })
+    opened = true
+    lastFailure = ''
+  }
   const onClose = (err: (Error & { disconnected?: boolean }) | undefined): void => {
-    log.info('serial port closed', { path, reason: err ? (err.disconnected ? `disconnected: ${err.message}` : err.message) : 'closed by the other end', next: 'reopening' });
-  };
+    log.info('serial port closed', {
+      path,
+      reason: err ? (err.disconnected ? `disconnected: ${err.message}` : err.message) : 'closed by the other end',
+      next: 'reopening',
+    })
+  }
   const onWarn = (err: Error & { code?: string }): void => {
-    const reason = err.message;
+    const reason = err.message
     if (reason === lastFailure) {
-      log.debug('serial port still failing', { path, reason });
-      return;
+      log.debug('serial port still failing', { path, reason })
+      return
     }
-    lastFailure = reason;
+    lastFailure = reason
     if (!path.startsWith('tcp://') && missingPath(err)) {
       void listPorts()
         .catch(() => [] as string[])
         .then((ports) =>
-          log.info(`serial port ${path} does not exist; ${ports.length ? `ports on this machine: ${ports.join(', ')}` : 'this machine lists no serial ports'}`, {
-            path,
-            reason,
-            available: ports,
-            next: 'retrying',
-          }),
-        );
-      return;
+          log.info(
+            `serial port ${path} does not exist; ${ports.length ? `ports on this machine: ${ports.join(', ')}` : 'this machine lists no serial ports'}`,
+            {
+              path,
+              reason,
+              available: ports,
+              next: 'retrying',
+            },
+          ),
+        )
+      return
     }
-    log.info('serial port error', { path, reason, ...(err.code ? { code: err.code } : {}), next: opened ? 'reopening' : 'retrying' });
-  };
-  driver.on('open', onOpen);
-  driver.on('close', onClose);
-  driver.on('warn', onWarn);
+    log.info('serial port error', { path, reason, ...(err.code ? { code: err.code } : {}), next: opened ? 'reopening' : 'retrying' })
+  }
+  driver.on('open', onOpen)
+  driver.on('close', onClose)
+  driver.on('warn', onWarn)
   return () => {
-    driver.off('open', onOpen);
-    driver.off('close', onClose);
-    driver.off('warn', onWarn);
-  };
+    driver.off('open', onOpen)
+    driver.off('close', onClose)
+    driver.off('warn', onWarn)
+  }
 }

@@ -3,145 +3,145 @@
 // (which also re-decides on its own when casts expire or schedules turn, even offline),
 // persists the applied state, and publishes `reported` whenever the decision, the version
 // or the panel reading changes, and again on every (re)connect.
-import { EventEmitter } from 'node:events';
-import { isDeepStrictEqual } from 'node:util';
-import { parseDesiredState, TOPIC_SPECS, type DesiredState, type PanelReport, type PanelSettings, type Reported } from '@svc/shared/mqtt/index';
-import { PlaybackController, toPlaying, type PlaybackDecision } from '../playback/index.js';
-import type { Logger } from '../runtime/Logger.js';
-import type { Clock, Timers } from '../runtime/time.js';
-import type { DesiredStore } from './DesiredStore.js';
-import { statfsStorage, type StorageProbe } from './storage.js';
+import { EventEmitter } from 'node:events'
+import { isDeepStrictEqual } from 'node:util'
+import { parseDesiredState, TOPIC_SPECS, type DesiredState, type PanelReport, type PanelSettings, type Reported } from '@svc/shared/mqtt/index'
+import { PlaybackController, toPlaying, type PlaybackDecision } from '../playback/index.js'
+import type { Logger } from '../runtime/Logger.js'
+import type { Clock, Timers } from '../runtime/time.js'
+import type { DesiredStore } from './DesiredStore.js'
+import { statfsStorage, type StorageProbe } from './storage.js'
 
 /** What the reconciler needs from the link. */
 export interface ReportPublisher {
-  readonly connected: boolean;
-  publish(kind: 'reported', message: Reported, retain: boolean): Promise<void>;
+  readonly connected: boolean
+  publish(kind: 'reported', message: Reported, retain: boolean): Promise<void>
 }
 
 export interface StateReconcilerOptions {
-  screenId: string;
-  store: DesiredStore;
-  publisher: ReportPublisher;
-  log: Logger;
-  clock: Clock;
+  screenId: string
+  store: DesiredStore
+  publisher: ReportPublisher
+  log: Logger
+  clock: Clock
   /** Timers for the playback controller's re-decisions. */
-  timers: Timers;
+  timers: Timers
   /** Disk use probe (statfs of the data dir by default). */
-  storage?: StorageProbe;
+  storage?: StorageProbe
   /**
    * Sends `reported` at least this often even when nothing changed (fresh storage figures,
    * a sign of life beside the status topic); 0 or absent = only on changes and connects.
    */
-  heartbeatMs?: number;
+  heartbeatMs?: number
   /** Timers for the heartbeat (default: `timers`). */
-  heartbeatTimers?: Timers;
+  heartbeatTimers?: Timers
 }
 
 export interface StateReconcilerEvents {
   /** What plays changed (or the version did): the player page must follow. */
-  change: [decision: PlaybackDecision, version: number];
+  change: [decision: PlaybackDecision, version: number]
 }
 
 export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
-  readonly #o: StateReconcilerOptions;
-  readonly #controller: PlaybackController;
-  #panel: PanelReport | null = null;
+  readonly #o: StateReconcilerOptions
+  readonly #controller: PlaybackController
+  #panel: PanelReport | null = null
   /** Counts decision changes, so handleDesired can tell whether one was already announced. */
-  #changes = 0;
-  #lastSent: unknown = null;
-  #chain: Promise<void> = Promise.resolve();
-  #running = false;
-  #heartbeat: unknown = null;
+  #changes = 0
+  #lastSent: unknown = null
+  #chain: Promise<void> = Promise.resolve()
+  #running = false
+  #heartbeat: unknown = null
 
   constructor(options: StateReconcilerOptions) {
-    super();
-    this.#o = options;
-    this.#controller = new PlaybackController({ clock: options.clock, setTimer: options.timers.setTimer, clearTimer: options.timers.clearTimer });
+    super()
+    this.#o = options
+    this.#controller = new PlaybackController({ clock: options.clock, setTimer: options.timers.setTimer, clearTimer: options.timers.clearTimer })
   }
 
   get decision(): PlaybackDecision {
-    return this.#controller.decision;
+    return this.#controller.decision
   }
 
   get version(): number {
-    return this.#controller.version;
+    return this.#controller.version
   }
 
   get desired(): DesiredState | null {
-    return this.#controller.desired;
+    return this.#controller.desired
   }
 
   /** Loads desired.json (so playback starts before any network) and starts deciding. */
   async start(): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    const loaded = await this.#o.store.load();
-    if ('problem' in loaded) this.#o.log.warn(loaded.problem, loaded.issues ? { issues: loaded.issues } : {});
+    if (this.#running) return
+    this.#running = true
+    const loaded = await this.#o.store.load()
+    if ('problem' in loaded) this.#o.log.warn(loaded.problem, loaded.issues ? { issues: loaded.issues } : {})
     else if (loaded.desired && loaded.desired.screenId !== this.#o.screenId)
-      this.#o.log.warn('ignoring a stored desired state of another screen', { stored: loaded.desired.screenId, screenId: this.#o.screenId });
+      this.#o.log.warn('ignoring a stored desired state of another screen', { stored: loaded.desired.screenId, screenId: this.#o.screenId })
     else if (loaded.desired) {
-      this.#controller.apply(loaded.desired);
-      this.#o.log.info('playing the stored desired state until the cloud answers', { version: loaded.desired.version });
+      this.#controller.apply(loaded.desired)
+      this.#o.log.info('playing the stored desired state until the cloud answers', { version: loaded.desired.version })
     }
-    this.#controller.on('change', this.#onChange);
-    this.#controller.start();
-    this.#armHeartbeat();
-    this.#o.log.info('playback', describe(this.decision, this.version));
-    this.emit('change', this.decision, this.version);
+    this.#controller.on('change', this.#onChange)
+    this.#controller.start()
+    this.#armHeartbeat()
+    this.#o.log.info('playback', describe(this.decision, this.version))
+    this.emit('change', this.decision, this.version)
   }
 
   async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#heartbeat !== null) (this.#o.heartbeatTimers ?? this.#o.timers).clearTimer(this.#heartbeat);
-    this.#heartbeat = null;
-    this.#controller.stop();
-    this.#controller.off('change', this.#onChange);
-    await this.#chain;
+    this.#running = false
+    if (this.#heartbeat !== null) (this.#o.heartbeatTimers ?? this.#o.timers).clearTimer(this.#heartbeat)
+    this.#heartbeat = null
+    this.#controller.stop()
+    this.#controller.off('change', this.#onChange)
+    await this.#chain
   }
 
   /** A `desired` payload from the link. Invalid, foreign and not-newer messages are logged and ignored. */
   async handleDesired(payload: Buffer | string): Promise<boolean> {
-    const parsed = parseDesiredState(payload);
+    const parsed = parseDesiredState(payload)
     if (!parsed.ok) {
-      this.#o.log.warn('ignoring an invalid desired state', { issues: parsed.errors });
-      return false;
+      this.#o.log.warn('ignoring an invalid desired state', { issues: parsed.errors })
+      return false
     }
-    const desired = parsed.value;
+    const desired = parsed.value
     if (desired.screenId !== this.#o.screenId) {
-      this.#o.log.warn('ignoring a desired state for another screen', { for: desired.screenId });
-      return false;
+      this.#o.log.warn('ignoring a desired state for another screen', { for: desired.screenId })
+      return false
     }
-    const changesBefore = this.#changes;
+    const changesBefore = this.#changes
     if (!this.#controller.apply(desired)) {
-      this.#o.log.debug('desired state not newer, ignored', { version: desired.version, held: this.version });
-      return false;
+      this.#o.log.debug('desired state not newer, ignored', { version: desired.version, held: this.version })
+      return false
     }
-    this.#o.log.info('applied desired state', { version: desired.version });
+    this.#o.log.info('applied desired state', { version: desired.version })
     try {
-      await this.#o.store.save(desired);
+      await this.#o.store.save(desired)
     } catch (err) {
-      this.#o.log.error('could not store the desired state', { err: err as Error });
+      this.#o.log.error('could not store the desired state', { err: err as Error })
     }
     // The version moved even when what plays did not: report it (a changed decision was reported by #onChange).
-    if (this.#changes === changesBefore) this.emit('change', this.decision, this.version);
-    this.report();
-    return true;
+    if (this.#changes === changesBefore) this.emit('change', this.decision, this.version)
+    this.report()
+    return true
   }
 
   /** The panel settings of the applied desired state (null = no panel profile). */
   get panelSettings(): PanelSettings | null {
-    return this.#controller.desired?.panel ?? null;
+    return this.#controller.desired?.panel ?? null
   }
 
   /** Latest panel reading (from the serial driver); reported when it changes. */
   setPanel(panel: PanelReport | null): void {
-    this.#panel = panel;
-    this.report();
+    this.#panel = panel
+    this.report()
   }
 
   /** Re-decides now (e.g. after the wall clock jumped). */
   recompute(): PlaybackDecision {
-    return this.#controller.recompute();
+    return this.#controller.recompute()
   }
 
   /**
@@ -149,46 +149,48 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
    * (on connect) sends it regardless. Reports go out one at a time, in order.
    */
   report(force = false): Promise<void> {
-    this.#chain = this.#chain.then(() => this.#send(force)).catch((err: unknown) => {
-      this.#o.log.warn('could not publish reported state', { err: err as Error });
-    });
-    return this.#chain;
+    this.#chain = this.#chain
+      .then(() => this.#send(force))
+      .catch((err: unknown) => {
+        this.#o.log.warn('could not publish reported state', { err: err as Error })
+      })
+    return this.#chain
   }
 
   readonly #onChange = (decision: PlaybackDecision): void => {
-    this.#changes++;
-    this.#o.log.info('playback', describe(decision, this.version));
-    this.emit('change', decision, this.version);
-    this.report();
-  };
+    this.#changes++
+    this.#o.log.info('playback', describe(decision, this.version))
+    this.emit('change', decision, this.version)
+    this.report()
+  }
 
   #armHeartbeat(): void {
-    const every = this.#o.heartbeatMs ?? 0;
-    if (every <= 0 || !this.#running) return;
+    const every = this.#o.heartbeatMs ?? 0
+    if (every <= 0 || !this.#running) return
     this.#heartbeat = (this.#o.heartbeatTimers ?? this.#o.timers).setTimer(() => {
-      this.#heartbeat = null;
-      void this.report(true);
-      this.#armHeartbeat();
-    }, every);
+      this.#heartbeat = null
+      void this.report(true)
+      this.#armHeartbeat()
+    }, every)
   }
 
   async #send(force: boolean): Promise<void> {
-    if (!this.#o.publisher.connected) return;
-    const key = { version: this.version, playing: toPlaying(this.decision), panel: this.#panel };
-    if (!force && isDeepStrictEqual(key, this.#lastSent)) return;
-    const storage = await (this.#o.storage ?? statfsStorage)(this.#o.store.dataDir);
-    const message: Reported = { version: key.version, playing: key.playing, at: this.#o.clock.now().toISOString() };
-    if (this.#panel) message.panel = this.#panel;
-    if (storage) message.storage = storage;
+    if (!this.#o.publisher.connected) return
+    const key = { version: this.version, playing: toPlaying(this.decision), panel: this.#panel }
+    if (!force && isDeepStrictEqual(key, this.#lastSent)) return
+    const storage = await (this.#o.storage ?? statfsStorage)(this.#o.store.dataDir)
+    const message: Reported = { version: key.version, playing: key.playing, at: this.#o.clock.now().toISOString() }
+    if (this.#panel) message.panel = this.#panel
+    if (storage) message.storage = storage
     // Not waiting for the PUBACK: a connection lost in between would hold every later
     // report (and stop()) until it came back; mqtt.js resends unacknowledged QoS 1 itself.
     this.#o.publisher.publish('reported', message, TOPIC_SPECS.reported.retained).catch((err: unknown) => {
-      this.#o.log.warn('reported state not acknowledged', { err: err as Error });
-    });
-    this.#lastSent = key;
+      this.#o.log.warn('reported state not acknowledged', { err: err as Error })
+    })
+    this.#lastSent = key
   }
 }
 
 function describe(d: PlaybackDecision, version: number): Record<string, unknown> {
-  return { version, source: d.source, contentKind: d.contentKind, contentId: d.contentId, castId: d.castId, emergencyId: d.emergencyId };
+  return { version, source: d.source, contentKind: d.contentKind, contentId: d.contentId, castId: d.castId, emergencyId: d.emergencyId }
 }

@@ -5,17 +5,17 @@
 // colours alternates on its durations, a video advances on `ended`, a broken item is
 // skipped, a web/app page shows in a frame, an emergency message is on screen in a large
 // band; and the play log on disk holds exactly the sequence the screenshots saw.
-import t from 'tap';
-import fs from 'node:fs';
-import { once } from 'node:events';
-import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { topics } from '@svc/shared/mqtt/index';
-import { Agent } from '../../src/Agent.js';
-import type { PlayRecord } from '../../src/playback/PlayLog.js';
-import { captureLog, tempDir, until } from '../helpers.js';
-import { startCloud } from '../cloud.js';
-import { HEIGHT, WIDTH, fileServer, grid, launch, makeWebm, missingChromium, near, screenshot, solid, solidPng, type Rgb } from './chromium.js';
+import t from 'tap'
+import fs from 'node:fs'
+import { once } from 'node:events'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { topics } from '@svc/shared/mqtt/index'
+import { Agent } from '../../src/Agent.js'
+import type { PlayRecord } from '../../src/playback/PlayLog.js'
+import { captureLog, tempDir, until } from '../helpers.js'
+import { startCloud } from '../cloud.js'
+import { HEIGHT, WIDTH, fileServer, grid, launch, makeWebm, missingChromium, near, screenshot, solid, solidPng, type Rgb } from './chromium.js'
 
 const PALETTE: Record<string, Rgb> = {
   red: [230, 20, 20],
@@ -24,12 +24,12 @@ const PALETTE: Record<string, Rgb> = {
   yellow: [240, 220, 10],
   magenta: [220, 20, 220],
   cyan: [20, 210, 220],
-};
-const skip = missingChromium(t);
+}
+const skip = missingChromium(t)
 
 t.test('the page plays full-bleed content, playlists, video and emergencies, and logs what it showed', { skip: skip ?? false }, async (t) => {
-  const { browser, page } = await launch(t);
-  const webm = await makeWebm(browser, PALETTE.magenta!, 1200);
+  const { browser, page } = await launch(t)
+  const webm = await makeWebm(browser, PALETTE.magenta!, 1200)
   const media = await fileServer(t, {
     'red.png': { body: solidPng(64, 36, PALETTE.red!), type: 'image/png' },
     'green.png': { body: solidPng(64, 36, PALETTE.green!), type: 'image/png' },
@@ -38,29 +38,36 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     'cyan43.png': { body: solidPng(40, 30, PALETTE.cyan!), type: 'image/png' },
     'clip.webm': { body: webm, type: 'video/webm' },
     'app.html': { body: Buffer.from('<!doctype html><body style="margin:0;background:rgb(240,220,10)"></body>'), type: 'text/html' },
-  });
+  })
 
-  const cloud = await startCloud(t);
-  const dataDir = tempDir(t);
-  const { log, lines } = captureLog();
-  const agent = new Agent({ cloudUrl: cloud.base, dataDir, playerPort: 0, log, pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 }, backoff: { baseMs: 200, capMs: 1000 } });
-  t.after(() => agent.stop());
-  const code = once(agent, 'code');
-  await agent.start();
-  const [registration] = await code;
+  const cloud = await startCloud(t)
+  const dataDir = tempDir(t)
+  const { log, lines } = captureLog()
+  const agent = new Agent({
+    cloudUrl: cloud.base,
+    dataDir,
+    playerPort: 0,
+    log,
+    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
+    backoff: { baseMs: 200, capMs: 1000 },
+  })
+  t.after(() => agent.stop())
+  const code = once(agent, 'code')
+  await agent.start()
+  const [registration] = await code
   /** Evaluates an expression in the page (as text: this package has no DOM typings). */
-  const js = <T>(expr: string): Promise<T> => page.evaluate(expr) as Promise<T>;
-  await page.goto(`http://127.0.0.1:${agent.player.port}/`);
-  await until(5000, async () => ((await js<string>('document.body.innerText')).includes(registration.pairingCode) ? true : undefined));
-  t.match(await js<string>('document.body.innerText'), registration.pairingCode, 'while unpaired the page shows the pairing code');
-  const connected = once(agent, 'connected');
-  const screenId = await cloud.pair(registration.pairingCode);
-  await connected;
+  const js = <T>(expr: string): Promise<T> => page.evaluate(expr) as Promise<T>
+  await page.goto(`http://127.0.0.1:${agent.player.port}/`)
+  await until(5000, async () => ((await js<string>('document.body.innerText')).includes(registration.pairingCode) ? true : undefined))
+  t.match(await js<string>('document.body.innerText'), registration.pairingCode, 'while unpaired the page shows the pairing code')
+  const connected = once(agent, 'connected')
+  const screenId = await cloud.pair(registration.pairingCode)
+  await connected
 
-  let version = 1000;
+  let version = 1000
   const publish = async (over: Record<string, unknown>): Promise<number> => {
-    version++;
-    const now = Date.now();
+    version++
+    const now = Date.now()
     await cloud.publish(topics.desired(screenId), {
       version,
       screenId,
@@ -72,9 +79,9 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
       panel: null,
       generatedAt: new Date(now).toISOString(),
       ...over,
-    });
-    return version;
-  };
+    })
+    return version
+  }
   const cast = (id: string, contentKind: string, contentId: string, content: Record<string, unknown>) => ({
     id,
     contentKind,
@@ -82,61 +89,61 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     content,
     triggeredAt: new Date(Date.now() - 1000).toISOString(),
     expiresAt: null,
-  });
-  const image = (name: string) => ({ url: media.url(name), mimeType: 'image/png' });
+  })
+  const image = (name: string) => ({ url: media.url(name), mimeType: 'image/png' })
 
   // Every screenshot from here on, named by palette, so the play log can be compared with
   // what was actually on screen.
-  const seen: Array<{ at: number; colour: string | null; top: string | null }> = [];
-  let sampling = true;
+  const seen: Array<{ at: number; colour: string | null; top: string | null }> = []
+  let sampling = true
   const sampler = (async () => {
     while (sampling) {
-      const bm = await screenshot(page).catch(() => null);
+      const bm = await screenshot(page).catch(() => null)
       // `top`: the upper half only, which an emergency band leaves clear.
-      if (bm) seen.push({ at: Date.now(), colour: solid(bm, PALETTE), top: solid(bm, PALETTE, 40, 0.5) });
-      await sleep(40);
+      if (bm) seen.push({ at: Date.now(), colour: solid(bm, PALETTE), top: solid(bm, PALETTE, 40, 0.5) })
+      await sleep(40)
     }
-  })();
+  })()
   t.after(async () => {
-    sampling = false;
-    await sampler;
-  });
+    sampling = false
+    await sampler
+  })
   const waitColour = async (colour: string, ms = 10_000): Promise<void> => {
-    const from = seen.length;
-    const hit = await until(ms, () => (seen.slice(from).some((s) => s.colour === colour) ? true : undefined));
+    const from = seen.length
+    const hit = await until(ms, () => (seen.slice(from).some((s) => s.colour === colour) ? true : undefined))
     if (!hit)
       throw new Error(
         `the frame never turned all ${colour}; last: ${JSON.stringify(seen.slice(-3))}; page: ${await page.content()}; agent: ${lines
           .slice(-8)
           .map((l) => JSON.stringify(l))
           .join('\n')}`,
-      );
-  };
+      )
+  }
 
   // 1. A cast of a 16:9 image fills the whole frame: every sample across it is the image.
-  await publish({ casts: [cast('cast_red', 'media', 'med_red', { name: 'Red', ...image('red.png') })] });
-  await waitColour('red');
-  const full = await screenshot(page);
-  t.equal(full.width, WIDTH);
-  t.equal(full.height, HEIGHT);
-  const off = grid(full, 17, 9).filter((p) => !near(p.rgb, PALETTE.red!));
-  t.same(off, [], 'full-bleed: all 153 samples over the 1280×720 frame are the image, no label bar');
-  t.match(await js<string>(`document.querySelector('img')?.getAttribute('src')`), /^\/media\/[0-9a-f]{64}$/, 'played from the local cache');
-  t.equal(await js<string>('document.body.innerText.trim()'), '', 'no text anywhere on screen');
+  await publish({ casts: [cast('cast_red', 'media', 'med_red', { name: 'Red', ...image('red.png') })] })
+  await waitColour('red')
+  const full = await screenshot(page)
+  t.equal(full.width, WIDTH)
+  t.equal(full.height, HEIGHT)
+  const off = grid(full, 17, 9).filter((p) => !near(p.rgb, PALETTE.red!))
+  t.same(off, [], 'full-bleed: all 153 samples over the 1280×720 frame are the image, no label bar')
+  t.match(await js<string>(`document.querySelector('img')?.getAttribute('src')`), /^\/media\/[0-9a-f]{64}$/, 'played from the local cache')
+  t.equal(await js<string>('document.body.innerText.trim()'), '', 'no text anywhere on screen')
 
   // 2. Fit: a 4:3 picture letterboxes with the default `contain`, fills with `cover`.
-  await publish({ casts: [cast('cast_43', 'media', 'med_43', { name: '4:3', ...image('cyan43.png') })] });
-  await until(10_000, async () => (near((await screenshot(page)).at(640, 360), PALETTE.cyan!) ? true : undefined));
-  const contain = await screenshot(page);
-  t.ok(near(contain.at(10, 360), [0, 0, 0], 10) && near(contain.at(1270, 360), [0, 0, 0], 10), 'contain: black bars left and right');
-  t.ok(near(contain.at(170, 10), PALETTE.cyan!) && near(contain.at(1109, 710), PALETTE.cyan!), 'contain: the whole picture, 960 px wide, centred');
-  t.ok(near(contain.at(150, 360), [0, 0, 0], 10) && near(contain.at(1130, 360), [0, 0, 0], 10), 'contain: nothing beyond 160…1120 px');
-  await publish({ casts: [cast('cast_43c', 'media', 'med_43', { name: '4:3', fit: 'cover', ...image('cyan43.png') })] });
-  await waitColour('cyan');
-  t.pass('cover: the 4:3 picture fills the whole 16:9 frame');
+  await publish({ casts: [cast('cast_43', 'media', 'med_43', { name: '4:3', ...image('cyan43.png') })] })
+  await until(10_000, async () => (near((await screenshot(page)).at(640, 360), PALETTE.cyan!) ? true : undefined))
+  const contain = await screenshot(page)
+  t.ok(near(contain.at(10, 360), [0, 0, 0], 10) && near(contain.at(1270, 360), [0, 0, 0], 10), 'contain: black bars left and right')
+  t.ok(near(contain.at(170, 10), PALETTE.cyan!) && near(contain.at(1109, 710), PALETTE.cyan!), 'contain: the whole picture, 960 px wide, centred')
+  t.ok(near(contain.at(150, 360), [0, 0, 0], 10) && near(contain.at(1130, 360), [0, 0, 0], 10), 'contain: nothing beyond 160…1120 px')
+  await publish({ casts: [cast('cast_43c', 'media', 'med_43', { name: '4:3', fit: 'cover', ...image('cyan43.png') })] })
+  await waitColour('cyan')
+  t.pass('cover: the 4:3 picture fills the whole 16:9 frame')
 
   // 3. A playlist of two colours alternates on its 1 s durations.
-  const startPl = seen.length;
+  const startPl = seen.length
   await publish({
     casts: [
       cast('cast_pl', 'playlist', 'pl_gb', {
@@ -147,14 +154,17 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
         ],
       }),
     ],
-  });
-  await waitColour('green');
-  await sleep(4300);
-  const runs = runsOf(seen.slice(startPl)).filter((r) => r.colour === 'green' || r.colour === 'blue');
-  t.ok(runs.length >= 4, `at least 4 alternations in 4.3 s (${runs.map((r) => r.colour).join(' ')})`);
-  for (let i = 1; i < runs.length; i++) t.not(runs[i]!.colour, runs[i - 1]!.colour, 'colours alternate');
-  const inner = runs.slice(1, -1).map((r) => r.ms);
-  t.ok(inner.every((ms) => ms > 600 && ms < 1500), `each colour stays about 1 s on screen: ${inner.join(', ')} ms`);
+  })
+  await waitColour('green')
+  await sleep(4300)
+  const runs = runsOf(seen.slice(startPl)).filter((r) => r.colour === 'green' || r.colour === 'blue')
+  t.ok(runs.length >= 4, `at least 4 alternations in 4.3 s (${runs.map((r) => r.colour).join(' ')})`)
+  for (let i = 1; i < runs.length; i++) t.not(runs[i]!.colour, runs[i - 1]!.colour, 'colours alternate')
+  const inner = runs.slice(1, -1).map((r) => r.ms)
+  t.ok(
+    inner.every((ms) => ms > 600 && ms < 1500),
+    `each colour stays about 1 s on screen: ${inner.join(', ')} ms`,
+  )
 
   // 4. Video in a playlist: muted autoplay, `ended` advances to the next item.
   await publish({
@@ -167,12 +177,12 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
         ],
       }),
     ],
-  });
-  await waitColour('magenta');
-  await waitColour('yellow', 8000);
-  await waitColour('magenta', 8000);
-  t.pass('the video played, ended, the next item showed, and the playlist came back to the video');
-  t.equal(await js<boolean>(`document.querySelector('video')?.muted`), true, 'the video is muted');
+  })
+  await waitColour('magenta')
+  await waitColour('yellow', 8000)
+  await waitColour('magenta', 8000)
+  t.pass('the video played, ended, the next item showed, and the playlist came back to the video')
+  t.equal(await js<boolean>(`document.querySelector('video')?.muted`), true, 'the video is muted')
 
   // 5. A broken item is skipped and reported; the playlist goes on.
   await publish({
@@ -185,89 +195,113 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
         ],
       }),
     ],
-  });
-  await waitColour('green');
-  await until(5000, () => lines.find((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'));
-  t.ok(lines.some((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'), 'the failure is reported');
+  })
+  await waitColour('green')
+  await until(5000, () => lines.find((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'))
+  t.ok(
+    lines.some((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'),
+    'the failure is reported',
+  )
 
   // 6. A web/app item plays full-screen in a frame.
-  await publish({ casts: [cast('cast_app', 'app', 'app_menu', { name: 'Menu board', url: media.url('app.html'), config: { appKey: 'web' } })] });
-  await waitColour('yellow');
-  t.equal(await js<string>(`document.querySelector('iframe')?.getAttribute('src')`), media.url('app.html'), 'the app page loads live in a frame');
+  await publish({ casts: [cast('cast_app', 'app', 'app_menu', { name: 'Menu board', url: media.url('app.html'), config: { appKey: 'web' } })] })
+  await waitColour('yellow')
+  t.equal(await js<string>(`document.querySelector('iframe')?.getAttribute('src')`), media.url('app.html'), 'the app page loads live in a frame')
 
   // 7. An emergency: its content full-screen with the message in a large band above it.
-  const message = 'EVACUATE NOW - USE THE STAIRS';
+  const message = 'EVACUATE NOW - USE THE STAIRS'
   await publish({
     casts: [cast('cast_green', 'media', 'med_green', { name: 'Green', ...image('green.png') })],
-    emergency: { id: 'emg_1', contentKind: 'media', contentId: 'med_red', content: { name: 'Alarm', ...image('red.png') }, message, startedAt: new Date().toISOString() },
-  });
-  t.ok(await until(10_000, async () => (near((await screenshot(page)).at(640, 100), PALETTE.red!) ? true : undefined)), 'the emergency content is on screen');
+    emergency: {
+      id: 'emg_1',
+      contentKind: 'media',
+      contentId: 'med_red',
+      content: { name: 'Alarm', ...image('red.png') },
+      message,
+      startedAt: new Date().toISOString(),
+    },
+  })
+  t.ok(await until(10_000, async () => (near((await screenshot(page)).at(640, 100), PALETTE.red!) ? true : undefined)), 'the emergency content is on screen')
   const band = await js<{ text: string; top: number; height: number; width: number; font: number }>(`(() => {
     const b = document.getElementById('band');
     const r = b.getBoundingClientRect();
     return { text: b.innerText, top: r.top, height: r.height, width: r.width, font: parseFloat(getComputedStyle(b).fontSize) };
-  })()`);
-  t.equal(band.text, message, 'the message is the band text');
-  t.ok(band.width >= WIDTH - 1 && band.height >= HEIGHT * 0.12 && band.font >= 60, `a large band: ${band.width}×${band.height}, ${band.font}px text`);
-  const em = await screenshot(page);
-  let white = 0;
-  let bandRed = 0;
+  })()`)
+  t.equal(band.text, message, 'the message is the band text')
+  t.ok(band.width >= WIDTH - 1 && band.height >= HEIGHT * 0.12 && band.font >= 60, `a large band: ${band.width}×${band.height}, ${band.font}px text`)
+  const em = await screenshot(page)
+  let white = 0
+  let bandRed = 0
   for (let y = Math.ceil(band.top); y < HEIGHT; y += 2)
     for (let x = 0; x < WIDTH; x += 2) {
-      const p = em.at(x, y);
-      if (p[0] > 230 && p[1] > 230 && p[2] > 230) white++;
-      if (near(p, [204, 0, 0], 30)) bandRed++;
+      const p = em.at(x, y)
+      if (p[0] > 230 && p[1] > 230 && p[2] > 230) white++
+      if (near(p, [204, 0, 0], 30)) bandRed++
     }
-  t.ok(white > 2000, `the message's white letters are on screen (${white} sampled pixels)`);
-  t.ok(bandRed > 10_000, `on the band's solid red (${bandRed} sampled pixels)`);
-  t.ok(near(em.at(640, 50), PALETTE.red!) && near(em.at(5, 5), PALETTE.red!), 'the emergency content fills the frame above the band');
+  t.ok(white > 2000, `the message's white letters are on screen (${white} sampled pixels)`)
+  t.ok(bandRed > 10_000, `on the band's solid red (${bandRed} sampled pixels)`)
+  t.ok(near(em.at(640, 50), PALETTE.red!) && near(em.at(5, 5), PALETTE.red!), 'the emergency content fills the frame above the band')
 
   // Cleared: the band goes and the cast shows again.
-  await publish({ casts: [cast('cast_green2', 'media', 'med_green', { name: 'Green', ...image('green.png') })], emergency: null });
-  await waitColour('green');
-  t.equal(await js<string>(`document.getElementById('band').innerText`), '', 'band gone once cleared');
+  await publish({ casts: [cast('cast_green2', 'media', 'med_green', { name: 'Green', ...image('green.png') })], emergency: null })
+  await waitColour('green')
+  t.equal(await js<string>(`document.getElementById('band').innerText`), '', 'band gone once cleared')
 
   // The play log holds exactly what the screenshots saw, in order.
-  sampling = false;
-  await sampler;
-  await agent.stop();
+  sampling = false
+  await sampler
+  await agent.stop()
   const records = fs
     .readFileSync(path.join(dataDir, 'play-log.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l) as PlayRecord);
-  const colourOf: Record<string, string> = { med_red: 'red', med_green: 'green', med_blue: 'blue', med_clip: 'magenta', med_yellow: 'yellow', med_43: 'cyan', app_menu: 'yellow' };
-  const logged = records.map((r) => colourOf[r.itemId] ?? r.itemId);
+    .map((l) => JSON.parse(l) as PlayRecord)
+  const colourOf: Record<string, string> = {
+    med_red: 'red',
+    med_green: 'green',
+    med_blue: 'blue',
+    med_clip: 'magenta',
+    med_yellow: 'yellow',
+    med_43: 'cyan',
+    app_menu: 'yellow',
+  }
+  const logged = records.map((r) => colourOf[r.itemId] ?? r.itemId)
   // Frames that are no single colour (a letterboxed picture, a change of view) are left out.
-  const watched = runsOf(seen.filter((s) => s.top !== null).map((s) => ({ at: s.at, colour: s.top }))).map((r) => r.colour!);
-  t.same(mergeRuns(logged), mergeRuns(watched), `play log and screenshots agree: ${mergeRuns(logged).join(' ')}`);
-  t.ok(records.every((r) => r.screenId === screenId && Date.parse(r.endedAt) >= Date.parse(r.startedAt)), 'every record names the screen and a start ≤ end');
-  const em1 = records.find((r) => r.emergencyId === 'emg_1');
-  t.match(em1, { source: 'emergency', contentKind: 'media', contentId: 'med_red', itemId: 'med_red' }, 'the emergency play is recorded as one');
-  const pl = records.filter((r) => r.castId === 'cast_pl');
-  t.ok(pl.slice(1, -1).every((r) => r.durationMs > 600 && r.durationMs < 1500), `playlist records last ~1 s: ${pl.map((r) => r.durationMs).join(', ')}`);
+  const watched = runsOf(seen.filter((s) => s.top !== null).map((s) => ({ at: s.at, colour: s.top }))).map((r) => r.colour!)
+  t.same(mergeRuns(logged), mergeRuns(watched), `play log and screenshots agree: ${mergeRuns(logged).join(' ')}`)
+  t.ok(
+    records.every((r) => r.screenId === screenId && Date.parse(r.endedAt) >= Date.parse(r.startedAt)),
+    'every record names the screen and a start ≤ end',
+  )
+  const em1 = records.find((r) => r.emergencyId === 'emg_1')
+  t.match(em1, { source: 'emergency', contentKind: 'media', contentId: 'med_red', itemId: 'med_red' }, 'the emergency play is recorded as one')
+  const pl = records.filter((r) => r.castId === 'cast_pl')
+  t.ok(
+    pl.slice(1, -1).every((r) => r.durationMs > 600 && r.durationMs < 1500),
+    `playlist records last ~1 s: ${pl.map((r) => r.durationMs).join(', ')}`,
+  )
   // The cloud holds what the agent sent while connected; the plays closed by stop() wait on
   // disk for the next connect. Together: the local log, each play once.
-  const res = await cloud.request('GET', `/v1/screens/${screenId}/play-log?limit=1000`);
-  t.equal(res.status, 200);
-  const stored = ((await res.json()) as { data: PlayRecord[] }).data;
-  const unsent = (await agent.playLog.batch(screenId, 1000)).records;
-  const key = (r: PlayRecord) => `${r.startedAt} ${r.endedAt} ${r.itemId} ${r.source} ${r.castId ?? ''} ${r.emergencyId ?? ''}`;
-  t.ok(stored.length > 0, `${stored.length} plays reached the cloud, ${unsent.length} wait for the next connect`);
-  t.same([...stored, ...unsent].map(key).sort(), records.map(key).sort(), 'cloud + unsent = the local play log');
-});
+  const res = await cloud.request('GET', `/v1/screens/${screenId}/play-log?limit=1000`)
+  t.equal(res.status, 200)
+  const stored = ((await res.json()) as { data: PlayRecord[] }).data
+  const unsent = (await agent.playLog.batch(screenId, 1000)).records
+  const key = (r: PlayRecord) => `${r.startedAt} ${r.endedAt} ${r.itemId} ${r.source} ${r.castId ?? ''} ${r.emergencyId ?? ''}`
+  t.ok(stored.length > 0, `${stored.length} plays reached the cloud, ${unsent.length} wait for the next connect`)
+  t.same([...stored, ...unsent].map(key).sort(), records.map(key).sort(), 'cloud + unsent = the local play log')
+})
 
 function runsOf(samples: Array<{ at: number; colour: string | null }>): Array<{ colour: string | null; ms: number }> {
-  const out: Array<{ colour: string | null; from: number; to: number }> = [];
+  const out: Array<{ colour: string | null; from: number; to: number }> = []
   for (const s of samples) {
-    const last = out.at(-1);
-    if (last && last.colour === s.colour) last.to = s.at;
-    else out.push({ colour: s.colour, from: s.at, to: s.at });
+    const last = out.at(-1)
+    if (last && last.colour === s.colour) last.to = s.at
+    else out.push({ colour: s.colour, from: s.at, to: s.at })
   }
   // A run lasts from its first sample to the next run's first sample.
-  return out.map((r, i) => ({ colour: r.colour, ms: (out[i + 1]?.from ?? r.to) - r.from }));
+  return out.map((r, i) => ({ colour: r.colour, ms: (out[i + 1]?.from ?? r.to) - r.from }))
 }
 
 function mergeRuns(list: string[]): string[] {
-  return list.filter((c, i) => i === 0 || list[i - 1] !== c);
+  return list.filter((c, i) => i === 0 || list[i - 1] !== c)
 }

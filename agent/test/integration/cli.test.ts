@@ -2,56 +2,62 @@
 // a real cloud: prints the code, pairs, goes online; SIGKILL → the broker publishes the
 // retained `offline` Last Will; a restart connects straight away; SIGTERM → `offline`
 // published by the agent itself and exit code 0. Bad arguments → exit 2, no stack.
-import t from 'tap';
-import { startCloud } from '../cloud.js';
-import { runAgentCli, tempDir, until } from '../helpers.js';
+import t from 'tap'
+import { startCloud } from '../cloud.js'
+import { runAgentCli, tempDir, until } from '../helpers.js'
 
-const run = runAgentCli;
+const run = runAgentCli
 
 t.test('bad arguments: message on stderr, exit 2, no stack', async (t) => {
-  const cases = [['start'], ['start', '--cloud', 'ftp://x'], ['start', '--cloud', 'http://x', '--player-port', 'abc', '--bogus']];
+  const cases = [['start'], ['start', '--cloud', 'ftp://x'], ['start', '--cloud', 'http://x', '--player-port', 'abc', '--bogus']]
   // In parallel: each process mostly waits for tsx to load.
-  const runs = cases.map((args) => ({ args, r: run(t, args) }));
+  const runs = cases.map((args) => ({ args, r: run(t, args) }))
   for (const { args, r } of runs) {
-    const { code } = await r.exited;
-    t.equal(code, 2, args.join(' '));
-    t.match(r.err(), /^agent: /);
-    t.notMatch(r.err(), /^\s+at /m, 'no stack trace');
+    const { code } = await r.exited
+    t.equal(code, 2, args.join(' '))
+    t.match(r.err(), /^agent: /)
+    t.notMatch(r.err(), /^\s+at /m, 'no stack trace')
   }
-});
+})
 
 t.test('pairs from the command line; Last Will on a kill; reconnects with the stored credential; clean SIGTERM', async (t) => {
-  const cloud = await startCloud(t);
-  const dataDir = tempDir(t);
-  const args = ['start', '--cloud', cloud.base, '--data', dataDir, '--player-port', '0'];
+  const cloud = await startCloud(t)
+  const dataDir = tempDir(t)
+  const args = ['start', '--cloud', cloud.base, '--data', dataDir, '--player-port', '0']
 
-  const first = run(t, args);
-  const codeLine = await until(20_000, () => first.json().find((l) => l.msg === 'pairing code'));
-  t.ok(codeLine, `a pairing code log line (stderr: ${first.err()})`);
-  const code = String(codeLine!.pairingCode);
-  t.ok(first.out.some((l) => l.includes(`Pairing code: ${code}`)), 'and a plain line for a person');
-  const screenId = await cloud.pair(code);
-  const status = `svc/v1/screens/${screenId}/status`;
-  await cloud.waitFor(status, (p) => p.status === 'online', 15_000);
-  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (p) => p.version === 0);
+  const first = run(t, args)
+  const codeLine = await until(20_000, () => first.json().find((l) => l.msg === 'pairing code'))
+  t.ok(codeLine, `a pairing code log line (stderr: ${first.err()})`)
+  const code = String(codeLine!.pairingCode)
+  t.ok(
+    first.out.some((l) => l.includes(`Pairing code: ${code}`)),
+    'and a plain line for a person',
+  )
+  const screenId = await cloud.pair(code)
+  const status = `svc/v1/screens/${screenId}/status`
+  await cloud.waitFor(status, (p) => p.status === 'online', 15_000)
+  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (p) => p.version === 0)
 
-  first.child.kill('SIGKILL');
-  await first.exited;
-  const will = await cloud.waitFor(status, (p) => p.status === 'offline');
-  t.match(will, { status: 'offline', at: String });
-  t.equal(cloud.seen(status).at(-1)?.retain, true, 'the Last Will is retained');
+  first.child.kill('SIGKILL')
+  await first.exited
+  const will = await cloud.waitFor(status, (p) => p.status === 'offline')
+  t.match(will, { status: 'offline', at: String })
+  t.equal(cloud.seen(status).at(-1)?.retain, true, 'the Last Will is retained')
 
-  const second = run(t, args);
-  const onlineCount = cloud.seen(status).filter((m) => m.payload.status === 'online').length;
-  const back = await until(20_000, () => (cloud.seen(status).filter((m) => m.payload.status === 'online').length > onlineCount ? true : undefined));
-  t.ok(back, 'online again without pairing');
-  t.notOk(second.json().some((l) => l.msg === 'pairing code'), 'no new code: the stored credential was used');
+  const second = run(t, args)
+  const onlineCount = cloud.seen(status).filter((m) => m.payload.status === 'online').length
+  const back = await until(20_000, () => (cloud.seen(status).filter((m) => m.payload.status === 'online').length > onlineCount ? true : undefined))
+  t.ok(back, 'online again without pairing')
+  t.notOk(
+    second.json().some((l) => l.msg === 'pairing code'),
+    'no new code: the stored credential was used',
+  )
 
-  const offlines = cloud.seen(status).filter((m) => m.payload.status === 'offline').length;
-  second.child.kill('SIGTERM');
-  t.same(await second.exited, { code: 0, signal: null }, `exit 0 on SIGTERM (stderr: ${second.err()})`);
-  t.ok(cloud.seen(status).filter((m) => m.payload.status === 'offline').length > offlines, 'offline published on the way out');
-  t.match(cloud.seen(status).at(-1), { payload: { status: 'offline' }, retain: true });
-  t.ok(second.json().some((l) => l.msg === 'stopped'));
-  t.equal(second.err(), '', 'nothing on stderr');
-});
+  const offlines = cloud.seen(status).filter((m) => m.payload.status === 'offline').length
+  second.child.kill('SIGTERM')
+  t.same(await second.exited, { code: 0, signal: null }, `exit 0 on SIGTERM (stderr: ${second.err()})`)
+  t.ok(cloud.seen(status).filter((m) => m.payload.status === 'offline').length > offlines, 'offline published on the way out')
+  t.match(cloud.seen(status).at(-1), { payload: { status: 'offline' }, retain: true })
+  t.ok(second.json().some((l) => l.msg === 'stopped'))
+  t.equal(second.err(), '', 'nothing on stderr')
+})

@@ -4,33 +4,33 @@
 // socat is missing), and the reply comes back to the API. The screen's panel profile
 // reaches the agent in its desired state, and the agent's power polling shows up in the
 // screen's reported state. A job queued while the agent is away completes when it returns.
-import t, { type Test } from 'tap';
-import { once } from 'node:events';
-import { FirmwareSim } from '@svc/firmware-sim';
-import { Agent } from '../../src/Agent.js';
-import { DisplayDriver } from '../../src/serial/DisplayDriver.js';
-import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js';
-import { FakeTime, captureLog, tempDir, until } from '../helpers.js';
-import { startCloud, type TestCloud } from '../cloud.js';
-import { socat, useTool } from '@svc/shared/testing';
+import t, { type Test } from 'tap'
+import { once } from 'node:events'
+import { FirmwareSim } from '@svc/firmware-sim'
+import { Agent } from '../../src/Agent.js'
+import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
+import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
+import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { startCloud, type TestCloud } from '../cloud.js'
+import { socat, useTool } from '@svc/shared/testing'
 
 async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
-  return (await res.json()) as T;
+  return (await res.json()) as T
 }
 
 async function waitJob(cloud: TestCloud, id: string): Promise<Record<string, unknown>> {
   const done = await until(15_000, async () => {
-    const job = (await json<{ data: Record<string, unknown> }>(await cloud.request('GET', `/v1/serial-jobs/${id}`))).data;
-    return ['ok', 'nak', 'timeout', 'failed'].includes(String(job.status)) ? job : undefined;
-  });
-  if (!done) throw new Error(`serial job ${id} did not complete`);
-  return done;
+    const job = (await json<{ data: Record<string, unknown> }>(await cloud.request('GET', `/v1/serial-jobs/${id}`))).data
+    return ['ok', 'nak', 'timeout', 'failed'].includes(String(job.status)) ? job : undefined
+  })
+  if (!done) throw new Error(`serial job ${id} did not complete`)
+  return done
 }
 
 function startAgent(t: Test, cloud: TestCloud, dataDir: string, ptyPath: string): Agent {
-  const time = new FakeTime(Date.now());
-  const { log } = captureLog(time.clock);
-  const driver = new DisplayDriver({ path: ptyPath, timeoutMs: 1000 });
+  const time = new FakeTime(Date.now())
+  const { log } = captureLog(time.clock)
+  const driver = new DisplayDriver({ path: ptyPath, timeoutMs: 1000 })
   const agent = new Agent({
     cloudUrl: cloud.base,
     dataDir,
@@ -43,68 +43,71 @@ function startAgent(t: Test, cloud: TestCloud, dataDir: string, ptyPath: string)
     serialRunner: new SerialJobRunner(driver),
     panelDriver: driver,
     log,
-  });
-  t.after(() => agent.stop());
-  return agent;
+  })
+  t.after(() => agent.stop())
+  return agent
 }
 
 t.test('API → MQTT → agent → panel over a pty and back; offline jobs complete on return', async (t) => {
-  const cloud = await startCloud(t);
-  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)');
-  const sim = new FirmwareSim({ protocol: 'samsung-mdc', ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }), state: { power: 'off' } });
-  const info = await sim.start();
-  t.after(() => sim.stop());
-  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`;
-  t.ok(pty ? info.ptyPath : info.tcpPort, `the simulator listens at ${panelPath}`);
+  const cloud = await startCloud(t)
+  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
+  const sim = new FirmwareSim({ protocol: 'samsung-mdc', ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }), state: { power: 'off' } })
+  const info = await sim.start()
+  t.after(() => sim.stop())
+  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`
+  t.ok(pty ? info.ptyPath : info.tcpPort, `the simulator listens at ${panelPath}`)
 
-  const dataDir = tempDir(t);
-  let agent = startAgent(t, cloud, dataDir, panelPath);
-  const code = once(agent, 'code');
-  await agent.start();
-  const [registration] = await code;
-  const connected = once(agent, 'connected');
-  const screenId = await cloud.pair(registration.pairingCode, 'Window');
-  await connected;
+  const dataDir = tempDir(t)
+  let agent = startAgent(t, cloud, dataDir, panelPath)
+  const code = once(agent, 'code')
+  await agent.start()
+  const [registration] = await code
+  const connected = once(agent, 'connected')
+  const screenId = await cloud.pair(registration.pairingCode, 'Window')
+  await connected
 
   // The panel profile travels in the desired state; the agent starts polling power.
-  const profile = await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 600 });
-  t.equal(profile.status, 200);
-  await cloud.waitFor(`svc/v1/screens/${screenId}/desired`, (d) => (d.panel as { protocol?: string } | null)?.protocol === 'samsung-mdc');
-  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { power?: string } | undefined)?.power === 'off');
+  const profile = await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 600 })
+  t.equal(profile.status, 200)
+  await cloud.waitFor(`svc/v1/screens/${screenId}/desired`, (d) => (d.panel as { protocol?: string } | null)?.protocol === 'samsung-mdc')
+  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { power?: string } | undefined)?.power === 'off')
 
   // Power on through the API: MDC `AA 11 01 01 01 14`, ACK `AA FF 01 03 41 11 01 56`.
-  const queued = await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 11 01 01 01 14', encoding: 'hex' });
-  t.equal(queued.status, 202);
-  const job = (await json<{ data: { id: string; bytesHex: string } }>(queued)).data;
-  t.match(job.id, /^sjob_/);
-  const done = await waitJob(cloud, job.id);
-  t.equal(done.status, 'ok');
-  t.equal(String(done.replyHex).replace(/ /g, '').toUpperCase(), 'AAFF010341110156');
-  t.equal(sim.panel.model.state.power, 'on', 'the panel did it');
+  const queued = await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 11 01 01 01 14', encoding: 'hex' })
+  t.equal(queued.status, 202)
+  const job = (await json<{ data: { id: string; bytesHex: string } }>(queued)).data
+  t.match(job.id, /^sjob_/)
+  const done = await waitJob(cloud, job.id)
+  t.equal(done.status, 'ok')
+  t.equal(String(done.replyHex).replace(/ /g, '').toUpperCase(), 'AAFF010341110156')
+  t.equal(sim.panel.model.state.power, 'on', 'the panel did it')
   // Polls are 10 minutes apart here: only the read-back after the job can explain a fresh state.
   const panelState = async () =>
-    (await json<{ data: { reported?: { panel?: { power?: string; input?: string } } } }>(await cloud.request('GET', `/v1/screens/${screenId}`))).data.reported?.panel;
-  const doneAt = Date.now();
-  const reportedOn = await until(5000, async () => ((await panelState())?.power === 'on' ? Date.now() : undefined));
-  t.ok(reportedOn, 'the power state read back after the job reaches the screen in the API');
-  t.ok(reportedOn! - doneAt <= 2000, `within 2 s of the job's result (${reportedOn! - doneAt} ms)`);
-  t.equal((await panelState())?.input, 'hdmi1', 'the input is reported too (MDC can read it)');
+    (await json<{ data: { reported?: { panel?: { power?: string; input?: string } } } }>(await cloud.request('GET', `/v1/screens/${screenId}`))).data.reported
+      ?.panel
+  const doneAt = Date.now()
+  const reportedOn = await until(5000, async () => ((await panelState())?.power === 'on' ? Date.now() : undefined))
+  t.ok(reportedOn, 'the power state read back after the job reaches the screen in the API')
+  t.ok(reportedOn! - doneAt <= 2000, `within 2 s of the job's result (${reportedOn! - doneAt} ms)`)
+  t.equal((await panelState())?.input, 'hdmi1', 'the input is reported too (MDC can read it)')
 
   // An input change shows up the same way.
-  const hdmi2 = (await json<{ data: { id: string } }>(await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 14 01 01 23 39', encoding: 'hex' }))).data;
-  t.equal((await waitJob(cloud, hdmi2.id)).status, 'ok');
-  const inputAt = Date.now();
-  t.ok(await until(5000, async () => ((await panelState())?.input === 'hdmi2' ? true : undefined)), 'reported.panel.input follows the input job');
-  t.ok(Date.now() - inputAt <= 2000, `within 2 s (${Date.now() - inputAt} ms)`);
+  const hdmi2 = (
+    await json<{ data: { id: string } }>(await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 14 01 01 23 39', encoding: 'hex' }))
+  ).data
+  t.equal((await waitJob(cloud, hdmi2.id)).status, 'ok')
+  const inputAt = Date.now()
+  t.ok(await until(5000, async () => ((await panelState())?.input === 'hdmi2' ? true : undefined)), 'reported.panel.input follows the input job')
+  t.ok(Date.now() - inputAt <= 2000, `within 2 s (${Date.now() - inputAt} ms)`)
 
   // The agent goes away; a power-off job is queued; it completes when the agent returns.
-  await agent.stop();
-  const offQueued = await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 11 01 01 00 13', encoding: 'hex' });
-  const offJob = (await json<{ data: { id: string; status: string } }>(offQueued)).data;
-  t.equal(offJob.status, 'queued');
-  agent = startAgent(t, cloud, dataDir, panelPath);
-  await agent.start();
-  const off = await waitJob(cloud, offJob.id);
-  t.equal(off.status, 'ok');
-  t.equal(sim.panel.model.state.power, 'off');
-});
+  await agent.stop()
+  const offQueued = await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 11 01 01 00 13', encoding: 'hex' })
+  const offJob = (await json<{ data: { id: string; status: string } }>(offQueued)).data
+  t.equal(offJob.status, 'queued')
+  agent = startAgent(t, cloud, dataDir, panelPath)
+  await agent.start()
+  const off = await waitJob(cloud, offJob.id)
+  t.equal(off.status, 'ok')
+  t.equal(sim.panel.model.state.power, 'off')
+})

@@ -1,8 +1,8 @@
-import t from 'tap';
-import type { DesiredState } from '@svc/shared/mqtt/index';
-import { decidePlayback, liveCasts, toPlaying } from '../../src/playback/index.js';
+import t from 'tap'
+import type { DesiredState } from '@svc/shared/mqtt/index'
+import { decidePlayback, liveCasts, toPlaying } from '../../src/playback/index.js'
 
-const NOW = new Date('2026-03-08T12:00:00.000Z');
+const NOW = new Date('2026-03-08T12:00:00.000Z')
 
 function desired(extra: Partial<DesiredState> = {}): DesiredState {
   return {
@@ -16,7 +16,7 @@ function desired(extra: Partial<DesiredState> = {}): DesiredState {
     panel: null,
     generatedAt: '2026-03-08T00:00:00.000Z',
     ...extra,
-  };
+  }
 }
 
 const cast = (id: string, triggeredAt: string, expiresAt: string | null, contentId = `med_${id}`) => ({
@@ -25,49 +25,54 @@ const cast = (id: string, triggeredAt: string, expiresAt: string | null, content
   contentId,
   triggeredAt,
   expiresAt,
-});
+})
 
 t.test('nothing known: nothing plays', async (t) => {
   t.same(decidePlayback(null, NOW), {
-    source: 'none', contentKind: null, contentId: null, content: null, castId: null, emergencyId: null, ruleId: null, message: null, nextChangeAt: null,
-  });
-});
+    source: 'none',
+    contentKind: null,
+    contentId: null,
+    content: null,
+    castId: null,
+    emergencyId: null,
+    ruleId: null,
+    message: null,
+    nextChangeAt: null,
+  })
+})
 
 t.test('plain assignment', async (t) => {
-  const d = decidePlayback(desired(), NOW);
-  t.match(d, { source: 'assignment', contentKind: 'playlist', contentId: 'pl_main', content: { name: 'Main' }, nextChangeAt: null });
-  t.same(decidePlayback(desired({ assignment: null }), NOW).source, 'none');
-});
+  const d = decidePlayback(desired(), NOW)
+  t.match(d, { source: 'assignment', contentKind: 'playlist', contentId: 'pl_main', content: { name: 'Main' }, nextChangeAt: null })
+  t.same(decidePlayback(desired({ assignment: null }), NOW).source, 'none')
+})
 
 t.test('newest unexpired cast wins; expiry sets nextChangeAt', async (t) => {
   const d = decidePlayback(
     desired({
-      casts: [
-        cast('c2', '2026-03-08T11:00:00Z', '2026-03-08T13:00:00Z'),
-        cast('c1', '2026-03-08T10:00:00Z', null),
-      ],
+      casts: [cast('c2', '2026-03-08T11:00:00Z', '2026-03-08T13:00:00Z'), cast('c1', '2026-03-08T10:00:00Z', null)],
     }),
     NOW,
-  );
-  t.match(d, { source: 'cast', castId: 'c2', contentId: 'med_c2' });
-  t.equal(d.nextChangeAt?.toISOString(), '2026-03-08T13:00:00.000Z');
-  const later = decidePlayback(desired({ casts: [cast('c2', '2026-03-08T11:00:00Z', '2026-03-08T13:00:00Z'), cast('c1', '2026-03-08T10:00:00Z', null)] }), new Date('2026-03-08T13:00:00Z'));
-  t.match(later, { source: 'cast', castId: 'c1', nextChangeAt: null }, 'the older cast resumes when the newer one ends');
-});
+  )
+  t.match(d, { source: 'cast', castId: 'c2', contentId: 'med_c2' })
+  t.equal(d.nextChangeAt?.toISOString(), '2026-03-08T13:00:00.000Z')
+  const later = decidePlayback(
+    desired({ casts: [cast('c2', '2026-03-08T11:00:00Z', '2026-03-08T13:00:00Z'), cast('c1', '2026-03-08T10:00:00Z', null)] }),
+    new Date('2026-03-08T13:00:00Z'),
+  )
+  t.match(later, { source: 'cast', castId: 'c1', nextChangeAt: null }, 'the older cast resumes when the newer one ends')
+})
 
 t.test('expired casts are ignored even if the cloud still lists them', async (t) => {
-  const d = decidePlayback(desired({ casts: [cast('old', '2026-03-08T09:00:00Z', '2026-03-08T10:00:00Z')] }), NOW);
-  t.match(d, { source: 'assignment', castId: null, nextChangeAt: null });
-  t.same(liveCasts([cast('x', '2026-03-08T09:00:00Z', '2026-03-08T12:00:00Z')], NOW), [], 'expiresAt itself is already over');
-});
+  const d = decidePlayback(desired({ casts: [cast('old', '2026-03-08T09:00:00Z', '2026-03-08T10:00:00Z')] }), NOW)
+  t.match(d, { source: 'assignment', castId: null, nextChangeAt: null })
+  t.same(liveCasts([cast('x', '2026-03-08T09:00:00Z', '2026-03-08T12:00:00Z')], NOW), [], 'expiresAt itself is already over')
+})
 
 t.test('newest is by triggeredAt, not list order', async (t) => {
-  const d = decidePlayback(
-    desired({ casts: [cast('older', '2026-03-08T08:00:00Z', null), cast('newer', '2026-03-08T09:00:00+00:00', null)] }),
-    NOW,
-  );
-  t.equal(d.castId, 'newer');
-});
+  const d = decidePlayback(desired({ casts: [cast('older', '2026-03-08T08:00:00Z', null), cast('newer', '2026-03-08T09:00:00+00:00', null)] }), NOW)
+  t.equal(d.castId, 'newer')
+})
 
 t.test('emergency beats casts and stays without expiry', async (t) => {
   const d = decidePlayback(
@@ -76,15 +81,15 @@ t.test('emergency beats casts and stays without expiry', async (t) => {
       emergency: { id: 'emg_1', contentKind: 'media', contentId: 'med_fire', message: 'Leave the building', startedAt: '2026-03-08T11:30:00Z' },
     }),
     NOW,
-  );
-  t.match(d, { source: 'emergency', emergencyId: 'emg_1', contentId: 'med_fire', message: 'Leave the building', castId: null, nextChangeAt: null });
-  t.same(toPlaying(d), { source: 'emergency', contentKind: 'media', contentId: 'med_fire', emergencyId: 'emg_1' });
-});
+  )
+  t.match(d, { source: 'emergency', emergencyId: 'emg_1', contentId: 'med_fire', message: 'Leave the building', castId: null, nextChangeAt: null })
+  t.same(toPlaying(d), { source: 'emergency', contentKind: 'media', contentId: 'med_fire', emergencyId: 'emg_1' })
+})
 
 const schedule = {
   rules: [{ id: 'lunch', content: { kind: 'playlist' as const, id: 'pl_lunch' }, priority: 1, start: '11:00', end: '14:00' }],
   fallback: { kind: 'media' as const, id: 'med_idle' },
-};
+}
 
 t.test('schedule assignment is evaluated in the screen zone with library lookup', async (t) => {
   const base = desired({
@@ -92,19 +97,19 @@ t.test('schedule assignment is evaluated in the screen zone with library lookup'
     assignment: { contentKind: 'schedule', contentId: 'sch_1' },
     schedule,
     library: [{ kind: 'playlist', id: 'pl_lunch', content: { name: 'Lunch menu' } }],
-  });
+  })
   // 12:00Z is 08:00 EDT on 2026-03-08.
-  const morning = decidePlayback(base, NOW);
-  t.match(morning, { source: 'schedule', contentKind: 'media', contentId: 'med_idle', ruleId: null, content: null });
-  t.equal(morning.nextChangeAt?.toISOString(), '2026-03-08T15:00:00.000Z');
-  const lunch = decidePlayback(base, new Date('2026-03-08T15:00:00Z'));
-  t.match(lunch, { source: 'schedule', contentId: 'pl_lunch', ruleId: 'lunch', content: { name: 'Lunch menu' } });
-  t.same(toPlaying(lunch), { source: 'schedule', contentKind: 'playlist', contentId: 'pl_lunch', ruleId: 'lunch' });
-  const empty = decidePlayback({ ...base, schedule: { ...schedule, fallback: null } }, NOW);
-  t.match(empty, { source: 'none', contentId: null });
-  t.equal(empty.nextChangeAt?.toISOString(), '2026-03-08T15:00:00.000Z', 'still wakes up when the window opens');
-  t.same(toPlaying(empty), { source: 'none', contentKind: null, contentId: null });
-});
+  const morning = decidePlayback(base, NOW)
+  t.match(morning, { source: 'schedule', contentKind: 'media', contentId: 'med_idle', ruleId: null, content: null })
+  t.equal(morning.nextChangeAt?.toISOString(), '2026-03-08T15:00:00.000Z')
+  const lunch = decidePlayback(base, new Date('2026-03-08T15:00:00Z'))
+  t.match(lunch, { source: 'schedule', contentId: 'pl_lunch', ruleId: 'lunch', content: { name: 'Lunch menu' } })
+  t.same(toPlaying(lunch), { source: 'schedule', contentKind: 'playlist', contentId: 'pl_lunch', ruleId: 'lunch' })
+  const empty = decidePlayback({ ...base, schedule: { ...schedule, fallback: null } }, NOW)
+  t.match(empty, { source: 'none', contentId: null })
+  t.equal(empty.nextChangeAt?.toISOString(), '2026-03-08T15:00:00.000Z', 'still wakes up when the window opens')
+  t.same(toPlaying(empty), { source: 'none', contentKind: null, contentId: null })
+})
 
 t.test('a cast of a schedule plays what the schedule says; the earliest change wins', async (t) => {
   const d = desired({
@@ -118,16 +123,16 @@ t.test('a cast of a schedule plays what the schedule says; the earliest change w
         expiresAt: '2026-03-08T20:00:00Z',
       },
     ],
-  });
-  const lunch = decidePlayback(d, NOW);
-  t.match(lunch, { source: 'cast', castId: 'c', contentKind: 'playlist', contentId: 'pl_lunch', ruleId: 'lunch' });
-  t.equal(lunch.nextChangeAt?.toISOString(), '2026-03-08T14:00:00.000Z', 'window end comes before expiry');
-  const after = decidePlayback(d, new Date('2026-03-08T14:00:00Z'));
-  t.match(after, { source: 'assignment', contentId: 'pl_main' }, 'an empty schedule cast lets the layer below show');
-  t.equal(after.nextChangeAt?.toISOString(), '2026-03-08T20:00:00.000Z', 'but the cast still wakes us at expiry');
-  const unresolved = decidePlayback(desired({ casts: [{ ...d.casts[0]!, content: {} }] }), NOW);
-  t.match(unresolved, { source: 'assignment' }, 'a schedule cast without its schedule cannot play');
-});
+  })
+  const lunch = decidePlayback(d, NOW)
+  t.match(lunch, { source: 'cast', castId: 'c', contentKind: 'playlist', contentId: 'pl_lunch', ruleId: 'lunch' })
+  t.equal(lunch.nextChangeAt?.toISOString(), '2026-03-08T14:00:00.000Z', 'window end comes before expiry')
+  const after = decidePlayback(d, new Date('2026-03-08T14:00:00Z'))
+  t.match(after, { source: 'assignment', contentId: 'pl_main' }, 'an empty schedule cast lets the layer below show')
+  t.equal(after.nextChangeAt?.toISOString(), '2026-03-08T20:00:00.000Z', 'but the cast still wakes us at expiry')
+  const unresolved = decidePlayback(desired({ casts: [{ ...d.casts[0]!, content: {} }] }), NOW)
+  t.match(unresolved, { source: 'assignment' }, 'a schedule cast without its schedule cannot play')
+})
 
 t.test('emergency of a schedule uses the schedule; paused casts still matter afterwards', async (t) => {
   const d = decidePlayback(
@@ -136,7 +141,7 @@ t.test('emergency of a schedule uses the schedule; paused casts still matter aft
       casts: [cast('c', '2026-03-08T10:00:00Z', '2026-03-08T12:30:00Z')],
     }),
     NOW,
-  );
-  t.match(d, { source: 'emergency', contentId: 'pl_lunch', emergencyId: 'emg', message: null });
-  t.equal(d.nextChangeAt?.toISOString(), '2026-03-08T14:00:00.000Z');
-});
+  )
+  t.match(d, { source: 'emergency', contentId: 'pl_lunch', emergencyId: 'emg', message: null })
+  t.equal(d.nextChangeAt?.toISOString(), '2026-03-08T14:00:00.000Z')
+})

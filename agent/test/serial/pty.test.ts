@@ -1,25 +1,25 @@
 // One integration test over a REAL pseudo-terminal pair (socat): the DisplayDriver opens
 // the host end with serialport, firmware-sim's PtyTransport holds the other.
-import t from 'tap';
-import { socat, toolTest } from '@svc/shared/testing';
-import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim';
-import { DisplayDriver } from '../../src/serial/index.js';
+import t from 'tap'
+import { socat, toolTest } from '@svc/shared/testing'
+import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim'
+import { DisplayDriver } from '../../src/serial/index.js'
 
 toolTest(t, socat, 'MDC power on over a socat pty → ok with the ACK bytes', async (t) => {
-  const panel = new SimulatedPanel({ protocol: 'samsung-mdc' });
-  const pty = new PtyTransport(panel);
-  await pty.start();
-  const driver = new DisplayDriver({ path: pty.hostPath, protocol: 'samsung-mdc', timeoutMs: 1000 });
+  const panel = new SimulatedPanel({ protocol: 'samsung-mdc' })
+  const pty = new PtyTransport(panel)
+  await pty.start()
+  const driver = new DisplayDriver({ path: pty.hostPath, protocol: 'samsung-mdc', timeoutMs: 1000 })
   t.teardown(async () => {
-    await driver.stop();
-    await pty.stop();
-    panel.close();
-  });
-  await driver.start();
-  t.equal(driver.isOpen, true, `opened ${pty.hostPath}`);
-  const r = await driver.send(Buffer.from('aa1101010114', 'hex'));
-  t.equal(r.outcome, 'ok');
-  t.equal(r.sentHex, 'aa1101010114');
-  t.equal(r.replyHex, 'aaff0103411101' + '56', 'AA FF 01 03 41 11 01 56: ACK, power, on');
-  t.equal(panel.model.state.power, 'on');
-});
+    await driver.stop()
+    await pty.stop()
+    panel.close()
+  })
+  await driver.start()
+  t.equal(driver.isOpen, true, `opened ${pty.hostPath}`)
+  const r = await driver.send(Buffer.from('aa1101010114', 'hex'))
+  t.equal(r.outcome, 'ok')
+  t.equal(r.sentHex, 'aa1101010114')
+  t.equal(r.replyHex, 'aaff0103411101' + '56', 'AA FF 01 03 41 11 01 56: ACK, power, on')
+  t.equal(panel.model.state.power, 'on')
+})

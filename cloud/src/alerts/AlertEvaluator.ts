@@ -120,7 +120,12 @@ export class AlertEvaluator {
     let flaps = (prev ? (JSON.parse(prev.flaps) as string[]) : []).filter((f) => f >= cutoff)
     if (prev && prev.status === status) {
       // A repeated report changes nothing but the name and place.
-      await this.db.run('UPDATE alert_screen_state SET screen_name = ?, node_id = ? WHERE workspace_id = ? AND screen_id = ?', [name, screen.nodeId, workspaceId, screen.id])
+      await this.db.run('UPDATE alert_screen_state SET screen_name = ?, node_id = ? WHERE workspace_id = ? AND screen_id = ?', [
+        name,
+        screen.nodeId,
+        workspaceId,
+        screen.id,
+      ])
     } else {
       if (status === 'offline') flaps = [...flaps, when]
       await this.db.run(
@@ -150,10 +155,23 @@ export class AlertEvaluator {
     if (power !== 'on' && contentShouldPlay) {
       const named = await this.named(workspaceId, screen)
       for (const rule of await this.matching(workspaceId, 'display-off', screen)) {
-        await this.open(rule, named, 'display-off', `${named.name}: the display is ${power} while content should be playing.`, { kind: 'display-off', power, reportedAt: when }, when)
+        await this.open(
+          rule,
+          named,
+          'display-off',
+          `${named.name}: the display is ${power} while content should be playing.`,
+          { kind: 'display-off', power, reportedAt: when },
+          when,
+        )
       }
     } else {
-      await this.closeOpen(workspaceId, screen.id, 'display-off', { kind: 'display-off', power, resolvedBy: power === 'on' ? 'power-on' : 'content-stopped', resolvedAt: when }, when)
+      await this.closeOpen(
+        workspaceId,
+        screen.id,
+        'display-off',
+        { kind: 'display-off', power, resolvedBy: power === 'on' ? 'power-on' : 'content-stopped', resolvedAt: when },
+        when,
+      )
     }
   }
 
@@ -176,7 +194,8 @@ export class AlertEvaluator {
   /** The screen was removed: its open events close as history, its state is forgotten. */
   async screenRemoved(workspaceId: string, screenId: string): Promise<void> {
     const when = this.clock.now().toISOString()
-    for (const code of ['connection-lost', 'display-off', 'storage-critical'] as const) await this.closeOpen(workspaceId, screenId, code, { kind: 'outage-history', reason: 'screen removed' }, when)
+    for (const code of ['connection-lost', 'display-off', 'storage-critical'] as const)
+      await this.closeOpen(workspaceId, screenId, code, { kind: 'outage-history', reason: 'screen removed' }, when)
     await this.db.run('DELETE FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [workspaceId, screenId])
   }
 
@@ -208,7 +227,10 @@ export class AlertEvaluator {
   /** The screen with a name: the one given, else the last one seen, else `(unknown screen)`. */
   private async named(workspaceId: string, screen: ScreenRef): Promise<ScreenRef & { name: string }> {
     if (screen.name) return { ...screen, name: screen.name }
-    const s = await this.db.get<{ screen_name: string }>('SELECT screen_name FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [workspaceId, screen.id])
+    const s = await this.db.get<{ screen_name: string }>('SELECT screen_name FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [
+      workspaceId,
+      screen.id,
+    ])
     return { ...screen, name: s?.screen_name ?? UNKNOWN_SCREEN }
   }
 
@@ -223,20 +245,44 @@ export class AlertEvaluator {
       if (rule.node_id && !(await this.nodes.isWithin(workspaceId, screen.nodeId, rule.node_id))) continue
       const c = parseConfig(rule)
       const inScope =
-        c.scopeKind === 'workspace' ? true : c.scopeKind === 'screen' ? c.scopeId === screen.id : await this.nodes.isWithin(workspaceId, screen.nodeId, c.scopeId)
+        c.scopeKind === 'workspace'
+          ? true
+          : c.scopeKind === 'screen'
+            ? c.scopeId === screen.id
+            : await this.nodes.isWithin(workspaceId, screen.nodeId, c.scopeId)
       if (inScope) out.push(rule)
     }
     return out
   }
 
-  private async open(rule: AlertRuleRow, screen: ScreenRef & { name: string }, code: AlertCode, message: string, detail: Record<string, unknown> | null, when: string): Promise<boolean> {
+  private async open(
+    rule: AlertRuleRow,
+    screen: ScreenRef & { name: string },
+    code: AlertCode,
+    message: string,
+    detail: Record<string, unknown> | null,
+    when: string,
+  ): Promise<boolean> {
     const id = this.ids.next('alertEvent')
     const severity = parseConfig(rule).severity
     try {
       await this.db.run(
         `INSERT INTO alert_events (id, workspace_id, rule_id, code, severity, screen_id, screen_name, node_id, message, next_action, opened_at, detail)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [id, rule.workspace_id, rule.id, code, severity, screen.id, screen.name, screen.nodeId, message, NEXT_ACTION[code], when, detail ? JSON.stringify(detail) : null],
+        [
+          id,
+          rule.workspace_id,
+          rule.id,
+          code,
+          severity,
+          screen.id,
+          screen.name,
+          screen.nodeId,
+          message,
+          NEXT_ACTION[code],
+          when,
+          detail ? JSON.stringify(detail) : null,
+        ],
       )
     } catch (e) {
       if (isUniqueViolation(e)) return false // already open for this rule and screen
@@ -247,7 +293,14 @@ export class AlertEvaluator {
     return true
   }
 
-  private async closeOpen(workspaceId: string, screenId: string, code: AlertCode, detail: Record<string, unknown>, when: string, ruleId?: string): Promise<void> {
+  private async closeOpen(
+    workspaceId: string,
+    screenId: string,
+    code: AlertCode,
+    detail: Record<string, unknown>,
+    when: string,
+    ruleId?: string,
+  ): Promise<void> {
     const open = await this.db.all<EventRow>(
       `SELECT * FROM alert_events WHERE workspace_id = ? AND screen_id = ? AND code = ? AND closed_at IS NULL${ruleId ? ' AND rule_id = ?' : ''}`,
       ruleId ? [workspaceId, screenId, code, ruleId] : [workspaceId, screenId, code],
@@ -262,13 +315,21 @@ export class AlertEvaluator {
 
   // ---- reads for /v1/alert-events ----
 
-  async list(p: Principal, page: PageRequest, filter: { state?: string | undefined; screenId?: string | undefined; code?: string | undefined; ruleId?: string | undefined }): Promise<Page<AlertEventView>> {
+  async list(
+    p: Principal,
+    page: PageRequest,
+    filter: { state?: string | undefined; screenId?: string | undefined; code?: string | undefined; ruleId?: string | undefined },
+  ): Promise<Page<AlertEventView>> {
     const scope = await this.nodes.scopeClause(p, 'node_id')
     let where = `workspace_id = ?${scope.sql}`
     const params: (string | number)[] = [p.workspaceId, ...scope.params]
     if (filter.state === 'open') where += ' AND closed_at IS NULL'
     if (filter.state === 'closed') where += ' AND closed_at IS NOT NULL'
-    for (const [col, v] of [['screen_id', filter.screenId], ['code', filter.code], ['rule_id', filter.ruleId]] as const) {
+    for (const [col, v] of [
+      ['screen_id', filter.screenId],
+      ['code', filter.code],
+      ['rule_id', filter.ruleId],
+    ] as const) {
       if (v) {
         where += ` AND ${col} = ?`
         params.push(v)

@@ -18,7 +18,11 @@ export type AlertCode = (typeof ALERT_CODES)[number]
 export const SCOPE_KINDS = ['workspace', 'org_unit', 'location', 'screen_group', 'screen'] as const
 export const CHANNELS = ['in-app', 'email', 'webhook', 'chat'] as const
 export const SEVERITIES = ['info', 'warning', 'critical'] as const
-export const DEFAULT_SEVERITY: Record<AlertCode, (typeof SEVERITIES)[number]> = { 'connection-lost': 'critical', 'display-off': 'warning', 'storage-critical': 'warning' }
+export const DEFAULT_SEVERITY: Record<AlertCode, (typeof SEVERITIES)[number]> = {
+  'connection-lost': 'critical',
+  'display-off': 'warning',
+  'storage-critical': 'warning',
+}
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 export interface AlertRuleConfig {
@@ -143,7 +147,11 @@ export class AlertRuleService {
     return this.checkUrl(v, field)
   }
 
-  private async validate(p: Principal, input: { trigger?: string | undefined; config: Record<string, unknown> }, stored: AlertRuleConfig | null): Promise<{ trigger: AlertCode; config: AlertRuleConfig }> {
+  private async validate(
+    p: Principal,
+    input: { trigger?: string | undefined; config: Record<string, unknown> },
+    stored: AlertRuleConfig | null,
+  ): Promise<{ trigger: AlertCode; config: AlertRuleConfig }> {
     const c = input.config
     if (!c || typeof c !== 'object' || Array.isArray(c)) throw validation('config must be an object.')
     const codes = strings(c.codes, 'codes')
@@ -153,7 +161,8 @@ export class AlertRuleService {
     const trigger = (input.trigger ?? codes[0]) as AlertCode
     if (trigger !== codes[0]) throw validation('trigger must equal the first entry of config.codes.')
     const severity = c.severity === undefined ? DEFAULT_SEVERITY[trigger] : c.severity
-    if (typeof severity !== 'string' || !(SEVERITIES as readonly string[]).includes(severity)) throw validation(`config.severity must be one of ${SEVERITIES.join(', ')}.`)
+    if (typeof severity !== 'string' || !(SEVERITIES as readonly string[]).includes(severity))
+      throw validation(`config.severity must be one of ${SEVERITIES.join(', ')}.`)
     const scopeKind = (c.scopeKind ?? 'workspace') as AlertRuleConfig['scopeKind']
     if (!(SCOPE_KINDS as readonly string[]).includes(scopeKind)) throw validation(`config.scopeKind must be one of ${SCOPE_KINDS.join(', ')}.`)
     let scopeId = c.scopeId
@@ -161,7 +170,8 @@ export class AlertRuleService {
     else if (typeof scopeId !== 'string' || !scopeId) throw validation('config.scopeId is required for this scopeKind.')
     else if (scopeKind !== 'screen') {
       const node = await this.nodes.get(p, scopeId).catch(() => null)
-      if (!node || node.kind !== scopeKind) throw new ApiError('invalid_node', `config.scopeId ${JSON.stringify(scopeId)} is not a ${scopeKind} in this workspace.`)
+      if (!node || node.kind !== scopeKind)
+        throw new ApiError('invalid_node', `config.scopeId ${JSON.stringify(scopeId)} is not a ${scopeKind} in this workspace.`)
     }
     const thresholds = c.thresholds === undefined ? {} : c.thresholds
     if (!thresholds || typeof thresholds !== 'object' || Array.isArray(thresholds)) throw validation('config.thresholds must be an object.')
@@ -182,13 +192,27 @@ export class AlertRuleService {
     const chatUrls = strings(c.chatUrls, 'chatUrls').map((u) => this.resolveUrl(u, 'chatUrls', storedUrls))
     return {
       trigger,
-      config: { ...c, codes: [...new Set(codes)] as AlertCode[], severity, scopeKind, scopeId: scopeId as string, thresholds: thresholds as Record<string, unknown>, channels: [...new Set(channels)], recipients, chatUrls },
+      config: {
+        ...c,
+        codes: [...new Set(codes)] as AlertCode[],
+        severity,
+        scopeKind,
+        scopeId: scopeId as string,
+        thresholds: thresholds as Record<string, unknown>,
+        channels: [...new Set(channels)],
+        recipients,
+        chatUrls,
+      },
     }
   }
 
   async row(p: Principal, id: string): Promise<AlertRuleRow> {
     const scope = await this.nodes.scopeClause(p, 'node_id')
-    const r = await this.db.get<AlertRuleRow>(`SELECT * FROM alert_rules WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL${scope.sql}`, [id, p.workspaceId, ...scope.params])
+    const r = await this.db.get<AlertRuleRow>(`SELECT * FROM alert_rules WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL${scope.sql}`, [
+      id,
+      p.workspaceId,
+      ...scope.params,
+    ])
     if (!r) throw notFound('No such alert rule.')
     return r
   }
@@ -207,7 +231,11 @@ export class AlertRuleService {
     }
     const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM alert_rules WHERE ${where}`, params))!.n : undefined
     const sql = descPageSql(page)
-    const rows = await this.db.all<AlertRuleRow>(`SELECT * FROM alert_rules WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const rows = await this.db.all<AlertRuleRow>(`SELECT * FROM alert_rules WHERE ${where}${sql.where}${sql.tail}`, [
+      ...params,
+      ...sql.params,
+      ...sql.limitParams,
+    ])
     return pageOf(rows, page, ruleView, total)
   }
 
@@ -248,7 +276,15 @@ export class AlertRuleService {
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : cur.node_id
     const enabled = input.enabled === undefined ? cur.enabled : input.enabled ? 1 : 0
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE alert_rules SET name = ?, trigger_code = ?, config = ?, enabled = ?, node_id = ?, updated_at = ? WHERE id = ?', [name, trigger, JSON.stringify(config), enabled, nodeId, now, id])
+    await this.db.run('UPDATE alert_rules SET name = ?, trigger_code = ?, config = ?, enabled = ?, node_id = ?, updated_at = ? WHERE id = ?', [
+      name,
+      trigger,
+      JSON.stringify(config),
+      enabled,
+      nodeId,
+      now,
+      id,
+    ])
     if (enabled === 0) await this.closeOpenEvents(id, 'rule switched off')
     return this.get(p, id)
   }
@@ -264,12 +300,18 @@ export class AlertRuleService {
   /** Open events of a rule that stops watching are closed and kept as history. */
   private async closeOpenEvents(ruleId: string, why: string): Promise<void> {
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE alert_events SET closed_at = ?, detail = ? WHERE rule_id = ? AND closed_at IS NULL', [now, JSON.stringify({ kind: 'outage-history', reason: why }), ruleId])
+    await this.db.run('UPDATE alert_events SET closed_at = ?, detail = ? WHERE rule_id = ? AND closed_at IS NULL', [
+      now,
+      JSON.stringify({ kind: 'outage-history', reason: why }),
+      ruleId,
+    ])
   }
 
   /** Active rules of a workspace watching `code` (the evaluator filters by scope). */
   async activeFor(workspaceId: string, code: AlertCode): Promise<AlertRuleRow[]> {
-    const rows = await this.db.all<AlertRuleRow>('SELECT * FROM alert_rules WHERE workspace_id = ? AND enabled = 1 AND deleted_at IS NULL ORDER BY id', [workspaceId])
+    const rows = await this.db.all<AlertRuleRow>('SELECT * FROM alert_rules WHERE workspace_id = ? AND enabled = 1 AND deleted_at IS NULL ORDER BY id', [
+      workspaceId,
+    ])
     return rows.filter((r) => parseConfig(r).codes.includes(code))
   }
 }

@@ -42,7 +42,10 @@ export class DeviceBudget {
   options: BudgetOptions
   log: Log = { warn: () => undefined }
 
-  constructor(options: Partial<BudgetOptions> = {}, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    options: Partial<BudgetOptions> = {},
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.options = { ...DEFAULT_BUDGET, ...options }
   }
 

@@ -105,7 +105,7 @@ export class DevicePolicy {
         // possibly by a later process: only the device's own `offline` status.
         if (will !== null && !isAllowedWill(username, will)) {
           this.log.warn({ screenId: username, willTopic: String(will.topic).slice(0, 200) }, 'CONNECT refused: Last Will not allowed')
-          return refuse(NOT_AUTHORIZED, 'a Last Will may only be the screen\'s own offline status')
+          return refuse(NOT_AUTHORIZED, "a Last Will may only be the screen's own offline status")
         }
         this.screens.set(client, username)
         done(null, true)

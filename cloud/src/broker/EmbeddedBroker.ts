@@ -152,7 +152,11 @@ export class EmbeddedBroker {
     const refused: StoredWill[] = []
     for await (const will of this.stored.streamWill()) if (!keep(will)) refused.push(will)
     for (const will of refused) await this.stored.delWill({ id: will.clientId })
-    if (refused.length) this.log.warn({ count: refused.length, clientIds: refused.slice(0, 20).map((w) => w.clientId) }, 'deleted stored Last Wills the device policy does not allow')
+    if (refused.length)
+      this.log.warn(
+        { count: refused.length, clientIds: refused.slice(0, 20).map((w) => w.clientId) },
+        'deleted stored Last Wills the device policy does not allow',
+      )
   }
 
   private get limits(): PacketLimits {

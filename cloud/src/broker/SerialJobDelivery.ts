@@ -134,7 +134,7 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     const packet = ackPacket as { topic?: unknown; payload?: unknown } | undefined
     if (!packet || !client || typeof packet.topic !== 'string') return
     const parsed = parseScreenTopic(packet.topic)
-    if (!parsed || parsed.kind !== 'jobs' || parsed.screenId !== client.id) return
+    if (parsed?.kind !== 'jobs' || parsed.screenId !== client.id) return
     try {
       const payload = packet.payload
       const id = (JSON.parse(Buffer.isBuffer(payload) ? payload.toString('utf8') : String(payload)) as { id?: unknown }).id
@@ -147,7 +147,7 @@ export class SerialJobDelivery implements SerialJobDeliverer {
   private readonly onResult = (packet: AedesPublishPacket, cb: () => void): void => {
     cb()
     const parsed = parseScreenTopic(packet.topic)
-    if (!parsed || parsed.kind !== 'job-results') return
+    if (parsed?.kind !== 'job-results') return
     const r = parseJobResult(packet.payload)
     if (!r.ok) {
       this.log.warn({ screenId: parsed.screenId, errors: r.errors }, 'invalid job result ignored')

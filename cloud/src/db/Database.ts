@@ -35,7 +35,7 @@ export interface Database extends Queryable {
 /** True for a unique-constraint violation, whatever the dialect. */
 export function isUniqueViolation(e: unknown): boolean {
   const err = e as { code?: string; message?: string }
-  return err?.code === 'SQLITE_CONSTRAINT' && /UNIQUE|PRIMARY KEY/.test(err.message ?? '') || err?.code === '23505'
+  return (err?.code === 'SQLITE_CONSTRAINT' && /UNIQUE|PRIMARY KEY/.test(err.message ?? '')) || err?.code === '23505'
 }
 
 /** `?` placeholders to `$1, $2…`, leaving quoted strings and identifiers alone. */
@@ -72,7 +72,10 @@ function rawQueryable(dialect: Dialect, k: Executor): Queryable {
 /** A Database over any Kysely instance: SqliteDatabase and PostgresDatabase are this with an opener. */
 export class KyselyDatabase implements Database {
   private readonly raw: Queryable
-  constructor(readonly dialect: Dialect, readonly kysely: Kysely<DB>) {
+  constructor(
+    readonly dialect: Dialect,
+    readonly kysely: Kysely<DB>,
+  ) {
     this.raw = rawQueryable(dialect, kysely)
   }
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {

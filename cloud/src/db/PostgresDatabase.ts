@@ -3,16 +3,7 @@
 // here for this pool only, so no caller ever sees a numeric string. A statement waiting
 // on a lock longer than the busy timeout fails with DatabaseBusyError (503), as on SQLite.
 import pg from 'pg'
-import {
-  Kysely,
-  PostgresDialect,
-  sql,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely'
+import { Kysely, PostgresDialect, sql, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely'
 import { DatabaseBusyError } from '../errors.js'
 import { KyselyDatabase } from './Database.js'
 import type { DB } from './schema.js'

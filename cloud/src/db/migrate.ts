@@ -20,7 +20,10 @@ export interface Migration {
 
 /** The database records versions this code does not have: a newer release made it. */
 export class SchemaTooNewError extends Error {
-  constructor(readonly unknownVersions: number[], readonly latestKnown: number) {
+  constructor(
+    readonly unknownVersions: number[],
+    readonly latestKnown: number,
+  ) {
     super(
       `the database has schema version(s) ${unknownVersions.join(', ')} which this release does not know (it knows up to ${latestKnown}); ` +
         'run the release that made it, or restore a backup taken before the upgrade',
@@ -39,7 +42,10 @@ let cached: Migration[] | null = null
 export async function loadMigrations(): Promise<Migration[]> {
   if (cached) return cached
   const dir = new URL('./migrations/', import.meta.url)
-  const files = fs.readdirSync(fileURLToPath(dir)).filter((f) => FILE.test(f) && !f.endsWith('.d.ts')).sort()
+  const files = fs
+    .readdirSync(fileURLToPath(dir))
+    .filter((f) => FILE.test(f) && !f.endsWith('.d.ts'))
+    .sort()
   const list: Migration[] = []
   for (const f of files) {
     const m = ((await import(new URL(f, dir).href)) as { default: Migration }).default

@@ -47,10 +47,10 @@ export class DesiredStateBuilder {
    * `version` defaults to the last one stored (the publisher passes the next one).
    */
   async build(workspaceId: string, screenId: string, version?: number): Promise<DesiredState | null> {
-    const screen = await this.db.get<ScreenRow>('SELECT id, workspace_id, node_id, content_kind, content_id, timezone, desired_version FROM screens WHERE id = ? AND workspace_id = ?', [
-      screenId,
-      workspaceId,
-    ])
+    const screen = await this.db.get<ScreenRow>(
+      'SELECT id, workspace_id, node_id, content_kind, content_id, timezone, desired_version FROM screens WHERE id = ? AND workspace_id = ?',
+      [screenId, workspaceId],
+    )
     if (!screen) return null
 
     let assignment: DesiredState['assignment'] = null
@@ -62,7 +62,12 @@ export class DesiredStateBuilder {
     // republish every screen concerned (AssignmentService), so this is how they reach screens.
     // An assignment no longer shared to the screen's location (unshared, screen moved) is
     // left out the same way.
-    if (screen.content_kind && screen.content_id && (await this.playable(workspaceId, screen.content_kind, screen.content_id)) && (await this.content.isAvailableAt(workspaceId, { kind: screen.content_kind as ContentKind, id: screen.content_id }, screen.node_id))) {
+    if (
+      screen.content_kind &&
+      screen.content_id &&
+      (await this.playable(workspaceId, screen.content_kind, screen.content_id)) &&
+      (await this.content.isAvailableAt(workspaceId, { kind: screen.content_kind as ContentKind, id: screen.content_id }, screen.node_id))
+    ) {
       const ref = { kind: screen.content_kind as ContentKind, id: screen.content_id }
       const described = await this.content.describeForDevice(workspaceId, ref)
       assignment = { contentKind: ref.kind, contentId: ref.id, ...(described ? { content: described } : {}) }

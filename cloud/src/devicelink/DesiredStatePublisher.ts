@@ -107,10 +107,10 @@ export class DesiredStatePublisher {
           ...screenIds,
         ])
       } else await tx.run(`UPDATE screens SET desired_version = desired_version + 1 WHERE workspace_id = ? AND id IN (${marks})`, [workspaceId, ...screenIds])
-      const rows = await tx.all<{ id: string; desired_version: number }>(`SELECT id, desired_version FROM screens WHERE workspace_id = ? AND id IN (${marks})`, [
-        workspaceId,
-        ...screenIds,
-      ])
+      const rows = await tx.all<{ id: string; desired_version: number }>(
+        `SELECT id, desired_version FROM screens WHERE workspace_id = ? AND id IN (${marks})`,
+        [workspaceId, ...screenIds],
+      )
       return rows.map((r) => [r.id, r.desired_version] as [string, number])
     })
   }

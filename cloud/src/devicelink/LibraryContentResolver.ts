@@ -84,7 +84,8 @@ export async function toPlayable(d: Described, sign: MediaUrlSign | null = null)
     const { kind: _k, id: _i, name: _n, playable: _p, ...rest } = d
     out.config = rest
   }
-  if (d.schedule && typeof d.schedule === 'object') out.schedule = playableSchedule(d.schedule as Described, (d.contents as Record<string, Described | null>) ?? {})
+  if (d.schedule && typeof d.schedule === 'object')
+    out.schedule = playableSchedule(d.schedule as Described, (d.contents as Record<string, Described | null>) ?? {})
   return out
 }
 
@@ -115,7 +116,7 @@ export class LibraryContentResolver implements ContentResolver {
 
   async resolveSchedule(workspaceId: string, scheduleId: string): Promise<{ schedule: Schedule; library: LibraryEntry[] } | null> {
     const d = await this.library.describeForDevice(workspaceId, 'schedule', scheduleId)
-    if (!d || !d.schedule || d.playable === false) return null
+    if (!d?.schedule || d.playable === false) return null
     const contents = (d.contents as Record<string, Described | null>) ?? {}
     const library: LibraryEntry[] = []
     for (const [key, desc] of Object.entries(contents)) {

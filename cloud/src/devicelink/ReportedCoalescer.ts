@@ -31,7 +31,7 @@ export class ReportedCoalescer<T> {
 
   /** Cancels the waits; what is pending is written now. */
   async flushAll(): Promise<void> {
-    for (const [id, t] of this.scheduled) if (t !== 'running') (clearTimeout(t), this.scheduled.delete(id))
+    for (const [id, t] of this.scheduled) if (t !== 'running') clearTimeout(t), this.scheduled.delete(id)
     await Promise.all([...this.pending.keys()].filter((id) => !this.scheduled.has(id)).map((id) => this.run(id)))
     await this.idle()
   }

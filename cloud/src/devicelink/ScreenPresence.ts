@@ -144,7 +144,7 @@ export class ScreenPresence {
         this.disarm(screenId)
         if (await this.store.isLive(screenId)) continue
         const row = await this.screen(screenId)
-        if (!row || row.status !== 'online') continue
+        if (row?.status !== 'online') continue
         const sinceIso = new Date(since).toISOString()
         const r = await this.db.run("UPDATE screens SET status = 'offline', status_since = ? WHERE id = ? AND status = 'online'", [sinceIso, screenId])
         if (r.changes === 1) await this.announce(screenId, row, 'offline', now.toISOString(), sinceIso)

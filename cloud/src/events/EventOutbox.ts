@@ -37,7 +37,10 @@ export class EventOutbox {
 
   /** Records `e` in the caller's transaction. */
   async record(tx: Queryable, e: DomainEvent): Promise<void> {
-    await this.repo.append({ id: this.ids.next('event'), workspace_id: e.workspaceId, event: e.event, data: JSON.stringify(e.data ?? {}), occurred_at: e.occurredAt }, tx.kysely)
+    await this.repo.append(
+      { id: this.ids.next('event'), workspace_id: e.workspaceId, event: e.event, data: JSON.stringify(e.data ?? {}), occurred_at: e.occurredAt },
+      tx.kysely,
+    )
   }
 
   /** Dispatches every pending event; concurrent calls in one process share one run. Returns how many this run dispatched. */
@@ -62,7 +65,12 @@ export class EventOutbox {
     for (;;) {
       const rows = await this.repo.pending(100)
       for (const row of rows) {
-        const e: DomainEvent = { event: row.event as DomainEvent['event'], workspaceId: row.workspace_id, occurredAt: row.occurred_at, data: JSON.parse(row.data) as Record<string, unknown> }
+        const e: DomainEvent = {
+          event: row.event as DomainEvent['event'],
+          workspaceId: row.workspace_id,
+          occurredAt: row.occurred_at,
+          data: JSON.parse(row.data) as Record<string, unknown>,
+        }
         const mine = await this.db.transaction(async (tx) => {
           if (!(await this.repo.markDispatched(row.id, this.clock.now().toISOString(), tx.kysely))) return false
           for (const c of this.consumers) await c(tx, e)

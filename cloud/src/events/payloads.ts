@@ -13,7 +13,15 @@ export interface EventData {
   /** SPEC: `name` is the label of the kind; `recalledBy` is `apikey:<id>` or a user id. */
   'content.recalled': { kind: ContentKind; id: string; name: string; reason: string | null; recalledBy: string }
   'content.restored': { kind: ContentKind; id: string; name: string }
-  'approval.requested': { approvalId: string; contentKind: string; contentId: string; contentName: string; nodeId: string; requestedById: string; requestedByName: string }
+  'approval.requested': {
+    approvalId: string
+    contentKind: string
+    contentId: string
+    contentName: string
+    nodeId: string
+    requestedById: string
+    requestedByName: string
+  }
   'approval.decided': {
     approvalId: string
     contentKind: string
@@ -32,8 +40,12 @@ export interface EventData {
 /** The emergency object as `POST /v1/emergencies` answers it. */
 export type EmergencyData = EmergencyView
 
-
 /** Builds a bus event with typed data: `events.publish(domainEvent('screen.offline', ws, {...}))`. */
-export function domainEvent<E extends EventName>(event: E, workspaceId: string, data: EventData[E], occurredAt: Date | string = new Date()): DomainEvent<EventData[E]> {
+export function domainEvent<E extends EventName>(
+  event: E,
+  workspaceId: string,
+  data: EventData[E],
+  occurredAt: Date | string = new Date(),
+): DomainEvent<EventData[E]> {
   return { event, workspaceId, occurredAt: typeof occurredAt === 'string' ? occurredAt : occurredAt.toISOString(), data }
 }

@@ -2,7 +2,7 @@
 // a stack). Fastify's own errors (validation, body parsing, size) are mapped here.
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, DatabaseBusyError, isApiError } from '../errors.js'
+import { type ApiError, DatabaseBusyError, isApiError } from '../errors.js'
 import { genRequestId, REQUEST_ID_HEADER } from './requestId.js'
 import { PATTERN_MESSAGES } from './schemas.js'
 
@@ -28,7 +28,13 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
     const missing = first?.keyword === 'required' ? ` ${String((first.params as { missingProperty?: string }).missingProperty)} is required.` : ''
     const unknown = first?.keyword === 'additionalProperties' ? String((first.params as { additionalProperty?: string }).additionalProperty) : null
     const friendly = first?.keyword === 'pattern' ? PATTERN_MESSAGES.get(String((first.params as { pattern?: string }).pattern)) : undefined
-    const message = friendly ? `${field} ${friendly}.` : unknown !== null ? `${field}.${unknown} is not a field of this operation.` : missing ? `${field}:${missing}` : `${field} ${first?.message ?? 'is invalid'}.`
+    const message = friendly
+      ? `${field} ${friendly}.`
+      : unknown !== null
+        ? `${field}.${unknown} is not a field of this operation.`
+        : missing
+          ? `${field}:${missing}`
+          : `${field} ${first?.message ?? 'is invalid'}.`
     return { status: v?.status ?? 422, body: { error: v?.code ?? 'validation_error', message } }
   }
   switch (err.code) {
@@ -36,7 +42,10 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
     case 'FST_REQ_FILE_TOO_LARGE':
       return { status: 413, body: { error: 'too_large', message: 'The body is over the size limit.' } }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: 'unsupported_type', message: `Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted here; send application/json.` } }
+      return {
+        status: 415,
+        body: { error: 'unsupported_type', message: `Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted here; send application/json.` },
+      }
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, body: { error: 'bad_request', message: 'The body is empty but Content-Type says JSON.' } }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -46,7 +55,10 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
       return { status: 422, body: { error: 'validation_error', message: 'Only one file, in the part named "file", is accepted.' } }
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return { status: 422, body: { error: 'validation_error', message: 'The form has too many parts; send one "file" part and at most a few fields (name, folderId, nodeId).' } }
+      return {
+        status: 422,
+        body: { error: 'validation_error', message: 'The form has too many parts; send one "file" part and at most a few fields (name, folderId, nodeId).' },
+      }
     case 'FST_PROTO_VIOLATION':
       return { status: 400, body: { error: 'bad_request', message: 'A form field is named __proto__ or constructor.' } }
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':

@@ -43,31 +43,41 @@ export class IdempotencyStore {
       if (typeof raw !== 'string' || !KEY.test(raw)) throw validation('Idempotency-Key must be 1 to 255 visible ASCII characters.')
       const p = principalOf(req)
       const route = `${req.method} ${req.routeOptions.url}`
-      const fingerprint = createHash('sha256').update(JSON.stringify(req.body ?? null)).digest('hex')
+      const fingerprint = createHash('sha256')
+        .update(JSON.stringify(req.body ?? null))
+        .digest('hex')
       const now = store.clock.now()
       const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString()
       const args = [p.workspaceId, route, raw]
-      let row = await store.db.get<IdemRow>('SELECT fingerprint, state, status_code, body, created_at FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?', args)
+      let row = await store.db.get<IdemRow>(
+        'SELECT fingerprint, state, status_code, body, created_at FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?',
+        args,
+      )
       if (row && row.created_at < cutoff) {
         await store.db.run('DELETE FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?', args)
         row = undefined
       }
       if (!row) {
         try {
-          await store.db.run(
-            "INSERT INTO idempotency_keys (workspace_id, route, idem_key, fingerprint, state, created_at) VALUES (?, ?, ?, ?, 'running', ?)",
-            [...args, fingerprint, now.toISOString()],
-          )
+          await store.db.run("INSERT INTO idempotency_keys (workspace_id, route, idem_key, fingerprint, state, created_at) VALUES (?, ?, ?, ?, 'running', ?)", [
+            ...args,
+            fingerprint,
+            now.toISOString(),
+          ])
           req[marker] = { route, key: raw, workspaceId: p.workspaceId }
           return
         } catch (e) {
           if (!isUniqueViolation(e)) throw e
-          row = await store.db.get<IdemRow>('SELECT fingerprint, state, status_code, body, created_at FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?', args)
+          row = await store.db.get<IdemRow>(
+            'SELECT fingerprint, state, status_code, body, created_at FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?',
+            args,
+          )
           if (!row) throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running.')
         }
       }
       if (row.fingerprint !== fingerprint) throw validation('Idempotency-Key was already used with a different request body.')
-      if (row.state === 'running') throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry when it has finished.')
+      if (row.state === 'running')
+        throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry when it has finished.')
       return reply
         .code(row.status_code ?? 200)
         .header('idempotent-replayed', 'true')

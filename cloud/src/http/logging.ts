@@ -15,10 +15,16 @@ export class RequestLogController extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) {
-      reply.log.error({ err: error, method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request errored')
+      reply.log.error(
+        { err: error, method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
+        'request errored',
+      )
       return
     }
-    reply.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request')
+    reply.log.debug(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    )
   }
 }
 

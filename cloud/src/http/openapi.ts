@@ -19,7 +19,11 @@ interface RouteMeta {
   idempotent: boolean
 }
 
-type Op = Record<string, unknown> & { responses?: Record<string, unknown>; requestBody?: Record<string, unknown> & { content?: Record<string, unknown> }; parameters?: Record<string, unknown>[] }
+type Op = Record<string, unknown> & {
+  responses?: Record<string, unknown>
+  requestBody?: Record<string, unknown> & { content?: Record<string, unknown> }
+  parameters?: Record<string, unknown>[]
+}
 type OpenApiDoc = { paths?: Record<string, Record<string, Op>>; tags?: { name: string; description: string }[] }
 
 /** Every tag an operation may carry, with the description the document declares. */
@@ -92,7 +96,7 @@ export function operationIdOf(method: string, path: string): string {
   const fixed = OPERATION_IDS[`${method} ${path}`]
   if (fixed) return fixed
   const segs = path.replace(/^\/v1\//, '').split('/')
-  const isParam = (s: string | undefined) => s !== undefined && s.startsWith('{')
+  const isParam = (s: string | undefined) => s?.startsWith('{')
   const words: string[] = []
   segs.forEach((s, i) => {
     if (!isParam(s)) words.push(isParam(segs[i + 1]) ? singular(s) : s)
@@ -163,11 +167,17 @@ function describeBytes(p: string, method: string, op: Op): void {
   if (method === 'get' && p === '/v1/media/{id}/content') {
     const headers = {
       'Accept-Ranges': { description: 'Always `bytes`.', schema: { type: 'string' } },
-      ETag: { description: 'The file\'s SHA-256, quoted.', schema: { type: 'string' } },
+      ETag: { description: "The file's SHA-256, quoted.", schema: { type: 'string' } },
     }
     op.parameters = [
       ...(op.parameters ?? []),
-      { name: 'Range', in: 'header', required: false, description: 'One byte range (`bytes=0-99`, `bytes=100-`, `bytes=-100`).', schema: { type: 'string', maxLength: 200 } },
+      {
+        name: 'Range',
+        in: 'header',
+        required: false,
+        description: 'One byte range (`bytes=0-99`, `bytes=100-`, `bytes=-100`).',
+        schema: { type: 'string', maxLength: 200 },
+      },
     ]
     op.responses = {
       '200': { description: 'The whole file.', headers, content: { 'application/octet-stream': { schema: BINARY } } },

@@ -8,7 +8,7 @@ import { LimitParam } from './schemas.js'
 export const pageQuery = (max: number) =>
   Type.Object({
     limit: Type.Optional(LimitParam(max, `Page size, 1 to ${max}; sending it turns paging on.`)),
-    cursor: Type.Optional(Type.String({ maxLength: 400, description: 'The previous answer\'s nextCursor.' })),
+    cursor: Type.Optional(Type.String({ maxLength: 400, description: "The previous answer's nextCursor." })),
     count: Type.Optional(Type.String({ enum: ['0', '1'], description: '`1` adds `total`.' })),
   })
 export const PageQuery = pageQuery(500)
@@ -81,7 +81,7 @@ export function pageSql(req: PageRequest, order: 'desc' | 'asc'): { where: strin
   return {
     where: req.after ? (order === 'desc' ? ' AND id < ?' : ' AND id > ?') : '',
     params: req.after ? [req.after] : [],
-    tail: ` ORDER BY id ${order.toUpperCase()}` + (req.limit !== null ? ' LIMIT ?' : ''),
+    tail: ` ORDER BY id ${order.toUpperCase()}${req.limit !== null ? ' LIMIT ?' : ''}`,
     limitParams: req.limit !== null ? [req.limit + 1] : [],
   }
 }

@@ -51,7 +51,10 @@ export class Mailer {
       this.clock.now().toISOString(),
     ])
     if (!this.transport || to.length === 0) {
-      this.log.info({ mailId: id, to, subject: msg.subject }, this.transport ? 'mail without recipients kept in outbox' : 'no SMTP configured: mail kept in outbox')
+      this.log.info(
+        { mailId: id, to, subject: msg.subject },
+        this.transport ? 'mail without recipients kept in outbox' : 'no SMTP configured: mail kept in outbox',
+      )
     } else {
       try {
         await this.transport.sendMail({ from: this.opts.from, to, subject: msg.subject, text: msg.text })

@@ -32,7 +32,11 @@ export class MediaUrlSigner {
   private secret(): Promise<Buffer> {
     this.key ??= (async () => {
       const fresh = crypto.randomBytes(32).toString('hex')
-      await this.db.run('INSERT INTO server_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', ['media_url', fresh, this.clock.now().toISOString()])
+      await this.db.run('INSERT INTO server_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [
+        'media_url',
+        fresh,
+        this.clock.now().toISOString(),
+      ])
       const row = await this.db.get<{ value: string }>('SELECT value FROM server_secrets WHERE name = ?', ['media_url'])
       return Buffer.from(row!.value, 'hex')
     })().catch((e) => {

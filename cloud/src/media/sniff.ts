@@ -36,7 +36,8 @@ export async function sniffFile(file: string): Promise<Sniffed> {
     if (!kind) return { ok: false, reason: `Files of type ${type.mime} are not accepted.` }
     if (kind === 'html') {
       const names = await zipEntryNames(fh)
-      if (!names.some((n) => /^(?:[^/]+\/)?index\.html?$/i.test(n))) return { ok: false, reason: 'A zip is accepted only as an HTML package with an index.html.' }
+      if (!names.some((n) => /^(?:[^/]+\/)?index\.html?$/i.test(n)))
+        return { ok: false, reason: 'A zip is accepted only as an HTML package with an index.html.' }
     }
     return { ok: true, mimeType: type.mime, kind }
   } finally {

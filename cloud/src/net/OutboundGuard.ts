@@ -51,7 +51,11 @@ export function isPublicAddress(ip: string): boolean {
   return !special6.some((cidr) => v6.match(ipaddr.IPv6.parseCIDR(cidr)))
 }
 
-export type LookupFn = (hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void) => void
+export type LookupFn = (
+  hostname: string,
+  options: dns.LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
+) => void
 
 export interface OutboundGuardOptions {
   /** Hosts let through the public-address rule (tests only). */
@@ -136,7 +140,10 @@ export class OutboundGuard {
   }
 
   /** POSTs (or GETs) through the guard: no redirects followed, time-limited. */
-  async request(rawUrl: string, opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer; maxBytes?: number; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  async request(
+    rawUrl: string,
+    opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer; maxBytes?: number; signal?: AbortSignal } = {},
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
     const url = this.check(rawUrl)
     const signal = opts.signal ?? AbortSignal.timeout(this.timeoutMs)
     const res = await request(url, {
@@ -164,9 +171,17 @@ export class OutboundGuard {
    * GETs through the guard and hands back the body as a stream, for downloads too large
    * to hold in memory (import-url). The caller must consume or destroy `body`.
    */
-  async stream(rawUrl: string, opts: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Readable }> {
+  async stream(
+    rawUrl: string,
+    opts: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Readable }> {
     const url = this.check(rawUrl)
-    const res = await request(url, { method: 'GET', headers: opts.headers, dispatcher: this.dispatcher as Dispatcher, signal: opts.signal ?? AbortSignal.timeout(this.timeoutMs) })
+    const res = await request(url, {
+      method: 'GET',
+      headers: opts.headers,
+      dispatcher: this.dispatcher as Dispatcher,
+      signal: opts.signal ?? AbortSignal.timeout(this.timeoutMs),
+    })
     return { status: res.statusCode, headers: res.headers, body: res.body }
   }
 

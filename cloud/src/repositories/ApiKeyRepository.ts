@@ -7,6 +7,12 @@ export class ApiKeyRepository {
 
   /** Revoked keys pinned at `nodeId` no longer act anywhere: unpin them so the node can go. */
   async unpinRevoked(workspaceId: string, nodeId: string, k: Executor = this.k): Promise<void> {
-    await k.updateTable('api_keys').set({ node_id: null }).where('node_id', '=', nodeId).where('workspace_id', '=', workspaceId).where('revoked_at', 'is not', null).execute()
+    await k
+      .updateTable('api_keys')
+      .set({ node_id: null })
+      .where('node_id', '=', nodeId)
+      .where('workspace_id', '=', workspaceId)
+      .where('revoked_at', 'is not', null)
+      .execute()
   }
 }

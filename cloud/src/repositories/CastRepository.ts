@@ -31,11 +31,25 @@ export class CastRepository {
     for (let i = 0; i < screenIds.length; i += CHUNK) {
       const chunk = screenIds.slice(i, i + CHUNK)
       await k.updateTable('cast_screens').set({ state: 'replaced' }).where('state', '=', 'active').where('screen_id', 'in', chunk).execute()
-      await k.insertInto('cast_screens').values(chunk.map((s) => ({ cast_id: row.id, screen_id: s, state: 'active' }))).execute()
+      await k
+        .insertInto('cast_screens')
+        .values(chunk.map((s) => ({ cast_id: row.id, screen_id: s, state: 'active' })))
+        .execute()
     }
     for (const o of older) {
-      const left = await k.selectFrom('cast_screens').select((eb) => eb.fn.countAll<number>().as('n')).where('cast_id', '=', o).where('state', '=', 'active').executeTakeFirstOrThrow()
-      if (!Number(left.n)) await k.updateTable('casts').set({ status: 'replaced', replaced_by: row.id, ended_at: row.triggered_at }).where('id', '=', o).where('status', 'in', LIVE).execute()
+      const left = await k
+        .selectFrom('cast_screens')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('cast_id', '=', o)
+        .where('state', '=', 'active')
+        .executeTakeFirstOrThrow()
+      if (!Number(left.n))
+        await k
+          .updateTable('casts')
+          .set({ status: 'replaced', replaced_by: row.id, ended_at: row.triggered_at })
+          .where('id', '=', o)
+          .where('status', 'in', LIVE)
+          .execute()
     }
     return older
   }
@@ -44,7 +58,13 @@ export class CastRepository {
   async liveOnScreens(screenIds: string[], k: Executor = this.k): Promise<string[]> {
     const out = new Set<string>()
     for (let i = 0; i < screenIds.length; i += CHUNK) {
-      const rows = await k.selectFrom('cast_screens').select('cast_id').distinct().where('state', '=', 'active').where('screen_id', 'in', screenIds.slice(i, i + CHUNK)).execute()
+      const rows = await k
+        .selectFrom('cast_screens')
+        .select('cast_id')
+        .distinct()
+        .where('state', '=', 'active')
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .execute()
       for (const r of rows) out.add(r.cast_id)
     }
     return [...out]
@@ -100,11 +120,23 @@ export class CastRepository {
 
   /** Live casts whose expiresAt is at or before `now`, earliest first. */
   dueBy(now: string): Promise<{ id: string; workspace_id: string; expires_at: string | null }[]> {
-    return this.k.selectFrom('casts').select(['id', 'workspace_id', 'expires_at']).where('status', 'in', LIVE).where('expires_at', 'is not', null).where('expires_at', '<=', now).orderBy('expires_at').execute()
+    return this.k
+      .selectFrom('casts')
+      .select(['id', 'workspace_id', 'expires_at'])
+      .where('status', 'in', LIVE)
+      .where('expires_at', 'is not', null)
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .execute()
   }
 
   async nextExpiry(): Promise<string | null> {
-    const r = await this.k.selectFrom('casts').select((eb) => eb.fn.min('expires_at').as('t')).where('status', 'in', LIVE).where('expires_at', 'is not', null).executeTakeFirst()
+    const r = await this.k
+      .selectFrom('casts')
+      .select((eb) => eb.fn.min('expires_at').as('t'))
+      .where('status', 'in', LIVE)
+      .where('expires_at', 'is not', null)
+      .executeTakeFirst()
     return (r?.t as string | null | undefined) ?? null
   }
 }

@@ -26,7 +26,10 @@ export class EmergencyRepository {
   async insert(row: EmergencyRecord, screenIds: string[], k: Executor): Promise<void> {
     await k.insertInto('emergencies').values(row).execute()
     for (let i = 0; i < screenIds.length; i += CHUNK) {
-      await k.insertInto('emergency_screens').values(screenIds.slice(i, i + CHUNK).map((s) => ({ emergency_id: row.id, screen_id: s, active: 1 }))).execute()
+      await k
+        .insertInto('emergency_screens')
+        .values(screenIds.slice(i, i + CHUNK).map((s) => ({ emergency_id: row.id, screen_id: s, active: 1 })))
+        .execute()
     }
   }
 
@@ -35,7 +38,12 @@ export class EmergencyRepository {
    * null when it was not active. `screens_released` counts those no other active emergency holds.
    */
   async clear(id: string, at: string, by: string, k: Executor): Promise<string[] | null> {
-    const u = await k.updateTable('emergencies').set({ status: 'cleared', cleared_at: at, cleared_by: by }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()
+    const u = await k
+      .updateTable('emergencies')
+      .set({ status: 'cleared', cleared_at: at, cleared_by: by })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst()
     if (Number(u.numUpdatedRows) !== 1) return null
     const rows = await k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', id).where('active', '=', 1).execute()
     await k.updateTable('emergency_screens').set({ active: 0 }).where('emergency_id', '=', id).execute()
@@ -52,7 +60,11 @@ export class EmergencyRepository {
         .executeTakeFirstOrThrow()
       stillHeld += Number(h.n)
     }
-    await k.updateTable('emergencies').set({ screens_released: ids.length - stillHeld }).where('id', '=', id).execute()
+    await k
+      .updateTable('emergencies')
+      .set({ screens_released: ids.length - stillHeld })
+      .where('id', '=', id)
+      .execute()
     return ids
   }
 }

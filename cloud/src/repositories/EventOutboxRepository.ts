@@ -9,7 +9,10 @@ export class EventOutboxRepository {
   constructor(private readonly k: Executor) {}
 
   async append(row: Omit<OutboxRow, 'dispatched_at'>, k: Executor): Promise<void> {
-    await k.insertInto('events_outbox').values({ ...row, dispatched_at: null }).execute()
+    await k
+      .insertInto('events_outbox')
+      .values({ ...row, dispatched_at: null })
+      .execute()
   }
 
   /** Events not yet dispatched, oldest first. */

@@ -31,7 +31,11 @@ export class NodeRepository {
    */
   async homedRow<T extends HomedTable>(table: T, workspaceId: string, id: string): Promise<Selectable<DB[T]> | undefined> {
     // Typed as one of the tables: the columns used here exist in all of them.
-    const q = this.k.selectFrom(table as 'screens').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId)
+    const q = this.k
+      .selectFrom(table as 'screens')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
     return (await q.executeTakeFirst()) as Selectable<DB[T]> | undefined
   }
 
@@ -47,7 +51,9 @@ export class NodeRepository {
   }
 
   async count(workspaceId: string, f: NodeFilter): Promise<number> {
-    const r = await this.filtered(workspaceId, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const r = await this.filtered(workspaceId, f)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     return Number(r.n)
   }
 
@@ -60,7 +66,12 @@ export class NodeRepository {
   }
 
   async childCount(workspaceId: string, id: string): Promise<number> {
-    const r = await this.k.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('parent_id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()
+    const r = await this.k
+      .selectFrom('nodes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('parent_id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow()
     return Number(r.n)
   }
 

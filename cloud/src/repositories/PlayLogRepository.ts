@@ -41,7 +41,20 @@ export interface PlayLogRange {
 const CHUNK = 60
 
 export function playRecordId(screenId: string, r: PlayLogInput): string {
-  const key = JSON.stringify([screenId, r.source, r.contentKind, r.contentId, r.castId, r.emergencyId, r.itemKind, r.itemId, r.zone, r.startedAt, r.endedAt, r.durationMs])
+  const key = JSON.stringify([
+    screenId,
+    r.source,
+    r.contentKind,
+    r.contentId,
+    r.castId,
+    r.emergencyId,
+    r.itemKind,
+    r.itemId,
+    r.zone,
+    r.startedAt,
+    r.endedAt,
+    r.durationMs,
+  ])
   return `play_${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`
 }
 
@@ -89,7 +102,11 @@ export class PlayLogRepository {
   /** Plays of some screens started within the range, oldest first, after `after`; at most `limit` (null = all). */
   list(workspaceId: string, screenIds: readonly string[], range: PlayLogRange, after: PlayLogPosition | null, limit: number | null): Promise<PlayLogRow[]> {
     if (!screenIds.length) return Promise.resolve([])
-    let q = this.k.selectFrom('play_log').selectAll().where('workspace_id', '=', workspaceId).where('screen_id', 'in', [...screenIds])
+    let q = this.k
+      .selectFrom('play_log')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', 'in', [...screenIds])
     if (range.from) q = q.where('started_at', '>=', range.from)
     if (range.to) q = q.where('started_at', '<', range.to)
     if (after) q = q.where((eb) => eb.or([eb('started_at', '>', after.startedAt), eb.and([eb('started_at', '=', after.startedAt), eb('id', '>', after.id)])]))
@@ -100,7 +117,11 @@ export class PlayLogRepository {
 
   async count(workspaceId: string, screenIds: readonly string[], range: PlayLogRange): Promise<number> {
     if (!screenIds.length) return 0
-    let q = this.k.selectFrom('play_log').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).where('screen_id', 'in', [...screenIds])
+    let q = this.k
+      .selectFrom('play_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', 'in', [...screenIds])
     if (range.from) q = q.where('started_at', '>=', range.from)
     if (range.to) q = q.where('started_at', '<', range.to)
     return Number((await q.executeTakeFirstOrThrow()).n)

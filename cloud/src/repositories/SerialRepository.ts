@@ -11,7 +11,9 @@ export class SerialTemplateRepository {
 
   /** Templates of the workspace homed within `scopeIds` (null = all), oldest first. */
   list(workspaceId: string, scopeIds: string[] | null): Promise<SerialTemplateRow[]> {
-    return withinNodes(this.k.selectFrom('serial_templates').selectAll().where('workspace_id', '=', workspaceId), 'node_id', scopeIds).orderBy('id', 'asc').execute()
+    return withinNodes(this.k.selectFrom('serial_templates').selectAll().where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+      .orderBy('id', 'asc')
+      .execute()
   }
 
   byId(workspaceId: string, id: string): Promise<SerialTemplateRow | undefined> {
@@ -74,7 +76,9 @@ export class SerialJobRepository {
   }
 
   async countForScreen(workspaceId: string, screenId: string): Promise<number> {
-    const r = await this.ofScreen(workspaceId, screenId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const r = await this.ofScreen(workspaceId, screenId)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     return Number(r.n)
   }
 
@@ -104,7 +108,14 @@ export class SerialJobRepository {
   async complete(jobId: string, r: { status: string; reply_hex: string; sent_hex: string; reason: string | null; at: string }): Promise<void> {
     await this.k
       .updateTable('serial_jobs')
-      .set((eb) => ({ status: r.status, reply_hex: r.reply_hex, sent_hex: r.sent_hex, reason: r.reason, completed_at: r.at, sent_at: eb.fn.coalesce('sent_at', eb.val(r.at)) }))
+      .set((eb) => ({
+        status: r.status,
+        reply_hex: r.reply_hex,
+        sent_hex: r.sent_hex,
+        reason: r.reason,
+        completed_at: r.at,
+        sent_at: eb.fn.coalesce('sent_at', eb.val(r.at)),
+      }))
       .where('id', '=', jobId)
       .execute()
   }

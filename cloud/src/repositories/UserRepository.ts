@@ -21,7 +21,11 @@ export class UserRepository {
   }
 
   async count(workspaceId: string): Promise<number> {
-    const r = await this.k.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()
+    const r = await this.k
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow()
     return Number(r.n)
   }
 

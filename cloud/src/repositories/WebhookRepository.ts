@@ -11,7 +11,10 @@ import { paged } from './paging.js'
 const RETRYABLE = ['pending', 'failed']
 
 export class WebhookRepository {
-  constructor(private readonly k: Executor, private readonly dialect: Dialect) {}
+  constructor(
+    private readonly k: Executor,
+    private readonly dialect: Dialect,
+  ) {}
 
   // ---- endpoints ----
 
@@ -52,7 +55,11 @@ export class WebhookRepository {
   }
 
   async recordSuccess(endpointId: string, at: string, status: number | null): Promise<void> {
-    await this.k.updateTable('webhook_endpoints').set({ consecutive_failures: 0, last_delivery_at: at, last_status: status }).where('id', '=', endpointId).execute()
+    await this.k
+      .updateTable('webhook_endpoints')
+      .set({ consecutive_failures: 0, last_delivery_at: at, last_status: status })
+      .where('id', '=', endpointId)
+      .execute()
   }
 
   /** Counts a failure; switches the endpoint off once `limit` failed in a row. True when this call switched it off. */

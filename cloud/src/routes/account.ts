@@ -18,7 +18,11 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/account',
     {
       config: { permission: 'account.view' },
-      schema: { tags: ['account'], summary: 'The workspace account', response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses } },
+      schema: {
+        tags: ['account'],
+        summary: 'The workspace account',
+        response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses },
+      },
     },
     async (req) => {
       const p = principalOf(req)
@@ -35,7 +39,11 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/account/limits',
     {
       config: { permission: 'account.view' },
-      schema: { tags: ['account'], summary: "The workspace's limits", response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses } },
+      schema: {
+        tags: ['account'],
+        summary: "The workspace's limits",
+        response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses },
+      },
     },
     async (req) => {
       const ws = await workspaces.require(principalOf(req).workspaceId)

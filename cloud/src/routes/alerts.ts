@@ -28,13 +28,16 @@ const RuleFields = {
   config: Config,
   enabled: Type.Boolean(),
   nodeId: Nullable(Type.String()),
-  webhookSecretPreview: Type.String({ description: 'First 8 characters of the secret that signs this rule\'s webhook notifications.' }),
+  webhookSecretPreview: Type.String({ description: "First 8 characters of the secret that signs this rule's webhook notifications." }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   deletedAt: Nullable(Timestamp),
 }
 export const AlertRule = Type.Object(RuleFields)
-const CreatedRule = Type.Object({ ...RuleFields, webhookSecret: Type.String({ description: 'Signing secret for webhook recipients, 64 hex characters; shown only here.' }) })
+const CreatedRule = Type.Object({
+  ...RuleFields,
+  webhookSecret: Type.String({ description: 'Signing secret for webhook recipients, 64 hex characters; shown only here.' }),
+})
 export const AlertEvent = Type.Object({
   id: Type.String(),
   ruleId: Type.String(),
@@ -65,20 +68,35 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/alert-rules',
     {
       config: { permission: 'alert.view' },
-      schema: { tags, summary: 'List alert rules (newest first)', querystring: Type.Intersect([PageQuery, Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) })]), response: { 200: Paged(AlertRule), ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'List alert rules (newest first)',
+        querystring: Type.Intersect([PageQuery, Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) })]),
+        response: { 200: Paged(AlertRule), ...errorResponses },
+      },
     },
     async (req) => alertRules.list(principalOf(req), parsePage(req.query, { defaultLimit: 100, max: 500 }), req.query.search),
   )
 
   app.post(
     '/v1/alert-rules',
-    { config: { permission: 'alert.edit' }, schema: { tags, summary: 'Create an alert rule', body: Type.Object(RuleBody), response: { 201: Data(CreatedRule), 400: ErrorBody, ...errorResponses } } },
+    {
+      config: { permission: 'alert.edit' },
+      schema: { tags, summary: 'Create an alert rule', body: Type.Object(RuleBody), response: { 201: Data(CreatedRule), 400: ErrorBody, ...errorResponses } },
+    },
     async (req, reply) => reply.code(201).send({ data: await alertRules.create(principalOf(req), req.body) }),
   )
 
-  app.get('/v1/alert-rules/:id', { config: { permission: 'alert.view' }, schema: { tags, summary: 'Get an alert rule', params: IdParams, response: { 200: Data(AlertRule), ...errorResponses } } }, async (req) => ({
-    data: await alertRules.get(principalOf(req), req.params.id),
-  }))
+  app.get(
+    '/v1/alert-rules/:id',
+    {
+      config: { permission: 'alert.view' },
+      schema: { tags, summary: 'Get an alert rule', params: IdParams, response: { 200: Data(AlertRule), ...errorResponses } },
+    },
+    async (req) => ({
+      data: await alertRules.get(principalOf(req), req.params.id),
+    }),
+  )
 
   app.patch(
     '/v1/alert-rules/:id',
@@ -88,16 +106,29 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Change an alert rule (masked URLs sent back unchanged are kept)',
         params: IdParams,
-        body: Type.Object({ name: Type.Optional(RuleBody.name), trigger: RuleBody.trigger, config: Type.Optional(RuleBody.config), enabled: RuleBody.enabled, nodeId: RuleBody.nodeId }),
+        body: Type.Object({
+          name: Type.Optional(RuleBody.name),
+          trigger: RuleBody.trigger,
+          config: Type.Optional(RuleBody.config),
+          enabled: RuleBody.enabled,
+          nodeId: RuleBody.nodeId,
+        }),
         response: { 200: Data(AlertRule), 400: ErrorBody, ...errorResponses },
       },
     },
     async (req) => ({ data: await alertRules.update(principalOf(req), req.params.id, req.body) }),
   )
 
-  app.delete('/v1/alert-rules/:id', { config: { permission: 'alert.edit' }, schema: { tags, summary: 'Delete an alert rule (soft delete)', params: IdParams, response: { 200: Data(Deleted), ...errorResponses } } }, async (req) => ({
-    data: await alertRules.remove(principalOf(req), req.params.id),
-  }))
+  app.delete(
+    '/v1/alert-rules/:id',
+    {
+      config: { permission: 'alert.edit' },
+      schema: { tags, summary: 'Delete an alert rule (soft delete)', params: IdParams, response: { 200: Data(Deleted), ...errorResponses } },
+    },
+    async (req) => ({
+      data: await alertRules.remove(principalOf(req), req.params.id),
+    }),
+  )
 
   app.get(
     '/v1/alert-events',
@@ -121,8 +152,15 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => alerts.list(principalOf(req), parsePage(req.query, { defaultLimit: 100, max: 500 }), req.query),
   )
 
-  app.get('/v1/alert-events/:id', { config: { permission: 'alert.view' }, schema: { tags, summary: 'Get an alert event', params: IdParams, response: { 200: Data(AlertEvent), ...errorResponses } } }, async (req) => ({
-    data: await alerts.get(principalOf(req), req.params.id),
-  }))
+  app.get(
+    '/v1/alert-events/:id',
+    {
+      config: { permission: 'alert.view' },
+      schema: { tags, summary: 'Get an alert event', params: IdParams, response: { 200: Data(AlertEvent), ...errorResponses } },
+    },
+    async (req) => ({
+      data: await alerts.get(principalOf(req), req.params.id),
+    }),
+  )
 }
 export default alertRoutes

@@ -35,7 +35,10 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/v1/api-keys',
-    { config: { permission: 'api-key.create' }, schema: { tags: ['api-keys'], summary: 'Create an API key', body: CreateBody, response: { 201: Data(ApiKeyWithSecret), ...errorResponses } } },
+    {
+      config: { permission: 'api-key.create' },
+      schema: { tags: ['api-keys'], summary: 'Create an API key', body: CreateBody, response: { 201: Data(ApiKeyWithSecret), ...errorResponses } },
+    },
     async (req, reply) => {
       const p = principalOf(req)
       const { key, secret } = await apiKeys.create(p, await regionOf(p.workspaceId), req.body)
@@ -45,13 +48,19 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/api-keys',
-    { config: { permission: 'api-key.view' }, schema: { tags: ['api-keys'], summary: 'List API keys (newest first)', querystring: PageQuery, response: { 200: Paged(ApiKey), ...errorResponses } } },
+    {
+      config: { permission: 'api-key.view' },
+      schema: { tags: ['api-keys'], summary: 'List API keys (newest first)', querystring: PageQuery, response: { 200: Paged(ApiKey), ...errorResponses } },
+    },
     async (req) => apiKeys.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
   )
 
   app.get(
     '/v1/api-keys/:id',
-    { config: { permission: 'api-key.view' }, schema: { tags: ['api-keys'], summary: 'Get an API key', params: IdParams, response: { 200: Data(ApiKey), ...errorResponses } } },
+    {
+      config: { permission: 'api-key.view' },
+      schema: { tags: ['api-keys'], summary: 'Get an API key', params: IdParams, response: { 200: Data(ApiKey), ...errorResponses } },
+    },
     async (req) => ({ data: await apiKeys.get(principalOf(req), req.params.id) }),
   )
 
@@ -59,7 +68,12 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/api-keys/:id/rotate',
     {
       config: { permission: 'api-key.create' },
-      schema: { tags: ['api-keys'], summary: 'Replace the secret (the old one stops working at once)', params: IdParams, response: { 200: Data(ApiKeyWithSecret), 409: ErrorBody, ...errorResponses } },
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Replace the secret (the old one stops working at once)',
+        params: IdParams,
+        response: { 200: Data(ApiKeyWithSecret), 409: ErrorBody, ...errorResponses },
+      },
     },
     async (req) => {
       const p = principalOf(req)
@@ -70,13 +84,29 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/v1/api-keys/:id/revoke',
-    { config: { permission: 'api-key.revoke' }, schema: { tags: ['api-keys'], summary: 'Revoke an API key (409 revoked if it already is)', params: IdParams, response: { 200: Data(ApiKey), 409: ErrorBody, ...errorResponses } } },
+    {
+      config: { permission: 'api-key.revoke' },
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Revoke an API key (409 revoked if it already is)',
+        params: IdParams,
+        response: { 200: Data(ApiKey), 409: ErrorBody, ...errorResponses },
+      },
+    },
     async (req) => ({ data: await apiKeys.revoke(principalOf(req), req.params.id) }),
   )
 
   app.delete(
     '/v1/api-keys/:id',
-    { config: { permission: 'api-key.revoke' }, schema: { tags: ['api-keys'], summary: 'Revoke an API key (same as POST …/revoke)', params: IdParams, response: { 200: Data(ApiKey), 409: ErrorBody, ...errorResponses } } },
+    {
+      config: { permission: 'api-key.revoke' },
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Revoke an API key (same as POST …/revoke)',
+        params: IdParams,
+        response: { 200: Data(ApiKey), 409: ErrorBody, ...errorResponses },
+      },
+    },
     async (req) => ({ data: await apiKeys.revoke(principalOf(req), req.params.id) }),
   )
 }

@@ -56,7 +56,11 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: Type.Object(
           {
             ...TakeoverTarget,
-            expiresAt: Type.Optional(Type.Union([Type.String({ maxLength: 40 }), Type.Integer({ minimum: 0 })], { description: 'ISO 8601 date-time or epoch milliseconds; in the future.' })),
+            expiresAt: Type.Optional(
+              Type.Union([Type.String({ maxLength: 40 }), Type.Integer({ minimum: 0 })], {
+                description: 'ISO 8601 date-time or epoch milliseconds; in the future.',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -85,7 +89,10 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/casts/:id',
-    { config: { permission: 'screen.view' }, schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } } },
+    {
+      config: { permission: 'screen.view' },
+      schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } },
+    },
     async (req) => ({ data: await casts.get(principalOf(req), req.params.id) }),
   )
 
@@ -93,7 +100,12 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/casts/:id/clear',
     {
       config: { permission: 'screen.cast' },
-      schema: { tags: ['casts'], summary: 'End a cast now; 409 already_inactive if it has ended', params: IdParams, response: { 200: Data(Cast), 409: errorResponses[404], ...errorResponses } },
+      schema: {
+        tags: ['casts'],
+        summary: 'End a cast now; 409 already_inactive if it has ended',
+        params: IdParams,
+        response: { 200: Data(Cast), 409: errorResponses[404], ...errorResponses },
+      },
     },
     async (req) => ({ data: await casts.clear(principalOf(req), req.params.id) }),
   )

@@ -98,7 +98,10 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
     app.get(
       `${base}/:id`,
-      { config: { permission: def.view }, schema: { tags: [def.tag], summary: `Get a ${label}`, params: IdParams, response: { 200: Data(ContentItem), ...errorResponses } } },
+      {
+        config: { permission: def.view },
+        schema: { tags: [def.tag], summary: `Get a ${label}`, params: IdParams, response: { 200: Data(ContentItem), ...errorResponses } },
+      },
       async (req) => ({ data: await content.get(def, principalOf(req), req.params.id) }),
     )
 
@@ -106,7 +109,13 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       `${base}/:id`,
       {
         config: { permission: def.edit },
-        schema: { tags: [def.tag], summary: `Change a ${label}`, params: IdParams, body: Type.Object(updateProps), response: { 200: Data(ContentItem), ...errorResponses } },
+        schema: {
+          tags: [def.tag],
+          summary: `Change a ${label}`,
+          params: IdParams,
+          body: Type.Object(updateProps),
+          response: { 200: Data(ContentItem), ...errorResponses },
+        },
       },
       async (req) => ({ data: await content.update(def, principalOf(req), req.params.id, req.body as Body) }),
     )
@@ -115,7 +124,12 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       `${base}/:id`,
       {
         config: { permission: def.edit },
-        schema: { tags: [def.tag], summary: `Delete a ${label} (409 conflict while other content or screens use it)`, params: IdParams, response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses } },
+        schema: {
+          tags: [def.tag],
+          summary: `Delete a ${label} (409 conflict while other content or screens use it)`,
+          params: IdParams,
+          response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses },
+        },
       },
       async (req) => ({ data: await content.remove(def, principalOf(req), req.params.id) }),
     )
@@ -125,7 +139,15 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const base = `/v1/${s.path}/:id`
     app.get(
       `${base}/shares`,
-      { config: { permission: s.view }, schema: { tags: [s.tag], summary: `Locations a ${s.kind} item is shared with`, params: IdParams, response: { 200: Data(Type.Array(Share)), ...errorResponses } } },
+      {
+        config: { permission: s.view },
+        schema: {
+          tags: [s.tag],
+          summary: `Locations a ${s.kind} item is shared with`,
+          params: IdParams,
+          response: { 200: Data(Type.Array(Share)), ...errorResponses },
+        },
+      },
       async (req) => ({ data: await content.listShares(principalOf(req), s.kind, req.params.id) }),
     )
     app.post(
@@ -146,7 +168,12 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       `${base}/shares/:nodeId`,
       {
         config: { permission: s.edit },
-        schema: { tags: [s.tag], summary: `Stop sharing a ${s.kind} item with a location`, params: ShareParams, response: { 200: Data(Type.Object({ nodeId: Type.String(), deleted: Type.Literal(true) })), ...errorResponses } },
+        schema: {
+          tags: [s.tag],
+          summary: `Stop sharing a ${s.kind} item with a location`,
+          params: ShareParams,
+          response: { 200: Data(Type.Object({ nodeId: Type.String(), deleted: Type.Literal(true) })), ...errorResponses },
+        },
       },
       async (req) => ({ data: await content.unshare(principalOf(req), s.kind, req.params.id, req.params.nodeId) }),
     )
@@ -178,7 +205,12 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       `${base}/restore`,
       {
         config: { permission: 'content.recall' },
-        schema: { tags: [s.tag], summary: `Restore a recalled ${recall.label.toLowerCase()} (sends content.restored; 409 conflict when not recalled)`, params: IdParams, response: { 200: Data(Recalled), 409: errorResponses[404], ...errorResponses } },
+        schema: {
+          tags: [s.tag],
+          summary: `Restore a recalled ${recall.label.toLowerCase()} (sends content.restored; 409 conflict when not recalled)`,
+          params: IdParams,
+          response: { 200: Data(Recalled), 409: errorResponses[404], ...errorResponses },
+        },
       },
       async (req) => {
         const it = await content.restore(principalOf(req), s.kind, req.params.id)
@@ -194,10 +226,29 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['apps'],
         summary: 'App types an app instance can be made of, each with the JSON Schema of its config',
-        response: { 200: Data(Type.Array(Type.Object({ key: Type.String(), name: Type.String(), description: Type.String(), configSchema: Type.Object({}, { additionalProperties: true }) }))), ...errorResponses },
+        response: {
+          200: Data(
+            Type.Array(
+              Type.Object({
+                key: Type.String(),
+                name: Type.String(),
+                description: Type.String(),
+                configSchema: Type.Object({}, { additionalProperties: true }),
+              }),
+            ),
+          ),
+          ...errorResponses,
+        },
       },
     },
-    async () => ({ data: APP_CATALOG.map((a) => ({ key: a.key, name: a.name, description: a.description, configSchema: JSON.parse(JSON.stringify(a.configSchema)) as Record<string, unknown> })) }),
+    async () => ({
+      data: APP_CATALOG.map((a) => ({
+        key: a.key,
+        name: a.name,
+        description: a.description,
+        configSchema: JSON.parse(JSON.stringify(a.configSchema)) as Record<string, unknown>,
+      })),
+    }),
   )
 }
 export default contentRoutes

@@ -58,10 +58,14 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const d = rateLimiter.hit(`register-ip:${req.ip}`, REGISTER_LIMIT_PER_MINUTE, 60)
         reply.headers(rateHeaders(d))
         if (!d.allowed) {
-          throw new ApiError('rate_limited', `Over the limit of ${d.limit} registrations per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`, {
-            extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
-            headers: { 'retry-after': String(d.resetSeconds) },
-          })
+          throw new ApiError(
+            'rate_limited',
+            `Over the limit of ${d.limit} registrations per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`,
+            {
+              extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+              headers: { 'retry-after': String(d.resetSeconds) },
+            },
+          )
         }
       },
       // A device may POST without any body at all; treat that as an empty object.

@@ -47,7 +47,10 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['emergencies'],
         summary: 'List emergencies, newest first',
-        querystring: Type.Object({ status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))), limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')) }),
+        querystring: Type.Object({
+          status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))),
+          limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')),
+        }),
         response: { 200: Type.Object({ data: Type.Array(Emergency) }), ...errorResponses },
       },
     },
@@ -56,7 +59,10 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/emergencies/:id',
-    { config: { permission: 'emergency.view' }, schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } } },
+    {
+      config: { permission: 'emergency.view' },
+      schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } },
+    },
     async (req) => ({ data: await emergencies.get(principalOf(req), req.params.id) }),
   )
 
@@ -64,7 +70,12 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/emergencies/:id/clear',
     {
       config: { permission: 'emergency.manage' },
-      schema: { tags: ['emergencies'], summary: 'Clear an emergency; 409 already_inactive if it was cleared', params: IdParams, response: { 200: Data(Emergency), 409: errorResponses[404], ...errorResponses } },
+      schema: {
+        tags: ['emergencies'],
+        summary: 'Clear an emergency; 409 already_inactive if it was cleared',
+        params: IdParams,
+        response: { 200: Data(Emergency), 409: errorResponses[404], ...errorResponses },
+      },
     },
     async (req) => ({ data: await emergencies.clear(principalOf(req), req.params.id) }),
   )

@@ -24,7 +24,14 @@ const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/v1/me', { schema: { tags: ['identity'], summary: 'The calling credential', response: { 200: Data(Me), ...errorResponses } } }, async (req) => {
     const p = principalOf(req)
     const ws = await app.services.workspaces.require(p.workspaceId)
-    return { data: { actor: p.actor, workspace: { id: ws.id, name: ws.name }, permissions: expand(p.grant), grant: p.grant === 'all' ? ('all' as const) : [...p.grant] } }
+    return {
+      data: {
+        actor: p.actor,
+        workspace: { id: ws.id, name: ws.name },
+        permissions: expand(p.grant),
+        grant: p.grant === 'all' ? ('all' as const) : [...p.grant],
+      },
+    }
   })
 }
 export default meRoutes

@@ -125,7 +125,11 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['media'],
         summary: 'Import a file from a public https URL (400 unsafe_url for private, loopback or non-https addresses)',
-        body: Type.Object({ url: Type.String({ minLength: 1, maxLength: 2000 }), name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...Placement }),
+        body: Type.Object({
+          url: Type.String({ minLength: 1, maxLength: 2000 }),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          ...Placement,
+        }),
         response: { 201: Data(MediaItem), 400: errorResponses[404], 413: errorResponses[404], 415: errorResponses[404], ...errorResponses },
       },
     },
@@ -148,7 +152,15 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/media/upload/multipart/:id',
-    { config: { permission: 'media.create' }, schema: { tags: ['media'], summary: 'A resumable upload and the parts received so far', params: IdParams, response: { 200: Data(Upload), ...errorResponses } } },
+    {
+      config: { permission: 'media.create' },
+      schema: {
+        tags: ['media'],
+        summary: 'A resumable upload and the parts received so far',
+        params: IdParams,
+        response: { 200: Data(Upload), ...errorResponses },
+      },
+    },
     async (req) => ({ data: await media.getUpload(principalOf(req), req.params.id) }),
   )
 
@@ -160,7 +172,11 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['media'],
         summary: `Send one part (Content-Type application/octet-stream, up to ${config.mediaPartMaxBytes} bytes); sending a part number again replaces it`,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), n: Type.String({ maxLength: 10, description: 'Part number, 1 to 10000.' }) }),
-        response: { 200: Data(Type.Object({ partNumber: Type.Integer(), sizeBytes: Type.Integer(), sha256: Type.String() })), 413: errorResponses[404], ...errorResponses },
+        response: {
+          200: Data(Type.Object({ partNumber: Type.Integer(), sizeBytes: Type.Integer(), sha256: Type.String() })),
+          413: errorResponses[404],
+          ...errorResponses,
+        },
       },
     },
     async (req) => ({ data: await media.putPart(principalOf(req), req.params.id, req.params.n, req.body) }),
@@ -168,7 +184,15 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/v1/media/upload/multipart/:id/complete',
-    { config: { permission: 'media.create' }, schema: { tags: ['media'], summary: 'Join parts 1..N into the file and create the media item', params: IdParams, response: { 201: Data(MediaItem), 415: errorResponses[404], ...errorResponses } } },
+    {
+      config: { permission: 'media.create' },
+      schema: {
+        tags: ['media'],
+        summary: 'Join parts 1..N into the file and create the media item',
+        params: IdParams,
+        response: { 201: Data(MediaItem), 415: errorResponses[404], ...errorResponses },
+      },
+    },
     async (req, reply) => reply.code(201).send({ data: await media.completeUpload(principalOf(req), req.params.id) }),
   )
 
@@ -176,7 +200,12 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/media/upload/multipart/:id/abort',
     {
       config: { permission: 'media.create' },
-      schema: { tags: ['media'], summary: 'Abandon a resumable upload and drop its parts', params: IdParams, response: { 200: Data(Type.Object({ id: Type.String(), aborted: Type.Literal(true) })), ...errorResponses } },
+      schema: {
+        tags: ['media'],
+        summary: 'Abandon a resumable upload and drop its parts',
+        params: IdParams,
+        response: { 200: Data(Type.Object({ id: Type.String(), aborted: Type.Literal(true) })), ...errorResponses },
+      },
     },
     async (req) => ({ data: await media.abortUpload(principalOf(req), req.params.id) }),
   )
@@ -205,7 +234,10 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/media/:id',
-    { config: { permission: 'media.view' }, schema: { tags: ['media'], summary: 'Get a media item', params: IdParams, response: { 200: Data(MediaItem), ...errorResponses } } },
+    {
+      config: { permission: 'media.view' },
+      schema: { tags: ['media'], summary: 'Get a media item', params: IdParams, response: { 200: Data(MediaItem), ...errorResponses } },
+    },
     async (req) => ({ data: await media.get(principalOf(req), req.params.id) }),
   )
 
@@ -228,7 +260,12 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/media/:id',
     {
       config: { permission: 'media.delete' },
-      schema: { tags: ['media'], summary: 'Delete a media item (409 conflict while a playlist, schedule, layout or screen uses it)', params: IdParams, response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses } },
+      schema: {
+        tags: ['media'],
+        summary: 'Delete a media item (409 conflict while a playlist, schedule, layout or screen uses it)',
+        params: IdParams,
+        response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses },
+      },
     },
     async (req) => ({ data: await media.remove(principalOf(req), req.params.id) }),
   )
@@ -239,7 +276,8 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { permission: 'media.view', signedAccess: true },
       schema: {
         tags: ['media'],
-        summary: 'Download the file (supports a single HTTP Range: 206, or 416 when unsatisfiable). Devices use the signed URL from their desired state (exp + sig) instead of a bearer',
+        summary:
+          'Download the file (supports a single HTTP Range: 206, or 416 when unsatisfiable). Devices use the signed URL from their desired state (exp + sig) instead of a bearer',
         params: IdParams,
         querystring: Type.Object({
           exp: Type.Optional(Type.String({ maxLength: 20, description: 'Signed URL: expiry, unix seconds.' })),
@@ -253,18 +291,26 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (typeof req.query.sig === 'string') {
         // Devices: a signed, expiring URL stands in for the credential (checked in constant time).
         const check = await app.services.mediaUrls.verify(req.params.id, req.query.exp, req.query.sig)
-        if (check !== 'ok') throw new ApiError('invalid_credentials', check === 'expired' ? 'This download link has expired.' : 'This download link is not valid.')
+        if (check !== 'ok')
+          throw new ApiError('invalid_credentials', check === 'expired' ? 'This download link has expired.' : 'This download link is not valid.')
         f = await media.fileForDevice(req.params.id)
       } else f = await media.file(principalOf(req), req.params.id)
       const size = f.sizeBytes
-      reply.header('accept-ranges', 'bytes').header('etag', `"${f.sha256}"`).header('content-type', f.mimeType).header('cache-control', 'private, max-age=31536000, immutable')
+      reply
+        .header('accept-ranges', 'bytes')
+        .header('etag', `"${f.sha256}"`)
+        .header('content-type', f.mimeType)
+        .header('cache-control', 'private, max-age=31536000, immutable')
       const range = parseRange(req.headers.range, size)
       if (range === 'unsatisfiable') {
         reply.header('content-range', `bytes */${size}`)
         throw new ApiError('range_not_satisfiable', `The range is outside the file (${size} bytes).`)
       }
       if (range) {
-        reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`).header('content-length', String(range.end - range.start + 1))
+        reply
+          .code(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+          .header('content-length', String(range.end - range.start + 1))
         return reply.send(fs.createReadStream(f.path, { start: range.start, end: range.end }) as never)
       }
       reply.header('content-length', String(size))

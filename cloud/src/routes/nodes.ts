@@ -28,7 +28,11 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['locations'],
         summary: 'Create a location',
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 200 }), kind: Type.Optional(Kind), parentId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))) },
+          {
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            kind: Type.Optional(Kind),
+            parentId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+          },
           { additionalProperties: false },
         ),
         response: { 201: Data(Node), ...errorResponses },
@@ -44,16 +48,23 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['locations'],
         summary: 'List locations (newest first)',
-        querystring: Type.Intersect([PageQuery, Type.Object({ parentId: Type.Optional(Type.String({ maxLength: 100 })), search: Type.Optional(Type.String({ maxLength: 200 })) })]),
+        querystring: Type.Intersect([
+          PageQuery,
+          Type.Object({ parentId: Type.Optional(Type.String({ maxLength: 100 })), search: Type.Optional(Type.String({ maxLength: 200 })) }),
+        ]),
         response: { 200: Paged(Node), ...errorResponses },
       },
     },
-    async (req) => nodes.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), { parentId: req.query.parentId, search: req.query.search }),
+    async (req) =>
+      nodes.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), { parentId: req.query.parentId, search: req.query.search }),
   )
 
   app.get(
     '/v1/nodes/:id',
-    { config: { permission: 'node.view' }, schema: { tags: ['locations'], summary: 'Get a location', params: IdParams, response: { 200: Data(Node), ...errorResponses } } },
+    {
+      config: { permission: 'node.view' },
+      schema: { tags: ['locations'], summary: 'Get a location', params: IdParams, response: { 200: Data(Node), ...errorResponses } },
+    },
     async (req) => ({ data: await nodes.get(principalOf(req), req.params.id) }),
   )
 
@@ -66,7 +77,11 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Rename or move a location',
         params: IdParams,
         body: Type.Object(
-          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), kind: Type.Optional(Kind), parentId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))) },
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            kind: Type.Optional(Kind),
+            parentId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+          },
           { additionalProperties: false },
         ),
         response: { 200: Data(Node), ...errorResponses },
@@ -79,7 +94,12 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/nodes/:id',
     {
       config: { permission: 'node.edit' },
-      schema: { tags: ['locations'], summary: 'Delete an empty location (409 node_not_empty otherwise)', params: IdParams, response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses } },
+      schema: {
+        tags: ['locations'],
+        summary: 'Delete an empty location (409 node_not_empty otherwise)',
+        params: IdParams,
+        response: { 200: Data(Deleted), 409: errorResponses[404], ...errorResponses },
+      },
     },
     async (req) => ({ data: await nodes.remove(principalOf(req), req.params.id) }),
   )

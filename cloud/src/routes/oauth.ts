@@ -48,7 +48,7 @@ const TokenBody = Type.Object(
     grant_type: Type.String({ maxLength: 100, description: 'Only `client_credentials`.' }),
     client_id: Type.Optional(Type.String({ maxLength: 200, description: 'The API key id (or send HTTP Basic).' })),
     client_secret: Type.Optional(Type.String({ maxLength: 200, description: 'The API key (or send HTTP Basic).' })),
-    scope: Type.Optional(Type.String({ maxLength: 1000, description: 'Ignored: a token holds exactly its key\'s permissions.' })),
+    scope: Type.Optional(Type.String({ maxLength: 1000, description: "Ignored: a token holds exactly its key's permissions." })),
   },
   // RFC 6749 section 3.2: parameters the server does not know are ignored.
   { additionalProperties: true },
@@ -99,8 +99,14 @@ function toOAuthError(err: FastifyError | ApiError | Error, req: FastifyRequest)
     return invalidRequest(missing ? `${missing} is required.` : `body${(first?.instancePath ?? '').replace(/\//g, '.')} ${first?.message ?? 'is invalid'}.`)
   }
   if (f.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new OAuthError(413, 'invalid_request', 'The body is over the size limit.')
-  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return invalidRequest(`Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted; send ${FORM} or application/json.`)
-  if (f.statusCode && f.statusCode >= 400 && f.statusCode < 500) return invalidRequest(f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError ? 'The body is not valid JSON.' : err.message)
+  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return invalidRequest(`Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted; send ${FORM} or application/json.`)
+  if (f.statusCode && f.statusCode >= 400 && f.statusCode < 500)
+    return invalidRequest(
+      f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError
+        ? 'The body is not valid JSON.'
+        : err.message,
+    )
   if (err instanceof SyntaxError) return invalidRequest('The body is not valid JSON.')
   req.log.error({ err }, 'unhandled error on the token endpoint')
   return new OAuthError(500, 'server_error', 'Something went wrong on our side.', { requestId: String(req.id) })
@@ -121,7 +127,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const out: Record<string, string> = {}
     for (const [k, v] of params) {
       // RFC 6749 section 3.2: a parameter sent twice is an invalid request.
-      if (Object.prototype.hasOwnProperty.call(out, k)) return done(invalidRequest(`${k} is sent more than once.`), undefined)
+      if (Object.hasOwn(out, k)) return done(invalidRequest(`${k} is sent more than once.`), undefined)
       Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
     }
     done(null, out)
@@ -135,10 +141,14 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       onRequest: async (req) => {
         const d = rateLimiter.hit(`oauth-token:${req.ip}`, TOKEN_RATE.limit, TOKEN_RATE.windowSeconds)
         if (!d.allowed) {
-          throw new ApiError('rate_limited', `Over the rate limit of ${d.limit} token requests per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`, {
-            extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
-            headers: { 'retry-after': String(d.resetSeconds) },
-          })
+          throw new ApiError(
+            'rate_limited',
+            `Over the rate limit of ${d.limit} token requests per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`,
+            {
+              extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+              headers: { 'retry-after': String(d.resetSeconds) },
+            },
+          )
         }
       },
       schema: {
@@ -147,17 +157,30 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'RFC 6749 section 4.4. The client is an API key: `client_id` = its id, `client_secret` = the key, in the body or as HTTP Basic. ' +
           'The token acts as its key (same permissions and pin) and stops working when the key is revoked, rotated or expires, or after `expires_in` seconds. ' +
-          'Answers (errors too) are in the RFC\'s shape, not the API\'s {error, message} envelope. 30 requests per 5 minutes per IP address.',
+          "Answers (errors too) are in the RFC's shape, not the API's {error, message} envelope. 30 requests per 5 minutes per IP address.",
         consumes: [FORM, 'application/json'],
         security: [],
         body: TokenBody,
-        response: { 200: TokenAnswer, 400: OAuthErrorBody, 401: OAuthErrorBody, 413: OAuthErrorBody, 415: OAuthErrorBody, 429: OAuthErrorBody, 500: OAuthErrorBody, 503: OAuthErrorBody },
+        response: {
+          200: TokenAnswer,
+          400: OAuthErrorBody,
+          401: OAuthErrorBody,
+          413: OAuthErrorBody,
+          415: OAuthErrorBody,
+          429: OAuthErrorBody,
+          500: OAuthErrorBody,
+          503: OAuthErrorBody,
+        },
       },
     },
     async (req, reply) => {
       const body = req.body
       if (body.grant_type !== 'client_credentials') {
-        throw new OAuthError(400, 'unsupported_grant_type', `grant_type ${JSON.stringify(body.grant_type).slice(0, 60)} is not supported; use client_credentials.`)
+        throw new OAuthError(
+          400,
+          'unsupported_grant_type',
+          `grant_type ${JSON.stringify(body.grant_type).slice(0, 60)} is not supported; use client_credentials.`,
+        )
       }
       const basic = basicCredentials(req.headers.authorization)
       if (basic && (body.client_id !== undefined || body.client_secret !== undefined)) {
@@ -218,7 +241,13 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const base = baseUrl(config.publicUrl, req)
-      return { resource: base, authorization_servers: [base], bearer_methods_supported: ['header'], resource_name: 'Signage control API', resource_documentation: `${base}/v1/docs` }
+      return {
+        resource: base,
+        authorization_servers: [base],
+        bearer_methods_supported: ['header'],
+        resource_name: 'Signage control API',
+        resource_documentation: `${base}/v1/docs`,
+      }
     },
   )
 }

@@ -16,7 +16,7 @@ export const PlayRecord = Type.Object({
   contentId: Type.String(),
   castId: Nullable(Type.String()),
   emergencyId: Nullable(Type.String()),
-  itemKind: Type.String({ description: 'The piece that was on screen: a playlist item, a layout zone\'s content, or the content itself.' }),
+  itemKind: Type.String({ description: "The piece that was on screen: a playlist item, a layout zone's content, or the content itself." }),
   itemId: Type.String(),
   zone: Nullable(Type.String({ description: 'The layout zone it played in.' })),
   startedAt: Timestamp,
@@ -76,10 +76,7 @@ const playLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const body = await playLog.csv(principalOf(req), req.query)
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', 'attachment; filename="play-log.csv"')
-        .send(body)
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="play-log.csv"').send(body)
     },
   )
 }

@@ -27,7 +27,10 @@ const BulkAssignResult = Type.Object({
   contentKind: Nullable(AssignKind),
   contentId: Nullable(Type.String()),
   assigned: Type.Integer(),
-  skipped: Type.Object({ not_found: Type.Integer(), not_shared: Type.Integer() }, { additionalProperties: Type.Integer(), description: 'Screens left unchanged, by reason.' }),
+  skipped: Type.Object(
+    { not_found: Type.Integer(), not_shared: Type.Integer() },
+    { additionalProperties: Type.Integer(), description: 'Screens left unchanged, by reason.' },
+  ),
   screenIds: Type.Array(Type.String(), { description: 'The screens now assigned.' }),
   skippedScreens: Type.Array(Type.Object({ screenId: Type.String(), reason: Type.String() })),
   assignedAt: Timestamp,
@@ -52,7 +55,12 @@ export const Screen = Type.Intersect([
     createdAt: Timestamp,
     updatedAt: Timestamp,
     desiredVersion: Type.Integer({ description: 'Last desired-state version published to the screen.' }),
-    reported: Nullable(Type.Object(ReportedSchema.properties, { description: 'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `at`; only these fields, as the MQTT contract defines them.' })),
+    reported: Nullable(
+      Type.Object(ReportedSchema.properties, {
+        description:
+          'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `at`; only these fields, as the MQTT contract defines them.',
+      }),
+    ),
     reportedAt: Nullable(Timestamp),
   }),
 ])
@@ -133,7 +141,10 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/screens/:id',
-    { config: { permission: 'screen.view' }, schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } } },
+    {
+      config: { permission: 'screen.view' },
+      schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } },
+    },
     async (req) => ({ data: await screens.get(principalOf(req), req.params.id) }),
   )
 
@@ -159,7 +170,12 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/screens/:id',
     {
       config: { permission: 'screen.delete' },
-      schema: { tags: ['screens'], summary: 'Delete a screen; its device credential stops working and its MQTT connection is closed', params: IdParams, response: { 200: Data(Deleted), ...errorResponses } },
+      schema: {
+        tags: ['screens'],
+        summary: 'Delete a screen; its device credential stops working and its MQTT connection is closed',
+        params: IdParams,
+        response: { 200: Data(Deleted), ...errorResponses },
+      },
     },
     async (req) => ({ data: await screens.remove(principalOf(req), req.params.id) }),
   )

@@ -35,14 +35,16 @@ const commandFields = {
   value: Type.Optional(Type.String({ description: 'Or a literal command: the text (ascii) or hex digits (hex), at most 512 characters.' })),
   encoding: Type.Optional(Nullable(SerialEncodingInput)),
   eol: Type.Optional(Nullable(SerialEolInput)),
-  protocol: Type.Optional(StringEnum([...PANEL_PROTOCOLS, 'raw'], { description: 'Reply framing. Default: the screen\'s panel profile, else raw.' })),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 120_000, description: 'Reply timeout on the device; the agent\'s default when absent.' })),
+  protocol: Type.Optional(StringEnum([...PANEL_PROTOCOLS, 'raw'], { description: "Reply framing. Default: the screen's panel profile, else raw." })),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 120_000, description: "Reply timeout on the device; the agent's default when absent." })),
 }
 
 const ScopeBody = Type.Object(
   {
     ...commandFields,
-    scopeKind: Type.Optional(Type.Union([Type.Literal('screens'), Type.Literal('node'), Type.Literal('all')], { description: 'Default `all`: every screen the credential reaches.' })),
+    scopeKind: Type.Optional(
+      Type.Union([Type.Literal('screens'), Type.Literal('node'), Type.Literal('all')], { description: 'Default `all`: every screen the credential reaches.' }),
+    ),
     screenIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000 })),
     scopeNodeId: Type.Optional(Type.String({ maxLength: 100 })),
   },
@@ -66,7 +68,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { permission: 'screen.edit' },
       schema: {
         tags: ['serial'],
-        summary: 'Send a serial command to the screen\'s panel (a saved command, or value + encoding + eol)',
+        summary: "Send a serial command to the screen's panel (a saved command, or value + encoding + eol)",
         params: IdParams,
         body: Type.Object(commandFields, { additionalProperties: false }),
         response: { 202: Data(SerialJob), ...errorResponses },
@@ -91,7 +93,10 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/serial-jobs/:id',
-    { config: { permission: 'screen.view' }, schema: { tags: ['serial'], summary: 'Get a serial job', params: IdParams, response: { 200: Data(SerialJob), ...errorResponses } } },
+    {
+      config: { permission: 'screen.view' },
+      schema: { tags: ['serial'], summary: 'Get a serial job', params: IdParams, response: { 200: Data(SerialJob), ...errorResponses } },
+    },
     async (req) => ({ data: await serialJobs.get(principalOf(req), req.params.id) }),
   )
 
@@ -99,14 +104,28 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/screens/:id/serial-jobs',
     {
       config: { permission: 'screen.view' },
-      schema: { tags: ['serial'], summary: 'A screen\'s serial jobs, newest first', params: IdParams, querystring: PageQuery, response: { 200: Paged(SerialJob), ...errorResponses } },
+      schema: {
+        tags: ['serial'],
+        summary: "A screen's serial jobs, newest first",
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: Paged(SerialJob), ...errorResponses },
+      },
     },
     async (req) => serialJobs.listForScreen(principalOf(req), req.params.id, parsePage(req.query, { defaultLimit: null, max: 500 })),
   )
 
   app.get(
     '/v1/screens/:id/panel',
-    { config: { permission: 'screen.view' }, schema: { tags: ['serial'], summary: 'The screen\'s panel profile (null when none)', params: IdParams, response: { 200: Data(PanelProfile), ...errorResponses } } },
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['serial'],
+        summary: "The screen's panel profile (null when none)",
+        params: IdParams,
+        response: { 200: Data(PanelProfile), ...errorResponses },
+      },
+    },
     async (req) => ({ data: await screenPanels.get(principalOf(req), req.params.id) }),
   )
 
@@ -116,13 +135,15 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { permission: 'screen.edit' },
       schema: {
         tags: ['serial'],
-        summary: 'Set the screen\'s panel profile (protocol null clears it); carried to the agent in desired state',
+        summary: "Set the screen's panel profile (protocol null clears it); carried to the agent in desired state",
         params: IdParams,
         body: Type.Object(
           {
             protocol: Type.Optional(Nullable(StringEnum(PANEL_PROTOCOLS))),
             setId: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Set / monitor id on the bus; default 1.' })),
-            pollSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: PANEL_MAX_POLL_SECONDS, description: 'Power poll interval; 0 = never; default 60.' })),
+            pollSeconds: Type.Optional(
+              Type.Integer({ minimum: 0, maximum: PANEL_MAX_POLL_SECONDS, description: 'Power poll interval; 0 = never; default 60.' }),
+            ),
           },
           { additionalProperties: false },
         ),

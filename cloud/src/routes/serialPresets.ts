@@ -26,7 +26,8 @@ const PanelPreset = Type.Object({
 function setIdOf(raw: unknown, where: string): number {
   if (raw === undefined || raw === null || raw === '') return 1
   const n = typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Number(raw) : raw
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 255) throw validation(`${where}setId must be an integer 0–255 (the panel's RS232 id), got ${JSON.stringify(raw)}`)
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 255)
+    throw validation(`${where}setId must be an integer 0–255 (the panel's RS232 id), got ${JSON.stringify(raw)}`)
   return n
 }
 
@@ -46,10 +47,12 @@ export function templateItemsFromPreset(raw: unknown): { name: string; value: st
   const commands = panelPreset(protocol, setId).commands
   let chosen = commands
   if (p.keys !== undefined) {
-    if (!Array.isArray(p.keys) || p.keys.length === 0 || !p.keys.every((k) => typeof k === 'string')) throw validation('preset.keys must be a non-empty array of command keys')
+    if (!Array.isArray(p.keys) || p.keys.length === 0 || !p.keys.every((k) => typeof k === 'string'))
+      throw validation('preset.keys must be a non-empty array of command keys')
     const known = new Map(commands.map((c) => [c.key, c]))
     const unknown = (p.keys as string[]).filter((k) => !known.has(k))
-    if (unknown.length) throw validation(`preset.keys: ${unknown.map((k) => JSON.stringify(k)).join(', ')} is not a ${protocol} command (known: ${[...known.keys()].join(', ')})`)
+    if (unknown.length)
+      throw validation(`preset.keys: ${unknown.map((k) => JSON.stringify(k)).join(', ')} is not a ${protocol} command (known: ${[...known.keys()].join(', ')})`)
     chosen = [...new Set(p.keys as string[])].map((k) => known.get(k)!)
   }
   return chosen.map((c) => ({ name: c.name, value: c.value, encoding: c.encoding, eol: c.eol }))
@@ -65,7 +68,11 @@ const serialPresetRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Ready-made panel commands (power, status, inputs, mute) per protocol for a set id, from the codecs the agent uses',
         querystring: Type.Object({
           protocol: Type.Optional(Type.String({ description: `One of ${PANEL_PROTOCOL_NAMES.join(', ')}; absent = all.` })),
-          setId: Type.Optional(Type.String({ description: "The panel's RS232 set id, 0–255 (default 1). Without `protocol`, protocols that cannot address it (NEC: 0–100) are left out." })),
+          setId: Type.Optional(
+            Type.String({
+              description: "The panel's RS232 set id, 0–255 (default 1). Without `protocol`, protocols that cannot address it (NEC: 0–100) are left out.",
+            }),
+          ),
         }),
         response: { 200: Data(Type.Array(PanelPreset)), ...errorResponses },
       },

@@ -8,8 +8,16 @@ import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/sch
 import { SERIAL_ENCODINGS, SERIAL_EOLS } from '@svc/shared/serial/index'
 
 // Read leniently (case and spaces ignored; anything else is the default), so typed as strings.
-export const SerialEncodingInput = Type.String({ maxLength: 40, description: `${SERIAL_ENCODINGS.join(' or ')} (case ignored); anything else, or absent, is ascii.`, examples: ['hex'] })
-export const SerialEolInput = Type.String({ maxLength: 40, description: `${SERIAL_EOLS.join(', ')} (case ignored); anything else, or absent, is none.`, examples: ['cr'] })
+export const SerialEncodingInput = Type.String({
+  maxLength: 40,
+  description: `${SERIAL_ENCODINGS.join(' or ')} (case ignored); anything else, or absent, is ascii.`,
+  examples: ['hex'],
+})
+export const SerialEolInput = Type.String({
+  maxLength: 40,
+  description: `${SERIAL_EOLS.join(', ')} (case ignored); anything else, or absent, is none.`,
+  examples: ['cr'],
+})
 import { templateItemsFromPreset } from './serialPresets.js'
 
 export const SerialTemplateItem = Type.Object({
@@ -76,7 +84,11 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/serial-templates',
     {
       config: { permission: 'screen.view' },
-      schema: { tags: ['serial'], summary: 'List serial templates at the locations this credential reaches (not paged)', response: { 200: Data(Type.Array(SerialTemplate)), ...errorResponses } },
+      schema: {
+        tags: ['serial'],
+        summary: 'List serial templates at the locations this credential reaches (not paged)',
+        response: { 200: Data(Type.Array(SerialTemplate)), ...errorResponses },
+      },
     },
     async (req) => ({ data: await serialTemplates.list(principalOf(req)) }),
   )
@@ -85,7 +97,12 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/serial-templates',
     {
       config: { permission: 'screen.edit' },
-      schema: { tags: ['serial'], summary: 'Create a serial template, optionally from a panel preset', body: CreateInput, response: { 201: Data(SerialTemplate), ...errorResponses } },
+      schema: {
+        tags: ['serial'],
+        summary: 'Create a serial template, optionally from a panel preset',
+        body: CreateInput,
+        response: { 201: Data(SerialTemplate), ...errorResponses },
+      },
     },
     async (req, reply) => {
       const { preset, ...body } = req.body as Record<string, unknown>
@@ -97,7 +114,10 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/serial-templates/:id',
-    { config: { permission: 'screen.view' }, schema: { tags: ['serial'], summary: 'Get a serial template', params: IdParams, response: { 200: Data(SerialTemplate), ...errorResponses } } },
+    {
+      config: { permission: 'screen.view' },
+      schema: { tags: ['serial'], summary: 'Get a serial template', params: IdParams, response: { 200: Data(SerialTemplate), ...errorResponses } },
+    },
     async (req) => ({ data: await serialTemplates.get(principalOf(req), req.params.id) }),
   )
 
@@ -120,7 +140,12 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/serial-templates/:id',
     {
       config: { permission: 'screen.edit' },
-      schema: { tags: ['serial'], summary: 'Delete a serial template (no restore)', params: IdParams, response: { 200: Data(Type.Object({ ok: Type.Literal(true) })), ...errorResponses } },
+      schema: {
+        tags: ['serial'],
+        summary: 'Delete a serial template (no restore)',
+        params: IdParams,
+        response: { 200: Data(Type.Object({ ok: Type.Literal(true) })), ...errorResponses },
+      },
     },
     async (req) => ({ data: await serialTemplates.remove(principalOf(req), req.params.id) }),
   )

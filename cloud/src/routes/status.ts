@@ -70,7 +70,14 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
                 noticeDays: Type.Integer(),
                 policy: Type.String(),
                 deprecations: Type.Array(
-                  Type.Object({ route: Type.String(), announced: Type.String(), sunset: Type.String(), replacement: Nullable(Type.String()), why: Type.String(), noticeDays: Type.Integer() }),
+                  Type.Object({
+                    route: Type.String(),
+                    announced: Type.String(),
+                    sunset: Type.String(),
+                    replacement: Nullable(Type.String()),
+                    why: Type.String(),
+                    noticeDays: Type.Integer(),
+                  }),
                 ),
               }),
             ),

@@ -44,7 +44,15 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/users',
-    { config: { permission: 'user.view' }, schema: { tags: ['users'], summary: "List the workspace's users (oldest first)", querystring: PageQuery, response: { 200: Paged(User), ...errorResponses } } },
+    {
+      config: { permission: 'user.view' },
+      schema: {
+        tags: ['users'],
+        summary: "List the workspace's users (oldest first)",
+        querystring: PageQuery,
+        response: { 200: Paged(User), ...errorResponses },
+      },
+    },
     async (req) => users.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
   )
 
@@ -67,7 +75,10 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/users/:id',
-    { config: { permission: 'user.view' }, schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } } },
+    {
+      config: { permission: 'user.view' },
+      schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
+    },
     async (req) => ({ data: await users.view(principalOf(req), req.params.id) }),
   )
 

@@ -65,9 +65,13 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const edit = { ...view, permission: 'integration.edit' } as const
   const tags = ['webhooks']
 
-  app.get('/v1/webhooks', { config: view, schema: { tags, summary: 'List webhook endpoints', response: { 200: Data(Type.Array(WebhookEndpoint)), ...errors400 } } }, async (req) => ({
-    data: await webhooks.list(principalOf(req)),
-  }))
+  app.get(
+    '/v1/webhooks',
+    { config: view, schema: { tags, summary: 'List webhook endpoints', response: { 200: Data(Type.Array(WebhookEndpoint)), ...errors400 } } },
+    async (req) => ({
+      data: await webhooks.list(principalOf(req)),
+    }),
+  )
 
   app.post(
     '/v1/webhooks',
@@ -76,16 +80,31 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Create a webhook endpoint (the secret is shown once)',
-        body: Type.Object({ url: UrlSchema, events: Type.Optional(Type.Array(EventNameSchema, { maxItems: 50 })), description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))) }),
+        body: Type.Object({
+          url: UrlSchema,
+          events: Type.Optional(Type.Array(EventNameSchema, { maxItems: 50 })),
+          description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+        }),
         response: { 201: Data(CreatedEndpoint), ...errors400 },
       },
     },
     async (req, reply) => reply.code(201).send({ data: await webhooks.create(principalOf(req), req.body) }),
   )
 
-  app.get('/v1/webhooks/events', { config: view, schema: { tags, summary: 'The events an endpoint can subscribe to', response: { 200: Data(Type.Array(Type.Object({ event: Type.String(), label: Type.String(), what: Type.String() }))), ...errors400 } } }, async () => ({
-    data: EVENT_CATALOG,
-  }))
+  app.get(
+    '/v1/webhooks/events',
+    {
+      config: view,
+      schema: {
+        tags,
+        summary: 'The events an endpoint can subscribe to',
+        response: { 200: Data(Type.Array(Type.Object({ event: Type.String(), label: Type.String(), what: Type.String() }))), ...errors400 },
+      },
+    },
+    async () => ({
+      data: EVENT_CATALOG,
+    }),
+  )
 
   app.get(
     '/v1/webhooks/deliveries',
@@ -117,13 +136,20 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/v1/webhooks/deliveries/:id/replay',
-    { config: edit, schema: { tags, summary: 'Resend a delivery as a new one (replayOf set)', params: IdParams, response: { 200: Data(SendResult), ...errors400 } } },
+    {
+      config: edit,
+      schema: { tags, summary: 'Resend a delivery as a new one (replayOf set)', params: IdParams, response: { 200: Data(SendResult), ...errors400 } },
+    },
     async (req) => ({ data: await webhooks.replay(principalOf(req), req.params.id) }),
   )
 
-  app.get('/v1/webhooks/:id', { config: view, schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: Data(WebhookEndpoint), ...errors400 } } }, async (req) => ({
-    data: await webhooks.get(principalOf(req), req.params.id),
-  }))
+  app.get(
+    '/v1/webhooks/:id',
+    { config: view, schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: Data(WebhookEndpoint), ...errors400 } } },
+    async (req) => ({
+      data: await webhooks.get(principalOf(req), req.params.id),
+    }),
+  )
 
   app.patch(
     '/v1/webhooks/:id',
@@ -147,13 +173,29 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/v1/webhooks/:id',
-    { config: edit, schema: { tags, summary: 'Delete a webhook endpoint (pending deliveries are abandoned)', params: IdParams, response: { 200: Data(Type.Object({ id: Type.String() })), ...errors400 } } },
+    {
+      config: edit,
+      schema: {
+        tags,
+        summary: 'Delete a webhook endpoint (pending deliveries are abandoned)',
+        params: IdParams,
+        response: { 200: Data(Type.Object({ id: Type.String() })), ...errors400 },
+      },
+    },
     async (req) => ({ data: await webhooks.remove(principalOf(req), req.params.id) }),
   )
 
   app.post(
     '/v1/webhooks/:id/test',
-    { config: edit, schema: { tags, summary: 'Send a signed test screen.offline delivery now', params: IdParams, response: { 200: Data(SendResult), 409: ErrorBody, ...errors400 } } },
+    {
+      config: edit,
+      schema: {
+        tags,
+        summary: 'Send a signed test screen.offline delivery now',
+        params: IdParams,
+        response: { 200: Data(SendResult), 409: ErrorBody, ...errors400 },
+      },
+    },
     async (req) => ({ data: await webhooks.test(principalOf(req), req.params.id) }),
   )
 }

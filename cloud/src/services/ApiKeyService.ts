@@ -132,7 +132,13 @@ export class ApiKeyService {
   }
 
   /** Creates a key directly (bootstrap): no creator to check against. */
-  async createRoot(workspaceId: string, region: Region, name: string, grant: PermissionGrant, nodeId: string | null = null): Promise<{ key: ApiKeyView; secret: string }> {
+  async createRoot(
+    workspaceId: string,
+    region: Region,
+    name: string,
+    grant: PermissionGrant,
+    nodeId: string | null = null,
+  ): Promise<{ key: ApiKeyView; secret: string }> {
     return this.insert(workspaceId, region, name, grant, nodeId, null, 'bootstrap')
   }
 
@@ -285,7 +291,10 @@ export class ApiKeyService {
    * or expires). Null otherwise.
    */
   async principalOfKey(id: string, secretHash: string): Promise<{ principal: Principal; expiresAt: number } | null> {
-    const row = await this.db.get<AuthRow>('SELECT id, workspace_id, name, secret_hash, permissions, node_id, created_by, expires_at, revoked_at FROM api_keys WHERE id = ?', [id])
+    const row = await this.db.get<AuthRow>(
+      'SELECT id, workspace_id, name, secret_hash, permissions, node_id, created_by, expires_at, revoked_at FROM api_keys WHERE id = ?',
+      [id],
+    )
     if (!row) return null
     const a = Buffer.from(row.secret_hash, 'hex')
     const b = Buffer.from(secretHash, 'hex')
@@ -376,7 +385,10 @@ export class ApiKeyService {
 
   /** Keys pinned at a node block deleting it. */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
-    const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM api_keys WHERE workspace_id = ? AND node_id = ? AND revoked_at IS NULL', [workspaceId, nodeId])
+    const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM api_keys WHERE workspace_id = ? AND node_id = ? AND revoked_at IS NULL', [
+      workspaceId,
+      nodeId,
+    ])
     return r?.n ?? 0
   }
 }

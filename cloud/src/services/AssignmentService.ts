@@ -87,17 +87,28 @@ export class AssignmentService {
   /** Registers the usages that block deletes and the change listener that republishes screens. */
   attach(library: ContentService): void {
     library.registerUsage(async (ws, kind, id) => {
-      const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ? AND content_kind = ? AND content_id = ?', [ws, kind, id])
+      const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ? AND content_kind = ? AND content_id = ?', [
+        ws,
+        kind,
+        id,
+      ])
       return { what: 'screen(s) assigned to it', count: r?.n ?? 0 }
     })
     library.registerUsage(async (ws, kind, id) => {
-      const c = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM casts WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND status IN ('active', 'paused')", [ws, kind, id])
-      const e = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM emergencies WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND status = 'active'", [ws, kind, id])
+      const c = await this.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM casts WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND status IN ('active', 'paused')",
+        [ws, kind, id],
+      )
+      const e = await this.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM emergencies WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND status = 'active'",
+        [ws, kind, id],
+      )
       return { what: 'active cast(s) or emergency(ies) showing it', count: (c?.n ?? 0) + (e?.n ?? 0) }
     })
     library.onContentChanged(async (ws, kind, id) => {
       const screens = await this.screensShowing(ws, kind, id)
-      if (screens.length) void this.markDirty(ws, screens).catch((err) => this.log.error({ err, kind, id }, 'republishing screens after a content change failed'))
+      if (screens.length)
+        void this.markDirty(ws, screens).catch((err) => this.log.error({ err, kind, id }, 'republishing screens after a content change failed'))
     })
   }
 
@@ -113,8 +124,11 @@ export class AssignmentService {
       const next: string[] = []
       for (let i = 0; i < frontier.length; i += CHUNK) {
         const part = frontier.slice(i, i + CHUNK)
-        const rows = await this.db.all<{ from_id: string }>(`SELECT DISTINCT from_id FROM content_refs WHERE workspace_id = ? AND to_id IN (${marks(part.length)})`, [workspaceId, ...part])
-        for (const r of rows) if (!ids.has(r.from_id)) (ids.add(r.from_id), next.push(r.from_id))
+        const rows = await this.db.all<{ from_id: string }>(
+          `SELECT DISTINCT from_id FROM content_refs WHERE workspace_id = ? AND to_id IN (${marks(part.length)})`,
+          [workspaceId, ...part],
+        )
+        for (const r of rows) if (!ids.has(r.from_id)) ids.add(r.from_id), next.push(r.from_id)
       }
       frontier = next
     }
@@ -179,16 +193,26 @@ export class AssignmentService {
   }
 
   async assign(p: Principal, screenId: string, input: AssignInput): Promise<AssignmentResult> {
-    const screen = await this.db.get<ScreenLite>('SELECT id, node_id, content_kind, content_id FROM screens WHERE id = ? AND workspace_id = ?', [screenId, p.workspaceId])
+    const screen = await this.db.get<ScreenLite>('SELECT id, node_id, content_kind, content_id FROM screens WHERE id = ? AND workspace_id = ?', [
+      screenId,
+      p.workspaceId,
+    ])
     if (!screen || !(await this.nodes.reaches(p, screen.node_id))) throw notFound('No such screen.')
     const ref = this.parse(input)
     if (ref) {
       await this.checkContent(p.workspaceId, ref)
-      if (!(await this.sharedTo(p.workspaceId, ref, [screen.node_id])).size) throw new ApiError('not_shared', `The ${ref.kind} is not shared to the screen's location.`)
+      if (!(await this.sharedTo(p.workspaceId, ref, [screen.node_id])).size)
+        throw new ApiError('not_shared', `The ${ref.kind} is not shared to the screen's location.`)
       await this.playableOrThrow(p.workspaceId, ref)
     }
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE screens SET content_kind = ?, content_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [ref?.kind ?? null, ref?.id ?? null, now, screenId, p.workspaceId])
+    await this.db.run('UPDATE screens SET content_kind = ?, content_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
+      ref?.kind ?? null,
+      ref?.id ?? null,
+      now,
+      screenId,
+      p.workspaceId,
+    ])
     await this.publish(p.workspaceId, [screenId])
     return {
       screenId,
@@ -218,7 +242,11 @@ export class AssignmentService {
     if (ref) {
       await this.checkContent(p.workspaceId, ref)
       await this.playableOrThrow(p.workspaceId, ref)
-      const ok = await this.sharedTo(p.workspaceId, ref, targets.map((s) => s.node_id))
+      const ok = await this.sharedTo(
+        p.workspaceId,
+        ref,
+        targets.map((s) => s.node_id),
+      )
       assigned = []
       for (const s of targets) {
         if (ok.has(s.node_id)) assigned.push(s)
@@ -231,7 +259,13 @@ export class AssignmentService {
       await this.db.transaction(async (tx) => {
         for (let i = 0; i < ids.length; i += CHUNK) {
           const part = ids.slice(i, i + CHUNK)
-          await tx.run(`UPDATE screens SET content_kind = ?, content_id = ?, updated_at = ? WHERE workspace_id = ? AND id IN (${marks(part.length)})`, [ref?.kind ?? null, ref?.id ?? null, now, p.workspaceId, ...part])
+          await tx.run(`UPDATE screens SET content_kind = ?, content_id = ?, updated_at = ? WHERE workspace_id = ? AND id IN (${marks(part.length)})`, [
+            ref?.kind ?? null,
+            ref?.id ?? null,
+            now,
+            p.workspaceId,
+            ...part,
+          ])
         }
       })
     }

@@ -134,9 +134,21 @@ export class CastService {
     // the caller's label, else the content's own name
     const name = input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null
     const row = {
-      id, workspace_id: p.workspaceId, node_id: target.scopeNodeId ?? p.nodeId, content_kind: input.contentKind, content_id: input.contentId, content_name: name,
-      scope_kind: target.scopeKind as ScopeKind, scope_node_id: target.scopeNodeId, status: 'active', screen_count: screenIds.length, triggered_at: at,
-      expires_at: expiresAt, ended_at: null, replaced_by: null, created_by: actorRef(p),
+      id,
+      workspace_id: p.workspaceId,
+      node_id: target.scopeNodeId ?? p.nodeId,
+      content_kind: input.contentKind,
+      content_id: input.contentId,
+      content_name: name,
+      scope_kind: target.scopeKind as ScopeKind,
+      scope_node_id: target.scopeNodeId,
+      status: 'active',
+      screen_count: screenIds.length,
+      triggered_at: at,
+      expires_at: expiresAt,
+      ended_at: null,
+      replaced_by: null,
+      created_by: actorRef(p),
     }
     await this.db.transaction(async (tx) => {
       // The newer cast takes these screens from older ones; an older cast left with none is replaced.
@@ -184,4 +196,3 @@ export class CastService {
     return screens
   }
 }
-

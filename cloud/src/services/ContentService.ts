@@ -59,7 +59,14 @@ export interface Located {
   body?: Body
 }
 
-export type ContentView = Record<string, unknown> & { id: string; name: string; nodeId: string | null; sharedWith: string[]; createdAt: string; updatedAt: string }
+export type ContentView = Record<string, unknown> & {
+  id: string
+  name: string
+  nodeId: string | null
+  sharedWith: string[]
+  createdAt: string
+  updatedAt: string
+}
 
 export interface Playability {
   playable: boolean
@@ -134,11 +141,27 @@ export class ContentService {
       return m && { kind, id, workspaceId, name: m.name, nodeId: m.node_id, recalledAt: m.recalled_at, recallReason: m.recall_reason, media: m }
     }
     const r = await this.db.get<ItemRow>('SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = ?', [id, workspaceId, kind])
-    return r && { kind, id, workspaceId, name: r.name, nodeId: r.node_id, recalledAt: r.recalled_at, recallReason: r.recall_reason, body: JSON.parse(r.body) as Body }
+    return (
+      r && {
+        kind,
+        id,
+        workspaceId,
+        name: r.name,
+        nodeId: r.node_id,
+        recalledAt: r.recalled_at,
+        recallReason: r.recall_reason,
+        body: JSON.parse(r.body) as Body,
+      }
+    )
   }
 
   private async sharedNodes(workspaceId: string, kind: ContentKind, id: string): Promise<string[]> {
-    return (await this.db.all<{ node_id: string }>('SELECT node_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id', [workspaceId, kind, id])).map((r) => r.node_id)
+    return (
+      await this.db.all<{ node_id: string }>(
+        'SELECT node_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id',
+        [workspaceId, kind, id],
+      )
+    ).map((r) => r.node_id)
   }
 
   /** Can the credential see this item (home in its subtree, or shared into it)? */
@@ -154,14 +177,16 @@ export class ContentService {
   /** The item as the credential may read it; 404 when absent, in another workspace or out of reach. */
   async requireVisible(p: Principal, kind: ContentKind, id: string): Promise<Located> {
     const item = await this.locate(p.workspaceId, kind, id)
-    if (!item || !(await this.canSee(p, item))) throw notFound(`No such ${kind === 'media' ? 'media item' : (KIND_BY_NAME.get(kind)?.label.toLowerCase() ?? kind)}.`)
+    if (!item || !(await this.canSee(p, item)))
+      throw notFound(`No such ${kind === 'media' ? 'media item' : (KIND_BY_NAME.get(kind)?.label.toLowerCase() ?? kind)}.`)
     return item
   }
 
   /** As requireVisible, and the credential must reach the item's home to change it (shared-in items are read-only). */
   async requireOwned(p: Principal, kind: ContentKind, id: string): Promise<Located> {
     const item = await this.requireVisible(p, kind, id)
-    if (!(await this.nodes.reaches(p, item.nodeId))) throw new ApiError('forbidden', 'This content is shared to your location but lives elsewhere; it can be used here, not changed.')
+    if (!(await this.nodes.reaches(p, item.nodeId)))
+      throw new ApiError('forbidden', 'This content is shared to your location but lives elsewhere; it can be used here, not changed.')
     return item
   }
 
@@ -204,7 +229,8 @@ export class ContentService {
       selfId,
       requireRef: async (ref, field) => {
         const item = ref.kind === 'media' || KIND_BY_NAME.has(ref.kind) ? await this.locate(p.workspaceId, ref.kind, ref.id) : undefined
-        if (!item || !(await this.canSee(p, item))) throw validation(`${field}: ${ref.kind} ${JSON.stringify(ref.id)} does not exist in this workspace or is out of reach.`)
+        if (!item || !(await this.canSee(p, item)))
+          throw validation(`${field}: ${ref.kind} ${JSON.stringify(ref.id)} does not exist in this workspace or is out of reach.`)
       },
       requireFolder: async (id, field) => {
         await this.requireFolder(p, id, field)
@@ -214,7 +240,10 @@ export class ContentService {
         let cur: string | null = id
         while (cur && out.length < 64) {
           out.push(cur)
-          const row: ItemRow | undefined = await this.db.get<ItemRow>("SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = 'folder'", [cur, p.workspaceId])
+          const row: ItemRow | undefined = await this.db.get<ItemRow>("SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = 'folder'", [
+            cur,
+            p.workspaceId,
+          ])
           cur = row ? ((JSON.parse(row.body) as Body).parentId as string | null) : null
         }
         return out
@@ -247,7 +276,11 @@ export class ContentService {
     const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM content_items WHERE ${where}`, params))!.n : undefined
     const sql = descPageSql(page)
     const rows = await this.db.all<ItemRow>(`SELECT * FROM content_items WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
-    const shares = await this.sharesOf(p.workspaceId, def.kind, rows.map((r) => r.id))
+    const shares = await this.sharesOf(
+      p.workspaceId,
+      def.kind,
+      rows.map((r) => r.id),
+    )
     return pageOf(rows, page, (r) => this.itemView(def, r, shares.get(r.id) ?? []), total)
   }
 
@@ -329,14 +362,18 @@ export class ContentService {
    * one more step for the operator.
    */
   async assertDeletable(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    const users = await this.db.all<{ from_kind: string; from_id: string }>('SELECT from_kind, from_id FROM content_refs WHERE workspace_id = ? AND to_kind = ? AND to_id = ? ORDER BY from_id LIMIT 5', [workspaceId, kind, id])
+    const users = await this.db.all<{ from_kind: string; from_id: string }>(
+      'SELECT from_kind, from_id FROM content_refs WHERE workspace_id = ? AND to_kind = ? AND to_id = ? ORDER BY from_id LIMIT 5',
+      [workspaceId, kind, id],
+    )
     if (users.length) throw new ApiError('conflict', `Still used by ${users.map((u) => `${u.from_kind} ${u.from_id}`).join(', ')}; remove it there first.`)
     if (kind === 'folder') {
       const inFolder = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media WHERE workspace_id = ? AND folder_id = ?', [workspaceId, id])
       // JSON bodies are read whole, never queried inside (the same on both engines).
       const folders = await this.db.all<{ body: string }>("SELECT body FROM content_items WHERE workspace_id = ? AND kind = 'folder'", [workspaceId])
       const sub = { n: folders.filter((f) => (JSON.parse(f.body) as { parentId?: unknown }).parentId === id).length }
-      if ((inFolder?.n ?? 0) + (sub?.n ?? 0) > 0) throw new ApiError('conflict', `The folder still holds ${inFolder?.n ?? 0} file(s) and ${sub?.n ?? 0} folder(s); move or delete them first.`)
+      if ((inFolder?.n ?? 0) + (sub?.n ?? 0) > 0)
+        throw new ApiError('conflict', `The folder still holds ${inFolder?.n ?? 0} file(s) and ${sub?.n ?? 0} folder(s); move or delete them first.`)
     }
     for (const u of this.usages) {
       const used = await u(workspaceId, kind, id)
@@ -363,7 +400,10 @@ export class ContentService {
   async listShares(p: Principal, kind: ContentKind, id: string): Promise<{ nodeId: string; createdAt: string }[]> {
     await this.requireVisible(p, kind, id)
     return (
-      await this.db.all<{ node_id: string; created_at: string }>('SELECT node_id, created_at FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id', [p.workspaceId, kind, id])
+      await this.db.all<{ node_id: string; created_at: string }>(
+        'SELECT node_id, created_at FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id',
+        [p.workspaceId, kind, id],
+      )
     ).map((r) => ({ nodeId: r.node_id, createdAt: r.created_at }))
   }
 
@@ -372,20 +412,22 @@ export class ContentService {
     await this.requireOwned(p, kind, id)
     const target = await this.nodes.resolveHome(p, nodeId)
     if (target === null) throw validation('nodeId is required.')
-    await this.db.run('INSERT INTO content_shares (workspace_id, content_kind, content_id, node_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
-      p.workspaceId,
-      kind,
-      id,
-      target,
-      this.clock.now().toISOString(),
-    ])
+    await this.db.run(
+      'INSERT INTO content_shares (workspace_id, content_kind, content_id, node_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [p.workspaceId, kind, id, target, this.clock.now().toISOString()],
+    )
     await this.changed(p.workspaceId, kind, id)
     return this.listShares(p, kind, id)
   }
 
   async unshare(p: Principal, kind: ContentKind, id: string, nodeId: string): Promise<{ nodeId: string; deleted: true }> {
     await this.requireOwned(p, kind, id)
-    const r = await this.db.run('DELETE FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND node_id = ?', [p.workspaceId, kind, id, nodeId])
+    const r = await this.db.run('DELETE FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND node_id = ?', [
+      p.workspaceId,
+      kind,
+      id,
+      nodeId,
+    ])
     if (!r.changes) throw notFound('The item is not shared with that location.')
     await this.changed(p.workspaceId, kind, id)
     return { nodeId, deleted: true }
@@ -405,17 +447,18 @@ export class ContentService {
     if (item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled (since ${item.recalledAt}); restore it first.`)
     const now = this.clock.now().toISOString()
     const by = actorRef(p)
-    const r = await this.db.run(`UPDATE ${this.tableOf(kind)} SET recalled_at = ?, recall_reason = ?, recalled_by = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NULL`, [
-      now,
-      reason,
-      by,
-      now,
-      id,
-      p.workspaceId,
-    ])
+    const r = await this.db.run(
+      `UPDATE ${this.tableOf(kind)} SET recalled_at = ?, recall_reason = ?, recalled_by = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NULL`,
+      [now, reason, by, now, id, p.workspaceId],
+    )
     if (!r.changes) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
     await this.changed(p.workspaceId, kind, id)
-    await this.events.publish({ event: 'content.recalled', workspaceId: p.workspaceId, occurredAt: now, data: { kind, id, name: meta.label, reason, recalledBy: by, contentName: item.name } })
+    await this.events.publish({
+      event: 'content.recalled',
+      workspaceId: p.workspaceId,
+      occurredAt: now,
+      data: { kind, id, name: meta.label, reason, recalledBy: by, contentName: item.name },
+    })
     return (await this.locate(p.workspaceId, kind, id))!
   }
 
@@ -425,10 +468,18 @@ export class ContentService {
     const item = await this.requireOwned(p, kind, id)
     if (!item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     const now = this.clock.now().toISOString()
-    const r = await this.db.run(`UPDATE ${this.tableOf(kind)} SET recalled_at = NULL, recall_reason = NULL, recalled_by = NULL, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NOT NULL`, [now, id, p.workspaceId])
+    const r = await this.db.run(
+      `UPDATE ${this.tableOf(kind)} SET recalled_at = NULL, recall_reason = NULL, recalled_by = NULL, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NOT NULL`,
+      [now, id, p.workspaceId],
+    )
     if (!r.changes) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     await this.changed(p.workspaceId, kind, id)
-    await this.events.publish({ event: 'content.restored', workspaceId: p.workspaceId, occurredAt: now, data: { kind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name } })
+    await this.events.publish({
+      event: 'content.restored',
+      workspaceId: p.workspaceId,
+      occurredAt: now,
+      data: { kind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name },
+    })
     return (await this.locate(p.workspaceId, kind, id))!
   }
 
@@ -438,11 +489,21 @@ export class ContentService {
   async playability(workspaceId: string, kind: ContentKind, id: string, depth = 0): Promise<Playability> {
     const item = await this.locate(workspaceId, kind, id)
     if (!item) return { playable: false, code: 'not_found', reason: `${kind} ${id} does not exist.` }
-    if (kind !== 'media' && !KIND_BY_NAME.get(kind)?.playable) return { playable: false, code: 'not_playable_kind', reason: `A ${KIND_BY_NAME.get(kind)?.label.toLowerCase() ?? kind} cannot be put on a screen by itself.` }
+    if (kind !== 'media' && !KIND_BY_NAME.get(kind)?.playable)
+      return {
+        playable: false,
+        code: 'not_playable_kind',
+        reason: `A ${KIND_BY_NAME.get(kind)?.label.toLowerCase() ?? kind} cannot be put on a screen by itself.`,
+      }
     if (item.recalledAt) return { playable: false, code: 'recalled', reason: `"${item.name}" is recalled.` }
     if (item.media) {
       if (item.media.state === 'processing') return { playable: false, code: 'processing', reason: `"${item.name}" is still processing.` }
-      if (item.media.state !== 'ready') return { playable: false, code: 'failed', reason: `"${item.name}" could not be processed${item.media.failure_reason ? `: ${item.media.failure_reason}` : ''}.` }
+      if (item.media.state !== 'ready')
+        return {
+          playable: false,
+          code: 'failed',
+          reason: `"${item.name}" could not be processed${item.media.failure_reason ? `: ${item.media.failure_reason}` : ''}.`,
+        }
       return { playable: true }
     }
     const body = item.body ?? {}
@@ -455,10 +516,12 @@ export class ContentService {
     }
     if (kind === 'schedule') {
       const rules = (body.rules as { enabled?: boolean }[] | undefined) ?? []
-      if (!body.fallback && !rules.some((r) => r.enabled !== false)) return { playable: false, code: 'empty', reason: `Schedule "${item.name}" has no enabled rule and no fallback.` }
+      if (!body.fallback && !rules.some((r) => r.enabled !== false))
+        return { playable: false, code: 'empty', reason: `Schedule "${item.name}" has no enabled rule and no fallback.` }
       return { playable: true }
     }
-    if (kind === 'layout' && !((body.zones as unknown[] | undefined) ?? []).length) return { playable: false, code: 'empty', reason: `Layout "${item.name}" has no zones.` }
+    if (kind === 'layout' && !((body.zones as unknown[] | undefined) ?? []).length)
+      return { playable: false, code: 'empty', reason: `Layout "${item.name}" has no zones.` }
     return { playable: true }
   }
 
@@ -487,7 +550,8 @@ export class ContentService {
       }
     }
     const body = item.body ?? {}
-    const nested = (ref: ContentRef): Promise<Record<string, unknown> | null> => (depth >= 4 ? Promise.resolve({ kind: ref.kind, id: ref.id }) : this.describeForDevice(workspaceId, ref.kind, ref.id, depth + 1))
+    const nested = (ref: ContentRef): Promise<Record<string, unknown> | null> =>
+      depth >= 4 ? Promise.resolve({ kind: ref.kind, id: ref.id }) : this.describeForDevice(workspaceId, ref.kind, ref.id, depth + 1)
     switch (kind) {
       case 'playlist': {
         const items: Record<string, unknown>[] = []
@@ -501,13 +565,17 @@ export class ContentService {
       }
       case 'schedule': {
         const contents: Record<string, unknown> = {}
-        const refs = [...((body.rules as { content: ContentRef }[] | undefined) ?? []).map((r) => r.content), ...(body.fallback ? [body.fallback as ContentRef] : [])]
+        const refs = [
+          ...((body.rules as { content: ContentRef }[] | undefined) ?? []).map((r) => r.content),
+          ...(body.fallback ? [body.fallback as ContentRef] : []),
+        ]
         for (const r of refs) contents[`${r.kind}:${r.id}`] ??= await nested(r)
         return { ...base, schedule: { timezone: body.timezone ?? undefined, rules: body.rules ?? [], fallback: body.fallback ?? null }, contents }
       }
       case 'layout': {
         const zones: Record<string, unknown>[] = []
-        for (const z of (body.zones as (Body & { content: ContentRef | null })[] | undefined) ?? []) zones.push({ ...z, content: z.content ? await nested(z.content) : null })
+        for (const z of (body.zones as (Body & { content: ContentRef | null })[] | undefined) ?? [])
+          zones.push({ ...z, content: z.content ? await nested(z.content) : null })
         return { ...base, width: body.width, height: body.height, zones }
       }
       case 'app':
@@ -520,5 +588,9 @@ export class ContentService {
 
 /** The kind-specific fields of a request body (name and nodeId are handled by the service). */
 function pick(def: KindDef, input: Body): Body {
-  return Object.fromEntries(Object.keys(def.fields).filter((k) => input[k] !== undefined).map((k) => [k, input[k]]))
+  return Object.fromEntries(
+    Object.keys(def.fields)
+      .filter((k) => input[k] !== undefined)
+      .map((k) => [k, input[k]]),
+  )
 }

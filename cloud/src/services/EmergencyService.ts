@@ -110,10 +110,22 @@ export class EmergencyService {
     const at = this.clock.now().toISOString()
     const screenIds = target.screens.map((s) => s.id)
     const row: EmergencyRow = {
-      id, workspace_id: p.workspaceId, node_id: target.scopeNodeId ?? p.nodeId, content_kind: input.contentKind, content_id: input.contentId,
-      content_name: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null, message: input.message?.trim().slice(0, 1000) || null,
-      scope_kind: target.scopeKind, scope_node_id: target.scopeNodeId, status: 'active', screen_count: screenIds.length, screens_released: null,
-      started_at: at, cleared_at: null, created_by: actorRef(p), cleared_by: null,
+      id,
+      workspace_id: p.workspaceId,
+      node_id: target.scopeNodeId ?? p.nodeId,
+      content_kind: input.contentKind,
+      content_id: input.contentId,
+      content_name: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
+      message: input.message?.trim().slice(0, 1000) || null,
+      scope_kind: target.scopeKind,
+      scope_node_id: target.scopeNodeId,
+      status: 'active',
+      screen_count: screenIds.length,
+      screens_released: null,
+      started_at: at,
+      cleared_at: null,
+      created_by: actorRef(p),
+      cleared_by: null,
     }
     const v = view(row)
     await this.db.transaction(async (tx) => {

@@ -119,10 +119,17 @@ export class MediaService {
   async get(p: Principal, id: string): Promise<MediaView> {
     await this.content.requireVisible(p, 'media', id)
     const shares = await this.content.listShares(p, 'media', id)
-    return this.view((await this.row(p.workspaceId, id))!, shares.map((s) => s.nodeId))
+    return this.view(
+      (await this.row(p.workspaceId, id))!,
+      shares.map((s) => s.nodeId),
+    )
   }
 
-  async list(p: Principal, page: PageRequest, filter: { search?: string | undefined; kind?: string | undefined; state?: string | undefined; folderId?: string | undefined }): Promise<Page<MediaView>> {
+  async list(
+    p: Principal,
+    page: PageRequest,
+    filter: { search?: string | undefined; kind?: string | undefined; state?: string | undefined; folderId?: string | undefined },
+  ): Promise<Page<MediaView>> {
     const scope = await this.content.visibleClause(p, 'media', 'media')
     let where = `workspace_id = ?${scope.sql}`
     const params: (string | number)[] = [p.workspaceId, ...scope.params]
@@ -203,7 +210,14 @@ export class MediaService {
       folderId = input.folderId
     }
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : r.node_id
-    await this.db.run('UPDATE media SET name = ?, folder_id = ?, node_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [name, folderId, nodeId, this.clock.now().toISOString(), id, p.workspaceId])
+    await this.db.run('UPDATE media SET name = ?, folder_id = ?, node_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
+      name,
+      folderId,
+      nodeId,
+      this.clock.now().toISOString(),
+      id,
+      p.workspaceId,
+    ])
     await this.content.changed(p.workspaceId, 'media', id)
     return this.get(p, id)
   }
@@ -269,15 +283,10 @@ export class MediaService {
       } catch (e) {
         update = { state: 'failed', failure: e instanceof Error ? e.message : String(e), width: null, height: null, durationMs: null }
       }
-      const done = await this.db.run("UPDATE media SET state = ?, failure_reason = ?, width = ?, height = ?, duration_ms = ?, updated_at = ? WHERE id = ? AND state = 'processing'", [
-        update.state,
-        update.failure,
-        update.width,
-        update.height,
-        update.durationMs,
-        this.clock.now().toISOString(),
-        r.id,
-      ])
+      const done = await this.db.run(
+        "UPDATE media SET state = ?, failure_reason = ?, width = ?, height = ?, duration_ms = ?, updated_at = ? WHERE id = ? AND state = 'processing'",
+        [update.state, update.failure, update.width, update.height, update.durationMs, this.clock.now().toISOString(), r.id],
+      )
       if (done.changes) await this.content.changed(r.workspace_id, 'media', r.id)
     }
     return rows.length
@@ -304,28 +313,26 @@ export class MediaService {
     const where = await this.placement(p, input, input.name)
     const id = this.ids.next('mediaUpload')
     const now = this.clock.now()
-    await this.db.run('INSERT INTO media_uploads (id, workspace_id, name, folder_id, node_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      id,
-      p.workspaceId,
-      where.name,
-      where.folderId,
-      where.nodeId,
-      actorRef(p),
-      now.toISOString(),
-      new Date(now.getTime() + UPLOAD_TTL_MS).toISOString(),
-    ])
+    await this.db.run(
+      'INSERT INTO media_uploads (id, workspace_id, name, folder_id, node_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, p.workspaceId, where.name, where.folderId, where.nodeId, actorRef(p), now.toISOString(), new Date(now.getTime() + UPLOAD_TTL_MS).toISOString()],
+    )
     return this.getUpload(p, id)
   }
 
   private async uploadRow(p: Principal, id: string): Promise<UploadRow> {
     const u = await this.db.get<UploadRow>('SELECT * FROM media_uploads WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
-    if (!u || u.expires_at <= this.clock.now().toISOString() || !(await this.nodes.reaches(p, u.node_id))) throw notFound('No such upload (it may have expired, completed or been aborted).')
+    if (!u || u.expires_at <= this.clock.now().toISOString() || !(await this.nodes.reaches(p, u.node_id)))
+      throw notFound('No such upload (it may have expired, completed or been aborted).')
     return u
   }
 
   async getUpload(p: Principal, id: string) {
     const u = await this.uploadRow(p, id)
-    const parts = await this.db.all<{ part_number: number; size_bytes: number; sha256: string; received_at: string }>('SELECT * FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number', [id])
+    const parts = await this.db.all<{ part_number: number; size_bytes: number; sha256: string; received_at: string }>(
+      'SELECT * FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number',
+      [id],
+    )
     return this.uploadView(u, parts)
   }
 
@@ -353,7 +360,10 @@ export class MediaService {
   /** Joins parts 1..N (no gaps) into one file and creates the media item. */
   async completeUpload(p: Principal, id: string): Promise<MediaView> {
     const u = await this.uploadRow(p, id)
-    const parts = await this.db.all<{ part_number: number; size_bytes: number }>('SELECT part_number, size_bytes FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number', [id])
+    const parts = await this.db.all<{ part_number: number; size_bytes: number }>(
+      'SELECT part_number, size_bytes FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number',
+      [id],
+    )
     if (!parts.length) throw validation('No parts have been uploaded.')
     const gap = parts.findIndex((x, i) => x.part_number !== i + 1)
     if (gap >= 0) throw validation(`Part ${gap + 1} is missing; parts must be numbered 1 to N without gaps.`)

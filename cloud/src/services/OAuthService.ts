@@ -29,7 +29,7 @@ export class OAuthService {
   /** Issues a token for the key `clientId` when `clientSecret` is that key and it is valid; null otherwise. */
   async issue(clientId: string, clientSecret: string): Promise<{ accessToken: string; expiresIn: number } | null> {
     const principal = await this.apiKeys.authenticate(clientSecret)
-    if (!principal || principal.actor.kind !== 'key' || principal.actor.id !== clientId) return null
+    if (principal?.actor.kind !== 'key' || principal.actor.id !== clientId) return null
     const token = `oat_${randomToken(40, this.random)}`
     const now = this.clock.now()
     await this.repo.insert({

@@ -104,7 +104,13 @@ export class PairingService {
       )
       // Unknown, expired and already claimed look the same: nothing to learn by guessing.
       if (!reg) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
-      const id = await this.screens.insertPaired(tx, { workspaceId: p.workspaceId, nodeId, name: input.name, model: reg.model, serialNumber: reg.serial_number })
+      const id = await this.screens.insertPaired(tx, {
+        workspaceId: p.workspaceId,
+        nodeId,
+        name: input.name,
+        model: reg.model,
+        serialNumber: reg.serial_number,
+      })
       const claimed = await tx.run('UPDATE device_registrations SET claimed_at = ?, workspace_id = ?, screen_id = ? WHERE id = ? AND claimed_at IS NULL', [
         now,
         p.workspaceId,

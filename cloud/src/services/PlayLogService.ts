@@ -74,7 +74,21 @@ function decodePosition(after: string | null): PlayLogPosition | null {
   return { startedAt: after.slice(0, bar), id: after.slice(bar + 1) }
 }
 
-const CSV_COLUMNS: (keyof PlayView)[] = ['screenId', 'startedAt', 'endedAt', 'durationMs', 'source', 'contentKind', 'contentId', 'itemKind', 'itemId', 'zone', 'castId', 'emergencyId', 'id']
+const CSV_COLUMNS: (keyof PlayView)[] = [
+  'screenId',
+  'startedAt',
+  'endedAt',
+  'durationMs',
+  'source',
+  'contentKind',
+  'contentId',
+  'itemKind',
+  'itemId',
+  'zone',
+  'castId',
+  'emergencyId',
+  'id',
+]
 
 /** One CSV field (RFC 4180); a leading =, +, - or @ is prefixed with ' so spreadsheets do not run it. */
 function csvField(v: unknown): string {
@@ -105,7 +119,8 @@ export class PlayLogService {
     if (!parsed.ok) return { ok: false, reason: 'invalid play-log batch', errors: parsed.errors }
     const records: PlayLogInput[] = []
     for (const [i, r] of parsed.value.records.entries()) {
-      if (r.screenId !== screenId) return { ok: false, reason: 'a record names another screen', errors: [{ path: `/records/${i}/screenId`, message: 'must be the publishing screen' }] }
+      if (r.screenId !== screenId)
+        return { ok: false, reason: 'a record names another screen', errors: [{ path: `/records/${i}/screenId`, message: 'must be the publishing screen' }] }
       records.push({
         source: r.source,
         contentKind: r.contentKind,
@@ -147,7 +162,14 @@ export class PlayLogService {
   async csv(p: Principal, q: { from?: string; to?: string; screenIds?: string }): Promise<string> {
     if (!q.from || !q.to) throw validation('from and to are required.')
     const range = parseRange(q)
-    const ids = [...new Set((q.screenIds ?? '').split(',').map((s) => s.trim()).filter(Boolean))]
+    const ids = [
+      ...new Set(
+        (q.screenIds ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ]
     if (!ids.length) throw validation('screenIds is required: screen ids separated by commas.')
     if (ids.length > CSV_MAX_SCREENS) throw validation(`screenIds names at most ${CSV_MAX_SCREENS} screens.`)
     for (const id of ids) {
@@ -165,6 +187,6 @@ export class PlayLogService {
       const v = view(r)
       lines.push(CSV_COLUMNS.map((c) => csvField(v[c])).join(','))
     }
-    return lines.join('\r\n') + '\r\n'
+    return `${lines.join('\r\n')}\r\n`
   }
 }

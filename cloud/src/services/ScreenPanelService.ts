@@ -33,7 +33,7 @@ interface PanelRow {
 }
 
 function profileOf(r: PanelRow | undefined): PanelProfile | null {
-  if (!r || !r.panel_protocol || !(PANEL_PROTOCOL_NAMES as readonly string[]).includes(r.panel_protocol)) return null
+  if (!r?.panel_protocol || !(PANEL_PROTOCOL_NAMES as readonly string[]).includes(r.panel_protocol)) return null
   return {
     protocol: r.panel_protocol as PanelProtocolName,
     setId: r.panel_set_id ?? PANEL_DEFAULT_SET_ID,
@@ -54,7 +54,10 @@ export class ScreenPanelService {
    * cloud's own builders.
    */
   async panelProfile(workspaceId: string, screenId: string): Promise<PanelSettings | null> {
-    const r = await this.db.get<PanelRow>('SELECT panel_protocol, panel_set_id, panel_poll_seconds FROM screens WHERE id = ? AND workspace_id = ?', [screenId, workspaceId])
+    const r = await this.db.get<PanelRow>('SELECT panel_protocol, panel_set_id, panel_poll_seconds FROM screens WHERE id = ? AND workspace_id = ?', [
+      screenId,
+      workspaceId,
+    ])
     return profileOf(r)
   }
 
@@ -73,11 +76,10 @@ export class ScreenPanelService {
       throw validation(`protocol must be one of ${PANEL_PROTOCOL_NAMES.join(', ')} or null.`)
     }
     if (protocol === null) {
-      await this.db.run('UPDATE screens SET panel_protocol = NULL, panel_set_id = NULL, panel_poll_seconds = NULL, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-        this.clock.now().toISOString(),
-        screenId,
-        p.workspaceId,
-      ])
+      await this.db.run(
+        'UPDATE screens SET panel_protocol = NULL, panel_set_id = NULL, panel_poll_seconds = NULL, updated_at = ? WHERE id = ? AND workspace_id = ?',
+        [this.clock.now().toISOString(), screenId, p.workspaceId],
+      )
       // The panel settings are part of the desired state: republish it.
       this.screens.changed(p.workspaceId, screenId)
       return null

@@ -144,10 +144,16 @@ export class ScreenService {
   ): Promise<string> {
     const id = this.ids.next('screen')
     const now = this.clock.now().toISOString()
-    await tx.run(
-      'INSERT INTO screens (id, workspace_id, node_id, name, model, serial_number, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, input.workspaceId, input.nodeId, cleanName(input.name), input.model, input.serialNumber, now, now],
-    )
+    await tx.run('INSERT INTO screens (id, workspace_id, node_id, name, model, serial_number, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      input.workspaceId,
+      input.nodeId,
+      cleanName(input.name),
+      input.model,
+      input.serialNumber,
+      now,
+      now,
+    ])
     return id
   }
 

@@ -135,7 +135,9 @@ export class SerialJobService {
 
   /** Queues the command for every reachable screen of a scope (as casts target screens). */
   async queueScope(p: Principal, body: SerialScopeBody): Promise<SerialJobView[]> {
-    const targets = (await resolveTargets(this.nodes, this.screenRows, p, { scopeKind: body.scopeKind, screenIds: body.screenIds, scopeNodeId: body.scopeNodeId })).screens.map((s) => s.id)
+    const targets = (
+      await resolveTargets(this.nodes, this.screenRows, p, { scopeKind: body.scopeKind, screenIds: body.screenIds, scopeNodeId: body.scopeNodeId })
+    ).screens.map((s) => s.id)
     const cmd = await this.command(p, body)
     return this.insert(p.workspaceId, targets, cmd)
   }
@@ -184,7 +186,13 @@ export class SerialJobService {
     const open = OPEN.includes(r.status) || (r.status === 'failed' && r.reason === 'expired')
     if (!open) return false
     const reason = result.reason ?? null
-    await this.jobs.complete(r.id, { status: result.outcome, reply_hex: result.replyHex.toLowerCase(), sent_hex: result.sentHex.toLowerCase(), reason, at: this.clock.now().toISOString() })
+    await this.jobs.complete(r.id, {
+      status: result.outcome,
+      reply_hex: result.replyHex.toLowerCase(),
+      sent_hex: result.sentHex.toLowerCase(),
+      reason,
+      at: this.clock.now().toISOString(),
+    })
     return true
   }
 
@@ -206,7 +214,10 @@ export class SerialJobService {
     return ((await this.jobs.byId(r.id)) as JobRow | undefined) ?? r
   }
 
-  private async command(p: Principal, body: SerialCommandBody): Promise<{ bytes: Buffer; templateId: string | null; itemId: string | null; protocol: string | null | undefined; timeoutMs: number | null }> {
+  private async command(
+    p: Principal,
+    body: SerialCommandBody,
+  ): Promise<{ bytes: Buffer; templateId: string | null; itemId: string | null; protocol: string | null | undefined; timeoutMs: number | null }> {
     let protocol: string | null | undefined
     if (body.protocol !== undefined) {
       if (body.protocol === 'raw') protocol = null
@@ -246,9 +257,21 @@ export class SerialJobService {
       const id = this.ids.next('serialJob')
       ids.push(id)
       return {
-        id, workspace_id: workspaceId, screen_id: screenId, bytes_hex: cmd.bytes.toString('hex'), protocol: protocols.get(screenId) ?? null,
-        timeout_ms: cmd.timeoutMs, template_id: cmd.templateId, item_id: cmd.itemId, status: 'queued', reply_hex: null, sent_hex: null,
-        reason: null, created_at: now, sent_at: null, completed_at: null,
+        id,
+        workspace_id: workspaceId,
+        screen_id: screenId,
+        bytes_hex: cmd.bytes.toString('hex'),
+        protocol: protocols.get(screenId) ?? null,
+        timeout_ms: cmd.timeoutMs,
+        template_id: cmd.templateId,
+        item_id: cmd.itemId,
+        status: 'queued',
+        reply_hex: null,
+        sent_hex: null,
+        reason: null,
+        created_at: now,
+        sent_at: null,
+        completed_at: null,
       }
     })
     // One statement per chunk, all in one transaction: every job of the scope or none.

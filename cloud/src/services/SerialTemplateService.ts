@@ -147,7 +147,8 @@ export class SerialTemplateService {
   /** The bytes of one command, for queueing a job; 404 / 422 when the template or item is absent. */
   async resolve(p: Principal, templateId: string, itemId: string): Promise<ResolvedCommand> {
     const r = await this.repo.byId(p.workspaceId, templateId)
-    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw validation(`templateId ${JSON.stringify(templateId)} is not a serial template this credential reaches.`)
+    if (!r || !(await this.nodes.reaches(p, r.node_id)))
+      throw validation(`templateId ${JSON.stringify(templateId)} is not a serial template this credential reaches.`)
     const item = (JSON.parse(r.items) as StoredItem[]).find((i) => i.id === itemId)
     if (!item) throw validation(`itemId ${JSON.stringify(itemId)} is not a command of template ${templateId}.`)
     const enc = tryEncodeCommand(item)
@@ -173,7 +174,8 @@ export class SerialTemplateService {
       if (p.nodeId !== null) throw new ApiError('forbidden', 'Missing permission: screen.edit')
       return null
     }
-    if (!(await this.nodes.exists(p.workspaceId, nodeId))) throw new ApiError('invalid_node', `nodeId ${JSON.stringify(nodeId)} is not a location in this workspace.`)
+    if (!(await this.nodes.exists(p.workspaceId, nodeId)))
+      throw new ApiError('invalid_node', `nodeId ${JSON.stringify(nodeId)} is not a location in this workspace.`)
     if (!(await this.nodes.reaches(p, nodeId))) throw new ApiError('forbidden', 'Missing permission: screen.edit')
     return nodeId
   }
@@ -192,13 +194,15 @@ export class SerialTemplateService {
       let id: string
       if (item.id === undefined || item.id === null) id = this.ids.next('serialTemplateItem')
       else {
-        if (typeof item.id !== 'string' || !hasPrefix(item.id, 'serialTemplateItem') || item.id.length > 100) throw validation(`${at}.id must be a command id (sti_…) or left out.`)
+        if (typeof item.id !== 'string' || !hasPrefix(item.id, 'serialTemplateItem') || item.id.length > 100)
+          throw validation(`${at}.id must be a command id (sti_…) or left out.`)
         if (seen.has(item.id)) throw validation(`${at}.id ${item.id} is a duplicate id; each command needs its own.`)
         if (!creating && !known.has(item.id)) throw validation(`${at}.id ${item.id} is not a command of this template; leave id out to add a command.`)
         id = item.id
       }
       seen.add(id)
-      if (item.name === undefined || item.name === null || (typeof item.name === 'string' && item.name.trim() === '')) throw validation(`${at}: name is required.`)
+      if (item.name === undefined || item.name === null || (typeof item.name === 'string' && item.name.trim() === ''))
+        throw validation(`${at}: name is required.`)
       if (typeof item.name !== 'string') throw validation(`${at}.name must be a string.`)
       const name = item.name.trim().slice(0, SERIAL_TEMPLATE_NAME_MAX)
       if (item.value === undefined || item.value === null || item.value === '') throw validation(`${at} (${name}): value is required.`)
@@ -229,4 +233,3 @@ function cleanModel(raw: unknown): string | null {
   const v = raw.trim()
   return v ? v.slice(0, SERIAL_TEMPLATE_NAME_MAX) : null
 }
-

@@ -357,7 +357,13 @@ export class StatusService {
         status === 'resolved' ? now : null,
         id,
       ])
-      await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [this.ids.next('incident'), id, now, status, input.message.trim()])
+      await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [
+        this.ids.next('incident'),
+        id,
+        now,
+        status,
+        input.message.trim(),
+      ])
     })
     await this.changed()
     return this.incident(id)
@@ -385,5 +391,5 @@ export function statusText(v: StatusView): string {
   }
   const bad = v.days.filter((d) => d.state !== 'operational')
   lines.push(`last ${v.days.length} days: ${v.days.length - bad.length} operational, ${bad.length} not`)
-  return lines.join('\n') + '\n'
+  return `${lines.join('\n')}\n`
 }

@@ -89,7 +89,10 @@ export class UserService {
   }
 
   /** POST /v1/users: the user and a first session token (shown once). */
-  async invite(p: Principal, input: { email: string; name?: string | null; role: string }): Promise<{ user: UserView; sessionToken: string; sessionExpiresAt: string }> {
+  async invite(
+    p: Principal,
+    input: { email: string; name?: string | null; role: string },
+  ): Promise<{ user: UserView; sessionToken: string; sessionExpiresAt: string }> {
     const role = UserService.role(input.role, 'viewer')
     UserService.requireCovers(p, role)
     const user = await this.create(p.workspaceId, { ...input, role })

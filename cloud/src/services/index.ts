@@ -165,14 +165,24 @@ export function createServices(deps: {
   const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
   nodes.registerUsage(async (ws, nodeId) => ({
     what: 'alert rule(s) homed or scoped there',
-    count: (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM alert_rules WHERE workspace_id = ? AND deleted_at IS NULL AND (node_id = ? OR config LIKE ?)", [ws, nodeId, `%"scopeId":${JSON.stringify(nodeId)}%`]))!.n,
+    count: (await db.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM alert_rules WHERE workspace_id = ? AND deleted_at IS NULL AND (node_id = ? OR config LIKE ?)',
+      [ws, nodeId, `%"scopeId":${JSON.stringify(nodeId)}%`],
+    ))!.n,
   }))
   const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(db, clock, outbound, mailer, log))
   const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)
   // The device link feeds the alert evaluator: presence changes and reported panel/storage state.
   const presence = new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs)
   broker.budget.log = log
-  presence.onScreenStatus((c) => alerts.screenStatusChanged(c.workspaceId, { id: c.screenId, name: c.screenName, nodeId: c.nodeId }, c.status, c.status === 'offline' ? (c.since ?? c.at) : c.at))
+  presence.onScreenStatus((c) =>
+    alerts.screenStatusChanged(
+      c.workspaceId,
+      { id: c.screenId, name: c.screenName, nodeId: c.nodeId },
+      c.status,
+      c.status === 'offline' ? (c.since ?? c.at) : c.at,
+    ),
+  )
   presence.onReported(async (r) => {
     const screen = { id: r.screenId, nodeId: r.nodeId }
     if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, r.reported.playing.source !== 'none', r.at)

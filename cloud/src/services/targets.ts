@@ -38,7 +38,13 @@ export interface TargetOptions {
   nodeField?: string
 }
 
-export async function resolveTargets(nodes: NodeService, screens: ScreenRepository, p: Principal, scope: TargetScope, opts: TargetOptions = {}): Promise<Targets> {
+export async function resolveTargets(
+  nodes: NodeService,
+  screens: ScreenRepository,
+  p: Principal,
+  scope: TargetScope,
+  opts: TargetOptions = {},
+): Promise<Targets> {
   const scopeKind = scope.scopeKind ?? 'all'
   const nodeField = opts.nodeField ?? 'scopeNodeId'
   if (scopeKind !== 'screens' && scope.screenIds !== undefined) throw validation('screenIds is only used with scopeKind "screens".')
@@ -62,7 +68,9 @@ export async function resolveTargets(nodes: NodeService, screens: ScreenReposito
     rows = await screens.targets(p.workspaceId, { scopeIds })
   }
   if (opts.max !== undefined && rows.length > opts.max) {
-    throw validation(`${nodeField}: the location holds ${rows.length} screens; at most ${opts.max} per request (send screenIds in batches, or a smaller location).`)
+    throw validation(
+      `${nodeField}: the location holds ${rows.length} screens; at most ${opts.max} per request (send screenIds in batches, or a smaller location).`,
+    )
   }
   if (!rows.length && !opts.allowEmpty) throw new ApiError('no_screens', 'The target matched no screen this credential reaches.')
   return { scopeKind, scopeNodeId, screens: rows.map((r) => ({ id: r.id, nodeId: r.node_id })), missing }

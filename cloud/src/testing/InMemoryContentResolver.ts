@@ -16,7 +16,10 @@ interface Entry {
 export class InMemoryContentResolver implements ContentResolver {
   private readonly entries = new Map<string, Entry>()
   /** Answers isAvailableAt for a screen at `nodeId` given the nodes content is shared to. */
-  constructor(private readonly within: (workspaceId: string, nodeId: string | null, ancestor: string | null) => Promise<boolean> = async (_w, n, a) => a === null || n === a) {}
+  constructor(
+    private readonly within: (workspaceId: string, nodeId: string | null, ancestor: string | null) => Promise<boolean> = async (_w, n, a) =>
+      a === null || n === a,
+  ) {}
 
   /** Every id of every kind exists and plays everywhere (for sweeps that only need some content). */
   static permissive(): InMemoryContentResolver {

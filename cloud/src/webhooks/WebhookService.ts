@@ -179,7 +179,12 @@ export class WebhookService {
     private readonly outbound: OutboundGuard,
     private readonly mailer: Mailer,
     private readonly users: UserService,
-    private readonly opts: { leaseMs: number; timeoutMs: number; random?: RandomSource; log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void } },
+    private readonly opts: {
+      leaseMs: number
+      timeoutMs: number
+      random?: RandomSource
+      log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
+    },
   ) {
     this.repo = new WebhookRepository(db.kysely, db.dialect)
   }
@@ -222,8 +227,20 @@ export class WebhookService {
     const id = this.ids.next('webhookEndpoint')
     const now = this.clock.now().toISOString()
     await this.repo.insertEndpoint({
-      id, workspace_id: p.workspaceId, url, description: cutDescription(input.description), secret, events: JSON.stringify(events), enabled: 1,
-      auto_disabled_at: null, auto_disabled_reason: null, consecutive_failures: 0, last_delivery_at: null, last_status: null, created_at: now, updated_at: now,
+      id,
+      workspace_id: p.workspaceId,
+      url,
+      description: cutDescription(input.description),
+      secret,
+      events: JSON.stringify(events),
+      enabled: 1,
+      auto_disabled_at: null,
+      auto_disabled_reason: null,
+      consecutive_failures: 0,
+      last_delivery_at: null,
+      last_status: null,
+      created_at: now,
+      updated_at: now,
     })
     return { ...(await this.get(p, id)), secret }
   }
@@ -243,7 +260,16 @@ export class WebhookService {
     } else if (input.enabled === false) {
       enabled = 0
     }
-    await this.repo.updateEndpoint(p.workspaceId, id, { url, events, description, enabled, auto_disabled_at, auto_disabled_reason, consecutive_failures, updated_at: this.clock.now().toISOString() })
+    await this.repo.updateEndpoint(p.workspaceId, id, {
+      url,
+      events,
+      description,
+      enabled,
+      auto_disabled_at,
+      auto_disabled_reason,
+      consecutive_failures,
+      updated_at: this.clock.now().toISOString(),
+    })
     return this.get(p, id)
   }
 
@@ -278,13 +304,32 @@ export class WebhookService {
     const nowDate = this.clock.now()
     const now = nowDate.toISOString()
     const status = extra.status ?? 'pending'
-    const row = { id, event: e.event, occurred_at: e.occurredAt, workspace_id: ep.workspace_id, data: JSON.stringify(e.data ?? {}), replay_of: extra.replayOf ?? null }
+    const row = {
+      id,
+      event: e.event,
+      occurred_at: e.occurredAt,
+      workspace_id: ep.workspace_id,
+      data: JSON.stringify(e.data ?? {}),
+      replay_of: extra.replayOf ?? null,
+    }
     await this.repo.insertDelivery(
       {
-        id, workspace_id: ep.workspace_id, endpoint_id: ep.id, event: e.event, status, attempts: 0, occurred_at: e.occurredAt, created_at: now,
-        next_attempt_at: status === 'pending' ? now : null, error: extra.error ?? null, replay_of: row.replay_of, data: row.data, payload: this.bodyOf(row, 1),
+        id,
+        workspace_id: ep.workspace_id,
+        endpoint_id: ep.id,
+        event: e.event,
+        status,
+        attempts: 0,
+        occurred_at: e.occurredAt,
+        created_at: now,
+        next_attempt_at: status === 'pending' ? now : null,
+        error: extra.error ?? null,
+        replay_of: row.replay_of,
+        data: row.data,
+        payload: this.bodyOf(row, 1),
         // A test or replay is inserted already claimed, so the worker cannot take it first.
-        claim_token: extra.claimToken ?? null, claimed_until: extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
+        claim_token: extra.claimToken ?? null,
+        claimed_until: extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
       },
       q.kysely,
     )
@@ -314,11 +359,10 @@ export class WebhookService {
     return (await this.repo.claimDue(iso, new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, limit)) as DeliveryRow[]
   }
 
-
   /** One attempt of a claimed delivery: sign, POST through the guard, record the outcome. */
   async attempt(d: DeliveryRow): Promise<SendResult> {
     const ep = (await this.repo.endpointById(d.endpoint_id)) as EndpointRow | undefined
-    if (!ep || ep.enabled !== 1) {
+    if (ep?.enabled !== 1) {
       const error = ep ? 'endpoint switched off' : 'endpoint deleted'
       await this.repo.settle(d.id, d.claim_token, { status: 'abandoned', error, next_attempt_at: null })
       return { deliveryId: d.id, ok: false, status: null, error }
@@ -339,14 +383,26 @@ export class WebhookService {
     const now = this.clock.now()
     const iso = now.toISOString()
     if (!error) {
-      const settled = await this.repo.settle(d.id, d.claim_token, { status: 'delivered', attempts: attempt, delivered_at: iso, response_status: status, error: null, next_attempt_at: null, payload: body })
+      const settled = await this.repo.settle(d.id, d.claim_token, {
+        status: 'delivered',
+        attempts: attempt,
+        delivered_at: iso,
+        response_status: status,
+        error: null,
+        next_attempt_at: null,
+        payload: body,
+      })
       if (settled) await this.repo.recordSuccess(ep.id, iso, status)
       return { deliveryId: d.id, ok: true, status, error: null }
     }
     const final = attempt >= MAX_ATTEMPTS
     const settled = await this.repo.settle(d.id, d.claim_token, {
-      status: final ? 'abandoned' : 'failed', attempts: attempt, response_status: status, error,
-      next_attempt_at: final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(), payload: body,
+      status: final ? 'abandoned' : 'failed',
+      attempts: attempt,
+      response_status: status,
+      error,
+      next_attempt_at: final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(),
+      payload: body,
     })
     if (settled) await this.recordFailure(ep, iso, status)
     return { deliveryId: d.id, ok: false, status, error }
@@ -381,13 +437,24 @@ export class WebhookService {
   async test(p: Principal, id: string): Promise<SendResult> {
     const ep = await this.row(p, id)
     if (ep.enabled !== 1 || !parseJson<string[]>(ep.events, []).includes('screen.offline')) {
-      throw new ApiError('not_subscribed', ep.enabled !== 1 ? 'The endpoint is switched off; switch it on to test it.' : 'The endpoint is not subscribed to screen.offline, which the test sends.')
+      throw new ApiError(
+        'not_subscribed',
+        ep.enabled !== 1 ? 'The endpoint is switched off; switch it on to test it.' : 'The endpoint is not subscribed to screen.offline, which the test sends.',
+      )
     }
     const now = this.clock.now().toISOString()
     return this.sendNow(ep, {
       event: 'screen.offline',
       occurredAt: now,
-      data: { test: true, note: 'This is a test delivery sent from the webhook settings; no screen went offline.', screenId: 'scr_test', screenName: 'Test screen', nodeId: null, at: now, since: now },
+      data: {
+        test: true,
+        note: 'This is a test delivery sent from the webhook settings; no screen went offline.',
+        screenId: 'scr_test',
+        screenName: 'Test screen',
+        nodeId: null,
+        at: now,
+        since: now,
+      },
     })
   }
 
@@ -409,7 +476,11 @@ export class WebhookService {
   async listDeliveries(p: Principal, page: PageRequest, filter: { endpointId?: string | undefined; status?: string | undefined }): Promise<Page<DeliveryView>> {
     // Another status value is ignored, not refused.
     const status = filter.status && (DELIVERY_STATUSES as readonly string[]).includes(filter.status) ? filter.status : undefined
-    const rows = (await this.repo.deliveries(p.workspaceId, { ...(filter.endpointId ? { endpointId: filter.endpointId } : {}), ...(status ? { status } : {}) }, page)) as DeliveryRow[]
+    const rows = (await this.repo.deliveries(
+      p.workspaceId,
+      { ...(filter.endpointId ? { endpointId: filter.endpointId } : {}), ...(status ? { status } : {}) },
+      page,
+    )) as DeliveryRow[]
     return pageOf(rows, page, deliveryView)
   }
 

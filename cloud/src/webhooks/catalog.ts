@@ -5,12 +5,32 @@ import { EVENT_NAMES, type EventName } from '../events/EventBus.js'
 export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] = [
   { event: 'screen.offline', label: 'Screen went offline', what: 'A screen stayed away past the grace period; data: screenId, screenName, nodeId, at, since.' },
   { event: 'screen.online', label: 'Screen came back online', what: 'A screen announced offline is back; data: screenId, screenName, nodeId, at, since.' },
-  { event: 'content.recalled', label: 'Content recalled', what: 'A file, design, playlist or schedule was pulled from every screen; data: kind, id, name, reason, recalledBy.' },
+  {
+    event: 'content.recalled',
+    label: 'Content recalled',
+    what: 'A file, design, playlist or schedule was pulled from every screen; data: kind, id, name, reason, recalledBy.',
+  },
   { event: 'content.restored', label: 'Content restored', what: 'Recalled content was put back; data: kind, id, name.' },
-  { event: 'approval.requested', label: 'Approval requested', what: 'Content awaits approval; data: approvalId, contentKind, contentId, contentName, nodeId, requestedById, requestedByName.' },
-  { event: 'approval.decided', label: 'Approval decided', what: 'An approval request was approved, rejected or withdrawn; data: approvalId, contentKind, contentId, contentName, state, decidedById, decidedByName, note.' },
-  { event: 'emergency.started', label: 'Emergency started', what: 'An emergency takeover began; data: the emergency (id, contentKind, contentId, scopeKind, screenCount, startedAt…).' },
-  { event: 'emergency.cleared', label: 'Emergency cleared', what: 'An emergency takeover ended; data: the emergency (id, status, clearedAt, screensReleased…).' },
+  {
+    event: 'approval.requested',
+    label: 'Approval requested',
+    what: 'Content awaits approval; data: approvalId, contentKind, contentId, contentName, nodeId, requestedById, requestedByName.',
+  },
+  {
+    event: 'approval.decided',
+    label: 'Approval decided',
+    what: 'An approval request was approved, rejected or withdrawn; data: approvalId, contentKind, contentId, contentName, state, decidedById, decidedByName, note.',
+  },
+  {
+    event: 'emergency.started',
+    label: 'Emergency started',
+    what: 'An emergency takeover began; data: the emergency (id, contentKind, contentId, scopeKind, screenCount, startedAt…).',
+  },
+  {
+    event: 'emergency.cleared',
+    label: 'Emergency cleared',
+    what: 'An emergency takeover ended; data: the emergency (id, status, clearedAt, screensReleased…).',
+  },
 ]
 
 export function isEventName(name: string): name is EventName {

@@ -32,7 +32,10 @@ t.test('open and close reach webhook, chat and e-mail recipients', async (t) => 
   t.equal(wh.path, '/alert-hook/secret-path-0001', 'the stored (unmasked) URL is used')
   t.equal(wh.headers['x-svc-event'], 'alert.opened')
   t.equal(wh.headers['user-agent'], 'Svc-Webhooks/1')
-  t.ok(Stripe.webhooks.signature!.verifyHeader(wh.raw, wh.headers['svc-signature'] as string, rule.webhookSecret, 300, undefined, h.clock.now().getTime()), 'signed with the rule secret')
+  t.ok(
+    Stripe.webhooks.signature!.verifyHeader(wh.raw, wh.headers['svc-signature'] as string, rule.webhookSecret, 300, undefined, h.clock.now().getTime()),
+    'signed with the rule secret',
+  )
   const alert = (wh.body.data as { alert: { id: string; code: string; screenId: string } }).alert
   t.equal(alert.code, 'display-off')
   t.equal(alert.screenId, 'scr_x')
@@ -61,7 +64,12 @@ t.test('a failing channel does not stop the others or the evaluation', async (t)
   const { apiKey, workspaceId } = await h.workspace()
   await h.req('POST', '/v1/alert-rules', apiKey, {
     name: 'Disk',
-    config: { codes: ['storage-critical'], channels: ['webhook', 'chat'], recipients: [`https://localhost:${receiver.port}/hook/abcdefgh1234`], chatUrls: [`https://localhost:${receiver.port}/chat/abcdefgh5678`] },
+    config: {
+      codes: ['storage-critical'],
+      channels: ['webhook', 'chat'],
+      recipients: [`https://localhost:${receiver.port}/hook/abcdefgh1234`],
+      chatUrls: [`https://localhost:${receiver.port}/chat/abcdefgh5678`],
+    },
   })
   await h.app.services.alerts.storageReported(workspaceId, { id: 'scr_1', name: 'S', nodeId: null }, 99, 100)
   await h.app.services.alerts.notifier.settled()

@@ -71,7 +71,11 @@ t.test('connection-lost: a screen that flapped closes as network-unstable; thres
   }
   const list = (await events(h, apiKey)).data
   t.equal(list.length, 3, 'one event per outage')
-  t.same(list.map((e: { detail: { kind: string } }) => e.detail.kind), ['network-unstable', 'recovery', 'recovery'], 'the third outage within the hour is flapping')
+  t.same(
+    list.map((e: { detail: { kind: string } }) => e.detail.kind),
+    ['network-unstable', 'recovery', 'recovery'],
+    'the third outage within the hour is flapping',
+  )
   t.equal(list[0].detail.offlineTimesLastHour, 3)
 })
 

@@ -8,7 +8,16 @@ const CHAT = 'https://chat.example.com/workflows/123456/triggers/secret-token-98
 
 const rule = (over: Record<string, unknown> = {}) => ({
   name: 'Lobby offline',
-  config: { codes: ['connection-lost'], severity: 'critical', scopeKind: 'workspace', thresholds: { minutes: 10 }, channels: ['in-app', 'email', 'webhook', 'chat'], recipients: ['ops@example.com', 'role:owner', HOOK], chatUrls: [CHAT], custom: { kept: true } },
+  config: {
+    codes: ['connection-lost'],
+    severity: 'critical',
+    scopeKind: 'workspace',
+    thresholds: { minutes: 10 },
+    channels: ['in-app', 'email', 'webhook', 'chat'],
+    recipients: ['ops@example.com', 'role:owner', HOOK],
+    chatUrls: [CHAT],
+    custom: { kept: true },
+  },
   ...over,
 })
 
@@ -90,7 +99,11 @@ t.test('config validation', async (t) => {
     t.equal(res.statusCode, status, JSON.stringify(body))
     t.equal(res.json().error, code, JSON.stringify(body))
   }
-  const ok = await h.req('POST', '/v1/alert-rules', apiKey, { name: 'ok', trigger: 'display-off', config: { codes: ['display-off', 'storage-critical'], scopeKind: 'location', scopeId: node.id } })
+  const ok = await h.req('POST', '/v1/alert-rules', apiKey, {
+    name: 'ok',
+    trigger: 'display-off',
+    config: { codes: ['display-off', 'storage-critical'], scopeKind: 'location', scopeId: node.id },
+  })
   t.equal(ok.statusCode, 201)
   t.equal(ok.json().data.config.severity, 'warning', 'severity defaults by trigger')
   t.same(ok.json().data.config.channels, ['in-app'], 'in-app by default')
@@ -147,7 +160,11 @@ t.test('permissions and pinned keys', async (t) => {
   const pinned = await makeKey(h, apiKey, 'all', shop.id)
   const mine = (await h.req('POST', '/v1/alert-rules', pinned.secret, rule({ name: 'Shop rule' }))).json().data
   t.equal(mine.nodeId, shop.id, 'a pinned key homes rules at its node')
-  t.same((await h.req('GET', '/v1/alert-rules', pinned.secret)).json().data.map((r: { id: string }) => r.id), [mine.id], 'sees only its subtree')
+  t.same(
+    (await h.req('GET', '/v1/alert-rules', pinned.secret)).json().data.map((r: { id: string }) => r.id),
+    [mine.id],
+    'sees only its subtree',
+  )
   t.equal((await h.req('GET', `/v1/alert-rules/${atRoot.id}`, pinned.secret)).statusCode, 404)
   t.equal((await h.req('POST', '/v1/alert-rules', pinned.secret, rule({ nodeId: other.id }))).json().error, 'invalid_node')
 })

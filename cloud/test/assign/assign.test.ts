@@ -27,11 +27,25 @@ t.test('assign: stores the assignment, answers the result, clears with null', as
 
   const res = await assign(h, apiKey, s.screenId, { contentKind: 'playlist', contentId: pl.id })
   t.equal(res.statusCode, 200, res.body)
-  t.same(res.json().data, { screenId: s.screenId, contentKind: 'playlist', contentId: pl.id, previous: null, desiredVersion: before + 1, assignedAt: h.clock.now().toISOString() })
+  t.same(res.json().data, {
+    screenId: s.screenId,
+    contentKind: 'playlist',
+    contentId: pl.id,
+    previous: null,
+    desiredVersion: before + 1,
+    assignedAt: h.clock.now().toISOString(),
+  })
   t.match((await h.req('GET', `/v1/screens/${s.screenId}`, apiKey)).json().data, { contentKind: 'playlist', contentId: pl.id, desiredVersion: before + 1 })
   t.match((await h.req('GET', '/v1/screens', apiKey)).json().data, [{ id: s.screenId, contentKind: 'playlist', contentId: pl.id }])
   const state = await h.app.services.desiredState.build((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id, s.screenId)
-  t.match(state!.assignment, { contentKind: 'playlist', contentId: pl.id, content: { name: 'Loop', items: [{ contentKind: 'media', contentId: img.id, url: new RegExp(`^/v1/media/${img.id}/content\\?exp=\\d+&sig=[0-9a-f]{64}$`) }] } })
+  t.match(state!.assignment, {
+    contentKind: 'playlist',
+    contentId: pl.id,
+    content: {
+      name: 'Loop',
+      items: [{ contentKind: 'media', contentId: img.id, url: new RegExp(`^/v1/media/${img.id}/content\\?exp=\\d+&sig=[0-9a-f]{64}$`) }],
+    },
+  })
 
   const media = await assign(h, apiKey, s.screenId, { contentKind: 'media', contentId: img.id })
   t.match(media.json().data, { contentKind: 'media', contentId: img.id, previous: { contentKind: 'playlist', contentId: pl.id }, desiredVersion: before + 2 })
@@ -110,7 +124,7 @@ t.test('assign: permissions, pinned keys, tenancy', async (t) => {
   const pinned = await makeKey(h, apiKey, ['screen.edit', 'screen.view'], north)
   t.equal((await assign(h, pinned.secret, inNorth.screenId, { contentKind: 'media', contentId: img.id })).statusCode, 200, 'root content plays everywhere')
   const out = await assign(h, pinned.secret, inSouth.screenId, { contentKind: 'media', contentId: img.id })
-  t.equal(out.statusCode, 404, 'a screen outside the key\'s subtree does not exist for it')
+  t.equal(out.statusCode, 404, "a screen outside the key's subtree does not exist for it")
   t.equal(out.json().error, 'not_found')
   // content homed in the south branch: a north-pinned key gets not_shared, not its details
   const southImg = await h.ready(apiKey, 's.png', PNG_1x1, { nodeId: south })
@@ -140,7 +154,11 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
   h.app.services.desiredPublisher.markDirty = (ws, ids) => (batches++, orig(ws, ids))
   t.teardown(() => void (h.app.services.desiredPublisher.markDirty = orig))
 
-  const byIds = await h.req('POST', '/v1/screens/bulk-assign', apiKey, { screenIds: [n1.screenId, n2.screenId, s1.screenId, root.screenId, 'scr_nope', n1.screenId], contentKind: 'media', contentId: northImg.id })
+  const byIds = await h.req('POST', '/v1/screens/bulk-assign', apiKey, {
+    screenIds: [n1.screenId, n2.screenId, s1.screenId, root.screenId, 'scr_nope', n1.screenId],
+    contentKind: 'media',
+    contentId: northImg.id,
+  })
   t.equal(byIds.statusCode, 200, byIds.body)
   t.same(byIds.json().data, {
     contentKind: 'media',
@@ -148,7 +166,10 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
     assigned: 2,
     skipped: { not_found: 1, not_shared: 2 },
     screenIds: [n1.screenId, n2.screenId].sort(),
-    skippedScreens: [{ screenId: 'scr_nope', reason: 'not_found' }, ...[s1.screenId, root.screenId].sort().map((screenId) => ({ screenId, reason: 'not_shared' }))],
+    skippedScreens: [
+      { screenId: 'scr_nope', reason: 'not_found' },
+      ...[s1.screenId, root.screenId].sort().map((screenId) => ({ screenId, reason: 'not_shared' })),
+    ],
     assignedAt: h.clock.now().toISOString(),
   })
   t.equal(batches, 1, 'one markDirty for the whole request')
@@ -184,21 +205,35 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
     t.match(r.json().message ?? '', msg)
   }
   const up = (await h.upload(apiKey, { name: 'p.png', file: { filename: 'p.png', data: PNG_1x1 } })).json().data
-  t.equal((await h.req('POST', '/v1/screens/bulk-assign', apiKey, { screenIds: [n1.screenId], contentKind: 'media', contentId: up.id })).json().error, 'content_unplayable')
+  t.equal(
+    (await h.req('POST', '/v1/screens/bulk-assign', apiKey, { screenIds: [n1.screenId], contentKind: 'media', contentId: up.id })).json().error,
+    'content_unplayable',
+  )
 
   // more than 1000 screens under a node: 422
   const now = h.clock.now().toISOString()
   await h.app.services.db.transaction(async (tx) => {
     for (let i = 0; i < 1000; i++) {
-      await tx.run('INSERT INTO screens (id, workspace_id, node_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [`scr_bulk${String(i).padStart(4, '0')}`, workspaceId, south, `B${i}`, now, now])
+      await tx.run('INSERT INTO screens (id, workspace_id, node_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
+        `scr_bulk${String(i).padStart(4, '0')}`,
+        workspaceId,
+        south,
+        `B${i}`,
+        now,
+        now,
+      ])
     }
   })
   const tooMany = await h.req('POST', '/v1/screens/bulk-assign', apiKey, { nodeId: south, contentKind: null })
   t.equal(tooMany.statusCode, 422)
   t.match(tooMany.json(), { error: 'validation_error', message: /1001 screens; at most 1000/ })
-  const thousand = await h.req('POST', '/v1/screens/bulk-assign', apiKey, { screenIds: Array.from({ length: 1000 }, (_, i) => `scr_bulk${String(i).padStart(4, '0')}`), contentKind: 'media', contentId: img.id })
+  const thousand = await h.req('POST', '/v1/screens/bulk-assign', apiKey, {
+    screenIds: Array.from({ length: 1000 }, (_, i) => `scr_bulk${String(i).padStart(4, '0')}`),
+    contentKind: 'media',
+    contentId: img.id,
+  })
   t.match(thousand.json().data, { assigned: 1000, skipped: { not_found: 0, not_shared: 0 } }, '1000 in one request')
-  t.equal((await h.app.services.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM screens WHERE content_id = ?", [img.id]))!.n, 1003)
+  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE content_id = ?', [img.id]))!.n, 1003)
 })
 
 t.test('assigned content cannot be deleted; cleared, it can', async (t) => {
@@ -235,14 +270,25 @@ t.test('content changes republish every screen that shows it', async (t) => {
   const unrelated = await pairScreen(h, apiKey, 'Other')
   const img = await h.ready(apiKey, 'a.png', PNG_1x1)
   const other = await h.ready(apiKey, 'b.png', PNG_1x1)
-  const pl = (await h.req('POST', '/v1/playlists', apiKey, { name: 'Loop', items: [{ kind: 'media', id: img.id }, { kind: 'media', id: other.id }] })).json().data
+  const pl = (
+    await h.req('POST', '/v1/playlists', apiKey, {
+      name: 'Loop',
+      items: [
+        { kind: 'media', id: img.id },
+        { kind: 'media', id: other.id },
+      ],
+    })
+  ).json().data
   const sch = (await h.req('POST', '/v1/schedules', apiKey, { name: 'Week', fallback: { kind: 'playlist', id: pl.id } })).json().data
   await assign(h, apiKey, direct.screenId, { contentKind: 'media', contentId: img.id })
   await assign(h, apiKey, viaPlaylist.screenId, { contentKind: 'playlist', contentId: pl.id })
   await assign(h, apiKey, viaSchedule.screenId, { contentKind: 'schedule', contentId: sch.id })
   await assign(h, apiKey, unrelated.screenId, { contentKind: 'media', contentId: other.id })
   await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: img.id, scopeKind: 'screens', screenIds: [viaCast.screenId] })
-  t.same(await h.app.services.assignments.screensShowing(workspaceId, 'media', img.id), [direct.screenId, viaPlaylist.screenId, viaSchedule.screenId, viaCast.screenId].sort())
+  t.same(
+    await h.app.services.assignments.screensShowing(workspaceId, 'media', img.id),
+    [direct.screenId, viaPlaylist.screenId, viaSchedule.screenId, viaCast.screenId].sort(),
+  )
 
   await h.app.services.desiredPublisher.idle()
   const published: string[] = []
@@ -253,7 +299,11 @@ t.test('content changes republish every screen that shows it', async (t) => {
 
   const build = (id: string) => h.app.services.desiredState.build(workspaceId, id)
   t.equal((await build(direct.screenId))!.assignment, null, 'a recalled direct assignment plays nothing')
-  t.same((await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId), [other.id], 'the playlist drops it')
+  t.same(
+    (await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId),
+    [other.id],
+    'the playlist drops it',
+  )
   t.same((await build(viaCast.screenId))!.casts, [], 'the cast of it is left out')
   const schState = (await build(viaSchedule.screenId))!
   t.notOk(JSON.stringify(schState).includes(img.id), 'the schedule library no longer names it')
@@ -266,14 +316,26 @@ t.test('content changes republish every screen that shows it', async (t) => {
 
   // a file that finishes processing reaches the screens already waiting for it (via a playlist)
   const up = (await h.upload(apiKey, { name: 'late.png', file: { filename: 'late.png', data: PNG_1x1 } })).json().data
-  await h.req('PATCH', `/v1/playlists/${pl.id}`, apiKey, { items: [{ kind: 'media', id: other.id }, { kind: 'media', id: up.id }] })
+  await h.req('PATCH', `/v1/playlists/${pl.id}`, apiKey, {
+    items: [
+      { kind: 'media', id: other.id },
+      { kind: 'media', id: up.id },
+    ],
+  })
   await h.app.services.desiredPublisher.idle()
-  t.same((await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId), [other.id], 'not yet')
+  t.same(
+    (await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId),
+    [other.id],
+    'not yet',
+  )
   published.length = 0
   await h.app.services.media.processPending()
   await h.app.services.desiredPublisher.idle()
   t.ok(published.includes(viaPlaylist.screenId), 'republished when processing finished')
-  t.same((await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId), [other.id, up.id])
+  t.same(
+    (await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId),
+    [other.id, up.id],
+  )
 })
 
 t.test('unsharing content (or moving the screen away) takes it off the screen', async (t) => {
@@ -291,5 +353,5 @@ t.test('unsharing content (or moving the screen away) takes it off the screen', 
   t.same(published, [s.screenId], 'republished on unshare')
   t.equal((await build())!.assignment, null, 'no longer shared to its location: left out')
   t.equal((await h.req('PATCH', `/v1/screens/${s.screenId}`, apiKey, { nodeId: south })).statusCode, 200)
-  t.match((await build())!.assignment, { contentId: img.id }, 'moved into the content\'s home: back')
+  t.match((await build())!.assignment, { contentId: img.id }, "moved into the content's home: back")
 })

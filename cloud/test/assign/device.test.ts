@@ -55,7 +55,12 @@ t.test('assign → signed media URL in the desired state; recall pulls it; resto
   const withIt = await dev.next((s) => s.assignment?.contentId === img)
   t.equal(withIt.version, res.body.data.desiredVersion, 'the answer names the version the device got')
   const content = withIt.assignment!.content!
-  t.match(content, { name: 'poster.png', mimeType: 'image/png', sizeBytes: PNG_1x1.length, url: new RegExp(`^/v1/media/${img}/content\\?exp=(\\d+)&sig=[0-9a-f]{64}$`) })
+  t.match(content, {
+    name: 'poster.png',
+    mimeType: 'image/png',
+    sizeBytes: PNG_1x1.length,
+    url: new RegExp(`^/v1/media/${img}/content\\?exp=(\\d+)&sig=[0-9a-f]{64}$`),
+  })
   const exp = Number(/exp=(\d+)/.exec(content.url!)![1])
   t.ok(exp * 1000 >= c.clock.now().getTime() + 7 * 86_400_000, 'valid for at least 7 days')
   t.equal(exp % 86_400, 0, 'rounded to a UTC midnight, so same-day rebuilds carry the same URL')
@@ -119,7 +124,15 @@ t.test('a playlist containing the media: recall of the media drops it from the d
   const c = await start(t)
   const a = await c.upload('a.png', PNG_1x1)
   const b = await c.upload('b.gif', GIF_3x2)
-  const pl = (await c.call('POST', '/v1/playlists', { name: 'Loop', items: [{ kind: 'media', id: a, durationMs: 5000 }, { kind: 'media', id: b }] })).body.data
+  const pl = (
+    await c.call('POST', '/v1/playlists', {
+      name: 'Loop',
+      items: [
+        { kind: 'media', id: a, durationMs: 5000 },
+        { kind: 'media', id: b },
+      ],
+    })
+  ).body.data
   const one = await c.pair('One')
   const two = await c.pair('Two')
   const bulk = await c.call('POST', '/v1/screens/bulk-assign', { screenIds: [one.screenId, two.screenId], contentKind: 'playlist', contentId: pl.id })
@@ -136,12 +149,19 @@ t.test('a playlist containing the media: recall of the media drops it from the d
   let seen = 0
   for (const d of [one.dev, two.dev]) {
     const after = await d.next((s) => s.version > s1.version && s.assignment?.content?.items?.length === 1)
-    t.same(after.assignment!.content!.items!.map((i) => i.contentId), [a], 'the playlist keeps playing without the recalled file')
+    t.same(
+      after.assignment!.content!.items!.map((i) => i.contentId),
+      [a],
+      'the playlist keeps playing without the recalled file',
+    )
     if (d === one.dev) seen = after.version
   }
   await c.call('POST', `/v1/media/${b}/restore`)
   const back = await one.dev.next((s) => s.version > seen && s.assignment?.content?.items?.length === 2)
-  t.same(back.assignment!.content!.items!.map((i) => i.contentId), [a, b])
+  t.same(
+    back.assignment!.content!.items!.map((i) => i.contentId),
+    [a, b],
+  )
 
   // recalling the playlist itself: nothing plays
   await c.call('POST', `/v1/playlists/${pl.id}/recall`, {})

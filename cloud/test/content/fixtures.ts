@@ -9,12 +9,17 @@ import { build, type Harness } from '../helpers.js'
 import type { Config } from '../../src/config.js'
 
 /** A valid 1×1 RGBA PNG. */
-export const PNG_1x1 = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d6a6b20000000049454e44ae426082', 'hex')
+export const PNG_1x1 = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d6a6b20000000049454e44ae426082',
+  'hex',
+)
 
 /** A 3×2 GIF header (enough for sniffing and dimensions). */
 export const GIF_3x2 = Buffer.from('474946383961030002008000000000000000ffffff2c00000000030002000002024401003b', 'hex')
 
-export const SVG = Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>\n')
+export const SVG = Buffer.from(
+  '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>\n',
+)
 
 function box(type: string, ...payload: Buffer[]): Buffer {
   const body = Buffer.concat(payload)
@@ -83,7 +88,13 @@ export function form(fields: Record<string, string | { filename: string; data: B
     if (typeof v === 'string') {
       chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}\r\n`))
     } else {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${v.filename}"\r\nContent-Type: ${v.type ?? 'application/octet-stream'}\r\n\r\n`), v.data, Buffer.from('\r\n'))
+      chunks.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${v.filename}"\r\nContent-Type: ${v.type ?? 'application/octet-stream'}\r\n\r\n`,
+        ),
+        v.data,
+        Buffer.from('\r\n'),
+      )
     }
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`))
@@ -103,7 +114,12 @@ export async function buildMedia(t: Test, config: Partial<Config> = {}): Promise
   t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }))
   const upload: MediaHarness['upload'] = (token, fields, headers = {}) => {
     const f = form(fields)
-    return h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${token}`, ...f.headers, ...headers }, payload: f.payload })
+    return h.app.inject({
+      method: 'POST',
+      url: '/v1/media/upload',
+      headers: { authorization: `Bearer ${token}`, ...f.headers, ...headers },
+      payload: f.payload,
+    })
   }
   return {
     ...h,

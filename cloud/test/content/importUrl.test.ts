@@ -13,13 +13,16 @@ import { PNG_1x1 } from './fixtures.js'
 
 async function fileServer(t: Test): Promise<string> {
   const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>')
-  const server = https.createServer({ key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) }, (req, res) => {
-    if (req.url === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_1x1)
-    if (req.url === '/big.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.concat([PNG_1x1, Buffer.alloc(4096)]))
-    if (req.url === '/drawing.svg') return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(svg)
-    if (req.url === '/moved') return res.writeHead(302, { location: '/logo.png' }).end()
-    res.writeHead(404).end('nope')
-  })
+  const server = https.createServer(
+    { key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) },
+    (req, res) => {
+      if (req.url === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_1x1)
+      if (req.url === '/big.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.concat([PNG_1x1, Buffer.alloc(4096)]))
+      if (req.url === '/drawing.svg') return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(svg)
+      if (req.url === '/moved') return res.writeHead(302, { location: '/logo.png' }).end()
+      res.writeHead(404).end('nope')
+    },
+  )
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   t.after(() => {
     server.closeAllConnections()
@@ -62,35 +65,38 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   const sent: { bytes: number; closedEarly: boolean; finished: boolean }[] = []
   let release: () => void = () => undefined
   const released = new Promise<void>((r) => (release = r))
-  const server = https.createServer({ key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) }, (req, res) => {
-    const s = { bytes: 0, closedEarly: false, finished: false }
-    sent.push(s)
-    const chunk = Buffer.concat([PNG_1x1, Buffer.alloc(64 * 1024 - PNG_1x1.length)])
-    const headers: Record<string, string> = { 'content-type': 'image/png' }
-    if (req.url === '/declared.png') headers['content-length'] = String(TOTAL)
-    res.writeHead(200, headers)
-    res.on('close', () => {
-      if (!s.finished) s.closedEarly = true
-    })
-    // Respect backpressure, as a real server does; after the first 512 KB wait for the test.
-    const pump = () => {
-      while (s.bytes < TOTAL && !res.destroyed) {
-        if (s.bytes === FIRST && req.url === '/paused.png') return void released.then(pumpOn)
+  const server = https.createServer(
+    { key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) },
+    (req, res) => {
+      const s = { bytes: 0, closedEarly: false, finished: false }
+      sent.push(s)
+      const chunk = Buffer.concat([PNG_1x1, Buffer.alloc(64 * 1024 - PNG_1x1.length)])
+      const headers: Record<string, string> = { 'content-type': 'image/png' }
+      if (req.url === '/declared.png') headers['content-length'] = String(TOTAL)
+      res.writeHead(200, headers)
+      res.on('close', () => {
+        if (!s.finished) s.closedEarly = true
+      })
+      // Respect backpressure, as a real server does; after the first 512 KB wait for the test.
+      const pump = () => {
+        while (s.bytes < TOTAL && !res.destroyed) {
+          if (s.bytes === FIRST && req.url === '/paused.png') return void released.then(pumpOn)
+          s.bytes += chunk.length
+          if (!res.write(chunk)) return void res.once('drain', pump)
+        }
+        if (s.bytes >= TOTAL && !res.destroyed) {
+          s.finished = true
+          res.end()
+        }
+      }
+      const pumpOn = () => {
         s.bytes += chunk.length
         if (!res.write(chunk)) return void res.once('drain', pump)
+        pump()
       }
-      if (s.bytes >= TOTAL && !res.destroyed) {
-        s.finished = true
-        res.end()
-      }
-    }
-    const pumpOn = () => {
-      s.bytes += chunk.length
-      if (!res.write(chunk)) return void res.once('drain', pump)
       pump()
-    }
-    pump()
-  })
+    },
+  )
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   t.after(() => {
     release()
@@ -110,7 +116,12 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   let onDisk = 0
   for (let i = 0; i < 100 && onDisk < FIRST; i++) {
     await new Promise((r) => setTimeout(r, 50))
-    onDisk = Math.max(0, ...parts().filter((f) => !partsBefore.has(f)).map((f) => fs.statSync(path.join(tmpDir, f)).size))
+    onDisk = Math.max(
+      0,
+      ...parts()
+        .filter((f) => !partsBefore.has(f))
+        .map((f) => fs.statSync(path.join(tmpDir, f)).size),
+    )
   }
   t.equal(onDisk, FIRST, 'the first 512 KB reached a temporary file before the download ended')
   release()
@@ -130,5 +141,9 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   t.ok(sent[1]!.bytes < TOTAL / 4)
 
   t.equal((await h.req('GET', '/v1/media', apiKey)).json().data.length, 0, 'nothing stored')
-  t.same(parts().filter((f) => !partsBefore.has(f)), [], 'no temporary file left behind')
+  t.same(
+    parts().filter((f) => !partsBefore.has(f)),
+    [],
+    'no temporary file left behind',
+  )
 })

@@ -37,7 +37,11 @@ t.test('every kind: create, get, list, rename, delete', async (t) => {
     t.ok(item.id.startsWith(PREFIX[path]!), `${path} id prefix`)
     t.match(item, { name: `A ${path}`, nodeId: null, sharedWith: [], createdAt: h.clock.now().toISOString(), updatedAt: h.clock.now().toISOString() })
     t.same((await h.req('GET', `/v1/${path}/${item.id}`, apiKey)).json().data, item, `${path} get`)
-    t.same((await h.req('GET', `/v1/${path}`, apiKey)).json().data.map((x: { id: string }) => x.id), [item.id], `${path} list`)
+    t.same(
+      (await h.req('GET', `/v1/${path}`, apiKey)).json().data.map((x: { id: string }) => x.id),
+      [item.id],
+      `${path} list`,
+    )
     h.clock.advance(1000)
     const renamed = (await h.req('PATCH', `/v1/${path}/${item.id}`, apiKey, { name: 'Renamed' })).json().data
     t.equal(renamed.name, 'Renamed')
@@ -64,18 +68,35 @@ t.test('paged kinds: newest first, limit 1–500, cursor, search, count; playlis
     }
     const newest = [...ids].reverse()
     const all = (await h.req('GET', `/v1/${path}?count=1`, apiKey)).json()
-    t.same(all.data.map((x: { id: string }) => x.id), newest, `${path}: whole list newest first`)
+    t.same(
+      all.data.map((x: { id: string }) => x.id),
+      newest,
+      `${path}: whole list newest first`,
+    )
     t.equal(all.total, 5)
     t.equal(all.nextCursor, undefined)
-    t.same((await h.req('GET', `/v1/${path}?search=odd`, apiKey)).json().data.map((x: { id: string }) => x.id), [ids[3], ids[1]], `${path}: search`)
+    t.same(
+      (await h.req('GET', `/v1/${path}?search=odd`, apiKey)).json().data.map((x: { id: string }) => x.id),
+      [ids[3], ids[1]],
+      `${path}: search`,
+    )
     if (PAGED.includes(path)) {
       const p1 = (await h.req('GET', `/v1/${path}?limit=2&count=1`, apiKey)).json()
-      t.same(p1.data.map((x: { id: string }) => x.id), newest.slice(0, 2))
+      t.same(
+        p1.data.map((x: { id: string }) => x.id),
+        newest.slice(0, 2),
+      )
       t.equal(p1.total, 5)
       const p2 = (await h.req('GET', `/v1/${path}?limit=2&cursor=${p1.nextCursor}`, apiKey)).json()
-      t.same(p2.data.map((x: { id: string }) => x.id), newest.slice(2, 4))
+      t.same(
+        p2.data.map((x: { id: string }) => x.id),
+        newest.slice(2, 4),
+      )
       const p3 = (await h.req('GET', `/v1/${path}?limit=2&cursor=${p2.nextCursor}`, apiKey)).json()
-      t.same(p3.data.map((x: { id: string }) => x.id), newest.slice(4))
+      t.same(
+        p3.data.map((x: { id: string }) => x.id),
+        newest.slice(4),
+      )
       t.equal(p3.nextCursor, null)
       t.equal((await h.req('GET', `/v1/${path}?limit=501`, apiKey)).statusCode, 422, `${path}: max 500`)
       t.equal((await h.req('GET', `/v1/${path}?limit=0`, apiKey)).statusCode, 422)
@@ -106,9 +127,18 @@ t.test('playlists: ordered items must exist in the workspace', async (t) => {
   const img = await h.ready(apiKey, 'a.png', PNG_1x1)
   const foreign = await h.ready(other.apiKey, 'b.png', PNG_1x1)
   const app = (await h.req('POST', '/v1/app-instances', apiKey, { name: 'Clock', appKey: 'clock' })).json().data
-  const pl = await h.req('POST', '/v1/playlists', apiKey, { name: 'Lobby', items: [{ kind: 'media', id: img.id, durationMs: 5000 }, { kind: 'app', id: app.id }] })
+  const pl = await h.req('POST', '/v1/playlists', apiKey, {
+    name: 'Lobby',
+    items: [
+      { kind: 'media', id: img.id, durationMs: 5000 },
+      { kind: 'app', id: app.id },
+    ],
+  })
   t.equal(pl.statusCode, 201)
-  t.same(pl.json().data.items, [{ kind: 'media', id: img.id, durationMs: 5000 }, { kind: 'app', id: app.id, durationMs: null }])
+  t.same(pl.json().data.items, [
+    { kind: 'media', id: img.id, durationMs: 5000 },
+    { kind: 'app', id: app.id, durationMs: null },
+  ])
   const unknown = await h.req('PATCH', `/v1/playlists/${pl.json().data.id}`, apiKey, { items: [{ kind: 'media', id: 'med_nope' }] })
   t.equal(unknown.statusCode, 422)
   t.equal(unknown.json().error, 'validation_error')
@@ -125,7 +155,12 @@ t.test('schedules: validated by the shared validateSchedule, content must exist'
   const h = await buildMedia(t)
   const { apiKey } = await h.workspace()
   const pl = (await h.req('POST', '/v1/playlists', apiKey, { name: 'Breakfast' })).json().data
-  const body = { name: 'Weekdays', timezone: 'Europe/London', rules: [{ id: 'r1', content: { kind: 'playlist', id: pl.id }, priority: 1, days: [1, 2, 3, 4, 5], start: '07:00', end: '11:00' }], fallback: null }
+  const body = {
+    name: 'Weekdays',
+    timezone: 'Europe/London',
+    rules: [{ id: 'r1', content: { kind: 'playlist', id: pl.id }, priority: 1, days: [1, 2, 3, 4, 5], start: '07:00', end: '11:00' }],
+    fallback: null,
+  }
   const created = await h.req('POST', '/v1/schedules', apiKey, body)
   t.equal(created.statusCode, 201)
   t.match(created.json().data, { timezone: 'Europe/London', rules: body.rules, fallback: null })
@@ -149,10 +184,21 @@ t.test('apps: catalog with config schemas; instance config validated and default
   const h = await buildMedia(t)
   const { apiKey } = await h.workspace()
   const catalog = (await h.req('GET', '/v1/apps/catalog', apiKey)).json().data
-  t.same(catalog.map((a: { key: string }) => a.key), ['clock', 'weather', 'rss'])
+  t.same(
+    catalog.map((a: { key: string }) => a.key),
+    ['clock', 'weather', 'rss'],
+  )
   for (const a of catalog) t.equal(a.configSchema.type, 'object')
   const clock = (await h.req('POST', '/v1/app-instances', apiKey, { name: 'Clock', appKey: 'clock', config: { format: '12h' } })).json().data
-  t.match(clock, { appKey: 'clock', config: { format: '12h', showSeconds: false, showDate: true }, lastSnapshotKey: null, lastSnapshotAt: null, importSourceId: null, deletedAt: null, spaceId: /^ws_/ })
+  t.match(clock, {
+    appKey: 'clock',
+    config: { format: '12h', showSeconds: false, showDate: true },
+    lastSnapshotKey: null,
+    lastSnapshotAt: null,
+    importSourceId: null,
+    deletedAt: null,
+    spaceId: /^ws_/,
+  })
   const noLoc = await h.req('POST', '/v1/app-instances', apiKey, { name: 'W', appKey: 'weather', config: {} })
   t.equal(noLoc.statusCode, 422)
   t.match(noLoc.json().message, /config/)
@@ -181,17 +227,36 @@ t.test('folders, layouts, banners, celebrations: their own rules', async (t) => 
 
   const off = await h.req('POST', '/v1/layouts', apiKey, { name: 'L', width: 100, height: 100, zones: [{ id: 'a', x: 50, y: 0, width: 60, height: 10 }] })
   t.match(off.json().message, /outside/)
-  const dup = await h.req('POST', '/v1/layouts', apiKey, { name: 'L', zones: [{ id: 'a', x: 0, y: 0, width: 1, height: 1 }, { id: 'a', x: 0, y: 0, width: 1, height: 1 }] })
+  const dup = await h.req('POST', '/v1/layouts', apiKey, {
+    name: 'L',
+    zones: [
+      { id: 'a', x: 0, y: 0, width: 1, height: 1 },
+      { id: 'a', x: 0, y: 0, width: 1, height: 1 },
+    ],
+  })
   t.match(dup.json().message, /duplicates/)
-  const lay = await h.req('POST', '/v1/layouts', apiKey, { name: 'L', zones: [{ id: 'a', x: 0, y: 0, width: 10, height: 10, content: { kind: 'media', id: img.id } }] })
+  const lay = await h.req('POST', '/v1/layouts', apiKey, {
+    name: 'L',
+    zones: [{ id: 'a', x: 0, y: 0, width: 10, height: 10, content: { kind: 'media', id: img.id } }],
+  })
   t.equal(lay.statusCode, 201)
-  t.equal((await h.req('POST', '/v1/layouts', apiKey, { name: 'L', zones: [{ id: 'a', x: 0, y: 0, width: 10, height: 10, content: { kind: 'media', id: 'med_x' } }] })).statusCode, 422)
+  t.equal(
+    (
+      await h.req('POST', '/v1/layouts', apiKey, {
+        name: 'L',
+        zones: [{ id: 'a', x: 0, y: 0, width: 10, height: 10, content: { kind: 'media', id: 'med_x' } }],
+      })
+    ).statusCode,
+    422,
+  )
 
   t.match((await h.req('POST', '/v1/banners', apiKey, { name: 'B' })).json().message, /text is required/)
   t.equal((await h.req('POST', '/v1/banners', apiKey, { name: 'B', text: 'x', backgroundColor: 'red' })).statusCode, 422)
   t.match((await h.req('POST', '/v1/banners', apiKey, { name: 'B', text: 'Hi' })).json().data, { position: 'bottom', backgroundColor: '#000000' })
 
   t.equal((await h.req('POST', '/v1/celebration-entries', apiKey, { name: 'C', person: 'Ada', date: '2026-13-01' })).statusCode, 422)
-  const cel = (await h.req('POST', '/v1/celebration-entries', apiKey, { name: 'C', person: 'Ada', date: '2026-12-10', occasion: 'work_anniversary', mediaId: img.id })).json().data
+  const cel = (
+    await h.req('POST', '/v1/celebration-entries', apiKey, { name: 'C', person: 'Ada', date: '2026-12-10', occasion: 'work_anniversary', mediaId: img.id })
+  ).json().data
   t.match(cel, { person: 'Ada', occasion: 'work_anniversary', mediaId: img.id, message: null })
 })

@@ -20,7 +20,13 @@ t.test('pinned key: creates at its node, sees only its subtree, outside is 404',
   t.equal(deeper.nodeId, store.id)
   t.equal((await h.req('POST', '/v1/playlists', pinned, { name: 'x', nodeId: south.id })).json().error, 'invalid_node')
 
-  t.same((await h.req('GET', '/v1/playlists', pinned)).json().data.map((p: { id: string }) => p.id).sort(), [mine.id, deeper.id].sort())
+  t.same(
+    (await h.req('GET', '/v1/playlists', pinned))
+      .json()
+      .data.map((p: { id: string }) => p.id)
+      .sort(),
+    [mine.id, deeper.id].sort(),
+  )
   for (const id of [rootPl.id, southPl.id]) {
     t.equal((await h.req('GET', `/v1/playlists/${id}`, pinned)).statusCode, 404)
     t.equal((await h.req('PATCH', `/v1/playlists/${id}`, pinned, { name: 'x' })).statusCode, 404)
@@ -31,7 +37,10 @@ t.test('pinned key: creates at its node, sees only its subtree, outside is 404',
   const rootImg = await h.ready(apiKey, 'root.png', PNG_1x1)
   const northImg = await h.ready(pinned, 'north.png', PNG_1x1)
   t.equal(northImg.nodeId, north.id)
-  t.same((await h.req('GET', '/v1/media', pinned)).json().data.map((m: { id: string }) => m.id), [northImg.id])
+  t.same(
+    (await h.req('GET', '/v1/media', pinned)).json().data.map((m: { id: string }) => m.id),
+    [northImg.id],
+  )
   t.equal((await h.req('GET', `/v1/media/${rootImg.id}/content`, pinned)).statusCode, 404)
   // a playlist of a pinned key cannot name content it cannot see
   t.equal((await h.req('PATCH', `/v1/playlists/${mine.id}`, pinned, { items: [{ kind: 'media', id: rootImg.id }] })).statusCode, 422)
@@ -57,9 +66,15 @@ t.test('sharing: shares list, add, remove; shared-in items are visible and usabl
 
   const shared = await h.req('POST', `/v1/media/${img.id}/shares`, apiKey, { nodeId: north.id })
   t.equal(shared.statusCode, 200)
-  t.same(shared.json().data.map((s: { nodeId: string }) => s.nodeId), [north.id])
+  t.same(
+    shared.json().data.map((s: { nodeId: string }) => s.nodeId),
+    [north.id],
+  )
   t.same((await h.req('POST', `/v1/media/${img.id}/shares`, apiKey, { nodeId: north.id })).json().data.length, 1, 'sharing twice is harmless')
-  t.same((await h.req('GET', `/v1/media/${img.id}/shares`, apiKey)).json().data.map((s: { nodeId: string }) => s.nodeId), [north.id])
+  t.same(
+    (await h.req('GET', `/v1/media/${img.id}/shares`, apiKey)).json().data.map((s: { nodeId: string }) => s.nodeId),
+    [north.id],
+  )
   t.same((await h.req('GET', `/v1/media/${img.id}`, apiKey)).json().data.sharedWith, [north.id])
   t.equal(await content.isAvailableAt(workspaceId, 'media', img.id, store.id), true, 'a screen below the shared node')
   t.equal(await content.isAvailableAt(workspaceId, 'media', img.id, north.id), true)
@@ -68,7 +83,10 @@ t.test('sharing: shares list, add, remove; shared-in items are visible and usabl
 
   // the North key sees the shared file and may use it, but not change it
   t.equal((await h.req('GET', `/v1/media/${img.id}`, northKey)).statusCode, 200)
-  t.same((await h.req('GET', '/v1/media', northKey)).json().data.map((m: { id: string }) => m.id), [img.id])
+  t.same(
+    (await h.req('GET', '/v1/media', northKey)).json().data.map((m: { id: string }) => m.id),
+    [img.id],
+  )
   t.equal((await h.req('POST', '/v1/playlists', northKey, { name: 'Uses shared', items: [{ kind: 'media', id: img.id }] })).statusCode, 201)
   t.equal((await h.req('PATCH', `/v1/media/${img.id}`, northKey, { name: 'mine now' })).statusCode, 403)
   t.equal((await h.req('POST', `/v1/media/${img.id}/shares`, northKey, { nodeId: store.id })).statusCode, 403)

@@ -11,7 +11,17 @@ t.test('upload: sniffed type, processing → ready with dimensions, content-addr
   const res = await h.upload(apiKey, { name: 'Logo', file: { filename: 'logo.svg', data: PNG_1x1, type: 'image/svg+xml' } })
   t.equal(res.statusCode, 201)
   const item = res.json().data
-  t.match(item, { name: 'Logo', kind: 'image', mimeType: 'image/png', sizeBytes: PNG_1x1.length, state: 'processing', width: null, folderId: null, nodeId: null, recalledAt: null })
+  t.match(item, {
+    name: 'Logo',
+    kind: 'image',
+    mimeType: 'image/png',
+    sizeBytes: PNG_1x1.length,
+    state: 'processing',
+    width: null,
+    folderId: null,
+    nodeId: null,
+    recalledAt: null,
+  })
   t.match(item.id, /^med_/)
   t.equal(item.sha256.length, 64)
   const stored = path.join(h.dataDir, 'media', item.sha256.slice(0, 2), item.sha256)
@@ -96,15 +106,24 @@ t.test('list: newest first, filters, paging per SPEC, count', async (t) => {
   const ids: string[] = []
   for (let i = 0; i < 5; i++) {
     h.clock.advance(1000)
-    ids.push((await h.upload(apiKey, { name: `poster ${i}`, ...(i < 2 ? { folderId: folder.id } : {}), file: { filename: 'p.png', data: PNG_1x1 } })).json().data.id)
+    ids.push(
+      (await h.upload(apiKey, { name: `poster ${i}`, ...(i < 2 ? { folderId: folder.id } : {}), file: { filename: 'p.png', data: PNG_1x1 } })).json().data.id,
+    )
   }
   const v = (await h.upload(apiKey, { name: 'Promo video', file: { filename: 'v.mp4', data: mp4(5000) } })).json().data
   await h.app.services.media.processPending()
   ids.push(v.id)
   const all = (await h.req('GET', '/v1/media', apiKey)).json()
-  t.same(all.data.map((m: { id: string }) => m.id), [...ids].reverse(), 'whole list, newest first')
+  t.same(
+    all.data.map((m: { id: string }) => m.id),
+    [...ids].reverse(),
+    'whole list, newest first',
+  )
   t.equal(all.nextCursor, undefined, 'no paging without limit')
-  t.same((await h.req('GET', '/v1/media?kind=video', apiKey)).json().data.map((m: { id: string }) => m.id), [v.id])
+  t.same(
+    (await h.req('GET', '/v1/media?kind=video', apiKey)).json().data.map((m: { id: string }) => m.id),
+    [v.id],
+  )
   t.equal((await h.req('GET', '/v1/media?search=POSTER', apiKey)).json().data.length, 5)
   t.equal((await h.req('GET', `/v1/media?folderId=${folder.id}`, apiKey)).json().data.length, 2)
   t.equal((await h.req('GET', '/v1/media?folderId=root', apiKey)).json().data.length, 4)
@@ -116,7 +135,10 @@ t.test('list: newest first, filters, paging per SPEC, count', async (t) => {
   t.equal(p1.total, 6)
   t.type(p1.nextCursor, 'string')
   const p2 = (await h.req('GET', `/v1/media?limit=4&cursor=${p1.nextCursor}`, apiKey)).json()
-  t.same(p2.data.map((m: { id: string }) => m.id), [ids[1], ids[0]])
+  t.same(
+    p2.data.map((m: { id: string }) => m.id),
+    [ids[1], ids[0]],
+  )
   t.equal(p2.nextCursor, null)
   t.equal((await h.req('GET', '/v1/media?limit=0', apiKey)).statusCode, 422)
   t.equal((await h.req('GET', '/v1/media?limit=501', apiKey)).statusCode, 422)
@@ -190,13 +212,25 @@ t.test('multipart upload: parts, resume by re-sending, list parts, complete, abo
   t.match(up.id, /^mup_/)
   t.equal(up.partSizeMaxBytes, 100)
   const put = (n: number, data: Buffer, type = 'application/octet-stream') =>
-    h.app.inject({ method: 'PUT', url: `/v1/media/upload/multipart/${up.id}/parts/${n}`, headers: { authorization: `Bearer ${apiKey}`, 'content-type': type }, payload: data })
+    h.app.inject({
+      method: 'PUT',
+      url: `/v1/media/upload/multipart/${up.id}/parts/${n}`,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': type },
+      payload: data,
+    })
   t.equal((await put(1, file.subarray(0, 100))).statusCode, 200)
   // part 2 arrives corrupted (connection broke); resending replaces it
   t.equal((await put(2, Buffer.alloc(40))).statusCode, 200)
   t.equal((await put(3, file.subarray(200))).statusCode, 200)
   const listed = (await h.req('GET', `/v1/media/upload/multipart/${up.id}`, apiKey)).json().data
-  t.same(listed.parts.map((p: { partNumber: number; sizeBytes: number }) => [p.partNumber, p.sizeBytes]), [[1, 100], [2, 40], [3, file.length - 200]])
+  t.same(
+    listed.parts.map((p: { partNumber: number; sizeBytes: number }) => [p.partNumber, p.sizeBytes]),
+    [
+      [1, 100],
+      [2, 40],
+      [3, file.length - 200],
+    ],
+  )
   const resent = await put(2, file.subarray(100, 200))
   t.equal(resent.json().data.sizeBytes, 100)
   t.equal((await put(4, Buffer.alloc(101))).statusCode, 413, 'a part over the part limit')
@@ -214,7 +248,12 @@ t.test('multipart upload: parts, resume by re-sending, list parts, complete, abo
 
   // gaps are refused; abort drops everything
   const u2 = (await h.req('POST', '/v1/media/upload/multipart/initiate', apiKey, { name: 'x' })).json().data
-  await h.app.inject({ method: 'PUT', url: `/v1/media/upload/multipart/${u2.id}/parts/2`, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/octet-stream' }, payload: Buffer.from('abc') })
+  await h.app.inject({
+    method: 'PUT',
+    url: `/v1/media/upload/multipart/${u2.id}/parts/2`,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/octet-stream' },
+    payload: Buffer.from('abc'),
+  })
   const gap = await h.req('POST', `/v1/media/upload/multipart/${u2.id}/complete`, apiKey)
   t.equal(gap.statusCode, 422)
   t.match(gap.json().message, /Part 1 is missing/)
@@ -233,7 +272,15 @@ t.test('multipart upload: parts, resume by re-sending, list parts, complete, abo
 t.test('import-url: refused for loopback, private and non-https addresses (400 unsafe_url)', async (t) => {
   const h = await buildMedia(t)
   const { apiKey } = await h.workspace()
-  for (const url of ['https://127.0.0.1/a.png', 'https://localhost/a.png', 'https://10.1.2.3/a.png', 'https://[::1]/a.png', 'https://[::ffff:192.168.0.1]/x', 'http://example.com/a.png', 'not a url']) {
+  for (const url of [
+    'https://127.0.0.1/a.png',
+    'https://localhost/a.png',
+    'https://10.1.2.3/a.png',
+    'https://[::1]/a.png',
+    'https://[::ffff:192.168.0.1]/x',
+    'http://example.com/a.png',
+    'not a url',
+  ]) {
     const res = await h.req('POST', '/v1/media/import-url', apiKey, { url })
     t.equal(res.statusCode, 400, url)
     t.equal(res.json().error, 'unsafe_url', url)

@@ -76,7 +76,16 @@ t.test('playability and device descriptions', async (t) => {
   t.match(await c.playability(workspaceId, 'playlist', 'pl_nope'), { playable: false, code: 'not_found' })
   const banner = (await h.req('POST', '/v1/banners', apiKey, { name: 'B', text: 'hi' })).json().data
   t.match(await c.playability(workspaceId, 'banner', banner.id), { playable: false, code: 'not_playable_kind' })
-  const pl = (await h.req('POST', '/v1/playlists', apiKey, { name: 'Lobby', items: [{ kind: 'media', id: up.id }, { kind: 'media', id: img.id, durationMs: 3000 }, { kind: 'app', id: clock.id }] })).json().data
+  const pl = (
+    await h.req('POST', '/v1/playlists', apiKey, {
+      name: 'Lobby',
+      items: [
+        { kind: 'media', id: up.id },
+        { kind: 'media', id: img.id, durationMs: 3000 },
+        { kind: 'app', id: clock.id },
+      ],
+    })
+  ).json().data
   t.same(await c.playability(workspaceId, 'playlist', pl.id), { playable: true })
 
   const d = await c.describeForDevice(workspaceId, 'playlist', pl.id)
@@ -86,20 +95,38 @@ t.test('playability and device descriptions', async (t) => {
     name: 'Lobby',
     playable: true,
     items: [
-      { kind: 'media', id: up.id, durationMs: 4000, content: { mediaKind: 'video', mimeType: 'video/mp4', sha256: up.sha256, contentPath: `/v1/media/${up.id}/content` } },
+      {
+        kind: 'media',
+        id: up.id,
+        durationMs: 4000,
+        content: { mediaKind: 'video', mimeType: 'video/mp4', sha256: up.sha256, contentPath: `/v1/media/${up.id}/content` },
+      },
       { kind: 'media', id: img.id, durationMs: 3000, content: { mediaKind: 'image', width: 1, height: 1 } },
       { kind: 'app', id: clock.id, durationMs: 10_000, content: { appKey: 'clock', config: { format: '24h' } } },
     ],
   })
   // a recalled item drops out of the description; with every item recalled the playlist cannot play
   await h.req('POST', `/v1/media/${up.id}/recall`, apiKey, {})
-  t.same(((await c.describeForDevice(workspaceId, 'playlist', pl.id))!.items as { id: string }[]).map((i) => i.id), [img.id, clock.id])
+  t.same(
+    ((await c.describeForDevice(workspaceId, 'playlist', pl.id))!.items as { id: string }[]).map((i) => i.id),
+    [img.id, clock.id],
+  )
   const only = (await h.req('POST', '/v1/playlists', apiKey, { name: 'Only video', items: [{ kind: 'media', id: up.id }] })).json().data
   t.match(await c.playability(workspaceId, 'playlist', only.id), { playable: false, code: 'empty' })
 
-  const sch = (await h.req('POST', '/v1/schedules', apiKey, { name: 'S', rules: [{ id: 'r', content: { kind: 'playlist', id: pl.id }, priority: 1, start: '09:00', end: '17:00' }], fallback: { kind: 'media', id: img.id } })).json().data
+  const sch = (
+    await h.req('POST', '/v1/schedules', apiKey, {
+      name: 'S',
+      rules: [{ id: 'r', content: { kind: 'playlist', id: pl.id }, priority: 1, start: '09:00', end: '17:00' }],
+      fallback: { kind: 'media', id: img.id },
+    })
+  ).json().data
   const ds = await c.describeForDevice(workspaceId, 'schedule', sch.id)
-  t.match(ds, { kind: 'schedule', schedule: { rules: [{ id: 'r' }], fallback: { kind: 'media', id: img.id } }, contents: { [`playlist:${pl.id}`]: { kind: 'playlist' }, [`media:${img.id}`]: { kind: 'media' } } })
+  t.match(ds, {
+    kind: 'schedule',
+    schedule: { rules: [{ id: 'r' }], fallback: { kind: 'media', id: img.id } },
+    contents: { [`playlist:${pl.id}`]: { kind: 'playlist' }, [`media:${img.id}`]: { kind: 'media' } },
+  })
   const noRules = (await h.req('POST', '/v1/schedules', apiKey, { name: 'Nothing' })).json().data
   t.match(await c.playability(workspaceId, 'schedule', noRules.id), { playable: false, code: 'empty' })
   t.equal(await c.describeForDevice(workspaceId, 'media', 'med_nope'), null)

@@ -26,7 +26,9 @@ export const CONTENT_FIXTURES: Record<string, Fixture> = {
   '/v1/media/:id': {
     create: async (h, a) => {
       const f = form({ file: { filename: 'a.png', data: PNG_1x1 } })
-      return (await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${a}`, ...f.headers }, payload: f.payload })).json().data.id
+      return (
+        await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${a}`, ...f.headers }, payload: f.payload })
+      ).json().data.id
     },
     body: BODY,
     exists: getOk('/v1/media/:id'),

@@ -29,7 +29,11 @@ function tempDir(): string {
 t.test('migration files are numbered in order and name their version', async (t) => {
   const list = await loadMigrations()
   const versions = list.map((m) => m.version)
-  t.same(versions, [...versions].sort((a, b) => a - b), 'loaded in version order')
+  t.same(
+    versions,
+    [...versions].sort((a, b) => a - b),
+    'loaded in version order',
+  )
   t.same(versions.slice(0, 12), [1, 2, 3, 4, 10, 20, 21, 30, 31, 32, 40, 50], 'versions made before numbered files keep their numbers')
   t.ok(versions.includes(60), 'the events outbox')
 })
@@ -39,16 +43,31 @@ eachEngine(t, 'numbers come back as numbers; counts, sums and BIGINT too', async
   await k.insertInto('workspaces').values({ id: 'ws1', name: 'W', region: 'us', created_at: '2026-01-01T00:00:00.000Z', rate_limit: 7 }).execute()
   const row = await k.selectFrom('workspaces').select(['rate_limit']).where('id', '=', 'ws1').executeTakeFirstOrThrow()
   t.equal(row.rate_limit, 7)
-  const c = await k.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const c = await k
+    .selectFrom('workspaces')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   t.equal(c.n, 1, 'COUNT(*) is a number')
   t.equal(typeof c.n, 'number')
   const raw = await db.get<{ n: number; s: number }>('SELECT COUNT(*) AS n, SUM(rate_limit) AS s FROM workspaces WHERE id = ?', ['ws1'])
   t.same(raw, { n: 1, s: 7 }, 'raw SQL too, with ? placeholders on both engines')
   const big = 10 * 1024 * 1024 * 1024
-  await k.insertInto('media').values({
-    id: 'm1', workspace_id: 'ws1', name: 'big', kind: 'video', mime_type: 'video/mp4', size_bytes: big, sha256: 'x', state: 'ready',
-    created_by: 'k', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
-  }).execute()
+  await k
+    .insertInto('media')
+    .values({
+      id: 'm1',
+      workspace_id: 'ws1',
+      name: 'big',
+      kind: 'video',
+      mime_type: 'video/mp4',
+      size_bytes: big,
+      sha256: 'x',
+      state: 'ready',
+      created_by: 'k',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    })
+    .execute()
   const m = await k.selectFrom('media').select('size_bytes').executeTakeFirstOrThrow()
   t.equal(m.size_bytes, big, 'a 10 GiB size fits and is a number')
   const r = await db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['X', 'ws1'])
@@ -70,18 +89,26 @@ eachEngine(t, 'a transaction commits together or not at all', async (t, db) => {
     await tx.kysely.insertInto('workspaces').values(ws('a')).execute()
     await tx.run("INSERT INTO workspaces (id, name, region, created_at) VALUES ('b', 'b', 'us', 'x')")
   })
-  t.same((await db.kysely.selectFrom('workspaces').select('id').orderBy('id').execute()).map((r) => r.id), ['a', 'b'])
+  t.same(
+    (await db.kysely.selectFrom('workspaces').select('id').orderBy('id').execute()).map((r) => r.id),
+    ['a', 'b'],
+  )
 })
 
-eachEngine(t, 'migrate applies nothing twice and refuses a database newer than the code', async (t, db) => {
-  const again = await migrate(db)
-  t.same(again.applied, [], 'second run applies nothing')
-  const latest = (await loadMigrations()).at(-1)!.version
-  t.equal(again.version, latest)
-  await db.kysely.insertInto('schema_migrations').values({ version: 9999, name: 'from the future', applied_at: '2030-01-01T00:00:00.000Z' }).execute()
-  await t.rejects(migrate(db), SchemaTooNewError)
-  await t.rejects(buildApp(testConfig(), { db }), SchemaTooNewError, 'the app does not start on it')
-}, { migrate: true })
+eachEngine(
+  t,
+  'migrate applies nothing twice and refuses a database newer than the code',
+  async (t, db) => {
+    const again = await migrate(db)
+    t.same(again.applied, [], 'second run applies nothing')
+    const latest = (await loadMigrations()).at(-1)!.version
+    t.equal(again.version, latest)
+    await db.kysely.insertInto('schema_migrations').values({ version: 9999, name: 'from the future', applied_at: '2030-01-01T00:00:00.000Z' }).execute()
+    await t.rejects(migrate(db), SchemaTooNewError)
+    await t.rejects(buildApp(testConfig(), { db }), SchemaTooNewError, 'the app does not start on it')
+  },
+  { migrate: true },
+)
 
 t.test('two processes migrating one empty PostgreSQL database at once apply each version once', async (t) => {
   const url = requirePostgres(t, 'concurrent migrations on PostgreSQL')
@@ -92,7 +119,11 @@ t.test('two processes migrating one empty PostgreSQL database at once apply each
   t.after(() => Promise.all([a.close(), b.close()]))
   const [ra, rb] = await Promise.all([migrate(a), migrate(b)])
   const all = (await loadMigrations()).map((m) => m.version)
-  t.same([...ra.applied, ...rb.applied].sort((x, y) => x - y), all, 'every version applied by exactly one of them')
+  t.same(
+    [...ra.applied, ...rb.applied].sort((x, y) => x - y),
+    all,
+    'every version applied by exactly one of them',
+  )
   t.ok(ra.applied.length === 0 || rb.applied.length === 0, 'the second waited on the lock and found nothing left')
   const rows = await a.kysely.selectFrom('schema_migrations').select('version').execute()
   t.equal(rows.length, all.length)
@@ -104,7 +135,10 @@ t.test('two SQLite connections migrating one file at once apply each version onc
   const b = await openEngine(t, 'sqlite', { file, migrate: false, busyTimeoutMs: 10_000 })
   const [ra, rb] = await Promise.all([migrate(a), migrate(b)])
   const all = (await loadMigrations()).map((m) => m.version)
-  t.same([...ra.applied, ...rb.applied].sort((x, y) => x - y), all)
+  t.same(
+    [...ra.applied, ...rb.applied].sort((x, y) => x - y),
+    all,
+  )
 })
 
 t.test('a SQLite database made before numbered migrations upgrades in place', async (t) => {
@@ -113,13 +147,22 @@ t.test('a SQLite database made before numbered migrations upgrades in place', as
   const db = await SqliteDatabase.open(file, 2000)
   t.after(() => db.close())
   await db.run("INSERT INTO workspaces (id, name, region, created_at) VALUES ('ws_old', 'Old', 'eu', '2026-05-01T00:00:00.000Z')")
-  await db.run("INSERT INTO screens (id, workspace_id, name, created_at, updated_at, desired_version, panel_set_id) VALUES ('scr_old', 'ws_old', 'Lobby', '2026-05-01T00:00:00.000Z', '2026-05-01T00:00:00.000Z', 4, 2)")
+  await db.run(
+    "INSERT INTO screens (id, workspace_id, name, created_at, updated_at, desired_version, panel_set_id) VALUES ('scr_old', 'ws_old', 'Lobby', '2026-05-01T00:00:00.000Z', '2026-05-01T00:00:00.000Z', 4, 2)",
+  )
   const r = await migrate(db)
   // The legacy database stops at 50: 60 and every later version are what is left to apply.
-  t.same(r.applied, (await loadMigrations()).map((m) => m.version).filter((v) => v >= 60), 'only the versions added since are applied')
+  t.same(
+    r.applied,
+    (await loadMigrations()).map((m) => m.version).filter((v) => v >= 60),
+    'only the versions added since are applied',
+  )
   const s = await db.kysely.selectFrom('screens').select(['id', 'desired_version', 'panel_set_id', 'status']).executeTakeFirstOrThrow()
   t.same(s, { id: 'scr_old', desired_version: 4, panel_set_id: 2, status: 'offline' }, 'old rows intact')
-  await db.kysely.insertInto('events_outbox').values({ id: 'e1', workspace_id: 'ws_old', event: 'x', data: '{}', occurred_at: '2026-05-01T00:00:00.000Z' }).execute()
+  await db.kysely
+    .insertInto('events_outbox')
+    .values({ id: 'e1', workspace_id: 'ws_old', event: 'x', data: '{}', occurred_at: '2026-05-01T00:00:00.000Z' })
+    .execute()
   const names = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`.execute(db.kysely)
   t.ok(names.rows.some((n) => n.name === 'events_outbox'))
 })
@@ -143,7 +186,10 @@ t.test('pnpm cloud migrate: prints the result; refuses a newer database with exi
   t.equal(first.code, 0, first.stderr)
   const out = JSON.parse(first.stdout)
   t.equal(out.engine, 'sqlite')
-  t.same(out.applied, (await loadMigrations()).map((m) => m.version))
+  t.same(
+    out.applied,
+    (await loadMigrations()).map((m) => m.version),
+  )
   const second = await run()
   t.same(JSON.parse(second.stdout).applied, [])
   const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)

@@ -17,11 +17,26 @@ t.test('cast create → device gets the cast in a newer retained desired state; 
   const res = await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_promo', expiresAt: '2026-06-01T13:00:00Z', contentName: 'Promo' })
   t.equal(res.status, 201)
   const cast = res.body.data
-  t.match(cast, { kind: 'cast', status: 'active', contentKind: 'media', contentId: 'med_promo', scopeKind: 'all', screenCount: 1, triggeredAt: '2026-06-01T12:00:00.000Z', expiresAt: '2026-06-01T13:00:00.000Z' })
+  t.match(cast, {
+    kind: 'cast',
+    status: 'active',
+    contentKind: 'media',
+    contentId: 'med_promo',
+    scopeKind: 'all',
+    screenCount: 1,
+    triggeredAt: '2026-06-01T12:00:00.000Z',
+    expiresAt: '2026-06-01T13:00:00.000Z',
+  })
   t.match(cast.id, /^cast_/)
   const withCast = await dev.next((s) => s.casts.length === 1)
   t.ok(withCast.version > first.version, 'version increased')
-  t.match(withCast.casts[0], { id: cast.id, contentKind: 'media', contentId: 'med_promo', expiresAt: '2026-06-01T13:00:00.000Z', content: { url: 'https://cdn.example/promo.mp4' } })
+  t.match(withCast.casts[0], {
+    id: cast.id,
+    contentKind: 'media',
+    contentId: 'med_promo',
+    expiresAt: '2026-06-01T13:00:00.000Z',
+    content: { url: 'https://cdn.example/promo.mp4' },
+  })
 
   const cleared = await c.call('POST', `/v1/casts/${cast.id}/clear`)
   t.equal(cleared.status, 200)
@@ -61,9 +76,19 @@ t.test('expiry (ManualClock + worker) ends the cast and republishes; a newer cas
   t.equal(s3.casts.length, 1, 'only the newer cast is sent')
   t.equal(s3.casts[0]!.expiresAt, null, 'no expiresAt: until cleared')
   const list = (await c.call('GET', '/v1/casts')).body.data
-  t.same(list.map((x: { id: string }) => x.id), [b2.id, b.id, a.id], 'newest first')
-  t.same((await c.call('GET', '/v1/casts?status=ended')).body.data.map((x: { id: string }) => x.id), [b.id, a.id])
-  t.same((await c.call('GET', '/v1/casts?status=active&limit=1')).body.data.map((x: { id: string }) => x.id), [b2.id])
+  t.same(
+    list.map((x: { id: string }) => x.id),
+    [b2.id, b.id, a.id],
+    'newest first',
+  )
+  t.same(
+    (await c.call('GET', '/v1/casts?status=ended')).body.data.map((x: { id: string }) => x.id),
+    [b.id, a.id],
+  )
+  t.same(
+    (await c.call('GET', '/v1/casts?status=active&limit=1')).body.data.map((x: { id: string }) => x.id),
+    [b2.id],
+  )
 })
 
 t.test('emergency over a cast: emergency on top and the cast paused; clear → the cast is back', async (t) => {
@@ -87,7 +112,10 @@ t.test('emergency over a cast: emergency on top and the cast paused; clear → t
   t.match(s2.casts, [{ id: cast.id, paused: true }], 'the cast stays listed, paused')
   t.equal((await c.call('GET', `/v1/casts/${cast.id}`)).body.data.status, 'paused')
   t.equal((await c.call('GET', `/v1/emergencies/${emg.id}`)).body.data.status, 'active')
-  t.same((await c.call('GET', '/v1/emergencies?status=active')).body.data.map((x: { id: string }) => x.id), [emg.id])
+  t.same(
+    (await c.call('GET', '/v1/emergencies?status=active')).body.data.map((x: { id: string }) => x.id),
+    [emg.id],
+  )
 
   const cleared = await c.call('POST', `/v1/emergencies/${emg.id}/clear`)
   t.equal(cleared.status, 200)
@@ -100,7 +128,10 @@ t.test('emergency over a cast: emergency on top and the cast paused; clear → t
   const again = await c.call('POST', `/v1/emergencies/${emg.id}/clear`)
   t.equal(again.status, 409)
   t.equal(again.body.error, 'already_inactive')
-  t.same(events.map((e) => e.event).filter((e) => e.startsWith('emergency.')), ['emergency.started', 'emergency.cleared'])
+  t.same(
+    events.map((e) => e.event).filter((e) => e.startsWith('emergency.')),
+    ['emergency.started', 'emergency.cleared'],
+  )
   t.match(events.find((e) => e.event === 'emergency.started')!.data, { id: emg.id, screenCount: 1 })
 })
 
@@ -122,7 +153,11 @@ t.test('a device offline while a cast is created and expires gets exactly the la
   // Queued copies arrive through the session; the device keeps only the highest version.
   const got = await back.next((s) => s.version === current!.version)
   t.equal(got.version, v1.version + 3, 'every change took a version')
-  t.same(got.casts.map((x) => x.id), [b.id], 'the expired cast is gone, the newer one is there')
+  t.same(
+    got.casts.map((x) => x.id),
+    [b.id],
+    'the expired cast is gone, the newer one is there',
+  )
   t.equal(back.latest!.version, current!.version, 'nothing newer or stale wins')
   t.notOk(back.latest!.casts.some((x) => x.id === a.id))
 

@@ -45,7 +45,14 @@ t.test('a device flooding reported state does not delay another screen going onl
   // Fire the whole flood without waiting, then connect the other screen in the middle of it.
   for (let k = 0; k < N; k++) dev.client.publish(topics.reported(flooder.screenId), reported(k), { qos: 0 })
   const sent = new Promise<void>((resolve) => dev.client.publish(topics.reported(flooder.screenId), reported(N), { qos: 0 }, () => resolve()))
-  const quietDev = await mqtt.connectAsync(url, { clientId: quiet.screenId, username: quiet.screenId, password: quiet.deviceSecret, protocolVersion: 4, clean: false, reconnectPeriod: 0 })
+  const quietDev = await mqtt.connectAsync(url, {
+    clientId: quiet.screenId,
+    username: quiet.screenId,
+    password: quiet.deviceSecret,
+    protocolVersion: 4,
+    clean: false,
+    reconnectPeriod: 0,
+  })
   t.after(() => quietDev.endAsync(true))
   const connackAt = performance.now()
   let onlineAfter = Infinity
@@ -78,7 +85,11 @@ t.test('the budget drops what a device sends beyond it, with a warning, and disc
   const warnings: string[] = []
   const b = new DeviceBudget({ ratePerSecond: 10, burst: 5, sustainMs: 2000, warnEveryMs: 1000 }, () => now)
   b.log = { warn: (_o, msg) => void warnings.push(msg) }
-  t.same(Array.from({ length: 5 }, () => b.take('a')), ['ok', 'ok', 'ok', 'ok', 'ok'], 'the burst passes')
+  t.same(
+    Array.from({ length: 5 }, () => b.take('a')),
+    ['ok', 'ok', 'ok', 'ok', 'ok'],
+    'the burst passes',
+  )
   t.equal(b.take('a'), 'over', 'the sixth at once is over budget')
   t.equal(b.take('b'), 'ok', 'another device has its own bucket')
   t.equal(warnings.length, 1, 'one warning')
@@ -100,7 +111,10 @@ t.test('the budget drops what a device sends beyond it, with a warning, and disc
   for (let k = 0; k < 6; k++) b.take('c')
   now += 1000
   const verdicts = Array.from({ length: 40 }, () => ((now += 200), b.take('c')))
-  t.ok(verdicts.every((v) => v === 'ok'), 'a device under its rate is never dropped')
+  t.ok(
+    verdicts.every((v) => v === 'ok'),
+    'a device under its rate is never dropped',
+  )
 })
 
 t.test('over budget on a real connection: status messages dropped, a sustained flood disconnected', async (t) => {

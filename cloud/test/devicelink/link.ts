@@ -34,11 +34,28 @@ export function tempDir(t: Test): string {
 }
 
 /** Starts a cloud; `dataDir` with a file database makes the broker persist to disk. */
-export async function startCloud(t: Test, opts: { dataDir?: string; fileDb?: boolean; clock?: ManualClock; content?: InMemoryContentResolver; workspace?: { id: string; apiKey: string }; config?: Partial<Config> } = {}): Promise<Cloud> {
+export async function startCloud(
+  t: Test,
+  opts: {
+    dataDir?: string
+    fileDb?: boolean
+    clock?: ManualClock
+    content?: InMemoryContentResolver
+    workspace?: { id: string; apiKey: string }
+    config?: Partial<Config>
+  } = {},
+): Promise<Cloud> {
   const dir = opts.dataDir ?? tempDir(t)
   const clock = opts.clock ?? new ManualClock('2026-06-01T12:00:00.000Z')
   const content = opts.content ?? new InMemoryContentResolver()
-  const config = testConfig({ dataDir: dir, dbFile: opts.fileDb ? join(dir, 'svc.sqlite') : ':memory:', httpPort: 0, mqttPort: 0, host: '127.0.0.1', ...opts.config })
+  const config = testConfig({
+    dataDir: dir,
+    dbFile: opts.fileDb ? join(dir, 'svc.sqlite') : ':memory:',
+    httpPort: 0,
+    mqttPort: 0,
+    host: '127.0.0.1',
+    ...opts.config,
+  })
   const running = await startServer(config, { clock, content })
   let closed = false
   const close = running.close
@@ -88,7 +105,10 @@ export async function startCloud(t: Test, opts: { dataDir?: string; fileDb?: boo
 export class DeviceClient {
   states: DesiredState[] = []
   private waiters: { pred: (s: DesiredState) => boolean; resolve: (s: DesiredState) => void }[] = []
-  constructor(readonly client: MqttClient, readonly screenId: string) {
+  constructor(
+    readonly client: MqttClient,
+    readonly screenId: string,
+  ) {
     client.on('message', (topic, payload) => {
       if (topic !== topics.desired(screenId)) return
       const r = parseDesiredState(payload)

@@ -23,7 +23,10 @@ t.test('online at once; a drop is offline only after the grace period; a quick r
   await dev.client.publishAsync(topics.status(d.screenId), status('online'), { qos: 1, retain: true })
   await presence.idle()
   t.match(await screen(), { status: 'online', lastSeenAt: '2026-06-01T12:00:00.000Z' })
-  t.same(seen.map((e) => e.event), ['screen.online'])
+  t.same(
+    seen.map((e) => e.event),
+    ['screen.online'],
+  )
   t.match(seen[0]!.data, { screenId: d.screenId, screenName: 'Foyer', nodeId: null, at: '2026-06-01T12:00:00.000Z' })
 
   // an unclean drop (the Last Will fires), back within the grace period: nothing announced
@@ -38,7 +41,11 @@ t.test('online at once; a drop is offline only after the grace period; a quick r
   c.clock.advance(60_000)
   await presence.sweep()
   t.equal((await screen()).status, 'online')
-  t.same(seen.map((e) => e.event), ['screen.online'], 'a flap announces nothing')
+  t.same(
+    seen.map((e) => e.event),
+    ['screen.online'],
+    'a flap announces nothing',
+  )
 
   // a real outage: offline after presence.offlineAfterMs without reconnecting
   again.client.stream.destroy()
@@ -51,7 +58,10 @@ t.test('online at once; a drop is offline only after the grace period; a quick r
   c.clock.advance(1)
   await presence.sweep()
   t.match(await screen(), { status: 'offline', lastSeenAt: droppedAt })
-  t.same(seen.map((e) => e.event), ['screen.online', 'screen.offline'])
+  t.same(
+    seen.map((e) => e.event),
+    ['screen.online', 'screen.offline'],
+  )
   t.match(seen[1]!.data, { screenId: d.screenId, since: droppedAt, at: c.clock.now().toISOString() })
 
   c.clock.advance(5000)

@@ -326,6 +326,9 @@ t.test('a reconnect storm after a cloud restart sends no screen.offline and no s
   await w.restart()
   await Promise.all([0, 1].map((i) => w.act(i, 'connect')))
   t.ok(await w.checkpoint(t, 'one device stayed away'))
-  t.same(w.events.slice(before).map((e) => e.event), ['screen.offline'])
+  t.same(
+    w.events.slice(before).map((e) => e.event),
+    ['screen.offline'],
+  )
   t.equal(w.events.at(-1)!.screenId, w.devices[2]!.screenId)
 })

@@ -19,14 +19,30 @@ t.test('a dropped screen goes offline by itself with the cast sweep off', async 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-presence-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   const running = await startServer(
-    testConfig({ dataDir: dir, dbFile: path.join(dir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, castExpiryIntervalMs: 0, presenceTimers: true, screenOfflineGraceMs: 300 }),
+    testConfig({
+      dataDir: dir,
+      dbFile: path.join(dir, 'svc.sqlite'),
+      host: '127.0.0.1',
+      httpPort: 0,
+      mqttPort: 0,
+      castExpiryIntervalMs: 0,
+      presenceTimers: true,
+      screenOfflineGraceMs: 300,
+    }),
   )
   t.after(() => running.close())
   const { app } = running
   const ws = await app.services.workspaces.create('Presence', 'us')
   const { secret: key } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const call = async (method: string, url: string, body?: unknown, token: string | null = key) =>
-    (await app.inject({ method: method as 'GET', url, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(body !== undefined ? { payload: body as object } : {}) })).json().data
+    (
+      await app.inject({
+        method: method as 'GET',
+        url,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        ...(body !== undefined ? { payload: body as object } : {}),
+      })
+    ).json().data
   const reg = await call('POST', '/v1/devices/register', {}, null)
   const screenId = (await call('POST', '/v1/screens/pair', { code: reg.pairingCode, name: 'Door' })).id as string
   const { deviceSecret } = await call('GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)

@@ -40,7 +40,9 @@ t.test('a device publish keeps only the contract fields, and GET returns nothing
   await dev.client.publishAsync(topics.reported(d.screenId), JSON.stringify(dirty).replace('{', '{"__proto__":{"admin":true},'), { qos: 1 })
   const got = await reportedOf(cloud, d.screenId, (r) => r.version === 1)
   t.same(got, clean, 'only the contract fields')
-  const raw = (await fetch(`http://127.0.0.1:${cloud.running.httpPort}/v1/screens/${d.screenId}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } }).then((r) => r.text()))
+  const raw = await fetch(`http://127.0.0.1:${cloud.running.httpPort}/v1/screens/${d.screenId}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } }).then(
+    (r) => r.text(),
+  )
   t.notOk(/script|onerror|blob|firmware|disks|__proto__|admin/.test(raw), 'nothing else in the answer body')
   const row = await cloud.running.app.services.db.get<{ reported: string }>('SELECT reported FROM screens WHERE id = ?', [d.screenId])
   t.same(JSON.parse(row!.reported), clean, 'only the contract fields are stored')

@@ -25,7 +25,11 @@ t.test('queued QoS 1 messages and the retained desired state survive a restart',
   const url = `mqtt://127.0.0.1:${second.running.mqttPort}`
   const back = await connectDevice(t, url, d, {}, false) // no new SUBSCRIBE: only the session can deliver
   const queued = await back.next((s) => s.version === beforeRestart)
-  t.same(queued.casts.map((x) => x.id), [cast.id], 'the message queued before the restart is delivered')
+  t.same(
+    queued.casts.map((x) => x.id),
+    [cast.id],
+    'the message queued before the restart is delivered',
+  )
 
   const cleared = await second.call('POST', `/v1/casts/${cast.id}/clear`)
   t.equal(cleared.status, 200)

@@ -80,23 +80,42 @@ forEngines(t, (t, build) => {
     const cast = await h.req('POST', '/v1/casts', pinned, { contentKind: 'media', contentId: 'med_a' })
     t.equal(cast.statusCode, 201)
     t.equal(cast.json().data.screenCount, 1, 'scope all = the screens the key reaches')
-    const outside = await h.req('POST', '/v1/casts', pinned, { contentKind: 'media', contentId: 'med_a', scopeKind: 'screens', screenIds: [elsewhere.screenId] })
+    const outside = await h.req('POST', '/v1/casts', pinned, {
+      contentKind: 'media',
+      contentId: 'med_a',
+      scopeKind: 'screens',
+      screenIds: [elsewhere.screenId],
+    })
     t.equal(outside.json().error, 'no_screens', 'a screen outside the subtree is not reachable')
-    const mixed = await h.req('POST', '/v1/casts', pinned, { contentKind: 'media', contentId: 'med_a', scopeKind: 'screens', screenIds: [elsewhere.screenId, inStore.screenId] })
+    const mixed = await h.req('POST', '/v1/casts', pinned, {
+      contentKind: 'media',
+      contentId: 'med_a',
+      scopeKind: 'screens',
+      screenIds: [elsewhere.screenId, inStore.screenId],
+    })
     t.equal(mixed.json().data.screenCount, 1, 'only reachable screens are targeted')
-    t.equal((await h.req('POST', '/v1/casts', pinned, { contentKind: 'media', contentId: 'med_a', scopeKind: 'node', scopeNodeId: other })).json().error, 'invalid_node')
+    t.equal(
+      (await h.req('POST', '/v1/casts', pinned, { contentKind: 'media', contentId: 'med_a', scopeKind: 'node', scopeNodeId: other })).json().error,
+      'invalid_node',
+    )
 
     const rootCast = (await h.req('POST', '/v1/casts', k, { contentKind: 'media', contentId: 'med_a' })).json().data
     t.equal(rootCast.screenCount, 2)
     const seen = (await h.req('GET', '/v1/casts', pinned)).json().data.map((c: { id: string }) => c.id)
-    t.notOk(seen.includes(rootCast.id), "a pinned key does not see a workspace-wide cast")
+    t.notOk(seen.includes(rootCast.id), 'a pinned key does not see a workspace-wide cast')
     t.equal((await h.req('POST', `/v1/casts/${rootCast.id}/clear`, pinned)).statusCode, 404)
     const emg = await h.req('POST', '/v1/emergencies', pinned, { contentKind: 'media', contentId: 'med_a' })
     t.equal(emg.json().data.screenCount, 1)
 
     const viewer = (await makeKey(h, k, ['screen.view'])).secret
-    t.match((await h.req('POST', '/v1/casts', viewer, { contentKind: 'media', contentId: 'med_a' })).json(), { error: 'forbidden', message: 'Missing permission: screen.cast' })
-    t.match((await h.req('POST', '/v1/emergencies', viewer, { contentKind: 'media', contentId: 'med_a' })).json(), { error: 'forbidden', message: 'Missing permission: emergency.manage' })
+    t.match((await h.req('POST', '/v1/casts', viewer, { contentKind: 'media', contentId: 'med_a' })).json(), {
+      error: 'forbidden',
+      message: 'Missing permission: screen.cast',
+    })
+    t.match((await h.req('POST', '/v1/emergencies', viewer, { contentKind: 'media', contentId: 'med_a' })).json(), {
+      error: 'forbidden',
+      message: 'Missing permission: emergency.manage',
+    })
     t.equal((await h.req('GET', '/v1/emergencies', viewer)).statusCode, 403)
   })
 
@@ -115,7 +134,10 @@ forEngines(t, (t, build) => {
     t.equal(all[0].status, 'active')
     t.equal(all[1].status, 'replaced')
     t.equal((await h.req('GET', '/v1/casts?limit=500', k)).json().data.length, 205)
-    t.same((await h.req('GET', '/v1/casts?limit=3', k)).json().data.map((c: { id: string }) => c.id), [ids[204], ids[203], ids[202]])
+    t.same(
+      (await h.req('GET', '/v1/casts?limit=3', k)).json().data.map((c: { id: string }) => c.id),
+      [ids[204], ids[203], ids[202]],
+    )
     t.equal((await h.req('GET', '/v1/casts?status=replaced&limit=500', k)).json().data.length, 204)
     t.notOk('nextCursor' in (await h.req('GET', '/v1/casts', k)).json(), 'no cursor')
   })

@@ -65,17 +65,30 @@ t.test('two file parts in one upload: 422 validation_error, not 413 "reach files
   const { apiKey } = await h.workspace()
   const b = 'xXbOuNdArYXx'
   const part = (name: string) => `--${b}\r\nContent-Disposition: form-data; name="${name}"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nAAAA\r\n`
-  for (const names of [['file', 'file'], ['file', 'other']]) {
-    const payload = names.map(part).join('') + `--${b}--\r\n`
-    const res = await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${b}` }, payload })
+  for (const names of [
+    ['file', 'file'],
+    ['file', 'other'],
+  ]) {
+    const payload = `${names.map(part).join('')}--${b}--\r\n`
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/media/upload',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${b}` },
+      payload,
+    })
     t.equal(res.statusCode, 422, names.join('+'))
     t.equal(res.json().error, 'validation_error')
     t.match(res.json().message, /one file/i)
   }
   t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0)
   // Too many small fields: 422 too.
-  const fields = Array.from({ length: 12 }, (_, i) => `--${b}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('') + `--${b}--\r\n`
-  const many = await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${b}` }, payload: fields })
+  const fields = `${Array.from({ length: 12 }, (_, i) => `--${b}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('')}--${b}--\r\n`
+  const many = await h.app.inject({
+    method: 'POST',
+    url: '/v1/media/upload',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${b}` },
+    payload: fields,
+  })
   t.ok([413, 422].includes(many.statusCode), `${many.statusCode}`)
   t.match(many.json().error, /^[a-z_]+$/)
 })

@@ -63,7 +63,7 @@ function sample(s: Schema | undefined, depth = 0): unknown {
 }
 
 const WRONG: unknown[] = [null, 0, -1, 1e308, 'x', '', true, [], {}, [1, 'a', null], { a: { b: {} } }, '\u0000\ud800', 'x'.repeat(70_000)]
-const DEEP = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)
+const DEEP = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`
 const DEEP_ARRAY = (n: number) => '['.repeat(n) + ']'.repeat(n)
 
 interface Variant {
@@ -78,7 +78,12 @@ function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] 
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
   const base = (sample(schema) ?? {}) as Record<string, unknown>
   const props = Object.keys(schema?.properties ?? {})
-  const json = (label: string, v: unknown, extra: Partial<Variant> = {}): Variant => ({ label, payload: JSON.stringify(v), contentType: 'application/json', ...extra })
+  const json = (label: string, v: unknown, extra: Partial<Variant> = {}): Variant => ({
+    label,
+    payload: JSON.stringify(v),
+    contentType: 'application/json',
+    ...extra,
+  })
   const out: Variant[] = [
     { label: 'no body' },
     json('empty object', {}),
@@ -87,15 +92,29 @@ function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] 
     json('unknown field', { ...base, zzUnknownField: 1 }, { unknownFields: true }),
     { label: '__proto__ key', payload: `{"__proto__":{"polluted":true},${JSON.stringify(base).slice(1)}`.replace(/,}$/, '}'), contentType: 'application/json' },
     { label: 'constructor.prototype key', payload: '{"constructor":{"prototype":{"polluted":true}}}', contentType: 'application/json' },
-    { label: 'invalid UTF-8', payload: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}')]), contentType: 'application/json' },
+    {
+      label: 'invalid UTF-8',
+      payload: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}')]),
+      contentType: 'application/json',
+    },
     { label: 'deeply nested body', payload: DEEP_ARRAY(5000), contentType: 'application/json' },
     { label: 'malformed JSON', payload: '{"name": "x",', contentType: 'application/json' },
     { label: 'text/plain body', payload: 'hello', contentType: 'text/plain' },
   ]
   for (const p of props) {
     out.push(json(`${p}: wrong type`, { ...base, [p]: pick(WRONG) }))
-    out.push({ label: `${p}: 5,000 levels deep`, payload: `{${JSON.stringify(base).slice(1, -1)}${Object.keys(base).length ? ',' : ''}"${p}":${DEEP(5000)}}`, contentType: 'application/json' })
-    if (rnd() < 0.5) out.push(json(`${p}: oversized`, { ...base, [p]: pick(['y'.repeat(300_000), Array.from({ length: 20_000 }, () => 'z'), Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]))]) }))
+    out.push({
+      label: `${p}: 5,000 levels deep`,
+      payload: `{${JSON.stringify(base).slice(1, -1)}${Object.keys(base).length ? ',' : ''}"${p}":${DEEP(5000)}}`,
+      contentType: 'application/json',
+    })
+    if (rnd() < 0.5)
+      out.push(
+        json(`${p}: oversized`, {
+          ...base,
+          [p]: pick(['y'.repeat(300_000), Array.from({ length: 20_000 }, () => 'z'), Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]))]),
+        }),
+      )
   }
   for (const p of schema?.required ?? []) {
     const missing = { ...base }
@@ -105,7 +124,7 @@ function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] 
   return out
 }
 
-const JUNK_IDS = ['x', '%ZZ', 'does_not_exist', '0', '-1', 'scr_' + 'a'.repeat(300), '..', '%E2%98%83', '%00', 'null', "'; DROP TABLE screens; --", '%7B%7D']
+const JUNK_IDS = ['x', '%ZZ', 'does_not_exist', '0', '-1', `scr_${'a'.repeat(300)}`, '..', '%E2%98%83', '%00', 'null', "'; DROP TABLE screens; --", '%7B%7D']
 const JUNK_QUERY = ['abc', '-1', '0', '99999999999999999999', 'x'.repeat(5000), '%00', '%ZZ', '[]', '{}', 'true', '1e999']
 
 function isEnvelope(body: unknown): boolean {
@@ -167,10 +186,16 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   await make('webhooks', { url: 'https://hooks.example.com/in', events: [] })
   ids['api-keys'] = [(await makeKey(h, apiKey, ['screen.view'])).id]
 
-  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as { paths: Record<string, Record<string, { parameters?: { in: string; name: string; schema?: Schema }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>> }
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as {
+    paths: Record<
+      string,
+      Record<string, { parameters?: { in: string; name: string; schema?: Schema }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>
+    >
+  }
   const ops: { method: string; path: string; op: (typeof doc.paths)[string][string] }[] = []
   for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) ops.push({ method: method.toUpperCase(), path, op })
+    for (const [method, op] of Object.entries(methods))
+      if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) ops.push({ method: method.toUpperCase(), path, op })
   }
   t.ok(ops.length > 50, `${ops.length} operations in the document`)
   // Deletions last, so the fixtures live through the rest of the sweep.
@@ -191,13 +216,17 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
         return JUNK_IDS[Math.floor(rnd() * JUNK_IDS.length)]!
       })
     const query = () => {
-      const qs = (op.parameters ?? []).filter((p) => p.in === 'query' && rnd() < 0.7).map((p) => `${encodeURIComponent(p.name)}=${JUNK_QUERY[Math.floor(rnd() * JUNK_QUERY.length)]!}`)
+      const qs = (op.parameters ?? [])
+        .filter((p) => p.in === 'query' && rnd() < 0.7)
+        .map((p) => `${encodeURIComponent(p.name)}=${JUNK_QUERY[Math.floor(rnd() * JUNK_QUERY.length)]!}`)
       if (rnd() < 0.2) qs.push('zzUnknown=1')
       return qs.length ? `?${qs.join('&')}` : ''
     }
     const hasBody = ['POST', 'PUT', 'PATCH'].includes(method)
     const schema = op.requestBody?.content?.['application/json']?.schema
-    const variants: Variant[] = hasBody ? bodyVariants(schema, rnd) : [{ label: 'no body' }, { label: 'stray JSON body', payload: '{"x":1}', contentType: 'application/json' }]
+    const variants: Variant[] = hasBody
+      ? bodyVariants(schema, rnd)
+      : [{ label: 'no body' }, { label: 'stray JSON body', payload: '{"x":1}', contentType: 'application/json' }]
     // Parameters alone, a few times per operation.
     for (let i = 0; i < 3; i++) variants.push({ label: `parameters ${i}` })
     for (const v of variants) {

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { build, type Harness } from '../helpers.js'
 
-const deep = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels)
+const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
 
 const CASES = [
   { url: '/v1/creatives', table: 'content_items', base: { name: 'Promo' }, field: 'design' },

@@ -23,13 +23,13 @@ async function smtpListener(t: import('tap').Test): Promise<{ port: number; mess
             messages.push(cur)
             cur = { from: '', to: [], data: '' }
             sock.write('250 queued\r\n')
-          } else cur.data += line + '\n'
+          } else cur.data += `${line}\n`
           continue
         }
         const cmd = line.slice(0, 4).toUpperCase()
         if (cmd === 'EHLO' || cmd === 'HELO') sock.write('250 test\r\n')
         else if (cmd === 'MAIL') (cur.from = line), sock.write('250 ok\r\n')
-        else if (cmd === 'RCPT') (cur.to.push(/<([^>]+)>/.exec(line)?.[1] ?? line), sock.write('250 ok\r\n'))
+        else if (cmd === 'RCPT') cur.to.push(/<([^>]+)>/.exec(line)?.[1] ?? line), sock.write('250 ok\r\n')
         else if (cmd === 'DATA') (inData = true), sock.write('354 go on\r\n')
         else if (cmd === 'QUIT') sock.end('221 bye\r\n')
         else sock.write('250 ok\r\n')

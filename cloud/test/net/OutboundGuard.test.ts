@@ -3,9 +3,34 @@ import { OutboundGuard, UnsafeUrlError, isPublicAddress, isUnsafeUrlError, type 
 
 t.test('isPublicAddress refuses every non-public form', async (t) => {
   const refused = [
-    '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.127.255.254',
-    '0.0.0.0', '224.0.0.1', '239.255.255.250', '255.255.255.255', '192.0.2.10', '198.51.100.7', '203.0.113.9', '198.18.0.1', '240.0.0.1',
-    '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:7f00:1', '64:ff9b::7f00:1',
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '100.127.255.254',
+    '0.0.0.0',
+    '224.0.0.1',
+    '239.255.255.250',
+    '255.255.255.255',
+    '192.0.2.10',
+    '198.51.100.7',
+    '203.0.113.9',
+    '198.18.0.1',
+    '240.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    '2001:db8::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '64:ff9b::7f00:1',
     'not-an-ip',
   ]
   for (const ip of refused) t.equal(isPublicAddress(ip), false, ip)
@@ -15,7 +40,20 @@ t.test('isPublicAddress refuses every non-public form', async (t) => {
 t.test('check(): https only, literal addresses and local names refused', async (t) => {
   const g = new OutboundGuard()
   t.after(() => g.close())
-  for (const url of ['http://example.com/x', 'ftp://example.com', 'https://127.0.0.1/x', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://10.0.0.5:8443/h', 'https://localhost/x', 'https://intranet/x', 'https://user:pw@example.com/', 'nonsense', 'https://0x7f000001/', 'https://2130706433/']) {
+  for (const url of [
+    'http://example.com/x',
+    'ftp://example.com',
+    'https://127.0.0.1/x',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://10.0.0.5:8443/h',
+    'https://localhost/x',
+    'https://intranet/x',
+    'https://user:pw@example.com/',
+    'nonsense',
+    'https://0x7f000001/',
+    'https://2130706433/',
+  ]) {
     t.throws(() => g.check(url), UnsafeUrlError, url)
   }
   t.equal(g.check('https://hooks.example.com/in').hostname, 'hooks.example.com')
@@ -39,13 +77,35 @@ t.test('a DNS name resolving to a private address is refused at connect time (re
 })
 
 t.test('IPv6 forms embedding an IPv4 address and names ending in a dot are refused', async (t) => {
-  for (const ip of ['::7f00:1', '::127.0.0.1', '::a00:1', '::10.0.0.1', '::8.8.8.8', '::808:808', '64:ff9b::a00:1', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:a00:1::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2']) {
+  for (const ip of [
+    '::7f00:1',
+    '::127.0.0.1',
+    '::a00:1',
+    '::10.0.0.1',
+    '::8.8.8.8',
+    '::808:808',
+    '64:ff9b::a00:1',
+    '64:ff9b:1::a00:1',
+    '2002:7f00:1::1',
+    '2002:a00:1::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+  ]) {
     t.equal(isPublicAddress(ip), false, ip)
   }
   t.equal(isPublicAddress('::ffff:8.8.8.8'), true, 'IPv4-mapped public stays public')
   const g = new OutboundGuard({ allowHosts: ['localhost'] })
   t.after(() => g.close())
-  for (const url of ['https://[::127.0.0.1]/', 'https://[::7f00:1]/x', 'https://[::10.0.0.1]/', 'https://[64:ff9b::127.0.0.1]/', 'https://[2002:7f00:1::1]/', 'https://localhost./x', 'https://intranet./x', 'https://sub.localhost./', 'https://hooks.example.com./in']) {
+  for (const url of [
+    'https://[::127.0.0.1]/',
+    'https://[::7f00:1]/x',
+    'https://[::10.0.0.1]/',
+    'https://[64:ff9b::127.0.0.1]/',
+    'https://[2002:7f00:1::1]/',
+    'https://localhost./x',
+    'https://intranet./x',
+    'https://sub.localhost./',
+    'https://hooks.example.com./in',
+  ]) {
     t.throws(() => g.check(url), UnsafeUrlError, url)
   }
 })
@@ -65,7 +125,12 @@ t.test('connect time: the guarded pool refuses embedded-IPv4 literals, dotted na
   const ok = await request(`https://localhost:${rec.port}/ok`, { method: 'POST', body: '{}', dispatcher: g.dispatcher })
   await ok.body.dump()
   t.equal(ok.statusCode, 200)
-  for (const url of [`https://[::ffff:127.0.0.1]:${rec.port}/x`, `https://127.0.0.1:${rec.port}/x`, `https://localhost.:${rec.port}/x`, `https://compat.example.com:${rec.port}/x`]) {
+  for (const url of [
+    `https://[::ffff:127.0.0.1]:${rec.port}/x`,
+    `https://127.0.0.1:${rec.port}/x`,
+    `https://localhost.:${rec.port}/x`,
+    `https://compat.example.com:${rec.port}/x`,
+  ]) {
     const err = await request(url, { method: 'POST', body: '{}', dispatcher: g.dispatcher }).catch((e: unknown) => e)
     t.ok(isUnsafeUrlError(err), `${url}: ${String(err)}`)
   }

@@ -34,7 +34,10 @@ t.test('a device publishes batches: stored before the PUBACK, once, in its works
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const dev = await connectDevice(t, url, a)
 
-  const batch = { batchId: 'b1', records: [rec(a.screenId, 0), rec(a.screenId, 1), rec(a.screenId, 2, { startedAt: '2026-06-01T12:00:20+02:00', endedAt: '2026-06-01T12:00:30+02:00' })] }
+  const batch = {
+    batchId: 'b1',
+    records: [rec(a.screenId, 0), rec(a.screenId, 1), rec(a.screenId, 2, { startedAt: '2026-06-01T12:00:20+02:00', endedAt: '2026-06-01T12:00:30+02:00' })],
+  }
   await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify(batch), { qos: 1 })
   // The PUBACK resolved publishAsync: the rows are there already, no waiting.
   let got = await rows(cloud, a.screenId)
@@ -44,7 +47,14 @@ t.test('a device publishes batches: stored before the PUBACK, once, in its works
 
   // Replay (lost PUBACK, agent restart): nothing stored twice; a batch overlapping it adds only the new one.
   await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify(batch), { qos: 1 })
-  await dev.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: 'b2', records: [rec(a.screenId, 2, { startedAt: '2026-06-01T12:00:20+02:00', endedAt: '2026-06-01T12:00:30+02:00' }), rec(a.screenId, 3)] }), { qos: 1 })
+  await dev.client.publishAsync(
+    topics.playLog(a.screenId),
+    JSON.stringify({
+      batchId: 'b2',
+      records: [rec(a.screenId, 2, { startedAt: '2026-06-01T12:00:20+02:00', endedAt: '2026-06-01T12:00:30+02:00' }), rec(a.screenId, 3)],
+    }),
+    { qos: 1 },
+  )
   got = await rows(cloud, a.screenId)
   t.equal(got.length, 4, 'replayed records stored once')
 
@@ -98,15 +108,38 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const da = await connectDevice(t, url, a, {}, false)
   const db = await connectDevice(t, url, b, {}, false)
-  await da.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: 'a', records: Array.from({ length: 7 }, (_, i) => rec(a.screenId, i, i === 3 ? { itemId: '=HYPERLINK("x"),"quoted"' } : {})) }), { qos: 1 })
-  await db.client.publishAsync(topics.playLog(b.screenId), JSON.stringify({ batchId: 'b', records: [rec(b.screenId, 0, { source: 'cast', castId: 'cast_1', contentKind: 'media', contentId: 'med_9' })] }), { qos: 1 })
+  await da.client.publishAsync(
+    topics.playLog(a.screenId),
+    JSON.stringify({ batchId: 'a', records: Array.from({ length: 7 }, (_, i) => rec(a.screenId, i, i === 3 ? { itemId: '=HYPERLINK("x"),"quoted"' } : {})) }),
+    { qos: 1 },
+  )
+  await db.client.publishAsync(
+    topics.playLog(b.screenId),
+    JSON.stringify({ batchId: 'b', records: [rec(b.screenId, 0, { source: 'cast', castId: 'cast_1', contentKind: 'media', contentId: 'med_9' })] }),
+    { qos: 1 },
+  )
 
   const all = await cloud.call('GET', `/v1/screens/${a.screenId}/play-log?count=1`)
   t.equal(all.status, 200)
   t.equal(all.body.data.length, 7)
   t.equal(all.body.total, 7)
   t.equal(all.body.nextCursor, null)
-  t.same(Object.keys(all.body.data[0]).sort(), ['castId', 'contentId', 'contentKind', 'durationMs', 'emergencyId', 'endedAt', 'id', 'itemId', 'itemKind', 'receivedAt', 'screenId', 'source', 'startedAt', 'zone'])
+  t.same(Object.keys(all.body.data[0]).sort(), [
+    'castId',
+    'contentId',
+    'contentKind',
+    'durationMs',
+    'emergencyId',
+    'endedAt',
+    'id',
+    'itemId',
+    'itemKind',
+    'receivedAt',
+    'screenId',
+    'source',
+    'startedAt',
+    'zone',
+  ])
   t.equal(all.body.data[0].itemId, 'med_0')
 
   // Range [from, to) on startedAt, and paging through it.
@@ -120,9 +153,21 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
     cursor = r.body.nextCursor
     if (!cursor) break
   }
-  t.same(seen, ['2026-06-01T10:00:10.000Z', '2026-06-01T10:00:20.000Z', '2026-06-01T10:00:30.000Z', '2026-06-01T10:00:40.000Z'], 'from inclusive, to exclusive, every page in order')
+  t.same(
+    seen,
+    ['2026-06-01T10:00:10.000Z', '2026-06-01T10:00:20.000Z', '2026-06-01T10:00:30.000Z', '2026-06-01T10:00:40.000Z'],
+    'from inclusive, to exclusive, every page in order',
+  )
 
-  for (const bad of ['from=yesterday', 'to=2026-13-01T00:00:00Z', 'from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z', 'cursor=abc', 'limit=0', 'limit=1001', 'colour=red']) {
+  for (const bad of [
+    'from=yesterday',
+    'to=2026-13-01T00:00:00Z',
+    'from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z',
+    'cursor=abc',
+    'limit=0',
+    'limit=1001',
+    'colour=red',
+  ]) {
     const r = await cloud.call('GET', `/v1/screens/${a.screenId}/play-log?${bad}`)
     t.ok(r.status === 422 || r.status === 400, `${bad}: ${r.status}`)
     t.type(r.body.error, 'string')
@@ -132,21 +177,35 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   const other = await cloud.running.app.services.workspaces.create('Other', 'us')
   const otherKey = (await cloud.running.app.services.apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
   t.equal((await cloud.call('GET', `/v1/screens/${a.screenId}/play-log`, undefined, otherKey)).status, 404)
-  t.equal((await cloud.call('GET', `/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId}`, undefined, otherKey)).status, 404)
+  t.equal(
+    (await cloud.call('GET', `/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId}`, undefined, otherKey)).status,
+    404,
+  )
 
   // CSV: header, one line per play of the chosen screens, oldest first, fields escaped.
   const base = `http://127.0.0.1:${cloud.running.httpPort}`
-  const res = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId},${b.screenId}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
+  const res = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId},${b.screenId}`, {
+    headers: { authorization: `Bearer ${cloud.apiKey}` },
+  })
   t.equal(res.status, 200)
   t.match(res.headers.get('content-type'), /^text\/csv/)
   const lines = (await res.text()).trimEnd().split('\r\n')
   t.equal(lines[0], 'screenId,startedAt,endedAt,durationMs,source,contentKind,contentId,itemKind,itemId,zone,castId,emergencyId,id')
   t.equal(lines.length, 1 + 8)
   t.ok(lines.some((l) => l.startsWith(`${b.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,cast,media,med_9,media,med_0,,cast_1,,play_`)))
-  t.ok(lines.some((l) => l.includes(`,"'=HYPERLINK(""x""),""quoted""",`)), 'a formula is defused and quotes are doubled')
-  const onlyB = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${b.screenId}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
+  t.ok(
+    lines.some((l) => l.includes(`,"'=HYPERLINK(""x""),""quoted""",`)),
+    'a formula is defused and quotes are doubled',
+  )
+  const onlyB = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${b.screenId}`, {
+    headers: { authorization: `Bearer ${cloud.apiKey}` },
+  })
   t.equal((await onlyB.text()).trimEnd().split('\r\n').length, 2)
-  for (const bad of ['to=2026-06-02T00:00:00Z&screenIds=x', `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=`, `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')}`]) {
+  for (const bad of [
+    'to=2026-06-02T00:00:00Z&screenIds=x',
+    `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=`,
+    `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')}`,
+  ]) {
     const r = await cloud.call('GET', `/v1/play-log.csv?${bad}`)
     t.ok(r.status === 422 || r.status === 400, `${bad.slice(0, 60)}: ${r.status}`)
   }

@@ -20,8 +20,15 @@ async function seed(db: Database, n: number): Promise<void> {
   const repo = new WebhookRepository(db.kysely, db.dialect)
   for (let i = 0; i < n; i++) {
     await repo.insertDelivery({
-      id: `d${String(i).padStart(4, '0')}`, workspace_id: 'ws', endpoint_id: 'ep', event: 'screen.offline', status: 'pending',
-      occurred_at: T0, created_at: T0, next_attempt_at: T0, data: '{}',
+      id: `d${String(i).padStart(4, '0')}`,
+      workspace_id: 'ws',
+      endpoint_id: 'ep',
+      event: 'screen.offline',
+      status: 'pending',
+      occurred_at: T0,
+      created_at: T0,
+      next_attempt_at: T0,
+      data: '{}',
     })
   }
 }

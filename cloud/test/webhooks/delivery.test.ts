@@ -4,7 +4,7 @@
 // nine failures in a row with the Owners mailed, test and replay. Time is a ManualClock.
 import t, { type Test } from 'tap'
 import Stripe from 'stripe'
-import { type Harness } from '../helpers.js'
+import type { Harness } from '../helpers.js'
 import { ManualClock } from '../../src/clock.js'
 import { BACKOFF_MS } from '../../src/webhooks/WebhookService.js'
 import { OutboundGuard } from '../../src/net/OutboundGuard.js'
@@ -33,7 +33,12 @@ forEngines(t, (t, build) => {
   }
 
   const recalled = (h: Harness, workspaceId: string) =>
-    h.app.services.events.publish({ event: 'content.recalled', workspaceId, occurredAt: h.clock.now().toISOString(), data: { kind: 'playlist', id: 'pl_1', name: 'Playlist', reason: 'typo', recalledBy: 'apikey:key_1' } })
+    h.app.services.events.publish({
+      event: 'content.recalled',
+      workspaceId,
+      occurredAt: h.clock.now().toISOString(),
+      data: { kind: 'playlist', id: 'pl_1', name: 'Playlist', reason: 'typo', recalledBy: 'apikey:key_1' },
+    })
 
   t.test('a published event reaches the receiver signed, with the documented headers and body', async (t) => {
     const { h, receiver, apiKey, workspaceId } = await setup(t)
@@ -48,7 +53,10 @@ forEngines(t, (t, build) => {
     t.match(r.headers['svc-signature'], /^t=\d+,v1=[0-9a-f]{64}$/)
     t.ok(verify(h, r, ep.secret), 'Stripe verifier accepts the signature')
     t.throws(() => verify(h, r, 'f'.repeat(64)), 'a wrong secret fails')
-    t.throws(() => Stripe.webhooks.signature!.verifyHeader(r.raw + ' ', r.headers['svc-signature'] as string, ep.secret, 300, undefined, h.clock.now().getTime()), 'a changed body fails')
+    t.throws(
+      () => Stripe.webhooks.signature!.verifyHeader(`${r.raw} `, r.headers['svc-signature'] as string, ep.secret, 300, undefined, h.clock.now().getTime()),
+      'a changed body fails',
+    )
     t.same(Object.keys(r.body).sort(), ['attempt', 'data', 'deliveryId', 'event', 'occurredAt', 'workspaceId'])
     t.equal(r.body.attempt, 1)
     t.equal(r.body.workspaceId, workspaceId)
@@ -98,7 +106,10 @@ forEngines(t, (t, build) => {
     h.clock.advance(24 * 3600_000)
     await worker.runOnce()
     t.equal(receiver.received.length, 9, 'no tenth attempt')
-    t.same(receiver.received.map((r) => r.body.attempt), [1, 2, 3, 4, 5, 6, 7, 8, 9])
+    t.same(
+      receiver.received.map((r) => r.body.attempt),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    )
     t.equal(new Set(receiver.received.map((r) => r.body.deliveryId)).size, 1, 'same deliveryId across retries')
     // Each checked as at its arrival (the clock has moved on since).
     for (const r of receiver.received) {

@@ -86,7 +86,13 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', '/v1/webhooks', viewer.secret)).statusCode, 200)
     t.equal((await h.req('GET', '/v1/webhooks/deliveries', viewer.secret)).statusCode, 200)
     t.equal((await h.req('GET', '/v1/webhooks/events', viewer.secret)).statusCode, 200)
-    for (const [m, u] of [['POST', '/v1/webhooks'], ['PATCH', `/v1/webhooks/${ep.id}`], ['DELETE', `/v1/webhooks/${ep.id}`], ['POST', `/v1/webhooks/${ep.id}/test`], ['POST', '/v1/webhooks/deliveries/whd_x/replay']] as const) {
+    for (const [m, u] of [
+      ['POST', '/v1/webhooks'],
+      ['PATCH', `/v1/webhooks/${ep.id}`],
+      ['DELETE', `/v1/webhooks/${ep.id}`],
+      ['POST', `/v1/webhooks/${ep.id}/test`],
+      ['POST', '/v1/webhooks/deliveries/whd_x/replay'],
+    ] as const) {
       const res = await h.req(m, u, viewer.secret, m === 'DELETE' ? undefined : { url: URL_OK })
       t.equal(res.statusCode, 403, `${m} ${u}`)
       t.equal(res.json().message, 'Missing permission: integration.edit')
@@ -95,7 +101,12 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', '/v1/webhooks', none.secret)).json().message, 'Missing permission: integration.view')
     const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Shop' })).json().data
     const pinned = await makeKey(h, apiKey, 'all', node.id)
-    for (const [m, u] of [['GET', '/v1/webhooks'], ['POST', '/v1/webhooks'], ['GET', '/v1/webhooks/deliveries'], ['GET', '/v1/webhooks/events']] as const) {
+    for (const [m, u] of [
+      ['GET', '/v1/webhooks'],
+      ['POST', '/v1/webhooks'],
+      ['GET', '/v1/webhooks/deliveries'],
+      ['GET', '/v1/webhooks/events'],
+    ] as const) {
       const res = await h.req(m, u, pinned.secret, m === 'POST' ? { url: URL_OK } : undefined)
       t.equal(res.statusCode, 403, `pinned ${m} ${u}`)
     }
@@ -107,7 +118,16 @@ forEngines(t, (t, build) => {
     const { apiKey } = await h.workspace()
     const data = (await h.req('GET', '/v1/webhooks/events', apiKey)).json().data
     t.equal(data.length, 8)
-    t.same(data.map((e: { event: string }) => e.event).sort(), ['approval.decided', 'approval.requested', 'content.recalled', 'content.restored', 'emergency.cleared', 'emergency.started', 'screen.offline', 'screen.online'])
+    t.same(data.map((e: { event: string }) => e.event).sort(), [
+      'approval.decided',
+      'approval.requested',
+      'content.recalled',
+      'content.restored',
+      'emergency.cleared',
+      'emergency.started',
+      'screen.offline',
+      'screen.online',
+    ])
     for (const e of data) t.ok(e.label && e.what, e.event)
   })
 
@@ -115,12 +135,23 @@ forEngines(t, (t, build) => {
     const h = await build(t)
     const { apiKey, workspaceId } = await h.workspace()
     const a = (await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['content.recalled'] })).json().data
-    const b = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://other.example.com/x', events: ['content.recalled', 'content.restored'] })).json().data
+    const b = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://other.example.com/x', events: ['content.recalled', 'content.restored'] })).json()
+      .data
     for (let i = 0; i < 3; i++) {
-      await h.app.services.events.publish({ event: 'content.recalled', workspaceId, occurredAt: h.clock.now().toISOString(), data: { kind: 'media', id: `med_${i}`, name: 'Media', reason: null, recalledBy: 'x' } })
+      await h.app.services.events.publish({
+        event: 'content.recalled',
+        workspaceId,
+        occurredAt: h.clock.now().toISOString(),
+        data: { kind: 'media', id: `med_${i}`, name: 'Media', reason: null, recalledBy: 'x' },
+      })
       h.clock.advance(1000)
     }
-    await h.app.services.events.publish({ event: 'content.restored', workspaceId, occurredAt: h.clock.now().toISOString(), data: { kind: 'media', id: 'med_0', name: 'Media' } })
+    await h.app.services.events.publish({
+      event: 'content.restored',
+      workspaceId,
+      occurredAt: h.clock.now().toISOString(),
+      data: { kind: 'media', id: 'med_0', name: 'Media' },
+    })
     const all = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json()
     t.equal(all.data.length, 7)
     t.equal(all.nextCursor, null, 'nextCursor always present')

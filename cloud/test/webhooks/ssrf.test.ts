@@ -78,7 +78,17 @@ t.test('DNS rebinding: a public-looking name resolving to a private address is r
 t.test('IPv4-compatible IPv6 and names ending in a dot: 400 unsafe_url for webhooks, import-url and alert chat URLs', async (t) => {
   const h = await build(t, { webhookAllowHosts: ['localhost'] })
   const { apiKey } = await h.workspace()
-  const urls = ['https://[::127.0.0.1]/in', 'https://[::7f00:1]/in', 'https://[::10.0.0.1]/in', 'https://[::169.254.169.254]/latest', 'https://[64:ff9b::10.0.0.1]/in', 'https://[2002:7f00:1::1]/in', 'https://localhost./in', 'https://intranet./in', 'https://sub.localhost./in']
+  const urls = [
+    'https://[::127.0.0.1]/in',
+    'https://[::7f00:1]/in',
+    'https://[::10.0.0.1]/in',
+    'https://[::169.254.169.254]/latest',
+    'https://[64:ff9b::10.0.0.1]/in',
+    'https://[2002:7f00:1::1]/in',
+    'https://localhost./in',
+    'https://intranet./in',
+    'https://sub.localhost./in',
+  ]
   const before = await h.app.services.db.all('SELECT * FROM webhook_endpoints')
   for (const url of urls) {
     const hook = await h.req('POST', '/v1/webhooks', apiKey, { url })

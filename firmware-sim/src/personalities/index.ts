@@ -1,38 +1,38 @@
-import type { Clock } from '../Clock.js';
-import { LgPersonality, type LgQuirks } from './LgPersonality.js';
-import { MdcPersonality } from './MdcPersonality.js';
-import { NecPersonality } from './NecPersonality.js';
-import type { Personality, SimProtocol } from './Personality.js';
-import { PjLinkPersonality } from './PjLinkPersonality.js';
-import { RawPersonality, type RawPersonalityOptions } from './RawPersonality.js';
+import type { Clock } from '../Clock.js'
+import { LgPersonality, type LgQuirks } from './LgPersonality.js'
+import { MdcPersonality } from './MdcPersonality.js'
+import { NecPersonality } from './NecPersonality.js'
+import type { Personality, SimProtocol } from './Personality.js'
+import { PjLinkPersonality } from './PjLinkPersonality.js'
+import { RawPersonality, type RawPersonalityOptions } from './RawPersonality.js'
 
-export * from './Personality.js';
-export * from './MdcPersonality.js';
-export * from './LgPersonality.js';
-export * from './NecPersonality.js';
-export * from './PjLinkPersonality.js';
-export * from './RawPersonality.js';
+export * from './Personality.js'
+export * from './MdcPersonality.js'
+export * from './LgPersonality.js'
+export * from './NecPersonality.js'
+export * from './PjLinkPersonality.js'
+export * from './RawPersonality.js'
 
 export interface PersonalityOptions {
-  lg?: LgQuirks;
-  raw?: RawPersonalityOptions;
-  pjlink?: { warmupMs?: number; cooldownMs?: number };
-  clock?: Clock;
+  lg?: LgQuirks
+  raw?: RawPersonalityOptions
+  pjlink?: { warmupMs?: number; cooldownMs?: number }
+  clock?: Clock
 }
 
 export function createPersonality(protocol: SimProtocol, opts: PersonalityOptions = {}): Personality {
   switch (protocol) {
     case 'samsung-mdc':
-      return new MdcPersonality();
+      return new MdcPersonality()
     case 'lg':
-      return new LgPersonality(opts.lg);
+      return new LgPersonality(opts.lg)
     case 'nec':
-      return new NecPersonality();
+      return new NecPersonality()
     case 'pjlink':
-      return new PjLinkPersonality({ ...opts.pjlink, ...(opts.clock ? { clock: opts.clock } : {}) });
+      return new PjLinkPersonality({ ...opts.pjlink, ...(opts.clock ? { clock: opts.clock } : {}) })
     case 'raw':
-      return new RawPersonality(opts.raw);
+      return new RawPersonality(opts.raw)
     default:
-      throw new TypeError(`unknown protocol "${String(protocol)}"`);
+      throw new TypeError(`unknown protocol "${String(protocol)}"`)
   }
 }

@@ -3,31 +3,31 @@
 // allowed and ignored) so the cloud can add fields without breaking agents; what
 // a device sends is kept only as far as the contract defines it (parse.ts drops
 // the rest of `reported` and `status`).
-import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
-import { ScheduleSchema } from '../schedule/index.js';
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox'
+import { ScheduleSchema } from '../schedule/index.js'
 
 /** ISO 8601 UTC-or-offset date-time, as every timestamp in the contract. */
 export const TIMESTAMP_PATTERN =
-  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$';
-export const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, maxLength: 64, description: 'ISO 8601 date-time' });
+  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$'
+export const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, maxLength: 64, description: 'ISO 8601 date-time' })
 /** Bytes as contiguous hex pairs, either case, no separators. */
-export const HEX_PATTERN = '^([0-9a-fA-F]{2})*$';
-export const HexBytes = Type.String({ pattern: HEX_PATTERN, description: 'hex byte pairs such as "0a1B"' });
-const NonEmptyHexBytes = Type.String({ pattern: '^([0-9a-fA-F]{2})+$', description: 'at least one hex byte pair such as "0a1B"' });
-const Id = Type.String({ minLength: 1 });
+export const HEX_PATTERN = '^([0-9a-fA-F]{2})*$'
+export const HexBytes = Type.String({ pattern: HEX_PATTERN, description: 'hex byte pairs such as "0a1B"' })
+const NonEmptyHexBytes = Type.String({ pattern: '^([0-9a-fA-F]{2})+$', description: 'at least one hex byte pair such as "0a1B"' })
+const Id = Type.String({ minLength: 1 })
 
 function literals<T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> {
-  return Type.Union(values.map((v) => Type.Literal(v)));
+  return Type.Union(values.map((v) => Type.Literal(v)))
 }
 
 /** Content kinds a screen can be told to play (assignment, cast, emergency). */
-export const CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', 'layout', 'signage', 'schedule'] as const;
-export const ContentKindSchema = literals(CONTENT_KINDS);
-export type ContentKind = Static<typeof ContentKindSchema>;
+export const CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', 'layout', 'signage', 'schedule'] as const
+export const ContentKindSchema = literals(CONTENT_KINDS)
+export type ContentKind = Static<typeof ContentKindSchema>
 
 /** How a picture or video fills its area: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). */
-export const FitSchema = Type.Union([Type.Literal('contain'), Type.Literal('cover')]);
-export type Fit = Static<typeof FitSchema>;
+export const FitSchema = Type.Union([Type.Literal('contain'), Type.Literal('cover')])
+export type Fit = Static<typeof FitSchema>
 
 /** One entry of a playlist, already resolved to something the player can fetch. */
 export const PlayableItemSchema = Type.Object({
@@ -40,8 +40,8 @@ export const PlayableItemSchema = Type.Object({
   sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
   durationMs: Type.Optional(Type.Integer({ minimum: 0 })),
   fit: Type.Optional(FitSchema),
-});
-export type PlayableItem = Static<typeof PlayableItemSchema>;
+})
+export type PlayableItem = Static<typeof PlayableItemSchema>
 
 /**
  * What the cloud resolved a content id to, so the agent can play it without
@@ -61,15 +61,15 @@ export const PlayableContentSchema = Type.Object({
   config: Type.Optional(Type.Unknown()),
   /** For contentKind `schedule` on a cast or emergency: the schedule to evaluate. */
   schedule: Type.Optional(ScheduleSchema),
-});
-export type PlayableContent = Static<typeof PlayableContentSchema>;
+})
+export type PlayableContent = Static<typeof PlayableContentSchema>
 
 export const AssignmentSchema = Type.Object({
   contentKind: ContentKindSchema,
   contentId: Id,
   content: Type.Optional(PlayableContentSchema),
-});
-export type Assignment = Static<typeof AssignmentSchema>;
+})
+export type Assignment = Static<typeof AssignmentSchema>
 
 export const DesiredCastSchema = Type.Object({
   id: Id,
@@ -79,8 +79,8 @@ export const DesiredCastSchema = Type.Object({
   triggeredAt: Timestamp,
   /** null = stays until cleared. */
   expiresAt: Type.Union([Timestamp, Type.Null()]),
-});
-export type DesiredCast = Static<typeof DesiredCastSchema>;
+})
+export type DesiredCast = Static<typeof DesiredCastSchema>
 
 export const DesiredEmergencySchema = Type.Object({
   id: Id,
@@ -89,8 +89,8 @@ export const DesiredEmergencySchema = Type.Object({
   content: Type.Optional(PlayableContentSchema),
   message: Type.Optional(Type.String()),
   startedAt: Timestamp,
-});
-export type DesiredEmergency = Static<typeof DesiredEmergencySchema>;
+})
+export type DesiredEmergency = Static<typeof DesiredEmergencySchema>
 
 export const PanelSettingsSchema = Type.Object({
   /** Codec name from shared's panel protocols, e.g. `samsung-mdc`. */
@@ -99,16 +99,16 @@ export const PanelSettingsSchema = Type.Object({
   setId: Type.Integer({ minimum: 0 }),
   /** How often the agent polls power/input; 0 = never. */
   pollSeconds: Type.Integer({ minimum: 0 }),
-});
-export type PanelSettings = Static<typeof PanelSettingsSchema>;
+})
+export type PanelSettings = Static<typeof PanelSettingsSchema>
 
 /** A resolved description for a content ref used by the schedule. */
 export const LibraryEntrySchema = Type.Object({
   kind: Type.String({ minLength: 1 }),
   id: Id,
   content: PlayableContentSchema,
-});
-export type LibraryEntry = Static<typeof LibraryEntrySchema>;
+})
+export type LibraryEntry = Static<typeof LibraryEntrySchema>
 
 /** `screens/<id>/desired` — retained, full state, level-triggered. */
 export const DesiredStateSchema = Type.Object({
@@ -127,8 +127,8 @@ export const DesiredStateSchema = Type.Object({
   emergency: Type.Union([DesiredEmergencySchema, Type.Null()]),
   panel: Type.Union([PanelSettingsSchema, Type.Null()]),
   generatedAt: Timestamp,
-});
-export type DesiredState = Static<typeof DesiredStateSchema>;
+})
+export type DesiredState = Static<typeof DesiredStateSchema>
 
 export const SerialJobSchema = Type.Object({
   id: Id,
@@ -140,15 +140,15 @@ export const SerialJobSchema = Type.Object({
   /** How long to wait for a reply; the agent's default when absent. */
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 120_000 })),
   createdAt: Timestamp,
-});
-export type SerialJob = Static<typeof SerialJobSchema>;
+})
+export type SerialJob = Static<typeof SerialJobSchema>
 
 export const RebootJobSchema = Type.Object({
   id: Id,
   kind: Type.Literal('reboot'),
   createdAt: Timestamp,
-});
-export type RebootJob = Static<typeof RebootJobSchema>;
+})
+export type RebootJob = Static<typeof RebootJobSchema>
 
 export const ScreenshotJobSchema = Type.Object({
   id: Id,
@@ -156,21 +156,21 @@ export const ScreenshotJobSchema = Type.Object({
   /** Pre-signed URL the agent PUTs the image to. */
   uploadUrl: Type.Optional(Type.String()),
   createdAt: Timestamp,
-});
-export type ScreenshotJob = Static<typeof ScreenshotJobSchema>;
+})
+export type ScreenshotJob = Static<typeof ScreenshotJobSchema>
 
-export const JOB_KINDS = ['serial', 'reboot', 'screenshot'] as const;
-export type JobKind = (typeof JOB_KINDS)[number];
+export const JOB_KINDS = ['serial', 'reboot', 'screenshot'] as const
+export type JobKind = (typeof JOB_KINDS)[number]
 /** `screens/<id>/jobs` — not retained; delivered through the persistent session. */
-export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema]);
-export type Job = Static<typeof JobSchema>;
+export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema])
+export type Job = Static<typeof JobSchema>
 
 /** `screens/<id>/status` — retained; also the agent's Last Will (`offline`). */
 export const StatusMessageSchema = Type.Object({
   status: literals(['online', 'offline'] as const),
   at: Timestamp,
-});
-export type StatusMessage = Static<typeof StatusMessageSchema>;
+})
+export type StatusMessage = Static<typeof StatusMessageSchema>
 
 /**
  * Bounds of what a device reports. The cloud stores `reported` and hands it back through
@@ -182,12 +182,12 @@ export const REPORTED_LIMITS = {
   idLength: 256,
   /** The panel's input name (`HDMI1`, `DisplayPort`, …). */
   inputLength: 64,
-} as const;
-const ReportedId = Type.String({ minLength: 1, maxLength: REPORTED_LIMITS.idLength });
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+} as const
+const ReportedId = Type.String({ minLength: 1, maxLength: REPORTED_LIMITS.idLength })
+const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 
-export const PLAYING_SOURCES = ['emergency', 'cast', 'assignment', 'schedule', 'none'] as const;
-export type PlayingSource = (typeof PLAYING_SOURCES)[number];
+export const PLAYING_SOURCES = ['emergency', 'cast', 'assignment', 'schedule', 'none'] as const
+export type PlayingSource = (typeof PLAYING_SOURCES)[number]
 
 export const PlayingSchema = Type.Object({
   source: literals(PLAYING_SOURCES),
@@ -198,8 +198,8 @@ export const PlayingSchema = Type.Object({
   emergencyId: Type.Optional(ReportedId),
   /** The schedule rule that chose the content, when a schedule did. */
   ruleId: Type.Optional(ReportedId),
-});
-export type Playing = Static<typeof PlayingSchema>;
+})
+export type Playing = Static<typeof PlayingSchema>
 
 export const PanelReportSchema = Type.Object({
   power: literals(['on', 'off', 'unknown'] as const),
@@ -208,14 +208,14 @@ export const PanelReportSchema = Type.Object({
   mute: Type.Optional(Type.Boolean()),
   /** When the panel was last read. */
   at: Timestamp,
-});
-export type PanelReport = Static<typeof PanelReportSchema>;
+})
+export type PanelReport = Static<typeof PanelReportSchema>
 
 export const StorageReportSchema = Type.Object({
   usedBytes: Count,
   totalBytes: Count,
-});
-export type StorageReport = Static<typeof StorageReportSchema>;
+})
+export type StorageReport = Static<typeof StorageReportSchema>
 
 /** `screens/<id>/reported` — not retained; what the screen is doing now. */
 export const ReportedSchema = Type.Object({
@@ -225,11 +225,11 @@ export const ReportedSchema = Type.Object({
   panel: Type.Optional(PanelReportSchema),
   storage: Type.Optional(StorageReportSchema),
   at: Timestamp,
-});
-export type Reported = Static<typeof ReportedSchema>;
+})
+export type Reported = Static<typeof ReportedSchema>
 
-export const JOB_OUTCOMES = ['ok', 'nak', 'timeout', 'failed'] as const;
-export type JobOutcome = (typeof JOB_OUTCOMES)[number];
+export const JOB_OUTCOMES = ['ok', 'nak', 'timeout', 'failed'] as const
+export type JobOutcome = (typeof JOB_OUTCOMES)[number]
 
 /** `screens/<id>/job-results` — not retained; one per job. */
 export const JobResultSchema = Type.Object({
@@ -243,8 +243,8 @@ export const JobResultSchema = Type.Object({
   /** Required when outcome is `failed`; optional detail otherwise. */
   reason: Type.Optional(Type.String()),
   at: Timestamp,
-});
-export type JobResult = Static<typeof JobResultSchema>;
+})
+export type JobResult = Static<typeof JobResultSchema>
 
 /**
  * Bounds of a proof-of-play batch. A batch at its bounds (every string at its maximum)
@@ -261,9 +261,9 @@ export const PLAY_LOG_LIMITS = {
   batchIdLength: 128,
   /** One play lasts at most 366 days (a looping video stays one play until the view changes). */
   maxDurationMs: 366 * 24 * 3600 * 1000,
-} as const;
-const PlayId = Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.idLength });
-const PlayKind = Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.kindLength });
+} as const
+const PlayId = Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.idLength })
+const PlayKind = Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.kindLength })
 
 /** One completed play: what was on screen (an item of what was assigned/cast), from when to when. */
 export const PlayRecordSchema = Type.Object({
@@ -282,13 +282,13 @@ export const PlayRecordSchema = Type.Object({
   startedAt: Timestamp,
   endedAt: Timestamp,
   durationMs: Type.Integer({ minimum: 0, maximum: PLAY_LOG_LIMITS.maxDurationMs }),
-});
-export type PlayRecordMessage = Static<typeof PlayRecordSchema>;
+})
+export type PlayRecordMessage = Static<typeof PlayRecordSchema>
 
 /** `screens/<id>/play-log` — not retained; a batch of completed plays, oldest first. */
 export const PlayLogBatchSchema = Type.Object({
   /** Chosen by the agent; logging only (the cloud dedupes record by record). */
   batchId: Type.String({ minLength: 1, maxLength: PLAY_LOG_LIMITS.batchIdLength }),
   records: Type.Array(PlayRecordSchema, { minItems: 1, maxItems: PLAY_LOG_LIMITS.maxRecords }),
-});
-export type PlayLogBatchMessage = Static<typeof PlayLogBatchSchema>;
+})
+export type PlayLogBatchMessage = Static<typeof PlayLogBatchSchema>

@@ -1,8 +1,8 @@
 // Edge validation for MQTT payloads: bytes in, typed value or a list of
 // issues out. Never throws, whatever arrives on the wire.
-import type { TSchema, Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import type { TSchema, Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import {
   DesiredStateSchema,
   JobResultSchema,
@@ -21,187 +21,175 @@ import {
   type PlayRecordMessage,
   type Reported,
   type StatusMessage,
-} from './messages.js';
-import type { ScreenTopicKind } from './topics.js';
+} from './messages.js'
+import type { ScreenTopicKind } from './topics.js'
 
 export interface MessageIssue {
   /** JSON pointer into the payload, e.g. `/casts/0/expiresAt`; empty for the whole payload. */
-  path: string;
-  message: string;
+  path: string
+  message: string
 }
 
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: MessageIssue[] };
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: MessageIssue[] }
 
 /** Largest payload accepted before JSON parsing (desired state with a big playlist fits easily). */
-export const MAX_PAYLOAD_BYTES = 1_048_576;
+export const MAX_PAYLOAD_BYTES = 1_048_576
 /**
  * Largest MQTT packet (its remaining length) a connected device may send: a full payload
  * plus room for the topic and packet id. The broker closes a connection announcing more.
  */
-export const MAX_DEVICE_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
+export const MAX_DEVICE_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024
 /** Largest packet before the broker accepted the CONNECT: ids, credentials and the will fit. */
-export const MAX_CONNECT_PACKET_BYTES = 4096;
-const MAX_ISSUES = 20;
+export const MAX_CONNECT_PACKET_BYTES = 4096
+const MAX_ISSUES = 20
 
 /** JSON bytes for publishing a message. */
 export function encodeMessage(message: unknown): Buffer {
-  return Buffer.from(JSON.stringify(message), 'utf8');
+  return Buffer.from(JSON.stringify(message), 'utf8')
 }
 
 function readJson(payload: unknown): ParseResult<unknown> {
-  let text: string;
-  if (typeof payload === 'string') text = payload;
+  let text: string
+  if (typeof payload === 'string') text = payload
   else if (payload instanceof Uint8Array) {
-    if (payload.byteLength > MAX_PAYLOAD_BYTES) return fail('', `payload is larger than ${MAX_PAYLOAD_BYTES} bytes`);
-    text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
-  } else return fail('', 'payload must be a Buffer, Uint8Array or string');
-  if (text.length > MAX_PAYLOAD_BYTES) return fail('', `payload is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+    if (payload.byteLength > MAX_PAYLOAD_BYTES) return fail('', `payload is larger than ${MAX_PAYLOAD_BYTES} bytes`)
+    text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')
+  } else return fail('', 'payload must be a Buffer, Uint8Array or string')
+  if (text.length > MAX_PAYLOAD_BYTES) return fail('', `payload is larger than ${MAX_PAYLOAD_BYTES} bytes`)
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: JSON.parse(text) as unknown }
   } catch (err) {
-    return fail('', `payload is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    return fail('', `payload is not JSON: ${err instanceof Error ? err.message : String(err)}`)
   }
 }
 
 function fail(path: string, message: string): { ok: false; errors: MessageIssue[] } {
-  return { ok: false, errors: [{ path, message }] };
+  return { ok: false, errors: [{ path, message }] }
 }
 
 function describeType(schema: TSchema): string {
-  if ('const' in schema) return JSON.stringify(schema.const);
-  if (typeof schema.type === 'string') return schema.type;
-  return 'value';
+  if ('const' in schema) return JSON.stringify(schema.const)
+  if (typeof schema.type === 'string') return schema.type
+  return 'value'
 }
 
 function jsonTypeOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  return typeof value
 }
 
 function schemaAccepts(schema: TSchema, jsType: string): boolean {
-  if ('const' in schema) return jsonTypeOf(schema.const) === jsType;
-  return schema.type === jsType || (schema.type === 'integer' && jsType === 'number');
+  if ('const' in schema) return jsonTypeOf(schema.const) === jsType
+  return schema.type === jsType || (schema.type === 'integer' && jsType === 'number')
 }
 
 /** Turns TypeBox errors into issues; for unions, reports the branch whose type fits the value. */
 function issuesOf(error: ValueError): MessageIssue[] {
   if (error.type === ValueErrorType.Union) {
-    const variants: TSchema[] = Array.isArray(error.schema.anyOf) ? error.schema.anyOf : [];
-    const jsType = jsonTypeOf(error.value);
-    const fits = variants.filter((v) => !('const' in v) && schemaAccepts(v, jsType));
+    const variants: TSchema[] = Array.isArray(error.schema.anyOf) ? error.schema.anyOf : []
+    const jsType = jsonTypeOf(error.value)
+    const fits = variants.filter((v) => !('const' in v) && schemaAccepts(v, jsType))
     if (fits.length === 1) {
-      const branch = error.errors[variants.indexOf(fits[0]!)];
-      const inner = branch ? [...branch] : [];
-      if (inner.length) return inner.flatMap(issuesOf);
+      const branch = error.errors[variants.indexOf(fits[0]!)]
+      const inner = branch ? [...branch] : []
+      if (inner.length) return inner.flatMap(issuesOf)
     }
-    return [{ path: error.path, message: `Expected ${variants.map(describeType).join(' or ')}` }];
+    return [{ path: error.path, message: `Expected ${variants.map(describeType).join(' or ')}` }]
   }
   // Patterns are unreadable in a message; the schema's description says what is meant.
   if (error.type === ValueErrorType.StringPattern && typeof error.schema.description === 'string')
-    return [{ path: error.path, message: `Expected ${error.schema.description}` }];
-  return [{ path: error.path, message: error.message }];
+    return [{ path: error.path, message: `Expected ${error.schema.description}` }]
+  return [{ path: error.path, message: error.message }]
 }
 
 function check<S extends TSchema>(schema: S, value: unknown): ParseResult<Static<S>> {
-  if (Value.Check(schema, value)) return { ok: true, value: value as Static<S> };
-  const errors: MessageIssue[] = [];
+  if (Value.Check(schema, value)) return { ok: true, value: value as Static<S> }
+  const errors: MessageIssue[] = []
   for (const e of Value.Errors(schema, value)) {
     for (const issue of issuesOf(e)) {
       // One issue per path: "missing" already says all there is to say.
-      if (!errors.some((x) => x.path === issue.path)) errors.push(issue);
+      if (!errors.some((x) => x.path === issue.path)) errors.push(issue)
     }
-    if (errors.length >= MAX_ISSUES) break;
+    if (errors.length >= MAX_ISSUES) break
   }
-  return { ok: false, errors: errors.slice(0, MAX_ISSUES) };
+  return { ok: false, errors: errors.slice(0, MAX_ISSUES) }
 }
 
-function validateValue<S extends TSchema>(
-  schema: S,
-  value: unknown,
-  semantic?: (v: Static<S>) => MessageIssue[],
-): ParseResult<Static<S>> {
-  const r = check(schema, value);
-  if (!r.ok || !semantic) return r;
-  const extra = semantic(r.value);
-  return extra.length ? { ok: false, errors: extra } : r;
+function validateValue<S extends TSchema>(schema: S, value: unknown, semantic?: (v: Static<S>) => MessageIssue[]): ParseResult<Static<S>> {
+  const r = check(schema, value)
+  if (!r.ok || !semantic) return r
+  const extra = semantic(r.value)
+  return extra.length ? { ok: false, errors: extra } : r
 }
 
 /**
  * Validates, then keeps only the fields the schema defines (a copy: the input is not
  * changed). For what a device sends that the cloud stores and serves back.
  */
-function validateStrict<S extends TSchema>(
-  schema: S,
-  value: unknown,
-  semantic?: (v: Static<S>) => MessageIssue[],
-): ParseResult<Static<S>> {
-  const r = validateValue(schema, value, semantic);
-  return r.ok ? { ok: true, value: Value.Clean(schema, Value.Clone(r.value)) as Static<S> } : r;
+function validateStrict<S extends TSchema>(schema: S, value: unknown, semantic?: (v: Static<S>) => MessageIssue[]): ParseResult<Static<S>> {
+  const r = validateValue(schema, value, semantic)
+  return r.ok ? { ok: true, value: Value.Clean(schema, Value.Clone(r.value)) as Static<S> } : r
 }
 
-function parseWith<S extends TSchema>(
-  schema: S,
-  payload: unknown,
-  semantic?: (v: Static<S>) => MessageIssue[],
-): ParseResult<Static<S>> {
-  const json = readJson(payload);
-  return json.ok ? validateValue(schema, json.value, semantic) : json;
+function parseWith<S extends TSchema>(schema: S, payload: unknown, semantic?: (v: Static<S>) => MessageIssue[]): ParseResult<Static<S>> {
+  const json = readJson(payload)
+  return json.ok ? validateValue(schema, json.value, semantic) : json
 }
 
 function desiredSemantics(v: DesiredState): MessageIssue[] {
-  const issues: MessageIssue[] = [];
-  if (!Number.isSafeInteger(v.version)) issues.push({ path: '/version', message: 'version must be a safe integer' });
+  const issues: MessageIssue[] = []
+  if (!Number.isSafeInteger(v.version)) issues.push({ path: '/version', message: 'version must be a safe integer' })
   if (v.assignment?.contentKind === 'schedule' && v.schedule === null && v.assignment.content?.schedule === undefined)
-    issues.push({ path: '/schedule', message: 'a schedule assignment needs the resolved schedule' });
-  return issues;
+    issues.push({ path: '/schedule', message: 'a schedule assignment needs the resolved schedule' })
+  return issues
 }
 
 function reportedSemantics(v: Reported): MessageIssue[] {
-  const none = v.playing.source === 'none';
+  const none = v.playing.source === 'none'
   if (none !== (v.playing.contentKind === null) || none !== (v.playing.contentId === null))
-    return [{ path: '/playing', message: 'contentKind and contentId are null exactly when source is "none"' }];
-  return [];
+    return [{ path: '/playing', message: 'contentKind and contentId are null exactly when source is "none"' }]
+  return []
 }
 
 function jobResultSemantics(v: JobResult): MessageIssue[] {
-  if (v.outcome === 'failed' && !v.reason) return [{ path: '/reason', message: 'a failed outcome needs a reason' }];
-  return [];
+  if (v.outcome === 'failed' && !v.reason) return [{ path: '/reason', message: 'a failed outcome needs a reason' }]
+  return []
 }
 
 function validateJobValue(value: unknown): ParseResult<Job> {
-  const kind = typeof value === 'object' && value !== null ? (value as { kind?: unknown }).kind : undefined;
+  const kind = typeof value === 'object' && value !== null ? (value as { kind?: unknown }).kind : undefined
   switch (kind) {
     case 'serial':
-      return check(SerialJobSchema, value);
+      return check(SerialJobSchema, value)
     case 'reboot':
-      return check(RebootJobSchema, value);
+      return check(RebootJobSchema, value)
     case 'screenshot':
-      return check(ScreenshotJobSchema, value);
+      return check(ScreenshotJobSchema, value)
     default:
       return typeof value === 'object' && value !== null && !Array.isArray(value)
         ? fail('/kind', `Expected one of ${JOB_KINDS.map((k) => JSON.stringify(k)).join(', ')}`)
-        : fail('', 'Expected object');
+        : fail('', 'Expected object')
   }
 }
 
 function playTimeIssues(r: PlayRecordMessage, at: string): MessageIssue[] {
-  const start = Date.parse(r.startedAt);
-  const end = Date.parse(r.endedAt);
-  if (!Number.isFinite(start) || !Number.isFinite(end)) return [{ path: `${at}/startedAt`, message: 'startedAt and endedAt must be real dates' }];
-  if (end < start) return [{ path: `${at}/endedAt`, message: 'endedAt is before startedAt' }];
-  return [];
+  const start = Date.parse(r.startedAt)
+  const end = Date.parse(r.endedAt)
+  if (!Number.isFinite(start) || !Number.isFinite(end)) return [{ path: `${at}/startedAt`, message: 'startedAt and endedAt must be real dates' }]
+  if (end < start) return [{ path: `${at}/endedAt`, message: 'endedAt is before startedAt' }]
+  return []
 }
 
 function playLogSemantics(v: PlayLogBatchMessage): MessageIssue[] {
-  const issues: MessageIssue[] = [];
-  v.records.forEach((r, i) => issues.push(...playTimeIssues(r, `/records/${i}`)));
-  return issues.slice(0, MAX_ISSUES);
+  const issues: MessageIssue[] = []
+  v.records.forEach((r, i) => issues.push(...playTimeIssues(r, `/records/${i}`)))
+  return issues.slice(0, MAX_ISSUES)
 }
 
 /** Checks one play record (the agent filters what it sends with this). */
 export function validatePlayRecord(v: unknown): ParseResult<PlayRecordMessage> {
-  return validateStrict(PlayRecordSchema, v, (r) => playTimeIssues(r, ''));
+  return validateStrict(PlayRecordSchema, v, (r) => playTimeIssues(r, ''))
 }
 
 /**
@@ -209,25 +197,25 @@ export function validatePlayRecord(v: unknown): ParseResult<PlayRecordMessage> {
  * bounded, real dates, endedAt not before startedAt; the value keeps only contract fields.
  */
 export function parsePlayLogBatch(payload: Buffer | Uint8Array | string): ParseResult<PlayLogBatchMessage> {
-  const json = readJson(payload);
-  return json.ok ? validateStrict(PlayLogBatchSchema, json.value, playLogSemantics) : json;
+  const json = readJson(payload)
+  return json.ok ? validateStrict(PlayLogBatchSchema, json.value, playLogSemantics) : json
 }
 
 /** Validates a `desired` payload. */
 export function parseDesiredState(payload: Buffer | Uint8Array | string): ParseResult<DesiredState> {
-  return parseWith(DesiredStateSchema, payload, desiredSemantics);
+  return parseWith(DesiredStateSchema, payload, desiredSemantics)
 }
 
 /** Validates a `jobs` payload (discriminated by `kind`). */
 export function parseJob(payload: Buffer | Uint8Array | string): ParseResult<Job> {
-  const json = readJson(payload);
-  return json.ok ? validateJobValue(json.value) : json;
+  const json = readJson(payload)
+  return json.ok ? validateJobValue(json.value) : json
 }
 
 /** Validates a `status` payload; the value holds only `status` and `at`. */
 export function parseStatusMessage(payload: Buffer | Uint8Array | string): ParseResult<StatusMessage> {
-  const json = readJson(payload);
-  return json.ok ? validateStrict(StatusMessageSchema, json.value) : json;
+  const json = readJson(payload)
+  return json.ok ? validateStrict(StatusMessageSchema, json.value) : json
 }
 
 /**
@@ -235,13 +223,13 @@ export function parseStatusMessage(payload: Buffer | Uint8Array | string): Parse
  * value holds only the fields the contract defines, whatever else the device sent.
  */
 export function parseReported(payload: Buffer | Uint8Array | string): ParseResult<Reported> {
-  const json = readJson(payload);
-  return json.ok ? validateStrict(ReportedSchema, json.value, reportedSemantics) : json;
+  const json = readJson(payload)
+  return json.ok ? validateStrict(ReportedSchema, json.value, reportedSemantics) : json
 }
 
 /** Validates a `job-results` payload. */
 export function parseJobResult(payload: Buffer | Uint8Array | string): ParseResult<JobResult> {
-  return parseWith(JobResultSchema, payload, jobResultSemantics);
+  return parseWith(JobResultSchema, payload, jobResultSemantics)
 }
 
 /** Same checks on an already-decoded value (e.g. before publishing, in tests). */
@@ -252,23 +240,20 @@ export const validateMessage = {
   reported: (v: unknown): ParseResult<Reported> => validateStrict(ReportedSchema, v, reportedSemantics),
   'job-results': (v: unknown): ParseResult<JobResult> => validateValue(JobResultSchema, v, jobResultSemantics),
   'play-log': (v: unknown): ParseResult<PlayLogBatchMessage> => validateStrict(PlayLogBatchSchema, v, playLogSemantics),
-} as const satisfies Record<ScreenTopicKind, (v: unknown) => ParseResult<unknown>>;
+} as const satisfies Record<ScreenTopicKind, (v: unknown) => ParseResult<unknown>>
 
 export interface MessageByTopic {
-  desired: DesiredState;
-  jobs: Job;
-  status: StatusMessage;
-  reported: Reported;
-  'job-results': JobResult;
-  'play-log': PlayLogBatchMessage;
+  desired: DesiredState
+  jobs: Job
+  status: StatusMessage
+  reported: Reported
+  'job-results': JobResult
+  'play-log': PlayLogBatchMessage
 }
 
 /** Parses a payload by the topic kind it arrived on. */
-export function parseForTopic<K extends ScreenTopicKind>(
-  kind: K,
-  payload: Buffer | Uint8Array | string,
-): ParseResult<MessageByTopic[K]> {
-  const json = readJson(payload);
-  if (!json.ok) return json;
-  return validateMessage[kind](json.value) as ParseResult<MessageByTopic[K]>;
+export function parseForTopic<K extends ScreenTopicKind>(kind: K, payload: Buffer | Uint8Array | string): ParseResult<MessageByTopic[K]> {
+  const json = readJson(payload)
+  if (!json.ok) return json
+  return validateMessage[kind](json.value) as ParseResult<MessageByTopic[K]>
 }

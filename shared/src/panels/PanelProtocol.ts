@@ -3,62 +3,62 @@
  * frames for a few common commands, a reply parser and streaming framers.
  * Protocol-specific encode/parse functions live in each codec file.
  */
-import type { Framer } from './Framer.js';
+import type { Framer } from './Framer.js'
 
-export type PanelProtocolName = 'samsung-mdc' | 'lg' | 'nec' | 'pjlink';
-export const PANEL_PROTOCOL_NAMES: readonly PanelProtocolName[] = ['samsung-mdc', 'lg', 'nec', 'pjlink'];
+export type PanelProtocolName = 'samsung-mdc' | 'lg' | 'nec' | 'pjlink'
+export const PANEL_PROTOCOL_NAMES: readonly PanelProtocolName[] = ['samsung-mdc', 'lg', 'nec', 'pjlink']
 
-export type PanelPower = 'on' | 'off' | 'standby' | 'warming' | 'cooling';
+export type PanelPower = 'on' | 'off' | 'standby' | 'warming' | 'cooling'
 
 /**
  * Input names understood across protocols; each codec maps them to its own
  * codes. A codec also accepts its own numeric code for inputs not listed.
  */
-export const PANEL_INPUTS = ['hdmi1', 'hdmi2', 'hdmi3', 'hdmi4', 'displayport', 'dvi', 'pc'] as const;
-export type PanelInput = (typeof PANEL_INPUTS)[number];
+export const PANEL_INPUTS = ['hdmi1', 'hdmi2', 'hdmi3', 'hdmi4', 'displayport', 'dvi', 'pc'] as const
+export type PanelInput = (typeof PANEL_INPUTS)[number]
 
-export type PanelReplyKind = 'power' | 'volume' | 'mute' | 'input' | 'status' | 'greeting' | 'other';
+export type PanelReplyKind = 'power' | 'volume' | 'mute' | 'input' | 'status' | 'greeting' | 'other'
 
 export interface PanelReply {
   /** The panel accepted the command (ACK / OK). */
-  ok: boolean;
+  ok: boolean
   /** The panel answered and explicitly rejected the command. */
-  nak?: boolean;
-  kind: PanelReplyKind;
+  nak?: boolean
+  kind: PanelReplyKind
   /** Set id / monitor id the reply came from, when the protocol says. */
-  id?: number;
-  power?: PanelPower;
-  volume?: number;
-  muted?: boolean;
+  id?: number
+  power?: PanelPower
+  volume?: number
+  muted?: boolean
   /** A PanelInput name when known, else the protocol's code as hex ("0x1f") or text. */
-  input?: string;
+  input?: string
   /** The kind's main value: power state, volume, mute flag or input. */
-  value?: PanelPower | number | boolean | string;
+  value?: PanelPower | number | boolean | string
   /** The protocol's error code on a NAK (MDC error byte, LG NG data, PJLink ERRn, NEC result). */
-  errorCode?: string | number;
+  errorCode?: string | number
 }
 
 export interface PanelProtocol {
-  readonly name: PanelProtocolName;
+  readonly name: PanelProtocolName
   /** Usual TCP port when the panel speaks the protocol over the network. */
-  readonly defaultTcpPort: number | null;
-  readonly serial: { baudRate: number; dataBits: 8; parity: 'none'; stopBits: 1 };
+  readonly defaultTcpPort: number | null
+  readonly serial: { baudRate: number; dataBits: 8; parity: 'none'; stopBits: 1 }
   /** Frames a host sends. `id` is the set / monitor id (ignored by PJLink). */
-  powerOn(id: number): Buffer;
-  powerOff(id: number): Buffer;
-  powerQuery(id: number): Buffer;
-  setInput(id: number, input: PanelInput | number): Buffer;
+  powerOn(id: number): Buffer
+  powerOff(id: number): Buffer
+  powerQuery(id: number): Buffer
+  setInput(id: number, input: PanelInput | number): Buffer
   /** Asks which input is selected; absent when the protocol has no such query here. */
-  inputQuery?(id: number): Buffer;
+  inputQuery?(id: number): Buffer
   /** Absent when the protocol has no absolute volume (PJLink). */
-  setVolume?(id: number, volume: number): Buffer;
-  setMute(id: number, muted: boolean): Buffer;
+  setVolume?(id: number, volume: number): Buffer
+  setMute(id: number, muted: boolean): Buffer
   /** Whether a reply can be relied on for this id (LG/NEC broadcast ids get none). */
-  expectsReply(id: number): boolean;
+  expectsReply(id: number): boolean
   /** Parses one complete reply frame (as produced by the reply framer). Throws PanelProtocolError. */
-  parseReply(frame: Uint8Array): PanelReply;
+  parseReply(frame: Uint8Array): PanelReply
   /** Splits panel → host bytes into reply frames. */
-  createReplyFramer(): Framer;
+  createReplyFramer(): Framer
   /** Splits host → panel bytes into command frames (used by the simulator). */
-  createCommandFramer(): Framer;
+  createCommandFramer(): Framer
 }

@@ -5,25 +5,22 @@
  * `checksum`: well formed, but the checksum / BCC does not match.
  */
 
-export const PANEL_PROTOCOL_ERROR_CODES = ['truncated', 'invalid', 'checksum'] as const;
-export type PanelProtocolErrorCode = (typeof PANEL_PROTOCOL_ERROR_CODES)[number];
+export const PANEL_PROTOCOL_ERROR_CODES = ['truncated', 'invalid', 'checksum'] as const
+export type PanelProtocolErrorCode = (typeof PANEL_PROTOCOL_ERROR_CODES)[number]
 
 export class PanelProtocolError extends Error {
-  override readonly name = 'PanelProtocolError';
-  readonly code: PanelProtocolErrorCode;
+  override readonly name = 'PanelProtocolError'
+  readonly code: PanelProtocolErrorCode
   /** The offending bytes, for traces. */
-  readonly frame: Buffer | undefined;
+  readonly frame: Buffer | undefined
 
   constructor(code: PanelProtocolErrorCode, message: string, frame?: Uint8Array) {
-    super(message);
-    this.code = code;
-    this.frame = frame ? Buffer.from(frame) : undefined;
+    super(message)
+    this.code = code
+    this.frame = frame ? Buffer.from(frame) : undefined
   }
 }
 
-export function isPanelProtocolError(
-  err: unknown,
-  code?: PanelProtocolErrorCode,
-): err is PanelProtocolError {
-  return err instanceof PanelProtocolError && (code === undefined || err.code === code);
+export function isPanelProtocolError(err: unknown, code?: PanelProtocolErrorCode): err is PanelProtocolError {
+  return err instanceof PanelProtocolError && (code === undefined || err.code === code)
 }

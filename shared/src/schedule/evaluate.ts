@@ -1,35 +1,26 @@
 // The one schedule evaluator shared by cloud (previews, reporting) and agent
 // (offline playback). Pure: same (schedule, instant, zone) gives same answer.
-import type { ContentRef, Schedule, ScheduleEvaluation, ScheduleRule } from './types.js';
-import {
-  DAY_MS,
-  MINUTE_MS,
-  dayOfIsoDate,
-  instantOfLocal,
-  isValidTimeZone,
-  localDayAt,
-  minutesOfClock,
-  weekdayOfDay,
-} from './timezone.js';
+import type { ContentRef, Schedule, ScheduleEvaluation, ScheduleRule } from './types.js'
+import { DAY_MS, MINUTE_MS, dayOfIsoDate, instantOfLocal, isValidTimeZone, localDayAt, minutesOfClock, weekdayOfDay } from './timezone.js'
 
 /** How far ahead nextChangeAt looks for a boundary. */
-export const SCAN_HORIZON_MS = 8 * DAY_MS;
+export const SCAN_HORIZON_MS = 8 * DAY_MS
 
 interface CompiledRule {
-  index: number;
-  rule: ScheduleRule;
-  days: ReadonlySet<number> | null;
-  fromDay: number | null;
-  toDay: number | null;
-  startMin: number;
+  index: number
+  rule: ScheduleRule
+  days: ReadonlySet<number> | null
+  fromDay: number | null
+  toDay: number | null
+  startMin: number
   /** Minutes after the anchor day's midnight; > 1440 for overnight windows. */
-  endMin: number;
+  endMin: number
 }
 
 interface Occurrence {
-  rule: CompiledRule;
-  start: number;
-  end: number;
+  rule: CompiledRule
+  start: number
+  end: number
 }
 
 /**
@@ -39,9 +30,9 @@ interface Occurrence {
  * device with a bad zone setting still plays something rather than nothing.
  */
 export function scheduleTimeZone(schedule: Pick<Schedule, 'timezone'>, screenTimeZone: string): string {
-  if (schedule.timezone !== undefined && isValidTimeZone(schedule.timezone)) return schedule.timezone;
-  if (isValidTimeZone(screenTimeZone)) return screenTimeZone;
-  return 'UTC';
+  if (schedule.timezone !== undefined && isValidTimeZone(schedule.timezone)) return schedule.timezone
+  if (isValidTimeZone(screenTimeZone)) return screenTimeZone
+  return 'UTC'
 }
 
 /**
@@ -56,97 +47,96 @@ export function scheduleTimeZone(schedule: Pick<Schedule, 'timezone'>, screenTim
  * listed first. Disabled or malformed rules never open a window.
  */
 export function evaluateSchedule(schedule: Schedule, instant: Date, screenTimeZone: string): ScheduleEvaluation {
-  const now = instant.getTime();
-  if (!Number.isFinite(now)) throw new TypeError('evaluateSchedule: instant is not a valid Date');
-  const tz = scheduleTimeZone(schedule, screenTimeZone);
-  const rules = compileRules(schedule.rules);
-  const fallback = schedule.fallback ?? null;
+  const now = instant.getTime()
+  if (!Number.isFinite(now)) throw new TypeError('evaluateSchedule: instant is not a valid Date')
+  const tz = scheduleTimeZone(schedule, screenTimeZone)
+  const rules = compileRules(schedule.rules)
+  const fallback = schedule.fallback ?? null
 
-  const firstDay = localDayAt(now, tz) - 2;
-  const lastDay = localDayAt(now + SCAN_HORIZON_MS, tz) + 1;
-  const occurrences: Occurrence[] = [];
+  const firstDay = localDayAt(now, tz) - 2
+  const lastDay = localDayAt(now + SCAN_HORIZON_MS, tz) + 1
+  const occurrences: Occurrence[] = []
   for (let day = firstDay; day <= lastDay; day++) {
     for (const rule of rules) {
-      const occ = occurrenceOn(rule, day, tz);
-      if (occ) occurrences.push(occ);
+      const occ = occurrenceOn(rule, day, tz)
+      if (occ) occurrences.push(occ)
     }
   }
 
-  const current = winnerAt(occurrences, now);
-  const horizon = now + SCAN_HORIZON_MS;
-  const boundaries = new Set<number>();
+  const current = winnerAt(occurrences, now)
+  const horizon = now + SCAN_HORIZON_MS
+  const boundaries = new Set<number>()
   for (const o of occurrences) {
-    if (o.start > now && o.start <= horizon) boundaries.add(o.start);
-    if (o.end > now && o.end <= horizon) boundaries.add(o.end);
+    if (o.start > now && o.start <= horizon) boundaries.add(o.start)
+    if (o.end > now && o.end <= horizon) boundaries.add(o.end)
   }
-  let nextChangeAt: Date | null = null;
+  let nextChangeAt: Date | null = null
   for (const b of [...boundaries].sort((a, z) => a - z)) {
     if (winnerAt(occurrences, b) !== current) {
-      nextChangeAt = new Date(b);
-      break;
+      nextChangeAt = new Date(b)
+      break
     }
   }
   if (nextChangeAt === null && dateRangeBeyond(rules, localDayAt(horizon, tz) - 2)) {
-    nextChangeAt = new Date(horizon);
+    nextChangeAt = new Date(horizon)
   }
 
   return current
     ? { content: copyRef(current.rule.content), ruleId: current.rule.id, nextChangeAt }
-    : { content: fallback ? copyRef(fallback) : null, ruleId: null, nextChangeAt };
+    : { content: fallback ? copyRef(fallback) : null, ruleId: null, nextChangeAt }
 }
 
 function copyRef(ref: ContentRef): ContentRef {
-  return { kind: ref.kind, id: ref.id };
+  return { kind: ref.kind, id: ref.id }
 }
 
 function compileRules(rules: readonly ScheduleRule[]): CompiledRule[] {
-  const out: CompiledRule[] = [];
+  const out: CompiledRule[] = []
   rules.forEach((rule, index) => {
-    if (!rule || rule.enabled === false) return;
-    if (!rule.content || typeof rule.priority !== 'number' || !Number.isFinite(rule.priority)) return;
-    const startMin = rule.start === undefined ? 0 : minutesOfClock(rule.start);
-    let endMin = rule.end === undefined ? 1440 : minutesOfClock(rule.end, true);
-    if (startMin === null || endMin === null) return;
-    if (endMin <= startMin) endMin += 1440;
-    const fromDay = rule.dateFrom === undefined ? null : dayOfIsoDate(rule.dateFrom);
-    const toDay = rule.dateTo === undefined ? null : dayOfIsoDate(rule.dateTo);
-    if ((rule.dateFrom !== undefined && fromDay === null) || (rule.dateTo !== undefined && toDay === null)) return;
-    let days: Set<number> | null = null;
+    if (!rule || rule.enabled === false) return
+    if (!rule.content || typeof rule.priority !== 'number' || !Number.isFinite(rule.priority)) return
+    const startMin = rule.start === undefined ? 0 : minutesOfClock(rule.start)
+    let endMin = rule.end === undefined ? 1440 : minutesOfClock(rule.end, true)
+    if (startMin === null || endMin === null) return
+    if (endMin <= startMin) endMin += 1440
+    const fromDay = rule.dateFrom === undefined ? null : dayOfIsoDate(rule.dateFrom)
+    const toDay = rule.dateTo === undefined ? null : dayOfIsoDate(rule.dateTo)
+    if ((rule.dateFrom !== undefined && fromDay === null) || (rule.dateTo !== undefined && toDay === null)) return
+    let days: Set<number> | null = null
     if (rule.days !== undefined) {
-      if (!Array.isArray(rule.days)) return;
-      days = new Set(rule.days.filter((d) => Number.isInteger(d) && d >= 0 && d <= 6));
+      if (!Array.isArray(rule.days)) return
+      days = new Set(rule.days.filter((d) => Number.isInteger(d) && d >= 0 && d <= 6))
     }
-    out.push({ index, rule, days, fromDay, toDay, startMin, endMin });
-  });
-  return out;
+    out.push({ index, rule, days, fromDay, toDay, startMin, endMin })
+  })
+  return out
 }
 
 function occurrenceOn(rule: CompiledRule, day: number, tz: string): Occurrence | null {
-  if (rule.days && !rule.days.has(weekdayOfDay(day))) return null;
-  if (rule.fromDay !== null && day < rule.fromDay) return null;
-  if (rule.toDay !== null && day > rule.toDay) return null;
-  const midnight = day * DAY_MS;
-  const start = instantOfLocal(midnight + rule.startMin * MINUTE_MS, tz);
-  const end = instantOfLocal(midnight + rule.endMin * MINUTE_MS, tz);
+  if (rule.days && !rule.days.has(weekdayOfDay(day))) return null
+  if (rule.fromDay !== null && day < rule.fromDay) return null
+  if (rule.toDay !== null && day > rule.toDay) return null
+  const midnight = day * DAY_MS
+  const start = instantOfLocal(midnight + rule.startMin * MINUTE_MS, tz)
+  const end = instantOfLocal(midnight + rule.endMin * MINUTE_MS, tz)
   // A window wholly inside a spring-forward gap collapses to nothing.
-  if (end <= start) return null;
-  return { rule, start, end };
+  if (end <= start) return null
+  return { rule, start, end }
 }
 
 function winnerAt(occurrences: readonly Occurrence[], t: number): CompiledRule | null {
-  let best: Occurrence | null = null;
+  let best: Occurrence | null = null
   for (const o of occurrences) {
-    if (o.start > t || t >= o.end) continue;
+    if (o.start > t || t >= o.end) continue
     if (
       best === null ||
       o.rule.rule.priority > best.rule.rule.priority ||
-      (o.rule.rule.priority === best.rule.rule.priority &&
-        (o.start > best.start || (o.start === best.start && o.rule.index < best.rule.index)))
+      (o.rule.rule.priority === best.rule.rule.priority && (o.start > best.start || (o.start === best.start && o.rule.index < best.rule.index)))
     ) {
-      best = o;
+      best = o
     }
   }
-  return best ? best.rule : null;
+  return best ? best.rule : null
 }
 
 /**
@@ -155,5 +145,5 @@ function winnerAt(occurrences: readonly Occurrence[], t: number): CompiledRule |
  * because without date ranges the rules repeat every week and 8 days cover it.
  */
 function dateRangeBeyond(rules: readonly CompiledRule[], day: number): boolean {
-  return rules.some((r) => (r.fromDay !== null && r.fromDay > day) || (r.toDay !== null && r.toDay > day));
+  return rules.some((r) => (r.fromDay !== null && r.fromDay > day) || (r.toDay !== null && r.toDay > day))
 }

@@ -1,5 +1,5 @@
 // Public entry of the schedule module: data model, validation, evaluation.
-export * from './types.js';
-export { evaluateSchedule, scheduleTimeZone, SCAN_HORIZON_MS } from './evaluate.js';
-export { validateSchedule, isValidSchedule } from './validate.js';
-export { isValidTimeZone, instantOfLocal, localMsAt, offsetMsAt } from './timezone.js';
+export * from './types.js'
+export { evaluateSchedule, scheduleTimeZone, SCAN_HORIZON_MS } from './evaluate.js'
+export { validateSchedule, isValidSchedule } from './validate.js'
+export { isValidTimeZone, instantOfLocal, localMsAt, offsetMsAt } from './timezone.js'

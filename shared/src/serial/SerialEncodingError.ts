@@ -15,23 +15,20 @@ export const SERIAL_ENCODING_ERROR_CODES = [
   'odd_length',
   /** An ascii value holds a character outside 0x00–0x7F. */
   'non_ascii',
-] as const;
+] as const
 
-export type SerialEncodingErrorCode = (typeof SERIAL_ENCODING_ERROR_CODES)[number];
+export type SerialEncodingErrorCode = (typeof SERIAL_ENCODING_ERROR_CODES)[number]
 
 export class SerialEncodingError extends Error {
-  override readonly name = 'SerialEncodingError';
-  readonly code: SerialEncodingErrorCode;
+  override readonly name = 'SerialEncodingError'
+  readonly code: SerialEncodingErrorCode
 
   constructor(code: SerialEncodingErrorCode, message: string) {
-    super(message);
-    this.code = code;
+    super(message)
+    this.code = code
   }
 }
 
-export function isSerialEncodingError(
-  err: unknown,
-  code?: SerialEncodingErrorCode,
-): err is SerialEncodingError {
-  return err instanceof SerialEncodingError && (code === undefined || err.code === code);
+export function isSerialEncodingError(err: unknown, code?: SerialEncodingErrorCode): err is SerialEncodingError {
+  return err instanceof SerialEncodingError && (code === undefined || err.code === code)
 }

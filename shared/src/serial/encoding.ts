@@ -18,21 +18,21 @@
  *   "0xAA 0x11", "AA11" and "aa\t11" are the same two bytes while "AA1 1" is
  *   an error instead of a guess.
  */
-import { SerialEncodingError } from './SerialEncodingError.js';
+import { SerialEncodingError } from './SerialEncodingError.js'
 
-export const SERIAL_VALUE_MAX_LENGTH = 512;
-export const SERIAL_ENCODINGS = ['ascii', 'hex'] as const;
-export const SERIAL_EOLS = ['none', 'cr', 'lf', 'crlf'] as const;
+export const SERIAL_VALUE_MAX_LENGTH = 512
+export const SERIAL_ENCODINGS = ['ascii', 'hex'] as const
+export const SERIAL_EOLS = ['none', 'cr', 'lf', 'crlf'] as const
 
-export type SerialEncoding = (typeof SERIAL_ENCODINGS)[number];
-export type SerialEol = (typeof SERIAL_EOLS)[number];
+export type SerialEncoding = (typeof SERIAL_ENCODINGS)[number]
+export type SerialEol = (typeof SERIAL_EOLS)[number]
 
 export interface SerialCommandInput {
-  value: unknown;
+  value: unknown
   /** Unknown or missing values read as `ascii`. */
-  encoding?: unknown;
+  encoding?: unknown
   /** Unknown or missing values read as `none`. */
-  eol?: unknown;
+  eol?: unknown
 }
 
 const EOL_BYTES: Readonly<Record<SerialEol, readonly number[]>> = {
@@ -40,106 +40,92 @@ const EOL_BYTES: Readonly<Record<SerialEol, readonly number[]>> = {
   cr: [0x0d],
   lf: [0x0a],
   crlf: [0x0d, 0x0a],
-};
+}
 
 export function normalizeEncoding(encoding: unknown): SerialEncoding {
-  return typeof encoding === 'string' && encoding.trim().toLowerCase() === 'hex' ? 'hex' : 'ascii';
+  return typeof encoding === 'string' && encoding.trim().toLowerCase() === 'hex' ? 'hex' : 'ascii'
 }
 
 export function normalizeEol(eol: unknown): SerialEol {
-  if (typeof eol !== 'string') return 'none';
-  const v = eol.trim().toLowerCase();
-  return (SERIAL_EOLS as readonly string[]).includes(v) ? (v as SerialEol) : 'none';
+  if (typeof eol !== 'string') return 'none'
+  const v = eol.trim().toLowerCase()
+  return (SERIAL_EOLS as readonly string[]).includes(v) ? (v as SerialEol) : 'none'
 }
 
 export function eolBytes(eol: unknown): Buffer {
-  return Buffer.from(EOL_BYTES[normalizeEol(eol)]);
+  return Buffer.from(EOL_BYTES[normalizeEol(eol)])
 }
 
 /** Parses hex text per the rules above; throws SerialEncodingError. */
 export function parseHex(text: string): Buffer {
-  const bytes: number[] = [];
-  const groups = text.split(/\s+/).filter((g) => g.length > 0);
+  const bytes: number[] = []
+  const groups = text.split(/\s+/).filter((g) => g.length > 0)
   for (const group of groups) {
-    const digits = /^0x/i.test(group) ? group.slice(2) : group;
+    const digits = /^0x/i.test(group) ? group.slice(2) : group
     if (digits.length === 0) {
-      throw new SerialEncodingError('invalid_hex', `hex value has "${group}" without digits after 0x`);
+      throw new SerialEncodingError('invalid_hex', `hex value has "${group}" without digits after 0x`)
     }
-    const bad = /[^0-9a-fA-F]/.exec(digits);
+    const bad = /[^0-9a-fA-F]/.exec(digits)
     if (bad) {
-      throw new SerialEncodingError(
-        'invalid_hex',
-        `hex value has a non-hex character "${bad[0]}" in "${truncate(group)}"`,
-      );
+      throw new SerialEncodingError('invalid_hex', `hex value has a non-hex character "${bad[0]}" in "${truncate(group)}"`)
     }
     if (digits.length % 2 !== 0) {
-      throw new SerialEncodingError(
-        'odd_length',
-        `hex value has an odd number of digits in "${truncate(group)}"; write each byte as two digits`,
-      );
+      throw new SerialEncodingError('odd_length', `hex value has an odd number of digits in "${truncate(group)}"; write each byte as two digits`)
     }
-    for (let i = 0; i < digits.length; i += 2) bytes.push(parseInt(digits.slice(i, i + 2), 16));
+    for (let i = 0; i < digits.length; i += 2) bytes.push(parseInt(digits.slice(i, i + 2), 16))
   }
-  return Buffer.from(bytes);
+  return Buffer.from(bytes)
 }
 
 /** The bytes a command sends: value bytes followed by the line ending. */
 export function encodeCommand(command: SerialCommandInput): Buffer {
-  const { value } = command;
+  const { value } = command
   if (typeof value !== 'string' || value.length === 0) {
-    throw new SerialEncodingError('empty', 'value is required and must be a non-empty string');
+    throw new SerialEncodingError('empty', 'value is required and must be a non-empty string')
   }
   if (value.length > SERIAL_VALUE_MAX_LENGTH) {
-    throw new SerialEncodingError(
-      'too_long',
-      `value is ${value.length} characters; at most ${SERIAL_VALUE_MAX_LENGTH} are allowed`,
-    );
+    throw new SerialEncodingError('too_long', `value is ${value.length} characters; at most ${SERIAL_VALUE_MAX_LENGTH} are allowed`)
   }
-  let body: Buffer;
+  let body: Buffer
   if (normalizeEncoding(command.encoding) === 'hex') {
-    body = parseHex(value);
+    body = parseHex(value)
     if (body.length === 0) {
-      throw new SerialEncodingError('empty', 'hex value yields no bytes');
+      throw new SerialEncodingError('empty', 'hex value yields no bytes')
     }
   } else {
     for (let i = 0; i < value.length; i++) {
       if (value.charCodeAt(i) > 0x7f) {
-        throw new SerialEncodingError(
-          'non_ascii',
-          `ascii value has a non-ASCII character "${value[i]}" at position ${i + 1}`,
-        );
+        throw new SerialEncodingError('non_ascii', `ascii value has a non-ASCII character "${value[i]}" at position ${i + 1}`)
       }
     }
-    body = Buffer.from(value, 'latin1');
+    body = Buffer.from(value, 'latin1')
   }
-  return Buffer.concat([body, eolBytes(command.eol)]);
+  return Buffer.concat([body, eolBytes(command.eol)])
 }
 
-export type EncodeResult =
-  | { ok: true; bytes: Buffer; hexPreview: string }
-  | { ok: false; error: SerialEncodingError };
+export type EncodeResult = { ok: true; bytes: Buffer; hexPreview: string } | { ok: false; error: SerialEncodingError }
 
 /** encodeCommand without throwing, for validators that collect errors. */
 export function tryEncodeCommand(command: SerialCommandInput): EncodeResult {
   try {
-    const bytes = encodeCommand(command);
-    return { ok: true, bytes, hexPreview: hexPreview(bytes) };
+    const bytes = encodeCommand(command)
+    return { ok: true, bytes, hexPreview: hexPreview(bytes) }
   } catch (err) {
-    if (err instanceof SerialEncodingError) return { ok: false, error: err };
-    throw err;
+    if (err instanceof SerialEncodingError) return { ok: false, error: err }
+    throw err
   }
 }
 
 /** Uppercase, space-separated hex pairs: `AA 11 01 01 00 13`. */
 export function hexPreview(bytes: Uint8Array): string {
-  let out = '';
+  let out = ''
   for (let i = 0; i < bytes.length; i++) {
-    if (i > 0) out += ' ';
-    out += bytes[i]!.toString(16).toUpperCase().padStart(2, '0');
+    if (i > 0) out += ' '
+    out += bytes[i]!.toString(16).toUpperCase().padStart(2, '0')
   }
-  return out;
+  return out
 }
 
 function truncate(s: string): string {
-  return s.length > 24 ? `${s.slice(0, 24)}…` : s;
+  return s.length > 24 ? `${s.slice(0, 24)}…` : s
 }

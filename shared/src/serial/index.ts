@@ -1,2 +1,2 @@
-export * from './SerialEncodingError.js';
-export * from './encoding.js';
+export * from './SerialEncodingError.js'
+export * from './encoding.js'

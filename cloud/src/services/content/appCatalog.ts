@@ -15,13 +15,13 @@ export const APP_CATALOG: readonly AppType[] = [
   {
     key: 'clock',
     name: 'Clock',
-    description: 'A full-screen clock in the screen\'s (or a chosen) time zone.',
+    description: "A full-screen clock in the screen's (or a chosen) time zone.",
     configSchema: Type.Object(
       {
         format: Type.Union([Type.Literal('12h'), Type.Literal('24h')], { default: '24h' }),
         showSeconds: Type.Boolean({ default: false }),
         showDate: Type.Boolean({ default: true }),
-        timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone; omitted = the screen\'s zone.' })),
+        timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "IANA zone; omitted = the screen's zone." })),
       },
       { additionalProperties: false },
     ),

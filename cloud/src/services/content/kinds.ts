@@ -123,14 +123,20 @@ export const KINDS: readonly KindDef[] = [
           Type.Object({
             kind: Type.Union([Type.Literal('media'), Type.Literal('app'), Type.Literal('creative')]),
             id: Type.String({ minLength: 1, maxLength: 100 }),
-            durationMs: Type.Optional(Type.Union([DurationMs, Type.Null()], { description: 'How long the item shows; null/omitted = the file\'s own length (video, audio) or 10 s.' })),
+            durationMs: Type.Optional(
+              Type.Union([DurationMs, Type.Null()], { description: "How long the item shows; null/omitted = the file's own length (video, audio) or 10 s." }),
+            ),
           }),
           { maxItems: 1000, description: 'Played in this order.' },
         ),
       ),
     },
     async prepare(ctx, body) {
-      const items = ((body.items as { kind: ContentKind; id: string; durationMs?: number | null }[] | undefined) ?? []).map((i) => ({ kind: i.kind, id: i.id, durationMs: i.durationMs ?? null }))
+      const items = ((body.items as { kind: ContentKind; id: string; durationMs?: number | null }[] | undefined) ?? []).map((i) => ({
+        kind: i.kind,
+        id: i.id,
+        durationMs: i.durationMs ?? null,
+      }))
       for (const [n, i] of items.entries()) await ctx.requireRef(i, `items[${n}]`)
       return { body: { items }, refs: items.map((i) => ({ kind: i.kind, id: i.id })) }
     },
@@ -147,8 +153,15 @@ export const KINDS: readonly KindDef[] = [
     recallable: true,
     playable: true,
     fields: {
-      timezone: Type.Optional(Type.Union([Type.String({ maxLength: 100, description: 'IANA zone (an unknown zone is refused); overrides the screen\'s zone.' }), Type.Null()])),
-      rules: Type.Optional(Type.Array(ScheduleRuleInput, { maxItems: 1000, description: 'Schedule rules; the enabled rule with the highest priority that covers the moment plays.' })),
+      timezone: Type.Optional(
+        Type.Union([Type.String({ maxLength: 100, description: "IANA zone (an unknown zone is refused); overrides the screen's zone." }), Type.Null()]),
+      ),
+      rules: Type.Optional(
+        Type.Array(ScheduleRuleInput, {
+          maxItems: 1000,
+          description: 'Schedule rules; the enabled rule with the highest priority that covers the moment plays.',
+        }),
+      ),
       fallback: Type.Optional(Type.Union([ContentRefInput, Type.Null()], { description: 'Content playing when no rule is on, or null.' })),
     },
     async prepare(ctx, body) {
@@ -255,7 +268,15 @@ export const KINDS: readonly KindDef[] = [
     },
     required: ['text'],
     async prepare(_ctx, body) {
-      return { body: { text: body.text, position: body.position ?? 'bottom', backgroundColor: body.backgroundColor ?? '#000000', textColor: body.textColor ?? '#ffffff' }, refs: [] }
+      return {
+        body: {
+          text: body.text,
+          position: body.position ?? 'bottom',
+          backgroundColor: body.backgroundColor ?? '#000000',
+          textColor: body.textColor ?? '#ffffff',
+        },
+        refs: [],
+      }
     },
   },
   {
@@ -289,7 +310,9 @@ export const KINDS: readonly KindDef[] = [
     recallable: false,
     playable: true,
     fields: {
-      appKey: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: `One of ${APP_CATALOG.map((a) => a.key).join(', ')} (GET /v1/apps/catalog).` })),
+      appKey: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 64, description: `One of ${APP_CATALOG.map((a) => a.key).join(', ')} (GET /v1/apps/catalog).` }),
+      ),
       config: Type.Optional(OpenObject),
       importSourceId: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     },
@@ -302,7 +325,10 @@ export const KINDS: readonly KindDef[] = [
       if (!type) throw validation(`appKey ${JSON.stringify(key)} is not in the app catalog (${APP_CATALOG.map((a) => a.key).join(', ')}).`)
       const checked = checkAppConfig(type, body.config ?? {})
       if (!checked.ok) throw validation(checked.message)
-      return { body: { ...keep(body, ['lastSnapshotKey', 'lastSnapshotAt']), appKey: key, config: checked.config, importSourceId: body.importSourceId ?? null }, refs: [] }
+      return {
+        body: { ...keep(body, ['lastSnapshotKey', 'lastSnapshotAt']), appKey: key, config: checked.config, importSourceId: body.importSourceId ?? null },
+        refs: [],
+      }
     },
   },
   {
@@ -327,7 +353,10 @@ export const KINDS: readonly KindDef[] = [
     async prepare(ctx, body) {
       const mediaId = (body.mediaId as string | null | undefined) ?? null
       if (mediaId) await ctx.requireRef({ kind: 'media', id: mediaId }, 'mediaId')
-      return { body: { person: body.person, occasion: body.occasion ?? 'birthday', date: body.date, message: body.message ?? null, mediaId }, refs: mediaId ? [{ kind: 'media', id: mediaId }] : [] }
+      return {
+        body: { person: body.person, occasion: body.occasion ?? 'birthday', date: body.date, message: body.message ?? null, mediaId },
+        refs: mediaId ? [{ kind: 'media', id: mediaId }] : [],
+      }
     },
   },
 ]

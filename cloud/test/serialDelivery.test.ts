@@ -201,3 +201,32 @@ t.test('open jobs survive a cloud restart and reach the device when it returns',
   t.same([a.id, b.id], [before.id, offline.id], 'both open jobs arrive, oldest first (the agent dedupes the one it saw)')
   t.equal(b.bytesHex, Buffer.from('INPUT HDMI1\r').toString('hex'))
 })
+
+t.test('a result near the packet limit is stored cut to its bounds', async (t) => {
+  const dir = tempDir(t)
+  const key = await bootstrap(dir)
+  const s = await start(t, dir)
+  const d = await pair(s, key)
+  const dev = await device(t, s, d)
+  const job = (await api(s, 'POST', `/v1/screens/${d.screenId}/serial`, key, { value: 'AA 11 01 01 01 14', encoding: 'hex' })).json.data
+  t.equal((await dev.next()).id, job.id)
+  await dev.client.publishAsync(
+    topics.jobResults(d.screenId),
+    JSON.stringify({
+      jobId: job.id,
+      sentHex: 'ab'.repeat(100_000),
+      replyHex: 'cd'.repeat(300_000),
+      outcome: 'failed',
+      reason: 'x'.repeat(200_000),
+      at: new Date().toISOString(),
+    }),
+    { qos: 1 },
+  )
+  const failed = await until(5000, async () => {
+    const j = (await api(s, 'GET', `/v1/serial-jobs/${job.id}`, key)).json.data
+    return j.status === 'failed' ? j : undefined
+  })
+  t.equal(failed?.reason.length, 500, 'the reason is cut to 500 characters')
+  t.ok(failed?.reason.endsWith('…'), 'and says so')
+  t.equal(failed?.replyHex.split(' ').length, 1024, 'the reply keeps its first 1024 bytes')
+})

@@ -97,9 +97,9 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     this.running.set(screenId, entry)
   }
 
+  /** The broker's own record of live connections (LiveConnections), which presence follows too. */
   private isConnected(screenId: string): boolean {
-    const clients = (this.broker.aedes as unknown as { clients?: Record<string, unknown> }).clients
-    return !!clients?.[screenId]
+    return this.broker.isConnected(screenId)
   }
 
   private async publishPending(screenId: string): Promise<void> {

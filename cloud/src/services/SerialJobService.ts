@@ -25,6 +25,10 @@ export const SERIAL_JOB_TTL_MS = 24 * 3600_000
 
 export const SERIAL_JOB_STATUSES = ['queued', 'sent', 'ok', 'nak', 'timeout', 'failed'] as const
 export type SerialJobStatus = (typeof SERIAL_JOB_STATUSES)[number]
+/** What is kept of a device's job result: a panel's reply is a few bytes; a reason a line. */
+export const RESULT_LIMITS = { replyBytes: 1024, sentBytes: 1024, reasonChars: 500 } as const
+const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s)
+
 const OPEN: readonly SerialJobStatus[] = ['queued', 'sent']
 
 interface JobRow {
@@ -177,7 +181,8 @@ export class SerialJobService {
   }
 
   /**
-   * Applies a device's result. Only the screen the job was queued for can close it; a
+   * Applies a device's result, each field cut to RESULT_LIMITS (a device may send up to the
+   * 1 MiB packet limit; what is stored and served stays small). Only the screen the job was queued for can close it; a
    * closed job stays closed, except `expired`, which a late real result replaces.
    */
   async applyResult(screenId: string, result: JobResult): Promise<boolean> {
@@ -185,12 +190,11 @@ export class SerialJobService {
     if (!r || r.screen_id !== screenId) return false
     const open = OPEN.includes(r.status) || (r.status === 'failed' && r.reason === 'expired')
     if (!open) return false
-    const reason = result.reason ?? null
     await this.jobs.complete(r.id, {
       status: result.outcome,
-      reply_hex: result.replyHex.toLowerCase(),
-      sent_hex: result.sentHex.toLowerCase(),
-      reason,
+      reply_hex: result.replyHex.slice(0, RESULT_LIMITS.replyBytes * 2).toLowerCase(),
+      sent_hex: result.sentHex.slice(0, RESULT_LIMITS.sentBytes * 2).toLowerCase(),
+      reason: result.reason === undefined ? null : cut(result.reason, RESULT_LIMITS.reasonChars),
       at: this.clock.now().toISOString(),
     })
     return true

@@ -36,6 +36,14 @@ forEngines(t, (t, build) => {
 
     const viaJson = await h.req('POST', '/v1/oauth/token', null, { grant_type: 'client_credentials', client_id: key.id, client_secret: key.secret })
     t.equal(viaJson.statusCode, 200)
+    // RFC 6749 section 3.2: unrecognised parameters are ignored.
+    const extra = await h.req('POST', '/v1/oauth/token', null, {
+      grant_type: 'client_credentials',
+      client_id: key.id,
+      client_secret: key.secret,
+      zzUnknownField: 1,
+    })
+    t.equal(extra.statusCode, 200, 'an unrecognised parameter is ignored')
     const basic = Buffer.from(`${encodeURIComponent(key.id)}:${encodeURIComponent(key.secret)}`).toString('base64')
     const viaBasic = await form(h, 'grant_type=client_credentials', { authorization: `Basic ${basic}` })
     t.equal(viaBasic.statusCode, 200)
@@ -54,7 +62,7 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', `/v1/nodes/${node}`, tok)).statusCode, 200)
     // Stored hashed only.
     const rows = await h.app.services.db.all<Record<string, unknown>>('SELECT * FROM oauth_tokens')
-    t.equal(rows.length, 3)
+    t.equal(rows.length, 4)
     for (const x of tokens) t.notOk(JSON.stringify(rows).includes(x.slice(4)), 'the token itself is not stored')
   })
 

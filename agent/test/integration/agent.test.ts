@@ -139,7 +139,11 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   t.equal(again.phase, 'running', 'no pairing: the stored credential is used')
   t.equal(again.state?.version, 7)
   t.match(again.state?.decision, { source: 'assignment', contentId: 'med_loop' })
-  const state = (await (await fetch(`http://127.0.0.1:${again.player.port}/state`)).json()) as PlayerView
+  // The page view follows once the media cache has been checked (files first, then the switch).
+  const state = await until(5000, async () => {
+    const v = (await (await fetch(`http://127.0.0.1:${again.player.port}/state`)).json()) as PlayerView
+    return v.type === 'starting' ? undefined : v
+  })
   t.match(state, { type: 'playing', source: 'assignment', contentId: 'med_loop', connected: false })
   const html = await (await fetch(`http://127.0.0.1:${again.player.port}/`)).text()
   t.match(html, /<title>svc player<\/title>/)

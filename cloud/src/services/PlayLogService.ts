@@ -18,20 +18,10 @@ export const CSV_MAX_SCREENS = 100
 /** At most this many rows in one export; a larger range is refused (narrow it). */
 export const CSV_MAX_ROWS = 100_000
 
-export interface PlayView {
+/** A stored play: the record as the device reported it, plus where and when it arrived. */
+export interface PlayView extends PlayLogInput {
   id: string
   screenId: string
-  source: string
-  contentKind: string
-  contentId: string
-  castId: string | null
-  emergencyId: string | null
-  itemKind: string
-  itemId: string
-  zone: string | null
-  startedAt: string
-  endedAt: string
-  durationMs: number
   receivedAt: string
 }
 

@@ -3,7 +3,7 @@
 // its own expiry or its parent's; a warm request reads nothing from the database; uses
 // become visible, and reach the database with the next batch (clock-driven) or on close.
 import t from 'tap'
-import { build, makeKey, type Harness } from './helpers.js'
+import { build, countReads, makeKey, type Harness } from './helpers.js'
 import { SqliteDatabase } from '../src/db/SqliteDatabase.js'
 import { LAST_USED_FLUSH_MS, PRINCIPAL_TTL_MS } from '../src/services/ApiKeyService.js'
 import type { CredentialChange } from '../src/services/CredentialChanges.js'
@@ -16,17 +16,6 @@ async function ok(h: Harness, token: string): Promise<void> {
 async function refused(h: Harness, token: string): Promise<string> {
   const res = await h.req('GET', '/v1/me', token)
   return `${res.statusCode} ${res.json().error}`
-}
-
-/** Counts the reads the app makes through its database from now on. */
-function countReads(h: Harness): { n: number } {
-  const db = h.app.services.db
-  const counter = { n: 0 }
-  const get = db.get.bind(db)
-  const all = db.all.bind(db)
-  db.get = ((sql: string, params?: never) => (counter.n++, get(sql, params))) as typeof db.get
-  db.all = ((sql: string, params?: never) => (counter.n++, all(sql, params))) as typeof db.all
-  return counter
 }
 
 const lastUsedInDb = async (h: Harness, id: string) =>

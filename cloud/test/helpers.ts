@@ -73,3 +73,14 @@ export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: i
   })
   return { db, file }
 }
+
+/** Counts the reads the app makes through its database from now on. */
+export function countReads(h: Harness): { n: number } {
+  const db = h.app.services.db
+  const counter = { n: 0 }
+  const get = db.get.bind(db)
+  const all = db.all.bind(db)
+  db.get = ((sql: string, params?: never) => (counter.n++, get(sql, params))) as typeof db.get
+  db.all = ((sql: string, params?: never) => (counter.n++, all(sql, params))) as typeof db.all
+  return counter
+}

@@ -2,19 +2,9 @@
 // incident changes: calls in between read nothing from the database, and concurrent
 // calls after the view ran out of time share one computation.
 import t from 'tap'
-import { build, type Harness } from './helpers.js'
+import { build, countReads } from './helpers.js'
 
 const HOUR = 3600_000
-
-function countReads(h: Harness): { n: number } {
-  const db = h.app.services.db
-  const counter = { n: 0 }
-  const get = db.get.bind(db)
-  const all = db.all.bind(db)
-  db.get = ((sql: string, params?: never) => (counter.n++, get(sql, params))) as typeof db.get
-  db.all = ((sql: string, params?: never) => (counter.n++, all(sql, params))) as typeof db.all
-  return counter
-}
 
 t.test('between changes the view comes from memory, in both forms', async (t) => {
   const h = await build(t)

@@ -76,11 +76,14 @@ export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: i
 
 /** Counts the reads the app makes through its database from now on. */
 export function countReads(h: Harness): { n: number } {
-  const db = h.app.services.db
+  // Raw `db.get`/`db.all` and repository (Kysely) queries all run through the one query
+  // executor of `db.kysely`: counting SELECTs there sees both.
+  const executor = h.app.services.db.kysely.getExecutor()
   const counter = { n: 0 }
-  const get = db.get.bind(db)
-  const all = db.all.bind(db)
-  db.get = ((sql: string, params?: never) => (counter.n++, get(sql, params))) as typeof db.get
-  db.all = ((sql: string, params?: never) => (counter.n++, all(sql, params))) as typeof db.all
+  const run = executor.executeQuery.bind(executor)
+  executor.executeQuery = ((q: import('kysely').CompiledQuery) => {
+    if (q.query.kind === 'SelectQueryNode' || (q.query.kind === 'RawNode' && /^\s*SELECT\b/i.test(q.sql))) counter.n++
+    return run(q)
+  }) as typeof executor.executeQuery
   return counter
 }

@@ -8,9 +8,11 @@
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
+import type { AlertEventRow } from '../db/schema.js'
+import { AlertRepository } from '../repositories/AlertRepository.js'
 import { notFound } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import type { NodeService } from '../services/NodeService.js'
 import { parseConfig, type AlertCode, type AlertRuleRow, type AlertRuleService } from './AlertRuleService.js'
 import type { AlertNotifier } from './AlertNotifier.js'
@@ -36,32 +38,6 @@ export interface AlertEventView {
   detail: Record<string, unknown> | null
 }
 
-interface EventRow {
-  id: string
-  workspace_id: string
-  rule_id: string
-  code: string
-  severity: string
-  screen_id: string
-  screen_name: string
-  node_id: string | null
-  message: string
-  next_action: string
-  opened_at: string
-  closed_at: string | null
-  detail: string | null
-}
-
-interface StateRow {
-  workspace_id: string
-  screen_id: string
-  screen_name: string
-  node_id: string | null
-  status: string
-  since: string
-  flaps: string
-}
-
 /** Offline transitions within this window that make a recovery `network-unstable`. */
 export const FLAP_WINDOW_MS = 60 * 60_000
 export const FLAP_COUNT = 3
@@ -75,7 +51,7 @@ const NEXT_ACTION: Record<AlertCode, string> = {
   'storage-critical': 'Remove unused media from what is assigned to this screen, or free space on the player.',
 }
 
-function eventView(r: EventRow): AlertEventView {
+function eventView(r: AlertEventRow): AlertEventView {
   let detail: Record<string, unknown> | null = null
   try {
     detail = r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null
@@ -100,39 +76,42 @@ function eventView(r: EventRow): AlertEventView {
 const iso = (at: Date | string | undefined, clock: Clock): string => (at === undefined ? clock.now().toISOString() : new Date(at).toISOString())
 
 export class AlertEvaluator {
+  private readonly repo: AlertRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly rules: AlertRuleService,
     readonly notifier: AlertNotifier,
-  ) {}
+  ) {
+    this.repo = new AlertRepository(db.kysely)
+  }
 
   // ---- inputs from the device link ----
 
   /** A screen went online or offline (the agent's status topic, including its Last Will). */
   async screenStatusChanged(workspaceId: string, screen: ScreenRef, status: 'online' | 'offline', at?: Date | string): Promise<void> {
     const when = iso(at, this.clock)
-    const prev = await this.db.get<StateRow>('SELECT * FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [workspaceId, screen.id])
+    const prev = await this.repo.screenState(workspaceId, screen.id)
     const name = screen.name ?? prev?.screen_name ?? UNKNOWN_SCREEN
     const cutoff = new Date(Date.parse(when) - FLAP_WINDOW_MS).toISOString()
     let flaps = (prev ? (JSON.parse(prev.flaps) as string[]) : []).filter((f) => f >= cutoff)
     if (prev && prev.status === status) {
       // A repeated report changes nothing but the name and place.
-      await this.db.run('UPDATE alert_screen_state SET screen_name = ?, node_id = ? WHERE workspace_id = ? AND screen_id = ?', [
-        name,
-        screen.nodeId,
-        workspaceId,
-        screen.id,
-      ])
+      await this.repo.renameScreen(workspaceId, screen.id, name, screen.nodeId)
     } else {
       if (status === 'offline') flaps = [...flaps, when]
-      await this.db.run(
-        `INSERT INTO alert_screen_state (workspace_id, screen_id, screen_name, node_id, status, since, flaps) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (workspace_id, screen_id) DO UPDATE SET screen_name = excluded.screen_name, node_id = excluded.node_id, status = excluded.status, since = excluded.since, flaps = excluded.flaps`,
-        [workspaceId, screen.id, name, screen.nodeId, status, when, JSON.stringify(flaps)],
-      )
+      await this.repo.putScreenState({
+        workspace_id: workspaceId,
+        screen_id: screen.id,
+        screen_name: name,
+        node_id: screen.nodeId,
+        status,
+        since: when,
+        flaps: JSON.stringify(flaps),
+      })
     }
     if (status === 'offline') {
       await this.checkConnectionLost(workspaceId)
@@ -196,16 +175,13 @@ export class AlertEvaluator {
     const when = this.clock.now().toISOString()
     for (const code of ['connection-lost', 'display-off', 'storage-critical'] as const)
       await this.closeOpen(workspaceId, screenId, code, { kind: 'outage-history', reason: 'screen removed' }, when)
-    await this.db.run('DELETE FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [workspaceId, screenId])
+    await this.repo.deleteScreenState(workspaceId, screenId)
   }
 
   /** connection-lost: opens for screens offline longer than the rule's `thresholds.minutes`. */
   async checkConnectionLost(workspaceId?: string): Promise<number> {
     const now = this.clock.now().getTime()
-    const offline = await this.db.all<StateRow>(
-      `SELECT * FROM alert_screen_state WHERE status = 'offline'${workspaceId ? ' AND workspace_id = ?' : ''} ORDER BY workspace_id, screen_id`,
-      workspaceId ? [workspaceId] : [],
-    )
+    const offline = await this.repo.offlineScreens(workspaceId)
     let opened = 0
     // Rules are read once per workspace per check, not once per offline screen.
     const cache = new Map<string, AlertRuleRow[]>()
@@ -227,10 +203,7 @@ export class AlertEvaluator {
   /** The screen with a name: the one given, else the last one seen, else `(unknown screen)`. */
   private async named(workspaceId: string, screen: ScreenRef): Promise<ScreenRef & { name: string }> {
     if (screen.name) return { ...screen, name: screen.name }
-    const s = await this.db.get<{ screen_name: string }>('SELECT screen_name FROM alert_screen_state WHERE workspace_id = ? AND screen_id = ?', [
-      workspaceId,
-      screen.id,
-    ])
+    const s = await this.repo.screenState(workspaceId, screen.id)
     return { ...screen, name: s?.screen_name ?? UNKNOWN_SCREEN }
   }
 
@@ -266,29 +239,26 @@ export class AlertEvaluator {
     const id = this.ids.next('alertEvent')
     const severity = parseConfig(rule).severity
     try {
-      await this.db.run(
-        `INSERT INTO alert_events (id, workspace_id, rule_id, code, severity, screen_id, screen_name, node_id, message, next_action, opened_at, detail)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          rule.workspace_id,
-          rule.id,
-          code,
-          severity,
-          screen.id,
-          screen.name,
-          screen.nodeId,
-          message,
-          NEXT_ACTION[code],
-          when,
-          detail ? JSON.stringify(detail) : null,
-        ],
-      )
+      await this.repo.insertEvent({
+        id,
+        workspace_id: rule.workspace_id,
+        rule_id: rule.id,
+        code,
+        severity,
+        screen_id: screen.id,
+        screen_name: screen.name,
+        node_id: screen.nodeId,
+        message,
+        next_action: NEXT_ACTION[code],
+        opened_at: when,
+        closed_at: null,
+        detail: detail ? JSON.stringify(detail) : null,
+      })
     } catch (e) {
       if (isUniqueViolation(e)) return false // already open for this rule and screen
       throw e
     }
-    const row = (await this.db.get<EventRow>('SELECT * FROM alert_events WHERE id = ?', [id]))!
+    const row = (await this.repo.event(id))!
     this.notifier.notify(rule, eventView(row), 'opened')
     return true
   }
@@ -301,14 +271,10 @@ export class AlertEvaluator {
     when: string,
     ruleId?: string,
   ): Promise<void> {
-    const open = await this.db.all<EventRow>(
-      `SELECT * FROM alert_events WHERE workspace_id = ? AND screen_id = ? AND code = ? AND closed_at IS NULL${ruleId ? ' AND rule_id = ?' : ''}`,
-      ruleId ? [workspaceId, screenId, code, ruleId] : [workspaceId, screenId, code],
-    )
+    const open = await this.repo.openEvents(workspaceId, screenId, code, ruleId)
     for (const ev of open) {
-      const r = await this.db.run('UPDATE alert_events SET closed_at = ?, detail = ? WHERE id = ? AND closed_at IS NULL', [when, JSON.stringify(detail), ev.id])
-      if (r.changes !== 1) continue
-      const rule = await this.db.get<AlertRuleRow>('SELECT * FROM alert_rules WHERE id = ?', [ev.rule_id])
+      if (!(await this.repo.closeEvent(ev.id, when, JSON.stringify(detail)))) continue
+      const rule = await this.repo.ruleById(ev.rule_id)
       if (rule) this.notifier.notify(rule, eventView({ ...ev, closed_at: when, detail: JSON.stringify(detail) }), 'closed')
     }
   }
@@ -320,30 +286,14 @@ export class AlertEvaluator {
     page: PageRequest,
     filter: { state?: string | undefined; screenId?: string | undefined; code?: string | undefined; ruleId?: string | undefined },
   ): Promise<Page<AlertEventView>> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    let where = `workspace_id = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, ...scope.params]
-    if (filter.state === 'open') where += ' AND closed_at IS NULL'
-    if (filter.state === 'closed') where += ' AND closed_at IS NOT NULL'
-    for (const [col, v] of [
-      ['screen_id', filter.screenId],
-      ['code', filter.code],
-      ['rule_id', filter.ruleId],
-    ] as const) {
-      if (v) {
-        where += ` AND ${col} = ?`
-        params.push(v)
-      }
-    }
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM alert_events WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<EventRow>(`SELECT * FROM alert_events WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const scopeIds = await this.nodes.scopeIds(p)
+    const total = page.count ? await this.repo.countEvents(p.workspaceId, scopeIds, filter) : undefined
+    const rows = await this.repo.events(p.workspaceId, scopeIds, filter, page)
     return pageOf(rows, page, eventView, total)
   }
 
   async get(p: Principal, id: string): Promise<AlertEventView> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    const r = await this.db.get<EventRow>(`SELECT * FROM alert_events WHERE id = ? AND workspace_id = ?${scope.sql}`, [id, p.workspaceId, ...scope.params])
+    const r = await this.repo.eventIn(p.workspaceId, id, await this.nodes.scopeIds(p))
     if (!r) throw notFound('No such alert event.')
     return eventView(r)
   }

@@ -5,6 +5,7 @@
 // the SSRF guard. One attempt per channel target (failures are logged, not retried).
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
+import { UserRepository } from '../repositories/UserRepository.js'
 import type { OutboundGuard } from '../net/OutboundGuard.js'
 import type { Mailer } from '../mail/Mailer.js'
 import { signedHeaders } from '../webhooks/signing.js'
@@ -22,14 +23,17 @@ export interface NotifyOutcome {
 
 export class AlertNotifier {
   private readonly inFlight = new Set<Promise<unknown>>()
+  private readonly users: UserRepository
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly outbound: OutboundGuard,
     private readonly mailer: Mailer,
     private readonly log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
-  ) {}
+  ) {
+    this.users = new UserRepository(db.kysely)
+  }
 
   /** Starts the notifications without holding up the caller (the device link). */
   notify(rule: AlertRuleRow, event: AlertEventView, state: 'opened' | 'closed'): void {
@@ -108,8 +112,7 @@ export class AlertNotifier {
     for (const r of recipients) {
       if (isUrlLike(r)) continue
       if (r.startsWith('role:')) {
-        const users = await this.db.all<{ email: string }>('SELECT email FROM users WHERE workspace_id = ? AND role = ?', [workspaceId, r.slice(5)])
-        for (const u of users) out.add(u.email)
+        for (const email of await this.users.emailsWithRole(workspaceId, r.slice(5))) out.add(email)
       } else out.add(r)
     }
     return [...out]

@@ -5,9 +5,11 @@
 // once at creation like a webhook endpoint's.
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
+import type { AlertRuleRow } from '../db/schema.js'
+import { AlertRepository } from '../repositories/AlertRepository.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { NodeService } from '../services/NodeService.js'
 import { newSigningSecret } from '../webhooks/signing.js'
@@ -37,19 +39,7 @@ export interface AlertRuleConfig {
   [k: string]: unknown
 }
 
-export interface AlertRuleRow {
-  id: string
-  workspace_id: string
-  name: string
-  trigger_code: string
-  config: string
-  webhook_secret: string
-  enabled: number
-  node_id: string | null
-  created_at: string
-  updated_at: string
-  deleted_at: string | null
-}
+export type { AlertRuleRow }
 
 export interface AlertRuleView {
   id: string
@@ -119,14 +109,18 @@ export function mergePatch(target: Record<string, unknown>, patch: unknown): Rec
 }
 
 export class AlertRuleService {
+  readonly repo: AlertRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly outbound: OutboundGuard,
     private readonly random?: RandomSource,
-  ) {}
+  ) {
+    this.repo = new AlertRepository(db.kysely)
+  }
 
   private checkUrl(raw: string, field: string): string {
     try {
@@ -207,12 +201,7 @@ export class AlertRuleService {
   }
 
   async row(p: Principal, id: string): Promise<AlertRuleRow> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    const r = await this.db.get<AlertRuleRow>(`SELECT * FROM alert_rules WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL${scope.sql}`, [
-      id,
-      p.workspaceId,
-      ...scope.params,
-    ])
+    const r = await this.repo.rule(p.workspaceId, id, await this.nodes.scopeIds(p))
     if (!r) throw notFound('No such alert rule.')
     return r
   }
@@ -222,20 +211,9 @@ export class AlertRuleService {
   }
 
   async list(p: Principal, page: PageRequest, search?: string): Promise<Page<AlertRuleView>> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    let where = `workspace_id = ? AND deleted_at IS NULL${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, ...scope.params]
-    if (search) {
-      where += ' AND LOWER(name) LIKE ?'
-      params.push(`%${search.toLowerCase()}%`)
-    }
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM alert_rules WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<AlertRuleRow>(`SELECT * FROM alert_rules WHERE ${where}${sql.where}${sql.tail}`, [
-      ...params,
-      ...sql.params,
-      ...sql.limitParams,
-    ])
+    const scopeIds = await this.nodes.scopeIds(p)
+    const total = page.count ? await this.repo.countRules(p.workspaceId, scopeIds, search) : undefined
+    const rows = await this.repo.rules(p.workspaceId, scopeIds, search, page)
     return pageOf(rows, page, ruleView, total)
   }
 
@@ -248,10 +226,20 @@ export class AlertRuleService {
     const id = this.ids.next('alertRule')
     const now = this.clock.now().toISOString()
     const secret = newSigningSecret(this.random)
-    await this.db.run(
-      'INSERT INTO alert_rules (id, workspace_id, name, trigger_code, config, webhook_secret, enabled, node_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, p.workspaceId, name.slice(0, 200), trigger, JSON.stringify(config), secret, input.enabled === false ? 0 : 1, nodeId, now, now],
-    )
+    await this.repo.insertRule({
+      id,
+      workspace_id: p.workspaceId,
+      name: name.slice(0, 200),
+      trigger_code: trigger,
+      config: JSON.stringify(config),
+      scope_id: config.scopeId,
+      webhook_secret: secret,
+      enabled: input.enabled === false ? 0 : 1,
+      node_id: nodeId,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    })
     return { ...(await this.get(p, id)), webhookSecret: secret }
   }
 
@@ -276,15 +264,15 @@ export class AlertRuleService {
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : cur.node_id
     const enabled = input.enabled === undefined ? cur.enabled : input.enabled ? 1 : 0
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE alert_rules SET name = ?, trigger_code = ?, config = ?, enabled = ?, node_id = ?, updated_at = ? WHERE id = ?', [
+    await this.repo.updateRule(id, {
       name,
-      trigger,
-      JSON.stringify(config),
+      trigger_code: trigger,
+      config: JSON.stringify(config),
+      scope_id: config.scopeId,
       enabled,
-      nodeId,
-      now,
-      id,
-    ])
+      node_id: nodeId,
+      updated_at: now,
+    })
     if (enabled === 0) await this.closeOpenEvents(id, 'rule switched off')
     return this.get(p, id)
   }
@@ -292,7 +280,7 @@ export class AlertRuleService {
   async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
     await this.row(p, id)
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE alert_rules SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, id])
+    await this.repo.deleteRule(id, now)
     await this.closeOpenEvents(id, 'rule deleted')
     return { id, deleted: true }
   }
@@ -300,18 +288,17 @@ export class AlertRuleService {
   /** Open events of a rule that stops watching are closed and kept as history. */
   private async closeOpenEvents(ruleId: string, why: string): Promise<void> {
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE alert_events SET closed_at = ?, detail = ? WHERE rule_id = ? AND closed_at IS NULL', [
-      now,
-      JSON.stringify({ kind: 'outage-history', reason: why }),
-      ruleId,
-    ])
+    await this.repo.closeRuleEvents(ruleId, now, JSON.stringify({ kind: 'outage-history', reason: why }))
+  }
+
+  /** Live rules homed at the node or scoped to it. */
+  countAtNode(workspaceId: string, nodeId: string): Promise<number> {
+    return this.repo.countAtNode(workspaceId, nodeId)
   }
 
   /** Active rules of a workspace watching `code` (the evaluator filters by scope). */
   async activeFor(workspaceId: string, code: AlertCode): Promise<AlertRuleRow[]> {
-    const rows = await this.db.all<AlertRuleRow>('SELECT * FROM alert_rules WHERE workspace_id = ? AND enabled = 1 AND deleted_at IS NULL ORDER BY id', [
-      workspaceId,
-    ])
+    const rows = await this.repo.activeRules(workspaceId)
     return rows.filter((r) => parseConfig(r).codes.includes(code))
   }
 }

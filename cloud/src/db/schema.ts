@@ -353,6 +353,8 @@ export interface AlertRulesTable {
   webhook_secret: string
   enabled: Defaulted<number>
   node_id: string | null
+  /** `config.scopeId` as a column (migration 0100), so a node's rules are found by a plain query. */
+  scope_id: string | null
   created_at: string
   updated_at: string
   deleted_at: string | null
@@ -485,3 +487,13 @@ export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
 export type NewWebhookDelivery = Insertable<WebhookDeliveriesTable>
 export type WebhookEndpointUpdate = Updateable<WebhookEndpointsTable>
+export type MediaRow = Selectable<MediaTable>
+export type MediaUploadRow = Selectable<MediaUploadsTable>
+export type MediaUploadPartRow = Selectable<MediaUploadPartsTable>
+export type AlertRuleRow = Selectable<AlertRulesTable>
+export type AlertEventRow = Selectable<AlertEventsTable>
+export type AlertScreenStateRow = Selectable<AlertScreenStateTable>
+export type StatusMeasurementRow = Selectable<StatusMeasurementsTable>
+export type IncidentRow = Selectable<IncidentsTable>
+export type IncidentUpdateRow = Selectable<IncidentUpdatesTable>
+export type MailOutboxRow = Selectable<OutboxTable>

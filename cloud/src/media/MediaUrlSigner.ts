@@ -12,6 +12,7 @@
 import crypto from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
+import { MediaRepository } from '../repositories/MediaRepository.js'
 
 const DAY = 86_400
 export const MEDIA_URL_TTL_SECONDS = 7 * DAY
@@ -20,25 +21,22 @@ export type SignatureCheck = 'ok' | 'expired' | 'bad'
 
 export class MediaUrlSigner {
   private key: Promise<Buffer> | null = null
+  private readonly repo: MediaRepository
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     readonly ttlSeconds = MEDIA_URL_TTL_SECONDS,
     /** Base URL put in front of the path (SVC_PUBLIC_URL); null = a path the agent resolves against its cloud. */
     private readonly publicUrl: string | null = null,
-  ) {}
+  ) {
+    this.repo = new MediaRepository(db.kysely)
+  }
 
   private secret(): Promise<Buffer> {
     this.key ??= (async () => {
       const fresh = crypto.randomBytes(32).toString('hex')
-      await this.db.run('INSERT INTO server_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [
-        'media_url',
-        fresh,
-        this.clock.now().toISOString(),
-      ])
-      const row = await this.db.get<{ value: string }>('SELECT value FROM server_secrets WHERE name = ?', ['media_url'])
-      return Buffer.from(row!.value, 'hex')
+      return Buffer.from(await this.repo.secret('media_url', fresh, this.clock.now().toISOString()), 'hex')
     })().catch((e) => {
       this.key = null
       throw e

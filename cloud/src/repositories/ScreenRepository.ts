@@ -23,4 +23,20 @@ export class ScreenRepository {
     if (f.nodeIds) q = q.where('node_id', 'in', f.nodeIds)
     return q.orderBy('id', 'asc').execute()
   }
+
+  /** Screens with a desired state last published before `cutoff` (or never), oldest first: their signed media URLs need renewing. */
+  publishedBefore(cutoff: string, limit: number): Promise<{ id: string; workspace_id: string }[]> {
+    return (
+      this.k
+        .selectFrom('screens')
+        .select(['id', 'workspace_id'])
+        .where('desired_version', '>', 0)
+        .where((eb) => eb.or([eb('desired_published_at', 'is', null), eb('desired_published_at', '<', cutoff)]))
+        // Never published first, on both engines (PostgreSQL would put NULLs last).
+        .orderBy('desired_published_at', (ob) => ob.asc().nullsFirst())
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+    )
+  }
 }

@@ -33,6 +33,12 @@ export class UserRepository {
     return k.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('role', '=', 'owner').orderBy('id').execute()
   }
 
+  /** E-mail addresses of the workspace's users with `role` (alert recipients such as `role:admin`). */
+  async emailsWithRole(workspaceId: string, role: string): Promise<string[]> {
+    const rows = await this.k.selectFrom('users').select('email').where('workspace_id', '=', workspaceId).where('role', '=', role).orderBy('id').execute()
+    return rows.map((r) => r.email)
+  }
+
   /**
    * The workspace's owners, locked until the transaction ends on PostgreSQL (SQLite runs one
    * writing transaction at a time), so two demotions cannot each leave the other as the last.

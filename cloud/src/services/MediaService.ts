@@ -9,35 +9,20 @@ import { Readable } from 'node:stream'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
+import type { MediaRow, MediaUploadPartRow, MediaUploadRow } from '../db/schema.js'
 import { ApiError, isApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { isUnsafeUrlError, UnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import { MediaStore, type StagedFile } from '../media/MediaStore.js'
 import { sniffFile } from '../media/sniff.js'
 import { probe } from '../media/probe.js'
 import { cleanName, type NodeService } from './NodeService.js'
-import type { ContentService, MediaRowLite } from './ContentService.js'
+import type { ContentService } from './ContentService.js'
 import type { MediaKind } from '../media/sniff.js'
+import { MediaRepository, type ProbeOutcome } from '../repositories/MediaRepository.js'
 
 export type MediaState = 'processing' | 'ready' | 'failed'
-
-interface MediaRow extends MediaRowLite {
-  recalled_by: string | null
-  created_by: string
-  created_at: string
-}
-
-interface UploadRow {
-  id: string
-  workspace_id: string
-  name: string
-  folder_id: string | null
-  node_id: string | null
-  created_by: string
-  created_at: string
-  expires_at: string
-}
 
 export interface MediaView {
   id: string
@@ -72,6 +57,7 @@ export const MAX_PARTS = 10_000
 
 export class MediaService {
   readonly store: MediaStore
+  private readonly repo: MediaRepository
   private running: Promise<void> | null = null
   private again = false
 
@@ -86,6 +72,7 @@ export class MediaService {
     private readonly log: { error(obj: unknown, msg: string): void },
   ) {
     this.store = new MediaStore(config.dataDir)
+    this.repo = new MediaRepository(db.kysely)
   }
 
   private view(r: MediaRow, shares: string[]): MediaView {
@@ -112,15 +99,11 @@ export class MediaService {
     }
   }
 
-  private async row(workspaceId: string, id: string): Promise<MediaRow | undefined> {
-    return this.db.get<MediaRow>('SELECT * FROM media WHERE id = ? AND workspace_id = ?', [id, workspaceId])
-  }
-
   async get(p: Principal, id: string): Promise<MediaView> {
     await this.content.requireVisible(p, 'media', id)
     const shares = await this.content.listShares(p, 'media', id)
     return this.view(
-      (await this.row(p.workspaceId, id))!,
+      (await this.repo.byId(p.workspaceId, id))!,
       shares.map((s) => s.nodeId),
     )
   }
@@ -130,39 +113,14 @@ export class MediaService {
     page: PageRequest,
     filter: { search?: string | undefined; kind?: string | undefined; state?: string | undefined; folderId?: string | undefined },
   ): Promise<Page<MediaView>> {
-    const scope = await this.content.visibleClause(p, 'media', 'media')
-    let where = `workspace_id = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, ...scope.params]
-    if (filter.search) {
-      where += ' AND LOWER(name) LIKE ?'
-      params.push(`%${filter.search.toLowerCase()}%`)
-    }
-    if (filter.kind) {
-      where += ' AND kind = ?'
-      params.push(filter.kind)
-    }
-    if (filter.state) {
-      where += ' AND state = ?'
-      params.push(filter.state)
-    }
-    if (filter.folderId !== undefined) {
-      if (filter.folderId === '' || filter.folderId === 'root') where += ' AND folder_id IS NULL'
-      else {
-        where += ' AND folder_id = ?'
-        params.push(filter.folderId)
-      }
-    }
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM media WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<MediaRow>(`SELECT * FROM media WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
-    const shares = new Map<string, string[]>()
-    if (rows.length) {
-      const s = await this.db.all<{ content_id: string; node_id: string }>(
-        `SELECT content_id, node_id FROM content_shares WHERE workspace_id = ? AND content_kind = 'media' AND content_id IN (${rows.map(() => '?').join(',')}) ORDER BY created_at, node_id`,
-        [p.workspaceId, ...rows.map((r) => r.id)],
-      )
-      for (const x of s) shares.set(x.content_id, [...(shares.get(x.content_id) ?? []), x.node_id])
-    }
+    // The same visibility as the content library's: homed within the credential's subtree, or shared into it.
+    const visible = await this.nodes.scopeIds(p)
+    const total = page.count ? await this.repo.count(p.workspaceId, visible, filter) : undefined
+    const rows = await this.repo.list(p.workspaceId, visible, filter, page)
+    const shares = await this.repo.shares(
+      p.workspaceId,
+      rows.map((r) => r.id),
+    )
     return pageOf(rows, page, (r) => this.view(r, shares.get(r.id) ?? []), total)
   }
 
@@ -188,11 +146,28 @@ export class MediaService {
       await this.store.commit(staged)
       const id = this.ids.next('media')
       const now = this.clock.now().toISOString()
-      await this.db.run(
-        `INSERT INTO media (id, workspace_id, name, kind, mime_type, size_bytes, sha256, state, folder_id, node_id, created_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?)`,
-        [id, p.workspaceId, where.name, type.kind, type.mimeType, staged.sizeBytes, staged.sha256, where.folderId, where.nodeId, actorRef(p), now, now],
-      )
+      await this.repo.insert({
+        id,
+        workspace_id: p.workspaceId,
+        name: where.name,
+        kind: type.kind,
+        mime_type: type.mimeType,
+        size_bytes: staged.sizeBytes,
+        sha256: staged.sha256,
+        state: 'processing',
+        failure_reason: null,
+        width: null,
+        height: null,
+        duration_ms: null,
+        folder_id: where.folderId,
+        node_id: where.nodeId,
+        recalled_at: null,
+        recall_reason: null,
+        recalled_by: null,
+        created_by: actorRef(p),
+        created_at: now,
+        updated_at: now,
+      })
       this.kick()
       return this.get(p, id)
     } finally {
@@ -210,14 +185,7 @@ export class MediaService {
       folderId = input.folderId
     }
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : r.node_id
-    await this.db.run('UPDATE media SET name = ?, folder_id = ?, node_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-      name,
-      folderId,
-      nodeId,
-      this.clock.now().toISOString(),
-      id,
-      p.workspaceId,
-    ])
+    await this.repo.place(p.workspaceId, id, { name, folderId, nodeId, at: this.clock.now().toISOString() })
     await this.content.changed(p.workspaceId, 'media', id)
     return this.get(p, id)
   }
@@ -228,10 +196,9 @@ export class MediaService {
     await this.content.assertDeletable(p.workspaceId, 'media', id)
     await this.db.transaction(async (tx) => {
       await this.content.forget(tx, p.workspaceId, 'media', id)
-      await tx.run('DELETE FROM media WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+      await this.repo.delete(p.workspaceId, id, tx.kysely)
     })
-    const still = await this.db.get('SELECT id FROM media WHERE sha256 = ? LIMIT 1', [item.media!.sha256])
-    if (!still) await this.store.remove(item.media!.sha256)
+    if (!(await this.repo.bytesInUse(item.media!.sha256))) await this.store.remove(item.media!.sha256)
     await this.content.changed(p.workspaceId, 'media', id)
     return { id, deleted: true }
   }
@@ -245,7 +212,7 @@ export class MediaService {
 
   /** Where the bytes are, for a device holding a signed URL (checked by the route). Recalled items are not served. */
   async fileForDevice(id: string): Promise<{ path: string; sizeBytes: number; mimeType: string; sha256: string; name: string }> {
-    const m = await this.db.get<MediaRow>('SELECT * FROM media WHERE id = ?', [id])
+    const m = await this.repo.byIdAnyWorkspace(id)
     if (!m || m.recalled_at) throw notFound('No such media item.')
     return { path: this.store.pathOf(m.sha256), sizeBytes: m.size_bytes, mimeType: m.mime_type, sha256: m.sha256, name: m.name }
   }
@@ -274,27 +241,23 @@ export class MediaService {
 
   /** Probes every item still `processing`: ready with dimensions/duration, or failed with a reason. Returns how many were done. */
   async processPending(): Promise<number> {
-    const rows = await this.db.all<MediaRow>("SELECT * FROM media WHERE state = 'processing' ORDER BY id")
+    const rows = await this.repo.processing()
     for (const r of rows) {
-      let update: { state: string; failure: string | null; width: number | null; height: number | null; durationMs: number | null }
+      let update: ProbeOutcome
       try {
         const res = await probe(this.store.pathOf(r.sha256), r.kind as MediaKind, r.mime_type)
         update = { state: 'ready', failure: null, ...res }
       } catch (e) {
         update = { state: 'failed', failure: e instanceof Error ? e.message : String(e), width: null, height: null, durationMs: null }
       }
-      const done = await this.db.run(
-        "UPDATE media SET state = ?, failure_reason = ?, width = ?, height = ?, duration_ms = ?, updated_at = ? WHERE id = ? AND state = 'processing'",
-        [update.state, update.failure, update.width, update.height, update.durationMs, this.clock.now().toISOString(), r.id],
-      )
-      if (done.changes) await this.content.changed(r.workspace_id, 'media', r.id)
+      if (await this.repo.settleProbe(r.id, update, this.clock.now().toISOString())) await this.content.changed(r.workspace_id, 'media', r.id)
     }
     return rows.length
   }
 
   // ---- multipart (resumable) upload --------------------------------------------------
 
-  private uploadView(u: UploadRow, parts: { part_number: number; size_bytes: number; sha256: string; received_at: string }[]) {
+  private uploadView(u: MediaUploadRow, parts: MediaUploadPartRow[]) {
     return {
       id: u.id,
       name: u.name,
@@ -313,15 +276,21 @@ export class MediaService {
     const where = await this.placement(p, input, input.name)
     const id = this.ids.next('mediaUpload')
     const now = this.clock.now()
-    await this.db.run(
-      'INSERT INTO media_uploads (id, workspace_id, name, folder_id, node_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, p.workspaceId, where.name, where.folderId, where.nodeId, actorRef(p), now.toISOString(), new Date(now.getTime() + UPLOAD_TTL_MS).toISOString()],
-    )
+    await this.repo.insertUpload({
+      id,
+      workspace_id: p.workspaceId,
+      name: where.name,
+      folder_id: where.folderId,
+      node_id: where.nodeId,
+      created_by: actorRef(p),
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + UPLOAD_TTL_MS).toISOString(),
+    })
     return this.getUpload(p, id)
   }
 
-  private async uploadRow(p: Principal, id: string): Promise<UploadRow> {
-    const u = await this.db.get<UploadRow>('SELECT * FROM media_uploads WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+  private async uploadRow(p: Principal, id: string): Promise<MediaUploadRow> {
+    const u = await this.repo.upload(p.workspaceId, id)
     if (!u || u.expires_at <= this.clock.now().toISOString() || !(await this.nodes.reaches(p, u.node_id)))
       throw notFound('No such upload (it may have expired, completed or been aborted).')
     return u
@@ -329,11 +298,7 @@ export class MediaService {
 
   async getUpload(p: Principal, id: string) {
     const u = await this.uploadRow(p, id)
-    const parts = await this.db.all<{ part_number: number; size_bytes: number; sha256: string; received_at: string }>(
-      'SELECT * FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number',
-      [id],
-    )
-    return this.uploadView(u, parts)
+    return this.uploadView(u, await this.repo.parts(id))
   }
 
   /** Stores one part; sending the same part number again replaces it (resume after a broken connection). */
@@ -349,21 +314,20 @@ export class MediaService {
       throw validation('the part is empty.')
     }
     await fsp.rename(staged.tmpPath, path.join(dir, String(partNumber)))
-    await this.db.run(
-      `INSERT INTO media_upload_parts (upload_id, part_number, size_bytes, sha256, received_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (upload_id, part_number) DO UPDATE SET size_bytes = excluded.size_bytes, sha256 = excluded.sha256, received_at = excluded.received_at`,
-      [id, partNumber, staged.sizeBytes, staged.sha256, this.clock.now().toISOString()],
-    )
+    await this.repo.putPart({
+      upload_id: id,
+      part_number: partNumber,
+      size_bytes: staged.sizeBytes,
+      sha256: staged.sha256,
+      received_at: this.clock.now().toISOString(),
+    })
     return { partNumber, sizeBytes: staged.sizeBytes, sha256: staged.sha256 }
   }
 
   /** Joins parts 1..N (no gaps) into one file and creates the media item. */
   async completeUpload(p: Principal, id: string): Promise<MediaView> {
     const u = await this.uploadRow(p, id)
-    const parts = await this.db.all<{ part_number: number; size_bytes: number }>(
-      'SELECT part_number, size_bytes FROM media_upload_parts WHERE upload_id = ? ORDER BY part_number',
-      [id],
-    )
+    const parts = await this.repo.parts(id)
     if (!parts.length) throw validation('No parts have been uploaded.')
     const gap = parts.findIndex((x, i) => x.part_number !== i + 1)
     if (gap >= 0) throw validation(`Part ${gap + 1} is missing; parts must be numbered 1 to N without gaps.`)
@@ -384,18 +348,15 @@ export class MediaService {
   }
 
   private async dropUpload(id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.run('DELETE FROM media_upload_parts WHERE upload_id = ?', [id])
-      await tx.run('DELETE FROM media_uploads WHERE id = ?', [id])
-    })
+    await this.db.transaction((tx) => this.repo.deleteUpload(id, tx.kysely))
     await this.store.removeUpload(id)
   }
 
   /** Removes expired, never completed uploads (housekeeping). */
   async purgeExpiredUploads(): Promise<number> {
-    const rows = await this.db.all<{ id: string }>('SELECT id FROM media_uploads WHERE expires_at <= ?', [this.clock.now().toISOString()])
-    for (const r of rows) await this.dropUpload(r.id)
-    return rows.length
+    const ids = await this.repo.expiredUploads(this.clock.now().toISOString())
+    for (const id of ids) await this.dropUpload(id)
+    return ids.length
   }
 
   // ---- import from a URL -------------------------------------------------------------

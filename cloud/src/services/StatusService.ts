@@ -8,6 +8,8 @@
 // CLI) show from the next measurement.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
+import type { IncidentRow as StoredIncident, StatusMeasurementRow } from '../db/schema.js'
+import { StatusRepository } from '../repositories/StatusRepository.js'
 import { DatabaseBusyError, notFound, validation } from '../errors.js'
 
 export const STALE_AFTER_MS = 3 * 3600_000
@@ -30,26 +32,9 @@ export interface Probes {
   broker(): Promise<number>
 }
 
-interface MeasurementRow {
-  id: string
-  measured_at: string
-  state: DayState
-  db_ok: number
-  db_latency_ms: number | null
-  broker_ok: number
-  broker_latency_ms: number | null
-  detail: string | null
-}
-
-interface IncidentRow {
-  id: string
-  title: string
-  status: IncidentStatus
-  impact: IncidentImpact
-  screens_playing: number | null
-  started_at: string
-  resolved_at: string | null
-}
+/** The stored rows with their enumerations narrowed (the service only writes these values). */
+type MeasurementRow = Omit<StatusMeasurementRow, 'state'> & { state: DayState }
+type IncidentRow = Omit<StoredIncident, 'status' | 'impact'> & { status: IncidentStatus; impact: IncidentImpact }
 
 export interface IncidentView {
   id: string
@@ -91,13 +76,16 @@ export class StatusService {
   private computing: Promise<CurrentStatus> | null = null
   /** Bumped by every change, so a computation that began before it is not kept. */
   private generation = 0
+  private readonly repo: StatusRepository
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly probes: Probes,
-  ) {}
+  ) {
+    this.repo = new StatusRepository(db.kysely)
+  }
 
   /** Measures database and broker once and records the result. */
   async measure(): Promise<MeasurementRow> {
@@ -118,10 +106,7 @@ export class StatusService {
     }
     // When the database itself is down the row cannot be written: that failure is what the view shows.
     try {
-      await this.db.run(
-        'INSERT INTO status_measurements (id, measured_at, state, db_ok, db_latency_ms, broker_ok, broker_latency_ms, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        [row.id, row.measured_at, row.state, row.db_ok, row.db_latency_ms, row.broker_ok, row.broker_latency_ms, row.detail],
-      )
+      await this.repo.insertMeasurement(row)
     } catch (err) {
       this.generation++
       this.computing = null
@@ -189,16 +174,13 @@ export class StatusService {
   /** Drops measurements older than the days shown. */
   async prune(): Promise<void> {
     const cutoff = new Date(this.clock.now().getTime() - (DAYS_SHOWN + 1) * 86_400_000).toISOString()
-    await this.db.run('DELETE FROM status_measurements WHERE measured_at < ?', [cutoff])
+    await this.repo.deleteMeasurementsBefore(cutoff)
   }
 
   private async incidentViews(rows: IncidentRow[]): Promise<IncidentView[]> {
     const out: IncidentView[] = []
     for (const r of rows) {
-      const updates = await this.db.all<{ at: string; status: IncidentStatus; message: string }>(
-        'SELECT at, status, message FROM incident_updates WHERE incident_id = ? ORDER BY at ASC, id ASC',
-        [r.id],
-      )
+      const updates = (await this.repo.updates(r.id)) as { at: string; status: IncidentStatus; message: string }[]
       out.push({
         id: r.id,
         title: r.title,
@@ -224,12 +206,10 @@ export class StatusService {
     days: { date: string; state: DayState }[]
   }> {
     const now = this.clock.now()
-    const last = await this.db.get<MeasurementRow>('SELECT * FROM status_measurements ORDER BY measured_at DESC LIMIT 1')
-    const open = await this.incidentViews(await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY started_at DESC'))
+    const last = (await this.repo.latestMeasurement()) as MeasurementRow | undefined
+    const open = await this.incidentViews((await this.repo.openIncidents()) as IncidentRow[])
     const recentCut = new Date(now.getTime() - RECENT_DAYS * 86_400_000).toISOString()
-    const recent = await this.incidentViews(
-      await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NOT NULL AND resolved_at >= ? ORDER BY resolved_at DESC', [recentCut]),
-    )
+    const recent = await this.incidentViews((await this.repo.resolvedSince(recentCut)) as IncidentRow[])
     const stale = !last || now.getTime() - Date.parse(last.measured_at) > STALE_AFTER_MS
     // A stale measurement turns `operational` into `unknown`; an incident operators declared
     // still shows its impact, since that needs no measurement to be true.
@@ -284,12 +264,11 @@ export class StatusService {
     const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())
     const first = new Date(today - (DAYS_SHOWN - 1) * 86_400_000)
     const byDay = new Map<string, DayState>()
-    const rows = await this.db.all<{ day: string; state: DayState }>(
-      'SELECT SUBSTR(measured_at, 1, 10) AS day, state FROM status_measurements WHERE measured_at >= ?',
-      [first.toISOString()],
-    )
-    for (const r of rows) byDay.set(r.day, worst(byDay.get(r.day) ?? 'operational', r.state))
-    const incidents = await this.db.all<IncidentRow>('SELECT * FROM incidents WHERE resolved_at IS NULL OR resolved_at >= ?', [first.toISOString()])
+    for (const r of await this.repo.measurementsSince(first.toISOString())) {
+      const day = r.measured_at.slice(0, 10)
+      byDay.set(day, worst(byDay.get(day) ?? 'operational', r.state as DayState))
+    }
+    const incidents = (await this.repo.activeSince(first.toISOString())) as IncidentRow[]
     const out: { date: string; state: DayState }[] = []
     for (let i = 0; i < DAYS_SHOWN; i++) {
       const start = today - (DAYS_SHOWN - 1 - i) * 86_400_000
@@ -313,29 +292,27 @@ export class StatusService {
     if (status === 'resolved') throw validation('a new incident cannot start resolved.')
     const id = this.ids.next('incident')
     const now = this.clock.now().toISOString()
-    await this.db.transaction(async (tx) => {
-      await tx.run('INSERT INTO incidents (id, title, status, impact, screens_playing, started_at) VALUES (?, ?, ?, ?, ?, ?)', [
-        id,
-        input.title.trim(),
-        status,
-        impact,
-        input.screensPlaying === undefined || input.screensPlaying === null ? null : input.screensPlaying ? 1 : 0,
-        now,
-      ])
-      await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [
-        this.ids.next('incident'),
-        id,
-        now,
-        status,
-        input.message?.trim() || input.title.trim(),
-      ])
-    })
+    await this.db.transaction((tx) =>
+      this.repo.insertIncident(
+        {
+          id,
+          title: input.title.trim(),
+          status,
+          impact,
+          screens_playing: input.screensPlaying === undefined || input.screensPlaying === null ? null : input.screensPlaying ? 1 : 0,
+          started_at: now,
+          resolved_at: null,
+        },
+        { id: this.ids.next('incident'), incident_id: id, at: now, status, message: input.message?.trim() || input.title.trim() },
+        tx.kysely,
+      ),
+    )
     await this.changed()
     return this.incident(id)
   }
 
   async incident(id: string): Promise<IncidentView> {
-    const r = await this.db.get<IncidentRow>('SELECT * FROM incidents WHERE id = ?', [id])
+    const r = (await this.repo.incident(id)) as IncidentRow | undefined
     if (!r) throw notFound(`No incident ${id}.`)
     return (await this.incidentViews([r]))[0]!
   }
@@ -349,28 +326,20 @@ export class StatusService {
     const impact = input.impact ? checkEnum(input.impact, INCIDENT_IMPACTS, 'impact') : current.impact
     const now = this.clock.now().toISOString()
     const playing = input.screensPlaying === undefined ? current.screensPlaying : input.screensPlaying
-    await this.db.transaction(async (tx) => {
-      await tx.run('UPDATE incidents SET status = ?, impact = ?, screens_playing = ?, resolved_at = ? WHERE id = ?', [
-        status,
-        impact,
-        playing === null ? null : playing ? 1 : 0,
-        status === 'resolved' ? now : null,
+    await this.db.transaction((tx) =>
+      this.repo.updateIncident(
         id,
-      ])
-      await tx.run('INSERT INTO incident_updates (id, incident_id, at, status, message) VALUES (?, ?, ?, ?, ?)', [
-        this.ids.next('incident'),
-        id,
-        now,
-        status,
-        input.message.trim(),
-      ])
-    })
+        { status, impact, screens_playing: playing === null ? null : playing ? 1 : 0, resolved_at: status === 'resolved' ? now : null },
+        { id: this.ids.next('incident'), incident_id: id, at: now, status, message: input.message.trim() },
+        tx.kysely,
+      ),
+    )
     await this.changed()
     return this.incident(id)
   }
 
   async listIncidents(): Promise<IncidentView[]> {
-    return this.incidentViews(await this.db.all<IncidentRow>('SELECT * FROM incidents ORDER BY started_at DESC'))
+    return this.incidentViews((await this.repo.incidents()) as IncidentRow[])
   }
 }
 

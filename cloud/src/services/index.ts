@@ -18,6 +18,7 @@ import { NodeService } from './NodeService.js'
 import { ScreenService } from './ScreenService.js'
 import { PairingService } from './PairingService.js'
 import { StatusService } from './StatusService.js'
+import { StatusRepository } from '../repositories/StatusRepository.js'
 import { UserService } from './UserService.js'
 import { OAuthService } from './OAuthService.js'
 import { WorkspaceService } from './WorkspaceService.js'
@@ -142,10 +143,11 @@ export function createServices(deps: {
   // A paired or moved screen gets a fresh desired state.
   screens.onChange((ws, id) => void markDirty(ws, [id]).catch(() => undefined))
   const takeover = new Takeover(db, nodes, contentResolver)
+  const statusReads = new StatusRepository(db.kysely)
   const status = new StatusService(db, clock, ids, {
     database: async () => {
       const t = performance.now()
-      await db.get('SELECT COUNT(*) AS n FROM schema_migrations')
+      await statusReads.ping()
       return performance.now() - t
     },
     broker: () => broker.probe(),
@@ -165,10 +167,7 @@ export function createServices(deps: {
   const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
   nodes.registerUsage(async (ws, nodeId) => ({
     what: 'alert rule(s) homed or scoped there',
-    count: (await db.get<{ n: number }>(
-      'SELECT COUNT(*) AS n FROM alert_rules WHERE workspace_id = ? AND deleted_at IS NULL AND (node_id = ? OR config LIKE ?)',
-      [ws, nodeId, `%"scopeId":${JSON.stringify(nodeId)}%`],
-    ))!.n,
+    count: await alertRules.countAtNode(ws, nodeId),
   }))
   const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(db, clock, outbound, mailer, log))
   const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)

@@ -5,13 +5,16 @@
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import type { MarkDirty } from '../services/CastService.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import { IntervalWorker } from './Worker.js'
 
 const BATCH = 1000
 
 export class MediaUrlRefreshWorker extends IntervalWorker {
+  private readonly screens: ScreenRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
     private readonly markDirty: MarkDirty,
@@ -19,6 +22,7 @@ export class MediaUrlRefreshWorker extends IntervalWorker {
     log: { error(obj: unknown, msg: string): void },
   ) {
     super(intervalMs, log)
+    this.screens = new ScreenRepository(db.kysely)
   }
 
   /** Screens published before this moment are due. */
@@ -27,10 +31,7 @@ export class MediaUrlRefreshWorker extends IntervalWorker {
   }
 
   protected async tick(): Promise<void> {
-    const rows = await this.db.all<{ id: string; workspace_id: string }>(
-      'SELECT id, workspace_id FROM screens WHERE desired_version > 0 AND (desired_published_at IS NULL OR desired_published_at < ?) ORDER BY desired_published_at, id LIMIT ?',
-      [this.cutoff(), BATCH],
-    )
+    const rows = await this.screens.publishedBefore(this.cutoff(), BATCH)
     const byWorkspace = new Map<string, string[]>()
     for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.id])
     for (const [ws, ids] of byWorkspace) await this.markDirty(ws, ids)

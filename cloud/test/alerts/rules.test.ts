@@ -192,3 +192,30 @@ t.test('PATCH config merges into the stored config: untouched keys, thresholds a
   t.ok(JSON.parse(stored!.config).chatUrls[0].startsWith('https://'), 'the full chat URL is still stored')
   t.notOk(JSON.parse(stored!.config).chatUrls[0].includes('•'))
 })
+
+t.test('a location watched by a rule (home or scope) is not deleted until the rule goes', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const watched = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Watched' })).json().data
+  const other = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Other' })).json().data
+  // The watched node's id also appears in this rule's JSON, but not as its scope: it does not hold the node.
+  const decoy = await h.req('POST', '/v1/alert-rules', apiKey, {
+    name: 'Decoy',
+    config: { codes: ['display-off'], scopeKind: 'location', scopeId: other.id, note: { scopeId: watched.id } },
+  })
+  t.equal(decoy.statusCode, 201, decoy.body)
+  const r = (
+    await h.req('POST', '/v1/alert-rules', apiKey, { name: 'Watch', config: { codes: ['display-off'], scopeKind: 'location', scopeId: watched.id } })
+  ).json().data
+  const refused = await h.req('DELETE', `/v1/nodes/${watched.id}`, apiKey)
+  t.equal(refused.statusCode, 409, refused.body)
+  t.equal(refused.json().error, 'node_not_empty')
+  t.match(refused.json().message, /1 alert rule\(s\) homed or scoped there/)
+  // Moving the rule's scope elsewhere frees the node; the column follows the config.
+  const moved = await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { config: { scopeKind: 'workspace', scopeId: null } })
+  t.equal(moved.statusCode, 200, moved.body)
+  t.equal((await h.req('DELETE', `/v1/nodes/${watched.id}`, apiKey)).statusCode, 200)
+  t.equal((await h.req('DELETE', `/v1/nodes/${other.id}`, apiKey)).statusCode, 409, 'the decoy rule scoped there holds its node')
+  await h.req('DELETE', `/v1/alert-rules/${decoy.json().data.id}`, apiKey)
+  t.equal((await h.req('DELETE', `/v1/nodes/${other.id}`, apiKey)).statusCode, 200, 'a deleted rule holds nothing')
+})

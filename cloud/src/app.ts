@@ -14,6 +14,7 @@ import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
+import { closeRedis, openRedis, type RedisClient } from './cluster/redis.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { installJsonBounds } from './http/jsonBounds.js'
@@ -93,10 +94,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     throw e
   }
 
+  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, broker.logger) : null
   try {
-    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations })
+    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations, redis })
   } catch (e) {
     // Nothing half-started stays open when assembly fails.
+    redis?.disconnect()
     await broker.close().catch(() => undefined)
     if (ownsDb) await db.close().catch(() => undefined)
     throw e
@@ -106,9 +109,17 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
 async function assemble(
   config: Config,
   deps: AppDeps,
-  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; policy: DevicePolicy; deprecations: Deprecation[] },
+  ctx: {
+    clock: Clock
+    db: Database
+    ownsDb: boolean
+    broker: EmbeddedBroker
+    policy: DevicePolicy
+    deprecations: Deprecation[]
+    redis: RedisClient | null
+  },
 ): Promise<FastifyInstance> {
-  const { clock, db, ownsDb, broker, policy, deprecations } = ctx
+  const { clock, db, ownsDb, broker, policy, deprecations, redis } = ctx
   const app = Fastify({
     logger: loggerOptions(config),
     logController: new RequestLogController(),
@@ -123,6 +134,7 @@ async function assemble(
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   broker.setLog(app.log)
+  if (redis) app.addHook('onClose', () => closeRedis(redis))
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
@@ -138,6 +150,7 @@ async function assemble(
       content: deps.content,
       panelSettings: deps.panelSettings,
       outbound: deps.outbound,
+      redis,
     }),
   )
   policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))

@@ -15,6 +15,8 @@ import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
 import { closeRedis, openRedis, type RedisClient } from './cluster/redis.js'
+import { WorkLeases } from './cluster/WorkLeases.js'
+import { WorkLeaseRepository } from './repositories/WorkLeaseRepository.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { installJsonBounds } from './http/jsonBounds.js'
@@ -195,10 +197,13 @@ async function assemble(
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
 
-  // workers[0] is the status monitor (tests drive it with runOnce()).
-  const workers = [
-    new StatusMonitor(app.services.status, config.statusIntervalMs, app.log),
-    new Housekeeper(
+  // Interval work. Each instance runs the same workers; the ones under a lease run on one
+  // instance of the cloud at a time (cluster/WorkLeases.ts). Webhook delivery claims its
+  // rows and cast expiry ends each cast with a conditional update, so those run everywhere.
+  const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
+  const workers = {
+    status: new StatusMonitor(app.services.status, config.statusIntervalMs, app.log).oncePerCloud(leases, 'status'),
+    housekeeper: new Housekeeper(
       [
         { name: 'idempotency keys', run: () => app.services.idempotency.purgeExpired() },
         { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
@@ -208,24 +213,24 @@ async function assemble(
       ],
       config.statusIntervalMs > 0 ? 3600_000 : 0,
       app.log,
-    ),
-    new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
-    app.services.webhookWorker,
-    app.services.alertWorker,
-    new MediaUrlRefreshWorker(
+    ).oncePerCloud(leases, 'housekeeping'),
+    castExpiry: new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
+    webhooks: app.services.webhookWorker,
+    alerts: app.services.alertWorker.oncePerCloud(leases, 'alerts'),
+    mediaUrlRefresh: new MediaUrlRefreshWorker(
       db,
       clock,
       app.services.mediaUrls.ttlSeconds,
       (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids),
       config.mediaUrlRefreshIntervalMs,
       app.log,
-    ),
-  ]
+    ).oncePerCloud(leases, 'media-url-refresh'),
+  }
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {
-    for (const w of workers) w.start()
+    for (const w of Object.values(workers)) w.start()
     // A first measurement right away, so a fresh server does not report `unknown`.
-    if (config.statusIntervalMs > 0) void workers[0]!.runOnce().catch((err) => app.log.error({ err }, 'first status measurement failed'))
+    if (config.statusIntervalMs > 0) void workers.status.runScheduled().catch((err) => app.log.error({ err }, 'first status measurement failed'))
     // Files left `processing` by a previous run are probed now.
     app.services.media.kick()
   })
@@ -237,7 +242,7 @@ async function assemble(
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
     await serialDelivery.stop()
-    for (const w of workers) await w.stop()
+    for (const w of Object.values(workers)) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)
     await app.services.media.idle()

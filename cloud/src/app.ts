@@ -14,6 +14,9 @@ import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
+import { closeRedis, openRedis, type RedisClient } from './cluster/redis.js'
+import { WorkLeases } from './cluster/WorkLeases.js'
+import { WorkLeaseRepository } from './repositories/WorkLeaseRepository.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { installJsonBounds } from './http/jsonBounds.js'
@@ -93,10 +96,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     throw e
   }
 
+  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, broker.logger) : null
   try {
-    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations })
+    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations, redis })
   } catch (e) {
     // Nothing half-started stays open when assembly fails.
+    redis?.disconnect()
     await broker.close().catch(() => undefined)
     if (ownsDb) await db.close().catch(() => undefined)
     throw e
@@ -106,9 +111,17 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
 async function assemble(
   config: Config,
   deps: AppDeps,
-  ctx: { clock: Clock; db: Database; ownsDb: boolean; broker: EmbeddedBroker; policy: DevicePolicy; deprecations: Deprecation[] },
+  ctx: {
+    clock: Clock
+    db: Database
+    ownsDb: boolean
+    broker: EmbeddedBroker
+    policy: DevicePolicy
+    deprecations: Deprecation[]
+    redis: RedisClient | null
+  },
 ): Promise<FastifyInstance> {
-  const { clock, db, ownsDb, broker, policy, deprecations } = ctx
+  const { clock, db, ownsDb, broker, policy, deprecations, redis } = ctx
   const app = Fastify({
     logger: loggerOptions(config),
     logController: new RequestLogController(),
@@ -123,6 +136,7 @@ async function assemble(
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   broker.setLog(app.log)
+  if (redis) app.addHook('onClose', () => closeRedis(redis))
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
@@ -138,6 +152,7 @@ async function assemble(
       content: deps.content,
       panelSettings: deps.panelSettings,
       outbound: deps.outbound,
+      redis,
     }),
   )
   policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
@@ -182,10 +197,13 @@ async function assemble(
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
 
-  // workers[0] is the status monitor (tests drive it with runOnce()).
-  const workers = [
-    new StatusMonitor(app.services.status, config.statusIntervalMs, app.log),
-    new Housekeeper(
+  // Interval work. Each instance runs the same workers; the ones under a lease run on one
+  // instance of the cloud at a time (cluster/WorkLeases.ts). Webhook delivery claims its
+  // rows and cast expiry ends each cast with a conditional update, so those run everywhere.
+  const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
+  const workers = {
+    status: new StatusMonitor(app.services.status, config.statusIntervalMs, app.log).oncePerCloud(leases, 'status'),
+    housekeeper: new Housekeeper(
       [
         { name: 'idempotency keys', run: () => app.services.idempotency.purgeExpired() },
         { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
@@ -195,24 +213,24 @@ async function assemble(
       ],
       config.statusIntervalMs > 0 ? 3600_000 : 0,
       app.log,
-    ),
-    new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
-    app.services.webhookWorker,
-    app.services.alertWorker,
-    new MediaUrlRefreshWorker(
+    ).oncePerCloud(leases, 'housekeeping'),
+    castExpiry: new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
+    webhooks: app.services.webhookWorker,
+    alerts: app.services.alertWorker.oncePerCloud(leases, 'alerts'),
+    mediaUrlRefresh: new MediaUrlRefreshWorker(
       db,
       clock,
       app.services.mediaUrls.ttlSeconds,
       (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids),
       config.mediaUrlRefreshIntervalMs,
       app.log,
-    ),
-  ]
+    ).oncePerCloud(leases, 'media-url-refresh'),
+  }
   app.decorate('workers', workers)
   app.addHook('onReady', async () => {
-    for (const w of workers) w.start()
+    for (const w of Object.values(workers)) w.start()
     // A first measurement right away, so a fresh server does not report `unknown`.
-    if (config.statusIntervalMs > 0) void workers[0]!.runOnce().catch((err) => app.log.error({ err }, 'first status measurement failed'))
+    if (config.statusIntervalMs > 0) void workers.status.runScheduled().catch((err) => app.log.error({ err }, 'first status measurement failed'))
     // Files left `processing` by a previous run are probed now.
     app.services.media.kick()
   })
@@ -224,7 +242,7 @@ async function assemble(
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
     await serialDelivery.stop()
-    for (const w of workers) await w.stop()
+    for (const w of Object.values(workers)) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)
     await app.services.media.idle()

@@ -9,6 +9,10 @@ export interface Config {
   dbFile: string
   /** PostgreSQL instead of SQLite, e.g. postgres://user:pass@host:5432/db (SVC_DATABASE_URL); unset = SQLite. */
   databaseUrl: string | null
+  /** Joins every instance started with the same database and Redis into one cloud, e.g. redis://host:6379 (SVC_REDIS_URL); unset = a single instance. */
+  redisUrl: string | null
+  /** Prefix of every key this cloud writes in Redis, so one Redis can serve several clouds (SVC_REDIS_PREFIX, svc:). */
+  redisPrefix: string
   /** How long a statement waits on a locked database before answering 503 (SVC_DB_BUSY_TIMEOUT_MS, 5000). */
   dbBusyTimeoutMs: number
   host: string
@@ -93,12 +97,20 @@ function databaseUrl(raw: string | undefined): string | null {
   return raw
 }
 
+function redisUrl(raw: string | undefined): string | null {
+  if (!raw) return null
+  if (!/^rediss?:\/\//.test(raw)) throw new Error(`SVC_REDIS_URL must be a redis:// or rediss:// URL, got "${raw.replace(/:[^:@/]*@/, ':***@')}"`)
+  return raw
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR || './data')
   return {
     dataDir,
     dbFile: env.SVC_DB_FILE || path.join(dataDir, 'svc.sqlite'),
     databaseUrl: databaseUrl(env.SVC_DATABASE_URL),
+    redisUrl: redisUrl(env.SVC_REDIS_URL),
+    redisPrefix: env.SVC_REDIS_PREFIX || 'svc:',
     dbBusyTimeoutMs: int(env, 'SVC_DB_BUSY_TIMEOUT_MS', 5000),
     host: env.SVC_HOST || '0.0.0.0',
     httpPort: int(env, 'SVC_HTTP_PORT', 8080),

@@ -19,7 +19,7 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
     h.clock.now().toISOString(),
   ])
 
-  const housekeeper = h.app.workers[1]!
+  const housekeeper = h.app.workers.housekeeper
   await housekeeper.runOnce()
   t.equal(await count('SELECT COUNT(*) AS n FROM device_registrations'), 1, 'a fresh code stays')
   t.equal(await count('SELECT COUNT(*) AS n FROM idempotency_keys'), 1)

@@ -52,7 +52,7 @@ t.test('before any measurement: unknown, stale, no computedAt, 90 days ending to
 t.test('a real measurement makes it operational; older than 3 h it goes unknown and stale', async (t) => {
   const h = await build(t)
   const measuredAt = h.clock.now().toISOString()
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const s = await status(h)
   t.equal(s.state, 'operational')
   t.equal(s.stale, false)
@@ -84,7 +84,7 @@ t.test('a real measurement makes it operational; older than 3 h it goes unknown 
   t.equal((await status(h)).state, 'unknown')
 
   // a new measurement brings it back
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const again = await status(h)
   t.equal(again.state, 'operational')
   t.equal(again.stale, false)
@@ -93,7 +93,7 @@ t.test('a real measurement makes it operational; older than 3 h it goes unknown 
 
 t.test('incidents: open ones in `incidents`, resolved ones in `recent`, updates oldest first', async (t) => {
   const h = await build(t)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const svc = h.app.services.status
 
   const opened = await svc.openIncident({ title: 'Slow screenshots', impact: 'degraded', message: 'Looking into it.' })
@@ -156,7 +156,7 @@ t.test('incidents: open ones in `incidents`, resolved ones in `recent`, updates 
 
   // "recent" means recently: more than seven days after resolution it drops off
   h.clock.advance(8 * DAY)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   s = await status(h)
   t.same(
     s.recent.map((i: { id: string }) => i.id),
@@ -178,7 +178,7 @@ t.test('bad incident input is refused', async (t) => {
 
 t.test('an open outage incident: state outage and today outage; earlier days untouched', async (t) => {
   const h = await build(t)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const i = await h.app.services.status.openIncident({ title: 'Broker down', impact: 'outage' })
   const s = await status(h)
   t.equal(s.state, 'outage')
@@ -188,7 +188,7 @@ t.test('an open outage incident: state outage and today outage; earlier days unt
 
   // still open two days later: every day it spans is an outage day
   h.clock.advance(2 * DAY)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const later = await status(h)
   t.equal(later.state, 'outage')
   t.same(
@@ -205,7 +205,7 @@ t.test('?format=text answers text/plain with the state', async (t) => {
   t.match(before.headers['content-type'], /^text\/plain/)
   t.match(before.body, /^state: unknown/m)
 
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   await h.app.services.status.openIncident({ title: 'Uploads slow', impact: 'degraded' })
   const res = await h.req('GET', '/v1/status?format=text', null)
   t.equal(res.statusCode, 200)
@@ -243,7 +243,7 @@ t.test('a bad format value answers 422 in the envelope', async (t) => {
 t.test('the broker probe fails: outage, still 200', async (t) => {
   const h = await build(t)
   await h.app.services.broker.close()
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const res = await h.req('GET', '/v1/status', null)
   t.equal(res.statusCode, 200)
   const s = res.json().data
@@ -260,10 +260,10 @@ t.test('the broker probe fails: outage, still 200', async (t) => {
 t.test('the database is gone: still 200, reporting an outage', async (t) => {
   const db = await SqliteDatabase.open(':memory:', 1000)
   const h = await build(t, {}, { db })
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   t.equal((await status(h)).state, 'operational')
   await db.close()
-  await h.app.workers[0]!.runOnce().catch(() => undefined)
+  await h.app.workers.status.runOnce().catch(() => undefined)
   const res = await h.req('GET', '/v1/status', null)
   t.equal(res.statusCode, 200)
   const s = res.json().data
@@ -278,7 +278,7 @@ t.test('the database is gone: still 200, reporting an outage', async (t) => {
 t.test('a database that is only busy reads as degraded, with the last known incidents', async (t) => {
   const { DatabaseBusyError } = await import('../src/errors.js')
   const h = await build(t)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   await h.app.services.status.openIncident({ title: 'Known issue', impact: 'none' })
   await status(h)
   const v = h.app.services.status.unavailableView(new DatabaseBusyError(new Error('SQLITE_BUSY')))

@@ -8,7 +8,7 @@ const HOUR = 3600_000
 
 t.test('between changes the view comes from memory, in both forms', async (t) => {
   const h = await build(t)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const reads = countReads(h)
   for (let i = 0; i < 10; i++) {
     const json = await h.req('GET', '/v1/status', null)
@@ -30,7 +30,7 @@ t.test('between changes the view comes from memory, in both forms', async (t) =>
 
 t.test('once time alone changes it, concurrent calls share one computation', async (t) => {
   const h = await build(t)
-  await h.app.workers[0]!.runOnce()
+  await h.app.workers.status.runOnce()
   const reads = countReads(h)
   h.clock.advance(3 * HOUR + 1)
   const one = await h.req('GET', '/v1/status', null)

@@ -443,6 +443,14 @@ export interface SchemaMigrationsTable {
   applied_at: string
 }
 
+export interface WorkLeasesTable {
+  /** The worker's name, e.g. `status`. */
+  name: string
+  /** The instance that runs it (a random id per process). */
+  holder: string
+  expires_at: string
+}
+
 export interface DB {
   workspaces: WorkspacesTable
   users: UsersTable
@@ -450,6 +458,7 @@ export interface DB {
   nodes: NodesTable
   api_keys: ApiKeysTable
   oauth_tokens: OauthTokensTable
+  work_leases: WorkLeasesTable
   idempotency_keys: IdempotencyKeysTable
   status_measurements: StatusMeasurementsTable
   incidents: IncidentsTable

@@ -49,11 +49,11 @@ export function installAuth(app: FastifyInstance): void {
 
     if (principal.actor.kind === 'key') {
       const ws = await workspaces.require(principal.workspaceId)
-      const d = rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
+      const d = await rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
       reply.headers(rateHeaders(d))
       if (!d.allowed) throw tooMany(d, 'for this workspace')
       if (config.perKeyLimit) {
-        const k = rateLimiter.hit(`key:${principal.actor.id}:${req.routeOptions.url}`, config.perKeyLimit, 60)
+        const k = await rateLimiter.hit(`key:${principal.actor.id}:${req.routeOptions.url}`, config.perKeyLimit, 60)
         if (!k.allowed) throw tooMany(k, 'for this key on this route')
       }
     }

@@ -1,9 +1,11 @@
 // Fixed, clock-aligned rate windows (SPEC "Limits"): 600 requests per 60-second window per
 // workspace for API-key traffic, plus optional per-key limits on single routes (media
 // upload: 300/min). Hand-written rather than @fastify/rate-limit because that plugin's
-// windows start at each key's first request and it lacks `RateLimit-Policy`. The store is
-// a seam: one process keeps counters in memory; several would share a store.
+// windows start at each key's first request and it lacks `RateLimit-Policy`. One process
+// keeps its counters in memory; the instances of one cloud count in Redis (SVC_REDIS_URL),
+// so N instances allow what one allows.
 import type { Clock } from '../clock.js'
+import type { RedisClient } from '../cluster/redis.js'
 
 export interface RateDecision {
   allowed: boolean
@@ -15,8 +17,8 @@ export interface RateDecision {
 }
 
 export interface RateLimitStore {
-  /** Adds one hit to `key` in the window starting at `windowStart` and returns the count. */
-  incr(key: string, windowStart: number): number
+  /** Adds one hit to `key` in the window starting at `windowStart` (`windowMs` long) and returns the count. */
+  incr(key: string, windowStart: number, windowMs: number): number | Promise<number>
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -36,17 +38,45 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
+/**
+ * Counters shared by every instance: one `INCR` + `PEXPIRE` in a `MULTI` per hit on a key
+ * named after the window, so windows stay clock-aligned across instances and expire by
+ * themselves. When Redis does not answer, the hit is counted in this instance's memory
+ * instead (the limit then holds per instance until Redis is back).
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly fallback = new MemoryRateLimitStore()
+
+  constructor(private readonly redis: RedisClient) {}
+
+  async incr(key: string, windowStart: number, windowMs: number): Promise<number> {
+    const name = `rl:${key}:${windowStart}`
+    try {
+      const res = await this.redis
+        .multi()
+        .incr(name)
+        .pexpire(name, windowMs + 1000)
+        .exec()
+      const [err, count] = res?.[0] ?? [new Error('empty reply'), null]
+      if (err) throw err
+      return Number(count)
+    } catch {
+      return this.fallback.incr(key, windowStart)
+    }
+  }
+}
+
 export class RateLimiter {
   constructor(
     private readonly clock: Clock,
     private readonly store: RateLimitStore = new MemoryRateLimitStore(),
   ) {}
 
-  hit(key: string, limit: number, windowSeconds = 60): RateDecision {
+  async hit(key: string, limit: number, windowSeconds = 60): Promise<RateDecision> {
     const now = this.clock.now().getTime()
     const windowMs = windowSeconds * 1000
     const windowStart = Math.floor(now / windowMs) * windowMs
-    const count = this.store.incr(key, windowStart)
+    const count = await this.store.incr(key, windowStart, windowMs)
     const resetSeconds = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000))
     return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds, windowSeconds }
   }

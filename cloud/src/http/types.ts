@@ -1,4 +1,5 @@
 // Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
+import type { IntervalWorker } from '../workers/Worker.js'
 import type { Permission } from '@svc/shared'
 import type { Principal } from '../auth/Principal.js'
 import type { Services } from '../services/index.js'
@@ -28,7 +29,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     services: Services
-    workers: { runOnce(): Promise<void>; stop(): Promise<void> }[]
+    /** The interval workers by name (tests drive them with runOnce()). */
+    workers: Record<'status' | 'housekeeper' | 'castExpiry' | 'webhooks' | 'alerts' | 'mediaUrlRefresh', IntervalWorker>
     /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
     routeCatalog: RouteInfo[]
   }

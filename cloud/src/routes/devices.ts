@@ -55,7 +55,7 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'none' },
       // Counted before the body is even parsed: this is the open door of the API.
       onRequest: async (req, reply) => {
-        const d = rateLimiter.hit(`register-ip:${req.ip}`, REGISTER_LIMIT_PER_MINUTE, 60)
+        const d = await rateLimiter.hit(`register-ip:${req.ip}`, REGISTER_LIMIT_PER_MINUTE, 60)
         reply.headers(rateHeaders(d))
         if (!d.allowed) {
           throw new ApiError(

@@ -139,7 +139,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { auth: 'none' },
       onRequest: async (req) => {
-        const d = rateLimiter.hit(`oauth-token:${req.ip}`, TOKEN_RATE.limit, TOKEN_RATE.windowSeconds)
+        const d = await rateLimiter.hit(`oauth-token:${req.ip}`, TOKEN_RATE.limit, TOKEN_RATE.windowSeconds)
         if (!d.allowed) {
           throw new ApiError(
             'rate_limited',

@@ -10,7 +10,8 @@ import { EventBus } from '../events/EventBus.js'
 import { EventOutbox } from '../events/EventOutbox.js'
 import { IdempotencyStore } from '../http/idempotency.js'
 import { OutboundGuard } from '../net/OutboundGuard.js'
-import { RateLimiter } from '../http/rateLimit.js'
+import { RateLimiter, RedisRateLimitStore } from '../http/rateLimit.js'
+import type { RedisClient } from '../cluster/redis.js'
 import { ApiKeyService } from './ApiKeyService.js'
 import { ContentService } from './ContentService.js'
 import { MediaService } from './MediaService.js'
@@ -113,6 +114,8 @@ export function createServices(deps: {
   log: { info(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
   /** A ready-made guard (tests inject one with a fake DNS lookup). */
   outbound?: OutboundGuard
+  /** The Redis that joins the instances of one cloud (SVC_REDIS_URL); null = a single instance. */
+  redis?: RedisClient | null
 }): Services {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
@@ -202,7 +205,7 @@ export function createServices(deps: {
     screens,
     pairing,
     status,
-    rateLimiter: new RateLimiter(clock),
+    rateLimiter: new RateLimiter(clock, deps.redis ? new RedisRateLimitStore(deps.redis) : undefined),
     idempotency: new IdempotencyStore(db, clock),
     events,
     outbound,

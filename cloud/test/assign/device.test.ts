@@ -110,7 +110,7 @@ t.test('assign → signed media URL in the desired state; recall pulls it; resto
   // the clock passes the expiry: the old URL is refused, and the refresh worker republishes
   c.clock.advance(9 * 86_400_000)
   t.equal((await fetch(c.base + restored.assignment!.content!.url!)).status, 401, 'expired')
-  const refresher = c.running.app.workers.find((w) => w.constructor.name === 'MediaUrlRefreshWorker')!
+  const refresher = c.running.app.workers.mediaUrlRefresh
   await refresher.runOnce()
   const fresh = await dev.next((s) => s.version > restored.version)
   t.not(fresh.assignment!.content!.url, restored.assignment!.content!.url, 'a new URL')

@@ -59,7 +59,7 @@ t.test('expiry (ManualClock + worker) ends the cast and republishes; a newer cas
   t.equal(a.expiresAt, '2026-06-01T12:10:00.000Z', 'epoch milliseconds accepted')
   const s1 = await dev.next((s) => s.casts[0]?.id === a.id)
 
-  const worker = c.running.app.workers.find((w) => w.constructor.name === 'CastExpiryWorker')!
+  const worker = c.running.app.workers.castExpiry
   c.clock.advance(9 * 60_000)
   await worker.runOnce()
   t.equal((await c.call('GET', `/v1/casts/${a.id}`)).body.data.status, 'active', 'not yet')
@@ -145,7 +145,7 @@ t.test('a device offline while a cast is created and expires gets exactly the la
   await dev.client.endAsync() // goes away; the session stays
   const a = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_a', expiresAt: '2026-06-01T12:05:00Z' })).body.data
   c.clock.advance(5 * 60_000)
-  await c.running.app.workers.find((w) => w.constructor.name === 'CastExpiryWorker')!.runOnce()
+  await c.running.app.workers.castExpiry.runOnce()
   const b = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_b' })).body.data
   const current = await c.running.app.services.desiredState.build(c.workspaceId, d.screenId)
 

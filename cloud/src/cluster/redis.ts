@@ -1,0 +1,58 @@
+// The Redis connection that joins the instances of one cloud (SVC_REDIS_URL). Commands
+// never wait in an offline queue: when Redis is unreachable they fail at once and each
+// caller falls back to its single-instance behaviour (see docs/operator-guide.md
+// "Scale-out"), so a Redis outage degrades sharing but never stalls a request.
+import { Redis } from 'ioredis'
+
+export type RedisClient = Redis
+
+export interface RedisLog {
+  warn(obj: object, msg: string): void
+}
+
+/** Opens a client on `url`; every key name gets `prefix` (SVC_REDIS_PREFIX) so one Redis can serve several clouds. */
+export function openRedis(url: string, prefix: string, log?: RedisLog): RedisClient {
+  const client = new Redis(url, {
+    keyPrefix: prefix,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    // Reconnect with a capped backoff; the instance keeps serving meanwhile.
+    retryStrategy: (times) => Math.min(times * 200, 5000),
+  })
+  let warned = false
+  client.on('error', (err: Error) => {
+    if (!warned) log?.warn({ err: err.message }, 'redis unavailable; shared counters fall back to this instance')
+    warned = true
+  })
+  client.on('ready', () => {
+    warned = false
+  })
+  return client
+}
+
+/** Resolves once the client is connected (or rejects after `timeoutMs`). */
+export async function redisReady(client: RedisClient, timeoutMs = 5000): Promise<void> {
+  if (client.status === 'ready') return
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup()
+      reject(new Error(`redis not ready after ${timeoutMs} ms`))
+    }, timeoutMs)
+    const onReady = (): void => {
+      cleanup()
+      resolve()
+    }
+    const cleanup = (): void => {
+      clearTimeout(timer)
+      client.off('ready', onReady)
+    }
+    client.on('ready', onReady)
+  })
+}
+
+/** Closes the client: politely when connected, at once when not (a quit would wait for a reconnect). */
+export async function closeRedis(client: RedisClient): Promise<void> {
+  if (client.status === 'ready') {
+    await client.quit().catch(() => client.disconnect())
+  } else client.disconnect()
+}

@@ -308,8 +308,27 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
       if (id === null) return reply.send(rpcError(400, -32000, 'Bad Request: send the Mcp-Session-Id of the session whose stream to open.'))
       const session = sessions.get(id, callerRef(principalOf(req)))
       if (!session) return reply.send(sessionNotFound())
-      return reply.send(await handle(session, req, null))
+      return reply.send(openedStream(await handle(session, req, null)))
     },
   )
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * An event stream starts with a comment, so its headers reach the client now rather than
+ * with the first event (Node holds them until the body's first bytes). Cancelling the
+ * stream still reaches the transport through the pipe.
+ */
+function openedStream(res: Response): Response {
+  if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) return res
+  const opened = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(': stream open\n\n'))
+      },
+    }),
+  )
+  return new Response(opened, { status: res.status, headers: res.headers })
 }
 export default mcpRoutes

@@ -136,7 +136,13 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
       return done(null, new Unparsable('the body is not UTF-8'))
     }
     if (text.trim() === '') return done(null, new Unparsable('the body is empty'))
-    parseJson(req, text, (err, value) => (err ? done(null, new Unparsable('the body is not valid JSON')) : done(null, value)))
+    parseJson(req, text, (err, value) => {
+      if (!err) return done(null, value)
+      done(
+        null,
+        new Unparsable(/prototype/i.test(err.message) ? 'the body holds a forbidden key (__proto__ or constructor.prototype)' : 'the body is not valid JSON'),
+      )
+    })
   })
 
   app.addHook('onSend', async (req, reply, payload) => {

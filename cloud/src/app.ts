@@ -53,6 +53,7 @@ import alertRoutes from './routes/alerts.js'
 import userRoutes from './routes/users.js'
 import oauthRoutes from './routes/oauth.js'
 import playLogRoutes from './routes/playLog.js'
+import mcpRoutes from './routes/mcp.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -196,6 +197,7 @@ async function assemble(
   await app.register(userRoutes)
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
+  await app.register(mcpRoutes)
 
   // Interval work. Each instance runs the same workers; the ones under a lease run on one
   // instance of the cloud at a time (cluster/WorkLeases.ts). Webhook delivery claims its

@@ -217,6 +217,33 @@ t.test('every read operation and the main writes, through the typed client on a 
   t.equal(csv.response.status, 200)
   t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
 
+  // --- the MCP endpoint: initialize, a tool call, the session's event stream, its end ---
+  const accept = { accept: 'application/json, text/event-stream' }
+  const init = await api.POST('/v1/mcp', {
+    headers: accept,
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'typed', version: '1' } },
+    },
+  })
+  t.equal(init.response.status, 200)
+  const session = { 'mcp-session-id': init.response.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' }
+  const toolCall = await ok(
+    api.POST('/v1/mcp', {
+      headers: accept,
+      params: { header: session },
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getScreen', arguments: { id: screen.id } } },
+    }),
+  )
+  t.match(toolCall, { id: 2, result: { structuredContent: { data: { id: screen.id } } } }, 'a tool answers the route’s JSON')
+  const stream = await api.GET('/v1/mcp', { headers: { accept: 'text/event-stream' }, params: { header: session }, parseAs: 'stream' })
+  t.equal(stream.response.status, 200)
+  t.match(stream.response.headers.get('content-type'), /^text\/event-stream/)
+  await stream.response.body?.cancel()
+  t.equal((await api.DELETE('/v1/mcp', { params: { header: session } })).response.status, 200)
+
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')
   t.equal((await ok(api.POST('/v1/casts/{id}/clear', path(cast.id)))).data.status, 'cleared')

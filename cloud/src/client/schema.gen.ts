@@ -760,6 +760,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a Model Context Protocol session's event stream (server-sent events)
+         * @description Send `Accept: text/event-stream` and the `Mcp-Session-Id`. One stream per session (a second answers 409); it ends when the session does. The tools send nothing on it today: every answer comes on its POST.
+         */
+        get: operations["openMcpStream"];
+        put?: never;
+        /**
+         * Send a Model Context Protocol message (Streamable HTTP, JSON-RPC 2.0)
+         * @description Send `Accept: application/json, text/event-stream`. `initialize` without `Mcp-Session-Id` opens a session; its answer carries the `Mcp-Session-Id` header to send from then on. Tools are the API operations this credential may use; each call goes through the same permission, location pin, tenancy, validation, idempotency and rate rules as the operation itself. Answers JSON (a JSON-RPC response), or 202 for a notification. 30 requests per minute per credential.
+         */
+        post: operations["postMcpMessage"];
+        /** End a Model Context Protocol session */
+        delete: operations["closeMcpSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -13488,6 +13513,509 @@ export interface operations {
                         requestId?: string;
                     } & {
                         [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    openMcpStream: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol revision agreed at `initialize`. */
+                "mcp-protocol-version"?: string;
+                /** @description The session, from the `initialize` answer; absent on `initialize`. */
+                "mcp-session-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A message that is not JSON or not JSON-RPC, a missing `Mcp-Session-Id`, an unsupported protocol version. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The session is unknown: it ended, expired or belongs to another credential. Send `initialize` again. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description Accept does not list text/event-stream. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description The session already has its stream open. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    postMcpMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The protocol revision agreed at `initialize`. */
+                "mcp-protocol-version"?: string;
+                /** @description The session, from the `initialize` answer; absent on `initialize`. */
+                "mcp-session-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON-RPC 2.0 request, notification or response of the Model Context Protocol. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    error?: {
+                        [key: string]: unknown;
+                    };
+                    id?: string | number;
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    /** @description `initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping`, … */
+                    method?: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                    result?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response; `initialize` answers carry `Mcp-Session-Id`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        id?: string | number;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        /** @description `initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping`, … */
+                        method?: string;
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A notification or response was accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A message that is not JSON or not JSON-RPC, a missing `Mcp-Session-Id`, an unsupported protocol version. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The session is unknown: it ended, expired or belongs to another credential. Send `initialize` again. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description Accept does not list both application/json and text/event-stream. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    closeMcpSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol revision agreed at `initialize`. */
+                "mcp-protocol-version"?: string;
+                /** @description The session, from the `initialize` answer; absent on `initialize`. */
+                "mcp-session-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is closed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A message that is not JSON or not JSON-RPC, a missing `Mcp-Session-Id`, an unsupported protocol version. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The session is unknown: it ended, expired or belongs to another credential. Send `initialize` again. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: number;
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
                     };
                 };
             };

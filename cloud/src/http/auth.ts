@@ -6,6 +6,7 @@ import { holds } from '@svc/shared'
 import { ApiError } from '../errors.js'
 import { rateHeaders, type RateDecision } from './rateLimit.js'
 import { AuthFailureGuard } from './authFailures.js'
+import { countedByMcp } from '../mcp/internalCalls.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
   return new ApiError('rate_limited', `Over the rate limit of ${d.limit} ${unit} per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {
@@ -49,9 +50,12 @@ export function installAuth(app: FastifyInstance): void {
 
     if (principal.actor.kind === 'key') {
       const ws = await workspaces.require(principal.workspaceId)
-      const d = await rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
-      reply.headers(rateHeaders(d))
-      if (!d.allowed) throw tooMany(d, 'for this workspace')
+      // A tool call of /v1/mcp runs its route as an inner request: the MCP request was counted.
+      if (!countedByMcp(req)) {
+        const d = await rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
+        reply.headers(rateHeaders(d))
+        if (!d.allowed) throw tooMany(d, 'for this workspace')
+      }
       if (config.perKeyLimit) {
         const k = await rateLimiter.hit(`key:${principal.actor.id}:${req.routeOptions.url}`, config.perKeyLimit, 60)
         if (!k.allowed) throw tooMany(k, 'for this key on this route')

@@ -51,6 +51,7 @@ export const TAGS: Record<string, string> = {
   alerts: 'Alert rules and the alert events they raise.',
   users: 'Workspace users: invite, change role or name, remove.',
   oauth: 'OAuth 2.0 client credentials: trade an API key for a short-lived access token.',
+  mcp: 'The Model Context Protocol endpoint: the API operations as tools for AI agents (Streamable HTTP, JSON-RPC).',
   'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
 }
 

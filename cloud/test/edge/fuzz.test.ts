@@ -1,7 +1,8 @@
 // The sweep that keeps the edge fixed: every operation of /v1/openapi.json is sent bodies
 // and parameters of the wrong type, missing, oversized, deeply nested, with unknown fields,
 // `__proto__` keys and invalid UTF-8. No answer may be a 5xx, every refusal is the
-// {error, message} envelope with a snake_case code, and a refused write leaves the
+// {error, message} envelope with a snake_case code (or, from the MCP endpoint's protocol
+// transport, a JSON-RPC error), and a refused write leaves the
 // database exactly as it was. Seeded (FUZZ_SEED=<n> to replay one run; the seed is in
 // every failure message) and sized to stay well under a minute.
 import t from 'tap'
@@ -140,6 +141,13 @@ function isOAuthError(body: unknown): boolean {
   return typeof b.error === 'string' && /^[a-z][a-z0-9_]*$/.test(b.error) && typeof b.error_description === 'string'
 }
 
+/** The MCP endpoint answers transport failures as JSON-RPC errors, {jsonrpc, id, error: {code, message}}. */
+function isJsonRpcError(body: unknown): boolean {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return false
+  const b = body as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } }
+  return b.jsonrpc === '2.0' && Number.isInteger(b.error?.code) && typeof b.error?.message === 'string'
+}
+
 /** SQLite's count of rows written so far on this connection: a cheap "did anything write?". */
 async function writes(h: Harness): Promise<number> {
   return (await h.app.services.db.get<{ n: number }>('SELECT total_changes() AS n'))!.n
@@ -185,6 +193,15 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   await make('serial-templates', { name: 'Panel', items: [] })
   await make('webhooks', { url: 'https://hooks.example.com/in', events: [] })
   ids['api-keys'] = [(await makeKey(h, apiKey, ['screen.view'])).id]
+  // An MCP session, so that /v1/mcp requests reach the protocol transport, not only the session check.
+  const mcpInit = await h.req(
+    'POST',
+    '/v1/mcp',
+    apiKey,
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } },
+    { accept: 'application/json, text/event-stream' },
+  )
+  const mcpSession = { accept: 'application/json, text/event-stream', 'mcp-session-id': String(mcpInit.headers['mcp-session-id']) }
 
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as {
     paths: Record<
@@ -234,7 +251,11 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
       const res = await h.app.inject({
         method: method as 'GET',
         url,
-        headers: { authorization: `Bearer ${apiKey}`, ...(v.contentType ? { 'content-type': v.contentType } : {}) },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          ...(v.contentType ? { 'content-type': v.contentType } : {}),
+          ...(path === '/v1/mcp' && method !== 'GET' && rnd() < 0.7 ? mcpSession : {}), // a GET with a session opens its (endless) stream
+        },
         ...(v.payload !== undefined ? { payload: v.payload } : {}),
       })
       sent++
@@ -247,7 +268,8 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
         } catch {
           /* not JSON */
         }
-        if (!(path === '/v1/oauth/token' ? isOAuthError(body) : isEnvelope(body))) failures.push(`not the envelope: ${where}`)
+        const shaped = path === '/v1/oauth/token' ? isOAuthError(body) : path === '/v1/mcp' ? isEnvelope(body) || isJsonRpcError(body) : isEnvelope(body)
+        if (!shaped) failures.push(`not the envelope: ${where}`)
       }
       const nowWritten = await writes(h)
       if (nowWritten !== written) {

@@ -5,46 +5,17 @@
 // player renders, and change hooks for the device link.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
+import { ContentRepository, type ContentItemRow, type MediaRow } from '../repositories/ContentRepository.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import type { EventBus } from '../events/EventBus.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import { KIND_BY_NAME, RECALLABLE, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './content/kinds.js'
 
-interface ItemRow {
-  id: string
-  workspace_id: string
-  kind: string
-  name: string
-  node_id: string | null
-  body: string
-  recalled_at: string | null
-  recall_reason: string | null
-  recalled_by: string | null
-  created_at: string
-  updated_at: string
-}
-
-export interface MediaRowLite {
-  id: string
-  workspace_id: string
-  name: string
-  kind: string
-  mime_type: string
-  size_bytes: number
-  sha256: string
-  state: string
-  failure_reason: string | null
-  width: number | null
-  height: number | null
-  duration_ms: number | null
-  folder_id: string | null
-  node_id: string | null
-  recalled_at: string | null
-  recall_reason: string | null
-  updated_at: string
-}
+type ItemRow = ContentItemRow
+/** A media row as the library reads it (MediaService owns the table's writes). */
+export type MediaRowLite = MediaRow
 
 /** Any content item, whatever its table. */
 export interface Located {
@@ -85,6 +56,7 @@ const DEFAULT_ITEM_MS = 10_000
 export class ContentService {
   private readonly listeners: ContentChangeListener[] = []
   private readonly usages: ContentUsage[] = []
+  private readonly repo: ContentRepository
 
   constructor(
     private readonly db: Database,
@@ -93,7 +65,9 @@ export class ContentService {
     private readonly nodes: NodeService,
     private readonly events: EventBus,
     private readonly log: { error(obj: unknown, msg: string): void },
-  ) {}
+  ) {
+    this.repo = new ContentRepository(db.kysely)
+  }
 
   // ---- hooks -------------------------------------------------------------------------
 
@@ -125,22 +99,19 @@ export class ContentService {
 
   /** SQL keeping rows (of `kind`) whose home the credential reaches or that are shared into its subtree. */
   async visibleClause(p: Principal, kind: ContentKind, table: string): Promise<{ sql: string; params: string[] }> {
-    if (!p.nodeId) return { sql: '', params: [] }
-    const ids = await this.nodes.subtree(p.workspaceId, p.nodeId)
-    if (!ids.length) return { sql: ' AND 1 = 0', params: [] }
-    const marks = ids.map(() => '?').join(',')
-    return {
-      sql: ` AND (${table}.node_id IN (${marks}) OR ${table}.id IN (SELECT content_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND node_id IN (${marks})))`,
-      params: [...ids, p.workspaceId, kind, ...ids],
-    }
+    return ContentRepository.visibleSql(p.workspaceId, kind, table, await this.scopeIds(p))
+  }
+
+  private async scopeIds(p: Principal): Promise<string[] | null> {
+    return p.nodeId ? this.nodes.subtree(p.workspaceId, p.nodeId) : null
   }
 
   async locate(workspaceId: string, kind: ContentKind, id: string): Promise<Located | undefined> {
     if (kind === 'media') {
-      const m = await this.db.get<MediaRowLite>('SELECT * FROM media WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+      const m = await this.repo.mediaById(workspaceId, id)
       return m && { kind, id, workspaceId, name: m.name, nodeId: m.node_id, recalledAt: m.recalled_at, recallReason: m.recall_reason, media: m }
     }
-    const r = await this.db.get<ItemRow>('SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = ?', [id, workspaceId, kind])
+    const r = await this.repo.itemById(workspaceId, id, kind)
     return (
       r && {
         kind,
@@ -156,12 +127,7 @@ export class ContentService {
   }
 
   private async sharedNodes(workspaceId: string, kind: ContentKind, id: string): Promise<string[]> {
-    return (
-      await this.db.all<{ node_id: string }>(
-        'SELECT node_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id',
-        [workspaceId, kind, id],
-      )
-    ).map((r) => r.node_id)
+    return (await this.repo.shares(workspaceId, kind, id)).map((r) => r.node_id)
   }
 
   /** Can the credential see this item (home in its subtree, or shared into it)? */
@@ -240,10 +206,7 @@ export class ContentService {
         let cur: string | null = id
         while (cur && out.length < 64) {
           out.push(cur)
-          const row: ItemRow | undefined = await this.db.get<ItemRow>("SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = 'folder'", [
-            cur,
-            p.workspaceId,
-          ])
+          const row: ItemRow | undefined = await this.repo.itemById(p.workspaceId, cur, 'folder')
           cur = row ? ((JSON.parse(row.body) as Body).parentId as string | null) : null
         }
         return out
@@ -257,26 +220,11 @@ export class ContentService {
     if (!f || !(await this.canSee(p, f))) throw new ApiError('invalid_folder', `${field}: ${JSON.stringify(id)} is not a media folder in this workspace.`)
   }
 
-  private async writeRefs(tx: Queryable, workspaceId: string, kind: ContentKind, id: string, refs: ContentRef[]): Promise<void> {
-    await tx.run('DELETE FROM content_refs WHERE from_id = ? AND workspace_id = ?', [id, workspaceId])
-    const unique = new Map(refs.map((r) => [`${r.kind}:${r.id}`, r]))
-    for (const r of unique.values()) {
-      await tx.run('INSERT INTO content_refs (workspace_id, from_kind, from_id, to_kind, to_id) VALUES (?, ?, ?, ?, ?)', [workspaceId, kind, id, r.kind, r.id])
-    }
-  }
-
   async list(def: KindDef, p: Principal, page: PageRequest, filter: { search?: string | undefined }): Promise<Page<ContentView>> {
-    const scope = await this.visibleClause(p, def.kind, 'content_items')
-    let where = `workspace_id = ? AND kind = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, def.kind, ...scope.params]
-    if (filter.search) {
-      where += ' AND LOWER(name) LIKE ?'
-      params.push(`%${filter.search.toLowerCase()}%`)
-    }
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM content_items WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<ItemRow>(`SELECT * FROM content_items WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
-    const shares = await this.sharesOf(
+    const f = { kind: def.kind, scopeIds: await this.scopeIds(p), search: filter.search }
+    const total = page.count ? await this.repo.count(p.workspaceId, f) : undefined
+    const rows = await this.repo.list(p.workspaceId, f, page)
+    const shares = await this.repo.sharesOf(
       p.workspaceId,
       def.kind,
       rows.map((r) => r.id),
@@ -284,20 +232,9 @@ export class ContentService {
     return pageOf(rows, page, (r) => this.itemView(def, r, shares.get(r.id) ?? []), total)
   }
 
-  private async sharesOf(workspaceId: string, kind: ContentKind, ids: string[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>()
-    if (!ids.length) return out
-    const rows = await this.db.all<{ content_id: string; node_id: string }>(
-      `SELECT content_id, node_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id IN (${ids.map(() => '?').join(',')}) ORDER BY created_at, node_id`,
-      [workspaceId, kind, ...ids],
-    )
-    for (const r of rows) out.set(r.content_id, [...(out.get(r.content_id) ?? []), r.node_id])
-    return out
-  }
-
   async get(def: KindDef, p: Principal, id: string): Promise<ContentView> {
     await this.requireVisible(p, def.kind, id)
-    const r = (await this.db.get<ItemRow>('SELECT * FROM content_items WHERE id = ? AND workspace_id = ?', [id, p.workspaceId]))!
+    const r = (await this.repo.itemById(p.workspaceId, id))!
     return this.itemView(def, r, await this.sharedNodes(p.workspaceId, def.kind, id))
   }
 
@@ -309,17 +246,9 @@ export class ContentService {
     const { body, refs } = await def.prepare(this.prepareContext(p, null), pick(def, input), null)
     const now = this.clock.now().toISOString()
     await this.db.transaction(async (tx) => {
-      await tx.run('INSERT INTO content_items (id, workspace_id, kind, name, node_id, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-        id,
-        p.workspaceId,
-        def.kind,
-        name,
-        nodeId,
-        JSON.stringify(body),
-        now,
-        now,
-      ])
-      await this.writeRefs(tx, p.workspaceId, def.kind, id, refs)
+      const row = { id, workspace_id: p.workspaceId, kind: def.kind, name, node_id: nodeId, body: JSON.stringify(body), created_at: now, updated_at: now }
+      await this.repo.insertItem({ ...row, recalled_at: null, recall_reason: null, recalled_by: null }, tx.kysely)
+      await this.repo.writeRefs(p.workspaceId, def.kind, id, refs, tx.kysely)
     })
     return this.get(def, p, id)
   }
@@ -331,15 +260,9 @@ export class ContentService {
     const current = item.body ?? {}
     const { body, refs } = await def.prepare(this.prepareContext(p, id), { ...current, ...pick(def, input) }, current)
     await this.db.transaction(async (tx) => {
-      await tx.run('UPDATE content_items SET name = ?, node_id = ?, body = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-        name,
-        nodeId,
-        JSON.stringify(body),
-        this.clock.now().toISOString(),
-        id,
-        p.workspaceId,
-      ])
-      await this.writeRefs(tx, p.workspaceId, def.kind, id, refs)
+      const patch = { name, node_id: nodeId, body: JSON.stringify(body), updated_at: this.clock.now().toISOString() }
+      await this.repo.updateItem(p.workspaceId, id, patch, tx.kysely)
+      await this.repo.writeRefs(p.workspaceId, def.kind, id, refs, tx.kysely)
     })
     await this.changed(p.workspaceId, def.kind, id)
     return this.get(def, p, id)
@@ -350,7 +273,7 @@ export class ContentService {
     await this.assertDeletable(p.workspaceId, def.kind, id)
     await this.db.transaction(async (tx) => {
       await this.forget(tx, p.workspaceId, def.kind, id)
-      await tx.run('DELETE FROM content_items WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+      await this.repo.deleteItem(p.workspaceId, id, tx.kysely)
     })
     await this.changed(p.workspaceId, def.kind, id)
     return { id, deleted: true }
@@ -362,16 +285,13 @@ export class ContentService {
    * one more step for the operator.
    */
   async assertDeletable(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    const users = await this.db.all<{ from_kind: string; from_id: string }>(
-      'SELECT from_kind, from_id FROM content_refs WHERE workspace_id = ? AND to_kind = ? AND to_id = ? ORDER BY from_id LIMIT 5',
-      [workspaceId, kind, id],
-    )
+    const users = await this.repo.referrers(workspaceId, kind, id, 5)
     if (users.length) throw new ApiError('conflict', `Still used by ${users.map((u) => `${u.from_kind} ${u.from_id}`).join(', ')}; remove it there first.`)
     if (kind === 'folder') {
-      const inFolder = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media WHERE workspace_id = ? AND folder_id = ?', [workspaceId, id])
+      const inFolder = { n: await this.repo.mediaInFolder(workspaceId, id) }
       // JSON bodies are read whole, never queried inside (the same on both engines).
-      const folders = await this.db.all<{ body: string }>("SELECT body FROM content_items WHERE workspace_id = ? AND kind = 'folder'", [workspaceId])
-      const sub = { n: folders.filter((f) => (JSON.parse(f.body) as { parentId?: unknown }).parentId === id).length }
+      const folders = await this.repo.folderBodies(workspaceId)
+      const sub = { n: folders.filter((f) => (JSON.parse(f) as { parentId?: unknown }).parentId === id).length }
       if ((inFolder?.n ?? 0) + (sub?.n ?? 0) > 0)
         throw new ApiError('conflict', `The folder still holds ${inFolder?.n ?? 0} file(s) and ${sub?.n ?? 0} folder(s); move or delete them first.`)
     }
@@ -383,28 +303,19 @@ export class ContentService {
 
   /** Drops an item's shares and outgoing references (inside the delete's transaction). */
   async forget(tx: Queryable, workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    await tx.run('DELETE FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ?', [workspaceId, kind, id])
-    await tx.run('DELETE FROM content_refs WHERE workspace_id = ? AND from_id = ?', [workspaceId, id])
+    await this.repo.forget(workspaceId, kind, id, tx.kysely)
   }
 
   /** What lives at or is shared to a node (NodeService usage: such a node cannot be deleted). */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
-    const a = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_items WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    const b = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    const c = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_shares WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    return (a?.n ?? 0) + (b?.n ?? 0) + (c?.n ?? 0)
+    return this.repo.countAtNode(workspaceId, nodeId)
   }
 
   // ---- sharing -----------------------------------------------------------------------
 
   async listShares(p: Principal, kind: ContentKind, id: string): Promise<{ nodeId: string; createdAt: string }[]> {
     await this.requireVisible(p, kind, id)
-    return (
-      await this.db.all<{ node_id: string; created_at: string }>(
-        'SELECT node_id, created_at FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id',
-        [p.workspaceId, kind, id],
-      )
-    ).map((r) => ({ nodeId: r.node_id, createdAt: r.created_at }))
+    return (await this.repo.shares(p.workspaceId, kind, id)).map((r) => ({ nodeId: r.node_id, createdAt: r.created_at }))
   }
 
   /** Shares the item with another node (idempotent). The target must be a node the credential reaches. */
@@ -412,30 +323,21 @@ export class ContentService {
     await this.requireOwned(p, kind, id)
     const target = await this.nodes.resolveHome(p, nodeId)
     if (target === null) throw validation('nodeId is required.')
-    await this.db.run(
-      'INSERT INTO content_shares (workspace_id, content_kind, content_id, node_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-      [p.workspaceId, kind, id, target, this.clock.now().toISOString()],
-    )
+    await this.repo.share(p.workspaceId, kind, id, target, this.clock.now().toISOString())
     await this.changed(p.workspaceId, kind, id)
     return this.listShares(p, kind, id)
   }
 
   async unshare(p: Principal, kind: ContentKind, id: string, nodeId: string): Promise<{ nodeId: string; deleted: true }> {
     await this.requireOwned(p, kind, id)
-    const r = await this.db.run('DELETE FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND node_id = ?', [
-      p.workspaceId,
-      kind,
-      id,
-      nodeId,
-    ])
-    if (!r.changes) throw notFound('The item is not shared with that location.')
+    if (!(await this.repo.unshare(p.workspaceId, kind, id, nodeId))) throw notFound('The item is not shared with that location.')
     await this.changed(p.workspaceId, kind, id)
     return { nodeId, deleted: true }
   }
 
   // ---- recall ------------------------------------------------------------------------
 
-  private tableOf(kind: ContentKind): string {
+  private tableOf(kind: ContentKind): 'media' | 'content_items' {
     return kind === 'media' ? 'media' : 'content_items'
   }
 
@@ -447,11 +349,8 @@ export class ContentService {
     if (item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled (since ${item.recalledAt}); restore it first.`)
     const now = this.clock.now().toISOString()
     const by = actorRef(p)
-    const r = await this.db.run(
-      `UPDATE ${this.tableOf(kind)} SET recalled_at = ?, recall_reason = ?, recalled_by = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NULL`,
-      [now, reason, by, now, id, p.workspaceId],
-    )
-    if (!r.changes) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
+    if (!(await this.repo.recall(this.tableOf(kind), p.workspaceId, id, reason, by, now)))
+      throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
     await this.changed(p.workspaceId, kind, id)
     await this.events.publish({
       event: 'content.recalled',
@@ -468,11 +367,8 @@ export class ContentService {
     const item = await this.requireOwned(p, kind, id)
     if (!item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     const now = this.clock.now().toISOString()
-    const r = await this.db.run(
-      `UPDATE ${this.tableOf(kind)} SET recalled_at = NULL, recall_reason = NULL, recalled_by = NULL, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NOT NULL`,
-      [now, id, p.workspaceId],
-    )
-    if (!r.changes) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
+    if (!(await this.repo.restore(this.tableOf(kind), p.workspaceId, id, now)))
+      throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     await this.changed(p.workspaceId, kind, id)
     await this.events.publish({
       event: 'content.restored',

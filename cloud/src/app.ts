@@ -50,6 +50,7 @@ import alertRoutes from './routes/alerts.js'
 import userRoutes from './routes/users.js'
 import oauthRoutes from './routes/oauth.js'
 import playLogRoutes from './routes/playLog.js'
+import approvalRoutes from './routes/approvals.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -181,6 +182,7 @@ async function assemble(
   await app.register(userRoutes)
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
+  await app.register(approvalRoutes)
 
   // workers[0] is the status monitor (tests drive it with runOnce()).
   const workers = [

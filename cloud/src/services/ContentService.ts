@@ -11,6 +11,7 @@ import { actorRef, type Principal } from '../auth/Principal.js'
 import type { EventBus } from '../events/EventBus.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
+import type { ApprovalService, Change, PendingMark } from './ApprovalService.js'
 import { KIND_BY_NAME, RECALLABLE, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './content/kinds.js'
 
 type ItemRow = ContentItemRow
@@ -57,6 +58,7 @@ export class ContentService {
   private readonly listeners: ContentChangeListener[] = []
   private readonly usages: ContentUsage[] = []
   private readonly repo: ContentRepository
+  private approvals: ApprovalService | null = null
 
   constructor(
     private readonly db: Database,
@@ -70,6 +72,16 @@ export class ContentService {
   }
 
   // ---- hooks -------------------------------------------------------------------------
+
+  /** Changes to content homed where approval is required are held by these approvals. */
+  useApprovals(a: ApprovalService): void {
+    this.approvals = a
+  }
+
+  /** `{state: 'pending', requestId}` while a change of the item awaits approval, else null. */
+  async approvalOf(workspaceId: string, kind: ContentKind, id: string): Promise<PendingMark | null> {
+    return this.approvals ? this.approvals.pendingMark(workspaceId, kind, id) : null
+  }
 
   /** Called after an item is updated, recalled, restored, shared, unshared or deleted. Returns an unsubscribe. */
   onContentChanged(listener: ContentChangeListener): () => void {
@@ -235,7 +247,9 @@ export class ContentService {
   async get(def: KindDef, p: Principal, id: string): Promise<ContentView> {
     await this.requireVisible(p, def.kind, id)
     const r = (await this.repo.itemById(p.workspaceId, id))!
-    return this.itemView(def, r, await this.sharedNodes(p.workspaceId, def.kind, id))
+    const view = this.itemView(def, r, await this.sharedNodes(p.workspaceId, def.kind, id))
+    const approval = await this.approvalOf(p.workspaceId, def.kind, id)
+    return approval ? { ...view, approval } : view
   }
 
   async create(def: KindDef, p: Principal, input: Body & { name: string; nodeId?: string | null }): Promise<ContentView> {
@@ -245,11 +259,14 @@ export class ContentService {
     const id = this.ids.next(def.idKind)
     const { body, refs } = await def.prepare(this.prepareContext(p, null), pick(def, input), null)
     const now = this.clock.now().toISOString()
+    const gate = (await this.approvals?.gate(p, def.kind, nodeId)) ?? null
     await this.db.transaction(async (tx) => {
       const row = { id, workspace_id: p.workspaceId, kind: def.kind, name, node_id: nodeId, body: JSON.stringify(body), created_at: now, updated_at: now }
       await this.repo.insertItem({ ...row, recalled_at: null, recall_reason: null, recalled_by: null }, tx.kysely)
       await this.repo.writeRefs(p.workspaceId, def.kind, id, refs, tx.kysely)
+      if (gate) await this.approvals!.open(tx, p, gate, { kind: def.kind, id, name, action: 'create', proposal: null, changes: createdChanges(def, name) })
     })
+    if (gate) this.approvals!.dispatched()
     return this.get(def, p, id)
   }
 
@@ -259,6 +276,8 @@ export class ContentService {
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : item.nodeId
     const current = item.body ?? {}
     const { body, refs } = await def.prepare(this.prepareContext(p, id), { ...current, ...pick(def, input) }, current)
+    const held = await this.holdUpdate(def, p, item, { name, nodeId, body, refs })
+    if (held) return held
     await this.db.transaction(async (tx) => {
       const patch = { name, node_id: nodeId, body: JSON.stringify(body), updated_at: this.clock.now().toISOString() }
       await this.repo.updateItem(p.workspaceId, id, patch, tx.kysely)
@@ -268,13 +287,161 @@ export class ContentService {
     return this.get(def, p, id)
   }
 
+  /**
+   * Holds an update when the item's home (or its new home) requires approval for this
+   * credential: the item stays as it is and the request keeps the new version. An item
+   * whose creation awaits approval is not playing anywhere, so it changes at once and its
+   * request follows. Null when the update goes live now.
+   */
+  private async holdUpdate(def: KindDef, p: Principal, item: Located, next: HeldVersion): Promise<ContentView | null> {
+    const approvals = this.approvals
+    if (!approvals) return null
+    const creation = await approvals.unapprovedCreation(p.workspaceId, def.kind, item.id)
+    if (creation?.state === 'pending') {
+      await this.db.transaction(async (tx) => {
+        await this.repo.updateItem(p.workspaceId, item.id, this.patchOf(next), tx.kysely)
+        await this.repo.writeRefs(p.workspaceId, def.kind, item.id, next.refs, tx.kysely)
+        await approvals.refreshCreation(tx, creation, next.name, createdChanges(def, next.name))
+      })
+      return this.get(def, p, item.id)
+    }
+    const gate = (await approvals.gate(p, def.kind, item.nodeId)) ?? (next.nodeId !== item.nodeId ? await approvals.gate(p, def.kind, next.nodeId) : null)
+    if (!gate) return null
+    const waiting = await approvals.pendingUpdate(p.workspaceId, def.kind, item.id)
+    if (waiting) throw new ApiError('conflict', `A change to this item awaits approval (${waiting.id}); wait for the decision or withdraw it first.`)
+    const changes = await this.diff(p, item, next)
+    const proposal = { name: next.name, nodeId: next.nodeId, body: next.body, refs: next.refs }
+    const mark = await this.db.transaction((tx) =>
+      approvals.open(tx, p, gate, { kind: def.kind, id: item.id, name: item.name, action: 'update', proposal, changes }),
+    )
+    approvals.dispatched()
+    const live = await this.get(def, p, item.id)
+    const body = next.body
+    return { ...live, ...body, name: next.name, nodeId: next.nodeId, approval: mark }
+  }
+
+  /**
+   * Media are content for approvals too: a file just created (upload or import) is held
+   * when its home requires approval. Returns the mark for the answer, or null.
+   */
+  async holdNewMedia(p: Principal, media: { id: string; name: string; nodeId: string | null }): Promise<PendingMark | null> {
+    const gate = (await this.approvals?.gate(p, 'media', media.nodeId)) ?? null
+    if (!gate) return null
+    const mark = await this.db.transaction((tx) =>
+      this.approvals!.open(tx, p, gate, {
+        kind: 'media',
+        id: media.id,
+        name: media.name,
+        action: 'create',
+        proposal: null,
+        changes: createdChanges(null, media.name),
+      }),
+    )
+    this.approvals!.dispatched()
+    return mark
+  }
+
+  /**
+   * A media rename or move, held when the file's home (or its new home) requires approval:
+   * answers the file as it will be, with the mark; null when the change may go live now.
+   */
+  async holdMediaUpdate(
+    p: Principal,
+    id: string,
+    input: { name?: string; folderId?: string | null; nodeId?: string | null },
+  ): Promise<{ changes: Record<string, unknown>; approval: PendingMark } | null> {
+    const approvals = this.approvals
+    if (!approvals) return null
+    const item = await this.requireOwned(p, 'media', id)
+    const m = item.media!
+    const name = input.name !== undefined ? cleanName(input.name) : m.name
+    if (input.folderId) await this.requireFolder(p, input.folderId)
+    const folderId = input.folderId !== undefined ? input.folderId : m.folder_id
+    const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : m.node_id
+    if ((await approvals.unapprovedCreation(p.workspaceId, 'media', id))?.state === 'pending') return null
+    const gate = (await approvals.gate(p, 'media', m.node_id)) ?? (nodeId !== m.node_id ? await approvals.gate(p, 'media', nodeId) : null)
+    if (!gate) return null
+    const waiting = await approvals.pendingUpdate(p.workspaceId, 'media', id)
+    if (waiting) throw new ApiError('conflict', `A change to this item awaits approval (${waiting.id}); wait for the decision or withdraw it first.`)
+    const changes = await this.diff(p, item, { name, nodeId, body: {}, refs: [] })
+    if (folderId !== m.folder_id) changes.push({ kind: 'folder', label: 'Folder', detail: `${m.folder_id ?? 'none'} → ${folderId ?? 'none'}` })
+    const proposal = { name, folderId, nodeId }
+    const approval = await this.db.transaction((tx) => approvals.open(tx, p, gate, { kind: 'media', id, name: m.name, action: 'update', proposal, changes }))
+    approvals.dispatched()
+    return { changes: proposal, approval }
+  }
+
+  private patchOf(v: HeldVersion) {
+    return { name: v.name, node_id: v.nodeId, body: JSON.stringify(v.body), updated_at: this.clock.now().toISOString() }
+  }
+
+  /** What an update changes, field by field (for the request's `changes`). */
+  private async diff(p: Principal, item: Located, next: HeldVersion): Promise<Change[]> {
+    const out: Change[] = []
+    if (next.name !== item.name) out.push({ kind: 'name', label: 'Name', detail: `${JSON.stringify(item.name)} → ${JSON.stringify(next.name)}` })
+    if (next.nodeId !== item.nodeId) {
+      const nameOf = async (id: string | null) =>
+        id
+          ? await this.nodes.get(p, id).then(
+              (n) => n.name,
+              () => id,
+            )
+          : 'workspace root'
+      out.push({ kind: 'location', label: 'Home location', detail: `${await nameOf(item.nodeId)} → ${await nameOf(next.nodeId)}` })
+    }
+    const before = item.body ?? {}
+    for (const key of new Set([...Object.keys(before), ...Object.keys(next.body)])) {
+      const a = before[key]
+      const b = next.body[key]
+      if (JSON.stringify(a) === JSON.stringify(b)) continue
+      if (Array.isArray(a) || Array.isArray(b)) {
+        const ka = new Set(((a as ContentRef[] | undefined) ?? []).map((x) => JSON.stringify(x)))
+        const kb = new Set(((b as ContentRef[] | undefined) ?? []).map((x) => JSON.stringify(x)))
+        const added = [...kb].filter((x) => !ka.has(x)).length
+        const removed = [...ka].filter((x) => !kb.has(x)).length
+        out.push({
+          kind: 'list',
+          label: key,
+          detail: `${ka.size} → ${kb.size} entries (${added} added, ${removed} removed${added || removed ? '' : ', reordered'})`,
+        })
+      } else out.push({ kind: 'field', label: key, detail: `${JSON.stringify(a ?? null)} → ${JSON.stringify(b ?? null)}`.slice(0, 500) })
+    }
+    return out
+  }
+
+  /** Applies an approved update (inside the decision's transaction; reads go through it too). */
+  async applyHeld(tx: Queryable, workspaceId: string, kind: string, id: string, proposal: Record<string, unknown>): Promise<void> {
+    const repo = new ContentRepository(tx.kysely)
+    const v = proposal as unknown as HeldVersion
+    if (!(await repo.itemById(workspaceId, id, kind))) throw new ApiError('conflict', 'The content this request changes no longer exists.')
+    for (const r of v.refs) {
+      const there = r.kind === 'media' ? await repo.mediaById(workspaceId, r.id) : await repo.itemById(workspaceId, r.id, r.kind)
+      if (!there) throw new ApiError('conflict', `The change refers to ${r.kind} ${r.id}, which no longer exists; reject it and make the change again.`)
+    }
+    await repo.updateItem(workspaceId, id, this.patchOf(v))
+    await repo.writeRefs(workspaceId, kind, id, v.refs)
+  }
+
+  /** A rejected or withdrawn new item goes, unless something uses it meanwhile (then it stays unplayable). */
+  async discardNew(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
+    if (!(await this.locate(workspaceId, kind, id))) return
+    await this.assertDeletable(workspaceId, kind, id)
+    await this.db.transaction(async (tx) => {
+      await this.forget(tx, workspaceId, kind, id)
+      await this.repo.deleteItem(workspaceId, id, tx.kysely)
+    })
+    await this.changed(workspaceId, kind, id)
+  }
+
   async remove(def: KindDef, p: Principal, id: string): Promise<{ id: string; deleted: true }> {
     await this.requireOwned(p, def.kind, id)
     await this.assertDeletable(p.workspaceId, def.kind, id)
     await this.db.transaction(async (tx) => {
       await this.forget(tx, p.workspaceId, def.kind, id)
       await this.repo.deleteItem(p.workspaceId, id, tx.kysely)
+      await this.approvals?.closeFor(tx, p.workspaceId, def.kind, id)
     })
+    this.approvals?.dispatched()
     await this.changed(p.workspaceId, def.kind, id)
     return { id, deleted: true }
   }
@@ -385,6 +552,8 @@ export class ContentService {
   async playability(workspaceId: string, kind: ContentKind, id: string, depth = 0): Promise<Playability> {
     const item = await this.locate(workspaceId, kind, id)
     if (!item) return { playable: false, code: 'not_found', reason: `${kind} ${id} does not exist.` }
+    if (await this.approvals?.unapprovedCreation(workspaceId, kind, id))
+      return { playable: false, code: 'unapproved', reason: `"${item.name}" is new and not approved yet.` }
     if (kind !== 'media' && !KIND_BY_NAME.get(kind)?.playable)
       return {
         playable: false,
@@ -480,6 +649,18 @@ export class ContentService {
         return { ...base, ...body }
     }
   }
+}
+
+interface HeldVersion {
+  name: string
+  nodeId: string | null
+  body: Body
+  refs: ContentRef[]
+}
+
+function createdChanges(def: KindDef | null, name: string): Change[] {
+  const label = def ? def.label : 'Media'
+  return [{ kind: 'created', label: `New ${label.toLowerCase()}`, detail: name }]
 }
 
 /** The kind-specific fields of a request body (name and nodeId are handled by the service). */

@@ -185,6 +185,11 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   await make('serial-templates', { name: 'Panel', items: [] })
   await make('webhooks', { url: 'https://hooks.example.com/in', events: [] })
   ids['api-keys'] = [(await makeKey(h, apiKey, ['screen.view'])).id]
+  // A held change, so the approval routes reach their handlers with a real request id.
+  await h.req('PUT', `/v1/nodes/${ids.nodes![0]}/approval-policy`, apiKey, { required: true })
+  const requester = (await makeKey(h, apiKey, ['playlist.edit', 'approval.request'])).secret
+  const held = await h.req('POST', '/v1/playlists', requester, { name: 'Held', nodeId: ids.nodes![0] })
+  ids.approvals = [held.json().data.approval.requestId]
 
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as {
     paths: Record<

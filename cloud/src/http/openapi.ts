@@ -52,6 +52,7 @@ export const TAGS: Record<string, string> = {
   users: 'Workspace users: invite, change role or name, remove.',
   oauth: 'OAuth 2.0 client credentials: trade an API key for a short-lived access token.',
   'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
+  approvals: 'Approval policies per location and the requests that hold content changes until approved.',
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

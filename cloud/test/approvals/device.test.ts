@@ -60,7 +60,7 @@ t.test('screens never show an unapproved version; the approval republishes them'
   await services.desiredPublisher.idle()
   const again = await dev.next((s) => s.version > first.version)
   t.same(itemsOf(again), [a], 'a republish while held keeps the approved version')
-  t.equal((again.assignment?.content as { name?: string }).name, 'Menu')
+  t.equal((again.assignment?.content as { name?: string } | undefined)?.name, 'Menu')
   t.notOk(
     dev.states.some((s) => itemsOf(s).includes(b)),
     'no desired state ever carried the unapproved version',
@@ -71,5 +71,5 @@ t.test('screens never show an unapproved version; the approval republishes them'
   t.equal(decided.body.data.state, 'approved')
   const live = await dev.next((s) => itemsOf(s).includes(b))
   t.same(itemsOf(live), [b], 'the approval republished the screen with the new version')
-  t.equal((live.assignment?.content as { name?: string }).name, 'Menu v2')
+  t.equal((live.assignment?.content as { name?: string } | undefined)?.name, 'Menu v2')
 })

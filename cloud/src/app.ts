@@ -54,6 +54,8 @@ import userRoutes from './routes/users.js'
 import oauthRoutes from './routes/oauth.js'
 import playLogRoutes from './routes/playLog.js'
 import mcpRoutes from './routes/mcp.js'
+
+import approvalRoutes from './routes/approvals.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -198,6 +200,8 @@ async function assemble(
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
   await app.register(mcpRoutes)
+
+  await app.register(approvalRoutes)
 
   // Interval work. Each instance runs the same workers; the ones under a lease run on one
   // instance of the cloud at a time (cluster/WorkLeases.ts). Webhook delivery claims its

@@ -216,6 +216,18 @@ t.test('every read operation and the main writes, through the typed client on a 
   })
   t.equal(csv.response.status, 200)
   t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
+  const policy = (await ok(api.PUT('/v1/nodes/{id}/approval-policy', { ...path(node.id), body: { required: true, approvers: [invited.id] } }))).data
+  t.equal(policy.effective.required, true)
+  t.same((await ok(api.GET('/v1/nodes/{id}/approval-policy', path(node.id)))).data.approvers, [invited.id])
+  const editorKey = (await ok(api.POST('/v1/api-keys', { body: { name: 'editor', permissions: ['playlist.edit', 'approval.request'] } }))).data
+  const held = (await ok(createApiClient(base, editorKey.secret).POST('/v1/playlists', { body: { name: 'Held', nodeId: node.id } }))).data
+  const requestId = (held as { approval?: { requestId: string } }).approval!.requestId
+  t.same(
+    (await ok(api.GET('/v1/approvals', { params: { query: { state: 'pending', limit: '10' } } }))).data.map((r) => r.id),
+    [requestId],
+  )
+  t.equal((await ok(api.GET('/v1/approvals/{id}', path(requestId)))).data.contentName, 'Held')
+  t.equal((await ok(api.POST('/v1/approvals/{id}/approve', { ...path(requestId), body: {} }))).data.state, 'approved')
 
   // --- the MCP endpoint: initialize, a tool call, the session's event stream, its end ---
   const accept = { accept: 'application/json, text/event-stream' }

@@ -7,6 +7,7 @@ import { build, makeKey, type Harness } from './helpers.js'
 import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from './content/tenancyFixtures.js'
 import { HOOKS_FIXTURES } from './fixtures/hooksTenancy.js'
+import { APPROVALS_FIXTURES } from './fixtures/approvalsTenancy.js'
 import { openApiPath } from '../src/http/openapi.js'
 
 interface Fixture {
@@ -24,6 +25,7 @@ const getOk = (path: string) => async (h: Harness, a: string, id: string) => (aw
 const FIXTURES: Record<string, Fixture> = {
   ...CONTENT_FIXTURES,
   ...HOOKS_FIXTURES,
+  ...APPROVALS_FIXTURES,
   '/v1/nodes/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id,
     body: { name: 'renamed' },

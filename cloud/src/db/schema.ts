@@ -451,6 +451,39 @@ export interface WorkLeasesTable {
   expires_at: string
 }
 
+export interface ApprovalPoliciesTable {
+  workspace_id: string
+  node_id: string
+  required: Defaulted<number>
+  inherit_from_parent: Defaulted<number>
+  escalate_up_tiers: Defaulted<number>
+  allow_shared_exemptions: Defaulted<number>
+  approvers: Defaulted<string>
+  updated_at: string
+}
+
+export interface ApprovalRequestsTable {
+  id: string
+  workspace_id: string
+  content_kind: string
+  content_id: string
+  content_name: string
+  action: string
+  proposal: string | null
+  changes: string
+  node_id: string
+  node_name: string
+  requested_by_id: string
+  requested_by_name: string
+  requested_at: string
+  note: string | null
+  state: string
+  levels: string
+  current_level: Defaulted<number>
+  decisions: Defaulted<string>
+  updated_at: string
+}
+
 export interface DB {
   workspaces: WorkspacesTable
   users: UsersTable
@@ -486,6 +519,8 @@ export interface DB {
   server_secrets: ServerSecretsTable
   events_outbox: EventsOutboxTable
   play_log: PlayLogTable
+  approval_policies: ApprovalPoliciesTable
+  approval_requests: ApprovalRequestsTable
   schema_migrations: SchemaMigrationsTable
 }
 

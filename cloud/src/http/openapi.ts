@@ -53,6 +53,7 @@ export const TAGS: Record<string, string> = {
   oauth: 'OAuth 2.0 client credentials: trade an API key for a short-lived access token.',
   mcp: 'The Model Context Protocol endpoint: the API operations as tools for AI agents (Streamable HTTP, JSON-RPC).',
   'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
+  approvals: 'Approval policies per location and the requests that hold content changes until approved.',
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

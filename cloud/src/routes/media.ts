@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
 import { principalOf } from '../http/types.js'
+import type { Principal } from '../auth/Principal.js'
 import { PageQuery } from '../http/pagination.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
 import { ApiError, validation } from '../errors.js'
@@ -57,7 +58,12 @@ const Placement = {
 }
 
 const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { media, config } = app.services
+  const { media, config, content } = app.services
+  /** A new file homed where approval is required is held: the answer carries `approval`. */
+  const withHold = async <T extends { id: string; name: string; nodeId: string | null }>(p: Principal, item: T) => {
+    const approval = await content.holdNewMedia(p, item)
+    return approval ? { ...item, approval } : item
+  }
   // The form fields an upload takes besides `file`; another one is refused (docs/decisions.md).
   const UPLOAD_FIELDS = new Set(['name', 'folderId', 'nodeId'])
 
@@ -111,7 +117,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
           { name: fields.name || undefined, folderId: fields.folderId || undefined, nodeId: fields.nodeId || undefined },
           fileName || 'Untitled',
         )
-        return reply.code(201).send({ data: item })
+        return reply.code(201).send({ data: await withHold(p, item) })
       } finally {
         if (staged) await media.store.discard(staged)
       }
@@ -133,7 +139,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Data(MediaItem), 400: errorResponses[404], 413: errorResponses[404], 415: errorResponses[404], ...errorResponses },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await media.importUrl(principalOf(req), req.body) }),
+    async (req, reply) => reply.code(201).send({ data: await withHold(principalOf(req), await media.importUrl(principalOf(req), req.body)) }),
   )
 
   app.post(
@@ -193,7 +199,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Data(MediaItem), 415: errorResponses[404], ...errorResponses },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await media.completeUpload(principalOf(req), req.params.id) }),
+    async (req, reply) => reply.code(201).send({ data: await withHold(principalOf(req), await media.completeUpload(principalOf(req), req.params.id)) }),
   )
 
   app.post(
@@ -238,7 +244,12 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { permission: 'media.view' },
       schema: { tags: ['media'], summary: 'Get a media item', params: IdParams, response: { 200: Data(MediaItem), ...errorResponses } },
     },
-    async (req) => ({ data: await media.get(principalOf(req), req.params.id) }),
+    async (req) => {
+      const p = principalOf(req)
+      const item = await media.get(p, req.params.id)
+      const approval = await content.approvalOf(p.workspaceId, 'media', item.id)
+      return { data: approval ? { ...item, approval } : item }
+    },
   )
 
   app.patch(
@@ -253,7 +264,12 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Data(MediaItem), ...errorResponses },
       },
     },
-    async (req) => ({ data: await media.update(principalOf(req), req.params.id, req.body) }),
+    async (req) => {
+      const p = principalOf(req)
+      const held = await content.holdMediaUpdate(p, req.params.id, req.body)
+      if (held) return { data: { ...(await media.get(p, req.params.id)), ...held.changes, approval: held.approval } }
+      return { data: await media.update(p, req.params.id, req.body) }
+    },
   )
 
   app.delete(

@@ -5,46 +5,18 @@
 // player renders, and change hooks for the device link.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
+import { ContentRepository, type ContentItemRow, type MediaRow } from '../repositories/ContentRepository.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import type { EventBus } from '../events/EventBus.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
+import type { ApprovalService, Change, PendingMark } from './ApprovalService.js'
 import { KIND_BY_NAME, RECALLABLE, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './content/kinds.js'
 
-interface ItemRow {
-  id: string
-  workspace_id: string
-  kind: string
-  name: string
-  node_id: string | null
-  body: string
-  recalled_at: string | null
-  recall_reason: string | null
-  recalled_by: string | null
-  created_at: string
-  updated_at: string
-}
-
-export interface MediaRowLite {
-  id: string
-  workspace_id: string
-  name: string
-  kind: string
-  mime_type: string
-  size_bytes: number
-  sha256: string
-  state: string
-  failure_reason: string | null
-  width: number | null
-  height: number | null
-  duration_ms: number | null
-  folder_id: string | null
-  node_id: string | null
-  recalled_at: string | null
-  recall_reason: string | null
-  updated_at: string
-}
+type ItemRow = ContentItemRow
+/** A media row as the library reads it (MediaService owns the table's writes). */
+export type MediaRowLite = MediaRow
 
 /** Any content item, whatever its table. */
 export interface Located {
@@ -85,6 +57,8 @@ const DEFAULT_ITEM_MS = 10_000
 export class ContentService {
   private readonly listeners: ContentChangeListener[] = []
   private readonly usages: ContentUsage[] = []
+  private readonly repo: ContentRepository
+  private approvals: ApprovalService | null = null
 
   constructor(
     private readonly db: Database,
@@ -93,9 +67,21 @@ export class ContentService {
     private readonly nodes: NodeService,
     private readonly events: EventBus,
     private readonly log: { error(obj: unknown, msg: string): void },
-  ) {}
+  ) {
+    this.repo = new ContentRepository(db.kysely)
+  }
 
   // ---- hooks -------------------------------------------------------------------------
+
+  /** Changes to content homed where approval is required are held by these approvals. */
+  useApprovals(a: ApprovalService): void {
+    this.approvals = a
+  }
+
+  /** `{state: 'pending', requestId}` while a change of the item awaits approval, else null. */
+  async approvalOf(workspaceId: string, kind: ContentKind, id: string): Promise<PendingMark | null> {
+    return this.approvals ? this.approvals.pendingMark(workspaceId, kind, id) : null
+  }
 
   /** Called after an item is updated, recalled, restored, shared, unshared or deleted. Returns an unsubscribe. */
   onContentChanged(listener: ContentChangeListener): () => void {
@@ -125,22 +111,19 @@ export class ContentService {
 
   /** SQL keeping rows (of `kind`) whose home the credential reaches or that are shared into its subtree. */
   async visibleClause(p: Principal, kind: ContentKind, table: string): Promise<{ sql: string; params: string[] }> {
-    if (!p.nodeId) return { sql: '', params: [] }
-    const ids = await this.nodes.subtree(p.workspaceId, p.nodeId)
-    if (!ids.length) return { sql: ' AND 1 = 0', params: [] }
-    const marks = ids.map(() => '?').join(',')
-    return {
-      sql: ` AND (${table}.node_id IN (${marks}) OR ${table}.id IN (SELECT content_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND node_id IN (${marks})))`,
-      params: [...ids, p.workspaceId, kind, ...ids],
-    }
+    return ContentRepository.visibleSql(p.workspaceId, kind, table, await this.scopeIds(p))
+  }
+
+  private async scopeIds(p: Principal): Promise<string[] | null> {
+    return p.nodeId ? this.nodes.subtree(p.workspaceId, p.nodeId) : null
   }
 
   async locate(workspaceId: string, kind: ContentKind, id: string): Promise<Located | undefined> {
     if (kind === 'media') {
-      const m = await this.db.get<MediaRowLite>('SELECT * FROM media WHERE id = ? AND workspace_id = ?', [id, workspaceId])
+      const m = await this.repo.mediaById(workspaceId, id)
       return m && { kind, id, workspaceId, name: m.name, nodeId: m.node_id, recalledAt: m.recalled_at, recallReason: m.recall_reason, media: m }
     }
-    const r = await this.db.get<ItemRow>('SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = ?', [id, workspaceId, kind])
+    const r = await this.repo.itemById(workspaceId, id, kind)
     return (
       r && {
         kind,
@@ -156,12 +139,7 @@ export class ContentService {
   }
 
   private async sharedNodes(workspaceId: string, kind: ContentKind, id: string): Promise<string[]> {
-    return (
-      await this.db.all<{ node_id: string }>(
-        'SELECT node_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id',
-        [workspaceId, kind, id],
-      )
-    ).map((r) => r.node_id)
+    return (await this.repo.shares(workspaceId, kind, id)).map((r) => r.node_id)
   }
 
   /** Can the credential see this item (home in its subtree, or shared into it)? */
@@ -240,10 +218,7 @@ export class ContentService {
         let cur: string | null = id
         while (cur && out.length < 64) {
           out.push(cur)
-          const row: ItemRow | undefined = await this.db.get<ItemRow>("SELECT * FROM content_items WHERE id = ? AND workspace_id = ? AND kind = 'folder'", [
-            cur,
-            p.workspaceId,
-          ])
+          const row: ItemRow | undefined = await this.repo.itemById(p.workspaceId, cur, 'folder')
           cur = row ? ((JSON.parse(row.body) as Body).parentId as string | null) : null
         }
         return out
@@ -257,26 +232,11 @@ export class ContentService {
     if (!f || !(await this.canSee(p, f))) throw new ApiError('invalid_folder', `${field}: ${JSON.stringify(id)} is not a media folder in this workspace.`)
   }
 
-  private async writeRefs(tx: Queryable, workspaceId: string, kind: ContentKind, id: string, refs: ContentRef[]): Promise<void> {
-    await tx.run('DELETE FROM content_refs WHERE from_id = ? AND workspace_id = ?', [id, workspaceId])
-    const unique = new Map(refs.map((r) => [`${r.kind}:${r.id}`, r]))
-    for (const r of unique.values()) {
-      await tx.run('INSERT INTO content_refs (workspace_id, from_kind, from_id, to_kind, to_id) VALUES (?, ?, ?, ?, ?)', [workspaceId, kind, id, r.kind, r.id])
-    }
-  }
-
   async list(def: KindDef, p: Principal, page: PageRequest, filter: { search?: string | undefined }): Promise<Page<ContentView>> {
-    const scope = await this.visibleClause(p, def.kind, 'content_items')
-    let where = `workspace_id = ? AND kind = ?${scope.sql}`
-    const params: (string | number)[] = [p.workspaceId, def.kind, ...scope.params]
-    if (filter.search) {
-      where += ' AND LOWER(name) LIKE ?'
-      params.push(`%${filter.search.toLowerCase()}%`)
-    }
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM content_items WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<ItemRow>(`SELECT * FROM content_items WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
-    const shares = await this.sharesOf(
+    const f = { kind: def.kind, scopeIds: await this.scopeIds(p), search: filter.search }
+    const total = page.count ? await this.repo.count(p.workspaceId, f) : undefined
+    const rows = await this.repo.list(p.workspaceId, f, page)
+    const shares = await this.repo.sharesOf(
       p.workspaceId,
       def.kind,
       rows.map((r) => r.id),
@@ -284,21 +244,12 @@ export class ContentService {
     return pageOf(rows, page, (r) => this.itemView(def, r, shares.get(r.id) ?? []), total)
   }
 
-  private async sharesOf(workspaceId: string, kind: ContentKind, ids: string[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>()
-    if (!ids.length) return out
-    const rows = await this.db.all<{ content_id: string; node_id: string }>(
-      `SELECT content_id, node_id FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id IN (${ids.map(() => '?').join(',')}) ORDER BY created_at, node_id`,
-      [workspaceId, kind, ...ids],
-    )
-    for (const r of rows) out.set(r.content_id, [...(out.get(r.content_id) ?? []), r.node_id])
-    return out
-  }
-
   async get(def: KindDef, p: Principal, id: string): Promise<ContentView> {
     await this.requireVisible(p, def.kind, id)
-    const r = (await this.db.get<ItemRow>('SELECT * FROM content_items WHERE id = ? AND workspace_id = ?', [id, p.workspaceId]))!
-    return this.itemView(def, r, await this.sharedNodes(p.workspaceId, def.kind, id))
+    const r = (await this.repo.itemById(p.workspaceId, id))!
+    const view = this.itemView(def, r, await this.sharedNodes(p.workspaceId, def.kind, id))
+    const approval = await this.approvalOf(p.workspaceId, def.kind, id)
+    return approval ? { ...view, approval } : view
   }
 
   async create(def: KindDef, p: Principal, input: Body & { name: string; nodeId?: string | null }): Promise<ContentView> {
@@ -308,19 +259,14 @@ export class ContentService {
     const id = this.ids.next(def.idKind)
     const { body, refs } = await def.prepare(this.prepareContext(p, null), pick(def, input), null)
     const now = this.clock.now().toISOString()
+    const gate = (await this.approvals?.gate(p, def.kind, nodeId)) ?? null
     await this.db.transaction(async (tx) => {
-      await tx.run('INSERT INTO content_items (id, workspace_id, kind, name, node_id, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-        id,
-        p.workspaceId,
-        def.kind,
-        name,
-        nodeId,
-        JSON.stringify(body),
-        now,
-        now,
-      ])
-      await this.writeRefs(tx, p.workspaceId, def.kind, id, refs)
+      const row = { id, workspace_id: p.workspaceId, kind: def.kind, name, node_id: nodeId, body: JSON.stringify(body), created_at: now, updated_at: now }
+      await this.repo.insertItem({ ...row, recalled_at: null, recall_reason: null, recalled_by: null }, tx.kysely)
+      await this.repo.writeRefs(p.workspaceId, def.kind, id, refs, tx.kysely)
+      if (gate) await this.approvals!.open(tx, p, gate, { kind: def.kind, id, name, action: 'create', proposal: null, changes: createdChanges(def, name) })
     })
+    if (gate) this.approvals!.dispatched()
     return this.get(def, p, id)
   }
 
@@ -330,19 +276,161 @@ export class ContentService {
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : item.nodeId
     const current = item.body ?? {}
     const { body, refs } = await def.prepare(this.prepareContext(p, id), { ...current, ...pick(def, input) }, current)
+    const held = await this.holdUpdate(def, p, item, { name, nodeId, body, refs })
+    if (held) return held
     await this.db.transaction(async (tx) => {
-      await tx.run('UPDATE content_items SET name = ?, node_id = ?, body = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-        name,
-        nodeId,
-        JSON.stringify(body),
-        this.clock.now().toISOString(),
-        id,
-        p.workspaceId,
-      ])
-      await this.writeRefs(tx, p.workspaceId, def.kind, id, refs)
+      const patch = { name, node_id: nodeId, body: JSON.stringify(body), updated_at: this.clock.now().toISOString() }
+      await this.repo.updateItem(p.workspaceId, id, patch, tx.kysely)
+      await this.repo.writeRefs(p.workspaceId, def.kind, id, refs, tx.kysely)
     })
     await this.changed(p.workspaceId, def.kind, id)
     return this.get(def, p, id)
+  }
+
+  /**
+   * Holds an update when the item's home (or its new home) requires approval for this
+   * credential: the item stays as it is and the request keeps the new version. An item
+   * whose creation awaits approval is not playing anywhere, so it changes at once and its
+   * request follows. Null when the update goes live now.
+   */
+  private async holdUpdate(def: KindDef, p: Principal, item: Located, next: HeldVersion): Promise<ContentView | null> {
+    const approvals = this.approvals
+    if (!approvals) return null
+    const creation = await approvals.unapprovedCreation(p.workspaceId, def.kind, item.id)
+    if (creation?.state === 'pending') {
+      await this.db.transaction(async (tx) => {
+        await this.repo.updateItem(p.workspaceId, item.id, this.patchOf(next), tx.kysely)
+        await this.repo.writeRefs(p.workspaceId, def.kind, item.id, next.refs, tx.kysely)
+        await approvals.refreshCreation(tx, creation, next.name, createdChanges(def, next.name))
+      })
+      return this.get(def, p, item.id)
+    }
+    const gate = (await approvals.gate(p, def.kind, item.nodeId)) ?? (next.nodeId !== item.nodeId ? await approvals.gate(p, def.kind, next.nodeId) : null)
+    if (!gate) return null
+    const waiting = await approvals.pendingUpdate(p.workspaceId, def.kind, item.id)
+    if (waiting) throw new ApiError('conflict', `A change to this item awaits approval (${waiting.id}); wait for the decision or withdraw it first.`)
+    const changes = await this.diff(p, item, next)
+    const proposal = { name: next.name, nodeId: next.nodeId, body: next.body, refs: next.refs }
+    const mark = await this.db.transaction((tx) =>
+      approvals.open(tx, p, gate, { kind: def.kind, id: item.id, name: item.name, action: 'update', proposal, changes }),
+    )
+    approvals.dispatched()
+    const live = await this.get(def, p, item.id)
+    const body = next.body
+    return { ...live, ...body, name: next.name, nodeId: next.nodeId, approval: mark }
+  }
+
+  /**
+   * Media are content for approvals too: a file just created (upload or import) is held
+   * when its home requires approval. Returns the mark for the answer, or null.
+   */
+  async holdNewMedia(p: Principal, media: { id: string; name: string; nodeId: string | null }): Promise<PendingMark | null> {
+    const gate = (await this.approvals?.gate(p, 'media', media.nodeId)) ?? null
+    if (!gate) return null
+    const mark = await this.db.transaction((tx) =>
+      this.approvals!.open(tx, p, gate, {
+        kind: 'media',
+        id: media.id,
+        name: media.name,
+        action: 'create',
+        proposal: null,
+        changes: createdChanges(null, media.name),
+      }),
+    )
+    this.approvals!.dispatched()
+    return mark
+  }
+
+  /**
+   * A media rename or move, held when the file's home (or its new home) requires approval:
+   * answers the file as it will be, with the mark; null when the change may go live now.
+   */
+  async holdMediaUpdate(
+    p: Principal,
+    id: string,
+    input: { name?: string; folderId?: string | null; nodeId?: string | null },
+  ): Promise<{ changes: Record<string, unknown>; approval: PendingMark } | null> {
+    const approvals = this.approvals
+    if (!approvals) return null
+    const item = await this.requireOwned(p, 'media', id)
+    const m = item.media!
+    const name = input.name !== undefined ? cleanName(input.name) : m.name
+    if (input.folderId) await this.requireFolder(p, input.folderId)
+    const folderId = input.folderId !== undefined ? input.folderId : m.folder_id
+    const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : m.node_id
+    if ((await approvals.unapprovedCreation(p.workspaceId, 'media', id))?.state === 'pending') return null
+    const gate = (await approvals.gate(p, 'media', m.node_id)) ?? (nodeId !== m.node_id ? await approvals.gate(p, 'media', nodeId) : null)
+    if (!gate) return null
+    const waiting = await approvals.pendingUpdate(p.workspaceId, 'media', id)
+    if (waiting) throw new ApiError('conflict', `A change to this item awaits approval (${waiting.id}); wait for the decision or withdraw it first.`)
+    const changes = await this.diff(p, item, { name, nodeId, body: {}, refs: [] })
+    if (folderId !== m.folder_id) changes.push({ kind: 'folder', label: 'Folder', detail: `${m.folder_id ?? 'none'} → ${folderId ?? 'none'}` })
+    const proposal = { name, folderId, nodeId }
+    const approval = await this.db.transaction((tx) => approvals.open(tx, p, gate, { kind: 'media', id, name: m.name, action: 'update', proposal, changes }))
+    approvals.dispatched()
+    return { changes: proposal, approval }
+  }
+
+  private patchOf(v: HeldVersion) {
+    return { name: v.name, node_id: v.nodeId, body: JSON.stringify(v.body), updated_at: this.clock.now().toISOString() }
+  }
+
+  /** What an update changes, field by field (for the request's `changes`). */
+  private async diff(p: Principal, item: Located, next: HeldVersion): Promise<Change[]> {
+    const out: Change[] = []
+    if (next.name !== item.name) out.push({ kind: 'name', label: 'Name', detail: `${JSON.stringify(item.name)} → ${JSON.stringify(next.name)}` })
+    if (next.nodeId !== item.nodeId) {
+      const nameOf = async (id: string | null) =>
+        id
+          ? await this.nodes.get(p, id).then(
+              (n) => n.name,
+              () => id,
+            )
+          : 'workspace root'
+      out.push({ kind: 'location', label: 'Home location', detail: `${await nameOf(item.nodeId)} → ${await nameOf(next.nodeId)}` })
+    }
+    const before = item.body ?? {}
+    for (const key of new Set([...Object.keys(before), ...Object.keys(next.body)])) {
+      const a = before[key]
+      const b = next.body[key]
+      if (JSON.stringify(a) === JSON.stringify(b)) continue
+      if (Array.isArray(a) || Array.isArray(b)) {
+        const ka = new Set(((a as ContentRef[] | undefined) ?? []).map((x) => JSON.stringify(x)))
+        const kb = new Set(((b as ContentRef[] | undefined) ?? []).map((x) => JSON.stringify(x)))
+        const added = [...kb].filter((x) => !ka.has(x)).length
+        const removed = [...ka].filter((x) => !kb.has(x)).length
+        out.push({
+          kind: 'list',
+          label: key,
+          detail: `${ka.size} → ${kb.size} entries (${added} added, ${removed} removed${added || removed ? '' : ', reordered'})`,
+        })
+      } else out.push({ kind: 'field', label: key, detail: `${JSON.stringify(a ?? null)} → ${JSON.stringify(b ?? null)}`.slice(0, 500) })
+    }
+    return out
+  }
+
+  /** Applies an approved update (inside the decision's transaction; reads go through it too). */
+  async applyHeld(tx: Queryable, workspaceId: string, kind: string, id: string, proposal: Record<string, unknown>): Promise<void> {
+    const repo = new ContentRepository(tx.kysely)
+    const v = proposal as unknown as HeldVersion
+    if (!(await repo.itemById(workspaceId, id, kind))) throw new ApiError('conflict', 'The content this request changes no longer exists.')
+    for (const r of v.refs) {
+      const there = r.kind === 'media' ? await repo.mediaById(workspaceId, r.id) : await repo.itemById(workspaceId, r.id, r.kind)
+      if (!there) throw new ApiError('conflict', `The change refers to ${r.kind} ${r.id}, which no longer exists; reject it and make the change again.`)
+    }
+    await repo.updateItem(workspaceId, id, this.patchOf(v))
+    await repo.writeRefs(workspaceId, kind, id, v.refs)
+  }
+
+  /** A rejected or withdrawn new item goes, unless something uses it meanwhile (then it stays unplayable). */
+  async discardNew(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
+    if (!(await this.locate(workspaceId, kind, id))) return
+    await this.assertDeletable(workspaceId, kind, id)
+    await this.db.transaction(async (tx) => {
+      await this.forget(tx, workspaceId, kind, id)
+      await this.repo.deleteItem(workspaceId, id, tx.kysely)
+    })
+    await this.changed(workspaceId, kind, id)
   }
 
   async remove(def: KindDef, p: Principal, id: string): Promise<{ id: string; deleted: true }> {
@@ -350,8 +438,10 @@ export class ContentService {
     await this.assertDeletable(p.workspaceId, def.kind, id)
     await this.db.transaction(async (tx) => {
       await this.forget(tx, p.workspaceId, def.kind, id)
-      await tx.run('DELETE FROM content_items WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+      await this.repo.deleteItem(p.workspaceId, id, tx.kysely)
+      await this.approvals?.closeFor(tx, p.workspaceId, def.kind, id)
     })
+    this.approvals?.dispatched()
     await this.changed(p.workspaceId, def.kind, id)
     return { id, deleted: true }
   }
@@ -362,16 +452,13 @@ export class ContentService {
    * one more step for the operator.
    */
   async assertDeletable(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    const users = await this.db.all<{ from_kind: string; from_id: string }>(
-      'SELECT from_kind, from_id FROM content_refs WHERE workspace_id = ? AND to_kind = ? AND to_id = ? ORDER BY from_id LIMIT 5',
-      [workspaceId, kind, id],
-    )
+    const users = await this.repo.referrers(workspaceId, kind, id, 5)
     if (users.length) throw new ApiError('conflict', `Still used by ${users.map((u) => `${u.from_kind} ${u.from_id}`).join(', ')}; remove it there first.`)
     if (kind === 'folder') {
-      const inFolder = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media WHERE workspace_id = ? AND folder_id = ?', [workspaceId, id])
+      const inFolder = { n: await this.repo.mediaInFolder(workspaceId, id) }
       // JSON bodies are read whole, never queried inside (the same on both engines).
-      const folders = await this.db.all<{ body: string }>("SELECT body FROM content_items WHERE workspace_id = ? AND kind = 'folder'", [workspaceId])
-      const sub = { n: folders.filter((f) => (JSON.parse(f.body) as { parentId?: unknown }).parentId === id).length }
+      const folders = await this.repo.folderBodies(workspaceId)
+      const sub = { n: folders.filter((f) => (JSON.parse(f) as { parentId?: unknown }).parentId === id).length }
       if ((inFolder?.n ?? 0) + (sub?.n ?? 0) > 0)
         throw new ApiError('conflict', `The folder still holds ${inFolder?.n ?? 0} file(s) and ${sub?.n ?? 0} folder(s); move or delete them first.`)
     }
@@ -383,28 +470,19 @@ export class ContentService {
 
   /** Drops an item's shares and outgoing references (inside the delete's transaction). */
   async forget(tx: Queryable, workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    await tx.run('DELETE FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ?', [workspaceId, kind, id])
-    await tx.run('DELETE FROM content_refs WHERE workspace_id = ? AND from_id = ?', [workspaceId, id])
+    await this.repo.forget(workspaceId, kind, id, tx.kysely)
   }
 
   /** What lives at or is shared to a node (NodeService usage: such a node cannot be deleted). */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
-    const a = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_items WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    const b = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    const c = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_shares WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    return (a?.n ?? 0) + (b?.n ?? 0) + (c?.n ?? 0)
+    return this.repo.countAtNode(workspaceId, nodeId)
   }
 
   // ---- sharing -----------------------------------------------------------------------
 
   async listShares(p: Principal, kind: ContentKind, id: string): Promise<{ nodeId: string; createdAt: string }[]> {
     await this.requireVisible(p, kind, id)
-    return (
-      await this.db.all<{ node_id: string; created_at: string }>(
-        'SELECT node_id, created_at FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? ORDER BY created_at, node_id',
-        [p.workspaceId, kind, id],
-      )
-    ).map((r) => ({ nodeId: r.node_id, createdAt: r.created_at }))
+    return (await this.repo.shares(p.workspaceId, kind, id)).map((r) => ({ nodeId: r.node_id, createdAt: r.created_at }))
   }
 
   /** Shares the item with another node (idempotent). The target must be a node the credential reaches. */
@@ -412,30 +490,21 @@ export class ContentService {
     await this.requireOwned(p, kind, id)
     const target = await this.nodes.resolveHome(p, nodeId)
     if (target === null) throw validation('nodeId is required.')
-    await this.db.run(
-      'INSERT INTO content_shares (workspace_id, content_kind, content_id, node_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-      [p.workspaceId, kind, id, target, this.clock.now().toISOString()],
-    )
+    await this.repo.share(p.workspaceId, kind, id, target, this.clock.now().toISOString())
     await this.changed(p.workspaceId, kind, id)
     return this.listShares(p, kind, id)
   }
 
   async unshare(p: Principal, kind: ContentKind, id: string, nodeId: string): Promise<{ nodeId: string; deleted: true }> {
     await this.requireOwned(p, kind, id)
-    const r = await this.db.run('DELETE FROM content_shares WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND node_id = ?', [
-      p.workspaceId,
-      kind,
-      id,
-      nodeId,
-    ])
-    if (!r.changes) throw notFound('The item is not shared with that location.')
+    if (!(await this.repo.unshare(p.workspaceId, kind, id, nodeId))) throw notFound('The item is not shared with that location.')
     await this.changed(p.workspaceId, kind, id)
     return { nodeId, deleted: true }
   }
 
   // ---- recall ------------------------------------------------------------------------
 
-  private tableOf(kind: ContentKind): string {
+  private tableOf(kind: ContentKind): 'media' | 'content_items' {
     return kind === 'media' ? 'media' : 'content_items'
   }
 
@@ -447,11 +516,8 @@ export class ContentService {
     if (item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled (since ${item.recalledAt}); restore it first.`)
     const now = this.clock.now().toISOString()
     const by = actorRef(p)
-    const r = await this.db.run(
-      `UPDATE ${this.tableOf(kind)} SET recalled_at = ?, recall_reason = ?, recalled_by = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NULL`,
-      [now, reason, by, now, id, p.workspaceId],
-    )
-    if (!r.changes) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
+    if (!(await this.repo.recall(this.tableOf(kind), p.workspaceId, id, reason, by, now)))
+      throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
     await this.changed(p.workspaceId, kind, id)
     await this.events.publish({
       event: 'content.recalled',
@@ -468,11 +534,8 @@ export class ContentService {
     const item = await this.requireOwned(p, kind, id)
     if (!item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     const now = this.clock.now().toISOString()
-    const r = await this.db.run(
-      `UPDATE ${this.tableOf(kind)} SET recalled_at = NULL, recall_reason = NULL, recalled_by = NULL, updated_at = ? WHERE id = ? AND workspace_id = ? AND recalled_at IS NOT NULL`,
-      [now, id, p.workspaceId],
-    )
-    if (!r.changes) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
+    if (!(await this.repo.restore(this.tableOf(kind), p.workspaceId, id, now)))
+      throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     await this.changed(p.workspaceId, kind, id)
     await this.events.publish({
       event: 'content.restored',
@@ -489,6 +552,8 @@ export class ContentService {
   async playability(workspaceId: string, kind: ContentKind, id: string, depth = 0): Promise<Playability> {
     const item = await this.locate(workspaceId, kind, id)
     if (!item) return { playable: false, code: 'not_found', reason: `${kind} ${id} does not exist.` }
+    if (await this.approvals?.unapprovedCreation(workspaceId, kind, id))
+      return { playable: false, code: 'unapproved', reason: `"${item.name}" is new and not approved yet.` }
     if (kind !== 'media' && !KIND_BY_NAME.get(kind)?.playable)
       return {
         playable: false,
@@ -584,6 +649,18 @@ export class ContentService {
         return { ...base, ...body }
     }
   }
+}
+
+interface HeldVersion {
+  name: string
+  nodeId: string | null
+  body: Body
+  refs: ContentRef[]
+}
+
+function createdChanges(def: KindDef | null, name: string): Change[] {
+  const label = def ? def.label : 'Media'
+  return [{ kind: 'created', label: `New ${label.toLowerCase()}`, detail: name }]
 }
 
 /** The kind-specific fields of a request body (name and nodeId are handled by the service). */

@@ -45,6 +45,9 @@ import { AlertWorker } from '../alerts/AlertWorker.js'
 import { AssignmentService } from './AssignmentService.js'
 import { MediaUrlSigner } from '../media/MediaUrlSigner.js'
 import { PlayLogService } from './PlayLogService.js'
+import { ApprovalService } from './ApprovalService.js'
+import type { Principal } from '../auth/Principal.js'
+import type { ContentKind } from './content/kinds.js'
 
 export interface Services {
   config: Config
@@ -101,6 +104,8 @@ export interface Services {
   mediaUrls: MediaUrlSigner
   /** Proof of play: batches from devices (stored before their PUBACK), reads and CSV export. */
   playLog: PlayLogService
+  /** Approval policies per location and the requests that hold content changes. */
+  approvals: ApprovalService
 }
 
 export function createServices(deps: {
@@ -163,6 +168,17 @@ export function createServices(deps: {
   const outbox = new EventOutbox(db, clock, ids, events, log)
   outbox.consume(async (tx, e) => {
     if ((await webhooks.enqueueIn(tx, e)).length) queueMicrotask(() => webhooks.onQueued?.())
+  })
+  const approvals = new ApprovalService(db, clock, ids, nodes, outbox, log)
+  content.useApprovals(approvals)
+  approvals.attach({
+    applyHeld: (tx, ws, kind, id, proposal) => content.applyHeld(tx, ws, kind, id, proposal),
+    applyHeldMedia: async (_ws, id, proposal, requester) => {
+      await media.update(requester, id, proposal as { name?: string; folderId?: string | null; nodeId?: string | null })
+    },
+    discardNew: (ws, kind, id) =>
+      kind === 'media' ? media.remove({ ...systemPrincipal(ws) }, id).then(() => undefined) : content.discardNew(ws, kind as ContentKind, id),
+    changed: (ws, kind, id) => content.changed(ws, kind as ContentKind, id),
   })
   const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log, 50, () => outbox.dispatch())
   webhooks.onQueued = () => webhookWorker.kick()
@@ -230,5 +246,11 @@ export function createServices(deps: {
     assignments,
     mediaUrls,
     playLog: new PlayLogService(db, clock, screens),
+    approvals,
   }
+}
+
+/** Acts for the service itself inside a workspace (an approved change applied on the requester's behalf). */
+function systemPrincipal(workspaceId: string): Principal {
+  return { actor: { kind: 'key', id: null, name: 'approvals', nodeId: null }, workspaceId, grant: 'all', nodeId: null }
 }

@@ -14,12 +14,12 @@ export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] 
   {
     event: 'approval.requested',
     label: 'Approval requested',
-    what: 'Content awaits approval; data: approvalId, contentKind, contentId, contentName, nodeId, requestedById, requestedByName.',
+    what: 'A change to content was held for approval; data: approvalId, contentKind, contentId, contentName, nodeId, requestedById, requestedByName.',
   },
   {
     event: 'approval.decided',
     label: 'Approval decided',
-    what: 'An approval request was approved, rejected or withdrawn; data: approvalId, contentKind, contentId, contentName, state, decidedById, decidedByName, note.',
+    what: 'An approval request reached its final state (approved: the change is live; rejected or withdrawn: discarded); data: approvalId, contentKind, contentId, contentName, state, decidedById, decidedByName, note.',
   },
   {
     event: 'emergency.started',

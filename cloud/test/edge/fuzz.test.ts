@@ -203,6 +203,12 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   )
   const mcpSession = { accept: 'application/json, text/event-stream', 'mcp-session-id': String(mcpInit.headers['mcp-session-id']) }
 
+  // A held change, so the approval routes reach their handlers with a real request id.
+  await h.req('PUT', `/v1/nodes/${ids.nodes![0]}/approval-policy`, apiKey, { required: true })
+  const requester = (await makeKey(h, apiKey, ['playlist.edit', 'approval.request'])).secret
+  const held = await h.req('POST', '/v1/playlists', requester, { name: 'Held', nodeId: ids.nodes![0] })
+  ids.approvals = [held.json().data.approval.requestId]
+
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as {
     paths: Record<
       string,

@@ -205,7 +205,10 @@ async function main(): Promise<void> {
   try {
     log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
     // ---- product ----
-    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000' })
+    // BENCH_CPU_PROF=<dir>: the cloud's connect storm is profiled (bench/lib/cpu-profile.cjs).
+    const profDir = process.env.BENCH_CPU_PROF
+    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--require ${join(ROOT, 'bench', 'lib', 'cpu-profile.cjs')}`, BENCH_CPU_PROF: profDir } : {}
+    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
     let cloud: Cloud = await startCloud(env, join(dir, 'cloud.log'))
     log(`cloud started (pid ${cloud.proc.pid}); pairing ${N} screens from ${Math.ceil(N / PER_ADDRESS)} loopback addresses`)
@@ -222,10 +225,12 @@ async function main(): Promise<void> {
     await sleep(500)
     const rssIdle = rssOf(cloud.proc.pid!)
     const connecting = dev.next('connected')
+    if (profDir) cloud.proc.kill('SIGWINCH')
     dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })) })
     const conn = await connecting
     log(`product connect storm: ${f1(conn.ms)} ms`)
     await sleep(2000) // presence writes and session bookkeeping settle
+    if (profDir) cloud.proc.kill('SIGWINCH')
     const rssConnected = rssOf(cloud.proc.pid!)
 
     let done = dev.next('done')

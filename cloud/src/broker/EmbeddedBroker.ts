@@ -210,7 +210,9 @@ export class EmbeddedBroker {
    * persistence, and offline persistent sessions subscribed to the topic get it queued.
    */
   publish(topic: string, payload: Buffer, retain: boolean): Promise<void> {
-    if (retain) this.retainedTopics.add(topic)
+    // An empty retained payload deletes the retained message (MQTT 3.3.1.3).
+    if (retain && payload.length > 0) this.retainedTopics.add(topic)
+    else if (retain) this.retainedTopics.delete(topic)
     return new Promise((resolve, reject) => {
       this.aedes.publish({ cmd: 'publish', topic, payload, qos: 1, retain, dup: false }, (err) => (err ? reject(err) : resolve()))
     })

@@ -1,7 +1,7 @@
 // The presence columns of `screens` (status, status_since, last_seen_at, reported,
-// reported_at) and the reads the device link needs at connect time (a device's credential
-// and workspace). Writes take batches of screens: a connect storm is a few statements per
-// batch, not a few per device. Every status change is a conditional update, so `online`
+// reported_at) and the screen-to-workspace read the device link needs after a restart.
+// Writes take batches of screens: a connect storm is a few statements per batch, not a
+// few per device. Every status change is a conditional update, so `online`
 // and `offline` alternate per screen even when several handlers race.
 import type { Executor } from '../db/Database.js'
 
@@ -25,11 +25,6 @@ function chunks<T>(xs: readonly T[]): T[][] {
 
 export class ScreenPresenceRepository {
   constructor(private readonly k: Executor) {}
-
-  /** A device's credential hash and its workspace; undefined when the screen does not exist. */
-  credential(screenId: string): Promise<{ hash: string | null; workspaceId: string } | undefined> {
-    return this.k.selectFrom('screens').select(['device_secret_hash as hash', 'workspace_id as workspaceId']).where('id', '=', screenId).executeTakeFirst()
-  }
 
   /** The workspace of each of these screens that exists. */
   async workspacesOf(ids: readonly string[]): Promise<Map<string, string>> {

@@ -1,6 +1,6 @@
 // ScreenPresenceRepository on both engines: batched reads and writes of the presence
 // columns (more screens than one IN list), conditional transitions that report exactly the
-// screens that changed, and the device credential read.
+// screens that changed, and the screen-to-workspace read.
 import t from 'tap'
 import { eachEngine } from './engines.js'
 import { ScreenPresenceRepository } from '../../src/repositories/ScreenPresenceRepository.js'
@@ -40,10 +40,6 @@ eachEngine(t, 'screen presence repository', async (t, db) => {
       .execute()
   }
   const repo = new ScreenPresenceRepository(k)
-
-  t.same(await repo.credential(ids[0]!), { hash: 'hash0', workspaceId: 'ws_1' })
-  t.same(await repo.credential(ids[1]!), { hash: null, workspaceId: 'ws_1' }, 'paired screens without a secret yet read as null')
-  t.equal(await repo.credential('scr_nope'), undefined)
 
   const ws = await repo.workspacesOf([...ids, 'scr_nope'])
   t.equal(ws.size, ids.length, 'every existing screen, across IN-list chunks; the unknown one absent')

@@ -9,8 +9,9 @@
 // /v1/media/upload; N devices (mqtt.js, clean: false, QoS 1, their own credentials)
 // connect 100 at a time, then POST /v1/casts (scope all) and the time until the last
 // device holds a desired state carrying that cast. With --restart: the cloud is stopped
-// (SIGTERM) and started again with the devices connected, and the time until every device
-// is connected again is measured.
+// (SIGTERM) and started again with the devices connected; measured: the time until every
+// device is connected again, and until every device holds its latest desired state again
+// (a newer version than it held, sent by the new process, carrying the cast).
 // Baseline: a bare Aedes (memory persistence, no authentication) in its own process
 // (bench/lib/bare-aedes.ts), the same N clients as persistent QoS 1 subscribers to the same
 // topics, the same connect storm, then one retained QoS 1 publish per screen topic with a
@@ -55,7 +56,7 @@ interface Cred {
   id: string
   password: string | undefined
 }
-type Match = { kind: 'cast'; contentId: string } | { kind: 'version'; min: number }
+type Match = { kind: 'cast'; contentId: string } | { kind: 'version'; min: number } | { kind: 'cast-since-restart'; contentId: string }
 type ToDevices =
   | { type: 'connect'; url: string; creds: Cred[] }
   | { type: 'arm'; phase: string; match: Match }
@@ -77,6 +78,8 @@ function devices(): void {
   let regressions = 0
   let watch: ((i: number) => void) | null = null
   let onConnect: ((i: number) => void) | null = null
+  /** Per client: the version it held when the restart began (what it gets after must be newer). */
+  let baseline: number[] = []
 
   process.on('message', async (m: ToDevices) => {
     try {
@@ -123,6 +126,7 @@ function devices(): void {
         const holds = (k: number): boolean => {
           const h = held[k]!
           if (match.kind === 'version') return h.version >= match.min
+          if (match.kind === 'cast-since-restart' && h.version <= baseline[k]!) return false
           try {
             return (JSON.parse(h.raw) as { casts?: { contentId: string }[] }).casts?.some((c) => c.contentId === match.contentId) ?? false
           } catch {
@@ -143,6 +147,7 @@ function devices(): void {
         for (let k = 0; k < clients.length; k++) check(k) // some may hold it already
       } else if (m.type === 'arm-reconnect') {
         // every client has to lose its connection and get it back
+        baseline = held.map((h) => h.version)
         const times = new Map<number, number>()
         onConnect = (k) => {
           if (times.has(k)) return
@@ -167,13 +172,13 @@ function devices(): void {
 
 // ---- the orchestrator (this process; the cloud and the bare broker are children) ----
 function channel(child: ChildProcess) {
-  const next = <T extends FromDevices['type']>(type: T, timeoutMs = 600_000): Promise<Extract<FromDevices, { type: T }>> =>
+  const next = <T extends FromDevices['type']>(type: T, timeoutMs = 600_000, phase?: string): Promise<Extract<FromDevices, { type: T }>> =>
     new Promise((resolve, reject) => {
       const t = setTimeout(() => done(new Error(`no "${type}" from the devices within ${timeoutMs / 1000} s`)), timeoutMs)
       const onExit = (code: number | null) => done(new Error(`devices process exited (${code})`))
       const on = (m: FromDevices) => {
         if (m.type === 'error') done(new Error(`devices: ${m.message}`))
-        else if (m.type === type) done(null, m as Extract<FromDevices, { type: T }>)
+        else if (m.type === type && (phase === undefined || (m as { phase?: string }).phase === phase)) done(null, m as Extract<FromDevices, { type: T }>)
       }
       const done = (err: Error | null, v?: Extract<FromDevices, { type: T }>) => {
         clearTimeout(t)
@@ -205,7 +210,10 @@ async function main(): Promise<void> {
   try {
     log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
     // ---- product ----
-    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000' })
+    // BENCH_CPU_PROF=<dir>: the cloud's connect storm is profiled (bench/lib/cpu-profile.cjs).
+    const profDir = process.env.BENCH_CPU_PROF
+    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--require ${join(ROOT, 'bench', 'lib', 'cpu-profile.cjs')}`, BENCH_CPU_PROF: profDir } : {}
+    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
     let cloud: Cloud = await startCloud(env, join(dir, 'cloud.log'))
     log(`cloud started (pid ${cloud.proc.pid}); pairing ${N} screens from ${Math.ceil(N / PER_ADDRESS)} loopback addresses`)
@@ -222,10 +230,12 @@ async function main(): Promise<void> {
     await sleep(500)
     const rssIdle = rssOf(cloud.proc.pid!)
     const connecting = dev.next('connected')
+    if (profDir) cloud.proc.kill('SIGWINCH')
     dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })) })
     const conn = await connecting
     log(`product connect storm: ${f1(conn.ms)} ms`)
     await sleep(2000) // presence writes and session bookkeeping settle
+    if (profDir) cloud.proc.kill('SIGWINCH')
     const rssConnected = rssOf(cloud.proc.pid!)
 
     let done = dev.next('done')
@@ -253,11 +263,18 @@ async function main(): Promise<void> {
     let restartStopMs: number | null = null
     let restartUpMs: number | null = null
     let restartOnlineMs: number | null = null
+    let restartHoldMs: number | null = null
     if (restart) {
-      done = dev.next('done')
+      done = dev.next('done', 600_000, 'restart')
       const armedR = dev.next('armed')
       dev.tell({ type: 'arm-reconnect', phase: 'restart' })
       await armedR
+      // and each device gets its latest desired state again from the restarted cloud (the
+      // broker keeps nothing): a newer version than it held, still carrying the cast
+      const doneHold = dev.next('done', 900_000, 'hold')
+      const armedH = dev.next('armed')
+      dev.tell({ type: 'arm', phase: 'hold', match: { kind: 'cast-since-restart', contentId: mediaId } })
+      await armedH
       const r0 = now()
       await stop(cloud.proc, 'SIGTERM', 30_000)
       restartStopMs = now() - r0
@@ -273,14 +290,10 @@ async function main(): Promise<void> {
         await sleep(500)
       }
       restartOnlineMs = now() - r0
-      // and each device still holds the cast (its latest desired state)
-      const doneHold = dev.next('done')
-      const armedH = dev.next('armed')
-      dev.tell({ type: 'arm', phase: 'hold', match: { kind: 'cast', contentId: mediaId } })
-      await armedH
-      await doneHold
+      const held = await doneHold
+      restartHoldMs = Math.max(...held.times) - r0
       log(
-        `restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms (from the stop)`,
+        `restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms, all holding their latest state again at ${f1(restartHoldMs)} ms (from the stop)`,
       )
     }
     const ended = dev.next('ended')
@@ -336,7 +349,13 @@ async function main(): Promise<void> {
     )
     if (restartMs !== null) {
       console.log(`| cloud restart with ${N} connected: stop (SIGTERM) / answering again | ${s(restartStopMs!)} / ${s(restartUpMs!)} | | |`)
-      console.log(`| … all devices connected again (each still holds the cast) | ${s(restartMs)} | | ${ratio(restartMs, bconn.ms)} of the bare storm |`)
+      console.log(`| … all devices connected again | ${s(restartMs)} | | ${ratio(restartMs, bconn.ms)} of the bare storm |`)
+      console.log(
+        `| … all devices hold their latest state again (a newer version from the new process, with the cast) | ${s(restartHoldMs!)} | | ${ratio(restartHoldMs!, bconn.ms)} of the bare storm |`,
+      )
+      console.log(
+        `| … the same, from the moment the new process answers | ${s(restartHoldMs! - restartUpMs!)} | | ${ratio(restartHoldMs! - restartUpMs!, bconn.ms)} of the bare storm |`,
+      )
       console.log(`| … all screens online per \`GET /v1/screens\` | ${s(restartOnlineMs!)} | | ${ratio(restartOnlineMs!, bconn.ms)} of the bare storm |`)
     }
     console.log(`| devices that received an older desired version after a newer one | ${regressions} | | |`)

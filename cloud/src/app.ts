@@ -36,8 +36,9 @@ import screenRoutes from './routes/screens.js'
 import deviceRoutes from './routes/devices.js'
 import castRoutes from './routes/casts.js'
 import emergencyRoutes from './routes/emergencies.js'
-import path from 'node:path'
-import { levelPersistence, memoryPersistence, type PersistenceFactory } from './broker/persistence.js'
+import type { PersistenceFactory } from './broker/persistence.js'
+import { DeviceSessions } from './broker/DeviceSessions.js'
+import { ScreenPresenceRepository } from './repositories/ScreenPresenceRepository.js'
 import type { ContentResolver } from './devicelink/ContentResolver.js'
 import type { PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
 import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
@@ -65,7 +66,7 @@ export interface AppDeps {
   db?: Database
   /** Routes being retired; defaults to the registry in http/deprecations.ts. */
   deprecations?: Deprecation[]
-  /** Broker storage; default LevelDB under <dataDir>/broker, memory when dbFile is ':memory:'. */
+  /** Broker storage; default memory (the database is the durable store: broker/DeviceSessions.ts). */
   brokerPersistence?: PersistenceFactory
   /** The content library seam; default NoContentLibrary (no content exists yet on this branch). */
   content?: ContentResolver
@@ -89,7 +90,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     throw e
   }
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
-  const persistence = deps.brokerPersistence ?? (config.dbFile === ':memory:' ? memoryPersistence : levelPersistence(path.join(config.dataDir, 'broker')))
+  const persistence = deps.brokerPersistence
   const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
   const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), { persistence, heartbeatIntervalMs: config.mqttHeartbeatMs, keepWill: policy.keepWill })
   try {
@@ -159,6 +160,14 @@ async function assemble(
     }),
   )
   policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
+  // After a restart the broker knows no sessions: devices get theirs back from the database.
+  const presenceRepo = new ScreenPresenceRepository(db.kysely)
+  const sessions = new DeviceSessions(
+    broker,
+    { workspacesOf: (ids) => presenceRepo.workspacesOf(ids), markDirty: (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids) },
+    app.log,
+  )
+  sessions.start()
   await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
@@ -247,6 +256,7 @@ async function assemble(
   })
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
+    sessions.stop()
     await serialDelivery.stop()
     for (const w of Object.values(workers)) await w.stop()
     app.services.presence.stop()

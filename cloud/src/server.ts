@@ -98,13 +98,6 @@ export async function runServer(config: Config): Promise<void> {
     running = await startServer(config)
   } catch (e) {
     lock.release()
-    // The broker's store is locked by a process that did not take svc.lock (an older version).
-    const err = e as { code?: string; cause?: { code?: string } }
-    if (err.code === 'LEVEL_DATABASE_NOT_OPEN' && err.cause?.code === 'LEVEL_LOCKED') {
-      throw new StartupError(
-        `another instance is running on the data folder ${config.dataDir} (its broker store is locked); stop it, or give this one its own folder with SVC_DATA_DIR`,
-      )
-    }
     throw e
   }
   const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT'] }, async ({ signal, err }) => {

@@ -16,6 +16,7 @@ import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES } from '@svc/shared/m
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
 import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 import { DeviceBudget } from './DeviceBudget.js'
+import { indexRetained } from './RetainedIndex.js'
 import { GuardedConnection, type PacketLimits } from './PacketGuard.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
@@ -98,6 +99,8 @@ export class EmbeddedBroker {
   /** Each device's message budget (see DeviceBudget.ts), in front of authorizePublish. */
   readonly budget = new DeviceBudget()
   private log: BrokerLog = new PendingLog()
+  /** Topics this process has published a retained message on (the broker's store is in memory). */
+  private readonly retainedTopics = new Set<string>()
 
   constructor(
     private readonly policy: BrokerPolicy = refuseAll,
@@ -114,8 +117,11 @@ export class EmbeddedBroker {
         ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
         ...(this.persistence ? { persistence: this.persistence } : {}),
       })
-      // An `error` event without a listener throws: aedes emits one when its will sweep
-      // fails (a will the policy refuses, a storage error), which would end the process.
+      // aedes' own memory store scans every retained message per SUBSCRIBE; look topics up instead.
+      if (!this.persistence)
+        indexRetained((this.aedes as unknown as { persistence: Parameters<typeof indexRetained>[0] }).persistence)
+        // An `error` event without a listener throws: aedes emits one when its will sweep
+        // fails (a will the policy refuses, a storage error), which would end the process.
       ;(this.aedes as unknown as NodeJS.EventEmitter).on('error', (err: Error) => this.log.error({ err }, 'MQTT broker error'))
       this.aedes.on('clientError', (client, err) => this.log.info({ clientId: client?.id, err: err?.message }, 'MQTT client error, connection closed'))
       this.aedes.on('connectionError', (_client, err) => this.log.debug({ err: err?.message }, 'MQTT connection error before CONNECT, connection closed'))
@@ -204,9 +210,17 @@ export class EmbeddedBroker {
    * persistence, and offline persistent sessions subscribed to the topic get it queued.
    */
   publish(topic: string, payload: Buffer, retain: boolean): Promise<void> {
+    // An empty retained payload deletes the retained message (MQTT 3.3.1.3).
+    if (retain && payload.length > 0) this.retainedTopics.add(topic)
+    else if (retain) this.retainedTopics.delete(topic)
     return new Promise((resolve, reject) => {
       this.aedes.publish({ cmd: 'publish', topic, payload, qos: 1, retain, dup: false }, (err) => (err ? reject(err) : resolve()))
     })
+  }
+
+  /** Has this process published a retained message on the topic (so the broker holds one)? */
+  hasRetained(topic: string): boolean {
+    return this.retainedTopics.has(topic)
   }
 
   /** Cloud-side subscription (wildcards allowed); resolves once it is in place. */
@@ -304,7 +318,7 @@ export class EmbeddedBroker {
   private async shutdown(): Promise<void> {
     // The broker first: it ends every client connection, so the listeners can then close.
     if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
-    // aedes does not release its persistence; the LevelDB lock must go before a restart.
+    // aedes does not release its persistence (an injected one may hold a lock or a connection).
     await this.persistence?.destroy?.().catch(() => undefined)
     // Connections that have not (yet) sent CONNECT are no aedes clients: end them here, or
     // the listeners would wait for aedes' connect timeout (30 s) before closing.

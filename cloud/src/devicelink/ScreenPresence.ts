@@ -16,9 +16,16 @@
 // The device's `status` topic (its `online`, its Last Will `offline`) is validated but does
 // not move presence: the connection is the truth. `reported` messages are coalesced per
 // screen (ReportedCoalescer) and written outside the presence queue.
+//
+// Cost at fleet size: connection events queue up and are handled in batches (a run of
+// opens is one read and at most two updates, whatever its length; see
+// ScreenPresenceRepository), and the announcements (the `screen.online` / `screen.offline`
+// events, the status listeners such as alert evaluation) run on their own queue, in order,
+// so a connect storm's presence writes never wait for them.
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
+import { ScreenPresenceRepository, type PresenceRow } from '../repositories/ScreenPresenceRepository.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
 import type { EventBus } from '../events/EventBus.js'
 import { cloudFilters, parseReported, parseScreenTopic, parseStatusMessage, type Reported } from '@svc/shared/mqtt/index'
@@ -45,12 +52,13 @@ export interface ScreenReport {
   at: string
 }
 
-interface ScreenRow {
-  workspace_id: string
-  name: string
-  node_id: string | null
-  status: string
-  status_since: string | null
+type ScreenRow = PresenceRow
+
+/** A connection event waiting for its turn. */
+interface ConnEvent {
+  open: boolean
+  id: string
+  key: string
 }
 
 type Link = Pick<EmbeddedBroker, 'subscribe' | 'onConnections' | 'isConnected'>
@@ -60,13 +68,17 @@ export class ScreenPresence {
   private readonly statusListeners: ((c: ScreenStatusChange) => void | Promise<void>)[] = []
   private readonly reportedListeners: ((r: ScreenReport) => void | Promise<void>)[] = []
   private chain: Promise<void> = Promise.resolve()
+  /** Announcements, in the order the transitions happened, outside the presence queue. */
+  private announcing: Promise<void> = Promise.resolve()
+  private pendingConns: ConnEvent[] = []
+  private readonly repo: ScreenPresenceRepository
   private timersOn = false
   /** This process among the instances sharing the store. */
   readonly instance = randomBytes(6).toString('hex')
   private readonly reported: ReportedCoalescer<{ payload: Buffer; at: string }>
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly broker: Link,
     private readonly events: EventBus,
@@ -77,6 +89,7 @@ export class ScreenPresence {
     /** At most one `reported` write per screen per this many ms. */
     reportedIntervalMs = 250,
   ) {
+    this.repo = new ScreenPresenceRepository(db.kysely)
     this.reported = new ReportedCoalescer(
       (id, m) => this.storeReported(id, m.payload, m.at).catch((err) => this.log.error({ err }, 'storing reported state failed')),
       reportedIntervalMs,
@@ -88,17 +101,16 @@ export class ScreenPresence {
     this.timersOn = opts.timers
     await this.store.forgetInstance(this.instance)
     this.broker.onConnections({
-      open: (c) => void this.enqueue(() => this.opened(c.clientId, `${this.instance}/${c.generation}`)),
-      close: (c) => void this.enqueue(() => this.closed(c.clientId, `${this.instance}/${c.generation}`)),
+      open: (c) => this.connEvent({ open: true, id: c.clientId, key: `${this.instance}/${c.generation}` }),
+      close: (c) => this.connEvent({ open: false, id: c.clientId, key: `${this.instance}/${c.generation}` }),
     })
     await this.broker.subscribe(cloudFilters.allStatus, (m) => this.onStatus(m.topic, m.payload))
     await this.broker.subscribe(cloudFilters.allReported, (m) => this.onReportedMessage(m.topic, m.payload))
     // Screens still marked online were connected to a previous process: they must
     // reconnect within the grace period or be announced offline.
     await this.enqueue(async () => {
-      const online = await this.db.all<{ id: string }>("SELECT id FROM screens WHERE status = 'online'")
       const now = this.clock.now().getTime()
-      for (const r of online) if (!(await this.store.isLive(r.id))) await this.markAway(r.id, now)
+      for (const id of await this.repo.onlineIds()) if (!(await this.store.isLive(id))) await this.markAway(id, now)
     })
   }
 
@@ -124,9 +136,11 @@ export class ScreenPresence {
   async idle(): Promise<void> {
     for (;;) {
       const chain = this.chain
+      const announcing = this.announcing
       await chain
+      await announcing
       await this.reported.idle()
-      if (chain === this.chain) return
+      if (chain === this.chain && announcing === this.announcing && this.pendingConns.length === 0) return
     }
   }
 
@@ -146,8 +160,7 @@ export class ScreenPresence {
         const row = await this.screen(screenId)
         if (row?.status !== 'online') continue
         const sinceIso = new Date(since).toISOString()
-        const r = await this.db.run("UPDATE screens SET status = 'offline', status_since = ? WHERE id = ? AND status = 'online'", [sinceIso, screenId])
-        if (r.changes === 1) await this.announce(screenId, row, 'offline', now.toISOString(), sinceIso)
+        if (await this.repo.markOffline(screenId, sinceIso)) this.announce(screenId, row, 'offline', now.toISOString(), sinceIso)
       }
     })
   }
@@ -158,23 +171,54 @@ export class ScreenPresence {
     return next
   }
 
-  private screen(id: string): Promise<ScreenRow | undefined> {
-    return this.db.get<ScreenRow>('SELECT workspace_id, name, node_id, status, status_since FROM screens WHERE id = ?', [id])
+  private async screen(id: string): Promise<ScreenRow | undefined> {
+    return (await this.repo.rows([id])).get(id)
   }
 
-  private async opened(id: string, key: string): Promise<void> {
-    await this.store.open(id, key)
-    await this.store.clearAway(id)
-    this.disarm(id)
-    const row = await this.screen(id)
-    if (!row) return
-    const now = this.clock.now().toISOString()
-    if (row.status === 'online') {
-      await this.db.run('UPDATE screens SET last_seen_at = ? WHERE id = ?', [now, id])
-      return
+  /** Queues a connection event; one drain handles everything queued by its turn. */
+  private connEvent(e: ConnEvent): void {
+    this.pendingConns.push(e)
+    if (this.pendingConns.length === 1) void this.enqueue(() => this.drainConns())
+  }
+
+  private async drainConns(): Promise<void> {
+    const events = this.pendingConns
+    this.pendingConns = []
+    for (let i = 0; i < events.length; ) {
+      if (!events[i]!.open) {
+        await this.closed(events[i]!.id, events[i]!.key)
+        i++
+        continue
+      }
+      // A run of opens, each screen once (a second open of the same screen starts the next run).
+      const run: ConnEvent[] = []
+      const ids = new Set<string>()
+      for (; i < events.length && events[i]!.open && !ids.has(events[i]!.id); i++) {
+        run.push(events[i]!)
+        ids.add(events[i]!.id)
+      }
+      await this.opened(run)
     }
-    const r = await this.db.run("UPDATE screens SET status = 'online', status_since = ?, last_seen_at = ? WHERE id = ? AND status <> 'online'", [now, now, id])
-    if (r.changes === 1) await this.announce(id, row, 'online', now, row.status_since)
+  }
+
+  private async opened(run: ConnEvent[]): Promise<void> {
+    for (const { id, key } of run) {
+      await this.store.open(id, key)
+      await this.store.clearAway(id)
+      this.disarm(id)
+    }
+    const rows = await this.repo.rows(run.map((e) => e.id))
+    const now = this.clock.now().toISOString()
+    const online: string[] = []
+    const other: string[] = []
+    for (const { id } of run) {
+      const row = rows.get(id)
+      if (row) (row.status === 'online' ? online : other).push(id)
+    }
+    if (online.length) await this.repo.touch(online, now)
+    if (!other.length) return
+    const changed = await this.repo.markOnline(other, now)
+    for (const id of other) if (changed.has(id)) this.announce(id, rows.get(id)!, 'online', now, rows.get(id)!.status_since)
   }
 
   private async closed(id: string, key: string): Promise<void> {
@@ -183,7 +227,7 @@ export class ScreenPresence {
     if (!row) return
     const now = this.clock.now()
     // The last moment the screen was known connected.
-    await this.db.run('UPDATE screens SET last_seen_at = ? WHERE id = ?', [now.toISOString(), id])
+    await this.repo.touch([id], now.toISOString())
     if (!stillLive && row.status === 'online') await this.markAway(id, now.getTime())
   }
 
@@ -226,7 +270,7 @@ export class ScreenPresence {
     }
     const row = await this.screen(screenId)
     if (!row) return
-    await this.db.run('UPDATE screens SET reported = ?, reported_at = ?, last_seen_at = ? WHERE id = ?', [JSON.stringify(msg.value), at, at, screenId])
+    await this.repo.storeReported(screenId, JSON.stringify(msg.value), at)
     for (const l of [...this.reportedListeners]) {
       try {
         await l({ workspaceId: row.workspace_id, screenId, nodeId: row.node_id, reported: msg.value, at })
@@ -236,7 +280,14 @@ export class ScreenPresence {
     }
   }
 
-  private async announce(id: string, row: ScreenRow, status: 'online' | 'offline', at: string, since: string | null): Promise<void> {
+  /** Queues the announcement of a transition (the event, then the status listeners). */
+  private announce(id: string, row: ScreenRow, status: 'online' | 'offline', at: string, since: string | null): void {
+    this.announcing = this.announcing.then(() =>
+      this.deliverAnnouncement(id, row, status, at, since).catch((err) => this.log.error({ err }, 'announcing a screen status change failed')),
+    )
+  }
+
+  private async deliverAnnouncement(id: string, row: ScreenRow, status: 'online' | 'offline', at: string, since: string | null): Promise<void> {
     const change: ScreenStatusChange = { workspaceId: row.workspace_id, screenId: id, screenName: row.name, nodeId: row.node_id, status, at, since }
     await this.events.publish({
       event: status === 'online' ? 'screen.online' : 'screen.offline',

@@ -10,6 +10,7 @@ import { startServer, type Running } from '../../src/server.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/clock.js'
 import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
+import type { AppDeps } from '../../src/app.js'
 
 export interface Device {
   screenId: string
@@ -33,7 +34,7 @@ export function tempDir(t: Test): string {
   return dir
 }
 
-/** Starts a cloud; `dataDir` with a file database makes the broker persist to disk. */
+/** Starts a cloud; `dataDir` with a file database keeps the data across a restart (the broker keeps nothing). */
 export async function startCloud(
   t: Test,
   opts: {
@@ -43,6 +44,8 @@ export async function startCloud(
     content?: InMemoryContentResolver
     workspace?: { id: string; apiKey: string }
     config?: Partial<Config>
+    /** More of the app's seams (a broker store, …). */
+    deps?: AppDeps
   } = {},
 ): Promise<Cloud> {
   const dir = opts.dataDir ?? tempDir(t)
@@ -56,7 +59,7 @@ export async function startCloud(
     host: '127.0.0.1',
     ...opts.config,
   })
-  const running = await startServer(config, { clock, content })
+  const running = await startServer(config, { clock, content, ...opts.deps })
   let closed = false
   const close = running.close
   running.close = async () => {

@@ -1,0 +1,126 @@
+// What a device's MQTT session needs after a cloud restart, rebuilt from the database (the
+// broker keeps sessions and retained messages in memory only, see persistence.ts):
+//
+// - Subscriptions: a device that reconnects with `clean: false` to a broker that no longer
+//   knows its session (CONNACK sessionPresent 0) and does not subscribe again is subscribed
+//   by the cloud to its own `desired` and `jobs` topics, the two it may subscribe to, as
+//   its session had them. It waits `restoreAfterMs` (1 s) for the device's own SUBSCRIBE
+//   first (mqtt.js and the agent send one at once), so a device that does subscribe is not
+//   subscribed twice and gets its retained state once.
+// - Its latest desired state: the first time a device subscribes to its `desired` topic and
+//   this process has not published one yet, the screen is marked dirty, so the publisher
+//   builds its current state from the database and publishes it, retained, with the next
+//   version. Versions come from the database and only increase, so a device never gets an
+//   older version after a newer one.
+// - Its open serial jobs: SerialJobDelivery re-sends them from their table on the same
+//   subscription (and when the client becomes ready).
+//
+// Publishing on subscribe rather than at start: a restart costs nothing for screens that
+// stay away, and a storm of reconnecting devices is one publisher batch per tick.
+import type { Client, Subscription } from 'aedes'
+import { QOS, topics } from '@svc/shared/mqtt/index'
+import type { EmbeddedBroker } from './EmbeddedBroker.js'
+
+type Log = { error(obj: unknown, msg: string): void }
+
+export interface DeviceSessionsDeps {
+  /** The workspace of each screen that still exists. */
+  workspacesOf(screenIds: readonly string[]): Promise<Map<string, string>>
+  /** Republishes these screens' desired state (DesiredStatePublisher.markDirty). */
+  markDirty(workspaceId: string, screenIds: string[]): Promise<void>
+}
+
+export class DeviceSessions {
+  private started = false
+  /** Screens whose desired state is being republished now. */
+  private readonly requested = new Set<string>()
+  private batch: string[] = []
+
+  constructor(
+    private readonly broker: Pick<EmbeddedBroker, 'aedes' | 'hasRetained'>,
+    private readonly deps: DeviceSessionsDeps,
+    private readonly log: Log,
+    private readonly restoreAfterMs = 1000,
+  ) {}
+
+  start(): void {
+    if (this.started) return
+    this.started = true
+    this.broker.aedes.on('clientReady', this.onClientReady)
+    this.broker.aedes.on('subscribe', this.onSubscribe)
+  }
+
+  stop(): void {
+    if (!this.started) return
+    this.started = false
+    this.broker.aedes.off('clientReady', this.onClientReady)
+    this.broker.aedes.off('subscribe', this.onSubscribe)
+  }
+
+  private readonly onClientReady = (client: Client): void => {
+    if (!this.lacksSession(client)) return
+    setTimeout(() => {
+      if (this.started && this.lacksSession(client)) this.restore(client)
+    }, this.restoreAfterMs).unref()
+  }
+
+  /** A persistent session (clean: false) whose client, still connected, has no subscription. */
+  private lacksSession(client: Client): boolean {
+    const c = client as Client & { clean?: boolean; subscriptions?: Record<string, unknown>; closed?: boolean }
+    return c.clean === false && !c.closed && Object.keys(c.subscriptions ?? {}).length === 0
+  }
+
+  private restore(client: Client): void {
+    // A persistent session this broker does not know: give it the subscriptions it had.
+    // No messageId, so no SUBACK goes to the device; authorizeSubscribe still applies.
+    const subs = [
+      { topic: topics.desired(client.id), qos: QOS },
+      { topic: topics.jobs(client.id), qos: QOS },
+    ]
+    ;(client as unknown as { subscribe(packet: { subscriptions: typeof subs }, done: (err?: Error | null) => void): void }).subscribe(
+      { subscriptions: subs },
+      (err) => {
+        if (err) this.log.error({ err, screenId: client.id }, 'restoring the subscriptions of a device session failed')
+      },
+    )
+  }
+
+  private readonly onSubscribe = (subs: Subscription[], client: Client): void => {
+    if (!client) return
+    const desired = topics.desired(client.id)
+    if (!subs.some((s) => s.topic === desired && (s.qos as number) !== 128)) return
+    if (this.broker.hasRetained(desired) || this.requested.has(client.id)) return
+    this.requested.add(client.id)
+    this.batch.push(client.id)
+    if (this.batch.length === 1) setImmediate(() => void this.republish())
+  }
+
+  /** Marks the screens that subscribed this tick dirty, one lookup and one markDirty per workspace. */
+  private async republish(): Promise<void> {
+    const ids = this.batch
+    this.batch = []
+    try {
+      const byWorkspace = new Map<string, string[]>()
+      const workspaces = await this.deps.workspacesOf(ids)
+      for (const id of ids) {
+        const ws = workspaces.get(id)
+        if (!ws) {
+          this.requested.delete(id)
+          continue
+        }
+        const list = byWorkspace.get(ws) ?? []
+        list.push(id)
+        byWorkspace.set(ws, list)
+      }
+      await Promise.all(
+        [...byWorkspace].map(([ws, list]) =>
+          this.deps.markDirty(ws, list).catch((err: unknown) => this.log.error({ err, workspaceId: ws }, 'republishing desired states on subscribe failed')),
+        ),
+      )
+    } catch (err) {
+      this.log.error({ err }, 'looking up screens to republish failed')
+    } finally {
+      for (const id of ids) this.requested.delete(id)
+    }
+  }
+}

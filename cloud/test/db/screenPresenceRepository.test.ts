@@ -1,0 +1,74 @@
+// ScreenPresenceRepository on both engines: batched reads and writes of the presence
+// columns (more screens than one IN list), conditional transitions that report exactly the
+// screens that changed, and the screen-to-workspace read.
+import t from 'tap'
+import { eachEngine } from './engines.js'
+import { ScreenPresenceRepository } from '../../src/repositories/ScreenPresenceRepository.js'
+
+const AT = '2026-06-01T12:00:00.000Z'
+const LATER = '2026-06-01T12:05:00.000Z'
+
+eachEngine(t, 'screen presence repository', async (t, db) => {
+  const k = db.kysely
+  await k.insertInto('workspaces').values({ id: 'ws_1', name: 'W', region: 'us', rate_limit: null, licensed_screens: null, created_at: AT }).execute()
+  const ids = Array.from({ length: 1203 }, (_, i) => `scr_${String(i).padStart(5, '0')}`)
+  for (let i = 0; i < ids.length; i += 200) {
+    await k
+      .insertInto('screens')
+      .values(
+        ids.slice(i, i + 200).map((id, j) => ({
+          id,
+          workspace_id: 'ws_1',
+          node_id: null,
+          name: `S${i + j}`,
+          device_secret_hash: i + j === 0 ? 'hash0' : null,
+          model: null,
+          serial_number: null,
+          content_kind: null,
+          content_id: null,
+          created_at: AT,
+          updated_at: AT,
+          status_since: null,
+          reported: null,
+          reported_at: null,
+          panel_protocol: null,
+          panel_set_id: null,
+          panel_poll_seconds: null,
+          desired_published_at: null,
+        })),
+      )
+      .execute()
+  }
+  const repo = new ScreenPresenceRepository(k)
+
+  const ws = await repo.workspacesOf([...ids, 'scr_nope'])
+  t.equal(ws.size, ids.length, 'every existing screen, across IN-list chunks; the unknown one absent')
+
+  const rows = await repo.rows(ids)
+  t.equal(rows.size, ids.length)
+  t.equal(rows.get(ids[5]!)?.status, 'offline', 'new screens start offline')
+
+  const first = ids.slice(0, 1100)
+  const changed = await repo.markOnline(first, AT)
+  t.equal(changed.size, 1100, 'all went online')
+  const again = await repo.markOnline(ids, LATER)
+  t.same([...again].sort(), ids.slice(1100).sort(), 'only the ones not yet online change')
+  const r0 = (await repo.rows([ids[0]!])).get(ids[0]!)!
+  t.equal(r0.status_since, AT, 'an online screen keeps its status_since')
+
+  await repo.touch(first, LATER)
+  const seen = await k.selectFrom('screens').select(['last_seen_at']).where('id', 'in', first).execute()
+  t.ok(
+    seen.every((r) => r.last_seen_at === LATER),
+    'touch wrote last_seen_at on every screen of the batch',
+  )
+
+  t.equal(await repo.markOffline(ids[0]!, LATER), true)
+  t.equal(await repo.markOffline(ids[0]!, LATER), false, 'a second offline changes nothing')
+  t.equal((await repo.onlineIds()).length, ids.length - 1)
+
+  t.equal(await repo.storeReported(ids[0]!, '{"x":1}', LATER), true)
+  t.equal(await repo.storeReported('scr_nope', '{}', LATER), false)
+  const rep = await k.selectFrom('screens').select(['reported', 'reported_at']).where('id', '=', ids[0]!).executeTakeFirstOrThrow()
+  t.same(rep, { reported: '{"x":1}', reported_at: LATER })
+})

@@ -7459,6 +7459,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -7631,6 +7640,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -7819,6 +7837,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -7980,6 +8007,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -11495,6 +11531,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -11666,6 +11711,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -11854,6 +11908,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -12015,6 +12078,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */

@@ -167,9 +167,11 @@ export class CastService {
       await this.repo.refreshPause([id, ...older], tx.kysely)
     })
     // Answered once stored: publishing goes on behind (delivery counts show it arriving).
+    // The answer is read first, so its queries do not queue behind the fan-out's.
+    const v = await this.get(p, id)
     this.markDirty(p.workspaceId, screenIds).catch(() => undefined) // the publisher logs failures
     this.changed()
-    return this.get(p, id)
+    return v
   }
 
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<CastView[]> {

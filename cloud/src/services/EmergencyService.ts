@@ -142,9 +142,11 @@ export class EmergencyService {
       await this.outbox.record(tx, { event: 'emergency.started', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
     })
     // Answered once stored: publishing goes on behind (delivery counts show it arriving).
+    // The answer is read first, so its queries do not queue behind the fan-out's.
+    const answer = await this.withDelivery(v)
     this.markDirty(p.workspaceId, screenIds).catch(() => undefined) // the publisher logs failures
     await this.outbox.dispatch()
-    return this.withDelivery(v)
+    return answer
   }
 
   /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */
@@ -160,8 +162,9 @@ export class EmergencyService {
       return { ids, v }
     })
     if (done === null) throw new ApiError('already_inactive', 'The emergency has already been cleared.')
+    const answer = await this.withDelivery(done.v)
     this.markDirty(r.workspace_id, done.ids).catch(() => undefined) // published behind the answer; the publisher logs failures
     await this.outbox.dispatch()
-    return this.withDelivery(done.v)
+    return answer
   }
 }

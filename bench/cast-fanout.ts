@@ -210,9 +210,10 @@ async function main(): Promise<void> {
   try {
     log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
     // ---- product ----
-    // BENCH_CPU_PROF=<dir>: the cloud's connect storm is profiled (bench/lib/cpu-profile.cjs).
+    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during the connect storm and the cast
+    // phase, one file each (bench/lib/cpu-prof.mjs).
     const profDir = process.env.BENCH_CPU_PROF
-    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--require ${join(ROOT, 'bench', 'lib', 'cpu-profile.cjs')}`, BENCH_CPU_PROF: profDir } : {}
+    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
     const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
     let cloud: Cloud = await startCloud(env, join(dir, 'cloud.log'))
@@ -242,6 +243,10 @@ async function main(): Promise<void> {
     const armed = dev.next('armed')
     dev.tell({ type: 'arm', phase: 'cast', match: { kind: 'cast', contentId: mediaId } })
     await armed
+    if (profDir) {
+      cloud.proc.kill('SIGWINCH')
+      await sleep(200)
+    }
     const c0 = now()
     const res = expect(
       await call(`${cloud.base}/v1/casts`, {
@@ -254,10 +259,25 @@ async function main(): Promise<void> {
     )
     const castAnswerMs = now() - c0
     const castRun = await done
+    if (profDir) {
+      await sleep(1000) // what the cloud still does after the last device holds the cast
+      cloud.proc.kill('SIGWINCH')
+      await sleep(1000)
+    }
     const castLat = castRun.times.map((t) => t - c0).sort((a, b) => a - b)
     const castSizes = [...castRun.sizes].sort((a, b) => a - b)
     const payloadBytes = pct(castSizes, 50)
     log(`cast ${res.body.data.id}: answered ${f1(castAnswerMs)} ms, last device ${f1(castLat[castLat.length - 1]!)} ms; desired state ${payloadBytes} bytes`)
+    // the caller's view: GET /v1/casts/<id> counts it published to every screen (the devices here do not report)
+    let delivery: { targeted: number; published: number; applied: number } | null = null
+    for (let tries = 0; tries < 100; tries++) {
+      delivery = expect(await call(`${cloud.base}/v1/casts/${res.body.data.id}`, { headers: { authorization: `Bearer ${apiKey}` } }), 200, 'get cast').body.data
+        .delivery
+      if (delivery?.published === N) break
+      await sleep(100)
+    }
+    const deliveredMs = now() - c0
+    log(`delivery ${JSON.stringify(delivery)} at ${f1(deliveredMs)} ms`)
 
     let restartMs: number | null = null
     let restartStopMs: number | null = null
@@ -343,6 +363,9 @@ async function main(): Promise<void> {
     console.log(`| one cast, scope all: last screen holds it | ${s(last(castLat))} | ${s(last(bareLat))} | ${ratio(last(castLat), last(bareLat))} |`)
     console.log(`| one cast: median screen holds it | ${s(pct(castLat, 50))} | ${s(pct(bareLat, 50))} | ${ratio(pct(castLat, 50), pct(bareLat, 50))} |`)
     console.log(`| \`POST /v1/casts\` answered | ${s(castAnswerMs)} | — | — |`)
+    console.log(
+      `| \`GET /v1/casts/<id>\` delivery then | ${delivery ? `targeted ${delivery.targeted}, published ${delivery.published}` : '—'} (${s(deliveredMs)}) | | |`,
+    )
     console.log(`| desired-state payload (median bytes) | ${payloadBytes} | ${bareSize} | |`)
     console.log(
       `| cloud RSS paired / with devices connected | ${f1(rssIdle / 2 ** 20)} / ${f1(rssConnected / 2 ** 20)} MiB (${f1((rssConnected - rssIdle) / N / 1024)} KiB per connected screen; ${f1(rssConnected / N / 1024)} KiB per screen all told) | | |`,

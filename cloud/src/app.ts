@@ -265,6 +265,7 @@ async function assemble(
     await broker.close()
     // Closing the broker drops every device; let presence record those drops before the database closes.
     await app.services.presence.idle().catch(() => undefined)
+    await app.services.takeoverDelivery.idle() // applied counts from the last reports
     await app.services.outbound.close()
     app.services.mailer.close()
     // Pending last_used_at values are written before the database closes.

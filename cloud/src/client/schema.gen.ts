@@ -8673,6 +8673,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -8845,6 +8854,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -9033,6 +9051,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -9194,6 +9221,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             endedAt: string | null;
                             expiresAt: string | null;
                             /** @description Prefix `cast_`. */
@@ -12709,6 +12745,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -12880,6 +12925,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -13068,6 +13122,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -13229,6 +13292,15 @@ export interface operations {
                             contentId: string;
                             contentKind: string;
                             contentName: string | null;
+                            /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
+                            delivery?: {
+                                /** @description Screens whose reported state showed it playing. */
+                                applied: number;
+                                /** @description Screens sent a desired state carrying it. */
+                                published: number;
+                                /** @description Screens it was sent to (screenCount). */
+                                targeted: number;
+                            };
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */

@@ -165,6 +165,8 @@ export interface CastScreensTable {
   cast_id: string
   screen_id: string
   state: string
+  published_version: Defaulted<number | null>
+  applied_at: Defaulted<string | null>
 }
 
 export interface EmergenciesTable {
@@ -190,6 +192,8 @@ export interface EmergencyScreensTable {
   emergency_id: string
   screen_id: string
   active: number
+  published_version: Defaulted<number | null>
+  applied_at: Defaulted<string | null>
 }
 
 export interface SerialTemplatesTable {

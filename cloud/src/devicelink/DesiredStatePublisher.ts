@@ -2,13 +2,21 @@
 // the screen's next version (screens.desired_version, bumped in the database, so it keeps
 // increasing across restarts and processes). markDirty() coalesces bursts: every screen
 // marked before the next tick is published once, with everything that changed.
+//
+// Screens go out in chunks: per chunk one transaction takes the next versions, the builder
+// builds the whole chunk with a few queries, every state is handed to the broker at once,
+// and the casts and emergencies the states carry are recorded as published to those
+// screens (their `delivery.published`). Chunks and batches run one after the other, so a
+// screen's versions reach the broker in increasing order.
 import type { Database } from '../db/Database.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
-import { encodeMessage, topics } from '@svc/shared/mqtt/index'
+import { encodeMessage, topics, type DesiredState } from '@svc/shared/mqtt/index'
 import type { DesiredStateBuilder } from './DesiredStateBuilder.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
+import { CastRepository } from '../repositories/CastRepository.js'
+import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 
-const CHUNK = 400
-const CONCURRENCY = 16
+const CHUNK = 500
 
 export class DesiredStatePublisher {
   private pending = new Map<string, string>() // screenId → workspaceId
@@ -16,6 +24,7 @@ export class DesiredStatePublisher {
   private scheduled = false
   private chain: Promise<void> = Promise.resolve()
   private readonly publishedListeners: ((screenId: string, version: number) => void)[] = []
+  private readonly screens: ScreenRepository
 
   constructor(
     private readonly db: Database,
@@ -24,7 +33,9 @@ export class DesiredStatePublisher {
     private readonly log: { error(obj: unknown, msg: string): void },
     /** When set, each publish records `screens.desired_published_at` (signed URLs are refreshed from it). */
     private readonly clock: { now(): Date } | null = null,
-  ) {}
+  ) {
+    this.screens = new ScreenRepository(db.kysely)
+  }
 
   /**
    * Marks screens whose desired state changed (assignment, casts, emergency, move, panel,
@@ -77,41 +88,51 @@ export class DesiredStatePublisher {
       list.push(screenId)
       byWorkspace.set(ws, list)
     }
-    for (const [ws, ids] of byWorkspace) {
-      for (let i = 0; i < ids.length; i += CHUNK) {
-        const chunk = ids.slice(i, i + CHUNK)
-        const versions = await this.bump(ws, chunk)
-        const queue = [...versions]
-        const worker = async (): Promise<void> => {
-          for (let next = queue.shift(); next; next = queue.shift()) {
-            const [screenId, version] = next
-            const state = await this.builder.build(ws, screenId, version)
-            if (!state) continue
-            await this.broker.publish(topics.desired(screenId), encodeMessage(state), true)
-            for (const l of this.publishedListeners) l(screenId, version)
-          }
-        }
-        await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker))
-      }
+    const chunks: [string, string[]][] = []
+    for (const [ws, ids] of byWorkspace) for (let i = 0; i < ids.length; i += CHUNK) chunks.push([ws, ids.slice(i, i + CHUNK)])
+    // The next chunk is versioned and built while the broker takes this one (each screen is
+    // in one chunk of a batch, so its versions still reach the broker in order).
+    let next = chunks.length ? this.prepare(...chunks[0]!) : null
+    for (let i = 0; next; i++) {
+      const states = await next
+      next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
+      next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
+      await Promise.all(
+        [...states.values()].map(async (state) => {
+          await this.broker.publish(topics.desired(state.screenId), encodeMessage(state), true)
+          for (const l of this.publishedListeners) l(state.screenId, state.version)
+        }),
+      )
+      await this.recordDelivery(states)
     }
   }
 
-  /** Takes the next version of each screen in one transaction. */
-  private async bump(workspaceId: string, screenIds: string[]): Promise<[string, number][]> {
-    const marks = screenIds.map(() => '?').join(',')
-    return this.db.transaction(async (tx) => {
-      if (this.clock) {
-        await tx.run(`UPDATE screens SET desired_version = desired_version + 1, desired_published_at = ? WHERE workspace_id = ? AND id IN (${marks})`, [
-          this.clock.now().toISOString(),
-          workspaceId,
-          ...screenIds,
-        ])
-      } else await tx.run(`UPDATE screens SET desired_version = desired_version + 1 WHERE workspace_id = ? AND id IN (${marks})`, [workspaceId, ...screenIds])
-      const rows = await tx.all<{ id: string; desired_version: number }>(
-        `SELECT id, desired_version FROM screens WHERE workspace_id = ? AND id IN (${marks})`,
-        [workspaceId, ...screenIds],
-      )
-      return rows.map((r) => [r.id, r.desired_version] as [string, number])
+  /** Takes the chunk's next versions (one transaction) and builds its states. */
+  private async prepare(workspaceId: string, screenIds: string[]): Promise<Map<string, DesiredState>> {
+    const publishedAt = this.clock ? this.clock.now().toISOString() : null
+    const versions = await this.db.transaction((tx) => this.screens.bumpDesiredVersions(workspaceId, screenIds, publishedAt, tx.kysely))
+    return this.builder.buildMany(workspaceId, screenIds, new Map(versions))
+  }
+
+  /** The casts and emergencies these states carry are now published to their screens. */
+  private async recordDelivery(states: Map<string, DesiredState>): Promise<void> {
+    const casts = new Map<string, string[]>()
+    const emergencies = new Map<string, string[]>()
+    const add = (m: Map<string, string[]>, id: string, screenId: string) => {
+      const list = m.get(id)
+      if (list) list.push(screenId)
+      else m.set(id, [screenId])
+    }
+    for (const s of states.values()) {
+      for (const c of s.casts) add(casts, c.id, s.screenId)
+      if (s.emergency) add(emergencies, s.emergency.id, s.screenId)
+    }
+    if (!casts.size && !emergencies.size) return
+    await this.db.transaction(async (tx) => {
+      const castRepo = new CastRepository(tx.kysely)
+      const emergencyRepo = new EmergencyRepository(tx.kysely)
+      for (const [id, screenIds] of casts) await castRepo.markPublished(id, screenIds)
+      for (const [id, screenIds] of emergencies) await emergencyRepo.markPublished(id, screenIds)
     })
   }
 }

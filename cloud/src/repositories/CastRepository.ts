@@ -10,6 +10,17 @@ const LIVE = ['active', 'paused']
 const ENDED = ['cleared', 'expired', 'replaced']
 const CHUNK = 500
 
+/** A live cast holding a screen (CastRepository.heldBy). */
+export interface HeldCast {
+  screen_id: string
+  id: string
+  content_kind: string
+  content_id: string
+  content_name: string | null
+  triggered_at: string
+  expires_at: string | null
+}
+
 export class CastRepository {
   constructor(private readonly k: Executor) {}
 
@@ -138,5 +149,66 @@ export class CastRepository {
       .where('expires_at', 'is not', null)
       .executeTakeFirst()
     return (r?.t as string | null | undefined) ?? null
+  }
+
+  // ---- desired state and delivery ----
+
+  /**
+   * The live casts holding each of these screens (the builder's batch read): one row per
+   * (screen, cast), newest cast first per screen.
+   */
+  async heldBy(workspaceId: string, screenIds: readonly string[]): Promise<HeldCast[]> {
+    const out: HeldCast[] = []
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('cast_screens as cs')
+        .innerJoin('casts as c', 'c.id', 'cs.cast_id')
+        .select(['cs.screen_id', 'c.id', 'c.content_kind', 'c.content_id', 'c.content_name', 'c.triggered_at', 'c.expires_at'])
+        .where('cs.screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('cs.state', '=', 'active')
+        .where('c.status', 'in', LIVE)
+        .where('c.workspace_id', '=', workspaceId)
+        .orderBy('c.triggered_at', 'desc')
+        .orderBy('c.id', 'desc')
+        .execute()
+      out.push(...rows)
+    }
+    return out
+  }
+
+  /** Records that a desired state carrying the cast was published to these screens (first time only). */
+  async markPublished(castId: string, screenIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await this.k
+        .updateTable('cast_screens')
+        .set((eb) => ({ published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'cast_screens.screen_id') }))
+        .where('cast_id', '=', castId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('published_version', 'is', null)
+        .execute()
+    }
+  }
+
+  /** Records that these screens reported the cast playing (first time only). */
+  async markApplied(castId: string, screenIds: readonly string[], at: string): Promise<void> {
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await this.k
+        .updateTable('cast_screens')
+        .set({ applied_at: at })
+        .where('cast_id', '=', castId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('applied_at', 'is', null)
+        .execute()
+    }
+  }
+
+  /** How many of its screens a desired state carrying the cast was published to, and how many reported it playing. */
+  async delivery(castId: string): Promise<{ published: number; applied: number }> {
+    const r = await this.k
+      .selectFrom('cast_screens')
+      .select((eb) => [eb.fn.count<number>('published_version').as('published'), eb.fn.count<number>('applied_at').as('applied')])
+      .where('cast_id', '=', castId)
+      .executeTakeFirst()
+    return { published: Number(r?.published ?? 0), applied: Number(r?.applied ?? 0) }
   }
 }

@@ -8,6 +8,17 @@ export type EmergencyRecord = Selectable<EmergenciesTable>
 
 const CHUNK = 500
 
+/** An active emergency holding a screen (EmergencyRepository.heldBy). */
+export interface HeldEmergency {
+  screen_id: string
+  id: string
+  content_kind: string
+  content_id: string
+  content_name: string | null
+  message: string | null
+  started_at: string
+}
+
 export class EmergencyRepository {
   constructor(private readonly k: Executor) {}
 
@@ -66,5 +77,63 @@ export class EmergencyRepository {
       .where('id', '=', id)
       .execute()
     return ids
+  }
+
+  // ---- desired state and delivery ----
+
+  /** The active emergencies holding each of these screens: one row per (screen, emergency), newest first per screen. */
+  async heldBy(workspaceId: string, screenIds: readonly string[]): Promise<HeldEmergency[]> {
+    const out: HeldEmergency[] = []
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('emergency_screens as es')
+        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.started_at'])
+        .where('es.screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('es.active', '=', 1)
+        .where('e.status', '=', 'active')
+        .where('e.workspace_id', '=', workspaceId)
+        .orderBy('e.started_at', 'desc')
+        .orderBy('e.id', 'desc')
+        .execute()
+      out.push(...rows)
+    }
+    return out
+  }
+
+  /** Records that a desired state carrying the emergency was published to these screens (first time only). */
+  async markPublished(emergencyId: string, screenIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await this.k
+        .updateTable('emergency_screens')
+        .set((eb) => ({ published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'emergency_screens.screen_id') }))
+        .where('emergency_id', '=', emergencyId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('published_version', 'is', null)
+        .execute()
+    }
+  }
+
+  /** Records that these screens reported the emergency playing (first time only). */
+  async markApplied(emergencyId: string, screenIds: readonly string[], at: string): Promise<void> {
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await this.k
+        .updateTable('emergency_screens')
+        .set({ applied_at: at })
+        .where('emergency_id', '=', emergencyId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('applied_at', 'is', null)
+        .execute()
+    }
+  }
+
+  /** How many of its screens a desired state carrying the emergency was published to, and how many reported it playing. */
+  async delivery(emergencyId: string): Promise<{ published: number; applied: number }> {
+    const r = await this.k
+      .selectFrom('emergency_screens')
+      .select((eb) => [eb.fn.count<number>('published_version').as('published'), eb.fn.count<number>('applied_at').as('applied')])
+      .where('emergency_id', '=', emergencyId)
+      .executeTakeFirst()
+    return { published: Number(r?.published ?? 0), applied: Number(r?.applied ?? 0) }
   }
 }

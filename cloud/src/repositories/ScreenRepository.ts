@@ -12,6 +12,19 @@ export interface TargetFilter {
   nodeIds?: string[]
 }
 
+/** What the desired-state builder reads from a screen. */
+export interface DesiredScreenRow {
+  id: string
+  node_id: string | null
+  content_kind: string | null
+  content_id: string | null
+  timezone: string
+  desired_version: number
+  panel_protocol: string | null
+  panel_set_id: number | null
+  panel_poll_seconds: number | null
+}
+
 export class ScreenRepository {
   constructor(private readonly k: Executor) {}
 
@@ -38,5 +51,34 @@ export class ScreenRepository {
         .limit(limit)
         .execute()
     )
+  }
+
+  // ---- desired state (the builder and the publisher) ----
+
+  /** The columns a desired state is built from, for a batch of the workspace's screens (any order). */
+  forDesiredState(workspaceId: string, ids: readonly string[]): Promise<DesiredScreenRow[]> {
+    if (!ids.length) return Promise.resolve([])
+    return this.k
+      .selectFrom('screens')
+      .select(['id', 'node_id', 'content_kind', 'content_id', 'timezone', 'desired_version', 'panel_protocol', 'panel_set_id', 'panel_poll_seconds'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', 'in', ids)
+      .execute()
+  }
+
+  /**
+   * Takes the next desired version of each screen (one UPDATE and one SELECT); with
+   * `publishedAt`, also records it as `desired_published_at`. Answers [screenId, version].
+   */
+  async bumpDesiredVersions(workspaceId: string, ids: readonly string[], publishedAt: string | null, k: Executor = this.k): Promise<[string, number][]> {
+    if (!ids.length) return []
+    await k
+      .updateTable('screens')
+      .set((eb) => ({ desired_version: eb('desired_version', '+', 1), ...(publishedAt ? { desired_published_at: publishedAt } : {}) }))
+      .where('workspace_id', '=', workspaceId)
+      .where('id', 'in', ids)
+      .execute()
+    const rows = await k.selectFrom('screens').select(['id', 'desired_version']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+    return rows.map((r) => [r.id, Number(r.desired_version)])
   }
 }

@@ -20,6 +20,16 @@ export const TakeoverTarget = {
   contentName: Type.Optional(Type.String({ maxLength: 200 })),
 }
 
+/** How far a cast or an emergency has reached its screens (on single-item answers). */
+export const Delivery = Type.Object(
+  {
+    targeted: Type.Integer({ description: 'Screens it was sent to (screenCount).' }),
+    published: Type.Integer({ description: 'Screens sent a desired state carrying it.' }),
+    applied: Type.Integer({ description: 'Screens whose reported state showed it playing.' }),
+  },
+  { description: 'Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers.' },
+)
+
 const Cast = Type.Object({
   id: Type.String({ description: 'Prefix `cast_`.' }),
   kind: Type.Literal('cast'),
@@ -34,6 +44,7 @@ const Cast = Type.Object({
   expiresAt: Nullable(Timestamp),
   endedAt: Nullable(Timestamp),
   replacedBy: Nullable(Type.String()),
+  delivery: Type.Optional(Delivery),
 })
 
 export function parseListLimit(raw: string | undefined, def: number, max: number): number {

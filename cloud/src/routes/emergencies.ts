@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { Data, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
 import { EMERGENCY_STATUSES } from '../services/EmergencyService.js'
-import { TakeoverTarget, parseListLimit } from './casts.js'
+import { Delivery, TakeoverTarget, parseListLimit } from './casts.js'
 
 const Emergency = Type.Object({
   id: Type.String({ description: 'Prefix `emg_`.' }),
@@ -21,6 +21,7 @@ const Emergency = Type.Object({
   startedAt: Timestamp,
   clearedAt: Nullable(Timestamp),
   screensReleased: Nullable(Type.Integer({ description: 'Screens no other emergency still holds, set when cleared.' })),
+  delivery: Type.Optional(Delivery),
 })
 
 const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {

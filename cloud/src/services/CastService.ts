@@ -50,6 +50,15 @@ export interface CastView {
   expiresAt: string | null
   endedAt: string | null
   replacedBy: string | null
+  /** How far it has reached its screens (single-cast answers only). */
+  delivery?: Delivery
+}
+
+/** targeted: screens it was cast to; published: screens sent a desired state carrying it; applied: screens that reported it playing. */
+export interface Delivery {
+  targeted: number
+  published: number
+  applied: number
 }
 
 const view = (r: CastRow): CastView => ({
@@ -119,8 +128,10 @@ export class CastService {
     return this.nodes.findReachable<CastRow>(p, 'casts', id, 'cast')
   }
 
+  /** The cast with its `delivery` counts. */
   async get(p: Principal, id: string): Promise<CastView> {
-    return view(await this.row(p, id))
+    const r = await this.row(p, id)
+    return { ...view(r), delivery: { targeted: r.screen_count, ...(await this.repo.delivery(id)) } }
   }
 
   async create(p: Principal, input: CastInput): Promise<CastView> {
@@ -155,9 +166,12 @@ export class CastService {
       const older = await this.repo.insertTakingScreens(row, screenIds, tx.kysely)
       await this.repo.refreshPause([id, ...older], tx.kysely)
     })
-    await this.markDirty(p.workspaceId, screenIds)
+    // Answered once stored: publishing goes on behind (delivery counts show it arriving).
+    // The answer is read first, so its queries do not queue behind the fan-out's.
+    const v = await this.get(p, id)
+    this.markDirty(p.workspaceId, screenIds).catch(() => undefined) // the publisher logs failures
     this.changed()
-    return this.get(p, id)
+    return v
   }
 
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<CastView[]> {
@@ -191,7 +205,7 @@ export class CastService {
   private async end(workspaceId: string, id: string, status: 'cleared' | 'expired', at: string): Promise<string[] | null> {
     const screens = await this.db.transaction((tx) => this.repo.end(id, status, at, tx.kysely))
     if (screens === null) return null
-    await this.markDirty(workspaceId, screens)
+    this.markDirty(workspaceId, screens).catch(() => undefined) // published behind the answer; the publisher logs failures
     this.changed()
     return screens
   }

@@ -12,7 +12,7 @@ import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { Takeover, TargetInput } from '../devicelink/Takeover.js'
-import { castsOnScreens, refreshCastPause, type MarkDirty } from './CastService.js'
+import { castsOnScreens, refreshCastPause, type Delivery, type MarkDirty } from './CastService.js'
 
 export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
 export type EmergencyStatus = (typeof EMERGENCY_STATUSES)[number]
@@ -50,6 +50,8 @@ export interface EmergencyView {
   startedAt: string
   clearedAt: string | null
   screensReleased: number | null
+  /** How far it has reached its screens (single-emergency answers only). */
+  delivery?: Delivery
 }
 
 const view = (r: EmergencyRow): EmergencyView => ({
@@ -94,8 +96,14 @@ export class EmergencyService {
     return this.nodes.findReachable<EmergencyRow>(p, 'emergencies', id, 'emergency')
   }
 
+  /** The emergency with its `delivery` counts. */
   async get(p: Principal, id: string): Promise<EmergencyView> {
-    return view(await this.row(p, id))
+    const r = await this.row(p, id)
+    return this.withDelivery(view(r))
+  }
+
+  private async withDelivery(v: EmergencyView): Promise<EmergencyView> {
+    return { ...v, delivery: { targeted: v.screenCount, ...(await this.repo.delivery(v.id)) } }
   }
 
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<EmergencyView[]> {
@@ -133,9 +141,12 @@ export class EmergencyService {
       await refreshCastPause(tx, await castsOnScreens(tx, screenIds))
       await this.outbox.record(tx, { event: 'emergency.started', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
     })
-    await this.markDirty(p.workspaceId, screenIds)
+    // Answered once stored: publishing goes on behind (delivery counts show it arriving).
+    // The answer is read first, so its queries do not queue behind the fan-out's.
+    const answer = await this.withDelivery(v)
+    this.markDirty(p.workspaceId, screenIds).catch(() => undefined) // the publisher logs failures
     await this.outbox.dispatch()
-    return v
+    return answer
   }
 
   /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */
@@ -151,8 +162,9 @@ export class EmergencyService {
       return { ids, v }
     })
     if (done === null) throw new ApiError('already_inactive', 'The emergency has already been cleared.')
-    await this.markDirty(r.workspace_id, done.ids)
+    const answer = await this.withDelivery(done.v)
+    this.markDirty(r.workspace_id, done.ids).catch(() => undefined) // published behind the answer; the publisher logs failures
     await this.outbox.dispatch()
-    return done.v
+    return answer
   }
 }

@@ -30,6 +30,7 @@ import type { ContentResolver } from '../devicelink/ContentResolver.js'
 import { LibraryContentResolver } from '../devicelink/LibraryContentResolver.js'
 import { DesiredStateBuilder, type PanelSettingsSource } from '../devicelink/DesiredStateBuilder.js'
 import { DesiredStatePublisher } from '../devicelink/DesiredStatePublisher.js'
+import { TakeoverDelivery } from '../devicelink/TakeoverDelivery.js'
 import { ScreenPresence } from '../devicelink/ScreenPresence.js'
 import { Takeover } from '../devicelink/Takeover.js'
 import { SerialTemplateService } from './SerialTemplateService.js'
@@ -78,6 +79,8 @@ export interface Services {
   desiredState: DesiredStateBuilder
   /** markDirty(workspaceId, screenIds): republish those screens' desired state. */
   desiredPublisher: DesiredStatePublisher
+  /** Counts casts and emergencies applied from the screens' reported state; idle() for tests. */
+  takeoverDelivery: TakeoverDelivery
   /** Screen status and reported state from the device link; onScreenStatus / onReported. */
   presence: ScreenPresence
   casts: CastService
@@ -143,7 +146,8 @@ export function createServices(deps: {
   // The device link sees the library through the ContentResolver seam (tests may pass their own).
   const mediaUrls = new MediaUrlSigner(db, clock, undefined, config.publicUrl)
   const contentResolver = deps.content ?? new LibraryContentResolver(content, (id) => mediaUrls.url(id))
-  const desiredState = new DesiredStateBuilder(db, clock, contentResolver, deps.panelSettings ?? ((ws, id) => screenPanels.panelProfile(ws, id)))
+  // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
+  const desiredState = new DesiredStateBuilder(db, clock, contentResolver, deps.panelSettings ?? null)
   const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log, clock)
   const markDirty = (ws: string, screenIds: string[]) => desiredPublisher.markDirty(ws, screenIds)
   const assignments = new AssignmentService(db, clock, nodes, contentResolver, markDirty, log)
@@ -201,6 +205,9 @@ export function createServices(deps: {
       c.status === 'offline' ? (c.since ?? c.at) : c.at,
     ),
   )
+  // A screen reporting a cast or an emergency playing counts it applied (their `delivery`).
+  const takeoverDelivery = new TakeoverDelivery(db, clock, log)
+  presence.onReported((r) => takeoverDelivery.reported(r))
   presence.onReported(async (r) => {
     const screen = { id: r.screenId, nodeId: r.nodeId }
     if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, r.reported.playing.source !== 'none', r.at)
@@ -230,6 +237,7 @@ export function createServices(deps: {
     contentResolver,
     desiredState,
     desiredPublisher,
+    takeoverDelivery,
     presence,
     casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
     emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, outbox),

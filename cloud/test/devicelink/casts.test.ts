@@ -147,6 +147,7 @@ t.test('a device offline while a cast is created and expires gets exactly the la
   c.clock.advance(5 * 60_000)
   await c.running.app.workers.castExpiry.runOnce()
   const b = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_b' })).body.data
+  await c.running.app.services.desiredPublisher.idle() // casts answer before their publishing ends
   const current = await c.running.app.services.desiredState.build(c.workspaceId, d.screenId)
 
   const back = await connectDevice(t, url, d, {}, false)

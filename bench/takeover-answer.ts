@@ -1,0 +1,87 @@
+// How long POST /v1/casts and POST /v1/emergencies take to answer at fleet size (not a
+// test): the app on a file SQLite database (or PostgreSQL with SVC_DATABASE_URL) with N
+// screens inserted directly (pairing N screens through the API is what cast-fanout.ts
+// does; here only the takeover's own work is measured), the in-memory content seam, no
+// devices. The fan-out behind the answer runs too; the answer must not wait for it.
+//   pnpm exec tsx bench/takeover-answer.ts [N=10000] [--rounds=5]
+import { join } from 'node:path'
+import { buildApp } from '../cloud/src/app.js'
+import { testConfig } from '../cloud/src/config.js'
+import { InMemoryContentResolver } from '../cloud/src/testing/InMemoryContentResolver.js'
+import { f1, loadAvg, now, tempDir } from './lib/harness.js'
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2)
+  const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000)
+  const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5)
+  const dir = tempDir('svc-bench-takeover-')
+  const content = InMemoryContentResolver.permissive()
+  const app = await buildApp(testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000 }), { content })
+  await app.ready()
+  const s = app.services
+  const ws = await s.workspaces.create('Bench', 'us')
+  const { secret } = await s.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+  const at = new Date().toISOString()
+  for (let i = 0; i < N; i += 500) {
+    const rows = Array.from({ length: Math.min(500, N - i) }, (_, j) => ({
+      id: `scr_bench${String(i + j).padStart(6, '0')}`,
+      workspace_id: ws.id,
+      node_id: null,
+      name: `S${i + j}`,
+      device_secret_hash: null,
+      model: null,
+      serial_number: null,
+      last_seen_at: null,
+      content_kind: null,
+      content_id: null,
+      created_at: at,
+      updated_at: at,
+      status_since: null,
+      reported: null,
+      reported_at: null,
+      panel_protocol: null,
+      panel_set_id: null,
+      panel_poll_seconds: null,
+      desired_published_at: null,
+    }))
+    await s.db.kysely.insertInto('screens').values(rows).execute()
+  }
+  console.log(`N = ${N}; load average ${await loadAvg()}`)
+  const post = async (path: string, body: object) => {
+    const t0 = now()
+    const r = await app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${secret}` }, payload: body })
+    const ms = now() - t0
+    if (r.statusCode !== 201) throw new Error(`${path}: ${r.statusCode} ${r.body}`)
+    return { ms, id: r.json().data.id as string }
+  }
+  const casts: number[] = []
+  const emergencies: number[] = []
+  const fanout: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const c = await post('/v1/casts', { contentKind: 'media', contentId: `med_${i}`, scopeKind: 'all' })
+    casts.push(c.ms)
+    const t0 = now()
+    await s.desiredPublisher.idle()
+    fanout.push(now() - t0 + c.ms)
+    const e = await post('/v1/emergencies', { contentKind: 'media', contentId: `med_e${i}`, scopeKind: 'all' })
+    emergencies.push(e.ms)
+    await s.desiredPublisher.idle()
+    await app.inject({ method: 'POST', url: `/v1/emergencies/${e.id}/clear`, headers: { authorization: `Bearer ${secret}` } })
+    await s.desiredPublisher.idle()
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  console.log(`| N = ${N} (${rounds} rounds; load average at the end ${await loadAvg()}) | median | each |`)
+  console.log('| --- | --- | --- |')
+  console.log(`| \`POST /v1/casts\` (scope all) answered | ${f1(med(casts))} ms | ${casts.map(f1).join(', ')} |`)
+  console.log(`| \`POST /v1/emergencies\` (scope all) answered | ${f1(med(emergencies))} ms | ${emergencies.map(f1).join(', ')} |`)
+  console.log(`| … every desired state built and handed to the broker (no devices) | ${f1(med(fanout))} ms | ${fanout.map(f1).join(', ')} |`)
+  await app.close()
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    process.exit(1)
+  },
+)

@@ -1,0 +1,206 @@
+// Casts and emergencies answer once stored and carry `delivery: {targeted, published,
+// applied}`: published once a desired state carrying them went to a screen, applied once the
+// screen's reported state shows them playing. On both engines (inject; reports published on
+// the broker as a device's would be), through a real MQTT device, and across a restart.
+// Also: the builder's batch reads (a few queries per batch, one content lookup per item)
+// and the publisher never sending a screen an older version after a newer one.
+import t from 'tap'
+import { topics } from '@svc/shared/mqtt/index'
+import { forEngines } from '../db/engines.js'
+import { pairScreen } from '../screenHelpers.js'
+import type { Harness } from '../helpers.js'
+import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
+import { connectDevice, startCloud, tempDir } from './link.js'
+
+const AT = '2026-06-01T12:00:00.000Z'
+
+function report(playing: Record<string, unknown>, version = 1): Buffer {
+  return Buffer.from(JSON.stringify({ version, playing, at: AT }))
+}
+
+/** What a device publishes on `reported`, handed to the broker as the device's publish would be. */
+async function reportPlaying(h: Harness, screenId: string, playing: Record<string, unknown>): Promise<void> {
+  const s = h.app.services
+  await s.broker.publish(topics.reported(screenId), report(playing), false)
+  await s.presence.idle()
+  await s.takeoverDelivery.idle()
+}
+
+forEngines(t, async (t, build) => {
+  t.test('POST answers before publishing; GET carries delivery counts that follow publish and reported state', async (t) => {
+    const content = new InMemoryContentResolver()
+    const h = await build(t, {}, { content })
+    const { workspaceId, apiKey } = await h.workspace()
+    content.add(workspaceId, { kind: 'media', id: 'med_a' }).add(workspaceId, { kind: 'media', id: 'med_fire' })
+    const screens = [await pairScreen(h, apiKey, 'A'), await pairScreen(h, apiKey, 'B'), await pairScreen(h, apiKey, 'C')]
+    const s = h.app.services
+    await s.desiredPublisher.idle()
+
+    // Hold the broker's publishes: the POST must answer while its fan-out cannot finish.
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    const publish = s.broker.publish.bind(s.broker)
+    s.broker.publish = async (...a) => (await gate, publish(...a))
+    const res = await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: 'med_a' })
+    t.equal(res.statusCode, 201, 'answered with the fan-out held')
+    const cast = res.json().data
+    t.same(cast.delivery, { targeted: 3, published: 0, applied: 0 })
+    open()
+    await s.desiredPublisher.idle()
+    s.broker.publish = publish
+    t.same((await h.req('GET', `/v1/casts/${cast.id}`, apiKey)).json().data.delivery, { targeted: 3, published: 3, applied: 0 })
+    // list answers carry no delivery
+    t.notOk('delivery' in (await h.req('GET', '/v1/casts', apiKey)).json().data[0])
+
+    await reportPlaying(h, screens[0]!.screenId, { source: 'cast', contentKind: 'media', contentId: 'med_a', castId: cast.id })
+    await reportPlaying(h, screens[1]!.screenId, { source: 'assignment', contentKind: 'media', contentId: 'med_x' })
+    t.same((await h.req('GET', `/v1/casts/${cast.id}`, apiKey)).json().data.delivery, { targeted: 3, published: 3, applied: 1 }, 'only a report showing it')
+    // the same report again counts once
+    await reportPlaying(h, screens[0]!.screenId, { source: 'cast', contentKind: 'media', contentId: 'med_a', castId: cast.id })
+    t.equal((await h.req('GET', `/v1/casts/${cast.id}`, apiKey)).json().data.delivery.applied, 1)
+
+    // an emergency on two of them
+    const e = await h.req('POST', '/v1/emergencies', apiKey, {
+      contentKind: 'media',
+      contentId: 'med_fire',
+      scopeKind: 'screens',
+      screenIds: [screens[0]!.screenId, screens[2]!.screenId],
+    })
+    t.equal(e.statusCode, 201)
+    const emg = e.json().data
+    t.match(emg.delivery, { targeted: 2, applied: 0 })
+    await s.desiredPublisher.idle()
+    t.same((await h.req('GET', `/v1/emergencies/${emg.id}`, apiKey)).json().data.delivery, { targeted: 2, published: 2, applied: 0 })
+    await reportPlaying(h, screens[2]!.screenId, { source: 'emergency', contentKind: 'media', contentId: 'med_fire', emergencyId: emg.id })
+    // a report for a screen the emergency does not hold counts nothing
+    await reportPlaying(h, screens[1]!.screenId, { source: 'emergency', contentKind: 'media', contentId: 'med_fire', emergencyId: emg.id })
+    t.same((await h.req('GET', `/v1/emergencies/${emg.id}`, apiKey)).json().data.delivery, { targeted: 2, published: 2, applied: 1 })
+    // the paused cast was still carried (paused) by the emergency's states: published stays 3
+    t.same((await h.req('GET', `/v1/casts/${cast.id}`, apiKey)).json().data.delivery, { targeted: 3, published: 3, applied: 1 })
+
+    const cleared = await h.req('POST', `/v1/emergencies/${emg.id}/clear`, apiKey)
+    t.equal(cleared.statusCode, 200)
+    t.same(cleared.json().data.delivery, { targeted: 2, published: 2, applied: 1 }, 'counts stay after it ends')
+    const clearedCast = await h.req('POST', `/v1/casts/${cast.id}/clear`, apiKey)
+    t.same(clearedCast.json().data.delivery, { targeted: 3, published: 3, applied: 1 })
+    await s.desiredPublisher.idle()
+  })
+
+  t.test('batch build: the same few queries for 3 or 24 screens; each content item described once per batch', async (t) => {
+    const content = new InMemoryContentResolver()
+    let describes = 0
+    const describe = content.describeForDevice.bind(content)
+    content.describeForDevice = (ws, ref) => (describes++, describe(ws, ref))
+    const h = await build(t, {}, { content })
+    const { workspaceId, apiKey } = await h.workspace()
+    content
+      .add(workspaceId, { kind: 'media', id: 'med_a' })
+      .add(workspaceId, { kind: 'media', id: 'med_b' })
+      .add(workspaceId, { kind: 'media', id: 'med_fire' })
+    const ids: string[] = []
+    for (let i = 0; i < 24; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+    const s = h.app.services
+    t.equal((await h.req('POST', '/v1/screens/bulk-assign', apiKey, { screenIds: ids, contentKind: 'media', contentId: 'med_b' })).statusCode, 200)
+    t.equal((await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: 'med_a' })).statusCode, 201)
+    t.equal(
+      (await h.req('POST', '/v1/emergencies', apiKey, { contentKind: 'media', contentId: 'med_fire', scopeKind: 'screens', screenIds: ids.slice(0, 12) }))
+        .statusCode,
+      201,
+    )
+    await s.desiredPublisher.idle()
+
+    const queries = { n: 0 }
+    const k = s.db.kysely as unknown as { getExecutor(): { executeQuery(...a: unknown[]): unknown } }
+    const executor = k.getExecutor()
+    const run = executor.executeQuery.bind(executor)
+    executor.executeQuery = (...a: unknown[]) => (queries.n++, run(...a))
+    const count = async (n: number) => {
+      queries.n = 0
+      describes = 0
+      const states = await s.desiredState.buildMany(workspaceId, ids.slice(0, n))
+      return { queries: queries.n, describes, states }
+    }
+    const few = await count(3)
+    const many = await count(24)
+    executor.executeQuery = run
+    t.equal(many.states.size, 24)
+    t.equal(many.queries, few.queries, `as many queries for 24 screens as for 3 (${many.queries})`)
+    t.ok(many.queries <= 3, 'screens, casts, emergencies')
+    t.equal(many.describes, 3, 'one description per content item (assignment, cast, emergency)')
+    const st = many.states.get(ids[0]!)!
+    t.match(st, { assignment: { contentId: 'med_b' }, casts: [{ contentId: 'med_a', paused: true }], emergency: { contentId: 'med_fire' } })
+    t.match(many.states.get(ids[20]!)!, { casts: [{ contentId: 'med_a' }], emergency: null })
+    t.same(await s.desiredState.build(workspaceId, ids[20]!), many.states.get(ids[20]!), 'build(one) is buildMany of one')
+  })
+
+  t.test('no screen is ever published an older version after a newer one', async (t) => {
+    const content = InMemoryContentResolver.permissive()
+    const h = await build(t, {}, { content })
+    const { workspaceId, apiKey } = await h.workspace()
+    const ids: string[] = []
+    for (let i = 0; i < 12; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+    const s = h.app.services
+    await s.desiredPublisher.idle()
+    const seen = new Map<string, number[]>()
+    s.desiredPublisher.onPublished((id, v) => seen.set(id, [...(seen.get(id) ?? []), v]))
+    // overlapping bursts from every side at once: casts, clears and direct marks
+    const work: Promise<unknown>[] = []
+    for (let i = 0; i < 15; i++) {
+      const some = ids.filter((_, j) => (i + j) % 3 !== 0)
+      work.push(h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: `med_${i}`, scopeKind: 'screens', screenIds: some }))
+      work.push(s.desiredPublisher.markDirty(workspaceId, ids.slice(i % 5)))
+      if (i % 4 === 0) await new Promise((r) => setImmediate(r))
+    }
+    await Promise.all(work)
+    await s.desiredPublisher.idle()
+    for (const id of ids) {
+      const vs = seen.get(id) ?? []
+      t.ok(vs.length > 1, `${id} was published ${vs.length} times`)
+      t.ok(
+        vs.every((v, i) => i === 0 || v > vs[i - 1]!),
+        `${id}: versions strictly increase (${vs.join(',')})`,
+      )
+      const stored = (await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.desiredVersion
+      t.equal(stored, vs[vs.length - 1], 'the last one published is the stored one')
+    }
+  })
+})
+
+t.test('a real device: the cast reaches it, its reported state counts it applied, and the counts survive a restart', async (t) => {
+  const dir = tempDir(t)
+  const content = new InMemoryContentResolver()
+  const c = await startCloud(t, { dataDir: dir, fileDb: true, content })
+  content.add(c.workspaceId, { kind: 'media', id: 'med_promo' })
+  const d = await c.pair('Lobby')
+  const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
+  const dev = await connectDevice(t, url, d)
+  await dev.next(() => true)
+
+  const cast = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_promo' })).body.data
+  t.equal(cast.delivery.targeted, 1)
+  const got = await dev.next((s) => s.casts.some((x) => x.id === cast.id))
+  await c.running.app.services.desiredPublisher.idle()
+  t.same((await c.call('GET', `/v1/casts/${cast.id}`)).body.data.delivery, { targeted: 1, published: 1, applied: 0 })
+
+  // the device applies it and says so, as the agent does
+  await dev.client.publishAsync(
+    topics.reported(d.screenId),
+    report({ source: 'cast', contentKind: 'media', contentId: 'med_promo', castId: cast.id }, got.version).toString(),
+    { qos: 1 },
+  )
+  for (let i = 0; ; i++) {
+    await c.running.app.services.presence.idle()
+    await c.running.app.services.takeoverDelivery.idle()
+    const delivery = (await c.call('GET', `/v1/casts/${cast.id}`)).body.data.delivery
+    if (delivery.applied === 1 || i > 50) {
+      t.same(delivery, { targeted: 1, published: 1, applied: 1 })
+      break
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  await dev.client.endAsync(true)
+  await c.running.close()
+
+  const again = await startCloud(t, { dataDir: dir, fileDb: true, content, workspace: { id: c.workspaceId, apiKey: c.apiKey } })
+  t.same((await again.call('GET', `/v1/casts/${cast.id}`)).body.data.delivery, { targeted: 1, published: 1, applied: 1 }, 'stored, not counted in memory')
+})

@@ -74,13 +74,17 @@ export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: i
   return { db, file }
 }
 
-/** Counts the reads the app makes through its database from now on. */
+/**
+ * Counts the reads (SELECT statements) the app makes through its database from now on,
+ * outside transactions: raw statements and repositories' Kysely queries alike.
+ */
 export function countReads(h: Harness): { n: number } {
-  const db = h.app.services.db
+  const executor = h.app.services.db.kysely.getExecutor()
   const counter = { n: 0 }
-  const get = db.get.bind(db)
-  const all = db.all.bind(db)
-  db.get = ((sql: string, params?: never) => (counter.n++, get(sql, params))) as typeof db.get
-  db.all = ((sql: string, params?: never) => (counter.n++, all(sql, params))) as typeof db.all
+  const run = executor.executeQuery.bind(executor)
+  executor.executeQuery = ((q: { sql: string }, ...rest: unknown[]) => {
+    if (/^\s*(select|with)\b/i.test(q.sql)) counter.n++
+    return (run as (...a: unknown[]) => unknown)(q, ...rest)
+  }) as typeof executor.executeQuery
   return counter
 }

@@ -46,12 +46,7 @@ export class IdempotencyRepository {
 
   /** Frees the key (a failed first attempt, or an expired record). */
   async release(s: IdempotencyScope): Promise<void> {
-    await this.k
-      .deleteFrom('idempotency_keys')
-      .where('workspace_id', '=', s.workspaceId)
-      .where('route', '=', s.route)
-      .where('idem_key', '=', s.key)
-      .execute()
+    await this.k.deleteFrom('idempotency_keys').where('workspace_id', '=', s.workspaceId).where('route', '=', s.route).where('idem_key', '=', s.key).execute()
   }
 
   /** Deletes records created before `before`; returns how many. */

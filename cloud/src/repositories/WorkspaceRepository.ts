@@ -9,7 +9,10 @@ export class WorkspaceRepository {
   constructor(private readonly k: Executor) {}
 
   async insert(row: { id: string; name: string; region: string; created_at: string }): Promise<void> {
-    await this.k.insertInto('workspaces').values({ ...row, status: 'active' }).execute()
+    await this.k
+      .insertInto('workspaces')
+      .values({ ...row, status: 'active' })
+      .execute()
   }
 
   byId(id: string): Promise<WorkspaceRecord | undefined> {

@@ -61,7 +61,6 @@ export interface BulkAssignResult {
   assignedAt: string
 }
 
-
 export class AssignmentService {
   constructor(
     private readonly db: Database,
@@ -136,7 +135,6 @@ export class AssignmentService {
     for (const n of new Set(nodeIds)) if (await this.resolver.isAvailableAt(workspaceId, { kind: ref.kind as ContentKind, id: ref.id }, n)) ok.add(n)
     return ok
   }
-
 
   private async publish(workspaceId: string, screenIds: string[]): Promise<void> {
     if (!screenIds.length) return

@@ -71,12 +71,7 @@ export class ScreenPanelService {
       throw validation(`protocol must be one of ${PANEL_PROTOCOL_NAMES.join(', ')} or null.`)
     }
     if (protocol === null) {
-      await this.repo.setPanel(
-        p.workspaceId,
-        screenId,
-        { panel_protocol: null, panel_set_id: null, panel_poll_seconds: null },
-        this.clock.now().toISOString(),
-      )
+      await this.repo.setPanel(p.workspaceId, screenId, { panel_protocol: null, panel_set_id: null, panel_poll_seconds: null }, this.clock.now().toISOString())
       // The panel settings are part of the desired state: republish it.
       this.screens.changed(p.workspaceId, screenId)
       return null

@@ -22846,8 +22846,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
@@ -23001,8 +23003,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
@@ -23344,8 +23348,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
@@ -24845,8 +24851,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;

@@ -62,8 +62,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
 
 /** The next step for someone who just started a fresh service: the bootstrap command and the docs address. */
 async function guideFirstRun(running: Running, config: Config): Promise<void> {
-  const row = await running.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM workspaces')
-  if (Number(row?.n ?? 0) > 0) return
+  if ((await running.app.services.workspaces.count()) > 0) return
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
   running.app.log.info(
     `no workspace yet: create one and its owner API key with \`npx -y pnpm@10.34.9 --silent cloud bootstrap --workspace NAME\`; API docs at http://${host}:${running.httpPort}/v1/docs`,

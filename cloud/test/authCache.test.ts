@@ -153,3 +153,81 @@ t.test('closing the app writes the pending last_used_at', async (t) => {
   const row = await db.get<{ last_used_at: string | null }>('SELECT last_used_at FROM api_keys WHERE id = ?', [id])
   t.equal(row!.last_used_at, '2026-06-01T12:00:00.000Z')
 })
+
+// Session tokens (users) and OAuth access tokens share the principal cache.
+async function oauthToken(h: Harness, key: { id: string; secret: string }): Promise<string> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: key.id, client_secret: key.secret }).toString(),
+  })
+  if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${res.body}`)
+  return res.json().access_token
+}
+
+async function invite(h: Harness, key: string, role: string, email: string): Promise<{ id: string; sessionToken: string }> {
+  const res = await h.req('POST', '/v1/users', key, { email, role })
+  if (res.statusCode !== 201) throw new Error(`invite: ${res.statusCode} ${res.body}`)
+  return res.json().data
+}
+
+t.test('a warm session token and a warm OAuth token answer /v1/me without reading the database', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const user = await invite(h, apiKey, 'viewer', 'v@example.com')
+  const key = await makeKey(h, apiKey, ['node.view'])
+  const oat = await oauthToken(h, key)
+  await ok(h, user.sessionToken)
+  await ok(h, oat)
+  const reads = countReads(h)
+  for (let i = 0; i < 10; i++) {
+    await ok(h, user.sessionToken)
+    await ok(h, oat)
+  }
+  t.equal(reads.n, 0, 'both principals come from memory')
+  h.clock.advance(PRINCIPAL_TTL_MS)
+  await ok(h, user.sessionToken)
+  await ok(h, oat)
+  t.ok(reads.n >= 2, 'after the TTL both are looked up again')
+  // The OAuth token's use still counts as its key's use.
+  t.equal((await h.req('GET', `/v1/api-keys/${key.id}`, apiKey)).json().data.lastUsedAt, h.clock.now().toISOString())
+})
+
+t.test("a deleted user's cached session token answers 401 on the very next request; a role change applies at once", async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const gone = await invite(h, apiKey, 'viewer', 'gone@example.com')
+  const moved = await invite(h, apiKey, 'viewer', 'moved@example.com')
+  await ok(h, gone.sessionToken)
+  await ok(h, moved.sessionToken)
+  t.equal((await h.req('GET', '/v1/users', moved.sessionToken)).statusCode, 200, 'a viewer reads users')
+  t.equal((await h.req('POST', '/v1/nodes', moved.sessionToken, { name: 'x' })).statusCode, 403, 'a viewer cannot create a node')
+
+  t.equal((await h.req('DELETE', `/v1/users/${gone.id}`, apiKey)).statusCode, 200)
+  t.equal(await refused(h, gone.sessionToken), '401 invalid_credentials', 'deleted user')
+
+  t.equal((await h.req('PATCH', `/v1/users/${moved.id}`, apiKey, { role: 'admin' })).statusCode, 200)
+  t.equal((await h.req('POST', '/v1/nodes', moved.sessionToken, { name: 'x' })).statusCode, 201, 'the new role on the next request')
+  t.equal((await h.req('PATCH', `/v1/users/${moved.id}`, apiKey, { role: 'viewer' })).statusCode, 200)
+  t.equal((await h.req('POST', '/v1/nodes', moved.sessionToken, { name: 'y' })).statusCode, 403, 'and back')
+})
+
+t.test("a cached OAuth token is refused on the next request after its key (or the key's parent) is revoked or rotated", async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const revoked = await makeKey(h, apiKey, ['node.view'])
+  const rotated = await makeKey(h, apiKey, ['node.view'])
+  const parent = await makeKey(h, apiKey, ['api-key.create', 'node.view'])
+  const child = await makeKey(h, parent.secret, ['node.view'])
+  const tokens = { revoked: await oauthToken(h, revoked), rotated: await oauthToken(h, rotated), child: await oauthToken(h, child) }
+  for (const tok of Object.values(tokens)) await ok(h, tok)
+
+  t.equal((await h.req('POST', `/v1/api-keys/${revoked.id}/revoke`, apiKey)).statusCode, 200)
+  t.equal(await refused(h, tokens.revoked), '401 invalid_credentials', 'revoked key')
+  t.equal((await h.req('POST', `/v1/api-keys/${rotated.id}/rotate`, apiKey)).statusCode, 200)
+  t.equal(await refused(h, tokens.rotated), '401 invalid_credentials', 'rotated key')
+  await ok(h, tokens.child)
+  t.equal((await h.req('POST', `/v1/api-keys/${parent.id}/revoke`, apiKey)).statusCode, 200)
+  t.equal(await refused(h, tokens.child), '401 invalid_credentials', "the key's parent revoked")
+})

@@ -74,16 +74,17 @@ export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: i
   return { db, file }
 }
 
-/** Counts the reads the app makes through its database from now on. */
+/**
+ * Counts the reads (SELECT statements) the app makes through its database from now on,
+ * outside transactions: raw statements and repositories' Kysely queries alike.
+ */
 export function countReads(h: Harness): { n: number } {
-  // Raw `db.get`/`db.all` and repository (Kysely) queries all run through the one query
-  // executor of `db.kysely`: counting SELECTs there sees both.
   const executor = h.app.services.db.kysely.getExecutor()
   const counter = { n: 0 }
   const run = executor.executeQuery.bind(executor)
-  executor.executeQuery = ((q: import('kysely').CompiledQuery) => {
-    if (q.query.kind === 'SelectQueryNode' || (q.query.kind === 'RawNode' && /^\s*SELECT\b/i.test(q.sql))) counter.n++
-    return run(q)
+  executor.executeQuery = ((q: { sql: string }, ...rest: unknown[]) => {
+    if (/^\s*(select|with)\b/i.test(q.sql)) counter.n++
+    return (run as (...a: unknown[]) => unknown)(q, ...rest)
   }) as typeof executor.executeQuery
   return counter
 }

@@ -25022,8 +25022,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
@@ -25177,8 +25179,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
@@ -25520,8 +25524,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
@@ -27021,8 +27027,10 @@ export interface operations {
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
                             id: string;
+                            /** Format: date-time */
                             lastSeenAt: string | null;
                             name: string;
+                            /** @description Home location; null = workspace root. */
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;

@@ -33,8 +33,10 @@ export class SchemaTooNewError extends Error {
 }
 
 const FILE = /^(\d{4})-[a-z0-9-]+\.(ts|js)$/
-// Any constant shared by every process of the cloud; "svc" "mig" in ASCII.
-const PG_LOCK_KEY = 0x7376636d6967
+// Any constant shared by every process of the cloud ("svmg" in ASCII), paired with the
+// schema's name: advisory locks are database-wide, and schemas migrate independently (the
+// tests give each run its own schema of one database).
+const PG_LOCK_KEY = 0x73766d67
 
 let cached: Migration[] | null = null
 
@@ -75,7 +77,7 @@ export async function migrate(db: Database, list?: Migration[]): Promise<Migrate
   const all = [...(list ?? (await loadMigrations()))].sort((a, b) => a.version - b.version)
   const latest = all.at(-1)?.version ?? 0
   return db.kysely.transaction().execute(async (tx) => {
-    if (db.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${PG_LOCK_KEY})`.execute(tx)
+    if (db.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${PG_LOCK_KEY}, hashtext(current_schema()))`.execute(tx)
     await sql`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`.execute(tx)
     const done = new Set(await appliedVersions(tx))
     const unknown = [...done].filter((v) => !all.some((m) => m.version === v))

@@ -1,38 +1,35 @@
 // `Idempotency-Key` for creates that may be retried (SPEC "Errors"): a repeat with the same
 // key returns the first success; while the first is still running the repeat gets 409
 // idempotency_in_progress. Keys are scoped per workspace and route and kept 24 hours;
-// a failed first attempt frees the key so a retry can run.
+// a failed first attempt frees the key so a retry can run. The records live only in the
+// database (IdempotencyRepository), so instances sharing it share the keys.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
+import { IdempotencyRepository, type IdempotencyScope } from '../repositories/IdempotencyRepository.js'
 import { principalOf } from './types.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000
 const KEY = /^[\x21-\x7e]{1,255}$/
 
-interface IdemRow {
-  fingerprint: string
-  state: 'running' | 'done'
-  status_code: number | null
-  body: string | null
-  created_at: string
-}
-
 const marker = Symbol('idempotency')
-type Marked = FastifyRequest & { [marker]?: { route: string; key: string; workspaceId: string } }
+type Marked = FastifyRequest & { [marker]?: IdempotencyScope }
 
 export class IdempotencyStore {
+  private readonly repo: IdempotencyRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.repo = new IdempotencyRepository(db.kysely)
+  }
 
   async purgeExpired(): Promise<number> {
-    const cutoff = new Date(this.clock.now().getTime() - IDEMPOTENCY_TTL_MS).toISOString()
-    return (await this.db.run('DELETE FROM idempotency_keys WHERE created_at < ?', [cutoff])).changes
+    return this.repo.purgeBefore(new Date(this.clock.now().getTime() - IDEMPOTENCY_TTL_MS).toISOString())
   }
 
   install(app: FastifyInstance): void {
@@ -48,30 +45,20 @@ export class IdempotencyStore {
         .digest('hex')
       const now = store.clock.now()
       const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString()
-      const args = [p.workspaceId, route, raw]
-      let row = await store.db.get<IdemRow>(
-        'SELECT fingerprint, state, status_code, body, created_at FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?',
-        args,
-      )
+      const scope: IdempotencyScope = { workspaceId: p.workspaceId, route, key: raw }
+      let row = await store.repo.find(scope)
       if (row && row.created_at < cutoff) {
-        await store.db.run('DELETE FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?', args)
+        await store.repo.release(scope)
         row = undefined
       }
       if (!row) {
         try {
-          await store.db.run("INSERT INTO idempotency_keys (workspace_id, route, idem_key, fingerprint, state, created_at) VALUES (?, ?, ?, ?, 'running', ?)", [
-            ...args,
-            fingerprint,
-            now.toISOString(),
-          ])
-          req[marker] = { route, key: raw, workspaceId: p.workspaceId }
+          await store.repo.claim(scope, fingerprint, now.toISOString())
+          req[marker] = scope
           return
         } catch (e) {
           if (!isUniqueViolation(e)) throw e
-          row = await store.db.get<IdemRow>(
-            'SELECT fingerprint, state, status_code, body, created_at FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?',
-            args,
-          )
+          row = await store.repo.find(scope)
           if (!row) throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running.')
         }
       }
@@ -89,15 +76,10 @@ export class IdempotencyStore {
       const m = req[marker]
       if (!m) return payload
       delete req[marker]
-      const args = [m.workspaceId, m.route, m.key]
       if (reply.statusCode >= 200 && reply.statusCode < 300) {
-        await store.db.run("UPDATE idempotency_keys SET state = 'done', status_code = ?, body = ? WHERE workspace_id = ? AND route = ? AND idem_key = ?", [
-          reply.statusCode,
-          typeof payload === 'string' ? payload : JSON.stringify(payload),
-          ...args,
-        ])
+        await store.repo.complete(m, reply.statusCode, typeof payload === 'string' ? payload : JSON.stringify(payload))
       } else {
-        await store.db.run('DELETE FROM idempotency_keys WHERE workspace_id = ? AND route = ? AND idem_key = ?', args)
+        await store.repo.release(m)
       }
       return payload
     }

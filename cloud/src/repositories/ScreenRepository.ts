@@ -1,7 +1,22 @@
-// The owner of `screens`. So far only the reads target selection needs; the screen
-// services' own queries move in with them.
+// The owner of `screens`: every write to a screen row made by the API side (pairing,
+// rename/move, delete, assignment, panel profile, device secret) is a method here. The
+// device link (devicelink/*: presence, reported state, desired_version) still writes its
+// own columns. Reads for target selection, the list and the content usages live here too.
+import type { Selectable } from 'kysely'
 import type { Executor } from '../db/Database.js'
-import { withinNodes } from './paging.js'
+import type { ScreensTable } from '../db/schema.js'
+import type { PageRequest } from '../http/pagination.js'
+import { paged, withinNodes } from './paging.js'
+
+export type ScreenRecord = Selectable<ScreensTable>
+/** The columns of a list item. */
+export type ScreenListRecord = Pick<ScreenRecord, 'id' | 'name' | 'status' | 'content_kind' | 'content_id' | 'last_seen_at' | 'node_id'>
+export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
+export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
+
+const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id'] as const
+/** Ids per statement in IN lists (well under either engine's parameter limit). */
+const CHUNK = 400
 
 export interface TargetFilter {
   /** Node ids the credential reaches; null = all. */
@@ -80,5 +95,193 @@ export class ScreenRepository {
       .execute()
     const rows = await k.selectFrom('screens').select(['id', 'desired_version']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
     return rows.map((r) => [r.id, Number(r.desired_version)])
+  }
+
+  byId(workspaceId: string, id: string): Promise<ScreenRecord | undefined> {
+    return this.k.selectFrom('screens').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  }
+
+  /** A page of list items by id ascending, within the node ids the credential reaches (null = all). */
+  list(workspaceId: string, scopeIds: string[] | null, page: PageRequest): Promise<ScreenListRecord[]> {
+    const q = withinNodes(this.k.selectFrom('screens').select(LIST_COLUMNS).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+    return paged(q, page, 'asc').execute()
+  }
+
+  async count(workspaceId: string, scopeIds: string[] | null): Promise<number> {
+    const r = await withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('screens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('node_id', '=', nodeId)
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** The hash of the screen's device secret (any workspace: the broker knows only the id). */
+  async credentialHash(screenId: string): Promise<string | null> {
+    const r = await this.k.selectFrom('screens').select('device_secret_hash').where('id', '=', screenId).executeTakeFirst()
+    return r?.device_secret_hash ?? null
+  }
+
+  async insert(
+    row: Pick<ScreenRecord, 'id' | 'workspace_id' | 'node_id' | 'name' | 'model' | 'serial_number' | 'created_at' | 'updated_at'>,
+    k: Executor = this.k,
+  ): Promise<void> {
+    await k.insertInto('screens').values(row).execute()
+  }
+
+  async rename(workspaceId: string, id: string, set: { name: string; node_id: string | null; updated_at: string }): Promise<void> {
+    await this.k.updateTable('screens').set(set).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  async delete(workspaceId: string, id: string, k: Executor = this.k): Promise<void> {
+    await k.deleteFrom('screens').where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  async setDeviceSecretHash(id: string, hash: string, at: string, k: Executor = this.k): Promise<void> {
+    await k.updateTable('screens').set({ device_secret_hash: hash, updated_at: at }).where('id', '=', id).execute()
+  }
+
+  panel(workspaceId: string, id: string): Promise<ScreenPanelRecord | undefined> {
+    return this.k
+      .selectFrom('screens')
+      .select(['panel_protocol', 'panel_set_id', 'panel_poll_seconds'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst()
+  }
+
+  /** Sets the panel profile (all null clears it). */
+  async setPanel(workspaceId: string, id: string, panel: ScreenPanelRecord, at: string): Promise<void> {
+    await this.k
+      .updateTable('screens')
+      .set({ ...panel, updated_at: at })
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .execute()
+  }
+
+  assignmentOf(workspaceId: string, id: string): Promise<ScreenAssignmentRecord | undefined> {
+    return this.k
+      .selectFrom('screens')
+      .select(['id', 'node_id', 'content_kind', 'content_id'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst()
+  }
+
+  /** Assigns (or, with nulls, clears) content on these screens, in chunks; run it in a transaction for all-or-nothing. */
+  async setAssignment(
+    workspaceId: string,
+    ids: string[],
+    content: { kind: string | null; id: string | null },
+    at: string,
+    k: Executor = this.k,
+  ): Promise<void> {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      await k
+        .updateTable('screens')
+        .set({ content_kind: content.kind, content_id: content.id, updated_at: at })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .execute()
+    }
+  }
+
+  async desiredVersion(workspaceId: string, id: string): Promise<number> {
+    const r = await this.k.selectFrom('screens').select('desired_version').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    return Number(r?.desired_version ?? 0)
+  }
+
+  /** Screens assigned this content (they block deleting it). */
+  async countAssigned(workspaceId: string, kind: string, contentId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('screens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** Active or paused casts and active emergencies showing this content (they block deleting it). */
+  async countLiveTakeovers(workspaceId: string, kind: string, contentId: string): Promise<number> {
+    const c = await this.k
+      .selectFrom('casts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .where('status', 'in', ['active', 'paused'])
+      .executeTakeFirstOrThrow()
+    const e = await this.k
+      .selectFrom('emergencies')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow()
+    return Number(c.n) + Number(e.n)
+  }
+
+  /** Items that contain any of `ids` (playlists, schedules, layouts: content_refs read upwards). */
+  async containersOf(workspaceId: string, ids: string[]): Promise<string[]> {
+    const out: string[] = []
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('content_refs')
+        .select('from_id')
+        .distinct()
+        .where('workspace_id', '=', workspaceId)
+        .where('to_id', 'in', ids.slice(i, i + CHUNK))
+        .execute()
+      for (const r of rows) out.push(r.from_id)
+    }
+    return out
+  }
+
+  /** Screens assigned any of `contentIds`, or held by an active cast or emergency showing one. */
+  async showingAny(workspaceId: string, contentIds: string[]): Promise<string[]> {
+    const out = new Set<string>()
+    for (let i = 0; i < contentIds.length; i += CHUNK) {
+      const part = contentIds.slice(i, i + CHUNK)
+      const rows = await this.k
+        .selectFrom('screens')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('content_id', 'in', part)
+        .union(
+          this.k
+            .selectFrom('cast_screens as cs')
+            .innerJoin('casts as c', 'c.id', 'cs.cast_id')
+            .select('cs.screen_id as id')
+            .where('c.workspace_id', '=', workspaceId)
+            .where('c.status', 'in', ['active', 'paused'])
+            .where('cs.state', '=', 'active')
+            .where('c.content_id', 'in', part),
+        )
+        .union(
+          this.k
+            .selectFrom('emergency_screens as es')
+            .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+            .select('es.screen_id as id')
+            .where('e.workspace_id', '=', workspaceId)
+            .where('e.status', '=', 'active')
+            .where('es.active', '=', 1)
+            .where('e.content_id', 'in', part),
+        )
+        .execute()
+      for (const r of rows) out.add(r.id)
+    }
+    return [...out].sort()
   }
 }

@@ -36,14 +36,21 @@ const BulkAssignResult = Type.Object({
   assignedAt: Timestamp,
 })
 
+/**
+ * A string or null as one JSON Schema type list (`type: ['string', 'null']`) rather than
+ * `anyOf`: fast-json-stringify writes a type list with a typeof check, while for `anyOf` it
+ * runs a schema validation per value (a quarter of the list's cost per item). Same document.
+ */
+const StringOrNull = (opts: { description?: string; format?: string } = {}) => Type.Unsafe<string | null>({ ...opts, type: ['string', 'null'] })
+
 const ScreenItem = Type.Object({
   id: Type.String({ description: 'Prefix `scr_`.' }),
   name: Type.String(),
   status: Type.String({ description: '`online` or `offline`.' }),
-  contentKind: Nullable(Type.String()),
-  contentId: Nullable(Type.String()),
-  lastSeenAt: Nullable(Timestamp),
-  nodeId: Nullable(Type.String({ description: 'Home location; null = workspace root.' })),
+  contentKind: StringOrNull(),
+  contentId: StringOrNull(),
+  lastSeenAt: StringOrNull({ format: 'date-time' }),
+  nodeId: StringOrNull({ description: 'Home location; null = workspace root.' }),
 })
 
 export const Screen = Type.Intersect([

@@ -6,11 +6,11 @@
 // the parent's, revoking the parent revokes it, and authentication also refuses a key
 // whose creator chain holds a revoked or expired key (rows written before that rule).
 //
-// Authentication is on every request, so its result is kept: a presented key's principal
-// is cached for PRINCIPAL_TTL_MS (with the earliest expiry along its creator chain, checked
-// on every hit), and dropped at once when a CredentialChange names the key or any key above
-// it (revoke, rotate, delete, a permission change), so a revoked key is refused on the very
-// next request. `last_used_at` is collected in memory and written in one batch every
+// Authentication is on every request, so its result is kept in the PrincipalCache: a
+// presented key's principal (and an OAuth token's, which acts as its key) is cached for
+// PRINCIPAL_TTL_MS with the earliest expiry along its creator chain, and dropped at once
+// when a CredentialChange names the key or any key above it (revoke, rotate, delete, a
+// permission change), so a revoked key is refused on the very next request. `last_used_at` is collected in memory and written in one batch every
 // LAST_USED_FLUSH_MS and on close; views of a key merge the value not yet written.
 import { timingSafeEqual } from 'node:crypto'
 import { isPermission, missingFrom, type Permission, type PermissionGrant } from '@svc/shared'
@@ -18,25 +18,12 @@ import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
+import { freezePrincipal, keyTag, PrincipalCache } from '../auth/PrincipalCache.js'
 import { apiKeyPreview, hashSecret, newApiKeySecret, API_KEY_PATTERN, type Region } from '../auth/secrets.js'
-import { descPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { ApiKeyRepository, type ApiKeyAncestor, type ApiKeyAuthRecord, type ApiKeyRecord } from '../repositories/ApiKeyRepository.js'
 import type { NodeService } from './NodeService.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
-
-interface KeyRow {
-  id: string
-  workspace_id: string
-  name: string
-  preview: string
-  secret_hash: string
-  permissions: string
-  node_id: string | null
-  created_by: string
-  expires_at: string | null
-  revoked_at: string | null
-  last_used_at: string | null
-  created_at: string
-}
 
 export interface ApiKeyView {
   id: string
@@ -51,42 +38,19 @@ export interface ApiKeyView {
   createdAt: string
 }
 
-/** How long a presented key's principal is kept without asking the database again. */
-export const PRINCIPAL_TTL_MS = 5_000
+export { PRINCIPAL_TTL_MS } from '../auth/PrincipalCache.js'
 /** Pending `last_used_at` values are written at most this long after the use (and on close). */
 export const LAST_USED_FLUSH_MS = 5_000
-/** Bound on cached principals; the oldest entry goes first. */
-const PRINCIPAL_CACHE_MAX = 10_000
-
-type AuthRow = Pick<KeyRow, 'id' | 'workspace_id' | 'name' | 'secret_hash' | 'permissions' | 'node_id' | 'created_by' | 'expires_at' | 'revoked_at'>
-
-interface CachedPrincipal {
-  principal: Principal
-  keyId: string
-  /** The key and every key above it on its creator chain. */
-  chain: string[]
-  /** Earliest expiry along the chain (ms; Infinity when none). */
-  expiresAt: number
-  /** Kept until then (ms, clock time). */
-  until: number
-}
-
-function freezePrincipal(p: Principal): Principal {
-  Object.freeze(p.actor)
-  if (Array.isArray(p.grant)) Object.freeze(p.grant)
-  return Object.freeze(p)
-}
 
 export class ApiKeyService {
-  /** Principals by the SHA-256 of the presented secret. */
-  private readonly principals = new Map<string, CachedPrincipal>()
-  /** Bumped by every change: a lookup that began before one does not fill the cache. */
-  private generation = 0
+  /** Principals of presented credentials (keys here; session and OAuth tokens share it). */
+  readonly principals: PrincipalCache
   /** Key id -> last use not yet written (ms). */
   private readonly pendingLastUsed = new Map<string, number>()
   private lastFlushAt: number
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> | null = null
+  private readonly repo: ApiKeyRepository
 
   constructor(
     private readonly db: Database,
@@ -96,20 +60,12 @@ export class ApiKeyService {
     private readonly random?: RandomSource,
     private readonly changes: CredentialChanges = new LocalCredentialChanges(),
   ) {
+    this.repo = new ApiKeyRepository(db.kysely)
     this.lastFlushAt = clock.now().getTime()
-    changes.subscribe((c) => {
-      if (c.kind === 'apiKey') this.forget(c.ids)
-    })
+    this.principals = new PrincipalCache(clock, changes)
   }
 
-  /** Drops cached principals of these keys and of every key created under them. */
-  private forget(ids: string[]): void {
-    this.generation++
-    const gone = new Set(ids)
-    for (const [h, e] of this.principals) if (e.chain.some((id) => gone.has(id))) this.principals.delete(h)
-  }
-
-  private view(r: KeyRow): ApiKeyView {
+  private view(r: ApiKeyRecord): ApiKeyView {
     const grant = JSON.parse(r.permissions) as Permission[] | 'all'
     const pendingMs = this.pendingLastUsed.get(r.id)
     const pending = pendingMs === undefined ? undefined : new Date(pendingMs).toISOString()
@@ -127,8 +83,8 @@ export class ApiKeyService {
     }
   }
 
-  private async row(p: Principal, id: string): Promise<KeyRow> {
-    return this.nodes.findReachable<KeyRow>(p, 'api_keys', id, 'API key')
+  private async row(p: Principal, id: string): Promise<ApiKeyRecord> {
+    return this.nodes.findReachable<ApiKeyRecord>(p, 'api_keys', id, 'API key')
   }
 
   /** Creates a key directly (bootstrap): no creator to check against. */
@@ -153,12 +109,22 @@ export class ApiKeyService {
   ): Promise<{ key: ApiKeyView; secret: string }> {
     const secret = newApiKeySecret(region, this.random)
     const id = this.ids.next('apiKey')
-    await this.db.run(
-      'INSERT INTO api_keys (id, workspace_id, name, preview, secret_hash, permissions, node_id, created_by, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, workspaceId, name, apiKeyPreview(secret), hashSecret(secret), JSON.stringify(grant), nodeId, createdBy, expiresAt, this.clock.now().toISOString()],
-    )
-    const r = (await this.db.get<KeyRow>('SELECT * FROM api_keys WHERE id = ?', [id]))!
-    return { key: this.view(r), secret }
+    const row: ApiKeyRecord = {
+      id,
+      workspace_id: workspaceId,
+      name,
+      preview: apiKeyPreview(secret),
+      secret_hash: hashSecret(secret),
+      permissions: JSON.stringify(grant),
+      node_id: nodeId,
+      created_by: createdBy,
+      expires_at: expiresAt,
+      revoked_at: null,
+      last_used_at: null,
+      created_at: this.clock.now().toISOString(),
+    }
+    await this.repo.insert(row)
+    return { key: this.view(row), secret }
   }
 
   async create(
@@ -187,19 +153,16 @@ export class ApiKeyService {
     }
     // A child never outlives its parent key: no expiry, or a later one, becomes the parent's.
     if (p.actor.kind === 'key' && p.actor.id) {
-      const parent = await this.db.get<{ expires_at: string | null }>('SELECT expires_at FROM api_keys WHERE id = ?', [p.actor.id])
+      const parent = await this.repo.byId(p.actor.id)
       if (parent?.expires_at && (expiresAt === null || expiresAt > parent.expires_at)) expiresAt = parent.expires_at
     }
     return this.insert(p.workspaceId, region, name.slice(0, 120), grant, nodeId, expiresAt, actorRef(p))
   }
 
   async list(p: Principal, page: PageRequest): Promise<Page<ApiKeyView>> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    const where = `workspace_id = ?${scope.sql}`
-    const params = [p.workspaceId, ...scope.params]
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM api_keys WHERE ${where}`, params))!.n : undefined
-    const sql = descPageSql(page)
-    const rows = await this.db.all<KeyRow>(`SELECT * FROM api_keys WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
+    const scopeIds = await this.nodes.scopeIds(p)
+    const total = page.count ? await this.repo.count(p.workspaceId, scopeIds) : undefined
+    const rows = await this.repo.list(p.workspaceId, scopeIds, page)
     return pageOf(rows, page, (r) => this.view(r), total)
   }
 
@@ -212,7 +175,7 @@ export class ApiKeyService {
     if (r.revoked_at) throw new ApiError('revoked', 'This API key is revoked; create a new one.')
     this.requireCovers(p, JSON.parse(r.permissions) as PermissionGrant)
     const secret = newApiKeySecret(region, this.random)
-    await this.db.run('UPDATE api_keys SET preview = ?, secret_hash = ? WHERE id = ?', [apiKeyPreview(secret), hashSecret(secret), id])
+    await this.repo.setSecret(id, apiKeyPreview(secret), hashSecret(secret))
     this.changes.publish({ kind: 'apiKey', ids: [id] })
     return { key: await this.get(p, id), secret }
   }
@@ -222,11 +185,7 @@ export class ApiKeyService {
     if (r.revoked_at) throw new ApiError('revoked', 'This API key is already revoked.')
     this.requireCovers(p, JSON.parse(r.permissions) as PermissionGrant)
     // The key and every key created under it (children, grandchildren…) stop together.
-    await this.db.run(
-      `WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT k.id FROM api_keys k JOIN tree ON k.created_by = 'apikey:' || tree.id)
-       UPDATE api_keys SET revoked_at = ? WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL`,
-      [id, this.clock.now().toISOString()],
-    )
+    await this.repo.revokeTree(id, this.clock.now().toISOString())
     // Cached principals of the key and of its subtree (their chains hold it) go now.
     this.changes.publish({ kind: 'apiKey', ids: [id] })
     return this.get(p, id)
@@ -239,13 +198,9 @@ export class ApiKeyService {
   }
 
   /** The keys above one created by `createdBy` (nearest first), with what decides their validity. */
-  private async ancestors(createdBy: string): Promise<{ id: string; revoked_at: string | null; expires_at: string | null }[]> {
+  private async ancestors(createdBy: string): Promise<ApiKeyAncestor[]> {
     if (!createdBy.startsWith('apikey:')) return []
-    return this.db.all(
-      `WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL SELECT substr(k.created_by, 8), up.depth + 1 FROM api_keys k JOIN up ON k.id = up.id WHERE k.created_by LIKE 'apikey:%' AND up.depth < 64)
-       SELECT k.id, k.revoked_at, k.expires_at FROM api_keys k JOIN up ON k.id = up.id ORDER BY up.depth`,
-      [createdBy.slice('apikey:'.length)],
-    )
+    return this.repo.ancestors(createdBy.slice('apikey:'.length))
   }
 
   /** The principal behind a presented key, or null when unknown, revoked or expired (itself or up its creator chain). */
@@ -253,22 +208,16 @@ export class ApiKeyService {
     if (!API_KEY_PATTERN.test(secret)) return null
     const hash = hashSecret(secret)
     const now = this.clock.now()
-    const t = now.getTime()
-    const cached = this.principals.get(hash)
+    const cacheKey = `ak:${hash}`
+    const cached = this.principals.get(cacheKey)
     if (cached) {
-      if (t < cached.until && t < cached.expiresAt) {
-        this.touch(cached.keyId, now)
-        return cached.principal
-      }
-      this.principals.delete(hash)
+      this.touch(cached.principal.actor.id!, now)
+      return cached.principal
     }
-    const gen = this.generation
-    const rows = await this.db.all<AuthRow>(
-      'SELECT id, workspace_id, name, secret_hash, permissions, node_id, created_by, expires_at, revoked_at FROM api_keys WHERE preview = ?',
-      [apiKeyPreview(secret)],
-    )
+    const gen = this.principals.begin()
+    const rows = await this.repo.byPreview(apiKeyPreview(secret))
     const presented = Buffer.from(hash, 'hex')
-    let hit: AuthRow | undefined
+    let hit: ApiKeyAuthRecord | undefined
     for (const r of rows) {
       const stored = Buffer.from(r.secret_hash, 'hex')
       if (stored.length === presented.length && timingSafeEqual(stored, presented)) hit = r
@@ -278,10 +227,7 @@ export class ApiKeyService {
     if (!found) return null
     const { principal, chain, expiresAt } = found
     this.touch(hit.id, now)
-    if (gen === this.generation) {
-      if (this.principals.size >= PRINCIPAL_CACHE_MAX) this.principals.delete(this.principals.keys().next().value!)
-      this.principals.set(hash, { principal, keyId: hit.id, chain, expiresAt, until: t + PRINCIPAL_TTL_MS })
-    }
+    this.principals.set(gen, cacheKey, principal, chain.map(keyTag), expiresAt)
     return principal
   }
 
@@ -290,11 +236,8 @@ export class ApiKeyService {
    * `secretHash` (an OAuth access token acts as its key until the key is revoked, rotated
    * or expires). Null otherwise.
    */
-  async principalOfKey(id: string, secretHash: string): Promise<{ principal: Principal; expiresAt: number } | null> {
-    const row = await this.db.get<AuthRow>(
-      'SELECT id, workspace_id, name, secret_hash, permissions, node_id, created_by, expires_at, revoked_at FROM api_keys WHERE id = ?',
-      [id],
-    )
+  async principalOfKey(id: string, secretHash: string): Promise<{ principal: Principal; chain: string[]; expiresAt: number } | null> {
+    const row = await this.repo.authById(id)
     if (!row) return null
     const a = Buffer.from(row.secret_hash, 'hex')
     const b = Buffer.from(secretHash, 'hex')
@@ -303,11 +246,11 @@ export class ApiKeyService {
     const found = await this.validPrincipal(row, now)
     if (!found) return null
     this.touch(row.id, now)
-    return { principal: found.principal, expiresAt: found.expiresAt }
+    return found
   }
 
   /** The key's principal, its creator chain and earliest expiry; null when it or a key above it is revoked or expired. */
-  private async validPrincipal(hit: AuthRow, now: Date): Promise<{ principal: Principal; chain: string[]; expiresAt: number } | null> {
+  private async validPrincipal(hit: ApiKeyAuthRecord, now: Date): Promise<{ principal: Principal; chain: string[]; expiresAt: number } | null> {
     const iso = now.toISOString()
     if (hit.revoked_at || (hit.expires_at && hit.expires_at <= iso)) return null
     let expiresAt = hit.expires_at ? Date.parse(hit.expires_at) : Infinity
@@ -327,7 +270,7 @@ export class ApiKeyService {
   }
 
   /** Records a use; written with the next batch. */
-  private touch(id: string, now: Date): void {
+  touch(id: string, now: Date): void {
     const t = now.getTime()
     this.pendingLastUsed.set(id, t)
     if (t - this.lastFlushAt >= LAST_USED_FLUSH_MS) {
@@ -354,12 +297,8 @@ export class ApiKeyService {
     const previous = this.flushing
     const run = (async () => {
       await previous?.catch(() => undefined)
-      await this.db.transaction(async (tx) => {
-        for (const [id, ms] of batch) {
-          const at = new Date(ms).toISOString()
-          await tx.run('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', [at, id, at])
-        }
-      })
+      const writes = batch.map(([id, ms]): [string, string] => [id, new Date(ms).toISOString()])
+      await this.db.kysely.transaction().execute((trx) => this.repo.touchLastUsed(writes, trx))
     })()
     this.flushing = run
     try {
@@ -385,10 +324,6 @@ export class ApiKeyService {
 
   /** Keys pinned at a node block deleting it. */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
-    const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM api_keys WHERE workspace_id = ? AND node_id = ? AND revoked_at IS NULL', [
-      workspaceId,
-      nodeId,
-    ])
-    return r?.n ?? 0
+    return this.repo.countAtNode(workspaceId, nodeId)
   }
 }

@@ -29,7 +29,6 @@ export type AssignKind = (typeof ASSIGN_KINDS)[number]
 export const BULK_ASSIGN_MAX = 1000
 /** How far up the containment chain (media → playlist → schedule → …) a change is followed. */
 const MAX_DEPTH = 6
-const CHUNK = 400
 
 export interface AssignInput {
   contentKind?: AssignKind | null | undefined
@@ -62,15 +61,6 @@ export interface BulkAssignResult {
   assignedAt: string
 }
 
-interface ScreenLite {
-  id: string
-  node_id: string | null
-  content_kind: string | null
-  content_id: string | null
-}
-
-const marks = (n: number) => Array.from({ length: n }, () => '?').join(',')
-
 export class AssignmentService {
   constructor(
     private readonly db: Database,
@@ -87,23 +77,10 @@ export class AssignmentService {
   /** Registers the usages that block deletes and the change listener that republishes screens. */
   attach(library: ContentService): void {
     library.registerUsage(async (ws, kind, id) => {
-      const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ? AND content_kind = ? AND content_id = ?', [
-        ws,
-        kind,
-        id,
-      ])
-      return { what: 'screen(s) assigned to it', count: r?.n ?? 0 }
+      return { what: 'screen(s) assigned to it', count: await this.screenRows.countAssigned(ws, kind, id) }
     })
     library.registerUsage(async (ws, kind, id) => {
-      const c = await this.db.get<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM casts WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND status IN ('active', 'paused')",
-        [ws, kind, id],
-      )
-      const e = await this.db.get<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM emergencies WHERE workspace_id = ? AND content_kind = ? AND content_id = ? AND status = 'active'",
-        [ws, kind, id],
-      )
-      return { what: 'active cast(s) or emergency(ies) showing it', count: (c?.n ?? 0) + (e?.n ?? 0) }
+      return { what: 'active cast(s) or emergency(ies) showing it', count: await this.screenRows.countLiveTakeovers(ws, kind, id) }
     })
     library.onContentChanged(async (ws, kind, id) => {
       const screens = await this.screensShowing(ws, kind, id)
@@ -122,33 +99,11 @@ export class AssignmentService {
     let frontier = [id]
     for (let depth = 0; depth < MAX_DEPTH && frontier.length; depth++) {
       const next: string[] = []
-      for (let i = 0; i < frontier.length; i += CHUNK) {
-        const part = frontier.slice(i, i + CHUNK)
-        const rows = await this.db.all<{ from_id: string }>(
-          `SELECT DISTINCT from_id FROM content_refs WHERE workspace_id = ? AND to_id IN (${marks(part.length)})`,
-          [workspaceId, ...part],
-        )
-        for (const r of rows) if (!ids.has(r.from_id)) ids.add(r.from_id), next.push(r.from_id)
-      }
+      for (const from of await this.screenRows.containersOf(workspaceId, frontier)) if (!ids.has(from)) ids.add(from), next.push(from)
       frontier = next
     }
     void kind // ids carry their kind's prefix, so the id alone names the item
-    const all = [...ids]
-    const out = new Set<string>()
-    for (let i = 0; i < all.length; i += CHUNK) {
-      const part = all.slice(i, i + CHUNK)
-      const m = marks(part.length)
-      const rows = await this.db.all<{ id: string }>(
-        `SELECT id FROM screens WHERE workspace_id = ? AND content_id IN (${m})
-         UNION SELECT cs.screen_id AS id FROM cast_screens cs JOIN casts c ON c.id = cs.cast_id
-          WHERE c.workspace_id = ? AND c.status IN ('active', 'paused') AND cs.state = 'active' AND c.content_id IN (${m})
-         UNION SELECT es.screen_id AS id FROM emergency_screens es JOIN emergencies e ON e.id = es.emergency_id
-          WHERE e.workspace_id = ? AND e.status = 'active' AND es.active = 1 AND e.content_id IN (${m})`,
-        [workspaceId, ...part, workspaceId, ...part, workspaceId, ...part],
-      )
-      for (const r of rows) out.add(r.id)
-    }
-    return [...out].sort()
+    return this.screenRows.showingAny(workspaceId, [...ids])
   }
 
   /** contentKind null (or absent with contentId null) clears; otherwise both are required. */
@@ -181,10 +136,6 @@ export class AssignmentService {
     return ok
   }
 
-  private async version(workspaceId: string, screenId: string): Promise<number> {
-    return (await this.db.get<{ v: number }>('SELECT desired_version AS v FROM screens WHERE id = ? AND workspace_id = ?', [screenId, workspaceId]))?.v ?? 0
-  }
-
   private async publish(workspaceId: string, screenIds: string[]): Promise<void> {
     if (!screenIds.length) return
     // Waited for, so the answer's desiredVersion is the one the device got; a broker
@@ -193,10 +144,7 @@ export class AssignmentService {
   }
 
   async assign(p: Principal, screenId: string, input: AssignInput): Promise<AssignmentResult> {
-    const screen = await this.db.get<ScreenLite>('SELECT id, node_id, content_kind, content_id FROM screens WHERE id = ? AND workspace_id = ?', [
-      screenId,
-      p.workspaceId,
-    ])
+    const screen = await this.screenRows.assignmentOf(p.workspaceId, screenId)
     if (!screen || !(await this.nodes.reaches(p, screen.node_id))) throw notFound('No such screen.')
     const ref = this.parse(input)
     if (ref) {
@@ -206,20 +154,14 @@ export class AssignmentService {
       await this.playableOrThrow(p.workspaceId, ref)
     }
     const now = this.clock.now().toISOString()
-    await this.db.run('UPDATE screens SET content_kind = ?, content_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-      ref?.kind ?? null,
-      ref?.id ?? null,
-      now,
-      screenId,
-      p.workspaceId,
-    ])
+    await this.screenRows.setAssignment(p.workspaceId, [screenId], { kind: ref?.kind ?? null, id: ref?.id ?? null }, now)
     await this.publish(p.workspaceId, [screenId])
     return {
       screenId,
       contentKind: ref?.kind ?? null,
       contentId: ref?.id ?? null,
       previous: screen.content_kind && screen.content_id ? { contentKind: screen.content_kind, contentId: screen.content_id } : null,
-      desiredVersion: await this.version(p.workspaceId, screenId),
+      desiredVersion: await this.screenRows.desiredVersion(p.workspaceId, screenId),
       assignedAt: now,
     }
   }
@@ -256,18 +198,8 @@ export class AssignmentService {
     const now = this.clock.now().toISOString()
     const ids = assigned.map((s) => s.id)
     if (ids.length) {
-      await this.db.transaction(async (tx) => {
-        for (let i = 0; i < ids.length; i += CHUNK) {
-          const part = ids.slice(i, i + CHUNK)
-          await tx.run(`UPDATE screens SET content_kind = ?, content_id = ?, updated_at = ? WHERE workspace_id = ? AND id IN (${marks(part.length)})`, [
-            ref?.kind ?? null,
-            ref?.id ?? null,
-            now,
-            p.workspaceId,
-            ...part,
-          ])
-        }
-      })
+      // One transaction: every chosen screen is assigned, or none.
+      await this.db.transaction((tx) => this.screenRows.setAssignment(p.workspaceId, ids, { kind: ref?.kind ?? null, id: ref?.id ?? null }, now, tx.kysely))
     }
     await this.publish(p.workspaceId, ids)
     const skipped: Record<SkipReason, number> = { not_found: 0, not_shared: 0 }

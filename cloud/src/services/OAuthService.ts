@@ -2,11 +2,14 @@
 // client_secret = the key) is traded for an access token `oat_<40>` that lives
 // TOKEN_TTL_SECONDS. The token is kept only as a hash. It acts as its key: the same
 // principal (permissions, pin, workspace rate limit), and it stops working when the key
-// is revoked, rotated (the stored secret hash no longer matches) or expires.
+// is revoked, rotated (the stored secret hash no longer matches) or expires. Its principal
+// is kept in the key service's PrincipalCache, tagged with its key's creator chain, so a
+// revoked or rotated key stops its tokens on the very next request.
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { hashSecret, randomToken } from '../auth/secrets.js'
 import type { Principal } from '../auth/Principal.js'
+import { keyTag } from '../auth/PrincipalCache.js'
 import { OAuthTokenRepository } from '../repositories/OAuthTokenRepository.js'
 import type { ApiKeyService } from './ApiKeyService.js'
 
@@ -47,10 +50,21 @@ export class OAuthService {
   /** The principal of the token's key, or null when the token is unknown or expired, or its key no longer valid. */
   async authenticate(token: string): Promise<Principal | null> {
     if (!OAUTH_TOKEN_PATTERN.test(token)) return null
-    const row = await this.repo.byHash(hashSecret(token))
+    const hash = hashSecret(token)
+    const cacheKey = `oat:${hash}`
+    const cache = this.apiKeys.principals
+    const cached = cache.get(cacheKey)
+    if (cached) {
+      this.apiKeys.touch(cached.principal.actor.id!, this.clock.now())
+      return cached.principal
+    }
+    const gen = cache.begin()
+    const row = await this.repo.byHash(hash)
     if (!row || row.expires_at <= this.clock.now().toISOString()) return null
     const key = await this.apiKeys.principalOfKey(row.api_key_id, row.key_secret_hash)
-    return key?.principal ?? null
+    if (!key) return null
+    cache.set(gen, cacheKey, key.principal, key.chain.map(keyTag), Math.min(key.expiresAt, Date.parse(row.expires_at)))
+    return key.principal
   }
 
   purgeExpired(): Promise<number> {

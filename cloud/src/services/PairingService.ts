@@ -1,13 +1,17 @@
 // Screen pairing (DESIGN "Screens and pairing"): a device registers without a credential
 // and shows a 6-character code; an operator claims the code, which creates the screen;
 // the device polls with its poll secret and, on the first poll after the claim, receives
-// its device secret (made right then, so only its hash is ever stored).
+// its device secret (made right then, so only its hash is ever stored). Registrations and
+// their codes live only in the database (PairingRepository): any instance claims a code
+// any other handed out.
 import { randomBytes } from 'node:crypto'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { hashSecret, randomToken, secretMatches } from '../auth/secrets.js'
+import { PairingRepository } from '../repositories/PairingRepository.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ScreenService, ScreenView } from './ScreenService.js'
 
@@ -15,20 +19,6 @@ import type { ScreenService, ScreenView } from './ScreenService.js'
 export const PAIRING_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ23456789'
 export const PAIRING_CODE_LENGTH = 6
 export const REGISTRATION_TTL_MS = 15 * 60_000
-
-interface RegistrationRow {
-  id: string
-  pairing_code: string
-  poll_secret_hash: string
-  model: string | null
-  serial_number: string | null
-  created_at: string
-  expires_at: string
-  workspace_id: string | null
-  screen_id: string | null
-  claimed_at: string | null
-  secret_issued_at: string | null
-}
 
 export interface Registration {
   registrationId: string
@@ -60,6 +50,9 @@ export function normalisePairingCode(raw: string): string {
 }
 
 export class PairingService {
+  private readonly repo: PairingRepository
+  private readonly screenRows: ScreenRepository
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -67,7 +60,10 @@ export class PairingService {
     private readonly nodes: NodeService,
     private readonly screens: ScreenService,
     private readonly random: RandomSource = randomBytes,
-  ) {}
+  ) {
+    this.repo = new PairingRepository(db.kysely)
+    this.screenRows = new ScreenRepository(db.kysely)
+  }
 
   async register(input: { model?: string | undefined; serialNumber?: string | undefined }): Promise<Registration> {
     const now = this.clock.now()
@@ -79,11 +75,18 @@ export class PairingService {
       // A code is unique among the registrations it could still claim.
       for (let attempt = 0; attempt < 20; attempt++) {
         const code = newPairingCode(this.random)
-        const taken = await tx.get('SELECT id FROM device_registrations WHERE pairing_code = ? AND claimed_at IS NULL AND expires_at > ?', [code, nowIso])
-        if (taken) continue
-        await tx.run(
-          'INSERT INTO device_registrations (id, pairing_code, poll_secret_hash, model, serial_number, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          [id, code, hashSecret(pollSecret), input.model ?? null, input.serialNumber ?? null, nowIso, expiresAt],
+        if (await this.repo.codeTaken(code, nowIso, tx.kysely)) continue
+        await this.repo.insert(
+          {
+            id,
+            pairing_code: code,
+            poll_secret_hash: hashSecret(pollSecret),
+            model: input.model ?? null,
+            serial_number: input.serialNumber ?? null,
+            created_at: nowIso,
+            expires_at: expiresAt,
+          },
+          tx.kysely,
         )
         return code
       }
@@ -98,10 +101,7 @@ export class PairingService {
     const nodeId = await this.nodes.resolveHome(p, input.nodeId)
     const screenId = await this.db.transaction(async (tx) => {
       const now = this.clock.now().toISOString()
-      const reg = await tx.get<RegistrationRow>(
-        'SELECT * FROM device_registrations WHERE pairing_code = ? AND claimed_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1',
-        [code, now],
-      )
+      const reg = await this.repo.claimable(code, now, tx.kysely)
       // Unknown, expired and already claimed look the same: nothing to learn by guessing.
       if (!reg) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
       const id = await this.screens.insertPaired(tx, {
@@ -111,13 +111,8 @@ export class PairingService {
         model: reg.model,
         serialNumber: reg.serial_number,
       })
-      const claimed = await tx.run('UPDATE device_registrations SET claimed_at = ?, workspace_id = ?, screen_id = ? WHERE id = ? AND claimed_at IS NULL', [
-        now,
-        p.workspaceId,
-        id,
-        reg.id,
-      ])
-      if (claimed.changes !== 1) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
+      const claimed = await this.repo.claim(reg.id, { claimed_at: now, workspace_id: p.workspaceId, screen_id: id }, tx.kysely)
+      if (!claimed) throw validation('code is not a pairing code waiting to be claimed (unknown, expired or already used).')
       return id
     })
     // Its first desired state (version 1), retained for when the agent connects.
@@ -130,7 +125,7 @@ export class PairingService {
    * missing_credentials, wrong 401 invalid_credentials (checked in constant time).
    */
   async poll(registrationId: string, pollSecret: string | null): Promise<PollResult> {
-    const reg = await this.db.get<RegistrationRow>('SELECT * FROM device_registrations WHERE id = ?', [registrationId])
+    const reg = await this.repo.byId(registrationId)
     if (!reg) throw notFound('No such registration; register again.')
     if (!pollSecret) throw new ApiError('missing_credentials', 'Send the poll secret: Authorization: Bearer <pollSecret>.')
     if (!secretMatches(pollSecret, reg.poll_secret_hash)) throw new ApiError('invalid_credentials', 'The poll secret does not match this registration.')
@@ -143,9 +138,8 @@ export class PairingService {
     const deviceSecret = randomToken(48, this.random)
     const issued = await this.db.transaction(async (tx) => {
       const now = this.clock.now().toISOString()
-      const r = await tx.run('UPDATE device_registrations SET secret_issued_at = ? WHERE id = ? AND secret_issued_at IS NULL', [now, reg.id])
-      if (r.changes !== 1) return false // a concurrent poll got it first
-      await tx.run('UPDATE screens SET device_secret_hash = ?, updated_at = ? WHERE id = ?', [hashSecret(deviceSecret), now, screenId])
+      if (!(await this.repo.markSecretIssued(reg.id, now, tx.kysely))) return false // a concurrent poll got it first
+      await this.screenRows.setDeviceSecretHash(screenId, hashSecret(deviceSecret), now, tx.kysely)
       return true
     })
     return issued ? { state: 'paired', screenId, deviceSecret } : { state: 'paired', screenId }
@@ -154,6 +148,6 @@ export class PairingService {
   /** Drops unclaimed registrations that expired more than a day ago (their codes are long dead). */
   async purgeExpired(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - 86_400_000).toISOString()
-    return (await this.db.run('DELETE FROM device_registrations WHERE claimed_at IS NULL AND expires_at < ?', [cutoff])).changes
+    return this.repo.purgeUnclaimedBefore(cutoff)
   }
 }

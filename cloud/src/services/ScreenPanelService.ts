@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
+import { ScreenRepository, type ScreenPanelRecord } from '../repositories/ScreenRepository.js'
 import type { ScreenService } from './ScreenService.js'
 
 export const PANEL_DEFAULT_SET_ID = 1
@@ -26,27 +27,25 @@ export interface PanelProfileInput {
   pollSeconds?: number
 }
 
-interface PanelRow {
-  panel_protocol: string | null
-  panel_set_id: number | null
-  panel_poll_seconds: number | null
-}
-
-function profileOf(r: PanelRow | undefined): PanelProfile | null {
+function profileOf(r: ScreenPanelRecord | undefined): PanelProfile | null {
   if (!r?.panel_protocol || !(PANEL_PROTOCOL_NAMES as readonly string[]).includes(r.panel_protocol)) return null
   return {
     protocol: r.panel_protocol as PanelProtocolName,
-    setId: r.panel_set_id ?? PANEL_DEFAULT_SET_ID,
-    pollSeconds: r.panel_poll_seconds ?? PANEL_DEFAULT_POLL_SECONDS,
+    setId: r.panel_set_id === null ? PANEL_DEFAULT_SET_ID : Number(r.panel_set_id),
+    pollSeconds: r.panel_poll_seconds === null ? PANEL_DEFAULT_POLL_SECONDS : Number(r.panel_poll_seconds),
   }
 }
 
 export class ScreenPanelService {
+  private readonly repo: ScreenRepository
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly screens: ScreenService,
-  ) {}
+  ) {
+    this.repo = new ScreenRepository(db.kysely)
+  }
 
   /**
    * The screen's panel profile for `desired.panel` (shape of the MQTT PanelSettings), or null
@@ -54,11 +53,7 @@ export class ScreenPanelService {
    * cloud's own builders.
    */
   async panelProfile(workspaceId: string, screenId: string): Promise<PanelSettings | null> {
-    const r = await this.db.get<PanelRow>('SELECT panel_protocol, panel_set_id, panel_poll_seconds FROM screens WHERE id = ? AND workspace_id = ?', [
-      screenId,
-      workspaceId,
-    ])
-    return profileOf(r)
+    return profileOf(await this.repo.panel(workspaceId, screenId))
   }
 
   /** The profile as the credential sees it (404 for a screen it does not reach). */
@@ -76,24 +71,19 @@ export class ScreenPanelService {
       throw validation(`protocol must be one of ${PANEL_PROTOCOL_NAMES.join(', ')} or null.`)
     }
     if (protocol === null) {
-      await this.db.run(
-        'UPDATE screens SET panel_protocol = NULL, panel_set_id = NULL, panel_poll_seconds = NULL, updated_at = ? WHERE id = ? AND workspace_id = ?',
-        [this.clock.now().toISOString(), screenId, p.workspaceId],
-      )
+      await this.repo.setPanel(p.workspaceId, screenId, { panel_protocol: null, panel_set_id: null, panel_poll_seconds: null }, this.clock.now().toISOString())
       // The panel settings are part of the desired state: republish it.
       this.screens.changed(p.workspaceId, screenId)
       return null
     }
     const setId = input.setId ?? current?.setId ?? PANEL_DEFAULT_SET_ID
     const pollSeconds = input.pollSeconds ?? current?.pollSeconds ?? PANEL_DEFAULT_POLL_SECONDS
-    await this.db.run('UPDATE screens SET panel_protocol = ?, panel_set_id = ?, panel_poll_seconds = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-      protocol,
-      setId,
-      pollSeconds,
-      this.clock.now().toISOString(),
-      screenId,
+    await this.repo.setPanel(
       p.workspaceId,
-    ])
+      screenId,
+      { panel_protocol: protocol, panel_set_id: setId, panel_poll_seconds: pollSeconds },
+      this.clock.now().toISOString(),
+    )
     this.screens.changed(p.workspaceId, screenId)
     return { protocol: protocol as PanelProtocolName, setId, pollSeconds }
   }

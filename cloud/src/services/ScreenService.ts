@@ -1,32 +1,16 @@
 // Screens: the paired players of a workspace. Each has a home node (pinned credentials
 // see only their subtree) and a device credential (stored as a hash) that the embedded
-// broker checks when the screen's agent connects. Pairing itself is PairingService.
+// broker checks when the screen's agent connects. Pairing itself is PairingService; every
+// read and write of the rows is ScreenRepository.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
 import type { Principal } from '../auth/Principal.js'
-import { ascPageSql, pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { notFound } from '../errors.js'
+import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { PairingRepository } from '../repositories/PairingRepository.js'
+import { ScreenRepository, type ScreenListRecord, type ScreenRecord } from '../repositories/ScreenRepository.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
-
-interface ScreenRow {
-  id: string
-  workspace_id: string
-  node_id: string | null
-  name: string
-  device_secret_hash: string | null
-  model: string | null
-  serial_number: string | null
-  status: string
-  last_seen_at: string | null
-  content_kind: string | null
-  content_id: string | null
-  timezone: string
-  created_at: string
-  updated_at: string
-  desired_version: number
-  reported: string | null
-  reported_at: string | null
-}
 
 /** SPEC "Screen list item (trimmed)", plus the home `nodeId`. */
 export interface ScreenListItem {
@@ -60,15 +44,11 @@ export interface DeviceDirectory {
 
 /** The directory read straight from the database (the broker is built before the services). */
 export function screenDirectory(db: Queryable): DeviceDirectory {
-  return {
-    async credentialHash(screenId) {
-      const r = await db.get<{ h: string | null }>('SELECT device_secret_hash AS h FROM screens WHERE id = ?', [screenId])
-      return r?.h ?? null
-    },
-  }
+  const repo = new ScreenRepository(db.kysely)
+  return { credentialHash: (screenId) => repo.credentialHash(screenId) }
 }
 
-const listItem = (r: ScreenRow): ScreenListItem => ({
+const listItem = (r: ScreenListRecord): ScreenListItem => ({
   id: r.id,
   name: r.name,
   status: r.status,
@@ -83,14 +63,14 @@ function storedReported(text: string): Reported | null {
   return r.ok ? r.value : null
 }
 
-const view = (r: ScreenRow): ScreenView => ({
+const view = (r: ScreenRecord): ScreenView => ({
   ...listItem(r),
   model: r.model,
   serialNumber: r.serial_number,
   timezone: r.timezone,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
-  desiredVersion: r.desired_version,
+  desiredVersion: Number(r.desired_version),
   // Through the contract's parser again: a row written before reported was bounded shows
   // only the contract's fields, or nothing if it never met them.
   reported: r.reported ? storedReported(r.reported) : null,
@@ -99,6 +79,8 @@ const view = (r: ScreenRow): ScreenView => ({
 
 export class ScreenService {
   private readonly changeListeners: ((workspaceId: string, screenId: string) => void)[] = []
+  private readonly repo: ScreenRepository
+  private readonly registrations: PairingRepository
 
   constructor(
     private readonly db: Database,
@@ -107,7 +89,10 @@ export class ScreenService {
     private readonly nodes: NodeService,
     /** Ends the screen's live MQTT connection, if any (called when the screen is deleted). */
     private readonly disconnectDevice: (screenId: string) => void = () => undefined,
-  ) {}
+  ) {
+    this.repo = new ScreenRepository(db.kysely)
+    this.registrations = new PairingRepository(db.kysely)
+  }
 
   /** Called when a screen's own settings change (paired, moved): its desired state is republished. */
   onChange(listener: (workspaceId: string, screenId: string) => void): void {
@@ -118,19 +103,17 @@ export class ScreenService {
     for (const l of this.changeListeners) l(workspaceId, screenId)
   }
 
-  private async row(p: Principal, id: string): Promise<ScreenRow> {
-    return this.nodes.findReachable<ScreenRow>(p, 'screens', id, 'screen')
+  private async row(p: Principal, id: string): Promise<ScreenRecord> {
+    const r = await this.repo.byId(p.workspaceId, id)
+    if (!r || !(await this.nodes.reaches(p, r.node_id))) throw notFound('No such screen.')
+    return r
   }
 
   /** Screens the credential reaches, by id ascending (SPEC "Pagination"). */
   async list(p: Principal, page: PageRequest): Promise<Page<ScreenListItem>> {
-    const scope = await this.nodes.scopeClause(p, 'node_id')
-    const where = `workspace_id = ?${scope.sql}`
-    const params = [p.workspaceId, ...scope.params]
-    const total = page.count ? (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM screens WHERE ${where}`, params))!.n : undefined
-    const sql = ascPageSql(page)
-    const rows = await this.db.all<ScreenRow>(`SELECT * FROM screens WHERE ${where}${sql.where}${sql.tail}`, [...params, ...sql.params, ...sql.limitParams])
-    return pageOf(rows, page, listItem, total)
+    const scopeIds = await this.nodes.scopeIds(p)
+    const total = page.count ? await this.repo.count(p.workspaceId, scopeIds) : undefined
+    return pageOf(await this.repo.list(p.workspaceId, scopeIds, page), page, listItem, total)
   }
 
   async get(p: Principal, id: string): Promise<ScreenView> {
@@ -144,16 +127,19 @@ export class ScreenService {
   ): Promise<string> {
     const id = this.ids.next('screen')
     const now = this.clock.now().toISOString()
-    await tx.run('INSERT INTO screens (id, workspace_id, node_id, name, model, serial_number, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      id,
-      input.workspaceId,
-      input.nodeId,
-      cleanName(input.name),
-      input.model,
-      input.serialNumber,
-      now,
-      now,
-    ])
+    await this.repo.insert(
+      {
+        id,
+        workspace_id: input.workspaceId,
+        node_id: input.nodeId,
+        name: cleanName(input.name),
+        model: input.model,
+        serial_number: input.serialNumber,
+        created_at: now,
+        updated_at: now,
+      },
+      tx.kysely,
+    )
     return id
   }
 
@@ -161,13 +147,7 @@ export class ScreenService {
     const current = await this.row(p, id)
     const name = input.name !== undefined ? cleanName(input.name) : current.name
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : current.node_id
-    await this.db.run('UPDATE screens SET name = ?, node_id = ?, updated_at = ? WHERE id = ? AND workspace_id = ?', [
-      name,
-      nodeId,
-      this.clock.now().toISOString(),
-      id,
-      p.workspaceId,
-    ])
+    await this.repo.rename(p.workspaceId, id, { name, node_id: nodeId, updated_at: this.clock.now().toISOString() })
     if (nodeId !== current.node_id) this.changed(p.workspaceId, id)
     return this.get(p, id)
   }
@@ -176,8 +156,8 @@ export class ScreenService {
   async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
     await this.row(p, id)
     await this.db.transaction(async (tx) => {
-      await tx.run('DELETE FROM device_registrations WHERE screen_id = ?', [id])
-      await tx.run('DELETE FROM screens WHERE id = ? AND workspace_id = ?', [id, p.workspaceId])
+      await this.registrations.deleteForScreen(id, tx.kysely)
+      await this.repo.delete(p.workspaceId, id, tx.kysely)
     })
     this.disconnectDevice(id)
     return { id, deleted: true }
@@ -185,7 +165,6 @@ export class ScreenService {
 
   /** Screens homed at a node block deleting it. */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
-    const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ? AND node_id = ?', [workspaceId, nodeId])
-    return r?.n ?? 0
+    return this.repo.countAtNode(workspaceId, nodeId)
   }
 }

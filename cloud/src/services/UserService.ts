@@ -3,7 +3,9 @@
 // (like a key's secret). A caller never gives or changes a role holding a permission it
 // lacks, nor acts on a user whose role holds one. The workspace always keeps an owner: the
 // last one cannot be removed or demoted (409 `conflict`). Removing a user deletes their
-// sessions and publishes a CredentialChange, so their tokens are refused on the next request.
+// sessions and publishes a CredentialChange, so their tokens are refused on the next request:
+// a session's principal is kept in the PrincipalCache (shared with API keys), tagged with
+// its user, and a removal or role change drops it before the call answers.
 import { ROLES, ROLE_PERMISSIONS, missingFrom, type PermissionGrant, type Role } from '@svc/shared'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
@@ -11,19 +13,13 @@ import { isUniqueViolation } from '../db/Database.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import { hashSecret, newSessionToken, secretMatches, sessionLookup } from '../auth/secrets.js'
 import type { Principal } from '../auth/Principal.js'
+import { freezePrincipal, PrincipalCache, userTag } from '../auth/PrincipalCache.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { UserRepository, type UserRecord } from '../repositories/UserRepository.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 
-export interface UserRow {
-  id: string
-  workspace_id: string
-  name: string | null
-  email: string
-  role: Role
-  email_verified_at: string | null
-  created_at: string
-}
+/** A user row with its role narrowed to the roles there are. */
+export type UserRow = Omit<UserRecord, 'role'> & { role: Role }
 
 export interface UserView {
   id: string
@@ -38,6 +34,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 export class UserService {
   private readonly repo: UserRepository
+  private readonly principals: PrincipalCache
 
   constructor(
     private readonly db: Database,
@@ -46,8 +43,11 @@ export class UserService {
     private readonly random: RandomSource | undefined,
     private readonly sessionTtlHours: number,
     private readonly changes: CredentialChanges = new LocalCredentialChanges(),
+    /** Shared with the other credentials (services/index.ts passes the API keys' one). */
+    principals?: PrincipalCache,
   ) {
     this.repo = new UserRepository(db.kysely)
+    this.principals = principals ?? new PrincipalCache(clock, changes)
   }
 
   static view(u: UserRow | UserRecord): UserView {
@@ -179,16 +179,22 @@ export class UserService {
 
   /** The principal behind a session token, or null when it is unknown, revoked or expired (or its user is gone). */
   async authenticate(token: string): Promise<Principal | null> {
+    const cacheKey = `ust:${hashSecret(token)}`
+    const cached = this.principals.get(cacheKey)
+    if (cached) return cached.principal
+    const gen = this.principals.begin()
     const rows = await this.repo.sessionsByLookup(sessionLookup(token))
     const hit = rows.find((r) => secretMatches(token, r.secret_hash))
     if (!hit || hit.revoked_at || hit.expires_at <= this.clock.now().toISOString()) return null
     const user = await this.get(hit.workspace_id, hit.user_id)
     if (!user) return null
-    return {
+    const principal = freezePrincipal({
       actor: { kind: 'user', id: user.id, name: user.name, email: user.email, nodeId: null },
       workspaceId: user.workspace_id,
       grant: ROLE_PERMISSIONS[user.role] ?? [],
       nodeId: null,
-    }
+    })
+    this.principals.set(gen, cacheKey, principal, [userTag(user.id)], Date.parse(hit.expires_at))
+    return principal
   }
 }

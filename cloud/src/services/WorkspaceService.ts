@@ -6,35 +6,33 @@ import type { Database } from '../db/Database.js'
 import { notFound, validation } from '../errors.js'
 import { REGIONS, type Region } from '../auth/secrets.js'
 import type { Principal } from '../auth/Principal.js'
+import { WorkspaceRepository, type WorkspaceRecord } from '../repositories/WorkspaceRepository.js'
+import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 
 /** How long require() serves a workspace row from memory. */
 export const WORKSPACE_TTL_MS = 5_000
 const WORKSPACE_CACHE_MAX = 10_000
 
-export interface WorkspaceRow {
-  id: string
-  name: string
-  region: Region
-  status: string
-  rate_limit: number | null
-  licensed_screens: number | null
-  billing: string
-  created_at: string
-}
+/** A workspace row with its region narrowed to the regions there are. */
+export type WorkspaceRow = Omit<WorkspaceRecord, 'region'> & { region: Region }
 
 export class WorkspaceService {
   private readonly rows = new Map<string, { row: Readonly<WorkspaceRow>; until: number }>()
   /** Bumped by every change: a read that began before one does not fill the cache. */
   private generation = 0
+  private readonly repo: WorkspaceRepository
+  private readonly screens: ScreenRepository
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly defaultRateLimit: number,
     private readonly changes: CredentialChanges = new LocalCredentialChanges(),
   ) {
+    this.repo = new WorkspaceRepository(db.kysely)
+    this.screens = new ScreenRepository(db.kysely)
     changes.subscribe((c) => {
       if (c.kind !== 'workspace') return
       this.generation++
@@ -51,18 +49,12 @@ export class WorkspaceService {
     if (!name.trim()) throw validation('workspace name must not be empty.')
     if (!(REGIONS as readonly string[]).includes(region)) throw validation(`region must be one of ${REGIONS.join(', ')}.`)
     const id = this.ids.next('workspace')
-    await this.db.run('INSERT INTO workspaces (id, name, region, status, created_at) VALUES (?, ?, ?, ?, ?)', [
-      id,
-      name.trim().slice(0, 120),
-      region,
-      'active',
-      this.clock.now().toISOString(),
-    ])
+    await this.repo.insert({ id, name: name.trim().slice(0, 120), region, created_at: this.clock.now().toISOString() })
     return (await this.get(id))!
   }
 
   get(id: string): Promise<WorkspaceRow | undefined> {
-    return this.db.get<WorkspaceRow>('SELECT * FROM workspaces WHERE id = ?', [id])
+    return this.repo.byId(id) as Promise<WorkspaceRow | undefined>
   }
 
   /** The workspace row (read-only, possibly up to WORKSPACE_TTL_MS old unless a change was announced). */
@@ -86,14 +78,14 @@ export class WorkspaceService {
     return w.rate_limit ?? this.defaultRateLimit
   }
 
-  /** Screens counting toward the bill: registered screens once the screens table exists. */
-  private async billableScreens(workspaceId: string): Promise<number> {
-    try {
-      const r = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE workspace_id = ?', [workspaceId])
-      return r?.n ?? 0
-    } catch {
-      return 0
-    }
+  /** Workspaces there are (the first run's guide checks for none). */
+  count(): Promise<number> {
+    return this.repo.count()
+  }
+
+  /** Screens counting toward the bill: the registered screens. */
+  private billableScreens(workspaceId: string): Promise<number> {
+    return this.screens.count(workspaceId, null)
   }
 
   /** The Account object: every field of SPEC "Account" is present. */

@@ -164,7 +164,7 @@ export function createServices(deps: {
     },
     broker: () => broker.probe(),
   })
-  const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges)
+  const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
   const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
   const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, { leaseMs: config.webhookLeaseMs, timeoutMs: 10_000, random, log })
   // Events recorded in the outbox make their webhook deliveries in the dispatch transaction;

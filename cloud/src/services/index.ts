@@ -159,7 +159,7 @@ export function createServices(deps: {
   outbox.consume(async (tx, e) => {
     if ((await webhooks.enqueueIn(tx, e)).length) queueMicrotask(() => webhooks.onQueued?.())
   })
-  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log, 50, () => outbox.dispatch())
+  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log, 200, () => outbox.dispatch())
   webhooks.onQueued = () => webhookWorker.kick()
   events.subscribe((e) => (e.viaOutbox ? undefined : webhooks.enqueue(e).then(() => undefined)))
   const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)

@@ -21,7 +21,7 @@ function countingLookup(): { lookup: LookupFn; hosts: string[] } {
 
 t.test('a pool reuses keep-alive connections and puts every new one through the connect-time checks', async (t) => {
   let close = false
-  const receiver = await startReceiver(() => ({ status: 200, headers: close ? { connection: 'close' } : {} }))
+  const receiver = await startReceiver(() => ({ status: 200, headers: close ? { connection: 'close' } : ({} as Record<string, string>) }))
   t.after(() => receiver.close())
   const { lookup, hosts } = countingLookup()
   const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 5000 })

@@ -5,7 +5,7 @@
 import t from 'tap'
 import dns from 'node:dns'
 import { ManualClock } from '../../src/clock.js'
-import { isUnsafeUrlError, OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
+import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
 import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
 import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'

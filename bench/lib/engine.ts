@@ -20,12 +20,10 @@ export function databaseUrlArg(): string | null {
 
 export interface FreshSchema {
   schema: string
-  /** The URL with the schema as its search path (what SVC_DATABASE_URL gets for a product process). */
-  url: string
   drop(): Promise<void>
 }
 
-/** A new empty schema on `url`. */
+/** A new empty schema on `url`, for a product built in the bench's process (PostgresDatabase.open's `schema`). */
 export async function freshSchema(url: string): Promise<FreshSchema> {
   const schema = `bench_${process.pid}_${crypto.randomBytes(3).toString('hex')}`
   const run = async (sql: string) => {
@@ -37,9 +35,33 @@ export async function freshSchema(url: string): Promise<FreshSchema> {
     }
   }
   await run(`CREATE SCHEMA ${schema}`)
+  return { schema, drop: () => run(`DROP SCHEMA ${schema} CASCADE`) }
+}
+
+export interface FreshDatabase {
+  /** The URL of the new database. */
+  url: string
+  drop(): Promise<void>
+}
+
+/**
+ * A new empty database next to the one `url` names (the role needs CREATEDB), for a product
+ * started as its own process (its SVC_DATABASE_URL names a database, not a schema).
+ */
+export async function freshDatabase(url: string): Promise<FreshDatabase> {
+  const name = `svc_bench_${process.pid}_${crypto.randomBytes(3).toString('hex')}`
+  const run = async (sql: string) => {
+    const db = await PostgresDatabase.open(url, { busyTimeoutMs: 5000, max: 1 })
+    try {
+      await db.run(sql)
+    } finally {
+      await db.close()
+    }
+  }
+  await run(`CREATE DATABASE ${name}`)
   const u = new URL(url)
-  u.searchParams.set('options', `-c search_path=${schema}`)
-  return { schema, url: u.toString(), drop: () => run(`DROP SCHEMA ${schema} CASCADE`) }
+  u.pathname = `/${name}`
+  return { url: u.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
 /** "sqlite" or "postgres <host>/<db>" for the bench's output. */

@@ -1,10 +1,11 @@
 // API hot paths against a bare Fastify (not a test), each server in its own process and
 // the load generator (autocannon's CLI) in a third:
-//   pnpm exec tsx bench/api-latency.ts [--connections=50] [--duration=10] [--screens=120]
+//   pnpm exec tsx bench/api-latency.ts [--connections=50] [--duration=10] [--screens=120] [--database-url=postgres://…]
 //
 // (a) bench/lib/bare-fastify.ts: a bare Fastify route answering {hello: 'world'};
-// (b) the product started as `pnpm start` starts it (its CLI, file SQLite database, default
-//     log level, written to a file), with its rate limit raised by its setting
+// (b) the product started as `pnpm start` starts it (its CLI, file SQLite database, or with
+//     --database-url (or BENCH_DATABASE_URL) a fresh PostgreSQL database made next to the one
+//     named, dropped at the end (the role needs CREATEDB); default log level, written to a file), with its rate limit raised by its setting
 //     (SVC_RATE_LIMIT), the real content library, S screens paired through the API as
 //     devices pair; routes GET /v1/me (the owner key), GET /v1/screens?limit=100 (the owner
 //     key), GET /v1/status (no credential).
@@ -13,8 +14,10 @@
 // the same run. Every child process is killed at the end, also on failure.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { databaseUrlArg, engineLabel, freshDatabase, type FreshDatabase } from './lib/engine.js'
 import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
 
+const databaseUrl = databaseUrlArg()
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
 const C = arg('connections', 50)
 const D = arg('duration', 10)
@@ -50,8 +53,9 @@ async function cannon(url: string, headers: Record<string, string>, duration: nu
 
 async function main(): Promise<void> {
   const dir = tempDir('svc-bench-api-')
+  let pgdb: FreshDatabase | null = null
   try {
-    console.log(`connections ${C}, ${D} s per route, ${S} screens; load average ${await loadAvg()}`)
+    console.log(`connections ${C}, ${D} s per route, ${S} screens, ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
     // (a) bare Fastify
     const bport = await freePort()
     const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(bport) })
@@ -64,7 +68,8 @@ async function main(): Promise<void> {
     await stop(bare)
 
     // (b) the product
-    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000' })
+    pgdb = databaseUrl ? await freshDatabase(databaseUrl) : null
+    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000', ...(pgdb ? { SVC_DATABASE_URL: pgdb.url } : {}) })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
     const cloud = await startCloud(env, join(dir, 'cloud.log'))
     await pairMany(cloud.base, apiKey, S, 8)
@@ -87,13 +92,14 @@ async function main(): Promise<void> {
     const row = (name: string, r: Result) =>
       `| ${name} | ${Math.round(r.rps)} | ${(r.rps / hello.rps).toFixed(3)} | ${r.p50} / ${r.p99} ms |${r.non2xx || r.errors ? ` ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}` : ''}`
     console.log('')
-    console.log(`api latency, autocannon -c ${C} -d ${D} (load average at the end: ${await loadAvg()})`)
+    console.log(`api latency, ${engineLabel(databaseUrl)}, autocannon -c ${C} -d ${D} (load average at the end: ${await loadAvg()})`)
     console.log('| route | req/s | ratio to bare Fastify | latency p50 / p99 |')
     console.log('| --- | --- | --- | --- |')
     console.log(row("bare Fastify GET / → {hello: 'world'}", hello))
     for (const { name, r } of results) console.log(row(name, r))
   } finally {
     killAll()
+    await pgdb?.drop().catch((e: unknown) => console.error('could not drop the bench database', e))
   }
 }
 

@@ -1,24 +1,37 @@
-// Webhook delivery figures against a local HTTPS receiver (the test CA and certificate):
-//  1. throughput: N events queued, then the worker drains the queue (deliveries/second);
+// Webhook delivery figures against a local HTTPS receiver (the test CA and certificate) in
+// its own process:
+//  1. throughput: N events queued, then the worker drains the queue (deliveries/second),
+//     with the cloud process's CPU time per delivery (steadier than wall time on a busy machine);
 //  2. latency: time from events.publish() to the receiver holding the request, with the
 //     worker running as in production (woken right after the insert).
-// Run: npx tsx bench/webhooks.ts [events=2000] [samples=50]
+// Run: npx tsx bench/webhooks.ts [events=2000] [samples=50] [--database-url=postgres://…]
+// (or BENCH_DATABASE_URL); BENCH_CPU_PROFILE=<file> writes a CPU profile of the drain.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { buildApp } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'
-import { CA_FILE, startReceiver } from '../cloud/test/fixtures/receiver.js'
+import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
+import { CA_FILE } from '../cloud/test/fixtures/receiver.js'
+import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
+import { loadAvg } from './lib/harness.js'
+import { profile } from './lib/profile.js'
+import { startReceiverProcess } from './lib/receiver-process.js'
 
+const databaseUrl = databaseUrlArg()
 const N = Number(process.argv[2] ?? 2000)
 const SAMPLES = Number(process.argv[3] ?? 50)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'))
-const receiver = await startReceiver()
+const receiver = await startReceiverProcess()
+const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
+const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
 const app = await buildApp(
   testConfig({ dataDir: dir, dbFile: path.join(dir, 'svc.sqlite'), webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, webhookIntervalMs: 1000 }),
+  db ? { db } : {},
 )
 await app.ready()
+console.log(`engine:     ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
 const ws = await app.services.workspaces.create('Bench', 'us')
 const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
 const res = await app.inject({
@@ -42,16 +55,27 @@ let t0 = performance.now()
 for (let i = 0; i < N; i++) await publish()
 const queueMs = performance.now() - t0
 t0 = performance.now()
-while (receiver.received.length < N) await app.services.webhookWorker.runOnce()
+const cpu0 = process.cpuUsage()
+await profile(async () => {
+  while (receiver.count() < N) {
+    await app.services.webhookWorker.runOnce()
+    if (receiver.count() < N) await receiver.waitFor(N, 2000).catch(() => undefined)
+  }
+})
 const drainMs = performance.now() - t0
+const cpu = process.cpuUsage(cpu0)
+const cpuMs = (cpu.user + cpu.system) / 1000
 console.log(`queue:      ${N} events published (one durable row each) in ${queueMs.toFixed(0)} ms = ${((N / queueMs) * 1000).toFixed(0)} events/s`)
-console.log(`throughput: ${N} deliveries (signed, HTTPS, batch 50) in ${drainMs.toFixed(0)} ms = ${((N / drainMs) * 1000).toFixed(0)} deliveries/s`)
+console.log(
+  `throughput: ${N} deliveries (signed, HTTPS, keep-alive) in ${drainMs.toFixed(0)} ms = ${((N / drainMs) * 1000).toFixed(0)} deliveries/s; ` +
+    `cloud CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / N).toFixed(0)} µs per delivery (${((N / cpuMs) * 1000).toFixed(0)} deliveries per CPU-second)`,
+)
 
 // 2. Latency with the worker running as in production.
 app.services.webhookWorker.start()
 const lat: number[] = []
 for (let i = 0; i < SAMPLES; i++) {
-  const before = receiver.received.length
+  const before = receiver.count()
   const s = performance.now()
   await publish()
   await receiver.waitFor(before + 1, 10_000)
@@ -63,4 +87,5 @@ console.log(`latency:    publish → received over ${SAMPLES} events: median ${q
 
 await app.close()
 await receiver.close()
+await pgSchema?.drop()
 fs.rmSync(dir, { recursive: true, force: true })

@@ -72,9 +72,12 @@ export class JobDispatcher {
     }
     log.info('job received', { jobId: job.id, kind: job.kind })
     const result = await this.#run(job)
-    await seen.setResult(job.id, result)
-    log.info('job done', { jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) })
+    // The result goes out first and is written down meanwhile (the id was written before the
+    // job ran, so a redelivery never runs it again); the next job waits for the write.
+    const kept = seen.setResult(job.id, result)
     this.#publish(result)
+    log.info('job done', { jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) })
+    await kept
   }
 
   /** Not waiting for the PUBACK: a lost connection must not hold the next job (mqtt.js resends QoS 1). */

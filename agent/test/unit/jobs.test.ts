@@ -89,3 +89,45 @@ t.test('a runner that throws becomes a failed result', async (t) => {
   await jobs.handle(serialJob('sjob_x'))
   t.match(results[0], { jobId: 'sjob_x', outcome: 'failed', reason: 'serial driver error: port vanished' })
 })
+
+t.test('the result is published before its file write finishes; the next job waits for the write', async (t) => {
+  const dir = tempDir(t)
+  const order: string[] = []
+  const seen = new SeenJobs({ dataDir: dir })
+  const setResult = seen.setResult.bind(seen)
+  let finishWrite!: () => void
+  const writeHeld = new Promise<void>((r) => (finishWrite = r))
+  seen.setResult = async (id, result) => {
+    order.push(`write ${id}`)
+    await setResult(id, result)
+    if (id === 'sjob_1') await writeHeld
+    order.push(`written ${id}`)
+  }
+  const time = new FakeTime('2026-06-01T12:00:01.000Z')
+  const runner: SerialJobRunner = {
+    async run(job: SerialJob) {
+      order.push(`run ${job.id}`)
+      return { jobId: job.id, kind: 'serial', sentHex: job.bytesHex, replyHex: 'aa', outcome: 'ok', at: '2026-06-01T12:00:02.000Z' }
+    },
+  }
+  const published: string[] = []
+  const jobs = new JobDispatcher({
+    seen,
+    serial: runner,
+    publisher: { publish: async (_k: 'job-results', r: JobResult) => void (published.push(r.jobId), order.push(`publish ${r.jobId}`)) },
+    log: captureLog(time.clock).log,
+    clock: time.clock,
+  })
+  t.after(() => jobs.stop())
+  await jobs.start()
+  const first = jobs.handle(serialJob('sjob_1'))
+  const second = jobs.handle(serialJob('sjob_2'))
+  while (!published.includes('sjob_1')) await new Promise((r) => setImmediate(r))
+  t.notOk(order.includes('written sjob_1'), 'published while the write is still going')
+  t.notOk(order.includes('run sjob_2'), 'the next job has not started')
+  finishWrite()
+  await Promise.all([first, second])
+  t.same(order, ['run sjob_1', 'write sjob_1', 'publish sjob_1', 'written sjob_1', 'run sjob_2', 'write sjob_2', 'publish sjob_2', 'written sjob_2'])
+  const stored = JSON.parse(fs.readFileSync(path.join(dir, 'jobs-seen.json'), 'utf8')) as Array<{ id: string; result?: JobResult }>
+  t.equal(stored.find((e) => e.id === 'sjob_1')?.result?.outcome, 'ok', 'the result is on disk')
+})

@@ -73,6 +73,8 @@ export class OutboundGuard {
   /** The guarded connection pool: its connect-time checks hold whatever URL it is given. */
   readonly dispatcher: Agent
   private readonly timeoutMs: number
+  private readonly connect: buildConnector.connector
+  private readonly pools: Agent[] = []
 
   constructor(opts: OutboundGuardOptions = {}) {
     this.allow = new Set((opts.allowHosts ?? []).map((h) => h.toLowerCase()))
@@ -92,7 +94,9 @@ export class OutboundGuard {
         callback(null, list[0]!.address, list[0]!.family)
       })
     }
-    const connector = buildConnector({ lookup: guardedLookup as never, ...(ca ? { ca: [...tls.rootCertificates, ca.toString()] } : {}) })
+    // One TLS context for every connection: building one from a CA list per connection costs milliseconds.
+    const secureContext = ca ? tls.createSecureContext({ ca: [...tls.rootCertificates, ca.toString()] }) : undefined
+    const connector = buildConnector({ lookup: guardedLookup as never, ...(secureContext ? { secureContext } : {}) } as buildConnector.BuildOptions)
     // The last word, whatever the URL held (an IP literal skips the lookup): the address
     // actually connected to must be public, unless the host is on the test allow list.
     const guardedConnect: buildConnector.connector = (options, callback) => {
@@ -110,11 +114,23 @@ export class OutboundGuard {
         callback(null, socket)
       })
     }
+    this.connect = guardedConnect
     this.dispatcher = new Agent({
       connect: guardedConnect,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     })
+  }
+
+  /**
+   * Another guarded pool: keep-alive connections reused per origin, at most `connections`
+   * open to one origin at a time. Every connection it opens goes through the same
+   * connect-time checks as the default dispatcher. Closed with the guard.
+   */
+  pool(connections: number): Agent {
+    const agent = new Agent({ connect: this.connect, connections, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs })
+    this.pools.push(agent)
+    return agent
   }
 
   /** Static checks of a URL (scheme, literal address). Throws UnsafeUrlError. */
@@ -142,15 +158,25 @@ export class OutboundGuard {
   /** POSTs (or GETs) through the guard: no redirects followed, time-limited. */
   async request(
     rawUrl: string,
-    opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | Buffer; maxBytes?: number; signal?: AbortSignal } = {},
+    opts: {
+      method?: 'GET' | 'POST'
+      headers?: Record<string, string>
+      body?: string | Buffer
+      maxBytes?: number
+      signal?: AbortSignal
+      /** One of this guard's pools (default: the shared dispatcher). */
+      dispatcher?: Agent
+    } = {},
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
     const url = this.check(rawUrl)
+    // Only a pool this guard made carries its connect-time checks.
+    if (opts.dispatcher && !this.pools.includes(opts.dispatcher)) throw new Error('not a pool of this guard')
     const signal = opts.signal ?? AbortSignal.timeout(this.timeoutMs)
     const res = await request(url, {
       method: opts.method ?? 'POST',
       headers: opts.headers,
       body: opts.body,
-      dispatcher: this.dispatcher as Dispatcher,
+      dispatcher: (opts.dispatcher ?? this.dispatcher) as Dispatcher,
       signal,
     })
     const chunks: Buffer[] = []
@@ -186,6 +212,6 @@ export class OutboundGuard {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close()
+    await Promise.all([this.dispatcher.close(), ...this.pools.map((p) => p.close())])
   }
 }

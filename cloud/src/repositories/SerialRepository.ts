@@ -105,8 +105,16 @@ export class SerialJobRepository {
       .execute()
   }
 
-  async complete(jobId: string, r: { status: string; reply_hex: string; sent_hex: string; reason: string | null; at: string }): Promise<void> {
-    await this.k
+  /**
+   * Completes the job in one statement when it belongs to `screenId` and is still open
+   * (queued, sent, or failed only by expiry); false when nothing matched.
+   */
+  async completeOpen(
+    jobId: string,
+    screenId: string,
+    r: { status: string; reply_hex: string; sent_hex: string; reason: string | null; at: string },
+  ): Promise<boolean> {
+    const res = await this.k
       .updateTable('serial_jobs')
       .set((eb) => ({
         status: r.status,
@@ -117,7 +125,10 @@ export class SerialJobRepository {
         sent_at: eb.fn.coalesce('sent_at', eb.val(r.at)),
       }))
       .where('id', '=', jobId)
-      .execute()
+      .where('screen_id', '=', screenId)
+      .where((w) => w.or([w('status', 'in', ['queued', 'sent']), w.and([w('status', '=', 'failed'), w('reason', '=', 'expired')])]))
+      .executeTakeFirst()
+    return Number(res.numUpdatedRows) === 1
   }
 
   /** Fails open jobs created before `cutoff`; returns how many. */

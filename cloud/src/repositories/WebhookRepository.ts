@@ -54,24 +54,38 @@ export class WebhookRepository {
     await k.deleteFrom('webhook_endpoints').where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
   }
 
-  async recordSuccess(endpointId: string, at: string, status: number | null): Promise<void> {
-    await this.k
-      .updateTable('webhook_endpoints')
-      .set({ consecutive_failures: 0, last_delivery_at: at, last_status: status })
-      .where('id', '=', endpointId)
-      .execute()
+  /** The endpoints of a claimed batch, in one read. */
+  endpointsByIds(ids: string[]): Promise<WebhookEndpointRow[]> {
+    if (!ids.length) return Promise.resolve([])
+    return this.k.selectFrom('webhook_endpoints').selectAll().where('id', 'in', ids).execute()
   }
 
-  /** Counts a failure; switches the endpoint off once `limit` failed in a row. True when this call switched it off. */
-  async recordFailure(endpointId: string, at: string, status: number | null, limit: number, reason: string): Promise<boolean> {
-    await this.k
+  /**
+   * Records the outcomes of a batch of attempts to one endpoint, in one write: `reset` when
+   * one of them succeeded (the count starts again from the failures after the last success),
+   * else the failures are added to the count. Switches the endpoint off once `limit` failed
+   * in a row; true when this call switched it off.
+   */
+  async recordOutcomes(
+    endpointId: string,
+    o: { at: string; lastStatus: number | null; reset: boolean; failuresAfter: number },
+    limit: number,
+    reason: string,
+    k: Executor = this.k,
+  ): Promise<boolean> {
+    await k
       .updateTable('webhook_endpoints')
-      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), last_delivery_at: at, last_status: status }))
+      .set((eb) => ({
+        consecutive_failures: o.reset ? o.failuresAfter : eb('consecutive_failures', '+', o.failuresAfter),
+        last_delivery_at: o.at,
+        last_status: o.lastStatus,
+      }))
       .where('id', '=', endpointId)
       .execute()
-    const off = await this.k
+    if (o.failuresAfter === 0) return false
+    const off = await k
       .updateTable('webhook_endpoints')
-      .set({ enabled: 0, auto_disabled_at: at, auto_disabled_reason: reason, updated_at: at })
+      .set({ enabled: 0, auto_disabled_at: o.at, auto_disabled_reason: reason, updated_at: o.at })
       .where('id', '=', endpointId)
       .where('enabled', '=', 1)
       .where('consecutive_failures', '>=', limit)
@@ -126,8 +140,8 @@ export class WebhookRepository {
   }
 
   /** Ends a claimed delivery with `patch` (clears the lease); false when the claim was lost meanwhile. */
-  async settle(id: string, token: string | null, patch: Partial<Omit<WebhookDeliveryRow, 'id'>>): Promise<boolean> {
-    const r = await this.k
+  async settle(id: string, token: string | null, patch: Partial<Omit<WebhookDeliveryRow, 'id'>>, k: Executor = this.k): Promise<boolean> {
+    const r = await k
       .updateTable('webhook_deliveries')
       .set({ ...patch, claimed_until: null, claim_token: null })
       .where('id', '=', id)

@@ -186,18 +186,14 @@ export class SerialJobService {
    * closed job stays closed, except `expired`, which a late real result replaces.
    */
   async applyResult(screenId: string, result: JobResult): Promise<boolean> {
-    const r = (await this.jobs.byId(result.jobId)) as JobRow | undefined
-    if (!r || r.screen_id !== screenId) return false
-    const open = OPEN.includes(r.status) || (r.status === 'failed' && r.reason === 'expired')
-    if (!open) return false
-    await this.jobs.complete(r.id, {
+    // One conditional write: only the screen the job was queued for, only while it is open.
+    return this.jobs.completeOpen(result.jobId, screenId, {
       status: result.outcome,
       reply_hex: result.replyHex.slice(0, RESULT_LIMITS.replyBytes * 2).toLowerCase(),
       sent_hex: result.sentHex.slice(0, RESULT_LIMITS.sentBytes * 2).toLowerCase(),
       reason: result.reason === undefined ? null : cut(result.reason, RESULT_LIMITS.reasonChars),
       at: this.clock.now().toISOString(),
     })
-    return true
   }
 
   /** Fails every open job older than the TTL; returns how many. */

@@ -1,5 +1,6 @@
-// Sends due webhook deliveries: claims a batch under a lease, sends them concurrently,
-// repeats while batches come back full; purges the 30-day log once an hour. Runs on a
+// Sends due webhook deliveries: claims a batch under a lease (one statement), sends them
+// concurrently (bounded per endpoint), writes the outcomes in one transaction, and repeats
+// while batches come back full; purges the 30-day log once an hour. Runs on a
 // short interval and is also kicked right after an event queued deliveries.
 import type { Clock } from '../clock.js'
 import { IntervalWorker } from '../workers/Worker.js'
@@ -16,7 +17,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     private readonly clock: Clock,
     intervalMs: number,
     log: { error(obj: unknown, msg: string): void },
-    private readonly batchSize = 50,
+    private readonly batchSize = 200,
     /** Runs first on every run: the event outbox's dispatch, so events a killed process left behind become deliveries. */
     private readonly beforeRun: () => Promise<unknown> = async () => undefined,
   ) {
@@ -46,7 +47,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     for (let round = 0; round < 20; round++) {
       const batch = await this.webhooks.claimDue(this.batchSize)
       if (!batch.length) return
-      await Promise.all(batch.map((d) => this.webhooks.attempt(d).catch((err) => this.log.error({ err, deliveryId: d.id }, 'webhook attempt failed'))))
+      await this.webhooks.attemptMany(batch).catch((err) => this.log.error({ err, deliveries: batch.length }, 'webhook attempts failed'))
       if (batch.length < this.batchSize) return
     }
   }

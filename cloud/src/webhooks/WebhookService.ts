@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
+import type { Agent } from 'undici'
 import { ApiError, notFound } from '../errors.js'
 import type { DomainEvent, EventName } from '../events/EventBus.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
@@ -24,6 +25,8 @@ export const MAX_ATTEMPTS = 9
 export const AUTO_DISABLE_AFTER = 9
 export const RETENTION_MS = 30 * 24 * 3600_000
 export const DESCRIPTION_MAX = 200
+/** Requests in flight to one endpoint origin at most (and connections open to it). */
+export const ENDPOINT_CONCURRENCY = 16
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'abandoned'] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
@@ -100,6 +103,16 @@ export interface DeliveryView {
   payload: Record<string, unknown> | null
 }
 
+/** One sent delivery, waiting for its write: the row patch and the endpoint bookkeeping. */
+interface Outcome {
+  d: DeliveryRow
+  /** The endpoint the delivery went to; null when it was abandoned unsent. */
+  ep: EndpointRow | null
+  at: string
+  patch: Partial<Omit<DeliveryRow, 'id'>>
+  result: SendResult
+}
+
 export interface SendResult {
   deliveryId: string
   ok: boolean
@@ -171,6 +184,9 @@ export class WebhookService {
   onQueued: (() => void) | null = null
 
   private readonly repo: WebhookRepository
+  /** Keep-alive connections per endpoint origin, through the guard's connect-time checks. */
+  private readonly pool: Agent
+  private readonly slots = new Map<string, { active: number; waiting: (() => void)[] }>()
 
   constructor(
     private readonly db: Database,
@@ -187,6 +203,7 @@ export class WebhookService {
     },
   ) {
     this.repo = new WebhookRepository(db.kysely, db.dialect)
+    this.pool = outbound.pool(ENDPOINT_CONCURRENCY)
   }
 
   // ---- endpoints ----
@@ -361,56 +378,120 @@ export class WebhookService {
 
   /** One attempt of a claimed delivery: sign, POST through the guard, record the outcome. */
   async attempt(d: DeliveryRow): Promise<SendResult> {
-    const ep = (await this.repo.endpointById(d.endpoint_id)) as EndpointRow | undefined
+    return (await this.attemptMany([d]))[0]!
+  }
+
+  /**
+   * One attempt of each claimed delivery: the batch's endpoints read once, each body signed
+   * once and POSTed through the guard's keep-alive pool (at most ENDPOINT_CONCURRENCY at a
+   * time per endpoint), then every outcome written in one transaction (one commit for the batch).
+   */
+  async attemptMany(ds: DeliveryRow[]): Promise<SendResult[]> {
+    if (!ds.length) return []
+    const eps = new Map(((await this.repo.endpointsByIds([...new Set(ds.map((d) => d.endpoint_id))])) as EndpointRow[]).map((e) => [e.id, e]))
+    const done: Outcome[] = []
+    await Promise.all(ds.map((d) => this.send(d, eps.get(d.endpoint_id)).then((o) => done.push(o))))
+    const switchedOff = await this.db.transaction(async (tx) => {
+      // Per endpoint, in the order the answers came: settled outcomes only (a lost claim is another run's).
+      const byEndpoint = new Map<string, Outcome[]>()
+      for (const o of done) {
+        if (!(await this.repo.settle(o.d.id, o.d.claim_token, o.patch, tx.kysely)) || !o.ep) continue
+        const list = byEndpoint.get(o.ep.id)
+        if (list) list.push(o)
+        else byEndpoint.set(o.ep.id, [o])
+      }
+      const off: { ep: EndpointRow; status: number | null }[] = []
+      const reason = `${AUTO_DISABLE_AFTER} deliveries failed in a row`
+      for (const list of byEndpoint.values()) {
+        const last = list[list.length - 1]!
+        let lastOk = -1
+        for (let i = 0; i < list.length; i++) if (list[i]!.result.ok) lastOk = i
+        const outcome = { at: last.at, lastStatus: last.result.status, reset: lastOk >= 0, failuresAfter: list.length - 1 - lastOk }
+        if (await this.repo.recordOutcomes(last.ep!.id, outcome, AUTO_DISABLE_AFTER, reason, tx.kysely)) off.push({ ep: last.ep!, status: last.result.status })
+      }
+      return off
+    })
+    for (const { ep, status } of switchedOff) await this.switchedOff(ep, status)
+    const byId = new Map(done.map((o) => [o.d.id, o.result]))
+    return ds.map((d) => byId.get(d.id)!)
+  }
+
+  /** Sends one delivery (no database write): what to settle it with. */
+  private async send(d: DeliveryRow, ep: EndpointRow | undefined): Promise<Outcome> {
     if (ep?.enabled !== 1) {
       const error = ep ? 'endpoint switched off' : 'endpoint deleted'
-      await this.repo.settle(d.id, d.claim_token, { status: 'abandoned', error, next_attempt_at: null })
-      return { deliveryId: d.id, ok: false, status: null, error }
+      return { d, ep: null, at: '', patch: { status: 'abandoned', error, next_attempt_at: null }, result: { deliveryId: d.id, ok: false, status: null, error } }
     }
     const attempt = d.attempts + 1
-    const body = this.bodyOf(d, attempt)
+    // The first attempt's body was made when the delivery was queued; later ones carry their number.
+    const body = attempt === 1 && d.payload !== null ? d.payload : this.bodyOf(d, attempt)
     let status: number | null = null
     let error: string | null = null
+    const release = await this.slot(ep.url)
     try {
       // Checked again before every delivery: the URL may have been stored under other rules,
       // and the guard also checks the address actually connected to.
-      const res = await this.outbound.request(ep.url, { method: 'POST', headers: signedHeaders(ep.secret, body, d.event, this.clock.now()), body })
+      const res = await this.outbound.request(ep.url, {
+        method: 'POST',
+        headers: signedHeaders(ep.secret, body, d.event, this.clock.now()),
+        body,
+        dispatcher: this.pool,
+      })
       status = res.status
       if (status < 200 || status > 299) error = status >= 300 && status < 400 ? `http ${status} (redirects are not followed)` : `http ${status}`
     } catch (e) {
       error = describeSendError(e, this.opts.timeoutMs)
+    } finally {
+      release()
     }
     const now = this.clock.now()
-    const iso = now.toISOString()
+    const at = now.toISOString()
+    const payload = body === d.payload ? {} : { payload: body }
     if (!error) {
-      const settled = await this.repo.settle(d.id, d.claim_token, {
+      const patch = {
         status: 'delivered',
         attempts: attempt,
-        delivered_at: iso,
+        delivered_at: at,
         response_status: status,
         error: null,
         next_attempt_at: null,
-        payload: body,
-      })
-      if (settled) await this.repo.recordSuccess(ep.id, iso, status)
-      return { deliveryId: d.id, ok: true, status, error: null }
+        ...payload,
+      } as const
+      return { d, ep, at, patch, result: { deliveryId: d.id, ok: true, status, error: null } }
     }
     const final = attempt >= MAX_ATTEMPTS
-    const settled = await this.repo.settle(d.id, d.claim_token, {
+    const patch = {
       status: final ? 'abandoned' : 'failed',
       attempts: attempt,
       response_status: status,
       error,
       next_attempt_at: final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(),
-      payload: body,
-    })
-    if (settled) await this.recordFailure(ep, iso, status)
-    return { deliveryId: d.id, ok: false, status, error }
+      ...payload,
+    } as const
+    return { d, ep, at, patch, result: { deliveryId: d.id, ok: false, status, error } }
   }
 
-  private async recordFailure(ep: EndpointRow, iso: string, status: number | null): Promise<void> {
-    const reason = `${AUTO_DISABLE_AFTER} deliveries failed in a row`
-    if (!(await this.repo.recordFailure(ep.id, iso, status, AUTO_DISABLE_AFTER, reason))) return
+  /** Waits for one of the endpoint origin's ENDPOINT_CONCURRENCY slots (the timeout starts once sending starts). */
+  private async slot(rawUrl: string): Promise<() => void> {
+    let origin: string
+    try {
+      origin = new URL(rawUrl).origin
+    } catch {
+      return () => undefined
+    }
+    let s = this.slots.get(origin)
+    if (!s) this.slots.set(origin, (s = { active: 0, waiting: [] }))
+    const state = s
+    if (state.active >= ENDPOINT_CONCURRENCY) await new Promise<void>((resolve) => state.waiting.push(resolve))
+    else state.active++
+    return () => {
+      const next = state.waiting.shift()
+      if (next) next()
+      else if (--state.active === 0) this.slots.delete(origin)
+    }
+  }
+
+  private async switchedOff(ep: EndpointRow, status: number | null): Promise<void> {
     this.opts.log.warn({ endpointId: ep.id, workspaceId: ep.workspace_id }, 'webhook endpoint switched off after repeated failures')
     const owners = await this.users.owners(ep.workspace_id)
     await this.mailer

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import Stripe from 'stripe'
 import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
+import { ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crashCloud.ts')
 
@@ -58,6 +59,44 @@ t.test('a delivery in flight when the process is killed -9 is delivered after re
   t.equal(row?.status, 'delivered')
   const n = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries')
   t.equal(n?.n, 1, 'nothing lost, nothing duplicated in the queue')
+  second.child.kill('SIGTERM')
+  await once(second.child, 'exit')
+})
+
+t.test('a whole batch in flight when the process is killed -9: every delivery arrives after restart, none lost', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-crash-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const n = 40
+  let hold = true
+  const receiver = await startReceiver(() => (hold ? 'hold' : { status: 200 }))
+  t.after(() => receiver.close())
+
+  const first = run([dir, 'publish', receiver.url, String(n)])
+  t.after(() => first.child.kill('SIGKILL'))
+  t.equal(JSON.parse((await first.lines.next()).value as string).step, 'published')
+  // The first batch's requests are open at the receiver (as many as one endpoint may have at once).
+  const held = await receiver.waitFor(ENDPOINT_CONCURRENCY, 20_000)
+  const inFlight = new Set(held.map((r) => String(r.body.deliveryId)))
+  first.child.kill('SIGKILL')
+  await once(first.child, 'exit')
+
+  hold = false
+  receiver.release(500) // the held ones' answers go nowhere: their process is gone
+  const second = run([dir, 'resume'])
+  t.after(() => second.child.kill('SIGKILL'))
+  t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
+  const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
+  t.after(() => db.close())
+  let delivered = 0
+  for (let i = 0; i < 200 && delivered < n; i++) {
+    delivered = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered'"))?.n ?? 0
+    if (delivered < n) await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(delivered, n, 'every delivery delivered')
+  t.equal((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries'))?.n, n, 'nothing duplicated in the queue')
+  const ids = new Set(receiver.received.map((r) => String(r.body.deliveryId)))
+  t.equal(ids.size, n, 'the receiver saw every delivery')
+  for (const id of inFlight) t.ok(receiver.received.filter((r) => r.body.deliveryId === id).length >= 2, `${id} sent again after the crash`)
   second.child.kill('SIGTERM')
   await once(second.child, 'exit')
 })

@@ -1,0 +1,130 @@
+// The delivery worker's connection pool and batches: keep-alive connections reused per
+// endpoint origin, every connection the pool opens put through the guard's connect-time
+// checks, at most ENDPOINT_CONCURRENCY requests in flight to one endpoint, and a batch's
+// outcomes recorded together (endpoint failure count, switch-off). Real HTTPS receivers.
+import t from 'tap'
+import dns from 'node:dns'
+import { ManualClock } from '../../src/clock.js'
+import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
+import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
+import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
+import { forEngines } from '../db/engines.js'
+
+function countingLookup(): { lookup: LookupFn; hosts: string[] } {
+  const hosts: string[] = []
+  const lookup: LookupFn = (host, opts, cb) => {
+    hosts.push(host)
+    ;(dns.lookup as unknown as LookupFn)(host, opts, cb)
+  }
+  return { lookup, hosts }
+}
+
+t.test('a pool reuses keep-alive connections and puts every new one through the connect-time checks', async (t) => {
+  let close = false
+  const receiver = await startReceiver(() => ({ status: 200, headers: close ? { connection: 'close' } : ({} as Record<string, string>) }))
+  t.after(() => receiver.close())
+  const { lookup, hosts } = countingLookup()
+  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 5000 })
+  t.after(() => guard.close())
+  const pool = guard.pool(4)
+
+  for (let i = 0; i < 10; i++) t.equal((await guard.request(receiver.url, { body: '{}', dispatcher: pool })).status, 200)
+  // (undici opens a second connection right after the first exchange; from then on both are reused.)
+  t.ok(receiver.connections <= 2, `ten requests in a row over ${receiver.connections} connection(s)`)
+  t.equal(hosts.length, receiver.connections, 'one guarded lookup per connection')
+
+  close = true
+  const before = receiver.connections
+  for (let i = 0; i < 4; i++) await guard.request(receiver.url, { body: '{}', dispatcher: pool })
+  t.ok(receiver.connections >= before + 2, `the receiver closed each: new connections (${receiver.connections - before})`)
+  t.equal(hosts.length, receiver.connections, 'each new connection ran the guarded lookup')
+
+  await t.rejects(guard.request(receiver.url, { body: '{}', dispatcher: new (await import('undici')).Agent() as never }), /not a pool of this guard/)
+})
+
+forEngines(t, (t, build) => {
+  async function setup(t: Parameters<Parameters<typeof forEngines>[1]>[0], answer: Parameters<typeof startReceiver>[0]) {
+    const receiver = await startReceiver(answer)
+    t.after(() => receiver.close())
+    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: new ManualClock(Date.now()) })
+    const { apiKey, workspaceId } = await h.workspace()
+    const res = await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })
+    t.equal(res.statusCode, 201)
+    const publish = (n: number) =>
+      Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } }),
+        ),
+      )
+    return { h, receiver, apiKey, endpointId: res.json().data.id as string, publish }
+  }
+
+  t.test('at most ENDPOINT_CONCURRENCY requests in flight to one endpoint; the rest go when one ends', async (t) => {
+    let hold = true
+    const { h, receiver, apiKey, publish } = await setup(t, () => (hold ? 'hold' : { status: 200 }))
+    const n = ENDPOINT_CONCURRENCY + 9
+    await publish(n)
+    const run = h.app.services.webhookWorker.runOnce()
+    await receiver.waitFor(ENDPOINT_CONCURRENCY)
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(receiver.received.length, ENDPOINT_CONCURRENCY, 'the others wait')
+    t.ok(receiver.connections <= ENDPOINT_CONCURRENCY, `${receiver.connections} connections`)
+    hold = false
+    receiver.release()
+    await run
+    t.equal(receiver.received.length, n)
+    t.equal(new Set(receiver.received.map((r) => r.body.deliveryId)).size, n, 'each delivery once')
+    const log = (await h.req('GET', '/v1/webhooks/deliveries?limit=100', apiKey)).json().data as { status: string; attempts: number }[]
+    t.equal(log.length, n)
+    t.ok(
+      log.every((d) => d.status === 'delivered' && d.attempts === 1),
+      'all delivered on their first attempt',
+    )
+  })
+
+  t.test('a batch of failures counts each against the endpoint; a success in a later batch resets the count', async (t) => {
+    let status = 500
+    const { h, receiver, apiKey, endpointId, publish } = await setup(t, () => ({ status }))
+    await publish(3)
+    await h.app.services.webhookWorker.runOnce()
+    t.equal(receiver.received.length, 3)
+    let ep = (await h.req('GET', `/v1/webhooks/${endpointId}`, apiKey)).json().data
+    t.equal(ep.consecutiveFailures, 3)
+    t.equal(ep.lastStatus, 500)
+    t.equal(ep.enabled, true)
+
+    status = 204
+    await publish(2)
+    await h.app.services.webhookWorker.runOnce()
+    ep = (await h.req('GET', `/v1/webhooks/${endpointId}`, apiKey)).json().data
+    t.equal(ep.consecutiveFailures, 0)
+    t.equal(ep.lastStatus, 204)
+
+    // Enough failures in one batch switch the endpoint off, once, and its Owners are mailed.
+    status = 503
+    await publish(AUTO_DISABLE_AFTER + 2)
+    await h.app.services.webhookWorker.runOnce()
+    ep = (await h.req('GET', `/v1/webhooks/${endpointId}`, apiKey)).json().data
+    t.equal(ep.enabled, false)
+    t.equal(ep.consecutiveFailures, AUTO_DISABLE_AFTER + 2)
+    t.match(ep.autoDisabledReason, /failed in a row/)
+    const failed = (await h.req('GET', '/v1/webhooks/deliveries?status=failed&limit=100', apiKey)).json().data as { error: string }[]
+    t.equal(failed.length, 3 + AUTO_DISABLE_AFTER + 2)
+    t.ok(failed.every((d) => d.error === 'http 500' || d.error === 'http 503'))
+  })
+
+  t.test('a batch to a name that resolves to a private address: every delivery refused at connect time', async (t) => {
+    const lookup: LookupFn = (_host, _opts, cb) => cb(null, [{ address: '10.0.0.7', family: 4 }])
+    const outbound = new OutboundGuard({ lookup, timeoutMs: 2000 })
+    const h = await build(t, {}, { outbound })
+    const { apiKey, workspaceId } = await h.workspace()
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).statusCode, 201)
+    for (let i = 0; i < 6; i++) {
+      await h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+    }
+    await h.app.services.webhookWorker.runOnce()
+    const log = (await h.req('GET', '/v1/webhooks/deliveries?status=failed', apiKey)).json().data as { error: string }[]
+    t.equal(log.length, 6)
+    for (const d of log) t.match(d.error, /^unsafe address: hooks\.example\.com resolves to a non-public address \(10\.0\.0\.7\)/)
+  })
+})

@@ -34,6 +34,8 @@ export interface AgentOptions {
   dataDir: string
   /** Bound of the on-disk media cache in bytes (default 2 GiB; least recently used files go first). */
   cacheMaxBytes?: number
+  /** Bounds of the on-disk play log (defaults: 16 MiB, 30 days). */
+  playLog?: { maxBytes?: number; maxAgeMs?: number }
   /** Player page port (default 7070; 0 picks one). */
   playerPort?: number
   playerHost?: string
@@ -115,7 +117,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       clock: this.#clock,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     })
-    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock })
+    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock, ...options.playLog })
     this.player = new PlayerServer({
       port: options.playerPort ?? DEFAULT_PLAYER_PORT,
       host: options.playerHost,
@@ -188,6 +190,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   async #begin(): Promise<void> {
     await fs.mkdir(this.#o.dataDir, { recursive: true, mode: 0o700 })
     await this.player.start()
+    await this.playLog.trim().catch((err: unknown) => this.log.warn('could not trim the play log', { err: err as Error }))
     let credentials: Credentials | null = null
     try {
       credentials = await this.#credentials.load()

@@ -192,6 +192,7 @@ async function assemble(
         { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
         { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
         { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
+        { name: 'old plays', run: () => app.services.playLog.purgeOld() },
       ],
       config.statusIntervalMs > 0 ? 3600_000 : 0,
       app.log,

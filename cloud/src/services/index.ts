@@ -227,6 +227,6 @@ export function createServices(deps: {
     alertWorker,
     assignments,
     mediaUrls,
-    playLog: new PlayLogService(db, clock, screens),
+    playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
   }
 }

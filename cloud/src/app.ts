@@ -50,6 +50,8 @@ import alertRoutes from './routes/alerts.js'
 import userRoutes from './routes/users.js'
 import oauthRoutes from './routes/oauth.js'
 import playLogRoutes from './routes/playLog.js'
+import screenshotRoutes from './routes/screenshots.js'
+import { ScreenshotJobDelivery } from './broker/ScreenshotJobDelivery.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -181,6 +183,7 @@ async function assemble(
   await app.register(userRoutes)
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
+  await app.register(screenshotRoutes)
 
   // workers[0] is the status monitor (tests drive it with runOnce()).
   const workers = [
@@ -193,6 +196,7 @@ async function assemble(
         { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
         { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
         { name: 'old plays', run: () => app.services.playLog.purgeOld() },
+        { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
       ],
       config.statusIntervalMs > 0 ? 3600_000 : 0,
       app.log,
@@ -219,12 +223,15 @@ async function assemble(
   })
   // Serial jobs reach devices through the broker; pending ones go out as screens connect.
   const serialDelivery = new SerialJobDelivery(broker, app.services.serialJobs, app.log)
+  const screenshotDelivery = new ScreenshotJobDelivery(broker, app.services.screenshots, app.log)
   app.addHook('onReady', async () => {
     await serialDelivery.start()
+    await screenshotDelivery.start()
   })
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
     await serialDelivery.stop()
+    await screenshotDelivery.stop()
     for (const w of workers) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)

@@ -37,13 +37,18 @@ export const PLAYER_PAGE = `<!doctype html>
 (function () {
   var DEFAULT_MS = 10000, RETRY_MS = 30000;
   var debug = /(^|[?&])debug=1(&|$)/.test(location.search.slice(1));
+  // A screenshot capture: shows the same view, reports nothing (not a play).
+  var capture = /(^|[?&])capture=1(&|$)/.test(location.search.slice(1));
   var stage = document.getElementById('stage');
   var band = document.getElementById('band');
   var dbg = document.getElementById('debug');
   var ws = null, shown = '', view = null, gen = 0, timers = [], open = {}, outbox = [];
 
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e; }
+  // data-ready="1" once content (or a diagnostic) is on screen: a capture waits for it.
+  function ready() { document.documentElement.dataset.ready = '1'; }
   function send(m) {
+    if (capture) return;
     var text = JSON.stringify(m);
     if (ws && ws.readyState === 1) ws.send(text); else outbox.push(text);
   }
@@ -54,6 +59,7 @@ export const PLAYER_PAGE = `<!doctype html>
     var m = origin(view); m.type = 'play'; m.event = 'start'; m.slot = slot; m.itemKind = item.kind; m.itemId = item.id;
     open[slot] = m;
     send(m);
+    ready();
   }
   function ended(slot) { if (!open[slot]) return; delete open[slot]; send({ type: 'play', event: 'end', slot: slot }); }
   function failed(slot, item) {
@@ -73,6 +79,7 @@ export const PLAYER_PAGE = `<!doctype html>
     c.appendChild(el('div', 'name', title));
     for (var i = 0; i < lines.length; i++) if (lines[i]) c.appendChild(el('div', 'hint', lines[i]));
     d.appendChild(c); box.appendChild(d);
+    ready();
   }
 
   // Shows one item in a slot box; calls done() when it should move on (duration or
@@ -199,7 +206,7 @@ export const PLAYER_PAGE = `<!doctype html>
   }
 
   function connect() {
-    ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed');
+    ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed' + (capture ? '?capture=1' : ''));
     // A new connection (the agent may have restarted) learns what is on screen now.
     ws.onopen = function () { outbox = []; for (var s in open) ws.send(JSON.stringify(open[s])); };
     ws.onmessage = function (e) { var v; try { v = JSON.parse(e.data); } catch (err) { return; } render(v); };

@@ -43,6 +43,8 @@ import { AlertWorker } from '../alerts/AlertWorker.js'
 import { AssignmentService } from './AssignmentService.js'
 import { MediaUrlSigner } from '../media/MediaUrlSigner.js'
 import { PlayLogService } from './PlayLogService.js'
+import { ScreenshotService } from './ScreenshotService.js'
+import { MediaStore } from '../media/MediaStore.js'
 
 export interface Services {
   config: Config
@@ -99,6 +101,8 @@ export interface Services {
   mediaUrls: MediaUrlSigner
   /** Proof of play: batches from devices (stored before their PUBACK), reads and CSV export. */
   playLog: PlayLogService
+  /** Screenshot jobs and their PNGs (uploaded by the agent with its device credential). */
+  screenshots: ScreenshotService
 }
 
 export function createServices(deps: {
@@ -228,5 +232,6 @@ export function createServices(deps: {
     assignments,
     mediaUrls,
     playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
+    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir), config.publicUrl),
   }
 }

@@ -19719,15 +19719,23 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description How a picture or video fills the screen: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). On an item it overrides the playlist. */
+                    fit?: "contain" | "cover" | null;
                     /** @description Played in this order. */
                     items?: {
                         /** @description How long the item shows; null/omitted = the file's own length (video, audio) or 10 s. */
                         durationMs?: number | null;
+                        /** @description How a picture or video fills the screen: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). On an item it overrides the playlist. */
+                        fit?: "contain" | "cover" | null;
                         id: string;
                         kind: "media" | "app" | "creative";
                     }[];
                     name: string;
                     nodeId?: string | null;
+                    /** @description From one item to the next: `none` (a cut, the default) or `fade` (the next item fades in). */
+                    transition?: "none" | "fade" | null;
+                    /** @description Length of the transition; default 500 ms. */
+                    transitionMs?: number | null;
                 };
             };
         };
@@ -20243,15 +20251,23 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description How a picture or video fills the screen: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). On an item it overrides the playlist. */
+                    fit?: "contain" | "cover" | null;
                     /** @description Played in this order. */
                     items?: {
                         /** @description How long the item shows; null/omitted = the file's own length (video, audio) or 10 s. */
                         durationMs?: number | null;
+                        /** @description How a picture or video fills the screen: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). On an item it overrides the playlist. */
+                        fit?: "contain" | "cover" | null;
                         id: string;
                         kind: "media" | "app" | "creative";
                     }[];
                     name?: string;
                     nodeId?: string | null;
+                    /** @description From one item to the next: `none` (a cut, the default) or `fade` (the next item fades in). */
+                    transition?: "none" | "fade" | null;
+                    /** @description Length of the transition; default 500 ms. */
+                    transitionMs?: number | null;
                 };
             };
         };

@@ -16,6 +16,7 @@ import { StateReconciler } from './state/StateReconciler.js'
 import type { StorageProbe } from './state/storage.js'
 import { JobDispatcher } from './jobs/JobDispatcher.js'
 import { SeenJobs } from './jobs/SeenJobs.js'
+import { ScreenshotRunner, findChromium } from './jobs/Screenshotter.js'
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js'
 import { PlayerServer } from './player/PlayerServer.js'
 import { localView, playingView } from './player/PlayerView.js'
@@ -34,6 +35,13 @@ export interface AgentOptions {
   dataDir: string
   /** Bound of the on-disk media cache in bytes (default 2 GiB; least recently used files go first). */
   cacheMaxBytes?: number
+  /** Bounds of the on-disk play log (defaults: 16 MiB, 30 days). */
+  playLog?: { maxBytes?: number; maxAgeMs?: number }
+  /**
+   * Screenshot jobs: the browser that captures the page (default CHROME_PATH, else Chromium
+   * on PATH; null = none, the jobs fail saying so) and the capture size (default 1920×1080).
+   */
+  screenshot?: { executablePath?: string | null; width?: number; height?: number }
   /** Player page port (default 7070; 0 picks one). */
   playerPort?: number
   playerHost?: string
@@ -115,7 +123,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       clock: this.#clock,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     })
-    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock })
+    this.playLog = new PlayLog({ dataDir: options.dataDir, log: this.log.child({ part: 'play-log' }), clock: this.#clock, ...options.playLog })
     this.player = new PlayerServer({
       port: options.playerPort ?? DEFAULT_PLAYER_PORT,
       host: options.playerHost,
@@ -188,6 +196,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   async #begin(): Promise<void> {
     await fs.mkdir(this.#o.dataDir, { recursive: true, mode: 0o700 })
     await this.player.start()
+    await this.playLog.trim().catch((err: unknown) => this.log.warn('could not trim the play log', { err: err as Error }))
     let credentials: Credentials | null = null
     try {
       credentials = await this.#credentials.load()
@@ -290,8 +299,23 @@ export class Agent extends EventEmitter<AgentEvents> {
     const seen = new SeenJobs({ dataDir: this.#o.dataDir })
     const runner: SerialJobRunner = this.#o.serialRunner ?? new UnavailableSerialRunner(this.#clock)
     let panel: PanelSupervisor | null = null
+    const shots = new ScreenshotRunner({
+      cloudUrl: this.#o.cloudUrl,
+      screenId,
+      deviceSecret: credentials.deviceSecret,
+      pageUrl: () => this.#pageUrl(),
+      capture: {
+        executablePath: this.#o.screenshot?.executablePath !== undefined ? this.#o.screenshot.executablePath : findChromium(),
+        ...(this.#o.screenshot?.width ? { width: this.#o.screenshot.width } : {}),
+        ...(this.#o.screenshot?.height ? { height: this.#o.screenshot.height } : {}),
+      },
+      ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
+      log: log.child({ part: 'screenshot' }),
+      clock: this.#clock,
+    })
     const jobs = new JobDispatcher({
       seen,
+      screenshot: shots,
       // A command the panel accepted may have changed it (power, input, volume): read it
       // back at once so `reported.panel` is current, not one poll interval late.
       serial: {
@@ -371,6 +395,14 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (panel) await panel.configure(state.panelSettings)
     await jobs.start()
     link.start()
+  }
+
+  /** The player page as this machine reaches it (a wildcard listen address means loopback). */
+  #pageUrl(): string | null {
+    const port = this.player.port
+    if (port === null) return null
+    const host = this.#o.playerHost && !['0.0.0.0', '::', ''].includes(this.#o.playerHost) ? this.#o.playerHost : '127.0.0.1'
+    return `http://${host.includes(':') ? `[${host}]` : host}:${port}/`
   }
 
   async #stopSession(): Promise<void> {

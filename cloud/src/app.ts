@@ -57,6 +57,8 @@ import playLogRoutes from './routes/playLog.js'
 import mcpRoutes from './routes/mcp.js'
 
 import approvalRoutes from './routes/approvals.js'
+import screenshotRoutes from './routes/screenshots.js'
+import { ScreenshotJobDelivery } from './broker/ScreenshotJobDelivery.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -209,6 +211,7 @@ async function assemble(
   await app.register(oauthRoutes)
   await app.register(playLogRoutes)
   await app.register(mcpRoutes)
+  await app.register(screenshotRoutes)
 
   await app.register(approvalRoutes)
 
@@ -225,6 +228,8 @@ async function assemble(
         { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
         { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
         { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
+        { name: 'old plays', run: () => app.services.playLog.purgeOld() },
+        { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
       ],
       config.statusIntervalMs > 0 ? 3600_000 : 0,
       app.log,
@@ -251,13 +256,16 @@ async function assemble(
   })
   // Serial jobs reach devices through the broker; pending ones go out as screens connect.
   const serialDelivery = new SerialJobDelivery(broker, app.services.serialJobs, app.log)
+  const screenshotDelivery = new ScreenshotJobDelivery(broker, app.services.screenshots, app.log)
   app.addHook('onReady', async () => {
     await serialDelivery.start()
+    await screenshotDelivery.start()
   })
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
     sessions.stop()
     await serialDelivery.stop()
+    await screenshotDelivery.stop()
     for (const w of Object.values(workers)) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)

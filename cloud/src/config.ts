@@ -61,6 +61,8 @@ export interface Config {
   mediaImportMaxBytes: number
   /** Time limit of an import-url fetch, ms (SVC_MEDIA_IMPORT_TIMEOUT_MS, 60000). */
   mediaImportTimeoutMs: number
+  /** Stored plays (proof of play) are deleted this many days after they started (SVC_PLAY_LOG_RETENTION_DAYS, 395). */
+  playLogRetentionDays: number
   /** How often desired states whose signed media URLs are getting old are republished, ms (SVC_MEDIA_URL_REFRESH_INTERVAL_MS, 3600000); 0 = never (tests drive it). */
   mediaUrlRefreshIntervalMs: number
   /** `background`: probe new files right after upload; `manual`: only when something calls processPending() (tests). */
@@ -138,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaImportTimeoutMs: int(env, 'SVC_MEDIA_IMPORT_TIMEOUT_MS', 60_000, 1),
     mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
     mediaUrlRefreshIntervalMs: int(env, 'SVC_MEDIA_URL_REFRESH_INTERVAL_MS', 3_600_000),
+    playLogRetentionDays: int(env, 'SVC_PLAY_LOG_RETENTION_DAYS', 395, 1),
     webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),

@@ -256,6 +256,20 @@ t.test('every read operation and the main writes, through the typed client on a 
   await stream.response.body?.cancel()
   t.equal((await api.DELETE('/v1/mcp', { params: { header: session } })).response.status, 200)
 
+  // A screenshot of the other screen, uploaded as its agent would (device credential, PNG).
+  const shot = (await ok(api.POST('/v1/screens/{id}/screenshot', path(other.screenId)))).data
+  t.equal(shot.status, 'queued')
+  const pngHead = Buffer.from('89504e470d0a1a0a0000000d49484452000000100000000908020000000000000000', 'hex')
+  const uploaded = await fetch(`${base}/v1/devices/screenshots/${shot.id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'image/png', authorization: `Basic ${Buffer.from(`${other.screenId}:${other.deviceSecret}`).toString('base64')}` },
+    body: pngHead,
+  })
+  t.equal(uploaded.status, 200)
+  t.match((await ok(api.GET('/v1/screenshots/{id}', path(shot.id)))).data, { status: 'ok', width: 16, height: 9 })
+  const pngBack = await api.GET('/v1/screenshots/{id}/image', { ...path(shot.id), parseAs: 'arrayBuffer' })
+  t.same(Buffer.from(pngBack.data as ArrayBuffer), pngHead, 'the PNG back')
+
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')
   t.equal((await ok(api.POST('/v1/casts/{id}/clear', path(cast.id)))).data.status, 'cleared')

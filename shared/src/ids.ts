@@ -29,6 +29,7 @@ export const ID_PREFIX = {
   serialTemplate: 'sertpl',
   serialTemplateItem: 'sti',
   serialJob: 'sjob',
+  screenshot: 'shot',
   incident: 'inc',
   request: 'req',
   measurement: 'msr',

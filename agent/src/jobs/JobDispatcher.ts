@@ -1,7 +1,8 @@
 // Jobs from `screens/<id>/jobs`: validated with the shared parser, de-duplicated by id
 // (QoS 1 can redeliver; a persistent session redelivers after restarts), run one at a
-// time (serial jobs through the SerialJobRunner), and answered on `job-results`.
-import { parseJob, type Job, type JobResult } from '@svc/shared/mqtt/index'
+// time (serial jobs through the SerialJobRunner, screenshots through the screenshot
+// runner), and answered on `job-results`.
+import { parseJob, type Job, type JobResult, type ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
 import type { Clock } from '../runtime/time.js'
 import type { SeenJobs } from './SeenJobs.js'
@@ -14,6 +15,8 @@ export interface ResultPublisher {
 export interface JobDispatcherOptions {
   seen: SeenJobs
   serial: SerialJobRunner
+  /** Captures and uploads the page; absent = screenshot jobs fail as not supported. */
+  screenshot?: { run(job: ScreenshotJob): Promise<JobResult> }
   publisher: ResultPublisher
   log: Logger
   clock: Clock
@@ -104,7 +107,22 @@ export class JobDispatcher {
         }
       }
     }
-    // Reboot and screenshot need the player platform's help; this agent does not do them yet.
+    if (job.kind === 'screenshot' && this.#o.screenshot) {
+      try {
+        return await this.#o.screenshot.run(job)
+      } catch (err) {
+        return {
+          jobId: job.id,
+          kind: 'screenshot',
+          sentHex: '',
+          replyHex: '',
+          outcome: 'failed',
+          reason: `screenshot error: ${(err as Error).message}`,
+          at: at(),
+        }
+      }
+    }
+    // Reboot needs the player platform's help; this agent does not do it.
     return { jobId: job.id, kind: job.kind, sentHex: '', replyHex: '', outcome: 'failed', reason: `${job.kind} is not supported by this agent`, at: at() }
   }
 }

@@ -3,6 +3,11 @@
 // starts on the page's own `load` (image, web page) or `playing` (video) event and ends
 // when the page moves on (`ended`, the item's duration, a new view) or the agent stops.
 // `batch()` reads records after a cursor, ready to be sent; `ack()` stores the cursor.
+// Bounded: when the file passes `maxBytes`, or once an hour, the oldest records are cut
+// from its front (those older than `maxAgeMs`, then acknowledged ones, then, with a
+// warning, unsent ones) until it is at most half of `maxBytes`. The cursor is rewritten
+// before the file is replaced, so a crash in between re-sends (the cloud stores a record
+// once) rather than skipping anything.
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import type { Logger } from '../runtime/Logger.js'
@@ -10,6 +15,11 @@ import type { Clock } from '../runtime/time.js'
 
 export const PLAY_LOG_FILE = 'play-log.jsonl'
 const CURSOR_FILE = 'play-log.cursor'
+/** Default bound of the play log file (a play is ~300 bytes: about 50 000 plays). */
+export const DEFAULT_PLAY_LOG_MAX_BYTES = 16 * 1024 ** 2
+/** Default age after which a record is cut, sent or not (the cloud has long had it). */
+export const DEFAULT_PLAY_LOG_MAX_AGE_MS = 30 * 86_400_000
+const AGE_CHECK_MS = 3_600_000
 
 /** One record of the play log (also the shape of a batch entry). */
 export interface PlayRecord {
@@ -44,6 +54,10 @@ export interface PlayLogOptions {
   dataDir: string
   log: Logger
   clock: Clock
+  /** Bound of the file in bytes (default DEFAULT_PLAY_LOG_MAX_BYTES). */
+  maxBytes?: number
+  /** Records that ended longer ago than this are cut (default DEFAULT_PLAY_LOG_MAX_AGE_MS). */
+  maxAgeMs?: number
 }
 
 type Open = Omit<PlayRecord, 'endedAt' | 'durationMs'> & { startMs: number }
@@ -55,6 +69,13 @@ export class PlayLog {
   readonly #open = new Map<string, Open>()
   #chain: Promise<void> = Promise.resolve()
   readonly #listeners: Array<() => void> = []
+  /** Bytes cut from the front since this object was made: batch cursors are file offsets plus this. */
+  #shift = 0
+  /** The file's size, once known. */
+  #size: number | null = null
+  #checkedAt = Number.NEGATIVE_INFINITY
+  /** Records dropped unsent by the size bound since start (for tests and logs). */
+  droppedUnsent = 0
 
   constructor(options: PlayLogOptions) {
     this.#o = options
@@ -93,31 +114,116 @@ export class PlayLog {
     return this.#chain
   }
 
+  /** Runs `fn` after every earlier write, trim and cursor change. */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(fn)
+    this.#chain = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    return run
+  }
+
   #append(r: PlayRecord): void {
-    this.#chain = this.#chain
-      .then(() => fs.appendFile(this.file, `${JSON.stringify(r)}\n`, { mode: 0o600 }))
-      .then(() => {
-        for (const l of this.#listeners) l()
-      })
-      .catch((err: unknown) => this.#o.log.warn('could not append to the play log', { err: err as Error }))
+    const line = `${JSON.stringify(r)}\n`
+    this.#serial(async () => {
+      await fs.appendFile(this.file, line, { mode: 0o600 })
+      this.#size = (this.#size ?? (await this.#statSize())) + Buffer.byteLength(line)
+      for (const l of this.#listeners) l()
+      const now = this.#o.clock.now().getTime()
+      if (this.#size > this.#maxBytes || now - this.#checkedAt >= AGE_CHECK_MS) await this.#trim()
+    }).catch((err: unknown) => this.#o.log.warn('could not append to the play log', { err: err as Error }))
+  }
+
+  get #maxBytes(): number {
+    return this.#o.maxBytes ?? DEFAULT_PLAY_LOG_MAX_BYTES
+  }
+
+  async #statSize(): Promise<number> {
+    try {
+      return (await fs.stat(this.file)).size
+    } catch {
+      return 0
+    }
+  }
+
+  /**
+   * Applies the bounds now (the agent calls it on start; appends call it past the size
+   * bound and hourly). Resolves to the number of records cut.
+   */
+  trim(): Promise<number> {
+    return this.#serial(() => this.#trim())
+  }
+
+  async #trim(): Promise<number> {
+    const now = this.#o.clock.now().getTime()
+    this.#checkedAt = now
+    let buf: Buffer
+    try {
+      buf = await fs.readFile(this.file)
+    } catch {
+      this.#size = 0
+      return 0
+    }
+    this.#size = buf.length
+    const cursor = Math.min(await this.#cursor(), buf.length)
+    const cutoff = now - (this.#o.maxAgeMs ?? DEFAULT_PLAY_LOG_MAX_AGE_MS)
+    const target = Math.floor(this.#maxBytes / 2)
+    const over = buf.length > this.#maxBytes
+    let cut = 0
+    let records = 0
+    let unsent = 0
+    for (;;) {
+      const nl = buf.indexOf(0x0a, cut)
+      if (nl < 0) break
+      let ended = Number.NaN
+      try {
+        ended = Date.parse((JSON.parse(buf.subarray(cut, nl).toString('utf8')) as PlayRecord).endedAt)
+      } catch {
+        /* a damaged line goes with its neighbours */
+      }
+      const old = !(ended >= cutoff)
+      if (!old && !(over && buf.length - cut > target)) break
+      if (cut >= cursor) unsent++
+      cut = nl + 1
+      records++
+    }
+    if (cut === 0) return 0
+    // Cursor first: a crash before the rename re-sends a little instead of skipping.
+    await this.#writeCursor(Math.max(0, cursor - cut))
+    const tmp = `${this.file}.tmp`
+    await fs.writeFile(tmp, buf.subarray(cut), { mode: 0o600 })
+    await fs.rename(tmp, this.file)
+    this.#shift += cut
+    this.#size = buf.length - cut
+    if (unsent) {
+      this.droppedUnsent += unsent
+      this.#o.log.warn('plays never sent were cut from the play log (over its size or age bound)', { dropped: unsent, maxBytes: this.#maxBytes })
+    }
+    this.#o.log.info('play log trimmed', { records, bytes: cut })
+    return records
   }
 
   /** Every stored record, in order (damaged lines are skipped). */
-  async all(): Promise<PlayRecord[]> {
-    await this.flush()
-    return (await this.#read(0, Infinity)).records
+  all(): Promise<PlayRecord[]> {
+    return this.#serial(async () => (await this.#read(0, Infinity)).records)
   }
 
   /** Up to `max` records after the acknowledged cursor. */
-  async batch(screenId: string, max = 500): Promise<PlayLogBatch> {
-    await this.flush()
-    const from = await this.#cursor()
-    const { records, end } = await this.#read(from, max)
-    return { screenId, records, from, cursor: end }
+  batch(screenId: string, max = 500): Promise<PlayLogBatch> {
+    return this.#serial(async () => {
+      const from = await this.#cursor()
+      const { records, end } = await this.#read(from, max)
+      return { screenId, records, from: from + this.#shift, cursor: end + this.#shift }
+    })
   }
 
-  /** Marks everything before `cursor` as delivered. */
-  async ack(cursor: number): Promise<void> {
+  /** Marks everything before `cursor` (from batch(), even if the file was trimmed since) as delivered. */
+  ack(cursor: number): Promise<void> {
+    return this.#serial(() => this.#writeCursor(Math.max(0, cursor - this.#shift)))
+  }
+
+  async #writeCursor(cursor: number): Promise<void> {
     const tmp = path.join(this.#o.dataDir, `${CURSOR_FILE}.tmp`)
     await fs.writeFile(tmp, String(cursor), { mode: 0o600 })
     await fs.rename(tmp, path.join(this.#o.dataDir, CURSOR_FILE))

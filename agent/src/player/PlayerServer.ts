@@ -1,7 +1,8 @@
 // The local player page: an HTTP server (default port 7070) serving the kiosk page at `/`,
 // the current view as JSON at `/state`, cached media at `/media/<key>` (with byte ranges,
 // for video), and a WebSocket feed at `/feed` that sends the current view on connect and
-// every change after; the page answers on it with what it actually plays (`page` events).
+// every change after; the page answers on it with what it actually plays (`page` events),
+// except a screenshot capture's page (`/feed?capture=1`), which only watches.
 import { EventEmitter } from 'node:events'
 import { createReadStream } from 'node:fs'
 import http from 'node:http'
@@ -87,12 +88,18 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
     const server = http.createServer((req, res) => this.#serve(req, res))
     const wss = new WebSocketServer({ noServer: true })
     server.on('upgrade', (req, socket, head) => {
-      if (new URL(req.url ?? '/', 'http://x').pathname !== '/feed') {
+      const url = new URL(req.url ?? '/', 'http://x')
+      if (url.pathname !== '/feed') {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n')
         return
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', () => ws.terminate())
+        // A screenshot capture (`/feed?capture=1`) watches the view but its plays are not plays.
+        if (url.searchParams.get('capture') === '1') {
+          ws.send(JSON.stringify(this.#view))
+          return
+        }
         const page = ++this.#pages
         ws.on('message', (data) => {
           const e = parsePageEvent(String(data), page)

@@ -3,7 +3,8 @@
 // nothing to play, or always with `?debug=1`. Plays images, video (muted autoplay, looped
 // when alone, `ended` advances a playlist), playlists with per-item durations, web/app
 // pages, and layouts (one region per zone). Each item is fit `contain` (default) or
-// `cover`. An emergency shows its message in a large band above everything. An item that
+// `cover` (its own, else its playlist's). A playlist with `transition: "fade"` fades each
+// item in over the last (`transitionMs`, default 500 ms); otherwise items cut. An emergency shows its message in a large band above everything. An item that
 // fails to load is reported and skipped. The page reports what it actually showed over
 // the same WebSocket: `{type:"play", event:"start"|"end"|"error", slot, …}`, from the
 // elements' own `load` / `playing` / `ended` / `error` events.
@@ -37,13 +38,18 @@ export const PLAYER_PAGE = `<!doctype html>
 (function () {
   var DEFAULT_MS = 10000, RETRY_MS = 30000;
   var debug = /(^|[?&])debug=1(&|$)/.test(location.search.slice(1));
+  // A screenshot capture: shows the same view, reports nothing (not a play).
+  var capture = /(^|[?&])capture=1(&|$)/.test(location.search.slice(1));
   var stage = document.getElementById('stage');
   var band = document.getElementById('band');
   var dbg = document.getElementById('debug');
   var ws = null, shown = '', view = null, gen = 0, timers = [], open = {}, outbox = [];
 
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e; }
+  // data-ready="1" once content (or a diagnostic) is on screen: a capture waits for it.
+  function ready() { document.documentElement.dataset.ready = '1'; }
   function send(m) {
+    if (capture) return;
     var text = JSON.stringify(m);
     if (ws && ws.readyState === 1) ws.send(text); else outbox.push(text);
   }
@@ -54,6 +60,7 @@ export const PLAYER_PAGE = `<!doctype html>
     var m = origin(view); m.type = 'play'; m.event = 'start'; m.slot = slot; m.itemKind = item.kind; m.itemId = item.id;
     open[slot] = m;
     send(m);
+    ready();
   }
   function ended(slot) { if (!open[slot]) return; delete open[slot]; send({ type: 'play', event: 'end', slot: slot }); }
   function failed(slot, item) {
@@ -68,17 +75,36 @@ export const PLAYER_PAGE = `<!doctype html>
     if (kind === 'app' || /^text\\/html/.test(mime) || !mime) return 'web';
     return 'none';
   }
+  // Stops and drops what a slot showed (a video lets go of its file).
+  function drop(e) {
+    if (e.tagName === 'VIDEO') { e.pause(); e.removeAttribute('src'); e.load(); }
+    if (e.parentNode) e.parentNode.removeChild(e);
+  }
+  // Puts an item's element in its box: a cut, or with a transition (fadeMs > 0) the new
+  // element fades in over what was there, which goes once it is covered.
+  function put(box, e, fadeMs) {
+    var old = [].slice.call(box.childNodes);
+    if (!fadeMs || !old.length) { for (var i = 0; i < old.length; i++) drop(old[i]); box.textContent = ''; box.appendChild(e); return; }
+    e.style.opacity = '0';
+    e.style.transition = 'opacity ' + fadeMs + 'ms linear';
+    box.appendChild(e);
+    void e.offsetWidth; // the start state is on screen before the change
+    e.style.opacity = '1';
+    setTimeout(function () { for (var i = 0; i < old.length; i++) if (old[i].parentNode === box) drop(old[i]); }, fadeMs + 50);
+  }
   function diag(box, title, lines) {
     var d = el('div', 'diag'), c = el('div');
     c.appendChild(el('div', 'name', title));
     for (var i = 0; i < lines.length; i++) if (lines[i]) c.appendChild(el('div', 'hint', lines[i]));
     d.appendChild(c); box.appendChild(d);
+    ready();
   }
 
   // Shows one item in a slot box; calls done() when it should move on (duration or
   // 'ended'), or bad() when it cannot load. single = the only item (video loops).
   function showItem(box, slot, item, single, done, bad) {
     var what = kindOf(item.mimeType || '', item.kind, item.url), fit = item.fit === 'cover' ? 'cover' : '';
+    var fade = item.transition === 'fade' ? (item.transitionMs != null ? item.transitionMs : 500) : 0;
     var finished = false;
     function fin(ok) { if (finished) return; finished = true; if (ok) done(); else { failed(slot, item); bad(); } }
     if (what === 'image') {
@@ -86,12 +112,12 @@ export const PLAYER_PAGE = `<!doctype html>
       img.className = fit;
       img.onload = function () {
         if (img.dataset.gone) return;
-        box.textContent = ''; box.appendChild(img); started(slot, item);
+        put(box, img, fade); started(slot, item);
         if (!single) later(function () { fin(true); }, item.durationMs || DEFAULT_MS);
       };
       img.onerror = function () { fin(false); };
       img.src = item.url;
-      return function () { img.dataset.gone = '1'; };
+      return function () { finished = true; img.dataset.gone = '1'; };
     }
     if (what === 'video') {
       var v = el('video', fit); v.muted = true; v.autoplay = true; v.playsInline = true; v.loop = single; v.preload = 'auto';
@@ -99,16 +125,17 @@ export const PLAYER_PAGE = `<!doctype html>
       v.addEventListener('ended', function () { fin(true); });
       v.addEventListener('error', function () { fin(false); });
       v.src = item.url;
-      box.textContent = ''; box.appendChild(v);
+      put(box, v, fade);
       var p = v.play(); if (p && p.catch) p.catch(function () {});
       if (!single && item.durationMs) later(function () { fin(true); }, item.durationMs);
-      return function () { v.pause(); v.removeAttribute('src'); v.load(); };
+      // Paused now, kept on screen until the next item covers it (put drops it then).
+      return function () { finished = true; v.pause(); };
     }
     if (what === 'web') {
       var f = el('iframe', fit); f.setAttribute('allow', 'autoplay; fullscreen');
       f.onload = function () { if (!open[slot]) started(slot, item); };
       f.src = item.url;
-      box.textContent = ''; box.appendChild(f);
+      put(box, f, fade);
       if (!single) later(function () { fin(true); }, item.durationMs || DEFAULT_MS);
       return function () {};
     }
@@ -138,7 +165,8 @@ export const PLAYER_PAGE = `<!doctype html>
     if (c.items && c.items.length) {
       for (var i = 0; i < c.items.length; i++) {
         var it = c.items[i];
-        items.push({ kind: it.contentKind, id: it.contentId, url: it.url, mimeType: it.mimeType, durationMs: it.durationMs, fit: it.fit || c.fit, name: it.name });
+        items.push({ kind: it.contentKind, id: it.contentId, url: it.url, mimeType: it.mimeType, durationMs: it.durationMs, fit: it.fit || c.fit, name: it.name,
+          transition: it.transition || c.transition, transitionMs: it.transitionMs != null ? it.transitionMs : c.transitionMs });
       }
     } else {
       items.push({ kind: kind, id: id, url: c.url, mimeType: c.mimeType, durationMs: c.durationMs, fit: c.fit, name: c.name });
@@ -199,7 +227,7 @@ export const PLAYER_PAGE = `<!doctype html>
   }
 
   function connect() {
-    ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed');
+    ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed' + (capture ? '?capture=1' : ''));
     // A new connection (the agent may have restarted) learns what is on screen now.
     ws.onopen = function () { outbox = []; for (var s in open) ws.send(JSON.stringify(open[s])); };
     ws.onmessage = function (e) { var v; try { v = JSON.parse(e.data); } catch (err) { return; } render(v); };

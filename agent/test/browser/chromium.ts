@@ -156,8 +156,10 @@ export function decodePng(png: Buffer): Bitmap {
   return { width, height, at: (x, y) => [out[y * stride + x * channels]!, out[y * stride + x * channels + 1]!, out[y * stride + x * channels + 2]!] }
 }
 
-export async function screenshot(page: Page): Promise<Bitmap> {
-  return decodePng(Buffer.from(await page.screenshot({ type: 'png' })))
+/** The frame as a bitmap; `scale` < 1 captures it smaller (fast, for frequent sampling). */
+export async function screenshot(page: Page, scale = 1): Promise<Bitmap> {
+  const clip = scale === 1 ? {} : { clip: { x: 0, y: 0, width: WIDTH, height: HEIGHT, scale } }
+  return decodePng(Buffer.from(await page.screenshot({ type: 'png', ...clip })))
 }
 
 /** A cols × rows grid of points spread over the whole frame, edges and corners included. */

@@ -441,6 +441,24 @@ export interface PlayLogTable {
   received_at: string
 }
 
+/** A screenshot job and, once the agent uploaded it, its PNG (bytes in the media store by sha256). */
+export interface ScreenshotsTable {
+  /** `shot_…` */
+  id: string
+  workspace_id: string
+  screen_id: string
+  /** queued → sent (the device holds the job) → ok | failed */
+  status: string
+  reason: string | null
+  sha256: string | null
+  size_bytes: number | null
+  width: number | null
+  height: number | null
+  created_at: string
+  sent_at: string | null
+  completed_at: string | null
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -525,6 +543,7 @@ export interface DB {
   play_log: PlayLogTable
   approval_policies: ApprovalPoliciesTable
   approval_requests: ApprovalRequestsTable
+  screenshots: ScreenshotsTable
   schema_migrations: SchemaMigrationsTable
 }
 

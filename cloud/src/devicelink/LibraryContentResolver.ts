@@ -2,7 +2,7 @@
 // playability, sharing, device descriptions) to the ContentResolver seam, and turns the
 // library's descriptions into the MQTT contract's PlayableContent (no nulls: the agent
 // validates every field it receives).
-import type { ContentKind as DeviceKind, LibraryEntry, PlayableContent, PlayableItem } from '@svc/shared/mqtt/index'
+import { MAX_TRANSITION_MS, type ContentKind as DeviceKind, type Fit, type LibraryEntry, type PlayableContent, type PlayableItem } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 import type { ContentService } from '../services/ContentService.js'
 import type { ContentRef, ContentResolver, Playability } from './ContentResolver.js'
@@ -11,6 +11,7 @@ type Described = Record<string, unknown>
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
 const uint = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined)
+const fitOf = (v: unknown): Fit | undefined => (v === 'contain' || v === 'cover' ? v : undefined)
 
 function compact<T extends Record<string, unknown>>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T
@@ -67,10 +68,17 @@ export async function toPlayable(d: Described, sign: MediaUrlSign | null = null)
           sha256: str(c.sha256),
           sizeBytes: uint(c.sizeBytes),
           durationMs: uint(i.durationMs),
+          fit: fitOf(i.fit),
         }) as PlayableItem,
       )
     }
     out.items = items
+    // Presentation (player): the playlist's fit and its transition between items.
+    const fit = fitOf(d.fit)
+    if (fit) out.fit = fit
+    if (d.transition === 'fade' || d.transition === 'none') out.transition = d.transition
+    const tms = uint(d.transitionMs)
+    if (tms !== undefined) out.transitionMs = Math.min(tms, MAX_TRANSITION_MS)
   }
   if (d.kind === 'app') out.config = { appKey: d.appKey, ...((d.config as object) ?? {}) }
   else if (d.kind === 'layout') {

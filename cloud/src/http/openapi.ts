@@ -257,6 +257,11 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An API key (ak_<region>_live_…) or a user session token.' },
           pollSecret: { type: 'http', scheme: 'bearer', description: 'The `pollSecret` a device got from POST /v1/devices/register.' },
+          deviceCredential: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'A paired device: its screen id and device secret (its MQTT username and password).',
+          },
         },
         schemas: { Error: ErrorBody },
       },

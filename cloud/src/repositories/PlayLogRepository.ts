@@ -127,6 +127,12 @@ export class PlayLogRepository {
     return Number((await q.executeTakeFirstOrThrow()).n)
   }
 
+  /** Deletes plays started before `cutoff` (UTC ISO), in every workspace; returns how many. */
+  async deleteStartedBefore(cutoff: string): Promise<number> {
+    const res = await this.k.deleteFrom('play_log').where('started_at', '<', cutoff).executeTakeFirst()
+    return Number(res.numDeletedRows ?? 0n)
+  }
+
   /** The workspace a screen belongs to (null: no such screen). */
   async workspaceOfScreen(screenId: string): Promise<string | null> {
     const row = await this.k.selectFrom('screens').select('workspace_id').where('id', '=', screenId).executeTakeFirst()

@@ -620,13 +620,14 @@ export class ContentService {
     switch (kind) {
       case 'playlist': {
         const items: Record<string, unknown>[] = []
-        for (const i of (body.items as { kind: ContentKind; id: string; durationMs: number | null }[] | undefined) ?? []) {
+        for (const i of (body.items as { kind: ContentKind; id: string; durationMs: number | null; fit?: string }[] | undefined) ?? []) {
           const d = await nested(i)
           if (!d || d.playable === false) continue
           const own = typeof d.durationMs === 'number' && (d.mediaKind === 'video' || d.mediaKind === 'audio' || d.kind === 'creative') ? d.durationMs : null
-          items.push({ kind: i.kind, id: i.id, durationMs: i.durationMs ?? own ?? DEFAULT_ITEM_MS, content: d })
+          items.push({ kind: i.kind, id: i.id, durationMs: i.durationMs ?? own ?? DEFAULT_ITEM_MS, ...(i.fit ? { fit: i.fit } : {}), content: d })
         }
-        return { ...base, items }
+        // Presentation for the player: fit (the playlist's, an item's own wins) and transition.
+        return { ...base, items, fit: body.fit ?? null, transition: body.transition ?? null, transitionMs: body.transitionMs ?? null }
       }
       case 'schedule': {
         const contents: Record<string, unknown> = {}

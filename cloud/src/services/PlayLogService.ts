@@ -17,6 +17,8 @@ import type { ScreenService } from './ScreenService.js'
 export const CSV_MAX_SCREENS = 100
 /** At most this many rows in one export; a larger range is refused (narrow it). */
 export const CSV_MAX_ROWS = 100_000
+/** Default retention of stored plays, days (SVC_PLAY_LOG_RETENTION_DAYS): 13 months, a year compared with the year before. */
+export const PLAY_LOG_RETENTION_DAYS = 395
 
 /** A stored play: the record as the device reported it, plus where and when it arrived. */
 export interface PlayView extends PlayLogInput {
@@ -95,6 +97,8 @@ export class PlayLogService {
     db: Database,
     private readonly clock: Clock,
     private readonly screens: ScreenService,
+    /** Plays that started longer ago than this are deleted by purgeOld(). */
+    private readonly retentionDays = PLAY_LOG_RETENTION_DAYS,
   ) {
     this.repo = new PlayLogRepository(db.kysely)
   }
@@ -129,6 +133,12 @@ export class PlayLogService {
     if (workspaceId === null) return { ok: false, reason: 'unknown screen' }
     const stored = await this.repo.insert(workspaceId, screenId, records, this.clock.now().toISOString())
     return { ok: true, stored, duplicates: records.length - stored }
+  }
+
+  /** Deletes plays that started before the retention period (the housekeeper runs it hourly). */
+  purgeOld(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - this.retentionDays * 86_400_000).toISOString()
+    return this.repo.deleteStartedBefore(cutoff)
   }
 
   /** One screen's plays started in the range, oldest first, cursor paged. */

@@ -49,6 +49,8 @@ import { PlayLogService } from './PlayLogService.js'
 import { ApprovalService } from './ApprovalService.js'
 import type { Principal } from '../auth/Principal.js'
 import type { ContentKind } from './content/kinds.js'
+import { ScreenshotService } from './ScreenshotService.js'
+import { MediaStore } from '../media/MediaStore.js'
 
 export interface Services {
   config: Config
@@ -109,6 +111,8 @@ export interface Services {
   playLog: PlayLogService
   /** Approval policies per location and the requests that hold content changes. */
   approvals: ApprovalService
+  /** Screenshot jobs and their PNGs (uploaded by the agent with its device credential). */
+  screenshots: ScreenshotService
 }
 
 export function createServices(deps: {
@@ -253,8 +257,9 @@ export function createServices(deps: {
     alertWorker,
     assignments,
     mediaUrls,
-    playLog: new PlayLogService(db, clock, screens),
+    playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
     approvals,
+    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir), config.publicUrl),
   }
 }
 

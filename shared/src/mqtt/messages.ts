@@ -29,6 +29,12 @@ export type ContentKind = Static<typeof ContentKindSchema>
 export const FitSchema = Type.Union([Type.Literal('contain'), Type.Literal('cover')])
 export type Fit = Static<typeof FitSchema>
 
+/** How a playlist moves to its next item: `none` (a cut; the default) or `fade` (the next item fades in over the old one). */
+export const TransitionSchema = Type.Union([Type.Literal('none'), Type.Literal('fade')])
+export type Transition = Static<typeof TransitionSchema>
+/** Longest transition (ms). */
+export const MAX_TRANSITION_MS = 10_000
+
 /** One entry of a playlist, already resolved to something the player can fetch. */
 export const PlayableItemSchema = Type.Object({
   contentKind: ContentKindSchema,
@@ -58,6 +64,9 @@ export const PlayableContentSchema = Type.Object({
   durationMs: Type.Optional(Type.Integer({ minimum: 0 })),
   items: Type.Optional(Type.Array(PlayableItemSchema)),
   fit: Type.Optional(FitSchema),
+  /** A playlist's change from one item to the next, and how long it takes (default 500 ms). */
+  transition: Type.Optional(TransitionSchema),
+  transitionMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TRANSITION_MS })),
   config: Type.Optional(Type.Unknown()),
   /** For contentKind `schedule` on a cast or emergency: the schedule to evaluate. */
   schedule: Type.Optional(ScheduleSchema),

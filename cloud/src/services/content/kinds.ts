@@ -76,6 +76,10 @@ export interface KindDef {
 
 const Dim = Type.Integer({ minimum: 1, maximum: 16384 })
 const DurationMs = Type.Integer({ minimum: 1, maximum: 86_400_000 })
+const PlaylistFit = Type.Union([Type.Literal('contain'), Type.Literal('cover'), Type.Null()], {
+  description:
+    'How a picture or video fills the screen: `contain` (whole, letterboxed; the default) or `cover` (fills, cropped). On an item it overrides the playlist.',
+})
 const Color = Type.String({ pattern: '^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$' })
 const OpenObject = Type.Object({}, { additionalProperties: true })
 const RefSchema = (kinds: readonly string[]) =>
@@ -126,19 +130,36 @@ export const KINDS: readonly KindDef[] = [
             durationMs: Type.Optional(
               Type.Union([DurationMs, Type.Null()], { description: "How long the item shows; null/omitted = the file's own length (video, audio) or 10 s." }),
             ),
+            fit: Type.Optional(PlaylistFit),
           }),
           { maxItems: 1000, description: 'Played in this order.' },
         ),
       ),
+      // Playback presentation (added for the player; see docs/decisions.md "The kiosk player").
+      fit: Type.Optional(PlaylistFit),
+      transition: Type.Optional(
+        Type.Union([Type.Literal('none'), Type.Literal('fade'), Type.Null()], {
+          description: 'From one item to the next: `none` (a cut, the default) or `fade` (the next item fades in).',
+        }),
+      ),
+      transitionMs: Type.Optional(
+        Type.Union([Type.Integer({ minimum: 0, maximum: 10_000 }), Type.Null()], { description: 'Length of the transition; default 500 ms.' }),
+      ),
     },
     async prepare(ctx, body) {
-      const items = ((body.items as { kind: ContentKind; id: string; durationMs?: number | null }[] | undefined) ?? []).map((i) => ({
+      const items = ((body.items as { kind: ContentKind; id: string; durationMs?: number | null; fit?: string | null }[] | undefined) ?? []).map((i) => ({
         kind: i.kind,
         id: i.id,
         durationMs: i.durationMs ?? null,
+        ...(i.fit ? { fit: i.fit } : {}),
       }))
       for (const [n, i] of items.entries()) await ctx.requireRef(i, `items[${n}]`)
-      return { body: { items }, refs: items.map((i) => ({ kind: i.kind, id: i.id })) }
+      const presentation = {
+        ...(body.fit ? { fit: body.fit } : {}),
+        ...(body.transition ? { transition: body.transition } : {}),
+        ...(typeof body.transitionMs === 'number' ? { transitionMs: body.transitionMs } : {}),
+      }
+      return { body: { items, ...presentation }, refs: items.map((i) => ({ kind: i.kind, id: i.id })) }
     },
   },
   {

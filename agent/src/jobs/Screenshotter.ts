@@ -1,0 +1,154 @@
+// Screenshot jobs: the agent opens its own player page (the same page the kiosk shows, fed
+// the same view) in a headless Chromium, waits until the page has put its content on
+// screen, captures a PNG and uploads it to the job's URL on the cloud with the device
+// credential (HTTP Basic, screenId:deviceSecret). The capture page connects with
+// `?capture=1`, so what it plays is never counted in the play log. Without a browser the
+// job fails saying so. The browser is the system one (CHROME_PATH, else chromium on PATH);
+// it is started per job and closed after, so an idle player runs no browser.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
+import type { Logger } from '../runtime/Logger.js'
+import type { Clock } from '../runtime/time.js'
+
+/** The browser binary for captures: CHROME_PATH, else the first Chromium/Chrome on PATH; null = none. */
+export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.CHROME_PATH) return fs.existsSync(env.CHROME_PATH) ? env.CHROME_PATH : null
+  const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean)
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'])
+    for (const d of dirs) {
+      const p = path.join(d, name)
+      if (fs.existsSync(p)) return p
+    }
+  return null
+}
+
+export interface CaptureOptions {
+  /** Chromium binary; null = no browser on this player (every capture fails, saying so). */
+  executablePath: string | null
+  width?: number
+  height?: number
+  /** Longest wait for the page to show its content before capturing anyway (default 10 s). */
+  readyTimeoutMs?: number
+}
+
+export class NoBrowserError extends Error {}
+
+/** Captures the page at `url` as a PNG in a headless system Chromium. */
+export async function capturePage(url: string, o: CaptureOptions): Promise<Buffer> {
+  if (!o.executablePath)
+    throw new NoBrowserError('no browser for screenshots on this player: install chromium (apt-get install -y chromium) or set CHROME_PATH')
+  const { default: puppeteer } = await import('puppeteer-core')
+  const width = o.width ?? 1920
+  const height = o.height ?? 1080
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-capture-'))
+  try {
+    const browser = await puppeteer.launch({
+      executablePath: o.executablePath,
+      headless: true,
+      userDataDir,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--hide-scrollbars',
+        '--mute-audio',
+        '--autoplay-policy=no-user-gesture-required',
+        `--window-size=${width},${height}`,
+      ],
+    })
+    try {
+      const page = await browser.newPage()
+      await page.setViewport({ width, height })
+      await page.goto(url, { waitUntil: 'load', timeout: 15_000 })
+      // The page marks itself ready once its content is on screen (or a diagnostic is).
+      await page.waitForFunction("document.documentElement.dataset.ready === '1'", { timeout: o.readyTimeoutMs ?? 10_000 }).catch(() => undefined)
+      await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+      return Buffer.from(await page.screenshot({ type: 'png' }))
+    } finally {
+      await browser.close().catch(() => undefined)
+    }
+  } finally {
+    fs.rmSync(userDataDir, { recursive: true, force: true })
+  }
+}
+
+export interface ScreenshotRunnerOptions {
+  cloudUrl: string
+  screenId: string
+  deviceSecret: string
+  /** The local player page's URL (null while its server is not listening). */
+  pageUrl: () => string | null
+  capture: CaptureOptions
+  fetch?: (input: string, init?: RequestInit) => Promise<Response>
+  log: Logger
+  clock: Clock
+}
+
+/** Where to upload: the job's URL when it is on the cloud this agent talks to, else its path on that cloud. */
+export function uploadTarget(job: ScreenshotJob, cloudUrl: string): string {
+  const cloud = new URL(cloudUrl)
+  const given = new URL(job.uploadUrl ?? `/v1/devices/screenshots/${encodeURIComponent(job.id)}`, cloud)
+  // The device secret goes only to the cloud the agent was set up with.
+  return given.origin === cloud.origin ? given.toString() : new URL(given.pathname + given.search, cloud).toString()
+}
+
+export class ScreenshotRunner {
+  readonly #o: ScreenshotRunnerOptions
+
+  constructor(options: ScreenshotRunnerOptions) {
+    this.#o = options
+  }
+
+  async run(job: ScreenshotJob): Promise<JobResult> {
+    const { log, clock } = this.#o
+    const done = (outcome: 'ok' | 'failed', reason?: string): JobResult => ({
+      jobId: job.id,
+      kind: 'screenshot',
+      sentHex: '',
+      replyHex: '',
+      outcome,
+      ...(reason ? { reason } : {}),
+      at: clock.now().toISOString(),
+    })
+    const page = this.#o.pageUrl()
+    if (!page) return done('failed', 'the player page is not running')
+    let png: Buffer
+    try {
+      png = await capturePage(`${page}?capture=1`, this.#o.capture)
+    } catch (err) {
+      return done('failed', err instanceof NoBrowserError ? err.message : `capture failed: ${(err as Error).message}`.slice(0, 400))
+    }
+    const url = uploadTarget(job, this.#o.cloudUrl)
+    try {
+      const res = await (this.#o.fetch ?? fetch)(url, {
+        method: 'PUT',
+        headers: {
+          'content-type': 'image/png',
+          authorization: `Basic ${Buffer.from(`${this.#o.screenId}:${this.#o.deviceSecret}`).toString('base64')}`,
+        },
+        body: png,
+        signal: AbortSignal.timeout(60_000),
+      })
+      if (!res.ok) {
+        const text = await res.text().catch(() => '')
+        let message = text.slice(0, 200)
+        try {
+          message = (JSON.parse(text) as { message?: string }).message ?? message
+        } catch {
+          /* not the envelope */
+        }
+        return done('failed', `upload refused: HTTP ${res.status} ${message}`.slice(0, 400))
+      }
+      await res.arrayBuffer().catch(() => undefined)
+    } catch (err) {
+      return done('failed', `upload failed: ${(err as Error).message}`.slice(0, 400))
+    }
+    log.info('screenshot uploaded', { jobId: job.id, bytes: png.length })
+    return done('ok')
+  }
+}

@@ -1,0 +1,71 @@
+// The only code that reads or writes `screenshots` (screenshot jobs and their PNGs' hashes).
+import type { Selectable } from 'kysely'
+import type { Executor } from '../db/Database.js'
+import type { ScreenshotsTable } from '../db/schema.js'
+
+export type ScreenshotRow = Selectable<ScreenshotsTable>
+
+const OPEN = ['queued', 'sent']
+
+export class ScreenshotRepository {
+  constructor(private readonly k: Executor) {}
+
+  async insert(row: ScreenshotRow): Promise<void> {
+    await this.k.insertInto('screenshots').values(row).execute()
+  }
+
+  byId(id: string): Promise<ScreenshotRow | undefined> {
+    return this.k.selectFrom('screenshots').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  /** A screen's jobs without a result, oldest first. */
+  openFor(screenId: string): Promise<ScreenshotRow[]> {
+    return this.k
+      .selectFrom('screenshots')
+      .selectAll()
+      .where('screen_id', '=', screenId)
+      .where('status', 'in', OPEN)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+  }
+
+  async markSent(id: string, at: string): Promise<void> {
+    await this.k.updateTable('screenshots').set({ status: 'sent', sent_at: at }).where('id', '=', id).where('status', '=', 'queued').execute()
+  }
+
+  /** Closes an open job; false when it was already closed (a late or repeated answer). */
+  async complete(
+    id: string,
+    patch: Pick<ScreenshotRow, 'status' | 'reason' | 'completed_at'> & Partial<Pick<ScreenshotRow, 'sha256' | 'size_bytes' | 'width' | 'height'>>,
+  ): Promise<boolean> {
+    const r = await this.k.updateTable('screenshots').set(patch).where('id', '=', id).where('status', 'in', OPEN).executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+
+  /** Fails open jobs created before `cutoff` with `reason`; returns how many. */
+  async expireOpen(cutoff: string, reason: string, at: string): Promise<number> {
+    const r = await this.k
+      .updateTable('screenshots')
+      .set({ status: 'failed', reason, completed_at: at })
+      .where('status', 'in', OPEN)
+      .where('created_at', '<', cutoff)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows)
+  }
+
+  /** Deletes rows created before `cutoff`; answers the hashes they held. */
+  async deleteBefore(cutoff: string): Promise<string[]> {
+    const rows = await this.k.selectFrom('screenshots').select('sha256').where('created_at', '<', cutoff).execute()
+    await this.k.deleteFrom('screenshots').where('created_at', '<', cutoff).execute()
+    return [...new Set(rows.map((r) => r.sha256).filter((s): s is string => s !== null))]
+  }
+
+  /** Whether a stored file is still held by a screenshot or a media item (before removing it). */
+  async sha256InUse(sha256: string): Promise<boolean> {
+    const shot = await this.k.selectFrom('screenshots').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst()
+    if (shot) return true
+    const media = await this.k.selectFrom('media').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst()
+    return media !== undefined
+  }
+}

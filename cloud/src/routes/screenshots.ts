@@ -1,0 +1,113 @@
+// Screenshots of what a screen shows:
+//   POST /v1/screens/:id/screenshot      queue a screenshot job (202)
+//   GET  /v1/screenshots/:id             the job: status, reason, imageUrl once done
+//   GET  /v1/screenshots/:id/image       the PNG
+//   PUT  /v1/devices/screenshots/:id     the agent's upload (device credential, PNG body)
+import fs from 'node:fs'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Readable } from 'node:stream'
+import { principalOf } from '../http/types.js'
+import { Data, ErrorBody, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../services/ScreenshotService.js'
+
+export const Screenshot = Type.Object({
+  id: Type.String({ description: 'Prefix `shot_`.' }),
+  screenId: Type.String(),
+  status: Type.Union(
+    ['queued', 'sent', 'ok', 'failed'].map((s) => Type.Literal(s)),
+    {
+      description: '`queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).',
+    },
+  ),
+  reason: Nullable(
+    Type.String({
+      description: `Why it failed: the agent's reason (e.g. no browser on the player), or \`expired\` when nothing came back within ${SCREENSHOT_TTL_MS / 60_000} minutes.`,
+    }),
+  ),
+  imageUrl: Nullable(Type.String({ description: 'Path of the PNG (GET it with the same credential) once `ok`.' })),
+  mimeType: Nullable(Type.Literal('image/png')),
+  width: Nullable(Type.Integer()),
+  height: Nullable(Type.Integer()),
+  sizeBytes: Nullable(Type.Integer()),
+  createdAt: Timestamp,
+  sentAt: Nullable(Timestamp),
+  completedAt: Nullable(Timestamp),
+})
+
+const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { screenshots } = app.services
+  // The upload body is the PNG's bytes, streamed to disk under its own size limit; only
+  // this plugin accepts image/png.
+  app.addContentTypeParser('image/png', (_req, payload, done) => done(null, payload))
+
+  app.post(
+    '/v1/screens/:id/screenshot',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['screenshots'],
+        operationId: 'requestScreenshot',
+        summary: 'Ask the screen for a PNG of what it shows now; poll GET /v1/screenshots/<id> until ok or failed',
+        params: IdParams,
+        response: { 202: Data(Screenshot), ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.code(202).send({ data: await screenshots.request(principalOf(req), req.params.id) }),
+  )
+
+  app.get(
+    '/v1/screenshots/:id',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['screenshots'],
+        operationId: 'getScreenshot',
+        summary: 'A screenshot job',
+        params: IdParams,
+        response: { 200: Data(Screenshot), ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await screenshots.get(principalOf(req), req.params.id) }),
+  )
+
+  app.get(
+    '/v1/screenshots/:id/image',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['screenshots'],
+        operationId: 'getScreenshotImage',
+        summary: 'The PNG of a finished screenshot (409 while it is not `ok`)',
+        params: IdParams,
+        response: {
+          200: { description: 'The PNG.', content: { 'image/png': { schema: Type.String({ format: 'binary' }) } } },
+          409: ErrorBody,
+          ...errorResponses,
+        },
+      },
+    },
+    async (req, reply) => {
+      const f = await screenshots.image(principalOf(req), req.params.id)
+      reply.type('image/png').header('content-length', String(f.sizeBytes)).header('cache-control', 'private, max-age=86400')
+      return reply.send(fs.createReadStream(f.file) as never)
+    },
+  )
+
+  app.put(
+    '/v1/devices/screenshots/:id',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['devices'],
+        operationId: 'uploadScreenshot',
+        security: [{ deviceCredential: [] }],
+        summary: `The agent uploads a screenshot job's PNG (Content-Type image/png, at most ${SCREENSHOT_MAX_BYTES} bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret)`,
+        params: IdParams,
+        response: { 200: Data(Screenshot), 401: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (req) => ({ data: await screenshots.upload(req.params.id, req.headers.authorization, req.body as Readable) }),
+  )
+}
+export default screenshotRoutes

@@ -1,0 +1,235 @@
+// Screenshots: `POST /v1/screens/<id>/screenshot` queues a `screenshot` job for the screen
+// (delivered on its jobs topic, see broker/ScreenshotJobDelivery.ts); the agent captures
+// its own player page and PUTs the PNG to the job's `uploadUrl`
+// (`/v1/devices/screenshots/<id>`), authenticated with its device credential (HTTP Basic,
+// screen id : device secret, the same pair it uses for MQTT). The bytes are checked (a PNG
+// by its signature and header, at most SCREENSHOT_MAX_BYTES) and kept in the media store
+// by sha256. The agent's job result closes a job it could not do (`failed` + reason); one
+// without any answer within SCREENSHOT_TTL_MS fails as `expired`. Rows and their files go
+// after SCREENSHOT_RETENTION_DAYS (housekeeper).
+import type { Readable } from 'node:stream'
+import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
+import type { Principal } from '../auth/Principal.js'
+import { secretMatches } from '../auth/secrets.js'
+import type { Clock, IdGenerator } from '../clock.js'
+import type { Database } from '../db/Database.js'
+import { ApiError, notFound } from '../errors.js'
+import type { MediaStore } from '../media/MediaStore.js'
+import { ScreenshotRepository, type ScreenshotRow } from '../repositories/ScreenshotRepository.js'
+import { screenDirectory, type ScreenService } from './ScreenService.js'
+
+/** Largest PNG a device may upload (a 4K frame of photos compresses well under this). */
+export const SCREENSHOT_MAX_BYTES = 16 * 1024 ** 2
+/** A job without an upload or a result after this long fails as `expired`. */
+export const SCREENSHOT_TTL_MS = 10 * 60_000
+/** Screenshots (rows and files) are deleted this many days after they were asked for. */
+export const SCREENSHOT_RETENTION_DAYS = 30
+const REASON_CHARS = 500
+
+export type ScreenshotStatus = 'queued' | 'sent' | 'ok' | 'failed'
+
+export interface ScreenshotView {
+  id: string
+  screenId: string
+  status: ScreenshotStatus
+  reason: string | null
+  /** Where to GET the PNG (with an API credential) once `ok`; null before. */
+  imageUrl: string | null
+  mimeType: 'image/png' | null
+  width: number | null
+  height: number | null
+  sizeBytes: number | null
+  createdAt: string
+  sentAt: string | null
+  completedAt: string | null
+}
+
+export interface ScreenshotDeliverer {
+  /** Publishes the screen's open jobs if it is connected. */
+  deliver(screenId: string): void
+}
+
+const view = (r: ScreenshotRow): ScreenshotView => ({
+  id: r.id,
+  screenId: r.screen_id,
+  status: r.status as ScreenshotStatus,
+  reason: r.reason,
+  imageUrl: r.status === 'ok' ? `/v1/screenshots/${r.id}/image` : null,
+  mimeType: r.status === 'ok' ? 'image/png' : null,
+  width: r.width,
+  height: r.height,
+  sizeBytes: r.size_bytes === null ? null : Number(r.size_bytes),
+  createdAt: r.created_at,
+  sentAt: r.sent_at,
+  completedAt: r.completed_at,
+})
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+
+/** Width and height of a PNG from its first 24 bytes (signature + IHDR), else null. */
+export function pngSize(head: Buffer): { width: number; height: number } | null {
+  if (head.length < 24 || !head.subarray(0, 8).equals(PNG_SIGNATURE) || head.toString('ascii', 12, 16) !== 'IHDR') return null
+  const width = head.readUInt32BE(16)
+  const height = head.readUInt32BE(20)
+  return width > 0 && height > 0 && width <= 32_768 && height <= 32_768 ? { width, height } : null
+}
+
+/** `Basic base64(screenId:secret)` → its parts, else null. */
+function basicAuth(header: string | undefined): { user: string; secret: string } | null {
+  const m = /^Basic\s+([A-Za-z0-9+/=]{1,1000})$/i.exec(header ?? '')
+  if (!m) return null
+  const text = Buffer.from(m[1]!, 'base64').toString('utf8')
+  const colon = text.indexOf(':')
+  return colon > 0 ? { user: text.slice(0, colon), secret: text.slice(colon + 1) } : null
+}
+
+export class ScreenshotService {
+  private readonly repo: ScreenshotRepository
+  private deliverer: ScreenshotDeliverer | null = null
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly screens: ScreenService,
+    private readonly store: MediaStore,
+    /** Base URL put in front of the upload path (SVC_PUBLIC_URL); null = a path the agent resolves against its cloud. */
+    private readonly publicUrl: string | null = null,
+  ) {
+    this.repo = new ScreenshotRepository(db.kysely)
+  }
+
+  setDeliverer(d: ScreenshotDeliverer | null): void {
+    this.deliverer = d
+  }
+
+  private now(): string {
+    return this.clock.now().toISOString()
+  }
+
+  /** Queues a screenshot of the screen; delivered now if it is connected, else when it connects. */
+  async request(p: Principal, screenId: string): Promise<ScreenshotView> {
+    const screen = await this.screens.get(p, screenId)
+    const row: ScreenshotRow = {
+      id: this.ids.next('screenshot'),
+      workspace_id: p.workspaceId,
+      screen_id: screen.id,
+      status: 'queued',
+      reason: null,
+      sha256: null,
+      size_bytes: null,
+      width: null,
+      height: null,
+      created_at: this.now(),
+      sent_at: null,
+      completed_at: null,
+    }
+    await this.repo.insert(row)
+    this.deliverer?.deliver(screen.id)
+    return view(row)
+  }
+
+  private async owned(p: Principal, id: string): Promise<ScreenshotRow> {
+    const row = await this.repo.byId(id)
+    if (!row || row.workspace_id !== p.workspaceId) throw notFound('No such screenshot.')
+    try {
+      await this.screens.get(p, row.screen_id) // the screen's location must be within reach
+    } catch (e) {
+      if ((e as { code?: string }).code === 'not_found') throw notFound('No such screenshot.')
+      throw e
+    }
+    await this.expireStale()
+    return (await this.repo.byId(id)) ?? row
+  }
+
+  async get(p: Principal, id: string): Promise<ScreenshotView> {
+    return view(await this.owned(p, id))
+  }
+
+  /** The PNG of a finished screenshot: the file path and size. */
+  async image(p: Principal, id: string): Promise<{ file: string; sizeBytes: number }> {
+    const row = await this.owned(p, id)
+    if (row.status !== 'ok' || !row.sha256)
+      throw new ApiError('conflict', `The screenshot is ${row.status}${row.reason ? ` (${row.reason})` : ''}; there is no image.`)
+    return { file: this.store.pathOf(row.sha256), sizeBytes: Number(row.size_bytes) }
+  }
+
+  /** Jobs of a screen without a result, as the MQTT job message. */
+  async pendingFor(screenId: string): Promise<ScreenshotJob[]> {
+    await this.expireStale()
+    const base = this.publicUrl ? this.publicUrl.replace(/\/+$/, '') : ''
+    return (await this.repo.openFor(screenId)).map((r) => ({
+      id: r.id,
+      kind: 'screenshot' as const,
+      uploadUrl: `${base}/v1/devices/screenshots/${r.id}`,
+      createdAt: r.created_at,
+    }))
+  }
+
+  markSent(id: string): Promise<void> {
+    return this.repo.markSent(id, this.now())
+  }
+
+  /** A job result from the screen: a failure closes the job with its reason; `ok` without an upload is a failure too. */
+  async applyResult(screenId: string, r: JobResult): Promise<void> {
+    const row = await this.repo.byId(r.jobId)
+    if (!row || row.screen_id !== screenId) return
+    if (row.status !== 'queued' && row.status !== 'sent') return
+    const reason = r.outcome === 'ok' ? 'the screen reported success but uploaded no image' : (r.reason ?? `screenshot ${r.outcome}`)
+    await this.repo.complete(row.id, { status: 'failed', reason: reason.slice(0, REASON_CHARS), completed_at: this.now() })
+  }
+
+  /** Open jobs past their TTL fail as `expired`. */
+  async expireStale(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - SCREENSHOT_TTL_MS).toISOString()
+    return this.repo.expireOpen(cutoff, 'expired', this.now())
+  }
+
+  /**
+   * The device's upload: `authorization` must be Basic screenId:deviceSecret of the screen
+   * the job is for; the body a PNG of at most SCREENSHOT_MAX_BYTES. Closes the job `ok`.
+   */
+  async upload(id: string, authorization: string | undefined, body: Readable): Promise<ScreenshotView> {
+    const cred = basicAuth(authorization)
+    if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
+    const row = await this.repo.byId(id)
+    const hash = await screenDirectory(this.db).credentialHash(cred.user)
+    if (!row || row.screen_id !== cred.user || !hash || !secretMatches(cred.secret, hash))
+      throw new ApiError('invalid_credentials', 'The device credential does not match the screen this screenshot is for.')
+    await this.expireStale()
+    const current = (await this.repo.byId(id))!
+    if (current.status !== 'queued' && current.status !== 'sent')
+      throw new ApiError('conflict', `The screenshot is already ${current.status}${current.reason ? ` (${current.reason})` : ''}.`)
+    const staged = await this.store.stage(body, SCREENSHOT_MAX_BYTES)
+    let committed = false
+    try {
+      const size = pngSize(await this.store.head(staged.tmpPath, 24))
+      if (!size) throw new ApiError('unsupported_type', 'The body is not a PNG image.')
+      await this.store.commit(staged)
+      committed = true
+      const closed = await this.repo.complete(id, {
+        status: 'ok',
+        reason: null,
+        completed_at: this.now(),
+        sha256: staged.sha256,
+        size_bytes: staged.sizeBytes,
+        width: size.width,
+        height: size.height,
+      })
+      if (!closed) throw new ApiError('conflict', 'The screenshot was closed while the image was uploading.')
+      return view((await this.repo.byId(id))!)
+    } finally {
+      if (!committed) await this.store.discard(staged)
+      else if (!(await this.repo.sha256InUse(staged.sha256))) await this.store.remove(staged.sha256)
+    }
+  }
+
+  /** Deletes screenshots asked for more than SCREENSHOT_RETENTION_DAYS ago, and files nothing else holds. */
+  async purgeOld(): Promise<number> {
+    await this.expireStale()
+    const cutoff = new Date(this.clock.now().getTime() - SCREENSHOT_RETENTION_DAYS * 86_400_000).toISOString()
+    const hashes = await this.repo.deleteBefore(cutoff)
+    for (const h of hashes) if (!(await this.repo.sha256InUse(h))) await this.store.remove(h)
+    return hashes.length
+  }
+}

@@ -1,0 +1,171 @@
+// Screenshot jobs through a real cloud and a real MQTT device: the job waits for the screen,
+// reaches it on its jobs topic with an upload URL, the device's PNG upload (device
+// credential, size-capped, sniffed) closes it; bad uploads answer the error envelope and
+// change nothing; a failed result, silence past the TTL, tenancy, and retention.
+import t from 'tap'
+import fs from 'node:fs'
+import zlib from 'node:zlib'
+import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/index'
+import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
+import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS, pngSize } from '../../src/services/ScreenshotService.js'
+
+function chunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4)
+  len.writeUInt32BE(data.length)
+  return Buffer.concat([len, Buffer.from(type, 'ascii'), data, Buffer.alloc(4)]) // CRC not checked here
+}
+function png(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr[8] = 8
+  ihdr[9] = 2
+  const raw = Buffer.alloc(height * (1 + width * 3), 0x7f)
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
+}
+
+async function upload(cloud: Cloud, url: string, body: Buffer, auth: string | null, type = 'image/png') {
+  const res = await fetch(`http://127.0.0.1:${cloud.running.httpPort}${new URL(url, 'http://x').pathname}`, {
+    method: 'PUT',
+    headers: { 'content-type': type, ...(auth ? { authorization: auth } : {}) },
+    body,
+  })
+  return { status: res.status, body: (await res.json()) as any }
+}
+const basic = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`
+
+t.test('pngSize reads the header and refuses anything else', async (t) => {
+  t.same(pngSize(png(640, 360).subarray(0, 24)), { width: 640, height: 360 })
+  t.equal(pngSize(Buffer.from('GIF89a................................')), null)
+  t.equal(pngSize(png(0, 1).subarray(0, 24)), null)
+})
+
+t.test('a screenshot job reaches the screen when it connects; its upload closes the job', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const b = await cloud.pair('B')
+
+  const asked = await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`)
+  t.equal(asked.status, 202)
+  const shot = asked.body.data
+  t.match(shot, { id: /^shot_/, screenId: a.screenId, status: 'queued', imageUrl: null, reason: null })
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}/image`)).status, 409, 'no image before it is done')
+  t.equal((await cloud.call('POST', '/v1/screens/scr_nope/screenshot')).status, 404)
+
+  // The device connects: the job arrives with an upload URL, and is `sent` once acknowledged.
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const jobs: Job[] = []
+  const dev = await connectDevice(t, url, a, {}, false)
+  dev.client.on('message', (topic, payload) => {
+    if (topic !== topics.jobs(a.screenId)) return
+    const r = parseJob(payload)
+    if (r.ok) jobs.push(r.value)
+  })
+  await dev.client.subscribeAsync(topics.jobs(a.screenId), { qos: 1 })
+  const deadline = Date.now() + 5000
+  while (!jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  t.match(jobs[0], { id: shot.id, kind: 'screenshot', uploadUrl: `/v1/devices/screenshots/${shot.id}` }, 'the job, with where to upload')
+  while ((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status !== 'sent' && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20))
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status, 'sent')
+
+  // Bad uploads: the envelope, and the job stays open.
+  const up = jobs[0]!.kind === 'screenshot' ? jobs[0]!.uploadUrl! : ''
+  const image = png(640, 360)
+  let r = await upload(cloud, up, image, null)
+  t.match(r, { status: 401, body: { error: 'missing_credentials' } }, 'no credential')
+  r = await upload(cloud, up, image, basic(a.screenId, 'wrong'))
+  t.match(r, { status: 401, body: { error: 'invalid_credentials' } }, 'wrong secret')
+  r = await upload(cloud, up, image, basic(b.screenId, b.deviceSecret))
+  t.match(r, { status: 401, body: { error: 'invalid_credentials' } }, "another screen's credential")
+  r = await upload(cloud, up, image, `Bearer ${cloud.apiKey}`)
+  t.match(r, { status: 401, body: { error: 'missing_credentials' } }, 'an API key is not a device credential')
+  r = await upload(cloud, up, Buffer.from('GIF89a not a png at all, not at all'), basic(a.screenId, a.deviceSecret))
+  t.match(r, { status: 415, body: { error: 'unsupported_type' } }, 'not a PNG by its bytes')
+  r = await upload(cloud, up, image, basic(a.screenId, a.deviceSecret), 'image/jpeg')
+  t.match(r, { status: 415, body: { error: expectString() } }, 'another content type')
+  r = await upload(cloud, up, Buffer.concat([image, Buffer.alloc(SCREENSHOT_MAX_BYTES)]), basic(a.screenId, a.deviceSecret))
+  t.match(r, { status: 413, body: { error: 'too_large' } }, `over ${SCREENSHOT_MAX_BYTES} bytes`)
+  r = await upload(cloud, '/v1/devices/screenshots/shot_nope', image, basic(a.screenId, a.deviceSecret))
+  t.match(r, { status: 401, body: { error: 'invalid_credentials' } }, 'an unknown job: no hint whether it exists')
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status, 'sent', 'still open')
+  t.equal(fs.readdirSync(`${cloud.running.app.services.config.dataDir}/media/tmp`).length, 0, 'no staged file left behind')
+
+  r = await upload(cloud, up, image, basic(a.screenId, a.deviceSecret))
+  t.equal(r.status, 200)
+  t.match(r.body.data, { status: 'ok', width: 640, height: 360, sizeBytes: image.length, mimeType: 'image/png', imageUrl: `/v1/screenshots/${shot.id}/image` })
+  const got = await fetch(`http://127.0.0.1:${cloud.running.httpPort}${r.body.data.imageUrl}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
+  t.equal(got.status, 200)
+  t.equal(got.headers.get('content-type'), 'image/png')
+  t.same(Buffer.from(await got.arrayBuffer()), image, 'the stored bytes')
+  r = await upload(cloud, up, png(10, 10), basic(a.screenId, a.deviceSecret))
+  t.match(r, { status: 409, body: { error: 'conflict' } }, 'a second upload is refused')
+  // The agent's `ok` result after its upload changes nothing.
+  await dev.client.publishAsync(
+    topics.jobResults(a.screenId),
+    encodeMessage({ jobId: shot.id, kind: 'screenshot', sentHex: '', replyHex: '', outcome: 'ok', at: new Date().toISOString() }),
+    { qos: 1 },
+  )
+
+  // Another workspace sees nothing.
+  const other = await cloud.running.app.services.workspaces.create('Other', 'us')
+  const otherKey = (await cloud.running.app.services.apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`, undefined, otherKey)).status, 404)
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}/image`, undefined, otherKey)).status, 404)
+  t.equal((await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`, undefined, otherKey)).status, 404)
+
+  // A job the agent could not do fails with its reason.
+  const second = (await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`)).body.data
+  const sentBefore = jobs.length
+  while (!jobs.some((j) => j.id === second.id) && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 20))
+  t.same(
+    jobs.slice(sentBefore).map((j) => j.id),
+    [second.id],
+    'a job asked while connected goes out at once, alone',
+  )
+  await dev.client.publishAsync(
+    topics.jobResults(a.screenId),
+    encodeMessage({
+      jobId: second.id,
+      kind: 'screenshot',
+      sentHex: '',
+      replyHex: '',
+      outcome: 'failed',
+      reason: 'no browser here',
+      at: new Date().toISOString(),
+    }),
+    { qos: 1 },
+  )
+  let failed = (await cloud.call('GET', `/v1/screenshots/${second.id}`)).body.data
+  for (let i = 0; i < 100 && failed.status !== 'failed'; i++) {
+    await new Promise((r) => setTimeout(r, 20))
+    failed = (await cloud.call('GET', `/v1/screenshots/${second.id}`)).body.data
+  }
+  t.match(failed, { status: 'failed', reason: 'no browser here', imageUrl: null })
+  t.match((await upload(cloud, `/v1/devices/screenshots/${second.id}`, image, basic(a.screenId, a.deviceSecret))).status, 409, 'closed')
+
+  // Silence: a job without an answer fails as expired after the TTL.
+  await dev.client.endAsync(true)
+  const silent = (await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`)).body.data
+  cloud.clock.advance(SCREENSHOT_TTL_MS + 1000)
+  t.match((await cloud.call('GET', `/v1/screenshots/${silent.id}`)).body.data, { status: 'failed', reason: 'expired' })
+
+  // Retention: the housekeeper deletes month-old screenshots and their files.
+  cloud.clock.advance(31 * 86_400_000)
+  await cloud.running.app.workers.housekeeper.runOnce()
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).status, 404, 'gone after 30 days')
+  const left = fs
+    .readdirSync(`${cloud.running.app.services.config.dataDir}/media`, { recursive: true })
+    .map(String)
+    .filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f))
+  t.same(left, [], 'and its file')
+})
+
+function expectString() {
+  return String
+}

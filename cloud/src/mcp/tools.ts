@@ -40,6 +40,12 @@ export const MCP_OPERATIONS = [
   'getSchedule',
   'listAlertEvents',
   'getAlertEvent',
+  'listApprovals',
+  'getApproval',
+  'approveApproval',
+  'rejectApproval',
+  'requestScreenshot',
+  'getScreenshot',
 ] as const
 
 type Schema = Record<string, unknown>

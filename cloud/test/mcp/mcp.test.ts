@@ -237,12 +237,14 @@ forEngines(t, (t, build) => {
         'getMe',
         'getScreen',
         'getScreenPanel',
+        'getScreenshot',
         'getSerialJob',
         'listCasts',
         'listScreenSerialJobs',
         'listScreens',
         'listSerialPresets',
         'listSerialTemplates',
+        'requestScreenshot',
       ].sort(),
     )
     const cast = await call(client, 'createCast', { body: { contentKind: 'media', contentId: 'med_a', scopeKind: 'screens', screenIds: [screenId] } })

@@ -9,6 +9,7 @@ import { forEngines } from '../db/engines.js'
 import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from '../content/tenancyFixtures.js'
 import { HOOKS_FIXTURES, type TenancyFixture } from '../fixtures/hooksTenancy.js'
+import { APPROVALS_FIXTURES } from '../fixtures/approvalsTenancy.js'
 import { mcpStateOf } from '../../src/routes/mcp.js'
 
 const getOk = (path: string) => async (h: Harness, a: string, id: string) => (await h.req('GET', path.replace(':id', id), a)).statusCode === 200
@@ -21,6 +22,7 @@ const pair = async (h: Harness, a: string) => {
 const FIXTURES: Record<string, TenancyFixture> = {
   ...CONTENT_FIXTURES,
   ...HOOKS_FIXTURES,
+  ...APPROVALS_FIXTURES,
   '/v1/nodes/:id': { create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id, exists: getOk('/v1/nodes/:id') },
   '/v1/screens/:id': { create: pair, body: { contentKind: 'media', contentId: 'med_b', value: 'ON' }, exists: getOk('/v1/screens/:id') },
   '/v1/casts/:id': {
@@ -40,6 +42,10 @@ const FIXTURES: Record<string, TenancyFixture> = {
   '/v1/serial-jobs/:id': {
     create: async (h, a) => (await h.req('POST', `/v1/screens/${await pair(h, a)}/serial`, a, { value: 'ON' })).json().data.id,
     exists: getOk('/v1/serial-jobs/:id'),
+  },
+  '/v1/screenshots/:id': {
+    create: async (h, a) => (await h.req('POST', `/v1/screens/${await pair(h, a)}/screenshot`, a)).json().data.id,
+    exists: getOk('/v1/screenshots/:id'),
   },
 }
 

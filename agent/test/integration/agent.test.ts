@@ -116,7 +116,12 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   )
   const castView = await page.waitFor((v) => v.type === 'playing' && v.source === 'cast')
   t.match(castView, { type: 'playing', screenId, connected: true, version: 7, contentId: 'med_promo', castId: 'cast_1', content: { name: 'Promo' } })
-  t.equal(JSON.parse(fs.readFileSync(path.join(dataDir, 'desired.json'), 'utf8')).version, 7, 'persisted')
+  // The state is stored right after it is applied (the report can arrive before the write ends).
+  const stored = await until(5000, () => {
+    const v = JSON.parse(fs.readFileSync(path.join(dataDir, 'desired.json'), 'utf8')).version as number
+    return v === 7 ? v : undefined
+  })
+  t.equal(stored, 7, 'persisted')
 
   // A job: no serial port configured.
   await cloud.publish(topic('jobs'), { id: 'sjob_1', kind: 'serial', bytesHex: 'aa11fe0100', createdAt: new Date(now).toISOString() }, false)

@@ -21,7 +21,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { nodes } = app.services
 
   app.post(
-    '/v1/nodes',
+    '/nodes',
     {
       config: { permission: 'node.edit', idempotent: true },
       schema: {
@@ -42,7 +42,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/nodes',
+    '/nodes',
     {
       config: { permission: 'node.view' },
       schema: {
@@ -60,7 +60,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/nodes/:id',
+    '/nodes/:id',
     {
       config: { permission: 'node.view' },
       schema: { tags: ['locations'], summary: 'Get a location', params: IdParams, response: { 200: Data(Node), ...errorResponses } },
@@ -69,7 +69,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/nodes/:id',
+    '/nodes/:id',
     {
       config: { permission: 'node.edit' },
       schema: {
@@ -91,7 +91,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/nodes/:id',
+    '/nodes/:id',
     {
       config: { permission: 'node.edit' },
       schema: {

@@ -43,7 +43,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { users } = app.services
 
   app.get(
-    '/v1/users',
+    '/users',
     {
       config: { permission: 'user.view' },
       schema: {
@@ -57,7 +57,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/users',
+    '/users',
     {
       config: { permission: 'user.manage', rootOnly: true },
       schema: {
@@ -74,7 +74,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/users/:id',
+    '/users/:id',
     {
       config: { permission: 'user.view' },
       schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
@@ -83,7 +83,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/users/:id',
+    '/users/:id',
     {
       config: { permission: 'user.manage', rootOnly: true },
       schema: {
@@ -98,7 +98,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/users/:id',
+    '/users/:id',
     {
       config: { permission: 'user.manage', rootOnly: true },
       schema: {

@@ -202,7 +202,7 @@ async function assemble(
         { name: 'old plays', run: () => app.services.playLog.purgeOld() },
         { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
       ],
-      config.statusIntervalMs > 0 ? 3600_000 : 0,
+      config.housekeepingIntervalMs,
       app.log,
     ).oncePerCloud(app.leases, 'housekeeping'),
   )

@@ -3,19 +3,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
-import { NODE_KINDS } from '../services/NodeService.js'
-
-const Kind = Type.Union(NODE_KINDS.map((k) => Type.Literal(k)))
-export const Node = Type.Object({
-  id: Type.String(),
-  parentId: Nullable(Type.String()),
-  kind: Kind,
-  name: Type.String(),
-  path: Type.Array(Type.String(), { description: 'Ids from the top of the tree down to this node.' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-})
+import { Data, Deleted, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
+import { Node, NodeKindSchema as Kind } from '../services/NodeService.js'
 
 const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { nodes } = app.services

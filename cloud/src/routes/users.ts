@@ -4,17 +4,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ROLES } from '@svc/shared'
 import { principalOf } from '../http/types.js'
+import { User } from '../services/UserService.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
 
-export const User = Type.Object({
-  id: Type.String(),
-  name: Nullable(Type.String()),
-  email: Type.String(),
-  role: StringEnum(ROLES),
-  emailVerifiedAt: Nullable(Timestamp),
-  createdAt: Timestamp,
-})
 const Invited = Type.Intersect([
   User,
   Type.Object({

@@ -1,6 +1,6 @@
 // buildApp(config): the whole control API as one Fastify instance, without listening.
 // Order: external plugins and cross-cutting hooks (errors, auth, idempotency,
-// deprecations, OpenAPI) → services → routes. Tests call buildApp and use inject();
+// deprecations, OpenAPI) → services → teardown → the /v1 domain plugins (routes/index.ts). Tests call buildApp and use inject();
 // server.ts adds the listeners and graceful shutdown.
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -25,40 +25,15 @@ import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Dep
 import { installOpenApi } from './http/openapi.js'
 import { installBodyRules } from './http/bodies.js'
 import { loggerOptions, RequestLogController } from './http/logging.js'
-import { StatusMonitor } from './workers/StatusMonitor.js'
 import { Housekeeper } from './workers/Housekeeper.js'
-import meRoutes from './routes/me.js'
-import apiKeyRoutes from './routes/apiKeys.js'
-import nodeRoutes from './routes/nodes.js'
-import accountRoutes from './routes/account.js'
-import statusRoutes from './routes/status.js'
-import screenRoutes from './routes/screens.js'
-import deviceRoutes from './routes/devices.js'
-import castRoutes from './routes/casts.js'
-import emergencyRoutes from './routes/emergencies.js'
 import type { PersistenceFactory } from './broker/persistence.js'
 import { DeviceSessions } from './broker/DeviceSessions.js'
 import { ScreenPresenceRepository } from './repositories/ScreenPresenceRepository.js'
 import type { ContentResolver } from './devicelink/ContentResolver.js'
 import type { PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
-import { CastExpiryWorker } from './workers/CastExpiryWorker.js'
-import { MediaUrlRefreshWorker } from './workers/MediaUrlRefreshWorker.js'
-import serialTemplateRoutes from './routes/serialTemplates.js'
-import serialJobRoutes from './routes/serialJobs.js'
-import serialPresetRoutes from './routes/serialPresets.js'
-import { SerialJobDelivery } from './broker/SerialJobDelivery.js'
-import contentRoutes from './routes/content.js'
-import mediaRoutes from './routes/media.js'
-import webhookRoutes from './routes/webhooks.js'
-import alertRoutes from './routes/alerts.js'
-import userRoutes from './routes/users.js'
-import oauthRoutes from './routes/oauth.js'
-import playLogRoutes from './routes/playLog.js'
-import mcpRoutes from './routes/mcp.js'
-
-import approvalRoutes from './routes/approvals.js'
-import screenshotRoutes from './routes/screenshots.js'
-import { ScreenshotJobDelivery } from './broker/ScreenshotJobDelivery.js'
+import v1Routes from './routes/index.js'
+import { oauthMetadataRoutes } from './routes/oauth.js'
+import { ownWorker } from './workers/lifecycle.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 
 export interface AppDeps {
@@ -190,83 +165,11 @@ async function assemble(
   installDeprecationHeaders(app, deprecations)
   await installOpenApi(app)
 
-  await app.register(meRoutes)
-  await app.register(apiKeyRoutes)
-  await app.register(nodeRoutes)
-  await app.register(accountRoutes)
-  await app.register(statusRoutes(deprecations))
-  await app.register(screenRoutes)
-  await app.register(deviceRoutes)
-  await app.register(castRoutes)
-  await app.register(emergencyRoutes)
-  await app.register(serialTemplateRoutes)
-  await app.register(serialJobRoutes)
-  await app.register(serialPresetRoutes)
-  await app.register(contentRoutes)
-  await app.register(mediaRoutes)
-
-  await app.register(webhookRoutes)
-  await app.register(alertRoutes)
-  await app.register(userRoutes)
-  await app.register(oauthRoutes)
-  await app.register(playLogRoutes)
-  await app.register(mcpRoutes)
-  await app.register(screenshotRoutes)
-
-  await app.register(approvalRoutes)
-
-  // Interval work. Each instance runs the same workers; the ones under a lease run on one
-  // instance of the cloud at a time (cluster/WorkLeases.ts). Webhook delivery claims its
-  // rows and cast expiry ends each cast with a conditional update, so those run everywhere.
-  const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
-  const workers = {
-    status: new StatusMonitor(app.services.status, config.statusIntervalMs, app.log).oncePerCloud(leases, 'status'),
-    housekeeper: new Housekeeper(
-      [
-        { name: 'idempotency keys', run: () => app.services.idempotency.purgeExpired() },
-        { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
-        { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
-        { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
-        { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
-        { name: 'old plays', run: () => app.services.playLog.purgeOld() },
-        { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
-      ],
-      config.statusIntervalMs > 0 ? 3600_000 : 0,
-      app.log,
-    ).oncePerCloud(leases, 'housekeeping'),
-    castExpiry: new CastExpiryWorker(app.services.casts, clock, config.castExpiryIntervalMs, app.log),
-    webhooks: app.services.webhookWorker,
-    alerts: app.services.alertWorker.oncePerCloud(leases, 'alerts'),
-    mediaUrlRefresh: new MediaUrlRefreshWorker(
-      db,
-      clock,
-      app.services.mediaUrls.ttlSeconds,
-      (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids),
-      config.mediaUrlRefreshIntervalMs,
-      app.log,
-    ).oncePerCloud(leases, 'media-url-refresh'),
-  }
-  app.decorate('workers', workers)
-  app.addHook('onReady', async () => {
-    for (const w of Object.values(workers)) w.start()
-    // A first measurement right away, so a fresh server does not report `unknown`.
-    if (config.statusIntervalMs > 0) void workers.status.runScheduled().catch((err) => app.log.error({ err }, 'first status measurement failed'))
-    // Files left `processing` by a previous run are probed now.
-    app.services.media.kick()
-  })
-  // Serial jobs reach devices through the broker; pending ones go out as screens connect.
-  const serialDelivery = new SerialJobDelivery(broker, app.services.serialJobs, app.log)
-  const screenshotDelivery = new ScreenshotJobDelivery(broker, app.services.screenshots, app.log)
-  app.addHook('onReady', async () => {
-    await serialDelivery.start()
-    await screenshotDelivery.start()
-  })
+  // Teardown of what app.ts opened. Added before the domain plugins: Fastify runs onClose hooks
+  // last-registered first, so each domain's workers and deliveries have stopped by then.
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
     sessions.stop()
-    await serialDelivery.stop()
-    await screenshotDelivery.stop()
-    for (const w of Object.values(workers)) await w.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle().catch(() => undefined)
     await app.services.media.idle()
@@ -280,5 +183,31 @@ async function assemble(
     await app.services.apiKeys.close().catch((err) => app.log.error({ err }, 'writing last_used_at on close failed'))
     if (ownsDb) await db.close()
   })
+
+  // Interval work. Each domain plugin starts and stops its own workers (workers/lifecycle.ts);
+  // the ones under a lease run on one instance of the cloud at a time (cluster/WorkLeases.ts).
+  app.decorate('leases', new WorkLeases(new WorkLeaseRepository(db.kysely), clock))
+  app.decorate('workers', {} as FastifyInstance['workers'])
+  // Housekeeping purges rows of several domains, so it is wired here rather than in one of them.
+  ownWorker(
+    app,
+    'housekeeper',
+    new Housekeeper(
+      [
+        { name: 'idempotency keys', run: () => app.services.idempotency.purgeExpired() },
+        { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
+        { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
+        { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
+        { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
+        { name: 'old plays', run: () => app.services.playLog.purgeOld() },
+        { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
+      ],
+      config.housekeepingIntervalMs,
+      app.log,
+    ).oncePerCloud(app.leases, 'housekeeping'),
+  )
+
+  await app.register(v1Routes(deprecations), { prefix: '/v1' })
+  await app.register(oauthMetadataRoutes)
   return app
 }

@@ -37,6 +37,8 @@ export interface Config {
   sessionTtlHours: number
   /** How often the platform measures itself, ms (SVC_STATUS_INTERVAL_MS, 60000); 0 = never (tests drive it). */
   statusIntervalMs: number
+  /** How often the housekeeper deletes expired rows (keys, uploads, registrations, mail, tokens, plays, screenshots), ms (SVC_HOUSEKEEPING_INTERVAL_MS, 3600000); 0 = never (tests drive it). */
+  housekeepingIntervalMs: number
   /** Test-only door through the public-https rule for webhook and alert URLs (SVC_WEBHOOK_ALLOW_HOSTS). */
   webhookAllowHosts: string[]
   /** Extra CA trusted for such test receivers (SVC_WEBHOOK_CA_FILE). */
@@ -125,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
     sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
+    housekeepingIntervalMs: int(env, 'SVC_HOUSEKEEPING_INTERVAL_MS', 3_600_000),
     webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '')
       .split(',')
       .map((h) => h.trim().toLowerCase())
@@ -160,6 +163,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: 'silent',
     logFormat: 'json',
     statusIntervalMs: 0,
+    housekeepingIntervalMs: 0,
     castExpiryIntervalMs: 0,
     presenceTimers: undefined,
     mediaProcessing: 'manual',

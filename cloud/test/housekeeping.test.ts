@@ -1,6 +1,7 @@
 // The hourly housekeeper removes what nobody needs any more, and only that.
 import t from 'tap'
 import { build } from './helpers.js'
+import { loadConfig } from '../src/config.js'
 
 t.test('expired idempotency keys, dead pairing codes and old sent mail are purged; live rows stay', async (t) => {
   const h = await build(t)
@@ -40,4 +41,11 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
     ['m2'],
     'unsent mail stays for an operator to see',
   )
+})
+
+t.test('the housekeeping interval is its own setting, not tied to status measurement', async (t) => {
+  t.equal(loadConfig({}).housekeepingIntervalMs, 3_600_000, 'hourly by default')
+  t.equal(loadConfig({ SVC_HOUSEKEEPING_INTERVAL_MS: '60000' }).housekeepingIntervalMs, 60_000)
+  t.equal(loadConfig({ SVC_STATUS_INTERVAL_MS: '0' }).housekeepingIntervalMs, 3_600_000, 'turning status measurement off leaves housekeeping on')
+  t.equal(loadConfig({ SVC_HOUSEKEEPING_INTERVAL_MS: '0', SVC_STATUS_INTERVAL_MS: '60000' }).housekeepingIntervalMs, 0, '0 turns it off')
 })

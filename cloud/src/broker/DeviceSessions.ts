@@ -17,9 +17,8 @@
 //
 // Publishing on subscribe rather than at start: a restart costs nothing for screens that
 // stay away, and a storm of reconnecting devices is one publisher batch per tick.
-import type { Client, Subscription } from 'aedes'
 import { QOS, topics } from '@svc/shared/mqtt/index'
-import type { EmbeddedBroker } from './EmbeddedBroker.js'
+import type { DeviceClient as Client, DeviceSubscription as Subscription, EmbeddedBroker } from './EmbeddedBroker.js'
 
 type Log = { error(obj: unknown, msg: string): void }
 
@@ -32,12 +31,13 @@ export interface DeviceSessionsDeps {
 
 export class DeviceSessions {
   private started = false
+  private stopFollowing: (() => void)[] = []
   /** Screens whose desired state is being republished now. */
   private readonly requested = new Set<string>()
   private batch: string[] = []
 
   constructor(
-    private readonly broker: Pick<EmbeddedBroker, 'aedes' | 'hasRetained'>,
+    private readonly broker: Pick<EmbeddedBroker, 'onClient' | 'lacksSubscriptions' | 'restoreSubscriptions' | 'hasRetained'>,
     private readonly deps: DeviceSessionsDeps,
     private readonly log: Log,
     private readonly restoreAfterMs = 1000,
@@ -46,15 +46,14 @@ export class DeviceSessions {
   start(): void {
     if (this.started) return
     this.started = true
-    this.broker.aedes.on('clientReady', this.onClientReady)
-    this.broker.aedes.on('subscribe', this.onSubscribe)
+    this.stopFollowing = [this.broker.onClient('clientReady', this.onClientReady), this.broker.onClient('subscribe', this.onSubscribe)]
   }
 
   stop(): void {
     if (!this.started) return
     this.started = false
-    this.broker.aedes.off('clientReady', this.onClientReady)
-    this.broker.aedes.off('subscribe', this.onSubscribe)
+    for (const stop of this.stopFollowing) stop()
+    this.stopFollowing = []
   }
 
   private readonly onClientReady = (client: Client): void => {
@@ -64,25 +63,19 @@ export class DeviceSessions {
     }, this.restoreAfterMs).unref()
   }
 
-  /** A persistent session (clean: false) whose client, still connected, has no subscription. */
   private lacksSession(client: Client): boolean {
-    const c = client as Client & { clean?: boolean; subscriptions?: Record<string, unknown>; closed?: boolean }
-    return c.clean === false && !c.closed && Object.keys(c.subscriptions ?? {}).length === 0
+    return this.broker.lacksSubscriptions(client)
   }
 
   private restore(client: Client): void {
     // A persistent session this broker does not know: give it the subscriptions it had.
-    // No messageId, so no SUBACK goes to the device; authorizeSubscribe still applies.
     const subs = [
       { topic: topics.desired(client.id), qos: QOS },
       { topic: topics.jobs(client.id), qos: QOS },
     ]
-    ;(client as unknown as { subscribe(packet: { subscriptions: typeof subs }, done: (err?: Error | null) => void): void }).subscribe(
-      { subscriptions: subs },
-      (err) => {
-        if (err) this.log.error({ err, screenId: client.id }, 'restoring the subscriptions of a device session failed')
-      },
-    )
+    this.broker
+      .restoreSubscriptions(client, subs)
+      .catch((err: unknown) => this.log.error({ err, screenId: client.id }, 'restoring the subscriptions of a device session failed'))
   }
 
   private readonly onSubscribe = (subs: Subscription[], client: Client): void => {

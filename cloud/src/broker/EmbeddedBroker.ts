@@ -10,7 +10,7 @@
 import net from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { Aedes, type AedesOptions } from 'aedes'
+import { Aedes, type AedesOptions, type Client, type PublishPacket, type PubrelPacket, type Subscription } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES } from '@svc/shared/mqtt/index'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
@@ -84,7 +84,20 @@ const refuseAll: BrokerPolicy = {
   authorizeSubscribe: (_client, _sub, cb) => cb(null, null),
 }
 
+/** A device's MQTT client as broker events hand it over (its `id` is the screen id). */
+export type DeviceClient = Client
+export type { Subscription as DeviceSubscription }
+
+/** The client events the device link follows: readiness, SUBSCRIBE, the PUBACK of a cloud publish, disconnection. */
+export interface ClientEvents {
+  clientReady: (client: Client) => void
+  clientDisconnect: (client: Client) => void
+  subscribe: (subs: Subscription[], client: Client) => void
+  ack: (packet: PublishPacket | PubrelPacket, client: Client) => void
+}
+
 export class EmbeddedBroker {
+  /** The aedes instance. The rest of the cloud goes through this class's methods; tests look inside. */
   aedes!: Aedes
   private tcp: net.Server | null = null
   private wss: WebSocketServer | null = null
@@ -224,12 +237,46 @@ export class EmbeddedBroker {
   }
 
   /** Cloud-side subscription (wildcards allowed); resolves once it is in place. */
-  subscribe(filter: string, handler: (msg: BrokerMessage) => void): Promise<void> {
+  async subscribe(filter: string, handler: (msg: BrokerMessage) => void): Promise<void> {
+    await this.follow(filter, handler)
+  }
+
+  /** A cloud-side subscription that ends: resolves once it is in place, with the function that removes it. */
+  follow(filter: string, handler: (msg: BrokerMessage) => void): Promise<() => Promise<void>> {
     const deliver = (packet: { topic: string; payload: Buffer | string }, cb: () => void): void => {
       cb()
       handler({ topic: packet.topic, payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload) })
     }
-    return new Promise((resolve) => this.aedes.subscribe(filter, deliver as never, () => resolve()))
+    const unsubscribe = () =>
+      new Promise<void>((resolve) => (this.aedes.closed ? resolve() : this.aedes.unsubscribe(filter, deliver as never, () => resolve())))
+    return new Promise((resolve) => this.aedes.subscribe(filter, deliver as never, () => resolve(unsubscribe)))
+  }
+
+  /** Has the broker closed (no publish goes out any more)? */
+  get closed(): boolean {
+    return !this.aedes || this.aedes.closed
+  }
+
+  /** Follows one client event (see ClientEvents); returns the function that stops following it. */
+  onClient<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): () => void {
+    const emitter = this.aedes as unknown as NodeJS.EventEmitter
+    emitter.on(event, listener)
+    return () => void emitter.off(event, listener)
+  }
+
+  /** A persistent session (clean: false) whose client, still connected, has no subscription: one this broker lost in a restart. */
+  lacksSubscriptions(client: Client): boolean {
+    const c = client as Client & { clean?: boolean; subscriptions?: Record<string, unknown>; closed?: boolean }
+    return c.clean === false && !c.closed && Object.keys(c.subscriptions ?? {}).length === 0
+  }
+
+  /**
+   * Gives a connected client these subscriptions as if it had sent SUBSCRIBE. No messageId,
+   * so no SUBACK goes to the device; authorizeSubscribe still applies.
+   */
+  restoreSubscriptions(client: Client, subs: { topic: string; qos: 0 | 1 | 2 }[]): Promise<void> {
+    const c = client as unknown as { subscribe(packet: { subscriptions: typeof subs }, done: (err?: Error | null) => void): void }
+    return new Promise((resolve, reject) => c.subscribe({ subscriptions: subs }, (err) => (err ? reject(err) : resolve())))
   }
 
   /** Calls back when an authenticated connection opens (CONNACK 0 sent) and when it closes. */

@@ -5,15 +5,16 @@
 // `sent` once the device acknowledged it. The PNG comes back over HTTP (the job's
 // `uploadUrl`); a `job-results` message of kind `screenshot` closes a job the agent could
 // not do. The database is what makes jobs survive a restart.
-import type { AedesPublishPacket, Client, PublishPacket, PubrelPacket, Subscription } from 'aedes'
-import { cloudFilters, encodeMessage, parseJobResult, parseScreenTopic, QOS, topics } from '@svc/shared/mqtt/index'
-import type { EmbeddedBroker } from './EmbeddedBroker.js'
+import { cloudFilters, encodeMessage, parseJobResult, parseScreenTopic, topics } from '@svc/shared/mqtt/index'
+import type { BrokerMessage, ClientEvents, DeviceClient as Client, DeviceSubscription as Subscription, EmbeddedBroker } from './EmbeddedBroker.js'
 import type { ScreenshotDeliverer, ScreenshotService } from '../services/ScreenshotService.js'
 
 type Log = { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
 
 export class ScreenshotJobDelivery implements ScreenshotDeliverer {
   private started = false
+  private stopFollowing: (() => void)[] = []
+  private unsubscribeResults: (() => Promise<void>) | null = null
   /** Per screen: a delivery under way, and whether another pass is wanted after it. */
   private readonly running = new Map<string, { again: boolean }>()
   /** Per screen: jobs already published to its current session, so a new job does not resend the rest. */
@@ -28,25 +29,24 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
   async start(): Promise<void> {
     if (this.started) return
     this.started = true
-    const aedes = this.broker.aedes
     this.shots.setDeliverer(this)
-    aedes.on('clientReady', this.onClientReady)
-    aedes.on('subscribe', this.onSubscribe)
-    aedes.on('ack', this.onAck)
-    aedes.on('clientDisconnect', this.onClientDisconnect)
-    await new Promise<void>((resolve) => aedes.subscribe(cloudFilters.allJobResults, this.onResult, resolve))
+    this.stopFollowing = [
+      this.broker.onClient('clientReady', this.onClientReady),
+      this.broker.onClient('subscribe', this.onSubscribe),
+      this.broker.onClient('ack', this.onAck),
+      this.broker.onClient('clientDisconnect', this.onClientDisconnect),
+    ]
+    this.unsubscribeResults = await this.broker.follow(cloudFilters.allJobResults, this.onResult)
   }
 
   async stop(): Promise<void> {
     if (!this.started) return
     this.started = false
     this.shots.setDeliverer(null)
-    const aedes = this.broker.aedes
-    aedes.off('clientReady', this.onClientReady)
-    aedes.off('subscribe', this.onSubscribe)
-    aedes.off('ack', this.onAck)
-    aedes.off('clientDisconnect', this.onClientDisconnect)
-    if (!aedes.closed) await new Promise<void>((resolve) => aedes.unsubscribe(cloudFilters.allJobResults, this.onResult, resolve))
+    for (const stop of this.stopFollowing) stop()
+    this.stopFollowing = []
+    await this.unsubscribeResults?.()
+    this.unsubscribeResults = null
   }
 
   /** Publishes open jobs not yet published to the screen's session; `fresh` (a new connection or subscription) forgets that. */
@@ -67,11 +67,11 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
           let done = this.published.get(screenId)
           if (!done) this.published.set(screenId, (done = new Set()))
           for (const job of await this.shots.pendingFor(screenId)) {
-            if (!this.started || this.broker.aedes.closed) return
+            if (!this.started || this.broker.closed) return
             if (done.has(job.id)) continue
             done.add(job.id)
-            const packet: PublishPacket = { cmd: 'publish', topic: topics.jobs(screenId), payload: encodeMessage(job), qos: QOS, retain: false, dup: false }
-            await new Promise<void>((resolve, reject) => this.broker.aedes.publish(packet, (err) => (err ? reject(err) : resolve())))
+            // QoS 1, not retained: the PUBACK marks the job sent (onAck).
+            await this.broker.publish(topics.jobs(screenId), encodeMessage(job), false)
           }
         } while (entry.again && this.started)
       } catch (err) {
@@ -94,7 +94,7 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
     if (client && subs.some((s) => s.topic === topics.jobs(client.id))) this.deliver(client.id, true)
   }
 
-  private readonly onAck = (ackPacket: PublishPacket | PubrelPacket, client: Client): void => {
+  private readonly onAck: ClientEvents['ack'] = (ackPacket, client) => {
     const packet = ackPacket as { topic?: unknown; payload?: unknown } | undefined
     if (!packet || !client || typeof packet.topic !== 'string') return
     const parsed = parseScreenTopic(packet.topic)
@@ -109,8 +109,7 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
     }
   }
 
-  private readonly onResult = (packet: AedesPublishPacket, cb: () => void): void => {
-    cb()
+  private readonly onResult = (packet: BrokerMessage): void => {
     const parsed = parseScreenTopic(packet.topic)
     if (parsed?.kind !== 'job-results') return
     const r = parseJobResult(packet.payload)

@@ -7,9 +7,8 @@
 // A job is `sent` once the device acknowledged the packet (PUBACK). Results come back on
 // `svc/v1/screens/+/job-results`, validated with the shared parser; only the screen a job
 // was queued for can close it.
-import type { AedesPublishPacket, Client, PublishPacket, PubrelPacket, Subscription } from 'aedes'
-import { cloudFilters, encodeMessage, parseJobResult, parseScreenTopic, QOS, topics } from '@svc/shared/mqtt/index'
-import type { EmbeddedBroker } from './EmbeddedBroker.js'
+import { cloudFilters, encodeMessage, parseJobResult, parseScreenTopic, topics } from '@svc/shared/mqtt/index'
+import type { BrokerMessage, ClientEvents, DeviceClient as Client, DeviceSubscription as Subscription, EmbeddedBroker } from './EmbeddedBroker.js'
 import type { SerialJobDeliverer, SerialJobService } from '../services/SerialJobService.js'
 
 export interface SerialJobDeliveryOptions {
@@ -21,6 +20,8 @@ type Log = { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: str
 
 export class SerialJobDelivery implements SerialJobDeliverer {
   private started = false
+  private stopFollowing: (() => void)[] = []
+  private unsubscribeResults: (() => Promise<void>) | null = null
   private sweep: NodeJS.Timeout | null = null
   /** Per screen: the delivery running now, and whether another pass is wanted after it. */
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>()
@@ -37,13 +38,14 @@ export class SerialJobDelivery implements SerialJobDeliverer {
   async start(): Promise<void> {
     if (this.started) return
     this.started = true
-    const aedes = this.broker.aedes
     this.jobs.setDeliverer(this)
-    aedes.on('clientReady', this.onClientReady)
-    aedes.on('subscribe', this.onSubscribe)
-    aedes.on('ack', this.onAck)
-    aedes.on('clientDisconnect', this.onClientDisconnect)
-    await new Promise<void>((resolve) => aedes.subscribe(cloudFilters.allJobResults, this.onResult, resolve))
+    this.stopFollowing = [
+      this.broker.onClient('clientReady', this.onClientReady),
+      this.broker.onClient('subscribe', this.onSubscribe),
+      this.broker.onClient('ack', this.onAck),
+      this.broker.onClient('clientDisconnect', this.onClientDisconnect),
+    ]
+    this.unsubscribeResults = await this.broker.follow(cloudFilters.allJobResults, this.onResult)
     const interval = this.opts.sweepIntervalMs ?? 60_000
     if (interval > 0) {
       this.sweep = setInterval(() => void this.jobs.expireStale().catch((err) => this.log.error({ err }, 'serial job expiry failed')), interval)
@@ -59,12 +61,10 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     if (this.sweep) clearInterval(this.sweep)
     this.sweep = null
     this.jobs.setDeliverer(null)
-    const aedes = this.broker.aedes
-    aedes.off('clientReady', this.onClientReady)
-    aedes.off('subscribe', this.onSubscribe)
-    aedes.off('ack', this.onAck)
-    aedes.off('clientDisconnect', this.onClientDisconnect)
-    if (!aedes.closed) await new Promise<void>((resolve) => aedes.unsubscribe(cloudFilters.allJobResults, this.onResult, resolve))
+    for (const stop of this.stopFollowing) stop()
+    this.stopFollowing = []
+    await this.unsubscribeResults?.()
+    this.unsubscribeResults = null
     await Promise.all([...this.running.values()].map((r) => r.done))
   }
 
@@ -107,11 +107,11 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     let done = this.published.get(screenId)
     if (!done) this.published.set(screenId, (done = new Set()))
     for (const job of pending) {
-      if (!this.started || this.broker.aedes.closed) return
+      if (!this.started || this.broker.closed) return
       if (done.has(job.id)) continue
       done.add(job.id)
-      const packet: PublishPacket = { cmd: 'publish', topic: topics.jobs(screenId), payload: encodeMessage(job), qos: QOS, retain: false, dup: false }
-      await new Promise<void>((resolve, reject) => this.broker.aedes.publish(packet, (err) => (err ? reject(err) : resolve())))
+      // QoS 1, not retained: the PUBACK marks the job sent (onAck).
+      await this.broker.publish(topics.jobs(screenId), encodeMessage(job), false)
     }
   }
 
@@ -130,7 +130,7 @@ export class SerialJobDelivery implements SerialJobDeliverer {
   }
 
   /** PUBACK of a jobs packet: the device holds the job. */
-  private readonly onAck = (ackPacket: PublishPacket | PubrelPacket, client: Client): void => {
+  private readonly onAck: ClientEvents['ack'] = (ackPacket, client) => {
     const packet = ackPacket as { topic?: unknown; payload?: unknown } | undefined
     if (!packet || !client || typeof packet.topic !== 'string') return
     const parsed = parseScreenTopic(packet.topic)
@@ -144,8 +144,7 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     }
   }
 
-  private readonly onResult = (packet: AedesPublishPacket, cb: () => void): void => {
-    cb()
+  private readonly onResult = (packet: BrokerMessage): void => {
     const parsed = parseScreenTopic(packet.topic)
     if (parsed?.kind !== 'job-results') return
     const r = parseJobResult(packet.payload)

@@ -1,5 +1,7 @@
 // Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
 import type { IntervalWorker } from '../workers/Worker.js'
+import type { WorkerName } from '../workers/lifecycle.js'
+import type { WorkLeases } from '../cluster/WorkLeases.js'
 import type { Permission } from '@svc/shared'
 import type { Principal } from '../auth/Principal.js'
 import type { Services } from '../services/index.js'
@@ -29,8 +31,10 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     services: Services
-    /** The interval workers by name (tests drive them with runOnce()). */
-    workers: Record<'status' | 'housekeeper' | 'castExpiry' | 'webhooks' | 'alerts' | 'mediaUrlRefresh', IntervalWorker>
+    /** The interval workers by name (tests drive them with runOnce()); each domain plugin adds its own (workers/lifecycle.ts). */
+    workers: Record<WorkerName, IntervalWorker>
+    /** The work leases that keep a `oncePerCloud` worker's runs on one instance (cluster/WorkLeases.ts). */
+    leases: WorkLeases
     /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
     routeCatalog: RouteInfo[]
   }

@@ -15,7 +15,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { workspaces, users } = app.services
 
   app.get(
-    '/v1/account',
+    '/account',
     {
       config: { permission: 'account.view' },
       schema: {
@@ -36,7 +36,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/account/limits',
+    '/account/limits',
     {
       config: { permission: 'account.view' },
       schema: {

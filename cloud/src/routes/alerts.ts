@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { ownWorker } from '../workers/lifecycle.js'
 
 const Config = Type.Object(
   {
@@ -62,10 +63,12 @@ const RuleBody = {
 
 const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { alertRules, alerts } = app.services
+  // Time-based triggers (connection lost) are checked on one instance of the cloud at a time.
+  ownWorker(app, 'alerts', app.services.alertWorker.oncePerCloud(app.leases, 'alerts'))
   const tags = ['alerts']
 
   app.get(
-    '/v1/alert-rules',
+    '/alert-rules',
     {
       config: { permission: 'alert.view' },
       schema: {
@@ -79,7 +82,7 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/alert-rules',
+    '/alert-rules',
     {
       config: { permission: 'alert.edit' },
       schema: { tags, summary: 'Create an alert rule', body: Type.Object(RuleBody), response: { 201: Data(CreatedRule), 400: ErrorBody, ...errorResponses } },
@@ -88,7 +91,7 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/alert-rules/:id',
+    '/alert-rules/:id',
     {
       config: { permission: 'alert.view' },
       schema: { tags, summary: 'Get an alert rule', params: IdParams, response: { 200: Data(AlertRule), ...errorResponses } },
@@ -99,7 +102,7 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/alert-rules/:id',
+    '/alert-rules/:id',
     {
       config: { permission: 'alert.edit' },
       schema: {
@@ -120,7 +123,7 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/alert-rules/:id',
+    '/alert-rules/:id',
     {
       config: { permission: 'alert.edit' },
       schema: { tags, summary: 'Delete an alert rule (soft delete)', params: IdParams, response: { 200: Data(Deleted), ...errorResponses } },
@@ -131,7 +134,7 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/alert-events',
+    '/alert-events',
     {
       config: { permission: 'alert.view' },
       schema: {
@@ -153,7 +156,7 @@ const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/alert-events/:id',
+    '/alert-events/:id',
     {
       config: { permission: 'alert.view' },
       schema: { tags, summary: 'Get an alert event', params: IdParams, response: { 200: Data(AlertEvent), ...errorResponses } },

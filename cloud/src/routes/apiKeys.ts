@@ -34,7 +34,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const regionOf = async (workspaceId: string) => (await workspaces.require(workspaceId)).region
 
   app.post(
-    '/v1/api-keys',
+    '/api-keys',
     {
       config: { permission: 'api-key.create' },
       schema: { tags: ['api-keys'], summary: 'Create an API key', body: CreateBody, response: { 201: Data(ApiKeyWithSecret), ...errorResponses } },
@@ -47,7 +47,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/api-keys',
+    '/api-keys',
     {
       config: { permission: 'api-key.view' },
       schema: { tags: ['api-keys'], summary: 'List API keys (newest first)', querystring: PageQuery, response: { 200: Paged(ApiKey), ...errorResponses } },
@@ -56,7 +56,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/api-keys/:id',
+    '/api-keys/:id',
     {
       config: { permission: 'api-key.view' },
       schema: { tags: ['api-keys'], summary: 'Get an API key', params: IdParams, response: { 200: Data(ApiKey), ...errorResponses } },
@@ -65,7 +65,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/api-keys/:id/rotate',
+    '/api-keys/:id/rotate',
     {
       config: { permission: 'api-key.create' },
       schema: {
@@ -83,7 +83,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/api-keys/:id/revoke',
+    '/api-keys/:id/revoke',
     {
       config: { permission: 'api-key.revoke' },
       schema: {
@@ -97,7 +97,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/api-keys/:id',
+    '/api-keys/:id',
     {
       config: { permission: 'api-key.revoke' },
       schema: {

@@ -85,7 +85,7 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { approvals } = app.services
 
   app.get(
-    '/v1/nodes/:id/approval-policy',
+    '/nodes/:id/approval-policy',
     {
       config: { permission: 'node.view' },
       schema: {
@@ -99,7 +99,7 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.put(
-    '/v1/nodes/:id/approval-policy',
+    '/nodes/:id/approval-policy',
     {
       config: { permission: 'node.edit' },
       schema: {
@@ -114,7 +114,7 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/approvals',
+    '/approvals',
     {
       config: { permission: 'approval.view' },
       schema: {
@@ -128,7 +128,7 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/approvals/:id',
+    '/approvals/:id',
     {
       config: { permission: 'approval.view' },
       schema: { tags, summary: 'Get an approval request', params: IdParams, response: { 200: Data(ApprovalRequest), ...errorResponses } },
@@ -159,7 +159,7 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   ] as const
   for (const d of decisions) {
     app.post(
-      `/v1/approvals/:id/${d.path}`,
+      `/approvals/:id/${d.path}`,
       {
         config: { permission: d.permission },
         // The body is optional: no body at all means no note.

@@ -7,6 +7,8 @@ import { Data, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from 
 import { validation } from '../errors.js'
 import { CAST_STATUS_FILTERS } from '../services/CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from '../devicelink/Takeover.js'
+import { ownWorker } from '../workers/lifecycle.js'
+import { CastExpiryWorker } from '../workers/CastExpiryWorker.js'
 
 const lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)))
 
@@ -55,10 +57,12 @@ export function parseListLimit(raw: string | undefined, def: number, max: number
 }
 
 const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { casts } = app.services
+  const { casts, clock, config } = app.services
+  // Casts end at their expiresAt; this worker runs on every instance (each cast ends with a conditional update).
+  ownWorker(app, 'castExpiry', new CastExpiryWorker(casts, clock, config.castExpiryIntervalMs, app.log))
 
   app.post(
-    '/v1/casts',
+    '/casts',
     {
       config: { permission: 'screen.cast' },
       schema: {
@@ -82,7 +86,7 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/casts',
+    '/casts',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -99,7 +103,7 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/casts/:id',
+    '/casts/:id',
     {
       config: { permission: 'screen.view' },
       schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } },
@@ -108,7 +112,7 @@ const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/casts/:id/clear',
+    '/casts/:id/clear',
     {
       config: { permission: 'screen.cast' },
       schema: {

@@ -53,7 +53,7 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { content } = app.services
 
   for (const def of KINDS) {
-    const base = `/v1/${def.path}`
+    const base = `/${def.path}`
     const label = def.label.toLowerCase()
     const createProps: TProperties = {
       name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -136,7 +136,7 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   for (const s of SHARED) {
-    const base = `/v1/${s.path}/:id`
+    const base = `/${s.path}/:id`
     app.get(
       `${base}/shares`,
       {
@@ -220,7 +220,7 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.get(
-    '/v1/apps/catalog',
+    '/apps/catalog',
     {
       config: { permission: 'content.view' },
       schema: {

@@ -50,7 +50,7 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post(
-    '/v1/devices/register',
+    '/devices/register',
     {
       config: { auth: 'none' },
       // Counted before the body is even parsed: this is the open door of the API.
@@ -83,7 +83,7 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/devices/register/:id',
+    '/devices/register/:id',
     {
       config: { auth: 'none' },
       schema: {

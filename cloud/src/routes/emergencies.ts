@@ -28,7 +28,7 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { emergencies } = app.services
 
   app.post(
-    '/v1/emergencies',
+    '/emergencies',
     {
       config: { permission: 'emergency.manage' },
       schema: {
@@ -42,7 +42,7 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/emergencies',
+    '/emergencies',
     {
       config: { permission: 'emergency.view' },
       schema: {
@@ -59,7 +59,7 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/emergencies/:id',
+    '/emergencies/:id',
     {
       config: { permission: 'emergency.view' },
       schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } },
@@ -68,7 +68,7 @@ const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/emergencies/:id/clear',
+    '/emergencies/:id/clear',
     {
       config: { permission: 'emergency.manage' },
       schema: {

@@ -225,7 +225,7 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
   const common = { config: {}, onRequest: mcpRate, validatorCompiler: () => () => true }
 
   app.post(
-    '/v1/mcp',
+    '/mcp',
     {
       ...common,
       schema: {
@@ -267,7 +267,7 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
   )
 
   app.delete(
-    '/v1/mcp',
+    '/mcp',
     {
       ...common,
       schema: {
@@ -290,7 +290,7 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
   )
 
   app.get(
-    '/v1/mcp',
+    '/mcp',
     {
       ...common,
       schema: {

@@ -21,7 +21,7 @@ const Me = Type.Object({
 })
 
 const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/v1/me', { schema: { tags: ['identity'], summary: 'The calling credential', response: { 200: Data(Me), ...errorResponses } } }, async (req) => {
+  app.get('/me', { schema: { tags: ['identity'], summary: 'The calling credential', response: { 200: Data(Me), ...errorResponses } } }, async (req) => {
     const p = principalOf(req)
     const ws = await app.services.workspaces.require(p.workspaceId)
     return {

@@ -14,6 +14,8 @@ import { ApiError, validation } from '../errors.js'
 import { MEDIA_KINDS } from '../media/sniff.js'
 import type { StagedFile } from '../media/MediaStore.js'
 import { pageRules } from './content.js'
+import { ownWorker } from '../workers/lifecycle.js'
+import { MediaUrlRefreshWorker } from '../workers/MediaUrlRefreshWorker.js'
 
 export const MediaItem = Type.Object(
   {
@@ -59,6 +61,21 @@ const Placement = {
 
 const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { media, config, content } = app.services
+  // Desired states whose signed media URLs are getting old are republished, on one instance at a time.
+  ownWorker(
+    app,
+    'mediaUrlRefresh',
+    new MediaUrlRefreshWorker(
+      app.services.db,
+      app.services.clock,
+      app.services.mediaUrls.ttlSeconds,
+      (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids),
+      config.mediaUrlRefreshIntervalMs,
+      app.log,
+    ).oncePerCloud(app.leases, 'media-url-refresh'),
+  )
+  // Files left `processing` by a previous run are probed once the app is ready.
+  app.addHook('onReady', async () => media.kick())
   /** A new file homed where approval is required is held: the answer carries `approval`. */
   const withHold = async <T extends { id: string; name: string; nodeId: string | null }>(p: Principal, item: T) => {
     const approval = await content.holdNewMedia(p, item)
@@ -77,7 +94,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload))
 
   app.post(
-    '/v1/media/upload',
+    '/media/upload',
     {
       config: { permission: 'media.create', idempotent: true, perKeyLimit: 300 },
       schema: {
@@ -125,7 +142,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/media/import-url',
+    '/media/import-url',
     {
       config: { permission: 'media.create', idempotent: true },
       schema: {
@@ -143,7 +160,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/media/upload/multipart/initiate',
+    '/media/upload/multipart/initiate',
     {
       config: { permission: 'media.create', idempotent: true },
       schema: {
@@ -157,7 +174,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/media/upload/multipart/:id',
+    '/media/upload/multipart/:id',
     {
       config: { permission: 'media.create' },
       schema: {
@@ -171,7 +188,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.put(
-    '/v1/media/upload/multipart/:id/parts/:n',
+    '/media/upload/multipart/:id/parts/:n',
     {
       config: { permission: 'media.create' },
       schema: {
@@ -189,7 +206,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/media/upload/multipart/:id/complete',
+    '/media/upload/multipart/:id/complete',
     {
       config: { permission: 'media.create' },
       schema: {
@@ -203,7 +220,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/media/upload/multipart/:id/abort',
+    '/media/upload/multipart/:id/abort',
     {
       config: { permission: 'media.create' },
       schema: {
@@ -217,7 +234,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/media',
+    '/media',
     {
       config: { permission: 'media.view' },
       schema: {
@@ -239,7 +256,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/media/:id',
+    '/media/:id',
     {
       config: { permission: 'media.view' },
       schema: { tags: ['media'], summary: 'Get a media item', params: IdParams, response: { 200: Data(MediaItem), ...errorResponses } },
@@ -253,7 +270,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/media/:id',
+    '/media/:id',
     {
       config: { permission: 'media.edit' },
       schema: {
@@ -273,7 +290,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/media/:id',
+    '/media/:id',
     {
       config: { permission: 'media.delete' },
       schema: {
@@ -287,7 +304,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/media/:id/content',
+    '/media/:id/content',
     {
       config: { permission: 'media.view', signedAccess: true },
       schema: {

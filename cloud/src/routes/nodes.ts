@@ -3,25 +3,14 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
-import { NODE_KINDS } from '../services/NodeService.js'
-
-const Kind = Type.Union(NODE_KINDS.map((k) => Type.Literal(k)))
-export const Node = Type.Object({
-  id: Type.String(),
-  parentId: Nullable(Type.String()),
-  kind: Kind,
-  name: Type.String(),
-  path: Type.Array(Type.String(), { description: 'Ids from the top of the tree down to this node.' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-})
+import { Data, Deleted, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
+import { Node, NodeKindSchema as Kind } from '../services/NodeService.js'
 
 const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { nodes } = app.services
 
   app.post(
-    '/v1/nodes',
+    '/nodes',
     {
       config: { permission: 'node.edit', idempotent: true },
       schema: {
@@ -42,7 +31,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/nodes',
+    '/nodes',
     {
       config: { permission: 'node.view' },
       schema: {
@@ -60,7 +49,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/nodes/:id',
+    '/nodes/:id',
     {
       config: { permission: 'node.view' },
       schema: { tags: ['locations'], summary: 'Get a location', params: IdParams, response: { 200: Data(Node), ...errorResponses } },
@@ -69,7 +58,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/nodes/:id',
+    '/nodes/:id',
     {
       config: { permission: 'node.edit' },
       schema: {
@@ -91,7 +80,7 @@ const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/nodes/:id',
+    '/nodes/:id',
     {
       config: { permission: 'node.edit' },
       schema: {

@@ -119,7 +119,7 @@ function baseUrl(publicUrl: string | null, req: FastifyRequest): string {
 }
 
 const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { oauth, rateLimiter, config } = app.services
+  const { oauth, rateLimiter } = app.services
 
   // This plugin's scope only: the token route reads forms, and fails in the RFC's shape.
   app.addContentTypeParser(FORM, { parseAs: 'string' }, (_req, body, done) => {
@@ -135,7 +135,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler((err, req, reply) => sendError(reply, toOAuthError(err as Error, req)))
 
   app.post(
-    '/v1/oauth/token',
+    '/oauth/token',
     {
       config: { auth: 'none' },
       onRequest: async (req) => {
@@ -194,6 +194,14 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.headers(NO_STORE).send({ access_token: issued.accessToken, token_type: 'Bearer' as const, expires_in: issued.expiresIn })
     },
   )
+}
+
+/**
+ * The two discovery documents (RFC 8414, RFC 9728). They sit at the root of the host, outside
+ * /v1, so app.ts registers this plugin beside the /v1 scope rather than inside it.
+ */
+export const oauthMetadataRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { config } = app.services
 
   const ServerMetadata = Type.Object(
     {

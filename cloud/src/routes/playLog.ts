@@ -34,7 +34,7 @@ const playLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { playLog } = app.services
 
   app.get(
-    '/v1/screens/:id/play-log',
+    '/screens/:id/play-log',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -50,7 +50,7 @@ const playLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/play-log.csv',
+    '/play-log.csv',
     {
       config: { permission: 'screen.view' },
       schema: {

@@ -76,7 +76,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { screens, pairing, assignments } = app.services
 
   app.post(
-    '/v1/screens/bulk-assign',
+    '/screens/bulk-assign',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -97,7 +97,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/screens/:id/assign',
+    '/screens/:id/assign',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -112,7 +112,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/screens/pair',
+    '/screens/pair',
     {
       config: { permission: 'screen.edit', idempotent: true },
       schema: {
@@ -133,7 +133,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/screens',
+    '/screens',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -147,7 +147,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/screens/:id',
+    '/screens/:id',
     {
       config: { permission: 'screen.view' },
       schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } },
@@ -156,7 +156,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/screens/:id',
+    '/screens/:id',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -174,7 +174,7 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/screens/:id',
+    '/screens/:id',
     {
       config: { permission: 'screen.delete' },
       schema: {

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream'
 import { principalOf } from '../http/types.js'
 import { Data, ErrorBody, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
 import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../services/ScreenshotService.js'
+import { ScreenshotJobDelivery } from '../broker/ScreenshotJobDelivery.js'
 
 export const Screenshot = Type.Object({
   id: Type.String({ description: 'Prefix `shot_`.' }),
@@ -37,12 +38,16 @@ export const Screenshot = Type.Object({
 
 const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { screenshots } = app.services
+  // Screenshot jobs reach devices through the broker, like serial jobs.
+  const delivery = new ScreenshotJobDelivery(app.services.broker, screenshots, app.log)
+  app.addHook('onReady', () => delivery.start())
+  app.addHook('onClose', () => delivery.stop())
   // The upload body is the PNG's bytes, streamed to disk under its own size limit; only
   // this plugin accepts image/png.
   app.addContentTypeParser('image/png', (_req, payload, done) => done(null, payload))
 
   app.post(
-    '/v1/screens/:id/screenshot',
+    '/screens/:id/screenshot',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -57,7 +62,7 @@ const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/screenshots/:id',
+    '/screenshots/:id',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -72,7 +77,7 @@ const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/screenshots/:id/image',
+    '/screenshots/:id/image',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -95,7 +100,7 @@ const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.put(
-    '/v1/devices/screenshots/:id',
+    '/devices/screenshots/:id',
     {
       config: { auth: 'none' },
       schema: {

@@ -13,6 +13,7 @@ import { SerialEncodingInput, SerialEolInput } from './serialTemplates.js'
 
 const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const
 import { PANEL_MAX_POLL_SECONDS } from '../services/ScreenPanelService.js'
+import { SerialJobDelivery } from '../broker/SerialJobDelivery.js'
 
 export const SerialJob = Type.Object({
   id: Type.String({ description: 'Prefix `sjob_`.' }),
@@ -61,9 +62,13 @@ export const PanelProfile = Nullable(
 
 const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { serialJobs, screenPanels } = app.services
+  // Jobs reach devices through the broker; pending ones go out as screens connect.
+  const delivery = new SerialJobDelivery(app.services.broker, serialJobs, app.log)
+  app.addHook('onReady', () => delivery.start())
+  app.addHook('onClose', () => delivery.stop())
 
   app.post(
-    '/v1/screens/:id/serial',
+    '/screens/:id/serial',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -78,7 +83,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/serial-jobs',
+    '/serial-jobs',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -92,7 +97,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/serial-jobs/:id',
+    '/serial-jobs/:id',
     {
       config: { permission: 'screen.view' },
       schema: { tags: ['serial'], summary: 'Get a serial job', params: IdParams, response: { 200: Data(SerialJob), ...errorResponses } },
@@ -101,7 +106,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/screens/:id/serial-jobs',
+    '/screens/:id/serial-jobs',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -116,7 +121,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/screens/:id/panel',
+    '/screens/:id/panel',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -130,7 +135,7 @@ const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/screens/:id/panel',
+    '/screens/:id/panel',
     {
       config: { permission: 'screen.edit' },
       schema: {

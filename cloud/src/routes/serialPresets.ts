@@ -60,7 +60,7 @@ export function templateItemsFromPreset(raw: unknown): { name: string; value: st
 
 const serialPresetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
-    '/v1/serial-presets',
+    '/serial-presets',
     {
       config: { permission: 'screen.view' },
       schema: {

@@ -81,7 +81,7 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { serialTemplates } = app.services
 
   app.get(
-    '/v1/serial-templates',
+    '/serial-templates',
     {
       config: { permission: 'screen.view' },
       schema: {
@@ -94,7 +94,7 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/serial-templates',
+    '/serial-templates',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -113,7 +113,7 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/serial-templates/:id',
+    '/serial-templates/:id',
     {
       config: { permission: 'screen.view' },
       schema: { tags: ['serial'], summary: 'Get a serial template', params: IdParams, response: { 200: Data(SerialTemplate), ...errorResponses } },
@@ -122,7 +122,7 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/serial-templates/:id',
+    '/serial-templates/:id',
     {
       config: { permission: 'screen.edit' },
       schema: {
@@ -137,7 +137,7 @@ const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/serial-templates/:id',
+    '/serial-templates/:id',
     {
       config: { permission: 'screen.edit' },
       schema: {

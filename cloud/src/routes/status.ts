@@ -5,6 +5,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Data, ErrorBody, Nullable, Timestamp } from '../http/schemas.js'
 import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../http/deprecations.js'
 import { statusText } from '../services/StatusService.js'
+import { ownWorker } from '../workers/lifecycle.js'
+import { StatusMonitor } from '../workers/StatusMonitor.js'
 
 const Incident = Type.Object({
   id: Type.String(),
@@ -29,8 +31,15 @@ const Status = Type.Object({
 
 export default function statusRoutes(deprecations: Deprecation[]): FastifyPluginAsyncTypebox {
   return async (app) => {
+    const { config } = app.services
+    const monitor = ownWorker(app, 'status', new StatusMonitor(app.services.status, config.statusIntervalMs, app.log).oncePerCloud(app.leases, 'status'))
+    // A first measurement right away (after the worker's own onReady), so a fresh server does not report `unknown`.
+    app.addHook('onReady', async () => {
+      if (config.statusIntervalMs > 0) void monitor.runScheduled().catch((err) => app.log.error({ err }, 'first status measurement failed'))
+    })
+
     app.get(
-      '/v1/status',
+      '/status',
       {
         config: { auth: 'none' },
         schema: {
@@ -58,7 +67,7 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
     )
 
     app.get(
-      '/v1/status/deprecations',
+      '/status/deprecations',
       {
         config: { auth: 'none' },
         schema: {

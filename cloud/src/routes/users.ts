@@ -4,17 +4,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ROLES } from '@svc/shared'
 import { principalOf } from '../http/types.js'
+import { User } from '../services/UserService.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
 
-export const User = Type.Object({
-  id: Type.String(),
-  name: Nullable(Type.String()),
-  email: Type.String(),
-  role: StringEnum(ROLES),
-  emailVerifiedAt: Nullable(Timestamp),
-  createdAt: Timestamp,
-})
 const Invited = Type.Intersect([
   User,
   Type.Object({
@@ -43,7 +36,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { users } = app.services
 
   app.get(
-    '/v1/users',
+    '/users',
     {
       config: { permission: 'user.view' },
       schema: {
@@ -57,7 +50,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/users',
+    '/users',
     {
       config: { permission: 'user.manage', rootOnly: true },
       schema: {
@@ -74,7 +67,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/users/:id',
+    '/users/:id',
     {
       config: { permission: 'user.view' },
       schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
@@ -83,7 +76,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/users/:id',
+    '/users/:id',
     {
       config: { permission: 'user.manage', rootOnly: true },
       schema: {
@@ -98,7 +91,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/users/:id',
+    '/users/:id',
     {
       config: { permission: 'user.manage', rootOnly: true },
       schema: {

@@ -9,6 +9,7 @@ import { ApiError, isApiError } from '../errors.js'
 import { Data, ErrorBody, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
 import { EVENT_NAMES } from '../events/EventBus.js'
 import { EVENT_CATALOG } from '../webhooks/catalog.js'
+import { ownWorker } from '../workers/lifecycle.js'
 
 const EndpointFields = {
   id: Type.String(),
@@ -61,12 +62,14 @@ const asBadRequest = (e: unknown): never => {
 
 const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { webhooks } = app.services
+  // Delivery claims its rows, so it runs on every instance.
+  ownWorker(app, 'webhooks', app.services.webhookWorker)
   const view = { permission: 'integration.view', rootOnly: true, validationError: { status: 400, code: 'bad_request' } } as const
   const edit = { ...view, permission: 'integration.edit' } as const
   const tags = ['webhooks']
 
   app.get(
-    '/v1/webhooks',
+    '/webhooks',
     { config: view, schema: { tags, summary: 'List webhook endpoints', response: { 200: Data(Type.Array(WebhookEndpoint)), ...errors400 } } },
     async (req) => ({
       data: await webhooks.list(principalOf(req)),
@@ -74,7 +77,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/webhooks',
+    '/webhooks',
     {
       config: edit,
       schema: {
@@ -92,7 +95,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/webhooks/events',
+    '/webhooks/events',
     {
       config: view,
       schema: {
@@ -107,7 +110,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/webhooks/deliveries',
+    '/webhooks/deliveries',
     {
       config: view,
       schema: {
@@ -135,7 +138,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/webhooks/deliveries/:id/replay',
+    '/webhooks/deliveries/:id/replay',
     {
       config: edit,
       schema: { tags, summary: 'Resend a delivery as a new one (replayOf set)', params: IdParams, response: { 200: Data(SendResult), ...errors400 } },
@@ -144,7 +147,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.get(
-    '/v1/webhooks/:id',
+    '/webhooks/:id',
     { config: view, schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: Data(WebhookEndpoint), ...errors400 } } },
     async (req) => ({
       data: await webhooks.get(principalOf(req), req.params.id),
@@ -152,7 +155,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.patch(
-    '/v1/webhooks/:id',
+    '/webhooks/:id',
     {
       config: edit,
       schema: {
@@ -172,7 +175,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete(
-    '/v1/webhooks/:id',
+    '/webhooks/:id',
     {
       config: edit,
       schema: {
@@ -186,7 +189,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/v1/webhooks/:id/test',
+    '/webhooks/:id/test',
     {
       config: edit,
       schema: {

@@ -1,11 +1,13 @@
 // The location tree: workspace → nodes (org_unit, location, screen_group). Every
 // resource has a home nodeId (null = root); a pinned credential reaches its node and
 // everything below it. Other services ask this one whether a node is reachable.
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, Timestamp } from '../http/schemas.js'
 import { NodeRepository, type HomedTable } from '../repositories/NodeRepository.js'
 import { ApiKeyRepository } from '../repositories/ApiKeyRepository.js'
 
@@ -22,15 +24,18 @@ interface NodeRow {
   updated_at: string
 }
 
-export interface NodeView {
-  id: string
-  parentId: string | null
-  kind: NodeKind
-  name: string
-  path: string[]
-  createdAt: string
-  updatedAt: string
-}
+export const NodeKindSchema = Type.Union(NODE_KINDS.map((k) => Type.Literal(k)))
+/** A node as the API answers it: the route's response schema, and NodeView is derived from it. */
+export const Node = Type.Object({
+  id: Type.String(),
+  parentId: Nullable(Type.String()),
+  kind: NodeKindSchema,
+  name: Type.String(),
+  path: Type.Array(Type.String(), { description: 'Ids from the top of the tree down to this node.' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+})
+export type NodeView = Static<typeof Node>
 
 /** Something else in the system that may live at a node and blocks its deletion. */
 export type NodeUsage = (workspaceId: string, nodeId: string) => Promise<{ what: string; count: number } | null>

@@ -6,6 +6,7 @@
 // sessions and publishes a CredentialChange, so their tokens are refused on the next request:
 // a session's principal is kept in the PrincipalCache (shared with API keys), tagged with
 // its user, and a removal or role change drops it before the call answers.
+import { Type, type Static } from '@sinclair/typebox'
 import { ROLES, ROLE_PERMISSIONS, missingFrom, type PermissionGrant, type Role } from '@svc/shared'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
@@ -15,20 +16,23 @@ import { hashSecret, newSessionToken, secretMatches, sessionLookup } from '../au
 import type { Principal } from '../auth/Principal.js'
 import { freezePrincipal, PrincipalCache, userTag } from '../auth/PrincipalCache.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { UserRepository, type UserRecord } from '../repositories/UserRepository.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 
 /** A user row with its role narrowed to the roles there are. */
 export type UserRow = Omit<UserRecord, 'role'> & { role: Role }
 
-export interface UserView {
-  id: string
-  name: string | null
-  email: string
-  role: Role
-  emailVerifiedAt: string | null
-  createdAt: string
-}
+/** A user as the API answers it: the route's response schema, and UserView is derived from it. */
+export const User = Type.Object({
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  email: Type.String(),
+  role: StringEnum(ROLES),
+  emailVerifiedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+})
+export type UserView = Static<typeof User>
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

@@ -1,6 +1,7 @@
-// Hourly clean-up of rows nobody needs any more: idempotency keys older than 24 h, abandoned
-// multipart uploads, unclaimed pairing registrations a day past expiry, sent mail older
-// than 30 days, expired OAuth tokens, and plays (proof of play) past their retention
+// Clean-up of rows nobody needs any more, every SVC_HOUSEKEEPING_INTERVAL_MS (hourly by
+// default): idempotency keys older than 24 h, abandoned multipart uploads, unclaimed pairing
+// registrations a day past expiry, sent mail older than 30 days, expired OAuth tokens, and
+// plays (proof of play) past their retention
 // (SVC_PLAY_LOG_RETENTION_DAYS). Each task is independent: one failing does not stop the others.
 import { IntervalWorker } from './Worker.js'
 

@@ -30,12 +30,14 @@ export function mapPostgresError(e: unknown): unknown {
 class MappedConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-    // PostgreSQL text cannot hold NUL (SQLite's can): a read looking for one finds nothing,
-    // as it finds nothing on SQLite, and a write holding one is refused as bad input; sent
-    // on, either would fail the statement (and abort its transaction).
+    // PostgreSQL text cannot hold NUL (SQLite's can). A read compares it as U+FFFF, a
+    // noncharacter no stored text holds, so it matches nothing, as on SQLite (an aggregate
+    // still answers its row); a write holding one is refused as bad input. Sent on, either
+    // would fail the statement and abort its transaction.
     if (q.parameters.some((p) => typeof p === 'string' && p.includes('\u0000'))) {
-      if (/^\s*select\b/i.test(q.sql)) return { rows: [] }
-      throw validation(NUL_MESSAGE)
+      if (!/^\s*(select|with)\b/i.test(q.sql)) throw validation(NUL_MESSAGE)
+      const parameters = q.parameters.map((p) => (typeof p === 'string' ? p.replaceAll('\u0000', '\uffff') : p))
+      q = { ...q, parameters }
     }
     try {
       return await this.inner.executeQuery<R>(q)

@@ -13,6 +13,9 @@ eachEngine(t, 'NUL in ids and fields: 404 for lookups, never a 500', async (t, d
     t.equal(res.statusCode, 404, `GET ${url}: ${res.body}`)
     t.equal(res.json().error, 'not_found')
   }
+  const counted = await h.req('GET', '/v1/nodes?search=a%00b&count=1&limit=10', apiKey)
+  t.equal(counted.statusCode, 200, `a search holding NUL: ${counted.body}`)
+  t.equal(counted.json().total, 0, 'counts nothing')
   const created = await h.req('POST', '/v1/nodes', apiKey, { name: 'a\u0000b' })
   t.ok(created.statusCode === 201 || created.statusCode === 422, `POST with NUL: ${created.statusCode} ${created.body}`)
   t.type(created.json().error ?? created.json().data.id, 'string')

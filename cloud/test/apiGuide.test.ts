@@ -4,7 +4,7 @@
 // pairing code comes from the device registration call the guide makes (what an agent
 // does); the webhook and import hosts are a local HTTPS receiver let through by the test
 // allowlist (SVC_WEBHOOK_ALLOW_HOSTS / SVC_WEBHOOK_CA_FILE); dates are computed by `date`.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -16,6 +16,7 @@ import { build } from './helpers.js'
 import { CA_FILE, TLS_DIR } from './fixtures/receiver.js'
 import { PNG_1x1 } from './content/fixtures.js'
 import { systemClock } from '../src/clock.js'
+import { ENGINES, openEngine, postgresUrl, requirePostgres, type EngineName } from './db/engines.js'
 
 const GUIDE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'api-guide.md')
 
@@ -46,7 +47,17 @@ function run(script: string, cwd: string, env: Record<string, string>): Promise<
   })
 }
 
-t.test('every example of docs/api-guide.md runs, in order, against a real server', async (t) => {
+// The guide runs once per engine: on SQLite (in memory), then on a fresh PostgreSQL schema
+// (skipped without SVC_TEST_DATABASE_URL unless CI=true, when it fails).
+if (postgresUrl()) t.setTimeout(2 * 1000 * Number(process.env.TAP_TIMEOUT || 120))
+for (const engine of ENGINES) {
+  t.test(`every example of docs/api-guide.md runs, in order, against a real server [${engine}]`, async (t) => {
+    if (engine === 'postgres' && !requirePostgres(t, 'the API guide on PostgreSQL')) return
+    await runGuide(t, engine)
+  })
+}
+
+async function runGuide(t: Test, engine: EngineName): Promise<void> {
   // The stand-in for the public webhook receiver and file host: https://localhost:<port>.
   const hits: string[] = []
   const host = https.createServer(
@@ -69,7 +80,7 @@ t.test('every example of docs/api-guide.md runs, in order, against a real server
   const h = await build(
     t,
     { dataDir, mediaProcessing: 'background', webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE },
-    { clock: systemClock as never },
+    { clock: systemClock as never, ...(engine === 'postgres' ? { db: await openEngine(t, 'postgres') } : {}) },
   )
   await h.app.listen({ port: 0, host: '127.0.0.1' })
   const svc = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`
@@ -113,7 +124,7 @@ t.test('every example of docs/api-guide.md runs, in order, against a real server
     hits.some((x) => x.startsWith('POST /svc')),
     'the webhook test delivery reached the receiver',
   )
-})
+}
 
 t.test('the runner fails on an example the server refuses, naming its line', async (t) => {
   const h = await build(t)

@@ -88,3 +88,15 @@ export function countReads(h: Harness): { n: number } {
   }) as typeof executor.executeQuery
   return counter
 }
+
+/** The app database's tables, on either engine (SQLite's own tables left out), by name. */
+export async function tableNames(h: Harness): Promise<string[]> {
+  const db = h.app.services.db
+  const rows =
+    db.dialect === 'postgres'
+      ? await db.all<{ name: string }>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+        )
+      : await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+  return rows.map((r) => r.name).sort()
+}

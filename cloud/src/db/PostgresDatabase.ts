@@ -4,7 +4,7 @@
 // on a lock longer than the busy timeout fails with DatabaseBusyError (503), as on SQLite.
 import pg from 'pg'
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely'
-import { DatabaseBusyError } from '../errors.js'
+import { DatabaseBusyError, validation } from '../errors.js'
 import { KyselyDatabase } from './Database.js'
 import type { DB } from './schema.js'
 
@@ -16,8 +16,12 @@ function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) =>
   return pg.types.getTypeParser(oid, format as 'text')
 }
 
+const NUL_MESSAGE = 'Text must not contain the NUL character (U+0000).'
+
 export function mapPostgresError(e: unknown): unknown {
   const code = (e as { code?: string })?.code
+  // character_not_in_repertoire / untranslatable_character: a NUL that reached a statement.
+  if (code === '22021' || code === '22P05') return validation(NUL_MESSAGE)
   // lock_not_available (lock_timeout), query_canceled by statement timeout, serialization/deadlock.
   if (code === '55P03' || code === '57014' || code === '40001' || code === '40P01') return new DatabaseBusyError(e)
   return e
@@ -26,6 +30,15 @@ export function mapPostgresError(e: unknown): unknown {
 class MappedConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    // PostgreSQL text cannot hold NUL (SQLite's can). A read compares it as U+FFFF, a
+    // noncharacter no stored text holds, so it matches nothing, as on SQLite (an aggregate
+    // still answers its row); a write holding one is refused as bad input. Sent on, either
+    // would fail the statement and abort its transaction.
+    if (q.parameters.some((p) => typeof p === 'string' && p.includes('\u0000'))) {
+      if (!/^\s*(select|with)\b/i.test(q.sql)) throw validation(NUL_MESSAGE)
+      const parameters = q.parameters.map((p) => (typeof p === 'string' ? p.replaceAll('\u0000', '\uffff') : p))
+      q = { ...q, parameters }
+    }
     try {
       return await this.inner.executeQuery<R>(q)
     } catch (e) {

@@ -47,6 +47,14 @@ export class ApiKeyService {
   readonly principals: PrincipalCache
   /** Key id -> last use not yet written (ms). */
   private readonly pendingLastUsed = new Map<string, number>()
+  /**
+   * Key id -> a use taken by a flush, kept until the flush after the one that wrote it: a
+   * read on another connection (PostgreSQL) may run while the write is uncommitted, and
+   * must still see the use.
+   */
+  private readonly flushedLastUsed = new Map<string, number>()
+  /** The batch the last successful flush wrote (dropped from flushedLastUsed at the next flush). */
+  private confirmedLastUsed: [string, number][] = []
   private lastFlushAt: number
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> | null = null
@@ -67,8 +75,8 @@ export class ApiKeyService {
 
   private view(r: ApiKeyRecord): ApiKeyView {
     const grant = JSON.parse(r.permissions) as Permission[] | 'all'
-    const pendingMs = this.pendingLastUsed.get(r.id)
-    const pending = pendingMs === undefined ? undefined : new Date(pendingMs).toISOString()
+    const pendingMs = Math.max(this.pendingLastUsed.get(r.id) ?? -1, this.flushedLastUsed.get(r.id) ?? -1)
+    const pending = pendingMs < 0 ? undefined : new Date(pendingMs).toISOString()
     return {
       id: r.id,
       name: r.name,
@@ -294,6 +302,9 @@ export class ApiKeyService {
     if (this.pendingLastUsed.size === 0) return this.idle()
     const batch = [...this.pendingLastUsed]
     this.pendingLastUsed.clear()
+    for (const [id, ms] of this.confirmedLastUsed) if (this.flushedLastUsed.get(id) === ms) this.flushedLastUsed.delete(id)
+    this.confirmedLastUsed = []
+    for (const [id, ms] of batch) if ((this.flushedLastUsed.get(id) ?? -1) < ms) this.flushedLastUsed.set(id, ms)
     const previous = this.flushing
     const run = (async () => {
       await previous?.catch(() => undefined)
@@ -303,9 +314,13 @@ export class ApiKeyService {
     this.flushing = run
     try {
       await run
+      this.confirmedLastUsed.push(...batch)
     } catch (e) {
       // Kept for the next flush unless a newer use replaced it meanwhile.
-      for (const [id, at] of batch) if (!this.pendingLastUsed.has(id)) this.pendingLastUsed.set(id, at)
+      for (const [id, at] of batch) {
+        if (!this.pendingLastUsed.has(id)) this.pendingLastUsed.set(id, at)
+        if (this.flushedLastUsed.get(id) === at) this.flushedLastUsed.delete(id)
+      }
       throw e
     } finally {
       if (this.flushing === run) this.flushing = null

@@ -9,15 +9,15 @@ function from(h: Harness, ip: string, token: string) {
   return h.app.inject({ method: 'GET', url: '/v1/nodes', remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })
 }
 
-/** Counts key lookups by watching the statements the database runs. */
+/** Counts key lookups by watching the statements the database runs (either engine). */
 function countLookups(h: Harness): { n: number } {
   const seen = { n: 0 }
-  const db = h.app.services.db
-  const all = db.all.bind(db)
-  db.all = (async (sql: string, params?: unknown[]) => {
-    if (/FROM api_keys WHERE preview/.test(sql)) seen.n++
-    return all(sql, params as never)
-  }) as typeof db.all
+  const executor = h.app.services.db.kysely.getExecutor()
+  const run = executor.executeQuery.bind(executor)
+  executor.executeQuery = ((q: { sql: string }, ...rest: unknown[]) => {
+    if (/from "api_keys" where "preview"/i.test(q.sql)) seen.n++
+    return (run as (...a: unknown[]) => unknown)(q, ...rest)
+  }) as typeof executor.executeQuery
   return seen
 }
 

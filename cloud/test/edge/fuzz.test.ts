@@ -6,7 +6,7 @@
 // database exactly as it was. Seeded (FUZZ_SEED=<n> to replay one run; the seed is in
 // every failure message) and sized to stay well under a minute.
 import t from 'tap'
-import { build, makeKey, type Harness } from '../helpers.js'
+import { build, makeKey, tableNames, type Harness } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
@@ -148,20 +148,27 @@ function isJsonRpcError(body: unknown): boolean {
   return b.jsonrpc === '2.0' && Number.isInteger(b.error?.code) && typeof b.error?.message === 'string'
 }
 
-/** SQLite's count of rows written so far on this connection: a cheap "did anything write?". */
+/**
+ * A cheap "did anything write?": SQLite's count of rows written on its one connection; on
+ * PostgreSQL the next transaction id to be handed out (only a writing transaction takes
+ * one; another test writing on the same server only costs an extra snapshot).
+ */
 async function writes(h: Harness): Promise<number> {
-  return (await h.app.services.db.get<{ n: number }>('SELECT total_changes() AS n'))!.n
+  const db = h.app.services.db
+  if (db.dialect === 'postgres') return Number((await db.get<{ n: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n'))!.n)
+  return (await db.get<{ n: number }>('SELECT total_changes() AS n'))!.n
 }
 
+/** Every table's rows (sorted, so the order rows come back in does not matter). */
 async function snapshot(h: Harness): Promise<string> {
   const db = h.app.services.db
-  const tables = await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+  const tables = await tableNames(h)
   const parts: string[] = []
-  for (const { name } of tables) {
-    const rows = await db.all<Record<string, unknown>>(`SELECT * FROM "${name}" ORDER BY rowid`)
+  for (const name of tables) {
+    const rows = await db.all<Record<string, unknown>>(`SELECT * FROM "${name}"`)
     // Authentication stamps last_used_at at most once a minute: not a write by the request.
     if (name === 'api_keys') for (const r of rows) r.last_used_at = null
-    parts.push(`${name}:${JSON.stringify(rows)}`)
+    parts.push(`${name}:${JSON.stringify(rows.map((r) => JSON.stringify(r)).sort())}`)
   }
   return parts.join('\n')
 }

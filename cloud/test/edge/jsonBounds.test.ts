@@ -2,7 +2,7 @@
 // a huge open object answers 422 validation_error naming the field, on POST and PATCH,
 // and nothing is written.
 import t from 'tap'
-import { build, type Harness } from '../helpers.js'
+import { build, tableNames, type Harness } from '../helpers.js'
 
 const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
 
@@ -18,9 +18,8 @@ async function send(h: Harness, token: string, method: 'POST' | 'PATCH', url: st
 }
 
 const countRows = async (h: Harness) => {
-  const tables = await h.app.services.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
   const out: Record<string, number> = {}
-  for (const { name } of tables) out[name] = (await h.app.services.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM "${name}"`))!.n
+  for (const name of await tableNames(h)) out[name] = Number((await h.app.services.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM "${name}"`))!.n)
   return out
 }
 

@@ -210,8 +210,16 @@ export class ContentRepository {
   // ---- recall ------------------------------------------------------------------------
 
   /** Marks the row recalled unless it already is; false when it was. */
-  async recall(table: 'media' | 'content_items', workspaceId: string, id: string, reason: string | null, by: string, at: string): Promise<boolean> {
-    const r = await this.k
+  async recall(
+    table: 'media' | 'content_items',
+    workspaceId: string,
+    id: string,
+    reason: string | null,
+    by: string,
+    at: string,
+    k: Executor = this.k,
+  ): Promise<boolean> {
+    const r = await k
       .updateTable(table as 'content_items')
       .set({ recalled_at: at, recall_reason: reason, recalled_by: by, updated_at: at })
       .where('id', '=', id)
@@ -221,8 +229,8 @@ export class ContentRepository {
     return Number(r.numUpdatedRows) > 0
   }
 
-  async restore(table: 'media' | 'content_items', workspaceId: string, id: string, at: string): Promise<boolean> {
-    const r = await this.k
+  async restore(table: 'media' | 'content_items', workspaceId: string, id: string, at: string, k: Executor = this.k): Promise<boolean> {
+    const r = await k
       .updateTable(table as 'content_items')
       .set({ recalled_at: null, recall_reason: null, recalled_by: null, updated_at: at })
       .where('id', '=', id)

@@ -8,7 +8,7 @@ import type { Database, Queryable } from '../db/Database.js'
 import { ContentRepository, type ContentItemRow, type MediaRow } from '../repositories/ContentRepository.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
-import type { EventBus } from '../events/EventBus.js'
+import type { EventOutbox } from '../events/EventOutbox.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import type { ApprovalService, Change, PendingMark } from './ApprovalService.js'
@@ -65,13 +65,24 @@ export class ContentService {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
-    private readonly events: EventBus,
     private readonly log: { error(obj: unknown, msg: string): void },
   ) {
     this.repo = new ContentRepository(db.kysely)
   }
 
   // ---- hooks -------------------------------------------------------------------------
+
+  private outbox: EventOutbox | null = null
+
+  /** Domain events of content (recall, restore) are recorded here, in the change's transaction. */
+  useOutbox(outbox: EventOutbox): void {
+    this.outbox = outbox
+  }
+
+  private outboxOrThrow(): EventOutbox {
+    if (!this.outbox) throw new Error('ContentService used before its outbox was attached')
+    return this.outbox
+  }
 
   /** Changes to content homed where approval is required are held by these approvals. */
   useApprovals(a: ApprovalService): void {
@@ -516,15 +527,20 @@ export class ContentService {
     if (item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled (since ${item.recalledAt}); restore it first.`)
     const now = this.clock.now().toISOString()
     const by = actorRef(p)
-    if (!(await this.repo.recall(this.tableOf(kind), p.workspaceId, id, reason, by, now)))
-      throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
-    await this.changed(p.workspaceId, kind, id)
-    await this.events.publish({
-      event: 'content.recalled',
-      workspaceId: p.workspaceId,
-      occurredAt: now,
-      data: { kind, id, name: meta.label, reason, recalledBy: by, contentName: item.name },
+    // The recall and its event commit together: a crash after the change cannot lose the webhook.
+    const recalled = await this.db.transaction(async (tx) => {
+      if (!(await this.repo.recall(this.tableOf(kind), p.workspaceId, id, reason, by, now, tx.kysely))) return false
+      await this.outboxOrThrow().record(tx, {
+        event: 'content.recalled',
+        workspaceId: p.workspaceId,
+        occurredAt: now,
+        data: { kind, id, name: meta.label, reason, recalledBy: by, contentName: item.name },
+      })
+      return true
     })
+    if (!recalled) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
+    await this.changed(p.workspaceId, kind, id)
+    await this.outboxOrThrow().dispatch()
     return (await this.locate(p.workspaceId, kind, id))!
   }
 
@@ -534,15 +550,19 @@ export class ContentService {
     const item = await this.requireOwned(p, kind, id)
     if (!item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     const now = this.clock.now().toISOString()
-    if (!(await this.repo.restore(this.tableOf(kind), p.workspaceId, id, now)))
-      throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
-    await this.changed(p.workspaceId, kind, id)
-    await this.events.publish({
-      event: 'content.restored',
-      workspaceId: p.workspaceId,
-      occurredAt: now,
-      data: { kind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name },
+    const restored = await this.db.transaction(async (tx) => {
+      if (!(await this.repo.restore(this.tableOf(kind), p.workspaceId, id, now, tx.kysely))) return false
+      await this.outboxOrThrow().record(tx, {
+        event: 'content.restored',
+        workspaceId: p.workspaceId,
+        occurredAt: now,
+        data: { kind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name },
+      })
+      return true
     })
+    if (!restored) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
+    await this.changed(p.workspaceId, kind, id)
+    await this.outboxOrThrow().dispatch()
     return (await this.locate(p.workspaceId, kind, id))!
   }
 

@@ -144,7 +144,7 @@ export function createServices(deps: {
   const pairing = new PairingService(db, clock, ids, nodes, screens, random)
   const events = new EventBus(log)
   const outbound = deps.outbound ?? new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
-  const content = new ContentService(db, clock, ids, nodes, events, log)
+  const content = new ContentService(db, clock, ids, nodes, log)
   const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'content item(s) or share(s)', count: await content.countAtNode(ws, nodeId) }))
   // The device link sees the library through the ContentResolver seam (tests may pass their own).
@@ -174,6 +174,7 @@ export function createServices(deps: {
   // Events recorded in the outbox make their webhook deliveries in the dispatch transaction;
   // events published straight on the bus (not yet moved to the outbox) make them here.
   const outbox = new EventOutbox(db, clock, ids, events, log)
+  content.useOutbox(outbox)
   outbox.consume(async (tx, e) => {
     if ((await webhooks.enqueueIn(tx, e)).length) queueMicrotask(() => webhooks.onQueued?.())
   })

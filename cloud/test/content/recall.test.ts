@@ -131,3 +131,27 @@ t.test('playability and device descriptions', async (t) => {
   t.match(await c.playability(workspaceId, 'schedule', noRules.id), { playable: false, code: 'empty' })
   t.equal(await c.describeForDevice(workspaceId, 'media', 'med_nope'), null)
 })
+
+t.test('a recall and its event commit together: the event is in the outbox with the change, and a refused recall records none', async (t) => {
+  const h = await buildMedia(t)
+  const { apiKey } = await h.workspace()
+  const pl = (await h.req('POST', '/v1/playlists', apiKey, { name: 'Loop' })).json().data
+  const rows = () =>
+    h.app.services.db.kysely
+      .selectFrom('events_outbox')
+      .select(['event', 'dispatched_at'])
+      .where('event', 'in', ['content.recalled', 'content.restored'])
+      .execute()
+  t.equal((await h.req('POST', `/v1/playlists/${pl.id}/recall`, apiKey, {})).statusCode, 200)
+  const after = await rows()
+  t.equal(after.length, 1)
+  t.equal(after[0]!.event, 'content.recalled')
+  t.ok(after[0]!.dispatched_at, 'dispatched right after the commit')
+  t.equal((await h.req('POST', `/v1/playlists/${pl.id}/recall`, apiKey, {})).statusCode, 409)
+  t.equal((await rows()).length, 1, 'a refused recall records no event')
+  t.equal((await h.req('POST', `/v1/playlists/${pl.id}/restore`, apiKey, {})).statusCode, 200)
+  t.same(
+    (await rows()).map((r) => r.event),
+    ['content.recalled', 'content.restored'],
+  )
+})

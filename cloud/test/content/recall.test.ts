@@ -141,6 +141,7 @@ t.test('a recall and its event commit together: the event is in the outbox with 
       .selectFrom('events_outbox')
       .select(['event', 'dispatched_at'])
       .where('event', 'in', ['content.recalled', 'content.restored'])
+      .orderBy('id')
       .execute()
   t.equal((await h.req('POST', `/v1/playlists/${pl.id}/recall`, apiKey, {})).statusCode, 200)
   const after = await rows()

@@ -88,7 +88,7 @@ t.test('a whole batch in flight when the process is killed -9: every delivery ar
   const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
   t.after(() => db.close())
   let delivered = 0
-  for (let i = 0; i < 200 && delivered < n; i++) {
+  for (let i = 0; i < 600 && delivered < n; i++) {
     delivered = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered'"))?.n ?? 0
     if (delivered < n) await new Promise((r) => setTimeout(r, 100))
   }

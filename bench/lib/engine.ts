@@ -18,6 +18,16 @@ export function databaseUrlArg(): string | null {
   return url
 }
 
+/** Runs one statement on its own short-lived connection to `url`. */
+async function adminStatement(url: string, sql: string): Promise<void> {
+  const db = await PostgresDatabase.open(url, { busyTimeoutMs: 5000, max: 1 })
+  try {
+    await db.run(sql)
+  } finally {
+    await db.close()
+  }
+}
+
 export interface FreshSchema {
   schema: string
   drop(): Promise<void>
@@ -26,16 +36,8 @@ export interface FreshSchema {
 /** A new empty schema on `url`, for a product built in the bench's process (PostgresDatabase.open's `schema`). */
 export async function freshSchema(url: string): Promise<FreshSchema> {
   const schema = `bench_${process.pid}_${crypto.randomBytes(3).toString('hex')}`
-  const run = async (sql: string) => {
-    const db = await PostgresDatabase.open(url, { busyTimeoutMs: 5000, max: 1 })
-    try {
-      await db.run(sql)
-    } finally {
-      await db.close()
-    }
-  }
-  await run(`CREATE SCHEMA ${schema}`)
-  return { schema, drop: () => run(`DROP SCHEMA ${schema} CASCADE`) }
+  await adminStatement(url, `CREATE SCHEMA ${schema}`)
+  return { schema, drop: () => adminStatement(url, `DROP SCHEMA ${schema} CASCADE`) }
 }
 
 export interface FreshDatabase {
@@ -50,18 +52,10 @@ export interface FreshDatabase {
  */
 export async function freshDatabase(url: string): Promise<FreshDatabase> {
   const name = `svc_bench_${process.pid}_${crypto.randomBytes(3).toString('hex')}`
-  const run = async (sql: string) => {
-    const db = await PostgresDatabase.open(url, { busyTimeoutMs: 5000, max: 1 })
-    try {
-      await db.run(sql)
-    } finally {
-      await db.close()
-    }
-  }
-  await run(`CREATE DATABASE ${name}`)
+  await adminStatement(url, `CREATE DATABASE ${name}`)
   const u = new URL(url)
   u.pathname = `/${name}`
-  return { url: u.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+  return { url: u.toString(), drop: () => adminStatement(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
 /** "sqlite" or "postgres <host>/<db>" for the bench's output. */

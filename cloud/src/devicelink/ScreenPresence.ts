@@ -17,17 +17,23 @@
 // not move presence: the connection is the truth. `reported` messages are coalesced per
 // screen (ReportedCoalescer) and written outside the presence queue.
 //
+// Announcements go through the event outbox (events/EventOutbox.ts): a status change and
+// its `screen.online` / `screen.offline` row commit in one transaction, so a crash between
+// the write and the webhook loses nothing; the outbox's dispatch makes the webhook
+// deliveries and then publishes the event on the bus, where onScreenStatus listeners (alert
+// evaluation) hear it, in order, in whichever process dispatched it.
+//
 // Cost at fleet size: connection events queue up and are handled in batches (a run of
-// opens is one read and at most two updates, whatever its length; see
-// ScreenPresenceRepository), and the announcements (the `screen.online` / `screen.offline`
-// events, the status listeners such as alert evaluation) run on their own queue, in order,
-// so a connect storm's presence writes never wait for them.
+// opens is one read and one transaction of at most two updates plus one multi-row outbox
+// insert, whatever its length; see ScreenPresenceRepository), and the dispatch runs on its
+// own queue, so a connect storm's presence writes never wait for webhooks or alerts.
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
+import type { DomainEvent } from '../events/EventBus.js'
+import type { EventOutbox } from '../events/EventOutbox.js'
 import { ScreenPresenceRepository, type PresenceRow } from '../repositories/ScreenPresenceRepository.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
-import type { EventBus } from '../events/EventBus.js'
 import { cloudFilters, parseReported, parseScreenTopic, parseStatusMessage, type Reported } from '@svc/shared/mqtt/index'
 import { InMemoryPresenceStore, type PresenceStore } from './PresenceStore.js'
 import { ReportedCoalescer } from './ReportedCoalescer.js'
@@ -68,8 +74,9 @@ export class ScreenPresence {
   private readonly statusListeners: ((c: ScreenStatusChange) => void | Promise<void>)[] = []
   private readonly reportedListeners: ((r: ScreenReport) => void | Promise<void>)[] = []
   private chain: Promise<void> = Promise.resolve()
-  /** Announcements, in the order the transitions happened, outside the presence queue. */
+  /** Outbox dispatches after status changes commit, outside the presence queue. */
   private announcing: Promise<void> = Promise.resolve()
+  private listening: (() => void) | null = null
   private pendingConns: ConnEvent[] = []
   private readonly repo: ScreenPresenceRepository
   private timersOn = false
@@ -78,10 +85,11 @@ export class ScreenPresence {
   private readonly reported: ReportedCoalescer<{ payload: Buffer; at: string }>
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly clock: Clock,
     private readonly broker: Link,
-    private readonly events: EventBus,
+    /** Where status changes record their events (and whose bus feeds onScreenStatus). */
+    private readonly outbox: EventOutbox,
     private readonly log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
     /** How long a dropped screen may stay away before it counts as offline. */
     readonly offlineAfterMs = 30_000,
@@ -120,9 +128,13 @@ export class ScreenPresence {
     this.timersOn = false
   }
 
-  /** Listens to debounced online/offline transitions. */
+  /**
+   * Listens to debounced online/offline transitions, as the outbox dispatches their events
+   * (in this process, for every screen whose event this process dispatched).
+   */
   onScreenStatus(listener: (c: ScreenStatusChange) => void | Promise<void>): () => void {
     this.statusListeners.push(listener)
+    this.listening ??= this.outbox.bus.subscribe((e) => this.heard(e))
     return () => this.statusListeners.splice(this.statusListeners.indexOf(listener) >>> 0, 1)
   }
 
@@ -149,10 +161,11 @@ export class ScreenPresence {
     return this.reported.flushAll()
   }
 
-  /** Announces offline for every drop older than the grace period. */
-  sweep(): Promise<void> {
-    return this.enqueue(async () => {
+  /** Announces offline for every drop older than the grace period; resolves once those events are dispatched. */
+  async sweep(): Promise<void> {
+    await this.enqueue(async () => {
       const now = this.clock.now()
+      let changes = 0
       for (const { screenId, since } of await this.store.awayBefore(now.getTime() - this.offlineAfterMs)) {
         await this.store.clearAway(screenId)
         this.disarm(screenId)
@@ -160,9 +173,16 @@ export class ScreenPresence {
         const row = await this.screen(screenId)
         if (row?.status !== 'online') continue
         const sinceIso = new Date(since).toISOString()
-        if (await this.repo.markOffline(screenId, sinceIso)) this.announce(screenId, row, 'offline', now.toISOString(), sinceIso)
+        const changed = await this.db.transaction(async (tx) => {
+          if (!(await new ScreenPresenceRepository(tx.kysely).markOffline(screenId, sinceIso))) return false
+          await this.outbox.record(tx, statusEvent(screenId, row, 'offline', now.toISOString(), sinceIso))
+          return true
+        })
+        if (changed) changes++
       }
+      if (changes) this.relay()
     })
+    await this.announcing
   }
 
   private enqueue(fn: () => Promise<void>): Promise<void> {
@@ -215,10 +235,22 @@ export class ScreenPresence {
       const row = rows.get(id)
       if (row) (row.status === 'online' ? online : other).push(id)
     }
-    if (online.length) await this.repo.touch(online, now)
-    if (!other.length) return
-    const changed = await this.repo.markOnline(other, now)
-    for (const id of other) if (changed.has(id)) this.announce(id, rows.get(id)!, 'online', now, rows.get(id)!.status_since)
+    if (!other.length) {
+      if (online.length) await this.repo.touch(online, now)
+      return
+    }
+    // The status changes and their events commit together.
+    const changed = await this.db.transaction(async (tx) => {
+      const repo = new ScreenPresenceRepository(tx.kysely)
+      if (online.length) await repo.touch(online, now)
+      const changed = await repo.markOnline(other, now)
+      await this.outbox.recordMany(
+        tx,
+        other.filter((id) => changed.has(id)).map((id) => statusEvent(id, rows.get(id)!, 'online', now, rows.get(id)!.status_since)),
+      )
+      return changed.size
+    })
+    if (changed) this.relay()
   }
 
   private async closed(id: string, key: string): Promise<void> {
@@ -280,21 +312,29 @@ export class ScreenPresence {
     }
   }
 
-  /** Queues the announcement of a transition (the event, then the status listeners). */
-  private announce(id: string, row: ScreenRow, status: 'online' | 'offline', at: string, since: string | null): void {
+  /** Queues an outbox dispatch for the changes just committed (webhooks, then the bus and its listeners). */
+  private relay(): void {
     this.announcing = this.announcing.then(() =>
-      this.deliverAnnouncement(id, row, status, at, since).catch((err) => this.log.error({ err }, 'announcing a screen status change failed')),
+      this.outbox.dispatch().then(
+        () => undefined,
+        (err) => this.log.error({ err }, 'dispatching screen status events failed'),
+      ),
     )
   }
 
-  private async deliverAnnouncement(id: string, row: ScreenRow, status: 'online' | 'offline', at: string, since: string | null): Promise<void> {
-    const change: ScreenStatusChange = { workspaceId: row.workspace_id, screenId: id, screenName: row.name, nodeId: row.node_id, status, at, since }
-    await this.events.publish({
-      event: status === 'online' ? 'screen.online' : 'screen.offline',
-      workspaceId: row.workspace_id,
-      occurredAt: at,
-      data: { screenId: id, screenName: row.name, nodeId: row.node_id, at, ...(since ? { since } : {}) },
-    })
+  /** A dispatched `screen.online` / `screen.offline` event, to the status listeners. */
+  private async heard(e: DomainEvent): Promise<void> {
+    if (!e.viaOutbox || (e.event !== 'screen.online' && e.event !== 'screen.offline')) return
+    const d = e.data as { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
+    const change: ScreenStatusChange = {
+      workspaceId: e.workspaceId,
+      screenId: d.screenId,
+      screenName: d.screenName,
+      nodeId: d.nodeId,
+      status: e.event === 'screen.online' ? 'online' : 'offline',
+      at: d.at,
+      since: d.since ?? null,
+    }
     for (const l of [...this.statusListeners]) {
       try {
         await l(change)
@@ -302,5 +342,15 @@ export class ScreenPresence {
         this.log.error({ err }, 'screen status listener failed')
       }
     }
+  }
+}
+
+/** The outbox event of a transition. */
+function statusEvent(id: string, row: ScreenRow, status: 'online' | 'offline', at: string, since: string | null): DomainEvent {
+  return {
+    event: status === 'online' ? 'screen.online' : 'screen.offline',
+    workspaceId: row.workspace_id,
+    occurredAt: at,
+    data: { screenId: id, screenName: row.name, nodeId: row.node_id, at, ...(since ? { since } : {}) },
   }
 }

@@ -1,10 +1,11 @@
-// The outbox for domain events. A service records the event with `record(tx, e)` inside
-// the transaction of the change that causes it, so the change and its event commit
-// together or not at all. `dispatch()` then hands each recorded event on, oldest first:
-// in one transaction it marks the row dispatched and runs the transactional consumers
-// (webhook deliveries are inserted there, so each event makes its deliveries exactly
-// once, even with several processes dispatching); after that commit the event goes to the
-// in-process EventBus (alert inputs and other listeners) marked `viaOutbox`.
+// The outbox for domain events. A service records the event with `record(tx, e)` (or
+// several with `recordMany`) inside the transaction of the change that causes it, so the
+// change and its event commit together or not at all. `dispatch()` then hands the recorded
+// events on, oldest first, a batch at a time: in one transaction it marks the batch
+// dispatched and runs the transactional consumers on it (webhook deliveries are inserted
+// there, so each event makes its deliveries exactly once, even with several processes
+// dispatching); after that commit each event goes, in order, to the in-process EventBus
+// (alert inputs and other listeners) marked `viaOutbox`.
 // Dispatch runs right after the change commits and again on every webhook worker run,
 // so an event recorded by a process killed before it dispatched is sent by the next run.
 import type { Clock, IdGenerator } from '../clock.js'
@@ -12,7 +13,11 @@ import type { Database, Queryable } from '../db/Database.js'
 import { EventOutboxRepository } from '../repositories/EventOutboxRepository.js'
 import type { DomainEvent, EventBus } from './EventBus.js'
 
-export type OutboxConsumer = (tx: Queryable, e: DomainEvent) => Promise<unknown>
+/** Runs in the dispatch transaction with a batch of events, oldest first. */
+export type OutboxConsumer = (tx: Queryable, events: readonly DomainEvent[]) => Promise<unknown>
+
+/** Events per dispatch transaction. */
+const DISPATCH_BATCH = 200
 
 export class EventOutbox {
   private readonly repo: EventOutboxRepository
@@ -24,7 +29,8 @@ export class EventOutbox {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-    private readonly bus: EventBus,
+    /** Where dispatched events are published (marked `viaOutbox`). */
+    readonly bus: EventBus,
     private readonly log: { error(obj: unknown, msg: string): void },
   ) {
     this.repo = new EventOutboxRepository(db.kysely)
@@ -37,10 +43,20 @@ export class EventOutbox {
 
   /** Records `e` in the caller's transaction. */
   async record(tx: Queryable, e: DomainEvent): Promise<void> {
-    await this.repo.append(
-      { id: this.ids.next('event'), workspace_id: e.workspaceId, event: e.event, data: JSON.stringify(e.data ?? {}), occurred_at: e.occurredAt },
-      tx.kysely,
-    )
+    await this.repo.append(this.row(e), tx.kysely)
+  }
+
+  /** Records several events in the caller's transaction, in this order, in as few statements as the engine allows. */
+  async recordMany(tx: Queryable, events: readonly DomainEvent[]): Promise<void> {
+    if (events.length)
+      await this.repo.appendMany(
+        events.map((e) => this.row(e)),
+        tx.kysely,
+      )
+  }
+
+  private row(e: DomainEvent) {
+    return { id: this.ids.next('event'), workspace_id: e.workspaceId, event: e.event, data: JSON.stringify(e.data ?? {}), occurred_at: e.occurredAt }
   }
 
   /** Dispatches every pending event; concurrent calls in one process share one run. Returns how many this run dispatched. */
@@ -63,24 +79,28 @@ export class EventOutbox {
   private async runOnce(): Promise<number> {
     let n = 0
     for (;;) {
-      const rows = await this.repo.pending(100)
-      for (const row of rows) {
-        const e: DomainEvent = {
-          event: row.event as DomainEvent['event'],
-          workspaceId: row.workspace_id,
-          occurredAt: row.occurred_at,
-          data: JSON.parse(row.data) as Record<string, unknown>,
-        }
-        const mine = await this.db.transaction(async (tx) => {
-          if (!(await this.repo.markDispatched(row.id, this.clock.now().toISOString(), tx.kysely))) return false
-          for (const c of this.consumers) await c(tx, e)
-          return true
-        })
-        if (!mine) continue
-        n++
-        await this.bus.publish({ ...e, viaOutbox: true }).catch((err) => this.log.error({ err, event: e.event }, 'outbox publish failed'))
-      }
-      if (rows.length < 100) return n
+      const rows = await this.repo.pending(DISPATCH_BATCH)
+      if (!rows.length) return n
+      const mine = await this.db.transaction(async (tx) => {
+        const marked = await this.repo.markManyDispatched(
+          rows.map((r) => r.id),
+          this.clock.now().toISOString(),
+          tx.kysely,
+        )
+        const events: DomainEvent[] = rows
+          .filter((r) => marked.has(r.id))
+          .map((row) => ({
+            event: row.event as DomainEvent['event'],
+            workspaceId: row.workspace_id,
+            occurredAt: row.occurred_at,
+            data: JSON.parse(row.data) as Record<string, unknown>,
+          }))
+        if (events.length) for (const c of this.consumers) await c(tx, events)
+        return events
+      })
+      n += mine.length
+      for (const e of mine) await this.bus.publish({ ...e, viaOutbox: true }).catch((err) => this.log.error({ err, event: e.event }, 'outbox publish failed'))
+      if (rows.length < DISPATCH_BATCH) return n
     }
   }
 }

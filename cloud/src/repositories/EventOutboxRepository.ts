@@ -5,6 +5,9 @@ import type { EventsOutboxTable } from '../db/schema.js'
 
 export type OutboxRow = Selectable<EventsOutboxTable>
 
+/** Rows per multi-row statement: 6 parameters each, well inside both engines' limits. */
+const APPEND_CHUNK = 500
+
 export class EventOutboxRepository {
   constructor(private readonly k: Executor) {}
 
@@ -15,15 +18,35 @@ export class EventOutboxRepository {
       .execute()
   }
 
+  /** Appends several rows in one statement per chunk (a connect storm's `screen.online` events). */
+  async appendMany(rows: readonly Omit<OutboxRow, 'dispatched_at'>[], k: Executor): Promise<void> {
+    for (let i = 0; i < rows.length; i += APPEND_CHUNK) {
+      await k
+        .insertInto('events_outbox')
+        .values(rows.slice(i, i + APPEND_CHUNK).map((r) => ({ ...r, dispatched_at: null })))
+        .execute()
+    }
+  }
+
   /** Events not yet dispatched, oldest first. */
   pending(limit: number): Promise<OutboxRow[]> {
     return this.k.selectFrom('events_outbox').selectAll().where('dispatched_at', 'is', null).orderBy('id', 'asc').limit(limit).execute()
   }
 
-  /** Marks one dispatched; false when another dispatcher got there first. */
-  async markDispatched(id: string, at: string, k: Executor): Promise<boolean> {
-    const r = await k.updateTable('events_outbox').set({ dispatched_at: at }).where('id', '=', id).where('dispatched_at', 'is', null).executeTakeFirst()
-    return Number(r.numUpdatedRows) === 1
+  /** Marks these dispatched where no other dispatcher got there first; resolves with the ids this call marked. */
+  async markManyDispatched(ids: readonly string[], at: string, k: Executor): Promise<Set<string>> {
+    const mine = new Set<string>()
+    for (let i = 0; i < ids.length; i += APPEND_CHUNK) {
+      const rows = await k
+        .updateTable('events_outbox')
+        .set({ dispatched_at: at })
+        .where('id', 'in', ids.slice(i, i + APPEND_CHUNK))
+        .where('dispatched_at', 'is', null)
+        .returning('id')
+        .execute()
+      for (const r of rows) mine.add(r.id)
+    }
+    return mine
   }
 
   /** Drops dispatched events older than `cutoff`. */

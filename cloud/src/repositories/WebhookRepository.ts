@@ -9,6 +9,8 @@ import type { PageRequest } from '../http/pagination.js'
 import { paged } from './paging.js'
 
 const RETRYABLE = ['pending', 'failed']
+/** Deliveries per multi-row insert: 16 parameters each, inside both engines' limits. */
+const DELIVERY_CHUNK = 200
 
 export class WebhookRepository {
   constructor(
@@ -33,6 +35,12 @@ export class WebhookRepository {
 
   enabledEndpoints(workspaceId: string, k: Executor = this.k): Promise<WebhookEndpointRow[]> {
     return k.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('enabled', '=', 1).execute()
+  }
+
+  /** The enabled endpoints of several workspaces in one read (a batch of outbox events). */
+  enabledEndpointsOf(workspaceIds: readonly string[], k: Executor = this.k): Promise<WebhookEndpointRow[]> {
+    if (!workspaceIds.length) return Promise.resolve([])
+    return k.selectFrom('webhook_endpoints').selectAll().where('workspace_id', 'in', workspaceIds).where('enabled', '=', 1).orderBy('id').execute()
   }
 
   async insertEndpoint(row: WebhookEndpointRow): Promise<void> {
@@ -97,6 +105,15 @@ export class WebhookRepository {
 
   async insertDelivery(row: NewWebhookDelivery, k: Executor = this.k): Promise<void> {
     await k.insertInto('webhook_deliveries').values(row).execute()
+  }
+
+  /** Inserts several deliveries, a multi-row statement per chunk. */
+  async insertDeliveries(rows: readonly NewWebhookDelivery[], k: Executor = this.k): Promise<void> {
+    for (let i = 0; i < rows.length; i += DELIVERY_CHUNK)
+      await k
+        .insertInto('webhook_deliveries')
+        .values(rows.slice(i, i + DELIVERY_CHUNK))
+        .execute()
   }
 
   delivery(workspaceId: string, id: string): Promise<WebhookDeliveryRow | undefined> {

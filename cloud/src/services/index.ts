@@ -175,8 +175,8 @@ export function createServices(deps: {
   // events published straight on the bus (not yet moved to the outbox) make them here.
   const outbox = new EventOutbox(db, clock, ids, events, log)
   content.useOutbox(outbox)
-  outbox.consume(async (tx, e) => {
-    if ((await webhooks.enqueueIn(tx, e)).length) queueMicrotask(() => webhooks.onQueued?.())
+  outbox.consume(async (tx, batch) => {
+    if ((await webhooks.enqueueManyIn(tx, batch)).length) queueMicrotask(() => webhooks.onQueued?.())
   })
   const approvals = new ApprovalService(db, clock, ids, nodes, outbox, log)
   content.useApprovals(approvals)
@@ -199,8 +199,8 @@ export function createServices(deps: {
   }))
   const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(db, clock, outbound, mailer, log))
   const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)
-  // The device link feeds the alert evaluator: presence changes and reported panel/storage state.
-  const presence = new ScreenPresence(db, clock, broker, events, log, config.screenOfflineGraceMs)
+  // The device link feeds the alert evaluator: presence changes (as the outbox dispatches them) and reported panel/storage state.
+  const presence = new ScreenPresence(db, clock, broker, outbox, log, config.screenOfflineGraceMs)
   broker.budget.log = log
   presence.onScreenStatus((c) =>
     alerts.screenStatusChanged(

@@ -14,6 +14,7 @@ import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { WebhookRepository } from '../repositories/WebhookRepository.js'
+import type { NewWebhookDelivery } from '../db/schema.js'
 import type { Mailer } from '../mail/Mailer.js'
 import type { UserService } from '../services/UserService.js'
 import { isEventName } from './catalog.js'
@@ -317,6 +318,17 @@ export class WebhookService {
     e: { event: string; occurredAt: string; data: unknown },
     extra: { replayOf?: string | null; status?: DeliveryStatus; error?: string | null; claimToken?: string } = {},
   ): Promise<string> {
+    const row = this.deliveryRow(ep, e, extra)
+    await this.repo.insertDelivery(row, q.kysely)
+    return row.id
+  }
+
+  /** The row of a new delivery of `e` to `ep`. */
+  private deliveryRow(
+    ep: EndpointRow,
+    e: { event: string; occurredAt: string; data: unknown },
+    extra: { replayOf?: string | null; status?: DeliveryStatus; error?: string | null; claimToken?: string } = {},
+  ): NewWebhookDelivery & { id: string } {
     const id = this.ids.next('webhookDelivery')
     const nowDate = this.clock.now()
     const now = nowDate.toISOString()
@@ -329,28 +341,24 @@ export class WebhookService {
       data: JSON.stringify(e.data ?? {}),
       replay_of: extra.replayOf ?? null,
     }
-    await this.repo.insertDelivery(
-      {
-        id,
-        workspace_id: ep.workspace_id,
-        endpoint_id: ep.id,
-        event: e.event,
-        status,
-        attempts: 0,
-        occurred_at: e.occurredAt,
-        created_at: now,
-        next_attempt_at: status === 'pending' ? now : null,
-        error: extra.error ?? null,
-        replay_of: row.replay_of,
-        data: row.data,
-        payload: this.bodyOf(row, 1),
-        // A test or replay is inserted already claimed, so the worker cannot take it first.
-        claim_token: extra.claimToken ?? null,
-        claimed_until: extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
-      },
-      q.kysely,
-    )
-    return id
+    return {
+      id,
+      workspace_id: ep.workspace_id,
+      endpoint_id: ep.id,
+      event: e.event,
+      status,
+      attempts: 0,
+      occurred_at: e.occurredAt,
+      created_at: now,
+      next_attempt_at: status === 'pending' ? now : null,
+      error: extra.error ?? null,
+      replay_of: row.replay_of,
+      data: row.data,
+      payload: this.bodyOf(row, 1),
+      // A test or replay is inserted already claimed, so the worker cannot take it first.
+      claim_token: extra.claimToken ?? null,
+      claimed_until: extra.claimToken ? new Date(nowDate.getTime() + this.opts.leaseMs).toISOString() : null,
+    }
   }
 
   /** EventBus listener: one pending delivery per enabled endpoint subscribed to the event. */
@@ -360,12 +368,29 @@ export class WebhookService {
     return ids
   }
 
-  /** The same inside the caller's transaction (the event outbox's dispatch); the caller kicks the worker after commit. */
-  async enqueueIn(tx: Queryable, e: DomainEvent): Promise<string[]> {
-    const endpoints = (await this.repo.enabledEndpoints(e.workspaceId, tx.kysely)) as EndpointRow[]
-    const out: string[] = []
-    for (const ep of endpoints) if (parseJson<string[]>(ep.events, []).includes(e.event)) out.push(await this.insertDelivery(tx, ep, e))
-    return out
+  /** The same inside the caller's transaction; the caller kicks the worker after commit. */
+  enqueueIn(tx: Queryable, e: DomainEvent): Promise<string[]> {
+    return this.enqueueManyIn(tx, [e])
+  }
+
+  /**
+   * A batch of events inside the caller's transaction (the event outbox's dispatch): each
+   * workspace's enabled endpoints read once for the batch, the deliveries inserted together,
+   * in event order. The caller kicks the worker after commit.
+   */
+  async enqueueManyIn(tx: Queryable, events: readonly DomainEvent[]): Promise<string[]> {
+    const workspaces = [...new Set(events.map((e) => e.workspaceId))]
+    const byWorkspace = new Map<string, { ep: EndpointRow; events: string[] }[]>()
+    for (const ep of (await this.repo.enabledEndpointsOf(workspaces, tx.kysely)) as EndpointRow[]) {
+      const list = byWorkspace.get(ep.workspace_id) ?? []
+      list.push({ ep, events: parseJson<string[]>(ep.events, []) })
+      byWorkspace.set(ep.workspace_id, list)
+    }
+    const rows: (NewWebhookDelivery & { id: string })[] = []
+    for (const e of events)
+      for (const { ep, events: subscribed } of byWorkspace.get(e.workspaceId) ?? []) if (subscribed.includes(e.event)) rows.push(this.deliveryRow(ep, e))
+    await this.repo.insertDeliveries(rows, tx.kysely)
+    return rows.map((r) => r.id)
   }
 
   /** Claims up to `limit` due deliveries under a lease; another process skips them until it ends. */

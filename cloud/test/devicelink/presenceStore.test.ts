@@ -32,7 +32,7 @@ class FakeLink {
 
 t.test('two instances sharing a store agree on presence', async (t) => {
   const c = await startCloud(t)
-  const { db, events } = c.running.app.services
+  const { db, events, outbox } = c.running.app.services
   const d = await c.pair('Shared')
   const seen: string[] = []
   events.subscribe((e) => void (e.event.startsWith('screen.') && seen.push(e.event)))
@@ -40,8 +40,8 @@ t.test('two instances sharing a store agree on presence', async (t) => {
   const log = { warn: () => undefined, error: () => undefined }
   const linkA = new FakeLink()
   const linkB = new FakeLink()
-  const a = new ScreenPresence(db, c.clock, linkA, events, log, 2000, store)
-  const b = new ScreenPresence(db, c.clock, linkB, events, log, 2000, store)
+  const a = new ScreenPresence(db, c.clock, linkA, outbox, log, 2000, store)
+  const b = new ScreenPresence(db, c.clock, linkB, outbox, log, 2000, store)
   await a.start({ timers: false })
   await b.start({ timers: false })
   const status = async () => (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.status as string
@@ -78,7 +78,7 @@ t.test('two instances sharing a store agree on presence', async (t) => {
   // (a shared store does it by lease), and the screen has one grace to come back.
   linkA.open({ clientId: d.screenId, generation: 2 })
   await settle()
-  const a2 = new ScreenPresence(db, c.clock, new FakeLink(), events, log, 2000, store)
+  const a2 = new ScreenPresence(db, c.clock, new FakeLink(), outbox, log, 2000, store)
   await store.forgetInstance(a.instance)
   await a2.start({ timers: false })
   t.notOk(await store.isLive(d.screenId), "the restarted instance's connections are gone")

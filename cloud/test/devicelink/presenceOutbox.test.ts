@@ -1,0 +1,212 @@
+// Screen presence through the event outbox, on both engines. A status change and its
+// `screen.online` / `screen.offline` row commit in one transaction: when the outbox write
+// fails the status does not move either, and when it succeeds the dispatch turns a run of
+// connects into one webhook delivery per event and endpoint of the event's workspace, and
+// the status listeners hear each change. Then, across a real kill -9: a cloud process that
+// committed a screen's `online` and died before dispatching it; the next process sends the
+// webhook, exactly once.
+import t from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { sql } from 'kysely'
+import Stripe from 'stripe'
+import { ScreenPresence, type ScreenStatusChange } from '../../src/devicelink/ScreenPresence.js'
+import type { Connection, ConnectionListener } from '../../src/broker/LiveConnections.js'
+import type { Database } from '../../src/db/Database.js'
+import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { PostgresDatabase } from '../../src/db/PostgresDatabase.js'
+import { forEngines, freshPostgresSchema, postgresUrl, requirePostgres, ENGINES } from '../db/engines.js'
+import type { Harness } from '../helpers.js'
+import { startReceiver } from '../fixtures/receiver.js'
+
+class FakeLink {
+  private listeners: ConnectionListener[] = []
+  async subscribe(): Promise<void> {}
+  onConnections(l: ConnectionListener): () => void {
+    this.listeners.push(l)
+    return () => undefined
+  }
+  isConnected(): boolean {
+    return false
+  }
+  open(c: Connection): void {
+    for (const l of this.listeners) l.open(c)
+  }
+  close(c: Connection): void {
+    for (const l of this.listeners) l.close(c)
+  }
+}
+
+async function pair(h: Harness, apiKey: string, name: string): Promise<string> {
+  const reg = (await h.req('POST', '/v1/devices/register', null, { model: 'QM55B' })).json().data
+  const res = await h.req('POST', '/v1/screens/pair', apiKey, { code: reg.pairingCode, name })
+  if (res.statusCode !== 201) throw new Error(`pair: ${res.statusCode} ${res.body}`)
+  return res.json().data.id
+}
+
+async function endpoint(h: Harness, apiKey: string): Promise<string> {
+  const res = await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://localhost:9/hook', events: ['screen.online', 'screen.offline'] })
+  if (res.statusCode !== 201) throw new Error(`webhook: ${res.statusCode} ${res.body}`)
+  return res.json().data.id
+}
+
+forEngines(t, (t, build) => {
+  t.test('a presence change and its outbox row commit together; a run of connects dispatches as one batch', async (t) => {
+    const h = await build(t, { webhookAllowHosts: ['localhost'] })
+    const { db, outbox } = h.app.services
+    const a = await h.workspace('A')
+    const b = await h.workspace('B')
+    const [a1, a2, b1] = [await pair(h, a.apiKey, 'A1'), await pair(h, a.apiKey, 'A2'), await pair(h, b.apiKey, 'B1')]
+    const epA = await endpoint(h, a.apiKey)
+    const epB = await endpoint(h, b.apiKey)
+    const link = new FakeLink()
+    const log = { warn: () => undefined, error: () => undefined }
+    const presence = new ScreenPresence(db, h.clock, link, outbox, log, 2000)
+    await presence.start({ timers: false })
+    const heard: ScreenStatusChange[] = []
+    presence.onScreenStatus((c) => void heard.push(c))
+    const status = async (id: string) => (await db.kysely.selectFrom('screens').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status
+    const outboxRows = () => db.kysely.selectFrom('events_outbox').select(['event', 'workspace_id', 'data', 'dispatched_at']).orderBy('id').execute()
+
+    // The outbox write fails (its table is gone): the status change is rolled back with it.
+    await sql`ALTER TABLE events_outbox RENAME TO events_outbox_away`.execute(db.kysely)
+    link.open({ clientId: a1, generation: 1 })
+    await presence.idle()
+    t.equal(await status(a1), 'offline', 'no status change without its event')
+    await sql`ALTER TABLE events_outbox_away RENAME TO events_outbox`.execute(db.kysely)
+    t.same(await outboxRows(), [])
+    t.same(heard, [])
+    link.close({ clientId: a1, generation: 1 })
+    await presence.idle()
+
+    // A run of connects across two workspaces: one transaction, three rows, one dispatch.
+    h.clock.advance(1000)
+    const at = h.clock.now().toISOString()
+    link.open({ clientId: a1, generation: 2 })
+    link.open({ clientId: a2, generation: 3 })
+    link.open({ clientId: b1, generation: 4 })
+    await presence.idle()
+    for (const id of [a1, a2, b1]) t.equal(await status(id), 'online')
+    const rows = await outboxRows()
+    t.same(
+      rows.map((r) => [r.event, r.workspace_id, JSON.parse(r.data)]),
+      [
+        ['screen.online', a.workspaceId, { screenId: a1, screenName: 'A1', nodeId: null, at }],
+        ['screen.online', a.workspaceId, { screenId: a2, screenName: 'A2', nodeId: null, at }],
+        ['screen.online', b.workspaceId, { screenId: b1, screenName: 'B1', nodeId: null, at }],
+      ],
+      'one row per change, in connect order',
+    )
+    t.ok(
+      rows.every((r) => r.dispatched_at),
+      'dispatched',
+    )
+    const deliveries = await db.kysely.selectFrom('webhook_deliveries').select(['endpoint_id', 'event', 'data']).orderBy('id').execute()
+    t.same(
+      deliveries.map((d) => [d.endpoint_id, d.event, JSON.parse(d.data).screenId]),
+      [
+        [epA, 'screen.online', a1],
+        [epA, 'screen.online', a2],
+        [epB, 'screen.online', b1],
+      ],
+      "each event delivered to its own workspace's endpoint, once",
+    )
+    t.same(
+      heard.map((c) => [c.screenId, c.status, c.workspaceId]),
+      [
+        [a1, 'online', a.workspaceId],
+        [a2, 'online', a.workspaceId],
+        [b1, 'online', b.workspaceId],
+      ],
+      'the status listeners hear the dispatched changes, in order',
+    )
+
+    // Offline: the same, through the sweep.
+    link.close({ clientId: a2, generation: 3 })
+    await presence.idle()
+    const dropped = h.clock.now().toISOString()
+    h.clock.advance(2001)
+    await presence.sweep()
+    t.equal(await status(a2), 'offline')
+    const last = (await outboxRows()).at(-1)!
+    t.same(
+      [last.event, JSON.parse(last.data)],
+      ['screen.offline', { screenId: a2, screenName: 'A2', nodeId: null, at: h.clock.now().toISOString(), since: dropped }],
+    )
+    t.ok(last.dispatched_at, 'dispatched by the time the sweep resolves')
+    t.match(heard.at(-1), { screenId: a2, status: 'offline', since: dropped })
+    t.equal((await db.kysely.selectFrom('webhook_deliveries').select('id').execute()).length, 4)
+    presence.stop()
+  })
+})
+
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'presenceCloud.ts')
+
+function run(args: string[]): { child: ChildProcess; lines: AsyncIterableIterator<string> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const rl = createInterface({ input: child.stdout! })
+  return { child, lines: rl[Symbol.asyncIterator]() }
+}
+
+for (const engine of ENGINES) {
+  t.test(`kill -9 between a screen going online and its webhook: sent after restart, once [${engine}]`, async (t) => {
+    t.setTimeout(120_000)
+    let extra: string[] = []
+    let open: () => Promise<Database>
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-presence-outbox-'))
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+    if (engine === 'postgres') {
+      if (!requirePostgres(t, t.name)) return
+      const url = postgresUrl()!
+      const schema = await freshPostgresSchema(t, url)
+      extra = [url, schema]
+      open = () => PostgresDatabase.open(url, { busyTimeoutMs: 2000, schema, max: 2 })
+    } else open = () => SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
+    const receiver = await startReceiver(() => ({ status: 200 }))
+    t.after(() => receiver.close())
+
+    const first = run([dir, 'change', receiver.url, ...extra])
+    t.after(() => first.child.kill('SIGKILL'))
+    const committed = JSON.parse((await first.lines.next()).value as string)
+    t.equal(committed.step, 'committed')
+    first.child.kill('SIGKILL')
+    await once(first.child, 'exit')
+    t.equal(first.child.signalCode, 'SIGKILL', 'killed after the commit')
+
+    const db = await open()
+    t.after(() => db.close())
+    t.same(await db.kysely.selectFrom('webhook_deliveries').select('id').execute(), [], 'no delivery existed when the process died')
+    t.same(
+      await db.kysely.selectFrom('events_outbox').select(['event', 'dispatched_at']).execute(),
+      [{ event: 'screen.online', dispatched_at: null }],
+      'the event was committed with the status change',
+    )
+
+    const second = run([dir, 'resume', '-', ...extra])
+    t.after(() => second.child.kill('SIGKILL'))
+    t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
+    const [got] = await receiver.waitFor(1, 30_000)
+    t.equal(got!.body.event, 'screen.online')
+    t.match(got!.body.data, { screenId: committed.screenId, screenName: 'Lobby' })
+    t.ok(Stripe.webhooks.signature!.verifyHeader(got!.raw, got!.headers['svc-signature'] as string, committed.secret, 300))
+
+    let status: string | undefined
+    for (let i = 0; i < 100 && status !== 'delivered'; i++) {
+      status = (await db.kysely.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status
+      if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100))
+    }
+    t.equal(status, 'delivered')
+    // A few more worker runs must not make a second delivery from the same event.
+    await new Promise((r) => setTimeout(r, 500))
+    t.equal((await db.kysely.selectFrom('webhook_deliveries').select('id').execute()).length, 1, 'one delivery for one event')
+    t.equal(receiver.received.length, 1, 'received once')
+    t.ok((await db.kysely.selectFrom('events_outbox').select('dispatched_at').executeTakeFirstOrThrow()).dispatched_at, 'the event is marked dispatched')
+    second.child.kill('SIGTERM')
+    await once(second.child, 'exit')
+  })
+}

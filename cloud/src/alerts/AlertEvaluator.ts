@@ -5,6 +5,7 @@
 // One open event per rule and screen (a partial unique index enforces it); closing sets
 // `detail.kind`: `recovery`, `network-unstable` (it flapped), `display-off`, or
 // `outage-history` (closed because the rule stopped watching or the screen went away).
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
@@ -13,8 +14,9 @@ import { AlertRepository } from '../repositories/AlertRepository.js'
 import { notFound } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { NodeService } from '../services/NodeService.js'
-import { parseConfig, type AlertCode, type AlertRuleRow, type AlertRuleService } from './AlertRuleService.js'
+import { ALERT_CODES, parseConfig, SEVERITIES, type AlertCode, type AlertRuleRow, type AlertRuleService } from './AlertRuleService.js'
 import type { AlertNotifier } from './AlertNotifier.js'
 
 export interface ScreenRef {
@@ -24,19 +26,21 @@ export interface ScreenRef {
   nodeId: string | null
 }
 
-export interface AlertEventView {
-  id: string
-  ruleId: string
-  code: string
-  severity: string
-  screenId: string
-  screenName: string
-  message: string
-  nextAction: string
-  openedAt: string
-  closedAt: string | null
-  detail: Record<string, unknown> | null
-}
+/** One firing of a rule against a screen, as the API answers it: the routes' response schema, and AlertEventView is derived from it. */
+export const AlertEvent = Type.Object({
+  id: Type.String(),
+  ruleId: Type.String(),
+  code: StringEnum(ALERT_CODES),
+  severity: StringEnum(SEVERITIES),
+  screenId: Type.String(),
+  screenName: Type.String(),
+  message: Type.String(),
+  nextAction: Type.String(),
+  openedAt: Timestamp,
+  closedAt: Nullable(Timestamp),
+  detail: Nullable(Type.Object({}, { additionalProperties: true })),
+})
+export type AlertEventView = Static<typeof AlertEvent>
 
 /** Offline transitions within this window that make a recovery `network-unstable`. */
 export const FLAP_WINDOW_MS = 60 * 60_000
@@ -61,8 +65,8 @@ function eventView(r: AlertEventRow): AlertEventView {
   return {
     id: r.id,
     ruleId: r.rule_id,
-    code: r.code,
-    severity: r.severity,
+    code: r.code as AlertCode,
+    severity: r.severity as (typeof SEVERITIES)[number],
     screenId: r.screen_id,
     screenName: r.screen_name || '(unknown screen)',
     message: r.message,

@@ -3,6 +3,7 @@
 // whole in the database, masked in every answer (alerts/masking.ts), checked with the
 // outbound guard. Each rule has its own signing secret for its webhook recipients, shown
 // once at creation like a webhook endpoint's.
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import type { AlertRuleRow } from '../db/schema.js'
@@ -10,6 +11,7 @@ import { AlertRepository } from '../repositories/AlertRepository.js'
 import { ApiError, notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { NodeService } from '../services/NodeService.js'
 import { newSigningSecret } from '../webhooks/signing.js'
@@ -41,19 +43,41 @@ export interface AlertRuleConfig {
 
 export type { AlertRuleRow }
 
-export interface AlertRuleView {
-  id: string
-  spaceId: string
-  name: string
-  trigger: string
-  config: AlertRuleConfig
-  enabled: boolean
-  nodeId: string | null
-  webhookSecretPreview: string
-  createdAt: string
-  updatedAt: string
-  deletedAt: string | null
+/** A rule's config as the API answers it (URLs masked); open to keys a trigger adds. */
+export const AlertRuleConfigSchema = Type.Object(
+  {
+    codes: Type.Array(StringEnum(ALERT_CODES)),
+    severity: Type.String(),
+    scopeKind: StringEnum(SCOPE_KINDS),
+    scopeId: Type.String(),
+    thresholds: Type.Object({}, { additionalProperties: true }),
+    channels: Type.Array(Type.String()),
+    recipients: Type.Array(Type.String({ description: 'E-mail addresses, `role:` tokens, webhook URLs (masked).' })),
+    chatUrls: Type.Array(Type.String({ description: 'Masked.' })),
+  },
+  { additionalProperties: true },
+)
+const RuleFields = {
+  id: Type.String(),
+  spaceId: Type.String(),
+  name: Type.String(),
+  trigger: StringEnum(ALERT_CODES),
+  config: AlertRuleConfigSchema,
+  enabled: Type.Boolean(),
+  nodeId: Nullable(Type.String()),
+  webhookSecretPreview: Type.String({ description: "First 8 characters of the secret that signs this rule's webhook notifications." }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  deletedAt: Nullable(Timestamp),
 }
+/** A rule as the API answers it: the routes' response schema, and AlertRuleView is derived from it. */
+export const AlertRule = Type.Object(RuleFields)
+export type AlertRuleView = Static<typeof AlertRule>
+/** The create answer: the rule with its webhook secret, shown only there. */
+export const CreatedRule = Type.Object({
+  ...RuleFields,
+  webhookSecret: Type.String({ description: 'Signing secret for webhook recipients, 64 hex characters; shown only here.' }),
+})
 
 export interface AlertRuleInput {
   name?: string
@@ -76,7 +100,7 @@ export function ruleView(r: AlertRuleRow): AlertRuleView {
     id: r.id,
     spaceId: r.workspace_id,
     name: r.name,
-    trigger: r.trigger_code,
+    trigger: r.trigger_code as AlertCode,
     config: maskConfig(parseConfig(r)),
     enabled: r.enabled === 1,
     nodeId: r.node_id,

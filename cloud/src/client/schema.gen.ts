@@ -2493,7 +2493,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             closedAt: string | null;
-                            code: string;
+                            /** @enum {string} */
+                            code: "connection-lost" | "display-off" | "storage-critical";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2505,7 +2506,8 @@ export interface operations {
                             ruleId: string;
                             screenId: string;
                             screenName: string;
-                            severity: string;
+                            /** @enum {string} */
+                            severity: "info" | "warning" | "critical";
                         }[];
                         nextCursor?: string | null;
                         total?: number;
@@ -2653,7 +2655,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             closedAt: string | null;
-                            code: string;
+                            /** @enum {string} */
+                            code: "connection-lost" | "display-off" | "storage-critical";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2665,7 +2668,8 @@ export interface operations {
                             ruleId: string;
                             screenId: string;
                             screenName: string;
-                            severity: string;
+                            /** @enum {string} */
+                            severity: "info" | "warning" | "critical";
                         };
                     };
                 };
@@ -2822,10 +2826,11 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: string[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
                                 recipients: string[];
                                 scopeId: string;
-                                scopeKind: string;
+                                /** @enum {string} */
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -2841,7 +2846,8 @@ export interface operations {
                             name: string;
                             nodeId: string | null;
                             spaceId: string;
-                            trigger: string;
+                            /** @enum {string} */
+                            trigger: "connection-lost" | "display-off" | "storage-critical";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3005,10 +3011,11 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: string[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
                                 recipients: string[];
                                 scopeId: string;
-                                scopeKind: string;
+                                /** @enum {string} */
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -3024,7 +3031,8 @@ export interface operations {
                             name: string;
                             nodeId: string | null;
                             spaceId: string;
-                            trigger: string;
+                            /** @enum {string} */
+                            trigger: "connection-lost" | "display-off" | "storage-critical";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description Signing secret for webhook recipients, 64 hex characters; shown only here. */
@@ -3213,10 +3221,11 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: string[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
                                 recipients: string[];
                                 scopeId: string;
-                                scopeKind: string;
+                                /** @enum {string} */
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -3232,7 +3241,8 @@ export interface operations {
                             name: string;
                             nodeId: string | null;
                             spaceId: string;
-                            trigger: string;
+                            /** @enum {string} */
+                            trigger: "connection-lost" | "display-off" | "storage-critical";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3543,10 +3553,11 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: string[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
                                 recipients: string[];
                                 scopeId: string;
-                                scopeKind: string;
+                                /** @enum {string} */
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -3562,7 +3573,8 @@ export interface operations {
                             name: string;
                             nodeId: string | null;
                             spaceId: string;
-                            trigger: string;
+                            /** @enum {string} */
+                            trigger: "connection-lost" | "display-off" | "storage-critical";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3762,7 +3774,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | string[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -3927,7 +3939,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | string[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -4113,7 +4125,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | string[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -4269,7 +4281,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | string[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -4442,7 +4454,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | string[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -4615,7 +4627,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | string[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -8760,8 +8772,8 @@ export interface operations {
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
-                            /** @description `active`, `paused`, `cleared`, `expired` or `replaced`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "paused" | "cleared" | "expired" | "replaced";
                             /** Format: date-time */
                             triggeredAt: string;
                         }[];
@@ -8941,8 +8953,8 @@ export interface operations {
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
-                            /** @description `active`, `paused`, `cleared`, `expired` or `replaced`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "paused" | "cleared" | "expired" | "replaced";
                             /** Format: date-time */
                             triggeredAt: string;
                         };
@@ -9138,8 +9150,8 @@ export interface operations {
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
-                            /** @description `active`, `paused`, `cleared`, `expired` or `replaced`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "paused" | "cleared" | "expired" | "replaced";
                             /** Format: date-time */
                             triggeredAt: string;
                         };
@@ -9308,8 +9320,8 @@ export interface operations {
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
-                            /** @description `active`, `paused`, `cleared`, `expired` or `replaced`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "paused" | "cleared" | "expired" | "replaced";
                             /** Format: date-time */
                             triggeredAt: string;
                         };
@@ -12816,7 +12828,10 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
-                            /** @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason). */
+                            /**
+                             * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
+                             * @enum {string}
+                             */
                             status: "queued" | "sent" | "ok" | "failed";
                             width: number | null;
                         };
@@ -12992,8 +13007,8 @@ export interface operations {
                             screensReleased: number | null;
                             /** Format: date-time */
                             startedAt: string;
-                            /** @description `active` or `cleared`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "cleared";
                         }[];
                     };
                 };
@@ -13172,8 +13187,8 @@ export interface operations {
                             screensReleased: number | null;
                             /** Format: date-time */
                             startedAt: string;
-                            /** @description `active` or `cleared`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "cleared";
                         };
                     };
                 };
@@ -13369,8 +13384,8 @@ export interface operations {
                             screensReleased: number | null;
                             /** Format: date-time */
                             startedAt: string;
-                            /** @description `active` or `cleared`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "cleared";
                         };
                     };
                 };
@@ -13539,8 +13554,8 @@ export interface operations {
                             screensReleased: number | null;
                             /** Format: date-time */
                             startedAt: string;
-                            /** @description `active` or `cleared`. */
-                            status: string;
+                            /** @enum {string} */
+                            status: "active" | "cleared";
                         };
                     };
                 };
@@ -15757,6 +15772,7 @@ export interface operations {
                             height: number | null;
                             /** @description Prefix med_; use with contentKind media. */
                             id: string;
+                            /** @enum {string} */
                             kind: "image" | "video" | "audio" | "pdf" | "html";
                             /** @description Sniffed from the bytes, not taken from the client. */
                             mimeType: string;
@@ -15767,6 +15783,9 @@ export interface operations {
                             sha256: string;
                             sharedWith: string[];
                             sizeBytes: number;
+                            /** @description Workspace id. */
+                            spaceId: string;
+                            /** @enum {string} */
                             state: "processing" | "ready" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
@@ -17279,6 +17298,7 @@ export interface operations {
                             height: number | null;
                             /** @description Prefix med_; use with contentKind media. */
                             id: string;
+                            /** @enum {string} */
                             kind: "image" | "video" | "audio" | "pdf" | "html";
                             /** @description Sniffed from the bytes, not taken from the client. */
                             mimeType: string;
@@ -17289,6 +17309,9 @@ export interface operations {
                             sha256: string;
                             sharedWith: string[];
                             sizeBytes: number;
+                            /** @description Workspace id. */
+                            spaceId: string;
+                            /** @enum {string} */
                             state: "processing" | "ready" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
@@ -17619,6 +17642,7 @@ export interface operations {
                             height: number | null;
                             /** @description Prefix med_; use with contentKind media. */
                             id: string;
+                            /** @enum {string} */
                             kind: "image" | "video" | "audio" | "pdf" | "html";
                             /** @description Sniffed from the bytes, not taken from the client. */
                             mimeType: string;
@@ -17629,6 +17653,9 @@ export interface operations {
                             sha256: string;
                             sharedWith: string[];
                             sizeBytes: number;
+                            /** @description Workspace id. */
+                            spaceId: string;
+                            /** @enum {string} */
                             state: "processing" | "ready" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
@@ -18851,6 +18878,7 @@ export interface operations {
                             height: number | null;
                             /** @description Prefix med_; use with contentKind media. */
                             id: string;
+                            /** @enum {string} */
                             kind: "image" | "video" | "audio" | "pdf" | "html";
                             /** @description Sniffed from the bytes, not taken from the client. */
                             mimeType: string;
@@ -18861,6 +18889,9 @@ export interface operations {
                             sha256: string;
                             sharedWith: string[];
                             sizeBytes: number;
+                            /** @description Workspace id. */
+                            spaceId: string;
+                            /** @enum {string} */
                             state: "processing" | "ready" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
@@ -19094,6 +19125,7 @@ export interface operations {
                             height: number | null;
                             /** @description Prefix med_; use with contentKind media. */
                             id: string;
+                            /** @enum {string} */
                             kind: "image" | "video" | "audio" | "pdf" | "html";
                             /** @description Sniffed from the bytes, not taken from the client. */
                             mimeType: string;
@@ -19104,6 +19136,9 @@ export interface operations {
                             sha256: string;
                             sharedWith: string[];
                             sizeBytes: number;
+                            /** @description Workspace id. */
+                            spaceId: string;
+                            /** @enum {string} */
                             state: "processing" | "ready" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
@@ -19615,6 +19650,7 @@ export interface operations {
                             height: number | null;
                             /** @description Prefix med_; use with contentKind media. */
                             id: string;
+                            /** @enum {string} */
                             kind: "image" | "video" | "audio" | "pdf" | "html";
                             /** @description Sniffed from the bytes, not taken from the client. */
                             mimeType: string;
@@ -19625,6 +19661,9 @@ export interface operations {
                             sha256: string;
                             sharedWith: string[];
                             sizeBytes: number;
+                            /** @description Workspace id. */
+                            spaceId: string;
+                            /** @enum {string} */
                             state: "processing" | "ready" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
@@ -26696,7 +26735,10 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
-                            /** @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason). */
+                            /**
+                             * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
+                             * @enum {string}
+                             */
                             status: "queued" | "sent" | "ok" | "failed";
                             width: number | null;
                         };
@@ -26875,6 +26917,7 @@ export interface operations {
                             replyHex: string | null;
                             screenId: string;
                             sentAt: string | null;
+                            /** @enum {string} */
                             status: "queued" | "sent" | "ok" | "nak" | "timeout" | "failed";
                             templateId: string | null;
                         };
@@ -27071,6 +27114,7 @@ export interface operations {
                             replyHex: string | null;
                             screenId: string;
                             sentAt: string | null;
+                            /** @enum {string} */
                             status: "queued" | "sent" | "ok" | "nak" | "timeout" | "failed";
                             templateId: string | null;
                         }[];
@@ -27664,7 +27708,10 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
-                            /** @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason). */
+                            /**
+                             * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
+                             * @enum {string}
+                             */
                             status: "queued" | "sent" | "ok" | "failed";
                             width: number | null;
                         };
@@ -28003,6 +28050,7 @@ export interface operations {
                             replyHex: string | null;
                             screenId: string;
                             sentAt: string | null;
+                            /** @enum {string} */
                             status: "queued" | "sent" | "ok" | "nak" | "timeout" | "failed";
                             templateId: string | null;
                         }[];
@@ -28189,6 +28237,7 @@ export interface operations {
                             replyHex: string | null;
                             screenId: string;
                             sentAt: string | null;
+                            /** @enum {string} */
                             status: "queued" | "sent" | "ok" | "nak" | "timeout" | "failed";
                             templateId: string | null;
                         };
@@ -30749,22 +30798,26 @@ export interface operations {
                             computedAt: string | null;
                             days: {
                                 date: string;
-                                state: string;
+                                /** @enum {string} */
+                                state: "operational" | "degraded" | "outage";
                             }[];
                             incidents: {
                                 id: string;
-                                impact: string;
+                                /** @enum {string} */
+                                impact: "degraded" | "outage" | "none";
                                 resolvedAt: string | null;
                                 screensPlaying: boolean | null;
                                 /** Format: date-time */
                                 startedAt: string;
-                                status: string;
+                                /** @enum {string} */
+                                status: "investigating" | "identified" | "monitoring" | "resolved";
                                 title: string;
                                 updates: {
                                     /** Format: date-time */
                                     at: string;
                                     message: string;
-                                    status: string;
+                                    /** @enum {string} */
+                                    status: "investigating" | "identified" | "monitoring" | "resolved";
                                 }[];
                             }[];
                             latency: {
@@ -30773,21 +30826,25 @@ export interface operations {
                             } | null;
                             recent: {
                                 id: string;
-                                impact: string;
+                                /** @enum {string} */
+                                impact: "degraded" | "outage" | "none";
                                 resolvedAt: string | null;
                                 screensPlaying: boolean | null;
                                 /** Format: date-time */
                                 startedAt: string;
-                                status: string;
+                                /** @enum {string} */
+                                status: "investigating" | "identified" | "monitoring" | "resolved";
                                 title: string;
                                 updates: {
                                     /** Format: date-time */
                                     at: string;
                                     message: string;
-                                    status: string;
+                                    /** @enum {string} */
+                                    status: "investigating" | "identified" | "monitoring" | "resolved";
                                 }[];
                             }[];
                             stale: boolean;
+                            /** @enum {string} */
                             state: "operational" | "degraded" | "outage" | "unknown";
                         };
                     } | string;
@@ -32882,6 +32939,7 @@ export interface operations {
                             } | null;
                             replayOf: string | null;
                             responseStatus: number | null;
+                            /** @enum {string} */
                             status: "pending" | "delivered" | "failed" | "abandoned";
                         }[];
                         nextCursor: string | null;

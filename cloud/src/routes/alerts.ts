@@ -5,53 +5,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
 import { ownWorker } from '../workers/lifecycle.js'
-
-const Config = Type.Object(
-  {
-    codes: Type.Array(Type.String()),
-    severity: Type.String(),
-    scopeKind: Type.String(),
-    scopeId: Type.String(),
-    thresholds: Type.Object({}, { additionalProperties: true }),
-    channels: Type.Array(Type.String()),
-    recipients: Type.Array(Type.String({ description: 'E-mail addresses, `role:` tokens, webhook URLs (masked).' })),
-    chatUrls: Type.Array(Type.String({ description: 'Masked.' })),
-  },
-  { additionalProperties: true },
-)
-const RuleFields = {
-  id: Type.String(),
-  spaceId: Type.String(),
-  name: Type.String(),
-  trigger: Type.String(),
-  config: Config,
-  enabled: Type.Boolean(),
-  nodeId: Nullable(Type.String()),
-  webhookSecretPreview: Type.String({ description: "First 8 characters of the secret that signs this rule's webhook notifications." }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  deletedAt: Nullable(Timestamp),
-}
-export const AlertRule = Type.Object(RuleFields)
-const CreatedRule = Type.Object({
-  ...RuleFields,
-  webhookSecret: Type.String({ description: 'Signing secret for webhook recipients, 64 hex characters; shown only here.' }),
-})
-export const AlertEvent = Type.Object({
-  id: Type.String(),
-  ruleId: Type.String(),
-  code: Type.String(),
-  severity: Type.String(),
-  screenId: Type.String(),
-  screenName: Type.String(),
-  message: Type.String(),
-  nextAction: Type.String(),
-  openedAt: Timestamp,
-  closedAt: Nullable(Timestamp),
-  detail: Nullable(Type.Object({}, { additionalProperties: true })),
-})
+import { AlertRule, CreatedRule } from '../alerts/AlertRuleService.js'
+import { AlertEvent } from '../alerts/AlertEvaluator.js'
 
 const RuleBody = {
   name: Type.String({ maxLength: 500 }),

@@ -3,20 +3,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, ErrorBody, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
+import { ApiKey } from '../services/ApiKeyService.js'
 
-export const ApiKey = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  preview: Type.String({ description: 'First characters of the key, for recognition only.' }),
-  permissions: Type.Union([Type.Literal('all'), Type.Array(Type.String())]),
-  nodeId: Nullable(Type.String()),
-  lastUsedAt: Nullable(Timestamp),
-  expiresAt: Nullable(Timestamp),
-  expired: Type.Boolean(),
-  revokedAt: Nullable(Timestamp),
-  createdAt: Timestamp,
-})
 const ApiKeyWithSecret = Type.Intersect([ApiKey, Type.Object({ secret: Type.String({ description: 'The full key. Shown only in this answer.' }) })])
 
 const CreateBody = Type.Object(

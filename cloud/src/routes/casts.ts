@@ -3,9 +3,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
-import { Data, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, IdParams, LimitParam, errorResponses } from '../http/schemas.js'
 import { validation } from '../errors.js'
-import { CAST_STATUS_FILTERS } from '../services/CastService.js'
+import { CAST_STATUS_FILTERS, Cast } from '../services/CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from '../devicelink/Takeover.js'
 import { ownWorker } from '../workers/lifecycle.js'
 import { CastExpiryWorker } from '../workers/CastExpiryWorker.js'
@@ -21,33 +21,6 @@ export const TakeoverTarget = {
   scopeNodeId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   contentName: Type.Optional(Type.String({ maxLength: 200 })),
 }
-
-/** How far a cast or an emergency has reached its screens (on single-item answers). */
-export const Delivery = Type.Object(
-  {
-    targeted: Type.Integer({ description: 'Screens it was sent to (screenCount).' }),
-    published: Type.Integer({ description: 'Screens sent a desired state carrying it.' }),
-    applied: Type.Integer({ description: 'Screens whose reported state showed it playing.' }),
-  },
-  { description: 'Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers.' },
-)
-
-const Cast = Type.Object({
-  id: Type.String({ description: 'Prefix `cast_`.' }),
-  kind: Type.Literal('cast'),
-  status: Type.String({ description: '`active`, `paused`, `cleared`, `expired` or `replaced`.' }),
-  contentKind: Type.String(),
-  contentId: Type.String(),
-  contentName: Nullable(Type.String()),
-  scopeKind: Type.String(),
-  scopeNodeId: Nullable(Type.String()),
-  screenCount: Type.Integer(),
-  triggeredAt: Timestamp,
-  expiresAt: Nullable(Timestamp),
-  endedAt: Nullable(Timestamp),
-  replacedBy: Nullable(Type.String()),
-  delivery: Type.Optional(Delivery),
-})
 
 export function parseListLimit(raw: string | undefined, def: number, max: number): number {
   if (raw === undefined) return def

@@ -3,26 +3,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
-import { Data, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
-import { EMERGENCY_STATUSES } from '../services/EmergencyService.js'
-import { Delivery, TakeoverTarget, parseListLimit } from './casts.js'
-
-const Emergency = Type.Object({
-  id: Type.String({ description: 'Prefix `emg_`.' }),
-  kind: Type.Literal('emergency'),
-  status: Type.String({ description: '`active` or `cleared`.' }),
-  contentKind: Type.String(),
-  contentId: Type.String(),
-  contentName: Nullable(Type.String()),
-  message: Nullable(Type.String()),
-  scopeKind: Type.String(),
-  scopeNodeId: Nullable(Type.String()),
-  screenCount: Type.Integer(),
-  startedAt: Timestamp,
-  clearedAt: Nullable(Timestamp),
-  screensReleased: Nullable(Type.Integer({ description: 'Screens no other emergency still holds, set when cleared.' })),
-  delivery: Type.Optional(Delivery),
-})
+import { Data, IdParams, LimitParam, errorResponses } from '../http/schemas.js'
+import { EMERGENCY_STATUSES, Emergency } from '../services/EmergencyService.js'
+import { TakeoverTarget, parseListLimit } from './casts.js'
 
 const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { emergencies } = app.services

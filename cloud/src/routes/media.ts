@@ -12,34 +12,11 @@ import { PageQuery } from '../http/pagination.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
 import { ApiError, validation } from '../errors.js'
 import { MEDIA_KINDS } from '../media/sniff.js'
+import { MediaItem } from '../services/MediaService.js'
 import type { StagedFile } from '../media/MediaStore.js'
 import { pageRules } from './content.js'
 import { ownWorker } from '../workers/lifecycle.js'
 import { MediaUrlRefreshWorker } from '../workers/MediaUrlRefreshWorker.js'
-
-export const MediaItem = Type.Object(
-  {
-    id: Type.String({ description: 'Prefix med_; use with contentKind media.' }),
-    name: Type.String(),
-    kind: Type.Union(MEDIA_KINDS.map((k) => Type.Literal(k))),
-    mimeType: Type.String({ description: 'Sniffed from the bytes, not taken from the client.' }),
-    sizeBytes: Type.Integer(),
-    sha256: Type.String(),
-    state: Type.Union([Type.Literal('processing'), Type.Literal('ready'), Type.Literal('failed')]),
-    failureReason: Nullable(Type.String()),
-    width: Nullable(Type.Integer()),
-    height: Nullable(Type.Integer()),
-    durationMs: Nullable(Type.Integer()),
-    folderId: Nullable(Type.String()),
-    nodeId: Nullable(Type.String()),
-    sharedWith: Type.Array(Type.String()),
-    recalledAt: Nullable(Timestamp),
-    recallReason: Nullable(Type.String()),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { additionalProperties: true },
-)
 
 const Upload = Type.Object({
   id: Type.String({ description: 'Prefix mup_.' }),

@@ -8,33 +8,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Readable } from 'node:stream'
 import { principalOf } from '../http/types.js'
-import { Data, ErrorBody, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
-import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../services/ScreenshotService.js'
+import { Data, ErrorBody, IdParams, errorResponses } from '../http/schemas.js'
+import { SCREENSHOT_MAX_BYTES, Screenshot } from '../services/ScreenshotService.js'
 import { ScreenshotJobDelivery } from '../broker/ScreenshotJobDelivery.js'
-
-export const Screenshot = Type.Object({
-  id: Type.String({ description: 'Prefix `shot_`.' }),
-  screenId: Type.String(),
-  status: Type.Union(
-    ['queued', 'sent', 'ok', 'failed'].map((s) => Type.Literal(s)),
-    {
-      description: '`queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).',
-    },
-  ),
-  reason: Nullable(
-    Type.String({
-      description: `Why it failed: the agent's reason (e.g. no browser on the player), or \`expired\` when nothing came back within ${SCREENSHOT_TTL_MS / 60_000} minutes.`,
-    }),
-  ),
-  imageUrl: Nullable(Type.String({ description: 'Path of the PNG (GET it with the same credential) once `ok`.' })),
-  mimeType: Nullable(Type.Literal('image/png')),
-  width: Nullable(Type.Integer()),
-  height: Nullable(Type.Integer()),
-  sizeBytes: Nullable(Type.Integer()),
-  createdAt: Timestamp,
-  sentAt: Nullable(Timestamp),
-  completedAt: Nullable(Timestamp),
-})
 
 const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { screenshots } = app.services

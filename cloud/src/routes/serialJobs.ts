@@ -8,27 +8,12 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, IdParams, Nullable, Paged, StringEnum, errorResponses } from '../http/schemas.js'
 import { SerialEncodingInput, SerialEolInput } from './serialTemplates.js'
 
-const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const
+import { PANEL_PROTOCOLS, SerialJob } from '../services/SerialJobService.js'
 import { PANEL_MAX_POLL_SECONDS } from '../services/ScreenPanelService.js'
 import { SerialJobDelivery } from '../broker/SerialJobDelivery.js'
-
-export const SerialJob = Type.Object({
-  id: Type.String({ description: 'Prefix `sjob_`.' }),
-  screenId: Type.String(),
-  templateId: Nullable(Type.String()),
-  itemId: Nullable(Type.String()),
-  bytesHex: Type.String({ description: 'The bytes sent, expanded at queue time, as space-separated hex pairs.' }),
-  protocol: Nullable(StringEnum<string>(PANEL_PROTOCOLS, { description: 'Panel protocol used to read the reply; null = raw (reply ends on silence).' })),
-  status: Type.Union(['queued', 'sent', 'ok', 'nak', 'timeout', 'failed'].map((s) => Type.Literal(s))),
-  replyHex: Nullable(Type.String({ description: 'Reply bytes as space-separated hex pairs (possibly partial on timeout).' })),
-  reason: Nullable(Type.String({ description: 'Why a job failed (`expired` when no result came within 24 hours).' })),
-  createdAt: Timestamp,
-  sentAt: Nullable(Timestamp),
-  completedAt: Nullable(Timestamp),
-})
 
 const commandFields = {
   templateId: Type.Optional(Type.String({ maxLength: 100, description: 'With itemId: a saved command.' })),

@@ -2,31 +2,20 @@
 // deprecation list. Both answer 200 even during an outage.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Data, ErrorBody, Nullable, Timestamp } from '../http/schemas.js'
+import { Data, ErrorBody, Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../http/deprecations.js'
-import { statusText } from '../services/StatusService.js'
+import { DAY_STATES, Incident, PLATFORM_STATES, statusText } from '../services/StatusService.js'
 import { ownWorker } from '../workers/lifecycle.js'
 import { StatusMonitor } from '../workers/StatusMonitor.js'
 
-const Incident = Type.Object({
-  id: Type.String(),
-  title: Type.String(),
-  status: Type.String(),
-  impact: Type.String(),
-  startedAt: Timestamp,
-  resolvedAt: Nullable(Timestamp),
-  updates: Type.Array(Type.Object({ at: Timestamp, status: Type.String(), message: Type.String() })),
-  screensPlaying: Nullable(Type.Boolean()),
-})
-
 const Status = Type.Object({
-  state: Type.Union(['operational', 'degraded', 'outage', 'unknown'].map((s) => Type.Literal(s))),
+  state: StringEnum(PLATFORM_STATES),
   computedAt: Nullable(Timestamp),
   stale: Type.Boolean(),
   latency: Nullable(Type.Object({ databaseMs: Nullable(Type.Number()), brokerMs: Nullable(Type.Number()) })),
   incidents: Type.Array(Incident),
   recent: Type.Array(Incident),
-  days: Type.Array(Type.Object({ date: Type.String(), state: Type.String() })),
+  days: Type.Array(Type.Object({ date: Type.String(), state: StringEnum(DAY_STATES) })),
 })
 
 export default function statusRoutes(deprecations: Deprecation[]): FastifyPluginAsyncTypebox {

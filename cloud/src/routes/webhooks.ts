@@ -6,44 +6,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
 import { parsePage } from '../http/pagination.js'
 import { ApiError, isApiError } from '../errors.js'
-import { Data, ErrorBody, IdParams, LimitParam, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, ErrorBody, IdParams, LimitParam, Nullable, errorResponses } from '../http/schemas.js'
 import { EVENT_NAMES } from '../events/EventBus.js'
 import { EVENT_CATALOG } from '../webhooks/catalog.js'
+import { CreatedEndpoint, WebhookDelivery, WebhookEndpoint } from '../webhooks/WebhookService.js'
 import { ownWorker } from '../workers/lifecycle.js'
-
-const EndpointFields = {
-  id: Type.String(),
-  url: Type.String(),
-  description: Nullable(Type.String()),
-  secretPreview: Type.String({ description: 'First 8 characters of the signing secret.' }),
-  events: Type.Array(Type.String()),
-  enabled: Type.Boolean(),
-  autoDisabledAt: Nullable(Timestamp),
-  autoDisabledReason: Nullable(Type.String()),
-  consecutiveFailures: Type.Integer(),
-  lastDeliveryAt: Nullable(Timestamp),
-  lastStatus: Nullable(Type.Integer()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-}
-export const WebhookEndpoint = Type.Object(EndpointFields)
-const CreatedEndpoint = Type.Object({ ...EndpointFields, secret: Type.String({ description: 'HMAC signing secret, 64 hex characters; shown only here.' }) })
-
-export const WebhookDelivery = Type.Object({
-  id: Type.String(),
-  endpointId: Type.String(),
-  event: Type.String(),
-  status: Type.Union(['pending', 'delivered', 'failed', 'abandoned'].map((s) => Type.Literal(s))),
-  attempts: Type.Integer(),
-  occurredAt: Timestamp,
-  createdAt: Timestamp,
-  nextAttemptAt: Nullable(Timestamp),
-  deliveredAt: Nullable(Timestamp),
-  responseStatus: Nullable(Type.Integer()),
-  error: Nullable(Type.String()),
-  replayOf: Nullable(Type.String()),
-  payload: Nullable(Type.Object({}, { additionalProperties: true })),
-})
 
 const SendResult = Type.Object({
   deliveryId: Type.String(),

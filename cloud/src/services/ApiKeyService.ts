@@ -13,10 +13,12 @@
 // permission change), so a revoked key is refused on the very next request. `last_used_at` is collected in memory and written in one batch every
 // LAST_USED_FLUSH_MS and on close; views of a key merge the value not yet written.
 import { timingSafeEqual } from 'node:crypto'
-import { isPermission, missingFrom, type Permission, type PermissionGrant } from '@svc/shared'
+import { isPermission, missingFrom, PERMISSIONS, type Permission, type PermissionGrant } from '@svc/shared'
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { freezePrincipal, keyTag, PrincipalCache } from '../auth/PrincipalCache.js'
 import { apiKeyPreview, hashSecret, newApiKeySecret, API_KEY_PATTERN, type Region } from '../auth/secrets.js'
@@ -25,18 +27,20 @@ import { ApiKeyRepository, type ApiKeyAncestor, type ApiKeyAuthRecord, type ApiK
 import type { NodeService } from './NodeService.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 
-export interface ApiKeyView {
-  id: string
-  name: string
-  preview: string
-  permissions: Permission[] | 'all'
-  nodeId: string | null
-  lastUsedAt: string | null
-  expiresAt: string | null
-  expired: boolean
-  revokedAt: string | null
-  createdAt: string
-}
+/** An API key as the API answers it: the routes' response schema, and ApiKeyView is derived from it. */
+export const ApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  preview: Type.String({ description: 'First characters of the key, for recognition only.' }),
+  permissions: Type.Union([Type.Literal('all'), Type.Array(StringEnum(PERMISSIONS))]),
+  nodeId: Nullable(Type.String()),
+  lastUsedAt: Nullable(Timestamp),
+  expiresAt: Nullable(Timestamp),
+  expired: Type.Boolean(),
+  revokedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+})
+export type ApiKeyView = Static<typeof ApiKey>
 
 export { PRINCIPAL_TTL_MS } from '../auth/PrincipalCache.js'
 /** Pending `last_used_at` values are written at most this long after the use (and on close). */

@@ -4,7 +4,9 @@
 // `replaced` (a newer cast took all of its screens; `replacedBy` names it). Which screens a
 // cast still holds is cast_screens.state = 'active'. Every change marks the affected
 // screens dirty so their desired state is republished.
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { Database, Queryable } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'
@@ -36,30 +38,36 @@ interface CastRow {
   created_by: string
 }
 
-export interface CastView {
-  id: string
-  kind: 'cast'
-  status: CastStatus
-  contentKind: string
-  contentId: string
-  contentName: string | null
-  scopeKind: string
-  scopeNodeId: string | null
-  screenCount: number
-  triggeredAt: string
-  expiresAt: string | null
-  endedAt: string | null
-  replacedBy: string | null
-  /** How far it has reached its screens (single-cast answers only). */
-  delivery?: Delivery
-}
-
+/** How far a cast or an emergency has reached its screens (on single-item answers). */
+export const Delivery = Type.Object(
+  {
+    targeted: Type.Integer({ description: 'Screens it was sent to (screenCount).' }),
+    published: Type.Integer({ description: 'Screens sent a desired state carrying it.' }),
+    applied: Type.Integer({ description: 'Screens whose reported state showed it playing.' }),
+  },
+  { description: 'Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers.' },
+)
 /** targeted: screens it was cast to; published: screens sent a desired state carrying it; applied: screens that reported it playing. */
-export interface Delivery {
-  targeted: number
-  published: number
-  applied: number
-}
+export type Delivery = Static<typeof Delivery>
+
+/** A cast as the API answers it: the routes' response schema, and CastView is derived from it. */
+export const Cast = Type.Object({
+  id: Type.String({ description: 'Prefix `cast_`.' }),
+  kind: Type.Literal('cast'),
+  status: StringEnum(CAST_STATUSES),
+  contentKind: Type.String(),
+  contentId: Type.String(),
+  contentName: Nullable(Type.String()),
+  scopeKind: Type.String(),
+  scopeNodeId: Nullable(Type.String()),
+  screenCount: Type.Integer(),
+  triggeredAt: Timestamp,
+  expiresAt: Nullable(Timestamp),
+  endedAt: Nullable(Timestamp),
+  replacedBy: Nullable(Type.String()),
+  delivery: Type.Optional(Delivery),
+})
+export type CastView = Static<typeof Cast>
 
 const view = (r: CastRow): CastView => ({
   id: r.id,

@@ -3,7 +3,9 @@
 // (refreshCastPause) and resume when it is cleared. Start and clear are announced on the
 // event outbox as `emergency.started` / `emergency.cleared`, in the transaction of the change.
 // Tables: repositories/EmergencyRepository.ts.
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { Database } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'
@@ -12,7 +14,7 @@ import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { Takeover, TargetInput } from '../devicelink/Takeover.js'
-import { castsOnScreens, refreshCastPause, type Delivery, type MarkDirty } from './CastService.js'
+import { castsOnScreens, Delivery, refreshCastPause, type MarkDirty } from './CastService.js'
 
 export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
 export type EmergencyStatus = (typeof EMERGENCY_STATUSES)[number]
@@ -36,23 +38,24 @@ interface EmergencyRow {
   cleared_by: string | null
 }
 
-export interface EmergencyView {
-  id: string
-  kind: 'emergency'
-  status: EmergencyStatus
-  contentKind: string
-  contentId: string
-  contentName: string | null
-  message: string | null
-  scopeKind: string
-  scopeNodeId: string | null
-  screenCount: number
-  startedAt: string
-  clearedAt: string | null
-  screensReleased: number | null
-  /** How far it has reached its screens (single-emergency answers only). */
-  delivery?: Delivery
-}
+/** An emergency as the API answers it: the routes' response schema, and EmergencyView is derived from it. */
+export const Emergency = Type.Object({
+  id: Type.String({ description: 'Prefix `emg_`.' }),
+  kind: Type.Literal('emergency'),
+  status: StringEnum(EMERGENCY_STATUSES),
+  contentKind: Type.String(),
+  contentId: Type.String(),
+  contentName: Nullable(Type.String()),
+  message: Nullable(Type.String()),
+  scopeKind: Type.String(),
+  scopeNodeId: Nullable(Type.String()),
+  screenCount: Type.Integer(),
+  startedAt: Timestamp,
+  clearedAt: Nullable(Timestamp),
+  screensReleased: Nullable(Type.Integer({ description: 'Screens no other emergency still holds, set when cleared.' })),
+  delivery: Type.Optional(Delivery),
+})
+export type EmergencyView = Static<typeof Emergency>
 
 const view = (r: EmergencyRow): EmergencyView => ({
   id: r.id,

@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
@@ -13,38 +14,45 @@ import type { MediaRow, MediaUploadPartRow, MediaUploadRow } from '../db/schema.
 import { ApiError, isApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { isUnsafeUrlError, UnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import { MediaStore, type StagedFile } from '../media/MediaStore.js'
 import { sniffFile } from '../media/sniff.js'
 import { probe } from '../media/probe.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import type { ContentService } from './ContentService.js'
-import type { MediaKind } from '../media/sniff.js'
+import { MEDIA_KINDS, type MediaKind } from '../media/sniff.js'
 import { MediaRepository, type ProbeOutcome } from '../repositories/MediaRepository.js'
 
-export type MediaState = 'processing' | 'ready' | 'failed'
+export const MEDIA_STATES = ['processing', 'ready', 'failed'] as const
+export type MediaState = (typeof MEDIA_STATES)[number]
 
-export interface MediaView {
-  id: string
-  spaceId: string
-  name: string
-  kind: MediaKind
-  mimeType: string
-  sizeBytes: number
-  sha256: string
-  state: MediaState
-  failureReason: string | null
-  width: number | null
-  height: number | null
-  durationMs: number | null
-  folderId: string | null
-  nodeId: string | null
-  sharedWith: string[]
-  recalledAt: string | null
-  recallReason: string | null
-  createdAt: string
-  updatedAt: string
-}
+/** A media file as the API answers it: the routes' response schema, and MediaView is derived from it. */
+export const MediaItem = Type.Object(
+  {
+    id: Type.String({ description: 'Prefix med_; use with contentKind media.' }),
+    spaceId: Type.String({ description: 'Workspace id.' }),
+    name: Type.String(),
+    kind: StringEnum(MEDIA_KINDS),
+    mimeType: Type.String({ description: 'Sniffed from the bytes, not taken from the client.' }),
+    sizeBytes: Type.Integer(),
+    sha256: Type.String(),
+    state: StringEnum(MEDIA_STATES),
+    failureReason: Nullable(Type.String()),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    durationMs: Nullable(Type.Integer()),
+    folderId: Nullable(Type.String()),
+    nodeId: Nullable(Type.String()),
+    sharedWith: Type.Array(Type.String()),
+    recalledAt: Nullable(Timestamp),
+    recallReason: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: true },
+)
+export type MediaView = Static<typeof MediaItem>
 
 export interface MediaPlacement {
   name?: string | undefined

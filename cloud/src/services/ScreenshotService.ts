@@ -8,12 +8,14 @@
 // without any answer within SCREENSHOT_TTL_MS fails as `expired`. Rows and their files go
 // after SCREENSHOT_RETENTION_DAYS (housekeeper).
 import type { Readable } from 'node:stream'
+import { Type, type Static } from '@sinclair/typebox'
 import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Principal } from '../auth/Principal.js'
 import { secretMatches } from '../auth/secrets.js'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { ApiError, notFound } from '../errors.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { MediaStore } from '../media/MediaStore.js'
 import { ScreenshotRepository, type ScreenshotRow } from '../repositories/ScreenshotRepository.js'
 import { screenDirectory, type ScreenService } from './ScreenService.js'
@@ -26,23 +28,31 @@ export const SCREENSHOT_TTL_MS = 10 * 60_000
 export const SCREENSHOT_RETENTION_DAYS = 30
 const REASON_CHARS = 500
 
-export type ScreenshotStatus = 'queued' | 'sent' | 'ok' | 'failed'
+export const SCREENSHOT_STATUSES = ['queued', 'sent', 'ok', 'failed'] as const
+export type ScreenshotStatus = (typeof SCREENSHOT_STATUSES)[number]
 
-export interface ScreenshotView {
-  id: string
-  screenId: string
-  status: ScreenshotStatus
-  reason: string | null
-  /** Where to GET the PNG (with an API credential) once `ok`; null before. */
-  imageUrl: string | null
-  mimeType: 'image/png' | null
-  width: number | null
-  height: number | null
-  sizeBytes: number | null
-  createdAt: string
-  sentAt: string | null
-  completedAt: string | null
-}
+/** A screenshot job as the API answers it: the routes' response schema, and ScreenshotView is derived from it. */
+export const Screenshot = Type.Object({
+  id: Type.String({ description: 'Prefix `shot_`.' }),
+  screenId: Type.String(),
+  status: StringEnum(SCREENSHOT_STATUSES, {
+    description: '`queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).',
+  }),
+  reason: Nullable(
+    Type.String({
+      description: `Why it failed: the agent's reason (e.g. no browser on the player), or \`expired\` when nothing came back within ${SCREENSHOT_TTL_MS / 60_000} minutes.`,
+    }),
+  ),
+  imageUrl: Nullable(Type.String({ description: 'Path of the PNG (GET it with the same credential) once `ok`.' })),
+  mimeType: Nullable(Type.Literal('image/png')),
+  width: Nullable(Type.Integer()),
+  height: Nullable(Type.Integer()),
+  sizeBytes: Nullable(Type.Integer()),
+  createdAt: Timestamp,
+  sentAt: Nullable(Timestamp),
+  completedAt: Nullable(Timestamp),
+})
+export type ScreenshotView = Static<typeof Screenshot>
 
 export interface ScreenshotDeliverer {
   /** Publishes the screen's open jobs if it is connected. */

@@ -6,12 +6,14 @@
 // `timeout`, `failed`); a job without a result after SERIAL_JOB_TTL_MS fails as `expired`.
 import { encodeCommand, hexPreview, isSerialEncodingError } from '@svc/shared/serial/index'
 import { isPanelProtocolName } from '@svc/shared/panels/index'
-import type { JobResult, SerialJob } from '@svc/shared/mqtt/index'
+import type { JobResult, SerialJob as SerialJobMessage } from '@svc/shared/mqtt/index'
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { notFound, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { SerialJobRepository } from '../repositories/SerialRepository.js'
 import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import { resolveTargets } from './targets.js'
@@ -49,22 +51,25 @@ interface JobRow {
   completed_at: string | null
 }
 
-export interface SerialJobView {
-  id: string
-  screenId: string
-  templateId: string | null
-  itemId: string | null
-  /** The bytes to send, as space-separated uppercase hex pairs (like `hexPreview`). */
-  bytesHex: string
-  /** Panel protocol the agent reads the reply with; null = raw (reply ends on silence). */
-  protocol: string | null
-  status: SerialJobStatus
-  replyHex: string | null
-  reason: string | null
-  createdAt: string
-  sentAt: string | null
-  completedAt: string | null
-}
+/** Panel protocols a serial job can read its reply with. */
+export const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const
+
+/** A serial job as the API answers it: the routes' response schema, and SerialJobView is derived from it. */
+export const SerialJob = Type.Object({
+  id: Type.String({ description: 'Prefix `sjob_`.' }),
+  screenId: Type.String(),
+  templateId: Nullable(Type.String()),
+  itemId: Nullable(Type.String()),
+  bytesHex: Type.String({ description: 'The bytes sent, expanded at queue time, as space-separated hex pairs.' }),
+  protocol: Nullable(StringEnum<string>(PANEL_PROTOCOLS, { description: 'Panel protocol used to read the reply; null = raw (reply ends on silence).' })),
+  status: StringEnum(SERIAL_JOB_STATUSES),
+  replyHex: Nullable(Type.String({ description: 'Reply bytes as space-separated hex pairs (possibly partial on timeout).' })),
+  reason: Nullable(Type.String({ description: 'Why a job failed (`expired` when no result came within 24 hours).' })),
+  createdAt: Timestamp,
+  sentAt: Nullable(Timestamp),
+  completedAt: Nullable(Timestamp),
+})
+export type SerialJobView = Static<typeof SerialJob>
 
 /** What to send: a saved command, or a literal value. */
 export interface SerialCommandBody {
@@ -162,7 +167,7 @@ export class SerialJobService {
   }
 
   /** Jobs of a screen still waiting for a result, oldest first, as the MQTT job message. */
-  async pendingFor(screenId: string): Promise<SerialJob[]> {
+  async pendingFor(screenId: string): Promise<SerialJobMessage[]> {
     await this.expireStale()
     const rows = await this.jobs.openFor(screenId)
     return rows.map((r) => ({

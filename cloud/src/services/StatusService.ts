@@ -6,7 +6,9 @@
 // staleness edge, the next UTC day, a resolved incident leaving the recent list); a call
 // between those moments reads it from memory. Incidents written by another process (the
 // CLI) show from the next measurement.
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { Database } from '../db/Database.js'
 import type { IncidentRow as StoredIncident, StatusMeasurementRow } from '../db/schema.js'
 import { StatusRepository } from '../repositories/StatusRepository.js'
@@ -24,8 +26,10 @@ export const INCIDENT_STATUSES = ['investigating', 'identified', 'monitoring', '
 export const INCIDENT_IMPACTS = ['degraded', 'outage', 'none'] as const
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number]
 export type IncidentImpact = (typeof INCIDENT_IMPACTS)[number]
-type DayState = 'operational' | 'degraded' | 'outage'
-type State = DayState | 'unknown'
+export const DAY_STATES = ['operational', 'degraded', 'outage'] as const
+export const PLATFORM_STATES = [...DAY_STATES, 'unknown'] as const
+type DayState = (typeof DAY_STATES)[number]
+type State = (typeof PLATFORM_STATES)[number]
 
 export interface Probes {
   database(): Promise<number>
@@ -36,16 +40,18 @@ export interface Probes {
 type MeasurementRow = Omit<StatusMeasurementRow, 'state'> & { state: DayState }
 type IncidentRow = Omit<StoredIncident, 'status' | 'impact'> & { status: IncidentStatus; impact: IncidentImpact }
 
-export interface IncidentView {
-  id: string
-  title: string
-  status: IncidentStatus
-  impact: IncidentImpact
-  startedAt: string
-  resolvedAt: string | null
-  updates: { at: string; status: IncidentStatus; message: string }[]
-  screensPlaying: boolean | null
-}
+/** An incident as the API answers it: the route's response schema, and IncidentView is derived from it. */
+export const Incident = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  status: StringEnum(INCIDENT_STATUSES),
+  impact: StringEnum(INCIDENT_IMPACTS),
+  startedAt: Timestamp,
+  resolvedAt: Nullable(Timestamp),
+  updates: Type.Array(Type.Object({ at: Timestamp, status: StringEnum(INCIDENT_STATUSES), message: Type.String() })),
+  screensPlaying: Nullable(Type.Boolean()),
+})
+export type IncidentView = Static<typeof Incident>
 
 const rank: Record<DayState, number> = { operational: 0, degraded: 1, outage: 2 }
 const worst = (a: DayState, b: DayState): DayState => (rank[a] >= rank[b] ? a : b)

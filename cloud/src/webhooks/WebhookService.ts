@@ -5,6 +5,7 @@
 // by a process that died is claimed again once its lease runs out: delivery is at least
 // once, and receivers de-duplicate on `deliveryId`.
 import { randomUUID } from 'node:crypto'
+import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator, RandomSource } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
 import type { Agent } from 'undici'
@@ -13,6 +14,7 @@ import type { DomainEvent, EventName } from '../events/EventBus.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { WebhookRepository } from '../repositories/WebhookRepository.js'
 import type { NewWebhookDelivery } from '../db/schema.js'
 import type { Mailer } from '../mail/Mailer.js'
@@ -72,37 +74,47 @@ export interface DeliveryRow {
   payload: string | null
 }
 
-export interface EndpointView {
-  id: string
-  url: string
-  description: string | null
-  secretPreview: string
-  events: string[]
-  enabled: boolean
-  autoDisabledAt: string | null
-  autoDisabledReason: string | null
-  consecutiveFailures: number
-  lastDeliveryAt: string | null
-  lastStatus: number | null
-  createdAt: string
-  updatedAt: string
+const EndpointFields = {
+  id: Type.String(),
+  url: Type.String(),
+  description: Nullable(Type.String()),
+  secretPreview: Type.String({ description: 'First 8 characters of the signing secret.' }),
+  events: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  autoDisabledAt: Nullable(Timestamp),
+  autoDisabledReason: Nullable(Type.String()),
+  consecutiveFailures: Type.Integer(),
+  lastDeliveryAt: Nullable(Timestamp),
+  lastStatus: Nullable(Type.Integer()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
 }
+/** An endpoint as the API answers it: the routes' response schema, and EndpointView is derived from it. */
+export const WebhookEndpoint = Type.Object(EndpointFields)
+export type EndpointView = Static<typeof WebhookEndpoint>
+/** The create answer: the endpoint with its secret, shown only there. */
+export const CreatedEndpoint = Type.Object({
+  ...EndpointFields,
+  secret: Type.String({ description: 'HMAC signing secret, 64 hex characters; shown only here.' }),
+})
 
-export interface DeliveryView {
-  id: string
-  endpointId: string
-  event: string
-  status: DeliveryStatus
-  attempts: number
-  occurredAt: string
-  createdAt: string
-  nextAttemptAt: string | null
-  deliveredAt: string | null
-  responseStatus: number | null
-  error: string | null
-  replayOf: string | null
-  payload: Record<string, unknown> | null
-}
+/** A delivery as the API answers it: the routes' response schema, and DeliveryView is derived from it. */
+export const WebhookDelivery = Type.Object({
+  id: Type.String(),
+  endpointId: Type.String(),
+  event: Type.String(),
+  status: StringEnum(DELIVERY_STATUSES),
+  attempts: Type.Integer(),
+  occurredAt: Timestamp,
+  createdAt: Timestamp,
+  nextAttemptAt: Nullable(Timestamp),
+  deliveredAt: Nullable(Timestamp),
+  responseStatus: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
+  replayOf: Nullable(Type.String()),
+  payload: Nullable(Type.Object({}, { additionalProperties: true })),
+})
+export type DeliveryView = Static<typeof WebhookDelivery>
 
 /** One sent delivery, waiting for its write: the row patch and the endpoint bookkeeping. */
 interface Outcome {

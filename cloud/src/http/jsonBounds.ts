@@ -4,6 +4,10 @@
 // rule `config`, any other open object) holds at most MAX_FREE_FORM_BYTES of JSON. Over
 // either bound: 422 validation_error naming the field. The walk is iterative, so a body
 // nested thousands of levels deep costs no stack.
+// No string in a JSON body (value or key, at any depth) may hold the NUL character
+// (U+0000): PostgreSQL text cannot store it and SQLite's can, so it is refused here, on
+// both engines, with 422 validation_error naming the field, before any service sees it.
+// Bytes that include 0x00 (a serial command) are sent as hex.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { validation } from '../errors.js'
 
@@ -68,8 +72,43 @@ export function checkJsonBounds(body: unknown, where = 'body'): void {
   }
 }
 
+export const NUL_MESSAGE = 'must not contain the NUL character (U+0000).'
+
+/** The path of the first string (value or key) in `root` that holds U+0000, or null. */
+function nulPath(root: unknown, where: string): string | null {
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: where }]
+  while (stack.length) {
+    const { value, path } = stack.pop()!
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]` })
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+        if (k.includes('\u0000')) return `${path} (a field name)`
+        stack.push({ value: v, path: `${path}.${k}` })
+      }
+    }
+  }
+  return null
+}
+
+/** Throws 422 validation_error when a string in the parsed JSON `body` holds U+0000. */
+export function checkNoNul(body: unknown, where = 'body'): void {
+  if (typeof body === 'string') {
+    if (body.includes('\u0000')) throw validation(`${where} ${NUL_MESSAGE}`)
+    return
+  }
+  if (body === null || typeof body !== 'object' || Buffer.isBuffer(body)) return
+  const proto = Object.getPrototypeOf(body)
+  if (!Array.isArray(body) && proto !== Object.prototype && proto !== null) return
+  const at = nulPath(body, where)
+  if (at) throw validation(`${at.slice(0, 200)} ${NUL_MESSAGE}`)
+}
+
 export function installJsonBounds(app: FastifyInstance): void {
   app.addHook('preValidation', async (req: FastifyRequest) => {
     checkJsonBounds(req.body)
+    checkNoNul(req.body)
   })
 }

@@ -13,6 +13,7 @@ import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } f
 import { ApiError, validation } from '../errors.js'
 import { MEDIA_KINDS } from '../media/sniff.js'
 import { MediaItem } from '../services/MediaService.js'
+import { checkNoNul } from '../http/jsonBounds.js'
 import type { StagedFile } from '../media/MediaStore.js'
 import { pageRules } from './content.js'
 import { ownWorker } from '../workers/lifecycle.js'
@@ -100,6 +101,7 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
           } else {
             if (!UPLOAD_FIELDS.has(part.fieldname)) throw validation(`body.${part.fieldname} is not a field of this operation.`)
             fields[part.fieldname] = String(part.value)
+            checkNoNul(fields[part.fieldname], `body.${part.fieldname}`)
           }
         }
         if (!staged) throw validation('body: file is required (a multipart part named "file").')

@@ -201,6 +201,7 @@ async function assemble(
         { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
         { name: 'old plays', run: () => app.services.playLog.purgeOld() },
         { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
+        { name: 'dispatched events', run: () => app.services.outbox.purgeDispatched() },
       ],
       config.housekeepingIntervalMs,
       app.log,

@@ -43,6 +43,38 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
   )
 })
 
+t.test('dispatched domain events are purged after a week; pending ones stay', async (t) => {
+  const h = await build(t)
+  const { workspaceId } = await h.workspace()
+  const { db, outbox } = h.app.services
+  const at = h.clock.now().toISOString()
+  const event = (n: number) => ({ event: 'screen.offline' as const, workspaceId, occurredAt: at, data: { n } })
+  await db.transaction((tx) => outbox.recordMany(tx, [event(1), event(2)]))
+  t.equal(await outbox.dispatch(), 2)
+  await db.transaction((tx) => outbox.record(tx, event(3)))
+  const left = async () =>
+    (await db.kysely.selectFrom('events_outbox').select(['data', 'dispatched_at']).orderBy('id').execute()).map((r) => [
+      JSON.parse(r.data).n,
+      r.dispatched_at !== null,
+    ])
+  // The third stays pending, as if its dispatcher died before handing it on.
+  const housekeeper = h.app.workers.housekeeper
+  h.clock.advance(6 * 86_400_000)
+  await housekeeper.runOnce()
+  t.same(
+    await left(),
+    [
+      [1, true],
+      [2, true],
+      [3, false],
+    ],
+    'nothing younger than a week goes',
+  )
+  h.clock.advance(2 * 86_400_000)
+  await housekeeper.runOnce()
+  t.same(await left(), [[3, false]], 'dispatched events older than a week are gone; the pending one stays')
+})
+
 t.test('the housekeeping interval is its own setting, not tied to status measurement', async (t) => {
   t.equal(loadConfig({}).housekeepingIntervalMs, 3_600_000, 'hourly by default')
   t.equal(loadConfig({ SVC_HOUSEKEEPING_INTERVAL_MS: '60000' }).housekeepingIntervalMs, 60_000)

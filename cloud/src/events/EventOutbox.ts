@@ -18,6 +18,8 @@ export type OutboxConsumer = (tx: Queryable, events: readonly DomainEvent[]) => 
 
 /** Events per dispatch transaction. */
 const DISPATCH_BATCH = 200
+/** How long a dispatched event is kept (its webhook deliveries have their own log). */
+export const DISPATCHED_RETENTION_MS = 7 * 86_400_000
 
 export class EventOutbox {
   private readonly repo: EventOutboxRepository
@@ -57,6 +59,11 @@ export class EventOutbox {
 
   private row(e: DomainEvent) {
     return { id: this.ids.next('event'), workspace_id: e.workspaceId, event: e.event, data: JSON.stringify(e.data ?? {}), occurred_at: e.occurredAt }
+  }
+
+  /** Drops dispatched events older than DISPATCHED_RETENTION_MS (the housekeeper); pending ones stay. */
+  purgeDispatched(): Promise<number> {
+    return this.repo.purgeDispatchedBefore(new Date(this.clock.now().getTime() - DISPATCHED_RETENTION_MS).toISOString())
   }
 
   /** Dispatches every pending event; concurrent calls in one process share one run. Returns how many this run dispatched. */

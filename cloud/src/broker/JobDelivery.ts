@@ -26,8 +26,11 @@ export interface JobDeliverer {
 /** The table side of one kind of job (a service). */
 export interface JobSource<J extends { id: string; kind: string }> {
   setDeliverer(d: JobDeliverer | null): void
-  /** The screen's open jobs, oldest first, as the MQTT job message. */
-  pendingFor(screenId: string): Promise<J[]>
+  /**
+   * The screen's open jobs, oldest first, as the MQTT job message. `expire: false` (a job was
+   * just queued) asks for a read without the expiry write; jobs past their TTL stay out.
+   */
+  pendingFor(screenId: string, opts?: { expire?: boolean }): Promise<J[]>
   markSent(jobId: string): Promise<void>
   applyResult(screenId: string, result: JobResult): Promise<unknown>
   /** Fails open jobs past their TTL (the periodic sweep). */
@@ -52,8 +55,8 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
   private stopFollowing: (() => void)[] = []
   private unsubscribeResults: (() => Promise<void>) | null = null
   private sweep: NodeJS.Timeout | null = null
-  /** Per screen: the delivery running now, and whether another pass is wanted after it. */
-  private readonly running = new Map<string, { again: boolean; done: Promise<void> }>()
+  /** Per screen: the delivery running now, whether another pass is wanted after it, and whether that one re-sends everything. */
+  private readonly running = new Map<string, { again: boolean; full: boolean; done: Promise<void> }>()
   /** Per screen: jobs already published to its current connection, so a new job does not resend the rest. */
   private readonly published = new Map<string, Set<string>>()
   /** Screens whose current connection had its full re-send. */
@@ -104,7 +107,8 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
   /**
    * Publishes the screen's open jobs not yet published to its current connection, if its
    * client is connected; otherwise they wait in the database. `fresh` forgets what was
-   * published, so every open job goes out again.
+   * published, so every open job goes out again, and fails the jobs past their TTL first
+   * (once per connection); a job just queued needs only a read.
    */
   deliver(screenId: string, fresh = false): void {
     if (fresh) this.published.delete(screenId)
@@ -112,15 +116,18 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
     const current = this.running.get(screenId)
     if (current) {
       current.again = true
+      current.full ||= fresh
       return
     }
-    const entry = { again: false, done: Promise.resolve() }
+    const entry = { again: false, full: fresh, done: Promise.resolve() }
     this.running.set(screenId, entry)
     entry.done = (async () => {
       try {
         do {
+          const full = entry.full
           entry.again = false
-          await this.publishPending(screenId)
+          entry.full = false
+          await this.publishPending(screenId, full)
         } while (entry.again && this.started)
       } catch (err) {
         this.log.error({ err, screenId }, `${this.opts.kind} job delivery failed`)
@@ -130,8 +137,8 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
     })()
   }
 
-  private async publishPending(screenId: string): Promise<void> {
-    const pending = await this.source.pendingFor(screenId)
+  private async publishPending(screenId: string, full: boolean): Promise<void> {
+    const pending = await this.source.pendingFor(screenId, { expire: full })
     let done = this.published.get(screenId)
     if (!done) this.published.set(screenId, (done = new Set()))
     for (const job of pending) {

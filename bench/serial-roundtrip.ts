@@ -7,7 +7,8 @@
 // the raw protocol's own timing). Compared with the wire time of the command and the reply
 // at 9600 baud 8N1 (10 bits a byte), which a pty does not impose.
 // Legs (medians): the driver alone (driver → pty → panel → driver), and inside the round
-// trip: POST answered; job at the device; driver; result published; result stored; GET sees it.
+// trip: POST answered; job at the device; driver started (the agent's own work: dedupe record);
+// driver; result published; result stored; GET sees it.
 // Run: npx tsx bench/serial-roundtrip.ts [iterations=50] [--poll-ms=2]
 import fs from 'node:fs'
 import os from 'node:os'
@@ -92,6 +93,8 @@ async function run(protocol: 'samsung-mdc' | 'raw', cmd: Buffer, replyBytes: num
   const agentDir = fs.mkdtempSync(path.join(dir, 'agent-'))
   const device = connect(`mqtt://127.0.0.1:${server.mqttPort}`, { clientId: screenId, username: screenId, password: secret, clean: false })
   await new Promise<void>((r) => device.once('connect', () => r()))
+  // As the agent's MqttLink does: no Nagle on the device's socket.
+  ;(device.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true)
   const dispatcher = new JobDispatcher({
     seen: new SeenJobs({ dataDir: agentDir }),
     serial: new SerialJobRunner(timed),
@@ -124,6 +127,7 @@ async function run(protocol: 'samsung-mdc' | 'raw', cmd: Buffer, replyBytes: num
   const legs = {
     posted: [] as number[],
     atDevice: [] as number[],
+    agent: [] as number[],
     driver: [] as number[],
     published: [] as number[],
     stored: [] as number[],
@@ -153,6 +157,7 @@ async function run(protocol: 'samsung-mdc' | 'raw', cmd: Buffer, replyBytes: num
     full.push(end - t0)
     legs.posted.push(posted - t0)
     legs.atDevice.push(marks.atDevice! - t0)
+    legs.agent.push(marks.driverStart! - marks.atDevice!)
     legs.driver.push(marks.driverEnd! - marks.driverStart!)
     legs.published.push(marks.published! - marks.driverEnd!)
     legs.stored.push(marks.stored! - marks.published!)
@@ -168,7 +173,7 @@ async function run(protocol: 'samsung-mdc' | 'raw', cmd: Buffer, replyBytes: num
   )
   console.log(`  API → broker → agent → panel → result → API: ${fmt(full)} (GET polled every ${POLL_MS} ms)`)
   console.log(
-    `  legs (medians, ms): POST answered ${med(legs.posted)}; job at the device ${med(legs.atDevice)} after the POST began; driver ${med(legs.driver)}; ` +
+    `  legs (medians, ms): POST answered ${med(legs.posted)}; job at the device ${med(legs.atDevice)} after the POST began; driver started ${med(legs.agent)} after it; driver ${med(legs.driver)}; ` +
       `result published ${med(legs.published)} after it; stored ${med(legs.stored)} later; GET saw it ${med(legs.seen)} later`,
   )
   console.log(

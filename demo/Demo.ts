@@ -9,7 +9,7 @@ import path from 'node:path'
 import { startServer, type Running } from '../cloud/src/server.js'
 import { loadConfig, type Config } from '../cloud/src/config.js'
 import { Agent } from '../agent/src/Agent.js'
-import { Logger } from '../agent/src/runtime/Logger.js'
+import { JsonLogger } from '../agent/src/runtime/Logger.js'
 import { DisplayDriver } from '../agent/src/serial/DisplayDriver.js'
 import { SerialJobRunner } from '../agent/src/serial/SerialJobRunner.js'
 import { FirmwareSim, type FirmwareSimInfo } from '../firmware-sim/src/FirmwareSim.js'
@@ -265,7 +265,7 @@ export class Demo {
       const dir = path.join(this.#o.dataDir, 'players', `screen-${i + 1}`)
       await fs.mkdir(dir, { recursive: true })
       p.logFile = createWriteStream(path.join(dir, 'agent.log'), { flags: 'a' })
-      const log = new Logger({ write: (l) => p.logFile?.write(l), level: 'info' })
+      const log = new JsonLogger({ write: (l) => p.logFile?.write(l), level: 'info' })
       // As `pnpm agent start --serial <link>` builds it (agent/src/cli.ts).
       p.driver = new DisplayDriver({ path: p.info.panelLink! })
       p.agent = new Agent({

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events'
 import { promises as fs } from 'node:fs'
 import type { BackoffOptions } from './runtime/Backoff.js'
-import { Logger } from './runtime/Logger.js'
+import { JsonLogger, type Logger } from './runtime/Logger.js'
 import { systemClock, systemTimers, type Clock, type Timers } from './runtime/time.js'
 import { CloudClient, type FetchLike, type Registration } from './pairing/CloudClient.js'
 import { CredentialStore, type Credentials } from './pairing/CredentialStore.js'
@@ -114,7 +114,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.#o = options
     this.#clock = options.clock ?? systemClock
     this.#timers = options.timers ?? systemTimers
-    this.log = options.log ?? new Logger({ write: (l) => process.stdout.write(l), clock: this.#clock })
+    this.log = options.log ?? new JsonLogger({ write: (l) => process.stdout.write(l), clock: this.#clock })
     this.cache = new MediaCache({
       dataDir: options.dataDir,
       cloudUrl: options.cloudUrl,
@@ -136,7 +136,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       if (e.event === 'end') this.playLog.end(slot)
       else if (e.event === 'error') {
         this.playLog.end(slot)
-        this.log.warn('an item failed to load on the page and was skipped', { itemKind: e.itemKind, itemId: e.itemId, contentId: e.contentId, slot: e.slot })
+        this.log.warn({ itemKind: e.itemKind, itemId: e.itemId, contentId: e.contentId, slot: e.slot }, 'an item failed to load on the page and was skipped')
       } else if (screenId)
         this.playLog.start(slot, {
           screenId,
@@ -196,15 +196,15 @@ export class Agent extends EventEmitter<AgentEvents> {
   async #begin(): Promise<void> {
     await fs.mkdir(this.#o.dataDir, { recursive: true, mode: 0o700 })
     await this.player.start()
-    await this.playLog.trim().catch((err: unknown) => this.log.warn('could not trim the play log', { err: err as Error }))
+    await this.playLog.trim().catch((err: unknown) => this.log.warn({ err: err as Error }, 'could not trim the play log'))
     let credentials: Credentials | null = null
     try {
       credentials = await this.#credentials.load()
     } catch (err) {
-      this.log.error('the stored credential cannot be read; pairing again', { file: this.#credentials.file, err: err as Error })
+      this.log.error({ file: this.#credentials.file, err: err as Error }, 'the stored credential cannot be read; pairing again')
     }
     if (credentials && credentials.cloudUrl !== this.#cloud.cloudUrl) {
-      this.log.warn('the stored credential belongs to another cloud; pairing with this one', { stored: credentials.cloudUrl, cloud: this.#cloud.cloudUrl })
+      this.log.warn({ stored: credentials.cloudUrl, cloud: this.#cloud.cloudUrl }, 'the stored credential belongs to another cloud; pairing with this one')
       credentials = null
     }
     if (credentials) await this.#startSession(credentials)
@@ -356,12 +356,12 @@ export class Agent extends EventEmitter<AgentEvents> {
         if (!needed.every((k) => this.cache.has(k))) await fetched
         if (seq !== shows || this.#session !== session) return
         this.player.show(localView(playingView(screenId, link.connected, state.version, decision, cloudUrl), cachedKey))
-      })().catch((err: unknown) => log.warn('could not prepare the player view', { err: err as Error }))
+      })().catch((err: unknown) => log.warn({ err: err as Error }, 'could not prepare the player view'))
     }
     state.on('change', show)
     if (panel) {
       const follow = (): void =>
-        void panel.configure(state.panelSettings).catch((err: unknown) => log.warn('could not reconfigure the panel poller', { err: err as Error }))
+        void panel.configure(state.panelSettings).catch((err: unknown) => log.warn({ err: err as Error }, 'could not reconfigure the panel poller'))
       state.on('change', follow)
     }
     link.on('message', (kind, payload) => {
@@ -384,13 +384,13 @@ export class Agent extends EventEmitter<AgentEvents> {
         if (this.#session !== session) return
         await this.#stopSession()
         await Promise.all([this.#credentials.delete(), this.#desired.delete(), seen.delete()])
-        this.log.warn('device credential deleted; pairing again', { screenId, credentials: this.#credentials.file })
+        this.log.warn({ screenId, credentials: this.#credentials.file }, 'device credential deleted; pairing again')
         this.emit('revoked')
         await this.#startPairing()
       })
     })
 
-    log.info('starting with the stored credential', { url })
+    log.info({ url }, 'starting with the stored credential')
     await state.start()
     if (panel) await panel.configure(state.panelSettings)
     await jobs.start()

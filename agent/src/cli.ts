@@ -14,7 +14,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { Agent, DEFAULT_PLAYER_PORT } from './Agent.js'
 import { DEFAULT_CACHE_MAX_BYTES } from './playback/MediaCache.js'
-import { Logger, type LogLevel } from './runtime/Logger.js'
+import { JsonLogger, type LogLevel } from './runtime/Logger.js'
 import { systemClock } from './runtime/time.js'
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js'
 import { DisplayDriver } from './serial/DisplayDriver.js'
@@ -128,7 +128,7 @@ function serialRunner(driver: DisplayDriver | null): SerialJobRunner {
 
 async function start(argv: string[]): Promise<number> {
   const args = parseStartArgs(argv)
-  const log = new Logger({ write: (l) => process.stdout.write(l), level: args.logLevel })
+  const log = new JsonLogger({ write: (l) => process.stdout.write(l), level: args.logLevel })
   const driver = panelDriver(args)
   if (driver) {
     // The port opens now, paired or not, so the installer sees the wire from the start.
@@ -151,7 +151,7 @@ async function start(argv: string[]): Promise<number> {
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) return
       stopping = true
-      log.info('shutting down', { signal })
+      log.info({ signal }, 'shutting down')
       const force = setTimeout(() => {
         log.error('shutdown took too long; exiting')
         resolve(1)
@@ -167,7 +167,7 @@ async function start(argv: string[]): Promise<number> {
             resolve(0)
           },
           (err: unknown) => {
-            log.error('shutdown failed', { err: err as Error })
+            log.error({ err: err as Error }, 'shutdown failed')
             resolve(1)
           },
         )
@@ -181,7 +181,7 @@ async function start(argv: string[]): Promise<number> {
   } catch (err) {
     const e = err as NodeJS.ErrnoException
     if (e.code === 'EADDRINUSE') log.error(`player page port ${args.playerPort} is in use; choose another with --player-port`)
-    else log.error('agent could not start', { err: e })
+    else log.error({ err: e }, 'agent could not start')
     await agent.stop().catch(() => undefined)
     await driver?.stop().catch(() => undefined)
     return 1

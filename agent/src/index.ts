@@ -1,7 +1,7 @@
 // Public entry of the agent package.
 export { Agent, DEFAULT_PLAYER_PORT, type AgentOptions, type AgentPhase, type AgentEvents } from './Agent.js'
 export { Backoff, type BackoffOptions } from './runtime/Backoff.js'
-export { Logger, silentLogger, type LogLevel, type LoggerOptions } from './runtime/Logger.js'
+export { JsonLogger, silentLogger, type Logger, type LogLevel, type LoggerOptions } from './runtime/Logger.js'
 export { systemClock, systemTimers, type Clock, type Timers, type TimerHandle } from './runtime/time.js'
 export { CloudClient, CloudUnreachableError, CloudResponseError, type Registration, type MqttLinkInfo } from './pairing/CloudClient.js'
 export { CredentialStore, type Credentials } from './pairing/CredentialStore.js'

@@ -7,55 +7,18 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Logger } from '../src/runtime/Logger.js'
-import type { Clock, Timers } from '../src/runtime/time.js'
+import { JsonLogger, type Logger } from '../src/runtime/Logger.js'
+import { ManualClock } from '@svc/shared'
+import type { Clock } from '../src/runtime/time.js'
 
-/** Wall time that moves only on advance(); its timers fire in order as it passes them. */
-export class FakeTime implements Timers {
-  nowMs: number
-  #seq = 0
-  readonly timers = new Map<number, { at: number; fn: () => void }>()
-  readonly delays: number[] = []
-
+/** Wall time that moves only on advance(); its timers fire in order as it passes them (the shared ManualClock, starting now by default). */
+export class FakeTime extends ManualClock {
   constructor(start: string | number = Date.now()) {
-    this.nowMs = typeof start === 'number' ? start : Date.parse(start)
+    super(start)
   }
 
-  readonly clock: Clock = { now: () => new Date(this.nowMs) }
-
-  readonly setTimer = (fn: () => void, ms: number): unknown => {
-    const id = ++this.#seq
-    this.delays.push(ms)
-    this.timers.set(id, { at: this.nowMs + ms, fn })
-    return id
-  }
-
-  readonly clearTimer = (handle: unknown): void => {
-    this.timers.delete(handle as number)
-  }
-
-  advance(ms: number): void {
-    const end = this.nowMs + ms
-    for (;;) {
-      let nextId: number | null = null
-      let nextAt = Infinity
-      for (const [id, t] of this.timers) if (t.at <= end && t.at < nextAt) (nextId = id), (nextAt = t.at)
-      if (nextId === null) break
-      const t = this.timers.get(nextId)!
-      this.timers.delete(nextId)
-      this.nowMs = Math.max(this.nowMs, t.at)
-      t.fn()
-    }
-    this.nowMs = end
-  }
-
-  advanceTo(iso: string): void {
-    this.advance(Date.parse(iso) - this.nowMs)
-  }
-
-  get pending(): number {
-    return this.timers.size
-  }
+  /** The clock side alone, for options that take a Clock. */
+  readonly clock: Clock = this
 }
 
 export function tempDir(t: Test, prefix = 'svc-agent-'): string {
@@ -73,7 +36,7 @@ export interface LogCapture {
 
 export function captureLog(clock?: Clock, level: 'debug' | 'info' = 'info'): LogCapture {
   const lines: Array<Record<string, unknown>> = []
-  const log = new Logger({ write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>), level, ...(clock ? { clock } : {}) })
+  const log = new JsonLogger({ write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>), level, ...(clock ? { clock } : {}) })
   return {
     log,
     lines,

@@ -2,30 +2,10 @@
 // `clock.now()` and make ids through `ids.next(kind)`, never Date.now() directly.
 import { randomBytes } from 'node:crypto'
 import { monotonicFactory } from 'ulid'
-import { ID_PREFIX, type IdKind } from '@svc/shared'
+import { ID_PREFIX, type Clock, type IdKind } from '@svc/shared'
 
-export interface Clock {
-  now(): Date
-}
-
-export const systemClock: Clock = { now: () => new Date() }
-
-/** A clock tests move by hand. */
-export class ManualClock implements Clock {
-  private t: number
-  constructor(start: Date | string | number = '2026-01-01T00:00:00.000Z') {
-    this.t = new Date(start).getTime()
-  }
-  now(): Date {
-    return new Date(this.t)
-  }
-  advance(ms: number): void {
-    this.t += ms
-  }
-  set(at: Date | string | number): void {
-    this.t = new Date(at).getTime()
-  }
-}
+// One Clock (and test clock) for every package: defined in @svc/shared.
+export { ManualClock, systemClock, type Clock } from '@svc/shared'
 
 export type RandomSource = (n: number) => Buffer
 

@@ -185,6 +185,21 @@ forEngines(t, (t, build) => {
     t.same(await h.app.services.serialJobs.pendingFor(screenId), [], 'expired jobs are not delivered')
   })
 
+  t.test('the read for a job just queued leaves out jobs past the TTL without writing', async (t) => {
+    const { h, apiKey, screenId } = await setup(t)
+    const old = (await send(h, apiKey, screenId, { value: 'A' })).json().data
+    h.clock.advance(SERIAL_JOB_TTL_MS + 1000)
+    const fresh = (await send(h, apiKey, screenId, { value: 'B' })).json().data
+    const jobs = h.app.services.serialJobs
+    t.same(
+      (await jobs.pendingFor(screenId, { expire: false })).map((j) => j.id),
+      [fresh.id],
+      'only the job within its TTL',
+    )
+    t.equal(await jobs.expireStale(), 1, 'the stale one was still open: the read wrote nothing')
+    t.match((await h.req('GET', `/v1/serial-jobs/${old.id}`, apiKey)).json().data, { status: 'failed', reason: 'expired' })
+  })
+
   t.test('job results: only the owning screen closes a job; a late result replaces expired', async (t) => {
     const { h, apiKey, screenId } = await setup(t)
     const jobs = h.app.services.serialJobs

@@ -1,21 +1,14 @@
 /**
  * Time as a dependency: the simulator never calls the global timers directly,
- * so tests can drive delays and gaps with a manual clock.
+ * so tests can drive delays and gaps with a manual clock. The types are the
+ * shared ones (one definition): the simulator takes one object that is both a
+ * `Clock` and `Timers` (systemClock and ManualClock are).
  */
+import { wait, type Timers } from '@svc/shared'
 
-export interface Clock {
-  now(): number
-  setTimeout(fn: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
+export { systemClock, type Clock, type Timers } from '@svc/shared'
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
-
-export function sleep(clock: Clock, ms: number): Promise<void> {
+export function sleep(clock: Timers, ms: number): Promise<void> {
   if (ms <= 0) return Promise.resolve()
-  return new Promise((resolve) => clock.setTimeout(resolve, ms))
+  return wait(clock, ms)
 }

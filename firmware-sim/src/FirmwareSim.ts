@@ -3,7 +3,7 @@
  * the panel itself plus any of TCP listener, pty pair, real serial port and
  * live web page. start() opens them in order; stop() closes whatever opened.
  */
-import type { Clock } from './Clock.js'
+import type { Clock, Timers } from './Clock.js'
 import type { Faults } from './faults.js'
 import type { PanelState } from './PanelModel.js'
 import type { PersonalityOptions } from './personalities/index.js'
@@ -30,7 +30,7 @@ export interface FirmwareSimOptions {
   faults?: Faults
   personalityOptions?: PersonalityOptions
   onHostFrame?: HostFrameHook
-  clock?: Clock
+  clock?: Clock & Timers
 }
 
 /** What start() opened; printed by the CLI as its first line. */

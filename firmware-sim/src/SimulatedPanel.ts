@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events'
 import { RawReplyCollector, type Framer } from '@svc/shared/panels/index'
-import { systemClock, type Clock } from './Clock.js'
+import { systemClock, type Clock, type Timers } from './Clock.js'
 import { describeFaults, type Faults } from './faults.js'
 import { PanelModel, type PanelChange, type PanelState } from './PanelModel.js'
 import { createPersonality, type PersonalityOptions } from './personalities/index.js'
@@ -45,7 +45,7 @@ export interface SimulatedPanelOptions {
   personalityOptions?: PersonalityOptions
   faults?: Faults
   onHostFrame?: HostFrameHook
-  clock?: Clock
+  clock?: Clock & Timers
 }
 
 export interface FrameEvent {
@@ -68,7 +68,7 @@ export class SimulatedPanel extends EventEmitter<SimulatedPanelEvents> {
   readonly protocol: SimProtocol
   readonly model: PanelModel
   readonly personality: Personality
-  readonly clock: Clock
+  readonly clock: Clock & Timers
   onHostFrame: HostFrameHook | undefined
   private currentFaults: Faults
   private readonly sessions = new Set<PanelSession>()
@@ -147,7 +147,7 @@ export class SimulatedPanel extends EventEmitter<SimulatedPanelEvents> {
 
   /** @internal */
   trace(direction: 'rx' | 'tx', link: PanelLink, bytes: Buffer): void {
-    this.emit('trace', { at: this.clock.now(), direction, link: link.label, bytes: Buffer.from(bytes) })
+    this.emit('trace', { at: this.clock.now().getTime(), direction, link: link.label, bytes: Buffer.from(bytes) })
   }
 
   /** @internal Computes the panel's answer to one frame, faults and hook included. */
@@ -190,7 +190,7 @@ export class PanelSession {
       for (const frame of this.framer.push(chunk)) this.enqueue(frame)
       return
     }
-    const full = this.raw!.push(chunk, this.panel.clock.now())
+    const full = this.raw!.push(chunk, this.panel.clock.now().getTime())
     if (full) this.enqueue(full)
     else this.armRawTimer()
   }
@@ -210,11 +210,11 @@ export class PanelSession {
     if (this.closed) return
     this.closed = true
     for (const [t, resolve] of this.timers) {
-      this.panel.clock.clearTimeout(t)
+      this.panel.clock.clearTimer(t)
       resolve()
     }
     this.timers.clear()
-    if (this.rawTimer !== null) this.panel.clock.clearTimeout(this.rawTimer)
+    if (this.rawTimer !== null) this.panel.clock.clearTimer(this.rawTimer)
     this.panel.detach(this)
   }
 
@@ -225,17 +225,17 @@ export class PanelSession {
 
   private armRawTimer(): void {
     const clock = this.panel.clock
-    if (this.rawTimer !== null) clock.clearTimeout(this.rawTimer)
+    if (this.rawTimer !== null) clock.clearTimer(this.rawTimer)
     const deadline = this.raw!.deadline()
     if (deadline === null) return
-    this.rawTimer = clock.setTimeout(
+    this.rawTimer = clock.setTimer(
       () => {
         this.rawTimer = null
-        const frame = this.raw!.poll(clock.now())
+        const frame = this.raw!.poll(clock.now().getTime())
         if (frame) this.enqueue(frame)
         else this.armRawTimer()
       },
-      Math.max(0, deadline - clock.now()),
+      Math.max(0, deadline - clock.now().getTime()),
     )
   }
 
@@ -265,7 +265,7 @@ export class PanelSession {
   private wait(ms: number): Promise<void> {
     if (ms <= 0 || this.closed) return Promise.resolve()
     return new Promise((resolve) => {
-      const t = this.panel.clock.setTimeout(() => {
+      const t = this.panel.clock.setTimer(() => {
         this.timers.delete(t)
         resolve()
       }, ms)

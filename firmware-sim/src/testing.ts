@@ -5,63 +5,15 @@
  */
 import { SerialPortMock } from 'serialport'
 import { panelProtocols, type Framer } from '@svc/shared/panels/index'
-import type { Clock } from './Clock.js'
 import { SimulatedPanel, type SimulatedPanelOptions } from './SimulatedPanel.js'
 import { SerialTransport, type SerialPortLike } from './transports/SerialTransport.js'
 
-/** A clock that only moves when told to. Timers fire in time order inside advance(). */
-export class ManualClock implements Clock {
-  private t: number
-  private seq = 0
-  private readonly timers = new Map<number, { at: number; fn: () => void }>()
+// The shared ManualClock: the simulator answers on the next tick, so tests move it with
+// advanceSettling(), which lets promise continuations (and MockBinding's nextTick writes)
+// run between due timers.
+import { settle } from '@svc/shared'
 
-  constructor(start = Date.UTC(2026, 0, 1)) {
-    this.t = start
-  }
-
-  now(): number {
-    return this.t
-  }
-
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = ++this.seq
-    this.timers.set(id, { at: this.t + Math.max(0, ms), fn })
-    return id
-  }
-
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number)
-  }
-
-  /** Number of timers waiting. */
-  get pending(): number {
-    return this.timers.size
-  }
-
-  /**
-   * Moves time forward, firing due timers in order and letting promise
-   * continuations (and MockBinding's nextTick writes) run between them.
-   */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms
-    for (;;) {
-      await settle()
-      let next: [number, { at: number; fn: () => void }] | undefined
-      for (const e of this.timers) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e
-      if (!next) break
-      this.timers.delete(next[0])
-      this.t = next[1].at
-      next[1].fn()
-    }
-    this.t = end
-    await settle()
-  }
-}
-
-/** Lets pending promise jobs, nextTicks and immediates run. */
-export async function settle(rounds = 3): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r))
-}
+export { ManualClock, settle } from '@svc/shared'
 
 /** The parts of @serialport/binding-mock's port binding the tests use. */
 export interface MockPortBinding {

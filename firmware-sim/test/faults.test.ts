@@ -59,10 +59,10 @@ t.test('nak: protocol rejection, no state change', async (t) => {
 t.test('delay: the reply waits for the clock', async (t) => {
   const h = await harness(t, { faults: { delayMs: 500 } })
   h.send(SamsungMdc.powerOn(1))
-  await h.clock.advance(499)
+  await h.clock.advanceSettling(499)
   t.equal(h.takeWritten().length, 0, 'nothing at 499 ms')
   t.equal(h.panel.state.power, 'on', 'the panel acted at once; only the answer is late')
-  await h.clock.advance(1)
+  await h.clock.advanceSettling(1)
   await h.idle()
   t.equal(hexPreview(h.takeWritten()), ACK_ON)
 })
@@ -74,9 +74,9 @@ t.test('split: chunks with gaps, reassembled by the framer', async (t) => {
   h.send(SamsungMdc.powerOn(1))
   await settle(5) // not idle(): the answer is parked on the manual clock
   t.equal(hexPreview(h.takeWritten()), 'AA FF 01', 'first chunk only')
-  await h.clock.advance(10)
+  await h.clock.advanceSettling(10)
   t.equal(hexPreview(h.takeWritten()), '03 41 11')
-  await h.clock.advance(10)
+  await h.clock.advanceSettling(10)
   await h.idle()
   t.equal(hexPreview(h.takeWritten()), '01 56')
   t.same(tx.map(hexPreview), ['AA FF 01', '03 41 11', '01 56'])
@@ -114,7 +114,7 @@ t.test('faults combine: delay + garbage + split', async (t) => {
   h.panel.setFaults({ ...parseFault('delay:100'), ...parseFault('garbage'), ...parseFault('split:4:5') })
   t.same(h.panel.describeFaults(), ['delay:100', 'split:4:5', 'garbage:00ff7f13'])
   h.send(SamsungMdc.powerOn(1))
-  await h.clock.advance(200)
+  await h.clock.advanceSettling(200)
   await h.idle()
   t.same(createMdcReplyFramer().push(h.takeWritten()).map(hexPreview), [ACK_ON])
   h.panel.clearFaults()
@@ -165,6 +165,6 @@ t.test('trace: both directions, timestamped, as events and text', async (t) => {
       ['tx', ACK_ON],
     ],
   )
-  t.equal(entries[0]!.at, h.clock.now())
+  t.equal(entries[0]!.at, h.clock.now().getTime())
   t.match(formatTrace(entries[1]!), /^2026-01-01T00:00:00\.000Z tx \[serial \/dev\/mock-panel-\d+-\d+\] AA FF 01 03 41 11 01 56 {2}\|\.\.\.\.A\.\.V\|$/)
 })

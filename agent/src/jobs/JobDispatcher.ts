@@ -50,14 +50,14 @@ export class JobDispatcher {
   handle(payload: Buffer | string): Promise<void> {
     const parsed = parseJob(payload)
     if (!parsed.ok) {
-      this.#o.log.warn('ignoring an invalid job', { issues: parsed.errors })
+      this.#o.log.warn({ issues: parsed.errors }, 'ignoring an invalid job')
       return Promise.resolve()
     }
     const job = parsed.value
     this.#queue = this.#queue
       .then(() => this.#handle(job))
       .catch((err: unknown) => {
-        this.#o.log.error('job handling failed', { jobId: job.id, err: err as Error })
+        this.#o.log.error({ jobId: job.id, err: err as Error }, 'job handling failed')
       })
     return this.#queue
   }
@@ -68,25 +68,25 @@ export class JobDispatcher {
     const fresh = await seen.add(job.id, clock.now().toISOString())
     if (!fresh) {
       const earlier = seen.get(job.id)?.result
-      log.info('duplicate job ignored', { jobId: job.id, answered: Boolean(earlier) })
+      log.info({ jobId: job.id, answered: Boolean(earlier) }, 'duplicate job ignored')
       // The first answer may have been lost with the connection: say it again.
       if (earlier) this.#publish(earlier)
       return
     }
-    log.info('job received', { jobId: job.id, kind: job.kind })
+    log.info({ jobId: job.id, kind: job.kind }, 'job received')
     const result = await this.#run(job)
     // The result goes out first and is written down meanwhile (the id was written before the
     // job ran, so a redelivery never runs it again); the next job waits for the write.
     const kept = seen.setResult(job.id, result)
     this.#publish(result)
-    log.info('job done', { jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) })
+    log.info({ jobId: job.id, kind: job.kind, outcome: result.outcome, ...(result.reason ? { reason: result.reason } : {}) }, 'job done')
     await kept
   }
 
   /** Not waiting for the PUBACK: a lost connection must not hold the next job (mqtt.js resends QoS 1). */
   #publish(result: JobResult): void {
     this.#o.publisher.publish('job-results', result, false).catch((err: unknown) => {
-      this.#o.log.warn('job result not acknowledged', { jobId: result.jobId, err: err as Error })
+      this.#o.log.warn({ jobId: result.jobId, err: err as Error }, 'job result not acknowledged')
     })
   }
 

@@ -148,7 +148,7 @@ export class ScreenshotRunner {
     } catch (err) {
       return done('failed', `upload failed: ${(err as Error).message}`.slice(0, 400))
     }
-    log.info('screenshot uploaded', { jobId: job.id, bytes: png.length })
+    log.info({ jobId: job.id, bytes: png.length }, 'screenshot uploaded')
     return done('ok')
   }
 }

@@ -81,10 +81,15 @@ export function writeFileAtomic(file: string, data: string, mode = 0o644): Promi
 }
 
 async function writeOnce(file: string, data: string, mode: number): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
   const tmp = `${file}.${process.pid}.${++tmpSeq}.tmp`
   try {
-    await fs.writeFile(tmp, data, { mode })
+    // The folder is made only when missing: one file-system call fewer on every later write
+    // (the job dedupe record is written before each job runs).
+    await fs.writeFile(tmp, data, { mode }).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err
+      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+      await fs.writeFile(tmp, data, { mode })
+    })
     // writeFile's mode is filtered by the umask and ignored for an existing file.
     await fs.chmod(tmp, mode)
     await fs.rename(tmp, file)

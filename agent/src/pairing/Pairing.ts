@@ -53,7 +53,7 @@ export class Pairing extends EventEmitter<PairingEvents> {
     const abort = new AbortController()
     this.#abort = abort
     this.#loop = this.#run(abort.signal).catch((err: unknown) => {
-      this.#o.log.error('pairing stopped on an unexpected error', { err })
+      this.#o.log.error({ err }, 'pairing stopped on an unexpected error')
     })
   }
 
@@ -80,14 +80,14 @@ export class Pairing extends EventEmitter<PairingEvents> {
           backoff.reset()
           interval = base
           this.#registration = reg
-          log.info('pairing code', { pairingCode: reg.pairingCode, expiresAt: reg.expiresAt, registrationId: reg.registrationId, cloud: client.cloudUrl })
+          log.info({ pairingCode: reg.pairingCode, expiresAt: reg.expiresAt, registrationId: reg.registrationId, cloud: client.cloudUrl }, 'pairing code')
           this.emit('code', reg)
         }
         await wait(timers, interval, signal)
         if (signal.aborted) return
         const expires = Date.parse(reg.expiresAt)
         if (Number.isFinite(expires) && clock.now().getTime() >= expires) {
-          log.info('pairing code expired, registering again', { pairingCode: reg.pairingCode })
+          log.info({ pairingCode: reg.pairingCode }, 'pairing code expired, registering again')
           reg = null
           continue
         }
@@ -97,14 +97,17 @@ export class Pairing extends EventEmitter<PairingEvents> {
         if (answer.state === 'pending') {
           interval = Math.min(cap, Math.round(interval * 1.5))
         } else if (answer.state === 'expired' || answer.state === 'unknown') {
-          log.info(answer.state === 'expired' ? 'pairing code expired, registering again' : 'the cloud no longer knows this registration, registering again', {
-            pairingCode: reg.pairingCode,
-          })
+          log.info(
+            {
+              pairingCode: reg.pairingCode,
+            },
+            answer.state === 'expired' ? 'pairing code expired, registering again' : 'the cloud no longer knows this registration, registering again',
+          )
           reg = null
         } else if (!answer.deviceSecret || !answer.mqtt) {
           // Only the first poll after the claim carries the secret; if another poll took
           // it (a second agent on the same data dir?), this one can never connect.
-          log.error('paired, but the device secret was already handed out; registering again', { screenId: answer.screenId })
+          log.error({ screenId: answer.screenId }, 'paired, but the device secret was already handed out; registering again')
           reg = null
         } else {
           const credentials: Credentials = {
@@ -116,7 +119,7 @@ export class Pairing extends EventEmitter<PairingEvents> {
           }
           await store.save(credentials)
           this.#registration = null
-          log.info('paired', { screenId: credentials.screenId, credentials: store.file })
+          log.info({ screenId: credentials.screenId, credentials: store.file }, 'paired')
           this.emit('paired', credentials)
           return
         }
@@ -126,8 +129,8 @@ export class Pairing extends EventEmitter<PairingEvents> {
         if (err instanceof CloudResponseError && err.retryAfterMs !== null) delay = Math.max(delay, err.retryAfterMs)
         const message = err instanceof Error ? err.message : String(err)
         const fields = { retryInMs: delay, attempt: backoff.attempt, ...(err instanceof CloudUnreachableError ? { code: err.code } : {}) }
-        if (err instanceof CloudUnreachableError || err instanceof CloudResponseError) log.warn(message, fields)
-        else log.error(`pairing failed: ${message}`, fields)
+        if (err instanceof CloudUnreachableError || err instanceof CloudResponseError) log.warn(fields, message)
+        else log.error(fields, `pairing failed: ${message}`)
         await wait(timers, delay, signal)
       }
     }

@@ -203,11 +203,11 @@ export class MediaCache {
       const mimeType = w.mimeType ?? res.headers.get('content-type')
       this.#index.set(w.key, { key: w.key, url: w.url.replace(/\?.*$/, ''), mimeType, bytes: size, usedAt: this.#o.clock.now().getTime() })
       await this.#save()
-      this.#o.log.info('media cached', { key: w.key, bytes: size })
+      this.#o.log.info({ key: w.key, bytes: size }, 'media cached')
       return true
     } catch (err) {
       await fs.rm(tmp, { force: true })
-      this.#o.log.warn('media download failed', { url: w.url.replace(/\?.*$/, ''), err: err as Error })
+      this.#o.log.warn({ url: w.url.replace(/\?.*$/, ''), err: err as Error }, 'media download failed')
       return false
     }
   }
@@ -222,9 +222,9 @@ export class MediaCache {
       this.#index.delete(v.key)
       await fs.rm(this.file(v.key), { force: true })
       used -= v.bytes
-      this.#o.log.info('media evicted', { key: v.key, bytes: v.bytes })
+      this.#o.log.info({ key: v.key, bytes: v.bytes }, 'media evicted')
     }
-    if (used > this.maxBytes) this.#o.log.warn('the media the desired state needs exceeds the cache bound', { usedBytes: used, maxBytes: this.maxBytes })
+    if (used > this.maxBytes) this.#o.log.warn({ usedBytes: used, maxBytes: this.maxBytes }, 'the media the desired state needs exceeds the cache bound')
     await this.#save()
   }
 
@@ -235,7 +235,7 @@ export class MediaCache {
         await fs.writeFile(tmp, JSON.stringify([...this.#index.values()]), { mode: 0o600 })
         await fs.rename(tmp, path.join(this.dir, INDEX_FILE))
       })
-      .catch((err: unknown) => this.#o.log.warn('could not write the media cache index', { err: err as Error }))
+      .catch((err: unknown) => this.#o.log.warn({ err: err as Error }, 'could not write the media cache index'))
     return this.#saving
   }
 }

@@ -132,7 +132,7 @@ export class PlayLog {
       for (const l of this.#listeners) l()
       const now = this.#o.clock.now().getTime()
       if (this.#size > this.#maxBytes || now - this.#checkedAt >= AGE_CHECK_MS) await this.#trim()
-    }).catch((err: unknown) => this.#o.log.warn('could not append to the play log', { err: err as Error }))
+    }).catch((err: unknown) => this.#o.log.warn({ err: err as Error }, 'could not append to the play log'))
   }
 
   get #maxBytes(): number {
@@ -198,9 +198,9 @@ export class PlayLog {
     this.#size = buf.length - cut
     if (unsent) {
       this.droppedUnsent += unsent
-      this.#o.log.warn('plays never sent were cut from the play log (over its size or age bound)', { dropped: unsent, maxBytes: this.#maxBytes })
+      this.#o.log.warn({ dropped: unsent, maxBytes: this.#maxBytes }, 'plays never sent were cut from the play log (over its size or age bound)')
     }
-    this.#o.log.info('play log trimmed', { records, bytes: cut })
+    this.#o.log.info({ records, bytes: cut }, 'play log trimmed')
     return records
   }
 
@@ -256,7 +256,7 @@ export class PlayLog {
         const r = JSON.parse(line) as PlayRecord
         if (r && typeof r.itemId === 'string' && typeof r.startedAt === 'string') records.push(r)
       } catch {
-        this.#o.log.warn('skipping a damaged play log line', { at: pos })
+        this.#o.log.warn({ at: pos }, 'skipping a damaged play log line')
       }
     }
     return { records, end: pos }

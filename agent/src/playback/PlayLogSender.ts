@@ -47,7 +47,7 @@ export class PlayLogSender {
       .catch((err: unknown) => {
         // Not at once again (no hot loop on a failing link): the next connect or play retries.
         this.#again = false
-        this.#o.log.warn('could not send the play log; it is kept and sent on the next connect', { err: err as Error })
+        this.#o.log.warn({ err: err as Error }, 'could not send the play log; it is kept and sent on the next connect')
       })
       .finally(() => {
         this.#running = null
@@ -79,7 +79,7 @@ export class PlayLogSender {
         if (r.screenId !== screenId) continue // written under an earlier pairing: not this screen's to report
         const v = validatePlayRecord(r)
         if (v.ok) records.push(v.value)
-        else log.warn('skipping a play record the cloud would refuse', { itemId: String(r.itemId).slice(0, 100), errors: v.errors })
+        else log.warn({ itemId: String(r.itemId).slice(0, 100), errors: v.errors }, 'skipping a play record the cloud would refuse')
       }
       if (records.length) {
         const message: PlayLogBatchMessage = { batchId: `${screenId}:${batch.from}-${batch.cursor}`, records }

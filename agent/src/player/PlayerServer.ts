@@ -120,7 +120,7 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
       })
     })
     this.#port = (server.address() as AddressInfo).port
-    this.#o.log.info('player page listening', { url: `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}/` })
+    this.#o.log.info({ url: `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}/` }, 'player page listening')
   }
 
   /** Shows a new view on every connected page. */

@@ -19,20 +19,13 @@ import {
   type PanelReply,
 } from '@svc/shared/panels/index'
 import type { JobOutcome } from '@svc/shared/mqtt/index'
+import { systemClock, type Clock, type Timers } from '@svc/shared'
 import { openPanelPort, type PanelPort, type PanelPortFactory } from './PanelPort.js'
 
-/** Time as a dependency (firmware-sim's ManualClock fits). */
-export interface DriverClock {
-  now(): number
-  setTimeout(fn: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
+/** Time as a dependency: the shared clock and timers in one object (systemClock, ManualClock). */
+export type DriverClock = Clock & Timers
 
-export const systemDriverClock: DriverClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-}
+export const systemDriverClock: DriverClock = systemClock
 
 export interface DisplayDriverOptions {
   /** Device path (`/dev/ttyUSB0`, a pty) or `tcp://host:port` for a serial-over-IP gateway. */
@@ -162,7 +155,7 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
   /** Closes the port and fails whatever waits for it. */
   async stop(): Promise<void> {
     this.started = false
-    if (this.reopenTimer !== null) this.clock.clearTimeout(this.reopenTimer)
+    if (this.reopenTimer !== null) this.clock.clearTimer(this.reopenTimer)
     this.reopenTimer = null
     this.abortAttempt?.('driver stopped')
     for (const w of this.openWaiters) w()
@@ -204,7 +197,7 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
       if (!(await this.waitOpen())) {
         return { outcome: 'failed', sentHex: last ? sentHex : '', replyHex: '', reason: this.started ? 'port closed' : 'driver stopped', attempts: n - 1 }
       }
-      await this.sleep(this.lastExchangeEnd + this.gapFor(protocol) - this.clock.now())
+      await this.sleep(this.lastExchangeEnd + this.gapFor(protocol) - this.clock.now().getTime())
       last = await this.attempt(bytes, codec, timeoutMs)
       if (last.kind === 'ok') return { outcome: 'ok', sentHex, replyHex: last.frame.toString('hex'), ...(last.reply ? { reply: last.reply } : {}), attempts: n }
       if (last.kind === 'nak') {
@@ -245,33 +238,33 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
       const finish = (a: Attempt) => {
         if (settled) return
         settled = true
-        this.clock.clearTimeout(timer)
-        if (silence !== null) this.clock.clearTimeout(silence)
+        this.clock.clearTimer(timer)
+        if (silence !== null) this.clock.clearTimer(silence)
         this.onChunk = null
         this.abortAttempt = null
-        this.lastExchangeEnd = this.clock.now()
+        this.lastExchangeEnd = this.clock.now().getTime()
         resolve(a)
       }
       const all = () => Buffer.concat(received)
-      const timer = this.clock.setTimeout(() => {
+      const timer = this.clock.setTimer(() => {
         const rest = raw?.poll(Number.POSITIVE_INFINITY)
         finish(rest?.length ? { kind: 'ok', frame: rest } : { kind: 'timeout', received: all() })
       }, timeoutMs)
       this.abortAttempt = (reason) => finish({ kind: 'failed', received: all(), reason })
       const pollRaw = () => {
         silence = null
-        const reply = raw!.poll(this.clock.now())
+        const reply = raw!.poll(this.clock.now().getTime())
         if (reply) return finish({ kind: 'ok', frame: reply })
         const at = raw!.deadline()
-        if (at !== null) silence = this.clock.setTimeout(pollRaw, Math.max(0, at - this.clock.now()))
+        if (at !== null) silence = this.clock.setTimer(pollRaw, Math.max(0, at - this.clock.now().getTime()))
       }
       this.onChunk = (chunk) => {
         received.push(chunk)
         if (raw) {
-          const full = raw.push(chunk, this.clock.now())
+          const full = raw.push(chunk, this.clock.now().getTime())
           if (full) return finish({ kind: 'ok', frame: full })
-          if (silence !== null) this.clock.clearTimeout(silence)
-          silence = this.clock.setTimeout(pollRaw, this.o.rawSilenceMs)
+          if (silence !== null) this.clock.clearTimer(silence)
+          silence = this.clock.setTimer(pollRaw, this.o.rawSilenceMs)
           return
         }
         for (const frame of framer!.push(chunk)) {
@@ -330,7 +323,7 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
     if (!this.started || this.reopenTimer !== null) return
     const delay = this.reopenDelay
     this.reopenDelay = Math.min(this.reopenDelay * 2, this.o.reopenMaxDelayMs)
-    this.reopenTimer = this.clock.setTimeout(() => {
+    this.reopenTimer = this.clock.setTimer(() => {
       this.reopenTimer = null
       void this.connect()
     }, delay)
@@ -343,17 +336,17 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
     return new Promise<boolean>((resolve) => {
       const done = () => {
         this.openWaiters.delete(done)
-        this.clock.clearTimeout(timer)
+        this.clock.clearTimer(timer)
         resolve(this.isOpen)
       }
-      const timer = this.clock.setTimeout(done, this.o.holdMs)
+      const timer = this.clock.setTimer(done, this.o.holdMs)
       this.openWaiters.add(done)
     })
   }
 
   private sleep(ms: number): Promise<void> {
     if (!(ms > 0)) return Promise.resolve()
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms))
+    return new Promise((resolve) => this.clock.setTimer(resolve, ms))
   }
 
   private warn(err: unknown): void {

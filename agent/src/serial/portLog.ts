@@ -28,21 +28,24 @@ export function logPanelPort(
   let opened = false
   let lastFailure = ''
   const onOpen = (): void => {
-    log.info(opened ? 'serial port reopened' : 'serial port open', { path })
+    log.info({ path }, opened ? 'serial port reopened' : 'serial port open')
     opened = true
     lastFailure = ''
   }
   const onClose = (err: (Error & { disconnected?: boolean }) | undefined): void => {
-    log.info('serial port closed', {
-      path,
-      reason: err ? (err.disconnected ? `disconnected: ${err.message}` : err.message) : 'closed by the other end',
-      next: 'reopening',
-    })
+    log.info(
+      {
+        path,
+        reason: err ? (err.disconnected ? `disconnected: ${err.message}` : err.message) : 'closed by the other end',
+        next: 'reopening',
+      },
+      'serial port closed',
+    )
   }
   const onWarn = (err: Error & { code?: string }): void => {
     const reason = err.message
     if (reason === lastFailure) {
-      log.debug('serial port still failing', { path, reason })
+      log.debug({ path, reason }, 'serial port still failing')
       return
     }
     lastFailure = reason
@@ -51,18 +54,18 @@ export function logPanelPort(
         .catch(() => [] as string[])
         .then((ports) =>
           log.info(
-            `serial port ${path} does not exist; ${ports.length ? `ports on this machine: ${ports.join(', ')}` : 'this machine lists no serial ports'}`,
             {
               path,
               reason,
               available: ports,
               next: 'retrying',
             },
+            `serial port ${path} does not exist; ${ports.length ? `ports on this machine: ${ports.join(', ')}` : 'this machine lists no serial ports'}`,
           ),
         )
       return
     }
-    log.info('serial port error', { path, reason, ...(err.code ? { code: err.code } : {}), next: opened ? 'reopening' : 'retrying' })
+    log.info({ path, reason, ...(err.code ? { code: err.code } : {}), next: opened ? 'reopening' : 'retrying' }, 'serial port error')
   }
   driver.on('open', onOpen)
   driver.on('close', onClose)

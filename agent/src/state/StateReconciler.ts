@@ -76,17 +76,17 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     if (this.#running) return
     this.#running = true
     const loaded = await this.#o.store.load()
-    if ('problem' in loaded) this.#o.log.warn(loaded.problem, loaded.issues ? { issues: loaded.issues } : {})
+    if ('problem' in loaded) this.#o.log.warn(loaded.issues ? { issues: loaded.issues } : {}, loaded.problem)
     else if (loaded.desired && loaded.desired.screenId !== this.#o.screenId)
-      this.#o.log.warn('ignoring a stored desired state of another screen', { stored: loaded.desired.screenId, screenId: this.#o.screenId })
+      this.#o.log.warn({ stored: loaded.desired.screenId, screenId: this.#o.screenId }, 'ignoring a stored desired state of another screen')
     else if (loaded.desired) {
       this.#controller.apply(loaded.desired)
-      this.#o.log.info('playing the stored desired state until the cloud answers', { version: loaded.desired.version })
+      this.#o.log.info({ version: loaded.desired.version }, 'playing the stored desired state until the cloud answers')
     }
     this.#controller.on('change', this.#onChange)
     this.#controller.start()
     this.#armHeartbeat()
-    this.#o.log.info('playback', describe(this.decision, this.version))
+    this.#o.log.info(describe(this.decision, this.version), 'playback')
     this.emit('change', this.decision, this.version)
   }
 
@@ -103,24 +103,24 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
   async handleDesired(payload: Buffer | string): Promise<boolean> {
     const parsed = parseDesiredState(payload)
     if (!parsed.ok) {
-      this.#o.log.warn('ignoring an invalid desired state', { issues: parsed.errors })
+      this.#o.log.warn({ issues: parsed.errors }, 'ignoring an invalid desired state')
       return false
     }
     const desired = parsed.value
     if (desired.screenId !== this.#o.screenId) {
-      this.#o.log.warn('ignoring a desired state for another screen', { for: desired.screenId })
+      this.#o.log.warn({ for: desired.screenId }, 'ignoring a desired state for another screen')
       return false
     }
     const changesBefore = this.#changes
     if (!this.#controller.apply(desired)) {
-      this.#o.log.debug('desired state not newer, ignored', { version: desired.version, held: this.version })
+      this.#o.log.debug({ version: desired.version, held: this.version }, 'desired state not newer, ignored')
       return false
     }
-    this.#o.log.info('applied desired state', { version: desired.version })
+    this.#o.log.info({ version: desired.version }, 'applied desired state')
     try {
       await this.#o.store.save(desired)
     } catch (err) {
-      this.#o.log.error('could not store the desired state', { err: err as Error })
+      this.#o.log.error({ err: err as Error }, 'could not store the desired state')
     }
     // The version moved even when what plays did not: report it (a changed decision was reported by #onChange).
     if (this.#changes === changesBefore) this.emit('change', this.decision, this.version)
@@ -152,14 +152,14 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     this.#chain = this.#chain
       .then(() => this.#send(force))
       .catch((err: unknown) => {
-        this.#o.log.warn('could not publish reported state', { err: err as Error })
+        this.#o.log.warn({ err: err as Error }, 'could not publish reported state')
       })
     return this.#chain
   }
 
   readonly #onChange = (decision: PlaybackDecision): void => {
     this.#changes++
-    this.#o.log.info('playback', describe(decision, this.version))
+    this.#o.log.info(describe(decision, this.version), 'playback')
     this.emit('change', decision, this.version)
     this.report()
   }
@@ -185,7 +185,7 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     // Not waiting for the PUBACK: a connection lost in between would hold every later
     // report (and stop()) until it came back; mqtt.js resends unacknowledged QoS 1 itself.
     this.#o.publisher.publish('reported', message, TOPIC_SPECS.reported.retained).catch((err: unknown) => {
-      this.#o.log.warn('reported state not acknowledged', { err: err as Error })
+      this.#o.log.warn({ err: err as Error }, 'reported state not acknowledged')
     })
     this.#lastSent = key
   }

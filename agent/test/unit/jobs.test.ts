@@ -131,3 +131,20 @@ t.test('the result is published before its file write finishes; the next job wai
   const stored = JSON.parse(fs.readFileSync(path.join(dir, 'jobs-seen.json'), 'utf8')) as Array<{ id: string; result?: JobResult }>
   t.equal(stored.find((e) => e.id === 'sjob_1')?.result?.outcome, 'ok', 'the result is on disk')
 })
+
+t.test('the seen list makes its folder when missing, and keeps writing once it exists', async (t) => {
+  const dir = path.join(tempDir(t), 'not', 'yet')
+  const seen = new SeenJobs({ dataDir: dir })
+  t.equal(await seen.add('job_1', '2026-01-01T00:00:00.000Z'), true)
+  t.equal(fs.statSync(dir).mode & 0o777, 0o700, 'the folder is the agent user’s only')
+  t.equal(await seen.add('job_2', '2026-01-01T00:00:01.000Z'), true)
+  const again = new SeenJobs({ dataDir: dir })
+  await again.load()
+  t.same([again.get('job_1')?.id, again.get('job_2')?.id], ['job_1', 'job_2'])
+  t.equal(fs.statSync(path.join(dir, 'jobs-seen.json')).mode & 0o777, 0o600)
+  t.same(
+    fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')),
+    [],
+    'no temp file left',
+  )
+})

@@ -291,7 +291,9 @@ export class EmbeddedBroker {
 
   /** Listens for MQTT over TCP; resolves with the bound port. */
   async listenTcp(port: number, host = '0.0.0.0'): Promise<number> {
-    const server = net.createServer((socket) => {
+    // noDelay: MQTT packets are small and often follow one another (a PUBACK, then the next
+    // job); with Nagle the second waits for the device's delayed ACK, about 40 ms on Linux.
+    const server = net.createServer({ noDelay: true }, (socket) => {
       this.sockets.add(socket)
       socket.once('close', () => this.sockets.delete(socket))
       this.aedes.handle(this.guard(socket, socket.remoteAddress) as unknown as net.Socket)

@@ -83,8 +83,11 @@ export class SerialJobRepository {
   }
 
   /** Open jobs (queued or sent) of a screen, oldest first. */
-  openFor(screenId: string): Promise<SerialJobRow[]> {
-    return this.k.selectFrom('serial_jobs').selectAll().where('screen_id', '=', screenId).where('status', 'in', OPEN).orderBy('id', 'asc').execute()
+  /** Open jobs of a screen, oldest first; with `createdSince`, only those created at or after it (not past their TTL). */
+  openFor(screenId: string, createdSince?: string): Promise<SerialJobRow[]> {
+    let q = this.k.selectFrom('serial_jobs').selectAll().where('screen_id', '=', screenId).where('status', 'in', OPEN)
+    if (createdSince !== undefined) q = q.where('created_at', '>=', createdSince)
+    return q.orderBy('id', 'asc').execute()
   }
 
   async screensWithOpen(): Promise<string[]> {

@@ -166,10 +166,18 @@ export class SerialJobService {
     return pageOf(rows, page, view, total)
   }
 
-  /** Jobs of a screen still waiting for a result, oldest first, as the MQTT job message. */
-  async pendingFor(screenId: string): Promise<SerialJobMessage[]> {
-    await this.expireStale()
-    const rows = await this.jobs.openFor(screenId)
+  /**
+   * Jobs of a screen still waiting for a result, oldest first, as the MQTT job message. With
+   * `expire` (default) open jobs past their TTL are failed first (one UPDATE); without, the
+   * read alone leaves them out (a job just queued: no write on the request's path).
+   */
+  async pendingFor(screenId: string, opts: { expire?: boolean } = {}): Promise<SerialJobMessage[]> {
+    let rows: JobRow[]
+    if (opts.expire === false) rows = (await this.jobs.openFor(screenId, new Date(this.clock.now().getTime() - this.ttlMs).toISOString())) as JobRow[]
+    else {
+      await this.expireStale()
+      rows = (await this.jobs.openFor(screenId)) as JobRow[]
+    }
     return rows.map((r) => ({
       id: r.id,
       kind: 'serial' as const,

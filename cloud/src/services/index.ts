@@ -2,6 +2,7 @@
 // database, clock and randomness. Routes read services from `app.services`.
 import { performance } from 'node:perf_hooks'
 import type { Clock, RandomSource } from '../clock.js'
+import type { Logger } from '@svc/shared'
 import { IdGenerator } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
@@ -123,7 +124,7 @@ export function createServices(deps: {
   broker: EmbeddedBroker
   content?: ContentResolver
   panelSettings?: PanelSettingsSource
-  log: { info(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
+  log: Logger
   /** A ready-made guard (tests inject one with a fake DNS lookup). */
   outbound?: OutboundGuard
   /** The Redis that joins the instances of one cloud (SVC_REDIS_URL); null = a single instance. */

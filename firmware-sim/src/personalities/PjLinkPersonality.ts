@@ -8,7 +8,7 @@ import {
   pjLinkInputName,
   type PjLinkCommandFrame,
 } from '@svc/shared/panels/index'
-import { systemClock, type Clock } from '../Clock.js'
+import { systemClock, type Clock, type Timers } from '../Clock.js'
 import type { PanelModel } from '../PanelModel.js'
 import type { Personality } from './Personality.js'
 
@@ -17,7 +17,7 @@ export interface PjLinkPersonalityOptions {
   warmupMs?: number
   /** How long "cooling" lasts after POWR 0 (0 = standby at once). */
   cooldownMs?: number
-  clock?: Clock
+  clock?: Clock & Timers
 }
 
 const POWER_CODE = { standby: '0', off: '0', on: '1', cooling: '2', warming: '3' } as const
@@ -26,7 +26,7 @@ export class PjLinkPersonality implements Personality {
   readonly protocol = 'pjlink' as const
   private readonly warmupMs: number
   private readonly cooldownMs: number
-  private readonly clock: Clock
+  private readonly clock: Clock & Timers
   private timer: unknown = null
 
   constructor(opts: PjLinkPersonalityOptions = {}) {
@@ -90,14 +90,14 @@ export class PjLinkPersonality implements Personality {
   }
 
   private transition(model: PanelModel, during: 'warming' | 'cooling', after: 'on' | 'standby', ms: number): void {
-    if (this.timer !== null) this.clock.clearTimeout(this.timer)
+    if (this.timer !== null) this.clock.clearTimer(this.timer)
     this.timer = null
     if (ms <= 0) {
       model.setPower(after)
       return
     }
     model.setPower(during)
-    this.timer = this.clock.setTimeout(() => {
+    this.timer = this.clock.setTimer(() => {
       this.timer = null
       model.setPower(after)
     }, ms)
@@ -105,7 +105,7 @@ export class PjLinkPersonality implements Personality {
 
   /** Cancels a pending warm-up / cool-down timer. */
   dispose(): void {
-    if (this.timer !== null) this.clock.clearTimeout(this.timer)
+    if (this.timer !== null) this.clock.clearTimer(this.timer)
     this.timer = null
   }
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../Clock.js'
+import type { Clock, Timers } from '../Clock.js'
 import { LgPersonality, type LgQuirks } from './LgPersonality.js'
 import { MdcPersonality } from './MdcPersonality.js'
 import { NecPersonality } from './NecPersonality.js'
@@ -17,7 +17,7 @@ export interface PersonalityOptions {
   lg?: LgQuirks
   raw?: RawPersonalityOptions
   pjlink?: { warmupMs?: number; cooldownMs?: number }
-  clock?: Clock
+  clock?: Clock & Timers
 }
 
 export function createPersonality(protocol: SimProtocol, opts: PersonalityOptions = {}): Personality {

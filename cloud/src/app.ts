@@ -14,7 +14,7 @@ import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
-import { closeRedis, openRedis, type RedisClient } from './cluster/redis.js'
+import { closeRedis, openRedis, redisReachable, type RedisClient } from './cluster/redis.js'
 import { WorkLeases } from './cluster/WorkLeases.js'
 import { WorkLeaseRepository } from './repositories/WorkLeaseRepository.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
@@ -69,15 +69,29 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
   const persistence = deps.brokerPersistence
   const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
-  const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), { persistence, heartbeatIntervalMs: config.mqttHeartbeatMs, keepWill: policy.keepWill })
+  // Redis warnings wait for the broker's logger (which waits for the app's).
+  const early: [object, string][] = []
+  let brokerLog: { warn(obj: object, msg: string): void } = { warn: (obj, msg) => void early.push([obj, msg]) }
+  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, { warn: (obj, msg) => brokerLog.warn(obj, msg) }) : null
+  // The brokers of one cloud share messages through Redis; one that cannot reach it at
+  // start serves its own devices alone (shared counters fall back the same way).
+  const cluster = redis && config.redisUrl && (await redisReachable(redis)) ? { redisUrl: config.redisUrl, prefix: config.redisPrefix } : undefined
+  const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), {
+    persistence,
+    heartbeatIntervalMs: config.mqttHeartbeatMs,
+    keepWill: policy.keepWill,
+    cluster,
+  })
+  brokerLog = broker.logger
+  for (const [obj, msg] of early) broker.logger.warn(obj, msg)
+  if (redis && !cluster) broker.logger.warn({}, 'redis unreachable at start: this instance serves its own devices only until it restarts')
   try {
     await broker.start()
   } catch (e) {
+    redis?.disconnect()
     if (ownsDb) await db.close().catch(() => undefined)
     throw e
   }
-
-  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, broker.logger) : null
   try {
     return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations, redis })
   } catch (e) {

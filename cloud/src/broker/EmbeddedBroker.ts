@@ -186,6 +186,11 @@ export class EmbeddedBroker {
     }
   }
 
+  /** Is this broker joined to the other instances of its cloud (through Redis)? */
+  get clustered(): boolean {
+    return !!this.options.cluster
+  }
+
   /** Where the broker logs (for the policy's own lines too). */
   get logger(): BrokerLog {
     return this.log

@@ -302,6 +302,30 @@ export class EmbeddedBroker {
     return new Promise((resolve) => this.aedes.subscribe(filter, deliver as never, () => resolve(unsubscribe)))
   }
 
+  /**
+   * Asks the instance holding a device's connection to do `what` for it (deliver its open
+   * jobs): in a cluster a job queued on one instance is published by the one the device is
+   * connected to, whose broker tracks the session. A no-op on a single instance.
+   */
+  nudge(what: string, screenId: string): void {
+    if (!this.options.cluster || this.closed) return
+    this.aedes.publish({ cmd: 'publish', topic: `$svc/nudge/${what}`, payload: Buffer.from(screenId), qos: 0, retain: false, dup: false }, (err) => {
+      if (err) this.log.warn({ err: err.message, what, screenId }, 'nudging the other instances failed')
+    })
+  }
+
+  /** Follows the nudges for `what` from every instance; resolves with the function that stops it. */
+  onNudge(what: string, handler: (screenId: string) => void): Promise<() => Promise<void>> {
+    const deliver = (packet: { payload: Buffer | string }, cb: () => void): void => {
+      cb()
+      handler(String(packet.payload))
+    }
+    const topic = `$svc/nudge/${what}`
+    const stop = () => new Promise<void>((resolve) => (this.aedes.closed ? resolve() : this.aedes.unsubscribe(topic, deliver as never, () => resolve())))
+    if (!this.options.cluster) return Promise.resolve(async () => undefined)
+    return new Promise((resolve) => this.aedes.subscribe(topic, deliver as never, () => resolve(stop)))
+  }
+
   /** Has the broker closed (no publish goes out any more)? */
   get closed(): boolean {
     return !this.aedes || this.aedes.closed

@@ -15,6 +15,7 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
   private started = false
   private stopFollowing: (() => void)[] = []
   private unsubscribeResults: (() => Promise<void>) | null = null
+  private stopNudges: (() => Promise<void>) | null = null
   /** Per screen: a delivery under way, and whether another pass is wanted after it. */
   private readonly running = new Map<string, { again: boolean }>()
   /** Per screen: jobs already published to its current session, so a new job does not resend the rest. */
@@ -37,6 +38,10 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
       this.broker.onClient('clientDisconnect', this.onClientDisconnect),
     ]
     this.unsubscribeResults = await this.broker.follow(cloudFilters.allJobResults, this.onResult)
+    // Another instance queued a job for a device connected here (a cluster; see EmbeddedBroker.nudge).
+    this.stopNudges = await this.broker.onNudge('screenshot-jobs', (screenId) => {
+      if (this.broker.isConnected(screenId)) this.deliver(screenId)
+    })
   }
 
   async stop(): Promise<void> {
@@ -47,12 +52,19 @@ export class ScreenshotJobDelivery implements ScreenshotDeliverer {
     this.stopFollowing = []
     await this.unsubscribeResults?.()
     this.unsubscribeResults = null
+    await this.stopNudges?.()
+    this.stopNudges = null
   }
 
   /** Publishes open jobs not yet published to the screen's session; `fresh` (a new connection or subscription) forgets that. */
   deliver(screenId: string, fresh = false): void {
     if (fresh) this.published.delete(screenId)
-    if (!this.started || !this.broker.isConnected(screenId)) return
+    if (!this.started) return
+    if (!this.broker.isConnected(screenId)) {
+      // Connected to another instance of the cloud, perhaps: that one publishes.
+      if (!fresh) this.broker.nudge('screenshot-jobs', screenId)
+      return
+    }
     const current = this.running.get(screenId)
     if (current) {
       current.again = true

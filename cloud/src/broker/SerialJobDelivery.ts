@@ -22,6 +22,7 @@ export class SerialJobDelivery implements SerialJobDeliverer {
   private started = false
   private stopFollowing: (() => void)[] = []
   private unsubscribeResults: (() => Promise<void>) | null = null
+  private stopNudges: (() => Promise<void>) | null = null
   private sweep: NodeJS.Timeout | null = null
   /** Per screen: the delivery running now, and whether another pass is wanted after it. */
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>()
@@ -46,6 +47,10 @@ export class SerialJobDelivery implements SerialJobDeliverer {
       this.broker.onClient('clientDisconnect', this.onClientDisconnect),
     ]
     this.unsubscribeResults = await this.broker.follow(cloudFilters.allJobResults, this.onResult)
+    // Another instance queued a job for a device connected here (a cluster; see EmbeddedBroker.nudge).
+    this.stopNudges = await this.broker.onNudge('serial-jobs', (screenId) => {
+      if (this.isConnected(screenId)) this.deliver(screenId)
+    })
     const interval = this.opts.sweepIntervalMs ?? 60_000
     if (interval > 0) {
       this.sweep = setInterval(() => void this.jobs.expireStale().catch((err) => this.log.error({ err }, 'serial job expiry failed')), interval)
@@ -65,6 +70,8 @@ export class SerialJobDelivery implements SerialJobDeliverer {
     this.stopFollowing = []
     await this.unsubscribeResults?.()
     this.unsubscribeResults = null
+    await this.stopNudges?.()
+    this.stopNudges = null
     await Promise.all([...this.running.values()].map((r) => r.done))
   }
 
@@ -75,7 +82,12 @@ export class SerialJobDelivery implements SerialJobDeliverer {
    */
   deliver(screenId: string, fresh = false): void {
     if (fresh) this.published.delete(screenId)
-    if (!this.started || !this.isConnected(screenId)) return
+    if (!this.started) return
+    if (!this.isConnected(screenId)) {
+      // Connected to another instance of the cloud, perhaps: that one publishes.
+      if (!fresh) this.broker.nudge('serial-jobs', screenId)
+      return
+    }
     const current = this.running.get(screenId)
     if (current) {
       current.again = true

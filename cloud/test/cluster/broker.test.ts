@@ -113,3 +113,31 @@ toolTest(t, redis, "a device's reported state is handled by its own instance onl
   await new Promise((r) => setTimeout(r, 200))
   t.same(counts, { a: 0, b: 1 })
 })
+
+toolTest(t, redis, 'a serial job queued on A goes out to the device connected to B, once, and is marked sent', async (t) => {
+  const { a, b } = await twoClouds(t)
+  const d = await a.pair('Panel')
+  const dev = await connectDevice(t, mqttUrl(b), d)
+  await dev.next(() => true)
+  const jobs: { id: string }[] = []
+  dev.client.on('message', (topic, payload) => {
+    if (topic === topics.jobs(d.screenId)) jobs.push(JSON.parse(payload.toString()))
+  })
+  const queued = await a.call('POST', `/v1/screens/${d.screenId}/serial`, { value: 'AA 11 01 01 01 14', encoding: 'hex' })
+  t.equal(queued.status, 202)
+  const id = queued.body.data.id as string
+  for (let i = 0; i < 100 && !jobs.length; i++) await new Promise((r) => setTimeout(r, 50))
+  t.same(
+    jobs.map((j) => j.id),
+    [id],
+    'B, which holds the connection, published it',
+  )
+  let status = ''
+  for (let i = 0; i < 100 && status !== 'sent'; i++) {
+    status = (await a.call('GET', `/v1/serial-jobs/${id}`)).body.data.status
+    if (status !== 'sent') await new Promise((r) => setTimeout(r, 50))
+  }
+  t.equal(status, 'sent', "the device's PUBACK on B marks it sent")
+  await new Promise((r) => setTimeout(r, 300))
+  t.equal(jobs.length, 1, 'not twice')
+})

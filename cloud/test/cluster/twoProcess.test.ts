@@ -3,7 +3,8 @@
 // folder: a device registered on A, paired on B, polled on A, connected to B; a cast made
 // on A reaches it; its presence shows on A; a recall on B sends exactly one webhook; 80
 // calls split over A and B under a limit of 60 get 20 429s; after kill -9 of B the device
-// reconnects to A, holds the cast, and a clear on A reaches it.
+// reconnects to A, holds the cast, and a clear on A reaches it; a second device left on B
+// goes offline one grace after B's last heartbeat, announced once.
 // Needs PostgreSQL (SVC_TEST_DATABASE_URL, a role that may create databases) and Redis
 // (SVC_TEST_REDIS_URL).
 import crypto from 'node:crypto'
@@ -147,6 +148,8 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
       SVC_WEBHOOK_CA_FILE: CA_FILE,
       SVC_WEBHOOK_INTERVAL_MS: '200',
       SVC_LOG_LEVEL: 'warn',
+      SVC_PRESENCE_HEARTBEAT_MS: '300',
+      SVC_SCREEN_OFFLINE_GRACE_MS: '2000',
     }
     const A = await startInstance(t, 'A', shared)
     const B = await startInstance(t, 'B', shared)
@@ -161,6 +164,13 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     const poll = (await onA('GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).body.data
     t.equal(poll.state, 'paired', 'A answers the poll with the pairing B made')
     const device = { screenId: poll.screenId as string, deviceSecret: poll.deviceSecret as string, mqtt: { url: B.mqtt } }
+    // A second screen whose device will not come back after B dies.
+    const reg2 = (await onB('POST', '/v1/devices/register', {}, null)).body.data
+    t.equal((await onA('POST', '/v1/screens/pair', { code: reg2.pairingCode, name: 'Back room' })).status, 201)
+    const poll2 = (await onB('GET', `/v1/devices/register/${reg2.registrationId}`, undefined, reg2.pollSecret)).body.data
+    const orphan = { screenId: poll2.screenId as string, deviceSecret: poll2.deviceSecret as string, mqtt: { url: B.mqtt } }
+    await (await connectDevice(t, B.mqtt, orphan)).next(() => true, 10_000)
+    await until('the second screen online on A', async () => (await onA('GET', `/v1/screens/${orphan.screenId}`)).body.data.status === 'online')
 
     // The device connects to B; its state is rebuilt there from the database.
     const dev = await connectDevice(t, B.mqtt, device)
@@ -173,7 +183,7 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
 
     // A cast made on A reaches it.
     const creative = (await onA('POST', '/v1/creatives', { name: 'Sale' })).body.data
-    const hook = await onA('POST', '/v1/webhooks', { url: receiver.url, events: ['content.recalled'] })
+    const hook = await onA('POST', '/v1/webhooks', { url: receiver.url, events: ['content.recalled', 'screen.offline'] })
     t.equal(hook.status, 201)
     const cast = await onA('POST', '/v1/casts', { contentKind: 'creative', contentId: creative.id })
     t.equal(cast.status, 201, JSON.stringify(cast.body))
@@ -186,7 +196,7 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     t.equal((await onB('POST', `/v1/creatives/${old.id}/recall`, { reason: 'Wrong price' })).status, 200)
     await receiver.waitFor(1, 15_000)
     await sleep(2000) // both instances run the delivery worker: a second send would show by now
-    const recalls = receiver.received.filter((r) => r.body.event === 'content.recalled' || r.body.type === 'content.recalled')
+    const recalls = receiver.received.filter((r) => r.body.event === 'content.recalled')
     t.equal(receiver.received.length, 1, 'one delivery')
     t.equal(recalls.length, 1, 'of content.recalled')
     t.equal((recalls[0]?.body.data as { contentId?: string } | undefined)?.contentId ?? old.id, old.id)
@@ -214,6 +224,19 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     const cleared = await back.next((s) => s.version > onAState.version, 10_000)
     t.same(cleared.casts, [], 'the clear made on A reached it')
     t.equal((await onA('GET', `/v1/screens/${device.screenId}`)).body.data.status, 'online')
+    // The device left on B: offline once B is found dead and the grace has passed, announced once.
+    const offline = await until('the second screen offline on A', async () => {
+      const r = (await onA('GET', `/v1/screens/${orphan.screenId}`)).body.data
+      return r.status === 'offline' && r
+    })
+    t.pass(`offline (last seen ${offline.lastSeenAt})`)
+    await sleep(2500) // a second announcement would be delivered by now
+    const offlines = receiver.received.filter((r) => r.body.event === 'screen.offline')
+    t.same(
+      offlines.map((r) => (r.body.data as { screenId: string }).screenId),
+      [orphan.screenId],
+      'one screen.offline, for the screen whose instance died; none for the one that moved to A',
+    )
     t.notMatch(A.output(), /"level":(50|60)/, 'A logged no error')
   })
 })

@@ -1,6 +1,13 @@
 // Cast fan-out at fleet size (not a test): the product path against a bare Aedes, each in
 // its own process, with the same devices from a third process.
 //   pnpm exec tsx bench/cast-fanout.ts [N=1000] [--restart] [--timeout=SECONDS]
+//   pnpm exec tsx bench/cast-fanout.ts [N] --instances=2 --database-url=postgres://… (Redis: BENCH_REDIS_URL)
+//
+// --instances=2: one cloud of two processes (cli.ts start, one fresh PostgreSQL database,
+// one Redis). In the same run the N devices connect first all to instance A (one instance
+// serving them, B idle beside it), the cast is made on A and timed; then the cast is
+// cleared, the devices disconnect and connect again split over A and B (even to A, odd to
+// B), a new cast is made on A and timed. No bare-Aedes baseline in this mode.
 //
 // Product: the cloud started as `pnpm start` starts it (its CLI, a file SQLite database,
 // the default broker persistence, the real content library); N screens paired through the
@@ -25,6 +32,8 @@ import { fileURLToPath } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
 import { connectAsync, type MqttClient } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
+import { randomUUID } from 'node:crypto'
+import { databaseUrlArg, freshDatabase } from './lib/engine.js'
 import {
   ROOT,
   call,
@@ -58,7 +67,7 @@ interface Cred {
 }
 type Match = { kind: 'cast'; contentId: string } | { kind: 'version'; min: number } | { kind: 'cast-since-restart'; contentId: string }
 type ToDevices =
-  | { type: 'connect'; url: string; creds: Cred[] }
+  | { type: 'connect'; url: string | string[]; creds: Cred[] }
   | { type: 'arm'; phase: string; match: Match }
   | { type: 'arm-reconnect'; phase: string }
   | { type: 'end' }
@@ -92,7 +101,7 @@ function devices(): void {
             m.creds.slice(i, i + BATCH).map(async ({ id, password }, j) => {
               const k = i + j
               const desired = topics.desired(id)
-              const c = await connectAsync(m.url, {
+              const c = await connectAsync(Array.isArray(m.url) ? m.url[k % m.url.length]! : m.url, {
                 clientId: id,
                 username: id,
                 password,
@@ -194,6 +203,7 @@ function channel(child: ChildProcess) {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.some((a) => a === '--instances=2')) return twoInstances()
   const args = process.argv.slice(2)
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 1000)
   const restart = args.includes('--restart')
@@ -384,6 +394,99 @@ async function main(): Promise<void> {
     console.log(`| devices that received an older desired version after a newer one | ${regressions} | | |`)
   } finally {
     killAll()
+  }
+}
+
+/** The --instances=2 run: the same devices on one instance, then split over two, one cast each. */
+async function twoInstances(): Promise<void> {
+  const databaseUrl = databaseUrlArg()
+  const redisUrl = process.env.BENCH_REDIS_URL || null
+  if (!databaseUrl || !redisUrl) throw new Error('--instances=2 needs --database-url=postgres://… and BENCH_REDIS_URL=redis://…')
+  const args = process.argv.slice(2)
+  const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 1000)
+  const limitS = Number(args.find((a) => a.startsWith('--timeout='))?.slice(10) ?? 1800)
+  setTimeout(() => {
+    console.error(`time limit of ${limitS} s reached; stopping`)
+    killAll()
+    process.exit(1)
+  }, limitS * 1000).unref()
+  const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`)
+  const db = await freshDatabase(databaseUrl)
+  try {
+    const media = tempDir('svc-bench-media-')
+    const shared = {
+      SVC_DATABASE_URL: db.url,
+      SVC_REDIS_URL: redisUrl,
+      SVC_REDIS_PREFIX: `bench-${randomUUID()}:`,
+      SVC_MEDIA_DIR: media,
+      SVC_RATE_LIMIT: '100000000',
+    }
+    const dirA = tempDir('svc-bench-a-')
+    const dirB = tempDir('svc-bench-b-')
+    const envA = cloudEnv(dirA, await freePort(), await freePort(), shared)
+    const envB = cloudEnv(dirB, await freePort(), await freePort(), shared)
+    log(`N = ${N}; load average ${await loadAvg()}; logs in ${dirA} and ${dirB}`)
+    const a = await startCloud(envA, join(dirA, 'cloud.log'))
+    const b = await startCloud(envB, join(dirB, 'cloud.log'))
+    const { apiKey } = JSON.parse(await cli({ ...envA, SVC_DATA_DIR: tempDir('svc-bench-cli-') }, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
+    const paired = await pairMany(a.base, apiKey, N, 16, (d) => log(`  ${d} paired`))
+    const mediaId = await uploadImage(a.base, apiKey)
+    const creds = paired.map((p) => ({ id: p.screenId, password: p.deviceSecret }))
+    const devicesProc = forkScript(fileURLToPath(import.meta.url), { BENCH_ROLE: 'devices' })
+    const dev = channel(devicesProc)
+    const auth = { authorization: `Bearer ${apiKey}` }
+    const urlA = `mqtt://127.0.0.1:${a.mqttPort}`
+    const urlB = `mqtt://127.0.0.1:${b.mqttPort}`
+
+    const round = async (label: string, url: string | string[]) => {
+      const connecting = dev.next('connected')
+      dev.tell({ type: 'connect', url, creds })
+      const conn = await connecting
+      log(`${label}: connect storm ${f1(conn.ms)} ms`)
+      await sleep(2000)
+      const done = dev.next('done', 600_000, label)
+      const armed = dev.next('armed')
+      dev.tell({ type: 'arm', phase: label, match: { kind: 'cast', contentId: mediaId } })
+      await armed
+      const c0 = now()
+      const res = expect(
+        await call(`${a.base}/v1/casts`, { method: 'POST', headers: auth, body: { contentKind: 'media', contentId: mediaId, scopeKind: 'all' } }),
+        201,
+        'cast',
+      )
+      const answered = now() - c0
+      const lat = (await done).times.map((t) => t - c0).sort((x, y) => x - y)
+      log(`${label}: cast answered ${f1(answered)} ms, last device ${f1(lat[lat.length - 1]!)} ms`)
+      expect(await call(`${a.base}/v1/casts/${res.body.data.id}/clear`, { method: 'POST', headers: auth }), 200, 'clear')
+      await sleep(1000)
+      const ended = dev.next('ended')
+      dev.tell({ type: 'end' })
+      await ended
+      await sleep(2000)
+      return { connectMs: conn.ms, lastMs: lat[lat.length - 1]!, medianMs: pct(lat, 50), answered }
+    }
+    // BENCH_ORDER=two-first runs the split round first (to see what the order itself costs: warm-up, caches).
+    const twoFirst = process.env.BENCH_ORDER === 'two-first'
+    const two0 = twoFirst ? await round('two', [urlA, urlB]) : null
+    const one = await round('one', urlA)
+    const two = two0 ?? (await round('two', [urlA, urlB]))
+    await stop(devicesProc, 'SIGTERM', 10_000)
+    await stop(b.proc, 'SIGTERM', 30_000)
+    await stop(a.proc, 'SIGTERM', 30_000)
+    const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+    console.log('')
+    console.log(
+      `cast fan-out over instances, N = ${N} screens, PostgreSQL + Redis, ${twoFirst ? 'split round first' : 'one-instance round first'} (load average at the end: ${await loadAvg()})`,
+    )
+    console.log('| | one instance (A) | split over A and B | two / one |')
+    console.log('| --- | --- | --- | --- |')
+    console.log(`| connect storm, ${BATCH} at a time | ${sec(one.connectMs)} | ${sec(two.connectMs)} | ${(two.connectMs / one.connectMs).toFixed(2)} |`)
+    console.log(`| one cast made on A: last screen holds it | ${sec(one.lastMs)} | ${sec(two.lastMs)} | ${(two.lastMs / one.lastMs).toFixed(2)} |`)
+    console.log(`| one cast: median screen holds it | ${sec(one.medianMs)} | ${sec(two.medianMs)} | ${(two.medianMs / one.medianMs).toFixed(2)} |`)
+    console.log(`| \`POST /v1/casts\` answered | ${sec(one.answered)} | ${sec(two.answered)} | |`)
+  } finally {
+    killAll()
+    await db.drop().catch(() => undefined)
   }
 }
 

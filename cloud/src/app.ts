@@ -14,8 +14,10 @@ import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import { DevicePolicy } from './broker/DevicePolicy.js'
 import { screenDirectory } from './services/ScreenService.js'
 import { createServices } from './services/index.js'
-import { closeRedis, openRedis, type RedisClient } from './cluster/redis.js'
+import { closeRedis, openRedis, redisReachable, type RedisClient } from './cluster/redis.js'
 import { WorkLeases } from './cluster/WorkLeases.js'
+import { RedisPresenceStore } from './cluster/RedisPresenceStore.js'
+import { ClusterPresence } from './cluster/ClusterPresence.js'
 import { WorkLeaseRepository } from './repositories/WorkLeaseRepository.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
@@ -69,15 +71,29 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
   const persistence = deps.brokerPersistence
   const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
-  const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), { persistence, heartbeatIntervalMs: config.mqttHeartbeatMs, keepWill: policy.keepWill })
+  // Redis warnings wait for the broker's logger (which waits for the app's).
+  const early: [object, string][] = []
+  let brokerLog: { warn(obj: object, msg: string): void } = { warn: (obj, msg) => void early.push([obj, msg]) }
+  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, { warn: (obj, msg) => brokerLog.warn(obj, msg) }) : null
+  // The brokers of one cloud share messages through Redis; one that cannot reach it at
+  // start serves its own devices alone (shared counters fall back the same way).
+  const cluster = redis && config.redisUrl && (await redisReachable(redis)) ? { redisUrl: config.redisUrl, prefix: config.redisPrefix } : undefined
+  const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), {
+    persistence,
+    heartbeatIntervalMs: config.mqttHeartbeatMs,
+    keepWill: policy.keepWill,
+    cluster,
+  })
+  brokerLog = broker.logger
+  for (const [obj, msg] of early) broker.logger.warn(obj, msg)
+  if (redis && !cluster) broker.logger.warn({}, 'redis unreachable at start: this instance serves its own devices only until it restarts')
   try {
     await broker.start()
   } catch (e) {
+    redis?.disconnect()
     if (ownsDb) await db.close().catch(() => undefined)
     throw e
   }
-
-  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, broker.logger) : null
   try {
     return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations, redis })
   } catch (e) {
@@ -117,6 +133,8 @@ async function assemble(
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   broker.setLog(app.log)
+  // Instances joined through Redis share presence there (cluster/RedisPresenceStore.ts).
+  const presenceStore = redis && broker.clustered ? new RedisPresenceStore(redis) : undefined
   if (redis) app.addHook('onClose', () => closeRedis(redis))
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
@@ -134,6 +152,7 @@ async function assemble(
       panelSettings: deps.panelSettings,
       outbound: deps.outbound,
       redis,
+      presenceStore,
     }),
   )
   policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
@@ -145,7 +164,23 @@ async function assemble(
     app.log,
   )
   sessions.start()
-  await app.services.presence.start({ timers: config.presenceTimers ?? config.castExpiryIntervalMs > 0 })
+  const presenceTimers = config.presenceTimers ?? config.castExpiryIntervalMs > 0
+  await app.services.presence.start({ timers: presenceTimers })
+  // Leases live in the database, so a cloud holds with or without Redis; shared presence uses one.
+  app.decorate('leases', new WorkLeases(new WorkLeaseRepository(db.kysely), clock))
+  const clusterPresence = presenceStore
+    ? new ClusterPresence(presenceStore, app.services.presence, app.leases, clock, app.log, config.presenceHeartbeatMs)
+    : null
+  app.decorate('clusterPresence', clusterPresence)
+  if (clusterPresence) {
+    await clusterPresence.start(presenceTimers)
+    // Runs after the teardown below (onClose hooks run last-registered first): the devices'
+    // drops are recorded by then; what is left of this instance in Redis goes with it.
+    app.addHook('onClose', async () => {
+      await clusterPresence.stop()
+      await presenceStore!.forgetInstance(app.services.presence.instance).catch(() => undefined)
+    })
+  }
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id)
   })
@@ -186,7 +221,6 @@ async function assemble(
 
   // Interval work. Each domain plugin starts and stops its own workers (workers/lifecycle.ts);
   // the ones under a lease run on one instance of the cloud at a time (cluster/WorkLeases.ts).
-  app.decorate('leases', new WorkLeases(new WorkLeaseRepository(db.kysely), clock))
   app.decorate('workers', {} as FastifyInstance['workers'])
   // Housekeeping purges rows of several domains, so it is wired here rather than in one of them.
   ownWorker(

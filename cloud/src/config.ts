@@ -45,6 +45,8 @@ export interface Config {
   webhookCaFile: string | null
   /** A dropped screen counts as offline after this long without reconnecting, ms (SVC_SCREEN_OFFLINE_GRACE_MS, 30000). */
   screenOfflineGraceMs: number
+  /** How often an instance of a cloud joined through Redis beats for shared presence; dead after 3 missed (SVC_PRESENCE_HEARTBEAT_MS, 5000). */
+  presenceHeartbeatMs: number
   /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
   castExpiryIntervalMs: number
   /**
@@ -134,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
+    presenceHeartbeatMs: int(env, 'SVC_PRESENCE_HEARTBEAT_MS', 5000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
     presenceTimers: true,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),

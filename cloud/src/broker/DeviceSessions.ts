@@ -11,7 +11,8 @@
 //   this process has not published one yet, the screen is marked dirty, so the publisher
 //   builds its current state from the database and publishes it, retained, with the next
 //   version. Versions come from the database and only increase, so a device never gets an
-//   older version after a newer one.
+//   older version after a newer one. In a cloud of several instances no broker keeps a
+//   retained copy (EmbeddedBroker `cluster`), so every such SUBSCRIBE rebuilds the state.
 // - Its open serial jobs: SerialJobDelivery re-sends them from their table on the same
 //   subscription (and when the client becomes ready).
 //

@@ -7,6 +7,15 @@
 // `error` events (its will sweep) and client errors are logged, and stored Last Wills the
 // policy does not allow are deleted at start and whenever the will sweep meets one.
 // Every connection, TCP or WebSocket, goes through a packet size guard (PacketGuard.ts).
+//
+// Several instances of one cloud (`cluster`, SVC_REDIS_URL): aedes' message bus is
+// mqemitter-redis, so a publish on any instance reaches a subscriber on any other, and a
+// client id connecting on one instance closes its older connection on the others (aedes
+// announces every new client on `$SYS/<broker>/new/clients`). Nothing durable goes through
+// the bus: the cloud's desired states go out unretained and every SUBSCRIBE rebuilds the
+// latest one from the database (DeviceSessions), and the cloud's own subscriptions to
+// device topics only take messages from devices connected here, so each device message
+// is handled once in the cloud. Without `cluster` aedes keeps its in-process bus.
 import net from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
@@ -18,6 +27,7 @@ import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 import { DeviceBudget } from './DeviceBudget.js'
 import { indexRetained } from './RetainedIndex.js'
 import { GuardedConnection, type PacketLimits } from './PacketGuard.js'
+import { clusterBus } from './clusterBus.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
 
@@ -47,6 +57,8 @@ export interface BrokerOptions {
   keepWill?: (will: StoredWill) => boolean
   /** Largest MQTT packets accepted; default the contract's (shared/src/mqtt parse.ts). */
   packetLimits?: PacketLimits
+  /** Joins the brokers of one cloud through Redis pub/sub (channel names start with `prefix`). */
+  cluster?: { redisUrl: string; prefix: string }
 }
 
 /** Keeps log entries until the app's logger is handed over (the broker starts first). */
@@ -129,7 +141,11 @@ export class EmbeddedBroker {
         authorizePublish: this.budget.wrap(this.authorizePublish),
         ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
         ...(this.persistence ? { persistence: this.persistence } : {}),
+        ...(this.options.cluster
+          ? { mq: clusterBus(this.options.cluster.redisUrl, this.options.cluster.prefix, { warn: (o, m) => this.log.warn(o, m) }) }
+          : {}),
       })
+      if (this.options.cluster) this.trackForeignPackets()
       // aedes' own memory store scans every retained message per SUBSCRIBE; look topics up instead.
       if (!this.persistence)
         indexRetained((this.aedes as unknown as { persistence: Parameters<typeof indexRetained>[0] }).persistence)
@@ -146,6 +162,33 @@ export class EmbeddedBroker {
       throw e
     }
     this.connections.attach(this.aedes)
+  }
+
+  /**
+   * aedes tracks a QoS 1 packet for a persistent session (clean: false) in the outgoing queue
+   * its persistence filled when the packet was published, which only the publishing broker
+   * does. A packet from another instance has no entry there, and its delivery would fail
+   * ("no such packet") and close the device: enter it first, then track it as usual.
+   */
+  private trackForeignPackets(): void {
+    type Pkt = { brokerId?: string }
+    const store = (this.aedes as unknown as { persistence: Record<string, (...a: unknown[]) => Promise<unknown>> }).persistence
+    const update = store.outgoingUpdate!.bind(store)
+    const enqueue = store.outgoingEnqueue!.bind(store)
+    store.outgoingUpdate = async (client: unknown, packet: unknown) => {
+      try {
+        return await update(client, packet)
+      } catch (err) {
+        if ((packet as Pkt).brokerId === this.aedes.id) throw err
+        await enqueue({ clientId: (client as { id: string }).id }, packet)
+        return update(client, packet)
+      }
+    }
+  }
+
+  /** Is this broker joined to the other instances of its cloud (through Redis)? */
+  get clustered(): boolean {
+    return !!this.options.cluster
   }
 
   /** Where the broker logs (for the policy's own lines too). */
@@ -223,6 +266,10 @@ export class EmbeddedBroker {
    * persistence, and offline persistent sessions subscribed to the topic get it queued.
    */
   publish(topic: string, payload: Buffer, retain: boolean): Promise<void> {
+    // In a cluster no broker keeps it: each instance's store is its own, and a retained copy
+    // left on one would go stale when another publishes. Subscribers get the latest state
+    // rebuilt from the database instead (hasRetained is false, see DeviceSessions).
+    if (this.options.cluster) retain = false
     // An empty retained payload deletes the retained message (MQTT 3.3.1.3).
     if (retain && payload.length > 0) this.retainedTopics.add(topic)
     else if (retain) this.retainedTopics.delete(topic)
@@ -243,13 +290,40 @@ export class EmbeddedBroker {
 
   /** A cloud-side subscription that ends: resolves once it is in place, with the function that removes it. */
   follow(filter: string, handler: (msg: BrokerMessage) => void): Promise<() => Promise<void>> {
-    const deliver = (packet: { topic: string; payload: Buffer | string }, cb: () => void): void => {
+    const local = !!this.options.cluster
+    const deliver = (packet: { topic: string; payload: Buffer | string; brokerId?: string }, cb: () => void): void => {
       cb()
+      // In a cluster, a device's message is the business of the instance it is connected to.
+      if (local && packet.brokerId !== this.aedes.id) return
       handler({ topic: packet.topic, payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload) })
     }
     const unsubscribe = () =>
       new Promise<void>((resolve) => (this.aedes.closed ? resolve() : this.aedes.unsubscribe(filter, deliver as never, () => resolve())))
     return new Promise((resolve) => this.aedes.subscribe(filter, deliver as never, () => resolve(unsubscribe)))
+  }
+
+  /**
+   * Asks the instance holding a device's connection to do `what` for it (deliver its open
+   * jobs): in a cluster a job queued on one instance is published by the one the device is
+   * connected to, whose broker tracks the session. A no-op on a single instance.
+   */
+  nudge(what: string, screenId: string): void {
+    if (!this.options.cluster || this.closed) return
+    this.aedes.publish({ cmd: 'publish', topic: `$svc/nudge/${what}`, payload: Buffer.from(screenId), qos: 0, retain: false, dup: false }, (err) => {
+      if (err) this.log.warn({ err: err.message, what, screenId }, 'nudging the other instances failed')
+    })
+  }
+
+  /** Follows the nudges for `what` from every instance; resolves with the function that stops it. */
+  onNudge(what: string, handler: (screenId: string) => void): Promise<() => Promise<void>> {
+    const deliver = (packet: { payload: Buffer | string }, cb: () => void): void => {
+      cb()
+      handler(String(packet.payload))
+    }
+    const topic = `$svc/nudge/${what}`
+    const stop = () => new Promise<void>((resolve) => (this.aedes.closed ? resolve() : this.aedes.unsubscribe(topic, deliver as never, () => resolve())))
+    if (!this.options.cluster) return Promise.resolve(async () => undefined)
+    return new Promise((resolve) => this.aedes.subscribe(topic, deliver as never, () => resolve(stop)))
   }
 
   /** Has the broker closed (no publish goes out any more)? */
@@ -335,7 +409,7 @@ export class EmbeddedBroker {
 
   /** One publish-to-delivery round trip through the broker, in ms; rejects on failure or timeout. */
   probe(timeoutMs = 2000): Promise<number> {
-    const topic = `$svc/probe/${process.pid}/${++this.probeSeq}`
+    const topic = `$svc/probe/${this.aedes.id}/${++this.probeSeq}`
     const started = performance.now()
     return new Promise<number>((resolve, reject) => {
       const deliver = (_packet: unknown, cb: () => void): void => {

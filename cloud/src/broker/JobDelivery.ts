@@ -54,6 +54,7 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
   private started = false
   private stopFollowing: (() => void)[] = []
   private unsubscribeResults: (() => Promise<void>) | null = null
+  private stopNudges: (() => Promise<void>) | null = null
   private sweep: NodeJS.Timeout | null = null
   /** Per screen: the delivery running now, whether another pass is wanted after it, and whether that one re-sends everything. */
   private readonly running = new Map<string, { again: boolean; full: boolean; done: Promise<void> }>()
@@ -80,6 +81,10 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
       this.broker.onClient('clientDisconnect', this.onClientDisconnect),
     ]
     this.unsubscribeResults = await this.broker.follow(cloudFilters.allJobResults, this.onResult)
+    // Another instance queued a job for a device connected here (a cluster; see EmbeddedBroker.nudge).
+    this.stopNudges = await this.broker.onNudge(`${this.opts.kind}-jobs`, (screenId) => {
+      if (this.broker.isConnected(screenId)) this.deliver(screenId)
+    })
     const interval = this.opts.sweepIntervalMs ?? 0
     const expire = this.source.expireStale?.bind(this.source)
     if (interval > 0 && expire) {
@@ -101,6 +106,8 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
     this.stopFollowing = []
     await this.unsubscribeResults?.()
     this.unsubscribeResults = null
+    await this.stopNudges?.()
+    this.stopNudges = null
     await Promise.all([...this.running.values()].map((r) => r.done))
   }
 
@@ -112,7 +119,12 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
    */
   deliver(screenId: string, fresh = false): void {
     if (fresh) this.published.delete(screenId)
-    if (!this.started || !this.broker.isConnected(screenId)) return
+    if (!this.started) return
+    if (!this.broker.isConnected(screenId)) {
+      // Connected to another instance of the cloud, perhaps: that one publishes.
+      if (!fresh) this.broker.nudge(`${this.opts.kind}-jobs`, screenId)
+      return
+    }
     const current = this.running.get(screenId)
     if (current) {
       current.again = true

@@ -56,3 +56,21 @@ export async function closeRedis(client: RedisClient): Promise<void> {
     await client.quit().catch(() => client.disconnect())
   } else client.disconnect()
 }
+
+/** Whether the client connects within `timeoutMs`: false at its first connection error (it keeps retrying meanwhile). */
+export async function redisReachable(client: RedisClient, timeoutMs = 3000): Promise<boolean> {
+  if (client.status === 'ready') return true
+  return new Promise<boolean>((resolve) => {
+    const done = (ok: boolean): void => {
+      clearTimeout(timer)
+      client.off('ready', onReady)
+      client.off('error', onError)
+      resolve(ok)
+    }
+    const onReady = (): void => done(true)
+    const onError = (): void => done(false)
+    const timer = setTimeout(() => done(false), timeoutMs)
+    client.on('ready', onReady)
+    client.on('error', onError)
+  })
+}

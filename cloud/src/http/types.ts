@@ -1,6 +1,7 @@
 // Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
 import type { IntervalWorker } from '../workers/Worker.js'
 import type { WorkerName } from '../workers/lifecycle.js'
+import type { ClusterPresence } from '../cluster/ClusterPresence.js'
 import type { WorkLeases } from '../cluster/WorkLeases.js'
 import type { Permission } from '@svc/shared'
 import type { Principal } from '../auth/Principal.js'
@@ -35,6 +36,8 @@ declare module 'fastify' {
     workers: Record<WorkerName, IntervalWorker>
     /** The work leases that keep a `oncePerCloud` worker's runs on one instance (cluster/WorkLeases.ts). */
     leases: WorkLeases
+    /** Shared presence's heartbeat and dead-instance sweep; null on a single instance (cluster/ClusterPresence.ts). */
+    clusterPresence: ClusterPresence | null
     /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
     routeCatalog: RouteInfo[]
   }

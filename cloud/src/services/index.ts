@@ -51,6 +51,7 @@ import { ApprovalService } from './ApprovalService.js'
 import type { Principal } from '../auth/Principal.js'
 import type { ContentKind } from './content/kinds.js'
 import { ScreenshotService } from './ScreenshotService.js'
+import type { PresenceStore } from '../devicelink/PresenceStore.js'
 import { MediaStore } from '../media/MediaStore.js'
 
 export interface Services {
@@ -129,6 +130,8 @@ export function createServices(deps: {
   outbound?: OutboundGuard
   /** The Redis that joins the instances of one cloud (SVC_REDIS_URL); null = a single instance. */
   redis?: RedisClient | null
+  /** Where presence keeps connections and graces; default in memory (one instance). */
+  presenceStore?: PresenceStore
 }): Services {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
@@ -201,7 +204,7 @@ export function createServices(deps: {
   const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(db, clock, outbound, mailer, log))
   const alertWorker = new AlertWorker(alerts, config.alertIntervalMs, log)
   // The device link feeds the alert evaluator: presence changes (as the outbox dispatches them) and reported panel/storage state.
-  const presence = new ScreenPresence(db, clock, broker, outbox, log, config.screenOfflineGraceMs)
+  const presence = new ScreenPresence(db, clock, broker, outbox, log, config.screenOfflineGraceMs, deps.presenceStore)
   broker.budget.log = log
   presence.onScreenStatus((c) =>
     alerts.screenStatusChanged(

@@ -75,6 +75,12 @@ export interface Config {
   webhookLeaseMs: number
   /** How often alert rules are checked for time-based triggers (connection-lost), ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
   alertIntervalMs: number
+  /**
+   * On SIGTERM (or SIGINT) the instance drains: it stops accepting connections, closes its
+   * device connections so they reconnect elsewhere, and gives requests in flight this long
+   * to finish before their connections are cut; then it stops and exits 0 (SVC_DRAIN_TIMEOUT_MS, 10000).
+   */
+  drainTimeoutMs: number
   /** SMTP server for mail to owners and alert recipients, e.g. smtp://user:pass@host:587 (SVC_SMTP_URL); unset = mail is kept in the outbox table and logged. */
   smtpUrl: string | null
   /** Sender address of that mail (SVC_SMTP_FROM, `Signage <no-reply@localhost>`). */
@@ -147,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
+    drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
     smtpUrl: env.SVC_SMTP_URL || null,
     smtpFrom: env.SVC_SMTP_FROM || 'Signage <no-reply@localhost>',
   }

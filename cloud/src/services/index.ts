@@ -267,7 +267,7 @@ export function createServices(deps: {
     mediaUrls,
     playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
     approvals,
-    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir), config.publicUrl),
+    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir, config.mediaDir), config.publicUrl),
   }
 }
 

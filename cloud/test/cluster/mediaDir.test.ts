@@ -4,14 +4,14 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/clock.js'
 import { openDatabase } from '../../src/db/open.js'
 import { form, PNG_1x1 } from '../content/fixtures.js'
 
-const temp = (t: Parameters<Parameters<typeof t.test>[1]>[0], prefix: string) => {
+const temp = (t: Test, prefix: string) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   return dir

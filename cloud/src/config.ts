@@ -55,6 +55,11 @@ export interface Config {
    * switch turns every real timer off under a ManualClock.
    */
   presenceTimers?: boolean
+  /**
+   * Where media bytes are stored (SVC_MEDIA_DIR); null = `<dataDir>/media`. The instances of
+   * one cloud share this folder (a shared volume), each keeping its own SVC_DATA_DIR.
+   */
+  mediaDir: string | null
   /** Largest file accepted by the single-request upload, bytes (SVC_MEDIA_UPLOAD_MAX_BYTES, 128 MiB); bigger files use the multipart routes. */
   mediaUploadMaxBytes: number
   /** Largest part of a multipart upload, bytes (SVC_MEDIA_PART_MAX_BYTES, 64 MiB). */
@@ -77,6 +82,12 @@ export interface Config {
   webhookLeaseMs: number
   /** How often alert rules are checked for time-based triggers (connection-lost), ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
   alertIntervalMs: number
+  /**
+   * On SIGTERM (or SIGINT) the instance drains: it stops accepting connections, closes its
+   * device connections so they reconnect elsewhere, and gives requests in flight this long
+   * to finish before their connections are cut; then it stops and exits 0 (SVC_DRAIN_TIMEOUT_MS, 10000).
+   */
+  drainTimeoutMs: number
   /** SMTP server for mail to owners and alert recipients, e.g. smtp://user:pass@host:587 (SVC_SMTP_URL); unset = mail is kept in the outbox table and logged. */
   smtpUrl: string | null
   /** Sender address of that mail (SVC_SMTP_FROM, `Signage <no-reply@localhost>`). */
@@ -139,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceHeartbeatMs: int(env, 'SVC_PRESENCE_HEARTBEAT_MS', 5000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
     presenceTimers: true,
+    mediaDir: env.SVC_MEDIA_DIR ? path.resolve(env.SVC_MEDIA_DIR) : null,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),
     mediaPartMaxBytes: int(env, 'SVC_MEDIA_PART_MAX_BYTES', 64 * 1024 * 1024, 1),
     mediaFileMaxBytes: int(env, 'SVC_MEDIA_FILE_MAX_BYTES', 10 * 1024 * 1024 * 1024, 1),
@@ -150,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
+    drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
     smtpUrl: env.SVC_SMTP_URL || null,
     smtpFrom: env.SVC_SMTP_FROM || 'Signage <no-reply@localhost>',
   }

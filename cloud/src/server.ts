@@ -1,6 +1,11 @@
-// Runs the cloud: HTTP (with MQTT over WebSocket at /mqtt) and MQTT over TCP, and shuts
-// down gracefully on SIGINT/SIGTERM (close-with-grace: in-flight requests finish,
-// workers stop, the broker and the database close).
+// Runs the cloud: HTTP (with MQTT over WebSocket at /mqtt) and MQTT over TCP, and drains
+// on SIGTERM/SIGINT: no new HTTP or MQTT connection is accepted, the device connections
+// are closed (devices reconnect, with backoff, to another instance of the cloud), requests
+// in flight finish (each answer then closes its connection), and after SVC_DRAIN_TIMEOUT_MS
+// whatever is still open is cut. Then the workers stop and give up their leases, and the
+// broker and the database close; the process exits 0. Presence stops with the broker's
+// drops recorded: another instance announces a screen offline only if it has not
+// reconnected anywhere within the grace period.
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppDeps } from './app.js'
@@ -15,7 +20,12 @@ export interface Running {
   /** The app behind the listeners (services, embedded broker), for in-process tests and tools. */
   app: FastifyInstance
   close(): Promise<void>
+  /** Closes as a drain: requests in flight get `timeoutMs` to finish, then their connections are cut. */
+  drain(timeoutMs: number): Promise<void>
 }
+
+/** On top of the drain timeout, how long stopping the workers and closing the database may take before the process gives up (exit 1). */
+const STOP_MARGIN_MS = 10_000
 
 /** A listen failure a person can act on (port taken, port not allowed) as one sentence naming the setting. */
 function listenError(e: unknown, what: string, port: number, host: string, setting: string): unknown {
@@ -32,11 +42,27 @@ function listenError(e: unknown, what: string, port: number, host: string, setti
 
 export async function startServer(config: Config, deps: AppDeps = {}): Promise<Running> {
   const app = await buildApp(config, deps)
+  let draining = false
+  // While draining, every answer closes its connection: the client's next request opens a
+  // new one, which the load balancer sends to another instance.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (draining) reply.header('connection', 'close')
+    return payload
+  })
   // The broker closes before the HTTP server: server.close() waits for every open socket,
   // upgraded WebSocket devices included, and the app's onClose (which closes the broker)
   // only runs after it, so a connected device would hold shutdown open.
   app.addHook('preClose', async () => {
+    draining = true
+    // The HTTP listener stops first (Fastify closes it again later and waits for the
+    // requests in flight); idle keep-alive connections close now.
+    if (app.server.listening) app.server.close()
+    // Ends every device connection and closes the MQTT listeners.
     await app.services.broker.close()
+    // Presence records those drops (in a shared store, for the instance that takes the
+    // screens over), then stops its timers: this instance announces nothing more.
+    await app.services.presence.idle().catch(() => undefined)
+    app.services.presence.stop()
   })
   let mqttPort: number | null = null
   try {
@@ -57,7 +83,19 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   }
   const httpPort = (app.server.address() as { port: number }).port
   app.log.info({ httpPort, mqttPort, dataDir: config.dataDir }, 'cloud ready')
-  return { httpPort, mqttPort, app, close: () => app.close() }
+  const drain = async (timeoutMs: number): Promise<void> => {
+    app.log.info({ timeoutMs }, 'draining: no new connections, device connections closing, requests in flight finishing')
+    const cut = setTimeout(() => {
+      app.log.warn({ timeoutMs }, 'drain timeout: cutting the HTTP connections still open')
+      app.server.closeAllConnections()
+    }, timeoutMs)
+    try {
+      await app.close()
+    } finally {
+      clearTimeout(cut)
+    }
+  }
+  return { httpPort, mqttPort, app, close: () => app.close(), drain }
 }
 
 /** The next step for someone who just started a fresh service: the bootstrap command and the docs address. */
@@ -99,10 +137,10 @@ export async function runServer(config: Config): Promise<void> {
     lock.release()
     throw e
   }
-  const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT'] }, async ({ signal, err }) => {
+  const grace = closeWithGrace({ delay: config.drainTimeoutMs + STOP_MARGIN_MS, skip: ['SIGINT'] }, async ({ signal, err }) => {
     if (err) console.error(err)
     else if (signal) process.stderr.write(`received ${signal}, shutting down\n`)
-    await running.close()
+    await running.drain(config.drainTimeoutMs)
     lock.release()
   })
   stop = () => void grace.close()

@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { holds } from '@svc/shared'
 import { ApiError } from '../errors.js'
 import { rateHeaders, type RateDecision } from './rateLimit.js'
-import { AuthFailureGuard } from './authFailures.js'
 import { countedByMcp } from '../mcp/internalCalls.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
@@ -17,10 +16,9 @@ function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
 
 export function installAuth(app: FastifyInstance): void {
   app.decorateRequest('principal', null)
-  const failures = new AuthFailureGuard(app.services.clock)
 
   async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { apiKeys, users, oauth, workspaces, rateLimiter } = app.services
+    const { apiKeys, users, oauth, workspaces, rateLimiter, authFailures: failures } = app.services
     const config0 = req.routeOptions.config
     // A signed URL (devices downloading media) is checked by the route itself.
     if (config0.signedAccess && typeof (req.query as Record<string, unknown> | undefined)?.sig === 'string') return
@@ -30,7 +28,7 @@ export function installAuth(app: FastifyInstance): void {
     if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
     const token = m[1]!
     // An address that keeps presenting bad credentials is held off without a lookup.
-    const gate = failures.check(req.ip)
+    const gate = await failures.check(req.ip)
     if (!gate.allowed) throw tooMany(gate, 'from this address', 'failed authentications')
     const principal = failures.knownBad(token)
       ? null
@@ -42,7 +40,7 @@ export function installAuth(app: FastifyInstance): void {
             ? await oauth.authenticate(token)
             : null
     if (!principal) {
-      failures.fail(req.ip, token)
+      await failures.fail(req.ip, token)
       throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
     }
     req.principal = principal

@@ -2,9 +2,17 @@
 // authentications in a fixed 60-second window, every credentialed request from that
 // address answers 429 rate_limited (with Retry-After) until the window ends, without
 // touching the database. A negative cache remembers recently refused tokens, so the same
-// bad token presented again costs no lookup either. Both live in memory and are bounded.
+// bad token presented again costs no lookup either.
+//
+// One process counts in memory (bounded). The instances of one cloud (SVC_REDIS_URL) count
+// in Redis: one key per address and window, incremented atomically and expiring with the
+// window, so an address refused on one instance is refused on all of them. When Redis does
+// not answer, the count falls back to this instance's memory (the limit then holds per
+// instance until Redis is back), as the rate limits do. The negative cache stays per
+// instance: it only saves lookups, it decides nothing another instance would not.
 import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
+import type { RedisClient } from '../cluster/redis.js'
 import type { RateDecision } from './rateLimit.js'
 
 export const AUTH_FAILURE_LIMIT = 60
@@ -14,12 +22,79 @@ const NEGATIVE_TTL_MS = 5 * 60_000
 const MAX_ADDRESSES = 50_000
 const MAX_NEGATIVE = 20_000
 
-export class AuthFailureGuard {
+/** Failed authentications per address and window. */
+export interface AuthFailureCounter {
+  /** Failures of `address` in the window starting at `windowStart`. */
+  count(address: string, windowStart: number): Promise<number>
+  /** Adds one failure of `address` in that window (`windowMs` long). */
+  add(address: string, windowStart: number, windowMs: number): Promise<void>
+}
+
+/** This process's counts, bounded to MAX_ADDRESSES addresses. */
+export class MemoryAuthFailureCounter implements AuthFailureCounter {
   private readonly windows = new Map<string, { windowStart: number; count: number }>()
+
+  async count(address: string, windowStart: number): Promise<number> {
+    const w = this.windows.get(address)
+    return w && w.windowStart === windowStart ? w.count : 0
+  }
+
+  async add(address: string, windowStart: number): Promise<void> {
+    const w = this.windows.get(address)
+    if (w && w.windowStart === windowStart) {
+      w.count += 1
+      return
+    }
+    if (this.windows.size >= MAX_ADDRESSES) for (const [k, v] of this.windows) if (v.windowStart < windowStart) this.windows.delete(k)
+    if (this.windows.size >= MAX_ADDRESSES) this.windows.delete(this.windows.keys().next().value!)
+    this.windows.set(address, { windowStart, count: 1 })
+  }
+}
+
+/**
+ * Counts shared by every instance: `INCR` + `PEXPIRE` in one `MULTI` on a key named after
+ * the address and the window, read with `GET`. Falls back to memory when Redis fails.
+ */
+export class RedisAuthFailureCounter implements AuthFailureCounter {
+  private readonly fallback = new MemoryAuthFailureCounter()
+
+  constructor(private readonly redis: RedisClient) {}
+
+  private key(address: string, windowStart: number): string {
+    return `af:${address}:${windowStart}`
+  }
+
+  async count(address: string, windowStart: number): Promise<number> {
+    try {
+      const v = await this.redis.get(this.key(address, windowStart))
+      return Math.max(Number(v ?? 0), await this.fallback.count(address, windowStart))
+    } catch {
+      return this.fallback.count(address, windowStart)
+    }
+  }
+
+  async add(address: string, windowStart: number, windowMs: number): Promise<void> {
+    const name = this.key(address, windowStart)
+    try {
+      const res = await this.redis
+        .multi()
+        .incr(name)
+        .pexpire(name, windowMs + 1000)
+        .exec()
+      const [err] = res?.[0] ?? [new Error('empty reply')]
+      if (err) throw err
+    } catch {
+      await this.fallback.add(address, windowStart)
+    }
+  }
+}
+
+export class AuthFailureGuard {
   private readonly refused = new Map<string, number>()
 
   constructor(
     private readonly clock: Clock,
+    private readonly counter: AuthFailureCounter = new MemoryAuthFailureCounter(),
     readonly limit = AUTH_FAILURE_LIMIT,
     readonly windowSeconds = AUTH_FAILURE_WINDOW_SECONDS,
   ) {}
@@ -41,23 +116,15 @@ export class AuthFailureGuard {
   }
 
   /** Where `address` stands in the current window (not allowed once over the limit). */
-  check(address: string): RateDecision {
+  async check(address: string): Promise<RateDecision> {
     const now = this.clock.now().getTime()
-    const w = this.windows.get(address)
-    return this.decision(w && w.windowStart === this.windowStart(now) ? w.count : 0, now)
+    return this.decision(await this.counter.count(address, this.windowStart(now)), now)
   }
 
   /** Records a failed authentication from `address` with `token`. */
-  fail(address: string, token: string | null): void {
+  async fail(address: string, token: string | null): Promise<void> {
     const now = this.clock.now().getTime()
-    const start = this.windowStart(now)
-    const w = this.windows.get(address)
-    if (w && w.windowStart === start) w.count += 1
-    else {
-      if (this.windows.size >= MAX_ADDRESSES) for (const [k, v] of this.windows) if (v.windowStart < start) this.windows.delete(k)
-      if (this.windows.size >= MAX_ADDRESSES) this.windows.delete(this.windows.keys().next().value!)
-      this.windows.set(address, { windowStart: start, count: 1 })
-    }
+    await this.counter.add(address, this.windowStart(now), this.windowSeconds * 1000)
     if (token !== null) {
       const key = digest(token)
       this.refused.delete(key)

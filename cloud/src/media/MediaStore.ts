@@ -1,4 +1,5 @@
-// Content-addressed file storage for media: `<dataDir>/media/<first 2 hex of sha256>/<sha256>`.
+// Content-addressed file storage for media: `<root>/<first 2 hex of sha256>/<sha256>`, the
+// root being SVC_MEDIA_DIR (shared by the instances of one cloud) or `<dataDir>/media`.
 // Bytes are streamed to a temp file in the same folder tree while hashed and counted, then
 // renamed into place, so a failed or refused upload leaves nothing half-written and
 // identical bytes are stored once whatever their name or workspace.
@@ -23,8 +24,8 @@ export class MediaStore {
   readonly root: string
   private readonly tmpDir: string
 
-  constructor(dataDir: string) {
-    this.root = path.join(dataDir, 'media')
+  constructor(dataDir: string, root: string | null = null) {
+    this.root = root ?? path.join(dataDir, 'media')
     this.tmpDir = path.join(this.root, 'tmp')
   }
 

@@ -4,6 +4,7 @@
 // - POST: one JSON-RPC message. `initialize` without `Mcp-Session-Id` opens a session (the
 //   answer carries its id); every other message names its session. An unknown, expired or
 //   another caller's session answers 404 (JSON-RPC -32001), and the client starts again.
+//   With SVC_REDIS_URL a session works on every instance of the cloud (mcp/sessions.ts).
 // - GET with `Mcp-Session-Id` opens the session's event stream (one per session; it ends
 //   with the session). DELETE with `Mcp-Session-Id` closes the session.
 // - A bearer credential on every request (API key, OAuth access token or session token);
@@ -25,7 +26,7 @@ import { principalOf } from '../http/types.js'
 import { ErrorBody } from '../http/schemas.js'
 import type { Services } from '../services/index.js'
 import { createMcpServer, McpToolRunner, type McpCaller } from '../mcp/server.js'
-import { McpSessionStore, MCP_SESSION_LIMITS } from '../mcp/sessions.js'
+import { McpSessionStore, MCP_SESSION_LIMITS, RedisMcpSessionDirectory, type McpSessionDirectory, type McpSessionRecord } from '../mcp/sessions.js'
 
 export const MCP_RATE = { limit: 30, windowSeconds: 60 }
 
@@ -45,6 +46,8 @@ interface Session {
 
 export interface McpState {
   sessions: McpSessionStore<Session>
+  /** The cloud's session records (Redis), or null on a single instance. */
+  directory: McpSessionDirectory | null
   runner: McpToolRunner
 }
 const states = new WeakMap<Services, McpState>()
@@ -118,7 +121,8 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
   const { rateLimiter, clock, config } = app.services
   const runner = new McpToolRunner(app)
   const sessions = new McpSessionStore<Session>(clock, MCP_SESSION_LIMITS)
-  states.set(app.services, { sessions, runner })
+  const directory = app.services.redis ? new RedisMcpSessionDirectory(app.services.redis, MCP_SESSION_LIMITS) : null
+  states.set(app.services, { sessions, directory, runner })
   // Before the server stops accepting: an open event stream would hold its close up.
   app.addHook('preClose', async () => {
     await sessions.closeAll()
@@ -172,7 +176,8 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
     return { principal: principalOf(req), authorization: req.headers.authorization ?? '', ip: req.ip, requestId: String(req.id) }
   }
 
-  async function openSession(owner: string): Promise<Session> {
+  /** A new session's server and transport; `knownId` rebuilds a session another instance opened. */
+  async function openSession(owner: string, knownId?: string): Promise<Session> {
     const server = createMcpServer(runner)
     let markClosed!: () => void
     const closed = new Promise<void>((resolve) => {
@@ -183,7 +188,7 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
       server,
       closed,
       transport: new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
+        sessionIdGenerator: () => knownId ?? randomUUID(),
         enableJsonResponse: true,
         onsessioninitialized: (id) => {
           session.id = id
@@ -213,6 +218,45 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
     } finally {
       if (session.id) sessions.end(session.id)
     }
+  }
+
+  /** Rebuilds a session recorded by another instance: its server, initialized as the session began. */
+  async function resume(id: string, record: McpSessionRecord): Promise<Session | null> {
+    const session = await openSession(record.caller, id)
+    const init = new Request('http://localhost/v1/mcp', {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+    })
+    await session.transport.handleRequest(init, { parsedBody: { jsonrpc: '2.0', id: 0, method: 'initialize', params: record.init } }).catch(() => undefined)
+    if (session.id === id) return session
+    await session.close()
+    return null
+  }
+  const resuming = new Map<string, Promise<Session | null>>()
+
+  /**
+   * The caller's session `id`, or null. With a directory, the record decides: gone means
+   * ended everywhere (a copy held here closes), present means it can be continued here.
+   * When the directory cannot answer, the sessions this instance holds still work.
+   */
+  async function findSession(id: string, req: FastifyRequest): Promise<Session | null> {
+    const owner = callerRef(principalOf(req))
+    const local = sessions.get(id, owner)
+    if (!directory) return local
+    const record = await directory.use(id)
+    if (record === undefined) return local
+    if (record === null) {
+      if (local) sessions.close(id)
+      return null
+    }
+    if (record.caller !== owner) return null
+    if (local) return local
+    let pending = resuming.get(id)
+    if (!pending) {
+      pending = resume(id, record).finally(() => resuming.delete(id))
+      resuming.set(id, pending)
+    }
+    return pending
   }
 
   const sessionId = (req: FastifyRequest): string | null => {
@@ -254,13 +298,15 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
         if (!isInitializeRequest(body)) {
           return reply.send(rpcError(400, -32000, 'Bad Request: send Mcp-Session-Id, or start a session with an initialize request.'))
         }
-        const session = await openSession(callerRef(principalOf(req)))
+        const owner = callerRef(principalOf(req))
+        const session = await openSession(owner)
         const res = await handle(session, req, body)
         // A refused initialize (wrong Accept, bad params) leaves no session behind.
         if (!session.id) await session.close()
+        else await directory?.add(session.id, { caller: owner, init: body.params })
         return reply.send(res)
       }
-      const session = sessions.get(id, callerRef(principalOf(req)))
+      const session = await findSession(id, req)
       if (!session) return reply.send(sessionNotFound())
       return reply.send(await handle(session, req, body ?? null))
     },
@@ -281,10 +327,11 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
     async (req: FastifyRequest, reply: FastifyReply) => {
       const id = sessionId(req)
       if (id === null) return reply.send(rpcError(400, -32000, 'Bad Request: send the Mcp-Session-Id to close.'))
-      const session = sessions.get(id, callerRef(principalOf(req)))
+      const session = await findSession(id, req)
       if (!session) return reply.send(sessionNotFound())
       const res = await handle(session, req, null)
       sessions.close(id)
+      await directory?.remove(id, callerRef(principalOf(req)))
       return reply.send(res)
     },
   )
@@ -312,7 +359,7 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
     async (req: FastifyRequest, reply: FastifyReply) => {
       const id = sessionId(req)
       if (id === null) return reply.send(rpcError(400, -32000, 'Bad Request: send the Mcp-Session-Id of the session whose stream to open.'))
-      const session = sessions.get(id, callerRef(principalOf(req)))
+      const session = await findSession(id, req)
       if (!session) return reply.send(sessionNotFound())
       return reply.send(openedStream(await handle(session, req, null)))
     },

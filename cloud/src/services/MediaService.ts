@@ -79,7 +79,7 @@ export class MediaService {
     private readonly config: Config,
     private readonly log: { error(obj: unknown, msg: string): void },
   ) {
-    this.store = new MediaStore(config.dataDir)
+    this.store = new MediaStore(config.dataDir, config.mediaDir)
     this.repo = new MediaRepository(db.kysely)
   }
 

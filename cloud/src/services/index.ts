@@ -12,6 +12,7 @@ import { EventOutbox } from '../events/EventOutbox.js'
 import { IdempotencyStore } from '../http/idempotency.js'
 import { OutboundGuard } from '../net/OutboundGuard.js'
 import { RateLimiter, RedisRateLimitStore } from '../http/rateLimit.js'
+import { AuthFailureGuard, RedisAuthFailureCounter } from '../http/authFailures.js'
 import type { RedisClient } from '../cluster/redis.js'
 import { ApiKeyService } from './ApiKeyService.js'
 import { ContentService } from './ContentService.js'
@@ -72,6 +73,10 @@ export interface Services {
   pairing: PairingService
   status: StatusService
   rateLimiter: RateLimiter
+  /** Failed authentications per client address (shared through Redis when the cloud has one). */
+  authFailures: AuthFailureGuard
+  /** The Redis joining the instances of one cloud (SVC_REDIS_URL), or null for a single instance. */
+  redis: RedisClient | null
   idempotency: IdempotencyStore
   events: EventBus
   /** Domain events recorded with the change that causes them; see events/EventOutbox.ts. */
@@ -238,6 +243,8 @@ export function createServices(deps: {
     pairing,
     status,
     rateLimiter: new RateLimiter(clock, deps.redis ? new RedisRateLimitStore(deps.redis) : undefined),
+    authFailures: new AuthFailureGuard(clock, deps.redis ? new RedisAuthFailureCounter(deps.redis) : undefined),
+    redis: deps.redis ?? null,
     idempotency: new IdempotencyStore(db, clock),
     events,
     outbound,
@@ -264,7 +271,7 @@ export function createServices(deps: {
     mediaUrls,
     playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
     approvals,
-    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir), config.publicUrl),
+    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir, config.mediaDir), config.publicUrl),
   }
 }
 

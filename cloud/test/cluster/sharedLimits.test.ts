@@ -8,31 +8,37 @@ import { buildApp } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/clock.js'
 import { openDatabase } from '../../src/db/open.js'
+import type { Database } from '../../src/db/Database.js'
+import { eachEngine } from '../db/engines.js'
+import { AUTH_FAILURE_LIMIT } from '../../src/http/authFailures.js'
+import { closeRedis, openRedis, redisReady } from '../../src/cluster/redis.js'
 
 interface Cloud {
   a: FastifyInstance
   b: FastifyInstance
   clock: ManualClock
   apiKey: string
+  config: Config
 }
 
 /** Two apps on one database and one Redis (a fresh key prefix per test), a workspace and its owner key. */
-async function twoInstances(t: Test, overrides: Partial<Config> = {}, redisUrl = process.env.SVC_TEST_REDIS_URL ?? null): Promise<Cloud> {
+async function twoInstances(t: Test, overrides: Partial<Config> = {}, redisUrl = process.env.SVC_TEST_REDIS_URL ?? null, shared?: Database): Promise<Cloud> {
   const config = testConfig({ redisUrl, redisPrefix: `svc-test-${randomUUID()}:`, ...overrides })
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
-  const db = await openDatabase(config)
+  // A database from the engine harness (which closes it), or one in memory.
+  const db = shared ?? (await openDatabase(config))
   const a = await buildApp(config, { clock, db })
   const b = await buildApp(config, { clock, db })
   t.after(async () => {
     await a.close()
     await b.close()
-    await db.close()
+    if (!shared) await db.close()
   })
   await a.ready()
   await b.ready()
   const ws = await a.services.workspaces.create('Shared', 'us')
   const { secret } = await a.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
-  return { a, b, clock, apiKey: secret }
+  return { a, b, clock, apiKey: secret, config }
 }
 
 function get(app: FastifyInstance, url: string, token: string) {
@@ -62,6 +68,49 @@ toolTest(t, redis, 'the registration limit per address is counted across instanc
   }
   t.equal(codes.filter((s) => s === 429).length, 10, '30 registrations a minute from one address, whichever instance takes them')
   t.equal(codes.filter((s) => s === 201).length, 30)
+})
+
+const badKey = (i: number) => `ak_us_live_${String(i).padStart(32, 'x')}`
+const fromAddress = (app: FastifyInstance, ip: string, token: string) =>
+  app.inject({ method: 'GET', url: '/v1/nodes', remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })
+
+toolTest(t, redis, 'failed authentications from one address are counted across instances, in an expiring key', async (t) =>
+  eachEngine(t, 'two instances', async (t, db) => {
+    const c = await twoInstances(t, {}, undefined, db)
+    const codes: number[] = []
+    // Distinct bad keys, alternating instances: each one is a real lookup and a real failure.
+    for (let i = 0; i < AUTH_FAILURE_LIMIT; i++) codes.push((await fromAddress(i % 2 ? c.b : c.a, '203.0.113.9', badKey(i))).statusCode)
+    t.same(new Set(codes), new Set([401]), `${AUTH_FAILURE_LIMIT} failures, half on each instance, are answered 401`)
+    for (const app of [c.a, c.b]) {
+      const over = await fromAddress(app, '203.0.113.9', badKey(1000))
+      t.equal(over.statusCode, 429, 'the next one is refused on either instance: the count is shared')
+      t.match(over.json().message, /failed authentications .* from this address/)
+    }
+    t.equal((await fromAddress(c.b, '203.0.113.9', c.apiKey)).statusCode, 429, 'even a valid key from that address waits')
+    t.equal((await fromAddress(c.b, '198.51.100.4', c.apiKey)).statusCode, 200, 'another address is unaffected')
+
+    // The count lives in one Redis key for the address and window, which expires with the window.
+    const r = openRedis(process.env.SVC_TEST_REDIS_URL!, c.config.redisPrefix)
+    t.after(() => closeRedis(r))
+    await redisReady(r)
+    const keys = await r.keys(`${c.config.redisPrefix}af:203.0.113.9:*`) // KEYS takes no prefix; GET adds it
+    t.equal(keys.length, 1, 'one key for the address in this window')
+    const name = keys[0]!.slice(c.config.redisPrefix.length)
+    t.equal(Number(await r.get(name)), AUTH_FAILURE_LIMIT, 'counting the failures, not the refusals after the limit')
+    const ttl = await r.pttl(name)
+    t.ok(ttl > 0 && ttl <= 61_000, `expires with the window (pttl ${ttl})`)
+
+    c.clock.advance(60_000)
+    t.equal((await fromAddress(c.a, '203.0.113.9', c.apiKey)).statusCode, 200, 'the next window opens the address on A')
+    t.equal((await fromAddress(c.b, '203.0.113.9', c.apiKey)).statusCode, 200, 'and on B')
+  }),
+)
+
+eachEngine(t, 'without Redis reachable, failed authentications are counted per instance', async (t, db) => {
+  const c = await twoInstances(t, {}, 'redis://127.0.0.1:1', db)
+  for (let i = 0; i < AUTH_FAILURE_LIMIT; i++) t.equal((await fromAddress(c.a, '203.0.113.10', badKey(i))).statusCode, 401)
+  t.equal((await fromAddress(c.a, '203.0.113.10', badKey(999))).statusCode, 429, 'A holds the address off on its own count')
+  t.equal((await fromAddress(c.b, '203.0.113.10', c.apiKey)).statusCode, 200, 'B has its own count meanwhile')
 })
 
 t.test('without Redis reachable, each instance still serves and counts on its own', async (t) => {

@@ -1,0 +1,194 @@
+// SIGTERM drains a real cloud process (the CLI `start` entry): it stops accepting HTTP and
+// MQTT connections, closes its device connections (a real mqtt client sees its connection
+// closed), lets a request in flight finish (answered, with `Connection: close`), gives up
+// its work leases, and exits 0. A request that does not finish within SVC_DRAIN_TIMEOUT_MS
+// is cut, and the process still exits 0 within that bound.
+import t, { type Test } from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { connectAsync } from 'mqtt'
+import { openDatabase } from '../../src/db/open.js'
+import { testConfig } from '../../src/config.js'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', '..')
+
+function tempDir(t: Test): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-drain-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer()
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()))
+  const port = (srv.address() as net.AddressInfo).port
+  await new Promise((r) => srv.close(r))
+  return port
+}
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !k.startsWith('TAP')) env[k] = v
+  return { ...env, SVC_HOST: '127.0.0.1', ...extra }
+}
+
+interface Proc {
+  child: ChildProcess
+  output(): string
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+function cli(t: Test, args: string[], env: NodeJS.ProcessEnv): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  return { child, output: () => out, exited }
+}
+
+/** Whether a TCP connection to `port` is accepted. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1')
+    s.once('connect', () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.once('error', () => resolve(false))
+  })
+}
+
+async function until<T>(ms: number, fn: () => Promise<T | undefined> | T | undefined): Promise<T | undefined> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    const v = await Promise.resolve()
+      .then(fn)
+      .catch(() => undefined)
+    if (v !== undefined) return v
+    await sleep(100)
+  }
+  return undefined
+}
+
+/** An HTTP request whose body is still on its way: headers and the first byte sent, the rest when `finish()` is called. */
+async function halfSentRequest(port: number): Promise<{ finish(): void; response: Promise<string> }> {
+  const sock = net.connect(port, '127.0.0.1')
+  await new Promise((r) => sock.once('connect', r))
+  let data = ''
+  sock.setEncoding('utf8').on('data', (d: string) => (data += d))
+  const response = new Promise<string>((resolve) => {
+    sock.once('close', () => resolve(data))
+    sock.once('error', () => resolve(data))
+  })
+  sock.write(`POST /v1/devices/register HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`)
+  return { finish: () => sock.write('}'), response }
+}
+
+async function startCloud(t: Test, drainTimeoutMs: number) {
+  const dataDir = tempDir(t)
+  const [httpPort, mqttPort] = [await freePort(), await freePort()]
+  const env = cleanEnv({
+    SVC_DATA_DIR: dataDir,
+    SVC_HTTP_PORT: String(httpPort),
+    SVC_MQTT_PORT: String(mqttPort),
+    SVC_LOG_LEVEL: 'info',
+    SVC_DRAIN_TIMEOUT_MS: String(drainTimeoutMs),
+    SVC_ALERT_INTERVAL_MS: '200',
+  })
+  const boot = cli(t, ['bootstrap', '--workspace', 'Drain'], env)
+  t.same(await boot.exited, { code: 0, signal: null }, `bootstrap (${boot.output()})`)
+  const { apiKey } = JSON.parse(boot.output().trim().split('\n').at(-1)!) as { apiKey: string }
+  const proc = cli(t, ['start'], env)
+  const ready = await until(30_000, async () => {
+    if (proc.child.exitCode !== null) return false
+    return (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).status === 200 ? true : undefined
+  })
+  t.equal(ready, true, `ready (${proc.output().slice(-500)})`)
+  return { dataDir, httpPort, mqttPort, apiKey, proc }
+}
+
+t.test('SIGTERM: device connections closed, no new connections, the request in flight answered, leases released, exit 0', async (t) => {
+  const c = await startCloud(t, 20_000)
+  const base = `http://127.0.0.1:${c.httpPort}`
+  const call = async (method: string, p: string, body?: unknown, token: string | null = c.apiKey) => {
+    const res = await fetch(base + p, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    })
+    return (await res.json()) as { data: any }
+  }
+  // A paired screen's device, connected over MQTT/TCP.
+  const reg = (await call('POST', '/v1/devices/register', {}, null)).data
+  await call('POST', '/v1/screens/pair', { code: reg.pairingCode, name: 'Lobby' })
+  const dev = (await call('GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).data
+  const client = await connectAsync(`mqtt://127.0.0.1:${c.mqttPort}`, {
+    clientId: dev.screenId,
+    username: dev.screenId,
+    password: dev.deviceSecret,
+    protocolVersion: 4,
+    clean: false,
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+  })
+  t.after(() => client.endAsync(true).catch(() => undefined))
+  const deviceClosed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())))
+  const online = await until(10_000, async () => ((await call('GET', `/v1/screens/${dev.screenId}`)).data.status === 'online' ? true : undefined))
+  t.equal(online, true, 'the screen is online')
+
+  // Alert evaluation runs under a lease (every 200 ms here): this instance holds it.
+  const db = await openDatabase(testConfig({ dataDir: c.dataDir, dbFile: path.join(c.dataDir, 'svc.sqlite') }))
+  t.after(() => db.close())
+  const leases = () => db.kysely.selectFrom('work_leases').select(['name', 'holder']).execute()
+  t.ok(await until(10_000, async () => ((await leases()).some((l) => l.name === 'alerts') ? true : undefined)), 'the instance holds the alerts lease')
+
+  const inflight = await halfSentRequest(c.httpPort)
+  await sleep(300) // the server has the request's headers: it is in flight
+  const termAt = Date.now()
+  c.proc.child.kill('SIGTERM')
+
+  const closedAt = await Promise.race([deviceClosed, sleep(8000).then(() => null)])
+  t.ok(closedAt, 'the device sees its connection closed')
+  t.ok(closedAt === null || closedAt - termAt < 5000, `promptly (${closedAt === null ? '-' : closedAt - termAt} ms)`)
+  t.equal(await accepts(c.mqttPort), false, 'no new MQTT connection is accepted')
+  t.equal(await accepts(c.httpPort), false, 'no new HTTP connection is accepted')
+  t.equal(c.proc.child.exitCode, null, 'the process waits for the request in flight')
+
+  inflight.finish()
+  const answer = await inflight.response
+  t.match(answer, /^HTTP\/1\.1 201 /, `the request in flight is answered (${answer.slice(0, 80)})`)
+  t.match(answer, /\r\nconnection: close\r\n/i, 'and its connection closed behind the answer')
+  const outcome = await Promise.race([c.proc.exited, sleep(15_000).then(() => null)])
+  t.same(outcome, { code: 0, signal: null }, `exit 0 (${c.proc.output().slice(-800)})`)
+  t.match(c.proc.output(), /received SIGTERM/)
+  t.match(c.proc.output(), /"msg":"draining/)
+  t.notMatch(c.proc.output(), /drain timeout/, 'nothing had to be cut')
+  t.same(await leases(), [], 'the work leases are given up, so another instance takes the work at once')
+  t.notOk(fs.existsSync(path.join(c.dataDir, 'svc.lock')), 'the data folder lock is released')
+})
+
+t.test('a request that does not finish is cut after SVC_DRAIN_TIMEOUT_MS, and the process still exits 0', async (t) => {
+  const c = await startCloud(t, 1500)
+  const stuck = await halfSentRequest(c.httpPort)
+  await sleep(300)
+  const termAt = Date.now()
+  c.proc.child.kill('SIGTERM')
+  const outcome = await Promise.race([c.proc.exited, sleep(15_000).then(() => null)])
+  const took = Date.now() - termAt
+  t.same(outcome, { code: 0, signal: null }, `exit 0 (${c.proc.output().slice(-800)})`)
+  t.ok(took >= 1400, `not before the drain timeout (${took} ms)`)
+  t.ok(took < 11_500, `within SVC_DRAIN_TIMEOUT_MS + 10 s, the bound of the whole stop (${took} ms)`)
+  t.equal(await stuck.response, '', 'the unfinished request got no answer: its connection was cut')
+  t.match(c.proc.output(), /drain timeout: cutting the HTTP connections still open/)
+})

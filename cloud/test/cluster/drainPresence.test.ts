@@ -1,0 +1,78 @@
+// A draining instance announces nothing about the screens it lets go: their device
+// connections close at the start of the drain, they reconnect to another instance, and
+// even when the drain lasts longer than the offline grace period (a request in flight
+// holds it open), no instance announces them offline.
+import net from 'node:net'
+import t from 'tap'
+import { connectAsync } from 'mqtt'
+import { startServer } from '../../src/server.js'
+import { testConfig } from '../../src/config.js'
+import { systemClock } from '../../src/clock.js'
+import { openDatabase } from '../../src/db/open.js'
+import type { ScreenStatusChange } from '../../src/devicelink/ScreenPresence.js'
+
+const GRACE_MS = 400
+
+t.test('screens of a draining instance that reconnect elsewhere are not announced offline', async (t) => {
+  const config = testConfig({ httpPort: 0, mqttPort: 0, host: '127.0.0.1', screenOfflineGraceMs: GRACE_MS, presenceTimers: true })
+  const db = await openDatabase(config)
+  const a = await startServer(config, { db, clock: systemClock })
+  const b = await startServer(config, { db, clock: systemClock })
+  t.after(async () => {
+    await b.close()
+    await a.close().catch(() => undefined)
+    await db.close()
+  })
+  const changes: (ScreenStatusChange & { on: string })[] = []
+  a.app.services.presence.onScreenStatus((c) => void changes.push({ ...c, on: 'A' }))
+  b.app.services.presence.onScreenStatus((c) => void changes.push({ ...c, on: 'B' }))
+
+  const ws = await a.app.services.workspaces.create('Drain', 'us')
+  const { secret } = await a.app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+  const call = async (port: number, method: string, path: string, body?: unknown, token: string | null = secret) => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    })
+    return (await res.json()) as { data: any }
+  }
+  const reg = (await call(a.httpPort, 'POST', '/v1/devices/register', {}, null)).data
+  await call(a.httpPort, 'POST', '/v1/screens/pair', { code: reg.pairingCode, name: 'Lobby' })
+  const dev = (await call(a.httpPort, 'GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).data
+  const options = { clientId: dev.screenId, username: dev.screenId, password: dev.deviceSecret, protocolVersion: 4 as const, reconnectPeriod: 0 }
+  const onA = await connectAsync(`mqtt://127.0.0.1:${a.mqttPort}`, options)
+  await a.app.services.presence.idle()
+  t.equal((await call(b.httpPort, 'GET', `/v1/screens/${dev.screenId}`)).data.status, 'online', 'online, as B sees it too')
+  t.same(
+    changes.map((c) => `${c.status} on ${c.on}`),
+    ['online on A'],
+  )
+
+  // A request in flight on A (its body not all sent) holds A's drain open past the grace period.
+  const inflight = net.connect(a.httpPort, '127.0.0.1')
+  await new Promise((r) => inflight.once('connect', r))
+  inflight.on('error', () => undefined)
+  inflight.write(`POST /v1/devices/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`)
+  await new Promise((r) => setTimeout(r, 100))
+  const closed = new Promise<void>((r) => onA.once('close', () => r()))
+  const draining = a.drain(10_000)
+  await closed
+  await onA.endAsync(true)
+  // The device reconnects, through the load balancer, to B.
+  const onB = await connectAsync(`mqtt://127.0.0.1:${b.mqttPort}`, options)
+  t.after(() => onB.endAsync(true))
+  await new Promise((r) => setTimeout(r, GRACE_MS * 3))
+  await b.app.services.presence.sweep()
+  await b.app.services.presence.idle()
+  t.same(
+    changes.map((c) => `${c.status} on ${c.on}`),
+    ['online on A'],
+    'no offline announced by A (still draining, past the grace) nor by B',
+  )
+  t.equal((await call(b.httpPort, 'GET', `/v1/screens/${dev.screenId}`)).data.status, 'online')
+
+  inflight.end('}')
+  await draining
+  t.pass('A finished its drain once the request was answered')
+})

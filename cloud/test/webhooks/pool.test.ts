@@ -82,6 +82,59 @@ forEngines(t, (t, build) => {
     )
   })
 
+  t.test('deliveries waiting behind a slow endpoint keep their lease: no later claim takes them while this process works on them', async (t) => {
+    let hold = true
+    const receiver = await startReceiver(() => (hold ? 'hold' : { status: 200 }))
+    t.after(() => receiver.close())
+    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, webhookLeaseMs: 300 }, { clock: new ManualClock(Date.now()) })
+    const { apiKey, workspaceId } = await h.workspace()
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })).statusCode, 201)
+    const n = ENDPOINT_CONCURRENCY + 4
+    for (let i = 0; i < n; i++)
+      await h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+    const run = h.app.services.webhookWorker.runOnce()
+    await receiver.waitFor(ENDPOINT_CONCURRENCY)
+    h.clock.advance(5_000) // far past the 300 ms lease the claim was taken with
+    await new Promise((r) => setTimeout(r, 500)) // renewed every 100 ms meanwhile
+    t.same(await h.app.services.webhooks.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
+    hold = false
+    receiver.release()
+    await run
+    t.equal(receiver.received.length, n, 'each sent once')
+    const log = (await h.req('GET', '/v1/webhooks/deliveries?limit=100', apiKey)).json().data as { status: string; attempts: number }[]
+    t.ok(
+      log.every((d) => d.status === 'delivered' && d.attempts === 1),
+      'all delivered on their first attempt',
+    )
+  })
+
+  t.test('a slow endpoint does not hold up deliveries queued after its batch was claimed', async (t) => {
+    const slow = await startReceiver(() => 'hold')
+    t.after(() => slow.close())
+    const fast = await startReceiver()
+    t.after(() => fast.close())
+    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: new ManualClock(Date.now()) })
+    const { apiKey, workspaceId } = await h.workspace()
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: slow.url, events: ['content.recalled'] })).statusCode, 201)
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: fast.url, events: ['screen.offline'] })).statusCode, 201)
+    const event = (name: 'content.recalled' | 'screen.offline', i: number) =>
+      h.app.services.events.publish({ event: name, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+    await event('content.recalled', 1)
+    await event('content.recalled', 2)
+    const first = h.app.services.webhookWorker.runOnce()
+    await slow.waitFor(2)
+    for (let i = 0; i < 3; i++) await event('screen.offline', i)
+    const second = h.app.services.webhookWorker.runOnce()
+    await fast.waitFor(3, 5_000)
+    t.equal(fast.received.length, 3, 'sent while the first batch is still held (the time limit is 10 s)')
+    t.equal(slow.received.length, 2)
+    slow.release(200)
+    await Promise.all([first, second])
+    const log = (await h.req('GET', '/v1/webhooks/deliveries?limit=100', apiKey)).json().data as { status: string }[]
+    t.equal(log.length, 5)
+    t.ok(log.every((d) => d.status === 'delivered'))
+  })
+
   t.test('a batch of failures counts each against the endpoint; a success in a later batch resets the count', async (t) => {
     let status = 500
     const { h, receiver, apiKey, endpointId, publish } = await setup(t, () => ({ status }))

@@ -216,7 +216,11 @@ export class OutboundGuard {
   post(rawUrl: string, opts: { headers: Record<string, string>; body: string; dispatcher: Agent }): Promise<number> {
     let url = this.checked.get(rawUrl)
     if (!url) {
-      url = this.check(rawUrl)
+      try {
+        url = this.check(rawUrl)
+      } catch (e) {
+        return Promise.reject(e)
+      }
       if (this.checked.size >= 10_000) this.checked.clear()
       this.checked.set(rawUrl, url)
     }

@@ -4,10 +4,13 @@
 // outcomes recorded together (endpoint failure count, switch-off). Real HTTPS receivers.
 import t from 'tap'
 import dns from 'node:dns'
+import fs from 'node:fs'
+import https from 'node:https'
+import path from 'node:path'
 import { ManualClock } from '../../src/clock.js'
 import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
 import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
-import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
+import { CA_FILE, TLS_DIR, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
 
 function countingLookup(): { lookup: LookupFn; hosts: string[] } {
@@ -40,6 +43,41 @@ t.test('a pool reuses keep-alive connections and puts every new one through the 
   t.equal(hosts.length, receiver.connections, 'each new connection ran the guarded lookup')
 
   await t.rejects(guard.request(receiver.url, { body: '{}', dispatcher: new (await import('undici')).Agent() as never }), /not a pool of this guard/)
+})
+
+t.test("post(): the worker's lean POST answers the status, keeps the 64 KiB answer limit and the whole-request time limit", async (t) => {
+  const big = 'x'.repeat(70 * 1024)
+  const server = https.createServer(
+    { key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) },
+    (req, res) => {
+      req.resume()
+      req.on('end', () => {
+        if (req.url === '/big') res.writeHead(200).end(big)
+        else if (req.url === '/hold')
+          res.writeHead(200).write('partial') // never ends
+        else res.writeHead(req.url === '/teapot' ? 418 : 204).end()
+      })
+    },
+  )
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  t.after(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const base = `https://localhost:${(server.address() as import('node:net').AddressInfo).port}`
+  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: 400 })
+  t.after(() => guard.close())
+  const pool = guard.pool(4)
+  const post = (p: string) => guard.post(`${base}${p}`, { headers: { 'content-type': 'application/json' }, body: '{}', dispatcher: pool })
+  t.equal(await post('/ok'), 204)
+  t.equal(await post('/teapot'), 418)
+  await t.rejects(post('/big'), /response larger than 65536 bytes/)
+  const started = Date.now()
+  await t.rejects(post('/hold'), { name: 'TimeoutError' }, 'a body that never ends runs out of time')
+  t.ok(Date.now() - started < 2_000, `ended by the time limit (${Date.now() - started} ms)`)
+  t.equal(await post('/ok'), 204, 'the pool still works after an aborted request')
+  await t.rejects(guard.post(`${base}/ok`, { headers: {}, body: '{}', dispatcher: new (await import('undici')).Agent() as never }), /not a pool of this guard/)
+  await t.rejects(guard.post('http://localhost/ok', { headers: {}, body: '{}', dispatcher: pool }), /only https/)
 })
 
 forEngines(t, (t, build) => {

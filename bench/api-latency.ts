@@ -69,7 +69,14 @@ async function main(): Promise<void> {
 
     // (b) the product
     pgdb = databaseUrl ? await freshDatabase(databaseUrl) : null
-    const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000', ...(pgdb ? { SVC_DATABASE_URL: pgdb.url } : {}) })
+    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during each route's measured run, one file each (bench/lib/cpu-prof.mjs).
+    const profDir = process.env.BENCH_CPU_PROF
+    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
+    const env = cloudEnv(dir, await freePort(), await freePort(), {
+      SVC_RATE_LIMIT: '1000000000',
+      ...(pgdb ? { SVC_DATABASE_URL: pgdb.url } : {}),
+      ...prof,
+    })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
     const cloud = await startCloud(env, join(dir, 'cloud.log'))
     await pairMany(cloud.base, apiKey, S, 8)
@@ -85,7 +92,9 @@ async function main(): Promise<void> {
     for (const route of routes) {
       expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
       await cannon(cloud.base + route.path, route.headers, 2)
+      if (profDir) cloud.proc.kill('SIGWINCH')
       results.push({ name: route.name, r: await cannon(cloud.base + route.path, route.headers, D) })
+      if (profDir) cloud.proc.kill('SIGWINCH')
     }
     await stop(cloud.proc)
 

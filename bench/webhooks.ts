@@ -68,7 +68,8 @@ const cpuMs = (cpu.user + cpu.system) / 1000
 console.log(`queue:      ${N} events published (one durable row each) in ${queueMs.toFixed(0)} ms = ${((N / queueMs) * 1000).toFixed(0)} events/s`)
 console.log(
   `throughput: ${N} deliveries (signed, HTTPS, keep-alive) in ${drainMs.toFixed(0)} ms = ${((N / drainMs) * 1000).toFixed(0)} deliveries/s; ` +
-    `cloud CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / N).toFixed(0)} µs per delivery (${((N / cpuMs) * 1000).toFixed(0)} deliveries per CPU-second)`,
+    `cloud CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / N).toFixed(0)} µs per delivery (${((N / cpuMs) * 1000).toFixed(0)} deliveries per CPU-second); ` +
+    `${receiver.connections()} TLS connections accepted by the receiver`,
 )
 
 // 2. Latency with the worker running as in production.

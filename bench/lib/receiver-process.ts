@@ -9,6 +9,8 @@ export interface ReceiverProcess {
   url: string
   /** Requests received so far. */
   count(): number
+  /** TLS connections the receiver accepted so far (keep-alive reuse shows as few). */
+  connections(): number
   /** Resolves once at least n requests have arrived. */
   waitFor(n: number, timeoutMs?: number): Promise<void>
   close(): Promise<void>
@@ -28,7 +30,7 @@ if (process.env.BENCH_RECEIVER_CHILD === '1') {
       scheduled = true
       setImmediate(() => {
         scheduled = false
-        process.send!({ count: sent })
+        process.send!({ count: sent, connections: r.connections })
       })
     }
     return n
@@ -40,11 +42,13 @@ if (process.env.BENCH_RECEIVER_CHILD === '1') {
 export async function startReceiverProcess(): Promise<ReceiverProcess> {
   const child: ChildProcess = forkScript(fileURLToPath(import.meta.url), { BENCH_RECEIVER_CHILD: '1' })
   let count = 0
+  let connections = 0
   const waiters: { n: number; resolve: () => void }[] = []
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`receiver exited (${code})`)))
-    child.on('message', (m: { url?: string; count?: number }) => {
+    child.on('message', (m: { url?: string; count?: number; connections?: number }) => {
       if (m.url) resolve(m.url)
+      if (m.connections !== undefined) connections = m.connections
       if (m.count !== undefined) {
         count = m.count
         for (const w of [...waiters]) if (count >= w.n) waiters.splice(waiters.indexOf(w), 1), w.resolve()
@@ -54,6 +58,7 @@ export async function startReceiverProcess(): Promise<ReceiverProcess> {
   return {
     url,
     count: () => count,
+    connections: () => connections,
     waitFor(n, timeoutMs = 30_000) {
       if (count >= n) return Promise.resolve()
       return new Promise((resolve, reject) => {

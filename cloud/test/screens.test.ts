@@ -48,6 +48,59 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
   t.equal((await h.req('GET', '/v1/screens?cursor=garbage&limit=2', apiKey)).statusCode, 422)
 })
 
+t.test('the list (serialised by the database) answers each item as the screen itself reads; count, cursors and page ends', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Store' })).json().data.id
+  const ids: string[] = []
+  for (let i = 0; i < 4; i++) ids.push((await pairScreen(h, apiKey, `S${i}`, i % 2 ? node : undefined)).screenId)
+  ids.sort()
+  const tricky = 'Quote " back \\ slash </script> ✓ 😀 ,{"id":"x"} \u2028 end'
+  t.equal((await h.req('PATCH', `/v1/screens/${ids[1]}`, apiKey, { name: tricky })).statusCode, 200)
+  const list = (await h.req('GET', '/v1/screens', apiKey)).json()
+  t.equal(list.data.length, 4)
+  for (const item of list.data as Record<string, unknown>[]) {
+    const one = (await h.req('GET', `/v1/screens/${item.id}`, apiKey)).json().data
+    t.same(
+      item,
+      {
+        id: one.id,
+        name: one.name,
+        status: one.status,
+        contentKind: one.contentKind,
+        contentId: one.contentId,
+        lastSeenAt: one.lastSeenAt,
+        nodeId: one.nodeId,
+      },
+      `${item.id} as GET reads it`,
+    )
+  }
+  t.equal(list.data[1].name, tricky, 'quotes, backslashes, emoji and JSON-looking text come back as sent')
+
+  const exact = await h.req('GET', '/v1/screens?limit=4&count=1', apiKey)
+  t.match(exact.headers['content-type'], /^application\/json/)
+  t.same(
+    exact.json().data.map((s: { id: string }) => s.id),
+    ids,
+  )
+  t.equal(exact.json().nextCursor, null, 'a page that ends exactly at the last screen has no cursor')
+  t.equal(exact.json().total, 4)
+  const first = (await h.req('GET', '/v1/screens?limit=3&count=1', apiKey)).json()
+  t.same(
+    first.data.map((s: { id: string }) => s.id),
+    ids.slice(0, 3),
+  )
+  t.equal(first.total, 4, 'total counts the whole list, not the page')
+  const rest = (await h.req('GET', `/v1/screens?limit=3&cursor=${first.nextCursor}`, apiKey)).json()
+  t.same(
+    rest.data.map((s: { id: string }) => s.id),
+    ids.slice(3),
+  )
+  t.equal(rest.nextCursor, null)
+  const empty = await makeKey(h, apiKey, ['screen.view'], (await h.req('POST', '/v1/nodes', apiKey, { name: 'Empty' })).json().data.id)
+  t.same((await h.req('GET', '/v1/screens?limit=2&count=1', empty.secret)).json(), { data: [], nextCursor: null, total: 0 }, 'an empty list')
+})
+
 t.test('get, rename and move a screen', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()

@@ -16,6 +16,12 @@ import type { Readable } from 'node:stream'
 import ipaddr from 'ipaddr.js'
 import { Agent, buildConnector, request, type Dispatcher } from 'undici'
 
+/** A request of post() in flight: when its whole-request limit runs out, and how to end it. */
+interface Deadline {
+  at: number
+  expire(): void
+}
+
 export class UnsafeUrlError extends Error {
   constructor(message: string) {
     super(message)
@@ -75,6 +81,11 @@ export class OutboundGuard {
   private readonly timeoutMs: number
   private readonly connect: buildConnector.connector
   private readonly pools: Agent[] = []
+  /** URLs post() has checked (the check is a pure function of the URL string and the allow list). */
+  private readonly checked = new Map<string, URL>()
+  /** post()'s requests in flight; one sweep timer ends those over the limit instead of a timer each. */
+  private readonly deadlines = new Set<Deadline>()
+  private sweeper: NodeJS.Timeout | null = null
 
   constructor(opts: OutboundGuardOptions = {}) {
     this.allow = new Set((opts.allowHosts ?? []).map((h) => h.toLowerCase()))
@@ -194,6 +205,98 @@ export class OutboundGuard {
   }
 
   /**
+   * POSTs through one of this guard's pools with as little work per request as it can (the
+   * webhook worker's path, thousands a second): the same URL check as request() (its answer
+   * remembered per URL string), the same connect-time checks (the pool's), the same response
+   * size limit (64 KiB, counted and dropped: only the status is wanted), and the same
+   * whole-request time limit kept by one sweep over the requests in flight instead of an
+   * AbortSignal timer per request. Answers the status; rejects with a `TimeoutError` when
+   * the limit runs out, and with undici's error when the request fails.
+   */
+  post(rawUrl: string, opts: { headers: Record<string, string>; body: string; dispatcher: Agent }): Promise<number> {
+    let url = this.checked.get(rawUrl)
+    if (!url) {
+      try {
+        url = this.check(rawUrl)
+      } catch (e) {
+        return Promise.reject(e)
+      }
+      if (this.checked.size >= 10_000) this.checked.clear()
+      this.checked.set(rawUrl, url)
+    }
+    if (!this.pools.includes(opts.dispatcher)) return Promise.reject(new Error('not a pool of this guard'))
+    const max = 64 * 1024
+    const timeoutMs = this.timeoutMs
+    return new Promise<number>((resolve, reject) => {
+      let status = 0
+      let size = 0
+      let done = false
+      let controller: Dispatcher.DispatchController | null = null
+      let late: Error | null = null
+      const finish = (err: Error | null) => {
+        if (done) return
+        done = true
+        this.deadlines.delete(deadline)
+        if (err) reject(err)
+        else resolve(status)
+      }
+      const deadline: Deadline = {
+        at: performance.now() + timeoutMs,
+        expire: () => {
+          const err = new Error(`no answer within ${timeoutMs} ms`)
+          err.name = 'TimeoutError'
+          if (controller) controller.abort(err)
+          else late = err
+          finish(err)
+        },
+      }
+      this.track(deadline)
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: (c) => {
+          controller = c
+          if (late) c.abort(late)
+        },
+        onResponseStart: (_c, statusCode) => {
+          status = statusCode
+        },
+        onResponseData: (c, chunk) => {
+          size += chunk.length
+          if (size > max) {
+            const err = new Error(`response larger than ${max} bytes`)
+            c.abort(err)
+            finish(err)
+          }
+        },
+        onResponseEnd: () => finish(null),
+        onResponseError: (_c, err) => finish(err),
+      }
+      try {
+        opts.dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers: opts.headers, body: opts.body }, handler)
+      } catch (e) {
+        finish(e as Error)
+      }
+    })
+  }
+
+  private track(d: Deadline): void {
+    this.deadlines.add(d)
+    if (this.sweeper) return
+    // A quarter of the limit (at most a second): a request ends at most that late.
+    this.sweeper = setInterval(
+      () => {
+        const now = performance.now()
+        for (const x of this.deadlines) if (x.at <= now) x.expire()
+        if (!this.deadlines.size && this.sweeper) {
+          clearInterval(this.sweeper)
+          this.sweeper = null
+        }
+      },
+      Math.max(10, Math.min(1000, Math.floor(this.timeoutMs / 4))),
+    )
+    this.sweeper.unref()
+  }
+
+  /**
    * GETs through the guard and hands back the body as a stream, for downloads too large
    * to hold in memory (import-url). The caller must consume or destroy `body`.
    */
@@ -212,6 +315,8 @@ export class OutboundGuard {
   }
 
   async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper)
+    this.sweeper = null
     await Promise.all([this.dispatcher.close(), ...this.pools.map((p) => p.close())])
   }
 }

@@ -2,15 +2,13 @@
 // rename/move, delete, assignment, panel profile, device secret) is a method here. The
 // device link (devicelink/*: presence, reported state, desired_version) still writes its
 // own columns. Reads for target selection, the list and the content usages live here too.
-import type { Selectable } from 'kysely'
-import type { Executor } from '../db/Database.js'
+import { sql, type Selectable } from 'kysely'
+import type { Dialect, Executor } from '../db/Database.js'
 import type { ScreensTable } from '../db/schema.js'
 import type { PageRequest } from '../http/pagination.js'
-import { paged, withinNodes } from './paging.js'
+import { withinNodes } from './paging.js'
 
 export type ScreenRecord = Selectable<ScreensTable>
-/** The columns of a list item. */
-export type ScreenListRecord = Pick<ScreenRecord, 'id' | 'name' | 'status' | 'content_kind' | 'content_id' | 'last_seen_at' | 'node_id'>
 export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
@@ -101,10 +99,41 @@ export class ScreenRepository {
     return this.k.selectFrom('screens').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
   }
 
-  /** A page of list items by id ascending, within the node ids the credential reaches (null = all). */
-  list(workspaceId: string, scopeIds: string[] | null, page: PageRequest): Promise<ScreenListRecord[]> {
-    const q = withinNodes(this.k.selectFrom('screens').select(LIST_COLUMNS).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
-    return paged(q, page, 'asc').execute()
+  /**
+   * A page of list items by id ascending, within the node ids the credential reaches (null =
+   * all), with its items already as JSON text, built by the database: one
+   * string crosses to JavaScript instead of one object per row (building row objects was
+   * most of the list's cost per item). `data` is the items' JSON array (keys as the API
+   * names them), `more` whether rows follow the page's last id.
+   */
+  async listJson(
+    dialect: Dialect,
+    workspaceId: string,
+    scopeIds: string[] | null,
+    page: PageRequest,
+  ): Promise<{ data: string; count: number; lastId: string | null; more: boolean }> {
+    let items = withinNodes(this.k.selectFrom('screens').select(LIST_COLUMNS).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+    if (page.after) items = items.where('id', '>', page.after)
+    items = items.orderBy('id')
+    if (page.limit !== null) items = items.limit(page.limit)
+    // Same filter, after the page's last id: does another page follow?
+    const after = withinNodes(this.k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
+      sql<boolean>`id > pg.last_id`,
+    )
+    const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id`
+    const array =
+      dialect === 'postgres'
+        ? sql`CAST(COALESCE(json_agg(json_build_object(${fields}) ORDER BY p.id), '[]') AS TEXT)`
+        : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
+    const r = await sql<{
+      data: string
+      n: number | string
+      last_id: string | null
+      more: number | boolean
+    }>`SELECT pg.data, pg.n, pg.last_id, EXISTS ${after} AS more
+FROM (SELECT ${array} AS data, COUNT(*) AS n, MAX(p.id) AS last_id FROM ${items} p) pg`.execute(this.k)
+    const row = r.rows[0]!
+    return { data: row.data, count: Number(row.n), lastId: row.last_id, more: row.more === true || Number(row.more) === 1 }
   }
 
   async count(workspaceId: string, scopeIds: string[] | null): Promise<number> {

@@ -3,6 +3,7 @@
 // the sub-select takes its rows `FOR UPDATE SKIP LOCKED`, so several processes claiming at
 // once each get different deliveries instead of waiting on or double-claiming one another
 // (SQLite has one writer at a time, so the plain statement is already exclusive).
+import { sql } from 'kysely'
 import type { Dialect, Executor } from '../db/Database.js'
 import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointUpdate } from '../db/schema.js'
 import type { PageRequest } from '../http/pagination.js'
@@ -11,6 +12,20 @@ import { paged } from './paging.js'
 const RETRYABLE = ['pending', 'failed']
 /** Deliveries per multi-row insert: 16 parameters each, inside both engines' limits. */
 const DELIVERY_CHUNK = 200
+
+/** One claimed delivery's outcome for settleMany; null `attempts`/`payload` leave the column as it is. */
+export interface Settlement {
+  id: string
+  token: string | null
+  status: string
+  /** Null when nothing was sent (abandoned unsent): attempts and response status stay. */
+  attempts: number | null
+  deliveredAt: string | null
+  responseStatus: number | null
+  error: string | null
+  nextAttemptAt: string | null
+  payload: string | null
+}
 
 export class WebhookRepository {
   constructor(
@@ -135,7 +150,7 @@ export class WebhookRepository {
    * Claims up to `limit` due deliveries (pending or failed, due by `now`, not under another
    * live lease) for `token` until `leaseUntil`, and returns them in due order.
    */
-  async claimDue(now: string, leaseUntil: string, token: string, limit: number): Promise<WebhookDeliveryRow[]> {
+  async claimDue(now: string, leaseUntil: string, token: string, limit: number, skipEndpoints: readonly string[] = []): Promise<WebhookDeliveryRow[]> {
     await this.k
       .updateTable('webhook_deliveries')
       .set({ claimed_until: leaseUntil, claim_token: token })
@@ -146,14 +161,61 @@ export class WebhookRepository {
           .where('status', 'in', RETRYABLE)
           .where('next_attempt_at', '<=', now)
           .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .orderBy('id')
-          .limit(limit)
+        // Endpoints that already have a full queue in this process wait for the next claim.
+        if (skipEndpoints.length) due = due.where('endpoint_id', 'not in', [...skipEndpoints])
+        due = due.orderBy('next_attempt_at').orderBy('id').limit(limit)
         if (this.dialect === 'postgres') due = due.forUpdate().skipLocked()
         return due
       })
       .execute()
     return this.k.selectFrom('webhook_deliveries').selectAll().where('claim_token', '=', token).orderBy('next_attempt_at').orderBy('id').execute()
+  }
+
+  /** Pushes the lease of every delivery still claimed by one of `tokens` to `leaseUntil` (the claims are still being worked on). */
+  async renewLeases(tokens: readonly string[], leaseUntil: string): Promise<void> {
+    if (!tokens.length) return
+    await this.k
+      .updateTable('webhook_deliveries')
+      .set({ claimed_until: leaseUntil })
+      .where('claim_token', 'in', [...tokens])
+      .execute()
+  }
+
+  /**
+   * Ends many claimed deliveries in one statement (an UPDATE over a VALUES list, on both
+   * engines); answers the ids it settled. A row whose claim token changed meanwhile (lease
+   * lost and claimed again) is left alone, as settle() does.
+   */
+  async settleMany(rows: readonly Settlement[], k: Executor = this.k): Promise<Set<string>> {
+    const done = new Set<string>()
+    // 10 values a row; 500 rows stay far below either engine's parameter limit.
+    for (let i = 0; i < rows.length; i += 500) {
+      const chunk = rows.slice(i, i + 500)
+      const values = sql.join(
+        chunk.map(
+          (r) =>
+            sql`(${r.id}, ${r.token}, ${r.status}, ${r.attempts === null ? null : String(r.attempts)}, ${r.deliveredAt}, ${r.attempts === null ? '0' : '1'}, ${r.responseStatus === null ? null : String(r.responseStatus)}, ${r.error}, ${r.nextAttemptAt}, ${r.payload})`,
+        ),
+      )
+      // VALUES columns are text on PostgreSQL (untyped parameters): the integers are cast.
+      const res = await sql<{
+        id: string
+      }>`WITH v(id, token, status, attempts, delivered_at, sent, response_status, error, next_attempt_at, payload) AS (VALUES ${values})
+UPDATE webhook_deliveries SET
+  status = v.status,
+  attempts = COALESCE(CAST(v.attempts AS INTEGER), webhook_deliveries.attempts),
+  delivered_at = COALESCE(v.delivered_at, webhook_deliveries.delivered_at),
+  response_status = CASE WHEN v.sent = '1' THEN CAST(v.response_status AS INTEGER) ELSE webhook_deliveries.response_status END,
+  error = v.error,
+  next_attempt_at = v.next_attempt_at,
+  payload = COALESCE(v.payload, webhook_deliveries.payload),
+  claimed_until = NULL,
+  claim_token = NULL
+FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claim_token = v.token
+RETURNING webhook_deliveries.id`.execute(k)
+      for (const r of res.rows) done.add(r.id)
+    }
+    return done
   }
 
   /** Ends a claimed delivery with `patch` (clears the lease); false when the claim was lost meanwhile. */

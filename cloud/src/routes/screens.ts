@@ -143,7 +143,12 @@ const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Paged(ScreenItem), ...errorResponses },
       },
     },
-    async (req) => screens.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
+    // The answer comes as JSON text serialised by the database (the schema above documents it).
+    async (req, reply) =>
+      reply
+        .type('application/json; charset=utf-8')
+        // JSON text is sent as it is (the typed reply expects the object the schema describes).
+        .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }))) as never),
   )
 
   app.get(

@@ -6,9 +6,9 @@ import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
 import type { Principal } from '../auth/Principal.js'
 import { notFound } from '../errors.js'
-import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { encodeCursor, type PageRequest } from '../http/pagination.js'
 import { PairingRepository } from '../repositories/PairingRepository.js'
-import { ScreenRepository, type ScreenListRecord, type ScreenRecord } from '../repositories/ScreenRepository.js'
+import { ScreenRepository, type ScreenRecord } from '../repositories/ScreenRepository.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
 
@@ -48,7 +48,12 @@ export function screenDirectory(db: Queryable): DeviceDirectory {
   return { credentialHash: (screenId) => repo.credentialHash(screenId) }
 }
 
-const listItem = (r: ScreenListRecord): ScreenListItem => ({
+function storedReported(text: string): Reported | null {
+  const r = parseReported(text)
+  return r.ok ? r.value : null
+}
+
+const view = (r: ScreenRecord): ScreenView => ({
   id: r.id,
   name: r.name,
   status: r.status,
@@ -56,15 +61,6 @@ const listItem = (r: ScreenListRecord): ScreenListItem => ({
   contentId: r.content_id,
   lastSeenAt: r.last_seen_at,
   nodeId: r.node_id,
-})
-
-function storedReported(text: string): Reported | null {
-  const r = parseReported(text)
-  return r.ok ? r.value : null
-}
-
-const view = (r: ScreenRecord): ScreenView => ({
-  ...listItem(r),
   model: r.model,
   serialNumber: r.serial_number,
   timezone: r.timezone,
@@ -109,11 +105,21 @@ export class ScreenService {
     return r
   }
 
-  /** Screens the credential reaches, by id ascending (SPEC "Pagination"). */
-  async list(p: Principal, page: PageRequest): Promise<Page<ScreenListItem>> {
+  /**
+   * Screens the credential reaches, by id ascending, as the answer's JSON text (the route
+   * sends it as it is): the items are serialised by the database (ScreenRepository.listJson),
+   * the envelope (`data`, `nextCursor` with a limit, `total` with count=1) here.
+   */
+  async listJson(p: Principal, page: PageRequest): Promise<string> {
     const scopeIds = await this.nodes.scopeIds(p)
-    const total = page.count ? await this.repo.count(p.workspaceId, scopeIds) : undefined
-    return pageOf(await this.repo.list(p.workspaceId, scopeIds, page), page, listItem, total)
+    const [r, total] = await Promise.all([
+      this.repo.listJson(this.db.dialect, p.workspaceId, scopeIds, page),
+      page.count ? this.repo.count(p.workspaceId, scopeIds) : undefined,
+    ])
+    let out = `{"data":${r.data}`
+    if (page.limit !== null) out += `,"nextCursor":${r.more && r.count >= page.limit && r.lastId ? JSON.stringify(encodeCursor(r.lastId)) : 'null'}`
+    if (page.count) out += `,"total":${total ?? r.count}`
+    return `${out}}`
   }
 
   async get(p: Principal, id: string): Promise<ScreenView> {

@@ -198,7 +198,9 @@ export function createServices(deps: {
       kind === 'media' ? media.remove({ ...systemPrincipal(ws) }, id).then(() => undefined) : content.discardNew(ws, kind as ContentKind, id),
     changed: (ws, kind, id) => content.changed(ws, kind as ContentKind, id),
   })
-  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log, 200, () => outbox.dispatch())
+  const webhookWorker = new WebhookDeliveryWorker(webhooks, clock, config.webhookIntervalMs, log, 200, () => outbox.dispatch(), {
+    leaseMs: config.webhookLeaseMs,
+  })
   webhooks.onQueued = () => webhookWorker.kick()
   events.subscribe((e) => (e.viaOutbox ? undefined : webhooks.enqueue(e).then(() => undefined)))
   const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)

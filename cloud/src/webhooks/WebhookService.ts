@@ -15,7 +15,7 @@ import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
-import { WebhookRepository } from '../repositories/WebhookRepository.js'
+import { WebhookRepository, type Settlement } from '../repositories/WebhookRepository.js'
 import type { NewWebhookDelivery } from '../db/schema.js'
 import type { Mailer } from '../mail/Mailer.js'
 import type { UserService } from '../services/UserService.js'
@@ -116,13 +116,13 @@ export const WebhookDelivery = Type.Object({
 })
 export type DeliveryView = Static<typeof WebhookDelivery>
 
-/** One sent delivery, waiting for its write: the row patch and the endpoint bookkeeping. */
-interface Outcome {
+/** One sent delivery, waiting for its write: the row's settlement and the endpoint bookkeeping. */
+export interface Outcome {
   d: DeliveryRow
   /** The endpoint the delivery went to; null when it was abandoned unsent. */
   ep: EndpointRow | null
   at: string
-  patch: Partial<Omit<DeliveryRow, 'id'>>
+  settle: Settlement
   result: SendResult
 }
 
@@ -200,6 +200,8 @@ export class WebhookService {
   /** Keep-alive connections per endpoint origin, through the guard's connect-time checks. */
   private readonly pool: Agent
   private readonly slots = new Map<string, { active: number; waiting: (() => void)[] }>()
+  /** Endpoint URL → its origin (the slot key), so a delivery does not parse its URL again. */
+  private readonly origins = new Map<string, string | null>()
 
   constructor(
     private readonly db: Database,
@@ -406,11 +408,22 @@ export class WebhookService {
   }
 
   /** Claims up to `limit` due deliveries under a lease; another process skips them until it ends. */
-  async claimDue(limit: number): Promise<DeliveryRow[]> {
+  async claimDue(limit: number, skipEndpoints: readonly string[] = []): Promise<DeliveryRow[]> {
     const now = this.clock.now()
     const iso = now.toISOString()
     const token = randomUUID()
-    return (await this.repo.claimDue(iso, new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, limit)) as DeliveryRow[]
+    return (await this.repo.claimDue(iso, new Date(now.getTime() + this.opts.leaseMs).toISOString(), token, limit, skipEndpoints)) as DeliveryRow[]
+  }
+
+  /** Extends the lease of the deliveries still held under `tokens` by another lease length from now. */
+  async renewLeases(tokens: readonly string[]): Promise<void> {
+    await this.repo.renewLeases(tokens, new Date(this.clock.now().getTime() + this.opts.leaseMs).toISOString())
+  }
+
+  /** The endpoints of claimed deliveries, in one read. */
+  async endpointsOf(ds: readonly DeliveryRow[]): Promise<Map<string, EndpointRow>> {
+    const rows = (await this.repo.endpointsByIds([...new Set(ds.map((d) => d.endpoint_id))])) as EndpointRow[]
+    return new Map(rows.map((e) => [e.id, e]))
   }
 
   /** One attempt of a claimed delivery: sign, POST through the guard, record the outcome. */
@@ -425,14 +438,30 @@ export class WebhookService {
    */
   async attemptMany(ds: DeliveryRow[]): Promise<SendResult[]> {
     if (!ds.length) return []
-    const eps = new Map(((await this.repo.endpointsByIds([...new Set(ds.map((d) => d.endpoint_id))])) as EndpointRow[]).map((e) => [e.id, e]))
+    const eps = await this.endpointsOf(ds)
     const done: Outcome[] = []
     await Promise.all(ds.map((d) => this.send(d, eps.get(d.endpoint_id)).then((o) => done.push(o))))
+    await this.record(done)
+    const byId = new Map(done.map((o) => [o.d.id, o.result]))
+    return ds.map((d) => byId.get(d.id)!)
+  }
+
+  /**
+   * Writes sent deliveries' outcomes in one transaction: every row in one statement (a
+   * lost claim is another run's and changes nothing), then per endpoint, in the order the
+   * answers came, its failure count and last status; mails the Owners of an endpoint this
+   * switched off.
+   */
+  async record(done: readonly Outcome[]): Promise<void> {
+    if (!done.length) return
     const switchedOff = await this.db.transaction(async (tx) => {
-      // Per endpoint, in the order the answers came: settled outcomes only (a lost claim is another run's).
+      const settled = await this.repo.settleMany(
+        done.map((o) => o.settle),
+        tx.kysely,
+      )
       const byEndpoint = new Map<string, Outcome[]>()
       for (const o of done) {
-        if (!(await this.repo.settle(o.d.id, o.d.claim_token, o.patch, tx.kysely)) || !o.ep) continue
+        if (!settled.has(o.d.id) || !o.ep) continue
         const list = byEndpoint.get(o.ep.id)
         if (list) list.push(o)
         else byEndpoint.set(o.ep.id, [o])
@@ -449,32 +478,37 @@ export class WebhookService {
       return off
     })
     for (const { ep, status } of switchedOff) await this.switchedOff(ep, status)
-    const byId = new Map(done.map((o) => [o.d.id, o.result]))
-    return ds.map((d) => byId.get(d.id)!)
   }
 
-  /** Sends one delivery (no database write): what to settle it with. */
-  private async send(d: DeliveryRow, ep: EndpointRow | undefined): Promise<Outcome> {
+  /** Sends one delivery (no database write): what to settle it with. Never rejects. */
+  async send(d: DeliveryRow, ep: EndpointRow | undefined): Promise<Outcome> {
+    const token = d.claim_token
     if (ep?.enabled !== 1) {
       const error = ep ? 'endpoint switched off' : 'endpoint deleted'
-      return { d, ep: null, at: '', patch: { status: 'abandoned', error, next_attempt_at: null }, result: { deliveryId: d.id, ok: false, status: null, error } }
+      const settle: Settlement = {
+        id: d.id,
+        token,
+        status: 'abandoned',
+        attempts: null,
+        deliveredAt: null,
+        responseStatus: null,
+        error,
+        nextAttemptAt: null,
+        payload: null,
+      }
+      return { d, ep: null, at: '', settle, result: { deliveryId: d.id, ok: false, status: null, error } }
     }
     const attempt = d.attempts + 1
-    // The first attempt's body was made when the delivery was queued; later ones carry their number.
-    const body = attempt === 1 && d.payload !== null ? d.payload : this.bodyOf(d, attempt)
     let status: number | null = null
     let error: string | null = null
+    // The first attempt's body was made when the delivery was queued; later ones carry their number.
+    let body = d.payload ?? ''
     const release = await this.slot(ep.url)
     try {
+      if (attempt !== 1 || d.payload === null) body = this.bodyOf(d, attempt)
       // Checked again before every delivery: the URL may have been stored under other rules,
       // and the guard also checks the address actually connected to.
-      const res = await this.outbound.request(ep.url, {
-        method: 'POST',
-        headers: signedHeaders(ep.secret, body, d.event, this.clock.now()),
-        body,
-        dispatcher: this.pool,
-      })
-      status = res.status
+      status = await this.outbound.post(ep.url, { headers: signedHeaders(ep.secret, body, d.event, this.clock.now()), body, dispatcher: this.pool })
       if (status < 200 || status > 299) error = status >= 300 && status < 400 ? `http ${status} (redirects are not followed)` : `http ${status}`
     } catch (e) {
       error = describeSendError(e, this.opts.timeoutMs)
@@ -483,39 +517,49 @@ export class WebhookService {
     }
     const now = this.clock.now()
     const at = now.toISOString()
-    const payload = body === d.payload ? {} : { payload: body }
+    const payload = body === d.payload ? null : body
     if (!error) {
-      const patch = {
+      const settle: Settlement = {
+        id: d.id,
+        token,
         status: 'delivered',
         attempts: attempt,
-        delivered_at: at,
-        response_status: status,
+        deliveredAt: at,
+        responseStatus: status,
         error: null,
-        next_attempt_at: null,
-        ...payload,
-      } as const
-      return { d, ep, at, patch, result: { deliveryId: d.id, ok: true, status, error: null } }
+        nextAttemptAt: null,
+        payload,
+      }
+      return { d, ep, at, settle, result: { deliveryId: d.id, ok: true, status, error: null } }
     }
     const final = attempt >= MAX_ATTEMPTS
-    const patch = {
+    const settle: Settlement = {
+      id: d.id,
+      token,
       status: final ? 'abandoned' : 'failed',
       attempts: attempt,
-      response_status: status,
+      deliveredAt: null,
+      responseStatus: status,
       error,
-      next_attempt_at: final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(),
-      ...payload,
-    } as const
-    return { d, ep, at, patch, result: { deliveryId: d.id, ok: false, status, error } }
+      nextAttemptAt: final ? null : new Date(now.getTime() + backoffAfter(attempt)).toISOString(),
+      payload,
+    }
+    return { d, ep, at, settle, result: { deliveryId: d.id, ok: false, status, error } }
   }
 
   /** Waits for one of the endpoint origin's ENDPOINT_CONCURRENCY slots (the timeout starts once sending starts). */
   private async slot(rawUrl: string): Promise<() => void> {
-    let origin: string
-    try {
-      origin = new URL(rawUrl).origin
-    } catch {
-      return () => undefined
+    let origin = this.origins.get(rawUrl)
+    if (origin === undefined) {
+      try {
+        origin = new URL(rawUrl).origin
+      } catch {
+        origin = null
+      }
+      if (this.origins.size >= 10_000) this.origins.clear()
+      this.origins.set(rawUrl, origin)
     }
+    if (origin === null) return () => undefined
     let s = this.slots.get(origin)
     if (!s) this.slots.set(origin, (s = { active: 0, waiting: [] }))
     const state = s

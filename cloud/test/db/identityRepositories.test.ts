@@ -126,14 +126,20 @@ eachEngine(t, 'screens and pairing registrations', async (t, db) => {
     ),
   )
   t.equal(await screens.count('ws_1', null), 450)
-  const page = await screens.list('ws_1', null, { limit: 2, after: ids[0]!, count: false })
+  const page = await screens.listJson(db.dialect, 'ws_1', null, { limit: 2, after: ids[0]!, count: false })
+  const items = JSON.parse(page.data) as Record<string, unknown>[]
   t.same(
-    page.map((s) => s.id),
-    ids.slice(1, 4),
-    'ascending after the cursor, limit + 1 rows',
+    items.map((s) => s.id),
+    ids.slice(1, 3),
+    'ascending after the cursor, limit rows',
   )
-  t.same(Object.keys(page[0]!).sort(), ['content_id', 'content_kind', 'id', 'last_seen_at', 'name', 'node_id', 'status'], 'only the list columns')
-  t.equal(page[0]!.status, 'offline')
+  t.same(page, { data: page.data, count: 2, lastId: ids[2], more: true }, 'the page says more follow')
+  t.same(Object.keys(items[0]!).sort(), ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'only the list fields')
+  t.equal(items[0]!.status, 'offline')
+  const last = await screens.listJson(db.dialect, 'ws_1', null, { limit: 5, after: ids[446]!, count: false })
+  t.same([last.count, last.lastId, last.more], [3, ids[449], false], 'the last page says none follow')
+  const none = await screens.listJson(db.dialect, 'ws_1', [], { limit: null, after: null, count: false })
+  t.same([none.data, none.count, none.more], ['[]', 0, false], 'an empty scope: an empty array')
 
   // More screens than one IN list: every one is assigned.
   await screens.setAssignment('ws_1', ids, { kind: 'playlist', id: 'pl_1' }, T1)

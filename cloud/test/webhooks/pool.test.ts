@@ -4,10 +4,13 @@
 // outcomes recorded together (endpoint failure count, switch-off). Real HTTPS receivers.
 import t from 'tap'
 import dns from 'node:dns'
+import fs from 'node:fs'
+import https from 'node:https'
+import path from 'node:path'
 import { ManualClock } from '../../src/clock.js'
 import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
 import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
-import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
+import { CA_FILE, TLS_DIR, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
 
 function countingLookup(): { lookup: LookupFn; hosts: string[] } {
@@ -40,6 +43,41 @@ t.test('a pool reuses keep-alive connections and puts every new one through the 
   t.equal(hosts.length, receiver.connections, 'each new connection ran the guarded lookup')
 
   await t.rejects(guard.request(receiver.url, { body: '{}', dispatcher: new (await import('undici')).Agent() as never }), /not a pool of this guard/)
+})
+
+t.test("post(): the worker's lean POST answers the status, keeps the 64 KiB answer limit and the whole-request time limit", async (t) => {
+  const big = 'x'.repeat(70 * 1024)
+  const server = https.createServer(
+    { key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) },
+    (req, res) => {
+      req.resume()
+      req.on('end', () => {
+        if (req.url === '/big') res.writeHead(200).end(big)
+        else if (req.url === '/hold')
+          res.writeHead(200).write('partial') // never ends
+        else res.writeHead(req.url === '/teapot' ? 418 : 204).end()
+      })
+    },
+  )
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  t.after(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const base = `https://localhost:${(server.address() as import('node:net').AddressInfo).port}`
+  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: 400 })
+  t.after(() => guard.close())
+  const pool = guard.pool(4)
+  const post = (p: string) => guard.post(`${base}${p}`, { headers: { 'content-type': 'application/json' }, body: '{}', dispatcher: pool })
+  t.equal(await post('/ok'), 204)
+  t.equal(await post('/teapot'), 418)
+  await t.rejects(post('/big'), /response larger than 65536 bytes/)
+  const started = Date.now()
+  await t.rejects(post('/hold'), { name: 'TimeoutError' }, 'a body that never ends runs out of time')
+  t.ok(Date.now() - started < 2_000, `ended by the time limit (${Date.now() - started} ms)`)
+  t.equal(await post('/ok'), 204, 'the pool still works after an aborted request')
+  await t.rejects(guard.post(`${base}/ok`, { headers: {}, body: '{}', dispatcher: new (await import('undici')).Agent() as never }), /not a pool of this guard/)
+  await t.rejects(guard.post('http://localhost/ok', { headers: {}, body: '{}', dispatcher: pool }), /only https/)
 })
 
 forEngines(t, (t, build) => {
@@ -80,6 +118,59 @@ forEngines(t, (t, build) => {
       log.every((d) => d.status === 'delivered' && d.attempts === 1),
       'all delivered on their first attempt',
     )
+  })
+
+  t.test('deliveries waiting behind a slow endpoint keep their lease: no later claim takes them while this process works on them', async (t) => {
+    let hold = true
+    const receiver = await startReceiver(() => (hold ? 'hold' : { status: 200 }))
+    t.after(() => receiver.close())
+    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, webhookLeaseMs: 300 }, { clock: new ManualClock(Date.now()) })
+    const { apiKey, workspaceId } = await h.workspace()
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })).statusCode, 201)
+    const n = ENDPOINT_CONCURRENCY + 4
+    for (let i = 0; i < n; i++)
+      await h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+    const run = h.app.services.webhookWorker.runOnce()
+    await receiver.waitFor(ENDPOINT_CONCURRENCY)
+    h.clock.advance(5_000) // far past the 300 ms lease the claim was taken with
+    await new Promise((r) => setTimeout(r, 500)) // renewed every 100 ms meanwhile
+    t.same(await h.app.services.webhooks.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
+    hold = false
+    receiver.release()
+    await run
+    t.equal(receiver.received.length, n, 'each sent once')
+    const log = (await h.req('GET', '/v1/webhooks/deliveries?limit=100', apiKey)).json().data as { status: string; attempts: number }[]
+    t.ok(
+      log.every((d) => d.status === 'delivered' && d.attempts === 1),
+      'all delivered on their first attempt',
+    )
+  })
+
+  t.test('a slow endpoint does not hold up deliveries queued after its batch was claimed', async (t) => {
+    const slow = await startReceiver(() => 'hold')
+    t.after(() => slow.close())
+    const fast = await startReceiver()
+    t.after(() => fast.close())
+    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: new ManualClock(Date.now()) })
+    const { apiKey, workspaceId } = await h.workspace()
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: slow.url, events: ['content.recalled'] })).statusCode, 201)
+    t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: fast.url, events: ['screen.offline'] })).statusCode, 201)
+    const event = (name: 'content.recalled' | 'screen.offline', i: number) =>
+      h.app.services.events.publish({ event: name, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+    await event('content.recalled', 1)
+    await event('content.recalled', 2)
+    const first = h.app.services.webhookWorker.runOnce()
+    await slow.waitFor(2)
+    for (let i = 0; i < 3; i++) await event('screen.offline', i)
+    const second = h.app.services.webhookWorker.runOnce()
+    await fast.waitFor(3, 5_000)
+    t.equal(fast.received.length, 3, 'sent while the first batch is still held (the time limit is 10 s)')
+    t.equal(slow.received.length, 2)
+    slow.release(200)
+    await Promise.all([first, second])
+    const log = (await h.req('GET', '/v1/webhooks/deliveries?limit=100', apiKey)).json().data as { status: string }[]
+    t.equal(log.length, 5)
+    t.ok(log.every((d) => d.status === 'delivered'))
   })
 
   t.test('a batch of failures counts each against the endpoint; a success in a later batch resets the count', async (t) => {

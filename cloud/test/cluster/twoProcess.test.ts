@@ -46,7 +46,18 @@ async function admin(url: string, sql: string): Promise<void> {
 async function freshDatabase(t: Test, url: string): Promise<string> {
   const name = `svc_two_${process.pid}_${crypto.randomBytes(3).toString('hex')}`
   await admin(url, `CREATE DATABASE ${name}`)
-  t.teardown(() => admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+  // Teardowns run in the order they were added, so the instances may still be connecting
+  // when this runs: a backend still starting up cannot be terminated yet; try again briefly.
+  t.teardown(async () => {
+    for (let i = 0; ; i++) {
+      try {
+        return await admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } catch (err) {
+        if (i >= 20) throw err
+        await sleep(250)
+      }
+    }
+  })
   const u = new URL(url)
   u.pathname = `/${name}`
   return u.toString()

@@ -250,8 +250,8 @@ async function main(): Promise<void> {
   try {
     log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
     // ---- product ----
-    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during the connect storm and the cast
-    // phase, one file each (bench/lib/cpu-prof.mjs).
+    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during the connect storm, the cast
+    // phase and (the new process) the restart, one file each (bench/lib/cpu-prof.mjs).
     const profDir = process.env.BENCH_CPU_PROF
     const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
     const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
@@ -352,6 +352,7 @@ async function main(): Promise<void> {
       restartStopMs = now() - r0
       cloud = await startCloud(env, join(dir, 'cloud.log'))
       restartUpMs = now() - r0
+      if (profDir) cloud.proc.kill('SIGWINCH') // the new process, from answering until every device holds its state
       const back = await done
       restartMs = Math.max(...back.times) - r0
       // the cloud's own view: every screen online again
@@ -364,6 +365,10 @@ async function main(): Promise<void> {
       restartOnlineMs = now() - r0
       const held = await doneHold
       restartHoldMs = Math.max(...held.times) - r0
+      if (profDir) {
+        cloud.proc.kill('SIGWINCH')
+        await sleep(1000)
+      }
       log(
         `restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms, all holding their latest state again at ${f1(restartHoldMs)} ms (from the stop)`,
       )

@@ -87,6 +87,17 @@ export class ScreenPresenceRepository {
     return Number(r.numUpdatedRows) === 1
   }
 
+  /** Stores several screens' reported state in one transaction (one statement each). */
+  async storeReportedMany(items: readonly { id: string; reported: string; at: string }[]): Promise<void> {
+    if (!items.length) return
+    const write = async (k: Executor) => {
+      for (const it of items)
+        await k.updateTable('screens').set({ reported: it.reported, reported_at: it.at, last_seen_at: it.at }).where('id', '=', it.id).execute()
+    }
+    if (this.k.isTransaction) await write(this.k)
+    else await this.k.transaction().execute(write)
+  }
+
   /** Stores what the device reported; false when the screen no longer exists. */
   async storeReported(id: string, reported: string, at: string): Promise<boolean> {
     const r = await this.k.updateTable('screens').set({ reported, reported_at: at, last_seen_at: at }).where('id', '=', id).executeTakeFirst()

@@ -263,7 +263,7 @@ export class ScreenPresence {
 
   /**
    * Queues a screen's (coalesced) report for the next write: every report due in the same
-   * tick is written together (one read of their rows, one transaction), so a fleet
+   * tick is written together (one read of their rows, transactions of 100), so a fleet
    * reporting at once (every screen applying a cast) costs a few statements per tick, not
    * two per screen.
    */

@@ -87,15 +87,16 @@ export class ScreenPresenceRepository {
     return Number(r.numUpdatedRows) === 1
   }
 
-  /** Stores several screens' reported state in one transaction (one statement each). */
+  /** Stores several screens' reported state, one statement each, in transactions of 100. */
   async storeReportedMany(items: readonly { id: string; reported: string; at: string }[]): Promise<void> {
     if (!items.length) return
-    const write = async (k: Executor) => {
-      for (const it of items)
+    const write = async (part: typeof items, k: Executor) => {
+      for (const it of part)
         await k.updateTable('screens').set({ reported: it.reported, reported_at: it.at, last_seen_at: it.at }).where('id', '=', it.id).execute()
     }
-    if (this.k.isTransaction) await write(this.k)
-    else await this.k.transaction().execute(write)
+    if (this.k.isTransaction) return write(items, this.k)
+    // A transaction per 100: the connection is not held long from the statements queued behind (a cast's fan-out).
+    for (let i = 0; i < items.length; i += 100) await this.k.transaction().execute((tx) => write(items.slice(i, i + 100), tx))
   }
 
   /** Stores what the device reported; false when the screen no longer exists. */

@@ -176,7 +176,7 @@ forEngines(t, async (t, build) => {
     t.teardown(() => void (executor.executeQuery = run))
     await Promise.all(ids.map((id, i) => s.broker.publish(topics.reported(id), report({ source: 'none', contentKind: null, contentId: null }, 100 + i), false)))
     await s.presence.idle()
-    t.ok(queries.n <= 2, `12 reports: ${queries.n} statements besides the one transaction that writes them (one read of their rows)`)
+    t.ok(queries.n <= 2, `12 reports: ${queries.n} statements besides the transaction that writes them (one read of their rows)`)
     executor.executeQuery = run
     for (const [i, id] of ids.entries())
       t.equal((await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.reported?.version, 100 + i, `${id} stored its own`)

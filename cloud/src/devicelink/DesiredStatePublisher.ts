@@ -102,6 +102,9 @@ export class DesiredStatePublisher {
     // The next chunk is versioned and built while the broker takes this one (each screen is
     // in one chunk of a batch, so its versions still reach the broker in order).
     let next = chunks.length ? this.prepare(...chunks[0]!) : null
+    // Delivery records are written behind the publishing, not before the next chunk goes out
+    // (each screen's first published version is what they keep, so their order does not matter).
+    let recording: Promise<void> = Promise.resolve()
     for (let i = 0; next; i++) {
       const states = await next
       next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
@@ -112,8 +115,10 @@ export class DesiredStatePublisher {
           for (const l of this.publishedListeners) l(state.screenId, state.version)
         }),
       )
-      await this.recordDelivery(states)
+      recording = recording.then(() => this.recordDelivery(states))
+      recording.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
     }
+    await recording
   }
 
   /** Takes the chunk's next versions (one transaction) and builds its states. */

@@ -1,6 +1,6 @@
 // Cast fan-out at fleet size (not a test): the product path against a bare Aedes, each in
 // its own process, with the same devices from a third process.
-//   pnpm exec tsx bench/cast-fanout.ts [N=1000] [--restart] [--timeout=SECONDS]
+//   pnpm exec tsx bench/cast-fanout.ts [N=1000] [--restart] [--no-report] [--timeout=SECONDS]
 //   pnpm exec tsx bench/cast-fanout.ts [N] --instances=2 --database-url=postgres://… (Redis: BENCH_REDIS_URL)
 //
 // --instances=2: one cloud of two processes (cli.ts start, one fresh PostgreSQL database,
@@ -14,8 +14,11 @@
 // API exactly as devices pair (register from loopback addresses 127.x.y.z, pair with the
 // owner key, poll for the device credentials); one real PNG uploaded with POST
 // /v1/media/upload; N devices (mqtt.js, clean: false, QoS 1, their own credentials)
-// connect 100 at a time, then POST /v1/casts (scope all) and the time until the last
-// device holds a desired state carrying that cast. With --restart: the cloud is stopped
+// connect 100 at a time; once the cloud is quiet again (what the storm left behind is
+// done), POST /v1/casts (scope all) and the time until the last device holds a desired
+// state carrying that cast. Each device reports every desired state it gets as the agent
+// does (`reported` with the version and what plays; --no-report turns that off), so GET
+// /v1/casts/<id> counts the cast applied. With --restart: the cloud is stopped
 // (SIGTERM) and started again with the devices connected; measured: the time until every
 // device is connected again, and until every device holds its latest desired state again
 // (a newer version than it held, sent by the new process, carrying the cast).
@@ -27,12 +30,14 @@
 // Times cross process boundaries as absolute high-resolution timestamps
 // (performance.timeOrigin + performance.now()). Every child process is killed at the end,
 // on failure and on the time limit.
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
 import { connectAsync, type MqttClient } from 'mqtt'
-import { topics } from '@svc/shared/mqtt/index'
+import { encodeMessage, topics, type DesiredState, type Reported } from '@svc/shared/mqtt/index'
 import { randomUUID } from 'node:crypto'
+import { decidePlayback, toPlaying } from '../agent/src/playback/decidePlayback.js'
 import { databaseUrlArg, freshDatabase } from './lib/engine.js'
 import {
   ROOT,
@@ -61,13 +66,36 @@ import {
 
 const BATCH = 100
 
+/** The cloud's CPU time so far (user + system), in ms, from /proc. */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/**
+ * Waits until the cloud has been quiet (under 5 % of a core) for two 1-second windows in a
+ * row, at most `limitMs`; resolves with the time it took.
+ */
+async function settle(pid: number, limitMs = 180_000): Promise<number> {
+  const t0 = now()
+  let quiet = 0
+  let last = cpuMsOf(pid)
+  while (quiet < 2 && now() - t0 < limitMs) {
+    await sleep(1000)
+    const cpu = cpuMsOf(pid)
+    quiet = cpu - last < 50 ? quiet + 1 : 0
+    last = cpu
+  }
+  return now() - t0
+}
+
 interface Cred {
   id: string
   password: string | undefined
 }
 type Match = { kind: 'cast'; contentId: string } | { kind: 'version'; min: number } | { kind: 'cast-since-restart'; contentId: string }
 type ToDevices =
-  | { type: 'connect'; url: string | string[]; creds: Cred[] }
+  | { type: 'connect'; url: string | string[]; creds: Cred[]; report: boolean }
   | { type: 'arm'; phase: string; match: Match }
   | { type: 'arm-reconnect'; phase: string }
   | { type: 'end' }
@@ -110,18 +138,28 @@ function devices(): void {
                 reconnectPeriod: 1000,
                 connectTimeout: 120_000,
               })
+              const reported = topics.reported(id)
               c.on('message', (topic, payload) => {
                 if (topic !== desired) return
                 const raw = payload.toString()
                 let version = -1
+                let state: DesiredState | null = null
                 try {
-                  version = (JSON.parse(raw) as { version: number }).version
+                  state = JSON.parse(raw) as DesiredState
+                  version = state.version
                 } catch {
                   // not JSON: ignored
                 }
                 if (version < held[k]!.version) regressions++
                 else held[k] = { version, raw }
                 watch?.(k)
+                // As the agent does once it applied a desired state: report the version and what
+                // plays (QoS 1, not retained). The bare broker's padded payloads are no desired
+                // states: nothing to apply, nothing reported (nothing there would take reports).
+                if (version < 0 || !m.report || !state || !Array.isArray(state.casts)) return
+                const playing = toPlaying(decidePlayback(state, new Date()))
+                const report: Reported = { version, playing, at: new Date().toISOString() }
+                c.publish(reported, encodeMessage(report), { qos: 1 }, () => undefined)
               })
               c.on('connect', () => onConnect?.(k))
               await c.subscribeAsync(desired, { qos: 1 })
@@ -207,6 +245,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2)
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 1000)
   const restart = args.includes('--restart')
+  // --no-report: the devices do not report their applied state (as before the reporting devices)
+  const report = !args.includes('--no-report')
   const limitS = Number(args.find((a) => a.startsWith('--timeout='))?.slice(10) ?? 1800)
   setTimeout(() => {
     console.error(`time limit of ${limitS} s reached; stopping`)
@@ -220,8 +260,8 @@ async function main(): Promise<void> {
   try {
     log(`N = ${N}; load average ${await loadAvg()}; cloud log in ${join(dir, 'cloud.log')} (kept with BENCH_KEEP=1)`)
     // ---- product ----
-    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during the connect storm and the cast
-    // phase, one file each (bench/lib/cpu-prof.mjs).
+    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during the connect storm, the cast
+    // phase and (the new process) the restart, one file each (bench/lib/cpu-prof.mjs).
     const profDir = process.env.BENCH_CPU_PROF
     const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
     const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
@@ -242,12 +282,16 @@ async function main(): Promise<void> {
     const rssIdle = rssOf(cloud.proc.pid!)
     const connecting = dev.next('connected')
     if (profDir) cloud.proc.kill('SIGWINCH')
-    dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })) })
+    dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })), report })
     const conn = await connecting
     log(`product connect storm: ${f1(conn.ms)} ms`)
     await sleep(2000) // presence writes and session bookkeeping settle
     if (profDir) cloud.proc.kill('SIGWINCH')
     const rssConnected = rssOf(cloud.proc.pid!)
+    // What the storm left behind (screen.online events, alert evaluation, webhook enqueues)
+    // runs to its end before the cast, so the cast is measured alone, as the bare one is.
+    const settledMs = await settle(cloud.proc.pid!)
+    log(`cloud quiet again ${f1(settledMs)} ms after that`)
 
     let done = dev.next('done')
     const armed = dev.next('armed')
@@ -278,16 +322,25 @@ async function main(): Promise<void> {
     const castSizes = [...castRun.sizes].sort((a, b) => a - b)
     const payloadBytes = pct(castSizes, 50)
     log(`cast ${res.body.data.id}: answered ${f1(castAnswerMs)} ms, last device ${f1(castLat[castLat.length - 1]!)} ms; desired state ${payloadBytes} bytes`)
-    // the caller's view: GET /v1/casts/<id> counts it published to every screen (the devices here do not report)
+    // the caller's view: GET /v1/casts/<id> counts it published to every screen, then applied
+    // (the devices report the version they applied, as the agent does)
     let delivery: { targeted: number; published: number; applied: number } | null = null
-    for (let tries = 0; tries < 100; tries++) {
+    let deliveredMs: number | null = null
+    let appliedMs: number | null = null
+    while (now() - c0 < castLat[castLat.length - 1]! + 120_000) {
       delivery = expect(await call(`${cloud.base}/v1/casts/${res.body.data.id}`, { headers: { authorization: `Bearer ${apiKey}` } }), 200, 'get cast').body.data
         .delivery
-      if (delivery?.published === N) break
+      if (delivery?.published === N) deliveredMs ??= now() - c0
+      if (!report && deliveredMs !== null) break // nothing will be applied
+      if (delivery?.applied === N) {
+        appliedMs = now() - c0
+        break
+      }
       await sleep(100)
     }
-    const deliveredMs = now() - c0
-    log(`delivery ${JSON.stringify(delivery)} at ${f1(deliveredMs)} ms`)
+    log(
+      `delivery ${JSON.stringify(delivery)}; published to all at ${deliveredMs === null ? '—' : f1(deliveredMs)} ms, applied by all at ${appliedMs === null ? '—' : f1(appliedMs)} ms`,
+    )
 
     let restartMs: number | null = null
     let restartStopMs: number | null = null
@@ -310,6 +363,7 @@ async function main(): Promise<void> {
       restartStopMs = now() - r0
       cloud = await startCloud(env, join(dir, 'cloud.log'))
       restartUpMs = now() - r0
+      if (profDir) cloud.proc.kill('SIGWINCH') // the new process, from answering until every device holds its state
       const back = await done
       restartMs = Math.max(...back.times) - r0
       // the cloud's own view: every screen online again
@@ -322,6 +376,10 @@ async function main(): Promise<void> {
       restartOnlineMs = now() - r0
       const held = await doneHold
       restartHoldMs = Math.max(...held.times) - r0
+      if (profDir) {
+        cloud.proc.kill('SIGWINCH')
+        await sleep(1000)
+      }
       log(
         `restart: stopped in ${f1(restartStopMs)} ms, answering again at ${f1(restartUpMs)} ms; all ${N} devices connected again at ${f1(restartMs)} ms, all online per the API at ${f1(restartOnlineMs)} ms, all holding their latest state again at ${f1(restartHoldMs)} ms (from the stop)`,
       )
@@ -339,7 +397,7 @@ async function main(): Promise<void> {
       bare.once('exit', (c) => reject(new Error(`bare aedes exited (${c})`)))
     })
     const bconnecting = dev.next('connected')
-    dev.tell({ type: 'connect', url: `mqtt://127.0.0.1:${bport}`, creds: paired.map((p) => ({ id: p.screenId, password: undefined })) })
+    dev.tell({ type: 'connect', url: `mqtt://127.0.0.1:${bport}`, creds: paired.map((p) => ({ id: p.screenId, password: undefined })), report })
     const bconn = await bconnecting
     log(`bare connect storm: ${f1(bconn.ms)} ms`)
     done = dev.next('done')
@@ -370,11 +428,12 @@ async function main(): Promise<void> {
     console.log(`| | product | bare Aedes | ratio |`)
     console.log(`| --- | --- | --- | --- |`)
     console.log(`| connect storm, ${BATCH} at a time | ${s(conn.ms)} | ${s(bconn.ms)} | ${ratio(conn.ms, bconn.ms)} |`)
+    console.log(`| … the cloud quiet again (its CPU under 5 % for 2 s), from 2 s after the storm | ${s(settledMs)} | | |`)
     console.log(`| one cast, scope all: last screen holds it | ${s(last(castLat))} | ${s(last(bareLat))} | ${ratio(last(castLat), last(bareLat))} |`)
     console.log(`| one cast: median screen holds it | ${s(pct(castLat, 50))} | ${s(pct(bareLat, 50))} | ${ratio(pct(castLat, 50), pct(bareLat, 50))} |`)
     console.log(`| \`POST /v1/casts\` answered | ${s(castAnswerMs)} | — | — |`)
     console.log(
-      `| \`GET /v1/casts/<id>\` delivery then | ${delivery ? `targeted ${delivery.targeted}, published ${delivery.published}` : '—'} (${s(deliveredMs)}) | | |`,
+      `| \`GET /v1/casts/<id>\` delivery | ${delivery ? `targeted ${delivery.targeted}, published ${delivery.published}, applied ${delivery.applied}` : '—'}; published = N at ${deliveredMs === null ? '—' : s(deliveredMs)}, applied = N at ${appliedMs === null ? '—' : s(appliedMs)} | | |`,
     )
     console.log(`| desired-state payload (median bytes) | ${payloadBytes} | ${bareSize} | |`)
     console.log(
@@ -440,7 +499,7 @@ async function twoInstances(): Promise<void> {
 
     const round = async (label: string, url: string | string[]) => {
       const connecting = dev.next('connected')
-      dev.tell({ type: 'connect', url, creds })
+      dev.tell({ type: 'connect', url, creds, report: !process.argv.includes('--no-report') })
       const conn = await connecting
       log(`${label}: connect storm ${f1(conn.ms)} ms`)
       await sleep(2000)

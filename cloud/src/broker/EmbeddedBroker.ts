@@ -6,7 +6,7 @@
 // Nothing a client sends, or a store left behind, may take the process down: aedes'
 // `error` events (its will sweep) and client errors are logged, and stored Last Wills the
 // policy does not allow are deleted at start and whenever the will sweep meets one.
-// Every connection, TCP or WebSocket, goes through a packet size guard (PacketGuard.ts).
+// Every connection, TCP or WebSocket, gets a packet size guard in its MQTT parser (PacketGuard.ts).
 //
 // Several instances of one cloud (`cluster`, SVC_REDIS_URL): aedes' message bus is
 // mqemitter-redis, so a publish on any instance reaches a subscriber on any other, and a
@@ -26,7 +26,7 @@ import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } fr
 import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 import { DeviceBudget } from './DeviceBudget.js'
 import { indexRetained } from './RetainedIndex.js'
-import { GuardedConnection, type PacketLimits } from './PacketGuard.js'
+import { guardClient, markAuthenticated, type GuardedClient, type PacketGuardOptions, type PacketLimits } from './PacketGuard.js'
 import { clusterBus } from './clusterBus.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
@@ -229,19 +229,26 @@ export class EmbeddedBroker {
   private readonly authenticate: NonNullable<BrokerPolicy['authenticate']> = (client, username, password, done) => {
     const check = this.policy.authenticate ?? refuseAll.authenticate!
     check(client, username, password, (err, ok) => {
-      const conn = (client as { conn?: unknown }).conn
-      if (!err && ok && conn instanceof GuardedConnection) conn.authenticated()
+      if (!err && ok) markAuthenticated(client)
       done(err, ok)
     })
   }
 
-  /** Puts the packet size guard between a connection and aedes. */
-  private guard(inner: import('node:stream').Duplex, remote: string | undefined): GuardedConnection {
-    const conn = new GuardedConnection(inner, this.limits, (r) => {
-      const clientId = (conn as { client?: { id?: string | null } }).client?.id ?? null
-      this.log.warn({ clientId, remote, ...r }, 'MQTT packet over the size limit, connection closed')
-    })
-    return conn
+  /** One guard configuration shared by every connection (see PacketGuard.ts). */
+  private guardOptions: PacketGuardOptions | null = null
+
+  /** Hands a connection to aedes with the packet size guard in its parser. */
+  private handle(conn: import('node:stream').Duplex, req?: unknown): void {
+    this.guardOptions ??= {
+      limits: this.limits,
+      onRefuse: (r, client) => {
+        const c = client as GuardedClient & { conn: { remoteAddress?: string }; req?: { socket?: { remoteAddress?: string } } }
+        const remote = c.conn.remoteAddress ?? c.req?.socket?.remoteAddress
+        this.log.warn({ clientId: client.id ?? null, remote, ...r }, 'MQTT packet over the size limit, connection closed')
+      },
+    }
+    const client = (this.aedes.handle as (conn: unknown, req?: unknown) => unknown)(conn, req) as GuardedClient
+    guardClient(client, this.guardOptions)
   }
 
   /**
@@ -370,7 +377,7 @@ export class EmbeddedBroker {
     const server = net.createServer({ noDelay: true }, (socket) => {
       this.sockets.add(socket)
       socket.once('close', () => this.sockets.delete(socket))
-      this.aedes.handle(this.guard(socket, socket.remoteAddress) as unknown as net.Socket)
+      this.handle(socket)
     })
     this.tcp = server
     await new Promise<void>((resolve, reject) => {
@@ -401,9 +408,8 @@ export class EmbeddedBroker {
     this.wss.on('connection', (ws, req) => {
       const stream = createWebSocketStream(ws)
       stream.on('error', () => ws.terminate())
-      const conn = this.guard(stream, req.socket.remoteAddress)
-      conn.once('close', () => ws.terminate())
-      this.aedes.handle(conn as unknown as import('node:stream').Duplex, req)
+      // Destroying the stream (a refused packet, aedes closing the client) terminates ws.
+      this.handle(stream, req)
     })
   }
 

@@ -34,10 +34,17 @@ interface Closable {
   close(): void
 }
 
+/** The live connections of one client id, newest first: nearly always one, so a list of one, not a Map each. */
+interface Live {
+  generation: number
+  client: Closable
+  next: Live | null
+}
+
 export class LiveConnections {
   private seq = 0
   private readonly seen = new WeakSet<object>()
-  private readonly live = new Map<string, Map<number, Closable>>()
+  private readonly live = new Map<string, Live>()
   private readonly listeners: ConnectionListener[] = []
 
   /** Follows an Aedes broker: CONNACK 0 opens a connection, its socket's close ends it. */
@@ -55,19 +62,33 @@ export class LiveConnections {
   }
 
   isConnected(clientId: string): boolean {
-    return (this.live.get(clientId)?.size ?? 0) > 0
+    return this.live.has(clientId)
   }
 
-  /** The generations live for a client id right now. */
+  /** The generations live for a client id right now, oldest first. */
   generations(clientId: string): number[] {
-    return [...(this.live.get(clientId)?.keys() ?? [])]
+    const out: number[] = []
+    for (let l: Live | null | undefined = this.live.get(clientId); l; l = l.next) out.unshift(l.generation)
+    return out
   }
 
   /** Closes every live connection of this client id; false if there was none. */
   disconnect(clientId: string): boolean {
-    const conns = [...(this.live.get(clientId)?.values() ?? [])]
+    const conns: Closable[] = []
+    for (let l: Live | null | undefined = this.live.get(clientId); l; l = l.next) conns.unshift(l.client)
     for (const c of conns) c.close()
     return conns.length > 0
+  }
+
+  private remove(clientId: string, generation: number): void {
+    let prev: Live | null = null
+    for (let l: Live | null | undefined = this.live.get(clientId); l; prev = l, l = l.next) {
+      if (l.generation !== generation) continue
+      if (prev) prev.next = l.next
+      else if (l.next) this.live.set(clientId, l.next)
+      else this.live.delete(clientId)
+      return
+    }
   }
 
   private opened(client: Client): void {
@@ -77,13 +98,9 @@ export class LiveConnections {
     // Closed before we heard of it: it never counts as live.
     if (c.closed || !c.conn || c.conn.destroyed) return
     const conn: Connection = { clientId: c.id, generation: ++this.seq }
-    let byGen = this.live.get(c.id)
-    if (!byGen) this.live.set(c.id, (byGen = new Map()))
-    byGen.set(conn.generation, c)
+    this.live.set(c.id, { generation: conn.generation, client: c, next: this.live.get(c.id) ?? null })
     c.conn.once('close', () => {
-      const m = this.live.get(conn.clientId)
-      m?.delete(conn.generation)
-      if (m?.size === 0) this.live.delete(conn.clientId)
+      this.remove(conn.clientId, conn.generation)
       for (const l of [...this.listeners]) l.close(conn)
     })
     for (const l of [...this.listeners]) l.open(conn)

@@ -3,8 +3,8 @@
 // header as bytes arrive and ends the connection as soon as an announced remaining length
 // is over the limit, before the body is buffered anywhere: a few KB until the broker has
 // accepted the CONNECT, the contract's payload limit plus room for the topic afterwards.
-import { Duplex } from 'node:stream'
-
+// It sits in aedes' own read path (the client's MQTT parser), not in a stream in front of
+// the socket: nothing per connection but the scanner's few numbers.
 export interface PacketLimits {
   /** Largest remaining length before the CONNECT is accepted (the CONNECT itself). */
   beforeAuth: number
@@ -27,6 +27,8 @@ export interface PacketRefusal {
  */
 export class PacketScanner {
   authenticated = false
+  /** Set once a packet was refused: nothing more is scanned or parsed. */
+  refused = false
   private state: 'type' | 'length' = 'type'
   private length = 0
   private multiplier = 1
@@ -73,62 +75,62 @@ export class PacketScanner {
   }
 }
 
+/** What the guard of every connection shares: the limits, and what to do with a refusal. */
+export interface PacketGuardOptions {
+  limits: PacketLimits
+  /** Called once per refused connection, before it is destroyed. */
+  onRefuse(refusal: PacketRefusal, client: GuardedClient): void
+}
+
+/** The part of an aedes client the guard touches. */
+export interface GuardedClient {
+  id: string | null
+  conn: { destroy(err?: Error): unknown; destroyed?: boolean }
+  _parser: { parse(buf: Buffer): unknown }
+}
+
+const SCANNER = Symbol('packetScanner')
+const GUARD = Symbol('packetGuard')
+const ORIGINAL = Symbol('parse')
+
+type GuardedParser = GuardedClient['_parser'] & {
+  client: GuardedClient
+  [SCANNER]: PacketScanner
+  [GUARD]: PacketGuardOptions
+  [ORIGINAL]: (buf: Buffer) => unknown
+}
+
 /**
- * The connection as aedes sees it: bytes from `inner` pass through once scanned; a packet
- * over the limit destroys both ends. Writes, end and destroy go to `inner`.
+ * The parser's `parse`, for every guarded client (one function, no per-connection closure):
+ * aedes reads what the socket has and hands it here; each chunk is scanned before the
+ * parser buffers any of it, and a packet over the limit destroys the connection instead.
  */
-export class GuardedConnection extends Duplex {
-  readonly scanner: PacketScanner
-  private refused = false
+function guardedParse(this: GuardedParser, buf: Buffer): unknown {
+  const scanner = this[SCANNER]
+  if (scanner.refused) return undefined
+  const refusal = scanner.feed(buf)
+  if (!refusal) return this[ORIGINAL](buf)
+  scanner.refused = true
+  this[GUARD].onRefuse(refusal, this.client)
+  this.client.conn.destroy()
+  return undefined
+}
 
-  constructor(
-    readonly inner: Duplex,
-    limits: PacketLimits,
-    private readonly onRefuse: (refusal: PacketRefusal) => void,
-  ) {
-    super({ allowHalfOpen: false })
-    this.scanner = new PacketScanner(limits)
-    inner.on('data', (chunk: Buffer) => {
-      if (this.refused) return
-      const refusal = this.scanner.feed(chunk)
-      if (refusal) {
-        this.refused = true
-        inner.pause()
-        this.onRefuse(refusal)
-        inner.destroy()
-        this.destroy()
-        return
-      }
-      if (!this.push(chunk)) inner.pause()
-    })
-    inner.once('end', () => this.push(null))
-    inner.once('error', (err: Error) => this.destroy(err))
-    inner.once('close', () => this.destroy())
-  }
+/**
+ * Puts the packet size guard on a client aedes just made for a connection (`aedes.handle`
+ * returns it): its MQTT parser only ever sees bytes the scanner let through. No stream
+ * between the socket and aedes: writes go to the socket itself.
+ */
+export function guardClient(client: GuardedClient, options: PacketGuardOptions): void {
+  const parser = client._parser as GuardedParser
+  parser[SCANNER] = new PacketScanner(options.limits)
+  parser[GUARD] = options
+  parser[ORIGINAL] = parser.parse
+  parser.parse = guardedParse
+}
 
-  /** The broker accepted the CONNECT: the device limit applies from now on. */
-  authenticated(): void {
-    this.scanner.authenticated = true
-  }
-
-  override _read(): void {
-    this.inner.resume()
-  }
-
-  override _write(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
-    if (this.inner.destroyed) return cb(new Error('connection closed'))
-    // Done once `inner` took it (as a socket's own write is); wait only when it is full.
-    // A write error reaches us as inner's `error`, which destroys this stream.
-    if (this.inner.write(chunk, encoding)) cb()
-    else this.inner.once('drain', () => cb())
-  }
-
-  override _final(cb: (err?: Error | null) => void): void {
-    this.inner.end(() => cb())
-  }
-
-  override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
-    if (!this.inner.destroyed) this.inner.destroy()
-    cb(err)
-  }
+/** The broker accepted the client's CONNECT: the device limit applies from now on. */
+export function markAuthenticated(client: unknown): void {
+  const scanner = (client as { _parser?: Partial<GuardedParser> } | null)?._parser?.[SCANNER]
+  if (scanner) scanner.authenticated = true
 }

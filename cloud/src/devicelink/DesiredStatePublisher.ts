@@ -22,6 +22,8 @@ export class DesiredStatePublisher {
   private pending = new Map<string, string>() // screenId → workspaceId
   private waiters: { resolve(): void; reject(e: unknown): void }[] = []
   private scheduled = false
+  /** A batch is being published; marks made meanwhile wait for the next one. */
+  private running = false
   private chain: Promise<void> = Promise.resolve()
   private readonly publishedListeners: ((screenId: string, version: number) => void)[] = []
   private readonly screens: ScreenRepository
@@ -64,20 +66,27 @@ export class DesiredStatePublisher {
 
   private flush(): void {
     this.scheduled = false
-    const batch = this.pending
-    const waiters = this.waiters
-    this.pending = new Map()
-    this.waiters = []
-    // One batch at a time, so a screen's versions go out in order.
-    this.chain = this.chain.then(() =>
-      this.publishBatch(batch).then(
-        () => waiters.forEach((w) => w.resolve()),
-        (err) => {
+    if (this.running) return // the running loop takes them when its batch is done
+    this.running = true
+    // One batch at a time, so a screen's versions go out in order. Each batch is everything
+    // marked while the previous one was published: a stream of small marks (devices
+    // subscribing after a restart, one tick's worth at a time) becomes a few large batches.
+    this.chain = (async () => {
+      while (this.pending.size || this.waiters.length) {
+        const batch = this.pending
+        const waiters = this.waiters
+        this.pending = new Map()
+        this.waiters = []
+        try {
+          await this.publishBatch(batch)
+          for (const w of waiters) w.resolve()
+        } catch (err) {
           this.log.error({ err }, 'publishing desired states failed')
-          waiters.forEach((w) => w.reject(err))
-        },
-      ),
-    )
+          for (const w of waiters) w.reject(err)
+        }
+      }
+      this.running = false
+    })()
   }
 
   private async publishBatch(batch: Map<string, string>): Promise<void> {
@@ -93,6 +102,9 @@ export class DesiredStatePublisher {
     // The next chunk is versioned and built while the broker takes this one (each screen is
     // in one chunk of a batch, so its versions still reach the broker in order).
     let next = chunks.length ? this.prepare(...chunks[0]!) : null
+    // Delivery records are written behind the publishing, not before the next chunk goes out
+    // (each screen's first published version is what they keep, so their order does not matter).
+    let recording: Promise<void> = Promise.resolve()
     for (let i = 0; next; i++) {
       const states = await next
       next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
@@ -103,8 +115,10 @@ export class DesiredStatePublisher {
           for (const l of this.publishedListeners) l(state.screenId, state.version)
         }),
       )
-      await this.recordDelivery(states)
+      recording = recording.then(() => this.recordDelivery(states))
+      recording.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
     }
+    await recording
   }
 
   /** Takes the chunk's next versions (one transaction) and builds its states. */

@@ -87,6 +87,18 @@ export class ScreenPresenceRepository {
     return Number(r.numUpdatedRows) === 1
   }
 
+  /** Stores several screens' reported state, one statement each, in transactions of 100. */
+  async storeReportedMany(items: readonly { id: string; reported: string; at: string }[]): Promise<void> {
+    if (!items.length) return
+    const write = async (part: typeof items, k: Executor) => {
+      for (const it of part)
+        await k.updateTable('screens').set({ reported: it.reported, reported_at: it.at, last_seen_at: it.at }).where('id', '=', it.id).execute()
+    }
+    if (this.k.isTransaction) return write(items, this.k)
+    // A transaction per 100: the connection is not held long from the statements queued behind (a cast's fan-out).
+    for (let i = 0; i < items.length; i += 100) await this.k.transaction().execute((tx) => write(items.slice(i, i + 100), tx))
+  }
+
   /** Stores what the device reported; false when the screen no longer exists. */
   async storeReported(id: string, reported: string, at: string): Promise<boolean> {
     const r = await this.k.updateTable('screens').set({ reported, reported_at: at, last_seen_at: at }).where('id', '=', id).executeTakeFirst()

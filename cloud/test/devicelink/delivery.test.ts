@@ -133,6 +133,55 @@ forEngines(t, async (t, build) => {
     t.same(await s.desiredState.build(workspaceId, ids[20]!), many.states.get(ids[20]!), 'build(one) is buildMany of one')
   })
 
+  t.test('marks made while a batch is published go out together in the next batch', async (t) => {
+    const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+    const { workspaceId, apiKey } = await h.workspace()
+    const ids: string[] = []
+    for (let i = 0; i < 6; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+    const s = h.app.services
+    await s.desiredPublisher.idle()
+    // Hold the broker, so the first batch stays in flight while screens are marked one tick at a time.
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    const publish = s.broker.publish.bind(s.broker)
+    s.broker.publish = async (...a) => (await gate, publish(...a))
+    t.teardown(() => void (s.broker.publish = publish))
+    const batches: string[][] = []
+    const bump = s.desiredPublisher['screens'].bumpDesiredVersions.bind(s.desiredPublisher['screens'])
+    s.desiredPublisher['screens'].bumpDesiredVersions = (ws, screenIds, ...rest) => (batches.push([...screenIds]), bump(ws, screenIds, ...rest))
+    const first = s.desiredPublisher.markDirty(workspaceId, [ids[0]!])
+    const later: Promise<void>[] = []
+    for (const id of ids.slice(1)) {
+      await new Promise((r) => setImmediate(r))
+      later.push(s.desiredPublisher.markDirty(workspaceId, [id]))
+    }
+    open()
+    await Promise.all([first, ...later])
+    t.same(batches, [[ids[0]], ids.slice(1)], 'the first batch, then one batch with the five marked while it was out')
+  })
+
+  t.test('reports from many screens at once are stored together, each one kept', async (t) => {
+    const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+    const { apiKey } = await h.workspace()
+    const ids: string[] = []
+    for (let i = 0; i < 12; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+    const s = h.app.services
+    await s.desiredPublisher.idle()
+    await s.presence.idle()
+    // Statements outside a transaction (a transaction's own go through its connection).
+    const queries = { n: 0 }
+    const executor = (s.db.kysely as unknown as { getExecutor(): { executeQuery(...a: unknown[]): unknown } }).getExecutor()
+    const run = executor.executeQuery.bind(executor)
+    executor.executeQuery = (...a: unknown[]) => (queries.n++, run(...a))
+    t.teardown(() => void (executor.executeQuery = run))
+    await Promise.all(ids.map((id, i) => s.broker.publish(topics.reported(id), report({ source: 'none', contentKind: null, contentId: null }, 100 + i), false)))
+    await s.presence.idle()
+    t.ok(queries.n <= 2, `12 reports: ${queries.n} statements besides the transaction that writes them (one read of their rows)`)
+    executor.executeQuery = run
+    for (const [i, id] of ids.entries())
+      t.equal((await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.reported?.version, 100 + i, `${id} stored its own`)
+  })
+
   t.test('no screen is ever published an older version after a newer one', async (t) => {
     const content = InMemoryContentResolver.permissive()
     const h = await build(t, {}, { content })

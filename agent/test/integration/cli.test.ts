@@ -29,10 +29,8 @@ t.test('pairs from the command line; Last Will on a kill; reconnects with the st
   const codeLine = await until(20_000, () => first.json().find((l) => l.msg === 'pairing code'))
   t.ok(codeLine, `a pairing code log line (stderr: ${first.err()})`)
   const code = String(codeLine!.pairingCode)
-  t.ok(
-    first.out.some((l) => l.includes(`Pairing code: ${code}`)),
-    'and a plain line for a person',
-  )
+  // The plain line may come in a later stdout chunk than the JSON one: wait for it.
+  t.ok(await until(10_000, () => (first.out.some((l) => l.includes(`Pairing code: ${code}`)) ? true : undefined)), 'and a plain line for a person')
   const screenId = await cloud.pair(code)
   const status = `svc/v1/screens/${screenId}/status`
   await cloud.waitFor(status, (p) => p.status === 'online', 15_000)

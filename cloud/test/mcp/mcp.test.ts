@@ -89,6 +89,7 @@ forEngines(t, (t, build) => {
     const castId = data(cast).id
     t.match(data(cast), { status: 'active', screenCount: 1, contentId: 'med_promo' })
     t.equal((await h.req('GET', `/v1/casts/${castId}`, apiKey)).json().data.status, 'active', 'the cast is real')
+    await h.app.services.desiredPublisher.idle() // the answer comes once the cast is stored; publishing follows
     const afterCast = (await h.req('GET', `/v1/screens/${screenId}`, apiKey)).json().data.desiredVersion
     t.ok(afterCast > before, 'the screen got a new desired state')
     t.equal(data(await call(client, 'clearCast', { id: castId })).status, 'cleared')

@@ -3,20 +3,26 @@
 // screens inserted directly (pairing N screens through the API is what cast-fanout.ts
 // does; here only the takeover's own work is measured), the in-memory content seam, no
 // devices. The fan-out behind the answer runs too; the answer must not wait for it.
-//   pnpm exec tsx bench/takeover-answer.ts [N=10000] [--rounds=5]
+//   pnpm exec tsx bench/takeover-answer.ts [N=10000] [--rounds=5] [--database-url=postgres://…]
+// (--database-url or BENCH_DATABASE_URL: a fresh schema on that PostgreSQL, dropped at the end.)
 import { join } from 'node:path'
+import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
+import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
 import { buildApp } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'
 import { InMemoryContentResolver } from '../cloud/src/testing/InMemoryContentResolver.js'
 import { f1, loadAvg, now, tempDir } from './lib/harness.js'
 
 async function main(): Promise<void> {
+  const databaseUrl = databaseUrlArg()
   const args = process.argv.slice(2)
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000)
   const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5)
   const dir = tempDir('svc-bench-takeover-')
   const content = InMemoryContentResolver.permissive()
-  const app = await buildApp(testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000 }), { content })
+  const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
+  const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
+  const app = await buildApp(testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000 }), { content, ...(db ? { db } : {}) })
   await app.ready()
   const s = app.services
   const ws = await s.workspaces.create('Bench', 'us')
@@ -46,7 +52,7 @@ async function main(): Promise<void> {
     }))
     await s.db.kysely.insertInto('screens').values(rows).execute()
   }
-  console.log(`N = ${N}; load average ${await loadAvg()}`)
+  console.log(`N = ${N}, ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
   const post = async (path: string, body: object) => {
     const t0 = now()
     const r = await app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${secret}` }, payload: body })
@@ -76,6 +82,8 @@ async function main(): Promise<void> {
   console.log(`| \`POST /v1/emergencies\` (scope all) answered | ${f1(med(emergencies))} ms | ${emergencies.map(f1).join(', ')} |`)
   console.log(`| … every desired state built and handed to the broker (no devices) | ${f1(med(fanout))} ms | ${fanout.map(f1).join(', ')} |`)
   await app.close()
+  await db?.close()
+  await pgSchema?.drop()
 }
 
 main().then(

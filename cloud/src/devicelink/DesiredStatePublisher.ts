@@ -22,6 +22,8 @@ export class DesiredStatePublisher {
   private pending = new Map<string, string>() // screenId → workspaceId
   private waiters: { resolve(): void; reject(e: unknown): void }[] = []
   private scheduled = false
+  /** Screen readers (markDirty with a function) not yet run. */
+  private readonly loading = new Set<Promise<void>>()
   /** A batch is being published; marks made meanwhile wait for the next one. */
   private running = false
   private chain: Promise<void> = Promise.resolve()
@@ -42,8 +44,12 @@ export class DesiredStatePublisher {
   /**
    * Marks screens whose desired state changed (assignment, casts, emergency, move, panel,
    * content). Resolves once they are published; callers that do not care need not wait.
+   * `screens` may be a reader of the screen ids (a takeover's 10,000 screens): it runs on a
+   * later turn, behind the caller's answer, and idle() waits for it.
    */
-  markDirty(workspaceId: string, screenIds: readonly string[]): Promise<void> {
+  markDirty(workspaceId: string, screens: readonly string[] | (() => Promise<readonly string[]>)): Promise<void> {
+    if (typeof screens === 'function') return this.markDirtyLater(workspaceId, screens)
+    const screenIds = screens
     for (const id of screenIds) this.pending.set(id, workspaceId)
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }))
     if (!this.scheduled) {
@@ -53,6 +59,18 @@ export class DesiredStatePublisher {
     return done
   }
 
+  private markDirtyLater(workspaceId: string, read: () => Promise<readonly string[]>): Promise<void> {
+    let marked: Promise<void> = Promise.resolve()
+    const loaded = new Promise<void>((resolve) => setImmediate(resolve)).then(read).then((ids) => {
+      marked = this.markDirty(workspaceId, ids)
+    })
+    const tracked: Promise<void> = loaded
+      .catch((err) => this.log.error({ err, workspaceId }, 'reading the screens to republish failed'))
+      .finally(() => this.loading.delete(tracked))
+    this.loading.add(tracked)
+    return loaded.then(() => marked)
+  }
+
   /** Tests and benches: called with each published screen and its version. */
   onPublished(listener: (screenId: string, version: number) => void): void {
     this.publishedListeners.push(listener)
@@ -60,6 +78,7 @@ export class DesiredStatePublisher {
 
   /** Resolves when everything marked so far is published. */
   async idle(): Promise<void> {
+    while (this.loading.size) await Promise.all(this.loading)
     if (this.scheduled || this.pending.size) await this.markDirty('', [])
     await this.chain
   }

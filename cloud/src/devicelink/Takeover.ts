@@ -6,8 +6,9 @@ import type { Database } from '../db/Database.js'
 import type { Principal } from '../auth/Principal.js'
 import { ApiError, validation } from '../errors.js'
 import type { NodeService } from '../services/NodeService.js'
-import { resolveTargets, type ScopeKind, type TargetScope } from '../services/targets.js'
-import { ScreenRepository } from '../repositories/ScreenRepository.js'
+import { resolveSelection, type ScopeKind, type TargetScope } from '../services/targets.js'
+import { ScreenRepository, type TargetFilter } from '../repositories/ScreenRepository.js'
+import type { Executor } from '../db/Database.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { ContentResolver } from './ContentResolver.js'
 
@@ -15,10 +16,16 @@ export const TAKEOVER_CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', '
 export { SCOPE_KINDS, type ScopeKind } from '../services/targets.js'
 export type TargetInput = TargetScope
 
+/**
+ * The screens a takeover aims at, without reading them: the filter that selects them in SQL
+ * (`screenIds`), how many matched and their home nodes (for the content checks).
+ */
 export interface Target {
   scopeKind: ScopeKind
   scopeNodeId: string | null
-  screens: { id: string; nodeId: string | null }[]
+  filter: TargetFilter
+  screenCount: number
+  nodeIds: (string | null)[]
 }
 
 export class Takeover {
@@ -32,9 +39,18 @@ export class Takeover {
     this.screens = new ScreenRepository(db.kysely)
   }
 
+  /** 422 no_screens when nothing matched. */
   async resolveTarget(p: Principal, input: TargetInput): Promise<Target> {
-    const t = await resolveTargets(this.nodes, this.screens, p, input)
-    return { scopeKind: t.scopeKind, scopeNodeId: t.scopeNodeId, screens: t.screens }
+    const t = await resolveSelection(this.nodes, p, input)
+    const counts = await this.screens.targetCounts(p.workspaceId, t.filter)
+    const screenCount = counts.reduce((a, c) => a + c.n, 0)
+    if (!screenCount) throw new ApiError('no_screens', 'The target matched no screen this credential reaches.')
+    return { scopeKind: t.scopeKind, scopeNodeId: t.scopeNodeId, filter: t.filter, screenCount, nodeIds: counts.map((c) => c.nodeId) }
+  }
+
+  /** The target's screen ids as a subquery on `k` (for INSERT … SELECT and IN (…)). */
+  screenIds(workspaceId: string, target: Target, k: Executor) {
+    return this.screens.targetIds(workspaceId, target.filter, k)
   }
 
   /** Checks the content can take the target over; answers its name (null when it has none). */
@@ -43,7 +59,7 @@ export class Takeover {
     if (!(await this.content.exists(workspaceId, ref))) throw validation(`contentId: unknown content (${kind} ${JSON.stringify(id)}).`)
     const playable = await this.content.playability(workspaceId, ref)
     if (!playable.playable) throw new ApiError('content_unplayable', `The ${kind} cannot play: ${playable.reason}.`)
-    for (const nodeId of new Set(target.screens.map((s) => s.nodeId))) {
+    for (const nodeId of target.nodeIds) {
       if (!(await this.content.isAvailableAt(workspaceId, ref, nodeId))) {
         throw new ApiError('not_shared', `The ${kind} is not shared to the location of every target screen.`)
       }

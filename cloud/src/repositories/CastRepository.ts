@@ -1,10 +1,12 @@
 // The only code that reads or writes `casts` and `cast_screens`.
-import type { Selectable } from 'kysely'
+import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Executor } from '../db/Database.js'
-import type { CastsTable } from '../db/schema.js'
+import type { CastsTable, DB } from '../db/schema.js'
 import { withinNodes } from './paging.js'
 
 export type CastRecord = Selectable<CastsTable>
+/** A subquery selecting screen ids (ScreenRepository.targetIds). */
+export type ScreenIdQuery = SelectQueryBuilder<DB, 'screens', { id: string }>
 
 const LIVE = ['active', 'paused']
 const ENDED = ['cleared', 'expired', 'replaced']
@@ -33,36 +35,69 @@ export class CastRepository {
   }
 
   /**
-   * Inserts a cast holding `screenIds`; it takes them from older live casts, and an older
-   * cast left with no screen is `replaced` by it. Returns the older casts it took from.
+   * Inserts a cast holding the screens `screens` selects (set-based: one INSERT … SELECT);
+   * it takes them from older live casts, and an older cast left with no screen is
+   * `replaced` by it. Returns the older casts it took from and how many screens it holds
+   * (`screen_count` is corrected to that when screens changed since the row was made).
    */
-  async insertTakingScreens(row: CastRecord, screenIds: string[], k: Executor): Promise<string[]> {
+  async insertTakingScreens(row: CastRecord, screens: ScreenIdQuery, k: Executor): Promise<{ older: string[]; screenCount: number }> {
     await k.insertInto('casts').values(row).execute()
-    const older = await this.liveOnScreens(screenIds, k)
-    for (let i = 0; i < screenIds.length; i += CHUNK) {
-      const chunk = screenIds.slice(i, i + CHUNK)
-      await k.updateTable('cast_screens').set({ state: 'replaced' }).where('state', '=', 'active').where('screen_id', 'in', chunk).execute()
+    const older = await this.liveOnTarget(row.workspace_id, screens, k)
+    if (older.length)
       await k
-        .insertInto('cast_screens')
-        .values(chunk.map((s) => ({ cast_id: row.id, screen_id: s, state: 'active' })))
-        .execute()
-    }
-    for (const o of older) {
-      const left = await k
-        .selectFrom('cast_screens')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('cast_id', '=', o)
+        .updateTable('cast_screens')
+        .set({ state: 'replaced' })
         .where('state', '=', 'active')
-        .executeTakeFirstOrThrow()
-      if (!Number(left.n))
-        await k
-          .updateTable('casts')
-          .set({ status: 'replaced', replaced_by: row.id, ended_at: row.triggered_at })
-          .where('id', '=', o)
-          .where('status', 'in', LIVE)
-          .execute()
-    }
-    return older
+        .where('cast_id', 'in', older)
+        .where('screen_id', 'in', screens)
+        .execute()
+    const inserted = await k
+      .insertInto('cast_screens')
+      .columns(['cast_id', 'screen_id', 'state'])
+      .expression(screens.clearSelect().select([sql<string>`CAST(${row.id} AS TEXT)`.as('cast_id'), 'id', sql<string>`'active'`.as('state')]))
+      .executeTakeFirst()
+    const screenCount = Number(inserted.numInsertedOrUpdatedRows ?? 0)
+    if (screenCount !== row.screen_count) await k.updateTable('casts').set({ screen_count: screenCount }).where('id', '=', row.id).execute()
+    if (older.length)
+      await k
+        .updateTable('casts')
+        .set({ status: 'replaced', replaced_by: row.id, ended_at: row.triggered_at })
+        .where('id', 'in', older)
+        .where('status', 'in', LIVE)
+        .where((eb) =>
+          eb.not(
+            eb.exists(eb.selectFrom('cast_screens as cs').select(eb.lit(1).as('one')).whereRef('cs.cast_id', '=', 'casts.id').where('cs.state', '=', 'active')),
+          ),
+        )
+        .execute()
+    return { older, screenCount }
+  }
+
+  /** Live casts of the workspace holding any of the screens `screens` selects. */
+  async liveOnTarget(workspaceId: string, screens: ScreenIdQuery, k: Executor = this.k): Promise<string[]> {
+    const rows = await k
+      .selectFrom('casts as c')
+      .select('c.id')
+      .where('c.workspace_id', '=', workspaceId)
+      .where('c.status', 'in', LIVE)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('cast_screens as cs')
+            .select(eb.lit(1).as('one'))
+            .whereRef('cs.cast_id', '=', 'c.id')
+            .where('cs.state', '=', 'active')
+            .where('cs.screen_id', 'in', screens),
+        ),
+      )
+      .execute()
+    return rows.map((r) => r.id)
+  }
+
+  /** Every screen the cast was given (the publisher reads them behind the create answer). */
+  async screenIdsOf(castId: string): Promise<string[]> {
+    const rows = await this.k.selectFrom('cast_screens').select('screen_id').where('cast_id', '=', castId).execute()
+    return rows.map((r) => r.screen_id)
   }
 
   /** Live casts holding any of these screens. */
@@ -81,43 +116,45 @@ export class CastRepository {
     return [...out]
   }
 
-  /** Sets `paused` exactly when every screen a live cast still holds is under an active emergency, else `active`. */
+  /**
+   * Sets `paused` exactly when every screen a live cast still holds is under an active
+   * emergency, else `active` (casts holding no screen are left alone). One statement; the
+   * `active` test stops at the first uncovered screen.
+   */
   async refreshPause(castIds: string[], k: Executor): Promise<void> {
     if (!castIds.length) return
-    const rows = await k
-      .selectFrom('cast_screens as cs')
-      .select((eb) => [
-        'cs.cast_id',
-        eb.fn.countAll<number>().as('total'),
-        eb.fn
-          .sum<number>(
-            eb
-              .case()
-              .when(
-                eb.exists(
-                  eb
-                    .selectFrom('emergency_screens as es')
-                    .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
-                    .select(eb.lit(1).as('one'))
-                    .whereRef('es.screen_id', '=', 'cs.screen_id')
-                    .where('es.active', '=', 1)
-                    .where('e.status', '=', 'active'),
+    const held = (eb: ExpressionBuilder<DB, 'casts'>) =>
+      eb.selectFrom('cast_screens as cs').select(eb.lit(1).as('one')).whereRef('cs.cast_id', '=', 'casts.id').where('cs.state', '=', 'active')
+    await k
+      .updateTable('casts')
+      .set((eb) => ({
+        status: eb
+          .case()
+          .when(
+            eb.exists(
+              held(eb).where((e2) =>
+                e2.not(
+                  e2.exists(
+                    e2
+                      .selectFrom('emergency_screens as es')
+                      .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+                      .select(e2.lit(1).as('one'))
+                      .whereRef('es.screen_id', '=', 'cs.screen_id')
+                      .where('es.active', '=', 1)
+                      .where('e.status', '=', 'active'),
+                  ),
                 ),
-              )
-              .then(1)
-              .else(0)
-              .end(),
+              ),
+            ),
           )
-          .as('covered'),
-      ])
-      .where('cs.state', '=', 'active')
-      .where('cs.cast_id', 'in', castIds)
-      .groupBy('cs.cast_id')
+          .then(sql<string>`'active'`)
+          .else(sql<string>`'paused'`)
+          .end(),
+      }))
+      .where('id', 'in', castIds)
+      .where('status', 'in', LIVE)
+      .where((eb) => eb.exists(held(eb)))
       .execute()
-    for (const r of rows) {
-      const status = Number(r.total) > 0 && Number(r.covered) === Number(r.total) ? 'paused' : 'active'
-      await k.updateTable('casts').set({ status }).where('id', '=', r.cast_id).where('status', 'in', LIVE).execute()
-    }
   }
 
   /** Ends a live cast; returns the screens it held, or null when it was not live. */

@@ -1,8 +1,9 @@
 // The only code that reads or writes `emergencies` and `emergency_screens`.
-import type { Selectable } from 'kysely'
+import { sql, type Selectable } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { EmergenciesTable } from '../db/schema.js'
 import { withinNodes } from './paging.js'
+import type { ScreenIdQuery } from './CastRepository.js'
 
 export type EmergencyRecord = Selectable<EmergenciesTable>
 
@@ -33,15 +34,27 @@ export class EmergencyRepository {
     return q.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute()
   }
 
-  /** Inserts the emergency and holds its screens. */
-  async insert(row: EmergencyRecord, screenIds: string[], k: Executor): Promise<void> {
+  /**
+   * Inserts the emergency and holds the screens `screens` selects (one INSERT … SELECT);
+   * returns how many it holds (`screen_count` is corrected to that when screens changed
+   * since the row was made).
+   */
+  async insert(row: EmergencyRecord, screens: ScreenIdQuery, k: Executor): Promise<number> {
     await k.insertInto('emergencies').values(row).execute()
-    for (let i = 0; i < screenIds.length; i += CHUNK) {
-      await k
-        .insertInto('emergency_screens')
-        .values(screenIds.slice(i, i + CHUNK).map((s) => ({ emergency_id: row.id, screen_id: s, active: 1 })))
-        .execute()
-    }
+    const inserted = await k
+      .insertInto('emergency_screens')
+      .columns(['emergency_id', 'screen_id', 'active'])
+      .expression(screens.clearSelect().select([sql<string>`CAST(${row.id} AS TEXT)`.as('emergency_id'), 'id', sql<number>`1`.as('active')]))
+      .executeTakeFirst()
+    const screenCount = Number(inserted.numInsertedOrUpdatedRows ?? 0)
+    if (screenCount !== row.screen_count) await k.updateTable('emergencies').set({ screen_count: screenCount }).where('id', '=', row.id).execute()
+    return screenCount
+  }
+
+  /** Every screen the emergency was given (the publisher reads them behind the start answer). */
+  async screenIdsOf(emergencyId: string): Promise<string[]> {
+    const rows = await this.k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', emergencyId).execute()
+    return rows.map((r) => r.screen_id)
   }
 
   /**

@@ -2,9 +2,9 @@
 // rename/move, delete, assignment, panel profile, device secret) is a method here. The
 // device link (devicelink/*: presence, reported state, desired_version) still writes its
 // own columns. Reads for target selection, the list and the content usages live here too.
-import { sql, type Selectable } from 'kysely'
+import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Dialect, Executor } from '../db/Database.js'
-import type { ScreensTable } from '../db/schema.js'
+import type { DB, ScreensTable } from '../db/schema.js'
 import type { PageRequest } from '../http/pagination.js'
 import { withinNodes } from './paging.js'
 
@@ -48,6 +48,35 @@ export class ScreenRepository {
     if (f.ids) q = q.where('id', 'in', f.ids)
     if (f.nodeIds) q = q.where('node_id', 'in', f.nodeIds)
     return q.orderBy('id', 'asc').execute()
+  }
+
+  /**
+   * The ids of the workspace's screens matching the filter, as a subquery (set-based
+   * writers: `INSERT … SELECT`, `WHERE screen_id IN (…)`), on `k`.
+   */
+  targetIds(workspaceId: string, f: TargetFilter, k: Executor = this.k): SelectQueryBuilder<DB, 'screens', { id: string }> {
+    let q = withinNodes(k.selectFrom('screens').select('id').where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)
+    if (f.ids?.length === 0 || f.nodeIds?.length === 0) q = q.where((eb) => eb.val(1), '=', 0)
+    if (f.ids?.length) q = q.where('id', 'in', f.ids)
+    if (f.nodeIds?.length) q = q.where('node_id', 'in', f.nodeIds)
+    return q
+  }
+
+  /** How many screens match the filter, per home node (without reading the screens). */
+  async targetCounts(workspaceId: string, f: TargetFilter): Promise<{ nodeId: string | null; n: number }[]> {
+    if (f.ids?.length === 0 || f.nodeIds?.length === 0) return []
+    let q = withinNodes(
+      this.k
+        .selectFrom('screens')
+        .select((eb) => ['node_id', eb.fn.countAll<number>().as('n')])
+        .where('workspace_id', '=', workspaceId),
+      'node_id',
+      f.scopeIds,
+    )
+    if (f.ids) q = q.where('id', 'in', f.ids)
+    if (f.nodeIds) q = q.where('node_id', 'in', f.nodeIds)
+    const rows = await q.groupBy('node_id').execute()
+    return rows.map((r) => ({ nodeId: r.node_id, n: Number(r.n) }))
   }
 
   /** Screens with a desired state last published before `cutoff` (or never), oldest first: their signed media URLs need renewing. */

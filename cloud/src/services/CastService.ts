@@ -12,7 +12,7 @@ import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import { CastRepository } from '../repositories/CastRepository.js'
+import { CastRepository, type ScreenIdQuery } from '../repositories/CastRepository.js'
 import { parseExpiresAt, type ScopeKind, type Takeover, type TargetInput } from '../devicelink/Takeover.js'
 
 export const CAST_STATUSES = ['active', 'paused', 'cleared', 'expired', 'replaced'] as const
@@ -94,6 +94,8 @@ export interface CastInput extends TargetInput {
 
 /** Republishes the desired state of these screens. */
 export type MarkDirty = (workspaceId: string, screenIds: string[]) => Promise<void>
+/** MarkDirty that also takes a reader of the screens, run behind the caller (DesiredStatePublisher.markDirty). */
+export type MarkDirtyLater = (workspaceId: string, screens: string[] | (() => Promise<string[]>)) => Promise<void>
 
 /**
  * Sets `paused` / `active` on the given live casts: paused exactly when every screen the
@@ -108,6 +110,11 @@ export async function castsOnScreens(tx: Queryable, screenIds: string[]): Promis
   return new CastRepository(tx.kysely).liveOnScreens(screenIds)
 }
 
+/** Live casts of the workspace holding any of the screens `screens` selects. */
+export async function castsOnTarget(tx: Queryable, workspaceId: string, screens: ScreenIdQuery): Promise<string[]> {
+  return new CastRepository(tx.kysely).liveOnTarget(workspaceId, screens, tx.kysely)
+}
+
 export class CastService {
   private readonly changeListeners: (() => void)[] = []
   private readonly repo: CastRepository
@@ -118,7 +125,7 @@ export class CastService {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly takeover: Takeover,
-    private readonly markDirty: MarkDirty,
+    private readonly markDirty: MarkDirtyLater,
   ) {
     this.repo = new CastRepository(db.kysely)
   }
@@ -149,7 +156,6 @@ export class CastService {
     const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
     const id = this.ids.next('cast')
     const at = now.toISOString()
-    const screenIds = target.screens.map((s) => s.id)
     // the caller's label, else the content's own name
     const name = input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null
     const row = {
@@ -162,24 +168,26 @@ export class CastService {
       scope_kind: target.scopeKind as ScopeKind,
       scope_node_id: target.scopeNodeId,
       status: 'active',
-      screen_count: screenIds.length,
+      screen_count: target.screenCount,
       triggered_at: at,
       expires_at: expiresAt,
       ended_at: null,
       replaced_by: null,
       created_by: actorRef(p),
     }
+    // Set-based: the screens are selected in SQL (INSERT … SELECT), never read into the request.
     await this.db.transaction(async (tx) => {
       // The newer cast takes these screens from older ones; an older cast left with none is replaced.
-      const older = await this.repo.insertTakingScreens(row, screenIds, tx.kysely)
+      const { older } = await this.repo.insertTakingScreens(row, this.takeover.screenIds(p.workspaceId, target, tx.kysely), tx.kysely)
       await this.repo.refreshPause([id, ...older], tx.kysely)
     })
-    // Answered once stored: publishing goes on behind (delivery counts show it arriving).
-    // The answer is read first, so its queries do not queue behind the fan-out's.
-    const v = await this.get(p, id)
-    this.markDirty(p.workspaceId, screenIds).catch(() => undefined) // the publisher logs failures
+    // Answered once stored: publishing goes on behind (the publisher reads the cast's screens
+    // after the answer; delivery counts show it arriving). Nothing is published before this
+    // answer, so its delivery is 0 / 0 without counting.
+    const r = await this.row(p, id)
+    this.markDirty(p.workspaceId, () => this.repo.screenIdsOf(id)).catch(() => undefined) // the publisher logs failures
     this.changed()
-    return v
+    return { ...view(r), delivery: { targeted: r.screen_count, published: 0, applied: 0 } }
   }
 
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<CastView[]> {

@@ -14,7 +14,7 @@ import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { Takeover, TargetInput } from '../devicelink/Takeover.js'
-import { castsOnScreens, Delivery, refreshCastPause, type MarkDirty } from './CastService.js'
+import { castsOnScreens, castsOnTarget, Delivery, refreshCastPause, type MarkDirtyLater } from './CastService.js'
 
 export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
 export type EmergencyStatus = (typeof EMERGENCY_STATUSES)[number]
@@ -89,7 +89,7 @@ export class EmergencyService {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly takeover: Takeover,
-    private readonly markDirty: MarkDirty,
+    private readonly markDirty: MarkDirtyLater,
     private readonly outbox: EventOutbox,
   ) {
     this.repo = new EmergencyRepository(db.kysely)
@@ -119,7 +119,6 @@ export class EmergencyService {
     const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
     const id = this.ids.next('emergency')
     const at = this.clock.now().toISOString()
-    const screenIds = target.screens.map((s) => s.id)
     const row: EmergencyRow = {
       id,
       workspace_id: p.workspaceId,
@@ -131,25 +130,27 @@ export class EmergencyService {
       scope_kind: target.scopeKind,
       scope_node_id: target.scopeNodeId,
       status: 'active',
-      screen_count: screenIds.length,
+      screen_count: target.screenCount,
       screens_released: null,
       started_at: at,
       cleared_at: null,
       created_by: actorRef(p),
       cleared_by: null,
     }
-    const v = view(row)
-    await this.db.transaction(async (tx) => {
-      await this.repo.insert(row, screenIds, tx.kysely)
-      await refreshCastPause(tx, await castsOnScreens(tx, screenIds))
+    // Set-based: the screens are selected in SQL (INSERT … SELECT), never read into the request.
+    const v = await this.db.transaction(async (tx) => {
+      const screens = () => this.takeover.screenIds(p.workspaceId, target, tx.kysely)
+      const v = view({ ...row, screen_count: await this.repo.insert(row, screens(), tx.kysely) })
+      await refreshCastPause(tx, await castsOnTarget(tx, p.workspaceId, screens()))
       await this.outbox.record(tx, { event: 'emergency.started', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
+      return v
     })
-    // Answered once stored: publishing goes on behind (delivery counts show it arriving).
-    // The answer is read first, so its queries do not queue behind the fan-out's.
-    const answer = await this.withDelivery(v)
-    this.markDirty(p.workspaceId, screenIds).catch(() => undefined) // the publisher logs failures
+    // Answered once stored: publishing goes on behind (the publisher reads the emergency's
+    // screens after the answer; delivery counts show it arriving). Nothing is published
+    // before this answer, so its delivery is 0 / 0 without counting.
+    this.markDirty(p.workspaceId, () => this.repo.screenIdsOf(id)).catch(() => undefined) // the publisher logs failures
     await this.outbox.dispatch()
-    return answer
+    return { ...v, delivery: { targeted: v.screenCount, published: 0, applied: 0 } }
   }
 
   /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */

@@ -162,7 +162,7 @@ export function createServices(deps: {
   // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
   const desiredState = new DesiredStateBuilder(db, clock, contentResolver, deps.panelSettings ?? null)
   const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log, clock)
-  const markDirty = (ws: string, screenIds: string[]) => desiredPublisher.markDirty(ws, screenIds)
+  const markDirty = (ws: string, screens: string[] | (() => Promise<string[]>)) => desiredPublisher.markDirty(ws, screens)
   const assignments = new AssignmentService(db, clock, nodes, contentResolver, markDirty, log)
   assignments.attach(content)
   // A paired or moved screen gets a fresh desired state.

@@ -8,7 +8,7 @@
 //   no_screens:       nothing matched (unless the caller accepts an empty target)
 import type { Principal } from '../auth/Principal.js'
 import { ApiError, validation } from '../errors.js'
-import type { ScreenRepository } from '../repositories/ScreenRepository.js'
+import type { ScreenRepository, TargetFilter } from '../repositories/ScreenRepository.js'
 import type { NodeService } from './NodeService.js'
 
 export const SCOPE_KINDS = ['screens', 'node', 'all'] as const
@@ -38,6 +38,36 @@ export interface TargetOptions {
   nodeField?: string
 }
 
+/** A validated scope: the filter that selects its screens (ScreenRepository.targets / targetIds). */
+export interface TargetSelection {
+  scopeKind: ScopeKind
+  scopeNodeId: string | null
+  filter: TargetFilter
+  /** The distinct screenIds asked for (scopeKind `screens`). */
+  ids: string[] | null
+}
+
+/** Validates the scope and resolves its location, without reading the screens (set-based callers select them in SQL). */
+export async function resolveSelection(nodes: NodeService, p: Principal, scope: TargetScope, opts: TargetOptions = {}): Promise<TargetSelection> {
+  const scopeKind = scope.scopeKind ?? 'all'
+  const nodeField = opts.nodeField ?? 'scopeNodeId'
+  if (scopeKind !== 'screens' && scope.screenIds !== undefined) throw validation('screenIds is only used with scopeKind "screens".')
+  if (scopeKind !== 'node' && scope.scopeNodeId !== undefined) throw validation(`${nodeField} is only used with scopeKind "node".`)
+  const scopeIds = await nodes.scopeIds(p)
+  if (scopeKind === 'screens') {
+    if (!Array.isArray(scope.screenIds) || !scope.screenIds.length) throw validation('screenIds is required (at least one) when scopeKind is "screens".')
+    const ids = [...new Set(scope.screenIds)]
+    if (opts.max !== undefined && ids.length > opts.max) throw validation(`screenIds: at most ${opts.max} screens per request.`)
+    return { scopeKind, scopeNodeId: null, filter: { scopeIds, ids }, ids }
+  }
+  if (scopeKind === 'node') {
+    if (!scope.scopeNodeId) throw validation(`${nodeField} is required when scopeKind is "node".`)
+    const scopeNodeId = (await nodes.resolveHome(p, scope.scopeNodeId))!
+    return { scopeKind, scopeNodeId, filter: { scopeIds, nodeIds: await nodes.subtree(p.workspaceId, scopeNodeId) }, ids: null }
+  }
+  return { scopeKind, scopeNodeId: null, filter: { scopeIds }, ids: null }
+}
+
 export async function resolveTargets(
   nodes: NodeService,
   screens: ScreenRepository,
@@ -45,27 +75,13 @@ export async function resolveTargets(
   scope: TargetScope,
   opts: TargetOptions = {},
 ): Promise<Targets> {
-  const scopeKind = scope.scopeKind ?? 'all'
   const nodeField = opts.nodeField ?? 'scopeNodeId'
-  if (scopeKind !== 'screens' && scope.screenIds !== undefined) throw validation('screenIds is only used with scopeKind "screens".')
-  if (scopeKind !== 'node' && scope.scopeNodeId !== undefined) throw validation(`${nodeField} is only used with scopeKind "node".`)
-  const scopeIds = await nodes.scopeIds(p)
-  let scopeNodeId: string | null = null
-  let rows: { id: string; node_id: string | null }[]
+  const { scopeKind, scopeNodeId, filter, ids } = await resolveSelection(nodes, p, scope, opts)
+  const rows = await screens.targets(p.workspaceId, filter)
   let missing: string[] = []
-  if (scopeKind === 'screens') {
-    if (!Array.isArray(scope.screenIds) || !scope.screenIds.length) throw validation('screenIds is required (at least one) when scopeKind is "screens".')
-    const ids = [...new Set(scope.screenIds)]
-    if (opts.max !== undefined && ids.length > opts.max) throw validation(`screenIds: at most ${opts.max} screens per request.`)
-    rows = await screens.targets(p.workspaceId, { scopeIds, ids })
+  if (ids) {
     const found = new Set(rows.map((r) => r.id))
     missing = ids.filter((id) => !found.has(id))
-  } else if (scopeKind === 'node') {
-    if (!scope.scopeNodeId) throw validation(`${nodeField} is required when scopeKind is "node".`)
-    scopeNodeId = await nodes.resolveHome(p, scope.scopeNodeId)
-    rows = await screens.targets(p.workspaceId, { scopeIds, nodeIds: await nodes.subtree(p.workspaceId, scopeNodeId!) })
-  } else {
-    rows = await screens.targets(p.workspaceId, { scopeIds })
   }
   if (opts.max !== undefined && rows.length > opts.max) {
     throw validation(

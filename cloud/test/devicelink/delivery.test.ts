@@ -86,6 +86,100 @@ forEngines(t, async (t, build) => {
     await s.desiredPublisher.idle()
   })
 
+  t.test('takeovers are set-based: the same statements for 3 or 1,200 screens, none binding a screen list; screens read behind the answer', async (t) => {
+    const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+    const { workspaceId, apiKey } = await h.workspace()
+    const s = h.app.services
+    const N = 1200
+    const at = new Date().toISOString()
+    const ids = Array.from({ length: N }, (_, i) => `scr_set${String(i).padStart(5, '0')}`)
+    for (let i = 0; i < N; i += 400) {
+      const rows = ids.slice(i, i + 400).map((id) => ({ id, workspace_id: workspaceId, name: id, created_at: at, updated_at: at }))
+      await s.db.kysely.insertInto('screens').values(rows).execute()
+    }
+    // Hold the screen readers the takeovers hand the publisher; they must not have run by the answer.
+    const readers: (() => Promise<readonly string[]>)[] = []
+    const markDirty = s.desiredPublisher.markDirty.bind(s.desiredPublisher)
+    s.desiredPublisher.markDirty = (ws, screens) => (typeof screens === 'function' ? (readers.push(screens), Promise.resolve()) : markDirty(ws, screens))
+    t.teardown(() => void (s.desiredPublisher.markDirty = markDirty))
+    const release = async (n: number) => {
+      t.equal(readers.length, n, 'the answer handed the publisher a reader, not a list')
+      for (const r of readers.splice(0)) await markDirty(workspaceId, r)
+      await s.desiredPublisher.idle()
+    }
+    // Every statement, in transactions too (their executors share the prototype).
+    type Exec = { executeQuery(this: Exec, q: { parameters: readonly unknown[] }, ...a: unknown[]): unknown }
+    const proto = Object.getPrototypeOf((s.db.kysely as unknown as { getExecutor(): Exec }).getExecutor()) as Exec
+    const run = proto.executeQuery
+    t.teardown(() => void (proto.executeQuery = run))
+    const post = async (url: string, body: object) => {
+      let queries = 0
+      let params = 0
+      proto.executeQuery = function (q, ...a) {
+        queries++
+        params = Math.max(params, q.parameters.length)
+        return run.call(this, q, ...a)
+      }
+      const res = await h.req('POST', url, apiKey, body)
+      proto.executeQuery = run
+      t.equal(res.statusCode, 201, res.body)
+      return { data: res.json().data, queries, params }
+    }
+    const get = async (url: string) => (await h.req('GET', url, apiKey)).json().data
+    await get('/v1/casts') // the credential is looked up once, before counting
+
+    const few = await post('/v1/casts', { contentKind: 'media', contentId: 'med_a', scopeKind: 'screens', screenIds: ids.slice(0, 3) })
+    await release(1)
+    t.equal((await h.req('POST', `/v1/casts/${few.data.id}/clear`, apiKey)).statusCode, 200)
+    await s.desiredPublisher.idle()
+    const all = await post('/v1/casts', { contentKind: 'media', contentId: 'med_b' })
+    t.same(all.data.delivery, { targeted: N, published: 0, applied: 0 })
+    t.equal(all.data.screenCount, N)
+    t.equal(all.queries, few.queries, `as many statements for ${N} screens as for 3 (${all.queries})`)
+    t.ok(all.params < 20 && few.params < 20, `no statement binds a screen list (at most ${all.params} parameters)`)
+    t.same((await get(`/v1/casts/${all.data.id}`)).delivery, { targeted: N, published: 0, applied: 0 }, 'nothing published before the reader runs')
+    await release(1)
+    t.same((await get(`/v1/casts/${all.data.id}`)).delivery, { targeted: N, published: N, applied: 0 }, 'every screen published behind the answer')
+
+    // A newer cast on three screens takes them; the older one keeps the rest.
+    const part = await post('/v1/casts', { contentKind: 'media', contentId: 'med_c', scopeKind: 'screens', screenIds: [...ids.slice(0, 3), 'scr_unknown'] })
+    t.equal(part.data.screenCount, 3)
+    await release(1)
+    t.match(await get(`/v1/casts/${all.data.id}`), { status: 'active', screenCount: N })
+    const held = (await s.desiredState.build(workspaceId, ids[0]!))!
+    t.same(
+      held.casts.map((c) => c.id),
+      [part.data.id],
+      'a taken screen carries only the newer cast',
+    )
+    t.same(
+      (await s.desiredState.build(workspaceId, ids[5]!))!.casts.map((c) => c.id),
+      [all.data.id],
+    )
+    // One on every screen replaces both.
+    const last = await post('/v1/casts', { contentKind: 'media', contentId: 'med_d' })
+    await release(1)
+    t.match(await get(`/v1/casts/${all.data.id}`), { status: 'replaced', replacedBy: last.data.id })
+    t.match(await get(`/v1/casts/${part.data.id}`), { status: 'replaced', replacedBy: last.data.id })
+
+    // Emergencies: on three screens the cast plays on, then on all of them (the cast pauses), with the same statements.
+    const e3 = await post('/v1/emergencies', { contentKind: 'media', contentId: 'med_f', scopeKind: 'screens', screenIds: ids.slice(0, 3) })
+    await release(1)
+    t.equal((await get(`/v1/casts/${last.data.id}`)).status, 'active', 'still plays on the other screens')
+    t.equal((await h.req('POST', `/v1/emergencies/${e3.data.id}/clear`, apiKey)).statusCode, 200)
+    await s.desiredPublisher.idle()
+    const eAll = await post('/v1/emergencies', { contentKind: 'media', contentId: 'med_g' })
+    t.same(eAll.data.delivery, { targeted: N, published: 0, applied: 0 })
+    t.equal(eAll.queries, e3.queries, `as many statements for ${N} screens as for 3 (${eAll.queries})`)
+    t.ok(eAll.params < 20 && e3.params < 20, `no statement binds a screen list (at most ${eAll.params} parameters)`)
+    t.equal((await get(`/v1/casts/${last.data.id}`)).status, 'paused', 'every screen of the cast is under the emergency')
+    await release(1)
+    t.same((await get(`/v1/emergencies/${eAll.data.id}`)).delivery, { targeted: N, published: N, applied: 0 })
+    t.equal((await h.req('POST', `/v1/emergencies/${eAll.data.id}/clear`, apiKey)).statusCode, 200)
+    await s.desiredPublisher.idle()
+    t.equal((await get(`/v1/casts/${last.data.id}`)).status, 'active', 'back once it is cleared')
+  })
+
   t.test('batch build: the same few queries for 3 or 24 screens; each content item described once per batch', async (t) => {
     const content = new InMemoryContentResolver()
     let describes = 0

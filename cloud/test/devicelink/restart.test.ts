@@ -30,6 +30,7 @@ t.test('an offline device gets its latest desired state after a restart, without
   const v1 = await dev.next(() => true)
   await dev.client.endAsync() // offline; its session stays (in this process's memory only)
   const cast = (await first.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_a' })).body.data
+  await first.running.app.services.desiredPublisher.idle() // the answer comes before publishing
   const beforeRestart = (await first.call('GET', `/v1/screens/${d.screenId}`)).body.data.desiredVersion
   t.equal(beforeRestart, v1.version + 1)
   await first.running.close()

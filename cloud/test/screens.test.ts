@@ -205,3 +205,34 @@ t.test('a node holding screens cannot be deleted', async (t) => {
   await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { nodeId: null })
   t.equal((await h.req('DELETE', `/v1/nodes/${node}`, apiKey)).statusCode, 200, 'empty once the screen moved')
 })
+
+t.test('lists of the same shape (the statement is kept per shape) each answer their own workspace, subtree and page', async (t) => {
+  const h = await build(t)
+  const { apiKey: a } = await h.workspace('A')
+  const { apiKey: b } = await h.workspace('B')
+  const nodeA1 = (await h.req('POST', '/v1/nodes', a, { name: 'A1' })).json().data.id
+  const nodeA2 = (await h.req('POST', '/v1/nodes', a, { name: 'A2' })).json().data.id
+  const inA1 = [(await pairScreen(h, a, 'a1-x', nodeA1)).screenId, (await pairScreen(h, a, 'a1-y', nodeA1)).screenId].sort()
+  const inA2 = [(await pairScreen(h, a, 'a2-x', nodeA2)).screenId].sort()
+  const inB = [(await pairScreen(h, b, 'b-x')).screenId, (await pairScreen(h, b, 'b-y')).screenId, (await pairScreen(h, b, 'b-z')).screenId].sort()
+  const k1 = await makeKey(h, a, ['screen.view'], nodeA1)
+  const k2 = await makeKey(h, a, ['screen.view'], nodeA2)
+  const ids = async (key: string, q = '') => {
+    const res = await h.req('GET', `/v1/screens${q}`, key)
+    t.equal(res.statusCode, 200, res.body)
+    return { ids: res.json().data.map((s: { id: string }) => s.id) as string[], next: res.json().nextCursor as string | undefined }
+  }
+  for (let round = 0; round < 2; round++) {
+    t.same((await ids(a)).ids, [...inA1, ...inA2].sort(), 'workspace A, whole')
+    t.same((await ids(b)).ids, inB, 'workspace B, whole')
+    t.same((await ids(k1.secret)).ids, inA1, 'subtree A1')
+    t.same((await ids(k2.secret)).ids, inA2, 'subtree A2 (same scope size as A1)')
+    const first = await ids(b, '?limit=2')
+    t.same(first.ids, inB.slice(0, 2), 'B, first page')
+    const second = await ids(b, `?limit=2&cursor=${first.next}`)
+    t.same(second.ids, inB.slice(2), 'B, second page')
+    const firstA1 = await ids(k1.secret, '?limit=1')
+    t.same(firstA1.ids, inA1.slice(0, 1))
+    t.same((await ids(k1.secret, `?limit=1&cursor=${firstA1.next}`)).ids, inA1.slice(1), 'A1, second page (same shape as B, second page)')
+  }
+})

@@ -27,6 +27,42 @@ export function mapPostgresError(e: unknown): unknown {
   return e
 }
 
+/** Prepared statements kept per connection; statements past this many run unnamed. */
+const PREPARED_PER_CONNECTION = 256
+const READ = /^\s*(select|with)\b/i
+
+/**
+ * A pool client that runs each parameterised read under a statement name of its own, so
+ * PostgreSQL parses and plans it once per connection instead of on every call (the hot
+ * reads, such as the screen list, spent as long being planned as being run). Writes,
+ * statements without parameters (transaction control, DDL, several statements in one text)
+ * and statements past PREPARED_PER_CONNECTION go as before. A statement whose tables
+ * changed shape after it was prepared (`cached plan must not change result type`) runs
+ * again unnamed and is not named again on this connection.
+ */
+class PreparingClient extends pg.Client {
+  private readonly names = new Map<string, string | null>()
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Client's query has many overloads; only (text, values) is changed.
+  override query(...args: any[]): any {
+    const [text, values, callback] = args
+    if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined || !READ.test(text)) {
+      return (super.query as (...a: unknown[]) => unknown)(...args)
+    }
+    let name = this.names.get(text)
+    if (name === undefined) {
+      name = this.names.size < PREPARED_PER_CONNECTION ? `svc_${this.names.size}` : null
+      this.names.set(text, name)
+    }
+    if (name === null) return super.query(text, values)
+    return super.query({ name, text, values }).catch((e: unknown) => {
+      if ((e as { code?: string })?.code !== '0A000') throw e
+      this.names.set(text, null)
+      return super.query(text, values)
+    })
+  }
+}
+
 class MappedConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
@@ -114,6 +150,7 @@ export class PostgresDatabase extends KyselyDatabase {
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.max ?? 10,
+      Client: PreparingClient,
       options: settings.join(' '),
       types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
     })

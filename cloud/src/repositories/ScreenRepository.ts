@@ -2,7 +2,7 @@
 // rename/move, delete, assignment, panel profile, device secret) is a method here. The
 // device link (devicelink/*: presence, reported state, desired_version) still writes its
 // own columns. Reads for target selection, the list and the content usages live here too.
-import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
+import { CompiledQuery, sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Dialect, Executor } from '../db/Database.js'
 import type { DB, ScreensTable } from '../db/schema.js'
 import type { PageRequest } from '../http/pagination.js'
@@ -13,6 +13,16 @@ export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
 const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id'] as const
+/** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
+const LIST_FIELDS = [
+  'id',
+  'name',
+  'status',
+  'content_kind as contentKind',
+  'content_id as contentId',
+  'last_seen_at as lastSeenAt',
+  'node_id as nodeId',
+] as const
 /** Ids per statement in IN lists (well under either engine's parameter limit). */
 const CHUNK = 400
 
@@ -36,6 +46,70 @@ export interface DesiredScreenRow {
   panel_protocol: string | null
   panel_set_id: number | null
   panel_poll_seconds: number | null
+}
+
+interface ListRow {
+  data: string
+  n: number | string
+  last_id: string | null
+  more: number | boolean
+}
+
+/** The list statement as built by Kysely (see listStatement for the cached form). */
+function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest) {
+  // On PostgreSQL the page's columns carry the item's field names and each row becomes its
+  // JSON object as it is (json_agg of the row), in the subquery's order: about a third
+  // less work for the server than a json_build_object per row under an ordered aggregate.
+  const columns = dialect === 'postgres' ? LIST_FIELDS : LIST_COLUMNS
+  let items = withinNodes(k.selectFrom('screens').select(columns).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+  if (page.after) items = items.where('id', '>', page.after)
+  items = items.orderBy('id')
+  if (page.limit !== null) items = items.limit(page.limit)
+  // Same filter, after the page's last id: does another page follow?
+  const after = withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
+    sql<boolean>`id > pg.last_id`,
+  )
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id`
+  const array = dialect === 'postgres' ? sql`CAST(COALESCE(json_agg(p), '[]') AS TEXT)` : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
+  return sql<ListRow>`SELECT pg.data, pg.n, pg.last_id, EXISTS ${after} AS more
+FROM (SELECT ${array} AS data, COUNT(*) AS n, MAX(p.id) AS last_id FROM ${items} p) pg`
+}
+
+/** Where each parameter of a cached list statement comes from. */
+type ListSlot = { ws: true } | { scope: number } | { after: true } | { limit: true } | { constant: unknown }
+const LIST_CACHE_MAX = 64
+const LIST_CACHE_MAX_SCOPE = 32
+const listStatements = new Map<string, { sql: string; slots: ListSlot[] }>()
+const SENTINEL = '\u0002svc-list:'
+const LIMIT_SENTINEL = -987_654_321
+
+/**
+ * The list's statement: built by Kysely once per shape (engine, scope size, cursor or not,
+ * limit or not) and kept as text with where each parameter comes from, so a request only
+ * fills in its values (building and compiling it was about 7 % of the list's CPU).
+ */
+function listStatement(dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest, k: Executor): CompiledQuery<ListRow> {
+  if (scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) return buildListStatement(k, dialect, workspaceId, scopeIds, page).compile(k)
+  const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}`
+  let hit = listStatements.get(key)
+  if (!hit) {
+    const scope = scopeIds === null ? null : scopeIds.map((_, i) => `${SENTINEL}s${i}`)
+    const probe = { ...page, after: page.after ? `${SENTINEL}after` : page.after, limit: page.limit === null ? null : LIMIT_SENTINEL }
+    const compiled = buildListStatement(k, dialect, `${SENTINEL}ws`, scope, probe).compile(k)
+    const slots = compiled.parameters.map((p): ListSlot => {
+      if (p === `${SENTINEL}ws`) return { ws: true }
+      if (p === `${SENTINEL}after`) return { after: true }
+      if (p === LIMIT_SENTINEL) return { limit: true }
+      if (typeof p === 'string' && p.startsWith(`${SENTINEL}s`)) return { scope: Number(p.slice(SENTINEL.length + 1)) }
+      return { constant: p }
+    })
+    hit = { sql: compiled.sql, slots }
+    if (listStatements.size < LIST_CACHE_MAX) listStatements.set(key, hit)
+  }
+  const parameters = hit.slots.map((s) =>
+    'ws' in s ? workspaceId : 'after' in s ? page.after : 'limit' in s ? page.limit : 'scope' in s ? scopeIds![s.scope] : s.constant,
+  )
+  return CompiledQuery.raw(hit.sql, parameters) as CompiledQuery<ListRow>
 }
 
 export class ScreenRepository {
@@ -141,26 +215,7 @@ export class ScreenRepository {
     scopeIds: string[] | null,
     page: PageRequest,
   ): Promise<{ data: string; count: number; lastId: string | null; more: boolean }> {
-    let items = withinNodes(this.k.selectFrom('screens').select(LIST_COLUMNS).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
-    if (page.after) items = items.where('id', '>', page.after)
-    items = items.orderBy('id')
-    if (page.limit !== null) items = items.limit(page.limit)
-    // Same filter, after the page's last id: does another page follow?
-    const after = withinNodes(this.k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
-      sql<boolean>`id > pg.last_id`,
-    )
-    const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id`
-    const array =
-      dialect === 'postgres'
-        ? sql`CAST(COALESCE(json_agg(json_build_object(${fields}) ORDER BY p.id), '[]') AS TEXT)`
-        : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
-    const r = await sql<{
-      data: string
-      n: number | string
-      last_id: string | null
-      more: number | boolean
-    }>`SELECT pg.data, pg.n, pg.last_id, EXISTS ${after} AS more
-FROM (SELECT ${array} AS data, COUNT(*) AS n, MAX(p.id) AS last_id FROM ${items} p) pg`.execute(this.k)
+    const r = await this.k.executeQuery<ListRow>(listStatement(dialect, workspaceId, scopeIds, page, this.k))
     const row = r.rows[0]!
     return { data: row.data, count: Number(row.n), lastId: row.last_id, more: row.more === true || Number(row.more) === 1 }
   }

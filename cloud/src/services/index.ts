@@ -179,7 +179,13 @@ export function createServices(deps: {
   })
   const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
   const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
-  const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, { leaseMs: config.webhookLeaseMs, timeoutMs: 10_000, random, log })
+  const webhooks = new WebhookService(db, clock, ids, outbound, mailer, users, {
+    leaseMs: config.webhookLeaseMs,
+    timeoutMs: 10_000,
+    random,
+    log,
+    endpointConcurrency: config.webhookEndpointConcurrency,
+  })
   // Events recorded in the outbox make their webhook deliveries in the dispatch transaction;
   // events published straight on the bus (not yet moved to the outbox) make them here.
   const outbox = new EventOutbox(db, clock, ids, events, log)

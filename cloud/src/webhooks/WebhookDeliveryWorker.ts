@@ -2,7 +2,7 @@
 // holds up the rest:
 // - claims: batches of due deliveries taken under a lease (one statement each), one claim
 //   at a time, as long as there is room (at most `maxInFlight` deliveries being sent, at
-//   most ENDPOINT_QUEUE waiting or in flight per endpoint: a full endpoint is skipped by
+//   most ENDPOINT_QUEUE_PER_SLOT per allowed request waiting or in flight per endpoint: a full endpoint is skipped by
 //   the claim, so the others still get theirs). A claim is made on every run (interval,
 //   or a kick right after an event queued deliveries) and again whenever room frees up
 //   while due deliveries were left behind;
@@ -19,8 +19,10 @@ import type { Clock } from '../clock.js'
 import { IntervalWorker } from '../workers/Worker.js'
 import { ENDPOINT_CONCURRENCY, type DeliveryRow, type Outcome, type WebhookService } from './WebhookService.js'
 
-/** Deliveries of one endpoint waiting or in flight in this process before claims skip that endpoint. */
-export const ENDPOINT_QUEUE = 4 * ENDPOINT_CONCURRENCY
+/** Deliveries of one endpoint waiting or in flight in this process before claims skip that endpoint, per request it may have in flight. */
+export const ENDPOINT_QUEUE_PER_SLOT = 4
+/** The same with the default concurrency. */
+export const ENDPOINT_QUEUE = ENDPOINT_QUEUE_PER_SLOT * ENDPOINT_CONCURRENCY
 /** How long finished deliveries wait for others before their outcomes are written (one transaction). */
 const WRITE_GATHER_MS = 3
 
@@ -58,6 +60,11 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     private readonly opts: { leaseMs: number; maxInFlight?: number } = { leaseMs: 30_000 },
   ) {
     super(intervalMs, log)
+  }
+
+  /** Deliveries of one endpoint waiting or in flight here before claims skip it. */
+  private get endpointQueue(): number {
+    return ENDPOINT_QUEUE_PER_SLOT * this.webhooks.endpointConcurrency
   }
 
   private get maxInFlight(): number {
@@ -147,7 +154,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
         return
       }
       const skip: string[] = []
-      for (const [id, n] of this.perEndpoint) if (n >= ENDPOINT_QUEUE) skip.push(id)
+      for (const [id, n] of this.perEndpoint) if (n >= this.endpointQueue) skip.push(id)
       const ask = Math.min(this.batchSize, room)
       const batch = await this.webhooks.claimDue(ask, skip)
       this.backlog = batch.length === ask || skip.length > 0
@@ -195,7 +202,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
       this.claimDone(d.claim_token!, 1)
     }
     // Room again where the last claim stopped: claim what was left behind.
-    if (this.backlog && (!this.stopped || this.draining > 0) && (left === ENDPOINT_QUEUE - 1 || this.inFlight === Math.floor(this.maxInFlight / 2))) {
+    if (this.backlog && (!this.stopped || this.draining > 0) && (left === this.endpointQueue - 1 || this.inFlight === Math.floor(this.maxInFlight / 2))) {
       void this.pump()
     }
     this.checkIdle()

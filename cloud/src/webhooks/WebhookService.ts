@@ -28,7 +28,7 @@ export const MAX_ATTEMPTS = 9
 export const AUTO_DISABLE_AFTER = 9
 export const RETENTION_MS = 30 * 24 * 3600_000
 export const DESCRIPTION_MAX = 200
-/** Requests in flight to one endpoint origin at most (and connections open to it). */
+/** Requests in flight to one endpoint origin at most (and connections open to it), unless the setting says otherwise. */
 export const ENDPOINT_CONCURRENCY = 16
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'abandoned'] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
@@ -199,6 +199,8 @@ export class WebhookService {
   private readonly repo: WebhookRepository
   /** Keep-alive connections per endpoint origin, through the guard's connect-time checks. */
   private readonly pool: Agent
+  /** Requests in flight (and keep-alive connections) per endpoint origin at most. */
+  readonly endpointConcurrency: number
   private readonly slots = new Map<string, { active: number; waiting: (() => void)[] }>()
   /** Endpoint URL → its origin (the slot key), so a delivery does not parse its URL again. */
   private readonly origins = new Map<string, string | null>()
@@ -215,10 +217,13 @@ export class WebhookService {
       timeoutMs: number
       random?: RandomSource
       log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void }
+      /** Requests in flight (and connections) per endpoint origin at most; ENDPOINT_CONCURRENCY by default. */
+      endpointConcurrency?: number
     },
   ) {
     this.repo = new WebhookRepository(db.kysely, db.dialect)
-    this.pool = outbound.pool(ENDPOINT_CONCURRENCY)
+    this.endpointConcurrency = Math.max(1, Math.floor(opts.endpointConcurrency ?? ENDPOINT_CONCURRENCY))
+    this.pool = outbound.pool(this.endpointConcurrency)
   }
 
   // ---- endpoints ----
@@ -433,7 +438,7 @@ export class WebhookService {
 
   /**
    * One attempt of each claimed delivery: the batch's endpoints read once, each body signed
-   * once and POSTed through the guard's keep-alive pool (at most ENDPOINT_CONCURRENCY at a
+   * once and POSTed through the guard's keep-alive pool (at most `endpointConcurrency` at a
    * time per endpoint), then every outcome written in one transaction (one commit for the batch).
    */
   async attemptMany(ds: DeliveryRow[]): Promise<SendResult[]> {
@@ -547,7 +552,7 @@ export class WebhookService {
     return { d, ep, at, settle, result: { deliveryId: d.id, ok: false, status, error } }
   }
 
-  /** Waits for one of the endpoint origin's ENDPOINT_CONCURRENCY slots (the timeout starts once sending starts). */
+  /** Waits for one of the endpoint origin's `endpointConcurrency` slots (the timeout starts once sending starts). */
   private async slot(rawUrl: string): Promise<() => void> {
     let origin = this.origins.get(rawUrl)
     if (origin === undefined) {
@@ -563,7 +568,7 @@ export class WebhookService {
     let s = this.slots.get(origin)
     if (!s) this.slots.set(origin, (s = { active: 0, waiting: [] }))
     const state = s
-    if (state.active >= ENDPOINT_CONCURRENCY) await new Promise<void>((resolve) => state.waiting.push(resolve))
+    if (state.active >= this.endpointConcurrency) await new Promise<void>((resolve) => state.waiting.push(resolve))
     else state.active++
     return () => {
       const next = state.waiting.shift()

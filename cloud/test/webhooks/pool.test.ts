@@ -1,6 +1,6 @@
 // The delivery worker's connection pool and batches: keep-alive connections reused per
 // endpoint origin, every connection the pool opens put through the guard's connect-time
-// checks, at most ENDPOINT_CONCURRENCY requests in flight to one endpoint, and a batch's
+// checks, at most ENDPOINT_CONCURRENCY requests in flight to one endpoint (or the setting's number), and a batch's
 // outcomes recorded together (endpoint failure count, switch-off). Real HTTPS receivers.
 import t from 'tap'
 import dns from 'node:dns'
@@ -81,10 +81,11 @@ t.test("post(): the worker's lean POST answers the status, keeps the 64 KiB answ
 })
 
 forEngines(t, (t, build) => {
-  async function setup(t: Parameters<Parameters<typeof forEngines>[1]>[0], answer: Parameters<typeof startReceiver>[0]) {
+  async function setup(t: Parameters<Parameters<typeof forEngines>[1]>[0], answer: Parameters<typeof startReceiver>[0], webhookEndpointConcurrency?: number) {
     const receiver = await startReceiver(answer)
     t.after(() => receiver.close())
-    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: new ManualClock(Date.now()) })
+    const extra = webhookEndpointConcurrency ? { webhookEndpointConcurrency } : {}
+    const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, ...extra }, { clock: new ManualClock(Date.now()) })
     const { apiKey, workspaceId } = await h.workspace()
     const res = await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })
     t.equal(res.statusCode, 201)
@@ -118,6 +119,27 @@ forEngines(t, (t, build) => {
       log.every((d) => d.status === 'delivered' && d.attempts === 1),
       'all delivered on their first attempt',
     )
+  })
+
+  t.test('the setting (SVC_WEBHOOK_ENDPOINT_CONCURRENCY) bounds the requests in flight and the connections to one endpoint', async (t) => {
+    for (const limit of [3, ENDPOINT_CONCURRENCY + 8]) {
+      await t.test(`${limit} at most`, async (t) => {
+        let hold = true
+        const { h, receiver, publish } = await setup(t, () => (hold ? 'hold' : { status: 200 }), limit)
+        t.equal(h.app.services.webhooks.endpointConcurrency, limit)
+        const n = limit + 5
+        await publish(n)
+        const run = h.app.services.webhookWorker.runOnce()
+        await receiver.waitFor(limit)
+        await new Promise((r) => setTimeout(r, 300))
+        t.equal(receiver.received.length, limit, 'the others wait')
+        t.ok(receiver.connections <= limit, `${receiver.connections} connections`)
+        hold = false
+        receiver.release()
+        await run
+        t.equal(new Set(receiver.received.map((r) => r.body.deliveryId)).size, n, 'each delivery once')
+      })
+    }
   })
 
   t.test('deliveries waiting behind a slow endpoint keep their lease: no later claim takes them while this process works on them', async (t) => {

@@ -76,6 +76,20 @@ function cpuMsOf(pid: number): number {
  * Waits until the cloud has been quiet (under 5 % of a core) for two 1-second windows in a
  * row, at most `limitMs`; resolves with the time it took.
  */
+/**
+ * The cloud's RSS after a full garbage collection (SIGPWR, bench/lib/gc-signal.mjs): the
+ * smallest of five readings taken 200 ms apart after two collections.
+ */
+async function steadyRss(pid: number): Promise<number> {
+  let min = Infinity
+  for (let i = 0; i < 2; i++) {
+    process.kill(pid, 'SIGPWR')
+    await sleep(300)
+  }
+  for (let i = 0; i < 5; i++, await sleep(200)) min = Math.min(min, rssOf(pid))
+  return min
+}
+
 async function settle(pid: number, limitMs = 180_000): Promise<number> {
   const t0 = now()
   let quiet = 0
@@ -263,7 +277,13 @@ async function main(): Promise<void> {
     // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during the connect storm, the cast
     // phase and (the new process) the restart, one file each (bench/lib/cpu-prof.mjs).
     const profDir = process.env.BENCH_CPU_PROF
-    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
+    // bench/lib/gc-signal.mjs (bench only): SIGPWR makes the cloud collect its garbage, so
+    // its RSS is read after a full GC (steadyRss), not wherever V8's heap happens to stand.
+    const preload = [join(ROOT, 'bench', 'lib', 'gc-signal.mjs'), ...(profDir ? [join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')] : [])]
+    const prof: Record<string, string> = {
+      NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...preload.map((f) => `--import ${f}`)].join(' ').trim(),
+      ...(profDir ? { BENCH_CPU_PROF: profDir } : {}),
+    }
     const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
     let cloud: Cloud = await startCloud(env, join(dir, 'cloud.log'))
@@ -279,7 +299,7 @@ async function main(): Promise<void> {
     const devicesProc = forkScript(self, { BENCH_ROLE: 'devices' })
     const dev = channel(devicesProc)
     await sleep(500)
-    const rssIdle = rssOf(cloud.proc.pid!)
+    const rssIdle = await steadyRss(cloud.proc.pid!)
     const connecting = dev.next('connected')
     if (profDir) cloud.proc.kill('SIGWINCH')
     dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })), report })
@@ -287,11 +307,12 @@ async function main(): Promise<void> {
     log(`product connect storm: ${f1(conn.ms)} ms`)
     await sleep(2000) // presence writes and session bookkeeping settle
     if (profDir) cloud.proc.kill('SIGWINCH')
-    const rssConnected = rssOf(cloud.proc.pid!)
     // What the storm left behind (screen.online events, alert evaluation, webhook enqueues)
     // runs to its end before the cast, so the cast is measured alone, as the bare one is.
     const settledMs = await settle(cloud.proc.pid!)
     log(`cloud quiet again ${f1(settledMs)} ms after that`)
+    const rssConnected = await steadyRss(cloud.proc.pid!)
+    log(`cloud RSS after a full GC: ${f1(rssIdle / 2 ** 20)} MiB paired, ${f1(rssConnected / 2 ** 20)} MiB with the devices connected`)
 
     let done = dev.next('done')
     const armed = dev.next('armed')
@@ -437,7 +458,7 @@ async function main(): Promise<void> {
     )
     console.log(`| desired-state payload (median bytes) | ${payloadBytes} | ${bareSize} | |`)
     console.log(
-      `| cloud RSS paired / with devices connected | ${f1(rssIdle / 2 ** 20)} / ${f1(rssConnected / 2 ** 20)} MiB (${f1((rssConnected - rssIdle) / N / 1024)} KiB per connected screen; ${f1(rssConnected / N / 1024)} KiB per screen all told) | | |`,
+      `| cloud RSS after a full GC, paired / with devices connected (storm settled) | ${f1(rssIdle / 2 ** 20)} / ${f1(rssConnected / 2 ** 20)} MiB (${f1((rssConnected - rssIdle) / N / 1024)} KiB per connected screen; ${f1(rssConnected / N / 1024)} KiB per screen all told) | | |`,
     )
     if (restartMs !== null) {
       console.log(`| cloud restart with ${N} connected: stop (SIGTERM) / answering again | ${s(restartStopMs!)} / ${s(restartUpMs!)} | | |`)

@@ -1,7 +1,8 @@
 // The generic job delivery (serial and screenshot jobs) over real sockets: the cloud's
 // embedded broker and a real MQTT client as the device (clean: false, client id = screen id).
 // - stop() (the app closing) waits for a delivery under way, for both kinds;
-// - a (re)connect reads the open jobs once: one expiry UPDATE + SELECT per connection, not one
+// - a (re)connect reads the open jobs once: one SELECT per connection and one expiry UPDATE (shared
+//   by the connections within 200 ms of each other), not one
 //   at clientReady and another at the SUBSCRIBE; a job queued while connected costs a read only.
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
@@ -158,4 +159,34 @@ t.test('a reconnect reads the open jobs once (one expiry UPDATE + SELECT per con
   t.equal(ids.filter((id) => id === offline.id).length, 1, 'the earlier job is not sent again with it')
   t.equal(reads, 1)
   t.equal(expiries, 0, 'no expiry UPDATE on the request path')
+})
+
+t.test('devices connecting together share one expiry sweep; each still reads its own open jobs', async (t) => {
+  const { s, key, screenId, deviceSecret } = await setup(t)
+  const screens = [{ screenId, deviceSecret }]
+  for (let i = 0; i < 7; i++) {
+    const reg = (await api(s, 'POST', '/v1/devices/register', null, { model: 'QM55B' })).json.data
+    const id = (await api(s, 'POST', '/v1/screens/pair', key, { code: reg.pairingCode, name: `Screen ${i}` })).json.data.id
+    screens.push({ screenId: id, deviceSecret: (await api(s, 'GET', `/v1/devices/register/${reg.registrationId}`, reg.pollSecret)).json.data.deviceSecret })
+  }
+  const queued: string[] = []
+  for (const sc of screens) queued.push((await api(s, 'POST', `/v1/screens/${sc.screenId}/serial`, key, { value: 'PWR ON', eol: 'cr' })).json.data.id as string)
+  const jobs = s.app.services.serialJobs
+  let reads = 0
+  const pendingFor = jobs.pendingFor.bind(jobs)
+  jobs.pendingFor = (id, opts) => (reads++, pendingFor(id, opts))
+  let expiries = 0
+  const expireStale = jobs.expireStale.bind(jobs)
+  jobs.expireStale = () => (expiries++, expireStale())
+
+  const got = screens.map(() => [] as string[])
+  await Promise.all(screens.map((sc, i) => device(t, s, sc.screenId, sc.deviceSecret, got[i]!)))
+  t.ok(await until(5000, () => got.every((ids, i) => ids.includes(queued[i]!))), 'every device got its own job')
+  t.same(
+    got.map((ids) => ids.length),
+    screens.map(() => 1),
+    'and nothing else',
+  )
+  t.equal(reads, screens.length, 'one read per connection')
+  t.ok(expiries >= 1 && expiries < screens.length, `${expiries} expiry sweeps for ${screens.length} connections`)
 })

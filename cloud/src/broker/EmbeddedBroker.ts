@@ -139,6 +139,12 @@ export class EmbeddedBroker {
         ...this.policy,
         authenticate: this.authenticate,
         authorizePublish: this.budget.wrap(this.authorizePublish),
+        // No emitter queue. With aedes' default (100 messages delivered at once, the rest
+        // queued), the queue is drained by recursion: every queued message whose subscribers
+        // finish at once (a `reported` the cloud follows, a topic nobody follows) starts the
+        // next on the same stack, and a few thousand devices reporting during a fan-out
+        // overflowed it. The cluster bus (mqemitter-redis) already runs without a limit.
+        concurrency: 0,
         ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
         ...(this.persistence ? { persistence: this.persistence } : {}),
         ...(this.options.cluster

@@ -15,6 +15,7 @@ import type { DesiredStateBuilder } from './DesiredStateBuilder.js'
 import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import { CastRepository } from '../repositories/CastRepository.js'
 import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
+import { FanOutWindow } from './FanOutWindow.js'
 
 const CHUNK = 500
 
@@ -29,6 +30,8 @@ export class DesiredStatePublisher {
   private chain: Promise<void> = Promise.resolve()
   private readonly publishedListeners: ((screenId: string, version: number) => void)[] = []
   private readonly screens: ScreenRepository
+  /** Open while a batch is out: background writes (reports, `applied`) wait for it to close. */
+  readonly window = new FanOutWindow()
 
   constructor(
     private readonly db: Database,
@@ -96,12 +99,15 @@ export class DesiredStatePublisher {
         const waiters = this.waiters
         this.pending = new Map()
         this.waiters = []
+        const end = batch.size ? this.window.begin() : () => undefined
         try {
           await this.publishBatch(batch)
           for (const w of waiters) w.resolve()
         } catch (err) {
           this.log.error({ err }, 'publishing desired states failed')
           for (const w of waiters) w.reject(err)
+        } finally {
+          end()
         }
       }
       this.running = false

@@ -85,6 +85,8 @@ export class ScreenPresence {
   private readonly reported: ReportedCoalescer<{ payload: Buffer; at: string }>
   /** Reports the coalescer let through this tick, written together (writeReports). */
   private dueReports: { screenId: string; payload: Buffer; at: string; done: () => void }[] = []
+  /** Reports wait for it before they are written (the publisher's FanOutWindow: a fan-out's reads go first). */
+  writeGate: { clear(): Promise<void> } | null = null
 
   constructor(
     private readonly db: Database,
@@ -307,6 +309,8 @@ export class ScreenPresence {
   }
 
   private async writeReports(): Promise<void> {
+    // Reports arriving meanwhile join this write (dueReports is taken after the wait).
+    if (this.writeGate) await this.writeGate.clear().catch(() => undefined)
     const due = this.dueReports
     this.dueReports = []
     try {

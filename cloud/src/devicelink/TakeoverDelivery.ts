@@ -14,6 +14,8 @@ export class TakeoverDelivery {
   private pending: Pending = { casts: new Map(), emergencies: new Map() }
   private scheduled = false
   private chain: Promise<void> = Promise.resolve()
+  /** The marks wait for it before they are written (the publisher's FanOutWindow: a fan-out's reads go first). */
+  writeGate: { clear(): Promise<void> } | null = null
 
   constructor(
     private readonly db: Database,
@@ -40,18 +42,21 @@ export class TakeoverDelivery {
 
   private flush(): void {
     this.scheduled = false
-    const batch = this.pending
-    this.pending = { casts: new Map(), emergencies: new Map() }
     const at = this.clock.now().toISOString()
     this.chain = this.chain
-      .then(() =>
-        this.db.transaction(async (tx) => {
+      .then(() => this.writeGate?.clear())
+      .then(() => {
+        // Taken after the wait: reports that came in meanwhile are written in this transaction.
+        const batch = this.pending
+        this.pending = { casts: new Map(), emergencies: new Map() }
+        if (!batch.casts.size && !batch.emergencies.size) return
+        return this.db.transaction(async (tx) => {
           const casts = new CastRepository(tx.kysely)
           const emergencies = new EmergencyRepository(tx.kysely)
           for (const [id, screens] of batch.casts) await casts.markApplied(id, [...screens], at)
           for (const [id, screens] of batch.emergencies) await emergencies.markApplied(id, [...screens], at)
-        }),
-      )
+        })
+      })
       .catch((err) => this.log.error({ err }, 'recording applied casts and emergencies failed'))
   }
 }

@@ -243,6 +243,20 @@ export class ScreenRepository {
     return r?.device_secret_hash ?? null
   }
 
+  /** The hashes of several screens' device secrets (screens unknown are absent), 500 ids per query. */
+  async credentialHashes(screenIds: readonly string[]): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>()
+    for (let i = 0; i < screenIds.length; i += 500) {
+      const rows = await this.k
+        .selectFrom('screens')
+        .select(['id', 'device_secret_hash'])
+        .where('id', 'in', screenIds.slice(i, i + 500))
+        .execute()
+      for (const r of rows) out.set(r.id, r.device_secret_hash ?? null)
+    }
+    return out
+  }
+
   async insert(
     row: Pick<ScreenRecord, 'id' | 'workspace_id' | 'node_id' | 'name' | 'model' | 'serial_number' | 'created_at' | 'updated_at'>,
     k: Executor = this.k,

@@ -19,15 +19,11 @@ export class ScreenshotRepository {
   }
 
   /** A screen's jobs without a result, oldest first. */
-  openFor(screenId: string): Promise<ScreenshotRow[]> {
-    return this.k
-      .selectFrom('screenshots')
-      .selectAll()
-      .where('screen_id', '=', screenId)
-      .where('status', 'in', OPEN)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute()
+  /** Open jobs of the screen, oldest first; `createdSince`: only those created at or after it (the TTL cutoff). */
+  openFor(screenId: string, createdSince?: string): Promise<ScreenshotRow[]> {
+    let q = this.k.selectFrom('screenshots').selectAll().where('screen_id', '=', screenId).where('status', 'in', OPEN)
+    if (createdSince !== undefined) q = q.where('created_at', '>=', createdSince)
+    return q.orderBy('created_at').orderBy('id').execute()
   }
 
   async markSent(id: string, at: string): Promise<void> {

@@ -45,7 +45,35 @@ export interface DeviceDirectory {
 /** The directory read straight from the database (the broker is built before the services). */
 export function screenDirectory(db: Queryable): DeviceDirectory {
   const repo = new ScreenRepository(db.kysely)
-  return { credentialHash: (screenId) => repo.credentialHash(screenId) }
+  // The lookups of one tick (the CONNECTs of a connect storm) are one query. Each connect
+  // still reads the database, so a deleted or re-paired screen's secret stops working at once.
+  type Waiter = { resolve(hash: string | null): void; reject(err: unknown): void }
+  let batch: Map<string, Waiter[]> | null = null
+  const run = (b: Map<string, Waiter[]>) =>
+    repo.credentialHashes([...b.keys()]).then(
+      (hashes) => {
+        for (const [id, waiters] of b) for (const w of waiters) w.resolve(hashes.get(id) ?? null)
+      },
+      (err: unknown) => {
+        for (const waiters of b.values()) for (const w of waiters) w.reject(err)
+      },
+    )
+  return {
+    credentialHash: (screenId) =>
+      new Promise((resolve, reject) => {
+        if (!batch) {
+          const b = new Map<string, Waiter[]>()
+          batch = b
+          setImmediate(() => {
+            batch = null
+            void run(b)
+          })
+        }
+        const list = batch.get(screenId)
+        if (list) list.push({ resolve, reject })
+        else batch.set(screenId, [{ resolve, reject }])
+      }),
+  }
 }
 
 function storedReported(text: string): Reported | null {

@@ -19,6 +19,7 @@ import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { MediaStore } from '../media/MediaStore.js'
 import { ScreenshotRepository, type ScreenshotRow } from '../repositories/ScreenshotRepository.js'
 import { screenDirectory, type ScreenService } from './ScreenService.js'
+import { SharedSweep } from './SharedSweep.js'
 
 /** Largest PNG a device may upload (a 4K frame of photos compresses well under this). */
 export const SCREENSHOT_MAX_BYTES = 16 * 1024 ** 2
@@ -95,6 +96,8 @@ function basicAuth(header: string | undefined): { user: string; secret: string }
 
 export class ScreenshotService {
   private readonly repo: ScreenshotRepository
+  /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
+  private readonly connectSweep: SharedSweep
   private deliverer: ScreenshotDeliverer | null = null
 
   constructor(
@@ -107,6 +110,7 @@ export class ScreenshotService {
     private readonly publicUrl: string | null = null,
   ) {
     this.repo = new ScreenshotRepository(db.kysely)
+    this.connectSweep = new SharedSweep(clock, () => this.expireStale())
   }
 
   setDeliverer(d: ScreenshotDeliverer | null): void {
@@ -166,9 +170,11 @@ export class ScreenshotService {
 
   /** Jobs of a screen without a result, as the MQTT job message. */
   async pendingFor(screenId: string): Promise<ScreenshotJob[]> {
-    await this.expireStale()
+    // Shared by the connections arriving together (a connect storm); the read leaves out what crossed its TTL since.
+    await this.connectSweep.run()
     const base = this.publicUrl ? this.publicUrl.replace(/\/+$/, '') : ''
-    return (await this.repo.openFor(screenId)).map((r) => ({
+    const cutoff = new Date(this.clock.now().getTime() - SCREENSHOT_TTL_MS).toISOString()
+    return (await this.repo.openFor(screenId, cutoff)).map((r) => ({
       id: r.id,
       kind: 'screenshot' as const,
       uploadUrl: `${base}/v1/devices/screenshots/${r.id}`,

@@ -21,6 +21,7 @@ import type { NodeService } from './NodeService.js'
 import type { ScreenService } from './ScreenService.js'
 import type { ScreenPanelService } from './ScreenPanelService.js'
 import type { SerialTemplateService } from './SerialTemplateService.js'
+import { SharedSweep } from './SharedSweep.js'
 
 /** A job not answered within a day is failed: a power command run a day late surprises people. */
 export const SERIAL_JOB_TTL_MS = 24 * 3600_000
@@ -114,6 +115,8 @@ const view = (r: JobRow): SerialJobView => ({
 export class SerialJobService {
   private deliverer: SerialJobDeliverer | null = null
   private readonly jobs: SerialJobRepository
+  /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
+  private readonly connectSweep: SharedSweep
   private readonly screenRows: ScreenRepository
 
   constructor(
@@ -128,6 +131,7 @@ export class SerialJobService {
   ) {
     this.jobs = new SerialJobRepository(db.kysely)
     this.screenRows = new ScreenRepository(db.kysely)
+    this.connectSweep = new SharedSweep(clock, () => this.expireStale())
   }
 
   setDeliverer(d: SerialJobDeliverer | null): void {
@@ -175,8 +179,9 @@ export class SerialJobService {
     let rows: JobRow[]
     if (opts.expire === false) rows = (await this.jobs.openFor(screenId, new Date(this.clock.now().getTime() - this.ttlMs).toISOString())) as JobRow[]
     else {
-      await this.expireStale()
-      rows = (await this.jobs.openFor(screenId)) as JobRow[]
+      // Shared by the connections arriving together (a connect storm); the read leaves out what crossed its TTL since.
+      await this.connectSweep.run()
+      rows = (await this.jobs.openFor(screenId, new Date(this.clock.now().getTime() - this.ttlMs).toISOString())) as JobRow[]
     }
     return rows.map((r) => ({
       id: r.id,

@@ -229,6 +229,9 @@ export function createServices(deps: {
   )
   // A screen reporting a cast or an emergency playing counts it applied (their `delivery`).
   const takeoverDelivery = new TakeoverDelivery(db, clock, log)
+  // While a fan-out is out, its reads and version bumps go before report and `applied` writes.
+  presence.writeGate = desiredPublisher.window
+  takeoverDelivery.writeGate = desiredPublisher.window
   presence.onReported((r) => takeoverDelivery.reported(r))
   presence.onReported(async (r) => {
     const screen = { id: r.screenId, nodeId: r.nodeId }

@@ -276,6 +276,52 @@ forEngines(t, async (t, build) => {
       t.equal((await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.reported?.version, 100 + i, `${id} stored its own`)
   })
 
+  t.test('while a fan-out is out, reports and applied marks wait for it (at most the window), then are written', async (t) => {
+    const content = new InMemoryContentResolver()
+    const h = await build(t, {}, { content })
+    const { workspaceId, apiKey } = await h.workspace()
+    content.add(workspaceId, { kind: 'media', id: 'med_a' })
+    const [a, b] = [await pairScreen(h, apiKey, 'A'), await pairScreen(h, apiKey, 'B')]
+    const s = h.app.services
+    await s.desiredPublisher.idle()
+    await s.presence.idle()
+
+    // The first cast's fan-out is published; the second one's is held at the broker.
+    const first = (await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: 'med_a' })).json().data
+    await s.desiredPublisher.idle()
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    const publish = s.broker.publish.bind(s.broker)
+    s.broker.publish = async (...args) => (await gate, publish(...args))
+    t.teardown(() => void (s.broker.publish = publish))
+    const republished = s.desiredPublisher.markDirty(workspaceId, [b.screenId])
+    while (!s.desiredPublisher.window.busy) await new Promise((r) => setImmediate(r))
+
+    // A's device reports the first cast playing (the device's publish, not held).
+    await publish(topics.reported(a.screenId), report({ source: 'cast', contentKind: 'media', contentId: 'med_a', castId: first.id }, 7), false)
+    await new Promise((r) => setTimeout(r, 150))
+    t.equal((await h.req('GET', `/v1/screens/${a.screenId}`, apiKey)).json().data.reported, null, 'the report is not written while the batch is out')
+    t.equal((await h.req('GET', `/v1/casts/${first.id}`, apiKey)).json().data.delivery.applied, 0)
+
+    open()
+    await republished
+    await s.presence.idle()
+    await s.takeoverDelivery.idle()
+    t.equal((await h.req('GET', `/v1/screens/${a.screenId}`, apiKey)).json().data.reported?.version, 7, 'written once the batch is done')
+    t.equal((await h.req('GET', `/v1/casts/${first.id}`, apiKey)).json().data.delivery.applied, 1)
+
+    // A batch that never ends holds them for at most the window's maxHoldMs.
+    const end = s.desiredPublisher.window.begin()
+    t.teardown(end)
+    const t0 = performance.now()
+    await publish(topics.reported(b.screenId), report({ source: 'assignment', contentKind: 'media', contentId: 'med_a' }, 8), false)
+    await s.presence.idle()
+    const waited = performance.now() - t0
+    t.ok(waited >= s.desiredPublisher.window.maxHoldMs - 50, `held ${Math.round(waited)} ms`)
+    t.equal((await h.req('GET', `/v1/screens/${b.screenId}`, apiKey)).json().data.reported?.version, 8, 'then written although the batch is still out')
+    end()
+  })
+
   t.test('no screen is ever published an older version after a newer one', async (t) => {
     const content = InMemoryContentResolver.permissive()
     const h = await build(t, {}, { content })

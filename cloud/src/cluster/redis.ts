@@ -74,3 +74,19 @@ export async function redisReachable(client: RedisClient, timeoutMs = 3000): Pro
     client.on('error', onError)
   })
 }
+
+/**
+ * Counts one hit on a fixed window's key: `INCR` + `PEXPIRE` in one `MULTI`, so the key
+ * expires a second after its window. Resolves with the window's count; rejects when Redis
+ * does not answer (callers fall back to their own memory).
+ */
+export async function incrWindow(client: RedisClient, name: string, windowMs: number): Promise<number> {
+  const res = await client
+    .multi()
+    .incr(name)
+    .pexpire(name, windowMs + 1000)
+    .exec()
+  const [err, count] = res?.[0] ?? [new Error('empty reply'), null]
+  if (err) throw err
+  return Number(count)
+}

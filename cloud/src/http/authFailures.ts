@@ -12,7 +12,7 @@
 // instance: it only saves lookups, it decides nothing another instance would not.
 import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import type { RedisClient } from '../cluster/redis.js'
+import { incrWindow, type RedisClient } from '../cluster/redis.js'
 import type { RateDecision } from './rateLimit.js'
 
 export const AUTH_FAILURE_LIMIT = 60
@@ -76,13 +76,7 @@ export class RedisAuthFailureCounter implements AuthFailureCounter {
   async add(address: string, windowStart: number, windowMs: number): Promise<void> {
     const name = this.key(address, windowStart)
     try {
-      const res = await this.redis
-        .multi()
-        .incr(name)
-        .pexpire(name, windowMs + 1000)
-        .exec()
-      const [err] = res?.[0] ?? [new Error('empty reply')]
-      if (err) throw err
+      await incrWindow(this.redis, name, windowMs)
     } catch {
       await this.fallback.add(address, windowStart)
     }

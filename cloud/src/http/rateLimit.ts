@@ -5,7 +5,7 @@
 // keeps its counters in memory; the instances of one cloud count in Redis (SVC_REDIS_URL),
 // so N instances allow what one allows.
 import type { Clock } from '../clock.js'
-import type { RedisClient } from '../cluster/redis.js'
+import { incrWindow, type RedisClient } from '../cluster/redis.js'
 
 export interface RateDecision {
   allowed: boolean
@@ -52,14 +52,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   async incr(key: string, windowStart: number, windowMs: number): Promise<number> {
     const name = `rl:${key}:${windowStart}`
     try {
-      const res = await this.redis
-        .multi()
-        .incr(name)
-        .pexpire(name, windowMs + 1000)
-        .exec()
-      const [err, count] = res?.[0] ?? [new Error('empty reply'), null]
-      if (err) throw err
-      return Number(count)
+      return await incrWindow(this.redis, name, windowMs)
     } catch {
       return this.fallback.incr(key, windowStart)
     }

@@ -118,10 +118,16 @@ export class ScreenRepository {
   /** Screens of the workspace matching the filter, in id order, with their home node. */
   targets(workspaceId: string, f: TargetFilter): Promise<{ id: string; node_id: string | null }[]> {
     if (f.ids?.length === 0 || f.nodeIds?.length === 0) return Promise.resolve([])
-    let q = withinNodes(this.k.selectFrom('screens').select(['id', 'node_id']).where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)
-    if (f.ids) q = q.where('id', 'in', f.ids)
-    if (f.nodeIds) q = q.where('node_id', 'in', f.nodeIds)
-    return q.orderBy('id', 'asc').execute()
+    return this.matching(this.k, workspaceId, f).select(['id', 'node_id']).orderBy('id', 'asc').execute()
+  }
+
+  /** The workspace's screens matching the filter (an empty `ids` or `nodeIds` matches none), on `k`. */
+  private matching(k: Executor, workspaceId: string, f: TargetFilter) {
+    let q = withinNodes(k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)
+    if (f.ids?.length === 0 || f.nodeIds?.length === 0) q = q.where((eb) => eb.val(1), '=', 0)
+    if (f.ids?.length) q = q.where('id', 'in', f.ids)
+    if (f.nodeIds?.length) q = q.where('node_id', 'in', f.nodeIds)
+    return q
   }
 
   /**
@@ -129,27 +135,16 @@ export class ScreenRepository {
    * writers: `INSERT … SELECT`, `WHERE screen_id IN (…)`), on `k`.
    */
   targetIds(workspaceId: string, f: TargetFilter, k: Executor = this.k): SelectQueryBuilder<DB, 'screens', { id: string }> {
-    let q = withinNodes(k.selectFrom('screens').select('id').where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)
-    if (f.ids?.length === 0 || f.nodeIds?.length === 0) q = q.where((eb) => eb.val(1), '=', 0)
-    if (f.ids?.length) q = q.where('id', 'in', f.ids)
-    if (f.nodeIds?.length) q = q.where('node_id', 'in', f.nodeIds)
-    return q
+    return this.matching(k, workspaceId, f).select('id')
   }
 
   /** How many screens match the filter, per home node (without reading the screens). */
   async targetCounts(workspaceId: string, f: TargetFilter): Promise<{ nodeId: string | null; n: number }[]> {
     if (f.ids?.length === 0 || f.nodeIds?.length === 0) return []
-    let q = withinNodes(
-      this.k
-        .selectFrom('screens')
-        .select((eb) => ['node_id', eb.fn.countAll<number>().as('n')])
-        .where('workspace_id', '=', workspaceId),
-      'node_id',
-      f.scopeIds,
-    )
-    if (f.ids) q = q.where('id', 'in', f.ids)
-    if (f.nodeIds) q = q.where('node_id', 'in', f.nodeIds)
-    const rows = await q.groupBy('node_id').execute()
+    const rows = await this.matching(this.k, workspaceId, f)
+      .select((eb) => ['node_id', eb.fn.countAll<number>().as('n')])
+      .groupBy('node_id')
+      .execute()
     return rows.map((r) => ({ nodeId: r.node_id, n: Number(r.n) }))
   }
 

@@ -48,10 +48,6 @@ export class WebhookRepository {
     return this.k.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).orderBy('id', 'desc').execute()
   }
 
-  enabledEndpoints(workspaceId: string, k: Executor = this.k): Promise<WebhookEndpointRow[]> {
-    return k.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('enabled', '=', 1).execute()
-  }
-
   /** The enabled endpoints of several workspaces in one read (a batch of outbox events). */
   enabledEndpointsOf(workspaceIds: readonly string[], k: Executor = this.k): Promise<WebhookEndpointRow[]> {
     if (!workspaceIds.length) return Promise.resolve([])

@@ -352,7 +352,7 @@ export class ScreenPresence {
 
   /** A dispatched `screen.online` / `screen.offline` event, to the status listeners. */
   private async heard(e: DomainEvent): Promise<void> {
-    if (!e.viaOutbox || (e.event !== 'screen.online' && e.event !== 'screen.offline')) return
+    if (e.event !== 'screen.online' && e.event !== 'screen.offline') return
     const d = e.data as { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
     const change: ScreenStatusChange = {
       workspaceId: e.workspaceId,

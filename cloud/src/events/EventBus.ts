@@ -1,8 +1,7 @@
-// The internal event bus: domain services publish what happened (content recalled, a
-// screen went offline, an emergency started…); webhook delivery and alerting subscribe.
-// Listeners are awaited in order, so when publish() resolves every subscriber has
-// recorded its work (webhook deliveries are rows in the database by then). A failing
-// listener is logged and does not stop the others or the publisher.
+// The internal event bus: the event outbox (events/EventOutbox.ts) publishes each event
+// here once its dispatch has committed (the webhook deliveries are rows by then); screen
+// presence listens for screen.online/offline (alert evaluation). Listeners are awaited in
+// order; a failing listener is logged and does not stop the others or the publisher.
 
 export const EVENT_NAMES = [
   'screen.offline',
@@ -21,8 +20,6 @@ export interface DomainEvent<D = Record<string, unknown>> {
   workspaceId: string
   occurredAt: string
   data: D
-  /** Set when the event came through the outbox, whose dispatch already made its webhook deliveries. */
-  viaOutbox?: true
 }
 
 export type EventListener = (e: DomainEvent) => Promise<void> | void

@@ -5,7 +5,7 @@
 // dispatched and runs the transactional consumers on it (webhook deliveries are inserted
 // there, so each event makes its deliveries exactly once, even with several processes
 // dispatching); after that commit each event goes, in order, to the in-process EventBus
-// (alert inputs and other listeners) marked `viaOutbox`.
+// (alert inputs and other listeners).
 // Dispatch runs right after the change commits and again on every webhook worker run,
 // so an event recorded by a process killed before it dispatched is sent by the next run.
 import type { Clock, IdGenerator } from '../clock.js'
@@ -31,7 +31,7 @@ export class EventOutbox {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-    /** Where dispatched events are published (marked `viaOutbox`). */
+    /** Where dispatched events are published. */
     readonly bus: EventBus,
     private readonly log: { error(obj: unknown, msg: string): void },
   ) {
@@ -106,7 +106,7 @@ export class EventOutbox {
         return events
       })
       n += mine.length
-      for (const e of mine) await this.bus.publish({ ...e, viaOutbox: true }).catch((err) => this.log.error({ err, event: e.event }, 'outbox publish failed'))
+      for (const e of mine) await this.bus.publish(e).catch((err) => this.log.error({ err, event: e.event }, 'outbox publish failed'))
       if (rows.length < DISPATCH_BATCH) return n
     }
   }

@@ -186,8 +186,8 @@ export function createServices(deps: {
     log,
     endpointConcurrency: config.webhookEndpointConcurrency,
   })
-  // Events recorded in the outbox make their webhook deliveries in the dispatch transaction;
-  // events published straight on the bus (not yet moved to the outbox) make them here.
+  // Every domain event is recorded in the outbox; its webhook deliveries are made in the
+  // dispatch transaction (exactly once, whichever process dispatches).
   const outbox = new EventOutbox(db, clock, ids, events, log)
   content.useOutbox(outbox)
   outbox.consume(async (tx, batch) => {
@@ -208,7 +208,6 @@ export function createServices(deps: {
     leaseMs: config.webhookLeaseMs,
   })
   webhooks.onQueued = () => webhookWorker.kick()
-  events.subscribe((e) => (e.viaOutbox ? undefined : webhooks.enqueue(e).then(() => undefined)))
   const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
   nodes.registerUsage(async (ws, nodeId) => ({
     what: 'alert rule(s) homed or scoped there',

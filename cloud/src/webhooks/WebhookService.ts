@@ -380,18 +380,6 @@ export class WebhookService {
     }
   }
 
-  /** EventBus listener: one pending delivery per enabled endpoint subscribed to the event. */
-  async enqueue(e: DomainEvent): Promise<string[]> {
-    const ids = await this.db.transaction((tx) => this.enqueueIn(tx, e))
-    if (ids.length) this.onQueued?.()
-    return ids
-  }
-
-  /** The same inside the caller's transaction; the caller kicks the worker after commit. */
-  enqueueIn(tx: Queryable, e: DomainEvent): Promise<string[]> {
-    return this.enqueueManyIn(tx, [e])
-  }
-
   /**
    * A batch of events inside the caller's transaction (the event outbox's dispatch): each
    * workspace's enabled endpoints read once for the batch, the deliveries inserted together,

@@ -10,6 +10,7 @@ import { BACKOFF_MS } from '../../src/webhooks/WebhookService.js'
 import { OutboundGuard } from '../../src/net/OutboundGuard.js'
 import { CA_FILE, startReceiver, type Receiver, type Received } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
+import { recordEvent } from '../fixtures/events.js'
 
 // Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
 forEngines(t, (t, build) => {
@@ -33,7 +34,7 @@ forEngines(t, (t, build) => {
   }
 
   const recalled = (h: Harness, workspaceId: string) =>
-    h.app.services.events.publish({
+    recordEvent(h.app.services, {
       event: 'content.recalled',
       workspaceId,
       occurredAt: h.clock.now().toISOString(),

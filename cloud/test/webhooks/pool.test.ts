@@ -12,6 +12,7 @@ import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
 import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
 import { CA_FILE, TLS_DIR, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
+import { recordEvent } from '../fixtures/events.js'
 
 function countingLookup(): { lookup: LookupFn; hosts: string[] } {
   const hosts: string[] = []
@@ -90,10 +91,9 @@ forEngines(t, (t, build) => {
     const res = await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })
     t.equal(res.statusCode, 201)
     const publish = (n: number) =>
-      Promise.all(
-        Array.from({ length: n }, (_, i) =>
-          h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } }),
-        ),
+      recordEvent(
+        h.app.services,
+        Array.from({ length: n }, (_, i) => ({ event: 'screen.offline' as const, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })),
       )
     return { h, receiver, apiKey, endpointId: res.json().data.id as string, publish }
   }
@@ -151,7 +151,7 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })).statusCode, 201)
     const n = ENDPOINT_CONCURRENCY + 4
     for (let i = 0; i < n; i++)
-      await h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+      await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
     const run = h.app.services.webhookWorker.runOnce()
     await receiver.waitFor(ENDPOINT_CONCURRENCY)
     h.clock.advance(5_000) // far past the 300 ms lease the claim was taken with
@@ -178,7 +178,7 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: slow.url, events: ['content.recalled'] })).statusCode, 201)
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: fast.url, events: ['screen.offline'] })).statusCode, 201)
     const event = (name: 'content.recalled' | 'screen.offline', i: number) =>
-      h.app.services.events.publish({ event: name, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+      recordEvent(h.app.services, { event: name, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
     await event('content.recalled', 1)
     await event('content.recalled', 2)
     const first = h.app.services.webhookWorker.runOnce()
@@ -233,7 +233,7 @@ forEngines(t, (t, build) => {
     const { apiKey, workspaceId } = await h.workspace()
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).statusCode, 201)
     for (let i = 0; i < 6; i++) {
-      await h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+      await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
     }
     await h.app.services.webhookWorker.runOnce()
     const log = (await h.req('GET', '/v1/webhooks/deliveries?status=failed', apiKey)).json().data as { error: string }[]

@@ -4,6 +4,7 @@ import t from 'tap'
 import { makeKey } from '../helpers.js'
 import { CA_FILE } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
+import { recordEvent } from '../fixtures/events.js'
 
 // Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
 forEngines(t, (t, build) => {
@@ -138,7 +139,7 @@ forEngines(t, (t, build) => {
     const b = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://other.example.com/x', events: ['content.recalled', 'content.restored'] })).json()
       .data
     for (let i = 0; i < 3; i++) {
-      await h.app.services.events.publish({
+      await recordEvent(h.app.services, {
         event: 'content.recalled',
         workspaceId,
         occurredAt: h.clock.now().toISOString(),
@@ -146,7 +147,7 @@ forEngines(t, (t, build) => {
       })
       h.clock.advance(1000)
     }
-    await h.app.services.events.publish({
+    await recordEvent(h.app.services, {
       event: 'content.restored',
       workspaceId,
       occurredAt: h.clock.now().toISOString(),
@@ -199,7 +200,7 @@ forEngines(t, (t, build) => {
     const off = (await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['screen.offline'] })).json().data
     await h.req('PATCH', `/v1/webhooks/${off.id}`, apiKey, { enabled: false })
     await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['screen.online'] })
-    const ids = await h.app.services.webhooks.enqueue({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
+    const ids = await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
     t.equal(ids.length, 1)
     const log = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data
     t.equal(log[0].endpointId, on.id)

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { build } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
+import { recordEvent } from '../fixtures/events.js'
 
 t.test('creation refuses every private, local and non-https form', async (t) => {
   const h = await build(t)
@@ -63,7 +64,7 @@ t.test('DNS rebinding: a public-looking name resolving to a private address is r
   t.match(test.error, /unsafe address: rebind\.example\.com resolves to a non-public address \(127\.0\.0\.1\)/)
   t.ok(answers.includes('rebind.example.com'), 'the lookup ran at connect time')
 
-  await h.app.services.events.publish({ event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
+  await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
   await h.app.services.webhookWorker.runOnce()
   const log = (await h.req('GET', '/v1/webhooks/deliveries?status=failed', apiKey)).json().data
   t.equal(log.length, 2, 'the test and the event both failed')

@@ -3,23 +3,17 @@
 // on the same SVC_DATA_DIR sees, also while that server runs.
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../src/app.js'
 import { memoryPersistence } from '../src/broker/persistence.js'
 import { testConfig } from '../src/config.js'
 import { startServer } from '../src/server.js'
+import { tempDir as newTempDir } from './fixtures/processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const tempDir = (t: Test) => newTempDir(t, 'svc-cli-')
 const API_KEY = /^ak_(us|eu|oc|apac)_live_[A-Za-z0-9]{32}$/
-
-function tempDir(t: Test): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
 
 /** The environment without any SVC_* setting of the caller, plus the given ones. */
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {

@@ -3,30 +3,21 @@
 // the device is offline arrives when it connects; the device's result updates the job;
 // open jobs survive a cloud restart on the same data directory.
 import t, { type Test } from 'tap'
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connect, type MqttClient } from 'mqtt'
 import { parseJob, topics, type SerialJob } from '@svc/shared/mqtt/index'
 import { buildApp } from '../src/app.js'
-import { startServer, type Running } from '../src/server.js'
+import type { Running } from '../src/server.js'
 import { testConfig, type Config } from '../src/config.js'
+import { startRunning, tempDir as newTempDir, until as untilValue } from './fixtures/processes.js'
+
+const tempDir = (t: Test) => newTempDir(t, 'svc-serial-')
+const until = <T>(ms: number, fn: () => Promise<T | undefined>) => untilValue(ms, fn, 30)
+const start = (t: Test, dataDir: string): Promise<Running> => startRunning(t, config(dataDir))
 
 function config(dataDir: string): Config {
   return testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 0 })
-}
-
-async function start(t: Test, dataDir: string): Promise<Running> {
-  const running = await startServer(config(dataDir))
-  let closed = false
-  t.after(() => (closed ? undefined : running.close()))
-  const close = running.close
-  running.close = () => {
-    closed = true
-    return close()
-  }
-  return running
 }
 
 /** A workspace and owner key made in the data directory before the server starts. */
@@ -102,21 +93,6 @@ async function device(
       }
     },
   }
-}
-
-async function until<T>(ms: number, fn: () => Promise<T | undefined>): Promise<T | undefined> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined || Date.now() > end) return v
-    await sleep(30)
-  }
-}
-
-function tempDir(t: Test): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-serial-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
 }
 
 t.test('offline → queued; the device connects and gets it; its result closes the job', async (t) => {

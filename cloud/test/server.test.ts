@@ -1,61 +1,19 @@
 // The running server over real sockets: HTTP, MQTT over TCP and over WebSocket at /mqtt,
 // the first measurement on start, a clean close, and the CLI's `start` ending on SIGTERM.
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
-import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { connect, type IClientOptions } from 'mqtt'
 import WebSocket from 'ws'
-import { startServer, type Running } from '../src/server.js'
+import type { Running } from '../src/server.js'
 import { testConfig } from '../src/config.js'
+import { accepts, cleanEnv, cloudCli, freePort, startRunning, tempDir as newTempDir, until } from './fixtures/processes.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const tempDir = (t: Test) => newTempDir(t, 'svc-server-')
 
-function tempDir(t: Test): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-server-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
-
-async function start(t: Test, dataDir = tempDir(t)): Promise<Running> {
-  const running = await startServer(
-    testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 60_000 }),
-  )
-  let closed = false
-  t.after(() => (closed ? undefined : running.close()))
-  const close = running.close
-  running.close = () => {
-    closed = true
-    return close()
-  }
-  return running
-}
-
-/** Polls `fn` every 50 ms until it returns a value, at most `ms`. */
-async function until<T>(ms: number, fn: () => Promise<T | undefined>): Promise<T | undefined> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn().catch(() => undefined)
-    if (v !== undefined || Date.now() > end) return v
-    await sleep(50)
-  }
-}
-
-/** Whether something accepts a TCP connection on the port. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1')
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
-}
+const start = (t: Test, dataDir = tempDir(t)): Promise<Running> =>
+  startRunning(t, testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 60_000 }))
 
 /** Connects an MQTT client and reports how the broker answered. */
 function mqttAttempt(url: string, opts: IClientOptions): Promise<{ connected: boolean; code?: number; message?: string }> {
@@ -152,38 +110,24 @@ t.test('close() ends promptly with idle connections open, and the ports stop acc
   t.equal(await accepts(mqttPort), false, 'MQTT port closed')
 })
 
-/** A port that was free a moment ago. */
-async function freePort(): Promise<number> {
-  const srv = net.createServer()
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()))
-  const port = (srv.address() as net.AddressInfo).port
-  await new Promise((r) => srv.close(r))
-  return port
-}
-
 t.test('the CLI `start` serves, then exits 0 on SIGTERM', async (t) => {
   const dataDir = tempDir(t)
   const [httpPort, mqttPort] = [await freePort(), await freePort()]
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_')) env[k] = v
-  Object.assign(env, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: String(mqttPort), SVC_HOST: '127.0.0.1', SVC_LOG_LEVEL: 'warn' })
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-  child.stdout.resume()
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  )
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  const env = cleanEnv({
+    SVC_DATA_DIR: dataDir,
+    SVC_HTTP_PORT: String(httpPort),
+    SVC_MQTT_PORT: String(mqttPort),
+    SVC_HOST: '127.0.0.1',
+    SVC_LOG_LEVEL: 'warn',
   })
+  const { child, output, exited } = cloudCli(t, ['start'], env)
 
   const ready = await until(20_000, async () => {
     if (child.exitCode !== null) return false
     const res = await fetch(`http://127.0.0.1:${httpPort}/v1/status`)
     return res.status === 200 ? true : undefined
   })
-  t.equal(ready, true, `ready (stderr: ${stderr})`)
+  t.equal(ready, true, `ready (output: ${output()})`)
   t.ok(await accepts(mqttPort), 'MQTT over TCP on SVC_MQTT_PORT')
   // an idle device-side connection must not hold the shutdown open
   const raw = net.connect(mqttPort, '127.0.0.1')
@@ -193,8 +137,8 @@ t.test('the CLI `start` serves, then exits 0 on SIGTERM', async (t) => {
   child.kill('SIGTERM')
   const outcome = await Promise.race([exited, sleep(5000).then(() => null)])
   raw.destroy()
-  t.ok(outcome, `exited within 5 s (stderr: ${stderr})`)
+  t.ok(outcome, `exited within 5 s (output: ${output()})`)
   t.same(outcome, { code: 0, signal: null })
-  t.match(stderr, /SIGTERM/)
-  t.notMatch(stderr, /^\s+at /m, 'no stack trace')
+  t.match(output(), /SIGTERM/)
+  t.notMatch(output(), /^\s+at /m, 'no stack trace')
 })

@@ -5,64 +5,23 @@
 // instance on the same data folder and a busy HTTP or MQTT port each ending with one
 // line and exit 1.
 import t, { type Test } from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { pnpm, toolTest } from '@svc/shared/testing'
+import { cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from './fixtures/processes.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
 
-function tempDir(t: Test): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-start-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer()
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-  const port = (srv.address() as net.AddressInfo).port
-  await new Promise((r) => srv.close(r))
-  return port
-}
-
-interface Proc {
-  child: ChildProcess
-  output(): string
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-function run(t: Test, cmd: string, args: string[], env: Record<string, string>): Proc {
-  const clean: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !k.startsWith('TAP')) clean[k] = v
-  // detached: its own process group, so a SIGINT to the group reaches every process in it, as Ctrl-C does
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...clean, SVC_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let out = ''
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  )
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL')
-  })
-  return { child, output: () => out, exited }
-}
+/** `cmd` in its own process group (a SIGINT to the group reaches every process in it, as Ctrl-C does). */
+const run = (t: Test, cmd: string, args: string[], env: Record<string, string>): Proc =>
+  spawnProcess(t, cmd, args, cleanEnv({ SVC_HOST: '127.0.0.1', ...env }), { detached: true })
 
 const cli = (t: Test, env: Record<string, string>) => run(t, process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], env)
 
-async function waitFor(ms: number, fn: () => boolean): Promise<boolean> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (fn()) return true
-    await sleep(50)
-  }
-  return fn()
-}
+/** Polls `fn` until it is true, at most `ms`. */
+const waitFor = async (ms: number, fn: () => boolean): Promise<boolean> => (await until(ms, () => fn() || undefined)) ?? false
 
 toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a second instance refused, Ctrl-C exits 0 without a failure line', async (t) => {
   const dataDir = tempDir(t)

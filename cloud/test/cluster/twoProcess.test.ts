@@ -9,7 +9,6 @@
 // (SVC_TEST_REDIS_URL).
 import crypto from 'node:crypto'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -20,17 +19,10 @@ import t, { type Test } from 'tap'
 import { postgres, redis, toolTest } from '@svc/shared/testing'
 import { connectDevice } from '../devicelink/link.js'
 import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
+import { cleanEnv, freePort, tempDir } from '../fixtures/processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer()
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-  const port = (srv.address() as net.AddressInfo).port
-  await new Promise((r) => srv.close(r))
-  return port
-}
 
 async function admin(url: string, sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: url })
@@ -71,15 +63,8 @@ interface Instance {
   output(): string
 }
 
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !k.startsWith('TAP')) env[k] = v
-  return env
-}
-
 async function startInstance(t: Test, name: string, shared: Record<string, string>): Promise<Instance> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-two-${name}-`))
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+  const dataDir = tempDir(t, `svc-two-${name}-`)
   const httpPort = await freePort()
   const mqttPort = await freePort()
   const env = { ...cleanEnv(), ...shared, SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: String(mqttPort), SVC_HOST: '127.0.0.1' }
@@ -145,8 +130,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 toolTest(t, postgres, 'two cloud processes on one database and one Redis act as one cloud', async (t) => {
   await toolTest(t, redis, 'with Redis', async (t) => {
     const databaseUrl = await freshDatabase(t, process.env.SVC_TEST_DATABASE_URL!)
-    const mediaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-two-media-'))
-    t.teardown(() => fs.rmSync(mediaDir, { recursive: true, force: true }))
+    const mediaDir = tempDir(t, 'svc-two-media-')
     const receiver = await startReceiver()
     t.teardown(() => receiver.close())
     const shared = {

@@ -198,7 +198,8 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   const back = await until(20_000, () => (connects() > before ? true : undefined))
   t.ok(back, 'the agent reconnected by itself')
   await screenUntil(screenId, 'online after the cloud restart', (x) => x.status === 'online', 10_000)
-  const cast5 = await call('POST', '/v1/casts', castBody({ expiresAt: new Date(Date.now() + 2000).toISOString() }))
+  // Long enough to be seen applied on a loaded machine before the expiry worker ends it.
+  const cast5 = await call('POST', '/v1/casts', castBody({ expiresAt: new Date(Date.now() + 4000).toISOString() }))
   t.equal(cast5.status, 201)
   await screenUntil(
     screenId,

@@ -8,6 +8,15 @@
 // and the casts and emergencies the states carry are recorded as published to those
 // screens (their `delivery.published`). Chunks and batches run one after the other, so a
 // screen's versions reach the broker in increasing order.
+//
+// A chunk waits until the broker has taken each of its states (stored it as retained, queued
+// it for an offline session, handed it to the live subscriber's delivery), not until every
+// device's write has finished: a device that stopped reading holds its write until its socket
+// drains or the broker's drain timeout (60 s) cuts it, and it must not hold the fan-out. A
+// screen has at most one publish the broker is still writing; a newer state for it meanwhile
+// waits here (only the newest: one state per slow screen) and is handed over once that write
+// has finished, so no device ever gets an older version after a newer one. A state is
+// recorded as published (delivery.published) when the broker takes it, not before.
 import type { Database } from '../db/Database.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
 import { encodeMessage, topics, type DesiredState } from '@svc/shared/mqtt/index'
@@ -29,6 +38,12 @@ export class DesiredStatePublisher {
   private running = false
   private chain: Promise<void> = Promise.resolve()
   private readonly publishedListeners: ((screenId: string, version: number) => void)[] = []
+  /** Screens whose last publish the broker is still writing (a slow receiver): settles when it has finished. */
+  private readonly inFlight = new Map<string, Promise<void>>()
+  /** The newest state of such a screen, handed over once that publish has finished. */
+  private readonly behind = new Map<string, DesiredState>()
+  /** Hand-overs of states that waited behind a slow receiver, until the broker takes them and they are recorded. */
+  private readonly catchingUp = new Set<Promise<void>>()
   private readonly screens: ScreenRepository
   /** Open while a batch is out: background writes (reports, `applied`) wait for it to close. */
   readonly window = new FanOutWindow()
@@ -36,7 +51,7 @@ export class DesiredStatePublisher {
   constructor(
     private readonly db: Database,
     private readonly builder: DesiredStateBuilder,
-    private readonly broker: Pick<EmbeddedBroker, 'publish'>,
+    private readonly broker: Pick<EmbeddedBroker, 'publish'> & Partial<Pick<EmbeddedBroker, 'closed'>>,
     private readonly log: { error(obj: unknown, msg: string): void },
     /** When set, each publish records `screens.desired_published_at` (signed URLs are refreshed from it). */
     private readonly clock: { now(): Date } | null = null,
@@ -74,16 +89,29 @@ export class DesiredStatePublisher {
     return loaded.then(() => marked)
   }
 
-  /** Tests and benches: called with each published screen and its version. */
+  /** Tests and benches: called with each published screen and its version, when the broker takes it. */
   onPublished(listener: (screenId: string, version: number) => void): void {
     this.publishedListeners.push(listener)
   }
 
-  /** Resolves when everything marked so far is published. */
-  async idle(): Promise<void> {
+  /**
+   * Resolves when everything marked so far is published, states waiting behind a slow
+   * receiver included (up to the broker's drain timeout). `behindSlowReceivers: false` (the
+   * shutdown) leaves those: the database holds them and a reconnecting device gets its latest.
+   */
+  async idle(opts: { behindSlowReceivers?: boolean } = {}): Promise<void> {
     while (this.loading.size) await Promise.all(this.loading)
     if (this.scheduled || this.pending.size) await this.markDirty('', [])
     await this.chain
+    if (opts.behindSlowReceivers === false) return
+    while (this.behind.size || this.catchingUp.size) {
+      const waits = [...this.catchingUp]
+      for (const id of this.behind.keys()) {
+        const w = this.inFlight.get(id)
+        if (w) waits.push(w)
+      }
+      await (waits.length ? Promise.all(waits) : new Promise((r) => setImmediate(r)))
+    }
   }
 
   private flush(): void {
@@ -134,16 +162,61 @@ export class DesiredStatePublisher {
       const states = await next
       next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
       next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
+      const handed = new Map<string, DesiredState>()
       await Promise.all(
         [...states.values()].map(async (state) => {
-          await this.broker.publish(topics.desired(state.screenId), encodeMessage(state), true)
-          for (const l of this.publishedListeners) l(state.screenId, state.version)
+          if (await this.handOver(state)) handed.set(state.screenId, state)
         }),
       )
-      recording = recording.then(() => this.recordDelivery(states))
+      recording = recording.then(() => this.recordDelivery(handed))
       recording.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
     }
     await recording
+  }
+
+  /**
+   * Hands a state to the broker: true once the broker has taken it, false when the screen's
+   * previous publish is still being written (then it waits in `behind`, replacing an older one).
+   */
+  private handOver(state: DesiredState): Promise<boolean> {
+    const id = state.screenId
+    if (this.inFlight.has(id)) {
+      this.behind.set(id, state)
+      return Promise.resolve(false)
+    }
+    return new Promise<boolean>((resolve, reject) => {
+      let handed = false
+      const hand = () => {
+        if (handed) return
+        handed = true
+        for (const l of this.publishedListeners) l(id, state.version)
+        resolve(true)
+      }
+      const settled = this.broker
+        .publish(topics.desired(id), encodeMessage(state), true, hand)
+        .then(hand, (err: unknown) => {
+          if (!handed) reject(err)
+          else this.log.error({ err, screenId: id, version: state.version }, 'a desired state the broker took failed to reach its subscriber')
+        })
+        .finally(() => {
+          this.inFlight.delete(id)
+          this.catchUp(id)
+        })
+      this.inFlight.set(id, settled)
+    })
+  }
+
+  /** The screen's previous publish has finished: hand over the newest state that waited behind it. */
+  private catchUp(screenId: string): void {
+    const state = this.behind.get(screenId)
+    if (!state) return
+    this.behind.delete(screenId)
+    if (this.broker.closed) return // shutting down: the database holds it, a reconnecting device gets it
+    const p: Promise<void> = this.handOver(state)
+      .then((handed) => (handed ? this.recordDelivery(new Map([[screenId, state]])) : undefined))
+      .catch((err) => this.log.error({ err, screenId }, 'publishing a desired state that waited behind a slow receiver failed'))
+      .finally(() => this.catchingUp.delete(p))
+    this.catchingUp.add(p)
   }
 
   /** Takes the chunk's next versions (one transaction) and builds its states. */

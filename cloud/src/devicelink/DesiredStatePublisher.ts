@@ -3,7 +3,7 @@
 // increasing across restarts and processes). markDirty() coalesces bursts: every screen
 // marked before the next tick is published once, with everything that changed.
 //
-// Screens go out in chunks: per chunk one transaction takes the next versions, the builder
+// Screens go out in chunks: per chunk one statement takes the next versions, the builder
 // builds the whole chunk with a few queries, every state is handed to the broker at once,
 // and the casts and emergencies the states carry are recorded as published to those
 // screens (their `delivery.published`). Chunks and batches run one after the other, so a
@@ -26,7 +26,10 @@ import { CastRepository } from '../repositories/CastRepository.js'
 import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import { FanOutWindow } from './FanOutWindow.js'
 
-const CHUNK = 500
+// The first chunk is small, so the first screens get their state after a short build; the
+// rest go in larger chunks (fewer statements per screen) built while the previous one goes out.
+const FIRST_CHUNK = 250
+const CHUNK = 1000
 
 export class DesiredStatePublisher {
   private pending = new Map<string, string>() // screenId → workspaceId
@@ -151,27 +154,31 @@ export class DesiredStatePublisher {
       byWorkspace.set(ws, list)
     }
     const chunks: [string, string[]][] = []
-    for (const [ws, ids] of byWorkspace) for (let i = 0; i < ids.length; i += CHUNK) chunks.push([ws, ids.slice(i, i + CHUNK)])
+    for (const [ws, ids] of byWorkspace)
+      for (let i = 0; i < ids.length; ) {
+        const size = chunks.length ? CHUNK : FIRST_CHUNK
+        chunks.push([ws, ids.slice(i, i + size)])
+        i += size
+      }
     // The next chunk is versioned and built while the broker takes this one (each screen is
     // in one chunk of a batch, so its versions still reach the broker in order).
     let next = chunks.length ? this.prepare(...chunks[0]!) : null
-    // Delivery records are written behind the publishing, not before the next chunk goes out
-    // (each screen's first published version is what they keep, so their order does not matter).
-    let recording: Promise<void> = Promise.resolve()
+    // Delivery records are written once the whole batch is handed over, in one transaction:
+    // written between chunks they would hold the database connection the next chunk's
+    // versions and build wait for (each screen's first published version is what they keep,
+    // so when they are written does not change them).
+    const handed = new Map<string, DesiredState>()
     for (let i = 0; next; i++) {
       const states = await next
       next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
       next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
-      const handed = new Map<string, DesiredState>()
       await Promise.all(
         [...states.values()].map(async (state) => {
           if (await this.handOver(state)) handed.set(state.screenId, state)
         }),
       )
-      recording = recording.then(() => this.recordDelivery(handed))
-      recording.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
     }
-    await recording
+    await this.recordDelivery(handed)
   }
 
   /**
@@ -219,10 +226,10 @@ export class DesiredStatePublisher {
     this.catchingUp.add(p)
   }
 
-  /** Takes the chunk's next versions (one transaction) and builds its states. */
+  /** Takes the chunk's next versions (one UPDATE … RETURNING, atomic on its own) and builds its states. */
   private async prepare(workspaceId: string, screenIds: string[]): Promise<Map<string, DesiredState>> {
     const publishedAt = this.clock ? this.clock.now().toISOString() : null
-    const versions = await this.db.transaction((tx) => this.screens.bumpDesiredVersions(workspaceId, screenIds, publishedAt, tx.kysely))
+    const versions = await this.screens.bumpDesiredVersions(workspaceId, screenIds, publishedAt)
     return this.builder.buildMany(workspaceId, screenIds, new Map(versions))
   }
 

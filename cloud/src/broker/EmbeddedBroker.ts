@@ -211,12 +211,10 @@ export class EmbeddedBroker {
     mq.emit = function (this: unknown, packet, cb) {
       const result = emit.call(this, packet, cb)
       const payload = packet.payload
-      if (Buffer.isBuffer(payload)) {
-        const handed = handing.get(payload)
-        if (handed) {
-          handing.delete(payload)
-          handed()
-        }
+      const handed = Buffer.isBuffer(payload) && handing.get(payload)
+      if (handed) {
+        handing.delete(payload)
+        handed()
       }
       return result
     }
@@ -321,18 +319,14 @@ export class EmbeddedBroker {
     // An empty retained payload deletes the retained message (MQTT 3.3.1.3).
     if (retain && payload.length > 0) this.retainedTopics.add(topic)
     else if (retain) this.retainedTopics.delete(topic)
+    // Whichever comes first, the emitter hook or the callback, takes `handedOver` from the map.
+    if (handedOver) this.handing.set(payload, handedOver)
     return new Promise((resolve, reject) => {
-      let handed = !handedOver
-      const hand = () => {
-        if (handed) return
-        handed = true
-        handedOver!()
-      }
-      if (handedOver) this.handing.set(payload, hand)
       this.aedes.publish({ cmd: 'publish', topic, payload, qos: 1, retain, dup: false }, (err) => {
-        if (handedOver) this.handing.delete(payload)
+        const handed = handedOver && this.handing.get(payload)
+        if (handed) this.handing.delete(payload)
         if (err) return reject(err)
-        hand()
+        handed?.()
         resolve()
       })
     })

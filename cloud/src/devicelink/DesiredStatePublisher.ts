@@ -172,11 +172,10 @@ export class DesiredStatePublisher {
       const states = await next
       next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
       next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
-      await Promise.all(
-        [...states.values()].map(async (state) => {
-          if (await this.handOver(state)) handed.set(state.screenId, state)
-        }),
-      )
+      await Promise.all([...states.values()].map((state) => this.handOver(state).then((ok) => ok && handed.set(state.screenId, state))))
+      // The broker writes each delivery on a later turn (setImmediate): let it write this
+      // chunk, and read what devices sent meanwhile, before the next chunk is handed over.
+      await new Promise((r) => setImmediate(r))
     }
     await this.recordDelivery(handed)
   }
@@ -191,26 +190,46 @@ export class DesiredStatePublisher {
       this.behind.set(id, state)
       return Promise.resolve(false)
     }
+    // Per state on the fan-out's path: inline callbacks only (a named closure costs a
+    // keepNames wrapper per call under tsx), one promise for the hand-over, one for the end.
     return new Promise<boolean>((resolve, reject) => {
       let handed = false
-      const hand = () => {
-        if (handed) return
-        handed = true
-        for (const l of this.publishedListeners) l(id, state.version)
-        resolve(true)
-      }
       const settled = this.broker
-        .publish(topics.desired(id), encodeMessage(state), true, hand)
-        .then(hand, (err: unknown) => {
-          if (!handed) reject(err)
-          else this.log.error({ err, screenId: id, version: state.version }, 'a desired state the broker took failed to reach its subscriber')
+        .publish(topics.desired(id), encodeMessage(state), true, () => {
+          handed = true
+          this.taken(id, state.version)
+          resolve(true)
         })
-        .finally(() => {
-          this.inFlight.delete(id)
-          this.catchUp(id)
-        })
+        .then(
+          () => {
+            try {
+              if (!handed) {
+                handed = true // a broker that does not report the hand-over: taken when done
+                this.taken(id, state.version)
+                resolve(true)
+              }
+            } finally {
+              this.settle(id)
+            }
+          },
+          (err: unknown) => {
+            if (!handed) reject(err)
+            else this.log.error({ err, screenId: id, version: state.version }, 'a desired state the broker took failed to reach its subscriber')
+            this.settle(id)
+          },
+        )
       this.inFlight.set(id, settled)
     })
+  }
+
+  private taken(screenId: string, version: number): void {
+    for (const l of this.publishedListeners) l(screenId, version)
+  }
+
+  /** The screen's publish has finished (written, or its connection closed). */
+  private settle(screenId: string): void {
+    this.inFlight.delete(screenId)
+    this.catchUp(screenId)
   }
 
   /** The screen's previous publish has finished: hand over the newest state that waited behind it. */

@@ -206,7 +206,7 @@ async function assemble(
     policy.setPlayLogSink(null)
     sessions.stop()
     app.services.presence.stop()
-    await app.services.desiredPublisher.idle().catch(() => undefined)
+    await app.services.desiredPublisher.idle({ behindSlowReceivers: false }).catch(() => undefined)
     await app.services.media.idle()
     await broker.close()
     // Closing the broker drops every device; let presence record those drops before the database closes.

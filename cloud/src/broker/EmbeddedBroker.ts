@@ -152,6 +152,7 @@ export class EmbeddedBroker {
           : {}),
       })
       if (this.options.cluster) this.trackForeignPackets()
+      this.watchHandOver()
       // aedes' own memory store scans every retained message per SUBSCRIBE; look topics up instead.
       if (!this.persistence)
         indexRetained((this.aedes as unknown as { persistence: Parameters<typeof indexRetained>[0] }).persistence)
@@ -189,6 +190,33 @@ export class EmbeddedBroker {
         await enqueue({ clientId: (client as { id: string }).id }, packet)
         return update(client, packet)
       }
+    }
+  }
+
+  /** Publishes whose caller asked to hear when the broker took them (see publish), by payload. */
+  private readonly handing = new WeakMap<Buffer, () => void>()
+
+  /**
+   * aedes publishes in steps: it stores a retained message, queues it for offline persistent
+   * sessions, then hands it to its emitter, which gives it to every subscriber's delivery
+   * (each written to its connection on a later turn). It calls the publish back only once
+   * every delivery's write has finished, and a write to a device that stopped reading waits
+   * for the socket to drain (up to aedes' drainTimeout, then it cuts the device). The emitter
+   * step is where the broker has taken the message: hook it, by the payload aedes passes on.
+   */
+  private watchHandOver(): void {
+    const mq = (this.aedes as unknown as { mq: { emit(packet: { payload?: unknown }, cb?: (err?: Error) => void): unknown } }).mq
+    const emit = mq.emit
+    const handing = this.handing
+    mq.emit = function (this: unknown, packet, cb) {
+      const result = emit.call(this, packet, cb)
+      const payload = packet.payload
+      const handed = Buffer.isBuffer(payload) && handing.get(payload)
+      if (handed) {
+        handing.delete(payload)
+        handed()
+      }
+      return result
     }
   }
 
@@ -277,8 +305,13 @@ export class EmbeddedBroker {
   /**
    * Publishes from the cloud itself (QoS 1). Retained messages are stored by the
    * persistence, and offline persistent sessions subscribed to the topic get it queued.
+   * Resolves once every subscriber's write has finished (a device that stopped reading holds
+   * it until its socket drains or aedes' drainTimeout cuts it). `handedOver`, when given, is
+   * called as soon as the broker has taken the message: retained copy stored, offline sessions
+   * queued, the message handed to every live subscriber's delivery; or, at the latest, when
+   * the publish resolves. A payload buffer is one publish (it identifies the message in aedes).
    */
-  publish(topic: string, payload: Buffer, retain: boolean): Promise<void> {
+  publish(topic: string, payload: Buffer, retain: boolean, handedOver?: () => void): Promise<void> {
     // In a cluster no broker keeps it: each instance's store is its own, and a retained copy
     // left on one would go stale when another publishes. Subscribers get the latest state
     // rebuilt from the database instead (hasRetained is false, see DeviceSessions).
@@ -286,8 +319,16 @@ export class EmbeddedBroker {
     // An empty retained payload deletes the retained message (MQTT 3.3.1.3).
     if (retain && payload.length > 0) this.retainedTopics.add(topic)
     else if (retain) this.retainedTopics.delete(topic)
+    // Whichever comes first, the emitter hook or the callback, takes `handedOver` from the map.
+    if (handedOver) this.handing.set(payload, handedOver)
     return new Promise((resolve, reject) => {
-      this.aedes.publish({ cmd: 'publish', topic, payload, qos: 1, retain, dup: false }, (err) => (err ? reject(err) : resolve()))
+      this.aedes.publish({ cmd: 'publish', topic, payload, qos: 1, retain, dup: false }, (err) => {
+        const handed = handedOver && this.handing.get(payload)
+        if (handed) this.handing.delete(payload)
+        if (err) return reject(err)
+        handed?.()
+        resolve()
+      })
     })
   }
 

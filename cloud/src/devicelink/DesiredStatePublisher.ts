@@ -3,11 +3,20 @@
 // increasing across restarts and processes). markDirty() coalesces bursts: every screen
 // marked before the next tick is published once, with everything that changed.
 //
-// Screens go out in chunks: per chunk one transaction takes the next versions, the builder
+// Screens go out in chunks: per chunk one statement takes the next versions, the builder
 // builds the whole chunk with a few queries, every state is handed to the broker at once,
 // and the casts and emergencies the states carry are recorded as published to those
 // screens (their `delivery.published`). Chunks and batches run one after the other, so a
 // screen's versions reach the broker in increasing order.
+//
+// A chunk waits until the broker has taken each of its states (stored it as retained, queued
+// it for an offline session, handed it to the live subscriber's delivery), not until every
+// device's write has finished: a device that stopped reading holds its write until its socket
+// drains or the broker's drain timeout (60 s) cuts it, and it must not hold the fan-out. A
+// screen has at most one publish the broker is still writing; a newer state for it meanwhile
+// waits here (only the newest: one state per slow screen) and is handed over once that write
+// has finished, so no device ever gets an older version after a newer one. A state is
+// recorded as published (delivery.published) when the broker takes it, not before.
 import type { Database } from '../db/Database.js'
 import type { EmbeddedBroker } from '../broker/EmbeddedBroker.js'
 import { encodeMessage, topics, type DesiredState } from '@svc/shared/mqtt/index'
@@ -17,7 +26,10 @@ import { CastRepository } from '../repositories/CastRepository.js'
 import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import { FanOutWindow } from './FanOutWindow.js'
 
-const CHUNK = 500
+// The first chunk is small, so the first screens get their state after a short build; the
+// rest go in larger chunks (fewer statements per screen) built while the previous one goes out.
+const FIRST_CHUNK = 250
+const CHUNK = 1000
 
 export class DesiredStatePublisher {
   private pending = new Map<string, string>() // screenId → workspaceId
@@ -29,6 +41,12 @@ export class DesiredStatePublisher {
   private running = false
   private chain: Promise<void> = Promise.resolve()
   private readonly publishedListeners: ((screenId: string, version: number) => void)[] = []
+  /** Screens whose last publish the broker is still writing (a slow receiver): settles when it has finished. */
+  private readonly inFlight = new Map<string, Promise<void>>()
+  /** The newest state of such a screen, handed over once that publish has finished. */
+  private readonly behind = new Map<string, DesiredState>()
+  /** Hand-overs of states that waited behind a slow receiver, until the broker takes them and they are recorded. */
+  private readonly catchingUp = new Set<Promise<void>>()
   private readonly screens: ScreenRepository
   /** Open while a batch is out: background writes (reports, `applied`) wait for it to close. */
   readonly window = new FanOutWindow()
@@ -36,7 +54,7 @@ export class DesiredStatePublisher {
   constructor(
     private readonly db: Database,
     private readonly builder: DesiredStateBuilder,
-    private readonly broker: Pick<EmbeddedBroker, 'publish'>,
+    private readonly broker: Pick<EmbeddedBroker, 'publish'> & Partial<Pick<EmbeddedBroker, 'closed'>>,
     private readonly log: { error(obj: unknown, msg: string): void },
     /** When set, each publish records `screens.desired_published_at` (signed URLs are refreshed from it). */
     private readonly clock: { now(): Date } | null = null,
@@ -74,16 +92,29 @@ export class DesiredStatePublisher {
     return loaded.then(() => marked)
   }
 
-  /** Tests and benches: called with each published screen and its version. */
+  /** Tests and benches: called with each published screen and its version, when the broker takes it. */
   onPublished(listener: (screenId: string, version: number) => void): void {
     this.publishedListeners.push(listener)
   }
 
-  /** Resolves when everything marked so far is published. */
-  async idle(): Promise<void> {
+  /**
+   * Resolves when everything marked so far is published, states waiting behind a slow
+   * receiver included (up to the broker's drain timeout). `behindSlowReceivers: false` (the
+   * shutdown) leaves those: the database holds them and a reconnecting device gets its latest.
+   */
+  async idle(opts: { behindSlowReceivers?: boolean } = {}): Promise<void> {
     while (this.loading.size) await Promise.all(this.loading)
     if (this.scheduled || this.pending.size) await this.markDirty('', [])
     await this.chain
+    if (opts.behindSlowReceivers === false) return
+    while (this.behind.size || this.catchingUp.size) {
+      const waits = [...this.catchingUp]
+      for (const id of this.behind.keys()) {
+        const w = this.inFlight.get(id)
+        if (w) waits.push(w)
+      }
+      await (waits.length ? Promise.all(waits) : new Promise((r) => setImmediate(r)))
+    }
   }
 
   private flush(): void {
@@ -123,33 +154,101 @@ export class DesiredStatePublisher {
       byWorkspace.set(ws, list)
     }
     const chunks: [string, string[]][] = []
-    for (const [ws, ids] of byWorkspace) for (let i = 0; i < ids.length; i += CHUNK) chunks.push([ws, ids.slice(i, i + CHUNK)])
+    for (const [ws, ids] of byWorkspace)
+      for (let i = 0; i < ids.length; ) {
+        const size = chunks.length ? CHUNK : FIRST_CHUNK
+        chunks.push([ws, ids.slice(i, i + size)])
+        i += size
+      }
     // The next chunk is versioned and built while the broker takes this one (each screen is
     // in one chunk of a batch, so its versions still reach the broker in order).
     let next = chunks.length ? this.prepare(...chunks[0]!) : null
-    // Delivery records are written behind the publishing, not before the next chunk goes out
-    // (each screen's first published version is what they keep, so their order does not matter).
-    let recording: Promise<void> = Promise.resolve()
+    // Delivery records are written once the whole batch is handed over, in one transaction:
+    // written between chunks they would hold the database connection the next chunk's
+    // versions and build wait for (each screen's first published version is what they keep,
+    // so when they are written does not change them).
+    const handed = new Map<string, DesiredState>()
     for (let i = 0; next; i++) {
       const states = await next
       next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
       next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
-      await Promise.all(
-        [...states.values()].map(async (state) => {
-          await this.broker.publish(topics.desired(state.screenId), encodeMessage(state), true)
-          for (const l of this.publishedListeners) l(state.screenId, state.version)
-        }),
-      )
-      recording = recording.then(() => this.recordDelivery(states))
-      recording.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
+      await Promise.all([...states.values()].map((state) => this.handOver(state).then((ok) => ok && handed.set(state.screenId, state))))
+      // The broker writes each delivery on a later turn (setImmediate): let it write this
+      // chunk, and read what devices sent meanwhile, before the next chunk is handed over.
+      await new Promise((r) => setImmediate(r))
     }
-    await recording
+    await this.recordDelivery(handed)
   }
 
-  /** Takes the chunk's next versions (one transaction) and builds its states. */
+  /**
+   * Hands a state to the broker: true once the broker has taken it, false when the screen's
+   * previous publish is still being written (then it waits in `behind`, replacing an older one).
+   */
+  private handOver(state: DesiredState): Promise<boolean> {
+    const id = state.screenId
+    if (this.inFlight.has(id)) {
+      this.behind.set(id, state)
+      return Promise.resolve(false)
+    }
+    // Per state on the fan-out's path: inline callbacks only (a named closure costs a
+    // keepNames wrapper per call under tsx), one promise for the hand-over, one for the end.
+    return new Promise<boolean>((resolve, reject) => {
+      let handed = false
+      const settled = this.broker
+        .publish(topics.desired(id), encodeMessage(state), true, () => {
+          handed = true
+          this.taken(id, state.version)
+          resolve(true)
+        })
+        .then(
+          () => {
+            try {
+              if (!handed) {
+                handed = true // a broker that does not report the hand-over: taken when done
+                this.taken(id, state.version)
+                resolve(true)
+              }
+            } finally {
+              this.settle(id)
+            }
+          },
+          (err: unknown) => {
+            if (!handed) reject(err)
+            else this.log.error({ err, screenId: id, version: state.version }, 'a desired state the broker took failed to reach its subscriber')
+            this.settle(id)
+          },
+        )
+      this.inFlight.set(id, settled)
+    })
+  }
+
+  private taken(screenId: string, version: number): void {
+    for (const l of this.publishedListeners) l(screenId, version)
+  }
+
+  /** The screen's publish has finished (written, or its connection closed). */
+  private settle(screenId: string): void {
+    this.inFlight.delete(screenId)
+    this.catchUp(screenId)
+  }
+
+  /** The screen's previous publish has finished: hand over the newest state that waited behind it. */
+  private catchUp(screenId: string): void {
+    const state = this.behind.get(screenId)
+    if (!state) return
+    this.behind.delete(screenId)
+    if (this.broker.closed) return // shutting down: the database holds it, a reconnecting device gets it
+    const p: Promise<void> = this.handOver(state)
+      .then((handed) => (handed ? this.recordDelivery(new Map([[screenId, state]])) : undefined))
+      .catch((err) => this.log.error({ err, screenId }, 'publishing a desired state that waited behind a slow receiver failed'))
+      .finally(() => this.catchingUp.delete(p))
+    this.catchingUp.add(p)
+  }
+
+  /** Takes the chunk's next versions (one UPDATE … RETURNING, atomic on its own) and builds its states. */
   private async prepare(workspaceId: string, screenIds: string[]): Promise<Map<string, DesiredState>> {
     const publishedAt = this.clock ? this.clock.now().toISOString() : null
-    const versions = await this.db.transaction((tx) => this.screens.bumpDesiredVersions(workspaceId, screenIds, publishedAt, tx.kysely))
+    const versions = await this.screens.bumpDesiredVersions(workspaceId, screenIds, publishedAt)
     return this.builder.buildMany(workspaceId, screenIds, new Map(versions))
   }
 

@@ -178,18 +178,18 @@ export class ScreenRepository {
   }
 
   /**
-   * Takes the next desired version of each screen (one UPDATE and one SELECT); with
+   * Takes the next desired version of each screen (one UPDATE … RETURNING); with
    * `publishedAt`, also records it as `desired_published_at`. Answers [screenId, version].
    */
   async bumpDesiredVersions(workspaceId: string, ids: readonly string[], publishedAt: string | null, k: Executor = this.k): Promise<[string, number][]> {
     if (!ids.length) return []
-    await k
+    const rows = await k
       .updateTable('screens')
       .set((eb) => ({ desired_version: eb('desired_version', '+', 1), ...(publishedAt ? { desired_published_at: publishedAt } : {}) }))
       .where('workspace_id', '=', workspaceId)
       .where('id', 'in', ids)
+      .returning(['id', 'desired_version'])
       .execute()
-    const rows = await k.selectFrom('screens').select(['id', 'desired_version']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
     return rows.map((r) => [r.id, Number(r.desired_version)])
   }
 

@@ -1,9 +1,10 @@
 // The generic job delivery (serial and screenshot jobs) over real sockets: the cloud's
 // embedded broker and a real MQTT client as the device (clean: false, client id = screen id).
 // - stop() (the app closing) waits for a delivery under way, for both kinds;
-// - a (re)connect reads the open jobs once: one SELECT per connection and one expiry UPDATE (shared
-//   by the connections within 200 ms of each other), not one
-//   at clientReady and another at the SUBSCRIBE; a job queued while connected costs a read only.
+// - a (re)connect reads the open jobs once, not once at clientReady and again at the SUBSCRIBE;
+//   the connections arriving in the same tick share one read (pendingForMany) and one expiry
+//   UPDATE (shared by the connections within 200 ms of each other); a job queued while
+//   connected costs a read only.
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -124,6 +125,11 @@ t.test('a reconnect reads the open jobs once (one expiry UPDATE + SELECT per con
     reads++
     return pendingFor(id, opts)
   }
+  const pendingForMany = jobs.pendingForMany.bind(jobs)
+  jobs.pendingForMany = (ids) => {
+    reads++
+    return pendingForMany(ids)
+  }
   let expiries = 0
   const expireStale = jobs.expireStale.bind(jobs)
   jobs.expireStale = () => {
@@ -161,7 +167,7 @@ t.test('a reconnect reads the open jobs once (one expiry UPDATE + SELECT per con
   t.equal(expiries, 0, 'no expiry UPDATE on the request path')
 })
 
-t.test('devices connecting together share one expiry sweep; each still reads its own open jobs', async (t) => {
+t.test('devices connecting together share the expiry sweep and the read of their open jobs; each gets its own', async (t) => {
   const { s, key, screenId, deviceSecret } = await setup(t)
   const screens = [{ screenId, deviceSecret }]
   for (let i = 0; i < 7; i++) {
@@ -175,6 +181,10 @@ t.test('devices connecting together share one expiry sweep; each still reads its
   let reads = 0
   const pendingFor = jobs.pendingFor.bind(jobs)
   jobs.pendingFor = (id, opts) => (reads++, pendingFor(id, opts))
+  /** The screens of each batched read. */
+  const batches: string[][] = []
+  const pendingForMany = jobs.pendingForMany.bind(jobs)
+  jobs.pendingForMany = (ids) => (batches.push([...ids]), pendingForMany(ids))
   let expiries = 0
   const expireStale = jobs.expireStale.bind(jobs)
   jobs.expireStale = () => (expiries++, expireStale())
@@ -187,6 +197,8 @@ t.test('devices connecting together share one expiry sweep; each still reads its
     screens.map(() => 1),
     'and nothing else',
   )
-  t.equal(reads, screens.length, 'one read per connection')
+  t.equal(reads, 0, 'no read of one screen alone')
+  t.same(batches.flat().sort(), screens.map((sc) => sc.screenId).sort(), 'every connection read once, in a batched read')
+  t.ok(batches.length < screens.length, `${batches.length} reads for ${screens.length} connections`)
   t.ok(expiries >= 1 && expiries < screens.length, `${expiries} expiry sweeps for ${screens.length} connections`)
 })

@@ -36,6 +36,8 @@ export class DeviceSessions {
   /** Screens whose desired state is being republished now. */
   private readonly requested = new Set<string>()
   private batch: string[] = []
+  /** A republish (its lookup and markDirty) is under way: subscribers meanwhile wait for the next one. */
+  private republishing = false
 
   constructor(
     private readonly broker: Pick<EmbeddedBroker, 'onClient' | 'lacksSubscriptions' | 'restoreSubscriptions' | 'hasRetained'>,
@@ -86,33 +88,48 @@ export class DeviceSessions {
     if (this.broker.hasRetained(desired) || this.requested.has(client.id)) return
     this.requested.add(client.id)
     this.batch.push(client.id)
-    if (this.batch.length === 1) setImmediate(() => void this.republish())
+    if (this.batch.length === 1 && !this.republishing) setImmediate(() => void this.republish())
   }
 
-  /** Marks the screens that subscribed this tick dirty, one lookup and one markDirty per workspace. */
+  /**
+   * Marks the screens that subscribed since the last lookup dirty: one lookup of their
+   * workspaces and one markDirty per workspace. One lookup at a time: the subscribers
+   * arriving while it runs (a fleet reconnecting after a restart) are the next batch, so
+   * batches grow with the load. The publisher coalesces the marks into its own batches.
+   */
   private async republish(): Promise<void> {
     const ids = this.batch
     this.batch = []
+    if (!ids.length) return
+    this.republishing = true
+    let workspaces: Map<string, string>
     try {
-      const byWorkspace = new Map<string, string[]>()
-      const workspaces = await this.deps.workspacesOf(ids)
-      for (const id of ids) {
-        const ws = workspaces.get(id)
-        if (!ws) {
-          this.requested.delete(id)
-          continue
-        }
-        const list = byWorkspace.get(ws) ?? []
-        list.push(id)
-        byWorkspace.set(ws, list)
+      workspaces = await this.deps.workspacesOf(ids)
+    } catch (err) {
+      this.log.error({ err }, 'looking up screens to republish failed')
+      for (const id of ids) this.requested.delete(id)
+      return
+    } finally {
+      this.republishing = false
+      if (this.batch.length) setImmediate(() => void this.republish())
+    }
+    const byWorkspace = new Map<string, string[]>()
+    for (const id of ids) {
+      const ws = workspaces.get(id)
+      if (!ws) {
+        this.requested.delete(id)
+        continue
       }
+      const list = byWorkspace.get(ws) ?? []
+      list.push(id)
+      byWorkspace.set(ws, list)
+    }
+    try {
       await Promise.all(
         [...byWorkspace].map(([ws, list]) =>
           this.deps.markDirty(ws, list).catch((err: unknown) => this.log.error({ err, workspaceId: ws }, 'republishing desired states on subscribe failed')),
         ),
       )
-    } catch (err) {
-      this.log.error({ err }, 'looking up screens to republish failed')
     } finally {
       for (const id of ids) this.requested.delete(id)
     }

@@ -9,6 +9,7 @@
 //   (the device's own, or the one DeviceSessions restores after a broker restart); a device
 //   that subscribes again on the same connection is not sent everything again;
 // - on start, for screens already connected.
+// The full re-sends starting in one tick share one read (JobSource.pendingForMany).
 // Re-sending is safe because the agent dedupes by id. A job is `sent` once the device
 // acknowledged the packet (PUBACK). Results come back on `svc/v1/screens/+/job-results`,
 // validated with the shared parser; each delivery applies the results of its own kind, and
@@ -31,6 +32,12 @@ export interface JobSource<J extends { id: string; kind: string }> {
    * just queued) asks for a read without the expiry write; jobs past their TTL stay out.
    */
   pendingFor(screenId: string, opts?: { expire?: boolean }): Promise<J[]>
+  /**
+   * pendingFor (with the expiry) for several screens at once, by screen (a screen without
+   * open jobs may be absent). The once-per-connection re-sends of one tick (a connect storm,
+   * the reconnects after a restart) share one call instead of one read per connection.
+   */
+  pendingForMany?(screenIds: readonly string[]): Promise<Map<string, J[]>>
   markSent(jobId: string): Promise<void>
   applyResult(screenId: string, result: JobResult): Promise<unknown>
   /** Fails open jobs past their TTL (the periodic sweep). */
@@ -62,6 +69,9 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
   private readonly published = new Map<string, Set<string>>()
   /** Screens whose current connection had its full re-send. */
   private readonly connectionServed = new Set<string>()
+  /** The full reads waiting for the next batched read (see readAll), and whether one is under way. */
+  private fullReads: { screenId: string; resolve: (jobs: J[]) => void; reject: (err: unknown) => void }[] = []
+  private readingAll = false
 
   constructor(
     private readonly broker: EmbeddedBroker,
@@ -150,7 +160,7 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
   }
 
   private async publishPending(screenId: string, full: boolean): Promise<void> {
-    const pending = await this.source.pendingFor(screenId, { expire: full })
+    const pending = full && this.source.pendingForMany ? await this.readAll(screenId) : await this.source.pendingFor(screenId, { expire: full })
     let done = this.published.get(screenId)
     if (!done) this.published.set(screenId, (done = new Set()))
     for (const job of pending) {
@@ -159,6 +169,34 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
       done.add(job.id)
       // QoS 1, not retained: the PUBACK marks the job sent (onAck).
       await this.broker.publish(topics.jobs(screenId), encodeMessage(job), false)
+    }
+  }
+
+  /**
+   * A screen's open jobs (with the expiry), read together with those of every screen asking
+   * in the same tick or while the previous batched read is under way: one read at a time,
+   * each for everything that waited (so a storm's batches grow with the load).
+   */
+  private readAll(screenId: string): Promise<J[]> {
+    return new Promise((resolve, reject) => {
+      this.fullReads.push({ screenId, resolve, reject })
+      if (this.fullReads.length === 1 && !this.readingAll) setImmediate(() => void this.nextReadAll())
+    })
+  }
+
+  private async nextReadAll(): Promise<void> {
+    const reads = this.fullReads
+    this.fullReads = []
+    if (!reads.length) return
+    this.readingAll = true
+    try {
+      const jobs = await this.source.pendingForMany!(reads.map((r) => r.screenId))
+      for (const r of reads) r.resolve(jobs.get(r.screenId) ?? [])
+    } catch (err) {
+      for (const r of reads) r.reject(err)
+    } finally {
+      this.readingAll = false
+      if (this.fullReads.length) setImmediate(() => void this.nextReadAll())
     }
   }
 

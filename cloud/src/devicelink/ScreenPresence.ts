@@ -25,7 +25,8 @@
 //
 // Cost at fleet size: connection events queue up and are handled in batches (a run of
 // opens is one read and one transaction of at most two updates plus one multi-row outbox
-// insert, whatever its length; see ScreenPresenceRepository), and the dispatch runs on its
+// insert, whatever its length; a run of closes one read and one update; see
+// ScreenPresenceRepository), and the dispatch runs on its
 // own queue, so a connect storm's presence writes never wait for webhooks or alerts.
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../clock.js'
@@ -206,19 +207,15 @@ export class ScreenPresence {
     const events = this.pendingConns
     this.pendingConns = []
     for (let i = 0; i < events.length; ) {
-      if (!events[i]!.open) {
-        await this.closed(events[i]!.id, events[i]!.key)
-        i++
-        continue
-      }
-      // A run of opens, each screen once (a second open of the same screen starts the next run).
+      // A run of opens or of closes, each screen once (a second event of the same screen starts the next run).
+      const open = events[i]!.open
       const run: ConnEvent[] = []
       const ids = new Set<string>()
-      for (; i < events.length && events[i]!.open && !ids.has(events[i]!.id); i++) {
+      for (; i < events.length && events[i]!.open === open && !ids.has(events[i]!.id); i++) {
         run.push(events[i]!)
         ids.add(events[i]!.id)
       }
-      await this.opened(run)
+      await (open ? this.opened(run) : this.closed(run))
     }
   }
 
@@ -254,14 +251,19 @@ export class ScreenPresence {
     if (changed) this.relay()
   }
 
-  private async closed(id: string, key: string): Promise<void> {
-    const stillLive = await this.store.close(id, key)
-    const row = await this.screen(id)
-    if (!row) return
+  /**
+   * A run of closes (a broker closing with every device connected, a network cut): one read
+   * of their rows and one `last_seen_at` write, whatever its length.
+   */
+  private async closed(run: ConnEvent[]): Promise<void> {
+    const stillLive = new Map<string, boolean>()
+    for (const { id, key } of run) stillLive.set(id, await this.store.close(id, key))
+    const rows = await this.repo.rows(run.map((e) => e.id))
+    if (!rows.size) return
     const now = this.clock.now()
-    // The last moment the screen was known connected.
-    await this.repo.touch([id], now.toISOString())
-    if (!stillLive && row.status === 'online') await this.markAway(id, now.getTime())
+    // The last moment these screens were known connected.
+    await this.repo.touch([...rows.keys()], now.toISOString())
+    for (const [id, row] of rows) if (!stillLive.get(id) && row.status === 'online') await this.markAway(id, now.getTime())
   }
 
   private async markAway(id: string, since: number): Promise<void> {

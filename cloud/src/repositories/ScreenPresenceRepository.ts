@@ -3,6 +3,7 @@
 // Writes take batches of screens: a connect storm is a few statements per batch, not a
 // few per device. Every status change is a conditional update, so `online`
 // and `offline` alternate per screen even when several handlers race.
+import { sql } from 'kysely'
 import type { Executor } from '../db/Database.js'
 
 export interface PresenceRow {
@@ -16,6 +17,8 @@ export interface PresenceRow {
 
 /** Rows per `IN (…)` list: well inside SQLite's and PostgreSQL's parameter limits. */
 const CHUNK = 500
+/** Screens per reported-state UPDATE (7 parameters each: within both engines' limits). */
+const REPORTED_CHUNK = 200
 
 function chunks<T>(xs: readonly T[]): T[][] {
   const out: T[][] = []
@@ -87,16 +90,29 @@ export class ScreenPresenceRepository {
     return Number(r.numUpdatedRows) === 1
   }
 
-  /** Stores several screens' reported state, one statement each, in transactions of 100. */
+  /**
+   * Stores several screens' reported state: one UPDATE per 200 screens (each column a
+   * `CASE id WHEN … THEN …`), not one per screen. A screen listed twice keeps its last entry.
+   */
   async storeReportedMany(items: readonly { id: string; reported: string; at: string }[]): Promise<void> {
-    if (!items.length) return
-    const write = async (part: typeof items, k: Executor) => {
-      for (const it of part)
-        await k.updateTable('screens').set({ reported: it.reported, reported_at: it.at, last_seen_at: it.at }).where('id', '=', it.id).execute()
+    const latest = [...new Map(items.map((it) => [it.id, it])).values()]
+    for (let i = 0; i < latest.length; i += REPORTED_CHUNK) {
+      const part = latest.slice(i, i + REPORTED_CHUNK)
+      const byId = (value: (it: (typeof part)[number]) => string) =>
+        sql<string>`CASE ${sql.ref('id')} ${sql.join(
+          part.map((it) => sql`WHEN ${it.id} THEN ${value(it)}`),
+          sql` `,
+        )} END`
+      await this.k
+        .updateTable('screens')
+        .set({ reported: byId((it) => it.reported), reported_at: byId((it) => it.at), last_seen_at: byId((it) => it.at) })
+        .where(
+          'id',
+          'in',
+          part.map((it) => it.id),
+        )
+        .execute()
     }
-    if (this.k.isTransaction) return write(items, this.k)
-    // A transaction per 100: the connection is not held long from the statements queued behind (a cast's fan-out).
-    for (let i = 0; i < items.length; i += 100) await this.k.transaction().execute((tx) => write(items.slice(i, i + 100), tx))
   }
 
   /** Stores what the device reported; false when the screen no longer exists. */

@@ -26,6 +26,25 @@ export class ScreenshotRepository {
     return q.orderBy('created_at').orderBy('id').execute()
   }
 
+  /** Open jobs of several screens in one read per 500 screens, by screen, each list as openFor orders it. */
+  async openForMany(screenIds: readonly string[], createdSince?: string): Promise<Map<string, ScreenshotRow[]>> {
+    const out = new Map<string, ScreenshotRow[]>()
+    for (let i = 0; i < screenIds.length; i += 500) {
+      let q = this.k
+        .selectFrom('screenshots')
+        .selectAll()
+        .where('screen_id', 'in', screenIds.slice(i, i + 500))
+        .where('status', 'in', OPEN)
+      if (createdSince !== undefined) q = q.where('created_at', '>=', createdSince)
+      for (const r of await q.orderBy('created_at').orderBy('id').execute()) {
+        const list = out.get(r.screen_id)
+        if (list) list.push(r)
+        else out.set(r.screen_id, [r])
+      }
+    }
+    return out
+  }
+
   async markSent(id: string, at: string): Promise<void> {
     await this.k.updateTable('screenshots').set({ status: 'sent', sent_at: at }).where('id', '=', id).where('status', '=', 'queued').execute()
   }

@@ -90,6 +90,25 @@ export class SerialJobRepository {
     return q.orderBy('id', 'asc').execute()
   }
 
+  /** Open jobs of several screens in one read per 500 screens, by screen, each list as openFor orders it. */
+  async openForMany(screenIds: readonly string[], createdSince?: string): Promise<Map<string, SerialJobRow[]>> {
+    const out = new Map<string, SerialJobRow[]>()
+    for (let i = 0; i < screenIds.length; i += 500) {
+      let q = this.k
+        .selectFrom('serial_jobs')
+        .selectAll()
+        .where('screen_id', 'in', screenIds.slice(i, i + 500))
+        .where('status', 'in', OPEN)
+      if (createdSince !== undefined) q = q.where('created_at', '>=', createdSince)
+      for (const r of await q.orderBy('id', 'asc').execute()) {
+        const list = out.get(r.screen_id)
+        if (list) list.push(r)
+        else out.set(r.screen_id, [r])
+      }
+    }
+    return out
+  }
+
   async screensWithOpen(): Promise<string[]> {
     const rows = await this.k.selectFrom('serial_jobs').select('screen_id').distinct().where('status', 'in', OPEN).execute()
     return rows.map((r) => r.screen_id)

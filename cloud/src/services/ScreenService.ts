@@ -45,29 +45,40 @@ export interface DeviceDirectory {
 /** The directory read straight from the database (the broker is built before the services). */
 export function screenDirectory(db: Queryable): DeviceDirectory {
   const repo = new ScreenRepository(db.kysely)
-  // The lookups of one tick (the CONNECTs of a connect storm) are one query. Each connect
-  // still reads the database, so a deleted or re-paired screen's secret stops working at once.
+  // The lookups of one tick (the CONNECTs of a connect storm) are one query, and the ones
+  // arriving while that query runs are the next one (one read in flight at a time, so the
+  // batches grow with the load: a fleet reconnecting at once after a restart). Each connect
+  // still reads the database, after its CONNECT arrived, so a deleted or re-paired screen's
+  // secret stops working at once.
   type Waiter = { resolve(hash: string | null): void; reject(err: unknown): void }
   let batch: Map<string, Waiter[]> | null = null
-  const run = (b: Map<string, Waiter[]>) =>
-    repo.credentialHashes([...b.keys()]).then(
-      (hashes) => {
-        for (const [id, waiters] of b) for (const w of waiters) w.resolve(hashes.get(id) ?? null)
-      },
-      (err: unknown) => {
-        for (const waiters of b.values()) for (const w of waiters) w.reject(err)
-      },
-    )
+  let reading = false
+  const next = () => {
+    const b = batch
+    batch = null
+    if (!b) return
+    reading = true
+    void repo
+      .credentialHashes([...b.keys()])
+      .then(
+        (hashes) => {
+          for (const [id, waiters] of b) for (const w of waiters) w.resolve(hashes.get(id) ?? null)
+        },
+        (err: unknown) => {
+          for (const waiters of b.values()) for (const w of waiters) w.reject(err)
+        },
+      )
+      .finally(() => {
+        reading = false
+        if (batch) setImmediate(next)
+      })
+  }
   return {
     credentialHash: (screenId) =>
       new Promise((resolve, reject) => {
         if (!batch) {
-          const b = new Map<string, Waiter[]>()
-          batch = b
-          setImmediate(() => {
-            batch = null
-            void run(b)
-          })
+          batch = new Map<string, Waiter[]>()
+          if (!reading) setImmediate(next)
         }
         const list = batch.get(screenId)
         if (list) list.push({ resolve, reject })

@@ -172,14 +172,21 @@ export class ScreenshotService {
   async pendingFor(screenId: string): Promise<ScreenshotJob[]> {
     // Shared by the connections arriving together (a connect storm); the read leaves out what crossed its TTL since.
     await this.connectSweep.run()
-    const base = this.publicUrl ? this.publicUrl.replace(/\/+$/, '') : ''
     const cutoff = new Date(this.clock.now().getTime() - SCREENSHOT_TTL_MS).toISOString()
-    return (await this.repo.openFor(screenId, cutoff)).map((r) => ({
-      id: r.id,
-      kind: 'screenshot' as const,
-      uploadUrl: `${base}/v1/devices/screenshots/${r.id}`,
-      createdAt: r.created_at,
-    }))
+    return (await this.repo.openFor(screenId, cutoff)).map((r) => this.jobMessage(r))
+  }
+
+  /** pendingFor for several screens at once: one sweep, one read per 500 screens (connections arriving together). */
+  async pendingForMany(screenIds: readonly string[]): Promise<Map<string, ScreenshotJob[]>> {
+    await this.connectSweep.run()
+    const cutoff = new Date(this.clock.now().getTime() - SCREENSHOT_TTL_MS).toISOString()
+    const rows = await this.repo.openForMany(screenIds, cutoff)
+    return new Map([...rows].map(([id, list]) => [id, list.map((r) => this.jobMessage(r))]))
+  }
+
+  private jobMessage(r: { id: string; created_at: string }): ScreenshotJob {
+    const base = this.publicUrl ? this.publicUrl.replace(/\/+$/, '') : ''
+    return { id: r.id, kind: 'screenshot' as const, uploadUrl: `${base}/v1/devices/screenshots/${r.id}`, createdAt: r.created_at }
   }
 
   markSent(id: string): Promise<void> {

@@ -183,14 +183,14 @@ export class SerialJobService {
       await this.connectSweep.run()
       rows = (await this.jobs.openFor(screenId, new Date(this.clock.now().getTime() - this.ttlMs).toISOString())) as JobRow[]
     }
-    return rows.map((r) => ({
-      id: r.id,
-      kind: 'serial' as const,
-      bytesHex: r.bytes_hex,
-      protocol: r.protocol,
-      ...(r.timeout_ms !== null ? { timeoutMs: r.timeout_ms } : {}),
-      createdAt: r.created_at,
-    }))
+    return rows.map(jobMessage)
+  }
+
+  /** pendingFor (with the expiry) for several screens at once: one sweep, one read per 500 screens (connections arriving together). */
+  async pendingForMany(screenIds: readonly string[]): Promise<Map<string, SerialJobMessage[]>> {
+    await this.connectSweep.run()
+    const rows = await this.jobs.openForMany(screenIds, new Date(this.clock.now().getTime() - this.ttlMs).toISOString())
+    return new Map([...rows].map(([id, list]) => [id, (list as JobRow[]).map(jobMessage)]))
   }
 
   /** Records that a job went to the device's session. */
@@ -300,5 +300,17 @@ export class SerialJobService {
     const byId = new Map(((await this.jobs.byIds(ids)) as JobRow[]).map((r) => [r.id, r]))
     // Views are read after delivery started: a connected screen's jobs may already show `sent`.
     return ids.map((id) => view(byId.get(id)!))
+  }
+}
+
+/** A job row as the MQTT job message. */
+function jobMessage(r: JobRow): SerialJobMessage {
+  return {
+    id: r.id,
+    kind: 'serial' as const,
+    bytesHex: r.bytes_hex,
+    protocol: r.protocol,
+    ...(r.timeout_ms !== null ? { timeoutMs: r.timeout_ms } : {}),
+    createdAt: r.created_at,
   }
 }

@@ -71,4 +71,23 @@ eachEngine(t, 'screen presence repository', async (t, db) => {
   t.equal(await repo.storeReported('scr_nope', '{}', LATER), false)
   const rep = await k.selectFrom('screens').select(['reported', 'reported_at']).where('id', '=', ids[0]!).executeTakeFirstOrThrow()
   t.same(rep, { reported: '{"x":1}', reported_at: LATER })
+
+  // Many at once: one statement per 200 screens; a screen listed twice keeps its last entry.
+  const many = ids.slice(0, 450).map((id, i) => ({ id, reported: `{"n":${i}}`, at: i % 2 ? AT : LATER }))
+  await repo.storeReportedMany([...many, { id: ids[3]!, reported: '{"n":"last"}', at: LATER }, { id: 'scr_nope', reported: '{}', at: LATER }])
+  const stored = new Map(
+    (await k.selectFrom('screens').select(['id', 'reported', 'reported_at', 'last_seen_at']).where('id', 'in', ids.slice(0, 451)).execute()).map((r) => [
+      r.id,
+      r,
+    ]),
+  )
+  t.ok(
+    many.every(
+      (m, i) => i === 3 || (stored.get(m.id)?.reported === m.reported && stored.get(m.id)?.reported_at === m.at && stored.get(m.id)?.last_seen_at === m.at),
+    ),
+    'each screen got its own reported state and times',
+  )
+  t.same(stored.get(ids[3]!)?.reported, '{"n":"last"}', 'the later entry of a screen listed twice wins')
+  t.equal(stored.get(ids[450]!)?.reported, null, 'a screen not listed is untouched')
+  await repo.storeReportedMany([])
 })

@@ -1,4 +1,4 @@
-// ScreenshotRepository on both engines: open jobs per screen, sent, closing once (a late
+// ScreenshotRepository on both engines: open jobs per screen (one or several at once), sent, closing once (a late
 // answer changes nothing), expiry of open jobs, retention with the hashes it frees, and
 // whether a hash is still held by a screenshot or a media item.
 import t from 'tap'
@@ -30,6 +30,20 @@ eachEngine(t, 'screenshot repository', async (t, db) => {
     (await repo.openFor('scr_a')).map((r) => r.id),
     ['shot_1', 'shot_2'],
     'open jobs of a screen, oldest first',
+  )
+  const many = await repo.openForMany(['scr_a', 'scr_b', 'scr_none'])
+  t.same(
+    [...many].map(([id, rows]) => [id, rows.map((r) => r.id)]).sort(),
+    [
+      ['scr_a', ['shot_1', 'shot_2']],
+      ['scr_b', ['shot_3']],
+    ],
+    'several screens in one read, each oldest first; a screen without open jobs is absent',
+  )
+  t.same(
+    (await repo.openForMany(['scr_a'], '2026-06-01T10:01:00.000Z')).get('scr_a')?.map((r) => r.id),
+    ['shot_2'],
+    'createdSince leaves out the older ones',
   )
   await repo.markSent('shot_1', '2026-06-01T10:00:01.000Z')
   t.match(await repo.byId('shot_1'), { status: 'sent', sent_at: '2026-06-01T10:00:01.000Z' })

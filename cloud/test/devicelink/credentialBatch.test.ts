@@ -1,5 +1,5 @@
 // The broker's device directory looks the CONNECTs of one tick up with one query (a connect
-// storm's credential reads), on both engines; every connect still reads the database, so a
+// storm's credential reads), and those arriving while it runs with the next, on both engines; every connect still reads the database, so a
 // deleted screen's secret stops working at once.
 import t from 'tap'
 import { forEngines } from '../db/engines.js'
@@ -35,5 +35,40 @@ forEngines(t, async (t, build) => {
     t.equal((await h.req('DELETE', `/v1/screens/${ids[1]}`, apiKey)).statusCode, 200)
     t.equal(await directory.credentialHash(ids[1]!), null, 'deleted: unknown at the next connect')
     t.equal(await directory.credentialHash(ids[2]!), expected[2])
+  })
+
+  t.test('lookups arriving while a read runs are the next read, one at a time', async (t) => {
+    const h = await build(t)
+    const { apiKey } = await h.workspace()
+    const ids: string[] = []
+    for (let i = 0; i < 4; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+    const s = h.app.services
+    const expected = await Promise.all(ids.map((id) => new ScreenRepository(s.db.kysely).credentialHash(id)))
+    const directory = screenDirectory(s.db)
+    // The first read is held until released; every query is counted.
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    const queries = { n: 0 }
+    const executor = (s.db.kysely as unknown as { getExecutor(): { executeQuery(...a: unknown[]): Promise<unknown> } }).getExecutor()
+    const run = executor.executeQuery.bind(executor)
+    executor.executeQuery = async (...a: unknown[]) => {
+      if (++queries.n === 1) await held
+      return run(...a)
+    }
+    t.teardown(() => void (executor.executeQuery = run))
+    const first = directory.credentialHash(ids[0]!)
+    await new Promise((r) => setImmediate(r))
+    await new Promise((r) => setImmediate(r))
+    t.equal(queries.n, 1, 'the first read is under way')
+    // Three more CONNECTs, each in a tick of its own, while it runs.
+    const later: Promise<string | null>[] = []
+    for (const id of ids.slice(1)) {
+      later.push(directory.credentialHash(id))
+      await new Promise((r) => setImmediate(r))
+    }
+    t.equal(queries.n, 1, 'they wait for it')
+    release()
+    t.same(await Promise.all([first, ...later]), expected, 'each gets its own hash')
+    t.equal(queries.n, 2, 'and the three were one read')
   })
 })

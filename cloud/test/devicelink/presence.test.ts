@@ -123,3 +123,47 @@ t.test('what a device says on its status topic does not move presence: the conne
   await presence.sweep()
   t.equal(await screen(), 'online', 'connected, whatever it says')
 })
+
+t.test('devices dropping together: one read and one write for the run, each screen away, then offline', async (t) => {
+  const c = await startCloud(t)
+  const { presence, db } = c.running.app.services
+  const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
+  const devices: Awaited<ReturnType<typeof c.pair>>[] = []
+  for (let i = 0; i < 6; i++) devices.push(await c.pair(`S${i}`))
+  const clients: Awaited<ReturnType<typeof connectDevice>>[] = []
+  for (const d of devices) clients.push(await connectDevice(t, url, d))
+  await presence.idle()
+  const screens = async () => (await c.call('GET', '/v1/screens')).body.data as { id: string; status: string; lastSeenAt: string }[]
+  t.ok((await screens()).every((s) => s.status === 'online'))
+
+  // Hold the presence queue while every device drops, so the closes wait as one run.
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  void (presence as unknown as { enqueue(fn: () => Promise<void>): Promise<void> }).enqueue(() => held)
+  c.clock.advance(1000)
+  const droppedAt = c.clock.now().toISOString()
+  for (const d of clients) d.client.stream.destroy()
+  const live = () => devices.filter((d) => c.running.app.services.broker.isConnected(d.screenId)).length
+  for (let i = 0; i < 100 && live() > 0; i++) await new Promise((r) => setTimeout(r, 20))
+  t.equal(live(), 0, 'every connection closed')
+  const statements: string[] = []
+  const executor = (db.kysely as unknown as { getExecutor(): { executeQuery(q: { sql: string }, ...a: unknown[]): Promise<unknown> } }).getExecutor()
+  const run = executor.executeQuery.bind(executor)
+  executor.executeQuery = (q, ...a) => (statements.push(q.sql), run(q, ...a))
+  t.teardown(() => void (executor.executeQuery = run))
+  release()
+  await presence.idle()
+  executor.executeQuery = run
+  const onScreens = statements.filter((s) => /"screens"/.test(s))
+  t.equal(onScreens.length, 2, `one read and one update for six drops: ${onScreens.join(' | ')}`)
+  t.ok(
+    (await screens()).every((s) => s.status === 'online' && s.lastSeenAt === droppedAt),
+    'each screen: last seen when it dropped, online during the grace period',
+  )
+  c.clock.advance(presence.offlineAfterMs)
+  await presence.sweep()
+  t.ok(
+    (await screens()).every((s) => s.status === 'offline'),
+    'each announced offline after the grace period',
+  )
+})

@@ -5,6 +5,8 @@
 // devices. The fan-out behind the answer runs too; the answer must not wait for it.
 //   pnpm exec tsx bench/takeover-answer.ts [N=10000] [--rounds=5] [--database-url=postgres://…]
 // (--database-url or BENCH_DATABASE_URL: a fresh schema on that PostgreSQL, dropped at the end.)
+// --marks prints when each POST starts (UTC), to find its statements in a server-side log
+// (PostgreSQL's auto_explain: docs/benchmarks.md, "Takeover rows on PostgreSQL").
 import { join } from 'node:path'
 import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
@@ -18,6 +20,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2)
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000)
   const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5)
+  const marks = args.includes('--marks')
   const dir = tempDir('svc-bench-takeover-')
   const content = InMemoryContentResolver.permissive()
   const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
@@ -54,6 +57,7 @@ async function main(): Promise<void> {
   }
   console.log(`N = ${N}, ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
   const post = async (path: string, body: object) => {
+    if (marks) console.log(`MARK ${path} ${new Date().toISOString()}`)
     const t0 = now()
     const r = await app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${secret}` }, payload: body })
     const ms = now() - t0

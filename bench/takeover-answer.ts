@@ -5,6 +5,10 @@
 // devices. The fan-out behind the answer runs too; the answer must not wait for it.
 //   pnpm exec tsx bench/takeover-answer.ts [N=10000] [--rounds=5] [--database-url=postgres://…]
 // (--database-url or BENCH_DATABASE_URL: a fresh schema on that PostgreSQL, dropped at the end.)
+// --http sends the POSTs over a real socket (fetch to the app listening on 127.0.0.1) instead of
+// Fastify's inject, whose answer can be delivered behind work started after it.
+// --marks prints when each POST starts (UTC), to find its statements in a server-side log
+// (PostgreSQL's auto_explain: docs/benchmarks.md, "Takeover rows on PostgreSQL").
 import { join } from 'node:path'
 import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
@@ -18,12 +22,15 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2)
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000)
   const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5)
+  const marks = args.includes('--marks')
+  const http = args.includes('--http')
   const dir = tempDir('svc-bench-takeover-')
   const content = InMemoryContentResolver.permissive()
   const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
   const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
   const app = await buildApp(testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000 }), { content, ...(db ? { db } : {}) })
   await app.ready()
+  const base = http ? await app.listen({ host: '127.0.0.1', port: 0 }) : null
   const s = app.services
   const ws = await s.workspaces.create('Bench', 'us')
   const { secret } = await s.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
@@ -52,9 +59,21 @@ async function main(): Promise<void> {
     }))
     await s.db.kysely.insertInto('screens').values(rows).execute()
   }
-  console.log(`N = ${N}, ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
+  console.log(`N = ${N}, ${engineLabel(databaseUrl)}${base ? ', over HTTP' : ''}; load average ${await loadAvg()}`)
   const post = async (path: string, body: object) => {
+    if (marks) console.log(`MARK ${path} ${new Date().toISOString()}`)
     const t0 = now()
+    if (base) {
+      const r = await fetch(base + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      const text = await r.text()
+      const ms = now() - t0
+      if (r.status !== 201) throw new Error(`${path}: ${r.status} ${text}`)
+      return { ms, id: JSON.parse(text).data.id as string }
+    }
     const r = await app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${secret}` }, payload: body })
     const ms = now() - t0
     if (r.statusCode !== 201) throw new Error(`${path}: ${r.statusCode} ${r.body}`)

@@ -7,6 +7,7 @@ import type { Dialect, Executor } from '../db/Database.js'
 import type { DB, ScreensTable } from '../db/schema.js'
 import type { PageRequest } from '../http/pagination.js'
 import { withinNodes } from './paging.js'
+import { heldRow } from './CastRepository.js'
 
 export type ScreenRecord = Selectable<ScreensTable>
 export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
@@ -388,7 +389,7 @@ export class ScreenRepository {
             .select('cs.screen_id as id')
             .where('c.workspace_id', '=', workspaceId)
             .where('c.status', 'in', ['active', 'paused'])
-            .where('cs.state', '=', 'active')
+            .where(heldRow('cs'))
             .where('c.content_id', 'in', part),
         )
         .union(

@@ -2,7 +2,8 @@
 // cleared or expiresAt. Statuses (docs/decisions.md): `active`; `paused` while an
 // emergency holds every screen the cast still plays on; ended as `cleared`, `expired` or
 // `replaced` (a newer cast took all of its screens; `replacedBy` names it). Which screens a
-// cast still holds is cast_screens.state = 'active'. Every change marks the affected
+// cast still holds is derived from cast_screens (repositories/CastRepository.ts: a newer
+// cast's row on a screen takes it). Every change marks the affected
 // screens dirty so their desired state is republished.
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'

@@ -181,8 +181,10 @@ async function assemble(
       await presenceStore!.forgetInstance(app.services.presence.instance).catch(() => undefined)
     })
   }
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style (no promise per request): the id header is on every answer, errors included.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id)
+    done()
   })
   const routeCatalog: RouteInfo[] = []
   app.decorate('routeCatalog', routeCatalog)

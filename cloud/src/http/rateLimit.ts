@@ -73,16 +73,16 @@ export class RateLimiter {
     const now = this.clock.now().getTime()
     const windowMs = windowSeconds * 1000
     const windowStart = Math.floor(now / windowMs) * windowMs
-    const decide = (count: number): RateDecision => ({
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)),
-      windowSeconds,
-    })
     const count = this.store.incr(key, windowStart, windowMs)
-    return typeof count === 'number' ? decide(count) : count.then(decide)
+    return typeof count === 'number'
+      ? decision(count, limit, now, windowStart, windowSeconds)
+      : count.then((n) => decision(n, limit, now, windowStart, windowSeconds))
   }
+}
+
+function decision(count: number, limit: number, now: number, windowStart: number, windowSeconds: number): RateDecision {
+  const resetSeconds = Math.max(1, Math.ceil((windowStart + windowSeconds * 1000 - now) / 1000))
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds, windowSeconds }
 }
 
 export function rateHeaders(d: RateDecision): Record<string, string> {

@@ -13,6 +13,7 @@
 // warm-up; the report is req/s (autocannon's average) and the ratio to the bare route of
 // the same run. Every child process is killed at the end, also on failure.
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { databaseUrlArg, engineLabel, freshDatabase, type FreshDatabase } from './lib/engine.js'
 import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
@@ -88,24 +89,32 @@ async function main(): Promise<void> {
       { name: `GET /v1/screens?limit=100 (${S} screens)`, path: '/v1/screens?limit=100', headers: auth },
       { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
     ]
-    const results: { name: string; r: Result }[] = []
+    const results: { name: string; r: Result; cpuUs: number }[] = []
+    // The cloud's CPU time (user + system, /proc) over a route's measured run, per request:
+    // much less moved by the machine's load than requests per second.
+    const cpuMs = (pid: number) => {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      return ((Number(f[11]) + Number(f[12])) * 1000) / 100
+    }
     for (const route of routes) {
       expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
       await cannon(cloud.base + route.path, route.headers, 2)
       if (profDir) cloud.proc.kill('SIGWINCH')
-      results.push({ name: route.name, r: await cannon(cloud.base + route.path, route.headers, D) })
+      const cpu0 = cpuMs(cloud.proc.pid!)
+      const r = await cannon(cloud.base + route.path, route.headers, D)
+      results.push({ name: route.name, r, cpuUs: ((cpuMs(cloud.proc.pid!) - cpu0) * 1000) / r.total })
       if (profDir) cloud.proc.kill('SIGWINCH')
     }
     await stop(cloud.proc)
 
-    const row = (name: string, r: Result) =>
-      `| ${name} | ${Math.round(r.rps)} | ${(r.rps / hello.rps).toFixed(3)} | ${r.p50} / ${r.p99} ms |${r.non2xx || r.errors ? ` ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}` : ''}`
+    const row = (name: string, r: Result, cpuUs?: number) =>
+      `| ${name} | ${Math.round(r.rps)} | ${(r.rps / hello.rps).toFixed(3)} | ${r.p50} / ${r.p99} ms | ${cpuUs === undefined ? '' : cpuUs.toFixed(1)} |${r.non2xx || r.errors ? ` ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}` : ''}`
     console.log('')
     console.log(`api latency, ${engineLabel(databaseUrl)}, autocannon -c ${C} -d ${D} (load average at the end: ${await loadAvg()})`)
-    console.log('| route | req/s | ratio to bare Fastify | latency p50 / p99 |')
-    console.log('| --- | --- | --- | --- |')
+    console.log('| route | req/s | ratio to bare Fastify | latency p50 / p99 | cloud CPU µs per request |')
+    console.log('| --- | --- | --- | --- | --- |')
     console.log(row("bare Fastify GET / → {hello: 'world'}", hello))
-    for (const { name, r } of results) console.log(row(name, r))
+    for (const { name, r, cpuUs } of results) console.log(row(name, r, cpuUs))
   } finally {
     killAll()
     await pgdb?.drop().catch((e: unknown) => console.error('could not drop the bench database', e))

@@ -136,6 +136,7 @@ async function assemble(
   // Instances joined through Redis share presence there (cluster/RedisPresenceStore.ts).
   const presenceStore = redis && broker.clustered ? new RedisPresenceStore(redis) : undefined
   if (redis) app.addHook('onClose', () => closeRedis(redis))
+  if (redis) app.addHook('onClose', async () => (app.services.credentialChanges as { close?: () => void }).close?.())
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
@@ -181,8 +182,10 @@ async function assemble(
       await presenceStore!.forgetInstance(app.services.presence.instance).catch(() => undefined)
     })
   }
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style (no promise per request): the id header is on every answer, errors included.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id)
+    done()
   })
   const routeCatalog: RouteInfo[] = []
   app.decorate('routeCatalog', routeCatalog)

@@ -45,9 +45,10 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   let draining = false
   // While draining, every answer closes its connection: the client's next request opens a
   // new one, which the load balancer sends to another instance.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  // Callback style: it runs on every answer, and a promise per answer is not free.
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (draining) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
   // The broker closes before the HTTP server: server.close() waits for every open socket,
   // upgraded WebSocket devices included, and the app's onClose (which closes the broker)

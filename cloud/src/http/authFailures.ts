@@ -10,7 +10,7 @@
 // not answer, the count falls back to this instance's memory (the limit then holds per
 // instance until Redis is back), as the rate limits do. The negative cache stays per
 // instance: it only saves lookups, it decides nothing another instance would not.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { incrWindow, type RedisClient } from '../cluster/redis.js'
 import type { RateDecision } from './rateLimit.js'
@@ -24,8 +24,8 @@ const MAX_NEGATIVE = 20_000
 
 /** Failed authentications per address and window. */
 export interface AuthFailureCounter {
-  /** Failures of `address` in the window starting at `windowStart`. */
-  count(address: string, windowStart: number): Promise<number>
+  /** Failures of `address` in the window starting at `windowStart` (a memory count answers at once). */
+  count(address: string, windowStart: number): number | Promise<number>
   /** Adds one failure of `address` in that window (`windowMs` long). */
   add(address: string, windowStart: number, windowMs: number): Promise<void>
 }
@@ -34,7 +34,7 @@ export interface AuthFailureCounter {
 export class MemoryAuthFailureCounter implements AuthFailureCounter {
   private readonly windows = new Map<string, { windowStart: number; count: number }>()
 
-  async count(address: string, windowStart: number): Promise<number> {
+  count(address: string, windowStart: number): number {
     const w = this.windows.get(address)
     return w && w.windowStart === windowStart ? w.count : 0
   }
@@ -67,7 +67,7 @@ export class RedisAuthFailureCounter implements AuthFailureCounter {
   async count(address: string, windowStart: number): Promise<number> {
     try {
       const v = await this.redis.get(this.key(address, windowStart))
-      return Math.max(Number(v ?? 0), await this.fallback.count(address, windowStart))
+      return Math.max(Number(v ?? 0), this.fallback.count(address, windowStart))
     } catch {
       return this.fallback.count(address, windowStart)
     }
@@ -109,10 +109,14 @@ export class AuthFailureGuard {
     }
   }
 
-  /** Where `address` stands in the current window (not allowed once over the limit). */
-  async check(address: string): Promise<RateDecision> {
+  /**
+   * Where `address` stands in the current window (not allowed once over the limit). A count
+   * kept in memory answers at once (not a promise), so authentication need not wait.
+   */
+  check(address: string): RateDecision | Promise<RateDecision> {
     const now = this.clock.now().getTime()
-    return this.decision(await this.counter.count(address, this.windowStart(now)), now)
+    const count = this.counter.count(address, this.windowStart(now))
+    return typeof count === 'number' ? this.decision(count, now) : count.then((n) => this.decision(n, now))
   }
 
   /** Records a failed authentication from `address` with `token`. */
@@ -140,4 +144,4 @@ export class AuthFailureGuard {
   }
 }
 
-const digest = (token: string) => createHash('sha256').update(token).digest('base64url')
+const digest = (token: string) => hash('sha256', token, 'base64url')

@@ -107,8 +107,15 @@ export function checkNoNul(body: unknown, where = 'body'): void {
 }
 
 export function installJsonBounds(app: FastifyInstance): void {
-  app.addHook('preValidation', async (req: FastifyRequest) => {
-    checkJsonBounds(req.body)
-    checkNoNul(req.body)
+  // Callback style, and nothing to walk without a body (every GET): no promise per request.
+  app.addHook('preValidation', (req: FastifyRequest, _reply, done) => {
+    if (req.body === undefined || req.body === null) return done()
+    try {
+      checkJsonBounds(req.body)
+      checkNoNul(req.body)
+    } catch (err) {
+      return done(err as Error)
+    }
+    done()
   })
 }

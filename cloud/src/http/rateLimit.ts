@@ -65,14 +65,24 @@ export class RateLimiter {
     private readonly store: RateLimitStore = new MemoryRateLimitStore(),
   ) {}
 
-  async hit(key: string, limit: number, windowSeconds = 60): Promise<RateDecision> {
+  /**
+   * Counts one hit. With the memory store the decision comes back at once (not a promise):
+   * authentication then answers without waiting for a turn of the event loop.
+   */
+  hit(key: string, limit: number, windowSeconds = 60): RateDecision | Promise<RateDecision> {
     const now = this.clock.now().getTime()
     const windowMs = windowSeconds * 1000
     const windowStart = Math.floor(now / windowMs) * windowMs
-    const count = await this.store.incr(key, windowStart, windowMs)
-    const resetSeconds = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000))
-    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds, windowSeconds }
+    const count = this.store.incr(key, windowStart, windowMs)
+    return typeof count === 'number'
+      ? decision(count, limit, now, windowStart, windowSeconds)
+      : count.then((n) => decision(n, limit, now, windowStart, windowSeconds))
   }
+}
+
+function decision(count: number, limit: number, now: number, windowStart: number, windowSeconds: number): RateDecision {
+  const resetSeconds = Math.max(1, Math.ceil((windowStart + windowSeconds * 1000 - now) / 1000))
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds, windowSeconds }
 }
 
 export function rateHeaders(d: RateDecision): Record<string, string> {
@@ -82,4 +92,12 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
     'ratelimit-reset': String(d.resetSeconds),
     'ratelimit-policy': `${d.limit};w=${d.windowSeconds}`,
   }
+}
+
+/** The same four headers as rateHeaders, set on `reply` one by one (the per-request path). */
+export function setRateHeaders(reply: { header(name: string, value: string): unknown }, d: RateDecision): void {
+  reply.header('ratelimit-limit', String(d.limit))
+  reply.header('ratelimit-remaining', String(d.remaining))
+  reply.header('ratelimit-reset', String(d.resetSeconds))
+  reply.header('ratelimit-policy', `${d.limit};w=${d.windowSeconds}`)
 }

@@ -218,14 +218,11 @@ export class ApiKeyService {
   /** The principal behind a presented key, or null when unknown, revoked or expired (itself or up its creator chain). */
   async authenticate(secret: string): Promise<Principal | null> {
     if (!API_KEY_PATTERN.test(secret)) return null
+    const cached = this.cachedPrincipal(secret)
+    if (cached) return cached
     const hash = hashSecret(secret)
     const now = this.clock.now()
     const cacheKey = `ak:${hash}`
-    const cached = this.principals.get(cacheKey)
-    if (cached) {
-      this.touch(cached.principal.actor.id!, now)
-      return cached.principal
-    }
     const gen = this.principals.begin()
     const rows = await this.repo.byPreview(apiKeyPreview(secret))
     const presented = Buffer.from(hash, 'hex')
@@ -241,6 +238,17 @@ export class ApiKeyService {
     this.touch(hit.id, now)
     this.principals.set(gen, cacheKey, principal, chain.map(keyTag), expiresAt)
     return principal
+  }
+
+  /**
+   * The cached principal of a presented key (its use recorded), without waiting: undefined
+   * when not cached (then `authenticate` looks it up). Authentication's per-request path.
+   */
+  cachedPrincipal(secret: string): Principal | undefined {
+    const cached = this.principals.get(`ak:${hashSecret(secret)}`)
+    if (!cached) return undefined
+    this.touch(cached.principal.actor.id!, this.clock.now())
+    return cached.principal
   }
 
   /**

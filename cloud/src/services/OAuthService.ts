@@ -50,14 +50,11 @@ export class OAuthService {
   /** The principal of the token's key, or null when the token is unknown or expired, or its key no longer valid. */
   async authenticate(token: string): Promise<Principal | null> {
     if (!OAUTH_TOKEN_PATTERN.test(token)) return null
+    const cached = this.cachedPrincipal(token)
+    if (cached) return cached
     const hash = hashSecret(token)
     const cacheKey = `oat:${hash}`
     const cache = this.apiKeys.principals
-    const cached = cache.get(cacheKey)
-    if (cached) {
-      this.apiKeys.touch(cached.principal.actor.id!, this.clock.now())
-      return cached.principal
-    }
     const gen = cache.begin()
     const row = await this.repo.byHash(hash)
     if (!row || row.expires_at <= this.clock.now().toISOString()) return null
@@ -65,6 +62,14 @@ export class OAuthService {
     if (!key) return null
     cache.set(gen, cacheKey, key.principal, key.chain.map(keyTag), Math.min(key.expiresAt, Date.parse(row.expires_at)))
     return key.principal
+  }
+
+  /** The cached principal of a presented access token (its key's use recorded), or undefined without a lookup. */
+  cachedPrincipal(token: string): Principal | undefined {
+    const cached = this.apiKeys.principals.get(`oat:${hashSecret(token)}`)
+    if (!cached) return undefined
+    this.apiKeys.touch(cached.principal.actor.id!, this.clock.now())
+    return cached.principal
   }
 
   purgeExpired(): Promise<number> {

@@ -182,10 +182,15 @@ export class UserService {
   }
 
   /** The principal behind a session token, or null when it is unknown, revoked or expired (or its user is gone). */
+  /** The cached principal of a presented session token, or undefined without a lookup. */
+  cachedPrincipal(token: string): Principal | undefined {
+    return this.principals.get(`ust:${hashSecret(token)}`)?.principal
+  }
+
   async authenticate(token: string): Promise<Principal | null> {
+    const cached = this.cachedPrincipal(token)
+    if (cached) return cached
     const cacheKey = `ust:${hashSecret(token)}`
-    const cached = this.principals.get(cacheKey)
-    if (cached) return cached.principal
     const gen = this.principals.begin()
     const rows = await this.repo.sessionsByLookup(sessionLookup(token))
     const hit = rows.find((r) => secretMatches(token, r.secret_hash))

@@ -57,11 +57,17 @@ export class WorkspaceService {
     return this.repo.byId(id) as Promise<WorkspaceRow | undefined>
   }
 
+  /** The row require() would answer from memory, without waiting; undefined when it would read the database. */
+  cached(id: string): Readonly<WorkspaceRow> | undefined {
+    const hit = this.rows.get(id)
+    return hit && this.clock.now().getTime() < hit.until ? hit.row : undefined
+  }
+
   /** The workspace row (read-only, possibly up to WORKSPACE_TTL_MS old unless a change was announced). */
   async require(id: string): Promise<Readonly<WorkspaceRow>> {
+    const cached = this.cached(id)
+    if (cached) return cached
     const t = this.clock.now().getTime()
-    const hit = this.rows.get(id)
-    if (hit && t < hit.until) return hit.row
     const gen = this.generation
     const w = await this.get(id)
     if (!w) throw notFound('No such workspace.')

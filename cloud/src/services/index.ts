@@ -26,6 +26,7 @@ import { UserService } from './UserService.js'
 import { OAuthService } from './OAuthService.js'
 import { WorkspaceService } from './WorkspaceService.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
+import { RedisCredentialChanges } from '../cluster/RedisCredentialChanges.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'
 import type { ContentResolver } from '../devicelink/ContentResolver.js'
@@ -141,7 +142,8 @@ export function createServices(deps: {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
   const nodes = new NodeService(db, clock, ids)
-  const credentialChanges = new LocalCredentialChanges()
+  // Instances joined through Redis drop each other's cached credentials at once (cluster/RedisCredentialChanges.ts).
+  const credentialChanges = deps.redis ? new RedisCredentialChanges(deps.redis) : new LocalCredentialChanges()
   const apiKeys = new ApiKeyService(db, clock, ids, nodes, random, credentialChanges)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
   const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))

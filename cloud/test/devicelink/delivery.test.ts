@@ -270,7 +270,8 @@ forEngines(t, async (t, build) => {
     t.teardown(() => void (executor.executeQuery = run))
     await Promise.all(ids.map((id, i) => s.broker.publish(topics.reported(id), report({ source: 'none', contentKind: null, contentId: null }, 100 + i), false)))
     await s.presence.idle()
-    t.ok(queries.n <= 2, `12 reports: ${queries.n} statements besides the transaction that writes them (one read of their rows)`)
+    // One read of their rows and one UPDATE per batch; on a loaded machine the 12 may arrive over two ticks.
+    t.ok(queries.n <= 4, `12 reports: ${queries.n} statements (at most two batches of one read and one update, not one per screen)`)
     executor.executeQuery = run
     for (const [i, id] of ids.entries())
       t.equal((await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.reported?.version, 100 + i, `${id} stored its own`)

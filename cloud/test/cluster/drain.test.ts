@@ -4,82 +4,18 @@
 // its work leases, and exits 0. A request that does not finish within SVC_DRAIN_TIMEOUT_MS
 // is cut, and the process still exits 0 within that bound.
 import t, { type Test } from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { connectAsync } from 'mqtt'
 import { openDatabase } from '../../src/db/open.js'
 import { testConfig } from '../../src/config.js'
+import { accepts, cleanEnv, cloudCli, freePort, tempDir as newTempDir, until as untilValue, type Proc } from '../fixtures/processes.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', '..')
-
-function tempDir(t: Test): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-drain-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer()
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()))
-  const port = (srv.address() as net.AddressInfo).port
-  await new Promise((r) => srv.close(r))
-  return port
-}
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !k.startsWith('TAP')) env[k] = v
-  return { ...env, SVC_HOST: '127.0.0.1', ...extra }
-}
-
-interface Proc {
-  child: ChildProcess
-  output(): string
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-function cli(t: Test, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  )
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  })
-  return { child, output: () => out, exited }
-}
-
-/** Whether a TCP connection to `port` is accepted. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1')
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
-}
-
-async function until<T>(ms: number, fn: () => Promise<T | undefined> | T | undefined): Promise<T | undefined> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    const v = await Promise.resolve()
-      .then(fn)
-      .catch(() => undefined)
-    if (v !== undefined) return v
-    await sleep(100)
-  }
-  return undefined
-}
+const tempDir = (t: Test) => newTempDir(t, 'svc-drain-')
+const cli = (t: Test, args: string[], env: NodeJS.ProcessEnv): Proc => cloudCli(t, args, env)
+const until = <T>(ms: number, fn: () => Promise<T | undefined> | T | undefined) => untilValue(ms, fn, 100)
 
 /** An HTTP request whose body is still on its way: headers and the first byte sent, the rest when `finish()` is called. */
 async function halfSentRequest(port: number): Promise<{ finish(): void; response: Promise<string> }> {

@@ -177,6 +177,22 @@ t.test('reported keeps only the contract fields, bounded', async (t) => {
   t.ok('html' in copy, 'validateMessage does not change its input')
   if (v.ok) t.notOk('html' in v.value)
 
+  // Only one level carries an unknown field: the fast path for clean payloads must not let it through.
+  for (const [what, v] of [
+    ['playing', { ...rep, playing: { ...rep.playing, extra: 1 } }],
+    ['panel', { ...rep, panel: { ...rep.panel, extra: 1 } }],
+    ['storage', { ...rep, storage: { ...rep.storage, extra: 1 } }],
+    ['the top level', { ...rep, extra: 1 }],
+  ] as const) {
+    const one = parseReported(JSON.stringify(v))
+    t.same(one.ok && one.value, rep, `an unknown field in ${what} alone is dropped`)
+  }
+  const clean = parseReported(JSON.stringify(rep))
+  t.same(clean.ok && clean.value, rep, 'a payload of contract fields only parses as it is')
+  const input = JSON.parse(JSON.stringify(rep)) as Reported
+  const same = validateMessage.reported(input)
+  t.ok(same.ok && same.value !== input, 'validateMessage answers a copy of a clean input too')
+
   const long = (n: number) => 'a'.repeat(n)
   const refused: [string, unknown][] = [
     ['a long content id', { ...rep, playing: { ...rep.playing, contentId: long(257) } }],

@@ -26,7 +26,7 @@ import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } fr
 import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 import { DeviceBudget } from './DeviceBudget.js'
 import { indexRetained } from './RetainedIndex.js'
-import { guardClient, markAuthenticated, type GuardedClient, type PacketGuardOptions, type PacketLimits } from './PacketGuard.js'
+import { ReadHold, guardClient, markAuthenticated, type GuardedClient, type PacketGuardOptions, type PacketLimits } from './PacketGuard.js'
 import { clusterBus } from './clusterBus.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
@@ -270,11 +270,23 @@ export class EmbeddedBroker {
 
   /** One guard configuration shared by every connection (see PacketGuard.ts). */
   private guardOptions: PacketGuardOptions | null = null
+  /** Holds what devices send while a large fan-out goes out (holdReads). */
+  private readonly readHold = new ReadHold()
+
+  /**
+   * Until the returned function is called (at most 2 s), what connected devices send is kept
+   * unparsed: a fan-out's deliveries go out first, the acknowledgements and reports devices
+   * send back meanwhile are handled together afterwards (PacketGuard.ts, ReadHold).
+   */
+  holdReads(): () => void {
+    return this.readHold.begin()
+  }
 
   /** Hands a connection to aedes with the packet size guard in its parser. */
   private handle(conn: import('node:stream').Duplex, req?: unknown): void {
     this.guardOptions ??= {
       limits: this.limits,
+      hold: this.readHold,
       onRefuse: (r, client) => {
         const c = client as GuardedClient & { conn: { remoteAddress?: string }; req?: { socket?: { remoteAddress?: string } } }
         const remote = c.conn.remoteAddress ?? c.req?.socket?.remoteAddress

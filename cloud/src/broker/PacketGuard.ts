@@ -80,24 +80,34 @@ export interface PacketGuardOptions {
   limits: PacketLimits
   /** Called once per refused connection, before it is destroyed. */
   onRefuse(refusal: PacketRefusal, client: GuardedClient): void
+  /** While it holds, what authenticated devices send is kept unparsed (see ReadHold). */
+  hold?: ReadHold
 }
 
 /** The part of an aedes client the guard touches. */
 export interface GuardedClient {
   id: string | null
-  conn: { destroy(err?: Error): unknown; destroyed?: boolean }
+  conn: {
+    destroy(err?: Error): unknown
+    destroyed?: boolean
+    prependOnceListener?(event: 'end' | 'close', listener: () => void): unknown
+    off?(event: 'end' | 'close', listener: () => void): unknown
+  }
   _parser: { parse(buf: Buffer): unknown }
 }
 
 const SCANNER = Symbol('packetScanner')
 const GUARD = Symbol('packetGuard')
 const ORIGINAL = Symbol('parse')
+const HELD = Symbol('held')
 
 type GuardedParser = GuardedClient['_parser'] & {
   client: GuardedClient
   [SCANNER]: PacketScanner
   [GUARD]: PacketGuardOptions
   [ORIGINAL]: (buf: Buffer) => unknown
+  /** Chunks kept while a hold is on, in arrival order, and their length. */
+  [HELD]?: { chunks: Buffer[]; bytes: number; onEnd: () => void }
 }
 
 /**
@@ -109,7 +119,11 @@ function guardedParse(this: GuardedParser, buf: Buffer): unknown {
   const scanner = this[SCANNER]
   if (scanner.refused) return undefined
   const refusal = scanner.feed(buf)
-  if (!refusal) return this[ORIGINAL](buf)
+  if (!refusal) {
+    const hold = this[GUARD].hold
+    if (hold?.holding && scanner.authenticated) return hold.keep(this, buf)
+    return this[ORIGINAL](buf)
+  }
   scanner.refused = true
   this[GUARD].onRefuse(refusal, this.client)
   this.client.conn.destroy()
@@ -133,4 +147,79 @@ export function guardClient(client: GuardedClient, options: PacketGuardOptions):
 export function markAuthenticated(client: unknown): void {
   const scanner = (client as { _parser?: Partial<GuardedParser> } | null)?._parser?.[SCANNER]
   if (scanner) scanner.authenticated = true
+}
+
+/**
+ * Holds what connected devices send while a fan-out goes out: between a hold's start and its
+ * end, each chunk an authenticated device sends is scanned (the size limit still applies at
+ * once) and kept instead of parsed; at the end every kept chunk is parsed, per device in
+ * arrival order, as if it had all arrived then. The fan-out's writes then do not share the
+ * event loop with the acknowledgements and reports the devices send back meanwhile, which
+ * are handled together afterwards. A device that is still connecting is never held (its
+ * CONNECT goes on), a hold ends by itself after `maxHoldMs`, and a device whose kept bytes
+ * pass `maxBytesPerDevice` is parsed at once. Nothing per connection but the kept chunks.
+ */
+export class ReadHold {
+  private holds = 0
+  private timer: ReturnType<typeof setTimeout> | null = null
+  private readonly kept = new Set<GuardedParser>()
+
+  constructor(
+    readonly maxHoldMs = 2000,
+    readonly maxBytesPerDevice = 256 * 1024,
+  ) {}
+
+  /** True while reads are held. */
+  get holding(): boolean {
+    return this.holds > 0 && this.timer !== null
+  }
+
+  /** Starts holding (holds nest); the returned function ends this one (calling it twice is harmless). */
+  begin(): () => void {
+    if (this.holds++ === 0) {
+      this.timer = setTimeout(() => this.release(), this.maxHoldMs)
+      this.timer.unref?.()
+    }
+    let ended = false
+    return () => {
+      if (ended) return
+      ended = true
+      if (--this.holds === 0) this.release()
+    }
+  }
+
+  /** The guard's parse while holding: keeps the chunk (or parses what the device sent so far, past the bound). */
+  keep(parser: GuardedParser, buf: Buffer): unknown {
+    let held = parser[HELD]
+    if (!held) {
+      // A device that leaves meanwhile: what it sent is parsed before aedes closes its client.
+      const onEnd = () => void this.parse(parser)
+      held = parser[HELD] = { chunks: [], bytes: 0, onEnd }
+      parser.client.conn.prependOnceListener?.('end', onEnd)
+      parser.client.conn.prependOnceListener?.('close', onEnd)
+    }
+    held.chunks.push(buf)
+    held.bytes += buf.length
+    this.kept.add(parser)
+    if (held.bytes > this.maxBytesPerDevice) return this.parse(parser)
+    return undefined
+  }
+
+  /** Parses everything kept. Later chunks are parsed as they come until the next hold. */
+  private release(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    for (const parser of this.kept) this.parse(parser)
+  }
+
+  private parse(parser: GuardedParser): unknown {
+    const held = parser[HELD]
+    parser[HELD] = undefined
+    this.kept.delete(parser)
+    if (!held) return undefined
+    parser.client.conn.off?.('end', held.onEnd)
+    parser.client.conn.off?.('close', held.onEnd)
+    if (parser[SCANNER].refused) return undefined
+    return parser[ORIGINAL](held.chunks.length === 1 ? held.chunks[0]! : Buffer.concat(held.chunks, held.bytes))
+  }
 }

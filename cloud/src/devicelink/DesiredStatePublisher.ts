@@ -30,6 +30,9 @@ import { FanOutWindow } from './FanOutWindow.js'
 // rest go in larger chunks (fewer statements per screen) built while the previous one goes out.
 const FIRST_CHUNK = 250
 const CHUNK = 1000
+// A batch this large (a takeover of a fleet, not a few screens reconnecting) holds what the
+// devices send until its last chunk is handed over (EmbeddedBroker.holdReads).
+const HOLD_READS_FROM = 1000
 
 export class DesiredStatePublisher {
   private pending = new Map<string, string>() // screenId → workspaceId
@@ -54,7 +57,7 @@ export class DesiredStatePublisher {
   constructor(
     private readonly db: Database,
     private readonly builder: DesiredStateBuilder,
-    private readonly broker: Pick<EmbeddedBroker, 'publish'> & Partial<Pick<EmbeddedBroker, 'closed'>>,
+    private readonly broker: Pick<EmbeddedBroker, 'publish'> & Partial<Pick<EmbeddedBroker, 'closed' | 'holdReads'>>,
     private readonly log: { error(obj: unknown, msg: string): void },
     /** When set, each publish records `screens.desired_published_at` (signed URLs are refreshed from it). */
     private readonly clock: { now(): Date } | null = null,
@@ -168,14 +171,19 @@ export class DesiredStatePublisher {
     // versions and build wait for (each screen's first published version is what they keep,
     // so when they are written does not change them).
     const handed = new Map<string, DesiredState>()
-    for (let i = 0; next; i++) {
-      const states = await next
-      next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
-      next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
-      await Promise.all([...states.values()].map((state) => this.handOver(state).then((ok) => ok && handed.set(state.screenId, state))))
-      // The broker writes each delivery on a later turn (setImmediate): let it write this
-      // chunk, and read what devices sent meanwhile, before the next chunk is handed over.
-      await new Promise((r) => setImmediate(r))
+    const endHold = batch.size >= HOLD_READS_FROM && this.broker.holdReads ? this.broker.holdReads() : null
+    try {
+      for (let i = 0; next; i++) {
+        const states = await next
+        next = i + 1 < chunks.length ? this.prepare(...chunks[i + 1]!) : null
+        next?.catch(() => undefined) // awaited on the next turn; a failure here must not go unhandled meanwhile
+        await Promise.all([...states.values()].map((state) => this.handOver(state).then((ok) => ok && handed.set(state.screenId, state))))
+        // The broker writes each delivery on a later turn (setImmediate): let it write this
+        // chunk before the next chunk is handed over.
+        await new Promise((r) => setImmediate(r))
+      }
+    } finally {
+      endHold?.()
     }
     await this.recordDelivery(handed)
   }

@@ -13,7 +13,7 @@
 // warm-up; the report is req/s (autocannon's average) and the ratio to the bare route of
 // the same run. Every child process is killed at the end, also on failure.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { databaseUrlArg, engineLabel, freshDatabase, type FreshDatabase } from './lib/engine.js'
 import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
@@ -25,6 +25,8 @@ const D = arg('duration', 10)
 const S = arg('screens', 120)
 
 interface Result {
+  /** Machine CPU per request in µs: the server process (all its threads: SQLite runs in libuv's pool) plus, on PostgreSQL, the bench database's backends. */
+  cpuUs?: { server: number; db: number }
   rps: number
   p50: number
   p99: number
@@ -52,6 +54,43 @@ async function cannon(url: string, headers: Record<string, string>, duration: nu
   return { rps: j.requests.average, p50: j.latency.p50, p99: j.latency.p99, total: j.requests.total, non2xx: j.non2xx, errors: j.errors }
 }
 
+const TICK_US = 1e6 / 100 // USER_HZ is 100 on Linux
+/** user + system CPU of a process (all threads) in µs, from /proc (0 if it is gone). */
+function cpuOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) * TICK_US
+  } catch {
+    return 0
+  }
+}
+/** The PostgreSQL backends serving database `name` (their title is "postgres: <user> <db> …"). */
+function backendsOf(name: string): number[] {
+  const out: number[] = []
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8')
+      if (cmd.startsWith('postgres: ') && cmd.split(' ')[2] === name) out.push(Number(d))
+    } catch {
+      // gone
+    }
+  }
+  return out
+}
+/** CPU µs of the server (and the database's backends) spent while `run` runs, per request it made. */
+async function measured(serverPid: number, dbName: string | null, run: () => Promise<Result>): Promise<Result> {
+  const dbPids = dbName ? backendsOf(dbName) : []
+  const sum = (pids: number[]) => pids.reduce((a, p) => a + cpuOf(p), 0)
+  const s0 = cpuOf(serverPid)
+  const d0 = sum(dbPids)
+  const r = await run()
+  const s1 = cpuOf(serverPid)
+  const d1 = sum(dbPids)
+  return { ...r, cpuUs: { server: (s1 - s0) / r.total, db: (d1 - d0) / r.total } }
+}
+
 async function main(): Promise<void> {
   const dir = tempDir('svc-bench-api-')
   let pgdb: FreshDatabase | null = null
@@ -65,7 +104,7 @@ async function main(): Promise<void> {
       bare.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
     })
     await cannon(`http://127.0.0.1:${bport}/`, {}, 2)
-    const hello = await cannon(`http://127.0.0.1:${bport}/`, {}, D)
+    const hello = await measured(bare.pid!, null, () => cannon(`http://127.0.0.1:${bport}/`, {}, D))
     await stop(bare)
 
     // (b) the product
@@ -89,32 +128,28 @@ async function main(): Promise<void> {
       { name: `GET /v1/screens?limit=100 (${S} screens)`, path: '/v1/screens?limit=100', headers: auth },
       { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
     ]
-    const results: { name: string; r: Result; cpuUs: number }[] = []
-    // The cloud's CPU time (user + system, /proc) over a route's measured run, per request:
-    // much less moved by the machine's load than requests per second.
-    const cpuMs = (pid: number) => {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-      return ((Number(f[11]) + Number(f[12])) * 1000) / 100
-    }
+    // CPU per request (/proc, user + system) is much less moved by the machine's load than requests per second.
+    const results: { name: string; r: Result }[] = []
     for (const route of routes) {
       expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
       await cannon(cloud.base + route.path, route.headers, 2)
       if (profDir) cloud.proc.kill('SIGWINCH')
-      const cpu0 = cpuMs(cloud.proc.pid!)
-      const r = await cannon(cloud.base + route.path, route.headers, D)
-      results.push({ name: route.name, r, cpuUs: ((cpuMs(cloud.proc.pid!) - cpu0) * 1000) / r.total })
+      // The pool's backends are all open after the warm-up (the bench database has no other client).
+      const dbName = pgdb ? new URL(pgdb.url).pathname.slice(1) : null
+      results.push({ name: route.name, r: await measured(cloud.proc.pid!, dbName, () => cannon(cloud.base + route.path, route.headers, D)) })
       if (profDir) cloud.proc.kill('SIGWINCH')
     }
     await stop(cloud.proc)
 
-    const row = (name: string, r: Result, cpuUs?: number) =>
-      `| ${name} | ${Math.round(r.rps)} | ${(r.rps / hello.rps).toFixed(3)} | ${r.p50} / ${r.p99} ms | ${cpuUs === undefined ? '' : cpuUs.toFixed(1)} |${r.non2xx || r.errors ? ` ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}` : ''}`
+    const cpu = (r: Result) => (r.cpuUs ? `${Math.round(r.cpuUs.server + r.cpuUs.db)} (${Math.round(r.cpuUs.server)} + ${Math.round(r.cpuUs.db)})` : '')
+    const row = (name: string, r: Result) =>
+      `| ${name} | ${Math.round(r.rps)} | ${(r.rps / hello.rps).toFixed(3)} | ${r.p50} / ${r.p99} ms | ${cpu(r)} |${r.non2xx || r.errors ? ` ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}` : ''}`
     console.log('')
     console.log(`api latency, ${engineLabel(databaseUrl)}, autocannon -c ${C} -d ${D} (load average at the end: ${await loadAvg()})`)
-    console.log('| route | req/s | ratio to bare Fastify | latency p50 / p99 | cloud CPU µs per request |')
+    console.log('| route | req/s | ratio to bare Fastify | latency p50 / p99 | CPU µs per request (server + database) |')
     console.log('| --- | --- | --- | --- | --- |')
     console.log(row("bare Fastify GET / → {hello: 'world'}", hello))
-    for (const { name, r, cpuUs } of results) console.log(row(name, r, cpuUs))
+    for (const { name, r } of results) console.log(row(name, r))
   } finally {
     killAll()
     await pgdb?.drop().catch((e: unknown) => console.error('could not drop the bench database', e))

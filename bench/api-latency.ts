@@ -65,14 +65,15 @@ function cpuOf(pid: number): number {
     return 0
   }
 }
-/** The PostgreSQL backends serving database `name` (their title is "postgres: <user> <db> …"). */
+/** The PostgreSQL backends serving database `name`, found by their process title (same machine). */
 function backendsOf(name: string): number[] {
   const out: number[] = []
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8')
-      if (cmd.startsWith('postgres: ') && cmd.split(' ')[2] === name) out.push(Number(d))
+      // "postgres: [<cluster>: ]<user> <database> <host>(<port>) <state>"
+      if (/^postgres: (?:\S+: )?\S+ (\S+) /.exec(cmd)?.[1] === name) out.push(Number(d))
     } catch {
       // gone
     }

@@ -80,16 +80,19 @@ function backendsOf(name: string): number[] {
   }
   return out
 }
-/** CPU µs of the server (and the database's backends) spent while `run` runs, per request it made. */
+/**
+ * CPU µs of the server (and the database's backends) spent while `run` runs, per request it
+ * made. Backends are listed at both ends: one started during the run counts in full, one
+ * that ended during the run is lost (the pool keeps its connections while it is busy).
+ */
 async function measured(serverPid: number, dbName: string | null, run: () => Promise<Result>): Promise<Result> {
-  const dbPids = dbName ? backendsOf(dbName) : []
-  const sum = (pids: number[]) => pids.reduce((a, p) => a + cpuOf(p), 0)
+  const db0 = new Map((dbName ? backendsOf(dbName) : []).map((p) => [p, cpuOf(p)]))
   const s0 = cpuOf(serverPid)
-  const d0 = sum(dbPids)
   const r = await run()
   const s1 = cpuOf(serverPid)
-  const d1 = sum(dbPids)
-  return { ...r, cpuUs: { server: (s1 - s0) / r.total, db: (d1 - d0) / r.total } }
+  let db = 0
+  for (const p of dbName ? backendsOf(dbName) : []) db += Math.max(0, cpuOf(p) - (db0.get(p) ?? 0))
+  return { ...r, cpuUs: { server: (s1 - s0) / r.total, db: db / r.total } }
 }
 
 async function main(): Promise<void> {

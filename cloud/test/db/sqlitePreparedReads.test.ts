@@ -1,0 +1,53 @@
+// SQLite: SELECTs are kept prepared per connection and run again with new parameters; a
+// statement that cannot be prepared fails its query (and is not kept), a read prepared
+// before its table changed shape answers with the new shape, more distinct reads than the
+// connection keeps still answer, and the database closes with statements kept.
+import t from 'tap'
+import { sql } from 'kysely'
+import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { tempDatabase } from '../helpers.js'
+
+t.test('reads are prepared once and reused; failures, shape changes, eviction and close', async (t) => {
+  const { db } = await tempDatabase(t, 2000)
+  const k = db.kysely
+  await sql`CREATE TABLE prep_t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`.execute(k)
+  await sql`INSERT INTO prep_t (id, n) VALUES (${'a'}, ${1}), (${'b'}, ${2})`.execute(k)
+  const read = (id: string) => sql<Record<string, unknown>>`SELECT * FROM prep_t WHERE id = ${id}`.execute(k)
+  t.same((await read('a')).rows, [{ id: 'a', n: 1 }])
+  t.same((await read('b')).rows, [{ id: 'b', n: 2 }], 'the same statement with another value')
+  t.same((await read('zz')).rows, [])
+  t.same(
+    (await Promise.all(['a', 'b', 'a'].map(read))).map((r) => r.rows[0]?.id),
+    ['a', 'b', 'a'],
+    'queued runs of one statement each answer their own parameters',
+  )
+
+  const bad = await sql`SELECT * FROM no_such_table WHERE id = ${'x'}`.execute(k).catch((e: Error) => e)
+  t.match(String(bad), /no such table/, 'a statement that cannot be prepared fails its query (it does not hang)')
+  await sql`CREATE TABLE no_such_table (id TEXT)`.execute(k)
+  t.same((await sql`SELECT * FROM no_such_table WHERE id = ${'x'}`.execute(k)).rows, [], 'and is prepared afresh once it can be')
+
+  await sql`ALTER TABLE prep_t ADD COLUMN extra TEXT`.execute(k)
+  await sql`UPDATE prep_t SET extra = ${'e'} WHERE id = ${'a'}`.execute(k)
+  t.same((await read('a')).rows, [{ id: 'a', n: 1, extra: 'e' }], 'a read prepared before the table changed shape answers with the new shape')
+
+  // More distinct reads than a connection keeps: the oldest are finalised, every one answers.
+  for (let i = 0; i < 300; i++) {
+    const r = await sql<{ v: number }>`SELECT ${sql.raw(String(i))} AS v, n FROM prep_t WHERE id = ${'b'}`.execute(k)
+    if (r.rows[0]?.v !== i) t.fail(`read ${i} answered ${JSON.stringify(r.rows)}`)
+  }
+  t.same((await read('b')).rows, [{ id: 'b', n: 2, extra: null }], 'an evicted statement is prepared again')
+
+  // Inside a transaction the same statements see its own writes.
+  await k.transaction().execute(async (tx) => {
+    await sql`UPDATE prep_t SET n = ${5} WHERE id = ${'b'}`.execute(tx)
+    t.equal((await sql<{ n: number }>`SELECT * FROM prep_t WHERE id = ${'b'}`.execute(tx)).rows[0]?.n, 5)
+  })
+})
+
+t.test('an in-memory database closes with statements kept', async (t) => {
+  const db = await SqliteDatabase.open(':memory:', 2000)
+  await sql`SELECT ${1} AS one`.execute(db.kysely)
+  await db.close()
+  t.pass('closed')
+})

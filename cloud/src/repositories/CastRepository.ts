@@ -7,7 +7,7 @@
 // most of the takeover's answer on PostgreSQL). An older cast that holds no screen any more
 // is `replaced` by the newer one, in the newer one's transaction. Rows written before this
 // rule may carry state 'replaced': not 'active', so not held either.
-import { sql, type Expression, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { CastsTable, DB } from '../db/schema.js'
 import { withinNodes } from './paging.js'
@@ -28,6 +28,28 @@ function notTaken(screenRef: string, castRef: string): Expression<SqlBool> {
 /** The cast_screens row named `alias` is held by its cast: state 'active' and no newer cast has a row on its screen. */
 export function heldRow(alias: string): Expression<SqlBool> {
   return sql<SqlBool>`(${sql.ref(`${alias}.state`)} = 'active' AND ${notTaken(`${alias}.screen_id`, `${alias}.cast_id`)})`
+}
+
+/**
+ * The cast being updated (`casts`) still holds a screen outside `except` (screen ids): its
+ * active rows minus `except` first, then the probe for "taken by a newer cast" on what is
+ * left only, so the cost stays linear in the screens whatever the planner believes.
+ */
+function holdsOutside(eb: ExpressionBuilder<DB, 'casts'>, except: Expression<{ screen_id: string }>): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom(
+        eb
+          .selectFrom('cast_screens as cs')
+          .select('cs.screen_id')
+          .whereRef('cs.cast_id', '=', 'casts.id')
+          .where('cs.state', '=', 'active')
+          .except(except)
+          .as('u'),
+      )
+      .select(eb.lit(1).as('one'))
+      .where(notTaken('u.screen_id', 'casts.id')),
+  )
 }
 
 /** A live cast holding a screen (CastRepository.heldBy). */
@@ -78,24 +100,7 @@ export class CastRepository {
         .set({ status: 'replaced', replaced_by: row.id, ended_at: row.triggered_at })
         .where('id', 'in', older)
         .where('status', 'in', LIVE)
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom(
-                  eb
-                    .selectFrom('cast_screens as cs')
-                    .select('cs.screen_id')
-                    .whereRef('cs.cast_id', '=', 'casts.id')
-                    .where('cs.state', '=', 'active')
-                    .except(eb.selectFrom('cast_screens as mine').select('mine.screen_id').where('mine.cast_id', '=', row.id))
-                    .as('u'),
-                )
-                .select(eb.lit(1).as('one'))
-                .where(notTaken('u.screen_id', 'casts.id')),
-            ),
-          ),
-        )
+        .where((eb) => eb.not(holdsOutside(eb, eb.selectFrom('cast_screens as mine').select('mine.screen_id').where('mine.cast_id', '=', row.id))))
         .execute()
     return { older, screenCount }
   }
@@ -174,27 +179,15 @@ export class CastRepository {
           // a screen the cast still holds that no active emergency covers (uncovered first, then
           // the probe for "taken by a newer cast" on those only)
           .when(
-            eb.exists(
+            holdsOutside(
+              eb,
               eb
-                .selectFrom(
-                  eb
-                    .selectFrom('cast_screens as cs')
-                    .select('cs.screen_id')
-                    .whereRef('cs.cast_id', '=', 'casts.id')
-                    .where('cs.state', '=', 'active')
-                    .except(
-                      eb
-                        .selectFrom('emergency_screens as es')
-                        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
-                        .select('es.screen_id')
-                        .whereRef('e.workspace_id', '=', 'casts.workspace_id')
-                        .where('e.status', '=', 'active')
-                        .where('es.active', '=', 1),
-                    )
-                    .as('u'),
-                )
-                .select(eb.lit(1).as('one'))
-                .where(notTaken('u.screen_id', 'casts.id')),
+                .selectFrom('emergency_screens as es')
+                .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+                .select('es.screen_id')
+                .whereRef('e.workspace_id', '=', 'casts.workspace_id')
+                .where('e.status', '=', 'active')
+                .where('es.active', '=', 1),
             ),
           )
           .then(sql<string>`'active'`)

@@ -1,8 +1,8 @@
 // How long POST /v1/casts and POST /v1/emergencies take to answer at fleet size (not a
 // test): the app on a file SQLite database (or PostgreSQL with SVC_DATABASE_URL) with N
 // screens inserted directly (pairing N screens through the API is what cast-fanout.ts
-// does; here only the takeover's own work is measured), the in-memory content seam, no
-// devices. The fan-out behind the answer runs too; the answer must not wait for it.
+// does; here only the takeover's own work is measured), the real content library (one PNG
+// uploaded through the API, cast and announced every round), no devices. The fan-out behind the answer runs too; the answer must not wait for it.
 //   pnpm exec tsx bench/takeover-answer.ts [N=10000] [--rounds=5] [--database-url=postgres://…]
 // (--database-url or BENCH_DATABASE_URL: a fresh schema on that PostgreSQL, dropped at the end.)
 // --http sends the POSTs over a real socket (fetch to the app listening on 127.0.0.1) instead of
@@ -14,8 +14,8 @@ import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
 import { buildApp } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'
-import { InMemoryContentResolver } from '../cloud/src/testing/InMemoryContentResolver.js'
-import { f1, loadAvg, now, tempDir } from './lib/harness.js'
+import { f1, loadAvg, now, tempDir, uploadImage } from './lib/harness.js'
+import { screenRow } from '../cloud/test/fixtures/screenRows.js'
 
 async function main(): Promise<void> {
   const databaseUrl = databaseUrlArg()
@@ -25,40 +25,27 @@ async function main(): Promise<void> {
   const marks = args.includes('--marks')
   const http = args.includes('--http')
   const dir = tempDir('svc-bench-takeover-')
-  const content = InMemoryContentResolver.permissive()
   const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
   const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
-  const app = await buildApp(testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000 }), { content, ...(db ? { db } : {}) })
+  const app = await buildApp(
+    testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000, mediaProcessing: 'background' }),
+    db ? { db } : {},
+  )
   await app.ready()
-  const base = http ? await app.listen({ host: '127.0.0.1', port: 0 }) : null
+  // Listening for the upload (and, with --http, for the POSTs).
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  const base = http ? url : null
   const s = app.services
   const ws = await s.workspaces.create('Bench', 'us')
   const { secret } = await s.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const at = new Date().toISOString()
   for (let i = 0; i < N; i += 500) {
-    const rows = Array.from({ length: Math.min(500, N - i) }, (_, j) => ({
-      id: `scr_bench${String(i + j).padStart(6, '0')}`,
-      workspace_id: ws.id,
-      node_id: null,
-      name: `S${i + j}`,
-      device_secret_hash: null,
-      model: null,
-      serial_number: null,
-      last_seen_at: null,
-      content_kind: null,
-      content_id: null,
-      created_at: at,
-      updated_at: at,
-      status_since: null,
-      reported: null,
-      reported_at: null,
-      panel_protocol: null,
-      panel_set_id: null,
-      panel_poll_seconds: null,
-      desired_published_at: null,
-    }))
+    const rows = Array.from({ length: Math.min(500, N - i) }, (_, j) =>
+      screenRow(`scr_bench${String(i + j).padStart(6, '0')}`, ws.id, at, { name: `S${i + j}` }),
+    )
     await s.db.kysely.insertInto('screens').values(rows).execute()
   }
+  const mediaId = await uploadImage(url, secret)
   console.log(`N = ${N}, ${engineLabel(databaseUrl)}${base ? ', over HTTP' : ''}; load average ${await loadAvg()}`)
   const post = async (path: string, body: object) => {
     if (marks) console.log(`MARK ${path} ${new Date().toISOString()}`)
@@ -83,12 +70,12 @@ async function main(): Promise<void> {
   const emergencies: number[] = []
   const fanout: number[] = []
   for (let i = 0; i < rounds; i++) {
-    const c = await post('/v1/casts', { contentKind: 'media', contentId: `med_${i}`, scopeKind: 'all' })
+    const c = await post('/v1/casts', { contentKind: 'media', contentId: mediaId, scopeKind: 'all' })
     casts.push(c.ms)
     const t0 = now()
     await s.desiredPublisher.idle()
     fanout.push(now() - t0 + c.ms)
-    const e = await post('/v1/emergencies', { contentKind: 'media', contentId: `med_e${i}`, scopeKind: 'all' })
+    const e = await post('/v1/emergencies', { contentKind: 'media', contentId: mediaId, scopeKind: 'all' })
     emergencies.push(e.ms)
     await s.desiredPublisher.idle()
     await app.inject({ method: 'POST', url: `/v1/emergencies/${e.id}/clear`, headers: { authorization: `Bearer ${secret}` } })

@@ -8,6 +8,7 @@ import type { Database } from '../../src/db/Database.js'
 import { CastRepository, type CastRecord } from '../../src/repositories/CastRepository.js'
 import { EmergencyRepository, type EmergencyRecord } from '../../src/repositories/EmergencyRepository.js'
 import { ScreenRepository } from '../../src/repositories/ScreenRepository.js'
+import { screenRow } from '../fixtures/screenRows.js'
 
 const WS = 'ws_1'
 const AT = '2026-06-01T12:00:00.000Z'
@@ -17,29 +18,7 @@ async function seed(db: Database, screens: string[]): Promise<void> {
   for (let i = 0; i < screens.length; i += 100)
     await db.kysely
       .insertInto('screens')
-      .values(
-        screens.slice(i, i + 100).map((id) => ({
-          id,
-          workspace_id: WS,
-          node_id: null,
-          name: id,
-          device_secret_hash: null,
-          model: null,
-          serial_number: null,
-          last_seen_at: null,
-          content_kind: null,
-          content_id: null,
-          created_at: AT,
-          updated_at: AT,
-          status_since: null,
-          reported: null,
-          reported_at: null,
-          panel_protocol: null,
-          panel_set_id: null,
-          panel_poll_seconds: null,
-          desired_published_at: null,
-        })),
-      )
+      .values(screens.slice(i, i + 100).map((id) => screenRow(id, WS, AT)))
       .execute()
 }
 

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { eachEngine } from './engines.js'
 import { ScreenPresenceRepository } from '../../src/repositories/ScreenPresenceRepository.js'
+import { screenRow } from '../fixtures/screenRows.js'
 
 const AT = '2026-06-01T12:00:00.000Z'
 const LATER = '2026-06-01T12:05:00.000Z'
@@ -15,28 +16,7 @@ eachEngine(t, 'screen presence repository', async (t, db) => {
   for (let i = 0; i < ids.length; i += 200) {
     await k
       .insertInto('screens')
-      .values(
-        ids.slice(i, i + 200).map((id, j) => ({
-          id,
-          workspace_id: 'ws_1',
-          node_id: null,
-          name: `S${i + j}`,
-          device_secret_hash: i + j === 0 ? 'hash0' : null,
-          model: null,
-          serial_number: null,
-          content_kind: null,
-          content_id: null,
-          created_at: AT,
-          updated_at: AT,
-          status_since: null,
-          reported: null,
-          reported_at: null,
-          panel_protocol: null,
-          panel_set_id: null,
-          panel_poll_seconds: null,
-          desired_published_at: null,
-        })),
-      )
+      .values(ids.slice(i, i + 200).map((id, j) => screenRow(id, 'ws_1', AT, { name: `S${i + j}`, device_secret_hash: i + j === 0 ? 'hash0' : null })))
       .execute()
   }
   const repo = new ScreenPresenceRepository(k)

@@ -148,10 +148,10 @@ export function cloudEnv(dataDir: string, httpPort: number, mqttPort: number, ex
   return { SVC_DATA_DIR: dataDir, SVC_HOST: '127.0.0.1', SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: String(mqttPort), ...extra }
 }
 
-/** `pnpm cloud <args>` (tsx cloud/src/cli.ts) to completion; answers its stdout. */
+/** `pnpm cloud <args>` (node scripts/cloud.mjs, the cloud's bundled CLI) to completion; answers its stdout. */
 export async function cli(env: Record<string, string>, args: string[]): Promise<string> {
   const c = track(
-    spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], {
+    spawn(process.execPath, ['scripts/cloud.mjs', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -165,14 +165,14 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
 }
 
 /**
- * `pnpm start` (tsx cloud/src/cli.ts start), run as `node --import tsx` so that the pid is
- * the cloud's own (tsx's CLI would put a wrapper process in between). The log (default
- * level) goes to `logFile`. Answers once GET /v1/status answers.
+ * `pnpm start` (node scripts/cloud.mjs start: the bundle of cloud/src/cli.ts, run in the
+ * launcher's own process, so the pid is the cloud's). The log (default level) goes to
+ * `logFile`. Answers once GET /v1/status answers.
  */
 export async function startCloud(env: Record<string, string>, logFile: string): Promise<Cloud> {
   const fd = openSync(logFile, 'a')
   const proc = track(
-    spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] }),
+    spawn(process.execPath, ['scripts/cloud.mjs', 'start'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] }),
   )
   closeSync(fd)
   const httpPort = Number(env.SVC_HTTP_PORT)

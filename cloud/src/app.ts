@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RouteInfo } from './http/types.js'
+import { LazySchemas } from './http/lazySchemas.js'
 import { systemClock, type Clock, type RandomSource } from './clock.js'
 import type { Config } from './config.js'
 import { openDatabase } from './db/open.js'
@@ -119,8 +120,10 @@ async function assemble(
   },
 ): Promise<FastifyInstance> {
   const { clock, db, ownsDb, broker, policy, deprecations, redis } = ctx
+  const routeSchemas = new LazySchemas()
   const app = Fastify({
     logger: loggerOptions(config),
+    schemaController: routeSchemas.controller(),
     logController: new RequestLogController(),
     genReqId: genRequestId,
     bodyLimit: config.bodyLimitBytes,
@@ -131,6 +134,7 @@ async function assemble(
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.decorate('routeSchemas', routeSchemas)
 
   broker.setLog(app.log)
   // Instances joined through Redis share presence there (cluster/RedisPresenceStore.ts).

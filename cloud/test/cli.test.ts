@@ -30,7 +30,7 @@ interface Run {
 
 function cli(dataDir: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', ...args], {
+    const child = spawn(process.execPath, ['scripts/cloud.mjs', ...args], {
       cwd: ROOT,
       env: env({ SVC_DATA_DIR: dataDir }),
       stdio: ['ignore', 'pipe', 'pipe'],

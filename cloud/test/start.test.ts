@@ -18,7 +18,7 @@ const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
 const run = (t: Test, cmd: string, args: string[], env: Record<string, string>): Proc =>
   spawnProcess(t, cmd, args, cleanEnv({ SVC_HOST: '127.0.0.1', ...env }), { detached: true })
 
-const cli = (t: Test, env: Record<string, string>) => run(t, process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], env)
+const cli = (t: Test, env: Record<string, string>) => run(t, process.execPath, ['scripts/cloud.mjs', 'start'], env)
 
 /** Polls `fn` until it is true, at most `ms`. */
 const waitFor = async (ms: number, fn: () => boolean): Promise<boolean> => (await until(ms, () => fn() || undefined)) ?? false

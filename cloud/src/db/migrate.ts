@@ -1,15 +1,14 @@
 // Versioned schema migrations: one file per version under ./migrations, named
-// `NNNN-what.ts` with NNNN its version. They are applied in version order, once each, and
+// `NNNN-what.ts` with NNNN its version, and listed in ./migrations/index.ts. They are applied in version order, once each, and
 // recorded in schema_migrations, all inside one transaction that holds a lock first
 // (PostgreSQL: a transaction-scoped advisory lock; SQLite: BEGIN IMMEDIATE), so two
 // processes starting at once on one database never both apply a version. A database that
 // records a version this code does not know is newer than the code: refused.
 // DDL is portable (docs/decisions.md "Data layer"): TEXT, INTEGER, BIGINT, REAL only;
 // never edit a released migration, add the next one.
-import fs from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { CompiledQuery, sql } from 'kysely'
 import type { Database, Dialect, Executor } from './Database.js'
+import { migrations } from './migrations/index.js'
 
 export interface Migration {
   version: number
@@ -32,7 +31,6 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-const FILE = /^(\d{4})-[a-z0-9-]+\.(ts|js)$/
 // Any constant shared by every process of the cloud ("svmg" in ASCII), paired with the
 // schema's name: advisory locks are database-wide, and schemas migrate independently (the
 // tests give each run its own schema of one database).
@@ -40,20 +38,13 @@ const PG_LOCK_KEY = 0x73766d67
 
 let cached: Migration[] | null = null
 
-/** The migrations shipped with this code, in version order. */
+/** The migrations shipped with this code (migrations/index.ts), in version order. */
 export async function loadMigrations(): Promise<Migration[]> {
   if (cached) return cached
-  const dir = new URL('./migrations/', import.meta.url)
-  const files = fs
-    .readdirSync(fileURLToPath(dir))
-    .filter((f) => FILE.test(f) && !f.endsWith('.d.ts'))
-    .sort()
   const list: Migration[] = []
-  for (const f of files) {
-    const m = ((await import(new URL(f, dir).href)) as { default: Migration }).default
-    const n = Number(FILE.exec(f)![1])
-    if (m.version !== n) throw new Error(`migration ${f} declares version ${m.version}; the file name says ${n}`)
-    if (list.some((x) => x.version === n)) throw new Error(`two migrations have version ${n}`)
+  for (const m of migrations) {
+    if (list.some((x) => x.version === m.version)) throw new Error(`two migrations have version ${m.version}`)
+    if (list.length && list.at(-1)!.version > m.version) throw new Error(`migration ${m.version} is listed after ${list.at(-1)!.version}`)
     list.push(m)
   }
   cached = list

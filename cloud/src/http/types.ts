@@ -6,6 +6,7 @@ import type { WorkLeases } from '../cluster/WorkLeases.js'
 import type { Permission } from '@svc/shared'
 import type { Principal } from '../auth/Principal.js'
 import type { Services } from '../services/index.js'
+import type { LazySchemas } from './lazySchemas.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,6 +33,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     services: Services
+    /** Route schemas, compiled on each route's first use (http/lazySchemas.ts). */
+    routeSchemas: LazySchemas
     /** The interval workers by name (tests drive them with runOnce()); each domain plugin adds its own (workers/lifecycle.ts). */
     workers: Record<WorkerName, IntervalWorker>
     /** The work leases that keep a `oncePerCloud` worker's runs on one instance (cluster/WorkLeases.ts). */

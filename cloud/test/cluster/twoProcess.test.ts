@@ -68,7 +68,7 @@ async function startInstance(t: Test, name: string, shared: Record<string, strin
   const httpPort = await freePort()
   const mqttPort = await freePort()
   const env = { ...cleanEnv(), ...shared, SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: String(mqttPort), SVC_HOST: '127.0.0.1' }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['scripts/cloud.mjs', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d))
@@ -92,7 +92,7 @@ async function startInstance(t: Test, name: string, shared: Record<string, strin
 }
 
 async function bootstrap(env: Record<string, string>, workspace: string): Promise<{ workspaceId: string; apiKey: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'bootstrap', '--workspace', workspace], {
+  const child = spawn(process.execPath, ['scripts/cloud.mjs', 'bootstrap', '--workspace', workspace], {
     cwd: ROOT,
     env: { ...cleanEnv(), ...env, SVC_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-two-cli-')) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -36,6 +36,24 @@ t.test('migration files are numbered in order and name their version', async (t)
   )
   t.same(versions.slice(0, 12), [1, 2, 3, 4, 10, 20, 21, 30, 31, 32, 40, 50], 'versions made before numbered files keep their numbers')
   t.ok(versions.includes(60), 'the events outbox')
+  // The list is static (migrations/index.ts); every file of the folder is in it, in order,
+  // and declares the version its name says.
+  const dir = path.join(ROOT, 'cloud', 'src', 'db', 'migrations')
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{4}-[a-z0-9-]+\.ts$/.test(f))
+    .sort()
+  const fromFiles: typeof list = []
+  for (const f of files) {
+    const m = ((await import(path.join(dir, f))) as { default: (typeof list)[number] }).default
+    t.equal(m.version, Number(f.slice(0, 4)), `${f} declares the version its name says`)
+    fromFiles.push(m)
+  }
+  t.equal(list.length, files.length, 'every migration file is listed in migrations/index.ts')
+  t.ok(
+    list.every((m, i) => m === fromFiles[i]),
+    'in the order of their file names',
+  )
 })
 
 eachEngine(t, 'numbers come back as numbers; counts, sums and BIGINT too', async (t, db) => {
@@ -174,7 +192,7 @@ t.test('pnpm cloud migrate: prints the result; refuses a newer database with exi
   env.SVC_DATA_DIR = dir
   const run = () =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/src/cli.ts', 'migrate'], { cwd: ROOT, env })
+      const child = spawn(process.execPath, ['scripts/cloud.mjs', 'migrate'], { cwd: ROOT, env })
       let stdout = ''
       let stderr = ''
       child.stdout.on('data', (d) => (stdout += d))

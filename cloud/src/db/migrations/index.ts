@@ -1,0 +1,51 @@
+// Every migration of this release, in version order. A new migration file is added here too
+// (the migrate test fails on a file missing from this list): the list is static so that the
+// cloud's start-up bundle carries the migrations in it.
+import type { Migration } from '../migrate.js'
+import m0001 from './0001-workspaces-users-nodes-keys.js'
+import m0002 from './0002-idempotency-keys.js'
+import m0003 from './0003-platform-status.js'
+import m0004 from './0004-screens-and-device-registrations.js'
+import m0010 from './0010-content-library.js'
+import m0020 from './0020-webhooks-and-mail-outbox.js'
+import m0021 from './0021-alerts.js'
+import m0030 from './0030-serial-templates.js'
+import m0031 from './0031-serial-jobs.js'
+import m0032 from './0032-screen-panel-profile.js'
+import m0040 from './0040-device-link.js'
+import m0050 from './0050-assignment.js'
+import m0060 from './0060-events-outbox.js'
+import m0070 from './0070-play-log.js'
+import m0080 from './0080-oauth-tokens.js'
+import m0100 from './0100-alert-rule-scope-column.js'
+import m0120 from './0120-takeover-delivery.js'
+import m0150 from './0150-approvals.js'
+import m0170 from './0170-play-log-retention.js'
+import m0171 from './0171-screenshots.js'
+import m0190 from './0190-work-leases.js'
+import m0440 from './0440-takeover-rows-without-fk-checks.js'
+
+export const migrations: readonly Migration[] = [
+  m0001,
+  m0002,
+  m0003,
+  m0004,
+  m0010,
+  m0020,
+  m0021,
+  m0030,
+  m0031,
+  m0032,
+  m0040,
+  m0050,
+  m0060,
+  m0070,
+  m0080,
+  m0100,
+  m0120,
+  m0150,
+  m0170,
+  m0171,
+  m0190,
+  m0440,
+]

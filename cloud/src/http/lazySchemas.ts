@@ -1,0 +1,72 @@
+// Route schemas compiled on a route's first use rather than all at start-up. Fastify's own
+// compilers (Ajv for what comes in, fast-json-stringify for what goes out) build a function
+// per schema when a route is added: for this API's few hundred schemas that was about
+// 0.7 s of every start, paid before the first device could reconnect after a restart. Here
+// each compile is put off to the first request that needs it (a few milliseconds, once per
+// route), with the same compilers and options, so validation and serialisation are the
+// ones Fastify would have made. `compileAll` compiles what is still pending (the tests
+// call it, so a schema the compilers refuse fails a test, not a request).
+import AjvCompiler from '@fastify/ajv-compiler'
+import SerializerCompiler from '@fastify/fast-json-stringify-compiler'
+import type { FastifyServerOptions } from 'fastify'
+
+type Validate = ((this: unknown, data: unknown) => unknown) & { errors?: unknown }
+type Serialize = (data: unknown) => string
+type RouteSchema = { schema: unknown; method: string; url: string; httpPart?: string; httpStatus?: string }
+
+export class LazySchemas {
+  private readonly pending = new Set<() => void>()
+
+  /** Fastify's `schemaController` option. */
+  controller(): NonNullable<FastifyServerOptions['schemaController']> {
+    const validators = AjvCompiler()
+    const serializers = SerializerCompiler()
+    const pending = this.pending
+    return {
+      compilersFactory: {
+        buildValidator: (externalSchemas: unknown, ajvOptions: unknown) => {
+          const compile = (validators as (s: unknown, o: unknown) => (r: RouteSchema) => Validate)(externalSchemas, ajvOptions)
+          return (route: RouteSchema) => {
+            let fn: Validate | undefined
+            const build = () => {
+              fn ??= compile(route)
+              pending.delete(build)
+              return fn
+            }
+            pending.add(build)
+            const validate: Validate = function (this: unknown, data: unknown) {
+              const f = fn ?? build()
+              const r = f.call(this, data)
+              validate.errors = f.errors
+              return r
+            }
+            return validate
+          }
+        },
+        buildSerializer: (externalSchemas: unknown, serializerOptions: unknown) => {
+          const compile = (serializers as (s: unknown, o: unknown) => (r: RouteSchema) => Serialize)(externalSchemas, serializerOptions)
+          return (route: RouteSchema) => {
+            let fn: Serialize | undefined
+            const build = () => {
+              fn ??= compile(route)
+              pending.delete(build)
+              return fn
+            }
+            pending.add(build)
+            return (data: unknown) => (fn ?? build())(data)
+          }
+        },
+      } as never,
+    }
+  }
+
+  /** How many schemas are not compiled yet. */
+  get pendingCount(): number {
+    return this.pending.size
+  }
+
+  /** Compiles every schema still pending; throws what the compilers throw. */
+  compileAll(): void {
+    for (const build of [...this.pending]) build()
+  }
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// The cloud's entry for `pnpm start` and `pnpm cloud <command>`: runs the cloud's CLI from
+// one bundled file, cloud/dist/cli.js, built from the TypeScript sources (cloud/src and the
+// shared package; the npm packages stay outside it, loaded from node_modules as usual) and
+// built again whenever one of those sources changed since. Loading one file instead of
+// several hundred through the TypeScript loader is most of a restart's time saved
+// (docs/decisions.md, "Start-up from one bundle"). The bundle runs in this process, so its
+// pid is the cloud's own and signals reach it directly.
+//   node scripts/cloud.mjs <command> [options]     (what `pnpm cloud` runs)
+// SVC_SOURCE=1 runs the TypeScript sources through tsx instead, without a bundle.
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const DIST = join(ROOT, 'cloud', 'dist')
+const BUNDLE = join(DIST, 'cli.js')
+const INPUTS = join(DIST, 'inputs.json')
+const ENTRY = join(ROOT, 'cloud', 'src', 'cli.ts')
+/** Files outside the import graph that change how the sources resolve. */
+const ALSO = ['cloud/package.json', 'shared/package.json', 'scripts/cloud.mjs']
+
+/** Each input's size and modification time, as recorded at the last build. */
+function stamp(file) {
+  const s = statSync(join(ROOT, file))
+  return `${s.size}:${s.mtimeMs}`
+}
+
+/** Whether the bundle was built from the sources as they are now. */
+function current() {
+  let recorded
+  try {
+    recorded = JSON.parse(readFileSync(INPUTS, 'utf8'))
+    statSync(BUNDLE)
+  } catch {
+    return false
+  }
+  if (recorded.node !== process.version) return false
+  for (const [file, was] of Object.entries(recorded.inputs)) {
+    try {
+      if (stamp(file) !== was) return false
+    } catch {
+      return false // gone
+    }
+  }
+  return true
+}
+
+async function buildBundle() {
+  const { build } = await import('esbuild')
+  mkdirSync(DIST, { recursive: true })
+  // Written beside the bundle under a name of this process, then renamed over it: two
+  // processes starting at once each build and the last rename wins, never half a file.
+  const tmp = join(DIST, `cli.${process.pid}.tmp.js`)
+  const result = await build({
+    entryPoints: [ENTRY],
+    outfile: tmp,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: `node${process.versions.node.split('.')[0]}`,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    metafile: true,
+    logLevel: 'error',
+    plugins: [
+      {
+        name: 'npm-packages-outside',
+        setup(b) {
+          // Bare imports stay imports (node_modules), except the workspace's own packages,
+          // whose exports are TypeScript sources.
+          b.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith('@svc/') ? undefined : { external: true }))
+        },
+      },
+    ],
+  })
+  const inputs = {}
+  for (const file of [...Object.keys(result.metafile.inputs).map((f) => relative(ROOT, join(process.cwd(), f))), ...ALSO]) inputs[file] = stamp(file)
+  // The map's name follows the bundle's: rewrite the link before renaming.
+  const code = readFileSync(tmp, 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, '//# sourceMappingURL=cli.js.map\n')
+  writeFileSync(tmp, code)
+  renameSync(`${tmp}.map`, `${BUNDLE}.map`)
+  renameSync(tmp, BUNDLE)
+  const inputsTmp = `${INPUTS}.${process.pid}.tmp`
+  writeFileSync(inputsTmp, JSON.stringify({ node: process.version, inputs }))
+  renameSync(inputsTmp, INPUTS)
+}
+
+if (process.env.SVC_SOURCE === '1') {
+  const { register } = await import('tsx/esm/api')
+  register()
+  await import(pathToFileURL(ENTRY).href)
+} else {
+  if (!current()) await buildBundle()
+  // Stack traces name the TypeScript sources.
+  process.setSourceMapsEnabled(true)
+  await import(pathToFileURL(BUNDLE).href)
+}

@@ -8,12 +8,14 @@
 // pid is the cloud's own and signals reach it directly.
 //   node scripts/cloud.mjs <command> [options]     (what `pnpm cloud` runs)
 // SVC_SOURCE=1 runs the TypeScript sources through tsx instead, without a bundle.
+// SVC_BUNDLE_DIR puts the bundle in another folder of the repository (relative to its root;
+// inside it, so that the npm packages resolve from node_modules as they do for cloud/dist).
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const DIST = join(ROOT, 'cloud', 'dist')
+const DIST = process.env.SVC_BUNDLE_DIR ? resolve(ROOT, process.env.SVC_BUNDLE_DIR) : join(ROOT, 'cloud', 'dist')
 const BUNDLE = join(DIST, 'cli.js')
 const INPUTS = join(DIST, 'inputs.json')
 const ENTRY = join(ROOT, 'cloud', 'src', 'cli.ts')

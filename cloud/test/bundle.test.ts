@@ -1,0 +1,64 @@
+// `pnpm start` and `pnpm cloud` run the cloud from one bundle (scripts/cloud.mjs): built on
+// the first run, run as it is while its sources are unchanged, built again when one
+// changed. A bundle folder of the test's own (SVC_BUNDLE_DIR) keeps it apart from the
+// cloud/dist that other tests run.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { cleanEnv } from './fixtures/processes.js'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+function run(bundleDir: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['scripts/cloud.mjs', ...args], {
+      cwd: ROOT,
+      env: cleanEnv({ SVC_BUNDLE_DIR: bundleDir }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    child.once('error', reject)
+    child.once('exit', (code) => resolve({ code, stderr }))
+  })
+}
+
+t.test('built once, reused while the sources are unchanged, built again when one changes', async (t) => {
+  const rel = path.join('cloud', `.bundle-test-${process.pid}`)
+  const dir = path.join(ROOT, rel)
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const bundle = path.join(dir, 'cli.js')
+
+  const first = await run(rel, ['no-such-command'])
+  t.equal(first.code, 2, `the CLI ran from the bundle and refused the command (${first.stderr.trim()})`)
+  t.match(first.stderr, /unknown command no-such-command/)
+  t.ok(fs.existsSync(bundle), 'the bundle is written')
+  t.ok(fs.existsSync(`${bundle}.map`), 'with its source map')
+  const inputs = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8')) as { inputs: Record<string, string> }
+  t.ok(inputs.inputs['cloud/src/cli.ts'], 'the entry is among the recorded inputs')
+  t.ok(inputs.inputs['shared/src/index.ts'] || Object.keys(inputs.inputs).some((f) => f.startsWith('shared/src/')), 'so are the shared sources')
+  t.notOk(
+    Object.keys(inputs.inputs).some((f) => f.includes('node_modules')),
+    'npm packages stay outside the bundle',
+  )
+
+  // Marked so that a rebuild (which writes a new file) is seen.
+  fs.appendFileSync(bundle, '\n// marker\n')
+  const again = await run(rel, ['no-such-command'])
+  t.equal(again.code, 2)
+  t.match(fs.readFileSync(bundle, 'utf8'), /\/\/ marker\n$/, 'unchanged sources: the bundle is run as it is')
+
+  // A source whose recorded size and time no longer match: as after an edit.
+  const edited = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8')) as { inputs: Record<string, string> }
+  edited.inputs['cloud/src/cli.ts'] = '0:0'
+  fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify(edited))
+  const rebuilt = await run(rel, ['no-such-command'])
+  t.equal(rebuilt.code, 2)
+  t.notMatch(fs.readFileSync(bundle, 'utf8'), /\/\/ marker/, 'a changed source: built again')
+  t.notOk(
+    fs.readdirSync(dir).some((f) => f.includes('.tmp')),
+    'no temporary file left behind',
+  )
+})

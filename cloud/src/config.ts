@@ -90,6 +90,12 @@ export interface Config {
    * to finish before their connections are cut; then it stops and exits 0 (SVC_DRAIN_TIMEOUT_MS, 10000).
    */
   drainTimeoutMs: number
+  /**
+   * Route schemas are compiled on each route's first request; this long after the service
+   * starts listening, the ones still pending are compiled in the background, one per turn of
+   * the event loop, so later first requests pay nothing (SVC_SCHEMA_WARMUP_MS, 5000; 0 = never).
+   */
+  schemaWarmupMs: number
   /** SMTP server for mail to owners and alert recipients, e.g. smtp://user:pass@host:587 (SVC_SMTP_URL); unset = mail is kept in the outbox table and logged. */
   smtpUrl: string | null
   /** Sender address of that mail (SVC_SMTP_FROM, `Signage <no-reply@localhost>`). */
@@ -166,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookEndpointConcurrency: int(env, 'SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
     drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
+    schemaWarmupMs: int(env, 'SVC_SCHEMA_WARMUP_MS', 5000),
     smtpUrl: env.SVC_SMTP_URL || null,
     smtpFrom: env.SVC_SMTP_FROM || 'Signage <no-reply@localhost>',
   }
@@ -189,6 +196,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mediaUrlRefreshIntervalMs: 0,
     webhookIntervalMs: 0,
     alertIntervalMs: 0,
+    schemaWarmupMs: 0,
     ...overrides,
   }
 }

@@ -53,8 +53,11 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   // The broker closes before the HTTP server: server.close() waits for every open socket,
   // upgraded WebSocket devices included, and the app's onClose (which closes the broker)
   // only runs after it, so a connected device would hold shutdown open.
+  /** Stops compiling the route schemas no request has needed yet (set once listening). */
+  let stopWarmup = (): void => undefined
   app.addHook('preClose', async () => {
     draining = true
+    stopWarmup()
     // The HTTP listener stops first (Fastify closes it again later and waits for the
     // requests in flight); idle keep-alive connections close now.
     if (app.server.listening) app.server.close()
@@ -84,6 +87,8 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   }
   const httpPort = (app.server.address() as { port: number }).port
   app.log.info({ httpPort, mqttPort, dataDir: config.dataDir }, 'cloud ready')
+  if (config.schemaWarmupMs > 0)
+    stopWarmup = app.routeSchemas.compileInBackground(config.schemaWarmupMs, (err) => app.log.error({ err }, 'a route schema does not compile'))
   const drain = async (timeoutMs: number): Promise<void> => {
     app.log.info({ timeoutMs }, 'draining: no new connections, device connections closing, requests in flight finishing')
     const cut = setTimeout(() => {

@@ -2,11 +2,13 @@
 // the app is ready with its schemas still pending; the first request compiles the ones it
 // needs and validates and serialises exactly as before (a refused body names its field, an
 // answer carries its schema's fields); every schema of the API compiles; a schema the
-// compiler refuses fails on use with the error envelope, not at start.
+// compiler refuses fails on use with the error envelope, not at start; a running service
+// compiles what no request needed yet in the background, after its warm-up delay.
 import t from 'tap'
 import { build } from './helpers.js'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
+import { startRunning, tempDir, until } from './fixtures/processes.js'
 
 t.test('schemas wait for their route; the first request compiles what it needs and validates as before', async (t) => {
   const h = await build(t)
@@ -47,4 +49,22 @@ t.test('a schema the compiler refuses fails its route with the error envelope, n
   const res = await app.inject({ method: 'GET', url: '/broken' })
   t.equal(res.statusCode, 500)
   t.match(res.json(), { error: String, message: String })
+})
+
+t.test('the running service compiles the pending schemas in the background after its warm-up delay', async (t) => {
+  const dataDir = tempDir(t, 'svc-warmup-')
+  const running = await startRunning(t, testConfig({ dataDir, dbFile: ':memory:', host: '127.0.0.1', httpPort: 0, mqttPort: -1, schemaWarmupMs: 200 }))
+  const schemas = running.app.routeSchemas
+  t.ok(schemas.pendingCount > 100, 'pending when it starts listening')
+  const res = await fetch(`http://127.0.0.1:${running.httpPort}/v1/status`)
+  t.equal(res.status, 200, 'answering meanwhile')
+  t.equal(await until(20_000, () => (schemas.pendingCount === 0 ? true : undefined)), true, 'all compiled after the delay')
+
+  const later = await startRunning(
+    t,
+    testConfig({ dataDir: tempDir(t, 'svc-warmup-'), dbFile: ':memory:', host: '127.0.0.1', httpPort: 0, mqttPort: -1, schemaWarmupMs: 60_000 }),
+  )
+  const pending = later.app.routeSchemas.pendingCount
+  await later.close()
+  t.equal(later.app.routeSchemas.pendingCount, pending, 'closing before the delay: nothing compiled, no timer left behind')
 })

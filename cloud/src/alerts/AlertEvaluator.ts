@@ -9,7 +9,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
-import type { AlertEventRow } from '../db/schema.js'
+import type { AlertEventRow, AlertScreenStateRow } from '../db/schema.js'
 import { AlertRepository } from '../repositories/AlertRepository.js'
 import { notFound } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
@@ -24,6 +24,15 @@ export interface ScreenRef {
   /** Omitted: the name last seen for this screen, else `(unknown screen)`. */
   name?: string
   nodeId: string | null
+}
+
+/** One online/offline transition of a screen. */
+export interface ScreenStatusInput {
+  workspaceId: string
+  screen: ScreenRef
+  status: 'online' | 'offline'
+  /** When it happened (absent: now). */
+  at?: Date | string | undefined
 }
 
 /** One firing of a rule against a screen, as the API answers it: the routes' response schema, and AlertEventView is derived from it. */
@@ -97,37 +106,98 @@ export class AlertEvaluator {
 
   /** A screen went online or offline (the agent's status topic, including its Last Will). */
   async screenStatusChanged(workspaceId: string, screen: ScreenRef, status: 'online' | 'offline', at?: Date | string): Promise<void> {
-    const when = iso(at, this.clock)
-    const prev = await this.repo.screenState(workspaceId, screen.id)
-    const name = screen.name ?? prev?.screen_name ?? UNKNOWN_SCREEN
-    const cutoff = new Date(Date.parse(when) - FLAP_WINDOW_MS).toISOString()
-    let flaps = (prev ? (JSON.parse(prev.flaps) as string[]) : []).filter((f) => f >= cutoff)
-    if (prev && prev.status === status) {
-      // A repeated report changes nothing but the name and place.
-      await this.repo.renameScreen(workspaceId, screen.id, name, screen.nodeId)
-    } else {
-      if (status === 'offline') flaps = [...flaps, when]
-      await this.repo.putScreenState({
-        workspace_id: workspaceId,
-        screen_id: screen.id,
-        screen_name: name,
-        node_id: screen.nodeId,
-        status,
-        since: when,
-        flaps: JSON.stringify(flaps),
-      })
+    await this.screensStatusChanged([{ workspaceId, screen, status, at }])
+  }
+
+  /**
+   * Several online/offline transitions, in order, as screenStatusChanged would take them one
+   * by one, read and written a batch at a time: one read of the screens' states, one upsert,
+   * one read of the open connection-lost events of the screens back online, and one
+   * connection-lost check per workspace (a connect storm's thousands of screens are a few
+   * statements, not four per screen). A screen that changes twice is split into two runs,
+   * so its second change sees its first.
+   */
+  async screensStatusChanged(changes: readonly ScreenStatusInput[]): Promise<void> {
+    let run: ScreenStatusInput[] = []
+    const inRun = new Set<string>()
+    for (const c of changes) {
+      const key = `${c.workspaceId}\u0000${c.screen.id}`
+      if (inRun.has(key)) {
+        await this.statusRun(run)
+        run = []
+        inRun.clear()
+      }
+      inRun.add(key)
+      run.push(c)
     }
-    if (status === 'offline') {
-      await this.checkConnectionLost(workspaceId)
-      return
+    if (run.length) await this.statusRun(run)
+  }
+
+  /** Transitions of distinct screens. */
+  private async statusRun(run: readonly ScreenStatusInput[]): Promise<void> {
+    const byWorkspace = new Map<string, ScreenStatusInput[]>()
+    for (const c of run) {
+      const list = byWorkspace.get(c.workspaceId)
+      if (list) list.push(c)
+      else byWorkspace.set(c.workspaceId, [c])
     }
-    const offlineSince = prev && prev.status === 'offline' ? prev.since : null
-    const offlineMinutes = offlineSince ? Math.round((Date.parse(when) - Date.parse(offlineSince)) / 60_000) : null
-    const detail =
-      flaps.length >= FLAP_COUNT
-        ? { kind: 'network-unstable', offlineTimesLastHour: flaps.length, offlineSince, offlineMinutes }
-        : { kind: 'recovery', offlineSince, offlineMinutes }
-    await this.closeOpen(workspaceId, screen.id, 'connection-lost', detail, when)
+    for (const [workspaceId, items] of byWorkspace) {
+      const prevs = await this.repo.screenStates(
+        workspaceId,
+        items.map((c) => c.screen.id),
+      )
+      const puts: AlertScreenStateRow[] = []
+      const recovered: { screenId: string; detail: Record<string, unknown>; when: string }[] = []
+      let wentOffline = false
+      for (const { screen, status, at } of items) {
+        const when = iso(at, this.clock)
+        const prev = prevs.get(screen.id)
+        const name = screen.name ?? prev?.screen_name ?? UNKNOWN_SCREEN
+        const cutoff = new Date(Date.parse(when) - FLAP_WINDOW_MS).toISOString()
+        let flaps = (prev ? (JSON.parse(prev.flaps) as string[]) : []).filter((f) => f >= cutoff)
+        if (prev && prev.status === status) {
+          // A repeated report changes nothing but the name and place.
+          puts.push({ ...prev, screen_name: name, node_id: screen.nodeId })
+        } else {
+          if (status === 'offline') flaps = [...flaps, when]
+          puts.push({
+            workspace_id: workspaceId,
+            screen_id: screen.id,
+            screen_name: name,
+            node_id: screen.nodeId,
+            status,
+            since: when,
+            flaps: JSON.stringify(flaps),
+          })
+        }
+        if (status === 'offline') {
+          wentOffline = true
+          continue
+        }
+        const offlineSince = prev && prev.status === 'offline' ? prev.since : null
+        const offlineMinutes = offlineSince ? Math.round((Date.parse(when) - Date.parse(offlineSince)) / 60_000) : null
+        const detail =
+          flaps.length >= FLAP_COUNT
+            ? { kind: 'network-unstable', offlineTimesLastHour: flaps.length, offlineSince, offlineMinutes }
+            : { kind: 'recovery', offlineSince, offlineMinutes }
+        recovered.push({ screenId: screen.id, detail, when })
+      }
+      await this.repo.putScreenStates(puts)
+      if (recovered.length) {
+        const open = await this.repo.openEventsOf(
+          workspaceId,
+          recovered.map((r) => r.screenId),
+          'connection-lost',
+        )
+        const byScreen = new Map(recovered.map((r) => [r.screenId, r]))
+        const rules = new Map<string, Promise<AlertRuleRow | undefined>>()
+        for (const ev of open) {
+          const r = byScreen.get(ev.screen_id)!
+          await this.closeEvent(ev, r.detail, r.when, rules)
+        }
+      }
+      if (wentOffline) await this.checkConnectionLost(workspaceId)
+    }
   }
 
   /** The panel's power as the agent reports it, and whether content should be playing now. */
@@ -276,11 +346,24 @@ export class AlertEvaluator {
     ruleId?: string,
   ): Promise<void> {
     const open = await this.repo.openEvents(workspaceId, screenId, code, ruleId)
-    for (const ev of open) {
-      if (!(await this.repo.closeEvent(ev.id, when, JSON.stringify(detail)))) continue
-      const rule = await this.repo.ruleById(ev.rule_id)
-      if (rule) this.notifier.notify(rule, eventView({ ...ev, closed_at: when, detail: JSON.stringify(detail) }), 'closed')
-    }
+    for (const ev of open) await this.closeEvent(ev, detail, when)
+  }
+
+  /**
+   * Closes an open event (unless another call closed it meanwhile) and notifies its rule's
+   * channels; `rules` keeps the rules read for a batch of events.
+   */
+  private async closeEvent(
+    ev: AlertEventRow,
+    detail: Record<string, unknown>,
+    when: string,
+    rules = new Map<string, Promise<AlertRuleRow | undefined>>(),
+  ): Promise<void> {
+    if (!(await this.repo.closeEvent(ev.id, when, JSON.stringify(detail)))) return
+    let read = rules.get(ev.rule_id)
+    if (!read) rules.set(ev.rule_id, (read = this.repo.ruleById(ev.rule_id)))
+    const rule = await read
+    if (rule) this.notifier.notify(rule, eventView({ ...ev, closed_at: when, detail: JSON.stringify(detail) }), 'closed')
   }
 
   // ---- reads for /v1/alert-events ----

@@ -20,8 +20,9 @@
 // Announcements go through the event outbox (events/EventOutbox.ts): a status change and
 // its `screen.online` / `screen.offline` row commit in one transaction, so a crash between
 // the write and the webhook loses nothing; the outbox's dispatch makes the webhook
-// deliveries and then publishes the event on the bus, where onScreenStatus listeners (alert
-// evaluation) hear it, in order, in whichever process dispatched it.
+// deliveries and then publishes the events on the bus, where onScreenStatus listeners hear
+// them one by one and onScreenStatuses listeners (alert evaluation) a dispatch run at a
+// time, in order, in whichever process dispatched them.
 //
 // Cost at fleet size: connection events queue up and are handled in batches (a run of
 // opens is one read and one transaction of at most two updates plus one multi-row outbox
@@ -72,7 +73,7 @@ type Link = Pick<EmbeddedBroker, 'subscribe' | 'onConnections' | 'isConnected'>
 
 export class ScreenPresence {
   private readonly timers = new Map<string, NodeJS.Timeout>()
-  private readonly statusListeners: ((c: ScreenStatusChange) => void | Promise<void>)[] = []
+  private readonly statusListeners: ((c: ScreenStatusChange[]) => void | Promise<void>)[] = []
   private readonly reportedListeners: ((r: ScreenReport) => void | Promise<void>)[] = []
   private chain: Promise<void> = Promise.resolve()
   /** Outbox dispatches after status changes commit, outside the presence queue. */
@@ -135,8 +136,24 @@ export class ScreenPresence {
    * (in this process, for every screen whose event this process dispatched).
    */
   onScreenStatus(listener: (c: ScreenStatusChange) => void | Promise<void>): () => void {
+    return this.onScreenStatuses(async (changes) => {
+      for (const c of changes) {
+        try {
+          await listener(c)
+        } catch (err) {
+          this.log.error({ err }, 'screen status listener failed')
+        }
+      }
+    })
+  }
+
+  /**
+   * The same transitions a dispatch run at a time, in order (a screen may appear more than
+   * once): for listeners that read and write a batch of screens at once (alert evaluation).
+   */
+  onScreenStatuses(listener: (changes: ScreenStatusChange[]) => void | Promise<void>): () => void {
     this.statusListeners.push(listener)
-    this.listening ??= this.outbox.bus.subscribe((e) => this.heard(e))
+    this.listening ??= this.outbox.bus.subscribeBatch((events) => this.heard(events))
     return () => this.statusListeners.splice(this.statusListeners.indexOf(listener) >>> 0, 1)
   }
 
@@ -352,22 +369,26 @@ export class ScreenPresence {
     )
   }
 
-  /** A dispatched `screen.online` / `screen.offline` event, to the status listeners. */
-  private async heard(e: DomainEvent): Promise<void> {
-    if (e.event !== 'screen.online' && e.event !== 'screen.offline') return
-    const d = e.data as { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
-    const change: ScreenStatusChange = {
-      workspaceId: e.workspaceId,
-      screenId: d.screenId,
-      screenName: d.screenName,
-      nodeId: d.nodeId,
-      status: e.event === 'screen.online' ? 'online' : 'offline',
-      at: d.at,
-      since: d.since ?? null,
+  /** A dispatch run's `screen.online` / `screen.offline` events, to the status listeners. */
+  private async heard(events: DomainEvent[]): Promise<void> {
+    const changes: ScreenStatusChange[] = []
+    for (const e of events) {
+      if (e.event !== 'screen.online' && e.event !== 'screen.offline') continue
+      const d = e.data as { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
+      changes.push({
+        workspaceId: e.workspaceId,
+        screenId: d.screenId,
+        screenName: d.screenName,
+        nodeId: d.nodeId,
+        status: e.event === 'screen.online' ? 'online' : 'offline',
+        at: d.at,
+        since: d.since ?? null,
+      })
     }
+    if (!changes.length) return
     for (const l of [...this.statusListeners]) {
       try {
-        await l(change)
+        await l(changes)
       } catch (err) {
         this.log.error({ err }, 'screen status listener failed')
       }

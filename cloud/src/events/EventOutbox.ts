@@ -106,7 +106,7 @@ export class EventOutbox {
         return events
       })
       n += mine.length
-      for (const e of mine) await this.bus.publish(e).catch((err) => this.log.error({ err, event: e.event }, 'outbox publish failed'))
+      await this.bus.publishMany(mine).catch((err) => this.log.error({ err, events: mine.length }, 'outbox publish failed'))
       if (rows.length < DISPATCH_BATCH) return n
     }
   }

@@ -5,7 +5,9 @@
 // each compile is put off to the first request that needs it (a few milliseconds, once per
 // route), with the same compilers and options, so validation and serialisation are the
 // ones Fastify would have made. `compileAll` compiles what is still pending (the tests
-// call it, so a schema the compilers refuse fails a test, not a request).
+// call it, so a schema the compilers refuse fails a test, not a request); the running
+// service calls `compileInBackground` once it listens, so the schemas no request has
+// needed yet are compiled a few seconds later, one per turn of the event loop.
 import AjvCompiler from '@fastify/ajv-compiler'
 import SerializerCompiler from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
@@ -68,5 +70,37 @@ export class LazySchemas {
   /** Compiles every schema still pending; throws what the compilers throw. */
   compileAll(): void {
     for (const build of [...this.pending]) build()
+  }
+
+  /**
+   * After `delayMs`, compiles the pending schemas one per macrotask (requests and device
+   * traffic go between them); a schema the compilers refuse is reported to `onError` and
+   * left to fail its route. Answers a function that stops it.
+   */
+  compileInBackground(delayMs: number, onError: (err: unknown) => void): () => void {
+    let timer: NodeJS.Timeout | null = null
+    let immediate: NodeJS.Immediate | null = null
+    const failed = new Set<() => void>()
+    const next = () => {
+      immediate = null
+      const build = [...this.pending].find((b) => !failed.has(b))
+      if (!build) return
+      try {
+        build()
+      } catch (err) {
+        failed.add(build)
+        onError(err)
+      }
+      immediate = setImmediate(next)
+    }
+    timer = setTimeout(() => {
+      timer = null
+      next()
+    }, delayMs)
+    timer.unref()
+    return () => {
+      if (timer) clearTimeout(timer)
+      if (immediate) clearImmediate(immediate)
+    }
   }
 }

@@ -15,6 +15,9 @@ export interface AlertEventFilter {
   ruleId?: string | undefined
 }
 
+/** Screens per statement in IN lists and multi-row writes (7 parameters a row: well under either engine's limit). */
+const CHUNK = 400
+
 export class AlertRepository {
   constructor(private readonly k: Executor) {}
 
@@ -119,6 +122,25 @@ export class AlertRepository {
     return q.orderBy('id').execute()
   }
 
+  /** Open events of several screens of the workspace for a code, by id. */
+  async openEventsOf(workspaceId: string, screenIds: readonly string[], code: string): Promise<AlertEventRow[]> {
+    const out: AlertEventRow[] = []
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      out.push(
+        ...(await this.k
+          .selectFrom('alert_events')
+          .selectAll()
+          .where('workspace_id', '=', workspaceId)
+          .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+          .where('code', '=', code)
+          .where('closed_at', 'is', null)
+          .orderBy('id')
+          .execute()),
+      )
+    }
+    return out
+  }
+
   /** Closes one open event; false when it was already closed (by another call meanwhile). */
   async closeEvent(id: string, at: string, detail: string): Promise<boolean> {
     const r = await this.k.updateTable('alert_events').set({ closed_at: at, detail }).where('id', '=', id).where('closed_at', 'is', null).executeTakeFirst()
@@ -173,10 +195,34 @@ export class AlertRepository {
       .execute()
   }
 
+  /** The states of several screens of the workspace (screens without one are absent). */
+  async screenStates(workspaceId: string, screenIds: readonly string[]): Promise<Map<string, AlertScreenStateRow>> {
+    const out = new Map<string, AlertScreenStateRow>()
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('alert_screen_state')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .execute()
+      for (const r of rows) out.set(r.screen_id, r)
+    }
+    return out
+  }
+
   async putScreenState(row: AlertScreenStateRow): Promise<void> {
+    await this.putScreenStates([row])
+  }
+
+  /** Inserts or replaces the states of distinct screens, a chunk per statement. */
+  async putScreenStates(rows: readonly AlertScreenStateRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += CHUNK) await this.putChunk(rows.slice(i, i + CHUNK))
+  }
+
+  private async putChunk(rows: AlertScreenStateRow[]): Promise<void> {
     await this.k
       .insertInto('alert_screen_state')
-      .values(row)
+      .values(rows)
       .onConflict((oc) =>
         oc.columns(['workspace_id', 'screen_id']).doUpdateSet((eb) => ({
           screen_name: eb.ref('excluded.screen_name'),

@@ -220,12 +220,14 @@ export function createServices(deps: {
   // The device link feeds the alert evaluator: presence changes (as the outbox dispatches them) and reported panel/storage state.
   const presence = new ScreenPresence(db, clock, broker, outbox, log, config.screenOfflineGraceMs, deps.presenceStore)
   broker.budget.log = log
-  presence.onScreenStatus((c) =>
-    alerts.screenStatusChanged(
-      c.workspaceId,
-      { id: c.screenId, name: c.screenName, nodeId: c.nodeId },
-      c.status,
-      c.status === 'offline' ? (c.since ?? c.at) : c.at,
+  presence.onScreenStatuses((changes) =>
+    alerts.screensStatusChanged(
+      changes.map((c) => ({
+        workspaceId: c.workspaceId,
+        screen: { id: c.screenId, name: c.screenName, nodeId: c.nodeId },
+        status: c.status,
+        at: c.status === 'offline' ? (c.since ?? c.at) : c.at,
+      })),
     ),
   )
   // A screen reporting a cast or an emergency playing counts it applied (their `delivery`).

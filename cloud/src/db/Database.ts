@@ -27,6 +27,12 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kysely: Kysely<DB>
+  /**
+   * For reads outside transactions that may run beside the writer: on a SQLite file a
+   * second, read-only connection to it (WAL lets it read while the first one writes); on
+   * PostgreSQL and in-memory SQLite the same as `kysely`. It sees what has committed.
+   */
+  readonly reads: Kysely<DB>
   /** Runs `fn` inside one transaction; statements of others wait until it ends. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -75,6 +81,7 @@ export class KyselyDatabase implements Database {
   constructor(
     readonly dialect: Dialect,
     readonly kysely: Kysely<DB>,
+    readonly reads: Kysely<DB> = kysely,
   ) {
     this.raw = rawQueryable(dialect, kysely)
   }
@@ -90,7 +97,8 @@ export class KyselyDatabase implements Database {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.kysely.transaction().execute((trx) => fn(rawQueryable(this.dialect, trx)))
   }
-  close(): Promise<void> {
-    return this.kysely.destroy()
+  async close(): Promise<void> {
+    if (this.reads !== this.kysely) await this.reads.destroy()
+    await this.kysely.destroy()
   }
 }

@@ -121,6 +121,11 @@ class SqliteConnection implements DatabaseConnection {
   }
 }
 
+export interface SqliteOptions {
+  /** Open the file read-only (it must exist; WAL mode is the file's, set by the writer). */
+  readOnly?: boolean
+}
+
 class SqliteDriver implements Driver {
   private readonly lock = new FifoLock()
   private releases = new Map<DatabaseConnection, () => void>()
@@ -130,18 +135,23 @@ class SqliteDriver implements Driver {
   constructor(
     private readonly file: string,
     private readonly busyTimeoutMs: number,
+    private readonly opts: SqliteOptions = {},
   ) {}
 
   async init(): Promise<void> {
-    if (this.file !== ':memory:') fs.mkdirSync(path.dirname(this.file), { recursive: true })
+    const readOnly = this.opts.readOnly === true
+    if (this.file !== ':memory:' && !readOnly) fs.mkdirSync(path.dirname(this.file), { recursive: true })
+    const mode = (readOnly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE) | sqlite3.OPEN_FULLMUTEX
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
-      const d = new sqlite3.Database(this.file, (err) => (err ? reject(err) : resolve(d)))
+      const d = new sqlite3.Database(this.file, mode, (err) => (err ? reject(err) : resolve(d)))
     })
     db.configure('busyTimeout', this.busyTimeoutMs)
     const conn = new SqliteConnection(db)
-    await conn.executeQuery(CompiledQuery.raw('PRAGMA journal_mode = WAL'))
-    await conn.executeQuery(CompiledQuery.raw('PRAGMA foreign_keys = ON'))
-    await conn.executeQuery(CompiledQuery.raw('PRAGMA synchronous = NORMAL'))
+    if (!readOnly) {
+      await conn.executeQuery(CompiledQuery.raw('PRAGMA journal_mode = WAL'))
+      await conn.executeQuery(CompiledQuery.raw('PRAGMA foreign_keys = ON'))
+      await conn.executeQuery(CompiledQuery.raw('PRAGMA synchronous = NORMAL'))
+    }
     this.db = db
     this.conn = conn
   }
@@ -193,9 +203,10 @@ export class Sqlite3Dialect implements Dialect {
   constructor(
     private readonly file: string,
     private readonly busyTimeoutMs: number,
+    private readonly opts: SqliteOptions = {},
   ) {}
   createDriver(): Driver {
-    return new SqliteDriver(this.file, this.busyTimeoutMs)
+    return new SqliteDriver(this.file, this.busyTimeoutMs, this.opts)
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler()

@@ -43,8 +43,10 @@ export interface DeviceDirectory {
 }
 
 /** The directory read straight from the database (the broker is built before the services). */
-export function screenDirectory(db: Queryable): DeviceDirectory {
-  const repo = new ScreenRepository(db.kysely)
+export function screenDirectory(db: Database): DeviceDirectory {
+  // On the read connection: a storm's lookups do not queue behind the writes it causes
+  // (presence, sessions, reports), which share the writer's connection.
+  const repo = new ScreenRepository(db.reads)
   // The lookups of one tick (the CONNECTs of a connect storm) are one query, and the ones
   // arriving while that query runs are the next one (one read in flight at a time, so the
   // batches grow with the load: a fleet reconnecting at once after a restart). Each connect
@@ -115,6 +117,8 @@ const view = (r: ScreenRecord): ScreenView => ({
 export class ScreenService {
   private readonly changeListeners: ((workspaceId: string, screenId: string) => void)[] = []
   private readonly repo: ScreenRepository
+  /** The same on the read connection (Database.reads). */
+  private readonly reads: ScreenRepository
   private readonly registrations: PairingRepository
 
   constructor(
@@ -126,6 +130,7 @@ export class ScreenService {
     private readonly disconnectDevice: (screenId: string) => void = () => undefined,
   ) {
     this.repo = new ScreenRepository(db.kysely)
+    this.reads = new ScreenRepository(db.reads)
     this.registrations = new PairingRepository(db.kysely)
   }
 
@@ -151,9 +156,10 @@ export class ScreenService {
    */
   async listJson(p: Principal, page: PageRequest): Promise<string> {
     const scopeIds = await this.nodes.scopeIds(p)
+    // On the read connection: a page does not wait behind the device link's writes.
     const [r, total] = await Promise.all([
-      this.repo.listJson(this.db.dialect, p.workspaceId, scopeIds, page),
-      page.count ? this.repo.count(p.workspaceId, scopeIds) : undefined,
+      this.reads.listJson(this.db.dialect, p.workspaceId, scopeIds, page),
+      page.count ? this.reads.count(p.workspaceId, scopeIds) : undefined,
     ])
     let out = `{"data":${r.data}`
     if (page.limit !== null) out += `,"nextCursor":${r.more && r.count >= page.limit && r.lastId ? JSON.stringify(encodeCursor(r.lastId)) : 'null'}`

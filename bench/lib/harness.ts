@@ -171,9 +171,7 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
  */
 export async function startCloud(env: Record<string, string>, logFile: string): Promise<Cloud> {
   const fd = openSync(logFile, 'a')
-  const proc = track(
-    spawn(process.execPath, ['scripts/cloud.mjs', 'start'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] }),
-  )
+  const proc = track(spawn(process.execPath, ['scripts/cloud.mjs', 'start'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] }))
   closeSync(fd)
   const httpPort = Number(env.SVC_HTTP_PORT)
   const base = `http://127.0.0.1:${httpPort}`

@@ -23,7 +23,8 @@ export class FakeTime extends ManualClock {
 
 export function tempDir(t: Test, prefix = 'svc-agent-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  // Retried: an agent still stopping may write a last file into it meanwhile.
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
   return dir
 }
 

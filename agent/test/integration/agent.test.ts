@@ -201,4 +201,6 @@ t.test('a deleted screen: the agent says so, drops the credential and pairs agai
   await reconnected
   t.equal(agent.screenId, screen2)
   t.equal(agent.state?.version, 0, 'the new screen starts from version 0')
+  // Stopped before the teardowns remove its folder (it writes there while it runs).
+  await agent.stop()
 })

@@ -23,21 +23,15 @@ export class LazySchemas {
   controller(): NonNullable<FastifyServerOptions['schemaController']> {
     const validators = AjvCompiler()
     const serializers = SerializerCompiler()
-    const pending = this.pending
     return {
       compilersFactory: {
         buildValidator: (externalSchemas: unknown, ajvOptions: unknown) => {
           const compile = (validators as (s: unknown, o: unknown) => (r: RouteSchema) => Validate)(externalSchemas, ajvOptions)
           return (route: RouteSchema) => {
-            let fn: Validate | undefined
-            const build = () => {
-              fn ??= compile(route)
-              pending.delete(build)
-              return fn
-            }
-            pending.add(build)
+            const get = this.deferred(() => compile(route))
+            // Fastify reads the validator's `errors` after a failed call.
             const validate: Validate = function (this: unknown, data: unknown) {
-              const f = fn ?? build()
+              const f = get()
               const r = f.call(this, data)
               validate.errors = f.errors
               return r
@@ -48,18 +42,24 @@ export class LazySchemas {
         buildSerializer: (externalSchemas: unknown, serializerOptions: unknown) => {
           const compile = (serializers as (s: unknown, o: unknown) => (r: RouteSchema) => Serialize)(externalSchemas, serializerOptions)
           return (route: RouteSchema) => {
-            let fn: Serialize | undefined
-            const build = () => {
-              fn ??= compile(route)
-              pending.delete(build)
-              return fn
-            }
-            pending.add(build)
-            return (data: unknown) => (fn ?? build())(data)
+            const get = this.deferred(() => compile(route))
+            return (data: unknown) => get()(data)
           }
         },
       } as never,
     }
+  }
+
+  /** `compile`'s function, built on first use (or by compileAll); pending until then. */
+  private deferred<F>(compile: () => F): () => F {
+    let fn: F | undefined
+    const build = (): F => {
+      fn ??= compile()
+      this.pending.delete(build)
+      return fn
+    }
+    this.pending.add(build)
+    return () => fn ?? build()
   }
 
   /** How many schemas are not compiled yet. */

@@ -11,11 +11,11 @@ import { cleanEnv } from './fixtures/processes.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
-function run(bundleDir: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+function run(bundleDir: string, args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['scripts/cloud.mjs', ...args], {
       cwd: ROOT,
-      env: cleanEnv({ SVC_BUNDLE_DIR: bundleDir }),
+      env: cleanEnv({ SVC_BUNDLE_DIR: bundleDir, ...extra }),
       stdio: ['ignore', 'ignore', 'pipe'],
     })
     let stderr = ''
@@ -61,4 +61,13 @@ t.test('built once, reused while the sources are unchanged, built again when one
     fs.readdirSync(dir).some((f) => f.includes('.tmp')),
     'no temporary file left behind',
   )
+})
+
+t.test('SVC_SOURCE=1 runs the TypeScript sources, without a bundle', async (t) => {
+  const rel = path.join('cloud', `.bundle-test-src-${process.pid}`)
+  t.after(() => fs.rmSync(path.join(ROOT, rel), { recursive: true, force: true }))
+  const r = await run(rel, ['no-such-command'], { SVC_SOURCE: '1' })
+  t.equal(r.code, 2)
+  t.match(r.stderr, /unknown command no-such-command/)
+  t.notOk(fs.existsSync(path.join(ROOT, rel)), 'no bundle built')
 })

@@ -1,7 +1,7 @@
 // SQLite, the embedded default: a file under SVC_DATA_DIR (or ':memory:' in tests) behind
 // the sqlite3 dialect in ./SqliteDialect.ts: one connection for writes and everything in a
-// transaction, and (on a file) a second, read-only one for `reads` (device credential
-// lookups, the screen list), which WAL lets read while the first one writes.
+// transaction, and (on a file) a second, read-only one for `reads` (the screen list),
+// which WAL lets read while the first one writes.
 import { Kysely, sql } from 'kysely'
 import { KyselyDatabase } from './Database.js'
 import { Sqlite3Dialect } from './SqliteDialect.js'

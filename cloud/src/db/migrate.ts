@@ -1,8 +1,9 @@
 // Versioned schema migrations: one file per version under ./migrations, named
-// `NNNN-what.ts` with NNNN its version, and listed in ./migrations/index.ts. They are applied in version order, once each, and
-// recorded in schema_migrations, all inside one transaction that holds a lock first
-// (PostgreSQL: a transaction-scoped advisory lock; SQLite: BEGIN IMMEDIATE), so two
-// processes starting at once on one database never both apply a version. A database that
+// `NNNN-what.ts` with NNNN its version and listed in ./migrations/index.ts. They are
+// applied in version order, once each, and recorded in schema_migrations, all inside one
+// transaction that holds a lock first (PostgreSQL: a transaction-scoped advisory lock;
+// SQLite: BEGIN IMMEDIATE), so two processes starting at once on one database never both
+// apply a version. A database that
 // records a version this code does not know is newer than the code: refused.
 // DDL is portable (docs/decisions.md "Data layer"): TEXT, INTEGER, BIGINT, REAL only;
 // never edit a released migration, add the next one.

@@ -1,5 +1,5 @@
-// SQLite on a file keeps a second, read-only connection for `db.reads` (device credential
-// lookups, the screen list): it sees what has committed, it reads while the writer's
+// SQLite on a file keeps a second, read-only connection for `db.reads` (the screen
+// list): it sees what has committed, it reads while the writer's
 // connection is held by a transaction, it cannot write, and it closes with the database.
 // In-memory SQLite and PostgreSQL read through the one handle.
 import t from 'tap'

@@ -185,16 +185,6 @@ export class AlertRepository {
     return this.k.selectFrom('alert_screen_state').selectAll().where('workspace_id', '=', workspaceId).where('screen_id', '=', screenId).executeTakeFirst()
   }
 
-  /** Keeps the status, updates the name and place. */
-  async renameScreen(workspaceId: string, screenId: string, name: string, nodeId: string | null): Promise<void> {
-    await this.k
-      .updateTable('alert_screen_state')
-      .set({ screen_name: name, node_id: nodeId })
-      .where('workspace_id', '=', workspaceId)
-      .where('screen_id', '=', screenId)
-      .execute()
-  }
-
   /** The states of several screens of the workspace (screens without one are absent). */
   async screenStates(workspaceId: string, screenIds: readonly string[]): Promise<Map<string, AlertScreenStateRow>> {
     const out = new Map<string, AlertScreenStateRow>()

@@ -258,8 +258,15 @@ eachEngine(t, 'alert repository', async (t, db) => {
     since: '2026-06-01T12:01:00.000Z',
     flaps: '["x"]',
   })
-  await repo.renameScreen('ws_1', 'scr_1', 'A3', null)
+  // A rename is the state read back and written with the new name and place (several at once).
+  const states = await repo.screenStates('ws_1', ['scr_1', 'scr_2', 'scr_none'])
+  t.same([...states.keys()].sort(), ['scr_1', 'scr_2'], 'screens without a state are absent')
+  await repo.putScreenStates([
+    { ...states.get('scr_1')!, screen_name: 'A3', node_id: null },
+    { ...states.get('scr_2')!, screen_name: 'B2' },
+  ])
   t.match(await repo.screenState('ws_1', 'scr_1'), { screen_name: 'A3', node_id: null, status: 'offline' })
+  t.match(await repo.screenState('ws_1', 'scr_2'), { screen_name: 'B2', status: 'online' })
   t.same(
     (await repo.offlineScreens()).map((s) => s.screen_id),
     ['scr_1'],

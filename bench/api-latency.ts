@@ -8,14 +8,16 @@
 //     named, dropped at the end (the role needs CREATEDB); default log level, written to a file), with its rate limit raised by its setting
 //     (SVC_RATE_LIMIT), the real content library, S screens paired through the API as
 //     devices pair; routes GET /v1/me (the owner key), GET /v1/screens?limit=100 (the owner
-//     key), GET /v1/status (no credential).
+//     key), GET /v1/status (no credential); then, started again on a fresh data folder and
+//     database with SVC_SCREEN_LIST_KEEP_MS=0, the list with no page kept (every answer read
+//     from the database, as while the listed screens keep changing).
 // Each route is loaded for the given duration with the given connections after a 2-second
 // warm-up; the report is req/s (autocannon's average) and the ratio to the bare route of
 // the same run. Every child process is killed at the end, also on failure.
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { databaseUrlArg, engineLabel, freshDatabase, type FreshDatabase } from './lib/engine.js'
+import { databaseUrlArg, engineLabel, freshDatabase } from './lib/engine.js'
 import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
 
 const databaseUrl = databaseUrlArg()
@@ -95,9 +97,54 @@ async function measured(serverPid: number, dbName: string | null, run: () => Pro
   return { ...r, cpuUs: { server: (s1 - s0) / r.total, db: db / r.total } }
 }
 
+/** Starts the product with `extra` settings, pairs S screens, loads its routes (only the list with `listOnly`); answers a row per route. */
+async function product(dir: string, extra: Record<string, string>, listOnly: boolean): Promise<{ name: string; r: Result }[]> {
+  mkdirSync(dir, { recursive: true })
+  const pgdb = databaseUrl ? await freshDatabase(databaseUrl) : null
+  try {
+    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during each route's measured run, one file each (bench/lib/cpu-prof.mjs).
+    const profDir = process.env.BENCH_CPU_PROF
+    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
+    const env = cloudEnv(dir, await freePort(), await freePort(), {
+      SVC_RATE_LIMIT: '1000000000',
+      ...(pgdb ? { SVC_DATABASE_URL: pgdb.url } : {}),
+      ...prof,
+      ...extra,
+    })
+    const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
+    const cloud = await startCloud(env, join(dir, 'cloud.log'))
+    await pairMany(cloud.base, apiKey, S, 8)
+    const auth = { authorization: `Bearer ${apiKey}` }
+    const listed = expect(await call(`${cloud.base}/v1/screens?limit=100`, { headers: auth }), 200, 'list').body.data as unknown[]
+    if (listed.length !== Math.min(100, S)) throw new Error(`the list answered ${listed.length} screens`)
+    const list = `GET /v1/screens?limit=100 (${S} screens)`
+    const routes: { name: string; path: string; headers: Record<string, string> }[] = listOnly
+      ? [{ name: `${list}, no page kept (SVC_SCREEN_LIST_KEEP_MS=0)`, path: '/v1/screens?limit=100', headers: auth }]
+      : [
+          { name: 'GET /v1/me (authentication only)', path: '/v1/me', headers: auth },
+          { name: list, path: '/v1/screens?limit=100', headers: auth },
+          { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
+        ]
+    // CPU per request (/proc, user + system) is much less moved by the machine's load than requests per second.
+    const results: { name: string; r: Result }[] = []
+    for (const route of routes) {
+      expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
+      await cannon(cloud.base + route.path, route.headers, 2)
+      if (profDir) cloud.proc.kill('SIGWINCH')
+      // The pool's backends are all open after the warm-up (the bench database has no other client).
+      const dbName = pgdb ? new URL(pgdb.url).pathname.slice(1) : null
+      results.push({ name: route.name, r: await measured(cloud.proc.pid!, dbName, () => cannon(cloud.base + route.path, route.headers, D)) })
+      if (profDir) cloud.proc.kill('SIGWINCH')
+    }
+    await stop(cloud.proc)
+    return results
+  } finally {
+    await pgdb?.drop().catch((e: unknown) => console.error('could not drop the bench database', e))
+  }
+}
+
 async function main(): Promise<void> {
   const dir = tempDir('svc-bench-api-')
-  let pgdb: FreshDatabase | null = null
   try {
     console.log(`connections ${C}, ${D} s per route, ${S} screens, ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
     // (a) bare Fastify
@@ -111,39 +158,10 @@ async function main(): Promise<void> {
     const hello = await measured(bare.pid!, null, () => cannon(`http://127.0.0.1:${bport}/`, {}, D))
     await stop(bare)
 
-    // (b) the product
-    pgdb = databaseUrl ? await freshDatabase(databaseUrl) : null
-    // BENCH_CPU_PROF=<dir>: the cloud's CPU is profiled during each route's measured run, one file each (bench/lib/cpu-prof.mjs).
-    const profDir = process.env.BENCH_CPU_PROF
-    const prof: Record<string, string> = profDir ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: profDir } : {}
-    const env = cloudEnv(dir, await freePort(), await freePort(), {
-      SVC_RATE_LIMIT: '1000000000',
-      ...(pgdb ? { SVC_DATABASE_URL: pgdb.url } : {}),
-      ...prof,
-    })
-    const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
-    const cloud = await startCloud(env, join(dir, 'cloud.log'))
-    await pairMany(cloud.base, apiKey, S, 8)
-    const auth = { authorization: `Bearer ${apiKey}` }
-    const listed = expect(await call(`${cloud.base}/v1/screens?limit=100`, { headers: auth }), 200, 'list').body.data as unknown[]
-    if (listed.length !== Math.min(100, S)) throw new Error(`the list answered ${listed.length} screens`)
-    const routes: { name: string; path: string; headers: Record<string, string> }[] = [
-      { name: 'GET /v1/me (authentication only)', path: '/v1/me', headers: auth },
-      { name: `GET /v1/screens?limit=100 (${S} screens)`, path: '/v1/screens?limit=100', headers: auth },
-      { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
-    ]
-    // CPU per request (/proc, user + system) is much less moved by the machine's load than requests per second.
-    const results: { name: string; r: Result }[] = []
-    for (const route of routes) {
-      expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
-      await cannon(cloud.base + route.path, route.headers, 2)
-      if (profDir) cloud.proc.kill('SIGWINCH')
-      // The pool's backends are all open after the warm-up (the bench database has no other client).
-      const dbName = pgdb ? new URL(pgdb.url).pathname.slice(1) : null
-      results.push({ name: route.name, r: await measured(cloud.proc.pid!, dbName, () => cannon(cloud.base + route.path, route.headers, D)) })
-      if (profDir) cloud.proc.kill('SIGWINCH')
-    }
-    await stop(cloud.proc)
+    // (b) the product: the three routes with its defaults, then the list again with no page
+    // kept (SVC_SCREEN_LIST_KEEP_MS=0: every answer read from the database, as while the
+    // screens keep changing), each on a fresh data folder and database.
+    const results = [...(await product(join(dir, 'kept'), {}, false)), ...(await product(join(dir, 'unkept'), { SVC_SCREEN_LIST_KEEP_MS: '0' }, true))]
 
     const cpu = (r: Result) => (r.cpuUs ? `${Math.round(r.cpuUs.server + r.cpuUs.db)} (${Math.round(r.cpuUs.server)} + ${Math.round(r.cpuUs.db)})` : '')
     const row = (name: string, r: Result) =>
@@ -156,7 +174,6 @@ async function main(): Promise<void> {
     for (const { name, r } of results) console.log(row(name, r))
   } finally {
     killAll()
-    await pgdb?.drop().catch((e: unknown) => console.error('could not drop the bench database', e))
   }
 }
 

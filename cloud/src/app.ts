@@ -141,6 +141,7 @@ async function assemble(
   const presenceStore = redis && broker.clustered ? new RedisPresenceStore(redis) : undefined
   if (redis) app.addHook('onClose', () => closeRedis(redis))
   if (redis) app.addHook('onClose', async () => (app.services.credentialChanges as { close?: () => void }).close?.())
+  if (redis) app.addHook('onClose', async () => (app.services.dataChanges as { close?: () => void }).close?.())
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)

@@ -96,6 +96,12 @@ export interface Config {
    * the event loop, so later first requests pay nothing (SVC_SCHEMA_WARMUP_MS, 5000; 0 = never).
    */
   schemaWarmupMs: number
+  /**
+   * Pages of the screen list are kept as answered until a committed change makes them
+   * stale, and at most this long, ms (SVC_SCREEN_LIST_KEEP_MS, 5000; 0 = none kept). The
+   * bound matters only on several instances while Redis is unreachable.
+   */
+  screenListKeepMs: number
   /** SMTP server for mail to owners and alert recipients, e.g. smtp://user:pass@host:587 (SVC_SMTP_URL); unset = mail is kept in the outbox table and logged. */
   smtpUrl: string | null
   /** Sender address of that mail (SVC_SMTP_FROM, `Signage <no-reply@localhost>`). */
@@ -173,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
     drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
     schemaWarmupMs: int(env, 'SVC_SCHEMA_WARMUP_MS', 5000),
+    screenListKeepMs: int(env, 'SVC_SCREEN_LIST_KEEP_MS', 5000),
     smtpUrl: env.SVC_SMTP_URL || null,
     smtpFrom: env.SVC_SMTP_FROM || 'Signage <no-reply@localhost>',
   }

@@ -4,6 +4,7 @@
 // and, inside `transaction`, the same transaction: `tx.kysely` is that transaction.
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB } from './schema.js'
+import { bindFeed, bindTransaction, ChangeFeed } from './changes.js'
 
 export type SqlValue = string | number | null | bigint | Buffer
 export type Row = Record<string, unknown>
@@ -35,6 +36,8 @@ export interface Database extends Queryable {
   readonly reads: Kysely<DB>
   /** Runs `fn` inside one transaction; statements of others wait until it ends. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /** Committed writes of data kept in memory elsewhere (./changes.ts). */
+  readonly changes: ChangeFeed
   close(): Promise<void>
 }
 
@@ -78,12 +81,14 @@ function rawQueryable(dialect: Dialect, k: Executor): Queryable {
 /** A Database over any Kysely instance: SqliteDatabase and PostgresDatabase are this with an opener. */
 export class KyselyDatabase implements Database {
   private readonly raw: Queryable
+  readonly changes = new ChangeFeed()
   constructor(
     readonly dialect: Dialect,
     readonly kysely: Kysely<DB>,
     readonly reads: Kysely<DB> = kysely,
   ) {
     this.raw = rawQueryable(dialect, kysely)
+    bindFeed(kysely, this.changes)
   }
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
     return this.raw.run(sql, params)
@@ -94,8 +99,15 @@ export class KyselyDatabase implements Database {
   all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]> {
     return this.raw.all<T>(sql, params)
   }
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.kysely.transaction().execute((trx) => fn(rawQueryable(this.dialect, trx)))
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    let tx: { committed(): void } | undefined
+    const out = await this.kysely.transaction().execute((trx) => {
+      tx = bindTransaction(trx, this.changes)
+      return fn(rawQueryable(this.dialect, trx))
+    })
+    // Kysely's execute resolves after COMMIT (and rejects after a ROLLBACK, skipping this).
+    tx?.committed()
+    return out
   }
   async close(): Promise<void> {
     if (this.reads !== this.kysely) await this.reads.destroy()

@@ -5,6 +5,7 @@
 // and `offline` alternate per screen even when several handlers race.
 import { sql } from 'kysely'
 import type { Executor } from '../db/Database.js'
+import { announce } from '../db/changes.js'
 
 export interface PresenceRow {
   id: string
@@ -61,6 +62,7 @@ export class ScreenPresenceRepository {
   /** Records that these screens were connected at `at`. */
   async touch(ids: readonly string[], at: string): Promise<void> {
     for (const part of chunks(ids)) await this.k.updateTable('screens').set({ last_seen_at: at }).where('id', 'in', part).execute()
+    if (ids.length) announce(this.k, { kind: 'screens', screenIds: ids })
   }
 
   /** Marks these screens online since `at` where they were not; resolves with those that changed. */
@@ -76,6 +78,7 @@ export class ScreenPresenceRepository {
         .execute()
       for (const r of rows) changed.add(r.id)
     }
+    if (changed.size) announce(this.k, { kind: 'screens', screenIds: [...changed] })
     return changed
   }
 
@@ -87,7 +90,9 @@ export class ScreenPresenceRepository {
       .where('id', '=', id)
       .where('status', '=', 'online')
       .executeTakeFirst()
-    return Number(r.numUpdatedRows) === 1
+    const changed = Number(r.numUpdatedRows) === 1
+    if (changed) announce(this.k, { kind: 'screens', screenIds: [id] })
+    return changed
   }
 
   /**
@@ -113,11 +118,13 @@ export class ScreenPresenceRepository {
         )
         .execute()
     }
+    if (latest.length) announce(this.k, { kind: 'screens', screenIds: latest.map((it) => it.id) })
   }
 
   /** Stores what the device reported; false when the screen no longer exists. */
   async storeReported(id: string, reported: string, at: string): Promise<boolean> {
     const r = await this.k.updateTable('screens').set({ reported, reported_at: at, last_seen_at: at }).where('id', '=', id).executeTakeFirst()
+    announce(this.k, { kind: 'screens', screenIds: [id] })
     return Number(r.numUpdatedRows) === 1
   }
 }

@@ -4,6 +4,7 @@
 // own columns. Reads for target selection, the list and the content usages live here too.
 import { CompiledQuery, sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Dialect, Executor } from '../db/Database.js'
+import { announce } from '../db/changes.js'
 import type { DB, ScreensTable } from '../db/schema.js'
 import type { PageRequest } from '../http/pagination.js'
 import { withinNodes } from './paging.js'
@@ -51,6 +52,8 @@ export interface DesiredScreenRow {
 
 interface ListRow {
   data: string
+  /** The page's screen ids, comma-separated (ids never hold a comma). */
+  ids: string | null
   n: number | string
   last_id: string | null
   more: number | boolean
@@ -75,8 +78,9 @@ function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, 
   // ordered subquery's rows in its order.
   const array =
     dialect === 'postgres' ? sql`CAST(COALESCE(json_agg(p ORDER BY p.id), '[]') AS TEXT)` : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
-  return sql<ListRow>`SELECT pg.data, pg.n, pg.last_id, EXISTS ${after} AS more
-FROM (SELECT ${array} AS data, COUNT(*) AS n, MAX(p.id) AS last_id FROM ${items} p) pg`
+  const ids = dialect === 'postgres' ? sql`string_agg(p.id, ',')` : sql`group_concat(p.id, ',')`
+  return sql<ListRow>`SELECT pg.data, pg.ids, pg.n, pg.last_id, EXISTS ${after} AS more
+FROM (SELECT ${array} AS data, ${ids} AS ids, COUNT(*) AS n, MAX(p.id) AS last_id FROM ${items} p) pg`
 }
 
 /** Where each parameter of a cached list statement comes from. */
@@ -206,17 +210,23 @@ export class ScreenRepository {
    * all), with its items already as JSON text, built by the database: one
    * string crosses to JavaScript instead of one object per row (building row objects was
    * most of the list's cost per item). `data` is the items' JSON array (keys as the API
-   * names them), `more` whether rows follow the page's last id.
+   * names them), `ids` the page's screen ids, `more` whether rows follow the page's last id.
    */
   async listJson(
     dialect: Dialect,
     workspaceId: string,
     scopeIds: string[] | null,
     page: PageRequest,
-  ): Promise<{ data: string; count: number; lastId: string | null; more: boolean }> {
+  ): Promise<{ data: string; ids: string[]; count: number; lastId: string | null; more: boolean }> {
     const r = await this.k.executeQuery<ListRow>(listStatement(dialect, workspaceId, scopeIds, page, this.k))
     const row = r.rows[0]!
-    return { data: row.data, count: Number(row.n), lastId: row.last_id, more: row.more === true || Number(row.more) === 1 }
+    return {
+      data: row.data,
+      ids: row.ids ? row.ids.split(',') : [],
+      count: Number(row.n),
+      lastId: row.last_id,
+      more: row.more === true || Number(row.more) === 1,
+    }
   }
 
   async count(workspaceId: string, scopeIds: string[] | null): Promise<number> {
@@ -261,14 +271,17 @@ export class ScreenRepository {
     k: Executor = this.k,
   ): Promise<void> {
     await k.insertInto('screens').values(row).execute()
+    announce(k, { kind: 'workspaceScreens', workspaceId: row.workspace_id })
   }
 
   async rename(workspaceId: string, id: string, set: { name: string; node_id: string | null; updated_at: string }): Promise<void> {
     await this.k.updateTable('screens').set(set).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+    announce(this.k, { kind: 'workspaceScreens', workspaceId })
   }
 
   async delete(workspaceId: string, id: string, k: Executor = this.k): Promise<void> {
     await k.deleteFrom('screens').where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+    announce(k, { kind: 'workspaceScreens', workspaceId })
   }
 
   async setDeviceSecretHash(id: string, hash: string, at: string, k: Executor = this.k): Promise<void> {
@@ -319,6 +332,7 @@ export class ScreenRepository {
         .where('id', 'in', ids.slice(i, i + CHUNK))
         .execute()
     }
+    announce(k, { kind: 'workspaceScreens', workspaceId })
   }
 
   async desiredVersion(workspaceId: string, id: string): Promise<number> {

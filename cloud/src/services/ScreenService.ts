@@ -4,12 +4,14 @@
 // read and write of the rows is ScreenRepository.
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database, Queryable } from '../db/Database.js'
+import type { DataChanges } from '../db/changes.js'
 import type { Principal } from '../auth/Principal.js'
 import { notFound } from '../errors.js'
 import { encodeCursor, type PageRequest } from '../http/pagination.js'
 import { PairingRepository } from '../repositories/PairingRepository.js'
 import { ScreenRepository, type ScreenRecord } from '../repositories/ScreenRepository.js'
 import { cleanName, type NodeService } from './NodeService.js'
+import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
 
 /** SPEC "Screen list item (trimmed)", plus the home `nodeId`. */
@@ -122,6 +124,8 @@ export class ScreenService {
   /** The same on the read connection (Database.reads). */
   private readonly reads: ScreenRepository
   private readonly registrations: PairingRepository
+  /** Pages of the list as answered, until a committed change makes them stale. */
+  private readonly listPages: ScreenListCache
 
   constructor(
     private readonly db: Database,
@@ -130,7 +134,13 @@ export class ScreenService {
     private readonly nodes: NodeService,
     /** Ends the screen's live MQTT connection, if any (called when the screen is deleted). */
     private readonly disconnectDevice: (screenId: string) => void = () => undefined,
+    /** How long a list page is kept at most, ms (SVC_SCREEN_LIST_KEEP_MS); 0 = none. */
+    listKeepMs = 0,
+    /** Committed changes that make kept pages stale: this database's, or the whole cloud's. */
+    changes: DataChanges = db.changes,
   ) {
+    this.listPages = new ScreenListCache(clock, listKeepMs)
+    changes.subscribe((c) => this.listPages.drop(c))
     this.repo = new ScreenRepository(db.kysely)
     this.reads = new ScreenRepository(db.reads)
     this.registrations = new PairingRepository(db.kysely)
@@ -154,10 +164,15 @@ export class ScreenService {
   /**
    * Screens the credential reaches, by id ascending, as the answer's JSON text (the route
    * sends it as it is): the items are serialised by the database (ScreenRepository.listJson),
-   * the envelope (`data`, `nextCursor` with a limit, `total` with count=1) here.
+   * the envelope (`data`, `nextCursor` with a limit, `total` with count=1) here. Answers
+   * are kept until a change makes them stale (ScreenListCache).
    */
   async listJson(p: Principal, page: PageRequest): Promise<string> {
     const scopeIds = await this.nodes.scopeIds(p)
+    const key = `${p.workspaceId}|${scopeIds === null ? '*' : scopeIds.join(',')}|${page.after ?? ''}|${page.limit ?? ''}|${page.count ? 1 : 0}`
+    const kept = this.listPages.get(key)
+    if (kept !== undefined) return kept
+    const epoch = this.listPages.begin()
     // On the read connection: a page does not wait behind the device link's writes.
     const [r, total] = await Promise.all([
       this.reads.listJson(this.db.dialect, p.workspaceId, scopeIds, page),
@@ -166,7 +181,9 @@ export class ScreenService {
     let out = `{"data":${r.data}`
     if (page.limit !== null) out += `,"nextCursor":${r.more && r.count >= page.limit && r.lastId ? JSON.stringify(encodeCursor(r.lastId)) : 'null'}`
     if (page.count) out += `,"total":${total ?? r.count}`
-    return `${out}}`
+    out += '}'
+    this.listPages.keep(epoch, key, p.workspaceId, r.ids, out)
+    return out
   }
 
   async get(p: Principal, id: string): Promise<ScreenView> {

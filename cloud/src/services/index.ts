@@ -27,6 +27,8 @@ import { OAuthService } from './OAuthService.js'
 import { WorkspaceService } from './WorkspaceService.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 import { RedisCredentialChanges } from '../cluster/RedisCredentialChanges.js'
+import { RedisDataChanges } from '../cluster/RedisDataChanges.js'
+import type { DataChanges } from '../db/changes.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'
 import type { ContentResolver } from '../devicelink/ContentResolver.js'
@@ -65,6 +67,8 @@ export interface Services {
   workspaces: WorkspaceService
   /** Changes to credentials and workspaces that cached copies must drop (in-process today; a cluster broadcasts). */
   credentialChanges: CredentialChanges
+  /** Committed changes of data kept in memory: the database's own, or with Redis the whole cloud's. */
+  dataChanges: DataChanges
   users: UserService
   /** OAuth client credentials: access tokens that act as their API key. */
   oauth: OAuthService
@@ -146,7 +150,9 @@ export function createServices(deps: {
   const credentialChanges = deps.redis ? new RedisCredentialChanges(deps.redis) : new LocalCredentialChanges()
   const apiKeys = new ApiKeyService(db, clock, ids, nodes, random, credentialChanges)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
-  const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId))
+  // Instances joined through Redis hear each other's committed changes (the screen list's kept pages).
+  const dataChanges = deps.redis ? new RedisDataChanges(deps.redis, db.changes) : db.changes
+  const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId), config.screenListKeepMs, dataChanges)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
   const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))
@@ -249,6 +255,7 @@ export function createServices(deps: {
     broker,
     workspaces: new WorkspaceService(db, clock, ids, config.rateLimitPerMinute, credentialChanges),
     credentialChanges,
+    dataChanges,
     users,
     oauth: new OAuthService(db, clock, ids, apiKeys, random),
     nodes,

@@ -149,7 +149,9 @@ export class EmergencyService {
     // screens after the answer; delivery counts show it arriving). Nothing is published
     // before this answer, so its delivery is 0 / 0 without counting.
     this.markDirty(p.workspaceId, () => this.repo.screenIdsOf(id)).catch(() => undefined) // the publisher logs failures
-    await this.outbox.dispatch()
+    // The event is stored with the emergency; it is handed on behind the answer (a failed
+    // dispatch is retried by the webhook worker's next run).
+    this.outbox.dispatch().catch(() => undefined)
     return { ...v, delivery: { targeted: v.screenCount, published: 0, applied: 0 } }
   }
 
@@ -168,7 +170,7 @@ export class EmergencyService {
     if (done === null) throw new ApiError('already_inactive', 'The emergency has already been cleared.')
     const answer = await this.withDelivery(done.v)
     this.markDirty(r.workspace_id, done.ids).catch(() => undefined) // published behind the answer; the publisher logs failures
-    await this.outbox.dispatch()
+    this.outbox.dispatch().catch(() => undefined) // behind the answer too
     return answer
   }
 }

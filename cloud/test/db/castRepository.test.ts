@@ -1,9 +1,12 @@
 // CastRepository on both engines: which screens a cast holds is derived (a newer cast's row
 // on a screen takes it; the older cast's rows are never rewritten), an older cast holding no
 // screen any more is `replaced` by the newer one, ending a cast releases only what it still
-// holds, and `paused` follows the screens it still holds (not the ones taken from it).
+// holds, and `paused` follows the screens it still holds (not the ones taken from it). On
+// PostgreSQL, a cast's rows are estimated as a small share of the table however stale its
+// statistics, so the live-cast lookup reads through the indexes.
 import t from 'tap'
-import { eachEngine } from './engines.js'
+import { CompiledQuery } from 'kysely'
+import { eachEngine, openEngine, requirePostgres } from './engines.js'
 import type { Database } from '../../src/db/Database.js'
 import { CastRepository, type CastRecord } from '../../src/repositories/CastRepository.js'
 import { EmergencyRepository, type EmergencyRecord } from '../../src/repositories/EmergencyRepository.js'
@@ -142,7 +145,7 @@ eachEngine(t, 'cast rows: a row left as `replaced` by the earlier rule is not he
 })
 
 eachEngine(t, 'cast rows at 2,000 screens: pause and replace stay set-based after a cleared emergency left rows behind', async (t, db) => {
-  const ids = Array.from({ length: 2000 }, (_, i) => `scr_${String(i).padStart(5, '0')}`)
+  const ids = Array.from({ length: 10_000 }, (_, i) => `scr_${String(i).padStart(5, '0')}`)
   await seed(db, ids)
   const repo = new CastRepository(db.kysely)
   const emergencies = new EmergencyRepository(db.kysely)
@@ -162,4 +165,52 @@ eachEngine(t, 'cast rows at 2,000 screens: pause and replace stay set-based afte
     await repo.refreshPause(['cast_b'], tx.kysely)
   })
   t.equal(await status('cast_b'), 'paused', 'all 2,000 held screens under the emergency')
+})
+
+t.test('PostgreSQL: a takeover looks up the live casts on its screens through their own rows, not the history', async (t) => {
+  const url = requirePostgres(t, 'takeover row estimates [postgres]')
+  if (!url) return
+  const db = await openEngine(t, 'postgres')
+  const ids = Array.from({ length: 10_000 }, (_, i) => `scr_${String(i).padStart(5, '0')}`)
+  await seed(db, ids)
+  const repo = new CastRepository(db.kysely)
+  const screens = new ScreenRepository(db.kysely)
+  const all = () => screens.targetIds(WS, { scopeIds: null }, db.kysely)
+  const cast = (id: string) => db.transaction((tx) => repo.insertTakingScreens(castRow(id, ids.length), all(), tx.kysely))
+  // Statistics taken while the table holds one cast (as the first takeovers leave them).
+  await cast('cast_a')
+  await db.run('ANALYZE cast_screens')
+  for (const id of ['cast_b', 'cast_c', 'cast_d', 'cast_e', 'cast_f']) await cast(id)
+
+  // The estimate for "the rows of one cast" as a statement prepared once reads it (the id
+  // unknown): a fixed share of the table, not "every row" (what one analysed cast implies).
+  const estimate = await db.transaction(async (tx) => {
+    await tx.run('SET LOCAL plan_cache_mode = force_generic_plan')
+    await tx.run('PREPARE rows_of_cast(text) AS SELECT screen_id FROM cast_screens WHERE cast_id = $1')
+    const r = await tx.all<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }>("EXPLAIN (FORMAT JSON) EXECUTE rows_of_cast('cast_f')")
+    await tx.run('DEALLOCATE rows_of_cast')
+    return r[0]!['QUERY PLAN'][0]!.Plan['Plan Rows']
+  })
+  t.ok(estimate <= 0.05 * 6 * ids.length, `the rows of one cast are estimated at ${estimate} of ${6 * ids.length}`)
+
+  let statement: CompiledQuery | undefined
+  const executor = db.kysely.getExecutor()
+  const run = executor.executeQuery.bind(executor)
+  executor.executeQuery = ((q: CompiledQuery, ...rest: unknown[]) => {
+    if (/^select "c"\."id" from "casts"/.test(q.sql)) statement = q
+    return (run as (...a: unknown[]) => unknown)(q, ...rest)
+  }) as typeof executor.executeQuery
+  t.same(await repo.liveOnTarget(WS, all()), ['cast_f'])
+  executor.executeQuery = run
+  t.ok(statement, 'the statement was seen')
+  const plan = await db.kysely.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${statement!.sql}`, [...statement!.parameters]))
+  const nodes: { 'Node Type': string; 'Relation Name'?: string }[] = []
+  const walk = (n: { Plans?: unknown[] } & Record<string, unknown>) => {
+    nodes.push(n as never)
+    for (const c of n.Plans ?? []) walk(c as never)
+  }
+  walk((plan.rows[0]!['QUERY PLAN'] as { Plan: never }[])[0]!.Plan)
+  const scans = nodes.filter((n) => n['Relation Name'] === 'cast_screens').map((n) => n['Node Type'])
+  t.ok(scans.length > 0, `cast_screens is read (${scans.join(', ')})`)
+  t.notOk(scans.includes('Seq Scan'), `no sequential scan of every cast's rows (${scans.join(', ')})`)
 })

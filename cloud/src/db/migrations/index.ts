@@ -24,6 +24,7 @@ import m0170 from './0170-play-log-retention.js'
 import m0171 from './0171-screenshots.js'
 import m0190 from './0190-work-leases.js'
 import m0440 from './0440-takeover-rows-without-fk-checks.js'
+import m0450 from './0450-takeover-rows-estimate-per-id.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -48,4 +49,5 @@ export const migrations: readonly Migration[] = [
   m0171,
   m0190,
   m0440,
+  m0450,
 ]

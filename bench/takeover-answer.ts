@@ -9,13 +9,49 @@
 // Fastify's inject, whose answer can be delivered behind work started after it.
 // --marks prints when each POST starts (UTC), to find its statements in a server-side log
 // (PostgreSQL's auto_explain: docs/benchmarks.md, "Takeover rows on PostgreSQL").
+// --statements (PostgreSQL) prints each POST's statements of 1 ms or more, with when each began
+// and how long it took as the client saw it.
 import { join } from 'node:path'
+import { createRequire } from 'node:module'
 import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
 import { buildApp } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'
-import { f1, loadAvg, now, tempDir, uploadImage } from './lib/harness.js'
+import { ROOT, f1, loadAvg, now, tempDir, uploadImage } from './lib/harness.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
+
+/** Times every statement the PostgreSQL client sends between start() and print() (the client's view: queueing included). */
+function timeStatements() {
+  // The cloud's own PostgreSQL client (a dependency of cloud/, not of the benches).
+  const pg = createRequire(join(ROOT, 'cloud', 'package.json'))('pg') as { Client: { prototype: { query: (...a: unknown[]) => unknown } } }
+  let seen: { at: number; ms: number; text: string }[] | null = null
+  let t0 = 0
+  const query = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: unknown, ...a: unknown[]) {
+    const began = now()
+    const r = query.apply(this, a)
+    const list = seen
+    const q = a[0] as string | { text?: string }
+    const text = String(typeof q === 'string' ? q : q?.text).replace(/\s+/g, ' ')
+    if (list && r instanceof Promise)
+      r.then(
+        () => list.push({ at: began - t0, ms: now() - began, text }),
+        () => undefined,
+      )
+    return r
+  }
+  return {
+    start() {
+      seen = []
+      t0 = now()
+    },
+    print(title: string) {
+      console.log(title)
+      for (const s of seen ?? []) if (s.ms >= 1) console.log(`  @${f1(s.at)} +${f1(s.ms)} ms  ${s.text.slice(0, 150)}`)
+      seen = null
+    },
+  }
+}
 
 async function main(): Promise<void> {
   const databaseUrl = databaseUrlArg()
@@ -23,6 +59,7 @@ async function main(): Promise<void> {
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000)
   const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5)
   const marks = args.includes('--marks')
+  const statements = args.includes('--statements') ? timeStatements() : null
   const http = args.includes('--http')
   const dir = tempDir('svc-bench-takeover-')
   const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
@@ -49,6 +86,7 @@ async function main(): Promise<void> {
   console.log(`N = ${N}, ${engineLabel(databaseUrl)}${base ? ', over HTTP' : ''}; load average ${await loadAvg()}`)
   const post = async (path: string, body: object) => {
     if (marks) console.log(`MARK ${path} ${new Date().toISOString()}`)
+    statements?.start()
     const t0 = now()
     if (base) {
       const r = await fetch(base + path, {
@@ -58,11 +96,13 @@ async function main(): Promise<void> {
       })
       const text = await r.text()
       const ms = now() - t0
+      statements?.print(`${path} answered in ${f1(ms)} ms`)
       if (r.status !== 201) throw new Error(`${path}: ${r.status} ${text}`)
       return { ms, id: JSON.parse(text).data.id as string }
     }
     const r = await app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${secret}` }, payload: body })
     const ms = now() - t0
+    statements?.print(`${path} answered in ${f1(ms)} ms`)
     if (r.statusCode !== 201) throw new Error(`${path}: ${r.statusCode} ${r.body}`)
     return { ms, id: r.json().data.id as string }
   }

@@ -133,13 +133,13 @@ eachEngine(t, 'screens and pairing registrations', async (t, db) => {
     ids.slice(1, 3),
     'ascending after the cursor, limit rows',
   )
-  t.same(page, { data: page.data, count: 2, lastId: ids[2], more: true }, 'the page says more follow')
+  t.same(page, { data: page.data, ids: ids.slice(1, 3), count: 2, lastId: ids[2], more: true }, 'the page says more follow, and which screens it holds')
   t.same(Object.keys(items[0]!).sort(), ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'only the list fields')
   t.equal(items[0]!.status, 'offline')
   const last = await screens.listJson(db.dialect, 'ws_1', null, { limit: 5, after: ids[446]!, count: false })
-  t.same([last.count, last.lastId, last.more], [3, ids[449], false], 'the last page says none follow')
+  t.same([last.count, last.lastId, last.more, last.ids], [3, ids[449], false, ids.slice(447)], 'the last page says none follow')
   const none = await screens.listJson(db.dialect, 'ws_1', [], { limit: null, after: null, count: false })
-  t.same([none.data, none.count, none.more], ['[]', 0, false], 'an empty scope: an empty array')
+  t.same([none.data, none.count, none.more, none.ids], ['[]', 0, false, []], 'an empty scope: an empty array')
 
   // More screens than one IN list: every one is assigned.
   await screens.setAssignment('ws_1', ids, { kind: 'playlist', id: 'pl_1' }, T1)

@@ -18,19 +18,12 @@ import { ManualClock } from '../src/clock.js'
 import { migrate } from '../src/db/migrate.js'
 import { SqliteDatabase } from '../src/db/SqliteDatabase.js'
 import { ScreenListCache } from '../src/services/ScreenListCache.js'
+import type { ScreenListItem } from '../src/services/ScreenService.js'
 import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
 
 const HOUR = 3_600_000
 
-interface Item {
-  id: string
-  name: string
-  status: string
-  contentKind: string | null
-  contentId: string | null
-  lastSeenAt: string | null
-  nodeId: string | null
-}
+type Item = ScreenListItem
 
 const list = async (c: Cloud, query = '', token?: string) => {
   const res = await c.call('GET', `/v1/screens${query}`, undefined, token)

@@ -47,8 +47,8 @@ export function bindFeed(k: Executor, feed: ChangeFeed): void {
 }
 
 /**
- * Runs `fn` with `trx` tied to the feed; what is announced through `trx` reaches the feed
- * once `fn`'s transaction has committed, which the caller reports by calling `committed`.
+ * Ties an open transaction's handle to the feed: what is announced through `trx` is held
+ * until the caller reports the COMMIT by calling `committed` (never called on a rollback).
  */
 export function bindTransaction(trx: Executor, feed: ChangeFeed): { committed(): void } {
   const binding: Binding = { feed, pending: [] }

@@ -200,10 +200,6 @@ export class AlertRepository {
     return out
   }
 
-  async putScreenState(row: AlertScreenStateRow): Promise<void> {
-    await this.putScreenStates([row])
-  }
-
   /** Inserts or replaces the states of distinct screens, a chunk per statement. */
   async putScreenStates(rows: readonly AlertScreenStateRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i += CHUNK) await this.putChunk(rows.slice(i, i + CHUNK))

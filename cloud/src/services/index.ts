@@ -150,8 +150,9 @@ export function createServices(deps: {
   const credentialChanges = deps.redis ? new RedisCredentialChanges(deps.redis) : new LocalCredentialChanges()
   const apiKeys = new ApiKeyService(db, clock, ids, nodes, random, credentialChanges)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
-  // Instances joined through Redis hear each other's committed changes (the screen list's kept pages).
-  const dataChanges = deps.redis ? new RedisDataChanges(deps.redis, db.changes) : db.changes
+  // Instances joined through Redis hear each other's committed changes (the screen list's kept
+  // pages; with none kept there is nothing to tell the others).
+  const dataChanges = deps.redis && config.screenListKeepMs > 0 ? new RedisDataChanges(deps.redis, db.changes) : db.changes
   const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId), config.screenListKeepMs, dataChanges)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
   const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)

@@ -238,17 +238,21 @@ eachEngine(t, 'alert repository', async (t, db) => {
   t.equal((await repo.eventIn('ws_1', 'ale_4', ['nod_b'])) ?? null, null)
 
   // Per-screen state: the upsert replaces every column but the key.
-  await repo.putScreenState({ workspace_id: 'ws_1', screen_id: 'scr_1', screen_name: 'A', node_id: null, status: 'offline', since: AT, flaps: '[]' })
-  await repo.putScreenState({ workspace_id: 'ws_1', screen_id: 'scr_2', screen_name: 'B', node_id: null, status: 'online', since: AT, flaps: '[]' })
-  await repo.putScreenState({
-    workspace_id: 'ws_1',
-    screen_id: 'scr_1',
-    screen_name: 'A2',
-    node_id: 'nod_a',
-    status: 'offline',
-    since: '2026-06-01T12:01:00.000Z',
-    flaps: '["x"]',
-  })
+  await repo.putScreenStates([
+    { workspace_id: 'ws_1', screen_id: 'scr_1', screen_name: 'A', node_id: null, status: 'offline', since: AT, flaps: '[]' },
+    { workspace_id: 'ws_1', screen_id: 'scr_2', screen_name: 'B', node_id: null, status: 'online', since: AT, flaps: '[]' },
+  ])
+  await repo.putScreenStates([
+    {
+      workspace_id: 'ws_1',
+      screen_id: 'scr_1',
+      screen_name: 'A2',
+      node_id: 'nod_a',
+      status: 'offline',
+      since: '2026-06-01T12:01:00.000Z',
+      flaps: '["x"]',
+    },
+  ])
   t.same(await repo.screenState('ws_1', 'scr_1'), {
     workspace_id: 'ws_1',
     screen_id: 'scr_1',

@@ -409,7 +409,8 @@ export class Agent extends EventEmitter<AgentEvents> {
     const session = this.#session
     this.#session = null
     if (!session) return
-    session.playLogSender.stop()
+    // While the link is still up, so a batch in flight gets its PUBACK and its cursor is written now.
+    await session.playLogSender.stop()
     await session.panel?.stop()
     await session.jobs.stop()
     await session.link.stop()

@@ -58,9 +58,18 @@ export class PlayLogSender {
       })
   }
 
-  /** Stops sending (a batch in flight may still be acknowledged). */
-  stop(): void {
+  /**
+   * Stops sending. Resolves once a batch in flight is acknowledged and its cursor written,
+   * so a stopped agent writes nothing more into its folder; or after `waitMs`, as a batch
+   * published while the link is down waits for a reconnect that will not come.
+   */
+  async stop(waitMs = 2000): Promise<void> {
     this.#stopped = true
+    const running = this.#running
+    if (!running) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))])
+    clearTimeout(timer)
   }
 
   /** Resolves when no sending is under way. */

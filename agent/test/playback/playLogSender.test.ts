@@ -106,3 +106,52 @@ t.test('acknowledged only after the PUBACK, one batch at a time, bounded', async
   t.equal(cursorOf(dir), fs.statSync(pl.file).size, 'everything acknowledged')
   t.same((await pl.batch('scr_1')).records, [], 'nothing left to send')
 })
+
+t.test('stop waits for the batch in flight: its cursor is written before stop resolves, and nothing after; bounded', async (t) => {
+  const dir = tempDir(t)
+  const time = new FakeTime('2026-06-01T10:00:00Z')
+  const { log } = captureLog(time.clock)
+  const pl = new PlayLog({ dataDir: dir, log, clock: time.clock })
+  const play = (itemId: string) => {
+    pl.start('1:main', {
+      screenId: 'scr_1',
+      source: 'assignment',
+      contentKind: 'playlist',
+      contentId: 'pl_1',
+      castId: null,
+      emergencyId: null,
+      itemKind: 'media',
+      itemId,
+      zone: null,
+    })
+    time.advance(1000)
+  }
+  play('a')
+  play('b')
+  pl.endAll()
+  await pl.flush()
+
+  const pub = new Publisher()
+  const sender = new PlayLogSender({ playLog: pl, link: pub, screenId: 'scr_1', log })
+  sender.kick()
+  await until(2000, () => (pub.sent.length === 1 ? true : undefined))
+  let stopped = false
+  const stopping = sender.stop().then(() => (stopped = true))
+  await new Promise((r) => setTimeout(r, 20))
+  t.notOk(stopped, 'stop waits while the batch is in flight')
+  pub.puback()
+  await stopping
+  t.equal(cursorOf(dir), fs.statSync(pl.file).size, 'the acknowledged batch has its cursor written by the time stop resolves')
+  t.equal(pub.sent.length, 1, 'nothing more is sent')
+
+  // A batch whose PUBACK never comes (the link went down): stop gives up after its bound.
+  const again = new PlayLogSender({ playLog: pl, link: pub, screenId: 'scr_1', log })
+  play('c')
+  pl.endAll()
+  await pl.flush()
+  again.kick()
+  await until(2000, () => (pub.sent.length === 2 ? true : undefined))
+  const t0 = Date.now()
+  await again.stop(50)
+  t.ok(Date.now() - t0 < 1000, 'stop returns after its bound')
+})

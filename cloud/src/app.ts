@@ -106,6 +106,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
 }
 
+/** Trusts the `hops` nearest hops of X-Forwarded-For, whatever their addresses. */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops
+}
+
 async function assemble(
   config: Config,
   deps: AppDeps,
@@ -126,6 +131,9 @@ async function assemble(
     schemaController: routeSchemas.controller(),
     logController: new RequestLogController(),
     genReqId: genRequestId,
+    // Client address, protocol and host from X-Forwarded-* only when a proxy is trusted. A
+    // hop count trusts the nearest `n` hops whatever their address (Fastify takes no count).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: config.bodyLimitBytes,
     // removeAdditional off: an unknown body field is refused (http/bodies.ts), not dropped.
     ajv: { customOptions: { coerceTypes: false, allErrors: false, removeAdditional: false } },

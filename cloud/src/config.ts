@@ -1,5 +1,6 @@
 // Configuration: every setting is an environment variable with a documented default
 // (README "Configuration"). Tests build a Config directly and pass it to buildApp.
+import { isIP } from 'node:net'
 import path from 'node:path'
 
 export interface Config {
@@ -26,6 +27,13 @@ export interface Config {
   mqttHeartbeatMs: number
   /** Public base URL of this service, used in links handed to devices (SVC_PUBLIC_URL). */
   publicUrl: string | null
+  /**
+   * Which reverse proxies in front of the HTTP port are trusted to say who the client is
+   * (X-Forwarded-For, -Proto, -Host) (SVC_TRUST_PROXY): unset = none, every address is the
+   * connection's own; a hop count (`1` behind one proxy); or a comma-separated list of proxy
+   * addresses and CIDR ranges (`10.0.0.0/8`, or `loopback`, `linklocal`, `uniquelocal`).
+   */
+  trustProxy: false | number | string[]
   logLevel: string
   /** Log lines: 'pretty' for people, 'json' for collectors, 'auto' = pretty on a terminal, else JSON (SVC_LOG_FORMAT, auto). */
   logFormat: 'auto' | 'json' | 'pretty'
@@ -134,6 +142,40 @@ function redisUrl(raw: string | undefined): string | null {
   return raw
 }
 
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+function trustProxy(raw: string | undefined): Config['trustProxy'] {
+  if (raw === undefined || raw.trim() === '') return false
+  const v = raw.trim()
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v)
+    if (hops < 1 || hops > 10) throw new Error(`SVC_TRUST_PROXY as a hop count must be 1 to 10, got "${raw}"`)
+    return hops
+  }
+  if (/^(true|yes|on|\*)$/i.test(v)) {
+    throw new Error(
+      `SVC_TRUST_PROXY="${raw}" would trust any client's X-Forwarded-For; give the number of proxies in front of the cloud (1 behind one) or their addresses`,
+    )
+  }
+  const list = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+  for (const entry of list) {
+    if (PROXY_NAMES.has(entry)) continue
+    const [addr, bits, more] = entry.split('/')
+    const family = isIP(addr ?? '')
+    const maxBits = family === 4 ? 32 : 128
+    const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits)
+    if (family === 0 || !bitsOk || more !== undefined) {
+      throw new Error(
+        `SVC_TRUST_PROXY must be a hop count or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal; "${entry}" is none of these`,
+      )
+    }
+  }
+  return list
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR || './data')
   return {
@@ -148,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mqttPort: env.SVC_MQTT_PORT === '-1' ? -1 : int(env, 'SVC_MQTT_PORT', 1883),
     mqttHeartbeatMs: int(env, 'SVC_MQTT_HEARTBEAT_MS', 60_000, 1),
     publicUrl: env.SVC_PUBLIC_URL || null,
+    trustProxy: trustProxy(env.SVC_TRUST_PROXY),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     logFormat: logFormat(env.SVC_LOG_FORMAT),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),

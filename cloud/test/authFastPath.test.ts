@@ -99,15 +99,14 @@ forEngines(t, (t, build) => {
     t.equal((await me(h.app, apiKey)).statusCode, 200, 'the next window starts afresh')
   })
 
-  t.test('an address over the failed-authentication limit is held off even with a warm, valid key', async (t) => {
+  t.test('a warm, valid key is answered from an address past the failed-authentication limit', async (t) => {
     const h = await build(t)
     const { apiKey } = await h.workspace()
     t.equal((await me(h.app, apiKey, '203.0.113.9')).statusCode, 200, 'warm')
-    for (let i = 0; i < AUTH_FAILURE_LIMIT; i++) await me(h.app, `ak_us_live_${String(i).padStart(32, 'x')}`, '203.0.113.9')
-    const held = await me(h.app, apiKey, '203.0.113.9')
-    t.equal(held.statusCode, 429)
-    t.equal(held.json().error, 'rate_limited')
-    t.equal((await me(h.app, apiKey, '198.51.100.2')).statusCode, 200, 'another address is not held off')
+    for (let i = 0; i <= AUTH_FAILURE_LIMIT; i++) await me(h.app, `ak_us_live_${String(i).padStart(32, 'x')}`, '203.0.113.9')
+    t.equal((await me(h.app, `ak_us_live_${'x'.repeat(33)}`, '203.0.113.9')).statusCode, 429, 'unknown keys are held off')
+    const res = await me(h.app, apiKey, '203.0.113.9')
+    t.equal(res.statusCode, 200, 'the valid key is not')
   })
 })
 

@@ -69,16 +69,15 @@ export function installAuth(app: FastifyInstance): void {
     const m = BEARER.exec(header)
     if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
     const token = m[1]!
-    // An address that keeps presenting bad credentials is held off without a lookup.
-    return then(app.services.authFailures.check(req.ip), (gate) => {
-      if (!gate.allowed) throw tooMany(gate, 'from this address', 'failed authentications')
-      const cached = cachedPrincipal(token)
-      if (cached) return authorize(route, req, reply, cached)
-      return then(lookUp(token), (principal) => {
-        if (principal) return authorize(route, req, reply, principal)
-        return app.services.authFailures.fail(req.ip, token).then(() => {
-          throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
-        })
+    // A credential that authenticates is never held off, whatever else its address sent.
+    const cached = cachedPrincipal(token)
+    if (cached) return authorize(route, req, reply, cached)
+    return then(lookUp(token), (principal) => {
+      if (principal) return authorize(route, req, reply, principal)
+      // Only unknown tokens are counted, per address and token kind (http/authFailures.ts).
+      return app.services.authFailures.fail(req.ip, token).then((d) => {
+        if (!d.allowed) throw tooMany(d, 'from this address for unknown tokens of this kind', 'failed authentications')
+        throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
       })
     })
   }

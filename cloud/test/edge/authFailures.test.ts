@@ -1,12 +1,15 @@
-// A 401 storm is bounded per client address: past the limit of failed authentications in
-// a window the address gets 429 rate_limited with Retry-After and no database lookup; a
-// token already refused is answered from memory; other addresses are unaffected.
+// Failed authentications are bounded per client address and token kind, and a credential
+// that authenticates is never held off: past the limit of unknown tokens in a window, the
+// next unknown token of that kind from that address answers 429 rate_limited with
+// Retry-After, while valid keys, sessions and tokens from the same address keep working
+// (behind a reverse proxy every user may share that address). A token already refused is
+// answered from memory.
 import t from 'tap'
 import { build, type Harness } from '../helpers.js'
-import { AUTH_FAILURE_LIMIT } from '../../src/http/authFailures.js'
+import { AUTH_FAILURE_LIMIT, tokenKind } from '../../src/http/authFailures.js'
 
-function from(h: Harness, ip: string, token: string) {
-  return h.app.inject({ method: 'GET', url: '/v1/nodes', remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })
+function from(h: Harness, ip: string, token: string, url = '/v1/nodes') {
+  return h.app.inject({ method: 'GET', url, remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })
 }
 
 /** Counts key lookups by watching the statements the database runs (either engine). */
@@ -23,7 +26,26 @@ function countLookups(h: Harness): { n: number } {
 
 const badKey = (i: number) => `ak_us_live_${String(i).padStart(32, 'x')}`
 
-t.test('invalid credentials from one address: 401 up to the limit, then 429 with Retry-After and no lookups', async (t) => {
+t.test('the lock-out: 61 bad keys from one address, then the owner from that address still gets in', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  // A second credential from the same address that no request has warmed (not cached yet).
+  const created = await h.app.inject({
+    method: 'POST',
+    url: '/v1/api-keys',
+    headers: { authorization: `Bearer ${apiKey}` },
+    payload: { name: 'second', permissions: ['screen.view'] },
+  })
+  t.equal(created.statusCode, 201)
+  const second = created.json().data.secret as string
+  for (let i = 0; i <= AUTH_FAILURE_LIMIT; i++) await from(h, '203.0.113.7', badKey(i))
+  t.equal((await from(h, '203.0.113.7', badKey(5000))).statusCode, 429, 'the attacker is held off')
+  t.equal((await from(h, '203.0.113.7', apiKey, '/v1/me')).statusCode, 200, "the owner's key from the same address answers")
+  t.notOk(h.app.services.apiKeys.cachedPrincipal(second), 'the second key was never looked up')
+  t.equal((await from(h, '203.0.113.7', second, '/v1/me')).statusCode, 200, 'a key never looked up before answers too')
+})
+
+t.test('unknown tokens from one address: 401 up to the limit, then 429 with Retry-After', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
   const lookups = countLookups(h)
@@ -35,21 +57,48 @@ t.test('invalid credentials from one address: 401 up to the limit, then 429 with
   const over = await from(h, '203.0.113.7', badKey(999))
   t.equal(over.statusCode, 429)
   t.equal(over.json().error, 'rate_limited')
-  t.match(over.json().message, /failed authentications .* from this address/)
+  t.match(over.json().message, /failed authentications .* from this address for unknown tokens of this kind/)
   t.ok(Number(over.headers['retry-after']) >= 1)
   t.equal(over.json().retryAfterSeconds, Number(over.headers['retry-after']))
-  for (let i = 0; i < 200; i++) t.equal((await from(h, '203.0.113.7', badKey(1000 + i))).statusCode, 429)
-  // Even a valid key from that address waits out the window.
-  t.equal((await from(h, '203.0.113.7', apiKey)).statusCode, 429)
-  t.equal(lookups.n, AUTH_FAILURE_LIMIT, 'the storm past the limit cost no lookup')
+  for (let i = 0; i < 50; i++) t.equal((await from(h, '203.0.113.7', badKey(1000 + i))).statusCode, 429)
+  // The same bad keys again cost no lookup (negative cache) and are still held off.
+  const before = lookups.n
+  for (let i = 0; i < 50; i++) t.equal((await from(h, '203.0.113.7', badKey(1000 + i))).statusCode, 429)
+  t.equal(lookups.n, before, 'a refused token presented again is not looked up again')
 
+  // Valid credentials from that address are never held off.
+  t.equal((await from(h, '203.0.113.7', apiKey)).statusCode, 200)
+  // Unknown tokens of another kind from that address are counted on their own.
+  t.equal((await from(h, '203.0.113.7', `ust_${'q'.repeat(40)}`)).statusCode, 401)
   // Another address is unaffected.
   t.equal((await from(h, '198.51.100.9', badKey(5000))).statusCode, 401)
-  t.equal((await from(h, '198.51.100.9', apiKey)).statusCode, 200)
   // The next window opens the address again.
   h.clock.advance(61_000)
-  t.equal((await from(h, '203.0.113.7', apiKey)).statusCode, 200)
   t.equal((await from(h, '203.0.113.7', badKey(6000))).statusCode, 401)
+})
+
+t.test('a user session from a held-off address still works', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const invited = await h.app.inject({
+    method: 'POST',
+    url: '/v1/users',
+    headers: { authorization: `Bearer ${apiKey}` },
+    payload: { email: 'ops@example.com', name: 'Ops', role: 'viewer' },
+  })
+  t.equal(invited.statusCode, 201, invited.body)
+  const session = invited.json().data.sessionToken as string
+  for (let i = 0; i <= AUTH_FAILURE_LIMIT; i++) await from(h, '203.0.113.8', `ust_${String(i).padStart(40, 'y')}`)
+  t.equal((await from(h, '203.0.113.8', `ust_${'y'.repeat(41)}`)).statusCode, 429)
+  t.equal((await from(h, '203.0.113.8', session, '/v1/me')).statusCode, 200)
+})
+
+t.test('token kinds', async (t) => {
+  t.equal(tokenKind('ak_us_live_abc'), 'ak_us_live_')
+  t.equal(tokenKind('ak_eu_test_abc'), 'ak_eu_test_')
+  t.equal(tokenKind('ust_abc'), 'ust_')
+  t.equal(tokenKind('oat_abc'), 'oat_')
+  t.equal(tokenKind('garbage'), 'other')
 })
 
 t.test('the same bad token again is refused from memory (negative cache)', async (t) => {

@@ -217,7 +217,7 @@ export function createServices(deps: {
     leaseMs: config.webhookLeaseMs,
   })
   webhooks.onQueued = () => webhookWorker.kick()
-  const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
+  const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, outbound, random)
   nodes.registerUsage(async (ws, nodeId) => ({
     what: 'alert rule(s) homed or scoped there',
     count: await alertRules.countAtNode(ws, nodeId),

@@ -2,7 +2,6 @@
 // from a URL, list/get/rename/move/delete, and download with HTTP Range. Multipart
 // parsing and the raw-bytes parser for parts are registered in this plugin only, so no
 // other route accepts form or octet-stream bodies.
-import fs from 'node:fs'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
@@ -308,25 +307,28 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         f = await media.fileForDevice(req.params.id)
       } else f = await media.file(principalOf(req), req.params.id)
       const size = f.sizeBytes
+      const range = parseRange(req.headers.range, size)
+      if (range === 'unsatisfiable') {
+        reply.header('accept-ranges', 'bytes').header('content-range', `bytes */${size}`)
+        throw new ApiError('range_not_satisfiable', `The range is outside the file (${size} bytes).`)
+      }
+      // Opened before any header is set: a file missing from the store answers the 404
+      // envelope, without the file's caching headers.
+      const bytes = await media.store.read(f.sha256, range ?? undefined)
       reply
         .header('accept-ranges', 'bytes')
         .header('etag', `"${f.sha256}"`)
         .header('content-type', f.mimeType)
         .header('cache-control', 'private, max-age=31536000, immutable')
-      const range = parseRange(req.headers.range, size)
-      if (range === 'unsatisfiable') {
-        reply.header('content-range', `bytes */${size}`)
-        throw new ApiError('range_not_satisfiable', `The range is outside the file (${size} bytes).`)
-      }
       if (range) {
         reply
           .code(206)
           .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
           .header('content-length', String(range.end - range.start + 1))
-        return reply.send(fs.createReadStream(f.path, { start: range.start, end: range.end }) as never)
+        return reply.send(bytes as never)
       }
       reply.header('content-length', String(size))
-      return reply.send(fs.createReadStream(f.path) as never)
+      return reply.send(bytes as never)
     },
   )
 }

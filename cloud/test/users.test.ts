@@ -85,7 +85,22 @@ forEngines(t, (t, build) => {
     // Users live at the workspace root: a pinned key may not manage them.
     const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Site' })).json().data.id
     const pinned = await makeKey(h, apiKey, 'all', node)
-    t.equal((await h.req('POST', '/v1/users', pinned.secret, { email: 'p@example.com', role: 'viewer' })).statusCode, 403)
+    // Nor read them (their e-mails and roles): every /v1/users operation refuses a pinned key, as webhooks do.
+    for (const [m, u, body] of [
+      ['GET', '/v1/users', undefined],
+      ['GET', `/v1/users/${owner.id}`, undefined],
+      ['POST', '/v1/users', { email: 'p@example.com', role: 'viewer' }],
+      ['PATCH', `/v1/users/${owner.id}`, { name: 'pinned' }],
+      ['DELETE', `/v1/users/${owner.id}`, undefined],
+    ] as const) {
+      const res = await h.req(m, u, pinned.secret, body)
+      t.equal(res.statusCode, 403, `pinned ${m} ${u}`)
+      t.same(res.json(), { error: 'forbidden', message: 'This operation needs a workspace-wide credential; this one is pinned to a location.' })
+    }
+    const pinnedViewer = await makeKey(h, apiKey, ['user.view'], node)
+    t.equal((await h.req('GET', '/v1/users', pinnedViewer.secret)).statusCode, 403, 'user.view alone does not lift the pin')
+    t.equal((await h.req('GET', `/v1/users/${owner.id}`, pinnedViewer.secret)).statusCode, 403)
+    t.match((await h.req('GET', `/v1/users/${owner.id}`, apiKey)).json().data, { name: null, role: 'owner' }, 'untouched')
     // A user session with user.manage (an admin) invites.
     const admin = await invite(h, apiKey, { email: 'ad@example.com', role: 'admin' })
     t.equal((await h.req('POST', '/v1/users', admin.sessionToken, { email: 'v@example.com', role: 'viewer' })).statusCode, 201)

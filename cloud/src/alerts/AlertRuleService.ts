@@ -14,6 +14,7 @@ import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
 import type { NodeService } from '../services/NodeService.js'
+import type { ScreenService } from '../services/ScreenService.js'
 import { newSigningSecret } from '../webhooks/signing.js'
 import { isMasked, isUrlLike, maskUrl, unmask } from './masking.js'
 
@@ -140,6 +141,7 @@ export class AlertRuleService {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
+    private readonly screens: ScreenService,
     private readonly outbound: OutboundGuard,
     private readonly random?: RandomSource,
   ) {
@@ -190,6 +192,11 @@ export class AlertRuleService {
       const node = await this.nodes.get(p, scopeId).catch(() => null)
       if (!node || node.kind !== scopeKind)
         throw new ApiError('invalid_node', `config.scopeId ${JSON.stringify(scopeId)} is not a ${scopeKind} in this workspace.`)
+    } else if (stored?.scopeKind !== 'screen' || stored.scopeId !== scopeId) {
+      // A screen of this workspace the credential reaches (a rule kept on a screen deleted
+      // since stays editable: only a new screen scope is checked).
+      const screen = await this.screens.get(p, scopeId).catch(() => null)
+      if (!screen) throw validation(`config.scopeId ${JSON.stringify(scopeId)} is not a screen in this workspace.`)
     }
     const thresholds = c.thresholds === undefined ? {} : c.thresholds
     if (!thresholds || typeof thresholds !== 'object' || Array.isArray(thresholds)) throw validation('config.thresholds must be an object.')

@@ -66,6 +66,8 @@ export interface ApiKeysTable {
 
 export interface IdempotencyKeysTable {
   workspace_id: string
+  /** The credential that sent the key (`apikey:<id>` or a user id): keys are scoped per credential. */
+  credential: string
   route: string
   idem_key: string
   fingerprint: string

@@ -1,8 +1,11 @@
-// `Idempotency-Key` for creates that may be retried (SPEC "Errors"): a repeat with the same
-// key returns the first success; while the first is still running the repeat gets 409
-// idempotency_in_progress. Keys are scoped per workspace and route and kept 24 hours;
-// a failed first attempt frees the key so a retry can run. The records live only in the
-// database (IdempotencyRepository), so instances sharing it share the keys.
+// `Idempotency-Key` for creates that may be retried: a repeat with the same key returns the
+// first success; while the first is still running the repeat gets 409
+// idempotency_in_progress; the same key with another request is 422 validation_error. Keys
+// are scoped per workspace, credential and route and kept 24 hours; a failed first attempt
+// frees the key so a retry can run. A request is fingerprinted by its JSON body, or, for a
+// multipart form, by its fields and its files' sha256 (the route reads the form first and
+// calls fingerprintForm). The records live only in the database (IdempotencyRepository),
+// so instances sharing it share the keys.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
@@ -10,13 +13,34 @@ import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
 import { IdempotencyRepository, type IdempotencyScope } from '../repositories/IdempotencyRepository.js'
+import { actorRef } from '../auth/Principal.js'
 import { principalOf } from './types.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000
 const KEY = /^[\x21-\x7e]{1,255}$/
 
 const marker = Symbol('idempotency')
-type Marked = FastifyRequest & { [marker]?: IdempotencyScope }
+const formMark = Symbol('idempotency form fingerprint')
+type Marked = FastifyRequest & { [marker]?: IdempotencyScope; [formMark]?: string }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+export interface FormFingerprint {
+  fields: Record<string, string>
+  files: { field: string; filename: string; sha256: string; sizeBytes: number }[]
+}
+
+/**
+ * What a multipart form held, for Idempotency-Key: a route taking the key on a form reads
+ * the form in a preHandler (files streamed to disk and hashed) and records it here, so a
+ * repeat with another file or other fields is told apart from a retry.
+ */
+export function fingerprintForm(req: FastifyRequest, form: FormFingerprint): void {
+  const fields = Object.keys(form.fields)
+    .sort()
+    .map((k) => [k, form.fields[k]])
+  ;(req as Marked)[formMark] = sha256(JSON.stringify({ form: { fields, files: form.files } }))
+}
 
 export class IdempotencyStore {
   private readonly repo: IdempotencyRepository
@@ -40,12 +64,17 @@ export class IdempotencyStore {
       if (typeof raw !== 'string' || !KEY.test(raw)) throw validation('Idempotency-Key must be 1 to 255 visible ASCII characters.')
       const p = principalOf(req)
       const route = `${req.method} ${req.routeOptions.url}`
-      const fingerprint = createHash('sha256')
-        .update(JSON.stringify(req.body ?? null))
-        .digest('hex')
+      let fingerprint = req[formMark]
+      if (fingerprint === undefined) {
+        // A form's body is not parsed here: without its route's fingerprint every form would look alike.
+        if (/^multipart\//i.test(req.headers['content-type'] ?? ''))
+          throw new Error(`${route} takes Idempotency-Key on a form but does not call fingerprintForm`)
+        fingerprint = sha256(JSON.stringify(req.body ?? null))
+      }
       const now = store.clock.now()
       const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString()
-      const scope: IdempotencyScope = { workspaceId: p.workspaceId, route, key: raw }
+      // Per credential: another credential's key (a pinned key repeating the owner's) is another key.
+      const scope: IdempotencyScope = { workspaceId: p.workspaceId, credential: actorRef(p), route, key: raw }
       let row = await store.repo.find(scope)
       if (row && row.created_at < cutoff) {
         await store.repo.release(scope)

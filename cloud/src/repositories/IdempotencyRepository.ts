@@ -5,9 +5,11 @@ import type { Executor } from '../db/Database.js'
 import type { IdempotencyKeysTable } from '../db/schema.js'
 
 export type IdempotencyRecord = Selectable<IdempotencyKeysTable>
-/** A key is scoped per workspace and route. */
+/** A key is scoped per workspace, credential and route. */
 export interface IdempotencyScope {
   workspaceId: string
+  /** `apikey:<id>` or a user id (actorRef). */
+  credential: string
   route: string
   key: string
 }
@@ -20,6 +22,7 @@ export class IdempotencyRepository {
       .selectFrom('idempotency_keys')
       .selectAll()
       .where('workspace_id', '=', s.workspaceId)
+      .where('credential', '=', s.credential)
       .where('route', '=', s.route)
       .where('idem_key', '=', s.key)
       .executeTakeFirst()
@@ -29,7 +32,7 @@ export class IdempotencyRepository {
   async claim(s: IdempotencyScope, fingerprint: string, at: string): Promise<void> {
     await this.k
       .insertInto('idempotency_keys')
-      .values({ workspace_id: s.workspaceId, route: s.route, idem_key: s.key, fingerprint, state: 'running', created_at: at })
+      .values({ workspace_id: s.workspaceId, credential: s.credential, route: s.route, idem_key: s.key, fingerprint, state: 'running', created_at: at })
       .execute()
   }
 
@@ -39,6 +42,7 @@ export class IdempotencyRepository {
       .updateTable('idempotency_keys')
       .set({ state: 'done', status_code: statusCode, body })
       .where('workspace_id', '=', s.workspaceId)
+      .where('credential', '=', s.credential)
       .where('route', '=', s.route)
       .where('idem_key', '=', s.key)
       .execute()
@@ -46,7 +50,13 @@ export class IdempotencyRepository {
 
   /** Frees the key (a failed first attempt, or an expired record). */
   async release(s: IdempotencyScope): Promise<void> {
-    await this.k.deleteFrom('idempotency_keys').where('workspace_id', '=', s.workspaceId).where('route', '=', s.route).where('idem_key', '=', s.key).execute()
+    await this.k
+      .deleteFrom('idempotency_keys')
+      .where('workspace_id', '=', s.workspaceId)
+      .where('credential', '=', s.credential)
+      .where('route', '=', s.route)
+      .where('idem_key', '=', s.key)
+      .execute()
   }
 
   /** Deletes records created before `before`; returns how many. */

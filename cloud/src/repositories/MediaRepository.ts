@@ -122,10 +122,6 @@ export class MediaRepository {
   }
 
   /** Does any item (any workspace) still hold these bytes? */
-  async bytesInUse(sha256: string): Promise<boolean> {
-    return !!(await this.k.selectFrom('media').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst())
-  }
-
   /** Items waiting for the probe, in id order. */
   processing(): Promise<MediaRow[]> {
     return this.k.selectFrom('media').selectAll().where('state', '=', 'processing').orderBy('id').execute()

@@ -75,12 +75,4 @@ export class ScreenshotRepository {
     await this.k.deleteFrom('screenshots').where('created_at', '<', cutoff).execute()
     return [...new Set(rows.map((r) => r.sha256).filter((s): s is string => s !== null))]
   }
-
-  /** Whether a stored file is still held by a screenshot or a media item (before removing it). */
-  async sha256InUse(sha256: string): Promise<boolean> {
-    const shot = await this.k.selectFrom('screenshots').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst()
-    if (shot) return true
-    const media = await this.k.selectFrom('media').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst()
-    return media !== undefined
-  }
 }

@@ -101,7 +101,9 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/nodes/:id/approval-policy',
     {
-      config: { permission: 'node.edit' },
+      // Deciding approvals, not editing locations: a credential that is held by a policy
+      // must not be able to switch it off (docs/decisions.md "Approval policies need approval.decide").
+      config: { permission: 'approval.decide' },
       schema: {
         tags,
         summary: "Change a location's approval policy (partial body; approvers must be users of this workspace, 422 otherwise)",

@@ -2,9 +2,9 @@
 // from a URL, list/get/rename/move/delete, and download with HTTP Range. Multipart
 // parsing and the raw-bytes parser for parts are registered in this plugin only, so no
 // other route accepts form or octet-stream bodies.
-import fs from 'node:fs'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { principalOf } from '../http/types.js'
 import type { Principal } from '../auth/Principal.js'
@@ -14,6 +14,7 @@ import { ApiError, validation } from '../errors.js'
 import { MEDIA_KINDS } from '../media/sniff.js'
 import { MediaItem } from '../services/MediaService.js'
 import { checkNoNul } from '../http/jsonBounds.js'
+import { fingerprintForm } from '../http/idempotency.js'
 import type { StagedFile } from '../media/MediaStore.js'
 import { pageRules } from './content.js'
 import { ownWorker } from '../workers/lifecycle.js'
@@ -71,6 +72,22 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // writes it to disk under its own size limit.
   app.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload))
 
+  /** An upload's form, read (the file streamed to disk and hashed) before Idempotency-Key is looked at. */
+  interface UploadForm {
+    fields: Record<string, string>
+    fileName: string
+    /** Handed to the handler, which takes it (null afterwards); what is left is discarded when the request ends. */
+    staged: StagedFile | null
+  }
+  const forms = new WeakMap<FastifyRequest, UploadForm>()
+  const discardForm = async (req: FastifyRequest) => {
+    const form = forms.get(req)
+    if (!form?.staged) return
+    const staged = form.staged
+    form.staged = null
+    await media.store.discard(staged)
+  }
+
   app.post(
     '/media/upload',
     {
@@ -81,42 +98,50 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         consumes: ['multipart/form-data'],
         response: { 201: Data(MediaItem), 413: errorResponses[404], 415: errorResponses[404], ...errorResponses },
       },
-    },
-    async (req, reply) => {
-      const p = principalOf(req)
-      if (!req.isMultipart()) throw new ApiError('unsupported_type', 'Send the file as multipart/form-data with a `file` part.')
-      const fields: Record<string, string> = {}
-      let staged: StagedFile | null = null
-      let fileName = ''
-      try {
+      // The form is read first, so Idempotency-Key (checked next) compares its fields and the
+      // file's sha256: a repeat with another file is 422, not the first answer.
+      preHandler: async (req) => {
+        if (!req.isMultipart()) throw new ApiError('unsupported_type', 'Send the file as multipart/form-data with a `file` part.')
+        const form: UploadForm = { fields: {}, fileName: '', staged: null }
+        forms.set(req, form)
         for await (const part of req.parts()) {
           if (part.type === 'file') {
-            if (part.fieldname !== 'file' || staged) {
+            if (part.fieldname !== 'file' || form.staged) {
               part.file.resume()
               throw validation(`Only one file, in the part named "file", is accepted (got "${part.fieldname}").`)
             }
-            fileName = part.filename
-            staged = await media.store.stage(part.file, config.mediaUploadMaxBytes)
+            form.fileName = part.filename
+            form.staged = await media.store.stage(part.file, config.mediaUploadMaxBytes)
             if (part.file.truncated) throw new ApiError('too_large', `The file is over the limit of ${config.mediaUploadMaxBytes} bytes.`)
           } else {
             if (!UPLOAD_FIELDS.has(part.fieldname)) throw validation(`body.${part.fieldname} is not a field of this operation.`)
-            fields[part.fieldname] = String(part.value)
-            checkNoNul(fields[part.fieldname], `body.${part.fieldname}`)
+            form.fields[part.fieldname] = String(part.value)
+            checkNoNul(form.fields[part.fieldname], `body.${part.fieldname}`)
           }
         }
-        if (!staged) throw validation('body: file is required (a multipart part named "file").')
-        const s: StagedFile = staged
-        staged = null
-        const item = await media.createFromStaged(
-          p,
-          s,
-          { name: fields.name || undefined, folderId: fields.folderId || undefined, nodeId: fields.nodeId || undefined },
-          fileName || 'Untitled',
-        )
-        return reply.code(201).send({ data: await withHold(p, item) })
-      } finally {
-        if (staged) await media.store.discard(staged)
-      }
+        if (!form.staged) throw validation('body: file is required (a multipart part named "file").')
+        fingerprintForm(req, {
+          fields: form.fields,
+          files: [{ field: 'file', filename: form.fileName, sha256: form.staged.sha256, sizeBytes: form.staged.sizeBytes }],
+        })
+      },
+      // A replay, a refusal or a dropped connection leaves the staged file unused.
+      onResponse: async (req) => discardForm(req),
+      onRequestAbort: async (req) => discardForm(req),
+    },
+    async (req, reply) => {
+      const p = principalOf(req)
+      const form = forms.get(req)!
+      const staged = form.staged!
+      form.staged = null
+      const { fields } = form
+      const item = await media.createFromStaged(
+        p,
+        staged,
+        { name: fields.name || undefined, folderId: fields.folderId || undefined, nodeId: fields.nodeId || undefined },
+        form.fileName || 'Untitled',
+      )
+      return reply.code(201).send({ data: await withHold(p, item) })
     },
   )
 
@@ -308,25 +333,28 @@ const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
         f = await media.fileForDevice(req.params.id)
       } else f = await media.file(principalOf(req), req.params.id)
       const size = f.sizeBytes
+      const range = parseRange(req.headers.range, size)
+      if (range === 'unsatisfiable') {
+        reply.header('accept-ranges', 'bytes').header('content-range', `bytes */${size}`)
+        throw new ApiError('range_not_satisfiable', `The range is outside the file (${size} bytes).`)
+      }
+      // Opened before any header is set: a file missing from the store answers the 404
+      // envelope, without the file's caching headers.
+      const bytes = await media.store.read(f.sha256, range ?? undefined)
       reply
         .header('accept-ranges', 'bytes')
         .header('etag', `"${f.sha256}"`)
         .header('content-type', f.mimeType)
         .header('cache-control', 'private, max-age=31536000, immutable')
-      const range = parseRange(req.headers.range, size)
-      if (range === 'unsatisfiable') {
-        reply.header('content-range', `bytes */${size}`)
-        throw new ApiError('range_not_satisfiable', `The range is outside the file (${size} bytes).`)
-      }
       if (range) {
         reply
           .code(206)
           .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
           .header('content-length', String(range.end - range.start + 1))
-        return reply.send(fs.createReadStream(f.path, { start: range.start, end: range.end }) as never)
+        return reply.send(bytes as never)
       }
       reply.header('content-length', String(size))
-      return reply.send(fs.createReadStream(f.path) as never)
+      return reply.send(bytes as never)
     },
   )
 }

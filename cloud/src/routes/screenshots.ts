@@ -3,7 +3,6 @@
 //   GET  /v1/screenshots/:id             the job: status, reason, imageUrl once done
 //   GET  /v1/screenshots/:id/image       the PNG
 //   PUT  /v1/devices/screenshots/:id     the agent's upload (device credential, PNG body)
-import fs from 'node:fs'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Readable } from 'node:stream'
@@ -71,7 +70,7 @@ const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req, reply) => {
       const f = await screenshots.image(principalOf(req), req.params.id)
       reply.type('image/png').header('content-length', String(f.sizeBytes)).header('cache-control', 'private, max-age=86400')
-      return reply.send(fs.createReadStream(f.file) as never)
+      return reply.send(f.stream as never)
     },
   )
 

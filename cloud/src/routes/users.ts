@@ -38,7 +38,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/users',
     {
-      config: { permission: 'user.view' },
+      config: { permission: 'user.view', rootOnly: true },
       schema: {
         tags: ['users'],
         summary: "List the workspace's users (oldest first)",
@@ -69,7 +69,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/users/:id',
     {
-      config: { permission: 'user.view' },
+      config: { permission: 'user.view', rootOnly: true },
       schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
     },
     async (req) => ({ data: await users.view(principalOf(req), req.params.id) }),

@@ -17,9 +17,14 @@ import { ApprovalRepository, type ApprovalPolicyRow, type ApprovalRequestRow } f
 import { NodeRepository } from '../repositories/NodeRepository.js'
 import { UserRepository } from '../repositories/UserRepository.js'
 import type { NodeService } from './NodeService.js'
+import { KINDS } from './content/kinds.js'
 
-/** Content kinds whose changes an approval policy holds. */
-export const APPROVAL_KINDS: ReadonlySet<string> = new Set(['media', 'playlist', 'schedule', 'creative', 'layout', 'app'])
+/**
+ * Content kinds whose changes an approval policy holds: every kind that can go on a
+ * screen, read from the kind registry so a new playable kind is held from the start,
+ * and media (files play too; their table is the media domain's, outside the registry).
+ */
+export const APPROVAL_KINDS: ReadonlySet<string> = new Set(['media', ...KINDS.filter((k) => k.playable).map((k) => k.kind)])
 
 export interface ApprovalPolicy {
   required: boolean

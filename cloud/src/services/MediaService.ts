@@ -16,7 +16,7 @@ import { actorRef, type Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import { isUnsafeUrlError, UnsafeUrlError, type OutboundGuard } from '../net/OutboundGuard.js'
-import { MediaStore, type StagedFile } from '../media/MediaStore.js'
+import type { MediaStore, StagedFile } from '../media/MediaStore.js'
 import { sniffFile } from '../media/sniff.js'
 import { probe } from '../media/probe.js'
 import { cleanName, type NodeService } from './NodeService.js'
@@ -78,8 +78,10 @@ export class MediaService {
     private readonly outbound: OutboundGuard,
     private readonly config: Config,
     private readonly log: { error(obj: unknown, msg: string): void },
+    /** The store media shares with screenshots (one per cloud: services/index.ts). */
+    store: MediaStore,
   ) {
-    this.store = new MediaStore(config.dataDir, config.mediaDir)
+    this.store = store
     this.repo = new MediaRepository(db.kysely)
   }
 
@@ -151,10 +153,9 @@ export class MediaService {
       const where = await this.placement(p, m, fallbackName)
       const type = await sniffFile(staged.tmpPath)
       if (!type.ok) throw new ApiError('unsupported_type', type.reason)
-      await this.store.commit(staged)
       const id = this.ids.next('media')
       const now = this.clock.now().toISOString()
-      await this.repo.insert({
+      const row = {
         id,
         workspace_id: p.workspaceId,
         name: where.name,
@@ -175,7 +176,14 @@ export class MediaService {
         created_by: actorRef(p),
         created_at: now,
         updated_at: now,
-      })
+      }
+      try {
+        await this.store.commit(staged, () => this.repo.insert(row))
+      } catch (e) {
+        // Bytes stored for a row that could not be written go unless another owner holds them.
+        await this.store.release(staged.sha256).catch(() => undefined)
+        throw e
+      }
       this.kick()
       return this.get(p, id)
     } finally {
@@ -206,7 +214,7 @@ export class MediaService {
       await this.content.forget(tx, p.workspaceId, 'media', id)
       await this.repo.delete(p.workspaceId, id, tx.kysely)
     })
-    if (!(await this.repo.bytesInUse(item.media!.sha256))) await this.store.remove(item.media!.sha256)
+    await this.store.release(item.media!.sha256)
     await this.content.changed(p.workspaceId, 'media', id)
     return { id, deleted: true }
   }

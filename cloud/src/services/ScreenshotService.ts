@@ -161,11 +161,12 @@ export class ScreenshotService {
   }
 
   /** The PNG of a finished screenshot: the file path and size. */
-  async image(p: Principal, id: string): Promise<{ file: string; sizeBytes: number }> {
+  /** The PNG's bytes; 409 while the job is not `ok`, 404 when the stored file is missing. */
+  async image(p: Principal, id: string): Promise<{ stream: Readable; sizeBytes: number }> {
     const row = await this.owned(p, id)
     if (row.status !== 'ok' || !row.sha256)
       throw new ApiError('conflict', `The screenshot is ${row.status}${row.reason ? ` (${row.reason})` : ''}; there is no image.`)
-    return { file: this.store.pathOf(row.sha256), sizeBytes: Number(row.size_bytes) }
+    return { stream: await this.store.read(row.sha256), sizeBytes: Number(row.size_bytes) }
   }
 
   /** Jobs of a screen without a result, as the MQTT job message. */
@@ -224,26 +225,29 @@ export class ScreenshotService {
     if (current.status !== 'queued' && current.status !== 'sent')
       throw new ApiError('conflict', `The screenshot is already ${current.status}${current.reason ? ` (${current.reason})` : ''}.`)
     const staged = await this.store.stage(body, SCREENSHOT_MAX_BYTES)
+    let closed = false
     let committed = false
     try {
       const size = pngSize(await this.store.head(staged.tmpPath, 24))
       if (!size) throw new ApiError('unsupported_type', 'The body is not a PNG image.')
-      await this.store.commit(staged)
       committed = true
-      const closed = await this.repo.complete(id, {
-        status: 'ok',
-        reason: null,
-        completed_at: this.now(),
-        sha256: staged.sha256,
-        size_bytes: staged.sizeBytes,
-        width: size.width,
-        height: size.height,
-      })
+      closed = await this.store.commit(staged, () =>
+        this.repo.complete(id, {
+          status: 'ok',
+          reason: null,
+          completed_at: this.now(),
+          sha256: staged.sha256,
+          size_bytes: staged.sizeBytes,
+          width: size.width,
+          height: size.height,
+        }),
+      )
       if (!closed) throw new ApiError('conflict', 'The screenshot was closed while the image was uploading.')
       return view((await this.repo.byId(id))!)
     } finally {
-      if (!committed) await this.store.discard(staged)
-      else if (!(await this.repo.sha256InUse(staged.sha256))) await this.store.remove(staged.sha256)
+      await this.store.discard(staged)
+      // Bytes kept for a job that did not take them go, unless another owner holds them.
+      if (committed && !closed) await this.store.release(staged.sha256)
     }
   }
 
@@ -252,7 +256,7 @@ export class ScreenshotService {
     await this.expireStale()
     const cutoff = new Date(this.clock.now().getTime() - SCREENSHOT_RETENTION_DAYS * 86_400_000).toISOString()
     const hashes = await this.repo.deleteBefore(cutoff)
-    for (const h of hashes) if (!(await this.repo.sha256InUse(h))) await this.store.remove(h)
+    for (const h of hashes) await this.store.release(h)
     return hashes.length
   }
 }

@@ -57,6 +57,7 @@ import type { ContentKind } from './content/kinds.js'
 import { ScreenshotService } from './ScreenshotService.js'
 import type { PresenceStore } from '../devicelink/PresenceStore.js'
 import { MediaStore } from '../media/MediaStore.js'
+import { StoredBytesRepository } from '../repositories/StoredBytesRepository.js'
 
 export interface Services {
   config: Config
@@ -163,7 +164,10 @@ export function createServices(deps: {
   const events = new EventBus(log)
   const outbound = deps.outbound ?? new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
   const content = new ContentService(db, clock, ids, nodes, log)
-  const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log)
+  // One content-addressed store for media and screenshots: a file goes only when no owner of any kind holds it.
+  const storedBytes = new StoredBytesRepository(db.kysely)
+  const mediaStore = new MediaStore(config.dataDir, config.mediaDir, (sha256) => storedBytes.inUse(sha256))
+  const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log, mediaStore)
   nodes.registerUsage(async (ws, nodeId) => ({ what: 'content item(s) or share(s)', count: await content.countAtNode(ws, nodeId) }))
   // The device link sees the library through the ContentResolver seam (tests may pass their own).
   const mediaUrls = new MediaUrlSigner(db, clock, undefined, config.publicUrl)
@@ -217,7 +221,7 @@ export function createServices(deps: {
     leaseMs: config.webhookLeaseMs,
   })
   webhooks.onQueued = () => webhookWorker.kick()
-  const alertRules = new AlertRuleService(db, clock, ids, nodes, outbound, random)
+  const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, outbound, random)
   nodes.registerUsage(async (ws, nodeId) => ({
     what: 'alert rule(s) homed or scoped there',
     count: await alertRules.countAtNode(ws, nodeId),
@@ -293,7 +297,7 @@ export function createServices(deps: {
     mediaUrls,
     playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
     approvals,
-    screenshots: new ScreenshotService(db, clock, ids, screens, new MediaStore(config.dataDir, config.mediaDir), config.publicUrl),
+    screenshots: new ScreenshotService(db, clock, ids, screens, mediaStore, config.publicUrl),
   }
 }
 

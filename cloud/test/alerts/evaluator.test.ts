@@ -3,6 +3,7 @@
 // location; display-off and storage-critical; the events list and its filters.
 import t, { type Test } from 'tap'
 import { build, type Harness } from '../helpers.js'
+import { pairScreen } from '../screenHelpers.js'
 
 async function setup(t: Test) {
   const h = await build(t)
@@ -85,13 +86,15 @@ t.test('scope: location subtree and single screen; rule home node', async (t) =>
   const store = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Store 1', kind: 'location', parentId: region.id })).json().data
   const elsewhere = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Store 2', kind: 'location' })).json().data
   const byRegion = await mk({ name: 'North', config: { codes: ['display-off'], scopeKind: 'org_unit', scopeId: region.id } })
-  const byScreen = await mk({ name: 'One screen', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: 'scr_b' } })
+  // A screen scope names a real screen of the workspace.
+  const b = (await pairScreen(h, apiKey, 'B', elsewhere.id)).screenId
+  const byScreen = await mk({ name: 'One screen', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: b } })
   const ev = h.app.services.alerts
   await ev.panelPowerReported(workspaceId, { id: 'scr_a', name: 'A', nodeId: store.id }, 'off', true)
-  await ev.panelPowerReported(workspaceId, { id: 'scr_b', name: 'B', nodeId: elsewhere.id }, 'off', true)
+  await ev.panelPowerReported(workspaceId, { id: b, name: 'B', nodeId: elsewhere.id }, 'off', true)
   await ev.panelPowerReported(workspaceId, { id: 'scr_c', name: 'C', nodeId: elsewhere.id }, 'off', true)
   const list = (await events(h, apiKey)).data
-  t.same(list.map((e: { screenId: string; ruleId: string }) => `${e.screenId}:${e.ruleId}`).sort(), [`scr_a:${byRegion.id}`, `scr_b:${byScreen.id}`].sort())
+  t.same(list.map((e: { screenId: string; ruleId: string }) => `${e.screenId}:${e.ruleId}`).sort(), [`scr_a:${byRegion.id}`, `${b}:${byScreen.id}`].sort())
   t.equal((await events(h, apiKey, '?screenId=scr_a')).data.length, 1)
   t.equal((await events(h, apiKey, '?code=display-off')).data.length, 2)
   t.equal((await events(h, apiKey, '?code=storage-critical')).data.length, 0)

@@ -2,6 +2,7 @@
 // permissions and pinned keys.
 import t from 'tap'
 import { build, makeKey } from '../helpers.js'
+import { pairScreen } from '../screenHelpers.js'
 
 const HOOK = 'https://hooks.example.com/services/T0001/B0002/abcdefghijklmnopWXYZ'
 const CHAT = 'https://chat.example.com/workflows/123456/triggers/secret-token-9876'
@@ -218,4 +219,53 @@ t.test('a location watched by a rule (home or scope) is not deleted until the ru
   t.equal((await h.req('DELETE', `/v1/nodes/${other.id}`, apiKey)).statusCode, 409, 'the decoy rule scoped there holds its node')
   await h.req('DELETE', `/v1/alert-rules/${decoy.json().data.id}`, apiKey)
   t.equal((await h.req('DELETE', `/v1/nodes/${other.id}`, apiKey)).statusCode, 200, 'a deleted rule holds nothing')
+})
+
+t.test("a screen scope names a screen of this workspace the credential reaches: another workspace's screen is 422", async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const { apiKey: otherKey } = await h.workspace('Other')
+  const theirs = await pairScreen(h, otherKey, 'Their lobby')
+  const shop = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Shop' })).json().data.id as string
+  const depot = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Depot' })).json().data.id as string
+  const mine = await pairScreen(h, apiKey, 'Our lobby', shop)
+  const atDepot = await pairScreen(h, apiKey, 'Depot door', depot)
+  const scoped = (scopeId: string) => ({ name: 'One screen', config: { codes: ['display-off'], scopeKind: 'screen', scopeId } })
+
+  for (const scopeId of [theirs.screenId, 'scr_nope']) {
+    const res = await h.req('POST', '/v1/alert-rules', apiKey, scoped(scopeId))
+    t.equal(res.statusCode, 422, `create scoped to ${scopeId}`)
+    t.equal(res.json().error, 'validation_error')
+    t.match(res.json().message, /config\.scopeId .* is not a screen in this workspace/)
+  }
+  const ok = await h.req('POST', '/v1/alert-rules', apiKey, scoped(mine.screenId))
+  t.equal(ok.statusCode, 201, ok.body)
+  const id = ok.json().data.id as string
+  t.equal(ok.json().data.config.scopeId, mine.screenId)
+
+  const moved = await h.req('PATCH', `/v1/alert-rules/${id}`, apiKey, { config: { scopeId: theirs.screenId } })
+  t.equal(moved.statusCode, 422, 'update scoped to their screen')
+  t.equal(moved.json().error, 'validation_error')
+  const fromWorkspace = (await h.req('POST', '/v1/alert-rules', apiKey, { name: 'All', config: { codes: ['display-off'] } })).json().data.id
+  const toTheirs = await h.req('PATCH', `/v1/alert-rules/${fromWorkspace}`, apiKey, { config: { scopeKind: 'screen', scopeId: theirs.screenId } })
+  t.equal(toTheirs.statusCode, 422)
+  t.equal(toTheirs.json().error, 'validation_error')
+  t.match(
+    (await h.req('GET', `/v1/alert-rules/${id}`, apiKey)).json().data.config,
+    { scopeKind: 'screen', scopeId: mine.screenId },
+    'refused changes changed nothing',
+  )
+  t.equal((await h.req('PATCH', `/v1/alert-rules/${id}`, apiKey, { config: { scopeId: atDepot.screenId } })).statusCode, 200)
+
+  // A key pinned to the shop names only screens it reaches.
+  const pinned = (await makeKey(h, apiKey, ['alert.view', 'alert.edit'], shop)).secret
+  const outside = await h.req('POST', '/v1/alert-rules', pinned, scoped(atDepot.screenId))
+  t.equal(outside.statusCode, 422)
+  t.equal(outside.json().error, 'validation_error')
+  t.equal((await h.req('POST', '/v1/alert-rules', pinned, scoped(mine.screenId))).statusCode, 201)
+
+  // A rule kept on a screen deleted since stays editable (its scope is not checked again).
+  t.equal((await h.req('DELETE', `/v1/screens/${atDepot.screenId}`, apiKey)).statusCode, 200)
+  const renamed = await h.req('PATCH', `/v1/alert-rules/${id}`, apiKey, { name: 'Depot door (gone)', config: { severity: 'info' } })
+  t.equal(renamed.statusCode, 200, renamed.body)
 })

@@ -72,7 +72,35 @@ t.test('policies: the default, partial PUT, inheritance, approvers must be users
   t.match((await h.req('GET', `/v1/nodes/${region}/approval-policy`, apiKey)).json().data, { approvers: [ann.id] }, 'refused PUTs changed nothing')
   t.equal((await h.req('GET', '/v1/nodes/nod_nope/approval-policy', apiKey)).statusCode, 404)
   const viewer = (await makeKey(h, apiKey, ['node.view'])).secret
-  t.equal((await h.req('PUT', `/v1/nodes/${region}/approval-policy`, viewer, { required: false })).statusCode, 403, 'node.edit needed')
+  t.equal((await h.req('PUT', `/v1/nodes/${region}/approval-policy`, viewer, { required: false })).statusCode, 403, 'approval.decide needed')
+})
+
+t.test('a credential held by a policy cannot switch it off: changing a policy needs approval.decide', async (t) => {
+  const { h, apiKey, region, store, editor } = await setup(t)
+  t.equal((await h.req('PUT', `/v1/nodes/${store}/approval-policy`, apiKey, { required: true })).statusCode, 200)
+  // Everything a location manager and content editor holds, but not approval.decide.
+  const manager = (
+    await makeKey(h, apiKey, ['node.view', 'node.edit', 'playlist.view', 'playlist.edit', 'approval.view', 'approval.request', 'screen.view', 'screen.edit'])
+  ).secret
+  for (const [node, body] of [
+    [store, { required: false }],
+    [store, { inheritFromParent: true }],
+    [region, { required: true, approvers: [] }],
+  ] as const) {
+    const off = await h.req('PUT', `/v1/nodes/${node}/approval-policy`, manager, body)
+    t.equal(off.statusCode, 403, JSON.stringify(body))
+    t.same(off.json(), { error: 'forbidden', message: 'Missing permission: approval.decide' })
+  }
+  t.match((await h.req('GET', `/v1/nodes/${store}/approval-policy`, manager)).json().data, { required: true }, 'reading stays with node.view')
+  t.match((await h.req('POST', '/v1/playlists', manager, { name: 'Still held', nodeId: store })).json().data, { approval: { state: 'pending' } })
+  t.match((await h.req('POST', '/v1/playlists', editor, { name: 'Held too', nodeId: store })).json().data, { approval: { state: 'pending' } })
+  // A key that decides approvals may change the policy; so does the owner.
+  const decider = (await makeKey(h, apiKey, ['node.view', 'approval.decide'])).secret
+  const byDecider = await h.req('PUT', `/v1/nodes/${store}/approval-policy`, decider, { escalateUpTiers: true })
+  t.equal(byDecider.statusCode, 200, byDecider.body)
+  const byOwner = await h.req('PUT', `/v1/nodes/${store}/approval-policy`, apiKey, { required: false })
+  t.equal(byOwner.statusCode, 200)
+  t.match(byOwner.json().data, { required: false, escalateUpTiers: true })
 })
 
 t.test('a held creation: unplayable until every level approved; levels, who decides, 409 once decided', async (t) => {

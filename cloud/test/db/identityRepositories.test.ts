@@ -96,11 +96,16 @@ eachEngine(t, 'workspaces and API keys', async (t, db) => {
 eachEngine(t, 'idempotency keys', async (t, db) => {
   await new WorkspaceRepository(db.kysely).insert({ id: 'ws_1', name: 'One', region: 'us', created_at: T0 })
   const repo = new IdempotencyRepository(db.kysely)
-  const scope = { workspaceId: 'ws_1', route: 'POST /v1/nodes', key: 'k1' }
+  const scope = { workspaceId: 'ws_1', credential: 'apikey:key_a', route: 'POST /v1/nodes', key: 'k1' }
   await repo.claim(scope, 'fp', T0)
   const second = await rejection(repo.claim(scope, 'fp', T0))
   t.ok(isUniqueViolation(second), 'a second claim of the same key is a unique violation (409 idempotency_in_progress)')
   t.notOk(isUniqueViolation(await rejection(repo.claim({ ...scope, route: 'POST /v1/screens/pair' }, 'fp', T0))), 'another route may use it')
+  const other = { ...scope, credential: 'apikey:key_b' }
+  t.notOk(isUniqueViolation(await rejection(repo.claim(other, 'fp2', T0))), 'another credential may use it')
+  t.equal((await repo.find(other))?.fingerprint, 'fp2', 'each credential finds its own record')
+  await repo.release(other)
+  t.equal((await repo.find(scope))?.fingerprint, 'fp', "releasing one credential's key leaves the other's")
   t.match(await repo.find(scope), { state: 'running', status_code: null, body: null, created_at: T0 })
   await repo.complete(scope, 201, '{"data":{}}')
   const done = (await repo.find(scope))!

@@ -9,6 +9,7 @@ import type { Database } from '../../src/db/Database.js'
 import type { AlertEventRow, AlertRuleRow, MediaRow } from '../../src/db/schema.js'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
 import { MediaRepository } from '../../src/repositories/MediaRepository.js'
+import { StoredBytesRepository } from '../../src/repositories/StoredBytesRepository.js'
 import { AlertRepository } from '../../src/repositories/AlertRepository.js'
 import { StatusRepository } from '../../src/repositories/StatusRepository.js'
 import { MailRepository } from '../../src/repositories/MailRepository.js'
@@ -95,9 +96,9 @@ eachEngine(t, 'media repository', async (t, db) => {
   t.match(await repo.byId('ws_1', 'med_1'), { state: 'ready', width: 1920, height: 1080 })
 
   await repo.delete('ws_1', 'med_1')
-  t.ok(await repo.bytesInUse('sha_med_1'), 'another item still holds the bytes')
+  t.ok(await new StoredBytesRepository(db.kysely).inUse('sha_med_1'), 'another item still holds the bytes')
   await repo.delete('ws_1', 'med_3')
-  t.notOk(await repo.bytesInUse('sha_med_1'))
+  t.notOk(await new StoredBytesRepository(db.kysely).inUse('sha_med_1'))
 
   // Multipart uploads: a part sent again replaces the first; expiry compares as time.
   await repo.insertUpload({

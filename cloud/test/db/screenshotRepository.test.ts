@@ -4,6 +4,7 @@
 import t from 'tap'
 import { eachEngine } from './engines.js'
 import { ScreenshotRepository, type ScreenshotRow } from '../../src/repositories/ScreenshotRepository.js'
+import { StoredBytesRepository } from '../../src/repositories/StoredBytesRepository.js'
 
 const row = (id: string, screenId: string, createdAt: string): ScreenshotRow => ({
   id,
@@ -60,10 +61,10 @@ eachEngine(t, 'screenshot repository', async (t, db) => {
   t.match(await repo.byId('shot_2'), { status: 'failed', reason: 'expired' })
   t.equal((await repo.byId('shot_3'))!.status, 'queued')
 
-  t.equal(await repo.sha256InUse(sha('a')), true)
+  t.equal(await new StoredBytesRepository(db.kysely).inUse(sha('a')), true)
   t.same(await repo.deleteBefore('2026-06-01T10:05:30.000Z'), [sha('a')], 'the hashes the deleted rows held')
   t.equal(await repo.byId('shot_1'), undefined)
-  t.equal(await repo.sha256InUse(sha('a')), false, 'no screenshot or media item holds it now')
+  t.equal(await new StoredBytesRepository(db.kysely).inUse(sha('a')), false, 'no screenshot or media item holds it now')
   t.same(
     (await repo.openFor('scr_b')).map((r) => r.id),
     ['shot_3'],

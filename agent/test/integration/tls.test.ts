@@ -108,26 +108,56 @@ t.test('an https cloud without a TLS listener: MQTT over secure WebSocket throug
   )
 })
 
-t.test('the command line: --ca pairs and connects over MQTT over TLS; a --ca file that is not a certificate is a usage error', async (t) => {
-  const front = await httpsFront(t, () => cloud.running.httpPort)
-  const cloud = await startCloud(t, { publicUrl: front.base, mqttTlsCertFile: CERT_FILE, mqttTlsKeyFile: KEY_FILE, mqttsPort: 0 })
-  const bad = runAgentCli(t, ['start', '--cloud', front.base, '--data', tempDir(t), '--ca', KEY_FILE])
-  const missing = runAgentCli(t, ['start', '--cloud', front.base, '--data', tempDir(t), '--ca', '/nonexistent/ca.pem'])
-  const agent = runAgentCli(t, ['start', '--cloud', front.base, '--data', tempDir(t), '--player-port', '0', '--ca', CA_FILE])
+t.test(
+  'the command line: --ca pairs and connects over MQTT over TLS; a plaintext address refused, or used with --allow-insecure-mqtt; a --ca file that is not a certificate is a usage error',
+  async (t) => {
+    const front = await httpsFront(t, () => cloud.running.httpPort)
+    const cloud = await startCloud(t, { publicUrl: front.base, mqttTlsCertFile: CERT_FILE, mqttTlsKeyFile: KEY_FILE, mqttsPort: 0 })
+    // A cloud behind https without SVC_PUBLIC_URL: it hands out plaintext addresses.
+    const plainFront = await httpsFront(t, () => plainCloud.running.httpPort)
+    const plainCloud = await startCloud(t)
+    const cli = (cloudUrl: string, ...more: string[]) => runAgentCli(t, ['start', '--cloud', cloudUrl, '--data', tempDir(t), '--player-port', '0', ...more])
+    // In parallel: each process mostly waits for tsx to load.
+    const bad = cli(front.base, '--ca', KEY_FILE)
+    const missing = cli(front.base, '--ca', '/nonexistent/ca.pem')
+    const agent = cli(front.base, '--ca', CA_FILE)
+    const refusing = cli(plainFront.base, '--ca', CA_FILE)
+    const allowing = cli(plainFront.base, '--ca', CA_FILE, '--allow-insecure-mqtt')
 
-  t.same(await bad.exited, { code: 2, signal: null })
-  t.match(bad.err(), `agent: --ca: ${KEY_FILE} holds no PEM certificate`)
-  t.same(await missing.exited, { code: 2, signal: null })
-  t.match(missing.err(), 'agent: --ca: cannot read /nonexistent/ca.pem: ENOENT')
+    t.same(await bad.exited, { code: 2, signal: null })
+    t.match(bad.err(), `agent: --ca: ${KEY_FILE} holds no PEM certificate`)
+    t.same(await missing.exited, { code: 2, signal: null })
+    t.match(missing.err(), 'agent: --ca: cannot read /nonexistent/ca.pem: ENOENT')
 
-  const codeLine = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code'))
-  t.ok(codeLine, `a pairing code over HTTPS (stderr: ${agent.err()})`)
-  const screenId = await cloud.pair(String(codeLine!.pairingCode))
-  await cloud.waitFor(`svc/v1/screens/${screenId}/status`, (p) => p.status === 'online', 15_000)
-  t.match(
-    agent.json().find((l) => l.msg === 'connected to the broker'),
-    { url: `mqtts://localhost:${cloud.running.mqttsPort}` },
-  )
-  agent.child.kill('SIGTERM')
-  t.same(await agent.exited, { code: 0, signal: null })
-})
+    const codeLine = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code'))
+    t.ok(codeLine, `a pairing code over HTTPS (stderr: ${agent.err()})`)
+    const screenId = await cloud.pair(String(codeLine!.pairingCode))
+    await cloud.waitFor(`svc/v1/screens/${screenId}/status`, (p) => p.status === 'online', 15_000)
+    t.match(
+      agent.json().find((l) => l.msg === 'connected to the broker'),
+      { url: `mqtts://localhost:${cloud.running.mqttsPort}` },
+    )
+    agent.child.kill('SIGTERM')
+    t.same(await agent.exited, { code: 0, signal: null })
+
+    const pairCli = async (p: typeof agent): Promise<string> => {
+      const line = await until(20_000, () => p.json().find((l) => l.msg === 'pairing code'))
+      if (!line) throw new Error(`no pairing code (stderr: ${p.err()})`)
+      return plainCloud.pair(String(line.pairingCode))
+    }
+    await pairCli(refusing)
+    const refusal = await until(10_000, () => refusing.json().find((l) => /^refusing the plaintext broker address/.test(String(l.msg))))
+    t.match(refusal, { level: 'error', msg: /--allow-insecure-mqtt/ }, 'refused, saying why')
+    const allowed = await pairCli(allowing)
+    await plainCloud.waitFor(`svc/v1/screens/${allowed}/status`, (p) => p.status === 'online', 15_000)
+    t.match(
+      allowing.json().find((l) => l.msg === 'connected to the broker'),
+      { url: `mqtt://localhost:${plainCloud.running.mqttPort}` },
+      '--allow-insecure-mqtt: the plaintext address is used',
+    )
+    t.notOk(
+      refusing.json().some((l) => l.msg === 'connected to the broker'),
+      'the refusing agent never connected',
+    )
+  },
+)

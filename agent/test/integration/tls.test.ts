@@ -25,16 +25,25 @@ function agentOptions(cloudUrl: string, log: AgentOptions['log'], more: Partial<
   }
 }
 
+/** `p`, or a failure naming `what` after `ms` (a pairing that cannot happen fails the test instead of holding it). */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)
+  })
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
+}
+
 /** Starts an agent on a new data folder, pairs it through the cloud's API, and answers its screen id. */
 async function pairAgent(t: Test, cloud: Awaited<ReturnType<typeof startCloud>>, options: AgentOptions): Promise<{ agent: Agent; screenId: string }> {
   const agent = new Agent({ ...options, dataDir: tempDir(t) })
   t.after(() => agent.stop())
   const code = once(agent, 'code')
   await agent.start()
-  const [registration] = await code
+  const [registration] = await within(code, 15_000, 'a pairing code')
   const paired = once(agent, 'paired')
   const screenId = await cloud.pair(registration.pairingCode)
-  await paired
+  await within(paired, 15_000, 'paired')
   return { agent, screenId }
 }
 

@@ -1,6 +1,6 @@
 // Runs the cloud: HTTP (with MQTT over WebSocket at /mqtt), MQTT over TCP and, with a
-// certificate, MQTT over TLS, and drains
-// on SIGTERM/SIGINT: no new HTTP or MQTT connection is accepted, the device connections
+// certificate, MQTT over TLS, and drains on SIGTERM/SIGINT: no new HTTP or MQTT
+// connection is accepted, the device connections
 // are closed (devices reconnect, with backoff, to another instance of the cloud), requests
 // in flight finish (each answer then closes its connection), and after SVC_DRAIN_TIMEOUT_MS
 // whatever is still open is cut. Then the workers stop and give up their leases, and the

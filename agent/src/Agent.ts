@@ -11,6 +11,8 @@ import { CloudClient, type FetchLike, type Registration } from './pairing/CloudC
 import { CredentialStore, type Credentials } from './pairing/CredentialStore.js'
 import { Pairing } from './pairing/Pairing.js'
 import { MqttLink, type MqttConnect } from './link/MqttLink.js'
+import { chooseBrokerUrl } from './link/brokerUrl.js'
+import { fetchTrusting, trustedCas, type ClosableFetch } from './pairing/trust.js'
 import { DesiredStore } from './state/DesiredStore.js'
 import { StateReconciler } from './state/StateReconciler.js'
 import type { StorageProbe } from './state/storage.js'
@@ -61,6 +63,13 @@ export interface AgentOptions {
   random?: () => number
   fetch?: FetchLike
   mqttConnect?: MqttConnect
+  /**
+   * An extra CA (PEM text, --ca) trusted beside the system's roots, on the cloud's HTTPS
+   * calls (unless `fetch` is given) and on the MQTT link over TLS (mqtts://, wss://).
+   */
+  caPem?: string
+  /** Lets an agent whose cloud is https use a plaintext broker address (mqtt://, ws://) when no TLS one is offered (--allow-insecure-mqtt, labs). */
+  allowInsecureMqtt?: boolean
   storage?: StorageProbe
   pairing?: { pollIntervalMs?: number; pollIntervalCapMs?: number }
   /** Backoff windows for an unreachable cloud and for broker reconnects. */
@@ -104,6 +113,10 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly #cloud: CloudClient
   readonly #credentials: CredentialStore
   readonly #desired: DesiredStore
+  /** The CAs for TLS, when --ca adds one to the system's roots. */
+  readonly #ca: string[] | undefined
+  /** The fetch that trusts #ca, whose connections close when the agent stops. */
+  readonly #trustingFetch: ClosableFetch | null = null
   #pairing: Pairing | null = null
   #session: Session | null = null
   #phase: AgentPhase = 'stopped'
@@ -111,10 +124,16 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   constructor(options: AgentOptions) {
     super()
-    this.#o = options
     this.#clock = options.clock ?? systemClock
     this.#timers = options.timers ?? systemTimers
     this.log = options.log ?? new JsonLogger({ write: (l) => process.stdout.write(l), clock: this.#clock })
+    this.#ca = options.caPem ? trustedCas(options.caPem) : undefined
+    // Every HTTPS call to the cloud (pairing, media, screenshot uploads) trusts --ca too.
+    if (this.#ca && !options.fetch) {
+      this.#trustingFetch = fetchTrusting(this.#ca)
+      options = { ...options, fetch: this.#trustingFetch }
+    }
+    this.#o = options
     this.cache = new MediaCache({
       dataDir: options.dataDir,
       cloudUrl: options.cloudUrl,
@@ -220,6 +239,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       await this.player.stop()
       this.playLog.endAll()
       await this.playLog.flush()
+      await this.#trustingFetch?.close()
       this.#setPhase('stopped')
     })
   }
@@ -272,7 +292,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   async #startSession(credentials: Credentials): Promise<void> {
     const { screenId } = credentials
     const log = this.log.child({ screenId })
-    const url = credentials.mqtt.url ?? credentials.mqtt.wsUrl
+    const broker = chooseBrokerUrl(credentials.mqtt, this.#o.cloudUrl, this.#o.allowInsecureMqtt === true)
+    const url = 'url' in broker ? broker.url : (credentials.mqtt.url ?? credentials.mqtt.wsUrl)
     const backoff = { ...this.#o.backoff, ...(this.#o.random ? { random: this.#o.random } : {}) }
     const link = new MqttLink({
       url,
@@ -284,6 +305,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       backoff,
       ...(this.#o.revokeAfterRefusals !== undefined ? { revokeAfterRefusals: this.#o.revokeAfterRefusals } : {}),
       ...(this.#o.mqttConnect ? { connect: this.#o.mqttConnect } : {}),
+      ...(this.#ca ? { ca: this.#ca } : {}),
     })
     const state = new StateReconciler({
       screenId,
@@ -394,7 +416,16 @@ export class Agent extends EventEmitter<AgentEvents> {
     await state.start()
     if (panel) await panel.configure(state.panelSettings)
     await jobs.start()
-    link.start()
+    // Refused: the screen plays what it has, offline, and the log says what to change.
+    if ('refused' in broker) log.error({ cloud: this.#o.cloudUrl, offered: broker.offered }, broker.refused)
+    else {
+      if (broker.plaintext && /^https:/i.test(this.#o.cloudUrl))
+        log.warn(
+          { url },
+          'using a plaintext broker address although the cloud is https (--allow-insecure-mqtt): the device secret crosses the network unencrypted',
+        )
+      link.start()
+    }
   }
 
   /** The player page as this machine reaches it (a wildcard listen address means loopback). */

@@ -3,12 +3,14 @@
  *
  *   start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
  *         [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
- *         [--cache-max-mb N]
+ *         [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
  *
  * Logs are JSON lines on stdout; the pairing code is also printed as a plain line
  * (`Pairing code: ABC234 …`) for a person at the console. Bad arguments: a message on
  * stderr and exit code 2, never a stack trace. SIGINT/SIGTERM: clean shutdown, exit 0.
  */
+import { X509Certificate } from 'node:crypto'
+import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -24,9 +26,13 @@ import { logPanelPort } from './serial/portLog.js'
 const USAGE = `usage:
   agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
               [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
-              [--cache-max-mb N]
+              [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
 defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
           --cache-max-mb ${DEFAULT_CACHE_MAX_BYTES / 1024 ** 2} (the on-disk media cache bound)
+--ca FILE: a CA certificate (PEM) trusted beside the system's roots, for the cloud's
+          HTTPS and the broker's TLS
+--allow-insecure-mqtt: with an https cloud, use a plaintext broker address (mqtt://, ws://)
+          when no TLS one is offered (labs only)
 `
 
 class UsageError extends Error {}
@@ -40,6 +46,9 @@ interface StartArgs {
   model: string
   serialNumber: string
   logLevel: LogLevel
+  /** PEM text of --ca. */
+  caPem: string | null
+  allowInsecureMqtt: boolean
 }
 
 function parseStartArgs(argv: string[]): StartArgs {
@@ -58,6 +67,8 @@ function parseStartArgs(argv: string[]): StartArgs {
         'serial-number': { type: 'string' },
         'log-level': { type: 'string' },
         'cache-max-mb': { type: 'string' },
+        ca: { type: 'string' },
+        'allow-insecure-mqtt': { type: 'boolean' },
       },
     }))
   } catch (err) {
@@ -97,7 +108,26 @@ function parseStartArgs(argv: string[]): StartArgs {
     model: values.model ?? `svc-agent (${os.platform()} ${os.arch()})`,
     serialNumber: values['serial-number'] ?? os.hostname(),
     logLevel: level as LogLevel,
+    caPem: values.ca === undefined ? null : caFile(values.ca),
+    allowInsecureMqtt: values['allow-insecure-mqtt'] === true,
   }
+}
+
+/** The PEM text of --ca FILE, checked to hold a certificate. */
+function caFile(file: string): string {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    throw new UsageError(`--ca: cannot read ${file}: ${e.code ?? e.message}`)
+  }
+  try {
+    new X509Certificate(text)
+  } catch {
+    throw new UsageError(`--ca: ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`)
+  }
+  return text
 }
 
 function serialArg(v: string | undefined): StartArgs['serial'] {
@@ -141,6 +171,8 @@ async function start(argv: string[]): Promise<number> {
     playerPort: args.playerPort,
     cacheMaxBytes: args.cacheMaxBytes,
     device: { model: args.model, serialNumber: args.serialNumber },
+    ...(args.caPem ? { caPem: args.caPem } : {}),
+    allowInsecureMqtt: args.allowInsecureMqtt,
     serialRunner: serialRunner(driver),
     ...(driver ? { panelDriver: driver } : {}),
     log,

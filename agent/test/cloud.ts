@@ -1,10 +1,16 @@
 // A real cloud for agent tests: startServer on free ports with an on-disk database, a
 // workspace with an owner key, helpers to pair a code, publish desired state through the
-// embedded broker, and read retained messages the agent published.
+// embedded broker, and read retained messages the agent published. httpsFront puts a
+// TLS-terminating reverse proxy in front of it, as in production.
 import type { Test } from 'tap'
+import fs from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import net from 'node:net'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { startServer, type Running } from '../../cloud/src/server.js'
-import { testConfig } from '../../cloud/src/config.js'
+import { testConfig, type Config } from '../../cloud/src/config.js'
 import { tempDir, until } from './helpers.js'
 
 type Aedes = Running['app']['services']['broker']['aedes']
@@ -26,9 +32,9 @@ export interface TestCloud {
   request(method: string, url: string, body?: unknown): Promise<Response>
 }
 
-export async function startCloud(t: Test): Promise<TestCloud> {
+export async function startCloud(t: Test, config: Partial<Config> = {}): Promise<TestCloud> {
   const dataDir = tempDir(t, 'svc-cloud-')
-  const running = await startServer(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0 }))
+  const running = await startServer(testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, ...config }))
   let closed = false
   const close = async (): Promise<void> => {
     if (closed) return
@@ -94,4 +100,50 @@ export async function startCloud(t: Test): Promise<TestCloud> {
     },
     close,
   }
+}
+
+/** The committed test certificates (`localhost`, signed by the test CA in ca.pem). */
+export const TLS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../cloud/test/fixtures/tls')
+export const CA_FILE = path.join(TLS_DIR, 'ca.pem')
+export const CERT_FILE = path.join(TLS_DIR, 'server.pem')
+export const KEY_FILE = path.join(TLS_DIR, 'server-key.pem')
+
+/**
+ * A reverse proxy on 127.0.0.1 that terminates TLS with the test certificate and passes
+ * requests and WebSocket upgrades on to the cloud's HTTP port (`upstream`, asked per
+ * connection, so the proxy can start before the cloud that names it in SVC_PUBLIC_URL) as
+ * they are (Host included), as nginx or a load balancer does. Closed when the test ends.
+ */
+export async function httpsFront(t: Test, upstream: () => number): Promise<{ base: string; port: number }> {
+  const server = https.createServer({ cert: fs.readFileSync(CERT_FILE), key: fs.readFileSync(KEY_FILE) }, (req, res) => {
+    const forward = http.request({ host: '127.0.0.1', port: upstream(), method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers)
+      up.pipe(res)
+    })
+    forward.on('error', () => res.destroy())
+    req.pipe(forward)
+  })
+  const sockets = new Set<net.Socket>()
+  server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    const up = net.connect(upstream(), '127.0.0.1', () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`, ...Object.entries(req.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}`)]
+      up.write(`${lines.join('\r\n')}\r\n\r\n`)
+      up.write(head)
+      up.pipe(socket)
+      socket.pipe(up)
+    })
+    for (const s of [socket, up]) {
+      sockets.add(s)
+      s.on('error', () => undefined)
+      s.once('close', () => (sockets.delete(s), socket.destroy(), up.destroy()))
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(async () => {
+    for (const s of sockets) s.destroy()
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  const port = (server.address() as net.AddressInfo).port
+  return { base: `https://localhost:${port}`, port }
 }

@@ -25,7 +25,7 @@ export interface Config {
    * it publishes the Last Wills a previous process left (devices that dropped while it was down).
    */
   mqttHeartbeatMs: number
-  /** Public base URL of this service, used in links handed to devices (SVC_PUBLIC_URL). */
+  /** Public base URL of this service, used in links handed to devices (SVC_PUBLIC_URL); an https:// one means devices are handed TLS links only. */
   publicUrl: string | null
   /**
    * Which reverse proxies in front of the HTTP port are trusted to say who the client is
@@ -34,6 +34,18 @@ export interface Config {
    * addresses and CIDR ranges (`10.0.0.0/8`, or `loopback`, `linklocal`, `uniquelocal`).
    */
   trustProxy: false | number | string[]
+  /**
+   * MQTT over TLS: the PEM certificate chain and private key (SVC_MQTT_TLS_CERT, SVC_MQTT_TLS_KEY),
+   * both or neither; re-read when the files change. Unset = no TLS listener.
+   */
+  mqttTlsCertFile: string | null
+  mqttTlsKeyFile: string | null
+  /** Port of MQTT over TLS, open when the certificate is set; 0 picks a free port (SVC_MQTTS_PORT, 8883). */
+  mqttsPort: number
+  /** How often the certificate files are checked for a change, ms (not an environment setting; tests shorten it). */
+  mqttTlsWatchMs?: number
+  /** The MQTT link devices are handed when a proxy terminates TLS in front of the broker: mqtts://host:port or wss://host/path (SVC_MQTT_PUBLIC_URL). */
+  mqttPublicUrl: string | null
   logLevel: string
   /** Log lines: 'pretty' for people, 'json' for collectors, 'auto' = pretty on a terminal, else JSON (SVC_LOG_FORMAT, auto). */
   logFormat: 'auto' | 'json' | 'pretty'
@@ -176,6 +188,35 @@ function trustProxy(raw: string | undefined): Config['trustProxy'] {
   return list
 }
 
+function publicUrl(raw: string | undefined): string | null {
+  if (!raw) return null
+  if (!/^https?:\/\/[^/]/.test(raw) || !URL.canParse(raw)) throw new Error(`SVC_PUBLIC_URL must be an http:// or https:// URL, got "${raw}"`)
+  return raw
+}
+
+/** SVC_MQTT_PUBLIC_URL: an MQTT or MQTT-over-WebSocket URL; a TLS one (mqtts, wss) when the public URL is https. */
+function mqttPublicUrl(raw: string | undefined, publicBase: string | null): string | null {
+  if (!raw) return null
+  const secure = publicBase?.startsWith('https:') ?? false
+  const m = /^(mqtts?|wss?):\/\/[^/]/.exec(raw)
+  if (!m || !URL.canParse(raw))
+    throw new Error(`SVC_MQTT_PUBLIC_URL must be an mqtts://, wss:// (or, on a cloud that is not https, mqtt:// or ws://) URL, got "${raw}"`)
+  if (secure && (m[1] === 'mqtt' || m[1] === 'ws'))
+    throw new Error(
+      `SVC_MQTT_PUBLIC_URL must be an mqtts:// or wss:// URL when SVC_PUBLIC_URL is https (devices are never handed a plaintext link), got "${raw}"`,
+    )
+  return raw
+}
+
+/** SVC_MQTT_TLS_CERT and SVC_MQTT_TLS_KEY go together (the files are read at start, see server.ts). */
+function tlsFiles(env: NodeJS.ProcessEnv): { mqttTlsCertFile: string | null; mqttTlsKeyFile: string | null } {
+  const cert = env.SVC_MQTT_TLS_CERT || null
+  const key = env.SVC_MQTT_TLS_KEY || null
+  if (cert && !key) throw new Error('SVC_MQTT_TLS_CERT is set but SVC_MQTT_TLS_KEY is not: MQTT over TLS needs both the certificate and its private key')
+  if (key && !cert) throw new Error('SVC_MQTT_TLS_KEY is set but SVC_MQTT_TLS_CERT is not: MQTT over TLS needs both the certificate and its private key')
+  return { mqttTlsCertFile: cert && path.resolve(cert), mqttTlsKeyFile: key && path.resolve(key) }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR || './data')
   return {
@@ -189,8 +230,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpPort: int(env, 'SVC_HTTP_PORT', 8080),
     mqttPort: env.SVC_MQTT_PORT === '-1' ? -1 : int(env, 'SVC_MQTT_PORT', 1883),
     mqttHeartbeatMs: int(env, 'SVC_MQTT_HEARTBEAT_MS', 60_000, 1),
-    publicUrl: env.SVC_PUBLIC_URL || null,
     trustProxy: trustProxy(env.SVC_TRUST_PROXY),
+    publicUrl: publicUrl(env.SVC_PUBLIC_URL),
+    ...tlsFiles(env),
+    mqttsPort: int(env, 'SVC_MQTTS_PORT', 8883),
+    mqttPublicUrl: mqttPublicUrl(env.SVC_MQTT_PUBLIC_URL, env.SVC_PUBLIC_URL || null),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     logFormat: logFormat(env.SVC_LOG_FORMAT),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),

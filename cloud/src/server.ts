@@ -1,5 +1,6 @@
-// Runs the cloud: HTTP (with MQTT over WebSocket at /mqtt) and MQTT over TCP, and drains
-// on SIGTERM/SIGINT: no new HTTP or MQTT connection is accepted, the device connections
+// Runs the cloud: HTTP (with MQTT over WebSocket at /mqtt), MQTT over TCP and, with a
+// certificate, MQTT over TLS, and drains on SIGTERM/SIGINT: no new HTTP or MQTT
+// connection is accepted, the device connections
 // are closed (devices reconnect, with backoff, to another instance of the cloud), requests
 // in flight finish (each answer then closes its connection), and after SVC_DRAIN_TIMEOUT_MS
 // whatever is still open is cut. Then the workers stop and give up their leases, and the
@@ -11,12 +12,15 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppDeps } from './app.js'
 import type { Config } from './config.js'
 import { lockDataDir, StartupError } from './dataLock.js'
+import { TlsFileError } from './broker/TlsCertificate.js'
 
 export { StartupError } from './dataLock.js'
 
 export interface Running {
   httpPort: number
   mqttPort: number | null
+  /** MQTT over TLS, when SVC_MQTT_TLS_CERT and SVC_MQTT_TLS_KEY are set. */
+  mqttsPort: number | null
   /** The app behind the listeners (services, embedded broker), for in-process tests and tools. */
   app: FastifyInstance
   close(): Promise<void>
@@ -38,6 +42,13 @@ function listenError(e: unknown, what: string, port: number, host: string, setti
     return new StartupError(`${what} port ${port} needs privileges this process does not have (${setting}): set ${setting} to a port above 1023`)
   if (code === 'EADDRNOTAVAIL') return new StartupError(`${what} cannot listen on ${host}, not an address of this machine (SVC_HOST)`)
   return e
+}
+
+/** A certificate or key file that cannot be used, as one sentence naming its setting. */
+function tlsError(e: unknown): unknown {
+  if (!(e instanceof TlsFileError)) return e
+  const setting = e.which === 'cert' ? 'SVC_MQTT_TLS_CERT' : e.which === 'key' ? 'SVC_MQTT_TLS_KEY' : 'SVC_MQTT_TLS_CERT and SVC_MQTT_TLS_KEY'
+  return new StartupError(`${setting}: ${e.message}`)
 }
 
 export async function startServer(config: Config, deps: AppDeps = {}): Promise<Running> {
@@ -69,6 +80,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
     app.services.presence.stop()
   })
   let mqttPort: number | null = null
+  let mqttsPort: number | null = null
   try {
     await app.listen({ port: config.httpPort, host: config.host }).catch((e: unknown) => {
       throw listenError(e, 'HTTP', config.httpPort, config.host, 'SVC_HTTP_PORT')
@@ -81,12 +93,23 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
         throw listenError(e, 'MQTT', config.mqttPort, config.host, 'SVC_MQTT_PORT')
       })
     }
+    if (config.mqttTlsCertFile && config.mqttTlsKeyFile) {
+      const files = { certFile: config.mqttTlsCertFile, keyFile: config.mqttTlsKeyFile }
+      mqttsPort = await app.services.broker.listenTls(config.mqttsPort, config.host, files, config.mqttTlsWatchMs).catch((e: unknown) => {
+        throw listenError(tlsError(e), 'MQTT over TLS', config.mqttsPort, config.host, 'SVC_MQTTS_PORT')
+      })
+    }
   } catch (e) {
     await app.close().catch(() => undefined)
     throw e
   }
   const httpPort = (app.server.address() as { port: number }).port
-  app.log.info({ httpPort, mqttPort, dataDir: config.dataDir }, 'cloud ready')
+  app.log.info({ httpPort, mqttPort, mqttsPort, dataDir: config.dataDir }, 'cloud ready')
+  if (mqttPort !== null && config.publicUrl?.startsWith('https:'))
+    app.log.warn(
+      { mqttPort },
+      'SVC_PUBLIC_URL is https, so devices are never handed the plaintext MQTT port; it stays open for whoever reaches it directly (SVC_MQTT_PORT=-1 closes it)',
+    )
   if (config.schemaWarmupMs > 0)
     stopWarmup = app.routeSchemas.compileInBackground(config.schemaWarmupMs, (err) => app.log.error({ err }, 'a route schema does not compile'))
   const drain = async (timeoutMs: number): Promise<void> => {
@@ -101,7 +124,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
       clearTimeout(cut)
     }
   }
-  return { httpPort, mqttPort, app, close: () => app.close(), drain }
+  return { httpPort, mqttPort, mqttsPort, app, close: () => app.close(), drain }
 }
 
 /** The next step for someone who just started a fresh service: the bootstrap command and the docs address. */

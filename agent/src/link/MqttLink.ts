@@ -10,6 +10,7 @@ import { connect as mqttConnect, type IClientOptions, type MqttClient } from 'mq
 import { encodeMessage, QOS, topics, type StatusMessage } from '@svc/shared/mqtt/index'
 import { Backoff, type BackoffOptions } from '../runtime/Backoff.js'
 import type { Logger } from '../runtime/Logger.js'
+import { certificateHint } from '../pairing/trust.js'
 import type { Clock, TimerHandle, Timers } from '../runtime/time.js'
 
 /** MQTT 3.1.1 CONNACK codes (the embedded broker speaks 3.1.1). */
@@ -19,8 +20,10 @@ export const CONNACK_NOT_AUTHORIZED = 5
 export type MqttConnect = (url: string, options: IClientOptions) => MqttClient
 
 export interface MqttLinkOptions {
-  /** `mqtt://…` or `ws://…/mqtt`. */
+  /** `mqtts://…`, `wss://…/mqtt` (or, plaintext, `mqtt://…`, `ws://…/mqtt`). */
   url: string
+  /** The CAs that verify the broker's certificate over TLS (default: the system's roots). */
+  ca?: string[]
   screenId: string
   deviceSecret: string
   log: Logger
@@ -86,6 +89,8 @@ export class MqttLink extends EventEmitter<MqttLinkEvents> {
       keepalive: this.#o.keepaliveSeconds ?? 30,
       connectTimeout: this.#o.connectTimeoutMs ?? 15_000,
       will: { topic: topics.status(screenId), payload: this.#status('offline'), qos: QOS, retain: true },
+      // Used for mqtts:// and (mqtt.js hands it to the WebSocket) wss://; certificates are always verified.
+      ...(this.#o.ca ? { ca: this.#o.ca } : {}),
     })
     this.#client = client
     client.on('connect', () => this.#onConnect(client))
@@ -172,7 +177,7 @@ export class MqttLink extends EventEmitter<MqttLinkEvents> {
     }
     const text = typeof code === 'string' ? `${code}` : err.message
     // One line per distinct failure, not one per retry.
-    if (text !== this.#lastError) this.#o.log.warn(`cannot reach the broker at ${this.#o.url}: ${text}`)
+    if (text !== this.#lastError) this.#o.log.warn(`cannot reach the broker at ${this.#o.url}: ${text}${certificateHint(text)}`)
     this.#lastError = text
   }
 

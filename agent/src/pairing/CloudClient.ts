@@ -1,9 +1,10 @@
 // The two HTTP calls of the device side of pairing (DESIGN "Screens and pairing" 1 and 3):
 // register, and poll with the poll secret. Network failures become CloudUnreachableError
 // with the cloud address and the socket error code, so the log says what is wrong.
+import { certificateHint } from './trust.js'
 
 export interface MqttLinkInfo {
-  /** `mqtt://host:port`, or null when the cloud has no MQTT over TCP. */
+  /** `mqtts://host:port` (`mqtt://` from a cloud that is not https), or null when the cloud offers none: then `wsUrl`. */
   url: string | null
   wsUrl: string
   username: string
@@ -27,7 +28,7 @@ export type PollAnswer =
 export class CloudUnreachableError extends Error {
   readonly code: string
   constructor(cloudUrl: string, code: string) {
-    super(`cannot reach cloud at ${cloudUrl}: ${code}`)
+    super(`cannot reach cloud at ${cloudUrl}: ${code}${certificateHint(code)}`)
     this.name = 'CloudUnreachableError'
     this.code = code
   }

@@ -1,5 +1,8 @@
-// The embedded MQTT broker (Aedes): MQTT over TCP on SVC_MQTT_PORT and over WebSocket at
-// /mqtt on the HTTP server. Policy is injected (authenticate / authorize hooks) so the
+// The embedded MQTT broker (Aedes): MQTT over TCP on SVC_MQTT_PORT, over TLS on
+// SVC_MQTTS_PORT (when a certificate is configured; re-read when its files change, see
+// TlsCertificate.ts) and over WebSocket at /mqtt on the HTTP server. Every listener hands
+// its connections to the same handling (accept, handle): authentication, topic rules,
+// packet guard and presence are the same whichever way a device came in. Policy is injected (authenticate / authorize hooks) so the
 // device link can own who may connect and which topics each device reaches. Until a
 // policy is installed every client is refused: the broker never runs open.
 //
@@ -17,6 +20,7 @@
 // device topics only take messages from devices connected here, so each device message
 // is handled once in the cloud. Without `cluster` aedes keeps its in-process bus.
 import net from 'node:net'
+import tls from 'node:tls'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { Aedes, type AedesOptions, type Client, type PublishPacket, type PubrelPacket, type Subscription } from 'aedes'
@@ -28,6 +32,7 @@ import { DeviceBudget } from './DeviceBudget.js'
 import { indexRetained } from './RetainedIndex.js'
 import { ReadHold, guardClient, markAuthenticated, type GuardedClient, type PacketGuardOptions, type PacketLimits } from './PacketGuard.js'
 import { clusterBus } from './clusterBus.js'
+import { describe, readTlsPair, watchTlsPair, type TlsFiles } from './TlsCertificate.js'
 
 export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
 
@@ -112,6 +117,9 @@ export class EmbeddedBroker {
   /** The aedes instance. The rest of the cloud goes through this class's methods; tests look inside. */
   aedes!: Aedes
   private tcp: net.Server | null = null
+  private tls: tls.Server | null = null
+  private boundTlsPort: number | null = null
+  private stopTlsWatch: (() => void) | null = null
   private wss: WebSocketServer | null = null
   private probeSeq = 0
   private readonly sockets = new Set<net.Socket>()
@@ -429,27 +437,61 @@ export class EmbeddedBroker {
     return this.connections.isConnected(clientId)
   }
 
+  /** Keeps a socket until it closes, so closing the broker can end it (connections that have not sent CONNECT are no aedes clients). */
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket)
+    socket.once('close', () => this.sockets.delete(socket))
+  }
+
   /** Listens for MQTT over TCP; resolves with the bound port. */
   async listenTcp(port: number, host = '0.0.0.0'): Promise<number> {
     // noDelay: MQTT packets are small and often follow one another (a PUBACK, then the next
     // job); with Nagle the second waits for the device's delayed ACK, about 40 ms on Linux.
     const server = net.createServer({ noDelay: true }, (socket) => {
-      this.sockets.add(socket)
-      socket.once('close', () => this.sockets.delete(socket))
+      this.track(socket)
       this.handle(socket)
     })
     this.tcp = server
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(port, host, () => resolve())
-    })
-    this.boundTcpPort = (server.address() as net.AddressInfo).port
+    this.boundTcpPort = await listen(server, port, host)
     return this.boundTcpPort
   }
 
   /** The port MQTT over TCP listens on, or null when it does not. */
   get tcpPort(): number | null {
     return this.boundTcpPort
+  }
+
+  /**
+   * Listens for MQTT over TLS with the certificate and key in `files` (PEM), read now (a
+   * file that cannot be used throws TlsFileError) and again whenever either changes,
+   * checked every `watchMs`. Resolves with the bound port.
+   */
+  async listenTls(port: number, host: string, files: TlsFiles, watchMs = 1000): Promise<number> {
+    const pair = readTlsPair(files)
+    const server = tls.createServer({
+      cert: pair.cert,
+      key: pair.key,
+      noDelay: true,
+      // As long as aedes waits for CONNECT: a connection that never finishes its handshake ends.
+      handshakeTimeout: 30_000,
+    })
+    // The raw connection is tracked from its first byte, so closing ends handshakes under way too.
+    server.on('connection', (socket: net.Socket) => this.track(socket))
+    server.on('secureConnection', (socket: tls.TLSSocket) => this.handle(socket))
+    // A client that does not trust the certificate, or speaks something else: its connection ends.
+    server.on('tlsClientError', (err, socket) =>
+      this.log.debug({ err: err.message, remote: socket.remoteAddress }, 'MQTT over TLS handshake failed, connection closed'),
+    )
+    this.tls = server
+    this.boundTlsPort = await listen(server, port, host)
+    this.stopTlsWatch = watchTlsPair(files, pair, watchMs, (next) => server.setSecureContext({ cert: next.cert, key: next.key }), this.log)
+    this.log.info({ port: this.boundTlsPort, ...describe(pair.certificate) }, 'MQTT over TLS listening')
+    return this.boundTlsPort
+  }
+
+  /** The port MQTT over TLS listens on, or null when it does not. */
+  get tlsPort(): number | null {
+    return this.boundTlsPort
   }
 
   /** Ends the connection of the client with this id, if connected (a deleted screen's agent). */
@@ -514,10 +556,17 @@ export class EmbeddedBroker {
       for (const c of this.wss.clients) c.terminate()
       await new Promise<void>((r) => this.wss!.close(() => r()))
     }
-    if (this.tcp) {
-      const closed = new Promise<void>((r) => this.tcp!.close(() => r()))
-      for (const s of this.sockets) s.destroy()
-      await closed
-    }
+    this.stopTlsWatch?.()
+    const closed = [this.tcp, this.tls].filter((s) => s !== null).map((server) => new Promise<void>((r) => server.close(() => r())))
+    for (const s of this.sockets) s.destroy()
+    await Promise.all(closed)
   }
+}
+
+/** Binds a listener; resolves with its port. */
+function listen(server: net.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve((server.address() as net.AddressInfo).port))
+  })
 }

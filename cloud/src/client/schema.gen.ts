@@ -12714,11 +12714,11 @@ export interface operations {
                             mqtt?: {
                                 /** @description `svc/v1/screens/<id>/`. */
                                 topicPrefix: string;
-                                /** @description `mqtt://host:port`; null when MQTT over TCP is off. */
+                                /** @description MQTT over TLS `mqtts://host:port` (or `mqtt://host:port` on a cloud whose public URL is not https); null when no such link is offered: then use `wsUrl`. */
                                 url: string | null;
                                 /** @description The screen id; the MQTT client id must be the same. */
                                 username: string;
-                                /** @description `ws(s)://host/mqtt`. */
+                                /** @description MQTT over WebSocket, `wss://host/mqtt` (`ws://` only on a cloud whose public URL is not https). */
                                 wsUrl: string;
                             };
                             screenId?: string;

@@ -20,8 +20,11 @@ const Registration = Type.Object({
 })
 
 const MqttLink = Type.Object({
-  url: Type.Union([Type.String(), Type.Null()], { description: '`mqtt://host:port`; null when MQTT over TCP is off.' }),
-  wsUrl: Type.String({ description: '`ws(s)://host/mqtt`.' }),
+  url: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'MQTT over TLS `mqtts://host:port` (or `mqtt://host:port` on a cloud whose public URL is not https); null when no such link is offered: then use `wsUrl`.',
+  }),
+  wsUrl: Type.String({ description: 'MQTT over WebSocket, `wss://host/mqtt` (`ws://` only on a cloud whose public URL is not https).' }),
   username: Type.String({ description: 'The screen id; the MQTT client id must be the same.' }),
   topicPrefix: Type.String({ description: '`svc/v1/screens/<id>/`.' }),
 })
@@ -34,16 +37,37 @@ const PollAnswer = Type.Object({
   mqtt: Type.Optional(MqttLink),
 })
 
+/**
+ * The broker addresses handed to a device. A cloud reached over https (SVC_PUBLIC_URL, else
+ * the request itself) hands out TLS links only, never `mqtt://` or `ws://`: `url` is
+ * SVC_MQTT_PUBLIC_URL when it is an MQTT URL, else the TLS listener on the public host, else
+ * (not https) the TCP listener, else null; `wsUrl` is SVC_MQTT_PUBLIC_URL when it is a
+ * WebSocket URL, else `/mqtt` on the public origin (which the reverse proxy terminates).
+ */
+export function brokerUrls(
+  base: URL,
+  listeners: { publicMqttUrl: string | null; tlsPort: number | null; tcpPort: number | null },
+): { url: string | null; wsUrl: string } {
+  const secure = base.protocol === 'https:'
+  const plaintext = (u: string): boolean => /^(mqtt|ws):/.test(u)
+  const given = listeners.publicMqttUrl && !(secure && plaintext(listeners.publicMqttUrl)) ? listeners.publicMqttUrl : null
+  const givenMqtt = given && /^mqtts?:/.test(given) ? given : null
+  const givenWs = given && /^wss?:/.test(given) ? given : null
+  const url =
+    givenMqtt ??
+    (listeners.tlsPort !== null ? `mqtts://${base.hostname}:${listeners.tlsPort}` : null) ??
+    (!secure && listeners.tcpPort !== null ? `mqtt://${base.hostname}:${listeners.tcpPort}` : null)
+  return { url, wsUrl: givenWs ?? `${secure ? 'wss' : 'ws'}://${base.host}/mqtt` }
+}
+
 const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { pairing, rateLimiter, config, broker } = app.services
 
   /** Where the device reaches the broker: SVC_PUBLIC_URL's host, else the host it asked. */
   function mqttLink(req: FastifyRequest, screenId: string) {
     const base = config.publicUrl ? new URL(config.publicUrl) : new URL(`${req.protocol}://${req.host}`)
-    const tcp = broker.tcpPort
     return {
-      url: tcp !== null ? `mqtt://${base.hostname}:${tcp}` : null,
-      wsUrl: `${base.protocol === 'https:' ? 'wss' : 'ws'}://${base.host}/mqtt`,
+      ...brokerUrls(base, { publicMqttUrl: config.mqttPublicUrl, tlsPort: broker.tlsPort, tcpPort: broker.tcpPort }),
       username: screenId,
       topicPrefix: screenTopicPrefix(screenId),
     }

@@ -7,6 +7,7 @@ import { build, type Harness } from '../helpers.js'
 import { loadConfig } from '../../src/config.js'
 import { AUTH_FAILURE_LIMIT } from '../../src/http/authFailures.js'
 import { REGISTER_LIMIT_PER_MINUTE } from '../../src/routes/devices.js'
+import { pairScreen } from '../screenHelpers.js'
 
 const PROXY = '10.0.0.5'
 const badKey = (i: number) => `ak_us_live_${String(i).padStart(32, 'x')}`
@@ -79,4 +80,25 @@ t.test('device registrations: per real client behind a trusted proxy, per connec
   const plain = await build(t)
   for (let i = 0; i < REGISTER_LIMIT_PER_MINUTE; i++) t.equal((await register(plain, '203.0.113.1', `192.0.2.${i + 1}`)).statusCode, 201)
   t.equal((await register(plain, '203.0.113.1', '192.0.2.222')).statusCode, 429, 'a forged X-Forwarded-For does not escape the limit')
+})
+
+t.test('without SVC_PUBLIC_URL, an https proxy that is trusted gets only TLS links for its devices', async (t) => {
+  const poll = async (h: Harness, headers: Record<string, string>) => {
+    const { apiKey } = await h.workspace()
+    const p = await pairScreen(h, apiKey)
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/v1/devices/register/${p.registrationId}`,
+      remoteAddress: PROXY,
+      headers: { authorization: `Bearer ${p.pollSecret}`, ...headers },
+    })
+    t.equal(res.statusCode, 200)
+    return res.json().data.mqtt as { url: string | null; wsUrl: string }
+  }
+  const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'signage.example.com', 'x-forwarded-for': '198.51.100.1' }
+  const trusted = await poll(await build(t, { trustProxy: [PROXY] }), forwarded)
+  t.equal(trusted.wsUrl, 'wss://signage.example.com/mqtt')
+  t.equal(trusted.url, null, 'no plaintext MQTT address for a device of an https cloud')
+  const untrusted = await poll(await build(t), { ...forwarded, host: 'cloud.internal:8080' })
+  t.equal(untrusted.wsUrl, 'ws://cloud.internal:8080/mqtt', 'an untrusted hop cannot choose the scheme or host devices are sent to')
 })

@@ -65,6 +65,33 @@ export const pnpm: SystemTool = {
   found: (env) => onPath('pnpm', env),
 }
 
+const isRoot = (): boolean => process.getuid?.() === 0
+
+export const netns: SystemTool = {
+  name: 'network namespaces (ip netns, as root)',
+  install: 'run the tests as root with iproute2 (apt-get install -y iproute2)',
+  found: (env) => isRoot() && onPath('ip', env),
+}
+
+export const dpkgDeb: SystemTool = {
+  name: 'dpkg-deb',
+  install: 'apt-get install -y dpkg (Debian, Ubuntu)',
+  found: (env) => onPath('dpkg-deb', env),
+}
+
+/** dpkg installing into a mount namespace of its own (a copy of /etc and of dpkg's database). */
+export const dpkgInstall: SystemTool = {
+  name: 'dpkg with mount namespaces (as root)',
+  install: 'run the tests as root on Debian or Ubuntu (dpkg, deb-systemd-helper from init-system-helpers, unshare from util-linux)',
+  found: (env) => isRoot() && ['dpkg', 'unshare', 'useradd', 'deb-systemd-helper'].every((n) => onPath(n, env)),
+}
+
+export const systemdAnalyze: SystemTool = {
+  name: 'systemd-analyze',
+  install: 'apt-get install -y systemd',
+  found: (env) => onPath('systemd-analyze', env),
+}
+
 /** Whether a missing tool fails the test instead of skipping it (CI=true or CI=1). */
 export function toolsRequired(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.CI === 'true' || env.CI === '1'

@@ -1,7 +1,8 @@
 // The packed agent with Node alone. `agent pack` runs with only `node` on PATH (no pnpm,
 // tar or dpkg-deb: the tarball alone, saying so in one line); the tarball, unpacked with
 // tar, runs with only `node` on PATH too. It pairs with a real cloud, caches what it is
-// told to play and answers `svc-agent health`; then it is started again in a network
+// told to play, takes a screenshot (puppeteer-core loaded from beside the program) and
+// answers `svc-agent health`; then it is started again in a network
 // namespace of its own (no network at all, as at a player's boot with the cable out): its
 // player page answers within 3 s of the start and plays the playlist from the cache.
 import t from 'tap'
@@ -12,10 +13,10 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { topics } from '@svc/shared/mqtt/index'
-import { netns, toolTest } from '@svc/shared/testing'
+import { chromium, missingTool, netns, toolTest, toolsRequired } from '@svc/shared/testing'
 import { startCloud } from '../cloud.js'
 import { tempDir, until } from '../helpers.js'
-import { fileServer, solidPng } from '../browser/chromium.js'
+import { CHROMIUM, fileServer, solidPng } from '../browser/chromium.js'
 import { VERSION, nodeOnly, pack, run, unpack } from './packed.js'
 
 const nodeDir = nodeOnly(t)
@@ -86,8 +87,11 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
   const cloud = await startCloud(t)
   const data = tempDir(t)
 
-  // 1. Online: pairs, caches the playlist's file.
-  const first = run(t, bin, ['start', '--cloud', cloud.base, '--data', data, '--player-port', '0'], { env })
+  // 1. Online: pairs, caches the playlist's file (and takes a screenshot, where there is a browser).
+  const noBrowser = missingTool(chromium)
+  const first = run(t, bin, ['start', '--cloud', cloud.base, '--data', data, '--player-port', '0'], {
+    env: { ...env, ...(noBrowser ? {} : { CHROME_PATH: CHROMIUM }) },
+  })
   const code = await until(20_000, () => first.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
   t.ok(code, `a pairing code (stderr: ${first.stderr()})`)
   const screenId = await cloud.pair(code!)
@@ -115,6 +119,19 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
   t.ok(cachedState, 'online, the page plays the file from the cache')
   t.equal(media.hits.length, 1, 'downloaded once')
 
+  // Screenshots load puppeteer-core from the file beside the program.
+  if (noBrowser) {
+    if (toolsRequired()) t.fail(`${noBrowser} (CI is set: a missing tool fails)`)
+    else t.comment(`${noBrowser}; the packed agent's screenshot is not tried`)
+  } else {
+    const shot = (await (await cloud.request('POST', `/v1/screens/${screenId}/screenshot`)).json()) as { data: { id: string } }
+    const done = await until(30_000, async () => {
+      const s = ((await (await cloud.request('GET', `/v1/screenshots/${shot.data.id}`)).json()) as { data: Record<string, unknown> }).data
+      return s.status === 'ok' || s.status === 'failed' ? s : undefined
+    })
+    t.match(done, { status: 'ok' }, 'a screenshot from the packed agent')
+  }
+
   // `svc-agent health`: the agent answers; the kiosk page is silent until one connects.
   const health = async (args: string[]) => {
     const p = run(t, bin, ['health', '--player-port', String(port), ...args], { env })
@@ -126,8 +143,10 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
   const ws = new WebSocket(`ws://127.0.0.1:${port}/feed`)
   t.after(() => ws.terminate())
   await new Promise((r, j) => ws.once('open', r).once('error', j))
-  ws.send('{"type":"alive"}')
+  // Like the kiosk page, only more often (a loaded machine may take a second to start the check).
+  const alive = setInterval(() => ws.send('{"type":"alive"}'), 200)
   t.match(await health(['--page-silent-after', '1']), { code: 0, out: { agent: 'ok', page: 'ok', pages: 1 } }, 'a page that speaks: exit 0')
+  clearInterval(alive)
   ws.close()
 
   first.child.kill('SIGTERM')

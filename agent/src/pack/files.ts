@@ -88,13 +88,27 @@ export const KIOSK_FLAGS = [
   '--autoplay-policy=no-user-gesture-required',
 ]
 
+/** share/kiosk: what cage runs. Debian names the browser chromium, older Raspberry Pi OS chromium-browser. */
+export const KIOSK = `#!/bin/sh
+# The kiosk browser, run by svc-kiosk.service inside cage (a Wayland compositor that shows
+# one program full screen): Chromium on the local player page.
+for browser in /usr/bin/chromium /usr/bin/chromium-browser; do
+  if [ -x "$browser" ]; then
+    exec "$browser" ${KIOSK_FLAGS.join(' ')} "http://127.0.0.1:\${SVC_AGENT_PLAYER_PORT:-7070}/"
+  fi
+done
+echo "svc-kiosk: no Chromium on this player (apt-get install chromium)" >&2
+exit 1
+`
+
 export const KIOSK_UNIT = `[Unit]
-Description=svc kiosk browser: the player page full screen (Chromium in the cage kiosk compositor on tty1)
+Description=svc kiosk browser: the player page full screen (Chromium in the cage compositor on tty1)
 Wants=svc-agent.service
 After=svc-agent.service systemd-user-sessions.service getty@tty1.service
 Conflicts=getty@tty1.service
 ConditionPathExists=/usr/bin/cage
-ConditionPathExists=/usr/bin/chromium
+ConditionPathExists=|/usr/bin/chromium
+ConditionPathExists=|/usr/bin/chromium-browser
 StartLimitIntervalSec=0
 
 [Service]
@@ -117,7 +131,7 @@ UtmpIdentifier=tty1
 UtmpMode=user
 # The page opens once the agent answers; it then follows the agent across its restarts.
 ExecStartPre=${PREFIX}/bin/svc-agent health --wait 60 --player-port \${SVC_AGENT_PLAYER_PORT}
-ExecStart=/usr/bin/cage -s -- /usr/bin/chromium ${KIOSK_FLAGS.join(' ')} http://127.0.0.1:\${SVC_AGENT_PLAYER_PORT}/
+ExecStart=/usr/bin/cage -s -- ${PREFIX}/share/kiosk
 # A crash restarts it; a hang is found by the watchdog (svc-agent-watchdog.timer).
 Restart=always
 RestartSec=3
@@ -186,7 +200,7 @@ Architecture: ${o.arch}
 Maintainer: svc <svc@localhost>
 Installed-Size: ${o.installedKiB}
 Depends: nodejs (>= 20.19), init-system-helpers, passwd
-Recommends: chromium, cage
+Recommends: chromium | chromium-browser, cage, xwayland
 Section: misc
 Priority: optional
 Description: svc screen-player agent

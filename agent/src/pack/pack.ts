@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ARCHES, REPO_ROOT, bundleAgent, type PackArch } from './bundle.js'
-import { AGENT_ENV, CONFFILES, ENV_FILE, LAUNCHER, POSTINST, POSTRM, PREFIX, PRERM, UNITS, UNIT_DIR, WATCHDOG, control, debianVersion } from './files.js'
+import { AGENT_ENV, CONFFILES, ENV_FILE, KIOSK, LAUNCHER, POSTINST, POSTRM, PREFIX, PRERM, UNITS, UNIT_DIR, WATCHDOG, control, debianVersion } from './files.js'
 import { writeTarGz } from './tar.js'
 
 export interface PackOptions {
@@ -60,6 +60,7 @@ async function stageProgram(root: string, version: string, arch: PackArch): Prom
   write(path.join(root, 'package.json'), `${JSON.stringify({ name: 'svc-agent', version, private: true, type: 'commonjs' }, null, 2)}\n`)
   write(path.join(root, 'share/agent.env'), AGENT_ENV)
   write(path.join(root, 'share/watchdog'), WATCHDOG, 0o755)
+  write(path.join(root, 'share/kiosk'), KIOSK, 0o755)
   for (const [name, text] of Object.entries(UNITS)) write(path.join(root, 'share/systemd', name), text)
 }
 

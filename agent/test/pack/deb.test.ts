@@ -54,6 +54,7 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
     './opt/svc-agent/lib/puppeteer-core.mjs',
     `./opt/svc-agent/lib/prebuilds/linux-${ARCH}/@serialport+bindings-cpp.${ARCH === 'arm64' ? 'armv8.' : ''}glibc.node`,
     './opt/svc-agent/share/watchdog',
+    './opt/svc-agent/share/kiosk',
     './etc/svc-agent/agent.env',
     ...UNITS.map((u) => `./usr/lib/systemd/system/${u}`),
   ])
@@ -80,7 +81,9 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
     if (u === 'svc-agent-watchdog.service') t.notMatch(text, /\[Install\]/, `${u}: run by its timer`)
     else t.match(text, /\n\[Install\]\nWantedBy=(multi-user|graphical|timers)\.target\n/, `${u} has an [Install] section`)
     // Every program a unit runs from the package is in it.
-    for (const m of text.matchAll(/^Exec\w*=(\/opt\/\S+)/gm)) t.ok(fs.existsSync(path.join(root, m[1]!)), `${u}: ${m[1]} is in the package`)
+    for (const line of text.match(/^Exec\w*=.*$/gm) ?? [])
+      for (const word of line.split(/[= ]/).filter((w) => w.startsWith('/opt/')))
+        t.ok(fs.statSync(path.join(root, word)).mode & 0o100, `${u}: ${word} is in the package, executable`)
   }
   const agent = fs.readFileSync(path.join(root, 'usr/lib/systemd/system/svc-agent.service'), 'utf8')
   t.match(agent, /^User=svc-agent$/m)
@@ -90,9 +93,11 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
   t.notMatch(agent, /network-online/, 'the agent does not wait for the network')
   const kiosk = fs.readFileSync(path.join(root, 'usr/lib/systemd/system/svc-kiosk.service'), 'utf8')
   t.match(kiosk, /^ExecStartPre=\/opt\/svc-agent\/bin\/svc-agent health --wait 60 /m, 'the browser opens once the page answers')
+  t.match(kiosk, /^ExecStart=\/usr\/bin\/cage -s -- \/opt\/svc-agent\/share\/kiosk$/m, 'cage shows the kiosk script full screen')
   t.match(
-    kiosk,
-    /^ExecStart=\/usr\/bin\/cage -s -- \/usr\/bin\/chromium --kiosk .*--autoplay-policy=no-user-gesture-required .*http:\/\/127\.0\.0\.1:\$\{SVC_AGENT_PLAYER_PORT\}\/$/m,
+    fs.readFileSync(path.join(root, 'opt/svc-agent/share/kiosk'), 'utf8'),
+    /exec "\$browser" --kiosk .*--autoplay-policy=no-user-gesture-required .*"http:\/\/127\.0\.0\.1:\$\{SVC_AGENT_PLAYER_PORT:-7070\}\/"/,
+    'Chromium on the player page, full screen, autoplay',
   )
   t.match(kiosk, /^Restart=always$/m)
   t.match(fs.readFileSync(path.join(root, 'etc/svc-agent/agent.env'), 'utf8'), /^SVC_AGENT_CLOUD=$/m, 'the settings name the cloud, empty until set')

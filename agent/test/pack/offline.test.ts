@@ -13,7 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { topics } from '@svc/shared/mqtt/index'
-import { chromium, missingTool, netns, toolTest, toolsRequired } from '@svc/shared/testing'
+import { chromium, kiosk, missingTool, netns, socat, toolTest, toolsRequired } from '@svc/shared/testing'
 import { startCloud } from '../cloud.js'
 import { tempDir, until } from '../helpers.js'
 import { CHROMIUM, fileServer, solidPng } from '../browser/chromium.js'
@@ -78,6 +78,52 @@ t.test('the packed program: --help, bad arguments, pack refused, health of an ag
   const badHealth = run(t, bin, ['health', '--wait', 'soon'], { env })
   t.same(await badHealth.exited, { code: 2, signal: null })
   t.match(badHealth.stderr(), /^agent: --wait must be a whole number/)
+})
+
+toolTest(t, socat, 'the packed program opens a serial port through the binding beside it', async (t) => {
+  const bin = await unpacked()
+  const dir = tempDir(t)
+  const link = path.join(dir, 'panel')
+  run(t, 'socat', [`pty,raw,echo=0,link=${link}`, `pty,raw,echo=0,link=${link}-far`])
+  t.ok(await until(5000, () => fs.existsSync(link) || undefined), 'a pseudo-terminal')
+  const agent = run(t, bin, ['start', '--cloud', 'http://127.0.0.1:1', '--data', path.join(dir, 'data'), '--player-port', '0', '--serial', link], { env })
+  const open = await until(15_000, () => agent.json().find((l) => l.msg === 'serial port open'))
+  t.match(open, { path: link }, `serial port open (stderr: ${agent.stderr()})`)
+  agent.child.kill('SIGTERM')
+  t.same(await agent.exited, { code: 0, signal: null })
+})
+
+toolTest(t, kiosk, 'the kiosk unit: it waits for the page, then Chromium in cage shows it', async (t) => {
+  const bin = await unpacked()
+  const top = path.dirname(path.dirname(bin))
+  // The unpacked folder stands for /opt/svc-agent; the kiosk's user must reach it.
+  fs.chmodSync(path.dirname(top), 0o755)
+  const unit = fs.readFileSync(path.join(top, 'share/systemd/svc-kiosk.service'), 'utf8')
+  const port = await freePort()
+  /** A command line of the unit, as systemd runs it here. */
+  const command = (key: string): string[] =>
+    new RegExp(`^${key}=(.*)$`, 'm').exec(unit)![1]!.replaceAll('/opt/svc-agent', top).replaceAll('${SVC_AGENT_PLAYER_PORT}', String(port)).split(' ')
+  const [preCmd, ...preArgs] = command('ExecStartPre')
+  const pre = run(t, preCmd!, preArgs, { env })
+  const agent = run(t, bin, ['start', '--cloud', 'http://127.0.0.1:1', '--data', tempDir(t), '--player-port', String(port)], { env })
+  t.same(await pre.exited, { code: 0, signal: null }, `ExecStartPre returns once the page answers (${pre.stdout().trim()})`)
+  t.match(JSON.parse(pre.stdout()), { agent: 'ok' })
+
+  // ExecStart as an unprivileged user (as svc-kiosk), on wlroots' headless output: no screen here.
+  const home = tempDir(t)
+  execFileSync('chown', ['nobody', home])
+  const [cmd, ...args] = command('ExecStart')
+  const vars = [`HOME=${home}`, `XDG_RUNTIME_DIR=${home}`, 'WLR_BACKENDS=headless', 'WLR_RENDERER=pixman', 'WLR_LIBINPUT_NO_DEVICES=1']
+  const browser = run(t, 'runuser', ['-u', 'nobody', '--', 'env', '-i', 'PATH=/usr/bin:/bin', ...vars, `SVC_AGENT_PLAYER_PORT=${port}`, cmd!, ...args], {
+    group: true,
+  })
+  const health = async () => (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { pages: number }
+  const shown = await until(60_000, async () => ((await health()).pages === 1 ? true : undefined))
+  t.ok(shown, shown ? 'the kiosk page connects' : `the kiosk page connects (browser: ${browser.stderr().slice(-1500)})`)
+  process.kill(-browser.child.pid!, 'SIGTERM')
+  await browser.exited
+  agent.child.kill('SIGTERM')
+  t.same(await agent.exited, { code: 0, signal: null })
 })
 
 toolTest(t, netns, 'paired and cached, then started with no network: the page answers within 3 s and plays from the cache', async (t) => {

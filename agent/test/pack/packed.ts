@@ -23,15 +23,22 @@ export interface Run {
 }
 
 /** Runs a program with its output collected; SIGKILLed when the test ends if still running. */
-export function run(t: Test, cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Run {
-  const child = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
+/** `group`: in a process group of its own, killed as a group (a program that starts others). */
+export function run(t: Test, cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; group?: boolean } = {}): Run {
+  const child = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: !!opts.group })
   let out = ''
   let err = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })))
   t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    if (opts.group) {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        // the group is gone
+      }
+    } else if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
   return {
     child,

@@ -1,5 +1,6 @@
 // Tests that need a program or service outside Node (socat, PostgreSQL, Redis, Chromium,
-// a `pnpm` on PATH). Without it a test is skipped with one line naming the tool and how
+// a `pnpm` on PATH; for the packed agent: root with network namespaces, dpkg, systemd-analyze,
+// cage and Xwayland). Without it a test is skipped with one line naming the tool and how
 // to get it, so the suite passes on a machine with Node and npm only; with CI=true
 // (where `.ci/run` installs them all) a missing tool is a failure, never a silent skip.
 //
@@ -84,6 +85,16 @@ export const dpkgInstall: SystemTool = {
   name: 'dpkg with mount namespaces (as root)',
   install: 'run the tests as root on Debian or Ubuntu (dpkg, deb-systemd-helper from init-system-helpers, unshare from util-linux)',
   found: (env) => isRoot() && ['dpkg', 'unshare', 'useradd', 'deb-systemd-helper'].every((n) => onPath(n, env)),
+}
+
+/** The packed agent's kiosk: cage (a Wayland kiosk compositor, run headless) with Xwayland, and Debian's Chromium. */
+export const kiosk: SystemTool = {
+  name: 'the kiosk browser (cage, Xwayland, Chromium, as root)',
+  install: 'run the tests as root with apt-get install -y cage xwayland chromium',
+  found: (env) =>
+    isRoot() &&
+    ['cage', 'Xwayland', 'runuser'].every((n) => onPath(n, env)) &&
+    ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some((p) => fs.existsSync(p)),
 }
 
 export const systemdAnalyze: SystemTool = {

@@ -60,6 +60,20 @@ t.test('`agent pack` with only node on PATH: the tarball, and one line saying th
   t.match(list, / svc-agent\/THIRD-PARTY-LICENSES\.txt$/m)
 })
 
+t.test('`agent pack` refuses bad arguments: one line and the usage on stderr, exit 2', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--arch', 'mips'], /^agent: --arch must be x64 or arm64, got "mips"\nusage:/],
+    [['--bogus'], /^agent: Unknown option '--bogus'/],
+    [['--out', ' '], /^agent: --out needs a folder\n/],
+  ]
+  const runs = cases.map(([args, want]) => ({ want, p: run(t, process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', 'pack', ...args]) }))
+  for (const { want, p } of runs) {
+    t.same(await p.exited, { code: 2, signal: null })
+    t.match(p.stderr(), want)
+    t.equal(p.stdout(), '')
+  }
+})
+
 t.test('the packed program: --help, bad arguments, pack refused, health of an agent that is not there', async (t) => {
   const bin = await unpacked()
   const help = run(t, bin, ['--help'], { env })

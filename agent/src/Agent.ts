@@ -148,6 +148,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       host: options.playerHost,
       log: this.log.child({ part: 'player' }),
       media: (key) => this.cache.lookup(key),
+      clock: this.#clock,
     })
     this.player.on('page', (e) => {
       const screenId = this.screenId

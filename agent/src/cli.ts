@@ -5,6 +5,9 @@
  *         [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
  *         [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
  *
+ *   health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]   (player/healthCommand.ts)
+ *   pack [--arch x64|arm64] [--out DIR]   (pack/: the installable agent; from the repository only)
+ *
  * Logs are JSON lines on stdout; the pairing code is also printed as a plain line
  * (`Pairing code: ABC234 …`) for a person at the console. Bad arguments: a message on
  * stderr and exit code 2, never a stack trace. SIGINT/SIGTERM: clean shutdown, exit 0.
@@ -27,6 +30,8 @@ const USAGE = `usage:
   agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
               [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
               [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
+  agent health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]
+  agent pack [--arch x64|arm64] [--out DIR]   (from the repository: the tarball and .deb)
 defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
           --cache-max-mb ${DEFAULT_CACHE_MAX_BYTES / 1024 ** 2} (the on-disk media cache bound)
 --ca FILE: a CA certificate (PEM) trusted beside the system's roots, for the cloud's
@@ -227,6 +232,8 @@ async function main(argv: string[]): Promise<number> {
     ;(cmd === undefined ? process.stderr : process.stdout).write(USAGE)
     return cmd === undefined ? 2 : 0
   }
+  if (cmd === 'health') return (await import('./player/healthCommand.js')).healthCommand(rest)
+  if (cmd === 'pack') return (await import('./pack/command.js')).packCommand(rest)
   if (cmd !== 'start') throw new UsageError(`unknown command "${cmd}"`)
   return start(rest)
 }

@@ -2,13 +2,17 @@
 // the current view as JSON at `/state`, cached media at `/media/<key>` (with byte ranges,
 // for video), and a WebSocket feed at `/feed` that sends the current view on connect and
 // every change after; the page answers on it with what it actually plays (`page` events),
-// except a screenshot capture's page (`/feed?capture=1`), which only watches.
+// except a screenshot capture's page (`/feed?capture=1`), which only watches. `/health`
+// answers whether a kiosk page is there and how long it has been silent: the page says
+// `{type:"alive"}` every 10 s from its main thread, so a hung browser goes quiet
+// (`svc-agent health`, the watchdog of the packed agent, reads it).
 import { EventEmitter } from 'node:events'
 import { createReadStream } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer, WebSocket } from 'ws'
 import type { Logger } from '../runtime/Logger.js'
+import { systemClock, type Clock } from '../runtime/time.js'
 import { PLAYER_PAGE } from './page.js'
 import type { PlayerView } from './PlayerView.js'
 
@@ -20,6 +24,16 @@ export interface PlayerServerOptions {
   log: Logger
   /** Finds a cached file by key for `/media/<key>` (absent = no media route). */
   media?: (key: string) => { file: string; mimeType: string | null; bytes: number } | null
+  /** For `/health`: how long the kiosk page has been silent. */
+  clock?: Clock
+}
+
+/** `GET /health`: the agent answers; how many kiosk pages are connected and how long since one last spoke. */
+export interface PlayerHealth {
+  ok: true
+  pages: number
+  /** Milliseconds since a kiosk page last connected or said anything (since the page server started when none has). */
+  pageSilentMs: number
 }
 
 /** What the page tells the agent about what it shows. */
@@ -68,6 +82,9 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
   #view: PlayerView = { type: 'starting' }
   #port: number | null = null
   #pages = 0
+  /** Kiosk page connections open now (captures not counted). */
+  #open = 0
+  #lastHeard = 0
 
   constructor(options: PlayerServerOptions) {
     super()
@@ -81,6 +98,14 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
 
   get view(): PlayerView {
     return this.#view
+  }
+
+  get health(): PlayerHealth {
+    return { ok: true, pages: this.#open, pageSilentMs: Math.max(0, this.#now() - this.#lastHeard) }
+  }
+
+  #now(): number {
+    return (this.#o.clock ?? systemClock).now().getTime()
   }
 
   async start(): Promise<void> {
@@ -101,16 +126,23 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
           return
         }
         const page = ++this.#pages
+        this.#open++
+        this.#lastHeard = this.#now()
         ws.on('message', (data) => {
+          this.#lastHeard = this.#now()
           const e = parsePageEvent(String(data), page)
           if (e) this.emit('page', e)
         })
-        ws.on('close', () => this.emit('pageGone', page))
+        ws.on('close', () => {
+          this.#open--
+          this.emit('pageGone', page)
+        })
         ws.send(JSON.stringify(this.#view))
       })
     })
     this.#server = server
     this.#wss = wss
+    this.#lastHeard = this.#now()
     const host = this.#o.host ?? '127.0.0.1'
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -150,6 +182,8 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PLAYER_PAGE)
     } else if (path === '/state') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.#view))
+    } else if (path === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.health))
     } else if (path.startsWith('/media/') && this.#o.media) {
       this.#serveMedia(req, res, path.slice('/media/'.length))
     } else {

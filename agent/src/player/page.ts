@@ -7,7 +7,7 @@
 // item in over the last (`transitionMs`, default 500 ms); otherwise items cut. An emergency shows its message in a large band above everything. An item that
 // fails to load is reported and skipped. The page reports what it actually showed over
 // the same WebSocket: `{type:"play", event:"start"|"end"|"error", slot, …}`, from the
-// elements' own `load` / `playing` / `ended` / `error` events.
+// elements' own `load` / `playing` / `ended` / `error` events, and `{type:"alive"}` every 10 s.
 export const PLAYER_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -234,6 +234,8 @@ export const PLAYER_PAGE = `<!doctype html>
     ws.onclose = function () { setTimeout(connect, 2000); };
   }
   connect();
+  // A sign of life from the page's main thread: a hung page goes quiet (the watchdog restarts the browser).
+  if (!capture) setInterval(function () { if (ws && ws.readyState === 1) ws.send('{"type":"alive"}'); }, 10000);
 })();
 </script>
 </body>

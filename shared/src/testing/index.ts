@@ -1,5 +1,6 @@
 // Tests that need a program or service outside Node (socat, PostgreSQL, Redis, Chromium,
-// a `pnpm` on PATH). Without it a test is skipped with one line naming the tool and how
+// a `pnpm` on PATH; for the packed agent: root with network namespaces, dpkg, systemd-analyze,
+// cage and Xwayland). Without it a test is skipped with one line naming the tool and how
 // to get it, so the suite passes on a machine with Node and npm only; with CI=true
 // (where `.ci/run` installs them all) a missing tool is a failure, never a silent skip.
 //
@@ -63,6 +64,43 @@ export const pnpm: SystemTool = {
   name: 'pnpm',
   install: 'npm install -g pnpm@10.34.9, or run the tests with npx -y pnpm@10.34.9 test',
   found: (env) => onPath('pnpm', env),
+}
+
+const isRoot = (): boolean => process.getuid?.() === 0
+
+export const netns: SystemTool = {
+  name: 'network namespaces (ip netns, as root)',
+  install: 'run the tests as root with iproute2 (apt-get install -y iproute2)',
+  found: (env) => isRoot() && onPath('ip', env),
+}
+
+export const dpkgDeb: SystemTool = {
+  name: 'dpkg-deb',
+  install: 'apt-get install -y dpkg (Debian, Ubuntu)',
+  found: (env) => onPath('dpkg-deb', env),
+}
+
+/** dpkg installing into a mount namespace of its own (a copy of /etc and of dpkg's database). */
+export const dpkgInstall: SystemTool = {
+  name: 'dpkg with mount namespaces (as root)',
+  install: 'run the tests as root on Debian or Ubuntu (dpkg, deb-systemd-helper from init-system-helpers, unshare from util-linux)',
+  found: (env) => isRoot() && ['dpkg', 'unshare', 'useradd', 'deb-systemd-helper'].every((n) => onPath(n, env)),
+}
+
+/** The packed agent's kiosk: cage (a Wayland kiosk compositor, run headless) with Xwayland, and Debian's Chromium. */
+export const kiosk: SystemTool = {
+  name: 'the kiosk browser (cage, Xwayland, Chromium, as root)',
+  install: 'run the tests as root with apt-get install -y cage xwayland chromium',
+  found: (env) =>
+    isRoot() &&
+    ['cage', 'Xwayland', 'runuser'].every((n) => onPath(n, env)) &&
+    ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some((p) => fs.existsSync(p)),
+}
+
+export const systemdAnalyze: SystemTool = {
+  name: 'systemd-analyze',
+  install: 'apt-get install -y systemd',
+  found: (env) => onPath('systemd-analyze', env),
 }
 
 /** Whether a missing tool fails the test instead of skipping it (CI=true or CI=1). */

@@ -1,0 +1,130 @@
+// The packed agent's program: esbuild bundles agent/src/cli.ts with everything it imports
+// (the shared package, mqtt, ws, serialport…) into one file, lib/svc-agent.mjs, that Node
+// runs as it is. Two things cannot live inside it and are shipped beside it:
+//   - the serial port's native binding: the prebuilt `.node` files of the target
+//     architecture go to lib/prebuilds/linux-<arch>/, where the bundled loader
+//     (node-gyp-build, as in the npm package) picks the one for this C library;
+//   - puppeteer-core (screenshots only, about 4 MB): bundled on its own into
+//     lib/puppeteer-core.mjs and loaded the first time a screenshot is taken, so a start
+//     does not parse it.
+// The licences of every bundled npm package are gathered into THIRD-PARTY-LICENSES.txt.
+// `agent pack` itself (this folder) is left out of the program: it runs from the repository.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { BuildOptions, Metafile, Plugin } from 'esbuild'
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+const ENTRY = path.join(REPO_ROOT, 'agent/src/cli.ts')
+
+/** Architectures the packed agent is built for: Node's name → Debian's. */
+export const ARCHES = { x64: 'amd64', arm64: 'arm64' } as const
+export type PackArch = keyof typeof ARCHES
+
+// At the top of each bundled file: `require` for the CommonJS packages inside it (and the
+// native binding), and the folder the file is in (where the binding's prebuilds are).
+const BANNER = [
+  "import { createRequire as __svcCreateRequire } from 'node:module'",
+  "import { dirname as __svcDirname } from 'node:path'",
+  "import { fileURLToPath as __svcFileURLToPath } from 'node:url'",
+  'const require = __svcCreateRequire(import.meta.url)',
+  'const __svcLibDir = __svcDirname(__svcFileURLToPath(import.meta.url))',
+].join('; ')
+
+const common: BuildOptions & { metafile: true } = {
+  absWorkingDir: REPO_ROOT,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  metafile: true,
+  logLevel: 'error',
+  banner: { js: BANNER },
+  // ws's optional speed-ups: required inside try/catch, absent = its JavaScript paths.
+  external: ['bufferutil', 'utf-8-validate'],
+}
+
+const packedAgent: Plugin = {
+  name: 'packed-agent',
+  setup(b) {
+    // Screenshots load puppeteer-core from the file beside the program.
+    b.onResolve({ filter: /^puppeteer-core$/ }, () => ({ path: './puppeteer-core.mjs', external: true }))
+    // `agent pack` runs from the repository only.
+    b.onResolve({ filter: /^\.\/pack\/command\.js$/ }, () => ({ path: 'pack-command', namespace: 'packed-agent' }))
+    b.onLoad({ filter: /.*/, namespace: 'packed-agent' }, () => ({
+      loader: 'js',
+      contents: `export async function packCommand() {
+  process.stderr.write('agent: pack runs from the repository (pnpm --silent agent pack), not from a packed agent\\n')
+  return 2
+}`,
+    }))
+    // The serial binding: found in lib/prebuilds/ beside the bundle instead of beside the npm package.
+    b.onLoad({ filter: /[\\/]@serialport[\\/]bindings-cpp[\\/]dist[\\/]serialport-bindings\.js$/ }, (a) => ({
+      loader: 'js',
+      resolveDir: path.dirname(a.path),
+      contents: `"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.binding = require("node-gyp-build")(__svcLibDir);`,
+    }))
+  },
+}
+
+/** The folder of the npm package a bundled file came from (null for the repository's own sources). */
+function packageDir(input: string): string | null {
+  const abs = path.resolve(REPO_ROOT, input)
+  const i = abs.lastIndexOf(`${path.sep}node_modules${path.sep}`)
+  if (i < 0) return null
+  const rest = abs.slice(i + '/node_modules/'.length).split(path.sep)
+  const depth = rest[0]!.startsWith('@') ? 2 : 1
+  return path.join(abs.slice(0, i), 'node_modules', ...rest.slice(0, depth))
+}
+
+function licences(metafiles: Metafile[]): string {
+  const dirs = new Set<string>()
+  for (const m of metafiles) for (const input of Object.keys(m.inputs)) dirs.add(packageDir(input) ?? '')
+  dirs.delete('')
+  const parts: string[] = []
+  const seen = new Set<string>()
+  for (const dir of dirs) {
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; version: string; license?: string }
+    const id = `${pkg.name}@${pkg.version}`
+    if (seen.has(id)) continue
+    seen.add(id)
+    const file = fs.readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f))
+    const text = file
+      ? fs.readFileSync(path.join(dir, file), 'utf8').trim()
+      : `(no licence file in the package; package.json says: ${pkg.license ?? 'nothing'})`
+    parts.push(`${id} (${pkg.license ?? 'see below'})\n\n${text}\n`)
+  }
+  parts.sort()
+  return `The packed svc agent bundles these npm packages; their licences follow.\n\n${parts.join(`\n${'-'.repeat(72)}\n\n`)}`
+}
+
+/**
+ * Builds the program into `libDir` (svc-agent.mjs, puppeteer-core.mjs, prebuilds/) and
+ * writes THIRD-PARTY-LICENSES.txt into `licenceDir`.
+ */
+export async function bundleAgent(libDir: string, arch: PackArch, licenceDir: string): Promise<void> {
+  const { build } = await import('esbuild')
+  fs.mkdirSync(libDir, { recursive: true })
+  const agent = await build({ ...common, entryPoints: [ENTRY], outfile: path.join(libDir, 'svc-agent.mjs'), plugins: [packedAgent] })
+  const puppeteer = await build({
+    ...common,
+    stdin: { contents: "export { default } from 'puppeteer-core'\nexport * from 'puppeteer-core'\n", resolveDir: path.join(REPO_ROOT, 'agent'), loader: 'js' },
+    outfile: path.join(libDir, 'puppeteer-core.mjs'),
+  })
+
+  // The binding's prebuilt files for this architecture (glibc and musl), from the npm package.
+  const bindings = Object.keys(agent.metafile.inputs)
+    .map(packageDir)
+    .find((d) => d?.endsWith(path.join('@serialport', 'bindings-cpp')))
+  if (!bindings) throw new Error('the serial binding (@serialport/bindings-cpp) is not in the bundle')
+  const from = path.join(bindings, 'prebuilds', `linux-${arch}`)
+  const files = fs.existsSync(from) ? fs.readdirSync(from).filter((f) => f.endsWith('.node')) : []
+  if (files.length === 0) throw new Error(`no prebuilt serial binding for linux-${arch} in ${from}`)
+  const to = path.join(libDir, 'prebuilds', `linux-${arch}`)
+  fs.mkdirSync(to, { recursive: true })
+  for (const f of files) fs.copyFileSync(path.join(from, f), path.join(to, f))
+
+  fs.writeFileSync(path.join(licenceDir, 'THIRD-PARTY-LICENSES.txt'), licences([agent.metafile, puppeteer.metafile]))
+}

@@ -25,6 +25,7 @@ import m0171 from './0171-screenshots.js'
 import m0190 from './0190-work-leases.js'
 import m0440 from './0440-takeover-rows-without-fk-checks.js'
 import m0450 from './0450-takeover-rows-estimate-per-id.js'
+import m0461 from './0461-play-log-ended.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -50,4 +51,5 @@ export const migrations: readonly Migration[] = [
   m0190,
   m0440,
   m0450,
+  m0461,
 ]

@@ -216,6 +216,7 @@ async function assemble(
   // last-registered first, so each domain's workers and deliveries have stopped by then.
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
+    app.services.playLog.close()
     sessions.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle({ behindSlowReceivers: false }).catch(() => undefined)

@@ -179,6 +179,8 @@ export class PlayLogService {
   /** Screens whose clean batch told the sink since this process started (an alert left open before a restart closes). */
   private readonly cleared = new Set<string>()
   private sink: PlayLogLimitSink | null = null
+  /** Aborted on close: batches waiting for their screen's rate give up (unacknowledged). */
+  private readonly closing = new AbortController()
   /** Counts since start (tests and logs). */
   readonly stats = { refused: none(), waits: 0 }
   /**
@@ -203,6 +205,11 @@ export class PlayLogService {
   }
 
   private readonly counter: DailyCounter
+
+  /** Batches waiting for their screen's rate stop waiting and are not stored (the app is closing). */
+  close(): void {
+    this.closing.abort()
+  }
 
   /** Where limited screens are reported (the alerts). */
   reportLimitsTo(sink: PlayLogLimitSink | null): void {
@@ -282,7 +289,6 @@ export class PlayLogService {
     // batch's first start (a record stored already is a re-send: nothing to check or store).
     const shape = await this.shape(workspaceId, now)
     const fresh: PlayLogInput[] = []
-    let duplicates = 0
     if (candidates.length) {
       const from = new Date(Math.min(...candidates.map((c) => c.span.s))).toISOString()
       const stored = await this.repo.endingAfter(workspaceId, screenId, from, OVERLAP_ROWS)
@@ -293,10 +299,7 @@ export class PlayLogService {
         if (!seen.has(row.id)) held.push(span(row.started_at, row.ended_at))
       }
       for (const c of candidates) {
-        if (storedIds.has(c.id)) {
-          duplicates++
-          continue
-        }
+        if (storedIds.has(c.id)) continue
         if (overZones(c.span, held, shape.zones)) {
           refused.overlap++
           continue
@@ -315,8 +318,10 @@ export class PlayLogService {
         this.stats.waits++
         // More than an agent's play log can hold: not a backlog after an outage.
         slowed = rate.slowed > this.slowedAlertPlays
-        if (slowed) this.noteLimited(screen, screenId, none(), true, shape, now)
-        await wait(this.options.timers ?? systemTimers, rate.waitMs)
+        if (slowed) await this.noteLimited(screen, screenId, none(), true, shape, now)
+        await wait(this.options.timers ?? systemTimers, rate.waitMs, this.closing.signal)
+        // Stopping: not stored, not acknowledged; the agent sends it again to the next process.
+        if (this.closing.signal.aborted) throw new Error('the play log is closing')
         waitedMs = rate.waitMs
       }
     }
@@ -334,10 +339,11 @@ export class PlayLogService {
     }
 
     const stored = fresh.length ? await this.repo.insert(workspaceId, screenId, fresh, this.clock.now().toISOString()) : 0
-    duplicates += fresh.length - stored
+    // Records stored before (a re-send), twice in the batch, or stored meanwhile.
+    const duplicates = records.length - total(refused) - stored
     for (const k of Object.keys(refused) as (keyof Refused)[]) this.stats.refused[k] += refused[k]
-    if (total(refused) > 0) this.noteLimited(screen, screenId, refused, slowed, shape, now)
-    else if (!slowed) this.noteClean(workspaceId, screenId, now)
+    if (total(refused) > 0) await this.noteLimited(screen, screenId, refused, slowed, shape, now)
+    else if (!slowed) await this.noteClean(workspaceId, screenId, now)
     return { ok: true, stored, duplicates, refused, waitedMs }
   }
 
@@ -351,14 +357,15 @@ export class PlayLogService {
     return shape
   }
 
-  private noteLimited(
+  /** Logs and reports a limited screen (at most once a minute each); a failed report does not fail the batch. */
+  private async noteLimited(
     screen: { workspace_id: string; name: string; node_id: string | null },
     screenId: string,
     refused: Refused,
     rate: boolean,
     shape: { zones: number; screens: number },
     now: number,
-  ): void {
+  ): Promise<void> {
     const known = this.limitedScreens.get(screenId)
     if (known && now - known.reportedAt < REPORT_EVERY_MS && now >= known.reportedAt) {
       known.lastAt = now
@@ -376,17 +383,18 @@ export class PlayLogService {
       at: new Date(now).toISOString(),
     }
     this.options.log?.warn({ screenId, refused, rate, zones: e.zones, dailyLimit: e.dailyLimit }, 'play-log records of a screen refused or slowed')
-    this.sink?.limited(e).catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'reporting a limited play log failed'))
+    await this.sink?.limited(e).catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'reporting a limited play log failed'))
   }
 
-  private noteClean(workspaceId: string, screenId: string, now: number): void {
+  /** A clean batch: a screen limited before and quiet since is reported recovered (and every screen once per process). */
+  private async noteClean(workspaceId: string, screenId: string, now: number): Promise<void> {
     const known = this.limitedScreens.get(screenId)
     if (known) {
       if (now - known.lastAt < QUIET_MS) return
       this.limitedScreens.delete(screenId)
     } else if (this.cleared.has(screenId)) return
     this.cleared.add(screenId)
-    this.sink
+    await this.sink
       ?.recovered(workspaceId, screenId, new Date(now).toISOString())
       .catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'closing a play-log alert failed'))
   }

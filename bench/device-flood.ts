@@ -175,7 +175,7 @@ async function main(): Promise<void> {
       for (const s of steps) console.log(row(`${s.name}, ${phase}`, t[s.name]!))
     console.log('')
     console.log(
-      `flooder (${TOPIC}, QoS 0, ${Math.round(stats.bytes / stats.messages)} bytes a message): ${stats.messages.toLocaleString('en')} messages handed to its socket in ${floodSeconds.toFixed(1)} s (${Math.round(stats.messages / floodSeconds).toLocaleString('en')}/s), ${(stats.bytes / 1e6).toFixed(1)} MB; ${stats.connects} connections accepted, ${stats.closes} closed by the cloud`,
+      `flooder (${TOPIC}, QoS 0, ${Math.round(stats.bytes / stats.messages)} bytes a message): ${stats.messages.toLocaleString('en')} messages handed to its socket in ${floodSeconds.toFixed(1)} s (${Math.round(stats.messages / floodSeconds).toLocaleString('en')}/s), ${(stats.bytes / 1e6).toFixed(1)} MB; ${stats.connects} connections accepted, ${stats.closes} closed by the cloud (what a cut connection had not been read of is lost in its socket buffers)`,
     )
   } finally {
     killAll()

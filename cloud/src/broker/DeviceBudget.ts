@@ -140,6 +140,15 @@ export class DeviceBudget {
     )
   }
 
+  /** The broker is closing: paused devices stay paused (their connections are being closed), no timer is left. */
+  clear(): void {
+    for (const b of this.buckets.values()) {
+      if (b.timer != null) this.clock.clearTimer(b.timer)
+      b.timer = null
+      b.waiting = []
+    }
+  }
+
   /** The policy's authorizePublish with the budget in front of it. */
   wrap(inner: NonNullable<BrokerPolicy['authorizePublish']>): NonNullable<BrokerPolicy['authorizePublish']> {
     return (client, packet, cb) => {

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RouteInfo } from './http/types.js'
 import { LazySchemas } from './http/lazySchemas.js'
 import { systemClock, type Clock, type RandomSource } from './clock.js'
+import type { Timers } from '@svc/shared'
 import type { Config } from './config.js'
 import { openDatabase } from './db/open.js'
 import type { Database } from './db/Database.js'
@@ -54,6 +55,8 @@ export interface AppDeps {
   panelSettings?: PanelSettingsSource
   /** Outbound HTTP guard; tests inject one with a fake DNS lookup. */
   outbound?: OutboundGuard
+  /** Timers that go with `clock` (a ManualClock is both), for waits measured on it; default the system's. */
+  timers?: Timers
 }
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
@@ -167,6 +170,7 @@ async function assemble(
       outbound: deps.outbound,
       redis,
       presenceStore,
+      timers: deps.timers,
     }),
   )
   policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
@@ -220,6 +224,7 @@ async function assemble(
   // last-registered first, so each domain's workers and deliveries have stopped by then.
   app.addHook('onClose', async () => {
     policy.setPlayLogSink(null)
+    app.services.playLog.close()
     sessions.stop()
     app.services.presence.stop()
     await app.services.desiredPublisher.idle({ behindSlowReceivers: false }).catch(() => undefined)

@@ -92,6 +92,12 @@ export interface Config {
   mediaImportTimeoutMs: number
   /** Stored plays (proof of play) are deleted this many days after they started (SVC_PLAY_LOG_RETENTION_DAYS, 395). */
   playLogRetentionDays: number
+  /** Plays one screen may have stored per second, sustained; beyond it its batches wait for their PUBACK (SVC_PLAY_LOG_SCREEN_RATE, 20; at least 10). */
+  playLogScreenRate: number
+  /** Plays one screen may have stored at once before its rate applies (SVC_PLAY_LOG_SCREEN_BURST, 2000; at least 200, one batch). */
+  playLogScreenBurst: number
+  /** Plays a workspace may store per UTC day, per paired screen and per zone of its largest layout (SVC_PLAY_LOG_DAILY_PER_ZONE, 86400). */
+  playLogDailyPerZone: number
   /** How often desired states whose signed media URLs are getting old are republished, ms (SVC_MEDIA_URL_REFRESH_INTERVAL_MS, 3600000); 0 = never (tests drive it). */
   mediaUrlRefreshIntervalMs: number
   /** `background`: probe new files right after upload; `manual`: only when something calls processPending() (tests). */
@@ -260,6 +266,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
     mediaUrlRefreshIntervalMs: int(env, 'SVC_MEDIA_URL_REFRESH_INTERVAL_MS', 3_600_000),
     playLogRetentionDays: int(env, 'SVC_PLAY_LOG_RETENTION_DAYS', 395, 1),
+    playLogScreenRate: int(env, 'SVC_PLAY_LOG_SCREEN_RATE', 20, 10),
+    playLogScreenBurst: int(env, 'SVC_PLAY_LOG_SCREEN_BURST', 2000, 200),
+    playLogDailyPerZone: int(env, 'SVC_PLAY_LOG_DAILY_PER_ZONE', 86_400, 1),
     webhookIntervalMs: int(env, 'SVC_WEBHOOK_INTERVAL_MS', 1000),
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     webhookEndpointConcurrency: int(env, 'SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),

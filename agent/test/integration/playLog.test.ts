@@ -9,6 +9,7 @@ import path from 'node:path'
 import { Agent, type AgentOptions } from '../../src/Agent.js'
 import { startServer, type Running } from '../../../cloud/src/server.js'
 import { testConfig } from '../../../cloud/src/config.js'
+import { ManualClock } from '../../../cloud/src/clock.js'
 import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
 
 function agentOptions(base: string, dataDir: string, time: FakeTime): AgentOptions {
@@ -39,7 +40,10 @@ t.test('plays recorded offline and across a restart arrive after reconnect, once
   const cloudDir = tempDir(t, 'svc-cloud-')
   const config = (httpPort = 0, mqttPort = 0) =>
     testConfig({ dataDir: cloudDir, dbFile: path.join(cloudDir, 'svc.sqlite'), host: '127.0.0.1', httpPort, mqttPort })
-  let cloud: Running = await startServer(config())
+  // The cloud's clock reads a minute before the agent's first play (the screen is paired then):
+  // the cloud refuses plays from before a screen's pairing or ending in the future.
+  const cloudClock = new ManualClock('2026-06-01T09:59:00.000Z')
+  let cloud: Running = await startServer(config(), { clock: cloudClock })
   t.after(() => cloud.close())
   const { app } = cloud
   const ws = await app.services.workspaces.create('Play log', 'us')
@@ -88,7 +92,7 @@ t.test('plays recorded offline and across a restart arrive after reconnect, once
 
   // The cloud comes back on the same ports and database; the agent reconnects and sends.
   const back = once(agent, 'connected')
-  cloud = await startServer(config(Number(new URL(base).port), mqttPort))
+  cloud = await startServer(config(Number(new URL(base).port), mqttPort), { clock: cloudClock })
   await back
   const all = await until(10_000, async () => {
     const r = await api(`/v1/screens/${screenId}/play-log`)

@@ -1,6 +1,7 @@
 // Opens and closes alert events from what devices report. The device link calls
 // screenStatusChanged / panelPowerReported / storageReported with the screen's identity
-// as plain arguments (this module keeps its own per-screen state, no screens table);
+// as plain arguments (this module keeps its own per-screen state, no screens table), and
+// the play log calls playLogLimited / playLogRecovered;
 // AlertWorker calls checkConnectionLost() periodically for the time-based trigger.
 // One open event per rule and screen (a partial unique index enforces it); closing sets
 // `detail.kind`: `recovery`, `network-unstable` (it flapped), `display-off`, or
@@ -62,6 +63,8 @@ const NEXT_ACTION: Record<AlertCode, string> = {
   'connection-lost': 'Check power and network at the screen; the player reconnects by itself once it is back online.',
   'display-off': 'Switch the panel on, or check its RS232 link and input source.',
   'storage-critical': 'Remove unused media from what is assigned to this screen, or free space on the player.',
+  'play-log-limited':
+    "Check the player's clock (plays in the future or before pairing are refused), a second player page left open, or software on it sending plays it did not show; a player back from a long outage drains its backlog at the screen's rate.",
 }
 
 function eventView(r: AlertEventRow): AlertEventView {
@@ -244,11 +247,44 @@ export class AlertEvaluator {
     }
   }
 
+  /**
+   * The play log refused some of a screen's plays (times it cannot have, more at once than
+   * zones, over the workspace's daily quota) or slowed a screen sending faster than its rate.
+   */
+  async playLogLimited(e: {
+    workspaceId: string
+    screen: ScreenRef & { name: string }
+    refused: { future: number; beforePairing: number; overlap: number; quota: number }
+    rate: boolean
+    zones: number
+    dailyLimit: number
+    ratePerSecond: number
+    at: string
+  }): Promise<void> {
+    const rules = await this.matching(e.workspaceId, 'play-log-limited', e.screen)
+    if (!rules.length) return
+    const r = e.refused
+    const parts = [
+      r.future && `${r.future} ending in the future`,
+      r.beforePairing && `${r.beforePairing} from before it was paired`,
+      r.overlap && `${r.overlap} beyond its ${e.zones} zone(s) at once`,
+      r.quota && `${r.quota} over the workspace's ${e.dailyLimit} plays a day`,
+    ].filter(Boolean)
+    const message = `${e.screen.name}: ${[parts.length ? `plays refused (${parts.join(', ')})` : '', e.rate ? `plays sent faster than ${e.ratePerSecond} a second were slowed` : ''].filter(Boolean).join('; ')}.`
+    const detail = { kind: 'play-log-limited', refused: r, rate: e.rate, zones: e.zones, dailyLimit: e.dailyLimit, ratePerSecond: e.ratePerSecond }
+    for (const rule of rules) await this.open(rule, e.screen, 'play-log-limited', message, detail, e.at)
+  }
+
+  /** A screen whose plays were limited has sent clean batches for a while. */
+  async playLogRecovered(workspaceId: string, screenId: string, at?: Date | string): Promise<void> {
+    const when = iso(at, this.clock)
+    await this.closeOpen(workspaceId, screenId, 'play-log-limited', { kind: 'recovery' }, when)
+  }
+
   /** The screen was removed: its open events close as history, its state is forgotten. */
   async screenRemoved(workspaceId: string, screenId: string): Promise<void> {
     const when = this.clock.now().toISOString()
-    for (const code of ['connection-lost', 'display-off', 'storage-critical'] as const)
-      await this.closeOpen(workspaceId, screenId, code, { kind: 'outage-history', reason: 'screen removed' }, when)
+    for (const code of ALERT_CODES) await this.closeOpen(workspaceId, screenId, code, { kind: 'outage-history', reason: 'screen removed' }, when)
     await this.repo.deleteScreenState(workspaceId, screenId)
   }
 

@@ -18,7 +18,7 @@ import type { ScreenService } from '../services/ScreenService.js'
 import { newSigningSecret } from '../webhooks/signing.js'
 import { isMasked, isUrlLike, maskUrl, unmask } from './masking.js'
 
-export const ALERT_CODES = ['connection-lost', 'display-off', 'storage-critical'] as const
+export const ALERT_CODES = ['connection-lost', 'display-off', 'storage-critical', 'play-log-limited'] as const
 export type AlertCode = (typeof ALERT_CODES)[number]
 export const SCOPE_KINDS = ['workspace', 'org_unit', 'location', 'screen_group', 'screen'] as const
 export const CHANNELS = ['in-app', 'email', 'webhook', 'chat'] as const
@@ -27,6 +27,7 @@ export const DEFAULT_SEVERITY: Record<AlertCode, (typeof SEVERITIES)[number]> = 
   'connection-lost': 'critical',
   'display-off': 'warning',
   'storage-critical': 'warning',
+  'play-log-limited': 'warning',
 }
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

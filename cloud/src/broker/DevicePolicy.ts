@@ -10,8 +10,10 @@
 // returns, and Aedes writes the PUBACK only after it: an acknowledged batch is stored, so
 // the agent may forget it. A batch that can never be stored (invalid, another screen's
 // records) is acknowledged and dropped with a warning, so the agent does not resend it
-// forever; a storage failure refuses the publish (the connection closes, no PUBACK) and
-// the agent sends the batch again after reconnecting.
+// forever, and so are the records the play log's limits refuse (PlayLogService); a batch
+// past the screen's play rate is answered late, and until then Aedes reads nothing more
+// from that device. A storage failure refuses the publish (the connection closes, no
+// PUBACK) and the agent sends the batch again after reconnecting.
 // Retained messages from a device: only its own status, a valid status message (kept as
 // `{status, at}`); a retain flag on `reported` or `job-results` is dropped, so the message
 // reaches the cloud but the broker stores nothing.

@@ -546,6 +546,7 @@ export class EmbeddedBroker {
   }
 
   private async shutdown(): Promise<void> {
+    this.budget.clear()
     // The broker first: it ends every client connection, so the listeners can then close.
     if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
     // aedes does not release its persistence (an injected one may hold a lock or a connection).

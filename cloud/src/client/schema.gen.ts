@@ -2494,7 +2494,7 @@ export interface operations {
                         data: {
                             closedAt: string | null;
                             /** @enum {string} */
-                            code: "connection-lost" | "display-off" | "storage-critical";
+                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2656,7 +2656,7 @@ export interface operations {
                         data: {
                             closedAt: string | null;
                             /** @enum {string} */
-                            code: "connection-lost" | "display-off" | "storage-critical";
+                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2826,7 +2826,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -2847,7 +2847,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3011,7 +3011,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3032,7 +3032,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description Signing secret for webhook recipients, 64 hex characters; shown only here. */
@@ -3221,7 +3221,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3242,7 +3242,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3553,7 +3553,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3574,7 +3574,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */

@@ -90,3 +90,15 @@ export async function incrWindow(client: RedisClient, name: string, windowMs: nu
   if (err) throw err
   return Number(count)
 }
+
+/** Like incrWindow, adding `n` at once (INCRBY). */
+export async function addWindow(client: RedisClient, name: string, n: number, windowMs: number): Promise<number> {
+  const res = await client
+    .multi()
+    .incrby(name, n)
+    .pexpire(name, windowMs + 1000)
+    .exec()
+  const [err, count] = res?.[0] ?? [new Error('empty reply'), null]
+  if (err) throw err
+  return Number(count)
+}

@@ -49,6 +49,17 @@ export class ContentRepository {
     return rows.map((r) => r.body)
   }
 
+  /** The zones of the workspace's largest layout (0 without one): what a screen of it can play at once. */
+  async mostLayoutZones(workspaceId: string): Promise<number> {
+    const rows = await this.k.selectFrom('content_items').select('body').where('workspace_id', '=', workspaceId).where('kind', '=', 'layout').execute()
+    let most = 0
+    for (const r of rows) {
+      const zones = (JSON.parse(r.body) as { zones?: unknown }).zones
+      if (Array.isArray(zones)) most = Math.max(most, zones.length)
+    }
+    return most
+  }
+
   private filtered(workspaceId: string, f: ContentListFilter) {
     let q = this.k.selectFrom('content_items').where('workspace_id', '=', workspaceId).where('kind', '=', f.kind)
     const ids = f.scopeIds

@@ -1,4 +1,5 @@
-// The only code that reads or writes `play_log` (proof of play). A record's id is a hash of
+// The only code that reads or writes `play_log` (proof of play), and what the play log reads
+// of `screens` (a screen's workspace and pairing time, a workspace's screen count). A record's id is a hash of
 // the screen and every field the device sent, so storing a batch twice (re-sent after a
 // lost PUBACK, or after an agent restart before it acknowledged) inserts nothing the second
 // time: `ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike.
@@ -137,5 +138,36 @@ export class PlayLogRepository {
   async workspaceOfScreen(screenId: string): Promise<string | null> {
     const row = await this.k.selectFrom('screens').select('workspace_id').where('id', '=', screenId).executeTakeFirst()
     return row?.workspace_id ?? null
+  }
+
+  /** What a batch of a screen is checked against: its workspace, when it was paired (created), its name and place; undefined: no such screen. */
+  screenForPlays(screenId: string): Promise<{ workspace_id: string; created_at: string; name: string; node_id: string | null } | undefined> {
+    return this.k.selectFrom('screens').select(['workspace_id', 'created_at', 'name', 'node_id']).where('id', '=', screenId).executeTakeFirst()
+  }
+
+  /** How many screens a workspace has. */
+  async screenCount(workspaceId: string): Promise<number> {
+    const row = await this.k
+      .selectFrom('screens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  /**
+   * A screen's stored plays that end after `after` (UTC ISO), earliest end first, at most
+   * `limit`: those a batch starting at `after` could overlap (index play_log_screen_end).
+   */
+  endingAfter(workspaceId: string, screenId: string, after: string, limit: number): Promise<Pick<PlayLogRow, 'id' | 'started_at' | 'ended_at'>[]> {
+    return this.k
+      .selectFrom('play_log')
+      .select(['id', 'started_at', 'ended_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', '=', screenId)
+      .where('ended_at', '>', after)
+      .orderBy('ended_at', 'asc')
+      .limit(limit)
+      .execute()
   }
 }

@@ -2,7 +2,7 @@
 // database, clock and randomness. Routes read services from `app.services`.
 import { performance } from 'node:perf_hooks'
 import type { Clock, RandomSource } from '../clock.js'
-import type { Logger } from '@svc/shared'
+import type { Logger, Timers } from '@svc/shared'
 import { IdGenerator } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/Database.js'
@@ -51,6 +51,7 @@ import { AlertWorker } from '../alerts/AlertWorker.js'
 import { AssignmentService } from './AssignmentService.js'
 import { MediaUrlSigner } from '../media/MediaUrlSigner.js'
 import { PlayLogService } from './PlayLogService.js'
+import { RedisDailyCounter } from './PlayLogLimits.js'
 import { ApprovalService } from './ApprovalService.js'
 import type { Principal } from '../auth/Principal.js'
 import type { ContentKind } from './content/kinds.js'
@@ -143,6 +144,8 @@ export function createServices(deps: {
   redis?: RedisClient | null
   /** Where presence keeps connections and graces; default in memory (one instance). */
   presenceStore?: PresenceStore
+  /** Timers for waits measured on `clock` (a play-log batch waiting for its screen's rate); default the system's. */
+  timers?: Timers
 }): Services {
   const { config, db, clock, random, broker, log } = deps
   const ids = new IdGenerator(clock, random)
@@ -252,6 +255,23 @@ export function createServices(deps: {
     if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, r.reported.playing.source !== 'none', r.at)
     if (r.reported.storage) await alerts.storageReported(r.workspaceId, screen, r.reported.storage.usedBytes, r.reported.storage.totalBytes, r.at)
   })
+  // Proof of play, bounded per screen and workspace; limited screens go to the alerts.
+  const playLog = new PlayLogService(
+    db,
+    clock,
+    screens,
+    {
+      retentionDays: config.playLogRetentionDays,
+      screenRate: config.playLogScreenRate,
+      screenBurst: config.playLogScreenBurst,
+      dailyPerZone: config.playLogDailyPerZone,
+    },
+    { timers: deps.timers, counter: deps.redis ? new RedisDailyCounter(deps.redis) : undefined, log },
+  )
+  playLog.reportLimitsTo({
+    limited: (e) => alerts.playLogLimited(e),
+    recovered: (ws, screenId, at) => alerts.playLogRecovered(ws, screenId, at),
+  })
   return {
     config,
     db,
@@ -295,7 +315,7 @@ export function createServices(deps: {
     alertWorker,
     assignments,
     mediaUrls,
-    playLog: new PlayLogService(db, clock, screens, config.playLogRetentionDays),
+    playLog,
     approvals,
     screenshots: new ScreenshotService(db, clock, ids, screens, mediaStore, config.publicUrl),
   }

@@ -2,9 +2,10 @@
 // the PUBACK comes only once the batch is stored; a bad batch is dropped, another screen's
 // topic is refused, a batch sent twice stores nothing twice; then the routes read it back
 // (range, paging, tenancy) and export CSV.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { topics, PLAY_LOG_LIMITS } from '@svc/shared/mqtt/index'
-import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
+import { ManualClock } from '../../src/clock.js'
+import { connectDevice, startCloud, type Cloud, type Device } from '../devicelink/link.js'
 
 const rec = (screenId: string, i: number, extra: Record<string, unknown> = {}) => ({
   screenId,
@@ -22,15 +23,28 @@ const rec = (screenId: string, i: number, extra: Record<string, unknown> = {}) =
   ...extra,
 })
 
+/**
+ * A cloud whose screens are paired at 09:00 and whose clock then reads 12:00, so the plays
+ * of these tests (10:00 onwards) are after pairing and not in the future.
+ */
+async function cloudWith(t: Test, ...names: string[]): Promise<{ cloud: Cloud; screens: Device[] }> {
+  const cloud = await startCloud(t, { clock: new ManualClock('2026-06-01T09:00:00.000Z') })
+  const screens: Device[] = []
+  for (const name of names) screens.push(await cloud.pair(name))
+  cloud.clock.set('2026-06-01T12:00:00.000Z')
+  return { cloud, screens }
+}
+
 async function rows(cloud: Cloud, screenId?: string): Promise<any[]> {
   const db = cloud.running.app.services.db
   return screenId ? db.all('SELECT * FROM play_log WHERE screen_id = ? ORDER BY started_at', [screenId]) : db.all('SELECT * FROM play_log ORDER BY started_at')
 }
 
 t.test('a device publishes batches: stored before the PUBACK, once, in its workspace', async (t) => {
-  const cloud = await startCloud(t)
-  const a = await cloud.pair('A')
-  const b = await cloud.pair('B')
+  const {
+    cloud,
+    screens: [a, b],
+  } = await cloudWith(t, 'A', 'B')
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const dev = await connectDevice(t, url, a)
 
@@ -81,8 +95,10 @@ t.test('a device publishes batches: stored before the PUBACK, once, in its works
 })
 
 t.test('a batch that cannot be stored is not acknowledged, and arrives when sent again', async (t) => {
-  const cloud = await startCloud(t)
-  const a = await cloud.pair('A')
+  const {
+    cloud,
+    screens: [a],
+  } = await cloudWith(t, 'A')
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const dev = await connectDevice(t, url, a)
   const svc = cloud.running.app.services.playLog
@@ -102,9 +118,10 @@ t.test('a batch that cannot be stored is not acknowledged, and arrives when sent
 })
 
 t.test('routes: range, paging, tenancy, CSV', async (t) => {
-  const cloud = await startCloud(t)
-  const a = await cloud.pair('A')
-  const b = await cloud.pair('B')
+  const {
+    cloud,
+    screens: [a, b],
+  } = await cloudWith(t, 'A', 'B')
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const da = await connectDevice(t, url, a, {}, false)
   const db = await connectDevice(t, url, b, {}, false)
@@ -213,8 +230,10 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
 })
 
 t.test('over its message budget a batch is refused, never acknowledged and dropped', async (t) => {
-  const cloud = await startCloud(t)
-  const a = await cloud.pair('A')
+  const {
+    cloud,
+    screens: [a],
+  } = await cloudWith(t, 'A')
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const budget = cloud.running.app.services.broker.budget
   const before = budget.options

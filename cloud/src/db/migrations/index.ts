@@ -26,6 +26,7 @@ import m0190 from './0190-work-leases.js'
 import m0440 from './0440-takeover-rows-without-fk-checks.js'
 import m0450 from './0450-takeover-rows-estimate-per-id.js'
 import m0460 from './0460-screenshots-by-sha256.js'
+import m0461 from './0461-play-log-ended.js'
 import m0470 from './0470-idempotency-keys-per-credential.js'
 
 export const migrations: readonly Migration[] = [
@@ -53,5 +54,6 @@ export const migrations: readonly Migration[] = [
   m0440,
   m0450,
   m0460,
+  m0461,
   m0470,
 ]

@@ -1,4 +1,6 @@
 // Request bodies, the same way on every operation:
+// - A key named `__proto__`, or `prototype` inside `constructor`, is refused with 400
+//   `bad_request` naming it (the parser never builds such an object).
 // - JSON must be UTF-8: bytes that are not answer 400 `bad_request` saying so (Node's
 //   decoder would otherwise swap them for U+FFFD and the length check would fail with a
 //   confusing "size did not match Content-Length").
@@ -33,6 +35,38 @@ export function closeObjects(s: unknown, seen = new Set<unknown>()): void {
   }
 }
 
+/**
+ * The path (`body.a.__proto__`) of the first key the JSON parser refuses to build an
+ * object from: `__proto__`, or `prototype` inside `constructor`; null when there is none,
+ * or when `text` is not JSON at all. JSON.parse keeps such keys as plain own properties,
+ * so reading them here changes no prototype.
+ */
+const short = (path: string): string => (path.length > 160 ? `${path.slice(0, 160)}…` : path)
+
+export function forbiddenKey(text: string): string | null {
+  let root: unknown
+  try {
+    root = JSON.parse(text)
+  } catch {
+    return null
+  }
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: 'body' }]
+  while (stack.length) {
+    const { value, path } = stack.pop()!
+    if (value === null || typeof value !== 'object') continue
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]` })
+      continue
+    }
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '__proto__') return `${short(path)}.__proto__`
+      if (k === 'constructor' && v !== null && typeof v === 'object' && Object.hasOwn(v, 'prototype')) return `${short(path)}.constructor.prototype`
+      stack.push({ value: v, path: `${path}.${k}` })
+    }
+  }
+  return null
+}
+
 export function installBodyRules(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
@@ -44,7 +78,13 @@ export function installBodyRules(app: FastifyInstance): void {
       done(new ApiError('bad_request', 'The body is not UTF-8 text; send JSON encoded as UTF-8.'), undefined)
       return
     }
-    parseJson(req, text, done)
+    parseJson(req, text, (err, value) => {
+      // The parser refuses `__proto__` and `constructor.prototype` keys as "not JSON":
+      // when the text is JSON after all, the refusal names the key instead.
+      const key = err ? forbiddenKey(text) : null
+      if (key) return done(new ApiError('bad_request', `${key} is not accepted: no key may be named __proto__, nor constructor.prototype.`), undefined)
+      done(err, value)
+    })
   })
   app.addHook('onRoute', (route) => {
     if (route.schema?.body) closeObjects(route.schema.body)

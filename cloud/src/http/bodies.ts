@@ -4,6 +4,7 @@
 // - JSON must be UTF-8: bytes that are not answer 400 `bad_request` saying so (Node's
 //   decoder would otherwise swap them for U+FFFD and the length check would fail with a
 //   confusing "size did not match Content-Length").
+// - An error answer sent before the body was read through closes the connection (below).
 // - Objects in a body schema are closed: a field the operation does not know is refused
 //   with the operation's validation error naming it (see docs/decisions.md), and the
 //   document says `additionalProperties: false`. Objects that are free-form on purpose
@@ -89,4 +90,18 @@ export function installBodyRules(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (route.schema?.body) closeObjects(route.schema.body)
   })
+  // A refusal sent before the request's body was read through (over a size limit, or
+  // refused before it was read at all) ends the connection: kept alive, the socket would
+  // have to be read through the rest of that body before the next request, or would hang.
+  // A 413 always closes. Fastify does the same for a JSON body it cannot parse.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (reply.statusCode === 413 || (reply.statusCode >= 400 && hasBody(req.headers) && !req.raw.complete)) reply.header('connection', 'close')
+    done(null, payload)
+  })
+}
+
+/** Whether the request carries a body (chunked, or a Content-Length above 0). */
+function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  const length = headers['content-length']
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
 }

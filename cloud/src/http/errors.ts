@@ -89,6 +89,10 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
         body: { error: 'too_large', message: `A path segment is over ${MAX_PATH_SEGMENT} characters; no id is that long.` },
       }
   }
+  // The multipart parser: a form whose bytes end before its closing boundary.
+  if (/unexpected end of multipart data/i.test(err.message)) {
+    return { status: 400, body: { error: 'bad_request', message: 'The form ends before its closing boundary (a cut-off upload?); send the whole form.' } }
+  }
   if (/prototype property/i.test(err.message)) {
     return { status: 400, body: { error: 'bad_request', message: 'The body holds a forbidden key (__proto__ or constructor.prototype).' } }
   }

@@ -95,7 +95,7 @@ export function installBodyRules(app: FastifyInstance): void {
   // have to be read through the rest of that body before the next request, or would hang.
   // A 413 always closes. Fastify does the same for a JSON body it cannot parse.
   app.addHook('onSend', (req, reply, payload, done) => {
-    if (reply.statusCode === 413 || (reply.statusCode >= 400 && hasBody(req.headers) && !req.raw.complete)) reply.header('connection', 'close')
+    if (reply.statusCode === 413 || (reply.statusCode >= 400 && hasBody(req.headers) && req.raw.complete === false)) reply.header('connection', 'close')
     done(null, payload)
   })
 }

@@ -48,6 +48,7 @@ t.test('a 16 KB URL answers 431 too_large in the envelope with a request id; mal
   t.match(long.body.requestId, /^req_/)
   t.equal(long.headers['x-svc-request-id'], long.body.requestId)
   t.match(long.headers['content-type'], /application\/json/)
+  t.equal(long.headers['x-content-type-options'], 'nosniff', 'nosniff on what Node writes itself too')
 
   const junk = parse(await raw(port, 'BLAH\x01 / HTTP/1.1\r\n\r\n'))
   t.equal(junk.status, 400)

@@ -21,7 +21,7 @@ import { WorkLeases } from './cluster/WorkLeases.js'
 import { RedisPresenceStore } from './cluster/RedisPresenceStore.js'
 import { ClusterPresence } from './cluster/ClusterPresence.js'
 import { WorkLeaseRepository } from './repositories/WorkLeaseRepository.js'
-import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling, MAX_PATH_SEGMENT, NOSNIFF } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { installJsonBounds } from './http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
@@ -138,6 +138,8 @@ async function assemble(
     // hop count trusts the nearest `n` hops whatever their address (Fastify takes no count).
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: config.bodyLimitBytes,
+    // A longer path segment answers 414 (http/errors.ts); the document says so on every operation with one.
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
     // removeAdditional off: an unknown body field is refused (http/bodies.ts), not dropped.
     ajv: { customOptions: { coerceTypes: false, allErrors: false, removeAdditional: false } },
     return503OnClosing: true,
@@ -199,9 +201,11 @@ async function assemble(
       await presenceStore!.forgetInstance(app.services.presence.instance).catch(() => undefined)
     })
   }
-  // Callback style (no promise per request): the id header is on every answer, errors included.
+  // Callback style (no promise per request): the id header is on every answer, errors
+  // included, and so is `nosniff` (a browser never guesses a type other than the one sent).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id)
+    reply.header(NOSNIFF[0], NOSNIFF[1])
     done()
   })
   const routeCatalog: RouteInfo[] = []

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_shared: 403,
   not_found: 404,
+  method_not_allowed: 405,
   revoked: 409,
   already_inactive: 409,
   idempotency_in_progress: 409,

@@ -136,29 +136,36 @@ async function guideFirstRun(running: Running, config: Config): Promise<void> {
   )
 }
 
-/** Within this long of the first Ctrl-C, another SIGINT is the same keypress reaching us again (pnpm forwards it). */
-const SIGINT_ECHO_MS = 1000
+/**
+ * Within this long of the first stop signal, another SIGINT or SIGTERM is the same request
+ * reaching us again: Ctrl-C reaches the whole process group, pnpm forwards it once more,
+ * and pnpm turns a second SIGINT it gets (from npx in front of it) into a SIGTERM.
+ */
+const STOP_ECHO_MS = 1000
 
 export async function runServer(config: Config): Promise<void> {
   // Before anything is opened: a second instance on the same folder stops here.
   const lock = lockDataDir(config.dataDir)
-  // SIGINT is handled here, not by close-with-grace: Ctrl-C under `pnpm start` reaches the
-  // process twice (from the terminal and forwarded by pnpm), and a second signal would
-  // make close-with-grace exit 1. A Ctrl-C during start-up stops once started.
-  let firstSigint = 0
+  // SIGINT and SIGTERM are handled here, not by close-with-grace, which exits 1 on any
+  // second signal: the echoes above would turn a clean Ctrl-C into exit 1. A stop signal
+  // during start-up stops once started; another one more than STOP_ECHO_MS after the
+  // first exits at once with 1.
+  let firstStop = 0
   let stop: (() => void) | null = null
-  process.on('SIGINT', () => {
+  const onStop = (signal: NodeJS.Signals): void => {
     const now = Date.now()
-    if (firstSigint === 0) {
-      firstSigint = now
-      process.stderr.write('received SIGINT, shutting down\n')
+    if (firstStop === 0) {
+      firstStop = now
+      process.stderr.write(`received ${signal}, shutting down\n`)
       stop?.()
-    } else if (now - firstSigint > SIGINT_ECHO_MS) {
-      process.stderr.write('second SIGINT, exiting now\n')
+    } else if (now - firstStop > STOP_ECHO_MS) {
+      process.stderr.write(`second ${signal}, exiting now\n`)
       lock.release()
       process.exit(1)
     }
-  })
+  }
+  process.on('SIGINT', onStop)
+  process.on('SIGTERM', onStop)
   let running: Running
   try {
     running = await startServer(config)
@@ -166,13 +173,13 @@ export async function runServer(config: Config): Promise<void> {
     lock.release()
     throw e
   }
-  const grace = closeWithGrace({ delay: config.drainTimeoutMs + STOP_MARGIN_MS, skip: ['SIGINT'] }, async ({ signal, err }) => {
+  const grace = closeWithGrace({ delay: config.drainTimeoutMs + STOP_MARGIN_MS, skip: ['SIGINT', 'SIGTERM'] }, async ({ signal, err }) => {
     if (err) console.error(err)
     else if (signal) process.stderr.write(`received ${signal}, shutting down\n`)
     await running.drain(config.drainTimeoutMs)
     lock.release()
   })
   stop = () => void grace.close()
-  if (firstSigint !== 0) stop()
+  if (firstStop !== 0) stop()
   else await guideFirstRun(running, config).catch(() => undefined)
 }

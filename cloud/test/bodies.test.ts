@@ -136,6 +136,58 @@ t.test('a body that is not UTF-8, or not JSON, answers 400 saying which', async 
   )
 })
 
+t.test('a key named __proto__, or constructor.prototype, is refused with 400 naming it, at any depth', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const send = (payload: string, url = '/v1/nodes', method = 'POST') =>
+    h.app.inject({ method: method as 'POST', url, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, payload })
+  for (const [payload, key] of [
+    ['{"__proto__":{"polluted":true},"name":"x"}', 'body.__proto__'],
+    ['{"name":"x","\\u005f_proto__":{"polluted":true}}', 'body.__proto__'],
+    ['{"constructor":{"prototype":{"polluted":true}},"name":"x"}', 'body.constructor.prototype'],
+    ['{"name":"x","meta":[{"a":{"__proto__":{}}}]}', 'body.meta[0].a.__proto__'],
+  ] as const) {
+    const res = await send(payload)
+    t.equal(res.statusCode, 400, payload)
+    t.equal(res.json().error, 'bad_request', payload)
+    t.match(res.json().message, `${key} is not accepted`, `the message names ${key}`)
+  }
+  // The same on a free-form field, where any other key is fine.
+  const creative = await send('{"name":"Promo","design":{"layers":[],"x":{"__proto__":{"polluted":true}}}}', '/v1/creatives')
+  t.equal(creative.statusCode, 400)
+  t.match(creative.json().message, 'body.design.x.__proto__ is not accepted')
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was touched')
+  t.same((await h.req('GET', '/v1/nodes', apiKey)).json().data, [], 'nothing written')
+  // Not JSON at all is still "not valid JSON".
+  t.same((await send('{"__proto__":')).json(), { error: 'bad_request', message: 'The body is not valid JSON.' })
+})
+
+t.test('a JSON null body is refused where an object is asked; no body at all is still an empty one where the operation allows it', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const register = (payload?: string) =>
+    h.app.inject({
+      method: 'POST',
+      url: '/v1/devices/register',
+      ...(payload !== undefined ? { headers: { 'content-type': 'application/json' }, payload } : {}),
+    })
+  for (const payload of ['null', '[]', '"x"', '1']) {
+    const res = await register(payload)
+    t.equal(res.statusCode, 422, `register with ${payload}`)
+    t.same(res.json(), { error: 'validation_error', message: 'body must be object.' })
+  }
+  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM device_registrations'))!.n, 0, 'no registration made')
+  t.equal((await register()).statusCode, 201, 'no body: a registration')
+  t.equal((await register('{}')).statusCode, 201, 'an empty object: a registration')
+  const node = await h.app.inject({
+    method: 'POST',
+    url: '/v1/nodes',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    payload: 'null',
+  })
+  t.equal(node.statusCode, 422, 'the same on any other operation')
+})
+
 t.test('the upload form refuses a field it does not take, and stores nothing', async (t) => {
   const { buildMedia, form, PNG_1x1 } = await import('./content/fixtures.js')
   const h = await buildMedia(t)

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { build } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
-import { PNG_1x1 } from './content/fixtures.js'
+import { PNG_1x1, png } from './content/fixtures.js'
 import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
 import { createApiClient, ok } from '../src/client/index.js'
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../scripts/openapi-types.js'
@@ -259,7 +259,7 @@ t.test('every read operation and the main writes, through the typed client on a 
   // A screenshot of the other screen, uploaded as its agent would (device credential, PNG).
   const shot = (await ok(api.POST('/v1/screens/{id}/screenshot', path(other.screenId)))).data
   t.equal(shot.status, 'queued')
-  const pngHead = Buffer.from('89504e470d0a1a0a0000000d49484452000000100000000908020000000000000000', 'hex')
+  const pngHead = png(16, 9)
   const uploaded = await fetch(`${base}/v1/devices/screenshots/${shot.id}`, {
     method: 'PUT',
     headers: { 'content-type': 'image/png', authorization: `Basic ${Buffer.from(`${other.screenId}:${other.deviceSecret}`).toString('base64')}` },

@@ -1,16 +1,18 @@
 import t from 'tap'
 import { build, tempDatabase } from './helpers.js'
 
-t.test('unknown path answers 404 not_found "No route here." with or without a credential', async (t) => {
+t.test('unknown path answers 404 not_found "No route here." with or without a credential; a wrong method 405', async (t) => {
   const h = await build(t)
   for (const token of [null, 'garbage']) {
     const res = await h.req('GET', '/v1/nope', token)
     t.equal(res.statusCode, 404)
     t.same(res.json(), { error: 'not_found', message: 'No route here.' })
   }
+  // A known path asked with a method it does not take: 405 with the methods it does.
   const wrongMethod = await h.req('PUT', '/v1/me', null)
-  t.equal(wrongMethod.statusCode, 404)
-  t.equal(wrongMethod.json().error, 'not_found')
+  t.equal(wrongMethod.statusCode, 405)
+  t.equal(wrongMethod.json().error, 'method_not_allowed')
+  t.equal(wrongMethod.headers.allow, 'GET, HEAD')
 })
 
 t.test('request id: a valid x-svc-request-id is echoed, an invalid one replaced', async (t) => {

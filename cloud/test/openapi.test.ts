@@ -1,10 +1,15 @@
 // The interface document (GET /v1/openapi.json) and the docs page. The checks sweep the
 // whole document and every registered route, so routes added later are covered too.
 import t from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { PERMISSIONS } from '@svc/shared'
 import { build, makeKey } from './helpers.js'
 import { openApiPath } from '../src/http/openapi.js'
+import { form, PNG_1x1 } from './content/fixtures.js'
+import { ALLOWED_TYPES } from '../src/media/sniff.js'
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 type Op = Record<string, unknown> & { security?: Record<string, string[]>[] }
@@ -192,7 +197,11 @@ t.test('the document describes what the edge answers, byte bodies and real range
   t.same(upload.required, ['file'])
   t.equal(op('put', '/v1/media/upload/multipart/{id}/parts/{n}').requestBody!.content['application/octet-stream']!.schema.format, 'binary')
   const download = op('get', '/v1/media/{id}/content')
-  for (const code of ['200', '206']) t.equal(download.responses[code]!.content!['application/octet-stream']!.schema.format, 'binary', `download ${code}`)
+  for (const code of ['200', '206']) {
+    // served as the type its bytes were recognised as at upload: each allowed one listed
+    t.same(Object.keys(download.responses[code]!.content!).sort(), Object.keys(ALLOWED_TYPES).sort(), `download ${code}: the media types`)
+    for (const c of Object.values(download.responses[code]!.content!)) t.equal(c.schema.format, 'binary', `download ${code}`)
+  }
   t.ok(download.parameters!.some((x) => x.name === 'Range' && x.in === 'header'))
   for (const code of ['409']) for (const p of ['/v1/api-keys/{id}/revoke', '/v1/api-keys/{id}/rotate']) t.ok(op('post', p).responses[code], `${p} ${code}`)
   t.ok(op('delete', '/v1/api-keys/{id}').responses['409'])
@@ -275,4 +284,157 @@ t.test('the docs page answers HTML without a credential', async (t) => {
   const json = await h.req('GET', '/v1/docs/json', null)
   t.equal(json.statusCode, 200)
   t.equal(json.json().paths['/v1/api-keys'].post['x-svc-permission'], 'api-key.create', 'the docs page shows the same extensions')
+})
+
+t.test('a path of the document asked with a method it does not list: 405 method_not_allowed, Allow naming what it takes', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  // The document's path templates as patterns: `/v1/screens/bulk-assign` is also `/v1/screens/{id}`.
+  const templates = Object.entries(doc.paths).map(([p, item]) => ({
+    re: new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    methods: Object.keys(item).filter((m) => HTTP_METHODS.includes(m)),
+  }))
+  let checked = 0
+  for (const p of Object.keys(doc.paths)) {
+    const url = fill(p)
+    const listed = templates.filter((x) => x.re.test(url)).flatMap((x) => x.methods)
+    // What a client may send there: the listed methods, and HEAD wherever GET is (served with it).
+    const allow = [...new Set([...listed, ...(listed.includes('get') ? ['head'] : [])])].map((m) => m.toUpperCase()).sort()
+    for (const m of ['GET', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS']) {
+      if (allow.includes(m)) continue
+      const res = await h.req(m, url, apiKey)
+      checked++
+      t.equal(res.statusCode, 405, `${m} ${p}`)
+      t.same(Object.keys(res.json()).sort(), ['error', 'message'], `${m} ${p}: the envelope`)
+      t.equal(res.json().error, 'method_not_allowed', `${m} ${p}`)
+      t.equal(res.headers.allow, allow.join(', '), `${m} ${p}: Allow`)
+    }
+  }
+  t.ok(checked > 100, `${checked} wrong methods asked`)
+  // A path the document does not have is still 404, whatever the method.
+  for (const m of ['GET', 'PUT', 'OPTIONS']) {
+    const res = await h.req(m, '/v1/no-such-thing', apiKey)
+    t.equal(res.statusCode, 404, `${m} on an unknown path`)
+    t.equal(res.headers.allow, undefined)
+  }
+  t.match((doc as unknown as { info: { description: string } }).info.description, /405 `method_not_allowed`/, 'the document says so')
+})
+
+t.test('answers given before any route are documented: 414 on every operation with a path parameter, 431 on every one', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc & {
+    components: { responses: Record<string, { description: string; content: Record<string, unknown> }> }
+  }
+  const ref = (name: string) => ({ $ref: `#/components/responses/${name}` })
+  for (const name of ['UriTooLong', 'RequestHeadersTooLarge'])
+    t.same(Object.keys(doc.components.responses[name]!.content), ['application/json'], `${name}: the envelope`)
+  let withParam = 0
+  for (const [m, p, op] of operations(doc)) {
+    const responses = op.responses as Record<string, unknown>
+    t.same(responses['431'], ref('RequestHeadersTooLarge'), `${m} ${p}: 431`)
+    if (!p.includes('{')) continue
+    withParam++
+    t.same(responses['414'], ref('UriTooLong'), `${m} ${p}: 414`)
+    for (const code of ['400', '404']) t.ok(responses[code], `${m} ${p}: ${code} (a malformed %-escape; no such id)`)
+    // and the server does answer 414 there, in the envelope
+    const res = await h.req(m.toUpperCase(), p.replace(/\{[^}]+\}/g, 'x'.repeat(101)), apiKey)
+    t.equal(res.statusCode, 414, `${m} ${p}: a 101-character id`)
+    t.same(res.json(), { error: 'too_large', message: 'A path segment is over 100 characters; no id is that long.' })
+  }
+  t.ok(withParam > 100, `${withParam} operations with a path parameter`)
+  // 100 characters are still an id: looked up, not refused.
+  t.equal((await h.req('GET', `/v1/screens/${'x'.repeat(100)}`, apiKey)).statusCode, 404)
+})
+
+t.test('every write documents what the edge answers about a body, body-less ones included', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  const bodyless: [string, string][] = []
+  for (const [m, p, op] of operations(doc)) {
+    if (!['post', 'put', 'patch', 'delete'].includes(m)) continue
+    for (const code of ['400', '413', '415']) t.ok((op.responses as Record<string, unknown>)[code], `${m} ${p}: ${code}`)
+    if (!op.requestBody) bodyless.push([m, p])
+  }
+  t.ok(bodyless.length >= 30, `${bodyless.length} writes without a body`)
+  // What a body-less write answers to a body it does not read: broken JSON 400, another type 415.
+  const [m, p] = bodyless.find(([, p]) => p === '/v1/casts/{id}/clear')!
+  const send = (payload: string, type: string) =>
+    h.app.inject({ method: m.toUpperCase() as 'POST', url: fill(p), headers: { authorization: `Bearer ${apiKey}`, 'content-type': type }, payload })
+  t.match((await send('{garbage', 'application/json')).json(), { error: 'bad_request' })
+  t.equal((await send('{garbage', 'application/json')).statusCode, 400)
+  t.equal((await send('hello', 'text/plain')).statusCode, 415)
+  t.equal((await send('{}', 'application/json')).statusCode, 404, 'a JSON body is read and ignored: the cast is looked up')
+})
+
+t.test('what is served is what the document says: status as text, a media download as its own type, nosniff everywhere', async (t) => {
+  const h = await build(t, { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-')) })
+  t.after(() => fs.rmSync(h.app.services.config.dataDir, { recursive: true, force: true }))
+  const { apiKey } = await h.workspace()
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  type Answer = { content?: Record<string, unknown> }
+  const documented = (m: string, p: string, code: number) =>
+    Object.keys((doc.paths[p]![m] as { responses: Record<string, Answer> }).responses[String(code)]?.content ?? {})
+  const typeOf = (res: { headers: Record<string, unknown> }) => String(res.headers['content-type']).split(';')[0]!
+
+  const text = await h.req('GET', '/v1/status?format=text', null)
+  t.equal(text.statusCode, 200)
+  t.equal(typeOf(text), 'text/plain')
+  t.ok(documented('get', '/v1/status', 200).includes('text/plain'), 'GET /v1/status documents text/plain')
+  t.ok(documented('get', '/v1/status', 200).includes('application/json'), 'and JSON')
+
+  const f = form({ file: { filename: 'a.png', data: PNG_1x1, type: 'image/png' } })
+  const up = await h.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${apiKey}`, ...f.headers }, payload: f.payload })
+  t.equal(up.statusCode, 201)
+  const url = `/v1/media/${up.json().data.id}/content`
+  const whole = await h.req('GET', url, apiKey)
+  t.equal(whole.statusCode, 200)
+  t.equal(typeOf(whole), 'image/png', 'served as the type sniffed at upload')
+  t.ok(documented('get', '/v1/media/{id}/content', 200).includes('image/png'), 'and documented as such')
+  t.notOk(documented('get', '/v1/media/{id}/content', 200).includes('application/octet-stream'), 'not as a type it is never served as')
+  const part = await h.req('GET', url, apiKey, undefined, { range: 'bytes=0-7' })
+  t.equal(part.statusCode, 206)
+  t.ok(documented('get', '/v1/media/{id}/content', 206).includes(typeOf(part)), '206 too')
+
+  // nosniff on every answer: JSON, text, bytes, errors, an unknown path, a wrong method, an over-long id
+  for (const res of [
+    text,
+    whole,
+    part,
+    await h.req('GET', '/v1/me', apiKey),
+    await h.req('GET', '/v1/me', null),
+    await h.req('GET', '/v1/nope', null),
+    await h.req('PUT', '/v1/me', null),
+    await h.req('GET', `/v1/screens/${'x'.repeat(101)}`, apiKey),
+    await h.req('GET', '/v1/screens/%ZZ', apiKey),
+    await h.req('GET', '/v1/docs', null),
+  ])
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${res.statusCode} ${typeOf(res)}`)
+})
+
+t.test('every property of every request body has a schema with a type', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  type S = Record<string, unknown> & { properties?: Record<string, S>; items?: S; anyOf?: S[]; oneOf?: S[]; allOf?: S[] }
+  const typed = (s: S): boolean =>
+    'type' in s || 'const' in s || 'enum' in s || '$ref' in s || [s.anyOf, s.oneOf, s.allOf].some((xs) => Array.isArray(xs) && xs.length > 0 && xs.every(typed))
+  const untyped: string[] = []
+  const walk = (s: S, where: string) => {
+    if (!typed(s)) untyped.push(where)
+    for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${where}.${k}`)
+    if (s.items) walk(s.items, `${where}[]`)
+    for (const x of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) walk(x, where)
+  }
+  for (const [m, p, op] of operations(doc)) {
+    const body = (op.requestBody as { content?: Record<string, { schema: S }> } | undefined)?.content
+    for (const [type, { schema }] of Object.entries(body ?? {})) walk(schema, `${m} ${p} (${type}) body`)
+  }
+  t.same(untyped, [], 'no untyped field')
+  const preset = (doc.paths['/v1/serial-templates']!.post as { requestBody: { content: Record<string, { schema: S }> } }).requestBody.content[
+    'application/json'
+  ]!.schema.properties!.preset!
+  t.equal(preset.type, 'object')
+  t.same(Object.keys(preset.properties!).sort(), ['keys', 'protocol', 'setId'])
 })

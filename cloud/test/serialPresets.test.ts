@@ -119,12 +119,14 @@ t.test('POST /v1/serial-templates with a preset: all commands, or the keys asked
   )
 
   for (const [preset, msg] of [
-    [{ protocol: 'sony' }, /preset.protocol must be one of/],
+    [{ protocol: 'sony' }, /^body.preset.protocol must be one of samsung-mdc, lg, nec, pjlink.$/],
     [{ protocol: 'nec', setId: 101 }, /preset.setId: NEC monitor id must be/],
-    [{ protocol: 'lg', setId: 'x' }, /preset.setId must be an integer 0–255/],
+    [{ protocol: 'lg', setId: 'x' }, /^body.preset.setId must be integer.$/],
+    [{ protocol: 'lg', setId: 256 }, /^body.preset.setId must be <= 255.$/],
     [{ protocol: 'lg', keys: ['power.on', 'volume.up'] }, /preset.keys: "volume.up" is not a lg command \(known: power.on, power.off/],
-    [{ protocol: 'lg', keys: [] }, /preset.keys must be a non-empty array/],
-    ['lg', /preset must be an object/],
+    [{ protocol: 'lg', keys: [] }, /^body.preset.keys must NOT have fewer than 1 items.$/],
+    [{ protocol: 'lg', keys: ['power.on'], extra: 1 }, /^body.preset.extra is not a field of this operation.$/],
+    ['lg', /^body.preset must be object.$/],
   ] as const) {
     const r = await h.req('POST', '/v1/serial-templates', apiKey, { name: 'Bad', preset })
     t.equal(r.statusCode, 422, JSON.stringify(preset))

@@ -2078,7 +2078,26 @@ export interface components {
             [key: string]: unknown;
         };
     };
-    responses: never;
+    responses: {
+        /** @description `too_large`: the request line and headers are over 16 KB (a very long query string?); answered before any route, and the connection is closed. */
+        RequestHeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `too_large`: a path segment is over 100 characters (no id is that long). */
+        UriTooLong: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -2129,6 +2148,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
         };
     };
     getOAuthProtectedResourceMetadata: {
@@ -2172,6 +2192,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
         };
     };
     getAccount: {
@@ -2281,6 +2302,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -2424,6 +2446,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -2599,6 +2622,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -2674,6 +2698,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -2725,6 +2758,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -2759,6 +2793,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -2943,6 +2978,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -3163,6 +3199,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -3251,6 +3288,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -3302,6 +3348,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -3336,6 +3383,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -3398,6 +3446,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -3449,6 +3506,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -3483,6 +3559,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -3660,6 +3737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -3703,6 +3781,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -3869,6 +3948,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -3950,7 +4030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4062,6 +4142,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -4133,6 +4214,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -4184,6 +4274,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -4218,6 +4309,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -4289,6 +4381,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -4357,6 +4458,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -4391,6 +4511,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -4462,6 +4583,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -4530,6 +4660,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -4564,6 +4713,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -4638,6 +4788,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -4706,6 +4865,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -4740,6 +4918,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -4906,6 +5085,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -4990,7 +5170,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5111,6 +5291,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -5181,6 +5362,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -5232,6 +5422,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -5266,6 +5457,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -5326,6 +5518,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -5396,6 +5597,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -5430,6 +5650,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -5513,7 +5734,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5582,6 +5803,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -5625,6 +5847,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -5687,6 +5910,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -5738,6 +5970,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -5772,6 +6005,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -5840,7 +6074,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5909,6 +6143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -5952,6 +6187,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -6015,6 +6251,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -6066,6 +6311,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -6100,6 +6364,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -6296,6 +6561,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -6396,6 +6662,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -6447,6 +6722,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -6481,6 +6757,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -6587,7 +6864,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6673,6 +6950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -6716,6 +6994,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -6822,7 +7101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6908,6 +7187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -6951,6 +7231,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -7057,7 +7338,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7143,6 +7424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -7186,6 +7468,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -7334,6 +7617,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -7500,6 +7784,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -7582,7 +7867,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7703,6 +7988,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -7773,6 +8059,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -7824,6 +8119,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -7858,6 +8154,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -7918,6 +8215,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -7988,6 +8294,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -8022,6 +8347,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -8103,7 +8429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8172,6 +8498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -8215,6 +8542,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -8277,6 +8605,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -8328,6 +8665,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -8362,6 +8700,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -8430,7 +8769,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8499,6 +8838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -8542,6 +8882,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -8605,6 +8946,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -8656,6 +9006,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -8690,6 +9059,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -8865,6 +9235,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -8961,7 +9332,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9073,6 +9444,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -9158,6 +9530,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -9209,6 +9590,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -9243,6 +9625,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -9328,6 +9711,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -9396,6 +9788,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -9430,6 +9841,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -9596,6 +10008,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -9681,7 +10094,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9802,6 +10215,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -9872,6 +10286,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -9923,6 +10346,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -9957,6 +10381,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -10017,6 +10442,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -10087,6 +10521,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -10121,6 +10574,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -10205,7 +10659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10274,6 +10728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -10317,6 +10772,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -10379,6 +10835,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -10430,6 +10895,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -10464,6 +10930,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -10532,7 +10999,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10601,6 +11068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -10644,6 +11112,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -10707,6 +11176,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -10758,6 +11236,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -10792,6 +11289,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -10958,6 +11456,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -11042,7 +11541,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11163,6 +11662,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -11233,6 +11733,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -11284,6 +11793,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -11318,6 +11828,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -11378,6 +11889,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -11448,6 +11968,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -11482,6 +12021,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -11565,7 +12105,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11634,6 +12174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -11677,6 +12218,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -11748,7 +12290,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11834,6 +12376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -11877,6 +12420,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -11940,6 +12484,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -12010,6 +12563,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -12044,6 +12616,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -12106,6 +12679,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -12157,6 +12739,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -12191,6 +12774,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -12259,7 +12843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12328,6 +12912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -12371,6 +12956,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -12434,6 +13020,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -12485,6 +13080,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -12519,6 +13133,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -12591,7 +13206,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12652,6 +13267,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -12727,6 +13343,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -12761,6 +13386,8 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -12838,6 +13465,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -12853,6 +13489,15 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description `not_found`: nothing with this id here (absent, outside your location, another workspace). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -12889,6 +13534,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             415: {
                 headers: {
@@ -12923,6 +13569,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -13098,6 +13745,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -13193,7 +13841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13305,6 +13953,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -13390,6 +14039,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -13441,6 +14099,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -13475,6 +14134,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -13560,6 +14220,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -13628,6 +14297,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -13662,6 +14350,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -13828,6 +14517,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -13919,7 +14609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14040,6 +14730,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -14110,6 +14801,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -14161,6 +14861,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -14195,6 +14896,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -14255,6 +14957,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -14325,6 +15036,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -14359,6 +15089,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -14449,7 +15180,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14518,6 +15249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -14561,6 +15293,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -14623,6 +15356,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -14674,6 +15416,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -14708,6 +15451,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -14776,7 +15520,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14845,6 +15589,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -14888,6 +15633,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -14951,6 +15697,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -15002,6 +15757,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -15036,6 +15810,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -15201,6 +15976,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -15249,10 +16025,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A JSON-RPC 2.0 request, notification or response of the Model Context Protocol. */
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
                     error?: {
                         [key: string]: unknown;
                     };
@@ -15269,7 +16044,24 @@ export interface operations {
                     };
                 } & {
                     [key: string]: unknown;
-                };
+                }) | ({
+                    error?: {
+                        [key: string]: unknown;
+                    };
+                    id?: string | number;
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    /** @description `initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping`, … */
+                    method?: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                    result?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                })[];
             };
         };
         responses: {
@@ -15395,6 +16187,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `validation_error` (the envelope): the body nests deeper than 32 levels, an object field is over 256 KB of JSON, or text holds U+0000. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description Default Response */
             429: {
                 headers: {
@@ -15412,6 +16221,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -15522,6 +16332,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_error` (the envelope): the body nests deeper than 32 levels, an object field is over 256 KB of JSON, or text holds U+0000. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description Default Response */
             429: {
                 headers: {
@@ -15539,6 +16384,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -15696,6 +16542,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -15883,6 +16730,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16049,6 +16897,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16129,7 +16978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16250,6 +17099,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16320,6 +17170,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -16371,6 +17230,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -16405,6 +17265,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16465,6 +17326,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -16535,6 +17405,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -16569,6 +17458,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16648,7 +17538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16717,6 +17607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -16760,6 +17651,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16822,6 +17714,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -16873,6 +17774,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -16907,6 +17809,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -16975,7 +17878,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17044,6 +17947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -17087,6 +17991,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -17150,6 +18055,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -17201,6 +18115,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -17235,6 +18168,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -17322,6 +18256,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -17373,6 +18316,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -17407,6 +18351,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -17467,6 +18412,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -17537,6 +18491,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -17571,6 +18544,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -17666,7 +18640,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17735,6 +18709,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -17778,6 +18753,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -17833,7 +18809,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The whole file. */
+            /** @description The whole file, as the item's `mimeType`. */
             200: {
                 headers: {
                     /** @description Always `bytes`. */
@@ -17843,10 +18819,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": Blob;
+                    "application/pdf": Blob;
+                    "application/zip": Blob;
+                    "audio/mpeg": Blob;
+                    "audio/ogg": Blob;
+                    "audio/wav": Blob;
+                    "image/gif": Blob;
+                    "image/jpeg": Blob;
+                    "image/png": Blob;
+                    "image/webp": Blob;
+                    "video/mp4": Blob;
+                    "video/quicktime": Blob;
+                    "video/webm": Blob;
                 };
             };
-            /** @description The requested range. */
+            /** @description The requested range, as the item's `mimeType`. */
             206: {
                 headers: {
                     /** @description Always `bytes`. */
@@ -17858,7 +18845,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": Blob;
+                    "application/pdf": Blob;
+                    "application/zip": Blob;
+                    "audio/mpeg": Blob;
+                    "audio/ogg": Blob;
+                    "audio/wav": Blob;
+                    "image/gif": Blob;
+                    "image/jpeg": Blob;
+                    "image/png": Blob;
+                    "image/webp": Blob;
+                    "video/mp4": Blob;
+                    "video/quicktime": Blob;
+                    "video/webm": Blob;
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -17912,6 +18919,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             416: {
                 headers: {
@@ -17963,6 +18971,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -18034,7 +19043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18120,6 +19129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -18163,6 +19173,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -18226,6 +19237,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -18296,6 +19316,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -18330,6 +19369,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -18392,6 +19432,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -18443,6 +19492,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -18477,6 +19527,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -18545,7 +19596,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18614,6 +19665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -18657,6 +19709,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -18720,6 +19773,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -18771,6 +19833,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -18805,6 +19886,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -19047,6 +20129,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -19147,6 +20230,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -19277,6 +20369,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -19355,6 +20448,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -19406,6 +20508,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -19440,6 +20543,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -19502,6 +20606,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -19553,6 +20666,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -19587,6 +20719,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -19674,6 +20807,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -19725,6 +20867,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             415: {
                 headers: {
@@ -19776,6 +20928,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -19843,6 +20996,15 @@ export interface operations {
                             sizeBytes: number;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -19913,6 +21075,16 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not the one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -19947,6 +21119,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -20034,7 +21207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20155,6 +21328,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -20321,6 +21495,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -20399,7 +21574,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20520,6 +21695,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -20589,6 +21765,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -20640,6 +21825,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -20674,6 +21860,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -20734,6 +21921,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -20804,6 +22000,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -20838,6 +22053,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -20915,7 +22131,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20984,6 +22200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -21027,6 +22244,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -21115,6 +22333,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -21166,6 +22393,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -21200,6 +22428,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -21302,7 +22531,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21371,6 +22600,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -21414,6 +22644,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -21577,6 +22808,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -21719,6 +22951,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -21885,6 +23118,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -21978,7 +23212,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22099,6 +23333,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -22169,6 +23404,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -22220,6 +23464,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -22254,6 +23499,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -22314,6 +23560,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -22384,6 +23639,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -22418,6 +23692,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -22510,7 +23785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22579,6 +23854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -22622,6 +23898,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -22693,7 +23970,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22779,6 +24056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -22822,6 +24100,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -22885,6 +24164,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -22955,6 +24243,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -22989,6 +24296,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -23051,6 +24359,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -23102,6 +24419,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -23136,6 +24454,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -23204,7 +24523,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23273,6 +24592,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -23316,6 +24636,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -23379,6 +24700,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -23430,6 +24760,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -23464,6 +24813,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -23630,6 +24980,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -23737,7 +25088,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23858,6 +25209,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -23928,6 +25280,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -23979,6 +25340,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -24013,6 +25375,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -24073,6 +25436,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -24143,6 +25515,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -24177,6 +25568,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -24283,7 +25675,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24352,6 +25744,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -24395,6 +25788,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -24466,7 +25860,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24552,6 +25946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -24595,6 +25990,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -24658,6 +26054,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -24728,6 +26133,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -24762,6 +26186,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -24824,6 +26249,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -24875,6 +26309,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -24909,6 +26344,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -24977,7 +26413,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -25046,6 +26482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -25089,6 +26526,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -25152,6 +26590,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -25203,6 +26650,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -25237,6 +26703,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -25402,6 +26869,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -25508,6 +26976,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -25559,6 +27036,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -25593,6 +27071,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -25655,6 +27134,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -25706,6 +27194,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -25740,6 +27247,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -25853,7 +27361,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -25922,6 +27430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -25965,6 +27474,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -26042,7 +27552,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -26111,6 +27621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -26154,6 +27665,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -26217,6 +27729,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -26268,6 +27789,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -26302,6 +27824,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -26375,7 +27898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -26444,6 +27967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -26487,6 +28011,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -26583,6 +28108,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -26634,6 +28168,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -26668,6 +28203,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -26745,6 +28281,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -26796,6 +28341,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -26830,6 +28394,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -26924,7 +28489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -26993,6 +28558,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -27036,6 +28602,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -27123,6 +28690,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -27174,6 +28750,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -27208,6 +28785,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -27292,7 +28870,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -27404,6 +28982,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -27520,7 +29099,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -27641,6 +29220,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -27718,6 +29298,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -27769,6 +29358,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -27803,6 +29393,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -27857,6 +29448,15 @@ export interface operations {
                 };
                 content: {
                     "image/png": Blob;
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -27927,6 +29527,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -27961,6 +29562,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -28057,7 +29659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -28169,6 +29771,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -28244,6 +29847,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -28295,6 +29907,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -28329,6 +29942,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -28489,6 +30103,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -28653,6 +30268,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -28710,8 +30326,18 @@ export interface operations {
                     model?: string | null;
                     name?: string | null;
                     nodeId?: string | null;
-                    /** @description {protocol, setId?, keys?}: the template starts with these commands of GET /v1/serial-presets (all of the protocol's when keys is absent), before `items`. Checked by the server, each fault named in a 422. */
-                    preset?: unknown;
+                    /** @description The template starts with these commands of GET /v1/serial-presets, before `items`. A key the protocol does not have, or a set id it does not take, is a 422 naming it. */
+                    preset?: {
+                        /** @description Command keys of the preset (`power.on`, `input.hdmi1`, …); absent = all of them. */
+                        keys?: string[];
+                        /**
+                         * @description The panel protocol, as in GET /v1/serial-presets.
+                         * @enum {string}
+                         */
+                        protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                        /** @description The panel's RS232 id; default 1 (each protocol narrows the range). */
+                        setId?: number;
+                    };
                 };
             };
         };
@@ -28750,7 +30376,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -28862,6 +30488,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -28943,6 +30570,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -28994,6 +30630,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -29028,6 +30665,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -29089,6 +30727,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -29140,6 +30787,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -29174,6 +30840,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -29271,7 +30938,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -29340,6 +31007,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -29383,6 +31051,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -29549,6 +31218,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -29631,7 +31301,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -29752,6 +31422,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -29822,6 +31493,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -29873,6 +31553,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -29907,6 +31588,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -29967,6 +31649,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -30037,6 +31728,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -30071,6 +31781,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -30152,7 +31863,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -30221,6 +31932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -30264,6 +31976,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -30326,6 +32039,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -30377,6 +32099,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -30411,6 +32134,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -30479,7 +32203,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -30548,6 +32272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -30591,6 +32316,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -30654,6 +32380,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -30705,6 +32440,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -30739,6 +32493,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -30787,7 +32542,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The status: JSON, or with `?format=text` a plain-text summary. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -30847,7 +32602,8 @@ export interface operations {
                             /** @enum {string} */
                             state: "operational" | "degraded" | "outage" | "unknown";
                         };
-                    } | string;
+                    };
+                    "text/plain": string;
                 };
             };
             /** @description Default Response */
@@ -30867,6 +32623,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
         };
     };
     listDeprecations: {
@@ -30900,6 +32657,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
         };
     };
     listUsers: {
@@ -31028,6 +32786,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -31107,7 +32866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -31236,6 +32995,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -31303,6 +33063,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             401: {
                 headers: {
@@ -31354,6 +33123,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -31388,6 +33158,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -31448,6 +33219,15 @@ export interface operations {
                             id: string;
                         };
                     };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -31518,6 +33298,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -31552,6 +33351,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -31627,7 +33427,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `bad_request`: the body is not valid JSON, or not UTF-8. */
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -31713,6 +33513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -31756,6 +33557,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -31931,6 +33733,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -32134,6 +33937,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -32277,6 +34081,7 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -32311,6 +34116,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -32439,6 +34245,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -32473,6 +34298,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -32634,6 +34460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
             415: {
                 headers: {
@@ -32677,6 +34504,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -32826,6 +34654,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -32860,6 +34707,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -33048,6 +34896,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -33180,6 +35029,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -33214,6 +35082,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {
@@ -33376,6 +35245,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
                 headers: {

@@ -19,6 +19,18 @@ function send(reply: FastifyReply, status: number, body: Envelope, headers?: Rec
   return reply.code(status).type('application/json; charset=utf-8').send(body)
 }
 
+/** Sent on every answer: the Content-Type is the type, never a hint to sniff past. */
+export const NOSNIFF = ['x-content-type-options', 'nosniff'] as const
+
+/** Longest path parameter the router takes (Fastify's maxParamLength); longer answers 414. */
+export const MAX_PATH_SEGMENT = 100
+
+/** "must be one of a, b, c" for a short list of allowed values (Ajv says "the allowed values"). */
+function oneOf(values: unknown[] | undefined): string | undefined {
+  if (!values || values.length === 0 || values.length > 20) return undefined
+  return `must be one of ${values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`
+}
+
 function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; body: Envelope } | null {
   if (err.validation) {
     const v = req.routeOptions.config?.validationError
@@ -27,7 +39,12 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
     const field = `${where}${(first?.instancePath ?? '').replace(/\//g, '.')}`
     const missing = first?.keyword === 'required' ? ` ${String((first.params as { missingProperty?: string }).missingProperty)} is required.` : ''
     const unknown = first?.keyword === 'additionalProperties' ? String((first.params as { additionalProperty?: string }).additionalProperty) : null
-    const friendly = first?.keyword === 'pattern' ? PATTERN_MESSAGES.get(String((first.params as { pattern?: string }).pattern)) : undefined
+    const friendly =
+      first?.keyword === 'pattern'
+        ? PATTERN_MESSAGES.get(String((first.params as { pattern?: string }).pattern))
+        : first?.keyword === 'enum'
+          ? oneOf((first.params as { allowedValues?: unknown[] }).allowedValues)
+          : undefined
     const message = friendly
       ? `${field} ${friendly}.`
       : unknown !== null
@@ -65,6 +82,16 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
       return { status: 415, body: { error: 'unsupported_type', message: 'Send the file as multipart/form-data with a `file` part.' } }
     case 'FST_ERR_BAD_URL':
       return { status: 400, body: { error: 'bad_request', message: 'The URL path is not valid (a malformed %-escape?).' } }
+    // The router refuses a path segment over its limit (no id is that long); the path is not echoed.
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return {
+        status: 414,
+        body: { error: 'too_large', message: `A path segment is over ${MAX_PATH_SEGMENT} characters; no id is that long.` },
+      }
+  }
+  // The multipart parser: a form whose bytes end before its closing boundary.
+  if (/unexpected end of multipart data/i.test(err.message)) {
+    return { status: 400, body: { error: 'bad_request', message: 'The form ends before its closing boundary (a cut-off upload?); send the whole form.' } }
   }
   if (/prototype property/i.test(err.message)) {
     return { status: 400, body: { error: 'bad_request', message: 'The body holds a forbidden key (__proto__ or constructor.prototype).' } }
@@ -84,7 +111,7 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
  */
 export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   const mapped = fromFastify(err, req) ?? { status: 400, body: { error: 'bad_request', message: 'The request is not valid.' } }
-  reply.header(REQUEST_ID_HEADER, req.id)
+  reply.header(REQUEST_ID_HEADER, req.id).header(NOSNIFF[0], NOSNIFF[1])
   void send(reply, mapped.status, mapped.body)
 }
 
@@ -111,7 +138,7 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
     const text = JSON.stringify(body)
     const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'
     socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nConnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n${NOSNIFF[0]}: ${NOSNIFF[1]}\r\nConnection: close\r\n\r\n${text}`,
     )
   }
   socket.destroy()
@@ -132,5 +159,47 @@ export function installErrorHandling(app: FastifyInstance): void {
     return send(reply, 500, { error: 'internal_error', message: 'Something went wrong on our side.' })
   })
 
-  app.setNotFoundHandler((_req, reply) => send(reply, 404, { error: 'not_found', message: 'No route here.' }))
+  // A path the API knows, asked with a method it does not take, answers 405 with the
+  // methods it does take in Allow (RFC 9110 15.5.6); a path it does not know, 404.
+  const paths = new RoutePaths()
+  app.addHook('onRoute', (route) => paths.add(route.url, route.method))
+  app.setNotFoundHandler((req, reply) => {
+    const allowed = paths.methodsOf(req.url)
+    if (allowed.length > 0 && !allowed.includes(req.method)) {
+      return send(
+        reply,
+        405,
+        { error: 'method_not_allowed', message: `This path does not take ${req.method}; it takes ${allowed.join(', ')} (see the Allow header).` },
+        { allow: allowed.join(', ') },
+      )
+    }
+    return send(reply, 404, { error: 'not_found', message: 'No route here.' })
+  })
+}
+
+/** The registered paths as patterns (`:id` one segment, `*` the rest), with their methods. */
+class RoutePaths {
+  private readonly byUrl = new Map<string, { re: RegExp; methods: Set<string> }>()
+
+  add(url: string, method: string | string[]): void {
+    let entry = this.byUrl.get(url)
+    if (!entry) {
+      const pattern = url
+        .split(/(:[A-Za-z0-9_]+|\*)/)
+        .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+        .join('')
+      entry = { re: new RegExp(`^${pattern}$`), methods: new Set() }
+      this.byUrl.set(url, entry)
+    }
+    for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m)
+  }
+
+  /** The methods some route takes on `url`'s path, sorted; empty when no route has this path. */
+  methodsOf(url: string): string[] {
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    const out = new Set<string>()
+    for (const { re, methods } of this.byUrl.values()) if (re.test(path)) for (const m of methods) out.add(m)
+    return [...out].sort()
+  }
 }

@@ -4,11 +4,14 @@
 // (`verified` when the route declares its response schema, else `none`). What the route
 // schemas cannot say is added here, the same way for every operation: a stable camelCase
 // operationId, declared tags, the answers the edge gives before a route runs (400 for a
-// body that is not JSON or not UTF-8, 413, 415) and the byte bodies of uploads/downloads.
+// body that is not JSON or not UTF-8 or a malformed path, 413, 415, 414 for an over-long
+// path segment, 431 for an over-long request line) and the byte bodies of uploads/downloads.
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ErrorBody } from './schemas.js'
+import { MAX_PATH_SEGMENT } from './errors.js'
+import { ALLOWED_TYPES } from '../media/sniff.js'
 
 interface RouteMeta {
   permission: string
@@ -125,12 +128,38 @@ export function operationIdOf(method: string, path: string): string {
 
 const JSON_ERROR = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }
 const errorAnswer = (description: string) => ({ description, content: JSON_ERROR })
-/** Answers the edge gives before a route's handler runs, for any operation that takes a JSON body. */
-const BODY_ANSWERS: Record<string, string> = {
-  '400': '`bad_request`: the body is not valid JSON, or not UTF-8.',
-  '413': '`too_large`: the body is over the size limit.',
-  '415': '`unsupported_type`: the Content-Type is not application/json.',
+/** Answers the edge gives before any route runs, shared by every operation that can get them. */
+const EDGE_RESPONSES = {
+  UriTooLong: errorAnswer(`\`too_large\`: a path segment is over ${MAX_PATH_SEGMENT} characters (no id is that long).`),
+  RequestHeadersTooLarge: errorAnswer(
+    '`too_large`: the request line and headers are over 16 KB (a very long query string?); answered before any route, and the connection is closed.',
+  ),
 }
+const WRITES = new Set(['post', 'put', 'patch', 'delete'])
+/**
+ * What the edge answers about a write's body before its handler runs, by what the
+ * operation reads: a JSON body, bytes (a form, a file), or nothing (a body sent anyway is
+ * still read as the Content-Type says, so broken JSON is refused rather than ignored).
+ */
+const BODY_ANSWERS: Record<'json' | 'bytes' | 'none', Record<'400' | '413' | '415', string>> = {
+  json: {
+    '400': 'the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message',
+    '413': '`too_large`: the body is over the size limit.',
+    '415': '`unsupported_type`: the Content-Type is not application/json.',
+  },
+  bytes: {
+    '400': 'a body sent as application/json that is not valid JSON',
+    '413': '`too_large`: the body is over the size limit.',
+    '415': '`unsupported_type`: the Content-Type is not the one this operation reads.',
+  },
+  none: {
+    '400': 'a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none)',
+    '413': '`too_large`: a body over the size limit was sent (this operation reads none).',
+    '415': '`unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body).',
+  },
+}
+/** The file types a download is served as (the type sniffed at upload). */
+const MEDIA_TYPES = Object.keys(ALLOWED_TYPES)
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -181,16 +210,43 @@ function describeBytes(p: string, method: string, op: Op): void {
         schema: { type: 'string', maxLength: 200 },
       },
     ]
+    // Served as the type its bytes were recognised as at upload (the item's `mimeType`).
+    const content = Object.fromEntries(MEDIA_TYPES.map((type) => [type, { schema: BINARY }]))
     op.responses = {
-      '200': { description: 'The whole file.', headers, content: { 'application/octet-stream': { schema: BINARY } } },
+      '200': { description: "The whole file, as the item's `mimeType`.", headers, content },
       '206': {
-        description: 'The requested range.',
+        description: "The requested range, as the item's `mimeType`.",
         headers: { ...headers, 'Content-Range': { description: '`bytes <first>-<last>/<size>`.', schema: { type: 'string' } } },
-        content: { 'application/octet-stream': { schema: BINARY } },
+        content,
       },
       ...op.responses,
     }
   }
+}
+
+/**
+ * The answers the edge gives before (or instead of) a route's handler, on every operation
+ * that can get them: 414 for an over-long path segment and 400 for a malformed %-escape
+ * (operations with a path parameter; 404 there too), 431 for an over-long request line
+ * (every operation), and 400/413/415 about a write's body.
+ */
+function describeEdge(p: string, method: string, op: Op, responses: Record<string, unknown>): void {
+  const reasons400: string[] = []
+  if (p.includes('{')) {
+    reasons400.push('a malformed %-escape in the path')
+    responses['404'] ??= errorAnswer('`not_found`: nothing with this id here (absent, outside your location, another workspace).')
+    responses['414'] ??= { $ref: '#/components/responses/UriTooLong' }
+  }
+  responses['431'] ??= { $ref: '#/components/responses/RequestHeadersTooLarge' }
+  if (WRITES.has(method)) {
+    const content = op.requestBody?.content ?? {}
+    const reads = content['application/json'] ? 'json' : Object.keys(content).length > 0 ? 'bytes' : 'none'
+    const answers = BODY_ANSWERS[reads]
+    reasons400.push(answers['400'])
+    responses['413'] ??= errorAnswer(answers['413'])
+    responses['415'] ??= errorAnswer(answers['415'])
+  }
+  if (reasons400.length) responses['400'] ??= errorAnswer(`\`bad_request\`: ${reasons400.join('; ')}.`)
 }
 
 /** fastify `/v1/nodes/:id` → OpenAPI `/v1/nodes/{id}`. */
@@ -234,9 +290,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
           op.parameters = [...(op.parameters ?? []), IDEMPOTENCY_KEY]
           responses['409'] ??= errorAnswer('`idempotency_in_progress`: a request with the same Idempotency-Key is still running.')
         }
-        if (op.requestBody?.content?.['application/json']) {
-          for (const [code, text] of Object.entries(BODY_ANSWERS)) responses[code] ??= errorAnswer(text)
-        }
+        describeEdge(p, method, op, responses)
       }
     }
     d.tags = [...used].sort().map((name) => ({ name, description: TAGS[name] ?? name }))
@@ -249,7 +303,11 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Signage control API',
         version: '1',
-        description: 'The HTTP interface of the signage control plane. See docs/ for guides.',
+        description:
+          'The HTTP interface of the signage control plane. See docs/ for guides. ' +
+          'Every failure answers the envelope `{error, message}` (components/schemas/Error). ' +
+          'A path this document lists, asked with a method it does not list for that path, answers 405 `method_not_allowed` with an `Allow` header naming the methods it takes (HEAD with GET); a path it does not list answers 404 `not_found`. ' +
+          'Every answer carries `X-Content-Type-Options: nosniff`.',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       servers: [{ url: '/', description: 'This server (the document is served by the API it describes).' }],
@@ -264,6 +322,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
           },
         },
         schemas: { Error: ErrorBody },
+        responses: EDGE_RESPONSES,
       },
       security: [{ bearer: [] }],
     },

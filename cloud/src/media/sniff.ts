@@ -1,8 +1,10 @@
 // What a file is, judged from its bytes (never from its name or the client's
 // Content-Type), against an allowlist: anything not listed — SVG, HTML, scripts,
-// archives without an index.html — is refused with 415 unsupported_type.
+// archives without an index.html — is refused with 415 unsupported_type. A PNG is checked
+// whole (media/png.ts): chunks, CRCs, IEND last and nothing after it.
 import fsp from 'node:fs/promises'
 import { fileTypeFromBuffer } from 'file-type'
+import { checkPng } from './png.js'
 
 export const MEDIA_KINDS = ['image', 'video', 'audio', 'pdf', 'html'] as const
 export type MediaKind = (typeof MEDIA_KINDS)[number]
@@ -34,6 +36,11 @@ export async function sniffFile(file: string): Promise<Sniffed> {
     if (!type) return { ok: false, reason: 'The file type could not be recognised from its content (SVG and other text formats are not accepted).' }
     const kind = ALLOWED_TYPES[type.mime]
     if (!kind) return { ok: false, reason: `Files of type ${type.mime} are not accepted.` }
+    // A PNG is read through to its IEND: a PNG header with something else after it is refused.
+    if (type.mime === 'image/png') {
+      const png = await checkPng(file)
+      if (!png.ok) return { ok: false, reason: png.reason }
+    }
     if (kind === 'html') {
       const names = await zipEntryNames(fh)
       if (!names.some((n) => /^(?:[^/]+\/)?index\.html?$/i.test(n)))

@@ -92,9 +92,10 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
           )
         }
       },
-      // A device may POST without any body at all; treat that as an empty object.
+      // A device may POST without any body at all; treat that as an empty object. A body
+      // that is there (JSON `null` included) is validated like any other.
       preValidation: async (req) => {
-        req.body ??= {}
+        if (req.body === undefined) req.body = {}
       },
       schema: {
         tags: ['devices'],

@@ -108,6 +108,11 @@ const SESSION_HEADER = {
     'mcp-protocol-version': { type: 'string', maxLength: 40, description: 'The protocol revision agreed at `initialize`.' },
   },
 } as const
+/** The bounds every JSON body meets (http/jsonBounds.ts), checked before the transport sees the message. */
+const BOUNDS_ERROR = {
+  ...ErrorBody,
+  description: '`validation_error` (the envelope): the body nests deeper than 32 levels, an object field is over 256 KB of JSON, or text holds U+0000.',
+}
 const transportErrors = {
   400: { ...JsonRpcError, description: 'A message that is not JSON or not JSON-RPC, a missing `Mcp-Session-Id`, an unsupported protocol version.' },
   404: { ...JsonRpcError, description: 'The session is unknown: it ended, expired or belongs to another credential. Send `initialize` again.' },
@@ -281,11 +286,13 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
           'Tools are the API operations this credential may use; each call goes through the same permission, location pin, tenancy, validation, idempotency and rate rules as the operation itself. ' +
           'Answers JSON (a JSON-RPC response), or 202 for a notification. 30 requests per minute per credential.',
         headers: SESSION_HEADER,
-        body: JsonRpcMessage,
+        // The transport also takes a batch (an array of messages), as protocol revisions before 2025-06-18 send.
+        body: { anyOf: [JsonRpcMessage, { type: 'array', items: JsonRpcMessage, description: 'A batch of messages.' }] },
         response: {
           200: { ...JsonRpcMessage, description: 'The JSON-RPC response; `initialize` answers carry `Mcp-Session-Id`.' },
           202: { type: 'null', description: 'A notification or response was accepted.' },
           406: { ...JsonRpcError, description: 'Accept does not list both application/json and text/event-stream.' },
+          422: BOUNDS_ERROR,
           ...transportErrors,
         },
       },
@@ -321,7 +328,7 @@ const mcpRoutes: FastifyPluginAsync = async (app) => {
         operationId: 'closeMcpSession',
         summary: 'End a Model Context Protocol session',
         headers: { ...SESSION_HEADER, required: ['mcp-session-id'] },
-        response: { 200: { type: 'null', description: 'The session is closed.' }, ...transportErrors },
+        response: { 200: { type: 'null', description: 'The session is closed.' }, 422: BOUNDS_ERROR, ...transportErrors },
       },
     },
     async (req: FastifyRequest, reply: FastifyReply) => {

@@ -4,8 +4,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../http/types.js'
-import { Data, IdParams, Nullable, Timestamp, errorResponses } from '../http/schemas.js'
+import { Data, IdParams, Nullable, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
 import { SERIAL_ENCODINGS, SERIAL_EOLS } from '@svc/shared/serial/index'
+import { PANEL_PROTOCOL_NAMES } from '@svc/shared/panels/index'
 
 // Read leniently (case and spaces ignored; anything else is the default), so typed as strings.
 export const SerialEncodingInput = Type.String({
@@ -68,10 +69,23 @@ const CreateInput = Type.Object(
   {
     ...TemplateInput.properties,
     preset: Type.Optional(
-      Type.Unknown({
-        description:
-          "{protocol, setId?, keys?}: the template starts with these commands of GET /v1/serial-presets (all of the protocol's when keys is absent), before `items`. Checked by the server, each fault named in a 422.",
-      }),
+      Type.Object(
+        {
+          protocol: StringEnum(PANEL_PROTOCOL_NAMES, { description: 'The panel protocol, as in GET /v1/serial-presets.' }),
+          setId: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "The panel's RS232 id; default 1 (each protocol narrows the range)." })),
+          keys: Type.Optional(
+            Type.Array(Type.String({ maxLength: 100 }), {
+              minItems: 1,
+              maxItems: 200,
+              description: 'Command keys of the preset (`power.on`, `input.hdmi1`, …); absent = all of them.',
+            }),
+          ),
+        },
+        {
+          description:
+            'The template starts with these commands of GET /v1/serial-presets, before `items`. A key the protocol does not have, or a set id it does not take, is a 422 naming it.',
+        },
+      ),
     ),
   },
   { additionalProperties: false },

@@ -35,7 +35,13 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
           tags: ['status'],
           summary: 'Platform status',
           querystring: Type.Object({ format: Type.Optional(Type.Literal('text', { description: '`text`: a plain-text summary instead of JSON.' })) }),
-          response: { 200: Type.Union([Data(Status), Type.String()]), 422: ErrorBody },
+          response: {
+            200: {
+              description: 'The status: JSON, or with `?format=text` a plain-text summary.',
+              content: { 'application/json': { schema: Data(Status) }, 'text/plain': { schema: Type.String() } },
+            },
+            422: ErrorBody,
+          },
         },
       },
       async (req, reply) => {

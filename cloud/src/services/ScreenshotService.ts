@@ -2,8 +2,8 @@
 // (delivered on its jobs topic, see broker/ScreenshotJobDelivery.ts); the agent captures
 // its own player page and PUTs the PNG to the job's `uploadUrl`
 // (`/v1/devices/screenshots/<id>`), authenticated with its device credential (HTTP Basic,
-// screen id : device secret, the same pair it uses for MQTT). The bytes are checked (a PNG
-// by its signature and header, at most SCREENSHOT_MAX_BYTES) and kept in the media store
+// screen id : device secret, the same pair it uses for MQTT). The bytes are checked (a whole
+// PNG, chunk by chunk to its IEND: media/png.ts; at most SCREENSHOT_MAX_BYTES) and kept in the media store
 // by sha256. The agent's job result closes a job it could not do (`failed` + reason); one
 // without any answer within SCREENSHOT_TTL_MS fails as `expired`. Rows and their files go
 // after SCREENSHOT_RETENTION_DAYS (housekeeper).
@@ -17,6 +17,7 @@ import type { Database } from '../db/Database.js'
 import { ApiError, notFound } from '../errors.js'
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
 import type { MediaStore } from '../media/MediaStore.js'
+import { checkPng } from '../media/png.js'
 import { ScreenshotRepository, type ScreenshotRow } from '../repositories/ScreenshotRepository.js'
 import { screenDirectory, type ScreenService } from './ScreenService.js'
 import { SharedSweep } from './SharedSweep.js'
@@ -74,16 +75,6 @@ const view = (r: ScreenshotRow): ScreenshotView => ({
   sentAt: r.sent_at,
   completedAt: r.completed_at,
 })
-
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-
-/** Width and height of a PNG from its first 24 bytes (signature + IHDR), else null. */
-export function pngSize(head: Buffer): { width: number; height: number } | null {
-  if (head.length < 24 || !head.subarray(0, 8).equals(PNG_SIGNATURE) || head.toString('ascii', 12, 16) !== 'IHDR') return null
-  const width = head.readUInt32BE(16)
-  const height = head.readUInt32BE(20)
-  return width > 0 && height > 0 && width <= 32_768 && height <= 32_768 ? { width, height } : null
-}
 
 /** `Basic base64(screenId:secret)` → its parts, else null. */
 function basicAuth(header: string | undefined): { user: string; secret: string } | null {
@@ -228,8 +219,9 @@ export class ScreenshotService {
     let closed = false
     let committed = false
     try {
-      const size = pngSize(await this.store.head(staged.tmpPath, 24))
-      if (!size) throw new ApiError('unsupported_type', 'The body is not a PNG image.')
+      const png = await checkPng(staged.tmpPath)
+      if (!png.ok) throw new ApiError('unsupported_type', `The body is not a PNG image: ${png.reason}`)
+      const size = { width: png.width, height: png.height }
       committed = true
       closed = await this.store.commit(staged, () =>
         this.repo.complete(id, {

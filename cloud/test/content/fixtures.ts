@@ -10,9 +10,28 @@ import type { Config } from '../../src/config.js'
 
 /** A valid 1×1 RGBA PNG. */
 export const PNG_1x1 = Buffer.from(
-  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d6a6b20000000049454e44ae426082',
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f000500020127efa3d50000000049454e44ae426082',
   'hex',
 )
+
+/** A `width`×`height` truecolour PNG, grey, with real CRCs. */
+export function png(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const len = Buffer.alloc(4)
+    len.writeUInt32BE(data.length)
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data])
+    const crc = Buffer.alloc(4)
+    crc.writeUInt32BE(zlib.crc32(body) >>> 0)
+    return Buffer.concat([len, body, crc])
+  }
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr[8] = 8
+  ihdr[9] = 2
+  const raw = Buffer.alloc(height * (1 + width * 3), 0x7f)
+  return Buffer.concat([PNG_1x1.subarray(0, 8), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))])
+}
 
 /** A 3×2 GIF header (enough for sniffing and dimensions). */
 export const GIF_3x2 = Buffer.from('474946383961030002008000000000000000ffffff2c00000000030002000002024401003b', 'hex')

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { makeKey } from '../helpers.js'
-import { buildMedia, GIF_3x2, mp4, PNG_1x1, SVG, zip } from './fixtures.js'
+import { buildMedia, GIF_3x2, mp4, png, PNG_1x1, SVG, zip } from './fixtures.js'
 
 t.test('upload: sniffed type, processing → ready with dimensions, content-addressed storage', async (t) => {
   const h = await buildMedia(t)
@@ -45,13 +45,40 @@ t.test('upload: sniffed type, processing → ready with dimensions, content-addr
   t.equal(again.name, 'copy.png', 'name defaults to the file name')
   t.equal(fs.readdirSync(path.join(h.dataDir, 'media', item.sha256.slice(0, 2))).filter((f) => f === item.sha256).length, 1)
 
-  // a truncated image is stored but fails processing, with a reason
-  const broken = Buffer.concat([PNG_1x1.subarray(0, 8), Buffer.from('0000000d49484452', 'hex')])
-  const bad = (await h.upload(apiKey, { file: { filename: 'broken.png', data: broken } })).json().data
+  // a truncated image is stored but fails processing, with a reason (a JPEG: a PNG is read whole at upload)
+  const broken = Buffer.from('ffd8ffe000104a46494600010100000100010000', 'hex')
+  const bad = (await h.upload(apiKey, { file: { filename: 'broken.jpg', data: broken } })).json().data
   await h.app.services.media.processPending()
   const failed = (await h.req('GET', `/v1/media/${bad.id}`, apiKey)).json().data
   t.equal(failed.state, 'failed')
   t.match(failed.failureReason, /header/)
+})
+
+t.test('a PNG is read through to its IEND: a PNG header with HTML after it, trailing bytes, a bad CRC or a cut are refused', async (t) => {
+  const h = await buildMedia(t)
+  const { apiKey } = await h.workspace()
+  const html = Buffer.from('<html><body><script>alert(document.domain)</script></body></html>')
+  const idat = PNG_1x1.indexOf('IDAT') + 4
+  const flipped = Buffer.from(PNG_1x1)
+  flipped[idat] = flipped[idat]! ^ 0xff
+  for (const [label, data, reason] of [
+    ['a PNG header, then HTML', Buffer.concat([PNG_1x1.subarray(0, 33), html]), /malformed chunk|runs past/],
+    ['a whole PNG, then HTML', Buffer.concat([PNG_1x1, html]), /after the PNG's IEND chunk/],
+    ['a PNG with a corrupted IDAT', flipped, /IDAT chunk fails its CRC/],
+    ['a PNG cut before IEND', PNG_1x1.subarray(0, PNG_1x1.length - 12), /before its IEND/],
+    ['a PNG header only', PNG_1x1.subarray(0, 24), /ends before its IEND|runs past/],
+  ] as const) {
+    const res = await h.upload(apiKey, { name: 'x', file: { filename: 'x.png', data, type: 'image/png' } })
+    t.equal(res.statusCode, 415, label)
+    t.match(res.json(), { error: 'unsupported_type', message: reason }, label)
+  }
+  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0, 'nothing stored')
+  // A whole PNG is stored, and served as its type with nosniff.
+  const good = await h.ready(apiKey, 'ok.png', png(4, 3))
+  t.match(good, { mimeType: 'image/png', width: 4, height: 3, state: 'ready' })
+  const got = await h.req('GET', `/v1/media/${good.id}/content`, apiKey)
+  t.equal(got.headers['content-type'], 'image/png')
+  t.equal(got.headers['x-content-type-options'], 'nosniff')
 })
 
 t.test('upload refusals: SVG, unknown type, zip without index.html, too large, missing file, wrong content type', async (t) => {

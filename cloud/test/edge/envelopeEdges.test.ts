@@ -48,6 +48,7 @@ t.test('a 16 KB URL answers 431 too_large in the envelope with a request id; mal
   t.match(long.body.requestId, /^req_/)
   t.equal(long.headers['x-svc-request-id'], long.body.requestId)
   t.match(long.headers['content-type'], /application\/json/)
+  t.equal(long.headers['x-content-type-options'], 'nosniff', 'nosniff on what Node writes itself too')
 
   const junk = parse(await raw(port, 'BLAH\x01 / HTTP/1.1\r\n\r\n'))
   t.equal(junk.status, 400)
@@ -60,7 +61,7 @@ t.test('a 16 KB URL answers 431 too_large in the envelope with a request id; mal
   t.equal(bad.body.error, 'bad_request')
 })
 
-t.test('two file parts in one upload: 422 validation_error, not 413 "reach files limit"', async (t) => {
+t.test('two file parts in one upload: 422 validation_error, not 413 "reach files limit"; a cut-off form 400', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
   const b = 'xXbOuNdArYXx'
@@ -91,4 +92,16 @@ t.test('two file parts in one upload: 422 validation_error, not 413 "reach files
   })
   t.ok([413, 422].includes(many.statusCode), `${many.statusCode}`)
   t.match(many.json().error, /^[a-z_]+$/)
+  // A form cut off before its closing boundary: 400, not a server fault.
+  for (const cut of [part('file'), `--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n`]) {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/media/upload',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${b}` },
+      payload: cut,
+    })
+    t.equal(res.statusCode, 400, 'a cut-off form')
+    t.same(res.json(), { error: 'bad_request', message: 'The form ends before its closing boundary (a cut-off upload?); send the whole form.' })
+  }
+  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0)
 })

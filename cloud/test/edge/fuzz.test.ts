@@ -3,7 +3,10 @@
 // `__proto__` keys and invalid UTF-8. No answer may be a 5xx, every refusal is the
 // {error, message} envelope with a snake_case code (or, from the MCP endpoint's protocol
 // transport, a JSON-RPC error), and a refused write leaves the
-// database exactly as it was. Seeded (FUZZ_SEED=<n> to replay one run; the seed is in
+// database exactly as it was. The server and the document agree: every status answered is
+// one the document lists for the operation, with a Content-Type it lists for that status; a
+// body that is not an object (JSON null included) is refused where the document asks for
+// one, and a forbidden key is refused by name. Seeded (FUZZ_SEED=<n> to replay one run; the seed is in
 // every failure message) and sized to stay well under a minute.
 import t from 'tap'
 import { build, makeKey, tableNames, type Harness } from '../helpers.js'
@@ -73,6 +76,10 @@ interface Variant {
   contentType?: string
   /** Unknown fields: refusing (422) or ignoring them are both fine. */
   unknownFields?: boolean
+  /** A body of another type than the document's top-level one: must be refused. */
+  wrongType?: boolean
+  /** A forbidden key the refusal must name (`__proto__`, `constructor.prototype`). */
+  names?: string
 }
 
 function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] {
@@ -85,14 +92,26 @@ function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] 
     contentType: 'application/json',
     ...extra,
   })
+  const wrongType = schema?.type === 'object'
   const out: Variant[] = [
     { label: 'no body' },
     json('empty object', {}),
-    json(`wrong top-level type`, pick([[], 'text', 42, null, true])),
+    json(`wrong top-level type`, pick([[], 'text', 42, null, true]), { wrongType }),
+    json('JSON null', null, { wrongType }),
     json('plausible body', base),
     json('unknown field', { ...base, zzUnknownField: 1 }, { unknownFields: true }),
-    { label: '__proto__ key', payload: `{"__proto__":{"polluted":true},${JSON.stringify(base).slice(1)}`.replace(/,}$/, '}'), contentType: 'application/json' },
-    { label: 'constructor.prototype key', payload: '{"constructor":{"prototype":{"polluted":true}}}', contentType: 'application/json' },
+    {
+      label: '__proto__ key',
+      payload: `{"__proto__":{"polluted":true},${JSON.stringify(base).slice(1)}`.replace(/,}$/, '}'),
+      contentType: 'application/json',
+      names: 'body.__proto__',
+    },
+    {
+      label: 'constructor.prototype key',
+      payload: '{"constructor":{"prototype":{"polluted":true}}}',
+      contentType: 'application/json',
+      names: 'body.constructor.prototype',
+    },
     {
       label: 'invalid UTF-8',
       payload: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}')]),
@@ -125,8 +144,53 @@ function bodyVariants(schema: Schema | undefined, rnd: () => number): Variant[] 
   return out
 }
 
-const JUNK_IDS = ['x', '%ZZ', 'does_not_exist', '0', '-1', `scr_${'a'.repeat(300)}`, '..', '%E2%98%83', '%00', 'null', "'; DROP TABLE screens; --", '%7B%7D']
+// No bare `..` (nor `%2E%2E`): a client resolves it away (RFC 3986, WHATWG URL), so that request is another path.
+const JUNK_IDS = [
+  'x',
+  '%ZZ',
+  'does_not_exist',
+  '0',
+  '-1',
+  `scr_${'a'.repeat(300)}`,
+  '%2F..%2F',
+  '%E2%98%83',
+  '%00',
+  'null',
+  "'; DROP TABLE screens; --",
+  '%7B%7D',
+]
 const JUNK_QUERY = ['abc', '-1', '0', '99999999999999999999', 'x'.repeat(5000), '%00', '%ZZ', '[]', '{}', 'true', '1e999']
+
+type Responses = Record<string, { $ref?: string; content?: Record<string, unknown> }>
+interface Doc {
+  paths: Record<
+    string,
+    Record<
+      string,
+      { parameters?: { in: string; name: string; schema?: Schema }[]; requestBody?: { content?: Record<string, { schema?: Schema }> }; responses?: Responses }
+    >
+  >
+  components?: { responses?: Responses }
+}
+
+/**
+ * What the document says an operation answers with `status`: whether the status is
+ * documented (exactly, as `4XX`, or `default`), and the media types it lists for it.
+ */
+function documentedAnswer(doc: Doc, responses: Responses | undefined, status: number): { documented: boolean; types: string[] | null } {
+  const r = responses ?? {}
+  let answer = r[String(status)] ?? r[`${String(status)[0]}XX`] ?? r.default
+  if (!answer) return { documented: false, types: null }
+  if (answer.$ref) answer = doc.components?.responses?.[answer.$ref.split('/').pop()!] ?? answer
+  return { documented: true, types: answer.content ? Object.keys(answer.content) : null }
+}
+
+/** `type` (a Content-Type without parameters) matches a documented media range (`image/*`, `*\/*`). */
+function typeMatches(range: string, type: string): boolean {
+  const [rMain, rSub] = range.toLowerCase().split('/')
+  const [tMain, tSub] = type.toLowerCase().split('/')
+  return (rMain === '*' || rMain === tMain) && (rSub === '*' || rSub === tSub)
+}
 
 function isEnvelope(body: unknown): boolean {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return false
@@ -216,12 +280,7 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   const held = await h.req('POST', '/v1/playlists', requester, { name: 'Held', nodeId: ids.nodes![0] })
   ids.approvals = [held.json().data.approval.requestId]
 
-  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as {
-    paths: Record<
-      string,
-      Record<string, { parameters?: { in: string; name: string; schema?: Schema }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>
-    >
-  }
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
   const ops: { method: string; path: string; op: (typeof doc.paths)[string][string] }[] = []
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods))
@@ -256,7 +315,11 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
     const schema = op.requestBody?.content?.['application/json']?.schema
     const variants: Variant[] = hasBody
       ? bodyVariants(schema, rnd)
-      : [{ label: 'no body' }, { label: 'stray JSON body', payload: '{"x":1}', contentType: 'application/json' }]
+      : [
+          { label: 'no body' },
+          { label: 'stray JSON body', payload: '{"x":1}', contentType: 'application/json' },
+          { label: 'stray malformed JSON', payload: '{"x":', contentType: 'application/json' },
+        ]
     // Parameters alone, a few times per operation.
     for (let i = 0; i < 3; i++) variants.push({ label: `parameters ${i}` })
     for (const v of variants) {
@@ -274,6 +337,15 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
       sent++
       const where = `seed ${SEED}: ${method} ${url.slice(0, 120)} [${v.label}] → ${res.statusCode} ${res.body.slice(0, 200)}`
       if (res.statusCode >= 500) failures.push(`5xx: ${where}`)
+      // What the server answers is what the document says it answers: the status, and the media type of any body.
+      const said = documentedAnswer(doc, op.responses, res.statusCode)
+      if (!said.documented) failures.push(`status not in the document: ${where}`)
+      const type = String(res.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+      if (said.types && res.rawPayload.length > 0 && !said.types.some((range) => typeMatches(range, type))) {
+        failures.push(`Content-Type ${type} not in the document (${said.types.join(', ')}): ${where}`)
+      }
       if (res.statusCode >= 400) {
         let body: unknown = null
         try {
@@ -293,12 +365,17 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
         written = nowWritten
       }
       if (res.statusCode < 300 && v.unknownFields) t.ok(true, `unknown field accepted: ${method} ${path}`)
+      if (res.statusCode < 300 && v.wrongType) failures.push(`a body that is not an object was accepted: ${where}`)
+      // A forbidden key is refused by name (the MCP endpoint answers JSON-RPC's parse error instead).
+      if (v.names && res.statusCode === 400 && path !== '/v1/mcp' && /not valid JSON/.test(res.body))
+        failures.push(`a ${v.names} key answered "not valid JSON" instead of naming it: ${where}`)
     }
   }
   const ms = Date.now() - started
+  if (process.env.FUZZ_DUMP) (await import('node:fs')).writeFileSync(process.env.FUZZ_DUMP, failures.join('\n'))
   t.equal((Object.prototype as Record<string, unknown>).polluted, undefined, 'no prototype was polluted')
   t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200, 'the owner key still works after the sweep')
-  t.same(failures.slice(0, 20), [], `${failures.length} failures in ${sent} requests`)
+  t.same(failures.slice(0, 60), [], `${failures.length} failures in ${sent} requests`)
   t.ok(sent > 1000, `${sent} requests in ${ms} ms`)
   t.comment(`fuzz: ${sent} requests over ${ops.length} operations in ${ms} ms (seed ${SEED})`)
 })

@@ -4,29 +4,16 @@
 // change nothing; a failed result, silence past the TTL, tenancy, and retention.
 import t from 'tap'
 import fs from 'node:fs'
-import zlib from 'node:zlib'
 import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
-import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS, pngSize } from '../../src/services/ScreenshotService.js'
+import { png } from '../content/fixtures.js'
+import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../../src/services/ScreenshotService.js'
 
-function chunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4)
-  len.writeUInt32BE(data.length)
-  return Buffer.concat([len, Buffer.from(type, 'ascii'), data, Buffer.alloc(4)]) // CRC not checked here
-}
-function png(width: number, height: number): Buffer {
-  const ihdr = Buffer.alloc(13)
-  ihdr.writeUInt32BE(width, 0)
-  ihdr.writeUInt32BE(height, 4)
-  ihdr[8] = 8
-  ihdr[9] = 2
-  const raw = Buffer.alloc(height * (1 + width * 3), 0x7f)
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', zlib.deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ])
+/** `bytes` with the byte at `at` flipped. */
+function corrupt(bytes: Buffer, at: number): Buffer {
+  const out = Buffer.from(bytes)
+  out[at] = out[at]! ^ 0xff
+  return out
 }
 
 async function upload(cloud: Cloud, url: string, body: Buffer, auth: string | null, type = 'image/png') {
@@ -38,12 +25,6 @@ async function upload(cloud: Cloud, url: string, body: Buffer, auth: string | nu
   return { status: res.status, body: (await res.json()) as any }
 }
 const basic = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`
-
-t.test('pngSize reads the header and refuses anything else', async (t) => {
-  t.same(pngSize(png(640, 360).subarray(0, 24)), { width: 640, height: 360 })
-  t.equal(pngSize(Buffer.from('GIF89a................................')), null)
-  t.equal(pngSize(png(0, 1).subarray(0, 24)), null)
-})
 
 t.test('a screenshot job reaches the screen when it connects; its upload closes the job', async (t) => {
   const cloud = await startCloud(t)
@@ -87,6 +68,19 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   t.match(r, { status: 401, body: { error: 'missing_credentials' } }, 'an API key is not a device credential')
   r = await upload(cloud, up, Buffer.from('GIF89a not a png at all, not at all'), basic(a.screenId, a.deviceSecret))
   t.match(r, { status: 415, body: { error: 'unsupported_type' } }, 'not a PNG by its bytes')
+  // Only a whole PNG: its chunks are walked to IEND, CRCs checked, nothing after it.
+  const html = Buffer.from('<html><script>alert(document.cookie)</script></html>')
+  const header = image.subarray(0, 33) // signature + IHDR
+  for (const [label, bytes, reason] of [
+    ['a PNG header with HTML after it', Buffer.concat([header, html]), /malformed chunk|runs past|IEND/],
+    ['a whole PNG with HTML after its IEND', Buffer.concat([image, html]), /after the PNG's IEND/],
+    ['a PNG cut short', image.subarray(0, image.length - 12), /before its IEND/],
+    ['a PNG with a corrupted chunk', corrupt(image, 50), /IDAT chunk fails its CRC/],
+    ['a 0×1 PNG', png(0, 1), /outside 1 to/],
+  ] as const) {
+    r = await upload(cloud, up, bytes, basic(a.screenId, a.deviceSecret))
+    t.match(r, { status: 415, body: { error: 'unsupported_type', message: reason } }, label)
+  }
   r = await upload(cloud, up, image, basic(a.screenId, a.deviceSecret), 'image/jpeg')
   t.match(r, { status: 415, body: { error: expectString() } }, 'another content type')
   r = await upload(cloud, up, Buffer.concat([image, Buffer.alloc(SCREENSHOT_MAX_BYTES)]), basic(a.screenId, a.deviceSecret))
@@ -102,6 +96,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   const got = await fetch(`http://127.0.0.1:${cloud.running.httpPort}${r.body.data.imageUrl}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
   t.equal(got.status, 200)
   t.equal(got.headers.get('content-type'), 'image/png')
+  t.equal(got.headers.get('x-content-type-options'), 'nosniff', 'never sniffed past its type')
   t.same(Buffer.from(await got.arrayBuffer()), image, 'the stored bytes')
   r = await upload(cloud, up, png(10, 10), basic(a.screenId, a.deviceSecret))
   t.match(r, { status: 409, body: { error: 'conflict' } }, 'a second upload is refused')

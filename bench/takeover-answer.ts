@@ -8,7 +8,7 @@
 // --http sends the POSTs over a real socket (fetch to the app listening on 127.0.0.1) instead of
 // Fastify's inject, whose answer can be delivered behind work started after it.
 // --marks prints when each POST starts (UTC), to find its statements in a server-side log
-// (PostgreSQL's auto_explain: docs/benchmarks.md, "Takeover rows on PostgreSQL").
+// (PostgreSQL's auto_explain: docs/bench-history/2026-11-23-cast-fanout.md, "Takeover rows on PostgreSQL").
 // --statements (PostgreSQL) prints each POST's statements of 1 ms or more, with when each began
 // and how long it took as the client saw it.
 import { join } from 'node:path'

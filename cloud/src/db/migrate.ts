@@ -5,7 +5,7 @@
 // SQLite: BEGIN IMMEDIATE), so two processes starting at once on one database never both
 // apply a version. A database that
 // records a version this code does not know is newer than the code: refused.
-// DDL is portable (docs/decisions.md "Data layer"): TEXT, INTEGER, BIGINT, REAL only;
+// DDL is portable (docs/decisions.md "Data layer: portable DDL"): TEXT, INTEGER, BIGINT, REAL only;
 // never edit a released migration, add the next one.
 import { CompiledQuery, sql } from 'kysely'
 import type { Database, Dialect, Executor } from './Database.js'

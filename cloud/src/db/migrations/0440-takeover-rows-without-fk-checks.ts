@@ -9,7 +9,7 @@ import type { Migration } from '../migrate.js'
 // it stays.
 //
 // Which screens a cast still holds is derived (a row of a newer cast on the same screen takes
-// it; docs/decisions.md "Takeover rows"), so a screen's rows are read by screen, newest cast
+// it; docs/decisions.md "Takeover rows: which screens a cast holds"), so a screen's rows are read by screen, newest cast
 // first: (screen_id, cast_id) replaces the (screen_id, state) index.
 export default {
   version: 440,

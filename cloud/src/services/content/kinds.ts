@@ -135,7 +135,7 @@ export const KINDS: readonly KindDef[] = [
           { maxItems: 1000, description: 'Played in this order.' },
         ),
       ),
-      // Playback presentation (added for the player; see docs/decisions.md "The kiosk player").
+      // Playback presentation (added for the player; see docs/decisions.md "The kiosk player: playlist presentation").
       fit: Type.Optional(PlaylistFit),
       transition: Type.Optional(
         Type.Union([Type.Literal('none'), Type.Literal('fade'), Type.Null()], {

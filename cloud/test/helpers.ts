@@ -20,7 +20,7 @@ export async function build(t: Test, config: Partial<Config> = {}, deps: AppDeps
   // SVC_TEST_ENGINE=postgres (with SVC_TEST_DATABASE_URL) runs any inject test on a fresh
   // PostgreSQL schema: for trying a file not yet converted to forEngines.
   if (!deps.db && process.env.SVC_TEST_ENGINE === 'postgres') {
-    const { openEngine } = await import('./db/engines.js')
+    const { openEngine } = await import('./db/openEngine.js')
     deps = { ...deps, db: await openEngine(t, 'postgres') }
   }
   const app = await buildApp(testConfig(config), { ...deps, clock })

@@ -1,7 +1,7 @@
 // The two HTTP calls of the device side of pairing (DESIGN "Screens and pairing" 1 and 3):
 // register, and poll with the poll secret. Network failures become CloudUnreachableError
 // with the cloud address and the socket error code, so the log says what is wrong.
-import { certificateHint } from './trust.js'
+import { certificateHint, type FetchLike } from './trust.js'
 
 export interface MqttLinkInfo {
   /** `mqtts://host:port` (`mqtt://` from a cloud that is not https), or null when the cloud offers none: then `wsUrl`. */
@@ -47,7 +47,7 @@ export class CloudResponseError extends Error {
   }
 }
 
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
+export type { FetchLike }
 
 export interface CloudClientOptions {
   /** Base URL such as `http://cloud.example:8080`. */

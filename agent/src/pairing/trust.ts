@@ -2,7 +2,6 @@
 // the MQTT link): the system's roots, plus the CA given with --ca (a private CA, a lab's).
 import tls from 'node:tls'
 import { Agent, fetch as undiciFetch } from 'undici'
-import type { FetchLike } from './CloudClient.js'
 
 /** The system's roots and the PEM text of `--ca` (one certificate or several). */
 export function trustedCas(caPem: string): string[] {
@@ -10,6 +9,9 @@ export function trustedCas(caPem: string): string[] {
 }
 
 /** A fetch that can let go of its idle connections (so a stopped agent holds no socket open). */
+/** What the agent fetches the cloud with (global fetch, or undici's with a CA). */
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
+
 export type ClosableFetch = FetchLike & { close(): Promise<void> }
 
 /**

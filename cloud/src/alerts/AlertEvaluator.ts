@@ -6,7 +6,6 @@
 // One open event per rule and screen (a partial unique index enforces it); closing sets
 // `detail.kind`: `recovery`, `network-unstable` (it flapped), `display-off`, or
 // `outage-history` (closed because the rule stopped watching or the screen went away).
-import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
@@ -14,11 +13,11 @@ import type { AlertEventRow, AlertScreenStateRow } from '../db/schema.js'
 import { AlertRepository } from '../repositories/AlertRepository.js'
 import { notFound } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
-import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
-import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
+import { pageOf, type Page, type PageRequest } from '../platform/paging.js'
 import type { NodeService } from '../services/NodeService.js'
-import { ALERT_CODES, parseConfig, SEVERITIES, type AlertCode, type AlertRuleRow, type AlertRuleService } from './AlertRuleService.js'
+import { ALERT_CODES, parseConfig, type SEVERITIES, type AlertCode, type AlertRuleRow, type AlertRuleService } from './AlertRuleService.js'
 import type { AlertNotifier } from './AlertNotifier.js'
+import type { AlertEventView } from './AlertEventView.js'
 
 export interface ScreenRef {
   id: string
@@ -35,22 +34,6 @@ export interface ScreenStatusInput {
   /** When it happened (absent: now). */
   at?: Date | string | undefined
 }
-
-/** One firing of a rule against a screen, as the API answers it: the routes' response schema, and AlertEventView is derived from it. */
-export const AlertEvent = Type.Object({
-  id: Type.String(),
-  ruleId: Type.String(),
-  code: StringEnum(ALERT_CODES),
-  severity: StringEnum(SEVERITIES),
-  screenId: Type.String(),
-  screenName: Type.String(),
-  message: Type.String(),
-  nextAction: Type.String(),
-  openedAt: Timestamp,
-  closedAt: Nullable(Timestamp),
-  detail: Nullable(Type.Object({}, { additionalProperties: true })),
-})
-export type AlertEventView = Static<typeof AlertEvent>
 
 /** Offline transitions within this window that make a recovery `network-unstable`. */
 export const FLAP_WINDOW_MS = 60 * 60_000

@@ -12,7 +12,7 @@ import { signedHeaders } from '../webhooks/signing.js'
 import { describeSendError } from '../webhooks/WebhookService.js'
 import { isUrlLike } from './masking.js'
 import { parseConfig, type AlertRuleRow } from './AlertRuleService.js'
-import type { AlertEventView } from './AlertEvaluator.js'
+import type { AlertEventView } from './AlertEventView.js'
 
 export interface NotifyOutcome {
   channel: 'email' | 'webhook' | 'chat'

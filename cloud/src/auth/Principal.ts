@@ -17,3 +17,9 @@ export interface Principal {
 export function actorRef(p: Principal): string {
   return p.actor.kind === 'key' ? `apikey:${p.actor.id}` : String(p.actor.id)
 }
+
+/** The authenticated principal of a request whose route requires one. */
+export function principalOf(req: { principal: Principal | null }): Principal {
+  if (!req.principal) throw new Error('route reached without authentication')
+  return req.principal
+}

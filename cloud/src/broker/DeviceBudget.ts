@@ -19,7 +19,7 @@
 // (the system's by default): this is about load, not dates.
 import { parseScreenTopic } from '@svc/shared/mqtt/index'
 import { systemClock, type Clock, type Timers } from '@svc/shared'
-import type { BrokerPolicy } from './EmbeddedBroker.js'
+import type { BrokerPolicy } from './BrokerPolicy.js'
 
 export interface BudgetOptions {
   /** Tokens (messages) added per second. */

@@ -21,7 +21,7 @@ import type { Client, PublishPacket, Subscription } from 'aedes'
 import { encodeMessage, isValidScreenId, mayDevicePublish, mayDeviceSubscribe, parseScreenTopic, parseStatusMessage, topics } from '@svc/shared/mqtt/index'
 import { hashSecret, secretMatches } from '../auth/secrets.js'
 import type { DeviceDirectory } from '../services/ScreenService.js'
-import type { BrokerPolicy } from './EmbeddedBroker.js'
+import type { BrokerPolicy } from './BrokerPolicy.js'
 
 /** CONNACK return codes of MQTT 3.1.1 that this policy answers. */
 const IDENTIFIER_REJECTED = 2

@@ -23,7 +23,7 @@ import net from 'node:net'
 import tls from 'node:tls'
 import type { Server as HttpServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { Aedes, type AedesOptions, type Client, type PublishPacket, type PubrelPacket, type Subscription } from 'aedes'
+import { Aedes, type Client, type PublishPacket, type PubrelPacket, type Subscription } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES } from '@svc/shared/mqtt/index'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
@@ -33,8 +33,9 @@ import { indexRetained } from './RetainedIndex.js'
 import { ReadHold, guardClient, markAuthenticated, type GuardedClient, type PacketGuardOptions, type PacketLimits } from './PacketGuard.js'
 import { clusterBus } from './clusterBus.js'
 import { describe, readTlsPair, watchTlsPair, type TlsFiles } from './TlsCertificate.js'
+import type { BrokerPolicy } from './BrokerPolicy.js'
 
-export type BrokerPolicy = Pick<AedesOptions, 'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'authorizeForward' | 'published'>
+export type { BrokerPolicy }
 
 /** A Last Will as the persistence stores it (with the id of the client that left it). */
 export interface StoredWill {

@@ -2,8 +2,8 @@
 // not yet moved into a repository still speaks the raw interface below with portable SQL
 // (`?` placeholders, translated to `$n` on PostgreSQL). Both run on the same connection
 // and, inside `transaction`, the same transaction: `tx.kysely` is that transaction.
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import type { DB } from './schema.js'
+import { CompiledQuery, type Kysely } from 'kysely'
+import type { DB, Executor } from './schema.js'
 import { bindFeed, bindTransaction, ChangeFeed } from './changes.js'
 
 export type SqlValue = string | number | null | bigint | Buffer
@@ -11,7 +11,7 @@ export type Row = Record<string, unknown>
 export type Dialect = 'sqlite' | 'postgres'
 
 /** A Kysely handle on the database or on one open transaction: what repositories take. */
-export type Executor = Kysely<DB> | Transaction<DB>
+export type { Executor }
 
 export interface RunResult {
   changes: number

@@ -5,7 +5,7 @@
 // once; inside one (Database.transaction) it waits for COMMIT and is dropped on rollback.
 // A reader that began before the change must therefore not keep what it read: see the
 // epoch in ScreenListCache.
-import type { Executor } from './Database.js'
+import type { Executor } from './schema.js'
 
 export type DataChange =
   /** The set of a workspace's screens changed (added, removed, moved, reassigned): every kept page of it is stale. */

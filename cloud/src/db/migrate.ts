@@ -8,15 +8,11 @@
 // DDL is portable (docs/decisions.md "Data layer: portable DDL"): TEXT, INTEGER, BIGINT, REAL only;
 // never edit a released migration, add the next one.
 import { CompiledQuery, sql } from 'kysely'
-import type { Database, Dialect, Executor } from './Database.js'
+import type { Database, Executor } from './Database.js'
 import { migrations } from './migrations/index.js'
+import type { Migration } from './migrations/Migration.js'
 
-export interface Migration {
-  version: number
-  name: string
-  /** Portable statements, or per dialect when one must differ. */
-  statements: string[] | ((dialect: Dialect) => string[])
-}
+export type { Migration }
 
 /** The database records versions this code does not have: a newer release made it. */
 export class SchemaTooNewError extends Error {

@@ -2,7 +2,7 @@
 // repository's queries are checked against these. Conventions (docs/decisions.md):
 // ids and timestamps are TEXT (ISO-8601 UTC with milliseconds, so text order is time
 // order on both engines), booleans are INTEGER 0/1, JSON is TEXT parsed in the repository.
-import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely'
+import type { ColumnType, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
 
 /** A column with a DEFAULT in the DDL: optional on insert. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>
@@ -566,3 +566,6 @@ export type StatusMeasurementRow = Selectable<StatusMeasurementsTable>
 export type IncidentRow = Selectable<IncidentsTable>
 export type IncidentUpdateRow = Selectable<IncidentUpdatesTable>
 export type MailOutboxRow = Selectable<OutboxTable>
+
+/** A connection or an open transaction: what a repository runs its statements on. */
+export type Executor = Kysely<DB> | Transaction<DB>

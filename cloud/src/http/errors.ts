@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type ApiError, DatabaseBusyError, isApiError } from '../errors.js'
 import { genRequestId, REQUEST_ID_HEADER } from './requestId.js'
-import { PATTERN_MESSAGES } from './schemas.js'
+import { PATTERN_MESSAGES } from '../platform/contract.js'
 
 interface Envelope {
   error: string

@@ -13,8 +13,7 @@ import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/Database.js'
 import { ApiError, validation } from '../errors.js'
 import { IdempotencyRepository, type IdempotencyScope } from '../repositories/IdempotencyRepository.js'
-import { actorRef } from '../auth/Principal.js'
-import { principalOf } from './types.js'
+import { actorRef, principalOf } from '../auth/Principal.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000
 const KEY = /^[\x21-\x7e]{1,255}$/

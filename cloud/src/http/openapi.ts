@@ -9,7 +9,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { ErrorBody } from './schemas.js'
+import { ErrorBody } from '../platform/contract.js'
 import { MAX_PATH_SEGMENT } from './errors.js'
 import { ALLOWED_TYPES } from '../media/sniff.js'
 

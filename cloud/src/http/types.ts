@@ -46,12 +46,6 @@ declare module 'fastify' {
   }
 }
 
-/** The authenticated principal of a route that requires one. */
-export function principalOf(req: { principal: Principal | null }): Principal {
-  if (!req.principal) throw new Error('route reached without authentication')
-  return req.principal
-}
-
 export interface RouteInfo {
   method: string
   url: string

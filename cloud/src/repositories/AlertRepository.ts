@@ -5,7 +5,7 @@
 // unique index: inserting a second one fails with a unique violation the caller expects.
 import type { Executor } from '../db/Database.js'
 import type { AlertEventRow, AlertRuleRow, AlertScreenStateRow } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged, withinNodes } from './paging.js'
 
 export interface AlertEventFilter {

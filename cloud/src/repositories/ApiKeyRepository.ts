@@ -3,7 +3,7 @@
 import { sql, type Selectable } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { ApiKeysTable } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged, withinNodes } from './paging.js'
 
 export type ApiKeyRecord = Selectable<ApiKeysTable>

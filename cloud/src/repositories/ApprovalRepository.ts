@@ -2,7 +2,7 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { ApprovalPoliciesTable, ApprovalRequestsTable } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged } from './paging.js'
 
 export type ApprovalPolicyRow = Selectable<ApprovalPoliciesTable>

@@ -7,7 +7,7 @@
 import type { ExpressionBuilder } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { DB, MediaRow, MediaUploadPartRow, MediaUploadRow } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged } from './paging.js'
 
 export interface MediaFilter {

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { DB, NodeRow } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged, withinNodes } from './paging.js'
 
 /** Tables whose rows have an id, a workspace and a home node. */

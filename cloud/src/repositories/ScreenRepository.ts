@@ -6,7 +6,7 @@ import { CompiledQuery, sql, type Selectable, type SelectQueryBuilder } from 'ky
 import type { Dialect, Executor } from '../db/Database.js'
 import { announce } from '../db/changes.js'
 import type { DB, ScreensTable } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { withinNodes } from './paging.js'
 import { heldRow } from './CastRepository.js'
 

@@ -1,7 +1,7 @@
 // The only code that reads or writes `serial_templates` and `serial_jobs`.
 import type { Executor } from '../db/Database.js'
 import type { SerialJobRow, SerialTemplateRow } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged, withinNodes } from './paging.js'
 
 const OPEN = ['queued', 'sent']

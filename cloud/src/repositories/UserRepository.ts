@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely'
 import type { Executor } from '../db/Database.js'
 import type { SessionsTable, UsersTable } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged } from './paging.js'
 
 export type UserRecord = Selectable<UsersTable>

@@ -6,7 +6,7 @@
 import { sql } from 'kysely'
 import type { Dialect, Executor } from '../db/Database.js'
 import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointUpdate } from '../db/schema.js'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 import { paged } from './paging.js'
 
 const RETRYABLE = ['pending', 'failed']

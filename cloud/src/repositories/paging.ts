@@ -1,7 +1,7 @@
 // Kysely pieces shared by the repositories: cursor paging in id order, and the
 // "credential's subtree" filter on a home-node column.
 import type { SelectQueryBuilder } from 'kysely'
-import type { PageRequest } from '../http/pagination.js'
+import type { PageRequest } from '../platform/paging.js'
 
 // Any table's builder: the helpers only add `id`/column conditions every table has.
 // biome-ignore lint/suspicious/noExplicitAny: Kysely's builder is generic over the database, table and selection

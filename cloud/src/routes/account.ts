@@ -1,8 +1,8 @@
 // GET /v1/account (the Account object, every field present) and GET /v1/account/limits.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { Data, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { Data, errorResponses } from '../platform/contract.js'
 
 export const LIMITS = {
   mediaUploadPerMinutePerKey: 300,

@@ -3,12 +3,12 @@
 // 100, max 500). Webhook and chat URLs in a rule's config are masked in every answer.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage, PageQuery } from '../platform/paging.js'
+import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../platform/contract.js'
 import { ownWorker } from '../workers/lifecycle.js'
 import { AlertRule, CreatedRule } from '../alerts/AlertRuleService.js'
-import { AlertEvent } from '../alerts/AlertEvaluator.js'
+import { AlertEvent } from '../alerts/AlertEventView.js'
 
 const RuleBody = {
   name: Type.String({ maxLength: 500 }),

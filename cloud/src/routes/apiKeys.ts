@@ -1,9 +1,9 @@
 // /v1/api-keys: create (secret shown once), list, get, rotate (new secret shown once), revoke.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage, PageQuery } from '../platform/paging.js'
+import { Data, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../platform/contract.js'
 import { ApiKey } from '../services/ApiKeyService.js'
 
 const ApiKeyWithSecret = Type.Intersect([ApiKey, Type.Object({ secret: Type.String({ description: 'The full key. Shown only in this answer.' }) })])

@@ -2,9 +2,9 @@
 // hold content changes (/v1/approvals, decided with /approve, /reject, /withdraw).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { PageQuery } from '../http/pagination.js'
-import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { PageQuery } from '../platform/paging.js'
+import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../platform/contract.js'
 import { pageRules } from './content.js'
 
 const tags = ['approvals']

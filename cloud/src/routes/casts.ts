@@ -2,8 +2,8 @@
 // limit default 200 max 500, no cursor), get, clear. Emergencies are routes/emergencies.ts.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { Data, IdParams, LimitParam, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { Data, IdParams, LimitParam, errorResponses } from '../platform/contract.js'
 import { validation } from '../errors.js'
 import { CAST_STATUS_FILTERS, Cast } from '../services/CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from '../devicelink/Takeover.js'

@@ -5,9 +5,9 @@
 import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Permission } from '@svc/shared'
-import { principalOf } from '../http/types.js'
-import { parsePage, PageQuery, type PageQueryT } from '../http/pagination.js'
-import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage, PageQuery, type PageQueryT } from '../platform/paging.js'
+import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../platform/contract.js'
 import { KINDS, RECALLABLE, type Body, type ContentKind } from '../services/content/kinds.js'
 import { APP_CATALOG } from '../services/content/appCatalog.js'
 

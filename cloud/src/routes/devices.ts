@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { screenTopicPrefix } from '@svc/shared/mqtt/index'
 import { ApiError } from '../errors.js'
-import { Data, ErrorBody, IdParams, Timestamp } from '../http/schemas.js'
+import { Data, ErrorBody, IdParams, Timestamp } from '../platform/contract.js'
 import { rateHeaders } from '../http/rateLimit.js'
 
 /** Unauthenticated registrations per client IP per 60-second window. */

@@ -2,8 +2,8 @@
 // (emergency.view), clear (→ screensReleased; again → 409 already_inactive).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { Data, IdParams, LimitParam, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { Data, IdParams, LimitParam, errorResponses } from '../platform/contract.js'
 import { EMERGENCY_STATUSES, Emergency } from '../services/EmergencyService.js'
 import { TakeoverTarget, parseListLimit } from './casts.js'
 

@@ -3,9 +3,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { expand } from '@svc/shared'
-import { principalOf } from '../http/types.js'
-import type { Principal } from '../auth/Principal.js'
-import { Data, Nullable, errorResponses } from '../http/schemas.js'
+import { principalOf, type Principal } from '../auth/Principal.js'
+import { Data, Nullable, errorResponses } from '../platform/contract.js'
 
 export const Actor = Type.Object({
   kind: Type.Union([Type.Literal('key'), Type.Literal('user'), Type.Literal('staff')]),

@@ -1,9 +1,9 @@
 // /v1/nodes: the location tree (create, list, get, rename/move, delete).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, IdParams, Nullable, Paged, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage, PageQuery } from '../platform/paging.js'
+import { Data, Deleted, IdParams, Nullable, Paged, errorResponses } from '../platform/contract.js'
 import { Node, NodeKindSchema as Kind } from '../services/NodeService.js'
 
 const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -15,7 +15,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, DatabaseBusyError, isApiError } from '../errors.js'
-import { ErrorBody } from '../http/schemas.js'
+import { ErrorBody } from '../platform/contract.js'
 
 export const TOKEN_RATE = { limit: 30, windowSeconds: 300 }
 const FORM = 'application/x-www-form-urlencoded'

@@ -3,9 +3,9 @@
 //   GET /v1/play-log.csv             CSV export of a time range for a set of screens
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { pageQuery, parsePage } from '../http/pagination.js'
-import { IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { pageQuery, parsePage } from '../platform/paging.js'
+import { IdParams, Nullable, Paged, Timestamp, errorResponses } from '../platform/contract.js'
 import { CSV_MAX_ROWS, CSV_MAX_SCREENS } from '../services/PlayLogService.js'
 
 export const PlayRecord = Type.Object({

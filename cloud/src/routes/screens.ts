@@ -2,9 +2,9 @@
 // pairing a registered device (POST /v1/screens/pair, DESIGN "Screens and pairing" 2).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage, PageQuery } from '../platform/paging.js'
+import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../platform/contract.js'
 import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from '../services/AssignmentService.js'
 import { ReportedSchema } from '@svc/shared/mqtt/index'
 

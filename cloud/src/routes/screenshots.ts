@@ -6,8 +6,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Readable } from 'node:stream'
-import { principalOf } from '../http/types.js'
-import { Data, ErrorBody, IdParams, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { Data, ErrorBody, IdParams, errorResponses } from '../platform/contract.js'
 import { SCREENSHOT_MAX_BYTES, Screenshot } from '../services/ScreenshotService.js'
 import { ScreenshotJobDelivery } from '../broker/ScreenshotJobDelivery.js'
 

@@ -6,9 +6,9 @@
 //   GET|PATCH /v1/screens/:id/panel      the panel profile carried in desired state
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, IdParams, Nullable, Paged, StringEnum, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage, PageQuery } from '../platform/paging.js'
+import { Data, IdParams, Nullable, Paged, StringEnum, errorResponses } from '../platform/contract.js'
 import { SerialEncodingInput, SerialEolInput } from './serialTemplates.js'
 
 import { PANEL_PROTOCOLS, SerialJob } from '../services/SerialJobService.js'

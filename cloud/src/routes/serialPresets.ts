@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PANEL_PROTOCOL_NAMES, isPanelProtocolName, panelPreset, panelPresets, presetSetIdProblem } from '@svc/shared/panels/index'
 import { validation } from '../errors.js'
-import { Data, errorResponses } from '../http/schemas.js'
+import { Data, errorResponses } from '../platform/contract.js'
 
 const PresetCommand = Type.Object({
   key: Type.String({ description: '`power.on`, `power.off`, `power.status`, `input.<source>`, `input.status`, `volume.mute`, `volume.unmute`.' }),

@@ -3,8 +3,8 @@
 // bytes, duplicate id, over 200 commands); the schemas here only fix the JSON shape.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { Data, IdParams, Nullable, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
+import { principalOf } from '../auth/Principal.js'
+import { Data, IdParams, Nullable, StringEnum, Timestamp, errorResponses } from '../platform/contract.js'
 import { SERIAL_ENCODINGS, SERIAL_EOLS } from '@svc/shared/serial/index'
 import { PANEL_PROTOCOL_NAMES } from '@svc/shared/panels/index'
 

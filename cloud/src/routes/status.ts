@@ -2,7 +2,7 @@
 // deprecation list. Both answer 200 even during an outage.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Data, ErrorBody, Nullable, StringEnum, Timestamp } from '../http/schemas.js'
+import { Data, ErrorBody, Nullable, StringEnum, Timestamp } from '../platform/contract.js'
 import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../http/deprecations.js'
 import { DAY_STATES, Incident, PLATFORM_STATES, statusText } from '../services/StatusService.js'
 import { ownWorker } from '../workers/lifecycle.js'

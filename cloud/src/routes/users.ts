@@ -3,10 +3,10 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ROLES } from '@svc/shared'
-import { principalOf } from '../http/types.js'
+import { principalOf } from '../auth/Principal.js'
 import { User } from '../services/UserService.js'
-import { parsePage, PageQuery } from '../http/pagination.js'
-import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../http/schemas.js'
+import { parsePage, PageQuery } from '../platform/paging.js'
+import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../platform/contract.js'
 
 const Invited = Type.Intersect([
   User,

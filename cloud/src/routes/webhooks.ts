@@ -3,10 +3,10 @@
 // Reads need integration.view; changes, test and replay need integration.edit.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { principalOf } from '../http/types.js'
-import { parsePage } from '../http/pagination.js'
+import { principalOf } from '../auth/Principal.js'
+import { parsePage } from '../platform/paging.js'
 import { ApiError, isApiError } from '../errors.js'
-import { Data, ErrorBody, IdParams, LimitParam, Nullable, errorResponses } from '../http/schemas.js'
+import { Data, ErrorBody, IdParams, LimitParam, Nullable, errorResponses } from '../platform/contract.js'
 import { EVENT_NAMES } from '../events/EventBus.js'
 import { EVENT_CATALOG } from '../webhooks/catalog.js'
 import { CreatedEndpoint, WebhookDelivery, WebhookEndpoint } from '../webhooks/WebhookService.js'

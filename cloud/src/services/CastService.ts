@@ -7,7 +7,7 @@
 // screens dirty so their desired state is republished.
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
-import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
+import { Nullable, StringEnum, Timestamp } from '../platform/contract.js'
 import type { Database, Queryable } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'

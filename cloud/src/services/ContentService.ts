@@ -9,7 +9,7 @@ import { ContentRepository, type ContentItemRow, type MediaRow } from '../reposi
 import { ApiError, notFound, validation } from '../errors.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import type { EventOutbox } from '../events/EventOutbox.js'
-import { pageOf, type Page, type PageRequest } from '../http/pagination.js'
+import { pageOf, type Page, type PageRequest } from '../platform/paging.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import type { ApprovalService, Change, PendingMark } from './ApprovalService.js'
 import { KIND_BY_NAME, RECALLABLE, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './content/kinds.js'

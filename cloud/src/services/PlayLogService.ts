@@ -20,7 +20,7 @@ import type { Principal } from '../auth/Principal.js'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/Database.js'
 import { notFound, validation } from '../errors.js'
-import { encodeCursor, type Page, type PageRequest } from '../http/pagination.js'
+import { encodeCursor, type Page, type PageRequest } from '../platform/paging.js'
 import { ContentRepository } from '../repositories/ContentRepository.js'
 import {
   PlayLogRepository,

@@ -8,7 +8,7 @@
 // CLI) show from the next measurement.
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
-import { Nullable, StringEnum, Timestamp } from '../http/schemas.js'
+import { Nullable, StringEnum, Timestamp } from '../platform/contract.js'
 import type { Database } from '../db/Database.js'
 import type { IncidentRow as StoredIncident, StatusMeasurementRow } from '../db/schema.js'
 import { StatusRepository } from '../repositories/StatusRepository.js'

@@ -1,4 +1,4 @@
-import type { Migration } from '../migrate.js'
+import type { Migration } from './Migration.js'
 
 // An alert rule's scope (`config.scopeId`) gets its own column, so "which rules watch this
 // node" is an indexed equality instead of a text search in the JSON. Existing rows are

@@ -1,4 +1,4 @@
-import type { Migration } from '../migrate.js'
+import type { Migration } from './Migration.js'
 
 export default {
   version: 170,

@@ -1,4 +1,4 @@
-import type { Migration } from '../migrate.js'
+import type { Migration } from './Migration.js'
 
 // A takeover at fleet size writes one cast_screens / emergency_screens row per screen in the
 // request. On PostgreSQL the foreign key on the parent id was checked row by row (a trigger

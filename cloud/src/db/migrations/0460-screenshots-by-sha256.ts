@@ -1,4 +1,4 @@
-import type { Migration } from '../migrate.js'
+import type { Migration } from './Migration.js'
 
 // Deleting a media item or a screenshot asks whether any other owner still holds its bytes
 // (repositories/StoredBytesRepository.ts): without this index that read went through every

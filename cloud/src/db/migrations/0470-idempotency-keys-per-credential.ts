@@ -1,4 +1,4 @@
-import type { Migration } from '../migrate.js'
+import type { Migration } from './Migration.js'
 
 // An Idempotency-Key is scoped per credential (workspace, credential, route, key), not per
 // workspace: a key pinned to one location repeating another credential's key got that

@@ -1,7 +1,7 @@
 // Every migration of this release, in version order. A new migration file is added here too
 // (the migrate test fails on a file missing from this list): the list is static so that the
 // cloud's start-up bundle carries the migrations in it.
-import type { Migration } from '../migrate.js'
+import type { Migration } from './Migration.js'
 import m0001 from './0001-workspaces-users-nodes-keys.js'
 import m0002 from './0002-idempotency-keys.js'
 import m0003 from './0003-platform-status.js'

@@ -3,7 +3,7 @@
 // more follow, and `count=1` adds `total`.
 import { Type, type Static } from '@sinclair/typebox'
 import { validation } from '../errors.js'
-import { LimitParam } from './schemas.js'
+import { LimitParam } from './contract.js'
 
 export const pageQuery = (max: number) =>
   Type.Object({

@@ -1,4 +1,4 @@
-// The agent's MQTT link to the cloud (DESIGN "MQTT topics"): a persistent session
+// The agent's MQTT link to the cloud: a persistent session
 // (clean: false) with client id = username = screen id, the device secret as password,
 // a retained `offline` Last Will on its status topic, `online` published retained on
 // every connect, and subscriptions to its `desired` and `jobs` topics. mqtt.js retries on

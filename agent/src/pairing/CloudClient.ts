@@ -1,4 +1,4 @@
-// The two HTTP calls of the device side of pairing (DESIGN "Screens and pairing" 1 and 3):
+// The two HTTP calls of the device side of pairing:
 // register, and poll with the poll secret. Network failures become CloudUnreachableError
 // with the cloud address and the socket error code, so the log says what is wrong.
 import { certificateHint, type FetchLike } from './trust.js'

@@ -1,4 +1,4 @@
-// Who is calling: the credential's Actor (SPEC "Actor"), its workspace and what it may do.
+// Who is calling: the credential's Actor, its workspace and what it may do.
 import type { PermissionGrant } from '@svc/shared'
 
 export type Actor =

@@ -1,4 +1,4 @@
-// The broker's device policy (DESIGN "Screens and pairing" 4, shared/src/mqtt README
+// The broker's device policy (shared/src/mqtt README
 // "Device ACL"): who may connect (username = screen id, password = device secret, client
 // id = screen id) and which topics each device reaches (publish only its own status,
 // reported, job-results; subscribe only its own desired, jobs). The credential is looked

@@ -1,4 +1,4 @@
-// What casts and emergencies share: the target (SPEC "Casts": scopeKind screens | node |
+// What casts and emergencies share: the target (scopeKind screens | node |
 // all, limited to the screens the calling credential reaches), the content checks
 // (exists → 422 validation_error, playable → 422 content_unplayable, shared to every
 // target screen's location → 403 not_shared) and expiresAt parsing.
@@ -68,7 +68,7 @@ export class Takeover {
   }
 }
 
-/** SPEC: ISO 8601 date-time or epoch milliseconds; must be in the future. Returns ISO or null. */
+/** ISO 8601 date-time or epoch milliseconds; must be in the future. Returns ISO or null. */
 export function parseExpiresAt(raw: string | number | null | undefined, now: Date): string | null {
   if (raw === undefined || raw === null) return null
   let t: number

@@ -10,7 +10,7 @@ export interface EventData {
   'screen.offline': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string; test?: boolean; note?: string }
   /** A screen announced offline is back: `at` = when it came back, `since` = when the outage began (absent if unknown). */
   'screen.online': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
-  /** SPEC: `name` is the label of the kind; `recalledBy` is `apikey:<id>` or a user id. */
+  /** `name` is the label of the kind; `recalledBy` is `apikey:<id>` or a user id. */
   'content.recalled': { kind: ContentKind; id: string; name: string; reason: string | null; recalledBy: string }
   'content.restored': { kind: ContentKind; id: string; name: string }
   'approval.requested': {

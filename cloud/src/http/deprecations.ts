@@ -1,4 +1,4 @@
-// Retiring routes (SPEC "Versioning"): each is announced at least 90 days before its sunset,
+// Retiring routes: each is announced at least 90 days before its sunset,
 // its responses carry `Deprecation` (RFC 9745: `@<unix seconds>` of the announcement) and
 // `Sunset` (RFC 8594: HTTP date), and GET /v1/status/deprecations lists them.
 import type { FastifyInstance } from 'fastify'

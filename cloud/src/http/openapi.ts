@@ -15,7 +15,7 @@ import { ALLOWED_TYPES } from '../media/sniff.js'
 
 interface RouteMeta {
   permission: string
-  /** `none`: no credential at all (SPEC "Auth: none"); otherwise a bearer credential. */
+  /** `none`: no credential at all; otherwise a bearer credential. */
   auth: 'none' | 'bearer'
   schema: 'verified' | 'none'
   /** Takes an `Idempotency-Key` header. */
@@ -277,7 +277,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         if (!m) continue
         op['x-svc-permission'] = m.permission
         op['x-svc-schema'] = m.schema
-        // SPEC "Authentication" 4: the permission is stated in the security requirement too
+        // The permission is stated in the security requirement too
         // (as the role name a bearer scheme allows there); Auth: none operations need nothing,
         // unless the route states its own scheme (the device's poll secret).
         if (m.auth === 'none') op.security = Array.isArray(op.security) ? op.security : []

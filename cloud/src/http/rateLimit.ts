@@ -1,4 +1,4 @@
-// Fixed, clock-aligned rate windows (SPEC "Limits"): 600 requests per 60-second window per
+// Fixed, clock-aligned rate windows: 600 requests per 60-second window per
 // workspace for API-key traffic, plus optional per-key limits on single routes (media
 // upload: 300/min). Hand-written rather than @fastify/rate-limit because that plugin's
 // windows start at each key's first request and it lacks `RateLimit-Policy`. One process

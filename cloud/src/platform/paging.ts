@@ -1,4 +1,4 @@
-// Cursor paging shared by every list (SPEC "Pagination"): sending `limit` turns paging
+// Cursor paging shared by every list: sending `limit` turns paging
 // on, the cursor is opaque (base64url of the last id seen), a page may be short while
 // more follow, and `count=1` adds `total`.
 import { Type, type Static } from '@sinclair/typebox'

@@ -1,4 +1,4 @@
-// /v1/casts (SPEC "Casts"): create (screen.cast), list newest first (status filter,
+// /v1/casts: create (screen.cast), list newest first (status filter,
 // limit default 200 max 500, no cursor), get, clear. Emergencies are routes/emergencies.ts.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'

@@ -30,7 +30,7 @@ const Recalled = Type.Object({ id: Type.String(), kind: Type.String(), name: Typ
 const ListQuery = Type.Intersect([PageQuery, Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) })])
 
 /**
- * SPEC Pagination: `limit` (or a `cursor`, whose page keeps the default size of 100)
+ * Paging: `limit` (or a `cursor`, whose page keeps the default size of 100)
  * turns paging on; without either the whole list comes back.
  */
 export function pageRules(q: PageQueryT) {

@@ -1,4 +1,4 @@
-// /v1/devices/register: the device side of pairing (DESIGN "Screens and pairing" 1 and 3).
+// /v1/devices/register: the device side of pairing.
 // Both routes are Auth: none for API credentials: registration is open (limited per client
 // IP), and the poll is authenticated here by the registration's own poll secret.
 import { Type } from '@sinclair/typebox'

@@ -1,4 +1,4 @@
-// /v1/emergencies (DESIGN "Emergencies"): start (emergency.manage), list and get
+// /v1/emergencies: start (emergency.manage), list and get
 // (emergency.view), clear (→ screensReleased; again → 409 already_inactive).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'

@@ -1,5 +1,5 @@
-// /v1/screens: list (by id ascending, SPEC "Pagination"), get, rename/move, delete, and
-// pairing a registered device (POST /v1/screens/pair, DESIGN "Screens and pairing" 2).
+// /v1/screens: list (by id ascending), get, rename/move, delete, and
+// pairing a registered device (POST /v1/screens/pair).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../auth/Principal.js'

@@ -1,4 +1,4 @@
-// Serial jobs and the screen's panel profile (DESIGN "Serial commands"):
+// Serial jobs and the screen's panel profile:
 //   POST /v1/screens/:id/serial          one job for one screen (202)
 //   POST /v1/serial-jobs                 one job per reachable screen of a scope (202)
 //   GET  /v1/serial-jobs/:id             read a job

@@ -1,4 +1,4 @@
-// /v1/serial-templates (SPEC "Serial templates"): saved RS232 commands. Bodies are checked
+// /v1/serial-templates: saved RS232 commands. Bodies are checked
 // by SerialTemplateService so each 422 names its cause (no name, no value, too long, no
 // bytes, duplicate id, over 200 commands); the schemas here only fix the JSON shape.
 import { Type } from '@sinclair/typebox'

@@ -22,7 +22,7 @@ import type { MarkDirty } from './CastService.js'
 import { resolveTargets } from './targets.js'
 import { ScreenRepository } from '../repositories/ScreenRepository.js'
 
-/** SPEC "Screens and assignment": the kinds a screen can be assigned. */
+/** The kinds a screen can be assigned. */
 export const ASSIGN_KINDS = ['playlist', 'schedule', 'layout', 'creative', 'signage', 'app', 'media'] as const
 export type AssignKind = (typeof ASSIGN_KINDS)[number]
 

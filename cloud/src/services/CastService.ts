@@ -1,4 +1,4 @@
-// Casts (SPEC "Cast", "Casts"): put content on screens now, above their assignment, until
+// Casts: put content on screens now, above their assignment, until
 // cleared or expiresAt. Statuses (docs/decisions.md): `active`; `paused` while an
 // emergency holds every screen the cast still plays on; ended as `cleared`, `expired` or
 // `replaced` (a newer cast took all of its screens; `replacedBy` names it). Which screens a

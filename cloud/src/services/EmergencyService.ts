@@ -1,4 +1,4 @@
-// Emergencies (DESIGN "Emergencies"): content on the target screens above everything,
+// Emergencies: content on the target screens above everything,
 // until cleared. Statuses: `active`, then `cleared`. Casts on those screens pause
 // (refreshCastPause) and resume when it is cleared. Start and clear are announced on the
 // event outbox as `emergency.started` / `emergency.cleared`, in the transaction of the change.

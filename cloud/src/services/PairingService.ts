@@ -1,4 +1,4 @@
-// Screen pairing (DESIGN "Screens and pairing"): a device registers without a credential
+// Screen pairing: a device registers without a credential
 // and shows a 6-character code; an operator claims the code, which creates the screen;
 // the device polls with its poll secret and, on the first poll after the claim, receives
 // its device secret (made right then, so only its hash is ever stored). Registrations and
@@ -15,7 +15,7 @@ import { ScreenRepository } from '../repositories/ScreenRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ScreenService, ScreenView } from './ScreenService.js'
 
-/** "A–Z and 2–9" (DESIGN): 34 symbols. */
+/** "A–Z and 2–9": 34 symbols. */
 export const PAIRING_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ23456789'
 export const PAIRING_CODE_LENGTH = 6
 export const REGISTRATION_TTL_MS = 15 * 60_000

@@ -14,7 +14,7 @@ import { cleanName, type NodeService } from './NodeService.js'
 import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
 
-/** SPEC "Screen list item (trimmed)", plus the home `nodeId`. */
+/** A screen as lists show it (trimmed), plus the home `nodeId`. */
 export interface ScreenListItem {
   id: string
   name: string

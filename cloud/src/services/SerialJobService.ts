@@ -1,4 +1,4 @@
-// Serial jobs (DESIGN "Serial commands"): bytes for one screen's panel, expanded at queue
+// Serial jobs: bytes for one screen's panel, expanded at queue
 // time from a template command or a literal value. The database row is the source of
 // truth: a job stays `queued` until it is handed to a connected device (`sent`), and any
 // job without a result is handed over again when the screen reconnects or the cloud

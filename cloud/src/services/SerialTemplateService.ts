@@ -1,8 +1,8 @@
-// Serial templates (SPEC "SerialTemplate", "Serial templates"): saved RS232 commands for one
+// Serial templates: saved RS232 commands for one
 // panel model, homed at a location. Command bytes come from the shared encoder, so the
 // `hexPreview` shown here is exactly what a job built from the command sends.
 //
-// Decisions the SPEC leaves open (docs/serial.md):
+// Decisions the API leaves open (docs/serial.md):
 // - An item id on PATCH must name a command already in the template; an unknown id is a 422
 //   (ids are issued by the service; guessing one would silently break saved buttons).
 //   On POST there are no stored ids: a given id must look like `sti_…` and is kept, so a
@@ -105,7 +105,7 @@ export class SerialTemplateService {
     return this.nodes.findReachable<TemplateRow>(p, 'serial_templates', id, 'serial template')
   }
 
-  /** Every template the credential reaches, oldest first; not paged (SPEC). */
+  /** Every template the credential reaches, oldest first; not paged. */
   async list(p: Principal): Promise<SerialTemplateView[]> {
     const rows = await this.repo.list(p.workspaceId, await this.nodes.scopeIds(p))
     return rows.map((r) => this.view(r))

@@ -1,4 +1,4 @@
-// Platform status (SPEC "Platform status"): a periodic self-measurement of the database
+// Platform status: a periodic self-measurement of the database
 // and the broker, incidents managed by operators through the CLI, and the public view
 // computed from both. A measurement older than three hours makes the state `unknown`.
 // The public view is computed when a measurement is recorded or an incident changes, and
@@ -236,7 +236,7 @@ export class StatusService {
   }
 
   /**
-   * The answer when view() itself fails because the database cannot be read (SPEC: 200 even
+   * The answer when view() itself fails because the database cannot be read (200 even
    * during an outage): that failure is the measurement — `outage` (or `degraded` while the
    * database is only busy), measured now — with incidents and history from the last good view.
    */

@@ -1,4 +1,4 @@
-// Workspaces (one tenant each) and their account record (SPEC "Account").
+// Workspaces (one tenant each) and their account record.
 // require() — what authentication and most routes read — keeps a row for
 // WORKSPACE_TTL_MS; a CredentialChange naming the workspace drops it at once.
 import type { Clock, IdGenerator } from '../clock.js'
@@ -94,7 +94,7 @@ export class WorkspaceService {
     return this.screens.count(workspaceId, null)
   }
 
-  /** The Account object: every field of SPEC "Account" is present. */
+  /** The Account object: every field of the account is present. */
   async account(p: Principal, user: { email: string | null; emailVerifiedAt: string | null }): Promise<Record<string, unknown>> {
     const w = await this.require(p.workspaceId)
     const billing = JSON.parse(w.billing || '{}') as Record<string, unknown>

@@ -1,5 +1,5 @@
 // The `svc-signature` header: `t=<unix seconds>,v1=<hex>` where v1 is the lowercase hex
-// HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint secret (SPEC "Signature").
+// HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint secret.
 // No space after the comma: common verifiers split on "," exactly.
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
 

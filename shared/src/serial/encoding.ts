@@ -2,7 +2,7 @@
  * Serial command byte encoding shared by the cloud (validation, `hexPreview`,
  * expanding jobs at queue time), the agent and the simulator. Pure, no I/O.
  *
- * Rules (SPEC "SerialTemplate"):
+ * Rules:
  * - `encoding` is `ascii` or `hex`; anything else reads as `ascii`. Matching
  *   ignores case and surrounding whitespace ("HEX" is hex), because reading an
  *   obvious "HEX" as ascii would send the literal digits to a panel.

@@ -59,9 +59,9 @@ export interface KindDef {
   tag: string
   view: Permission
   edit: Permission
-  /** SPEC Limits: paged lists (default 100, max 500) or the full list (playlists, schedules). */
+  /** paged lists (default 100, max 500) or the full list (playlists, schedules). */
   paged: boolean
-  /** Can be recalled (SPEC Recall: files, designs, playlists, schedules). */
+  /** Can be recalled (recall: files, designs, playlists, schedules). */
   recallable: boolean
   /** Can be put on a screen (playability, device description). */
   playable: boolean
@@ -70,7 +70,7 @@ export interface KindDef {
   required?: string[]
   /** Defaults, checks and normalisation of the merged body; returns what is stored and what it references. */
   prepare(ctx: PrepareContext, body: Body, current: Body | null): Promise<{ body: Body; refs: ContentRef[] }>
-  /** Fields every answer shows even when never set (SPEC AppInstance). */
+  /** Fields every answer shows even when never set. */
   viewDefaults?: Body
 }
 
@@ -384,7 +384,7 @@ export const KINDS: readonly KindDef[] = [
 
 export const KIND_BY_NAME = new Map<ContentKind, KindDef>(KINDS.map((d) => [d.kind, d]))
 
-/** Recall routes and event labels (SPEC Events: file, design, playlist, schedule). */
+/** Recall routes and event labels (events: file, design, playlist, schedule). */
 export const RECALLABLE: Readonly<Partial<Record<ContentKind, { path: string; label: string }>>> = {
   media: { path: 'media', label: 'File' },
   creative: { path: 'creatives', label: 'Design' },

@@ -49,9 +49,9 @@ export interface AppDeps {
   deprecations?: Deprecation[]
   /** Broker storage; default memory (the database is the durable store: broker/DeviceSessions.ts). */
   brokerPersistence?: PersistenceFactory
-  /** The content library seam; default NoContentLibrary (no content exists yet on this branch). */
+  /** The content library seam; default the content library itself (LibraryContentResolver). */
   content?: ContentResolver
-  /** Panel settings for desired states (serial branch); default none. */
+  /** Panel settings for desired states; default the screen's stored panel profile. */
   panelSettings?: PanelSettingsSource
   /** Outbound HTTP guard; tests inject one with a fake DNS lookup. */
   outbound?: OutboundGuard

@@ -1,9 +1,8 @@
 // The seam between the device link and the content library. Casts, emergencies and the
 // desired state ask it whether content exists, can play, is shared to a screen's
-// location, and what a device needs to play it. The library lives on another branch:
-// until it lands, `NoContentLibrary` knows no content at all, so every cast and emergency
-// answers 422 "unknown content" (honestly, rather than pretending). Tests pass a small
-// in-memory resolver through buildApp deps (cloud/src/testing/InMemoryContentResolver.ts).
+// location, and what a device needs to play it. The product's resolver is the content
+// library (LibraryContentResolver.ts); tests may pass a small in-memory one through
+// buildApp deps (cloud/src/testing/InMemoryContentResolver.ts).
 import type { ContentKind, LibraryEntry, PlayableContent } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 
@@ -29,20 +28,4 @@ export interface ContentResolver {
    * desired state carries `schedule: null`.
    */
   resolveSchedule?(workspaceId: string, scheduleId: string): Promise<{ schedule: Schedule; library: LibraryEntry[] } | null>
-}
-
-/** The default until the content library lands: nothing exists. */
-export class NoContentLibrary implements ContentResolver {
-  async exists(): Promise<boolean> {
-    return false
-  }
-  async playability(): Promise<Playability> {
-    return { playable: false, reason: 'unknown content' }
-  }
-  async isAvailableAt(): Promise<boolean> {
-    return false
-  }
-  async describeForDevice(): Promise<PlayableContent | null> {
-    return null
-  }
 }

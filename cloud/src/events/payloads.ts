@@ -1,6 +1,5 @@
-// Typed `data` of every catalogue event (docs/events.md) and builders, so the services
-// that publish them (device link, recall, emergencies, approvals) send one shape.
-import type { DomainEvent, EventName } from './EventBus.js'
+// Typed `data` of every catalogue event (docs/events.md), so the services that publish
+// them (device link, recall, emergencies, approvals) send one shape.
 import type { EmergencyView } from '../services/EmergencyService.js'
 
 export type ContentKind = 'media' | 'creative' | 'playlist' | 'schedule'
@@ -39,13 +38,3 @@ export interface EventData {
 
 /** The emergency object as `POST /v1/emergencies` answers it. */
 export type EmergencyData = EmergencyView
-
-/** Builds a bus event with typed data: `events.publish(domainEvent('screen.offline', ws, {...}))`. */
-export function domainEvent<E extends EventName>(
-  event: E,
-  workspaceId: string,
-  data: EventData[E],
-  occurredAt: Date | string = new Date(),
-): DomainEvent<EventData[E]> {
-  return { event, workspaceId, occurredAt: typeof occurredAt === 'string' ? occurredAt : occurredAt.toISOString(), data }
-}

@@ -62,7 +62,7 @@ const publish = async () => {
       event: 'content.recalled',
       workspaceId: ws.id,
       occurredAt: new Date().toISOString(),
-      data: { kind: 'media', id: 'med_bench', name: 'File', reason: null, recalledBy: 'bench' },
+      data: { kind: 'media', id: 'med_bench', name: 'File', contentName: 'bench.png', reason: null, recalledBy: 'bench' },
     }),
   )
   await app.services.outbox.dispatch()

@@ -48,13 +48,18 @@ t.test('dispatched domain events are purged after a week; pending ones stay', as
   const { workspaceId } = await h.workspace()
   const { db, outbox } = h.app.services
   const at = h.clock.now().toISOString()
-  const event = (n: number) => ({ event: 'screen.offline' as const, workspaceId, occurredAt: at, data: { n } })
+  const event = (n: number) => ({
+    event: 'screen.offline' as const,
+    workspaceId,
+    occurredAt: at,
+    data: { screenId: `scr_${n}`, screenName: `Screen ${n}`, nodeId: null, at },
+  })
   await db.transaction((tx) => outbox.recordMany(tx, [event(1), event(2)]))
   t.equal(await outbox.dispatch(), 2)
   await db.transaction((tx) => outbox.record(tx, event(3)))
   const left = async () =>
     (await db.kysely.selectFrom('events_outbox').select(['data', 'dispatched_at']).orderBy('id').execute()).map((r) => [
-      JSON.parse(r.data).n,
+      Number(JSON.parse(r.data).screenId.slice('scr_'.length)),
       r.dispatched_at !== null,
     ])
   // The third stays pending, as if its dispatcher died before handing it on.

@@ -5,6 +5,8 @@
 // A batch listener hears a dispatch run's events at once, in order (alert evaluation reads
 // and writes a connect storm's screens a batch at a time, not one at a time).
 
+import type { EventData } from './payloads.js'
+
 export const EVENT_NAMES = [
   'screen.offline',
   'screen.online',
@@ -17,12 +19,16 @@ export const EVENT_NAMES = [
 ] as const
 export type EventName = (typeof EVENT_NAMES)[number]
 
-export interface DomainEvent<D = Record<string, unknown>> {
-  event: EventName
+/** One event as the catalogue types it: its name decides the shape of its `data`. */
+export type EventOf<E extends EventName> = {
+  event: E
   workspaceId: string
   occurredAt: string
-  data: D
+  data: EventData[E]
 }
+
+/** Any event of the catalogue (a union discriminated by `event`). */
+export type DomainEvent = { [E in EventName]: EventOf<E> }[EventName]
 
 export type EventListener = (e: DomainEvent) => Promise<void> | void
 export type EventBatchListener = (events: DomainEvent[]) => Promise<void> | void

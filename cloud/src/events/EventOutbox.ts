@@ -96,12 +96,16 @@ export class EventOutbox {
         )
         const events: DomainEvent[] = rows
           .filter((r) => marked.has(r.id))
-          .map((row) => ({
-            event: row.event as DomainEvent['event'],
-            workspaceId: row.workspace_id,
-            occurredAt: row.occurred_at,
-            data: JSON.parse(row.data) as Record<string, unknown>,
-          }))
+          // Stored by record() from a typed event: read back as the same shape.
+          .map(
+            (row) =>
+              ({
+                event: row.event,
+                workspaceId: row.workspace_id,
+                occurredAt: row.occurred_at,
+                data: JSON.parse(row.data),
+              }) as DomainEvent,
+          )
         if (events.length) for (const c of this.consumers) await c(tx, events)
         return events
       })

@@ -1,6 +1,6 @@
 // Typed `data` of every catalogue event (docs/events.md), so the services that publish
 // them (device link, recall, emergencies, approvals) send one shape.
-import type { EmergencyView } from '../services/EmergencyService.js'
+import type { EmergencyView } from '../services/takeoverSchemas.js'
 
 export type ContentKind = 'media' | 'creative' | 'playlist' | 'schedule'
 
@@ -9,9 +9,9 @@ export interface EventData {
   'screen.offline': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string; test?: boolean; note?: string }
   /** A screen announced offline is back: `at` = when it came back, `since` = when the outage began (absent if unknown). */
   'screen.online': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
-  /** `name` is the label of the kind; `recalledBy` is `apikey:<id>` or a user id. */
-  'content.recalled': { kind: ContentKind; id: string; name: string; reason: string | null; recalledBy: string }
-  'content.restored': { kind: ContentKind; id: string; name: string }
+  /** `name` is the label of the kind, `contentName` the item's own; `recalledBy` is `apikey:<id>` or a user id. */
+  'content.recalled': { kind: ContentKind; id: string; name: string; contentName: string; reason: string | null; recalledBy: string }
+  'content.restored': { kind: ContentKind; id: string; name: string; contentName: string; restoredBy: string }
   'approval.requested': {
     approvalId: string
     contentKind: string

@@ -39,17 +39,9 @@ interface CastRow {
   created_by: string
 }
 
-/** How far a cast or an emergency has reached its screens (on single-item answers). */
-export const Delivery = Type.Object(
-  {
-    targeted: Type.Integer({ description: 'Screens it was sent to (screenCount).' }),
-    published: Type.Integer({ description: 'Screens sent a desired state carrying it.' }),
-    applied: Type.Integer({ description: 'Screens whose reported state showed it playing.' }),
-  },
-  { description: 'Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers.' },
-)
-/** targeted: screens it was cast to; published: screens sent a desired state carrying it; applied: screens that reported it playing. */
-export type Delivery = Static<typeof Delivery>
+import { Delivery } from './takeoverSchemas.js'
+
+export { Delivery }
 
 /** A cast as the API answers it: the routes' response schema, and CastView is derived from it. */
 export const Cast = Type.Object({

@@ -13,6 +13,7 @@ import { pageOf, type Page, type PageRequest } from '../platform/paging.js'
 import { cleanName, type NodeService } from './NodeService.js'
 import type { ApprovalService, Change, PendingMark } from './ApprovalService.js'
 import { KIND_BY_NAME, RECALLABLE, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './content/kinds.js'
+import type { EventData } from '../events/payloads.js'
 
 type ItemRow = ContentItemRow
 /** A media row as the library reads it (MediaService owns the table's writes). */
@@ -53,6 +54,9 @@ export type ContentChangeListener = (workspaceId: string, kind: ContentKind, id:
 export type ContentUsage = (workspaceId: string, kind: ContentKind, id: string) => Promise<{ what: string; count: number } | null>
 
 const DEFAULT_ITEM_MS = 10_000
+
+/** The kinds a recall or restore event names (only they can be recalled: RECALLABLE). */
+type RecallableKind = EventData['content.recalled']['kind']
 
 export class ContentService {
   private readonly listeners: ContentChangeListener[] = []
@@ -534,7 +538,7 @@ export class ContentService {
         event: 'content.recalled',
         workspaceId: p.workspaceId,
         occurredAt: now,
-        data: { kind, id, name: meta.label, reason, recalledBy: by, contentName: item.name },
+        data: { kind: kind as RecallableKind, id, name: meta.label, reason, recalledBy: by, contentName: item.name },
       })
       return true
     })
@@ -556,7 +560,7 @@ export class ContentService {
         event: 'content.restored',
         workspaceId: p.workspaceId,
         occurredAt: now,
-        data: { kind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name },
+        data: { kind: kind as RecallableKind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name },
       })
       return true
     })

@@ -3,9 +3,7 @@
 // (refreshCastPause) and resume when it is cleared. Start and clear are announced on the
 // event outbox as `emergency.started` / `emergency.cleared`, in the transaction of the change.
 // Tables: repositories/EmergencyRepository.ts.
-import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../clock.js'
-import { Nullable, StringEnum, Timestamp } from '../platform/contract.js'
 import type { Database } from '../db/Database.js'
 import { actorRef, type Principal } from '../auth/Principal.js'
 import { ApiError } from '../errors.js'
@@ -14,10 +12,10 @@ import { EmergencyRepository } from '../repositories/EmergencyRepository.js'
 import type { NodeService } from './NodeService.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { Takeover, TargetInput } from '../devicelink/Takeover.js'
-import { castsOnScreens, castsOnTarget, Delivery, refreshCastPause, type MarkDirtyLater } from './CastService.js'
+import { castsOnScreens, castsOnTarget, refreshCastPause, type MarkDirtyLater } from './CastService.js'
+import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
 
-export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
-export type EmergencyStatus = (typeof EMERGENCY_STATUSES)[number]
+export { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView }
 
 interface EmergencyRow {
   id: string
@@ -37,25 +35,6 @@ interface EmergencyRow {
   created_by: string
   cleared_by: string | null
 }
-
-/** An emergency as the API answers it: the routes' response schema, and EmergencyView is derived from it. */
-export const Emergency = Type.Object({
-  id: Type.String({ description: 'Prefix `emg_`.' }),
-  kind: Type.Literal('emergency'),
-  status: StringEnum(EMERGENCY_STATUSES),
-  contentKind: Type.String(),
-  contentId: Type.String(),
-  contentName: Nullable(Type.String()),
-  message: Nullable(Type.String()),
-  scopeKind: Type.String(),
-  scopeNodeId: Nullable(Type.String()),
-  screenCount: Type.Integer(),
-  startedAt: Timestamp,
-  clearedAt: Nullable(Timestamp),
-  screensReleased: Nullable(Type.Integer({ description: 'Screens no other emergency still holds, set when cleared.' })),
-  delivery: Type.Optional(Delivery),
-})
-export type EmergencyView = Static<typeof Emergency>
 
 const view = (r: EmergencyRow): EmergencyView => ({
   id: r.id,

@@ -52,7 +52,7 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
   // no reason → null; no body at all is fine
   seen.length = 0
   t.equal((await h.req('POST', `/v1/media/${img.id}/recall`, apiKey)).statusCode, 200)
-  t.equal(seen[0]?.data.reason, null)
+  t.equal((seen[0]?.data as { reason?: unknown } | undefined)?.reason, null)
   // permission content.recall
   const editor = await makeKey(h, apiKey, ['media.view', 'media.edit'])
   const denied = await h.req('POST', `/v1/media/${img.id}/restore`, editor.secret)

@@ -13,7 +13,6 @@ import { Lifecycle } from '../src/platform/lifecycle.js'
 import { buildApp, type AppDeps } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
 import { ManualClock } from '../src/clock.js'
-import { build } from './helpers.js'
 
 interface Line {
   level: string
@@ -185,8 +184,8 @@ t.test('a start that fails stops what it had opened, the database included', asy
 })
 
 t.test('the app stops in its declared order: presence and device sessions, then the broker, the database last', async (t) => {
-  const h = await build(t)
-  const names = h.app.lifecycle.names()
+  const { app } = await appOnFile(t)
+  const names = app.lifecycle.names()
   const at = (name: string) => {
     const i = names.indexOf(name)
     t.not(i, -1, `${name} has a stop step`)

@@ -2,6 +2,8 @@
 // Order: external plugins and cross-cutting hooks (errors, auth, idempotency,
 // deprecations, OpenAPI) → services → teardown → the /v1 domain plugins (routes/index.ts). Tests call buildApp and use inject();
 // server.ts adds the listeners and graceful shutdown.
+// Teardown: whatever this file opens adds its stop step to one Lifecycle where it opens it
+// (platform/lifecycle.ts); the app's onClose, or a failed start, runs them in reverse.
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RouteInfo } from './http/types.js'
@@ -39,6 +41,7 @@ import v1Routes from './routes/index.js'
 import { oauthMetadataRoutes } from './routes/oauth.js'
 import { ownWorker } from './workers/lifecycle.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
+import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -63,15 +66,22 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const deprecations = deps.deprecations ?? DEPRECATIONS
   // Checked before anything is opened, so a bad registry leaves nothing running.
   validateDeprecations(deprecations)
-  const clock = deps.clock ?? systemClock
-  const ownsDb = !deps.db
-  const db = deps.db ?? (await openDatabase(config))
+  const lifecycle = new Lifecycle()
   try {
-    await migrate(db)
+    return await open(config, deps, deprecations, lifecycle)
   } catch (e) {
-    if (ownsDb) await db.close().catch(() => undefined)
+    // Nothing half-started stays open when the start fails.
+    await lifecycle.close()
     throw e
   }
+}
+
+async function open(config: Config, deps: AppDeps, deprecations: Deprecation[], lifecycle: Lifecycle): Promise<FastifyInstance> {
+  const clock = deps.clock ?? systemClock
+  const db = deps.db ?? (await openDatabase(config))
+  // The database closes last: every other step may still write to it.
+  if (!deps.db) lifecycle.add('database', () => db.close())
+  await migrate(db)
   // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
   const persistence = deps.brokerPersistence
   const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
@@ -79,9 +89,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const early: [object, string][] = []
   let brokerLog: { warn(obj: object, msg: string): void } = { warn: (obj, msg) => void early.push([obj, msg]) }
   const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisPrefix, { warn: (obj, msg) => brokerLog.warn(obj, msg) }) : null
+  if (redis) lifecycle.add('redis', () => closeRedis(redis))
   // The brokers of one cloud share messages through Redis; one that cannot reach it at
   // start serves its own devices alone (shared counters fall back the same way).
   const cluster = redis && config.redisUrl && (await redisReachable(redis)) ? { redisUrl: config.redisUrl, prefix: config.redisPrefix } : undefined
+  // Closing the broker drops every device: what records those drops (presence, the counts and
+  // notices they lead to) stops after it, so its steps go here, before the broker's.
+  const afterBroker = lifecycle.group()
   const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), {
     persistence,
     heartbeatIntervalMs: config.mqttHeartbeatMs,
@@ -91,22 +105,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   brokerLog = broker.logger
   for (const [obj, msg] of early) broker.logger.warn(obj, msg)
   if (redis && !cluster) broker.logger.warn({}, 'redis unreachable at start: this instance serves its own devices only until it restarts')
-  try {
-    await broker.start()
-  } catch (e) {
-    redis?.disconnect()
-    if (ownsDb) await db.close().catch(() => undefined)
-    throw e
-  }
-  try {
-    return await assemble(config, deps, { clock, db, ownsDb, broker, policy, deprecations, redis })
-  } catch (e) {
-    // Nothing half-started stays open when assembly fails.
-    redis?.disconnect()
-    await broker.close().catch(() => undefined)
-    if (ownsDb) await db.close().catch(() => undefined)
-    throw e
-  }
+  lifecycle.add('broker', () => broker.close())
+  await broker.start()
+  return await assemble(config, deps, { clock, db, broker, policy, deprecations, redis, lifecycle, afterBroker })
 }
 
 /** Trusts the `hops` nearest hops of X-Forwarded-For, whatever their addresses. */
@@ -120,14 +121,16 @@ async function assemble(
   ctx: {
     clock: Clock
     db: Database
-    ownsDb: boolean
     broker: EmbeddedBroker
     policy: DevicePolicy
     deprecations: Deprecation[]
     redis: RedisClient | null
+    lifecycle: Lifecycle
+    /** Stop steps that run after the broker has closed (see open()). */
+    afterBroker: StopSteps
   },
 ): Promise<FastifyInstance> {
-  const { clock, db, ownsDb, broker, policy, deprecations, redis } = ctx
+  const { clock, db, broker, policy, deprecations, redis, lifecycle, afterBroker } = ctx
   const routeSchemas = new LazySchemas()
   const app = Fastify({
     logger: loggerOptions(config),
@@ -148,13 +151,12 @@ async function assemble(
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('routeSchemas', routeSchemas)
+  lifecycle.useLog(app.log)
+  app.decorate('lifecycle', lifecycle)
 
   broker.setLog(app.log)
   // Instances joined through Redis share presence there (cluster/RedisPresenceStore.ts).
   const presenceStore = redis && broker.clustered ? new RedisPresenceStore(redis) : undefined
-  if (redis) app.addHook('onClose', () => closeRedis(redis))
-  if (redis) app.addHook('onClose', async () => (app.services.credentialChanges as { close?: () => void }).close?.())
-  if (redis) app.addHook('onClose', async () => (app.services.dataChanges as { close?: () => void }).close?.())
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
@@ -175,7 +177,24 @@ async function assemble(
       timers: deps.timers,
     }),
   )
-  policy.setPlayLogSink((screenId, payload) => app.services.playLog.ingest(screenId, payload))
+  const services = app.services
+  // The Redis channels, and what the broker's last drops may still use (alert mail and
+  // webhooks, applied counts, last_used_at), stop after the broker. last_used_at values
+  // still pending are written before the database closes.
+  if (redis) afterBroker.add('credential changes channel', () => (services.credentialChanges as { close?: () => void }).close?.())
+  if (redis) afterBroker.add('data changes channel', () => (services.dataChanges as { close?: () => void }).close?.())
+  afterBroker.add('api key last-used flush', () => services.apiKeys.close())
+  afterBroker.add('mailer', () => services.mailer.close())
+  afterBroker.add('outbound pool', () => services.outbound.close())
+  afterBroker.add('takeover delivery counts', () => services.takeoverDelivery.idle())
+  // Before the broker: media probes and desired-state fan-outs in flight finish.
+  lifecycle.add('media processing', () => services.media.idle())
+  lifecycle.add('desired state publishing', () => services.desiredPublisher.idle({ behindSlowReceivers: false }))
+  policy.setPlayLogSink((screenId, payload) => services.playLog.ingest(screenId, payload))
+  lifecycle.add('play log', () => {
+    policy.setPlayLogSink(null)
+    services.playLog.close()
+  })
   // After a restart the broker knows no sessions: devices get theirs back from the database.
   const presenceRepo = new ScreenPresenceRepository(db.kysely)
   const sessions = new DeviceSessions(
@@ -184,8 +203,14 @@ async function assemble(
     app.log,
   )
   sessions.start()
+  lifecycle.add('device sessions', () => sessions.stop())
   const presenceTimers = config.presenceTimers ?? config.castExpiryIntervalMs > 0
+  // Presence stops its timers before the broker closes, records the drops the close causes
+  // after it, then (shared presence) forgets what is left of this instance in Redis.
+  if (presenceStore) afterBroker.add('shared presence of this instance', () => presenceStore.forgetInstance(services.presence.instance))
+  afterBroker.add('presence drops recorded', () => services.presence.idle())
   await app.services.presence.start({ timers: presenceTimers })
+  lifecycle.add('presence timers', () => services.presence.stop())
   // Leases live in the database, so a cloud holds with or without Redis; shared presence uses one.
   app.decorate('leases', new WorkLeases(new WorkLeaseRepository(db.kysely), clock))
   const clusterPresence = presenceStore
@@ -194,12 +219,8 @@ async function assemble(
   app.decorate('clusterPresence', clusterPresence)
   if (clusterPresence) {
     await clusterPresence.start(presenceTimers)
-    // Runs after the teardown below (onClose hooks run last-registered first): the devices'
-    // drops are recorded by then; what is left of this instance in Redis goes with it.
-    app.addHook('onClose', async () => {
-      await clusterPresence.stop()
-      await presenceStore!.forgetInstance(app.services.presence.instance).catch(() => undefined)
-    })
+    // Beats until the broker has closed (its sweep lease is given back to the database).
+    afterBroker.add('shared presence heartbeat', () => clusterPresence.stop())
   }
   // Callback style (no promise per request): the id header is on every answer, errors
   // included, and so is `nosniff` (a browser never guesses a type other than the one sent).
@@ -224,25 +245,10 @@ async function assemble(
   installDeprecationHeaders(app, deprecations)
   await installOpenApi(app)
 
-  // Teardown of what app.ts opened. Added before the domain plugins: Fastify runs onClose hooks
-  // last-registered first, so each domain's workers and deliveries have stopped by then.
-  app.addHook('onClose', async () => {
-    policy.setPlayLogSink(null)
-    app.services.playLog.close()
-    sessions.stop()
-    app.services.presence.stop()
-    await app.services.desiredPublisher.idle({ behindSlowReceivers: false }).catch(() => undefined)
-    await app.services.media.idle()
-    await broker.close()
-    // Closing the broker drops every device; let presence record those drops before the database closes.
-    await app.services.presence.idle().catch(() => undefined)
-    await app.services.takeoverDelivery.idle() // applied counts from the last reports
-    await app.services.outbound.close()
-    app.services.mailer.close()
-    // Pending last_used_at values are written before the database closes.
-    await app.services.apiKeys.close().catch((err) => app.log.error({ err }, 'writing last_used_at on close failed'))
-    if (ownsDb) await db.close()
-  })
+  // Teardown of what app.ts opened (the stop steps above). Added before the domain plugins:
+  // Fastify runs onClose hooks last-registered first, so each domain's workers and
+  // deliveries have stopped by then.
+  app.addHook('onClose', () => lifecycle.close())
 
   // Interval work. Each domain plugin starts and stops its own workers (workers/lifecycle.ts);
   // the ones under a lease run on one instance of the cloud at a time (cluster/WorkLeases.ts).

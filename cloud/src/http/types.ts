@@ -7,6 +7,7 @@ import type { Permission } from '@svc/shared'
 import type { Principal } from '../auth/Principal.js'
 import type { Services } from '../services/index.js'
 import type { LazySchemas } from './lazySchemas.js'
+import type { Lifecycle } from '../platform/lifecycle.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,6 +44,8 @@ declare module 'fastify' {
     clusterPresence: ClusterPresence | null
     /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
     routeCatalog: RouteInfo[]
+    /** The stop steps of what app.ts opened, run in reverse by the app's onClose (platform/lifecycle.ts). */
+    lifecycle: Lifecycle
   }
 }
 

@@ -569,3 +569,6 @@ export type MailOutboxRow = Selectable<OutboxTable>
 
 /** A connection or an open transaction: what a repository runs its statements on. */
 export type Executor = Kysely<DB> | Transaction<DB>
+
+/** A table's selected row with some columns narrowed (a TEXT column holding one of an enumeration's values, say). */
+export type RowWith<T, N extends { [K in keyof Selectable<T>]?: unknown }> = Omit<Selectable<T>, keyof N> & N

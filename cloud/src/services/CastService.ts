@@ -21,25 +21,10 @@ export type CastStatus = (typeof CAST_STATUSES)[number]
 export const ENDED_CAST_STATUSES: readonly CastStatus[] = ['cleared', 'expired', 'replaced']
 export const CAST_STATUS_FILTERS = [...CAST_STATUSES, 'ended'] as const
 
-interface CastRow {
-  id: string
-  workspace_id: string
-  node_id: string | null
-  content_kind: string
-  content_id: string
-  content_name: string | null
-  scope_kind: string
-  scope_node_id: string | null
-  status: CastStatus
-  screen_count: number
-  triggered_at: string
-  expires_at: string | null
-  ended_at: string | null
-  replaced_by: string | null
-  created_by: string
-}
+type CastRow = RowWith<CastsTable, { status: CastStatus }>
 
 import { Delivery } from './takeoverSchemas.js'
+import type { RowWith, CastsTable } from '../db/schema.js'
 
 export { Delivery }
 

@@ -14,27 +14,11 @@ import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { Takeover, TargetInput } from '../devicelink/Takeover.js'
 import { castsOnScreens, castsOnTarget, refreshCastPause, type MarkDirtyLater } from './CastService.js'
 import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
+import type { RowWith, EmergenciesTable } from '../db/schema.js'
 
 export { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView }
 
-interface EmergencyRow {
-  id: string
-  workspace_id: string
-  node_id: string | null
-  content_kind: string
-  content_id: string
-  content_name: string | null
-  message: string | null
-  scope_kind: string
-  scope_node_id: string | null
-  status: EmergencyStatus
-  screen_count: number
-  screens_released: number | null
-  started_at: string
-  cleared_at: string | null
-  created_by: string
-  cleared_by: string | null
-}
+type EmergencyRow = RowWith<EmergenciesTable, { status: EmergencyStatus }>
 
 const view = (r: EmergencyRow): EmergencyView => ({
   id: r.id,

@@ -10,19 +10,12 @@ import { pageOf, type Page, type PageRequest } from '../platform/paging.js'
 import { Nullable, Timestamp } from '../platform/contract.js'
 import { NodeRepository, type HomedTable } from '../repositories/NodeRepository.js'
 import { ApiKeyRepository } from '../repositories/ApiKeyRepository.js'
+import type { RowWith, NodesTable } from '../db/schema.js'
 
 export const NODE_KINDS = ['org_unit', 'location', 'screen_group'] as const
 export type NodeKind = (typeof NODE_KINDS)[number]
 
-interface NodeRow {
-  id: string
-  workspace_id: string
-  parent_id: string | null
-  kind: NodeKind
-  name: string
-  created_at: string
-  updated_at: string
-}
+type NodeRow = RowWith<NodesTable, { kind: NodeKind }>
 
 export const NodeKindSchema = Type.Union(NODE_KINDS.map((k) => Type.Literal(k)))
 /** A node as the API answers it: the route's response schema, and NodeView is derived from it. */

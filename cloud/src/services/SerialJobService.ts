@@ -22,6 +22,7 @@ import type { ScreenService } from './ScreenService.js'
 import type { ScreenPanelService } from './ScreenPanelService.js'
 import type { SerialTemplateService } from './SerialTemplateService.js'
 import { SharedSweep } from './SharedSweep.js'
+import type { RowWith, SerialJobsTable } from '../db/schema.js'
 
 /** A job not answered within a day is failed: a power command run a day late surprises people. */
 export const SERIAL_JOB_TTL_MS = 24 * 3600_000
@@ -34,23 +35,7 @@ const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 
 
 const OPEN: readonly SerialJobStatus[] = ['queued', 'sent']
 
-interface JobRow {
-  id: string
-  workspace_id: string
-  screen_id: string
-  bytes_hex: string
-  protocol: string | null
-  timeout_ms: number | null
-  template_id: string | null
-  item_id: string | null
-  status: SerialJobStatus
-  reply_hex: string | null
-  sent_hex: string | null
-  reason: string | null
-  created_at: string
-  sent_at: string | null
-  completed_at: string | null
-}
+type JobRow = RowWith<SerialJobsTable, { status: SerialJobStatus }>
 
 /** Panel protocols a serial job can read its reply with. */
 export const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const

@@ -19,20 +19,13 @@ import { ApiError, validation } from '../errors.js'
 import type { Principal } from '../auth/Principal.js'
 import type { NodeService } from './NodeService.js'
 import { SerialTemplateRepository } from '../repositories/SerialRepository.js'
+import type { SerialTemplatesTable } from '../db/schema.js'
+import type { Selectable } from 'kysely'
 
 export const SERIAL_TEMPLATE_NAME_MAX = 120
 export const SERIAL_TEMPLATE_MAX_ITEMS = 200
 
-interface TemplateRow {
-  id: string
-  workspace_id: string
-  node_id: string | null
-  name: string
-  model: string | null
-  items: string
-  created_at: string
-  updated_at: string
-}
+type TemplateRow = Selectable<SerialTemplatesTable>
 
 interface StoredItem {
   id: string

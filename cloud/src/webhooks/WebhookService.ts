@@ -16,7 +16,7 @@ import type { Principal } from '../auth/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../platform/paging.js'
 import { Nullable, StringEnum, Timestamp } from '../platform/contract.js'
 import { WebhookRepository, type Settlement } from '../repositories/WebhookRepository.js'
-import type { NewWebhookDelivery } from '../db/schema.js'
+import type { NewWebhookDelivery, RowWith, WebhookDeliveriesTable, WebhookEndpointRow } from '../db/schema.js'
 import type { Mailer } from '../mail/Mailer.js'
 import type { UserService } from '../services/UserService.js'
 import { isEventName } from './catalog.js'
@@ -37,42 +37,9 @@ export function backoffAfter(attempt: number): number {
   return BACKOFF_MS[Math.min(Math.max(attempt, 1), BACKOFF_MS.length) - 1]!
 }
 
-export interface EndpointRow {
-  id: string
-  workspace_id: string
-  url: string
-  description: string | null
-  secret: string
-  events: string
-  enabled: number
-  auto_disabled_at: string | null
-  auto_disabled_reason: string | null
-  consecutive_failures: number
-  last_delivery_at: string | null
-  last_status: number | null
-  created_at: string
-  updated_at: string
-}
+export type EndpointRow = WebhookEndpointRow
 
-export interface DeliveryRow {
-  id: string
-  workspace_id: string
-  endpoint_id: string
-  event: string
-  status: DeliveryStatus
-  attempts: number
-  occurred_at: string
-  created_at: string
-  next_attempt_at: string | null
-  claimed_until: string | null
-  claim_token: string | null
-  delivered_at: string | null
-  response_status: number | null
-  error: string | null
-  replay_of: string | null
-  data: string
-  payload: string | null
-}
+export type DeliveryRow = RowWith<WebhookDeliveriesTable, { status: DeliveryStatus }>
 
 const EndpointFields = {
   id: Type.String(),

@@ -7,29 +7,12 @@
 // every second { type: 'stats', messages, bytes, connects, closes } (totals so far);
 // { type: 'stop' } ends it.
 import net from 'node:net'
+import { packet, utf8 } from '@svc/shared/testing/mqttWire'
 
 const port = Number(process.env.BENCH_MQTT_PORT)
 const screenId = process.env.BENCH_SCREEN_ID!
 const secret = process.env.BENCH_SECRET!
 const kind = process.env.BENCH_TOPIC === 'status' ? 'status' : 'reported'
-
-function utf8(s: string | Buffer): Buffer {
-  const b = Buffer.isBuffer(s) ? s : Buffer.from(s, 'utf8')
-  const len = Buffer.alloc(2)
-  len.writeUInt16BE(b.length)
-  return Buffer.concat([len, b])
-}
-function remainingLength(n: number): Buffer {
-  const out: number[] = []
-  do {
-    let byte = n % 128
-    n = Math.floor(n / 128)
-    if (n > 0) byte |= 0x80
-    out.push(byte)
-  } while (n > 0)
-  return Buffer.from(out)
-}
-const packet = (first: number, body: Buffer) => Buffer.concat([Buffer.from([first]), remainingLength(body.length), body])
 
 const ka = Buffer.alloc(2)
 const CONNECT = packet(0x10, Buffer.concat([utf8('MQTT'), Buffer.from([4, 0x80 | 0x40 | 0x02]), ka, utf8(screenId), utf8(screenId), utf8(secret)]))

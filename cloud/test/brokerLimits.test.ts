@@ -7,21 +7,13 @@ import net from 'node:net'
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt'
 import { WebSocket } from 'ws'
 import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES, MAX_PAYLOAD_BYTES, topics } from '@svc/shared/mqtt/index'
+import { remainingLength } from '@svc/shared/testing/mqttWire'
 import { PacketScanner } from '../src/broker/PacketGuard.js'
 import { startCloud, type Cloud, type Device } from './devicelink/link.js'
 
 const AT = '2026-06-01T12:00:00.000Z'
 /** A fixed header announcing `length` remaining bytes for packet type byte `type`. */
-function header(type: number, length: number): Buffer {
-  const out = [type]
-  do {
-    let b = length % 128
-    length = Math.floor(length / 128)
-    if (length > 0) b |= 0x80
-    out.push(b)
-  } while (length > 0)
-  return Buffer.from(out)
-}
+const header = (type: number, length: number): Buffer => Buffer.concat([Buffer.from([type]), remainingLength(length)])
 const HUGE = 268_435_455 // 256 MB, the largest length MQTT can announce
 
 t.test('the scanner follows packet boundaries and stops at the limit', async (t) => {

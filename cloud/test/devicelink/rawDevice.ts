@@ -2,28 +2,7 @@
 // close the connection at any phase (before CONNACK, right after it, while queued jobs are
 // still being sent, after SUBSCRIBE) exactly as a flaky link or a crashing player would.
 import net from 'node:net'
-
-function utf8(s: string | Buffer): Buffer {
-  const b = Buffer.isBuffer(s) ? s : Buffer.from(s, 'utf8')
-  const len = Buffer.alloc(2)
-  len.writeUInt16BE(b.length)
-  return Buffer.concat([len, b])
-}
-
-function remainingLength(n: number): Buffer {
-  const out: number[] = []
-  do {
-    let byte = n % 128
-    n = Math.floor(n / 128)
-    if (n > 0) byte |= 0x80
-    out.push(byte)
-  } while (n > 0)
-  return Buffer.from(out)
-}
-
-function packet(first: number, body: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([first]), remainingLength(body.length), body])
-}
+import { packet, utf8 } from '@svc/shared/testing/mqttWire'
 
 export interface ConnectOptions {
   clientId: string

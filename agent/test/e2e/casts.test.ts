@@ -219,7 +219,11 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   // While it is down, a cast is created and expires.
   const cast4 = await call('POST', '/v1/casts', castBody({ expiresAt: new Date(Date.now() + 800).toISOString() }))
   t.equal(cast4.status, 201)
-  await new Promise((r) => setTimeout(r, 1000))
+  const expired4 = await until(5000, async () =>
+    (await call('GET', '/v1/casts?status=expired')).body.data.some((c: { id: string }) => c.id === cast4.body.data.id) ? true : undefined,
+  )
+  t.ok(expired4, 'the cloud expired it while the agent was down')
+  await running.app.services.desiredPublisher.idle() // the version its end published
   const latest = (await screen(screenId)).desiredVersion
   agent = spawnAgent(t, base, agentDir)
   s = await screenUntil(

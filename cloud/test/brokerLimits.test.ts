@@ -185,8 +185,10 @@ t.test('retained publishes by a device: only its own status is stored', async (t
   await c.publishAsync(topics.reported(d.screenId), reported, { qos: 1, retain: true })
   await c.publishAsync(topics.jobResults(d.screenId), JSON.stringify({ jobId: 'j' }), { qos: 1, retain: true })
   await c.publishAsync(topics.status(d.screenId), JSON.stringify({ status: 'online', at: AT, padding: 'x'.repeat(100_000) }), { qos: 1, retain: true })
-  await new Promise((r) => setTimeout(r, 100))
-  const stored = await retained()
+  // Published in this order, one PUBACK awaited after another: once the status (the last) is stored, so would the others be.
+  let stored = await retained()
+  for (const until = Date.now() + 5000; !stored[topics.status(d.screenId)] && Date.now() < until; stored = await retained())
+    await new Promise((r) => setTimeout(r, 10))
   t.same(Object.keys(stored).sort(), [topics.desired(d.screenId), topics.status(d.screenId)].sort(), 'reported and job-results were not retained')
   t.equal(stored[topics.status(d.screenId)], JSON.stringify({ status: 'online', at: AT }), 'the status is stored as the contract defines it')
   for (const until = Date.now() + 5000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
-import { connectDevice, startCloud, type Cloud } from './devicelink/link.js'
+import { connectDevice, droppedAtBroker, startCloud, type Cloud } from './devicelink/link.js'
 import { ENGINES, openEngine, requirePostgres } from './db/engines.js'
 import { ManualClock } from '../src/clock.js'
 import { migrate } from '../src/db/migrate.js'
@@ -92,7 +92,7 @@ for (const engine of ENGINES) {
     t.equal((await item(c, a.screenId))!.lastSeenAt, c.clock.now().toISOString(), 'reported state: last seen')
 
     dev.client.stream.destroy()
-    await new Promise((r) => setTimeout(r, 200))
+    t.ok(await droppedAtBroker(c, a.screenId), 'the broker saw the connection close')
     await presence.idle()
     c.clock.advance(presence.offlineAfterMs)
     await presence.sweep()

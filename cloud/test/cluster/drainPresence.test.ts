@@ -3,6 +3,7 @@
 // even when the drain lasts longer than the offline grace period (a request in flight
 // holds it open), no instance announces them offline.
 import net from 'node:net'
+import { once } from 'node:events'
 import t from 'tap'
 import { connectAsync } from 'mqtt'
 import { startServer } from '../../src/server.js'
@@ -53,8 +54,9 @@ t.test('screens of a draining instance that reconnect elsewhere are not announce
   const inflight = net.connect(a.httpPort, '127.0.0.1')
   await new Promise((r) => inflight.once('connect', r))
   inflight.on('error', () => undefined)
+  const arrived = once(a.app.server, 'request') // its headers are read: it is in flight
   inflight.write(`POST /v1/devices/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`)
-  await new Promise((r) => setTimeout(r, 100))
+  await arrived
   const closed = new Promise<void>((r) => onA.once('close', () => r()))
   const draining = a.drain(10_000)
   await closed

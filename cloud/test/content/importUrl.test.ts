@@ -62,13 +62,14 @@ t.test('import-url fetches a public file into the library', async (t) => {
 t.test('import-url streams to a temporary file while downloading and stops at the limit: the sender sees the connection closed early', async (t) => {
   const TOTAL = 64 * 1024 * 1024
   const FIRST = 512 * 1024
-  const sent: { bytes: number; closedEarly: boolean; finished: boolean }[] = []
+  const sent: { bytes: number; closedEarly: boolean; finished: boolean; closed: Promise<void> }[] = []
   let release: () => void = () => undefined
   const released = new Promise<void>((r) => (release = r))
   const server = https.createServer(
     { key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')), cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')) },
     (req, res) => {
-      const s = { bytes: 0, closedEarly: false, finished: false }
+      let onClose!: () => void
+      const s = { bytes: 0, closedEarly: false, finished: false, closed: new Promise<void>((r) => (onClose = r)) }
       sent.push(s)
       const chunk = Buffer.concat([PNG_1x1, Buffer.alloc(64 * 1024 - PNG_1x1.length)])
       const headers: Record<string, string> = { 'content-type': 'image/png' }
@@ -76,6 +77,7 @@ t.test('import-url streams to a temporary file while downloading and stops at th
       res.writeHead(200, headers)
       res.on('close', () => {
         if (!s.finished) s.closedEarly = true
+        onClose()
       })
       // Respect backpressure, as a real server does; after the first 512 KB wait for the test.
       const pump = () => {
@@ -128,7 +130,7 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   const res = await pending
   t.equal(res.statusCode, 413)
   t.same(res.json(), { error: 'too_large', message: `The file at url is over the limit of ${LIMIT} bytes.` })
-  await new Promise((r) => setTimeout(r, 100))
+  await Promise.race([sent[0]!.closed, new Promise((r) => setTimeout(r, 5000))])
   t.equal(sent[0]!.closedEarly, true, 'the connection was closed before the body ended')
   t.ok(sent[0]!.bytes < TOTAL / 4, `the sender produced ${sent[0]!.bytes} of ${TOTAL} bytes`)
 
@@ -136,7 +138,7 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   const declared = await h.req('POST', '/v1/media/import-url', apiKey, { url: `${base}/declared.png` })
   t.equal(declared.statusCode, 413)
   t.equal(declared.json().error, 'too_large')
-  await new Promise((r) => setTimeout(r, 100))
+  await Promise.race([sent[1]!.closed, new Promise((r) => setTimeout(r, 5000))])
   t.equal(sent[1]!.closedEarly, true)
   t.ok(sent[1]!.bytes < TOTAL / 4)
 

@@ -11,6 +11,7 @@ import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/clock.js'
 import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
 import type { AppDeps } from '../../src/app.js'
+import { until } from '../fixtures/processes.js'
 
 export interface Device {
   screenId: string
@@ -151,4 +152,13 @@ export async function connectDevice(t: Test, url: string, d: Device, extra: Part
   const dev = new DeviceClient(client, d.screenId)
   if (subscribe) await client.subscribeAsync([topics.desired(d.screenId), topics.jobs(d.screenId)], { qos: 1 })
   return dev
+}
+
+/**
+ * Waits (at most `ms`) until the cloud's broker no longer holds a connection of this screen:
+ * its socket's close has reached the broker's listeners, so presence has the drop queued
+ * (`presence.idle()` then waits for it). True once it has.
+ */
+export async function droppedAtBroker(c: Cloud, screenId: string, ms = 5000): Promise<boolean> {
+  return (await until(ms, () => (c.running.app.services.broker.isConnected(screenId) ? undefined : true), 5)) === true
 }

@@ -2,7 +2,7 @@
 // injected clock; reported state stored and shown; events on the bus and listeners.
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
-import { connectDevice, startCloud } from './link.js'
+import { connectDevice, droppedAtBroker, startCloud } from './link.js'
 
 const status = (s: 'online' | 'offline') => JSON.stringify({ status: s, at: '2026-06-01T12:00:00.000Z' })
 
@@ -32,7 +32,7 @@ t.test('online at once; a drop is offline only after the grace period; a quick r
   // an unclean drop (the Last Will fires), back within the grace period: nothing announced
   c.clock.advance(1000)
   dev.client.stream.destroy()
-  await new Promise((r) => setTimeout(r, 200))
+  t.ok(await droppedAtBroker(c, d.screenId), 'the broker saw the connection close')
   await presence.idle()
   t.equal((await screen()).status, 'online', 'still online during the grace period')
   c.clock.advance(10_000)
@@ -49,7 +49,7 @@ t.test('online at once; a drop is offline only after the grace period; a quick r
 
   // a real outage: offline after presence.offlineAfterMs without reconnecting
   again.client.stream.destroy()
-  await new Promise((r) => setTimeout(r, 200))
+  t.ok(await droppedAtBroker(c, d.screenId), 'the broker saw the connection close')
   await presence.idle()
   const droppedAt = c.clock.now().toISOString()
   c.clock.advance(presence.offlineAfterMs - 1)
@@ -104,7 +104,7 @@ t.test('presence over WebSocket follows the connection the same way', async (t) 
   await presence.idle()
   t.equal(await screen(), 'online')
   dev.client.stream.destroy()
-  await new Promise((r) => setTimeout(r, 200))
+  t.ok(await droppedAtBroker(c, d.screenId), 'the broker saw the connection close')
   await presence.idle()
   c.clock.advance(presence.offlineAfterMs)
   await presence.sweep()

@@ -13,6 +13,7 @@ import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/webhooks/Web
 import { CA_FILE, TLS_DIR, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
 import { recordEvent } from '../fixtures/events.js'
+import { until } from '../fixtures/processes.js'
 
 function countingLookup(): { lookup: LookupFn; hosts: string[] } {
   const hosts: string[] = []
@@ -155,7 +156,12 @@ forEngines(t, (t, build) => {
     const run = h.app.services.webhookWorker.runOnce()
     await receiver.waitFor(ENDPOINT_CONCURRENCY)
     h.clock.advance(5_000) // far past the 300 ms lease the claim was taken with
-    await new Promise((r) => setTimeout(r, 500)) // renewed every 100 ms meanwhile
+    // Renewed every 100 ms meanwhile: wait until every claimed row's lease runs past the moved clock.
+    const renewed = async () => {
+      const rows = await h.app.services.db.kysely.selectFrom('webhook_deliveries').select('claimed_until').where('claim_token', 'is not', null).execute()
+      return rows.length === n && rows.every((r) => r.claimed_until !== null && Date.parse(r.claimed_until) > h.clock.now().getTime()) ? true : undefined
+    }
+    t.ok(await until(5000, renewed, 10), 'the leases were renewed after the clock moved')
     t.same(await h.app.services.webhooks.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
     hold = false
     receiver.release()

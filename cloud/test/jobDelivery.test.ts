@@ -143,7 +143,7 @@ t.test('a reconnect reads the open jobs once (one expiry UPDATE + SELECT per con
   t.equal(reads, 1, 'first connection (new session): one read, at the SUBSCRIBE')
   t.equal(expiries, 1)
   first.end(true)
-  await sleep(100)
+  t.ok(await until(5000, () => !s.app.services.broker.isConnected(screenId)), 'the broker saw it go')
 
   const offline = (await api(s, 'POST', `/v1/screens/${screenId}/serial`, key, { value: 'INPUT HDMI1', eol: 'cr' })).json.data
   t.equal(offline.status, 'queued')

@@ -98,7 +98,7 @@ t.test('close() ends promptly with idle connections open, and the ports stop acc
   const wsClosed = new Promise((r) => ws.once('close', r))
 
   const started = Date.now()
-  const outcome = await Promise.race([s.close().then(() => 'closed'), sleep(5000).then(() => 'timeout')])
+  const outcome = await Promise.race([s.close().then(() => 'closed'), sleep(5000, undefined, { ref: false }).then(() => 'timeout')])
   t.equal(outcome, 'closed', `close() took ${Date.now() - started} ms`)
   if (outcome !== 'closed') {
     raw.destroy()
@@ -135,7 +135,7 @@ t.test('the CLI `start` serves, then exits 0 on SIGTERM', async (t) => {
   await new Promise((r) => raw.once('connect', r))
 
   child.kill('SIGTERM')
-  const outcome = await Promise.race([exited, sleep(5000).then(() => null)])
+  const outcome = await Promise.race([exited, sleep(5000, undefined, { ref: false }).then(() => null)])
   raw.destroy()
   t.ok(outcome, `exited within 5 s (output: ${output()})`)
   t.same(outcome, { code: 0, signal: null })

@@ -94,7 +94,7 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   const termAt = Date.now()
   c.proc.child.kill('SIGTERM')
 
-  const closedAt = await Promise.race([deviceClosed, sleep(8000).then(() => null)])
+  const closedAt = await Promise.race([deviceClosed, sleep(8000, undefined, { ref: false }).then(() => null)])
   t.ok(closedAt, 'the device sees its connection closed')
   t.ok(closedAt === null || closedAt - termAt < 5000, `promptly (${closedAt === null ? '-' : closedAt - termAt} ms)`)
   t.equal(await accepts(c.mqttPort), false, 'no new MQTT connection is accepted')
@@ -105,7 +105,7 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   const answer = await inflight.response
   t.match(answer, /^HTTP\/1\.1 201 /, `the request in flight is answered (${answer.slice(0, 80)})`)
   t.match(answer, /\r\nconnection: close\r\n/i, 'and its connection closed behind the answer')
-  const outcome = await Promise.race([c.proc.exited, sleep(15_000).then(() => null)])
+  const outcome = await Promise.race([c.proc.exited, sleep(15_000, undefined, { ref: false }).then(() => null)])
   t.same(outcome, { code: 0, signal: null }, `exit 0 (${c.proc.output().slice(-800)})`)
   t.match(c.proc.output(), /received SIGTERM/)
   t.match(c.proc.output(), /"msg":"draining/)
@@ -120,7 +120,7 @@ t.test('a request that does not finish is cut after SVC_DRAIN_TIMEOUT_MS, and th
   await sleep(300)
   const termAt = Date.now()
   c.proc.child.kill('SIGTERM')
-  const outcome = await Promise.race([c.proc.exited, sleep(15_000).then(() => null)])
+  const outcome = await Promise.race([c.proc.exited, sleep(15_000, undefined, { ref: false }).then(() => null)])
   const took = Date.now() - termAt
   t.same(outcome, { code: 0, signal: null }, `exit 0 (${c.proc.output().slice(-800)})`)
   t.ok(took >= 1400, `not before the drain timeout (${took} ms)`)

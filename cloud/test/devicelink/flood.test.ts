@@ -159,7 +159,7 @@ t.test('over budget on a real connection: status messages dropped, a sustained f
   t.ok(dev.client.connected, 'a burst over budget is dropped, not disconnected')
   let k = 20
   const flood = setInterval(() => dev.client.connected && dev.client.publish(topics.status(d.screenId), msg(k++ % 60), { qos: 0 }), 5)
-  await Promise.race([closed, new Promise((r) => setTimeout(r, 5000))])
+  await Promise.race([closed, new Promise((r) => setTimeout(r, 5000).unref())])
   clearInterval(flood)
   t.notOk(dev.client.connected, 'sustained over budget: disconnected')
 })

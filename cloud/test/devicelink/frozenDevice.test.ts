@@ -92,6 +92,8 @@ class FrozenDevice {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/** A bound for a race: its timer does not keep the process up once the test is done. */
+const deadline = (ms: number) => new Promise((r) => setTimeout(r, ms).unref())
 
 t.test('a device that stops reading does not stall a cast to the others; it gets its versions in order when it reads again', async (t) => {
   const c = await startCloud(t)
@@ -116,14 +118,14 @@ t.test('a device that stops reading does not stall a cast to the others; it gets
   const conn = () => (broker.aedes as unknown as { clients: Record<string, { conn: net.Socket } | undefined> }).clients[frozenId]?.conn
   for (let i = 0; i < 40 && !conn()?.writableNeedDrain; i++) {
     // Today's publisher never resolves a mark once the socket is full: race it.
-    await Promise.race([desiredPublisher.markDirty(c.workspaceId, [frozenId]), sleep(1000)])
+    await Promise.race([desiredPublisher.markDirty(c.workspaceId, [frozenId]), deadline(1000)])
   }
   t.ok(conn()?.writableNeedDrain, `the frozen device's connection is backpressured (${conn()?.writableLength} bytes waiting in the cloud)`)
 
   // More changes for it while it is stuck: each mark is done at once; only the newest state waits for it.
   for (let i = 0; i < 3; i++) {
     const mark = desiredPublisher.markDirty(c.workspaceId, [frozenId]).then(() => 'published')
-    t.equal(await Promise.race([mark, sleep(3000).then(() => 'stuck')]), 'published', `change ${i + 1} for the frozen screen is done`)
+    t.equal(await Promise.race([mark, deadline(3000).then(() => 'stuck')]), 'published', `change ${i + 1} for the frozen screen is done`)
   }
 
   // A cast to every screen reaches the three normal devices promptly.

@@ -13,7 +13,7 @@
 // and how long it took as the client saw it.
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { PostgresDatabase } from '../cloud/src/db/PostgresDatabase.js'
+import { PostgresDatabase } from '../cloud/src/platform/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
 import { buildApp } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'

@@ -2,7 +2,7 @@
 // `--database-url=postgres://…` or BENCH_DATABASE_URL. On PostgreSQL each run gets a
 // fresh schema, dropped when the bench ends, so runs never see each other's rows.
 import crypto from 'node:crypto'
-import { PostgresDatabase } from '../../cloud/src/db/PostgresDatabase.js'
+import { PostgresDatabase } from '../../cloud/src/platform/db/PostgresDatabase.js'
 
 /** The PostgreSQL URL the bench was given, or null for SQLite; the argument is removed from process.argv. */
 export function databaseUrlArg(): string | null {

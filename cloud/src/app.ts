@@ -1,46 +1,46 @@
 // buildApp(config): the whole control API as one Fastify instance, without listening.
 // Order: external plugins and cross-cutting hooks (errors, auth, idempotency,
-// deprecations, OpenAPI) → services → teardown → the /v1 domain plugins (routes/index.ts). Tests call buildApp and use inject();
+// deprecations, OpenAPI) → services → teardown → the /v1 domain plugins (domains/v1Routes.ts). Tests call buildApp and use inject();
 // server.ts adds the listeners and graceful shutdown.
 // Teardown: whatever this file opens adds its stop step to one Lifecycle where it opens it
 // (platform/lifecycle.ts); the app's onClose, or a failed start, runs them in reverse.
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { RouteInfo } from './http/types.js'
-import { LazySchemas } from './http/lazySchemas.js'
-import { systemClock, type Clock, type RandomSource } from './clock.js'
+import type { RouteInfo } from './platform/http/types.js'
+import { LazySchemas } from './platform/http/lazySchemas.js'
+import { systemClock, type Clock, type RandomSource } from './platform/clock.js'
 import type { Timers } from '@svc/shared'
 import type { Config } from './config.js'
-import { openDatabase } from './db/open.js'
-import type { Database } from './db/Database.js'
-import { migrate } from './db/migrate.js'
-import { EmbeddedBroker } from './broker/EmbeddedBroker.js'
-import { DevicePolicy } from './broker/DevicePolicy.js'
-import { screenDirectory } from './services/ScreenService.js'
-import { createServices } from './services/index.js'
-import { closeRedis, openRedis, redisReachable, type RedisClient } from './cluster/redis.js'
-import { WorkLeases } from './cluster/WorkLeases.js'
-import { RedisPresenceStore } from './cluster/RedisPresenceStore.js'
-import { ClusterPresence } from './cluster/ClusterPresence.js'
-import { WorkLeaseRepository } from './repositories/WorkLeaseRepository.js'
-import { clientErrorHandler, frameworkErrorHandler, installErrorHandling, MAX_PATH_SEGMENT, NOSNIFF } from './http/errors.js'
-import { installAuth } from './http/auth.js'
-import { installJsonBounds } from './http/jsonBounds.js'
-import { genRequestId, REQUEST_ID_HEADER } from './http/requestId.js'
-import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './http/deprecations.js'
-import { installOpenApi } from './http/openapi.js'
-import { installBodyRules } from './http/bodies.js'
-import { loggerOptions, RequestLogController } from './http/logging.js'
-import { Housekeeper } from './workers/Housekeeper.js'
-import type { PersistenceFactory } from './broker/persistence.js'
-import { DeviceSessions } from './broker/DeviceSessions.js'
-import { ScreenPresenceRepository } from './repositories/ScreenPresenceRepository.js'
-import type { ContentResolver } from './devicelink/ContentResolver.js'
-import type { PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
-import v1Routes from './routes/index.js'
-import { oauthMetadataRoutes } from './routes/oauth.js'
-import { ownWorker } from './workers/lifecycle.js'
-import type { OutboundGuard } from './net/OutboundGuard.js'
+import { openDatabase } from './platform/db/open.js'
+import type { Database } from './platform/db/Database.js'
+import { migrate } from './platform/db/migrate.js'
+import { EmbeddedBroker } from './platform/broker/EmbeddedBroker.js'
+import { DevicePolicy } from './domains/devicelink/DevicePolicy.js'
+import { screenDirectory } from './domains/screens/ScreenService.js'
+import { createServices } from './domains/services.js'
+import { closeRedis, openRedis, redisReachable, type RedisClient } from './platform/cluster/redis.js'
+import { WorkLeases } from './platform/cluster/WorkLeases.js'
+import { RedisPresenceStore } from './domains/devicelink/RedisPresenceStore.js'
+import { ClusterPresence } from './domains/devicelink/ClusterPresence.js'
+import { WorkLeaseRepository } from './platform/cluster/WorkLeaseRepository.js'
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling, MAX_PATH_SEGMENT, NOSNIFF } from './platform/http/errors.js'
+import { installAuth } from './domains/access/authentication.js'
+import { installJsonBounds } from './platform/http/jsonBounds.js'
+import { genRequestId, REQUEST_ID_HEADER } from './platform/http/requestId.js'
+import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './platform/http/deprecations.js'
+import { installOpenApi } from './platform/http/openapi.js'
+import { installBodyRules } from './platform/http/bodies.js'
+import { loggerOptions, RequestLogController } from './platform/http/logging.js'
+import { Housekeeper } from './platform/workers/Housekeeper.js'
+import type { PersistenceFactory } from './platform/broker/persistence.js'
+import { DeviceSessions } from './domains/devicelink/DeviceSessions.js'
+import { ScreenPresenceRepository } from './domains/devicelink/ScreenPresenceRepository.js'
+import type { ContentResolver } from './domains/devicelink/ContentResolver.js'
+import type { PanelSettingsSource } from './domains/devicelink/DesiredStateBuilder.js'
+import v1Routes from './domains/v1Routes.js'
+import { oauthMetadataRoutes } from './domains/access/oauthRoutes.js'
+import { ownWorker } from './platform/workers/ownWorker.js'
+import type { OutboundGuard } from './platform/net/OutboundGuard.js'
 import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
 
 export interface AppDeps {
@@ -48,9 +48,9 @@ export interface AppDeps {
   random?: RandomSource
   /** An already open database (tests share one between app instances); opened from config otherwise. */
   db?: Database
-  /** Routes being retired; defaults to the registry in http/deprecations.ts. */
+  /** Routes being retired; defaults to the registry in platform/http/deprecations.ts. */
   deprecations?: Deprecation[]
-  /** Broker storage; default memory (the database is the durable store: broker/DeviceSessions.ts). */
+  /** Broker storage; default memory (the database is the durable store: domains/devicelink/DeviceSessions.ts). */
   brokerPersistence?: PersistenceFactory
   /** The content library seam; default the content library itself (LibraryContentResolver). */
   content?: ContentResolver
@@ -82,7 +82,7 @@ async function open(config: Config, deps: AppDeps, deprecations: Deprecation[], 
   // The database closes last: every other step may still write to it.
   if (!deps.db) lifecycle.add('database', () => db.close())
   await migrate(db)
-  // Devices authenticate against the screens table; see broker/DevicePolicy.ts.
+  // Devices authenticate against the screens table; see domains/devicelink/DevicePolicy.ts.
   const persistence = deps.brokerPersistence
   const policy = new DevicePolicy(screenDirectory(db), { warn: (obj, msg) => broker.logger.warn(obj, msg) })
   // Redis warnings wait for the broker's logger (which waits for the app's).
@@ -141,9 +141,9 @@ async function assemble(
     // hop count trusts the nearest `n` hops whatever their address (Fastify takes no count).
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: config.bodyLimitBytes,
-    // A longer path segment answers 414 (http/errors.ts); the document says so on every operation with one.
+    // A longer path segment answers 414 (platform/http/errors.ts); the document says so on every operation with one.
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
-    // removeAdditional off: an unknown body field is refused (http/bodies.ts), not dropped.
+    // removeAdditional off: an unknown body field is refused (platform/http/bodies.ts), not dropped.
     ajv: { customOptions: { coerceTypes: false, allErrors: false, removeAdditional: false } },
     return503OnClosing: true,
     // Answers refused before routing, or by Node before Fastify, keep the envelope too.
@@ -155,7 +155,7 @@ async function assemble(
   app.decorate('lifecycle', lifecycle)
 
   broker.setLog(app.log)
-  // Instances joined through Redis share presence there (cluster/RedisPresenceStore.ts).
+  // Instances joined through Redis share presence there (domains/devicelink/RedisPresenceStore.ts).
   const presenceStore = redis && broker.clustered ? new RedisPresenceStore(redis) : undefined
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
@@ -250,8 +250,8 @@ async function assemble(
   // deliveries have stopped by then.
   app.addHook('onClose', () => lifecycle.close())
 
-  // Interval work. Each domain plugin starts and stops its own workers (workers/lifecycle.ts);
-  // the ones under a lease run on one instance of the cloud at a time (cluster/WorkLeases.ts).
+  // Interval work. Each domain plugin starts and stops its own workers (platform/workers/ownWorker.ts);
+  // the ones under a lease run on one instance of the cloud at a time (platform/cluster/WorkLeases.ts).
   app.decorate('workers', {} as FastifyInstance['workers'])
   // Housekeeping purges rows of several domains, so it is wired here rather than in one of them.
   ownWorker(

@@ -11,16 +11,16 @@
 // Bad arguments print a message on stderr and exit 2; never a stack trace.
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.js'
-import type { Database } from './db/Database.js'
-import { openDatabase } from './db/open.js'
-import { migrate } from './db/migrate.js'
-import { IdGenerator, systemClock } from './clock.js'
-import { WorkspaceService } from './services/WorkspaceService.js'
-import { UserService } from './services/UserService.js'
-import { NodeService } from './services/NodeService.js'
-import { ApiKeyService } from './services/ApiKeyService.js'
-import { StatusService } from './services/StatusService.js'
-import { isApiError } from './errors.js'
+import type { Database } from './platform/db/Database.js'
+import { openDatabase } from './platform/db/open.js'
+import { migrate } from './platform/db/migrate.js'
+import { IdGenerator, systemClock } from './platform/clock.js'
+import { WorkspaceService } from './domains/account/WorkspaceService.js'
+import { UserService } from './domains/access/UserService.js'
+import { NodeService } from './domains/nodes/NodeService.js'
+import { ApiKeyService } from './domains/access/ApiKeyService.js'
+import { StatusService } from './domains/status/StatusService.js'
+import { isApiError } from './platform/errors.js'
 
 class UsageError extends Error {}
 

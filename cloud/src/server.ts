@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppDeps } from './app.js'
 import type { Config } from './config.js'
 import { lockDataDir, StartupError } from './dataLock.js'
-import { TlsFileError } from './broker/TlsCertificate.js'
+import { TlsFileError } from './platform/broker/TlsCertificate.js'
 
 export { StartupError } from './dataLock.js'
 

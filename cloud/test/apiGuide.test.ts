@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net'
 import { build } from './helpers.js'
 import { CA_FILE, TLS_DIR } from './fixtures/receiver.js'
 import { PNG_1x1 } from './content/fixtures.js'
-import { systemClock } from '../src/clock.js'
+import { systemClock } from '../src/platform/clock.js'
 import { ENGINES, openEngine, postgresUrl, requirePostgres, type EngineName } from './db/engines.js'
 
 const GUIDE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'api-guide.md')

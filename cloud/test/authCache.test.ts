@@ -4,9 +4,9 @@
 // become visible, and reach the database with the next batch (clock-driven) or on close.
 import t from 'tap'
 import { build, countReads, makeKey, type Harness } from './helpers.js'
-import { SqliteDatabase } from '../src/db/SqliteDatabase.js'
-import { LAST_USED_FLUSH_MS, PRINCIPAL_TTL_MS } from '../src/services/ApiKeyService.js'
-import type { CredentialChange } from '../src/services/CredentialChanges.js'
+import { SqliteDatabase } from '../src/platform/db/SqliteDatabase.js'
+import { LAST_USED_FLUSH_MS, PRINCIPAL_TTL_MS } from '../src/domains/access/ApiKeyService.js'
+import type { CredentialChange } from '../src/domains/access/CredentialChanges.js'
 
 async function ok(h: Harness, token: string): Promise<void> {
   const res = await h.req('GET', '/v1/me', token)

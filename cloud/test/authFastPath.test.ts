@@ -13,11 +13,11 @@ import { countReads, makeKey } from './helpers.js'
 import { eachEngine, forEngines } from './db/engines.js'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
-import { ManualClock } from '../src/clock.js'
-import type { Database } from '../src/db/Database.js'
-import { WORKSPACE_TTL_MS } from '../src/services/WorkspaceService.js'
-import { AUTH_FAILURE_LIMIT } from '../src/http/authFailures.js'
-import { RedisCredentialChanges } from '../src/cluster/RedisCredentialChanges.js'
+import { ManualClock } from '../src/platform/clock.js'
+import type { Database } from '../src/platform/db/Database.js'
+import { WORKSPACE_TTL_MS } from '../src/domains/account/WorkspaceService.js'
+import { AUTH_FAILURE_LIMIT } from '../src/platform/http/authFailures.js'
+import { RedisCredentialChanges } from '../src/domains/access/RedisCredentialChanges.js'
 
 const me = (app: FastifyInstance, token: string, remoteAddress?: string) =>
   app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` }, ...(remoteAddress ? { remoteAddress } : {}) })

@@ -10,8 +10,8 @@ import type { Client, PublishPacket, Subscription } from 'aedes'
 import { topics } from '@svc/shared/mqtt/index'
 import { startServer, type Running } from '../src/server.js'
 import { testConfig } from '../src/config.js'
-import { DevicePolicy } from '../src/broker/DevicePolicy.js'
-import { hashSecret } from '../src/auth/secrets.js'
+import { DevicePolicy } from '../src/domains/devicelink/DevicePolicy.js'
+import { hashSecret } from '../src/platform/secrets.js'
 
 interface Device {
   screenId: string

@@ -8,7 +8,7 @@ import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt'
 import { WebSocket } from 'ws'
 import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES, MAX_PAYLOAD_BYTES, topics } from '@svc/shared/mqtt/index'
 import { remainingLength } from '@svc/shared/testing/mqttWire'
-import { PacketScanner } from '../src/broker/PacketGuard.js'
+import { PacketScanner } from '../src/platform/broker/PacketGuard.js'
 import { startCloud, type Cloud, type Device } from './devicelink/link.js'
 
 const AT = '2026-06-01T12:00:00.000Z'

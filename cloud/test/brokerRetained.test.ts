@@ -1,10 +1,10 @@
-// The by-topic index of retained messages (broker/RetainedIndex.ts) behind aedes' memory
+// The by-topic index of retained messages (platform/broker/RetainedIndex.ts) behind aedes' memory
 // store: exact topics are looked up, wildcard filters follow MQTT matching, an empty
 // payload deletes, and a real device subscribing gets exactly the retained state of its
 // own topic.
 import t from 'tap'
 import type { Readable } from 'node:stream'
-import { topicMatches, indexRetained } from '../src/broker/RetainedIndex.js'
+import { topicMatches, indexRetained } from '../src/platform/broker/RetainedIndex.js'
 
 t.test('MQTT filter matching', async (t) => {
   const cases: [string, string, boolean][] = [

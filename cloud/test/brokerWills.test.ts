@@ -9,7 +9,7 @@ import { Readable } from 'node:stream'
 import { Aedes } from 'aedes'
 import { connectAsync, type IClientOptions } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
-import type { BrokerPersistence } from '../src/broker/persistence.js'
+import type { BrokerPersistence } from '../src/platform/broker/persistence.js'
 import { connectDevice, startCloud, tempDir, type Device } from './devicelink/link.js'
 
 const AT = '2026-06-01T12:00:00.000Z'

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { build } from './helpers.js'
 import { testConfig } from '../src/config.js'
-import type { Deprecation } from '../src/http/deprecations.js'
+import type { Deprecation } from '../src/platform/http/deprecations.js'
 
 const limits: Deprecation = {
   route: 'GET /v1/account/limits',
@@ -92,7 +92,7 @@ t.test('a route without a replacement: no Link header, replacement null in the l
 t.test('less than 90 days notice makes buildApp throw', async (t) => {
   // A refused registry must leave nothing running (an open broker would keep the process
   // alive): track the brokers buildApp makes, check none is left open, close any anyway.
-  const real = await import('../src/broker/EmbeddedBroker.js')
+  const real = await import('../src/platform/broker/EmbeddedBroker.js')
   const made: InstanceType<typeof real.EmbeddedBroker>[] = []
   class Tracked extends real.EmbeddedBroker {
     constructor(...args: ConstructorParameters<typeof real.EmbeddedBroker>) {
@@ -101,7 +101,7 @@ t.test('less than 90 days notice makes buildApp throw', async (t) => {
     }
   }
   const { buildApp: build2 } = await t.mockImport<typeof import('../src/app.js')>('../src/app.js', {
-    '../src/broker/EmbeddedBroker.js': { ...real, EmbeddedBroker: Tracked },
+    '../src/platform/broker/EmbeddedBroker.js': { ...real, EmbeddedBroker: Tracked },
   })
   t.after(() => Promise.all(made.map((b) => b.close())))
   await t.rejects(build2(testConfig(), { deprecations: [{ ...limits, sunset: '2026-07-29' }] }), /less than 90 days/)

@@ -73,7 +73,7 @@ t.test('bad input gets the envelope, never a 5xx', async (t) => {
 })
 
 t.test('a busy database answers 503 database_busy with Retry-After: 2 and a requestId', async (t) => {
-  const { SqliteDatabase } = await import('../src/db/SqliteDatabase.js')
+  const { SqliteDatabase } = await import('../src/platform/db/SqliteDatabase.js')
   const { db, file } = await tempDatabase(t)
   const h = await build(t, { dbFile: file }, { db })
   const { apiKey } = await h.workspace()

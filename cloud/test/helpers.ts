@@ -4,7 +4,7 @@ import type { Test } from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppDeps } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
-import { ManualClock } from '../src/clock.js'
+import { ManualClock } from '../src/platform/clock.js'
 
 export interface Harness {
   app: FastifyInstance
@@ -59,11 +59,11 @@ export async function makeKey(
 }
 
 /** A fresh on-disk SQLite database (for tests that need a second connection or to break storage). */
-export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: import('../src/db/SqliteDatabase.js').SqliteDatabase; file: string }> {
+export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: import('../src/platform/db/SqliteDatabase.js').SqliteDatabase; file: string }> {
   const os = await import('node:os')
   const path = await import('node:path')
   const fs = await import('node:fs')
-  const { SqliteDatabase } = await import('../src/db/SqliteDatabase.js')
+  const { SqliteDatabase } = await import('../src/platform/db/SqliteDatabase.js')
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-db-'))
   const file = path.join(dir, 'db.sqlite')
   const db = await SqliteDatabase.open(file, busyTimeoutMs)

@@ -4,7 +4,7 @@ import path from 'node:path'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 import { buildMedia, GIF_3x2, PNG_1x1 } from './content/fixtures.js'
-import { IdempotencyRepository } from '../src/repositories/IdempotencyRepository.js'
+import { IdempotencyRepository } from '../src/platform/http/IdempotencyRepository.js'
 
 t.test('Idempotency-Key: a repeat returns the first success', async (t) => {
   const h = await build(t)

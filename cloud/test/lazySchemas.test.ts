@@ -1,4 +1,4 @@
-// Route schemas are compiled on a route's first use, not at start-up (http/lazySchemas.ts):
+// Route schemas are compiled on a route's first use, not at start-up (platform/http/lazySchemas.ts):
 // the app is ready with its schemas still pending; the first request compiles the ones it
 // needs and validates and serialises exactly as before (a refused body names its field, an
 // answer carries its schema's fields); every schema of the API compiles; a schema the

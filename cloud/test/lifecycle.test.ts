@@ -12,7 +12,7 @@ import { redis, toolTest } from '@svc/shared/testing'
 import { Lifecycle } from '../src/platform/lifecycle.js'
 import { buildApp, type AppDeps } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
-import { ManualClock } from '../src/clock.js'
+import { ManualClock } from '../src/platform/clock.js'
 
 interface Line {
   level: string

@@ -7,9 +7,9 @@ import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { PERMISSIONS } from '@svc/shared'
 import { build, makeKey } from './helpers.js'
-import { openApiPath } from '../src/http/openapi.js'
+import { openApiPath } from '../src/platform/http/openapi.js'
 import { form, PNG_1x1 } from './content/fixtures.js'
-import { ALLOWED_TYPES } from '../src/media/sniff.js'
+import { ALLOWED_TYPES } from '../src/domains/media/sniff.js'
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 type Op = Record<string, unknown> & { security?: Record<string, string[]>[] }

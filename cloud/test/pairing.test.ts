@@ -1,8 +1,8 @@
 // Pairing (DESIGN "Screens and pairing" 1–3): register → claim the code → poll, through inject.
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
-import { hashSecret } from '../src/auth/secrets.js'
-import { newPairingCode, PAIRING_ALPHABET } from '../src/services/PairingService.js'
+import { hashSecret } from '../src/platform/secrets.js'
+import { newPairingCode, PAIRING_ALPHABET } from '../src/domains/screens/PairingService.js'
 
 const register = (h: Awaited<ReturnType<typeof build>>, body: unknown = {}) => h.req('POST', '/v1/devices/register', null, body)
 

@@ -14,12 +14,12 @@ import { redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, droppedAtBroker, startCloud, type Cloud } from './devicelink/link.js'
 import { ENGINES, openEngine, requirePostgres } from './db/engines.js'
-import { ManualClock } from '../src/clock.js'
-import { migrate } from '../src/db/migrate.js'
-import { SqliteDatabase } from '../src/db/SqliteDatabase.js'
-import { ScreenListCache } from '../src/services/ScreenListCache.js'
-import type { ScreenListItem } from '../src/services/ScreenService.js'
-import { InMemoryContentResolver } from '../src/testing/InMemoryContentResolver.js'
+import { ManualClock } from '../src/platform/clock.js'
+import { migrate } from '../src/platform/db/migrate.js'
+import { SqliteDatabase } from '../src/platform/db/SqliteDatabase.js'
+import { ScreenListCache } from '../src/domains/screens/ScreenListCache.js'
+import type { ScreenListItem } from '../src/domains/screens/ScreenService.js'
+import { InMemoryContentResolver } from '../src/domains/devicelink/testing/InMemoryContentResolver.js'
 
 const HOUR = 3_600_000
 

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { makeKey, type Harness } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
-import { SERIAL_JOB_TTL_MS } from '../src/services/SerialJobService.js'
+import { SERIAL_JOB_TTL_MS } from '../src/domains/serial/SerialJobService.js'
 import { forEngines } from './db/engines.js'
 
 // Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.

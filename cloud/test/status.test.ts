@@ -3,8 +3,8 @@
 // and the real embedded broker, and from incidents operators open through the CLI.
 import t from 'tap'
 import { build, type Harness } from './helpers.js'
-import { SqliteDatabase } from '../src/db/SqliteDatabase.js'
-import { STALE_AFTER_MS } from '../src/services/StatusService.js'
+import { SqliteDatabase } from '../src/platform/db/SqliteDatabase.js'
+import { STALE_AFTER_MS } from '../src/domains/status/StatusService.js'
 
 const HOUR = 3600_000
 const DAY = 86_400_000
@@ -276,7 +276,7 @@ t.test('the database is gone: still 200, reporting an outage', async (t) => {
 })
 
 t.test('a database that is only busy reads as degraded, with the last known incidents', async (t) => {
-  const { DatabaseBusyError } = await import('../src/errors.js')
+  const { DatabaseBusyError } = await import('../src/platform/errors.js')
   const h = await build(t)
   await h.app.workers.status.runOnce()
   await h.app.services.status.openIncident({ title: 'Known issue', impact: 'none' })

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { Agent, type AgentOptions } from '../../src/Agent.js'
 import { startServer, type Running } from '../../../cloud/src/server.js'
 import { testConfig } from '../../../cloud/src/config.js'
-import { ManualClock } from '../../../cloud/src/clock.js'
+import { ManualClock } from '../../../cloud/src/platform/clock.js'
 import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
 
 function agentOptions(base: string, dataDir: string, time: FakeTime): AgentOptions {

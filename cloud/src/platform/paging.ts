@@ -2,7 +2,7 @@
 // on, the cursor is opaque (base64url of the last id seen), a page may be short while
 // more follow, and `count=1` adds `total`.
 import { Type, type Static } from '@sinclair/typebox'
-import { validation } from '../errors.js'
+import { validation } from './errors.js'
 import { LimitParam } from './contract.js'
 
 export const pageQuery = (max: number) =>

@@ -4,7 +4,7 @@
 import t from 'tap'
 import Stripe from 'stripe'
 import { build } from '../helpers.js'
-import { ManualClock } from '../../src/clock.js'
+import { ManualClock } from '../../src/platform/clock.js'
 import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
 
 t.test('open and close reach webhook, chat and e-mail recipients', async (t) => {

@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { forEngines } from '../db/engines.js'
 import { countReads, type Harness } from '../helpers.js'
-import type { ScreenStatusInput } from '../../src/alerts/AlertEvaluator.js'
+import type { ScreenStatusInput } from '../../src/domains/alerts/AlertEvaluator.js'
 
 const N = 450 // more than one chunk of the IN lists and multi-row writes
 

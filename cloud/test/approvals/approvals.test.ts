@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { buildMedia, PNG_1x1 } from '../content/fixtures.js'
-import type { DomainEvent } from '../../src/events/EventBus.js'
+import type { DomainEvent } from '../../src/domains/events/EventBus.js'
 
 async function setup(t: Test) {
   const h = await buildMedia(t)

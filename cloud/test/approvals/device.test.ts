@@ -4,7 +4,7 @@
 import t from 'tap'
 import { startServer } from '../../src/server.js'
 import { testConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
+import { ManualClock } from '../../src/platform/clock.js'
 import { connectDevice, tempDir } from '../devicelink/link.js'
 import { form, GIF_3x2, PNG_1x1 } from '../content/fixtures.js'
 

@@ -8,8 +8,8 @@ import t from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { buildMedia, PNG_1x1 } from '../content/fixtures.js'
-import { KINDS, type ItemKind } from '../../src/services/content/kinds.js'
-import { APPROVAL_KINDS } from '../../src/services/ApprovalService.js'
+import { KINDS, type ItemKind } from '../../src/domains/content/kinds.js'
+import { APPROVAL_KINDS } from '../../src/domains/approvals/ApprovalService.js'
 
 /** A valid create body per playable kind, carrying `marker` somewhere a device sees; and an edit carrying another. */
 const bodies: Partial<Record<ItemKind, (mediaId: string, marker: string) => Record<string, unknown>>> = {

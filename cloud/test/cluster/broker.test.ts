@@ -8,10 +8,10 @@ import t, { type Test } from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/db/open.js'
+import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
-import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
 
 async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud }> {
   const config = { redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:` }

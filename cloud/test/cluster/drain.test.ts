@@ -9,7 +9,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connectAsync } from 'mqtt'
-import { openDatabase } from '../../src/db/open.js'
+import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
 import { accepts, cleanEnv, cloudCli, freePort, tempDir as newTempDir, until as untilValue, type Proc } from '../fixtures/processes.js'
 

@@ -8,9 +8,9 @@ import t from 'tap'
 import { connectAsync } from 'mqtt'
 import { startServer } from '../../src/server.js'
 import { testConfig } from '../../src/config.js'
-import { systemClock } from '../../src/clock.js'
-import { openDatabase } from '../../src/db/open.js'
-import type { ScreenStatusChange } from '../../src/devicelink/ScreenPresence.js'
+import { systemClock } from '../../src/platform/clock.js'
+import { openDatabase } from '../../src/platform/db/open.js'
+import type { ScreenStatusChange } from '../../src/domains/devicelink/ScreenPresence.js'
 
 const GRACE_MS = 400
 

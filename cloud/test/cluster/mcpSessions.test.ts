@@ -13,10 +13,10 @@ import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextproto
 import { redis, toolTest } from '@svc/shared/testing'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
-import type { Database } from '../../src/db/Database.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import type { Database } from '../../src/platform/db/Database.js'
 import { eachEngine } from '../db/engines.js'
-import { MCP_SESSION_LIMITS } from '../../src/mcp/sessions.js'
+import { MCP_SESSION_LIMITS } from '../../src/domains/mcp/sessions.js'
 
 interface Cloud {
   a: FastifyInstance

@@ -7,8 +7,8 @@ import path from 'node:path'
 import t, { type Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, testConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
-import { openDatabase } from '../../src/db/open.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { openDatabase } from '../../src/platform/db/open.js'
 import { form, PNG_1x1 } from '../content/fixtures.js'
 
 const temp = (t: Test, prefix: string) => {

@@ -6,9 +6,9 @@ import t from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/db/open.js'
+import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
+import { ManualClock } from '../../src/platform/clock.js'
 
 const play = (screenId: string, i: number) => ({
   screenId,

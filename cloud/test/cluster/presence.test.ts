@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/db/open.js'
+import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
-import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
-import { RedisPresenceStore } from '../../src/cluster/RedisPresenceStore.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { RedisPresenceStore } from '../../src/domains/devicelink/RedisPresenceStore.js'
 
 const GRACE = 5000
 const BEAT = 1000

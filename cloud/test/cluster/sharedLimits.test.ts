@@ -6,12 +6,12 @@ import type { FastifyInstance } from 'fastify'
 import { redis, toolTest } from '@svc/shared/testing'
 import { buildApp } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
-import { openDatabase } from '../../src/db/open.js'
-import type { Database } from '../../src/db/Database.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { openDatabase } from '../../src/platform/db/open.js'
+import type { Database } from '../../src/platform/db/Database.js'
 import { eachEngine } from '../db/engines.js'
-import { AUTH_FAILURE_LIMIT } from '../../src/http/authFailures.js'
-import { closeRedis, openRedis, redisReady } from '../../src/cluster/redis.js'
+import { AUTH_FAILURE_LIMIT } from '../../src/platform/http/authFailures.js'
+import { closeRedis, openRedis, redisReady } from '../../src/platform/cluster/redis.js'
 
 interface Cloud {
   a: FastifyInstance

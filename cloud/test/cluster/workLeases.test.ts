@@ -1,10 +1,10 @@
 // Work that runs once per cloud: two instances on one database ask for the same lease at
 // once, and exactly one runs; the other takes over when the holder stops or dies.
 import t from 'tap'
-import { ManualClock } from '../../src/clock.js'
-import { WorkLeases } from '../../src/cluster/WorkLeases.js'
-import { WorkLeaseRepository } from '../../src/repositories/WorkLeaseRepository.js'
-import { IntervalWorker } from '../../src/workers/Worker.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { WorkLeases } from '../../src/platform/cluster/WorkLeases.js'
+import { WorkLeaseRepository } from '../../src/platform/cluster/WorkLeaseRepository.js'
+import { IntervalWorker } from '../../src/platform/workers/Worker.js'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { eachEngine } from '../db/engines.js'

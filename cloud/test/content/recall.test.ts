@@ -1,7 +1,7 @@
 // Recall and restore (events, conflicts), playability, the device description and the
 // change hooks the device link subscribes to.
 import t from 'tap'
-import type { DomainEvent } from '../../src/events/EventBus.js'
+import type { DomainEvent } from '../../src/domains/events/EventBus.js'
 import { makeKey } from '../helpers.js'
 import { buildMedia, mp4, PNG_1x1 } from './fixtures.js'
 

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import t from 'tap'
 import { buildMedia, PNG_1x1, type MediaHarness } from './fixtures.js'
 import { pairScreen } from '../screenHelpers.js'
-import { SCREENSHOT_RETENTION_DAYS } from '../../src/services/ScreenshotService.js'
+import { SCREENSHOT_RETENTION_DAYS } from '../../src/domains/screenshots/ScreenshotService.js'
 
 const basic = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`
 

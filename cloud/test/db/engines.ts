@@ -7,7 +7,7 @@
 // When SVC_TEST_DATABASE_URL is unset the PostgreSQL run is skipped with one line naming
 // the test, unless CI=true: then it fails, so CI cannot pass without PostgreSQL.
 import type { Test } from 'tap'
-import type { Database } from '../../src/db/Database.js'
+import type { Database } from '../../src/platform/db/Database.js'
 import { ENGINES, openEngine, requirePostgres, postgresUrl, type EngineName, type OpenOptions } from './openEngine.js'
 
 export * from './openEngine.js'

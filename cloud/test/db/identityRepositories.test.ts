@@ -4,12 +4,12 @@
 // key-tree queries walk the same chain on SQLite and PostgreSQL.
 import t from 'tap'
 import { eachEngine } from './engines.js'
-import { isUniqueViolation } from '../../src/db/Database.js'
-import { ApiKeyRepository, type ApiKeyRecord } from '../../src/repositories/ApiKeyRepository.js'
-import { IdempotencyRepository } from '../../src/repositories/IdempotencyRepository.js'
-import { PairingRepository } from '../../src/repositories/PairingRepository.js'
-import { ScreenRepository } from '../../src/repositories/ScreenRepository.js'
-import { WorkspaceRepository } from '../../src/repositories/WorkspaceRepository.js'
+import { isUniqueViolation } from '../../src/platform/db/Database.js'
+import { ApiKeyRepository, type ApiKeyRecord } from '../../src/domains/access/ApiKeyRepository.js'
+import { IdempotencyRepository } from '../../src/platform/http/IdempotencyRepository.js'
+import { PairingRepository } from '../../src/domains/screens/PairingRepository.js'
+import { ScreenRepository } from '../../src/domains/screens/ScreenRepository.js'
+import { WorkspaceRepository } from '../../src/domains/account/WorkspaceRepository.js'
 
 const T0 = '2026-06-01T12:00:00.000Z'
 const T1 = '2026-06-01T12:00:01.000Z'

@@ -6,7 +6,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { eachEngine } from './engines.js'
 import { build, makeKey } from '../helpers.js'
-import { LAST_USED_FLUSH_MS } from '../../src/services/ApiKeyService.js'
+import { LAST_USED_FLUSH_MS } from '../../src/domains/access/ApiKeyService.js'
 
 eachEngine(t, 'a use being written still shows in lastUsedAt', async (t, db, engine) => {
   const h = await build(t, {}, { db })

@@ -11,9 +11,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { eachEngine, openEngine, postgresUrl, requirePostgres, freshPostgresSchema } from './engines.js'
-import { loadMigrations, migrate, SchemaTooNewError } from '../../src/db/migrate.js'
-import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
-import { PostgresDatabase } from '../../src/db/PostgresDatabase.js'
+import { loadMigrations, migrate, SchemaTooNewError } from '../../src/platform/db/migrate.js'
+import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
+import { PostgresDatabase } from '../../src/platform/db/PostgresDatabase.js'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { createLegacyDatabase } from '../fixtures/legacy-migrations.js'
@@ -38,7 +38,7 @@ t.test('migration files are numbered in order and name their version', async (t)
   t.ok(versions.includes(60), 'the events outbox')
   // The list is static (migrations/index.ts); every file of the folder is in it, in order,
   // and declares the version its name says.
-  const dir = path.join(ROOT, 'cloud', 'src', 'db', 'migrations')
+  const dir = path.join(ROOT, 'cloud', 'src', 'platform', 'db', 'migrations')
   const files = fs
     .readdirSync(dir)
     .filter((f) => /^\d{4}-[a-z0-9-]+\.ts$/.test(f))

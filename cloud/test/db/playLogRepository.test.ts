@@ -3,7 +3,7 @@
 // workspace and screen filters.
 import t from 'tap'
 import { eachEngine } from './engines.js'
-import { PlayLogRepository, playRecordId, type PlayLogInput } from '../../src/repositories/PlayLogRepository.js'
+import { PlayLogRepository, playRecordId, type PlayLogInput } from '../../src/domains/playlog/PlayLogRepository.js'
 
 const rec = (i: number, extra: Partial<PlayLogInput> = {}): PlayLogInput => ({
   source: 'assignment',

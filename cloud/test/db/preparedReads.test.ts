@@ -3,7 +3,7 @@
 // prepared before its table changed shape still answers (run again unnamed).
 import t from 'tap'
 import { sql } from 'kysely'
-import { PostgresDatabase } from '../../src/db/PostgresDatabase.js'
+import { PostgresDatabase } from '../../src/platform/db/PostgresDatabase.js'
 import { freshPostgresSchema, requirePostgres } from './engines.js'
 
 t.test('parameterised reads are prepared once per connection; writes are not; a changed table is read again', async (t) => {

@@ -3,8 +3,8 @@
 // rows in that order: the aggregate orders them itself).
 import t from 'tap'
 import { eachEngine } from './engines.js'
-import { ScreenRepository } from '../../src/repositories/ScreenRepository.js'
-import { WorkspaceRepository } from '../../src/repositories/WorkspaceRepository.js'
+import { ScreenRepository } from '../../src/domains/screens/ScreenRepository.js'
+import { WorkspaceRepository } from '../../src/domains/account/WorkspaceRepository.js'
 
 const T0 = '2026-06-01T12:00:00.000Z'
 const T1 = '2026-06-01T12:00:01.000Z'

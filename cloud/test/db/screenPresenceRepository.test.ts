@@ -3,7 +3,7 @@
 // screens that changed, and the screen-to-workspace read.
 import t from 'tap'
 import { eachEngine } from './engines.js'
-import { ScreenPresenceRepository } from '../../src/repositories/ScreenPresenceRepository.js'
+import { ScreenPresenceRepository } from '../../src/domains/devicelink/ScreenPresenceRepository.js'
 import { screenRow } from '../fixtures/screenRows.js'
 
 const AT = '2026-06-01T12:00:00.000Z'

@@ -3,8 +3,8 @@
 // whether a hash is still held by a screenshot or a media item.
 import t from 'tap'
 import { eachEngine } from './engines.js'
-import { ScreenshotRepository, type ScreenshotRow } from '../../src/repositories/ScreenshotRepository.js'
-import { StoredBytesRepository } from '../../src/repositories/StoredBytesRepository.js'
+import { ScreenshotRepository, type ScreenshotRow } from '../../src/domains/screenshots/ScreenshotRepository.js'
+import { StoredBytesRepository } from '../../src/domains/media/StoredBytesRepository.js'
 
 const row = (id: string, screenId: string, createdAt: string): ScreenshotRow => ({
   id,

@@ -2,9 +2,9 @@
 // (the batched read the connections of one tick share), oldest first, closed jobs left out.
 import t from 'tap'
 import { eachEngine } from './engines.js'
-import { SerialJobRepository } from '../../src/repositories/SerialRepository.js'
-import type { SerialJobRow } from '../../src/db/schema.js'
-import { WorkspaceRepository } from '../../src/repositories/WorkspaceRepository.js'
+import { SerialJobRepository } from '../../src/domains/serial/SerialRepository.js'
+import type { SerialJobRow } from '../../src/platform/db/schema.js'
+import { WorkspaceRepository } from '../../src/domains/account/WorkspaceRepository.js'
 
 const row = (id: string, screenId: string, createdAt: string, status = 'queued'): SerialJobRow => ({
   id,

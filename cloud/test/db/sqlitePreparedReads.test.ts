@@ -4,7 +4,7 @@
 // connection keeps still answer, and the database closes with statements kept.
 import t from 'tap'
 import { sql } from 'kysely'
-import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { tempDatabase } from '../helpers.js'
 
 t.test('reads are prepared once and reused; failures, shape changes, eviction and close', async (t) => {

@@ -4,8 +4,8 @@
 import t from 'tap'
 import { forEngines } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
-import { screenDirectory } from '../../src/services/ScreenService.js'
-import { ScreenRepository } from '../../src/repositories/ScreenRepository.js'
+import { screenDirectory } from '../../src/domains/screens/ScreenService.js'
+import { ScreenRepository } from '../../src/domains/screens/ScreenRepository.js'
 
 forEngines(t, async (t, build) => {
   t.test('lookups of one tick are one query; each gets its own answer; a deleted screen is unknown at once', async (t) => {

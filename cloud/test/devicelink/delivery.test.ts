@@ -9,7 +9,7 @@ import { topics } from '@svc/shared/mqtt/index'
 import { forEngines } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
 import type { Harness } from '../helpers.js'
-import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
 import { connectDevice, startCloud, tempDir } from './link.js'
 
 const AT = '2026-06-01T12:00:00.000Z'

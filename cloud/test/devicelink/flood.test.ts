@@ -8,8 +8,8 @@ import t from 'tap'
 import mqtt from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud } from './link.js'
-import { DeviceBudget } from '../../src/broker/DeviceBudget.js'
-import { ManualClock } from '../../src/clock.js'
+import { DeviceBudget } from '../../src/platform/broker/DeviceBudget.js'
+import { ManualClock } from '../../src/platform/clock.js'
 
 const reported = (k: number) =>
   JSON.stringify({

@@ -8,7 +8,7 @@
 // A failing sequence prints its seed: PRESENCE_SEED=<seed> reruns just that one.
 import t, { type Test } from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
-import { ManualClock } from '../../src/clock.js'
+import { ManualClock } from '../../src/platform/clock.js'
 import { startCloud, tempDir, type Cloud, type Device } from './link.js'
 import { DISCONNECT, RawDevice, connectPacket, subscribePacket } from './rawDevice.js'
 

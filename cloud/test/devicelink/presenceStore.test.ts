@@ -4,9 +4,9 @@
 // offline; it is once its last connection anywhere is gone for a grace; an instance that
 // restarts has its connections forgotten, and the screen gets one grace to come back.
 import t from 'tap'
-import { ScreenPresence } from '../../src/devicelink/ScreenPresence.js'
-import { InMemoryPresenceStore } from '../../src/devicelink/PresenceStore.js'
-import type { Connection, ConnectionListener } from '../../src/broker/LiveConnections.js'
+import { ScreenPresence } from '../../src/domains/devicelink/ScreenPresence.js'
+import { InMemoryPresenceStore } from '../../src/domains/devicelink/PresenceStore.js'
+import type { Connection, ConnectionListener } from '../../src/platform/broker/LiveConnections.js'
 import { startCloud } from './link.js'
 
 class FakeLink {

@@ -7,7 +7,7 @@
 import t from 'tap'
 import { EventEmitter } from 'node:events'
 import { encodeMessage, topics, type Reported } from '@svc/shared/mqtt/index'
-import { ReadHold, guardClient, markAuthenticated, type GuardedClient } from '../../src/broker/PacketGuard.js'
+import { ReadHold, guardClient, markAuthenticated, type GuardedClient } from '../../src/platform/broker/PacketGuard.js'
 import { connectDevice, startCloud } from './link.js'
 
 /** Resolves once `check` is true, looking again on every turn of the event loop (no timer). */

@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DesiredState } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, tempDir, type DeviceClient } from './link.js'
-import { ManualClock } from '../../src/clock.js'
-import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
 
 /** No version the device received is older than one it received before (a repeat is allowed). */
 function increasing(dev: DeviceClient): boolean {

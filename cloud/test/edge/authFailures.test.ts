@@ -6,7 +6,7 @@
 // answered from memory.
 import t from 'tap'
 import { build, type Harness } from '../helpers.js'
-import { AUTH_FAILURE_LIMIT, tokenKind } from '../../src/http/authFailures.js'
+import { AUTH_FAILURE_LIMIT, tokenKind } from '../../src/platform/http/authFailures.js'
 
 function from(h: Harness, ip: string, token: string, url = '/v1/nodes') {
   return h.app.inject({ method: 'GET', url, remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })

@@ -10,7 +10,7 @@
 // every failure message) and sized to stay well under a minute.
 import t from 'tap'
 import { build, makeKey, tableNames, type Harness } from '../helpers.js'
-import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
+import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 

@@ -7,7 +7,7 @@ import net from 'node:net'
 import t from 'tap'
 import { build, type Harness } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
-import { SCREENSHOT_MAX_BYTES } from '../../src/services/ScreenshotService.js'
+import { SCREENSHOT_MAX_BYTES } from '../../src/domains/screenshots/ScreenshotService.js'
 
 interface Exchange {
   /** Everything the server wrote, as text (heads and small bodies). */

@@ -5,8 +5,8 @@
 import t from 'tap'
 import { build, type Harness } from '../helpers.js'
 import { loadConfig } from '../../src/config.js'
-import { AUTH_FAILURE_LIMIT } from '../../src/http/authFailures.js'
-import { REGISTER_LIMIT_PER_MINUTE } from '../../src/routes/devices.js'
+import { AUTH_FAILURE_LIMIT } from '../../src/platform/http/authFailures.js'
+import { REGISTER_LIMIT_PER_MINUTE } from '../../src/domains/screens/deviceRoutes.js'
 import { pairScreen } from '../screenHelpers.js'
 
 const PROXY = '10.0.0.5'

@@ -11,8 +11,8 @@ import type { Test } from 'tap'
 import { makeKey, type Harness } from '../helpers.js'
 import { forEngines } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
-import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
-import { MCP_OPERATIONS } from '../../src/mcp/tools.js'
+import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { MCP_OPERATIONS } from '../../src/domains/mcp/tools.js'
 
 interface Seen {
   method: string

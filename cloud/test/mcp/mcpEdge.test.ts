@@ -6,10 +6,10 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { build, makeKey, type Harness } from '../helpers.js'
-import { ManualClock } from '../../src/clock.js'
-import { mcpStateOf } from '../../src/routes/mcp.js'
-import { McpSessionStore } from '../../src/mcp/sessions.js'
-import { buildTools, MCP_OPERATIONS, toolRequest, type OpenApiDocument } from '../../src/mcp/tools.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { mcpStateOf } from '../../src/domains/mcp/mcpRoutes.js'
+import { McpSessionStore } from '../../src/domains/mcp/sessions.js'
+import { buildTools, MCP_OPERATIONS, toolRequest, type OpenApiDocument } from '../../src/domains/mcp/tools.js'
 
 const ACCEPT = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }
 const INITIALIZE = {

@@ -6,11 +6,11 @@ import t from 'tap'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import type { Harness } from '../helpers.js'
 import { forEngines } from '../db/engines.js'
-import { InMemoryContentResolver } from '../../src/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from '../content/tenancyFixtures.js'
 import { HOOKS_FIXTURES, type TenancyFixture } from '../fixtures/hooksTenancy.js'
 import { APPROVALS_FIXTURES } from '../fixtures/approvalsTenancy.js'
-import { mcpStateOf } from '../../src/routes/mcp.js'
+import { mcpStateOf } from '../../src/domains/mcp/mcpRoutes.js'
 
 const getOk = (path: string) => async (h: Harness, a: string, id: string) => (await h.req('GET', path.replace(':id', id), a)).statusCode === 200
 const pair = async (h: Harness, a: string) => {

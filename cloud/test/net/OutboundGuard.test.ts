@@ -1,5 +1,5 @@
 import t from 'tap'
-import { OutboundGuard, UnsafeUrlError, isPublicAddress, isUnsafeUrlError, type LookupFn } from '../../src/net/OutboundGuard.js'
+import { OutboundGuard, UnsafeUrlError, isPublicAddress, isUnsafeUrlError, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
 
 t.test('isPublicAddress refuses every non-public form', async (t) => {
   const refused = [

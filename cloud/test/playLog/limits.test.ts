@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { loadConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/clock.js'
+import { ManualClock } from '../../src/platform/clock.js'
 import { connectDevice, startCloud, type Cloud, type Device } from '../devicelink/link.js'
 
 const PAIRED = '2026-06-01T09:00:00.000Z'

@@ -4,7 +4,7 @@
 // (range, paging, tenancy) and export CSV.
 import t, { type Test } from 'tap'
 import { topics, PLAY_LOG_LIMITS } from '@svc/shared/mqtt/index'
-import { ManualClock } from '../../src/clock.js'
+import { ManualClock } from '../../src/platform/clock.js'
 import { connectDevice, startCloud, type Cloud, type Device } from '../devicelink/link.js'
 
 const rec = (screenId: string, i: number, extra: Record<string, unknown> = {}) => ({

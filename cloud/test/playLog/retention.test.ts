@@ -2,8 +2,8 @@
 // SVC_PLAY_LOG_RETENTION_DAYS ago (every workspace), and keeps the rest.
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { PlayLogRepository, type PlayLogInput } from '../../src/repositories/PlayLogRepository.js'
-import { PLAY_LOG_RETENTION_DAYS } from '../../src/services/PlayLogService.js'
+import { PlayLogRepository, type PlayLogInput } from '../../src/domains/playlog/PlayLogRepository.js'
+import { PLAY_LOG_RETENTION_DAYS } from '../../src/domains/playlog/PlayLogService.js'
 import { build } from '../helpers.js'
 
 const play = (startedAt: string, itemId: string): PlayLogInput => ({

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { png } from '../content/fixtures.js'
-import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../../src/services/ScreenshotService.js'
+import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../../src/domains/screenshots/ScreenshotService.js'
 
 /** `bytes` with the byte at `at` flipped. */
 function corrupt(bytes: Buffer, at: number): Buffer {

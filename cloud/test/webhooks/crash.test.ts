@@ -10,9 +10,9 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import Stripe from 'stripe'
-import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
-import { ENDPOINT_CONCURRENCY } from '../../src/webhooks/WebhookService.js'
+import { ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/WebhookService.js'
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crashCloud.ts')
 

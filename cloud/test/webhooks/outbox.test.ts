@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import Stripe from 'stripe'
-import { SqliteDatabase } from '../../src/db/SqliteDatabase.js'
+import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'outboxCloud.ts')

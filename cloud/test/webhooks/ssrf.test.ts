@@ -3,7 +3,7 @@
 // refused at delivery time by the guard's connect-time check.
 import t from 'tap'
 import { build } from '../helpers.js'
-import { OutboundGuard, type LookupFn } from '../../src/net/OutboundGuard.js'
+import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
 import { recordEvent } from '../fixtures/events.js'
 
 t.test('creation refuses every private, local and non-https form', async (t) => {

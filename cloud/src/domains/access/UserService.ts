@@ -1,0 +1,209 @@
+// Workspace users and their session tokens (the second kind of bearer credential).
+// Inviting a user answers a first session token, shown once and stored only as a hash
+// (like a key's secret). A caller never gives or changes a role holding a permission it
+// lacks, nor acts on a user whose role holds one. The workspace always keeps an owner: the
+// last one cannot be removed or demoted (409 `conflict`). Removing a user deletes their
+// sessions and publishes a CredentialChange, so their tokens are refused on the next request:
+// a session's principal is kept in the PrincipalCache (shared with API keys), tagged with
+// its user, and a removal or role change drops it before the call answers.
+import { Type, type Static } from '@sinclair/typebox'
+import { ROLES, ROLE_PERMISSIONS, missingFrom, type PermissionGrant, type Role } from '@svc/shared'
+import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
+import type { Database, Queryable } from '../../platform/db/Database.js'
+import { isUniqueViolation } from '../../platform/db/Database.js'
+import { ApiError, notFound, validation } from '../../platform/errors.js'
+import { hashSecret, newSessionToken, secretMatches, sessionLookup } from '../../platform/secrets.js'
+import type { Principal } from '../../platform/http/Principal.js'
+import { freezePrincipal, PrincipalCache, userTag } from './PrincipalCache.js'
+import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
+import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
+import { UserRepository, type UserRecord } from './UserRepository.js'
+import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
+
+/** A user row with its role narrowed to the roles there are. */
+export type UserRow = Omit<UserRecord, 'role'> & { role: Role }
+
+/** A user as the API answers it: the route's response schema, and UserView is derived from it. */
+export const User = Type.Object({
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  email: Type.String(),
+  role: StringEnum(ROLES),
+  emailVerifiedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+})
+export type UserView = Static<typeof User>
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export class UserService {
+  private readonly repo: UserRepository
+  private readonly principals: PrincipalCache
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly random: RandomSource | undefined,
+    private readonly sessionTtlHours: number,
+    private readonly changes: CredentialChanges = new LocalCredentialChanges(),
+    /** Shared with the other credentials (domains/services.ts passes the API keys' one). */
+    principals?: PrincipalCache,
+  ) {
+    this.repo = new UserRepository(db.kysely)
+    this.principals = principals ?? new PrincipalCache(clock, changes)
+  }
+
+  static view(u: UserRow | UserRecord): UserView {
+    return { id: u.id, name: u.name, email: u.email, role: u.role as Role, emailVerifiedAt: u.email_verified_at, createdAt: u.created_at }
+  }
+
+  private static role(input: string | undefined, fallback: Role): Role {
+    const role = (input ?? fallback) as Role
+    if (!ROLES.includes(role)) throw validation(`role must be one of ${ROLES.join(', ')}.`)
+    return role
+  }
+
+  /** Giving, changing or removing a role needs every permission the role holds. */
+  private static requireCovers(p: Principal, role: Role): void {
+    const lacking = missingFrom(p.grant, ROLE_PERMISSIONS[role] as PermissionGrant)
+    if (lacking.length) throw new ApiError('forbidden', `Missing permission: ${lacking[0]}`)
+  }
+
+  async create(workspaceId: string, input: { email: string; name?: string | null; role?: string }): Promise<UserRow> {
+    const email = input.email.trim().toLowerCase()
+    if (!EMAIL.test(email) || email.length > 254) throw validation('email is not an email address.')
+    const role = UserService.role(input.role, 'owner')
+    const row: UserRecord = {
+      id: this.ids.next('user'),
+      workspace_id: workspaceId,
+      name: input.name?.trim().slice(0, 200) || null,
+      email,
+      role,
+      email_verified_at: null,
+      created_at: this.clock.now().toISOString(),
+    }
+    try {
+      await this.repo.insert(row)
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new ApiError('conflict', `A user with email ${email} already exists in this workspace.`)
+      throw e
+    }
+    return row as UserRow
+  }
+
+  /** POST /v1/users: the user and a first session token (shown once). */
+  async invite(
+    p: Principal,
+    input: { email: string; name?: string | null; role: string },
+  ): Promise<{ user: UserView; sessionToken: string; sessionExpiresAt: string }> {
+    const role = UserService.role(input.role, 'viewer')
+    UserService.requireCovers(p, role)
+    const user = await this.create(p.workspaceId, { ...input, role })
+    const session = await this.createSession(user)
+    return { user: UserService.view(user), sessionToken: session.token, sessionExpiresAt: session.expiresAt }
+  }
+
+  async list(p: Principal, page: PageRequest): Promise<Page<UserView>> {
+    const rows = await this.repo.list(p.workspaceId, page)
+    return pageOf(rows, page, UserService.view, page.count ? await this.repo.count(p.workspaceId) : undefined)
+  }
+
+  async view(p: Principal, id: string): Promise<UserView> {
+    const u = await this.repo.byId(p.workspaceId, id)
+    if (!u) throw notFound('No user with this id.')
+    return UserService.view(u)
+  }
+
+  async update(p: Principal, id: string, input: { name?: string | null; role?: string }): Promise<UserView> {
+    const set: { name?: string | null; role?: string } = {}
+    if (input.name !== undefined) set.name = input.name === null ? null : input.name.trim().slice(0, 200) || null
+    const role = input.role === undefined ? undefined : UserService.role(input.role, 'viewer')
+    const out = await this.db.transaction(async (tx) => {
+      const u = await this.repo.byId(p.workspaceId, id, tx.kysely)
+      if (!u) throw notFound('No user with this id.')
+      UserService.requireCovers(p, u.role as Role)
+      if (role !== undefined && role !== u.role) {
+        UserService.requireCovers(p, role)
+        if (u.role === 'owner') await this.keepAnOwner(p.workspaceId, id, tx)
+        set.role = role
+      }
+      await this.repo.update(id, set, tx.kysely)
+      return (await this.repo.byId(p.workspaceId, id, tx.kysely))!
+    })
+    if (set.role !== undefined) this.changes.publish({ kind: 'user', ids: [id] })
+    return UserService.view(out)
+  }
+
+  async remove(p: Principal, id: string): Promise<UserView> {
+    const gone = await this.db.transaction(async (tx) => {
+      const u = await this.repo.byId(p.workspaceId, id, tx.kysely)
+      if (!u) throw notFound('No user with this id.')
+      UserService.requireCovers(p, u.role as Role)
+      if (u.role === 'owner') await this.keepAnOwner(p.workspaceId, id, tx)
+      await this.repo.delete(id, tx.kysely)
+      return u
+    })
+    // Cached principals of their sessions go before this call answers.
+    this.changes.publish({ kind: 'user', ids: [id] })
+    return UserService.view(gone)
+  }
+
+  /** 409 when `id` is the workspace's only owner. */
+  private async keepAnOwner(workspaceId: string, id: string, tx: Queryable): Promise<void> {
+    const owners = await this.repo.ownersForUpdate(workspaceId, tx.kysely, tx.dialect === 'postgres')
+    if (!owners.some((o) => o.id !== id)) throw new ApiError('conflict', 'This is the last owner of the workspace: make another user owner first.')
+  }
+
+  get(workspaceId: string, id: string): Promise<UserRow | undefined> {
+    return this.repo.byId(workspaceId, id) as Promise<UserRow | undefined>
+  }
+
+  owners(workspaceId: string): Promise<UserRow[]> {
+    return this.repo.owners(workspaceId) as Promise<UserRow[]>
+  }
+
+  /** Opens a session and returns its token (shown once; only its hash is kept). */
+  async createSession(user: UserRow): Promise<{ token: string; expiresAt: string }> {
+    const token = newSessionToken(this.random)
+    const now = this.clock.now()
+    const expiresAt = new Date(now.getTime() + this.sessionTtlHours * 3600_000).toISOString()
+    await this.repo.insertSession({
+      id: this.ids.next('session'),
+      workspace_id: user.workspace_id,
+      user_id: user.id,
+      lookup: sessionLookup(token),
+      secret_hash: hashSecret(token),
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+      revoked_at: null,
+    })
+    return { token, expiresAt }
+  }
+
+  /** The principal behind a session token, or null when it is unknown, revoked or expired (or its user is gone). */
+  /** The cached principal of a presented session token, or undefined without a lookup. */
+  cachedPrincipal(token: string): Principal | undefined {
+    return this.principals.get(`ust:${hashSecret(token)}`)?.principal
+  }
+
+  async authenticate(token: string): Promise<Principal | null> {
+    const cached = this.cachedPrincipal(token)
+    if (cached) return cached
+    const cacheKey = `ust:${hashSecret(token)}`
+    const gen = this.principals.begin()
+    const rows = await this.repo.sessionsByLookup(sessionLookup(token))
+    const hit = rows.find((r) => secretMatches(token, r.secret_hash))
+    if (!hit || hit.revoked_at || hit.expires_at <= this.clock.now().toISOString()) return null
+    const user = await this.get(hit.workspace_id, hit.user_id)
+    if (!user) return null
+    const principal = freezePrincipal({
+      actor: { kind: 'user', id: user.id, name: user.name, email: user.email, nodeId: null },
+      workspaceId: user.workspace_id,
+      grant: ROLE_PERMISSIONS[user.role] ?? [],
+      nodeId: null,
+    })
+    this.principals.set(gen, cacheKey, principal, [userTag(user.id)], Date.parse(hit.expires_at))
+    return principal
+  }
+}

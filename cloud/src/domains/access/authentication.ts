@@ -1,0 +1,144 @@
+// Authentication, permission checks and the workspace rate limit, attached to every
+// route that does not say `auth: 'none'`. Runs in onRequest, so a caller without a valid
+// credential learns nothing about bodies or resources (401 before 422 or 404).
+//
+// It runs on every request, so it answers without waiting when it can: a credential whose
+// principal is cached, a workspace row in memory and counters kept in memory (one
+// instance) are all read at once and the hook calls `done` in the same turn. Whatever
+// must be looked up (a database read, a Redis counter) is awaited as before; the checks
+// and their order are the same on both paths.
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import { holds, type Permission } from '@svc/shared'
+import { ApiError } from '../../platform/errors.js'
+import type { Principal } from '../../platform/http/Principal.js'
+import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit.js'
+import { countedByMcp } from '../mcp/internalCalls.js'
+
+function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
+  return new ApiError('rate_limited', `Over the rate limit of ${d.limit} ${unit} per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {
+    extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+    headers: { 'retry-after': String(d.resetSeconds) },
+  })
+}
+
+/** `f(v)`, at once when `v` is a value, after it when `v` is a promise. */
+function then<T, R>(v: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
+  return v instanceof Promise ? v.then(f) : f(v)
+}
+
+const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i
+
+/** What authentication needs of a route, read once when the route is added. */
+interface RouteAuth {
+  url: string
+  signedAccess: boolean
+  permission: Permission | undefined
+  rootOnly: boolean
+  perKeyLimit: number | undefined
+}
+
+export function installAuth(app: FastifyInstance): void {
+  app.decorateRequest('principal', null)
+
+  /** The principal of a credential whose lookup is cached, without waiting (undefined otherwise). */
+  function cachedPrincipal(token: string): Principal | undefined {
+    const { apiKeys, users, oauth } = app.services
+    if (token.startsWith('ak_')) return apiKeys.cachedPrincipal(token)
+    if (token.startsWith('oat_')) return oauth.cachedPrincipal(token)
+    if (token.startsWith('ust_')) return users.cachedPrincipal(token)
+    return undefined
+  }
+
+  /** The principal behind `token` looked up (database), or null when it is refused. */
+  function lookUp(token: string): Promise<Principal | null> | null {
+    const { apiKeys, users, oauth, authFailures: failures } = app.services
+    // A token refused a moment ago is refused again without a lookup.
+    if (failures.knownBad(token)) return null
+    if (token.startsWith('ak_')) return apiKeys.authenticate(token)
+    if (token.startsWith('ust_')) return users.authenticate(token)
+    if (token.startsWith('oat_')) return oauth.authenticate(token)
+    return null
+  }
+
+  /** Every check of a request; undefined when it passed without waiting, else a promise of the same. */
+  function check(route: RouteAuth, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+    // A signed URL (devices downloading media) is checked by the route itself.
+    if (route.signedAccess && typeof (req.query as Record<string, unknown> | undefined)?.sig === 'string') return
+    const header = req.headers.authorization
+    if (!header) throw new ApiError('missing_credentials', 'Send a credential: Authorization: Bearer <API key, OAuth access token or session token>.')
+    const m = BEARER.exec(header)
+    if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
+    const token = m[1]!
+    // A credential that authenticates is never held off, whatever else its address sent.
+    const cached = cachedPrincipal(token)
+    if (cached) return authorize(route, req, reply, cached)
+    return then(lookUp(token), (principal) => {
+      if (principal) return authorize(route, req, reply, principal)
+      // Only unknown tokens are counted, per address and token kind (platform/http/authFailures.ts).
+      return app.services.authFailures.fail(req.ip, token).then((d) => {
+        if (!d.allowed) throw tooMany(d, 'from this address for unknown tokens of this kind', 'failed authentications')
+        throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
+      })
+    })
+  }
+
+  /** The principal's workspace rate limit, the route's per-key limit, permission and pin. */
+  function authorize(route: RouteAuth, req: FastifyRequest, reply: FastifyReply, principal: Principal): void | Promise<void> {
+    req.principal = principal
+    if (principal.actor.kind !== 'key') return permit(route, principal)
+    const { workspaces, rateLimiter } = app.services
+    return then(workspaces.cached(principal.workspaceId) ?? workspaces.require(principal.workspaceId), (ws) => {
+      // A tool call of /v1/mcp runs its route as an inner request: the MCP request was counted.
+      const counted = countedByMcp(req) ? null : rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
+      return then(counted, (d) => {
+        if (d) {
+          setRateHeaders(reply, d)
+          if (!d.allowed) throw tooMany(d, 'for this workspace')
+        }
+        if (!route.perKeyLimit) return permit(route, principal)
+        return then(rateLimiter.hit(`key:${principal.actor.id}:${route.url}`, route.perKeyLimit, 60), (k) => {
+          if (!k.allowed) throw tooMany(k, 'for this key on this route')
+          return permit(route, principal)
+        })
+      })
+    })
+  }
+
+  function permit(route: RouteAuth, principal: Principal): void {
+    if (route.permission && !holds(principal.grant, route.permission)) {
+      throw new ApiError('forbidden', `Missing permission: ${route.permission}`)
+    }
+    if (route.rootOnly && principal.nodeId !== null) {
+      throw new ApiError('forbidden', 'This operation needs a workspace-wide credential; this one is pinned to a location.')
+    }
+  }
+
+  /** The onRequest hook of one route: `done` in the same turn when nothing had to be awaited. */
+  function authenticateFor(route: RouteAuth) {
+    return function authenticate(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+      let pending: void | Promise<void>
+      try {
+        pending = check(route, req, reply)
+      } catch (err) {
+        done(err as Error)
+        return
+      }
+      if (pending === undefined) done()
+      else pending.then(() => done(), done)
+    }
+  }
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.auth === 'none') return
+    const config = route.config ?? {}
+    const auth = authenticateFor({
+      url: route.url,
+      signedAccess: Boolean(config.signedAccess),
+      permission: config.permission,
+      rootOnly: Boolean(config.rootOnly),
+      perKeyLimit: config.perKeyLimit,
+    })
+    const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : []
+    route.onRequest = [auth, ...existing]
+  })
+}

@@ -1,0 +1,110 @@
+// /v1/users: list, invite (answers a first session token, shown once), get, change role or
+// name, remove (their sessions end at once). The workspace always keeps an owner (409).
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ROLES } from '@svc/shared'
+import { principalOf } from '../../platform/http/Principal.js'
+import { User } from './UserService.js'
+import { parsePage, PageQuery } from '../../platform/paging.js'
+import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
+
+const Invited = Type.Intersect([
+  User,
+  Type.Object({
+    sessionToken: Type.String({ description: 'A session token for the new user (`ust_…`). Shown only in this answer.' }),
+    sessionExpiresAt: Timestamp,
+  }),
+])
+
+const InviteBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    role: StringEnum(ROLES),
+  },
+  { additionalProperties: false },
+)
+const UpdateBody = Type.Object(
+  {
+    name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    role: Type.Optional(StringEnum(ROLES)),
+  },
+  { additionalProperties: false },
+)
+
+const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { users } = app.services
+
+  app.get(
+    '/users',
+    {
+      config: { permission: 'user.view', rootOnly: true },
+      schema: {
+        tags: ['users'],
+        summary: "List the workspace's users (oldest first)",
+        querystring: PageQuery,
+        response: { 200: Paged(User), ...errorResponses },
+      },
+    },
+    async (req) => users.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
+  )
+
+  app.post(
+    '/users',
+    {
+      config: { permission: 'user.manage', rootOnly: true },
+      schema: {
+        tags: ['users'],
+        summary: 'Invite a user (answers a first session token, shown once)',
+        body: InviteBody,
+        response: { 201: Data(Invited), 409: ErrorBody, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const { user, sessionToken, sessionExpiresAt } = await users.invite(principalOf(req), req.body)
+      return reply.code(201).send({ data: { ...user, sessionToken, sessionExpiresAt } })
+    },
+  )
+
+  app.get(
+    '/users/:id',
+    {
+      config: { permission: 'user.view', rootOnly: true },
+      schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
+    },
+    async (req) => ({ data: await users.view(principalOf(req), req.params.id) }),
+  )
+
+  app.patch(
+    '/users/:id',
+    {
+      config: { permission: 'user.manage', rootOnly: true },
+      schema: {
+        tags: ['users'],
+        summary: "Change a user's role or name (409 conflict when it would leave no owner)",
+        params: IdParams,
+        body: UpdateBody,
+        response: { 200: Data(User), 409: ErrorBody, ...errorResponses },
+      },
+    },
+    async (req) => ({ data: await users.update(principalOf(req), req.params.id, req.body) }),
+  )
+
+  app.delete(
+    '/users/:id',
+    {
+      config: { permission: 'user.manage', rootOnly: true },
+      schema: {
+        tags: ['users'],
+        summary: 'Remove a user; their session tokens stop working at once (409 conflict for the last owner)',
+        params: IdParams,
+        response: { 200: Data(Deleted), 409: ErrorBody, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const u = await users.remove(principalOf(req), req.params.id)
+      return { data: { id: u.id, deleted: true as const } }
+    },
+  )
+}
+export default userRoutes

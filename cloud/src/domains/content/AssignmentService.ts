@@ -1,0 +1,209 @@
+// What a screen plays when no cast or emergency holds it: its assignment
+// (screens.content_kind / content_id), set one screen at a time (POST /v1/screens/<id>/assign)
+// or in bulk (POST /v1/screens/bulk-assign). Content is checked through the device link's
+// ContentResolver seam, as casts are: unknown → 422 validation_error, not shared to the
+// screen's location → 403 not_shared, cannot play → 422 content_unplayable.
+//
+// It also keeps screens in step with the library:
+// - assigned content (and content held by active casts/emergencies) cannot be deleted
+//   (ContentService usages → 409 conflict);
+// - every content change (update, recall, restore, share, processing finished) republishes
+//   the desired state of every screen that plays it, directly or through the playlists,
+//   schedules and layouts that contain it (content_refs, followed upwards).
+import type { Clock } from '../../platform/clock.js'
+import type { Database } from '../../platform/db/Database.js'
+import type { Principal } from '../../platform/http/Principal.js'
+import { ApiError, notFound, validation } from '../../platform/errors.js'
+import type { ContentKind } from '@svc/shared/mqtt/index'
+import type { ContentResolver } from '../devicelink/ContentResolver.js'
+import type { NodeService } from '../nodes/NodeService.js'
+import type { ContentService } from './ContentService.js'
+import type { MarkDirty } from '../takeovers/CastService.js'
+import { resolveTargets } from '../nodes/targets.js'
+import { ScreenRepository } from '../screens/ScreenRepository.js'
+
+/** The kinds a screen can be assigned. */
+export const ASSIGN_KINDS = ['playlist', 'schedule', 'layout', 'creative', 'signage', 'app', 'media'] as const
+export type AssignKind = (typeof ASSIGN_KINDS)[number]
+
+export const BULK_ASSIGN_MAX = 1000
+/** How far up the containment chain (media → playlist → schedule → …) a change is followed. */
+const MAX_DEPTH = 6
+
+export interface AssignInput {
+  contentKind?: AssignKind | null | undefined
+  contentId?: string | null | undefined
+}
+
+export interface AssignmentResult {
+  screenId: string
+  contentKind: AssignKind | null
+  contentId: string | null
+  /** What the screen was assigned before this call. */
+  previous: { contentKind: string; contentId: string } | null
+  /** The desired-state version that carries this assignment to the device. */
+  desiredVersion: number
+  assignedAt: string
+}
+
+export type SkipReason = 'not_found' | 'not_shared'
+
+export interface BulkAssignResult {
+  contentKind: AssignKind | null
+  contentId: string | null
+  assigned: number
+  /** Screens left unchanged, counted by reason (every reason always present). */
+  skipped: Record<SkipReason, number>
+  /** The screens now assigned, by id. */
+  screenIds: string[]
+  /** Each skipped screen and why (ids as sent, for not_found). */
+  skippedScreens: { screenId: string; reason: SkipReason }[]
+  assignedAt: string
+}
+
+export class AssignmentService {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly nodes: NodeService,
+    private readonly resolver: ContentResolver,
+    private readonly markDirty: MarkDirty,
+    private readonly log: { error(obj: unknown, msg: string): void },
+  ) {
+    this.screenRows = new ScreenRepository(db.kysely)
+  }
+  private readonly screenRows: ScreenRepository
+
+  /** Registers the usages that block deletes and the change listener that republishes screens. */
+  attach(library: ContentService): void {
+    library.registerUsage(async (ws, kind, id) => {
+      return { what: 'screen(s) assigned to it', count: await this.screenRows.countAssigned(ws, kind, id) }
+    })
+    library.registerUsage(async (ws, kind, id) => {
+      return { what: 'active cast(s) or emergency(ies) showing it', count: await this.screenRows.countLiveTakeovers(ws, kind, id) }
+    })
+    library.onContentChanged(async (ws, kind, id) => {
+      const screens = await this.screensShowing(ws, kind, id)
+      if (screens.length)
+        void this.markDirty(ws, screens).catch((err) => this.log.error({ err, kind, id }, 'republishing screens after a content change failed'))
+    })
+  }
+
+  /**
+   * Every screen whose desired state may describe this content: assigned to it or to
+   * anything containing it (playlist items, schedule rules and fallback, layout zones),
+   * or held by an active cast or emergency showing any of those.
+   */
+  async screensShowing(workspaceId: string, kind: string, id: string): Promise<string[]> {
+    const ids = new Set<string>([id])
+    let frontier = [id]
+    for (let depth = 0; depth < MAX_DEPTH && frontier.length; depth++) {
+      const next: string[] = []
+      for (const from of await this.screenRows.containersOf(workspaceId, frontier)) if (!ids.has(from)) ids.add(from), next.push(from)
+      frontier = next
+    }
+    void kind // ids carry their kind's prefix, so the id alone names the item
+    return this.screenRows.showingAny(workspaceId, [...ids])
+  }
+
+  /** contentKind null (or absent with contentId null) clears; otherwise both are required. */
+  private parse(input: AssignInput): { kind: AssignKind; id: string } | null {
+    const kind = input.contentKind
+    const id = input.contentId
+    if (kind === undefined && id === undefined) throw validation('contentKind is required (null clears the assignment).')
+    if (kind === null || kind === undefined) {
+      if (id !== null && id !== undefined) throw validation('contentKind is required with contentId (null clears the assignment).')
+      return null
+    }
+    if (!id) throw validation('contentId is required with contentKind.')
+    return { kind, id }
+  }
+
+  /** Unknown content is a validation error naming contentId. */
+  private async checkContent(workspaceId: string, ref: { kind: AssignKind; id: string }): Promise<void> {
+    const r = { kind: ref.kind as ContentKind, id: ref.id }
+    if (!(await this.resolver.exists(workspaceId, r))) throw validation(`contentId: unknown content (${ref.kind} ${JSON.stringify(ref.id)}).`)
+  }
+
+  private async playableOrThrow(workspaceId: string, ref: { kind: AssignKind; id: string }): Promise<void> {
+    const p = await this.resolver.playability(workspaceId, { kind: ref.kind as ContentKind, id: ref.id })
+    if (!p.playable) throw new ApiError('content_unplayable', `The ${ref.kind} cannot play: ${p.reason}`)
+  }
+
+  private async sharedTo(workspaceId: string, ref: { kind: AssignKind; id: string }, nodeIds: Iterable<string | null>): Promise<Set<string | null>> {
+    const ok = new Set<string | null>()
+    for (const n of new Set(nodeIds)) if (await this.resolver.isAvailableAt(workspaceId, { kind: ref.kind as ContentKind, id: ref.id }, n)) ok.add(n)
+    return ok
+  }
+
+  private async publish(workspaceId: string, screenIds: string[]): Promise<void> {
+    if (!screenIds.length) return
+    // Waited for, so the answer's desiredVersion is the one the device got; a broker
+    // failure is logged (the state is stored and goes out with the next publish).
+    await this.markDirty(workspaceId, screenIds).catch((err) => this.log.error({ err }, 'publishing assignments failed'))
+  }
+
+  async assign(p: Principal, screenId: string, input: AssignInput): Promise<AssignmentResult> {
+    const screen = await this.screenRows.assignmentOf(p.workspaceId, screenId)
+    if (!screen || !(await this.nodes.reaches(p, screen.node_id))) throw notFound('No such screen.')
+    const ref = this.parse(input)
+    if (ref) {
+      await this.checkContent(p.workspaceId, ref)
+      if (!(await this.sharedTo(p.workspaceId, ref, [screen.node_id])).size)
+        throw new ApiError('not_shared', `The ${ref.kind} is not shared to the screen's location.`)
+      await this.playableOrThrow(p.workspaceId, ref)
+    }
+    const now = this.clock.now().toISOString()
+    await this.screenRows.setAssignment(p.workspaceId, [screenId], { kind: ref?.kind ?? null, id: ref?.id ?? null }, now)
+    await this.publish(p.workspaceId, [screenId])
+    return {
+      screenId,
+      contentKind: ref?.kind ?? null,
+      contentId: ref?.id ?? null,
+      previous: screen.content_kind && screen.content_id ? { contentKind: screen.content_kind, contentId: screen.content_id } : null,
+      desiredVersion: await this.screenRows.desiredVersion(p.workspaceId, screenId),
+      assignedAt: now,
+    }
+  }
+
+  async bulkAssign(p: Principal, input: AssignInput & { screenIds?: string[] | undefined; nodeId?: string | null | undefined }): Promise<BulkAssignResult> {
+    if ((input.screenIds === undefined) === (input.nodeId === undefined)) throw validation('Send either screenIds or nodeId (not both).')
+    const ref = this.parse(input)
+    const skippedScreens: { screenId: string; reason: SkipReason }[] = []
+    // The shared target selection: screenIds, or nodeId (null = the credential's whole reach).
+    const scope =
+      input.screenIds !== undefined
+        ? { scopeKind: 'screens' as const, screenIds: input.screenIds }
+        : input.nodeId === null
+          ? { scopeKind: 'all' as const }
+          : { scopeKind: 'node' as const, scopeNodeId: input.nodeId! }
+    const t = await resolveTargets(this.nodes, this.screenRows, p, scope, { allowEmpty: true, max: BULK_ASSIGN_MAX, nodeField: 'nodeId' })
+    for (const id of t.missing) skippedScreens.push({ screenId: id, reason: 'not_found' })
+    const targets = t.screens.map((s) => ({ id: s.id, node_id: s.nodeId }))
+    let assigned = targets
+    if (ref) {
+      await this.checkContent(p.workspaceId, ref)
+      await this.playableOrThrow(p.workspaceId, ref)
+      const ok = await this.sharedTo(
+        p.workspaceId,
+        ref,
+        targets.map((s) => s.node_id),
+      )
+      assigned = []
+      for (const s of targets) {
+        if (ok.has(s.node_id)) assigned.push(s)
+        else skippedScreens.push({ screenId: s.id, reason: 'not_shared' })
+      }
+    }
+    const now = this.clock.now().toISOString()
+    const ids = assigned.map((s) => s.id)
+    if (ids.length) {
+      // One transaction: every chosen screen is assigned, or none.
+      await this.db.transaction((tx) => this.screenRows.setAssignment(p.workspaceId, ids, { kind: ref?.kind ?? null, id: ref?.id ?? null }, now, tx.kysely))
+    }
+    await this.publish(p.workspaceId, ids)
+    const skipped: Record<SkipReason, number> = { not_found: 0, not_shared: 0 }
+    for (const s of skippedScreens) skipped[s.reason]++
+    return { contentKind: ref?.kind ?? null, contentId: ref?.id ?? null, assigned: ids.length, skipped, screenIds: ids, skippedScreens, assignedAt: now }
+  }
+}

@@ -1,0 +1,130 @@
+// The presence columns of `screens` (status, status_since, last_seen_at, reported,
+// reported_at) and the screen-to-workspace read the device link needs after a restart.
+// Writes take batches of screens: a connect storm is a few statements per batch, not a
+// few per device. Every status change is a conditional update, so `online`
+// and `offline` alternate per screen even when several handlers race.
+import { sql } from 'kysely'
+import type { Executor } from '../../platform/db/Database.js'
+import { announce } from '../../platform/db/changes.js'
+
+export interface PresenceRow {
+  id: string
+  workspace_id: string
+  name: string
+  node_id: string | null
+  status: string
+  status_since: string | null
+}
+
+/** Rows per `IN (…)` list: well inside SQLite's and PostgreSQL's parameter limits. */
+const CHUNK = 500
+/** Screens per reported-state UPDATE (7 parameters each: within both engines' limits). */
+const REPORTED_CHUNK = 200
+
+function chunks<T>(xs: readonly T[]): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < xs.length; i += CHUNK) out.push(xs.slice(i, i + CHUNK))
+  return out
+}
+
+export class ScreenPresenceRepository {
+  constructor(private readonly k: Executor) {}
+
+  /** The workspace of each of these screens that exists. */
+  async workspacesOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>()
+    for (const part of chunks(ids)) {
+      const rows = await this.k.selectFrom('screens').select(['id', 'workspace_id']).where('id', 'in', part).execute()
+      for (const r of rows) out.set(r.id, r.workspace_id)
+    }
+    return out
+  }
+
+  /** Screens marked online (by this process or a previous one). */
+  async onlineIds(): Promise<string[]> {
+    return (await this.k.selectFrom('screens').select('id').where('status', '=', 'online').execute()).map((r) => r.id)
+  }
+
+  /** The presence rows of these screens, by id (absent: deleted). */
+  async rows(ids: readonly string[]): Promise<Map<string, PresenceRow>> {
+    const out = new Map<string, PresenceRow>()
+    for (const part of chunks(ids)) {
+      const rows = await this.k
+        .selectFrom('screens')
+        .select(['id', 'workspace_id', 'name', 'node_id', 'status', 'status_since'])
+        .where('id', 'in', part)
+        .execute()
+      for (const r of rows) out.set(r.id, r)
+    }
+    return out
+  }
+
+  /** Records that these screens were connected at `at`. */
+  async touch(ids: readonly string[], at: string): Promise<void> {
+    for (const part of chunks(ids)) await this.k.updateTable('screens').set({ last_seen_at: at }).where('id', 'in', part).execute()
+    if (ids.length) announce(this.k, { kind: 'screens', screenIds: ids })
+  }
+
+  /** Marks these screens online since `at` where they were not; resolves with those that changed. */
+  async markOnline(ids: readonly string[], at: string): Promise<Set<string>> {
+    const changed = new Set<string>()
+    for (const part of chunks(ids)) {
+      const rows = await this.k
+        .updateTable('screens')
+        .set({ status: 'online', status_since: at, last_seen_at: at })
+        .where('id', 'in', part)
+        .where('status', '<>', 'online')
+        .returning('id')
+        .execute()
+      for (const r of rows) changed.add(r.id)
+    }
+    if (changed.size) announce(this.k, { kind: 'screens', screenIds: [...changed] })
+    return changed
+  }
+
+  /** Marks the screen offline since `since` if it was online; true if it changed. */
+  async markOffline(id: string, since: string): Promise<boolean> {
+    const r = await this.k
+      .updateTable('screens')
+      .set({ status: 'offline', status_since: since })
+      .where('id', '=', id)
+      .where('status', '=', 'online')
+      .executeTakeFirst()
+    const changed = Number(r.numUpdatedRows) === 1
+    if (changed) announce(this.k, { kind: 'screens', screenIds: [id] })
+    return changed
+  }
+
+  /**
+   * Stores several screens' reported state: one UPDATE per 200 screens (each column a
+   * `CASE id WHEN … THEN …`), not one per screen. A screen listed twice keeps its last entry.
+   */
+  async storeReportedMany(items: readonly { id: string; reported: string; at: string }[]): Promise<void> {
+    const latest = [...new Map(items.map((it) => [it.id, it])).values()]
+    for (let i = 0; i < latest.length; i += REPORTED_CHUNK) {
+      const part = latest.slice(i, i + REPORTED_CHUNK)
+      const byId = (value: (it: (typeof part)[number]) => string) =>
+        sql<string>`CASE ${sql.ref('id')} ${sql.join(
+          part.map((it) => sql`WHEN ${it.id} THEN ${value(it)}`),
+          sql` `,
+        )} END`
+      await this.k
+        .updateTable('screens')
+        .set({ reported: byId((it) => it.reported), reported_at: byId((it) => it.at), last_seen_at: byId((it) => it.at) })
+        .where(
+          'id',
+          'in',
+          part.map((it) => it.id),
+        )
+        .execute()
+    }
+    if (latest.length) announce(this.k, { kind: 'screens', screenIds: latest.map((it) => it.id) })
+  }
+
+  /** Stores what the device reported; false when the screen no longer exists. */
+  async storeReported(id: string, reported: string, at: string): Promise<boolean> {
+    const r = await this.k.updateTable('screens').set({ reported, reported_at: at, last_seen_at: at }).where('id', '=', id).executeTakeFirst()
+    announce(this.k, { kind: 'screens', screenIds: [id] })
+    return Number(r.numUpdatedRows) === 1
+  }
+}

@@ -1,0 +1,57 @@
+// The only code that reads or writes `events_outbox`.
+import type { Executor } from '../../platform/db/Database.js'
+import type { Selectable } from 'kysely'
+import type { EventsOutboxTable } from '../../platform/db/schema.js'
+
+export type OutboxRow = Selectable<EventsOutboxTable>
+
+/** Rows per multi-row statement: 6 parameters each, well inside both engines' limits. */
+const APPEND_CHUNK = 500
+
+export class EventOutboxRepository {
+  constructor(private readonly k: Executor) {}
+
+  async append(row: Omit<OutboxRow, 'dispatched_at'>, k: Executor): Promise<void> {
+    await k
+      .insertInto('events_outbox')
+      .values({ ...row, dispatched_at: null })
+      .execute()
+  }
+
+  /** Appends several rows in one statement per chunk (a connect storm's `screen.online` events). */
+  async appendMany(rows: readonly Omit<OutboxRow, 'dispatched_at'>[], k: Executor): Promise<void> {
+    for (let i = 0; i < rows.length; i += APPEND_CHUNK) {
+      await k
+        .insertInto('events_outbox')
+        .values(rows.slice(i, i + APPEND_CHUNK).map((r) => ({ ...r, dispatched_at: null })))
+        .execute()
+    }
+  }
+
+  /** Events not yet dispatched, oldest first. */
+  pending(limit: number): Promise<OutboxRow[]> {
+    return this.k.selectFrom('events_outbox').selectAll().where('dispatched_at', 'is', null).orderBy('id', 'asc').limit(limit).execute()
+  }
+
+  /** Marks these dispatched where no other dispatcher got there first; resolves with the ids this call marked. */
+  async markManyDispatched(ids: readonly string[], at: string, k: Executor): Promise<Set<string>> {
+    const mine = new Set<string>()
+    for (let i = 0; i < ids.length; i += APPEND_CHUNK) {
+      const rows = await k
+        .updateTable('events_outbox')
+        .set({ dispatched_at: at })
+        .where('id', 'in', ids.slice(i, i + APPEND_CHUNK))
+        .where('dispatched_at', 'is', null)
+        .returning('id')
+        .execute()
+      for (const r of rows) mine.add(r.id)
+    }
+    return mine
+  }
+
+  /** Drops dispatched events older than `cutoff`. */
+  async purgeDispatchedBefore(cutoff: string): Promise<number> {
+    const r = await this.k.deleteFrom('events_outbox').where('dispatched_at', 'is not', null).where('occurred_at', '<', cutoff).executeTakeFirst()
+    return Number(r.numDeletedRows)
+  }
+}

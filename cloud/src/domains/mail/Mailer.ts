@@ -1,0 +1,79 @@
+// Outgoing mail (webhook auto-disable notices to Owners, alert e-mails). Every message is
+// first recorded in the `outbox` table, so nothing is lost and tests can read it; with
+// SVC_SMTP_URL set it is then sent through nodemailer and marked sent (or its error kept).
+// Without SMTP the message stays in the outbox and is logged.
+import { randomUUID } from 'node:crypto'
+import nodemailer from 'nodemailer'
+import type { Transporter } from 'nodemailer'
+import type { Clock } from '../../platform/clock.js'
+import type { Database } from '../../platform/db/Database.js'
+import type { MailOutboxRow } from '../../platform/db/schema.js'
+import { MailRepository } from './MailRepository.js'
+
+export interface MailMessage {
+  to: string[]
+  subject: string
+  text: string
+  workspaceId?: string | null
+}
+
+export type OutboxRow = MailOutboxRow
+
+export class Mailer {
+  private readonly transport: Transporter | null
+  private readonly repo: MailRepository
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly opts: { smtpUrl: string | null; from: string },
+    private readonly log: { info(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
+  ) {
+    this.transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : null
+    this.repo = new MailRepository(db.kysely)
+  }
+
+  /** Records the message and sends it when SMTP is configured. Never throws for a send failure. */
+  async send(msg: MailMessage): Promise<OutboxRow> {
+    const id = `mail_${randomUUID()}`
+    const to = [...new Set(msg.to.map((a) => a.trim()).filter(Boolean))]
+    await this.repo.insert({
+      id,
+      workspace_id: msg.workspaceId ?? null,
+      to_addresses: JSON.stringify(to),
+      subject: msg.subject,
+      body: msg.text,
+      created_at: this.clock.now().toISOString(),
+    })
+    if (!this.transport || to.length === 0) {
+      this.log.info(
+        { mailId: id, to, subject: msg.subject },
+        this.transport ? 'mail without recipients kept in outbox' : 'no SMTP configured: mail kept in outbox',
+      )
+    } else {
+      try {
+        await this.transport.sendMail({ from: this.opts.from, to, subject: msg.subject, text: msg.text })
+        await this.repo.markSent(id, this.clock.now().toISOString())
+      } catch (err) {
+        this.log.error({ err, mailId: id }, 'mail send failed; kept in outbox')
+        await this.repo.markFailed(id, String((err as Error).message ?? err).slice(0, 500))
+      }
+    }
+    return (await this.repo.byId(id))!
+  }
+
+  /** Mail recorded for a workspace, oldest first (tests, support). */
+  outbox(workspaceId: string): Promise<OutboxRow[]> {
+    return this.repo.forWorkspace(workspaceId)
+  }
+
+  close(): void {
+    this.transport?.close()
+  }
+
+  /** Drops mail sent more than `days` ago; unsent mail stays for an operator to see. */
+  async purgeSent(days = 30): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - days * 86_400_000).toISOString()
+    return this.repo.purgeSentBefore(cutoff)
+  }
+}

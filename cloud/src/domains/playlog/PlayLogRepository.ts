@@ -1,0 +1,173 @@
+// The only code that reads or writes `play_log` (proof of play), and what the play log reads
+// of `screens` (a screen's workspace and pairing time, a workspace's screen count). A record's id is a hash of
+// the screen and every field the device sent, so storing a batch twice (re-sent after a
+// lost PUBACK, or after an agent restart before it acknowledged) inserts nothing the second
+// time: `ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike.
+import { createHash } from 'node:crypto'
+import type { Selectable } from 'kysely'
+import type { Executor } from '../../platform/db/Database.js'
+import type { PlayLogTable } from '../../platform/db/schema.js'
+
+export type PlayLogRow = Selectable<PlayLogTable>
+
+/** A record as the device reports it (times already normalised to UTC ISO with milliseconds). */
+export interface PlayLogInput {
+  source: string
+  contentKind: string
+  contentId: string
+  castId: string | null
+  emergencyId: string | null
+  itemKind: string
+  itemId: string
+  zone: string | null
+  startedAt: string
+  endedAt: string
+  durationMs: number
+}
+
+/** Where a page of a time range starts: after this (startedAt, id). */
+export interface PlayLogPosition {
+  startedAt: string
+  id: string
+}
+
+export interface PlayLogRange {
+  /** Inclusive lower bound on started_at (UTC ISO), or null. */
+  from: string | null
+  /** Exclusive upper bound on started_at (UTC ISO), or null. */
+  to: string | null
+}
+
+/** Rows per INSERT: 15 columns × 60 stays far below SQLite's and PostgreSQL's parameter limits. */
+const CHUNK = 60
+
+export function playRecordId(screenId: string, r: PlayLogInput): string {
+  const key = JSON.stringify([
+    screenId,
+    r.source,
+    r.contentKind,
+    r.contentId,
+    r.castId,
+    r.emergencyId,
+    r.itemKind,
+    r.itemId,
+    r.zone,
+    r.startedAt,
+    r.endedAt,
+    r.durationMs,
+  ])
+  return `play_${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`
+}
+
+export class PlayLogRepository {
+  constructor(private readonly k: Executor) {}
+
+  /** Stores records of one screen; returns how many were new. */
+  async insert(workspaceId: string, screenId: string, records: PlayLogInput[], receivedAt: string, k: Executor = this.k): Promise<number> {
+    const seen = new Set<string>()
+    const rows = []
+    for (const r of records) {
+      const id = playRecordId(screenId, r)
+      if (seen.has(id)) continue
+      seen.add(id)
+      rows.push({
+        id,
+        workspace_id: workspaceId,
+        screen_id: screenId,
+        source: r.source,
+        content_kind: r.contentKind,
+        content_id: r.contentId,
+        cast_id: r.castId,
+        emergency_id: r.emergencyId,
+        item_kind: r.itemKind,
+        item_id: r.itemId,
+        zone: r.zone,
+        started_at: r.startedAt,
+        ended_at: r.endedAt,
+        duration_ms: r.durationMs,
+        received_at: receivedAt,
+      })
+    }
+    let added = 0
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const res = await k
+        .insertInto('play_log')
+        .values(rows.slice(i, i + CHUNK))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst()
+      added += Number(res.numInsertedOrUpdatedRows ?? 0n)
+    }
+    return added
+  }
+
+  /** Plays of some screens started within the range, oldest first, after `after`; at most `limit` (null = all). */
+  list(workspaceId: string, screenIds: readonly string[], range: PlayLogRange, after: PlayLogPosition | null, limit: number | null): Promise<PlayLogRow[]> {
+    if (!screenIds.length) return Promise.resolve([])
+    let q = this.k
+      .selectFrom('play_log')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', 'in', [...screenIds])
+    if (range.from) q = q.where('started_at', '>=', range.from)
+    if (range.to) q = q.where('started_at', '<', range.to)
+    if (after) q = q.where((eb) => eb.or([eb('started_at', '>', after.startedAt), eb.and([eb('started_at', '=', after.startedAt), eb('id', '>', after.id)])]))
+    q = q.orderBy('started_at', 'asc').orderBy('id', 'asc')
+    if (limit !== null) q = q.limit(limit)
+    return q.execute()
+  }
+
+  async count(workspaceId: string, screenIds: readonly string[], range: PlayLogRange): Promise<number> {
+    if (!screenIds.length) return 0
+    let q = this.k
+      .selectFrom('play_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', 'in', [...screenIds])
+    if (range.from) q = q.where('started_at', '>=', range.from)
+    if (range.to) q = q.where('started_at', '<', range.to)
+    return Number((await q.executeTakeFirstOrThrow()).n)
+  }
+
+  /** Deletes plays started before `cutoff` (UTC ISO), in every workspace; returns how many. */
+  async deleteStartedBefore(cutoff: string): Promise<number> {
+    const res = await this.k.deleteFrom('play_log').where('started_at', '<', cutoff).executeTakeFirst()
+    return Number(res.numDeletedRows ?? 0n)
+  }
+
+  /** The workspace a screen belongs to (null: no such screen). */
+  async workspaceOfScreen(screenId: string): Promise<string | null> {
+    const row = await this.k.selectFrom('screens').select('workspace_id').where('id', '=', screenId).executeTakeFirst()
+    return row?.workspace_id ?? null
+  }
+
+  /** What a batch of a screen is checked against: its workspace, when it was paired (created), its name and place; undefined: no such screen. */
+  screenForPlays(screenId: string): Promise<{ workspace_id: string; created_at: string; name: string; node_id: string | null } | undefined> {
+    return this.k.selectFrom('screens').select(['workspace_id', 'created_at', 'name', 'node_id']).where('id', '=', screenId).executeTakeFirst()
+  }
+
+  /** How many screens a workspace has. */
+  async screenCount(workspaceId: string): Promise<number> {
+    const row = await this.k
+      .selectFrom('screens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  /**
+   * A screen's stored plays that end after `after` (UTC ISO), earliest end first, at most
+   * `limit`: those a batch starting at `after` could overlap (index play_log_screen_end).
+   */
+  endingAfter(workspaceId: string, screenId: string, after: string, limit: number): Promise<Pick<PlayLogRow, 'id' | 'started_at' | 'ended_at'>[]> {
+    return this.k
+      .selectFrom('play_log')
+      .select(['id', 'started_at', 'ended_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', '=', screenId)
+      .where('ended_at', '>', after)
+      .orderBy('ended_at', 'asc')
+      .limit(limit)
+      .execute()
+  }
+}

@@ -1,0 +1,83 @@
+// Proof of play (what screens actually showed, as their agents reported it):
+//   GET /v1/screens/:id/play-log     one screen's plays in a time range, oldest first, paged
+//   GET /v1/play-log.csv             CSV export of a time range for a set of screens
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { principalOf } from '../../platform/http/Principal.js'
+import { pageQuery, parsePage } from '../../platform/paging.js'
+import { IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
+import { CSV_MAX_ROWS, CSV_MAX_SCREENS } from './PlayLogService.js'
+
+export const PlayRecord = Type.Object({
+  id: Type.String({ description: 'Prefix `play_`; the same reported play always has the same id.' }),
+  screenId: Type.String(),
+  source: Type.String({ description: 'Why it played: `assignment`, `schedule`, `cast` or `emergency`.' }),
+  contentKind: Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…).' }),
+  contentId: Type.String(),
+  castId: Nullable(Type.String()),
+  emergencyId: Nullable(Type.String()),
+  itemKind: Type.String({ description: "The piece that was on screen: a playlist item, a layout zone's content, or the content itself." }),
+  itemId: Type.String(),
+  zone: Nullable(Type.String({ description: 'The layout zone it played in.' })),
+  startedAt: Timestamp,
+  endedAt: Timestamp,
+  durationMs: Type.Integer({ minimum: 0 }),
+  receivedAt: Timestamp,
+})
+
+const RangeFields = {
+  from: Type.Optional(Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time.' })),
+  to: Type.Optional(Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time.' })),
+}
+
+const playLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { playLog } = app.services
+
+  app.get(
+    '/screens/:id/play-log',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['play-log'],
+        operationId: 'listScreenPlayLog',
+        summary: 'What the screen played (as its agent reported it), oldest first; 100 per page unless limit says otherwise',
+        params: IdParams,
+        querystring: Type.Object({ ...pageQuery(1000).properties, ...RangeFields }, { additionalProperties: false }),
+        response: { 200: Paged(PlayRecord), ...errorResponses },
+      },
+    },
+    async (req) => playLog.listForScreen(principalOf(req), req.params.id, req.query, parsePage(req.query, { defaultLimit: 100, max: 1000 })),
+  )
+
+  app.get(
+    '/play-log.csv',
+    {
+      config: { permission: 'screen.view' },
+      schema: {
+        tags: ['play-log'],
+        operationId: 'exportPlayLogCsv',
+        summary: `Plays of some screens started in [from, to) as CSV, oldest first (at most ${CSV_MAX_SCREENS} screens and ${CSV_MAX_ROWS} rows)`,
+        querystring: Type.Object(
+          {
+            from: Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time (required).' }),
+            to: Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time (required).' }),
+            screenIds: Type.String({ maxLength: 20_000, description: `Screen ids separated by commas, at most ${CSV_MAX_SCREENS}.` }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: {
+            description: 'One header line, then one line per play (RFC 4180, CRLF).',
+            content: { 'text/csv': { schema: Type.String() } },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (req, reply) => {
+      const body = await playLog.csv(principalOf(req), req.query)
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="play-log.csv"').send(body)
+    },
+  )
+}
+export default playLogRoutes

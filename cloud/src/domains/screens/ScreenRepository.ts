@@ -1,0 +1,427 @@
+// The owner of `screens`: every write to a screen row made by the API side (pairing,
+// rename/move, delete, assignment, panel profile, device secret) is a method here. The
+// device link (devicelink/*: presence, reported state, desired_version) still writes its
+// own columns. Reads for target selection, the list and the content usages live here too.
+import { CompiledQuery, sql, type Selectable, type SelectQueryBuilder } from 'kysely'
+import type { Dialect, Executor } from '../../platform/db/Database.js'
+import { announce } from '../../platform/db/changes.js'
+import type { DB, ScreensTable } from '../../platform/db/schema.js'
+import type { PageRequest } from '../../platform/paging.js'
+import { withinNodes } from '../../platform/db/keyset.js'
+import { heldRow } from '../takeovers/CastRepository.js'
+
+export type ScreenRecord = Selectable<ScreensTable>
+export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
+export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
+
+const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id'] as const
+/** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
+const LIST_FIELDS = [
+  'id',
+  'name',
+  'status',
+  'content_kind as contentKind',
+  'content_id as contentId',
+  'last_seen_at as lastSeenAt',
+  'node_id as nodeId',
+] as const
+/** Ids per statement in IN lists (well under either engine's parameter limit). */
+const CHUNK = 400
+
+export interface TargetFilter {
+  /** Node ids the credential reaches; null = all. */
+  scopeIds: string[] | null
+  /** Only these screens (absent = any). */
+  ids?: string[]
+  /** Only screens homed at these nodes (absent = any). */
+  nodeIds?: string[]
+}
+
+/** What the desired-state builder reads from a screen. */
+export interface DesiredScreenRow {
+  id: string
+  node_id: string | null
+  content_kind: string | null
+  content_id: string | null
+  timezone: string
+  desired_version: number
+  panel_protocol: string | null
+  panel_set_id: number | null
+  panel_poll_seconds: number | null
+}
+
+interface ListRow {
+  data: string
+  /** The page's screen ids, comma-separated (ids never hold a comma). */
+  ids: string | null
+  n: number | string
+  last_id: string | null
+  more: number | boolean
+}
+
+/** The list statement as built by Kysely (see listStatement for the cached form). */
+function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest) {
+  // On PostgreSQL the page's columns carry the item's field names and each row becomes its
+  // JSON object as it is (json_agg of the row): less work for the server than a
+  // json_build_object per row.
+  const columns = dialect === 'postgres' ? LIST_FIELDS : LIST_COLUMNS
+  let items = withinNodes(k.selectFrom('screens').select(columns).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+  if (page.after) items = items.where('id', '>', page.after)
+  items = items.orderBy('id')
+  if (page.limit !== null) items = items.limit(page.limit)
+  // Same filter, after the page's last id: does another page follow?
+  const after = withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
+    sql<boolean>`id > pg.last_id`,
+  )
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id`
+  // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
+  // ordered subquery's rows in its order.
+  const array =
+    dialect === 'postgres' ? sql`CAST(COALESCE(json_agg(p ORDER BY p.id), '[]') AS TEXT)` : sql`json_group_array(json_object(${fields}) ORDER BY p.id)`
+  const ids = dialect === 'postgres' ? sql`string_agg(p.id, ',')` : sql`group_concat(p.id, ',')`
+  return sql<ListRow>`SELECT pg.data, pg.ids, pg.n, pg.last_id, EXISTS ${after} AS more
+FROM (SELECT ${array} AS data, ${ids} AS ids, COUNT(*) AS n, MAX(p.id) AS last_id FROM ${items} p) pg`
+}
+
+/** Where each parameter of a cached list statement comes from. */
+type ListSlot = { ws: true } | { scope: number } | { after: true } | { limit: true } | { constant: unknown }
+const LIST_CACHE_MAX = 64
+const LIST_CACHE_MAX_SCOPE = 32
+const listStatements = new Map<string, { sql: string; slots: ListSlot[] }>()
+const SENTINEL = '\u0002svc-list:'
+const LIMIT_SENTINEL = -987_654_321
+
+/**
+ * The list's statement: built by Kysely once per shape (engine, scope size, cursor or not,
+ * limit or not) and kept as text with where each parameter comes from, so a request only
+ * fills in its values (building and compiling it was about 7 % of the list's CPU).
+ */
+function listStatement(dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest, k: Executor): CompiledQuery<ListRow> {
+  if (scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) return buildListStatement(k, dialect, workspaceId, scopeIds, page).compile(k)
+  const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}`
+  let hit = listStatements.get(key)
+  if (!hit) {
+    const scope = scopeIds === null ? null : scopeIds.map((_, i) => `${SENTINEL}s${i}`)
+    const probe = { ...page, after: page.after ? `${SENTINEL}after` : page.after, limit: page.limit === null ? null : LIMIT_SENTINEL }
+    const compiled = buildListStatement(k, dialect, `${SENTINEL}ws`, scope, probe).compile(k)
+    const slots = compiled.parameters.map((p): ListSlot => {
+      if (p === `${SENTINEL}ws`) return { ws: true }
+      if (p === `${SENTINEL}after`) return { after: true }
+      if (p === LIMIT_SENTINEL) return { limit: true }
+      if (typeof p === 'string' && p.startsWith(`${SENTINEL}s`)) return { scope: Number(p.slice(SENTINEL.length + 1)) }
+      return { constant: p }
+    })
+    hit = { sql: compiled.sql, slots }
+    if (listStatements.size < LIST_CACHE_MAX) listStatements.set(key, hit)
+  }
+  const parameters = hit.slots.map((s) =>
+    'ws' in s ? workspaceId : 'after' in s ? page.after : 'limit' in s ? page.limit : 'scope' in s ? scopeIds![s.scope] : s.constant,
+  )
+  return CompiledQuery.raw(hit.sql, parameters) as CompiledQuery<ListRow>
+}
+
+export class ScreenRepository {
+  constructor(private readonly k: Executor) {}
+
+  /** Screens of the workspace matching the filter, in id order, with their home node. */
+  targets(workspaceId: string, f: TargetFilter): Promise<{ id: string; node_id: string | null }[]> {
+    if (f.ids?.length === 0 || f.nodeIds?.length === 0) return Promise.resolve([])
+    return this.matching(this.k, workspaceId, f).select(['id', 'node_id']).orderBy('id', 'asc').execute()
+  }
+
+  /** The workspace's screens matching the filter (an empty `ids` or `nodeIds` matches none), on `k`. */
+  private matching(k: Executor, workspaceId: string, f: TargetFilter) {
+    let q = withinNodes(k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)
+    if (f.ids?.length === 0 || f.nodeIds?.length === 0) q = q.where((eb) => eb.val(1), '=', 0)
+    if (f.ids?.length) q = q.where('id', 'in', f.ids)
+    if (f.nodeIds?.length) q = q.where('node_id', 'in', f.nodeIds)
+    return q
+  }
+
+  /**
+   * The ids of the workspace's screens matching the filter, as a subquery (set-based
+   * writers: `INSERT … SELECT`, `WHERE screen_id IN (…)`), on `k`.
+   */
+  targetIds(workspaceId: string, f: TargetFilter, k: Executor = this.k): SelectQueryBuilder<DB, 'screens', { id: string }> {
+    return this.matching(k, workspaceId, f).select('id')
+  }
+
+  /** How many screens match the filter, per home node (without reading the screens). */
+  async targetCounts(workspaceId: string, f: TargetFilter): Promise<{ nodeId: string | null; n: number }[]> {
+    if (f.ids?.length === 0 || f.nodeIds?.length === 0) return []
+    const rows = await this.matching(this.k, workspaceId, f)
+      .select((eb) => ['node_id', eb.fn.countAll<number>().as('n')])
+      .groupBy('node_id')
+      .execute()
+    return rows.map((r) => ({ nodeId: r.node_id, n: Number(r.n) }))
+  }
+
+  /** Screens with a desired state last published before `cutoff` (or never), oldest first: their signed media URLs need renewing. */
+  publishedBefore(cutoff: string, limit: number): Promise<{ id: string; workspace_id: string }[]> {
+    return (
+      this.k
+        .selectFrom('screens')
+        .select(['id', 'workspace_id'])
+        .where('desired_version', '>', 0)
+        .where((eb) => eb.or([eb('desired_published_at', 'is', null), eb('desired_published_at', '<', cutoff)]))
+        // Never published first, on both engines (PostgreSQL would put NULLs last).
+        .orderBy('desired_published_at', (ob) => ob.asc().nullsFirst())
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+    )
+  }
+
+  // ---- desired state (the builder and the publisher) ----
+
+  /** The columns a desired state is built from, for a batch of the workspace's screens (any order). */
+  forDesiredState(workspaceId: string, ids: readonly string[]): Promise<DesiredScreenRow[]> {
+    if (!ids.length) return Promise.resolve([])
+    return this.k
+      .selectFrom('screens')
+      .select(['id', 'node_id', 'content_kind', 'content_id', 'timezone', 'desired_version', 'panel_protocol', 'panel_set_id', 'panel_poll_seconds'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', 'in', ids)
+      .execute()
+  }
+
+  /**
+   * Takes the next desired version of each screen (one UPDATE … RETURNING); with
+   * `publishedAt`, also records it as `desired_published_at`. Answers [screenId, version].
+   */
+  async bumpDesiredVersions(workspaceId: string, ids: readonly string[], publishedAt: string | null, k: Executor = this.k): Promise<[string, number][]> {
+    if (!ids.length) return []
+    const rows = await k
+      .updateTable('screens')
+      .set((eb) => ({ desired_version: eb('desired_version', '+', 1), ...(publishedAt ? { desired_published_at: publishedAt } : {}) }))
+      .where('workspace_id', '=', workspaceId)
+      .where('id', 'in', ids)
+      .returning(['id', 'desired_version'])
+      .execute()
+    return rows.map((r) => [r.id, Number(r.desired_version)])
+  }
+
+  byId(workspaceId: string, id: string): Promise<ScreenRecord | undefined> {
+    return this.k.selectFrom('screens').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  }
+
+  /**
+   * A page of list items by id ascending, within the node ids the credential reaches (null =
+   * all), with its items already as JSON text, built by the database: one
+   * string crosses to JavaScript instead of one object per row (building row objects was
+   * most of the list's cost per item). `data` is the items' JSON array (keys as the API
+   * names them), `ids` the page's screen ids, `more` whether rows follow the page's last id.
+   */
+  async listJson(
+    dialect: Dialect,
+    workspaceId: string,
+    scopeIds: string[] | null,
+    page: PageRequest,
+  ): Promise<{ data: string; ids: string[]; count: number; lastId: string | null; more: boolean }> {
+    const r = await this.k.executeQuery<ListRow>(listStatement(dialect, workspaceId, scopeIds, page, this.k))
+    const row = r.rows[0]!
+    return {
+      data: row.data,
+      ids: row.ids ? row.ids.split(',') : [],
+      count: Number(row.n),
+      lastId: row.last_id,
+      more: row.more === true || Number(row.more) === 1,
+    }
+  }
+
+  async count(workspaceId: string, scopeIds: string[] | null): Promise<number> {
+    const r = await withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('screens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('node_id', '=', nodeId)
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** The hash of the screen's device secret (any workspace: the broker knows only the id). */
+  async credentialHash(screenId: string): Promise<string | null> {
+    const r = await this.k.selectFrom('screens').select('device_secret_hash').where('id', '=', screenId).executeTakeFirst()
+    return r?.device_secret_hash ?? null
+  }
+
+  /** The hashes of several screens' device secrets (screens unknown are absent), 500 ids per query. */
+  async credentialHashes(screenIds: readonly string[]): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>()
+    for (let i = 0; i < screenIds.length; i += 500) {
+      const rows = await this.k
+        .selectFrom('screens')
+        .select(['id', 'device_secret_hash'])
+        .where('id', 'in', screenIds.slice(i, i + 500))
+        .execute()
+      for (const r of rows) out.set(r.id, r.device_secret_hash ?? null)
+    }
+    return out
+  }
+
+  async insert(
+    row: Pick<ScreenRecord, 'id' | 'workspace_id' | 'node_id' | 'name' | 'model' | 'serial_number' | 'created_at' | 'updated_at'>,
+    k: Executor = this.k,
+  ): Promise<void> {
+    await k.insertInto('screens').values(row).execute()
+    announce(k, { kind: 'workspaceScreens', workspaceId: row.workspace_id })
+  }
+
+  async rename(workspaceId: string, id: string, set: { name: string; node_id: string | null; updated_at: string }): Promise<void> {
+    await this.k.updateTable('screens').set(set).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+    announce(this.k, { kind: 'workspaceScreens', workspaceId })
+  }
+
+  async delete(workspaceId: string, id: string, k: Executor = this.k): Promise<void> {
+    await k.deleteFrom('screens').where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+    announce(k, { kind: 'workspaceScreens', workspaceId })
+  }
+
+  async setDeviceSecretHash(id: string, hash: string, at: string, k: Executor = this.k): Promise<void> {
+    await k.updateTable('screens').set({ device_secret_hash: hash, updated_at: at }).where('id', '=', id).execute()
+  }
+
+  panel(workspaceId: string, id: string): Promise<ScreenPanelRecord | undefined> {
+    return this.k
+      .selectFrom('screens')
+      .select(['panel_protocol', 'panel_set_id', 'panel_poll_seconds'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst()
+  }
+
+  /** Sets the panel profile (all null clears it). */
+  async setPanel(workspaceId: string, id: string, panel: ScreenPanelRecord, at: string): Promise<void> {
+    await this.k
+      .updateTable('screens')
+      .set({ ...panel, updated_at: at })
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .execute()
+  }
+
+  assignmentOf(workspaceId: string, id: string): Promise<ScreenAssignmentRecord | undefined> {
+    return this.k
+      .selectFrom('screens')
+      .select(['id', 'node_id', 'content_kind', 'content_id'])
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst()
+  }
+
+  /** Assigns (or, with nulls, clears) content on these screens, in chunks; run it in a transaction for all-or-nothing. */
+  async setAssignment(
+    workspaceId: string,
+    ids: string[],
+    content: { kind: string | null; id: string | null },
+    at: string,
+    k: Executor = this.k,
+  ): Promise<void> {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      await k
+        .updateTable('screens')
+        .set({ content_kind: content.kind, content_id: content.id, updated_at: at })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .execute()
+    }
+    announce(k, { kind: 'workspaceScreens', workspaceId })
+  }
+
+  async desiredVersion(workspaceId: string, id: string): Promise<number> {
+    const r = await this.k.selectFrom('screens').select('desired_version').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    return Number(r?.desired_version ?? 0)
+  }
+
+  /** Screens assigned this content (they block deleting it). */
+  async countAssigned(workspaceId: string, kind: string, contentId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('screens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** Active or paused casts and active emergencies showing this content (they block deleting it). */
+  async countLiveTakeovers(workspaceId: string, kind: string, contentId: string): Promise<number> {
+    const c = await this.k
+      .selectFrom('casts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .where('status', 'in', ['active', 'paused'])
+      .executeTakeFirstOrThrow()
+    const e = await this.k
+      .selectFrom('emergencies')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow()
+    return Number(c.n) + Number(e.n)
+  }
+
+  /** Items that contain any of `ids` (playlists, schedules, layouts: content_refs read upwards). */
+  async containersOf(workspaceId: string, ids: string[]): Promise<string[]> {
+    const out: string[] = []
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('content_refs')
+        .select('from_id')
+        .distinct()
+        .where('workspace_id', '=', workspaceId)
+        .where('to_id', 'in', ids.slice(i, i + CHUNK))
+        .execute()
+      for (const r of rows) out.push(r.from_id)
+    }
+    return out
+  }
+
+  /** Screens assigned any of `contentIds`, or held by an active cast or emergency showing one. */
+  async showingAny(workspaceId: string, contentIds: string[]): Promise<string[]> {
+    const out = new Set<string>()
+    for (let i = 0; i < contentIds.length; i += CHUNK) {
+      const part = contentIds.slice(i, i + CHUNK)
+      const rows = await this.k
+        .selectFrom('screens')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('content_id', 'in', part)
+        .union(
+          this.k
+            .selectFrom('cast_screens as cs')
+            .innerJoin('casts as c', 'c.id', 'cs.cast_id')
+            .select('cs.screen_id as id')
+            .where('c.workspace_id', '=', workspaceId)
+            .where('c.status', 'in', ['active', 'paused'])
+            .where(heldRow('cs'))
+            .where('c.content_id', 'in', part),
+        )
+        .union(
+          this.k
+            .selectFrom('emergency_screens as es')
+            .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+            .select('es.screen_id as id')
+            .where('e.workspace_id', '=', workspaceId)
+            .where('e.status', '=', 'active')
+            .where('es.active', '=', 1)
+            .where('e.content_id', 'in', part),
+        )
+        .execute()
+      for (const r of rows) out.add(r.id)
+    }
+    return [...out].sort()
+  }
+}

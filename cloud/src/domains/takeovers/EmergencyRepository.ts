@@ -1,0 +1,152 @@
+// The only code that reads or writes `emergencies` and `emergency_screens`.
+import { sql, type Selectable } from 'kysely'
+import type { Executor } from '../../platform/db/Database.js'
+import type { EmergenciesTable } from '../../platform/db/schema.js'
+import { withinNodes } from '../../platform/db/keyset.js'
+import type { ScreenIdQuery } from './CastRepository.js'
+
+export type EmergencyRecord = Selectable<EmergenciesTable>
+
+const CHUNK = 500
+
+/** An active emergency holding a screen (EmergencyRepository.heldBy). */
+export interface HeldEmergency {
+  screen_id: string
+  id: string
+  content_kind: string
+  content_id: string
+  content_name: string | null
+  message: string | null
+  started_at: string
+}
+
+export class EmergencyRepository {
+  constructor(private readonly k: Executor) {}
+
+  byId(id: string, k: Executor = this.k): Promise<EmergencyRecord | undefined> {
+    return k.selectFrom('emergencies').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  /** Newest first; `scopeIds` = home nodes the credential reaches (null = all). */
+  list(workspaceId: string, scopeIds: string[] | null, filter: { status?: string; limit: number }): Promise<EmergencyRecord[]> {
+    let q = withinNodes(this.k.selectFrom('emergencies').selectAll().where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+    if (filter.status) q = q.where('status', '=', filter.status)
+    return q.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute()
+  }
+
+  /**
+   * Inserts the emergency and holds the screens `screens` selects (one INSERT … SELECT);
+   * returns how many it holds (`screen_count` is corrected to that when screens changed
+   * since the row was made).
+   */
+  async insert(row: EmergencyRecord, screens: ScreenIdQuery, k: Executor): Promise<number> {
+    await k.insertInto('emergencies').values(row).execute()
+    const inserted = await k
+      .insertInto('emergency_screens')
+      .columns(['emergency_id', 'screen_id', 'active'])
+      .expression(screens.clearSelect().select([sql<string>`CAST(${row.id} AS TEXT)`.as('emergency_id'), 'id', sql<number>`1`.as('active')]))
+      .executeTakeFirst()
+    const screenCount = Number(inserted.numInsertedOrUpdatedRows ?? 0)
+    if (screenCount !== row.screen_count) await k.updateTable('emergencies').set({ screen_count: screenCount }).where('id', '=', row.id).execute()
+    return screenCount
+  }
+
+  /** Every screen the emergency was given (the publisher reads them behind the start answer). */
+  async screenIdsOf(emergencyId: string): Promise<string[]> {
+    const rows = await this.k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', emergencyId).execute()
+    return rows.map((r) => r.screen_id)
+  }
+
+  /**
+   * Clears an active emergency and lets go of its screens; returns the screens it held, or
+   * null when it was not active. `screens_released` counts those no other active emergency holds.
+   */
+  async clear(id: string, at: string, by: string, k: Executor): Promise<string[] | null> {
+    const u = await k
+      .updateTable('emergencies')
+      .set({ status: 'cleared', cleared_at: at, cleared_by: by })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst()
+    if (Number(u.numUpdatedRows) !== 1) return null
+    const rows = await k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', id).where('active', '=', 1).execute()
+    await k.updateTable('emergency_screens').set({ active: 0 }).where('emergency_id', '=', id).execute()
+    const ids = rows.map((x) => x.screen_id)
+    let stillHeld = 0
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const h = await k
+        .selectFrom('emergency_screens as es')
+        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+        .select((eb) => eb.fn.count<number>('es.screen_id').distinct().as('n'))
+        .where('es.active', '=', 1)
+        .where('e.status', '=', 'active')
+        .where('es.screen_id', 'in', ids.slice(i, i + CHUNK))
+        .executeTakeFirstOrThrow()
+      stillHeld += Number(h.n)
+    }
+    await k
+      .updateTable('emergencies')
+      .set({ screens_released: ids.length - stillHeld })
+      .where('id', '=', id)
+      .execute()
+    return ids
+  }
+
+  // ---- desired state and delivery ----
+
+  /** The active emergencies holding each of these screens: one row per (screen, emergency), newest first per screen. */
+  async heldBy(workspaceId: string, screenIds: readonly string[]): Promise<HeldEmergency[]> {
+    const out: HeldEmergency[] = []
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('emergency_screens as es')
+        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.started_at'])
+        .where('es.screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('es.active', '=', 1)
+        .where('e.status', '=', 'active')
+        .where('e.workspace_id', '=', workspaceId)
+        .orderBy('e.started_at', 'desc')
+        .orderBy('e.id', 'desc')
+        .execute()
+      out.push(...rows)
+    }
+    return out
+  }
+
+  /** Records that a desired state carrying the emergency was published to these screens (first time only). */
+  async markPublished(emergencyId: string, screenIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await this.k
+        .updateTable('emergency_screens')
+        .set((eb) => ({ published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'emergency_screens.screen_id') }))
+        .where('emergency_id', '=', emergencyId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('published_version', 'is', null)
+        .execute()
+    }
+  }
+
+  /** Records that these screens reported the emergency playing (first time only). */
+  async markApplied(emergencyId: string, screenIds: readonly string[], at: string): Promise<void> {
+    for (let i = 0; i < screenIds.length; i += CHUNK) {
+      await this.k
+        .updateTable('emergency_screens')
+        .set({ applied_at: at })
+        .where('emergency_id', '=', emergencyId)
+        .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
+        .where('applied_at', 'is', null)
+        .execute()
+    }
+  }
+
+  /** How many of its screens a desired state carrying the emergency was published to, and how many reported it playing. */
+  async delivery(emergencyId: string): Promise<{ published: number; applied: number }> {
+    const r = await this.k
+      .selectFrom('emergency_screens')
+      .select((eb) => [eb.fn.count<number>('published_version').as('published'), eb.fn.count<number>('applied_at').as('applied')])
+      .where('emergency_id', '=', emergencyId)
+      .executeTakeFirst()
+    return { published: Number(r?.published ?? 0), applied: Number(r?.applied ?? 0) }
+  }
+}

@@ -1,0 +1,139 @@
+// Emergencies: content on the target screens above everything,
+// until cleared. Statuses: `active`, then `cleared`. Casts on those screens pause
+// (refreshCastPause) and resume when it is cleared. Start and clear are announced on the
+// event outbox as `emergency.started` / `emergency.cleared`, in the transaction of the change.
+// Tables: domains/takeovers/EmergencyRepository.ts.
+import type { Clock, IdGenerator } from '../../platform/clock.js'
+import type { Database } from '../../platform/db/Database.js'
+import { actorRef, type Principal } from '../../platform/http/Principal.js'
+import { ApiError } from '../../platform/errors.js'
+import type { EventOutbox } from '../events/EventOutbox.js'
+import { EmergencyRepository } from './EmergencyRepository.js'
+import type { NodeService } from '../nodes/NodeService.js'
+import type { ContentKind } from '@svc/shared/mqtt/index'
+import type { Takeover, TargetInput } from './Takeover.js'
+import { castsOnScreens, castsOnTarget, refreshCastPause, type MarkDirtyLater } from './CastService.js'
+import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
+import type { RowWith, EmergenciesTable } from '../../platform/db/schema.js'
+
+export { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView }
+
+type EmergencyRow = RowWith<EmergenciesTable, { status: EmergencyStatus }>
+
+const view = (r: EmergencyRow): EmergencyView => ({
+  id: r.id,
+  kind: 'emergency',
+  status: r.status,
+  contentKind: r.content_kind,
+  contentId: r.content_id,
+  contentName: r.content_name,
+  message: r.message,
+  scopeKind: r.scope_kind,
+  scopeNodeId: r.scope_node_id,
+  screenCount: r.screen_count,
+  startedAt: r.started_at,
+  clearedAt: r.cleared_at,
+  screensReleased: r.screens_released,
+})
+
+export interface EmergencyInput extends TargetInput {
+  contentKind: ContentKind
+  contentId: string
+  contentName?: string | undefined
+  message?: string | undefined
+}
+
+export class EmergencyService {
+  private readonly repo: EmergencyRepository
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly nodes: NodeService,
+    private readonly takeover: Takeover,
+    private readonly markDirty: MarkDirtyLater,
+    private readonly outbox: EventOutbox,
+  ) {
+    this.repo = new EmergencyRepository(db.kysely)
+  }
+
+  private async row(p: Principal, id: string): Promise<EmergencyRow> {
+    return this.nodes.findReachable<EmergencyRow>(p, 'emergencies', id, 'emergency')
+  }
+
+  /** The emergency with its `delivery` counts. */
+  async get(p: Principal, id: string): Promise<EmergencyView> {
+    const r = await this.row(p, id)
+    return this.withDelivery(view(r))
+  }
+
+  private async withDelivery(v: EmergencyView): Promise<EmergencyView> {
+    return { ...v, delivery: { targeted: v.screenCount, ...(await this.repo.delivery(v.id)) } }
+  }
+
+  async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<EmergencyView[]> {
+    const rows = await this.repo.list(p.workspaceId, await this.nodes.scopeIds(p), { ...(filter.status ? { status: filter.status } : {}), limit: filter.limit })
+    return (rows as EmergencyRow[]).map(view)
+  }
+
+  async start(p: Principal, input: EmergencyInput): Promise<EmergencyView> {
+    const target = await this.takeover.resolveTarget(p, input)
+    const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    const id = this.ids.next('emergency')
+    const at = this.clock.now().toISOString()
+    const row: EmergencyRow = {
+      id,
+      workspace_id: p.workspaceId,
+      node_id: target.scopeNodeId ?? p.nodeId,
+      content_kind: input.contentKind,
+      content_id: input.contentId,
+      content_name: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
+      message: input.message?.trim().slice(0, 1000) || null,
+      scope_kind: target.scopeKind,
+      scope_node_id: target.scopeNodeId,
+      status: 'active',
+      screen_count: target.screenCount,
+      screens_released: null,
+      started_at: at,
+      cleared_at: null,
+      created_by: actorRef(p),
+      cleared_by: null,
+    }
+    // Set-based: the screens are selected in SQL (INSERT … SELECT), never read into the request.
+    const v = await this.db.transaction(async (tx) => {
+      const screens = () => this.takeover.screenIds(p.workspaceId, target, tx.kysely)
+      const v = view({ ...row, screen_count: await this.repo.insert(row, screens(), tx.kysely) })
+      await refreshCastPause(tx, await castsOnTarget(tx, p.workspaceId, screens()))
+      await this.outbox.record(tx, { event: 'emergency.started', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
+      return v
+    })
+    // Answered once stored: publishing goes on behind (the publisher reads the emergency's
+    // screens after the answer; delivery counts show it arriving). Nothing is published
+    // before this answer, so its delivery is 0 / 0 without counting.
+    this.markDirty(p.workspaceId, () => this.repo.screenIdsOf(id)).catch(() => undefined) // the publisher logs failures
+    // The event is stored with the emergency; it is handed on behind the answer (a failed
+    // dispatch is retried by the webhook worker's next run).
+    this.outbox.dispatch().catch(() => undefined)
+    return { ...v, delivery: { targeted: v.screenCount, published: 0, applied: 0 } }
+  }
+
+  /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */
+  async clear(p: Principal, id: string): Promise<EmergencyView> {
+    const r = await this.row(p, id)
+    const at = this.clock.now().toISOString()
+    const done = await this.db.transaction(async (tx) => {
+      const ids = await this.repo.clear(id, at, actorRef(p), tx.kysely)
+      if (ids === null) return null
+      await refreshCastPause(tx, await castsOnScreens(tx, ids))
+      const v = view((await this.repo.byId(id, tx.kysely)) as EmergencyRow)
+      await this.outbox.record(tx, { event: 'emergency.cleared', workspaceId: p.workspaceId, occurredAt: at, data: { ...v } })
+      return { ids, v }
+    })
+    if (done === null) throw new ApiError('already_inactive', 'The emergency has already been cleared.')
+    const answer = await this.withDelivery(done.v)
+    this.markDirty(r.workspace_id, done.ids).catch(() => undefined) // published behind the answer; the publisher logs failures
+    this.outbox.dispatch().catch(() => undefined) // behind the answer too
+    return answer
+  }
+}

@@ -1,0 +1,39 @@
+// What casts and emergencies answer over the API that other code also names (the delivery
+// counts, the emergency object that its events carry): the TypeBox schemas and their views,
+// in a file of their own so the event catalogue can name them without importing a service.
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
+
+/** How far a cast or an emergency has reached its screens (on single-item answers). */
+export const Delivery = Type.Object(
+  {
+    targeted: Type.Integer({ description: 'Screens it was sent to (screenCount).' }),
+    published: Type.Integer({ description: 'Screens sent a desired state carrying it.' }),
+    applied: Type.Integer({ description: 'Screens whose reported state showed it playing.' }),
+  },
+  { description: 'Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers.' },
+)
+/** targeted: screens it was cast to; published: screens sent a desired state carrying it; applied: screens that reported it playing. */
+export type Delivery = Static<typeof Delivery>
+
+export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
+export type EmergencyStatus = (typeof EMERGENCY_STATUSES)[number]
+
+/** An emergency as the API answers it: the routes' response schema, and EmergencyView is derived from it. */
+export const Emergency = Type.Object({
+  id: Type.String({ description: 'Prefix `emg_`.' }),
+  kind: Type.Literal('emergency'),
+  status: StringEnum(EMERGENCY_STATUSES),
+  contentKind: Type.String(),
+  contentId: Type.String(),
+  contentName: Nullable(Type.String()),
+  message: Nullable(Type.String()),
+  scopeKind: Type.String(),
+  scopeNodeId: Nullable(Type.String()),
+  screenCount: Type.Integer(),
+  startedAt: Timestamp,
+  clearedAt: Nullable(Timestamp),
+  screensReleased: Nullable(Type.Integer({ description: 'Screens no other emergency still holds, set when cleared.' })),
+  delivery: Type.Optional(Delivery),
+})
+export type EmergencyView = Static<typeof Emergency>

@@ -1,0 +1,57 @@
+// Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
+import type { IntervalWorker } from '../workers/Worker.js'
+import type { WorkerName } from '../workers/ownWorker.js'
+import type { ClusterPresence } from '../../domains/devicelink/ClusterPresence.js'
+import type { WorkLeases } from '../cluster/WorkLeases.js'
+import type { Permission } from '@svc/shared'
+import type { Principal } from './Principal.js'
+import type { Services } from '../../domains/services.js'
+import type { LazySchemas } from './lazySchemas.js'
+import type { Lifecycle } from '../lifecycle.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Permission the operation needs; also published as `x-svc-permission`. */
+    permission?: Permission
+    /** `none` for the few operations marked "Auth: none". */
+    auth?: 'none'
+    /** Honour `Idempotency-Key` on this create. */
+    idempotent?: boolean
+    /** Extra per-key limit for this route, requests per 60 s (media upload: 300). */
+    perKeyLimit?: number
+    /** Refuse credentials pinned to a location (webhooks live at the workspace root). */
+    rootOnly?: boolean
+    /**
+     * The route also accepts a signed URL instead of a bearer (`?exp=&sig=`, media downloads
+     * for devices): when `sig` is in the query, authentication is left to the route.
+     */
+    signedAccess?: boolean
+    /** Answer validation failures with this status and code instead of 422 validation_error. */
+    validationError?: { status: number; code: string }
+  }
+  interface FastifyRequest {
+    principal: Principal | null
+  }
+  interface FastifyInstance {
+    services: Services
+    /** Route schemas, compiled on each route's first use (platform/http/lazySchemas.ts). */
+    routeSchemas: LazySchemas
+    /** The interval workers by name (tests drive them with runOnce()); each domain plugin adds its own (platform/workers/ownWorker.ts). */
+    workers: Record<WorkerName, IntervalWorker>
+    /** The work leases that keep a `oncePerCloud` worker's runs on one instance (platform/cluster/WorkLeases.ts). */
+    leases: WorkLeases
+    /** Shared presence's heartbeat and dead-instance sweep; null on a single instance (domains/devicelink/ClusterPresence.ts). */
+    clusterPresence: ClusterPresence | null
+    /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
+    routeCatalog: RouteInfo[]
+    /** The stop steps of what app.ts opened, run in reverse by the app's onClose (platform/lifecycle.ts). */
+    lifecycle: Lifecycle
+  }
+}
+
+export interface RouteInfo {
+  method: string
+  url: string
+  permission: string | null
+  auth: 'none' | 'bearer'
+}

@@ -4,6 +4,7 @@
 // durable delivery queue and a signed HTTPS POST to a local receiver. Prints, per sample,
 // the total and the part beyond the grace period (the system's own latency).
 // Run: npx tsx bench/screen-offline.ts [samples=10] [graceMs=1000]
+import { servicesOf } from '../cloud/src/app.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -32,8 +33,8 @@ const running = await startServer(
   }),
 )
 const { app } = running
-const ws = await app.services.workspaces.create('Bench', 'us')
-const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+const ws = await servicesOf(app).workspaces.create('Bench', 'us')
+const { secret: apiKey } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
 const api = async (method: string, url: string, body?: unknown, token: string | null = apiKey) => {
   const res = await app.inject({
     method: method as 'GET',

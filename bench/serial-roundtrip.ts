@@ -18,7 +18,7 @@ import { connect } from 'mqtt'
 import { topics } from '../shared/src/mqtt/index.js'
 import { encodeMdcCommand } from '../shared/src/panels/index.js'
 import { SimulatedPanel, PtyTransport } from '../firmware-sim/src/index.js'
-import { buildApp } from '../cloud/src/app.js'
+import { buildApp, servicesOf } from '../cloud/src/app.js'
 import { startServer } from '../cloud/src/server.js'
 import { testConfig } from '../cloud/src/config.js'
 import { DisplayDriver, SerialJobRunner } from '../agent/src/serial/index.js'
@@ -43,8 +43,8 @@ const config = testConfig({
 })
 
 const pre = await buildApp(config)
-const ws = await pre.services.workspaces.create('Bench', 'us')
-const key = (await pre.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
+const ws = await servicesOf(pre).workspaces.create('Bench', 'us')
+const key = (await servicesOf(pre).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
 await pre.close()
 
 const server = await startServer(config)
@@ -58,7 +58,7 @@ const secret = (await ok(createApiClient(base, reg.pollSecret).GET('/v1/devices/
 // Timestamps of the legs of the job in flight.
 const marks: Record<string, number> = {}
 const mark = (k: string) => (marks[k] = performance.now())
-const jobs = server.app.services.serialJobs
+const jobs = servicesOf(server.app).serialJobs
 const applyResult = jobs.applyResult.bind(jobs)
 jobs.applyResult = async (...args) => {
   const r = await applyResult(...args)

@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { PostgresDatabase } from '../cloud/src/platform/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
-import { buildApp } from '../cloud/src/app.js'
+import { buildApp, servicesOf } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'
 import { ROOT, f1, loadAvg, now, tempDir, uploadImage } from './lib/harness.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   // Listening for the upload (and, with --http, for the POSTs).
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   const base = http ? url : null
-  const s = app.services
+  const s = servicesOf(app)
   const ws = await s.workspaces.create('Bench', 'us')
   const { secret } = await s.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const at = new Date().toISOString()

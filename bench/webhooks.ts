@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { buildApp } from '../cloud/src/app.js'
+import { buildApp, servicesOf } from '../cloud/src/app.js'
 import { testConfig } from '../cloud/src/config.js'
 import { PostgresDatabase } from '../cloud/src/platform/db/PostgresDatabase.js'
 import { CA_FILE } from '../cloud/test/fixtures/receiver.js'
@@ -43,10 +43,10 @@ const app = await buildApp(
 )
 await app.ready()
 console.log(
-  `engine:     ${engineLabel(databaseUrl)}; ${app.services.webhooks.endpointConcurrency} requests in flight per endpoint; load average ${await loadAvg()}`,
+  `engine:     ${engineLabel(databaseUrl)}; ${servicesOf(app).webhooks.endpointConcurrency} requests in flight per endpoint; load average ${await loadAvg()}`,
 )
-const ws = await app.services.workspaces.create('Bench', 'us')
-const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+const ws = await servicesOf(app).workspaces.create('Bench', 'us')
+const { secret: apiKey } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
 const res = await app.inject({
   method: 'POST',
   url: '/v1/webhooks',
@@ -57,19 +57,19 @@ if (res.statusCode !== 201) throw new Error(res.body)
 // As a service raises an event: recorded in the outbox in its transaction, then dispatched
 // (which inserts the event's webhook deliveries and wakes the worker).
 const publish = async () => {
-  await app.services.db.transaction((tx) =>
-    app.services.outbox.record(tx, {
+  await servicesOf(app).db.transaction((tx) =>
+    servicesOf(app).outbox.record(tx, {
       event: 'content.recalled',
       workspaceId: ws.id,
       occurredAt: new Date().toISOString(),
       data: { kind: 'media', id: 'med_bench', name: 'File', contentName: 'bench.png', reason: null, recalledBy: 'bench' },
     }),
   )
-  await app.services.outbox.dispatch()
+  await servicesOf(app).outbox.dispatch()
 }
 
 // 1. Throughput: queue with the worker stopped, then drain.
-await app.services.webhookWorker.stop()
+await servicesOf(app).webhookWorker.stop()
 let t0 = performance.now()
 for (let i = 0; i < N; i++) await publish()
 const queueMs = performance.now() - t0
@@ -77,7 +77,7 @@ t0 = performance.now()
 const cpu0 = process.cpuUsage()
 await profile(async () => {
   while (receiver.count() < N) {
-    await app.services.webhookWorker.runOnce()
+    await servicesOf(app).webhookWorker.runOnce()
     if (receiver.count() < N) await receiver.waitFor(N, 2000).catch(() => undefined)
   }
 })
@@ -94,7 +94,7 @@ console.log(
 )
 
 // 2. Latency with the worker running as in production.
-app.services.webhookWorker.start()
+servicesOf(app).webhookWorker.start()
 const lat: number[] = []
 for (let i = 0; i < SAMPLES; i++) {
   const before = receiver.count()

@@ -1,6 +1,7 @@
 // The demo: one cloud, three simulated screen players (in-process agents), each driving a
 // simulated panel of another protocol over a socat pseudo-terminal (TCP when socat is
 // missing). Every step goes through the public API, as an operator would do it.
+import { servicesOf } from '../cloud/src/app.js'
 import { spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { createWriteStream, promises as fs, type WriteStream } from 'node:fs'
@@ -214,8 +215,8 @@ export class Demo {
   async #bootstrap(): Promise<string> {
     // What `pnpm cloud bootstrap` does, in-process on the same database.
     const { app } = this.#cloud!
-    const ws = await app.services.workspaces.create('Demo', 'us')
-    const { secret } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key (demo)', 'all')
+    const ws = await servicesOf(app).workspaces.create('Demo', 'us')
+    const { secret } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner key (demo)', 'all')
     this.result.workspaceId = ws.id
     this.result.apiKey = secret
     this.#apiClient = createApiClient(this.result.base, secret)
@@ -431,7 +432,7 @@ export class Demo {
     if (this.#cloud) {
       // Let the cloud finish handling the players' goodbyes before its database closes
       // (the close itself does not wait for the presence handlers; see the report).
-      const { broker, presence } = this.#cloud.app.services
+      const { broker, presence } = servicesOf(this.#cloud.app)
       const ids = this.#players.map((p) => p.info.screenId).filter((id): id is string => id !== null)
       const end = Date.now() + 3000
       while (ids.some((id) => broker.isConnected(id)) && Date.now() < end) await sleep(50)

@@ -2,6 +2,7 @@
 // workspace with an owner key, helpers to pair a code, publish desired state through the
 // embedded broker, and read retained messages the agent published. httpsFront puts a
 // TLS-terminating reverse proxy in front of it, as in production.
+import { servicesOf } from '../../cloud/src/app.js'
 import type { Test } from 'tap'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -10,10 +11,11 @@ import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startServer, type Running } from '../../cloud/src/server.js'
+import type { EmbeddedBroker } from '../../cloud/src/platform/broker/EmbeddedBroker.js'
 import { testConfig, type Config } from '../../cloud/src/config.js'
 import { tempDir, until } from './helpers.js'
 
-type Aedes = Running['app']['services']['broker']['aedes']
+type Aedes = EmbeddedBroker['aedes']
 type PublishPacket = Parameters<Aedes['publish']>[0]
 
 export interface TestCloud {
@@ -43,13 +45,13 @@ export async function startCloud(t: Test, config: Partial<Config> = {}): Promise
   }
   t.after(close)
   const { app } = running
-  const ws = await app.services.workspaces.create('Agent tests', 'us')
-  const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const ws = await servicesOf(app).workspaces.create('Agent tests', 'us')
+  const { secret: apiKey } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
   const base = `http://127.0.0.1:${running.httpPort}`
 
   const messages = new Map<string, Array<{ payload: Record<string, unknown>; retain: boolean }>>()
   await new Promise<void>((resolve) =>
-    app.services.broker.aedes.subscribe(
+    servicesOf(app).broker.aedes.subscribe(
       'svc/v1/screens/#',
       (packet: PublishPacket, cb: () => void) => {
         let payload: Record<string, unknown> = {}
@@ -86,7 +88,7 @@ export async function startCloud(t: Test, config: Partial<Config> = {}): Promise
     },
     publish(topic, payload, retain = true) {
       return new Promise((resolve, reject) =>
-        app.services.broker.aedes.publish(
+        servicesOf(app).broker.aedes.publish(
           { cmd: 'publish', topic, payload: Buffer.from(JSON.stringify(payload)), qos: 1, retain, dup: false },
           (err?: Error | null) => (err ? reject(err) : resolve()),
         ),

@@ -1,47 +1,48 @@
 // buildApp(config): the whole control API as one Fastify instance, without listening.
-// Order: external plugins and cross-cutting hooks (errors, auth, idempotency,
-// deprecations, OpenAPI) → services → teardown → the /v1 domain plugins (domains/v1Routes.ts). Tests call buildApp and use inject();
-// server.ts adds the listeners and graceful shutdown.
-// Teardown: whatever this file opens adds its stop step to one Lifecycle where it opens it
-// (platform/lifecycle.ts); the app's onClose, or a failed start, runs them in reverse.
+// Order: storage and the broker → external plugins and cross-cutting hooks (errors, auth,
+// idempotency, deprecations, OpenAPI) → the domain modules, wired by their declared needs
+// (domains/index.ts, platform/modules.ts) → the /v1 routes, which hold their provisions by
+// closure. Tests call buildApp and use inject(); server.ts adds the listeners and graceful shutdown.
+// Teardown: whatever is opened adds its stop step to one Lifecycle where it is opened
+// (platform/lifecycle.ts): this file for the platform, each module for its own; the app's
+// onClose, or a failed start, runs them in reverse.
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RouteInfo } from './platform/http/types.js'
 import { LazySchemas } from './platform/http/lazySchemas.js'
-import { systemClock, type Clock, type RandomSource } from './platform/clock.js'
+import { IdGenerator, systemClock, type Clock, type RandomSource } from './platform/clock.js'
 import type { Timers } from '@svc/shared'
 import type { Config } from './config.js'
 import { openDatabase } from './platform/db/open.js'
 import type { Database } from './platform/db/Database.js'
 import { migrate } from './platform/db/migrate.js'
 import { EmbeddedBroker } from './platform/broker/EmbeddedBroker.js'
-import { DevicePolicy } from './domains/devicelink/DevicePolicy.js'
-import { screenDirectory } from './domains/screens/ScreenService.js'
-import { createServices } from './domains/services.js'
 import { closeRedis, openRedis, redisReachable, type RedisClient } from './platform/cluster/redis.js'
 import { WorkLeases } from './platform/cluster/WorkLeases.js'
-import { RedisPresenceStore } from './domains/devicelink/RedisPresenceStore.js'
-import { ClusterPresence } from './domains/devicelink/ClusterPresence.js'
 import { WorkLeaseRepository } from './platform/cluster/WorkLeaseRepository.js'
+import { RedisDataChanges } from './platform/cluster/RedisDataChanges.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling, MAX_PATH_SEGMENT, NOSNIFF } from './platform/http/errors.js'
-import { installAuth } from './domains/access/authentication.js'
 import { installJsonBounds } from './platform/http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './platform/http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './platform/http/deprecations.js'
 import { installOpenApi } from './platform/http/openapi.js'
 import { installBodyRules } from './platform/http/bodies.js'
 import { loggerOptions, RequestLogController } from './platform/http/logging.js'
-import { Housekeeper } from './platform/workers/Housekeeper.js'
+import { RateLimiter, RedisRateLimitStore } from './platform/http/rateLimit.js'
+import { AuthFailureGuard, RedisAuthFailureCounter } from './platform/http/authFailures.js'
+import { IdempotencyStore } from './platform/http/idempotency.js'
+import { Housekeeper, type HousekeepingTask } from './platform/workers/Housekeeper.js'
 import type { PersistenceFactory } from './platform/broker/persistence.js'
-import { DeviceSessions } from './domains/devicelink/DeviceSessions.js'
-import { ScreenPresenceRepository } from './domains/devicelink/ScreenPresenceRepository.js'
-import type { ContentResolver } from './domains/devicelink/ContentResolver.js'
-import type { PanelSettingsSource } from './domains/devicelink/DesiredStateBuilder.js'
-import v1Routes from './domains/v1Routes.js'
-import { oauthMetadataRoutes } from './domains/access/oauthRoutes.js'
 import { ownWorker } from './platform/workers/ownWorker.js'
-import type { OutboundGuard } from './platform/net/OutboundGuard.js'
+import { OutboundGuard } from './platform/net/OutboundGuard.js'
 import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
+import { Listeners } from './platform/hooks.js'
+import { wireModules } from './platform/modules.js'
+import { MODULES, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
+import { installAuth, oauthMetadataRoutes } from './domains/access/index.js'
+import { DevicePolicy, type ContentResolver, type PanelSettingsSource } from './domains/devicelink/index.js'
+import { screenDirectory } from './domains/screens/index.js'
+import { UPLOAD_TYPES } from './domains/media/index.js'
 
 export interface AppDeps {
   clock?: Clock
@@ -95,7 +96,8 @@ async function open(config: Config, deps: AppDeps, deprecations: Deprecation[], 
   const cluster = redis && config.redisUrl && (await redisReachable(redis)) ? { redisUrl: config.redisUrl, prefix: config.redisPrefix } : undefined
   // Closing the broker drops every device: what records those drops (presence, the counts and
   // notices they lead to) stops after it, so its steps go here, before the broker's.
-  const afterBroker = lifecycle.group()
+  const releaseSteps = lifecycle.group()
+  const drainSteps = lifecycle.group('added')
   const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), {
     persistence,
     heartbeatIntervalMs: config.mqttHeartbeatMs,
@@ -107,7 +109,7 @@ async function open(config: Config, deps: AppDeps, deprecations: Deprecation[], 
   if (redis && !cluster) broker.logger.warn({}, 'redis unreachable at start: this instance serves its own devices only until it restarts')
   lifecycle.add('broker', () => broker.close())
   await broker.start()
-  return await assemble(config, deps, { clock, db, broker, policy, deprecations, redis, lifecycle, afterBroker })
+  return await assemble(config, deps, { clock, db, broker, policy, deprecations, redis, lifecycle, drainSteps, releaseSteps })
 }
 
 /** Trusts the `hops` nearest hops of X-Forwarded-For, whatever their addresses. */
@@ -126,11 +128,12 @@ async function assemble(
     deprecations: Deprecation[]
     redis: RedisClient | null
     lifecycle: Lifecycle
-    /** Stop steps that run after the broker has closed (see open()). */
-    afterBroker: StopSteps
+    /** Stop steps that run after the broker has closed (see open()): drains in wiring order, then releases in reverse. */
+    drainSteps: StopSteps
+    releaseSteps: StopSteps
   },
 ): Promise<FastifyInstance> {
-  const { clock, db, broker, policy, deprecations, redis, lifecycle, afterBroker } = ctx
+  const { clock, db, broker, policy, deprecations, redis, lifecycle, drainSteps, releaseSteps } = ctx
   const routeSchemas = new LazySchemas()
   const app = Fastify({
     logger: loggerOptions(config),
@@ -155,73 +158,55 @@ async function assemble(
   app.decorate('lifecycle', lifecycle)
 
   broker.setLog(app.log)
-  // Instances joined through Redis share presence there (domains/devicelink/RedisPresenceStore.ts).
-  const presenceStore = redis && broker.clustered ? new RedisPresenceStore(redis) : undefined
   // JSON only: a text/plain body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser('text/plain')
   installBodyRules(app)
-  app.decorate(
-    'services',
-    createServices({
-      config,
-      db,
-      clock,
-      random: deps.random,
-      broker,
-      log: app.log,
-      content: deps.content,
-      panelSettings: deps.panelSettings,
-      outbound: deps.outbound,
-      redis,
-      presenceStore,
-      timers: deps.timers,
-    }),
-  )
-  const services = app.services
-  // The Redis channels, and what the broker's last drops may still use (alert mail and
-  // webhooks, applied counts, last_used_at), stop after the broker. last_used_at values
-  // still pending are written before the database closes.
-  if (redis) afterBroker.add('credential changes channel', () => (services.credentialChanges as { close?: () => void }).close?.())
-  if (redis) afterBroker.add('data changes channel', () => (services.dataChanges as { close?: () => void }).close?.())
-  afterBroker.add('api key last-used flush', () => services.apiKeys.close())
-  afterBroker.add('mailer', () => services.mailer.close())
-  afterBroker.add('outbound pool', () => services.outbound.close())
-  afterBroker.add('takeover delivery counts', () => services.takeoverDelivery.idle())
-  // Before the broker: media probes and desired-state fan-outs in flight finish.
-  lifecycle.add('media processing', () => services.media.idle())
-  lifecycle.add('desired state publishing', () => services.desiredPublisher.idle({ behindSlowReceivers: false }))
-  policy.setPlayLogSink((screenId, payload) => services.playLog.ingest(screenId, payload))
-  lifecycle.add('play log', () => {
-    policy.setPlayLogSink(null)
-    services.playLog.close()
-  })
-  // After a restart the broker knows no sessions: devices get theirs back from the database.
-  const presenceRepo = new ScreenPresenceRepository(db.kysely)
-  const sessions = new DeviceSessions(
+
+  // What every module may need: the platform's own parts.
+  const outbound = deps.outbound ?? new OutboundGuard({ allowHosts: config.webhookAllowHosts, caFile: config.webhookCaFile })
+  // Webhooks and alert notices the broker's last drops cause still go out; the pool closes after them.
+  releaseSteps.add('outbound pool', () => outbound.close())
+  // Instances joined through Redis hear each other's committed changes (the screen list's kept
+  // pages; with none kept there is nothing to tell the others).
+  const sharedChanges = redis && config.screenListKeepMs > 0 ? new RedisDataChanges(redis, db.changes) : null
+  if (sharedChanges) releaseSteps.add('data changes channel', () => sharedChanges.close())
+  // Leases live in the database, so a cloud holds with or without Redis.
+  const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
+  app.decorate('leases', leases)
+  const housekeeping = new Listeners<HousekeepingTask>()
+  const startSteps = new Listeners<() => unknown>()
+  const idempotency = new IdempotencyStore(db, clock)
+  housekeeping.add({ name: 'idempotency keys', run: () => idempotency.purgeExpired() })
+  const platform: PlatformProvisions = {
+    config,
+    db,
+    clock,
+    ids: new IdGenerator(clock, deps.random),
+    random: deps.random,
+    log: app.log,
+    timers: deps.timers,
     broker,
-    { workspacesOf: (ids) => presenceRepo.workspacesOf(ids), markDirty: (ws, ids) => app.services.desiredPublisher.markDirty(ws, ids) },
-    app.log,
-  )
-  sessions.start()
-  lifecycle.add('device sessions', () => sessions.stop())
-  const presenceTimers = config.presenceTimers ?? config.castExpiryIntervalMs > 0
-  // Presence stops its timers before the broker closes, records the drops the close causes
-  // after it, then (shared presence) forgets what is left of this instance in Redis.
-  if (presenceStore) afterBroker.add('shared presence of this instance', () => presenceStore.forgetInstance(services.presence.instance))
-  afterBroker.add('presence drops recorded', () => services.presence.idle())
-  await app.services.presence.start({ timers: presenceTimers })
-  lifecycle.add('presence timers', () => services.presence.stop())
-  // Leases live in the database, so a cloud holds with or without Redis; shared presence uses one.
-  app.decorate('leases', new WorkLeases(new WorkLeaseRepository(db.kysely), clock))
-  const clusterPresence = presenceStore
-    ? new ClusterPresence(presenceStore, app.services.presence, app.leases, clock, app.log, config.presenceHeartbeatMs)
-    : null
-  app.decorate('clusterPresence', clusterPresence)
-  if (clusterPresence) {
-    await clusterPresence.start(presenceTimers)
-    // Beats until the broker has closed (its sweep lease is given back to the database).
-    afterBroker.add('shared presence heartbeat', () => clusterPresence.stop())
+    redis,
+    outbound,
+    rateLimiter: new RateLimiter(clock, redis ? new RedisRateLimitStore(redis) : undefined),
+    authFailures: new AuthFailureGuard(clock, redis ? new RedisAuthFailureCounter(redis) : undefined),
+    idempotency,
+    dataChanges: sharedChanges ?? db.changes,
+    leases,
+    devicePolicy: policy,
+    stopSteps: lifecycle,
+    drainSteps,
+    releaseSteps,
+    housekeeping,
+    startSteps,
+    contentOverride: deps.content,
+    panelSettings: deps.panelSettings,
   }
+  // The domain modules, checked and built in the order their needs give; each adds its own stop steps.
+  const provided = (await wireModules(MODULES, platform as unknown as Record<string, unknown>)) as unknown as Provisions
+  wired.set(app, provided)
+  for (const start of startSteps.all()) await start()
+
   // Callback style (no promise per request): the id header is on every answer, errors
   // included, and so is `nosniff` (a browser never guesses a type other than the one sent).
   app.addHook('onRequest', (req, reply, done) => {
@@ -239,41 +224,36 @@ async function assemble(
     }
   })
   installErrorHandling(app)
-  installAuth(app)
+  installAuth(app, provided)
   installJsonBounds(app)
-  app.services.idempotency.install(app)
+  idempotency.install(app)
   installDeprecationHeaders(app, deprecations)
-  await installOpenApi(app)
+  await installOpenApi(app, { uploadTypes: UPLOAD_TYPES })
 
-  // Teardown of what app.ts opened (the stop steps above). Added before the domain plugins:
-  // Fastify runs onClose hooks last-registered first, so each domain's workers and
-  // deliveries have stopped by then.
+  // Teardown of everything above (the stop steps). Added before the route plugins: Fastify
+  // runs onClose hooks last-registered first, so each plugin's workers and deliveries have
+  // stopped by then.
   app.addHook('onClose', () => lifecycle.close())
 
-  // Interval work. Each domain plugin starts and stops its own workers (platform/workers/ownWorker.ts);
+  // Interval work. Each route plugin starts and stops its own workers (platform/workers/ownWorker.ts);
   // the ones under a lease run on one instance of the cloud at a time (platform/cluster/WorkLeases.ts).
   app.decorate('workers', {} as FastifyInstance['workers'])
-  // Housekeeping purges rows of several domains, so it is wired here rather than in one of them.
-  ownWorker(
-    app,
-    'housekeeper',
-    new Housekeeper(
-      [
-        { name: 'idempotency keys', run: () => app.services.idempotency.purgeExpired() },
-        { name: 'multipart uploads', run: () => app.services.media.purgeExpiredUploads() },
-        { name: 'pairing registrations', run: () => app.services.pairing.purgeExpired() },
-        { name: 'sent mail', run: () => app.services.mailer.purgeSent() },
-        { name: 'expired OAuth tokens', run: () => app.services.oauth.purgeExpired() },
-        { name: 'old plays', run: () => app.services.playLog.purgeOld() },
-        { name: 'old screenshots', run: () => app.services.screenshots.purgeOld() },
-        { name: 'dispatched events', run: () => app.services.outbox.purgeDispatched() },
-      ],
-      config.housekeepingIntervalMs,
-      app.log,
-    ).oncePerCloud(app.leases, 'housekeeping'),
-  )
+  // Housekeeping purges rows of every domain: each module adds its tasks while it is wired.
+  ownWorker(app, 'housekeeper', new Housekeeper(housekeeping, config.housekeepingIntervalMs, app.log).oncePerCloud(leases, 'housekeeping'))
 
-  await app.register(v1Routes(deprecations), { prefix: '/v1' })
-  await app.register(oauthMetadataRoutes)
+  await app.register(v1Routes(provided, deprecations), { prefix: '/v1' })
+  await app.register(oauthMetadataRoutes(provided))
   return app
+}
+
+const wired = new WeakMap<FastifyInstance, Provisions>()
+
+/**
+ * The provisions an app was wired with (its services by name), for server.ts and tests.
+ * Routes never use it: they hold what they need by closure.
+ */
+export function servicesOf(app: FastifyInstance): Provisions {
+  const p = wired.get(app)
+  if (!p) throw new Error('servicesOf: not an app built by buildApp')
+  return p
 }

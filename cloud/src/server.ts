@@ -9,7 +9,7 @@
 // reconnected anywhere within the grace period.
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
-import { buildApp, type AppDeps } from './app.js'
+import { buildApp, servicesOf, type AppDeps } from './app.js'
 import type { Config } from './config.js'
 import { lockDataDir, StartupError } from './dataLock.js'
 import { TlsFileError } from './platform/broker/TlsCertificate.js'
@@ -73,11 +73,13 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
     // requests in flight); idle keep-alive connections close now.
     if (app.server.listening) app.server.close()
     // Ends every device connection and closes the MQTT listeners.
-    await app.services.broker.close()
+    await servicesOf(app).broker.close()
     // Presence records those drops (in a shared store, for the instance that takes the
     // screens over), then stops its timers: this instance announces nothing more.
-    await app.services.presence.idle().catch(() => undefined)
-    app.services.presence.stop()
+    await servicesOf(app)
+      .presence.idle()
+      .catch(() => undefined)
+    servicesOf(app).presence.stop()
   })
   let mqttPort: number | null = null
   let mqttsPort: number | null = null
@@ -87,17 +89,21 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
     })
     // Attached once listening: the WebSocket server re-emits the HTTP server's errors, and
     // a refused listen would surface as its unhandled 'error' event.
-    app.services.broker.attachWebSocket(app.server)
+    servicesOf(app).broker.attachWebSocket(app.server)
     if (config.mqttPort >= 0) {
-      mqttPort = await app.services.broker.listenTcp(config.mqttPort, config.host).catch((e: unknown) => {
-        throw listenError(e, 'MQTT', config.mqttPort, config.host, 'SVC_MQTT_PORT')
-      })
+      mqttPort = await servicesOf(app)
+        .broker.listenTcp(config.mqttPort, config.host)
+        .catch((e: unknown) => {
+          throw listenError(e, 'MQTT', config.mqttPort, config.host, 'SVC_MQTT_PORT')
+        })
     }
     if (config.mqttTlsCertFile && config.mqttTlsKeyFile) {
       const files = { certFile: config.mqttTlsCertFile, keyFile: config.mqttTlsKeyFile }
-      mqttsPort = await app.services.broker.listenTls(config.mqttsPort, config.host, files, config.mqttTlsWatchMs).catch((e: unknown) => {
-        throw listenError(tlsError(e), 'MQTT over TLS', config.mqttsPort, config.host, 'SVC_MQTTS_PORT')
-      })
+      mqttsPort = await servicesOf(app)
+        .broker.listenTls(config.mqttsPort, config.host, files, config.mqttTlsWatchMs)
+        .catch((e: unknown) => {
+          throw listenError(tlsError(e), 'MQTT over TLS', config.mqttsPort, config.host, 'SVC_MQTTS_PORT')
+        })
     }
   } catch (e) {
     await app.close().catch(() => undefined)
@@ -129,7 +135,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
 
 /** The next step for someone who just started a fresh service: the bootstrap command and the docs address. */
 async function guideFirstRun(running: Running, config: Config): Promise<void> {
-  if ((await running.app.services.workspaces.count()) > 0) return
+  if ((await servicesOf(running.app).workspaces.count()) > 0) return
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
   running.app.log.info(
     `no workspace yet: create one and its owner API key with \`npx -y pnpm@10.34.9 --silent cloud bootstrap --workspace NAME\`; API docs at http://${host}:${running.httpPort}/v1/docs`,

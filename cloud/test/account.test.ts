@@ -1,3 +1,4 @@
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 
@@ -46,8 +47,8 @@ t.test('GET /v1/account has every field of the Account object', async (t) => {
   t.equal(a.billingProvider, 'svc')
   t.match(a.payment, { option: 'invoice', cardAvailable: false })
 
-  const user = await h.app.services.users.create(workspaceId, { email: 'owner@acme.test', role: 'owner' })
-  const { token } = await h.app.services.users.createSession(user)
+  const user = await servicesOf(h.app).users.create(workspaceId, { email: 'owner@acme.test', role: 'owner' })
+  const { token } = await servicesOf(h.app).users.createSession(user)
   t.equal((await h.req('GET', '/v1/account', token)).json().data.email, 'owner@acme.test')
 
   const noPerm = await makeKey(h, apiKey, ['node.view'])

@@ -1,3 +1,4 @@
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 
@@ -219,7 +220,7 @@ t.test('a child key dies with its parent: revocation cascades, expiry is capped,
   // A child whose parent was revoked directly in storage (rows from before the cascade) is refused too.
   const p2 = await makeKey(h, apiKey, ['api-key.create', 'node.view'])
   const orphan = await makeKey(h, p2.secret, ['node.view'])
-  await h.app.services.db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', ['2026-06-01T12:00:00.000Z', p2.id])
+  await servicesOf(h.app).db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', ['2026-06-01T12:00:00.000Z', p2.id])
   t.equal((await h.req('GET', '/v1/nodes', orphan.secret)).json().error, 'invalid_credentials')
 
   // Expiry: a parent past its expiry takes an uncapped legacy child with it.
@@ -227,7 +228,7 @@ t.test('a child key dies with its parent: revocation cascades, expiry is capped,
     await h.req('POST', '/v1/api-keys', apiKey, { name: 'p3', permissions: ['api-key.create', 'node.view'], expiresAt: '2026-06-01T14:00:00.000Z' })
   ).json().data
   const c4 = await makeKey(h, p3.secret, ['node.view'])
-  await h.app.services.db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [c4.id])
+  await servicesOf(h.app).db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [c4.id])
   t.equal((await h.req('GET', '/v1/nodes', c4.secret)).statusCode, 200)
   h.clock.advance(3 * 3600_000)
   t.equal((await h.req('GET', '/v1/nodes', c4.secret)).json().error, 'invalid_credentials')

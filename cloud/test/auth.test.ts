@@ -1,3 +1,4 @@
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 
@@ -30,7 +31,7 @@ t.test('a key is stored only as a hash; preview is the first characters', async 
   const h = await build(t)
   const { apiKey } = await h.workspace()
   t.match(apiKey, /^ak_us_live_[A-Za-z0-9]{32}$/)
-  const rows = await h.app.services.db.all<Record<string, unknown>>('SELECT * FROM api_keys')
+  const rows = await servicesOf(h.app).db.all<Record<string, unknown>>('SELECT * FROM api_keys')
   for (const r of rows) for (const v of Object.values(r)) t.not(v, apiKey)
   const key = (await h.req('GET', '/v1/api-keys', apiKey)).json().data[0]
   t.ok(apiKey.startsWith(key.preview))
@@ -49,8 +50,8 @@ t.test('GET /v1/me: actor shapes for a key and for a user', async (t) => {
   t.ok(me.permissions.includes('screen.view'))
   t.equal(me.grant, 'all')
 
-  const user = await h.app.services.users.create(workspaceId, { email: 'Ana@Example.com', name: 'Ana', role: 'viewer' })
-  const { token } = await h.app.services.users.createSession(user)
+  const user = await servicesOf(h.app).users.create(workspaceId, { email: 'Ana@Example.com', name: 'Ana', role: 'viewer' })
+  const { token } = await servicesOf(h.app).users.createSession(user)
   const um = (await h.req('GET', '/v1/me', token)).json().data
   t.same(um.actor, { kind: 'user', id: user.id, name: 'Ana', email: 'ana@example.com', nodeId: null })
   t.ok(um.permissions.every((p: string) => p.endsWith('.view')))

@@ -2,6 +2,7 @@
 // a cached key is still refused on the very next request after revoke, rotate, delete,
 // its own expiry or its parent's; a warm request reads nothing from the database; uses
 // become visible, and reach the database with the next batch (clock-driven) or on close.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, countReads, makeKey, type Harness } from './helpers.js'
 import { SqliteDatabase } from '../src/platform/db/SqliteDatabase.js'
@@ -19,7 +20,7 @@ async function refused(h: Harness, token: string): Promise<string> {
 }
 
 const lastUsedInDb = async (h: Harness, id: string) =>
-  (await h.app.services.db.get<{ last_used_at: string | null }>('SELECT last_used_at FROM api_keys WHERE id = ?', [id]))!.last_used_at
+  (await servicesOf(h.app).db.get<{ last_used_at: string | null }>('SELECT last_used_at FROM api_keys WHERE id = ?', [id]))!.last_used_at
 
 t.test('a warm key answers /v1/me without reading the database; the cache lasts a few seconds', async (t) => {
   const h = await build(t)
@@ -62,7 +63,7 @@ t.test('a cached key past its expiry, or whose parent expired, is refused within
   ).json().data
   // A child from before the expiry cap: no expiry of its own, only its parent's.
   const child = await makeKey(h, short.secret, ['node.view'])
-  await h.app.services.db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [child.id])
+  await servicesOf(h.app).db.run('UPDATE api_keys SET expires_at = NULL WHERE id = ?', [child.id])
   await ok(h, short.secret)
   await ok(h, child.secret)
   h.clock.advance(2_000)
@@ -89,7 +90,7 @@ t.test('changes go through the seam: another subscriber (another instance) hears
   const h = await build(t)
   const { apiKey } = await h.workspace()
   const heard: CredentialChange[] = []
-  h.app.services.credentialChanges.subscribe((c) => heard.push(c))
+  servicesOf(h.app).credentialChanges.subscribe((c) => heard.push(c))
   const k = await makeKey(h, apiKey, ['node.view'])
   await h.req('POST', `/v1/api-keys/${k.id}/rotate`, apiKey)
   await h.req('POST', `/v1/api-keys/${k.id}/revoke`, apiKey)
@@ -100,9 +101,9 @@ t.test('changes go through the seam: another subscriber (another instance) hears
   // What another instance publishes drops this instance's copy too.
   const other = await makeKey(h, apiKey, ['node.view'])
   await ok(h, other.secret)
-  await h.app.services.db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', ['2026-06-01T12:00:00.000Z', other.id])
+  await servicesOf(h.app).db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', ['2026-06-01T12:00:00.000Z', other.id])
   await ok(h, other.secret) // still cached: nobody announced the change
-  h.app.services.credentialChanges.publish({ kind: 'apiKey', ids: [other.id] })
+  servicesOf(h.app).credentialChanges.publish({ kind: 'apiKey', ids: [other.id] })
   t.equal(await refused(h, other.secret), '401 invalid_credentials')
 })
 
@@ -110,8 +111,8 @@ t.test('a workspace change announced through the seam is seen on the next reques
   const h = await build(t)
   const { apiKey, workspaceId } = await h.workspace()
   t.equal((await h.req('GET', '/v1/me', apiKey)).headers['ratelimit-limit'], '600')
-  await h.app.services.db.run('UPDATE workspaces SET rate_limit = 5, name = ? WHERE id = ?', ['Renamed', workspaceId])
-  h.app.services.workspaces.changed(workspaceId)
+  await servicesOf(h.app).db.run('UPDATE workspaces SET rate_limit = 5, name = ? WHERE id = ?', ['Renamed', workspaceId])
+  servicesOf(h.app).workspaces.changed(workspaceId)
   const res = await h.req('GET', '/v1/me', apiKey)
   t.equal(res.headers['ratelimit-limit'], '5')
   t.equal(res.json().data.workspace.name, 'Renamed')
@@ -121,7 +122,7 @@ t.test('last_used_at: no write per request, visible at once, written in a batch 
   const h = await build(t)
   const { apiKey } = await h.workspace()
   const k = await makeKey(h, apiKey, ['node.view'])
-  const svc = h.app.services.apiKeys
+  const svc = servicesOf(h.app).apiKeys
   await ok(h, k.secret)
   t.equal(await lastUsedInDb(h, k.id), null, 'not written by the request itself')
   t.equal((await h.req('GET', `/v1/api-keys/${k.id}`, apiKey)).json().data.lastUsedAt, '2026-06-01T12:00:00.000Z', 'the API shows it already')
@@ -137,7 +138,7 @@ t.test('last_used_at: no write per request, visible at once, written in a batch 
   t.equal(await lastUsedInDb(h, k.id), '2026-06-01T12:00:05.000Z', 'within the interval: still pending')
   t.equal((await h.req('GET', `/v1/api-keys/${k.id}`, apiKey)).json().data.lastUsedAt, '2026-06-01T12:00:06.000Z')
   // A batch never moves a stored value backwards.
-  await h.app.services.db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', ['2026-06-01T13:00:00.000Z', k.id])
+  await servicesOf(h.app).db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', ['2026-06-01T13:00:00.000Z', k.id])
   await svc.flushLastUsed()
   t.equal(await lastUsedInDb(h, k.id), '2026-06-01T13:00:00.000Z')
 })

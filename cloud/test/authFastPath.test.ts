@@ -11,7 +11,7 @@ import { PERMISSIONS } from '@svc/shared'
 import { redis, toolTest } from '@svc/shared/testing'
 import { countReads, makeKey } from './helpers.js'
 import { eachEngine, forEngines } from './db/engines.js'
-import { buildApp } from '../src/app.js'
+import { buildApp, servicesOf } from '../src/app.js'
 import { testConfig } from '../src/config.js'
 import { ManualClock } from '../src/platform/clock.js'
 import type { Database } from '../src/platform/db/Database.js'
@@ -59,11 +59,11 @@ forEngines(t, (t, build) => {
     t.equal((await me(h.app, apiKey)).json().data.grant, 'all', 'and the first key still gets its own')
 
     // A workspace change announced through the service shows on the very next request.
-    await h.app.services.db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['Beta', workspaceId])
+    await servicesOf(h.app).db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['Beta', workspaceId])
     t.equal((await me(h.app, apiKey)).json().data.workspace.name, 'Alpha', 'a write nobody announced waits for the row to run out')
-    h.app.services.workspaces.changed(workspaceId)
+    servicesOf(h.app).workspaces.changed(workspaceId)
     t.equal((await me(h.app, apiKey)).json().data.workspace.name, 'Beta', 'announced: at once')
-    await h.app.services.db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['Gamma', workspaceId])
+    await servicesOf(h.app).db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['Gamma', workspaceId])
     h.clock.advance(WORKSPACE_TTL_MS)
     t.equal((await me(h.app, apiKey)).json().data.workspace.name, 'Gamma', 'not announced: once the row ran out')
   })
@@ -130,12 +130,12 @@ async function twoInstances(t: Test, db: Database) {
   await a.ready()
   await b.ready()
   for (const app of [a, b]) {
-    const changes = app.services.credentialChanges
+    const changes = servicesOf(app).credentialChanges
     t.ok(changes instanceof RedisCredentialChanges, 'clustered instances share credential changes')
     await (changes as RedisCredentialChanges).listening()
   }
-  const ws = await a.services.workspaces.create('Shared', 'us')
-  const { secret } = await a.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const ws = await servicesOf(a).workspaces.create('Shared', 'us')
+  const { secret } = await servicesOf(a).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
   return { a, b, clock, apiKey: secret, workspaceId: ws.id }
 }
 
@@ -167,8 +167,8 @@ toolTest(t, redis, 'across instances: a workspace change announced on A is in Bâ
   eachEngine(t, 'two instances', async (t, db) => {
     const c = await twoInstances(t, db)
     t.equal((await me(c.b, c.apiKey)).json().data.workspace.name, 'Shared')
-    await c.a.services.db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['Renamed', c.workspaceId])
-    c.a.services.workspaces.changed(c.workspaceId)
+    await servicesOf(c.a).db.run('UPDATE workspaces SET name = ? WHERE id = ?', ['Renamed', c.workspaceId])
+    servicesOf(c.a).workspaces.changed(c.workspaceId)
     t.ok(await soon(async () => (await me(c.b, c.apiKey)).json().data.workspace.name === 'Renamed'), 'B answers the new name')
   }),
 )
@@ -178,8 +178,8 @@ t.test('Redis unreachable: changes still reach this instanceâ€™s own caches', as
   const app = await buildApp(config, { clock: new ManualClock('2026-06-01T12:00:00.000Z') })
   t.after(() => app.close())
   await app.ready()
-  const ws = await app.services.workspaces.create('Alone', 'us')
-  const { secret } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const ws = await servicesOf(app).workspaces.create('Alone', 'us')
+  const { secret } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
   const k = await createKey(app, secret, ['node.view'])
   t.equal((await me(app, k.secret)).statusCode, 200)
   t.equal((await app.inject({ method: 'POST', url: `/v1/api-keys/${k.id}/revoke`, headers: { authorization: `Bearer ${secret}` } })).statusCode, 200)

@@ -3,6 +3,7 @@
 // operation's validation error naming it, and nothing is written; a body that is not UTF-8
 // or not JSON answers 400 `bad_request` saying which. The document says
 // `additionalProperties: false` for every JSON request body.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
@@ -176,7 +177,7 @@ t.test('a JSON null body is refused where an object is asked; no body at all is 
     t.equal(res.statusCode, 422, `register with ${payload}`)
     t.same(res.json(), { error: 'validation_error', message: 'body must be object.' })
   }
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM device_registrations'))!.n, 0, 'no registration made')
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM device_registrations'))!.n, 0, 'no registration made')
   t.equal((await register()).statusCode, 201, 'no body: a registration')
   t.equal((await register('{}')).statusCode, 201, 'an empty object: a registration')
   const node = await h.app.inject({

@@ -1,6 +1,7 @@
 // The broker's device policy, end to end: a real cloud (startServer) and a real MQTT client
 // over TCP (and once over WebSocket) acting as the paired device. The policy's Last-Will
 // rule for a client no longer present is checked on DevicePolicy directly.
+import { servicesOf } from '../src/app.js'
 import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,7 +27,7 @@ async function cloud(t: Test): Promise<{ running: Running; base: string; apiKey:
     await running.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const { services } = running.app
+  const services = servicesOf(running.app)
   const ws = await services.workspaces.create('Broker test', 'us')
   const apiKey = (await services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
   const base = `http://127.0.0.1:${running.httpPort}`
@@ -110,7 +111,7 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
   const a = await pair('A')
   const b = await pair('B')
   const seen: { topic: string; payload: string; client: string | null }[] = []
-  running.app.services.broker.aedes.on('publish', (packet, client) => {
+  servicesOf(running.app).broker.aedes.on('publish', (packet, client) => {
     // Devices' publishes only (the cloud's own retained desired states go out on pairing).
     if (!packet.topic.startsWith('$') && client) seen.push({ topic: packet.topic, payload: packet.payload.toString(), client: client?.id ?? null })
   })
@@ -150,7 +151,7 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
 
   // the desired state published by the cloud reaches the device
   const got = once(ca, 'message')
-  running.app.services.broker.aedes.publish(
+  servicesOf(running.app).broker.aedes.publish(
     { cmd: 'publish', topic: topics.desired(a.screenId), payload: Buffer.from('{"version":1}'), qos: 1, retain: true, dup: false },
     () => undefined,
   )
@@ -177,7 +178,7 @@ t.test("the Last Will to the device's own status is published when it drops", as
   const offline = '{"status":"offline","at":"2026-06-01T12:00:00.000Z"}'
   const c = await connect(t, d.mqtt.url, opts(d, { will: { topic: topics.status(d.screenId), payload: Buffer.from(offline), qos: 1, retain: true } }))
   const will = new Promise<{ topic: string; payload: string }>((resolve) => {
-    running.app.services.broker.aedes.on('publish', (packet) => {
+    servicesOf(running.app).broker.aedes.on('publish', (packet) => {
       if (packet.topic === topics.status(d.screenId)) resolve({ topic: packet.topic, payload: packet.payload.toString() })
     })
   })

@@ -2,6 +2,7 @@
 // raw TCP and WebSocket connections announcing huge packets before logging in, a real
 // `mqtt` client publishing over the limit after it, and retained publishes by a device.
 // The scanner that reads the fixed headers is also checked on its own.
+import { servicesOf } from '../src/app.js'
 import t, { type Test } from 'tap'
 import net from 'node:net'
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt'
@@ -173,7 +174,7 @@ t.test('retained publishes by a device: only its own status is stored', async (t
   const cloud = await startCloud(t)
   const d = await cloud.pair()
   const c = await device(t, cloud, d)
-  const aedes = cloud.running.app.services.broker.aedes as unknown as {
+  const aedes = servicesOf(cloud.running.app).broker.aedes as unknown as {
     persistence: { createRetainedStream(p: string): AsyncIterable<{ topic: string; payload: Buffer }> }
   }
   const retained = async () => {

@@ -4,6 +4,7 @@
 // will sweep (its interval shortened through SVC_MQTT_HEARTBEAT_MS) neither crashes the
 // process nor republishes a forbidden will. The default store is in memory, so a restart
 // of this process leaves no wills behind (persistence.ts).
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { Readable } from 'node:stream'
 import { Aedes } from 'aedes'
@@ -73,10 +74,10 @@ t.test('a CONNECT whose will is not the own offline status is refused at authent
     ['its own status, not a status message', { topic: topics.status(a.screenId), payload: Buffer.from('x'.repeat(2000)), qos: 1, retain: true }],
     ['its own status, empty', { topic: topics.status(a.screenId), payload: Buffer.alloc(0), qos: 1, retain: true }],
   ]
-  const aedes = cloud.running.app.services.broker.aedes as unknown as { persistence: Store }
+  const aedes = servicesOf(cloud.running.app).broker.aedes as unknown as { persistence: Store }
   const logged: string[] = []
   const note = (_o: object, msg: string) => void logged.push(msg)
-  cloud.running.app.services.broker.setLog({ debug: note, info: note, warn: note, error: note })
+  servicesOf(cloud.running.app).broker.setLog({ debug: note, info: note, warn: note, error: note })
   for (const [name, will] of refused) {
     t.equal(await connackCode(url, deviceOpts(a, will)), 5, `${name}: CONNACK 5 (not authorized)`)
     t.equal(await aedes.persistence.getWill({ id: a.screenId }), undefined, `${name}: nothing stored`)
@@ -120,7 +121,7 @@ t.test('a store with forbidden wills is cleaned at start and the will sweep runs
     deps: { brokerPersistence: async () => store as unknown as BrokerPersistence },
     workspace: { id: first.workspaceId, apiKey: first.apiKey },
   })
-  const broker = second.running.app.services.broker
+  const broker = servicesOf(second.running.app).broker
   // The allowed will (C's own offline) is published by the sweep, then deleted from the store.
   for (const until = Date.now() + 5000; (await store.getWill({ id: c.screenId })) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20))
   t.equal(await store.getWill({ id: c.screenId }), undefined, "the sweep ran: C's allowed will was published and removed")

@@ -3,6 +3,7 @@
 // the main writes (create, update, delete, upload, cast, clear). The calls are checked by
 // the compiler, and the generated types must match what the server serves now, so a route
 // change that breaks a caller breaks the suite.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import type { AddressInfo } from 'node:net'
@@ -129,7 +130,7 @@ t.test('every read operation and the main writes, through the typed client on a 
   const rule = (
     await ok(api.POST('/v1/alert-rules', { body: { name: 'Panel off', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: screen.id } } }))
   ).data
-  await h.app.services.alerts.panelPowerReported(workspaceId, { id: screen.id, name: 'Door', nodeId: null }, 'off', true)
+  await servicesOf(h.app).alerts.panelPowerReported(workspaceId, { id: screen.id, name: 'Door', nodeId: null }, 'off', true)
 
   // --- every read operation ---
   const path = (id: string) => ({ params: { path: { id } } })

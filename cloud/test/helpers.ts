@@ -2,7 +2,7 @@
 // closes it in t.after. Workspaces and their owner keys are made the way bootstrap makes them.
 import type { Test } from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp, type AppDeps } from '../src/app.js'
+import { buildApp, type AppDeps, servicesOf } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
 import { ManualClock } from '../src/platform/clock.js'
 
@@ -30,8 +30,8 @@ export async function build(t: Test, config: Partial<Config> = {}, deps: AppDeps
     app,
     clock,
     async workspace(name = 'Test workspace', region = 'us') {
-      const ws = await app.services.workspaces.create(name, region)
-      const { secret } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+      const ws = await servicesOf(app).workspaces.create(name, region)
+      const { secret } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
       return { workspaceId: ws.id, apiKey: secret }
     },
     req(method, url, token, body, headers = {}) {
@@ -79,7 +79,7 @@ export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: i
  * outside transactions: raw statements and repositories' Kysely queries alike.
  */
 export function countReads(h: Harness): { n: number } {
-  const executor = h.app.services.db.kysely.getExecutor()
+  const executor = servicesOf(h.app).db.kysely.getExecutor()
   const counter = { n: 0 }
   const run = executor.executeQuery.bind(executor)
   executor.executeQuery = ((q: { sql: string }, ...rest: unknown[]) => {
@@ -91,7 +91,7 @@ export function countReads(h: Harness): { n: number } {
 
 /** The app database's tables, on either engine (SQLite's own tables left out), by name. */
 export async function tableNames(h: Harness): Promise<string[]> {
-  const db = h.app.services.db
+  const db = servicesOf(h.app).db
   const rows =
     db.dialect === 'postgres'
       ? await db.all<{ name: string }>(

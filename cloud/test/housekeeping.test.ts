@@ -1,4 +1,5 @@
 // The hourly housekeeper removes what nobody needs any more, and only that.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build } from './helpers.js'
 import { loadConfig } from '../src/config.js'
@@ -6,7 +7,7 @@ import { loadConfig } from '../src/config.js'
 t.test('expired idempotency keys, dead pairing codes and old sent mail are purged; live rows stay', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
-  const db = h.app.services.db
+  const db = servicesOf(h.app).db
   const count = async (sql: string) => (await db.get<{ n: number }>(sql))!.n
 
   // A pairing code nobody claims, an idempotent create, a mail that went out.
@@ -46,7 +47,7 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
 t.test('dispatched domain events are purged after a week; pending ones stay', async (t) => {
   const h = await build(t)
   const { workspaceId } = await h.workspace()
-  const { db, outbox } = h.app.services
+  const { db, outbox } = servicesOf(h.app)
   const at = h.clock.now().toISOString()
   const event = (n: number) => ({
     event: 'screen.offline' as const,

@@ -1,3 +1,4 @@
+import { servicesOf } from '../src/app.js'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -32,9 +33,9 @@ t.test('Idempotency-Key: a repeat returns the first success', async (t) => {
   const later = await h.req('POST', '/v1/nodes', apiKey, { name: 'Lobby' }, { 'idempotency-key': 'abc-1' })
   t.equal(later.statusCode, 201)
   t.not(later.json().data.id, first.json().data.id)
-  t.equal(await h.app.services.idempotency.purgeExpired(), 1, "workspace B's key expired")
+  t.equal(await servicesOf(h.app).idempotency.purgeExpired(), 1, "workspace B's key expired")
   h.clock.advance(24 * 3600_000 + 1)
-  t.equal(await h.app.services.idempotency.purgeExpired(), 1)
+  t.equal(await servicesOf(h.app).idempotency.purgeExpired(), 1)
 })
 
 t.test('409 idempotency_in_progress while the first is still running', async (t) => {
@@ -42,7 +43,7 @@ t.test('409 idempotency_in_progress while the first is still running', async (t)
   const { apiKey, workspaceId } = await h.workspace()
   // The first attempt, still running (on this instance or another sharing the database),
   // is nothing but its record: the repeat learns of it from the database alone.
-  const repo = new IdempotencyRepository(h.app.services.db.kysely)
+  const repo = new IdempotencyRepository(servicesOf(h.app).db.kysely)
   const keyId = (await h.req('GET', '/v1/me', apiKey)).json().data.actor.id
   const scope = { workspaceId, credential: `apikey:${keyId}`, route: 'POST /v1/nodes', key: 'held' }
   const body = { name: 'Lobby' }

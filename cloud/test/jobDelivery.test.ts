@@ -12,7 +12,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connect, type MqttClient } from 'mqtt'
 import { parseJob, topics } from '@svc/shared/mqtt/index'
-import { buildApp } from '../src/app.js'
+import { buildApp, servicesOf } from '../src/app.js'
 import { startServer, type Running } from '../src/server.js'
 import { testConfig, type Config } from '../src/config.js'
 
@@ -26,8 +26,8 @@ async function setup(t: Test): Promise<{ s: Running; key: string; screenId: stri
   const app = await buildApp(config(dir))
   let key: string
   try {
-    const ws = await app.services.workspaces.create('Jobs', 'us')
-    key = (await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
+    const ws = await servicesOf(app).workspaces.create('Jobs', 'us')
+    key = (await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
   } finally {
     await app.close()
   }
@@ -81,7 +81,7 @@ for (const kind of ['serial', 'screenshot'] as const) {
     const { s, key, screenId, deviceSecret } = await setup(t)
     const ids: string[] = []
     await device(t, s, screenId, deviceSecret, ids)
-    const source = kind === 'serial' ? s.app.services.serialJobs : s.app.services.screenshots
+    const source = kind === 'serial' ? servicesOf(s.app).serialJobs : servicesOf(s.app).screenshots
     // Hold the delivery inside its read of the open jobs.
     let release!: () => void
     const held = new Promise<void>((r) => (release = r))
@@ -118,7 +118,7 @@ for (const kind of ['serial', 'screenshot'] as const) {
 
 t.test('a reconnect reads the open jobs once (one expiry UPDATE + SELECT per connection)', async (t) => {
   const { s, key, screenId, deviceSecret } = await setup(t)
-  const jobs = s.app.services.serialJobs
+  const jobs = servicesOf(s.app).serialJobs
   let reads = 0
   const pendingFor = jobs.pendingFor.bind(jobs)
   jobs.pendingFor = (id, opts) => {
@@ -143,7 +143,7 @@ t.test('a reconnect reads the open jobs once (one expiry UPDATE + SELECT per con
   t.equal(reads, 1, 'first connection (new session): one read, at the SUBSCRIBE')
   t.equal(expiries, 1)
   first.end(true)
-  t.ok(await until(5000, () => !s.app.services.broker.isConnected(screenId)), 'the broker saw it go')
+  t.ok(await until(5000, () => !servicesOf(s.app).broker.isConnected(screenId)), 'the broker saw it go')
 
   const offline = (await api(s, 'POST', `/v1/screens/${screenId}/serial`, key, { value: 'INPUT HDMI1', eol: 'cr' })).json.data
   t.equal(offline.status, 'queued')
@@ -177,7 +177,7 @@ t.test('devices connecting together share the expiry sweep and the read of their
   }
   const queued: string[] = []
   for (const sc of screens) queued.push((await api(s, 'POST', `/v1/screens/${sc.screenId}/serial`, key, { value: 'PWR ON', eol: 'cr' })).json.data.id as string)
-  const jobs = s.app.services.serialJobs
+  const jobs = servicesOf(s.app).serialJobs
   let reads = 0
   const pendingFor = jobs.pendingFor.bind(jobs)
   jobs.pendingFor = (id, opts) => (reads++, pendingFor(id, opts))

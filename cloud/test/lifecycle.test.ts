@@ -10,7 +10,7 @@ import t, { type Test } from 'tap'
 import { settle, type Logger } from '@svc/shared'
 import { redis, toolTest } from '@svc/shared/testing'
 import { Lifecycle } from '../src/platform/lifecycle.js'
-import { buildApp, type AppDeps } from '../src/app.js'
+import { buildApp, type AppDeps, servicesOf } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
 import { ManualClock } from '../src/platform/clock.js'
 
@@ -136,7 +136,9 @@ async function appOnFile(t: Test, config: Partial<Config> = {}, deps: AppDeps = 
   const app = await buildApp(testConfig({ dataDir: dir, dbFile: file, ...config }), { clock: new ManualClock('2026-06-01T12:00:00.000Z'), ...deps })
   t.after(async () => {
     await app.close().catch(() => undefined)
-    await app.services.db.close().catch(() => undefined)
+    await servicesOf(app)
+      .db.close()
+      .catch(() => undefined)
     fs.rmSync(dir, { recursive: true, force: true })
   })
   await app.ready()
@@ -145,7 +147,7 @@ async function appOnFile(t: Test, config: Partial<Config> = {}, deps: AppDeps = 
 
 t.test('a broker that fails to close does not keep the database open; the failure is logged', async (t) => {
   const { app, file } = await appOnFile(t)
-  const ws = await app.services.workspaces.create('Lobby', 'us')
+  const ws = await servicesOf(app).workspaces.create('Lobby', 'us')
   t.ok(fs.existsSync(`${file}-wal`), 'the open database keeps its write-ahead log')
   const errors: { step?: unknown; err?: unknown }[] = []
   const error = app.log.error.bind(app.log)
@@ -153,7 +155,7 @@ t.test('a broker that fails to close does not keep the database open; the failur
     errors.push(fields as { step?: unknown; err?: unknown })
     error(fields, msg)
   }) as typeof app.log.error
-  const broker = app.services.broker
+  const broker = servicesOf(app).broker
   const closeBroker = broker.close.bind(broker)
   t.after(closeBroker)
   broker.close = async () => {
@@ -164,7 +166,7 @@ t.test('a broker that fails to close does not keep the database open; the failur
     errors.map((e) => ({ step: e.step, message: (e.err as Error | undefined)?.message })),
     [{ step: 'broker', message: 'the broker would not close' }],
   )
-  await t.rejects(app.services.db.get('SELECT id FROM workspaces WHERE id = ?', [ws.id]), 'the database handle is closed')
+  await t.rejects(servicesOf(app).db.get('SELECT id FROM workspaces WHERE id = ?', [ws.id]), 'the database handle is closed')
   t.notOk(fs.existsSync(`${file}-wal`), 'SQLite checkpointed and removed its log: no connection to the file is left')
 })
 

@@ -1,6 +1,7 @@
 // POST /v1/oauth/token (client credentials: form, JSON, HTTP Basic), the token acting as its
 // key and dying with it (revoke, rotate, key expiry, its own 3600 s), RFC 6749 errors, the
 // per-address rate limit, and the RFC 8414 / RFC 9728 discovery documents.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { makeKey, type Harness } from './helpers.js'
 import { forEngines } from './db/engines.js'
@@ -61,7 +62,7 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', `/v1/nodes/${other}`, tok)).statusCode, 404, 'the pin holds')
     t.equal((await h.req('GET', `/v1/nodes/${node}`, tok)).statusCode, 200)
     // Stored hashed only.
-    const rows = await h.app.services.db.all<Record<string, unknown>>('SELECT * FROM oauth_tokens')
+    const rows = await servicesOf(h.app).db.all<Record<string, unknown>>('SELECT * FROM oauth_tokens')
     t.equal(rows.length, 4)
     for (const x of tokens) t.notOk(JSON.stringify(rows).includes(x.slice(4)), 'the token itself is not stored')
   })
@@ -102,7 +103,7 @@ forEngines(t, (t, build) => {
     await check(await h.req('POST', '/v1/oauth/token', null, { grant_type: 5 }), 400, 'invalid_request', 'grant_type not a string')
     const basic = Buffer.from(`${key.id}:${key.secret}`).toString('base64')
     await check(await form(h, enc({ ...cc, client_id: key.id }), { authorization: `Basic ${basic}` }), 400, 'invalid_request', 'Basic and body both')
-    t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM oauth_tokens'))!.n, 0, 'no token issued')
+    t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM oauth_tokens'))!.n, 0, 'no token issued')
     // An unknown oat_ token is an ordinary invalid credential on the API.
     const res = await h.req('GET', '/v1/me', `oat_${'a'.repeat(40)}`)
     t.equal(res.statusCode, 401)
@@ -155,7 +156,7 @@ forEngines(t, (t, build) => {
     t.equal(res.statusCode, 401)
     t.equal(res.json().error, 'invalid_credentials')
     t.equal((await h.req('GET', '/v1/nodes', key.secret)).statusCode, 200, 'the key itself still works')
-    t.equal(await h.app.services.oauth.purgeExpired(), 1, 'housekeeping deletes the expired token')
+    t.equal(await servicesOf(h.app).oauth.purgeExpired(), 1, 'housekeeping deletes the expired token')
   })
 
   t.test('30 token requests per 5 minutes per address', async (t) => {

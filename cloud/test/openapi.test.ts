@@ -1,5 +1,6 @@
 // The interface document (GET /v1/openapi.json) and the docs page. The checks sweep the
 // whole document and every registered route, so routes added later are covered too.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -371,7 +372,7 @@ t.test('every write documents what the edge answers about a body, body-less ones
 
 t.test('what is served is what the document says: status as text, a media download as its own type, nosniff everywhere', async (t) => {
   const h = await build(t, { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-')) })
-  t.after(() => fs.rmSync(h.app.services.config.dataDir, { recursive: true, force: true }))
+  t.after(() => fs.rmSync(servicesOf(h.app).config.dataDir, { recursive: true, force: true }))
   const { apiKey } = await h.workspace()
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
   type Answer = { content?: Record<string, unknown> }

@@ -1,4 +1,5 @@
 // Pairing (DESIGN "Screens and pairing" 1–3): register → claim the code → poll, through inject.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 import { hashSecret } from '../src/platform/secrets.js'
@@ -15,7 +16,7 @@ t.test('register answers a reg_ id, a 6-character code, a poll secret and a 15-m
   t.match(d.pairingCode, /^[A-Z2-9]{6}$/)
   t.ok(typeof d.pollSecret === 'string' && d.pollSecret.length >= 32)
   t.equal(d.expiresAt, '2026-06-01T12:15:00.000Z', 'now + 15 minutes')
-  const row = await h.app.services.db.get<Record<string, unknown>>('SELECT * FROM device_registrations WHERE id = ?', [d.registrationId])
+  const row = await servicesOf(h.app).db.get<Record<string, unknown>>('SELECT * FROM device_registrations WHERE id = ?', [d.registrationId])
   t.equal(row?.poll_secret_hash, hashSecret(d.pollSecret))
   t.notOk(JSON.stringify(row).includes(d.pollSecret), 'the poll secret is not stored in clear')
   t.equal(row?.model, 'QM55B')
@@ -70,9 +71,9 @@ t.test('claim → first poll shows the device secret once, later polls do not', 
   t.equal(d.screenId, screen.id)
   t.ok(typeof d.deviceSecret === 'string' && d.deviceSecret.length >= 32)
   t.same(d.mqtt, { url: null, wsUrl: 'ws://localhost/mqtt', username: screen.id, topicPrefix: `svc/v1/screens/${screen.id}/` })
-  const row = await h.app.services.db.get<Record<string, unknown>>('SELECT * FROM screens WHERE id = ?', [screen.id])
+  const row = await servicesOf(h.app).db.get<Record<string, unknown>>('SELECT * FROM screens WHERE id = ?', [screen.id])
   t.equal(row?.device_secret_hash, hashSecret(d.deviceSecret), 'only the hash is stored')
-  t.notOk(JSON.stringify(await h.app.services.db.all('SELECT * FROM device_registrations')).includes(d.deviceSecret))
+  t.notOk(JSON.stringify(await servicesOf(h.app).db.all('SELECT * FROM device_registrations')).includes(d.deviceSecret))
 
   const second = (await h.req('GET', path, reg.pollSecret)).json().data
   t.equal(second.state, 'paired')
@@ -126,7 +127,7 @@ t.test('an expired or unknown code cannot be claimed; the poll then says expired
   t.same((await h.req('GET', `/v1/devices/register/${reg.registrationId}`, reg.pollSecret)).json().data, { state: 'expired', expiresAt: reg.expiresAt })
   const unknown = await h.req('POST', '/v1/screens/pair', apiKey, { code: 'ZZZZZZ', name: 'x' })
   t.equal(unknown.statusCode, 422)
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens'))?.n, 0, 'no screen was made')
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens'))?.n, 0, 'no screen was made')
 })
 
 t.test('pairing needs screen.edit and a reachable nodeId', async (t) => {

@@ -1,3 +1,4 @@
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 
@@ -48,8 +49,8 @@ t.test('600 requests per fixed 60-second window per workspace, shared by its key
 t.test('user session traffic is not rate limited and has no rate headers', async (t) => {
   const h = await build(t, { rateLimitPerMinute: 2 })
   const { workspaceId } = await h.workspace()
-  const user = await h.app.services.users.create(workspaceId, { email: 'u@x.io' })
-  const { token } = await h.app.services.users.createSession(user)
+  const user = await servicesOf(h.app).users.create(workspaceId, { email: 'u@x.io' })
+  const { token } = await servicesOf(h.app).users.createSession(user)
   for (let i = 0; i < 5; i++) {
     const res = await h.req('GET', '/v1/me', token)
     t.equal(res.statusCode, 200)
@@ -59,7 +60,7 @@ t.test('user session traffic is not rate limited and has no rate headers', async
 
 t.test('the per-key route limiter counts per key on one route', async (t) => {
   const h = await build(t)
-  const limiter = h.app.services.rateLimiter
+  const limiter = servicesOf(h.app).rateLimiter
   for (let i = 1; i <= 300; i++) t.equal((await limiter.hit('key:a:/v1/media/upload', 300)).allowed, true)
   const d = await limiter.hit('key:a:/v1/media/upload', 300)
   t.equal(d.allowed, false)

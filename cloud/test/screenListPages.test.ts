@@ -5,6 +5,7 @@
 // a pinned key's scope, on both engines. A write made around the repositories (straight
 // SQL) shows once the keep time has passed. Two instances on one database hear each
 // other's changes through Redis.
+import { servicesOf } from '../src/app.js'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -38,7 +39,7 @@ for (const engine of ENGINES) {
     const db = await openEngine(t, engine)
     // Kept for an hour of a clock that stands still: only a change can drop a page.
     const c = await startCloud(t, { deps: { db }, config: { screenListKeepMs: HOUR } })
-    const { presence } = c.running.app.services
+    const { presence } = servicesOf(c.running.app)
     const node = (await c.call('POST', '/v1/nodes', { name: 'Store' })).body.data.id as string
     const pinned = (await c.call('POST', '/v1/api-keys', { name: 'store', permissions: ['screen.view'], nodeId: node })).body.data.secret as string
 
@@ -113,7 +114,7 @@ t.test('with SVC_SCREEN_LIST_KEEP_MS=0 no page is kept', async (t) => {
   const c = await startCloud(t, { config: { screenListKeepMs: 0 } })
   const a = await c.pair('A')
   t.equal((await item(c, a.screenId))!.name, 'A')
-  await c.running.app.services.db.kysely.updateTable('screens').set({ name: 'Written around' }).where('id', '=', a.screenId).execute()
+  await servicesOf(c.running.app).db.kysely.updateTable('screens').set({ name: 'Written around' }).where('id', '=', a.screenId).execute()
   t.equal((await item(c, a.screenId))!.name, 'Written around')
 })
 
@@ -172,12 +173,12 @@ toolTest(t, redis, "two instances on one database: a change made through one dro
   const content = new InMemoryContentResolver()
   const a = await startCloud(t, { clock, content, config, deps: { db: dbA } })
   const b = await startCloud(t, { clock, content, config, deps: { db: dbB }, workspace: { id: a.workspaceId, apiKey: a.apiKey } })
-  for (const c of [a, b]) await (c.running.app.services.dataChanges as unknown as { listening(): Promise<void> }).listening()
+  for (const c of [a, b]) await (servicesOf(c.running.app).dataChanges as unknown as { listening(): Promise<void> }).listening()
 
   // B has heard A's pairing before it lists, so what it keeps is not dropped by that.
   const heard = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("B did not hear A's pairing within 5 s")), 5000)
-    b.running.app.services.dataChanges.subscribe((ch) => void (ch.kind === 'workspaceScreens' && (clearTimeout(timer), resolve())))
+    servicesOf(b.running.app).dataChanges.subscribe((ch) => void (ch.kind === 'workspaceScreens' && (clearTimeout(timer), resolve())))
   })
   const d = await a.pair('Lobby')
   await heard

@@ -1,5 +1,6 @@
 // /v1/screens: list paged by id, get, rename/move, delete; pinned-key scope; tenancy;
 // a node holding screens cannot be deleted.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, makeKey } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
@@ -137,7 +138,7 @@ t.test('delete needs screen.delete, removes the screen and its registration', as
   t.equal((await h.req('GET', `/v1/screens/${p.screenId}`, apiKey)).statusCode, 404)
   t.equal((await h.req('DELETE', `/v1/screens/${p.screenId}`, apiKey)).statusCode, 404)
   t.equal((await h.req('GET', `/v1/devices/register/${p.registrationId}`, p.pollSecret)).statusCode, 404, 'the device learns to register again')
-  t.equal(await h.app.services.screens.countAtNode('x', 'y'), 0)
+  t.equal(await servicesOf(h.app).screens.countAtNode('x', 'y'), 0)
 })
 
 t.test('a pinned key sees and changes only screens in its subtree', async (t) => {

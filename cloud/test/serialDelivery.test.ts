@@ -7,7 +7,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connect, type MqttClient } from 'mqtt'
 import { parseJob, topics, type SerialJob } from '@svc/shared/mqtt/index'
-import { buildApp } from '../src/app.js'
+import { buildApp, servicesOf } from '../src/app.js'
 import type { Running } from '../src/server.js'
 import { testConfig, type Config } from '../src/config.js'
 import { startRunning, tempDir as newTempDir, until as untilValue } from './fixtures/processes.js'
@@ -24,8 +24,8 @@ function config(dataDir: string): Config {
 async function bootstrap(dataDir: string): Promise<string> {
   const app = await buildApp(config(dataDir))
   try {
-    const ws = await app.services.workspaces.create('Serial', 'us')
-    return (await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
+    const ws = await servicesOf(app).workspaces.create('Serial', 'us')
+    return (await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
   } finally {
     await app.close()
   }

@@ -1,5 +1,6 @@
 // Serial jobs and panel profiles through inject: queueing (template command or literal
 // value), expansion at queue time, scope form, reading, listing, expiry, permissions.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { makeKey, type Harness } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
@@ -182,7 +183,7 @@ forEngines(t, (t, build) => {
     const got = (await h.req('GET', `/v1/serial-jobs/${job.id}`, apiKey)).json().data
     t.match(got, { status: 'failed', reason: 'expired' })
     t.ok(got.completedAt)
-    t.same(await h.app.services.serialJobs.pendingFor(screenId), [], 'expired jobs are not delivered')
+    t.same(await servicesOf(h.app).serialJobs.pendingFor(screenId), [], 'expired jobs are not delivered')
   })
 
   t.test('the read for a job just queued leaves out jobs past the TTL without writing', async (t) => {
@@ -190,7 +191,7 @@ forEngines(t, (t, build) => {
     const old = (await send(h, apiKey, screenId, { value: 'A' })).json().data
     h.clock.advance(SERIAL_JOB_TTL_MS + 1000)
     const fresh = (await send(h, apiKey, screenId, { value: 'B' })).json().data
-    const jobs = h.app.services.serialJobs
+    const jobs = servicesOf(h.app).serialJobs
     t.same(
       (await jobs.pendingFor(screenId, { expire: false })).map((j) => j.id),
       [fresh.id],
@@ -202,7 +203,7 @@ forEngines(t, (t, build) => {
 
   t.test('job results: only the owning screen closes a job; a late result replaces expired', async (t) => {
     const { h, apiKey, screenId } = await setup(t)
-    const jobs = h.app.services.serialJobs
+    const jobs = servicesOf(h.app).serialJobs
     const job = (await send(h, apiKey, screenId, { value: 'A' })).json().data
     const result = { jobId: job.id, sentHex: '41', replyHex: 'aa0d', outcome: 'ok' as const, at: '2026-06-01T12:00:01.000Z' }
     t.equal(await jobs.applyResult('scr_other', result), false, 'another screen cannot close it')
@@ -220,14 +221,14 @@ forEngines(t, (t, build) => {
     const { h, apiKey, workspaceId, screenId } = await setup(t)
     const url = `/v1/screens/${screenId}/panel`
     t.same((await h.req('GET', url, apiKey)).json(), { data: null })
-    t.equal(await h.app.services.screenPanels.panelProfile(workspaceId, screenId), null)
+    t.equal(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), null)
     const set = await h.req('PATCH', url, apiKey, { protocol: 'samsung-mdc' })
     t.equal(set.statusCode, 200)
     t.same(set.json().data, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 60 }, 'defaults')
     const upd = await h.req('PATCH', url, apiKey, { setId: 3, pollSeconds: 0 })
     t.same(upd.json().data, { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 }, 'partial update keeps the protocol')
-    t.same(await h.app.services.screenPanels.panelProfile(workspaceId, screenId), { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 })
-    t.equal(await h.app.services.screenPanels.panelProfile('ws_other', screenId), null, 'scoped by workspace')
+    t.same(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 })
+    t.equal(await servicesOf(h.app).screenPanels.panelProfile('ws_other', screenId), null, 'scoped by workspace')
     t.equal((await send(h, apiKey, screenId, { value: 'AA', encoding: 'hex' })).json().data.protocol, 'samsung-mdc')
     t.equal((await send(h, apiKey, screenId, { value: 'AA', encoding: 'hex', protocol: 'raw' })).json().data.protocol, null)
     for (const bad of [{ protocol: 'sony' }, { setId: 256 }, { pollSeconds: -1 }, { setId: 'x' }]) {
@@ -236,7 +237,7 @@ forEngines(t, (t, build) => {
       t.equal(res.json().error, 'validation_error')
     }
     t.same((await h.req('PATCH', url, apiKey, { protocol: null })).json(), { data: null })
-    t.equal(await h.app.services.screenPanels.panelProfile(workspaceId, screenId), null)
+    t.equal(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), null)
     const viewer = (await makeKey(h, apiKey, ['screen.view'])).secret
     t.equal((await h.req('PATCH', url, viewer, { protocol: 'lg' })).statusCode, 403)
     t.equal((await h.req('GET', url, viewer)).statusCode, 200)

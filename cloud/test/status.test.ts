@@ -1,6 +1,7 @@
 // Platform status (SPEC "Platform status", "Platform status objects"): GET /v1/status is
 // public, always 200, computed from the StatusMonitor's measurements of the real database
 // and the real embedded broker, and from incidents operators open through the CLI.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, type Harness } from './helpers.js'
 import { SqliteDatabase } from '../src/platform/db/SqliteDatabase.js'
@@ -76,11 +77,11 @@ t.test('a real measurement makes it operational; older than 3 h it goes unknown 
   t.equal(old.computedAt, measuredAt, 'computedAt still tells when the last measurement was')
 
   // A declared incident still shows while the measurement is stale.
-  const inc = await h.app.services.status.openIncident({ title: 'Region down', impact: 'outage' })
+  const inc = await servicesOf(h.app).status.openIncident({ title: 'Region down', impact: 'outage' })
   const declared = await status(h)
   t.equal(declared.state, 'outage')
   t.equal(declared.stale, true)
-  await h.app.services.status.updateIncident(inc.id, { status: 'resolved', message: 'ok' })
+  await servicesOf(h.app).status.updateIncident(inc.id, { status: 'resolved', message: 'ok' })
   t.equal((await status(h)).state, 'unknown')
 
   // a new measurement brings it back
@@ -94,7 +95,7 @@ t.test('a real measurement makes it operational; older than 3 h it goes unknown 
 t.test('incidents: open ones in `incidents`, resolved ones in `recent`, updates oldest first', async (t) => {
   const h = await build(t)
   await h.app.workers.status.runOnce()
-  const svc = h.app.services.status
+  const svc = servicesOf(h.app).status
 
   const opened = await svc.openIncident({ title: 'Slow screenshots', impact: 'degraded', message: 'Looking into it.' })
   t.match(opened.id, /^\S+$/)
@@ -166,7 +167,7 @@ t.test('incidents: open ones in `incidents`, resolved ones in `recent`, updates 
 
 t.test('bad incident input is refused', async (t) => {
   const h = await build(t)
-  const svc = h.app.services.status
+  const svc = servicesOf(h.app).status
   await t.rejects(svc.openIncident({ title: ' ', impact: 'degraded' }), { code: 'validation_error' })
   await t.rejects(svc.openIncident({ title: 'x', impact: 'catastrophic' }), { code: 'validation_error' })
   await t.rejects(svc.openIncident({ title: 'x', impact: 'outage', status: 'resolved' }), { code: 'validation_error' })
@@ -179,7 +180,7 @@ t.test('bad incident input is refused', async (t) => {
 t.test('an open outage incident: state outage and today outage; earlier days untouched', async (t) => {
   const h = await build(t)
   await h.app.workers.status.runOnce()
-  const i = await h.app.services.status.openIncident({ title: 'Broker down', impact: 'outage' })
+  const i = await servicesOf(h.app).status.openIncident({ title: 'Broker down', impact: 'outage' })
   const s = await status(h)
   t.equal(s.state, 'outage')
   t.equal(s.days.at(-1).date, '2026-06-01')
@@ -206,7 +207,7 @@ t.test('?format=text answers text/plain with the state', async (t) => {
   t.match(before.body, /^state: unknown/m)
 
   await h.app.workers.status.runOnce()
-  await h.app.services.status.openIncident({ title: 'Uploads slow', impact: 'degraded' })
+  await servicesOf(h.app).status.openIncident({ title: 'Uploads slow', impact: 'degraded' })
   const res = await h.req('GET', '/v1/status?format=text', null)
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /^text\/plain/)
@@ -242,7 +243,7 @@ t.test('a bad format value answers 422 in the envelope', async (t) => {
 
 t.test('the broker probe fails: outage, still 200', async (t) => {
   const h = await build(t)
-  await h.app.services.broker.close()
+  await servicesOf(h.app).broker.close()
   await h.app.workers.status.runOnce()
   const res = await h.req('GET', '/v1/status', null)
   t.equal(res.statusCode, 200)
@@ -279,9 +280,9 @@ t.test('a database that is only busy reads as degraded, with the last known inci
   const { DatabaseBusyError } = await import('../src/platform/errors.js')
   const h = await build(t)
   await h.app.workers.status.runOnce()
-  await h.app.services.status.openIncident({ title: 'Known issue', impact: 'none' })
+  await servicesOf(h.app).status.openIncident({ title: 'Known issue', impact: 'none' })
   await status(h)
-  const v = h.app.services.status.unavailableView(new DatabaseBusyError(new Error('SQLITE_BUSY')))
+  const v = servicesOf(h.app).status.unavailableView(new DatabaseBusyError(new Error('SQLITE_BUSY')))
   t.equal(v.state, 'degraded')
   t.equal(v.stale, false)
   t.equal(v.incidents.length, 1)

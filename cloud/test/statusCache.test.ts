@@ -1,6 +1,7 @@
 // GET /v1/status is served from a view computed when a measurement is recorded or an
 // incident changes: calls in between read nothing from the database, and concurrent
 // calls after the view ran out of time share one computation.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build, countReads } from './helpers.js'
 
@@ -21,7 +22,7 @@ t.test('between changes the view comes from memory, in both forms', async (t) =>
   t.equal(reads.n, 0, 'no database read per call')
 
   // An incident change recomputes it at once (this is the one computation).
-  await h.app.services.status.openIncident({ title: 'Slow', impact: 'degraded' })
+  await servicesOf(h.app).status.openIncident({ title: 'Slow', impact: 'degraded' })
   const afterIncident = reads.n
   t.ok(afterIncident > 0)
   t.equal((await h.req('GET', '/v1/status', null)).json().data.state, 'degraded')

@@ -1,6 +1,7 @@
 // /v1/users: invite (first session token shown once, stored hashed), list, get, change role
 // or name, remove (their tokens die on the very next request), the last owner kept (409),
 // permissions and tenancy.
+import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { makeKey, type Harness } from './helpers.js'
 import { forEngines } from './db/engines.js'
@@ -26,7 +27,7 @@ forEngines(t, (t, build) => {
     t.ok(u.sessionExpiresAt)
     const me = (await h.req('GET', '/v1/me', u.sessionToken)).json().data
     t.match(me.actor, { kind: 'user', id: u.id, email: 'ada@example.com' })
-    const rows = await h.app.services.db.all<Record<string, unknown>>('SELECT * FROM sessions WHERE user_id = ?', [u.id])
+    const rows = await servicesOf(h.app).db.all<Record<string, unknown>>('SELECT * FROM sessions WHERE user_id = ?', [u.id])
     t.equal(rows.length, 1)
     t.notOk(JSON.stringify(rows).includes(u.sessionToken.slice(4)), 'the token itself is not stored')
     // Shown once: neither the list nor the item carries it.
@@ -59,7 +60,7 @@ forEngines(t, (t, build) => {
       t.type(res.json().message, 'string')
     }
     t.equal((await h.req('GET', '/v1/users', apiKey)).json().data.length, 1)
-    t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions'))!.n, 1)
+    t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions'))!.n, 1)
   })
 
   t.test('permissions: user.view to read, user.manage to change, never beyond the caller, never from a pinned key', async (t) => {
@@ -131,7 +132,7 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('PATCH', `/v1/users/${second.id}`, first.sessionToken, { role: 'owner' })).statusCode, 200)
     t.equal((await h.req('DELETE', `/v1/users/${first.id}`, second.sessionToken)).statusCode, 200)
     t.same(
-      (await h.app.services.users.owners((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id)).map((u) => u.id),
+      (await servicesOf(h.app).users.owners((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id)).map((u) => u.id),
       [second.id],
     )
     t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { bogus: 1 })).statusCode, 422)
@@ -144,11 +145,11 @@ forEngines(t, (t, build) => {
     await invite(h, apiKey, { email: 'keep@example.com', role: 'owner' })
     const gone = await invite(h, apiKey, { email: 'gone@example.com', role: 'admin' })
     const workspaceId = (await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id
-    const user = (await h.app.services.users.get(workspaceId, gone.id))!
-    const second = await h.app.services.users.createSession(user)
+    const user = (await servicesOf(h.app).users.get(workspaceId, gone.id))!
+    const second = await servicesOf(h.app).users.createSession(user)
     for (const token of [gone.sessionToken, second.token]) t.equal((await h.req('GET', '/v1/me', token)).statusCode, 200)
     const told: unknown[] = []
-    h.app.services.credentialChanges.subscribe((c) => void told.push(c))
+    servicesOf(h.app).credentialChanges.subscribe((c) => void told.push(c))
     const res = await h.req('DELETE', `/v1/users/${gone.id}`, apiKey)
     t.equal(res.statusCode, 200)
     t.same(told, [{ kind: 'user', ids: [gone.id] }], 'caches of credentials are told before the answer')
@@ -158,7 +159,7 @@ forEngines(t, (t, build) => {
       t.equal(after.statusCode, 401)
       t.equal(after.json().error, 'invalid_credentials')
     }
-    t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?', [gone.id]))!.n, 0)
+    t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?', [gone.id]))!.n, 0)
     t.equal((await h.req('GET', `/v1/users/${gone.id}`, apiKey)).statusCode, 404)
     t.equal((await h.req('DELETE', `/v1/users/${gone.id}`, apiKey)).statusCode, 404)
     // The address can be invited again.

@@ -14,6 +14,7 @@
 //
 // The cloud's offline debounce timers run only when castExpiryIntervalMs > 0 (see
 // cloud/src/app.ts), which is why the kill comes after the restart with the worker on.
+import { servicesOf } from '../../../cloud/src/app.js'
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -57,8 +58,8 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   t.after(() => running.close())
   const { httpPort, mqttPort } = running
   const base = `http://127.0.0.1:${httpPort}`
-  const ws = await running.app.services.workspaces.create('E2E', 'us')
-  const { secret: apiKey } = await running.app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+  const ws = await servicesOf(running.app).workspaces.create('E2E', 'us')
+  const { secret: apiKey } = await servicesOf(running.app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
 
   const call = async (method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> => {
     const res = await fetch(base + url, {
@@ -97,7 +98,7 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   const up = await fetch(`${base}/v1/media/upload`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: fd })
   t.equal(up.status, 201, 'media uploaded')
   const media = ((await up.json()) as { data: { id: string } }).data
-  await running.app.services.media.processPending()
+  await servicesOf(running.app).media.processPending()
   t.equal((await call('GET', `/v1/media/${media.id}`)).body.data.state, 'ready')
   const pl = await call('POST', '/v1/playlists', { name: 'Promo', items: [{ kind: 'media', id: media.id, durationMs: 5000 }] })
   t.equal(pl.status, 201, 'playlist created')
@@ -155,7 +156,7 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   const ended = agent.json().find((l) => l.msg === 'playback' && l.source === 'none' && l.version === cast2Version)
   t.ok(ended && Date.parse(String(ended.t)) >= Date.parse(expiresAt), 'not before expiresAt')
   t.ok(ended && Date.parse(String(ended.t)) < Date.parse(expiresAt) + 1500, 'and promptly after it')
-  t.equal(await running.app.services.casts.expireDue(), 1, 'the cloud sweeps it too')
+  t.equal(await servicesOf(running.app).casts.expireDue(), 1, 'the cloud sweeps it too')
   await screenUntil(
     screenId,
     'the sweep is applied',
@@ -224,7 +225,7 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   const cast4 = await call('POST', '/v1/casts', castBody({ expiresAt: new Date(Date.now() + 800).toISOString() }))
   t.equal(cast4.status, 201)
   t.equal(await expiredOnCloud(cast4.body.data.id), 'expired', 'the cloud expired it while the agent was down')
-  await running.app.services.desiredPublisher.idle() // the version its end published
+  await servicesOf(running.app).desiredPublisher.idle() // the version its end published
   const latest = (await screen(screenId)).desiredVersion
   agent = spawnAgent(t, base, agentDir)
   s = await screenUntil(

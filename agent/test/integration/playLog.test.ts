@@ -2,6 +2,7 @@
 // plays recorded while the cloud is gone, and across an agent restart, arrive after the
 // cloud comes back (same ports, same database), each exactly once; a forgotten cursor
 // (everything sent again) stores nothing twice.
+import { servicesOf } from '../../../cloud/src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import { once } from 'node:events'
@@ -46,8 +47,8 @@ t.test('plays recorded offline and across a restart arrive after reconnect, once
   let cloud: Running = await startServer(config(), { clock: cloudClock })
   t.after(() => cloud.close())
   const { app } = cloud
-  const ws = await app.services.workspaces.create('Play log', 'us')
-  const { secret: apiKey } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+  const ws = await servicesOf(app).workspaces.create('Play log', 'us')
+  const { secret: apiKey } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const base = `http://127.0.0.1:${cloud.httpPort}`
   const mqttPort = cloud.mqttPort!
   const api = async (url: string) => {

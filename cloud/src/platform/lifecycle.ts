@@ -7,7 +7,8 @@
 //
 // A resource that must stop after one opened before it (work fed by that earlier resource
 // until it stops) is added to a group() reserved before that resource: the group's steps
-// run, in their own reverse order, at the group's place.
+// run at the group's place, in their own reverse order, or in the order they were added
+// for a group('added') (work drained from producers to the consumers added after them).
 //
 // Timeouts: a step may take `timeoutMs` (default STEP_TIMEOUT_MS, 10 s; Infinity waits as
 // long as it takes). A step past its timeout is logged and left running; the close goes on.
@@ -34,7 +35,7 @@ interface Step {
   timeoutMs: number
 }
 
-type Entry = Step | { group: Step[] }
+type Entry = Step | { group: Step[]; order: 'reverse' | 'added' }
 
 export class Lifecycle implements StopSteps {
   private readonly entries: Entry[] = []
@@ -58,10 +59,10 @@ export class Lifecycle implements StopSteps {
     this.entries.push(this.step(name, stop, opts))
   }
 
-  /** Reserves the current place in the order for steps added later. */
-  group(): StopSteps {
+  /** Reserves the current place in the order for steps added later; they run in reverse order, or as added. */
+  group(order: 'reverse' | 'added' = 'reverse'): StopSteps {
     const steps: Step[] = []
-    this.entries.push({ group: steps })
+    this.entries.push({ group: steps, order })
     return { add: (name, stop, opts = {}) => void steps.push(this.step(name, stop, opts)) }
   }
 
@@ -84,7 +85,7 @@ export class Lifecycle implements StopSteps {
   private ordered(): Step[] {
     const out: Step[] = []
     for (const e of [...this.entries].reverse()) {
-      if ('group' in e) out.push(...[...e.group].reverse())
+      if ('group' in e) out.push(...(e.order === 'added' ? e.group : [...e.group].reverse()))
       else out.push(e)
     }
     return out

@@ -1,6 +1,7 @@
 // Alert channels against a REAL HTTPS receiver: the webhook channel is signed like webhook
 // deliveries (verified with Stripe's verifier and the rule's secret), chat gets a JSON
 // {text}, e-mail goes to addresses and role: tokens (the outbox without SMTP).
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import Stripe from 'stripe'
 import { build } from '../helpers.js'
@@ -12,7 +13,7 @@ t.test('open and close reach webhook, chat and e-mail recipients', async (t) => 
   t.after(() => receiver.close())
   const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { clock: new ManualClock(Date.now()) })
   const { apiKey, workspaceId } = await h.workspace()
-  await h.app.services.users.create(workspaceId, { email: 'boss@example.com', role: 'owner' })
+  await servicesOf(h.app).users.create(workspaceId, { email: 'boss@example.com', role: 'owner' })
   const hook = `https://localhost:${receiver.port}/alert-hook/secret-path-0001`
   const chat = `https://localhost:${receiver.port}/chat/workflow-token-0002`
   const res = await h.req('POST', '/v1/alert-rules', apiKey, {
@@ -24,8 +25,8 @@ t.test('open and close reach webhook, chat and e-mail recipients', async (t) => 
   t.match(rule.config.recipients[2], /^https:\/\/localhost:\d+•+0001$/)
 
   const screen = { id: 'scr_x', name: 'Window', nodeId: null }
-  await h.app.services.alerts.panelPowerReported(workspaceId, screen, 'off', true)
-  await h.app.services.alerts.notifier.settled()
+  await servicesOf(h.app).alerts.panelPowerReported(workspaceId, screen, 'off', true)
+  await servicesOf(h.app).alerts.notifier.settled()
   t.equal(receiver.received.length, 2)
   const wh = receiver.received.find((r) => r.path.startsWith('/alert-hook'))!
   const ch = receiver.received.find((r) => r.path.startsWith('/chat'))!
@@ -41,18 +42,18 @@ t.test('open and close reach webhook, chat and e-mail recipients', async (t) => 
   t.equal(alert.screenId, 'scr_x')
   t.equal(wh.body.workspaceId, workspaceId)
   t.match((ch.body as { text: string }).text, /Window: the display is off/)
-  const mail = await h.app.services.mailer.outbox(workspaceId)
+  const mail = await servicesOf(h.app).mailer.outbox(workspaceId)
   t.equal(mail.length, 1)
   t.same(JSON.parse(mail[0]!.to_addresses).sort(), ['boss@example.com', 'ops@example.com'], 'role:owner expanded')
   t.match(mail[0]!.subject, /^\[warning\] Alert: /)
 
-  await h.app.services.alerts.panelPowerReported(workspaceId, screen, 'on', true)
-  await h.app.services.alerts.notifier.settled()
+  await servicesOf(h.app).alerts.panelPowerReported(workspaceId, screen, 'on', true)
+  await servicesOf(h.app).alerts.notifier.settled()
   t.equal(receiver.received.length, 4)
   const closed = receiver.received.slice(2).find((r) => r.path.startsWith('/alert-hook'))!
   t.equal(closed.headers['x-svc-event'], 'alert.closed')
   t.equal((closed.body.data as { alert: { id: string } }).alert.id, alert.id)
-  t.equal((await h.app.services.mailer.outbox(workspaceId)).length, 2)
+  t.equal((await servicesOf(h.app).mailer.outbox(workspaceId)).length, 2)
   // In-app: the event list shows it.
   t.equal((await h.req('GET', '/v1/alert-events', apiKey)).json().data[0].id, alert.id)
 })
@@ -71,8 +72,8 @@ t.test('a failing channel does not stop the others or the evaluation', async (t)
       chatUrls: [`https://localhost:${receiver.port}/chat/abcdefgh5678`],
     },
   })
-  await h.app.services.alerts.storageReported(workspaceId, { id: 'scr_1', name: 'S', nodeId: null }, 99, 100)
-  await h.app.services.alerts.notifier.settled()
+  await servicesOf(h.app).alerts.storageReported(workspaceId, { id: 'scr_1', name: 'S', nodeId: null }, 99, 100)
+  await servicesOf(h.app).alerts.notifier.settled()
   t.equal(receiver.received.length, 2)
   t.equal((await h.req('GET', '/v1/alert-events?state=open', apiKey)).json().data.length, 1)
 })

@@ -1,6 +1,7 @@
 // AlertEvaluator: events open once per rule and screen and close on recovery with
 // detail.kind; connection-lost waits for thresholds.minutes on the ManualClock; scope by
 // location; display-off and storage-critical; the events list and its filters.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { build, type Harness } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
@@ -20,16 +21,16 @@ const events = async (h: Harness, key: string, q = '') => (await h.req('GET', `/
 t.test('connection-lost: opens after the threshold, once; closes on recovery', async (t) => {
   const { h, apiKey, workspaceId, mk } = await setup(t)
   const r = await mk({ name: 'Offline 10 min', config: { codes: ['connection-lost'], thresholds: { minutes: 10 } } })
-  const ev = h.app.services.alerts
+  const ev = servicesOf(h.app).alerts
   const screen = { id: 'scr_lobby', name: 'Lobby', nodeId: null }
   await ev.screenStatusChanged(workspaceId, screen, 'online')
   await ev.screenStatusChanged(workspaceId, screen, 'offline')
   h.clock.advance(9 * 60_000)
-  await h.app.services.alertWorker.runOnce()
+  await servicesOf(h.app).alertWorker.runOnce()
   t.same((await events(h, apiKey)).data, [], 'not before the threshold')
   h.clock.advance(60_000)
-  await h.app.services.alertWorker.runOnce()
-  await h.app.services.alertWorker.runOnce()
+  await servicesOf(h.app).alertWorker.runOnce()
+  await servicesOf(h.app).alertWorker.runOnce()
   const open = (await events(h, apiKey)).data
   t.equal(open.length, 1, 'opened once')
   const e = open[0]
@@ -54,7 +55,7 @@ t.test('connection-lost: opens after the threshold, once; closes on recovery', a
   // A short blip stays below the threshold: no event.
   await ev.screenStatusChanged(workspaceId, screen, 'offline')
   h.clock.advance(60_000)
-  await h.app.services.alertWorker.runOnce()
+  await servicesOf(h.app).alertWorker.runOnce()
   await ev.screenStatusChanged(workspaceId, screen, 'online')
   t.equal((await events(h, apiKey)).data.length, 1)
 })
@@ -62,7 +63,7 @@ t.test('connection-lost: opens after the threshold, once; closes on recovery', a
 t.test('connection-lost: a screen that flapped closes as network-unstable; threshold 0 opens at once', async (t) => {
   const { h, apiKey, workspaceId, mk } = await setup(t)
   await mk({ name: 'Any outage', config: { codes: ['connection-lost'], thresholds: { minutes: 0 } } })
-  const ev = h.app.services.alerts
+  const ev = servicesOf(h.app).alerts
   const screen = { id: 'scr_door', name: 'Door', nodeId: null }
   for (let i = 0; i < 3; i++) {
     await ev.screenStatusChanged(workspaceId, screen, 'offline')
@@ -89,7 +90,7 @@ t.test('scope: location subtree and single screen; rule home node', async (t) =>
   // A screen scope names a real screen of the workspace.
   const b = (await pairScreen(h, apiKey, 'B', elsewhere.id)).screenId
   const byScreen = await mk({ name: 'One screen', config: { codes: ['display-off'], scopeKind: 'screen', scopeId: b } })
-  const ev = h.app.services.alerts
+  const ev = servicesOf(h.app).alerts
   await ev.panelPowerReported(workspaceId, { id: 'scr_a', name: 'A', nodeId: store.id }, 'off', true)
   await ev.panelPowerReported(workspaceId, { id: b, name: 'B', nodeId: elsewhere.id }, 'off', true)
   await ev.panelPowerReported(workspaceId, { id: 'scr_c', name: 'C', nodeId: elsewhere.id }, 'off', true)
@@ -104,7 +105,7 @@ t.test('scope: location subtree and single screen; rule home node', async (t) =>
 t.test('display-off opens while content should play and closes with detail.kind display-off', async (t) => {
   const { h, apiKey, workspaceId, mk } = await setup(t)
   await mk({ name: 'Panel', config: { codes: ['display-off'] } })
-  const ev = h.app.services.alerts
+  const ev = servicesOf(h.app).alerts
   const s = { id: 'scr_p', name: 'Panel screen', nodeId: null }
   await ev.panelPowerReported(workspaceId, s, 'off', false)
   t.equal((await events(h, apiKey)).data.length, 0, 'off outside playing hours is fine')
@@ -126,7 +127,7 @@ t.test('display-off opens while content should play and closes with detail.kind 
 t.test('storage-critical with thresholds.percent; rule switched off closes as outage-history', async (t) => {
   const { h, apiKey, workspaceId, mk } = await setup(t)
   const r = await mk({ name: 'Disk', config: { codes: ['storage-critical'], thresholds: { percent: 80 } } })
-  const ev = h.app.services.alerts
+  const ev = servicesOf(h.app).alerts
   const s = { id: 'scr_s', name: 'Storage screen', nodeId: null }
   await ev.storageReported(workspaceId, s, 70, 100)
   t.equal((await events(h, apiKey)).data.length, 0)
@@ -149,8 +150,8 @@ t.test('storage-critical with thresholds.percent; rule switched off closes as ou
 t.test('screen removed: open events close as history and show the name kept', async (t) => {
   const { h, apiKey, workspaceId, mk } = await setup(t)
   await mk({ name: 'Panel', config: { codes: ['display-off'] } })
-  await h.app.services.alerts.panelPowerReported(workspaceId, { id: 'scr_gone', name: 'Gone', nodeId: null }, 'off', true)
-  await h.app.services.alerts.screenRemoved(workspaceId, 'scr_gone')
+  await servicesOf(h.app).alerts.panelPowerReported(workspaceId, { id: 'scr_gone', name: 'Gone', nodeId: null }, 'off', true)
+  await servicesOf(h.app).alerts.screenRemoved(workspaceId, 'scr_gone')
   const e = (await events(h, apiKey)).data[0]
   t.equal(e.detail.kind, 'outage-history')
   t.equal(e.screenName, 'Gone')
@@ -162,7 +163,7 @@ t.test('screen removed: open events close as history and show the name kept', as
 t.test('an unreadable panel (unknown) changes nothing; a report without a name uses the last one seen', async (t) => {
   const { h, apiKey, workspaceId, mk } = await setup(t)
   await mk({ name: 'Panel', config: { codes: ['display-off', 'storage-critical'] } })
-  const ev = h.app.services.alerts
+  const ev = servicesOf(h.app).alerts
   await ev.panelPowerReported(workspaceId, { id: 'scr_u', nodeId: null }, 'unknown', true)
   t.equal((await events(h, apiKey)).data.length, 0)
   await ev.panelPowerReported(workspaceId, { id: 'scr_u', nodeId: null }, 'off', true)

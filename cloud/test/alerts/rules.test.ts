@@ -1,5 +1,6 @@
 // /v1/alert-rules: CRUD, paging and search, config validation, the URL masking round trip,
 // permissions and pinned keys.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build, makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
@@ -67,7 +68,7 @@ t.test('create, get, list, patch, delete (soft)', async (t) => {
   t.same(del.json(), { data: { id: r.id, deleted: true } })
   t.equal((await h.req('GET', `/v1/alert-rules/${r.id}`, apiKey)).statusCode, 404)
   t.equal((await h.req('GET', '/v1/alert-rules', apiKey)).json().data.length, 3, 'deleted rules are not listed')
-  const row = await h.app.services.db.get<{ deleted_at: string | null }>('SELECT deleted_at FROM alert_rules WHERE id = ?', [r.id])
+  const row = await servicesOf(h.app).db.get<{ deleted_at: string | null }>('SELECT deleted_at FROM alert_rules WHERE id = ?', [r.id])
   t.ok(row?.deleted_at, 'kept with deletedAt')
 })
 
@@ -128,7 +129,7 @@ t.test('masking: host and last four only; masked values round-trip, full URLs re
   // Send the answer back unchanged: the stored URLs are kept.
   const same = await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { config: r.config })
   t.equal(same.statusCode, 200, same.body)
-  const stored = await h.app.services.db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id])
+  const stored = await servicesOf(h.app).db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id])
   const c = JSON.parse(stored!.config)
   t.equal(c.recipients[2], HOOK, 'webhook URL kept')
   t.same(c.chatUrls, [CHAT], 'chat URL kept')
@@ -137,12 +138,12 @@ t.test('masking: host and last four only; masked values round-trip, full URLs re
   const NEW = 'https://chat.example.com/workflows/999/triggers/another-token-1111'
   const rep = (await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { config: { ...r.config, chatUrls: [NEW] } })).json().data
   t.match(rep.config.chatUrls[0], /1111$/)
-  t.same(JSON.parse((await h.app.services.db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id]))!.config).chatUrls, [NEW])
+  t.same(JSON.parse((await servicesOf(h.app).db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id]))!.config).chatUrls, [NEW])
   const wrong = await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { config: { ...r.config, chatUrls: [r.config.chatUrls[0]] } })
   t.equal(wrong.statusCode, 422, 'the old mask no longer matches a stored URL')
   // Changing only the name leaves every URL as stored.
   await h.req('PATCH', `/v1/alert-rules/${r.id}`, apiKey, { name: 'n', trigger: 'connection-lost' })
-  t.equal(JSON.parse((await h.app.services.db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id]))!.config).recipients[2], HOOK)
+  t.equal(JSON.parse((await servicesOf(h.app).db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id]))!.config).recipients[2], HOOK)
 })
 
 t.test('permissions and pinned keys', async (t) => {
@@ -189,7 +190,7 @@ t.test('PATCH config merges into the stored config: untouched keys, thresholds a
   t.notOk('custom' in again)
   t.same(again.channels, ['in-app'])
   t.same(again.thresholds, { minutes: 10, percent: 80 })
-  const stored = await h.app.services.db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id])
+  const stored = await servicesOf(h.app).db.get<{ config: string }>('SELECT config FROM alert_rules WHERE id = ?', [r.id])
   t.ok(JSON.parse(stored!.config).chatUrls[0].startsWith('https://'), 'the full chat URL is still stored')
   t.notOk(JSON.parse(stored!.config).chatUrls[0].includes('•'))
 })

@@ -3,6 +3,7 @@
 // events as taking the transitions one by one, on both engines, in a few statements
 // whatever the number of screens; a screen that changes twice in one batch is taken in
 // order.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { forEngines } from '../db/engines.js'
 import { countReads, type Harness } from '../helpers.js'
@@ -34,7 +35,7 @@ function story(workspaceId: string): ScreenStatusInput[][] {
 }
 
 async function snapshot(h: Harness, workspaceId: string) {
-  const k = h.app.services.db.kysely
+  const k = servicesOf(h.app).db.kysely
   const states = await k
     .selectFrom('alert_screen_state')
     .select(['screen_id', 'screen_name', 'status', 'since', 'flaps'])
@@ -58,11 +59,11 @@ forEngines(t, (t, build) => {
     const a = await setup(one)
     const b = await setup(batch)
     for (const step of story(a.workspaceId)) {
-      for (const c of step) await one.app.services.alerts.screenStatusChanged(c.workspaceId, c.screen, c.status, c.at)
+      for (const c of step) await servicesOf(one.app).alerts.screenStatusChanged(c.workspaceId, c.screen, c.status, c.at)
       one.clock.advance(60_000)
     }
     for (const step of story(b.workspaceId)) {
-      await batch.app.services.alerts.screensStatusChanged(step)
+      await servicesOf(batch.app).alerts.screensStatusChanged(step)
       batch.clock.advance(60_000)
     }
     const x = await snapshot(one, a.workspaceId)
@@ -80,15 +81,15 @@ forEngines(t, (t, build) => {
     const h = await build(t)
     const { workspaceId } = await setup(h)
     const [online, offline, back] = story(workspaceId)
-    await h.app.services.alerts.screensStatusChanged(online!)
-    await h.app.services.alerts.screensStatusChanged(offline!)
+    await servicesOf(h.app).alerts.screensStatusChanged(online!)
+    await servicesOf(h.app).alerts.screensStatusChanged(offline!)
     const reads = countReads(h)
-    await h.app.services.alerts.screensStatusChanged(back!.slice(0, Math.ceil(N / 3)))
+    await servicesOf(h.app).alerts.screensStatusChanged(back!.slice(0, Math.ceil(N / 3)))
     // states (one chunk), open events (one chunk), the rule of the closed events (once)
     t.ok(reads.n <= 3, `${reads.n} reads for ${Math.ceil(N / 3)} screens back online, their events closing`)
     const before = reads.n
     const fresh = Array.from({ length: N }, (_, i) => ({ workspaceId, screen: { id: `scr_new${i}`, nodeId: null }, status: 'online' as const }))
-    await h.app.services.alerts.screensStatusChanged(fresh)
+    await servicesOf(h.app).alerts.screensStatusChanged(fresh)
     t.ok(reads.n - before <= 4, `${reads.n - before} reads for ${N} screens seen for the first time (two chunks of states, two of open events)`)
   })
 })

@@ -2,6 +2,7 @@
 // creations (unplayable until approved), held updates (the live item unchanged until the
 // last level approves), levels with escalation, who may decide, 409 once decided,
 // withdrawal, media held too, and the approval.* events through the outbox.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
@@ -24,10 +25,10 @@ async function setup(t: Test) {
     await makeKey(h, apiKey, ['playlist.view', 'playlist.edit', 'media.view', 'media.create', 'media.edit', 'approval.view', 'approval.request', 'screen.view'])
   ).secret
   const events: DomainEvent[] = []
-  h.app.services.events.subscribe((e) => {
+  servicesOf(h.app).events.subscribe((e) => {
     if (e.event.startsWith('approval.')) events.push(e)
   })
-  const flush = () => h.app.services.outbox.dispatch()
+  const flush = () => servicesOf(h.app).outbox.dispatch()
   return { h, apiKey, workspaceId, region, store, ann, bob, editor, events, flush }
 }
 
@@ -249,7 +250,7 @@ t.test('media are held too: a new file is not playable until approved; a rename 
   const up = await h.upload(editor, { name: 'new.png', nodeId: store, file: { filename: 'new.png', data: PNG_1x1 } })
   t.equal(up.statusCode, 201, up.body)
   t.match(up.json().data, { approval: { state: 'pending', requestId: /^ar_/ } })
-  await h.app.services.media.processPending()
+  await servicesOf(h.app).media.processPending()
   const id = up.json().data.id
   const assign = () => h.req('POST', `/v1/screens/${screen.screenId}/assign`, apiKey, { contentKind: 'media', contentId: id })
   t.equal((await assign()).json().error, 'content_unplayable')

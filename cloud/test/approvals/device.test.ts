@@ -1,6 +1,7 @@
 // Approvals end to end with a real MQTT device: a held change to an assigned playlist
 // never reaches the screen (not even when the screen is republished for another reason),
 // and the last approval republishes it with the new version.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { startServer } from '../../src/server.js'
 import { testConfig } from '../../src/config.js'
@@ -13,7 +14,7 @@ t.test('screens never show an unapproved version; the approval republishes them'
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const running = await startServer(testConfig({ dataDir: dir, dbFile: ':memory:', httpPort: 0, mqttPort: 0, host: '127.0.0.1' }), { clock })
   t.after(() => running.close())
-  const { services } = running.app
+  const services = servicesOf(running.app)
   const ws = await services.workspaces.create('Approvals e2e', 'us')
   const owner = (await services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
   const base = `http://127.0.0.1:${running.httpPort}`

@@ -4,6 +4,7 @@
 // requires approval (held, unplayable: 422 content_unplayable on assign), and an edit of
 // an approved, assigned item leaves the screen's desired state on the approved version
 // until the approval.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
@@ -53,7 +54,7 @@ t.test('every playable kind is held: creation unplayable, an edit never reaches 
   ).secret
   const img = await h.ready(apiKey, 'a.png', PNG_1x1, { nodeId: store })
   const screen = await pairScreen(h, apiKey, 'Till', store)
-  const desired = async () => JSON.stringify(await h.app.services.desiredState.build(workspaceId, screen.screenId))
+  const desired = async () => JSON.stringify(await servicesOf(h.app).desiredState.build(workspaceId, screen.screenId))
 
   for (const def of playable) {
     await t.test(def.kind, async (t) => {

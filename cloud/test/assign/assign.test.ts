@@ -1,6 +1,7 @@
 // POST /v1/screens/<id>/assign and /v1/screens/bulk-assign through inject, against the
 // real content library: every error case, clearing, bulk by ids and by node with skip
 // counts, limits, permissions, tenancy, and the usage that blocks deleting assigned content.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
@@ -37,7 +38,7 @@ t.test('assign: stores the assignment, answers the result, clears with null', as
   })
   t.match((await h.req('GET', `/v1/screens/${s.screenId}`, apiKey)).json().data, { contentKind: 'playlist', contentId: pl.id, desiredVersion: before + 1 })
   t.match((await h.req('GET', '/v1/screens', apiKey)).json().data, [{ id: s.screenId, contentKind: 'playlist', contentId: pl.id }])
-  const state = await h.app.services.desiredState.build((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id, s.screenId)
+  const state = await servicesOf(h.app).desiredState.build((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id, s.screenId)
   t.match(state!.assignment, {
     contentKind: 'playlist',
     contentId: pl.id,
@@ -148,11 +149,11 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
   const root = await pairScreen(h, apiKey, 'Root')
   const northImg = await h.ready(apiKey, 'n.png', PNG_1x1, { nodeId: north })
   const published: string[] = []
-  h.app.services.desiredPublisher.onPublished((id) => published.push(id))
+  servicesOf(h.app).desiredPublisher.onPublished((id) => published.push(id))
   let batches = 0
-  const orig = h.app.services.desiredPublisher.markDirty.bind(h.app.services.desiredPublisher)
-  h.app.services.desiredPublisher.markDirty = (ws, ids) => (batches++, orig(ws, ids))
-  t.teardown(() => void (h.app.services.desiredPublisher.markDirty = orig))
+  const orig = servicesOf(h.app).desiredPublisher.markDirty.bind(servicesOf(h.app).desiredPublisher)
+  servicesOf(h.app).desiredPublisher.markDirty = (ws, ids) => (batches++, orig(ws, ids))
+  t.teardown(() => void (servicesOf(h.app).desiredPublisher.markDirty = orig))
 
   const byIds = await h.req('POST', '/v1/screens/bulk-assign', apiKey, {
     screenIds: [n1.screenId, n2.screenId, s1.screenId, root.screenId, 'scr_nope', n1.screenId],
@@ -212,7 +213,7 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
 
   // more than 1000 screens under a node: 422
   const now = h.clock.now().toISOString()
-  await h.app.services.db.transaction(async (tx) => {
+  await servicesOf(h.app).db.transaction(async (tx) => {
     for (let i = 0; i < 1000; i++) {
       await tx.run('INSERT INTO screens (id, workspace_id, node_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
         `scr_bulk${String(i).padStart(4, '0')}`,
@@ -233,7 +234,7 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
     contentId: img.id,
   })
   t.match(thousand.json().data, { assigned: 1000, skipped: { not_found: 0, not_shared: 0 } }, '1000 in one request')
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE content_id = ?', [img.id]))!.n, 1003)
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM screens WHERE content_id = ?', [img.id]))!.n, 1003)
 })
 
 t.test('assigned content cannot be deleted; cleared, it can', async (t) => {
@@ -286,18 +287,18 @@ t.test('content changes republish every screen that shows it', async (t) => {
   await assign(h, apiKey, unrelated.screenId, { contentKind: 'media', contentId: other.id })
   await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: img.id, scopeKind: 'screens', screenIds: [viaCast.screenId] })
   t.same(
-    await h.app.services.assignments.screensShowing(workspaceId, 'media', img.id),
+    await servicesOf(h.app).assignments.screensShowing(workspaceId, 'media', img.id),
     [direct.screenId, viaPlaylist.screenId, viaSchedule.screenId, viaCast.screenId].sort(),
   )
 
-  await h.app.services.desiredPublisher.idle()
+  await servicesOf(h.app).desiredPublisher.idle()
   const published: string[] = []
-  h.app.services.desiredPublisher.onPublished((id) => published.push(id))
+  servicesOf(h.app).desiredPublisher.onPublished((id) => published.push(id))
   t.equal((await h.req('POST', `/v1/media/${img.id}/recall`, apiKey, {})).statusCode, 200)
-  await h.app.services.desiredPublisher.idle()
+  await servicesOf(h.app).desiredPublisher.idle()
   t.same(published.sort(), [direct.screenId, viaPlaylist.screenId, viaSchedule.screenId, viaCast.screenId].sort(), 'every screen showing it, none other')
 
-  const build = (id: string) => h.app.services.desiredState.build(workspaceId, id)
+  const build = (id: string) => servicesOf(h.app).desiredState.build(workspaceId, id)
   t.equal((await build(direct.screenId))!.assignment, null, 'a recalled direct assignment plays nothing')
   t.same(
     (await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId),
@@ -310,7 +311,7 @@ t.test('content changes republish every screen that shows it', async (t) => {
 
   published.length = 0
   await h.req('POST', `/v1/media/${img.id}/restore`, apiKey)
-  await h.app.services.desiredPublisher.idle()
+  await servicesOf(h.app).desiredPublisher.idle()
   t.equal(published.length, 4, 'restore republishes them')
   t.match((await build(direct.screenId))!.assignment, { contentKind: 'media', contentId: img.id, content: { url: /sig=/ } })
 
@@ -322,15 +323,15 @@ t.test('content changes republish every screen that shows it', async (t) => {
       { kind: 'media', id: up.id },
     ],
   })
-  await h.app.services.desiredPublisher.idle()
+  await servicesOf(h.app).desiredPublisher.idle()
   t.same(
     (await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId),
     [other.id],
     'not yet',
   )
   published.length = 0
-  await h.app.services.media.processPending()
-  await h.app.services.desiredPublisher.idle()
+  await servicesOf(h.app).media.processPending()
+  await servicesOf(h.app).desiredPublisher.idle()
   t.ok(published.includes(viaPlaylist.screenId), 'republished when processing finished')
   t.same(
     (await build(viaPlaylist.screenId))!.assignment!.content!.items!.map((i) => i.contentId),
@@ -344,12 +345,12 @@ t.test('unsharing content (or moving the screen away) takes it off the screen', 
   const img = await h.ready(apiKey, 's.png', PNG_1x1, { nodeId: south })
   await h.req('POST', `/v1/media/${img.id}/shares`, apiKey, { nodeId: north })
   t.equal((await assign(h, apiKey, s.screenId, { contentKind: 'media', contentId: img.id })).statusCode, 200)
-  const build = () => h.app.services.desiredState.build(workspaceId, s.screenId)
+  const build = () => servicesOf(h.app).desiredState.build(workspaceId, s.screenId)
   t.match((await build())!.assignment, { contentId: img.id })
   const published: string[] = []
-  h.app.services.desiredPublisher.onPublished((id) => published.push(id))
+  servicesOf(h.app).desiredPublisher.onPublished((id) => published.push(id))
   t.equal((await h.req('DELETE', `/v1/media/${img.id}/shares/${north}`, apiKey)).statusCode, 200)
-  await h.app.services.desiredPublisher.idle()
+  await servicesOf(h.app).desiredPublisher.idle()
   t.same(published, [s.screenId], 'republished on unshare')
   t.equal((await build())!.assignment, null, 'no longer shared to its location: left out')
   t.equal((await h.req('PATCH', `/v1/screens/${s.screenId}`, apiKey, { nodeId: south })).statusCode, 200)

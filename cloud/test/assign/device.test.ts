@@ -2,6 +2,7 @@
 // dir) and a real MQTT client as the device. Assign → the device's desired state carries
 // the described content with a signed media URL that downloads without a bearer; recall
 // pulls it, restore puts it back; a recalled file drops out of an assigned playlist.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { startServer } from '../../src/server.js'
 import { testConfig } from '../../src/config.js'
@@ -14,7 +15,7 @@ async function start(t: Test) {
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const running = await startServer(testConfig({ dataDir: dir, dbFile: ':memory:', httpPort: 0, mqttPort: 0, host: '127.0.0.1' }), { clock })
   t.after(() => running.close())
-  const { services } = running.app
+  const services = servicesOf(running.app)
   const ws = await services.workspaces.create('Assign e2e', 'us')
   const apiKey = (await services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
   const base = `http://127.0.0.1:${running.httpPort}`

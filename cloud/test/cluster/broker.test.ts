@@ -3,6 +3,7 @@
 // the database wherever the device subscribes, a second connection with the same client id
 // on the other instance takes over, and a device's messages are handled by its own
 // instance only. Needs a Redis (SVC_TEST_REDIS_URL).
+import { servicesOf } from '../../src/app.js'
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
@@ -41,7 +42,7 @@ toolTest(t, redis, 'a cast made on A reaches a device connected to B; its desire
   t.equal(cleared.status, 200)
   const after = await dev.next((s) => s.version > withCast.version)
   t.same(after.casts, [], 'clearing on B reaches it too')
-  t.notOk(b.running.app.services.broker.hasRetained(topics.desired(d.screenId)), 'no instance keeps a retained copy that could go stale')
+  t.notOk(servicesOf(b.running.app).broker.hasRetained(topics.desired(d.screenId)), 'no instance keeps a retained copy that could go stale')
 })
 
 toolTest(t, redis, 'the device moves to A: it gets exactly its latest state there, rebuilt from the database', async (t) => {
@@ -68,7 +69,7 @@ toolTest(t, redis, 'one session per screen: a connection on B takes over, the ol
   const { a, b } = await twoClouds(t)
   const d = await a.pair('Door')
   const seen: string[] = []
-  for (const c of [a, b]) c.running.app.services.events.subscribe((e) => void (e.event.startsWith('screen.') && seen.push(e.event)))
+  for (const c of [a, b]) servicesOf(c.running.app).events.subscribe((e) => void (e.event.startsWith('screen.') && seen.push(e.event)))
   const first = await connectDevice(t, mqttUrl(a), d)
   await first.next(() => true)
   const closed = new Promise<void>((resolve) => first.client.once('close', () => resolve()))
@@ -76,10 +77,10 @@ toolTest(t, redis, 'one session per screen: a connection on B takes over, the ol
   await second.next(() => true)
   await closed
   t.pass('the connection on A was closed by the one on B')
-  await a.running.app.services.presence.idle()
-  await b.running.app.services.presence.idle()
-  t.notOk(a.running.app.services.broker.isConnected(d.screenId), 'A holds no connection of the screen')
-  t.ok(b.running.app.services.broker.isConnected(d.screenId), 'B holds it')
+  await servicesOf(a.running.app).presence.idle()
+  await servicesOf(b.running.app).presence.idle()
+  t.notOk(servicesOf(a.running.app).broker.isConnected(d.screenId), 'A holds no connection of the screen')
+  t.ok(servicesOf(b.running.app).broker.isConnected(d.screenId), 'B holds it')
   t.equal((await a.call('GET', `/v1/screens/${d.screenId}`)).body.data.status, 'online')
   // A cast still reaches the one live connection.
   const cast = (await a.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_promo' })).body.data
@@ -91,8 +92,8 @@ toolTest(t, redis, "a device's reported state is handled by its own instance onl
   const { a, b } = await twoClouds(t)
   const d = await a.pair('Stage')
   const counts = { a: 0, b: 0 }
-  a.running.app.services.presence.onReported(() => void counts.a++)
-  b.running.app.services.presence.onReported(() => void counts.b++)
+  servicesOf(a.running.app).presence.onReported(() => void counts.a++)
+  servicesOf(b.running.app).presence.onReported(() => void counts.b++)
   const dev = await connectDevice(t, mqttUrl(b), d)
   const s = await dev.next(() => true)
   await dev.client.publishAsync(
@@ -107,9 +108,9 @@ toolTest(t, redis, "a device's reported state is handled by its own instance onl
   )
   for (let i = 0; i < 50 && counts.a + counts.b === 0; i++) {
     await new Promise((r) => setTimeout(r, 50))
-    await b.running.app.services.presence.flushReported()
+    await servicesOf(b.running.app).presence.flushReported()
   }
-  await a.running.app.services.presence.flushReported()
+  await servicesOf(a.running.app).presence.flushReported()
   await new Promise((r) => setTimeout(r, 200))
   t.same(counts, { a: 0, b: 1 })
 })

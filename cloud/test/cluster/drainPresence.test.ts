@@ -2,6 +2,7 @@
 // connections close at the start of the drain, they reconnect to another instance, and
 // even when the drain lasts longer than the offline grace period (a request in flight
 // holds it open), no instance announces them offline.
+import { servicesOf } from '../../src/app.js'
 import net from 'node:net'
 import { once } from 'node:events'
 import t from 'tap'
@@ -25,11 +26,11 @@ t.test('screens of a draining instance that reconnect elsewhere are not announce
     await db.close()
   })
   const changes: (ScreenStatusChange & { on: string })[] = []
-  a.app.services.presence.onScreenStatus((c) => void changes.push({ ...c, on: 'A' }))
-  b.app.services.presence.onScreenStatus((c) => void changes.push({ ...c, on: 'B' }))
+  servicesOf(a.app).presence.onScreenStatus((c) => void changes.push({ ...c, on: 'A' }))
+  servicesOf(b.app).presence.onScreenStatus((c) => void changes.push({ ...c, on: 'B' }))
 
-  const ws = await a.app.services.workspaces.create('Drain', 'us')
-  const { secret } = await a.app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+  const ws = await servicesOf(a.app).workspaces.create('Drain', 'us')
+  const { secret } = await servicesOf(a.app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const call = async (port: number, method: string, path: string, body?: unknown, token: string | null = secret) => {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, {
       method,
@@ -43,7 +44,7 @@ t.test('screens of a draining instance that reconnect elsewhere are not announce
   const dev = (await call(a.httpPort, 'GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).data
   const options = { clientId: dev.screenId, username: dev.screenId, password: dev.deviceSecret, protocolVersion: 4 as const, reconnectPeriod: 0 }
   const onA = await connectAsync(`mqtt://127.0.0.1:${a.mqttPort}`, options)
-  await a.app.services.presence.idle()
+  await servicesOf(a.app).presence.idle()
   t.equal((await call(b.httpPort, 'GET', `/v1/screens/${dev.screenId}`)).data.status, 'online', 'online, as B sees it too')
   t.same(
     changes.map((c) => `${c.status} on ${c.on}`),
@@ -65,8 +66,8 @@ t.test('screens of a draining instance that reconnect elsewhere are not announce
   const onB = await connectAsync(`mqtt://127.0.0.1:${b.mqttPort}`, options)
   t.after(() => onB.endAsync(true))
   await new Promise((r) => setTimeout(r, GRACE_MS * 3))
-  await b.app.services.presence.sweep()
-  await b.app.services.presence.idle()
+  await servicesOf(b.app).presence.sweep()
+  await servicesOf(b.app).presence.idle()
   t.same(
     changes.map((c) => `${c.status} on ${c.on}`),
     ['online on A'],

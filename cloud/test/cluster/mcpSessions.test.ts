@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { redis, toolTest } from '@svc/shared/testing'
-import { buildApp } from '../../src/app.js'
+import { buildApp, servicesOf } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import type { Database } from '../../src/platform/db/Database.js'
@@ -35,8 +35,8 @@ async function twoInstances(t: Test, db: Database, redisUrl: string | null): Pro
     await a.close()
     await b.close()
   })
-  const ws = await a.services.workspaces.create('Shared', 'us')
-  const { secret } = await a.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const ws = await servicesOf(a).workspaces.create('Shared', 'us')
+  const { secret } = await servicesOf(a).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
   return { a, b, apiKey: secret, workspaceId: ws.id }
 }
 

@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { buildApp } from '../../src/app.js'
+import { buildApp, servicesOf } from '../../src/app.js'
 import { loadConfig, testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { openDatabase } from '../../src/platform/db/open.js'
@@ -34,8 +34,8 @@ t.test('a file uploaded on A lands in the shared media folder and downloads on B
     await b.close()
     await db.close()
   })
-  const ws = await a.services.workspaces.create('Shared', 'us')
-  const { secret } = await a.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const ws = await servicesOf(a).workspaces.create('Shared', 'us')
+  const { secret } = await servicesOf(a).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
   const bytes = PNG_1x1
   const f = form({ name: 'Poster', file: { filename: 'poster.png', data: bytes } })
   const up = await a.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${secret}`, ...f.headers }, payload: f.payload })

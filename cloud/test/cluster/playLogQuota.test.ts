@@ -1,6 +1,7 @@
 // The play log's daily quota is the workspace's, whichever instance a screen's device is
 // connected to: two instances of one cloud (one database, one Redis) count the plays they
 // store together. Needs a Redis (SVC_TEST_REDIS_URL).
+import { servicesOf } from '../../src/app.js'
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
@@ -43,6 +44,6 @@ toolTest(t, redis, "two screens on two instances share their workspace's daily q
   await onB.client.publishAsync(topics.playLog(y.screenId), batch(y.screenId), { qos: 1 })
   const n = (await db.all<{ n: number }>('SELECT count(*) AS n FROM play_log'))[0]!.n
   t.equal(Number(n), 8, "the workspace's 8 plays of the day, stored through both instances")
-  t.equal(a.running.app.services.playLog.stats.refused.quota, 0, 'A stored its 6')
-  t.equal(b.running.app.services.playLog.stats.refused.quota, 4, 'B found 2 left of the day')
+  t.equal(servicesOf(a.running.app).playLog.stats.refused.quota, 0, 'A stored its 6')
+  t.equal(servicesOf(b.running.app).playLog.stats.refused.quota, 4, 'B found 2 left of the day')
 })

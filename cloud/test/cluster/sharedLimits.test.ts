@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { redis, toolTest } from '@svc/shared/testing'
-import { buildApp } from '../../src/app.js'
+import { buildApp, servicesOf } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { openDatabase } from '../../src/platform/db/open.js'
@@ -36,8 +36,8 @@ async function twoInstances(t: Test, overrides: Partial<Config> = {}, redisUrl =
   })
   await a.ready()
   await b.ready()
-  const ws = await a.services.workspaces.create('Shared', 'us')
-  const { secret } = await a.services.apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  const ws = await servicesOf(a).workspaces.create('Shared', 'us')
+  const { secret } = await servicesOf(a).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
   return { a, b, clock, apiKey: secret, config }
 }
 

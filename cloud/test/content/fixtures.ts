@@ -1,5 +1,6 @@
 // Real small files built from bytes, a multipart/form-data encoder, and a harness with its
 // own data directory (so stored files never mix between test processes).
+import { servicesOf } from '../../src/app.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -147,7 +148,7 @@ export async function buildMedia(t: Test, config: Partial<Config> = {}): Promise
     async ready(token, filename, data, extra = {}) {
       const res = await upload(token, { name: filename, ...extra, file: { filename, data } })
       if (res.statusCode !== 201) throw new Error(`upload ${filename}: ${res.statusCode} ${res.body}`)
-      await h.app.services.media.processPending()
+      await servicesOf(h.app).media.processPending()
       return (await h.req('GET', `/v1/media/${res.json().data.id}`, token)).json().data
     },
   }

@@ -2,6 +2,7 @@
 // test-only allowlist) serves a PNG; the cloud fetches it through the outbound guard,
 // sniffs it and stores it. Non-2xx answers, redirects, files over the limit and
 // disallowed types are refused with the envelope, and nothing is half-written.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import https from 'node:https'
@@ -40,7 +41,7 @@ t.test('import-url fetches a public file into the library', async (t) => {
   t.equal(res.statusCode, 201, res.body)
   const item = res.json().data
   t.match(item, { name: 'logo.png', kind: 'image', mimeType: 'image/png', sizeBytes: PNG_1x1.length, state: 'processing' })
-  await h.app.services.media.processPending()
+  await servicesOf(h.app).media.processPending()
   const ready = (await h.req('GET', `/v1/media/${item.id}`, apiKey)).json().data
   t.match(ready, { state: 'ready', width: 1, height: 1 })
   const bytes = await h.req('GET', `/v1/media/${item.id}/content`, apiKey)
@@ -110,7 +111,7 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   const LIMIT = 4 * 1024 * 1024
   const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE, mediaImportMaxBytes: LIMIT })
   const { apiKey } = await h.workspace()
-  const tmpDir = path.join(h.app.services.media.store.root, 'tmp')
+  const tmpDir = path.join(servicesOf(h.app).media.store.root, 'tmp')
   const parts = () => (fs.existsSync(tmpDir) ? fs.readdirSync(tmpDir).filter((f) => f.endsWith('.part')) : [])
   const partsBefore = new Set(parts())
 

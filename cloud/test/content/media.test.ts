@@ -1,3 +1,4 @@
+import { servicesOf } from '../../src/app.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -28,7 +29,7 @@ t.test('upload: sniffed type, processing → ready with dimensions, content-addr
   t.same(fs.readFileSync(stored), PNG_1x1, 'stored under <dataDir>/media/<prefix>/<sha256>')
   t.same(fs.readdirSync(path.join(h.dataDir, 'media', 'tmp')), [], 'no temp file left')
 
-  t.equal(await h.app.services.media.processPending(), 1)
+  t.equal(await servicesOf(h.app).media.processPending(), 1)
   const ready = (await h.req('GET', `/v1/media/${item.id}`, apiKey)).json().data
   t.match(ready, { state: 'ready', width: 1, height: 1, durationMs: null })
 
@@ -48,7 +49,7 @@ t.test('upload: sniffed type, processing → ready with dimensions, content-addr
   // a truncated image is stored but fails processing, with a reason (a JPEG: a PNG is read whole at upload)
   const broken = Buffer.from('ffd8ffe000104a46494600010100000100010000', 'hex')
   const bad = (await h.upload(apiKey, { file: { filename: 'broken.jpg', data: broken } })).json().data
-  await h.app.services.media.processPending()
+  await servicesOf(h.app).media.processPending()
   const failed = (await h.req('GET', `/v1/media/${bad.id}`, apiKey)).json().data
   t.equal(failed.state, 'failed')
   t.match(failed.failureReason, /header/)
@@ -72,7 +73,7 @@ t.test('a PNG is read through to its IEND: a PNG header with HTML after it, trai
     t.equal(res.statusCode, 415, label)
     t.match(res.json(), { error: 'unsupported_type', message: reason }, label)
   }
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0, 'nothing stored')
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0, 'nothing stored')
   // A whole PNG is stored, and served as its type with nosniff.
   const good = await h.ready(apiKey, 'ok.png', png(4, 3))
   t.match(good, { mimeType: 'image/png', width: 4, height: 3, state: 'ready' })
@@ -138,7 +139,7 @@ t.test('list: newest first, filters, paging per SPEC, count', async (t) => {
     )
   }
   const v = (await h.upload(apiKey, { name: 'Promo video', file: { filename: 'v.mp4', data: mp4(5000) } })).json().data
-  await h.app.services.media.processPending()
+  await servicesOf(h.app).media.processPending()
   ids.push(v.id)
   const all = (await h.req('GET', '/v1/media', apiKey)).json()
   t.same(
@@ -268,7 +269,7 @@ t.test('multipart upload: parts, resume by re-sending, list parts, complete, abo
   t.equal(done.statusCode, 201)
   const item = done.json().data
   t.match(item, { name: 'Big video', kind: 'video', sizeBytes: file.length, state: 'processing' })
-  await h.app.services.media.processPending()
+  await servicesOf(h.app).media.processPending()
   t.equal((await h.req('GET', `/v1/media/${item.id}`, apiKey)).json().data.durationMs, 7_500)
   t.same((await h.req('GET', `/v1/media/${item.id}/content`, apiKey)).rawPayload, file)
   t.equal((await h.req('GET', `/v1/media/upload/multipart/${up.id}`, apiKey)).statusCode, 404, 'a completed upload is gone')
@@ -286,14 +287,14 @@ t.test('multipart upload: parts, resume by re-sending, list parts, complete, abo
   t.match(gap.json().message, /Part 1 is missing/)
   t.same((await h.req('POST', `/v1/media/upload/multipart/${u2.id}/abort`, apiKey)).json().data, { id: u2.id, aborted: true })
   t.equal((await h.req('POST', `/v1/media/upload/multipart/${u2.id}/complete`, apiKey)).statusCode, 404)
-  t.notOk(fs.existsSync(h.app.services.media.store.uploadDir(u2.id)))
+  t.notOk(fs.existsSync(servicesOf(h.app).media.store.uploadDir(u2.id)))
   t.equal((await h.req('POST', '/v1/media/upload/multipart/initiate', apiKey, { name: 'x', folderId: 'fld_x' })).json().error, 'invalid_folder')
 
   // an expired upload is gone
   const u3 = (await h.req('POST', '/v1/media/upload/multipart/initiate', apiKey, { name: 'old' })).json().data
   h.clock.advance(25 * 3600_000)
   t.equal((await h.req('GET', `/v1/media/upload/multipart/${u3.id}`, apiKey)).statusCode, 404)
-  t.equal(await h.app.services.media.purgeExpiredUploads(), 1)
+  t.equal(await servicesOf(h.app).media.purgeExpiredUploads(), 1)
 })
 
 t.test('import-url: refused for loopback, private and non-https addresses (400 unsafe_url)', async (t) => {

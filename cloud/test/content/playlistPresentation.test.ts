@@ -1,6 +1,7 @@
 // A playlist's presentation for the player: fit (the playlist's, an item's own) and the
 // transition between items are stored with the playlist, validated, and carried into the
 // content description a screen gets in its desired state.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { parseDesiredState } from '@svc/shared/mqtt/index'
 import { buildMedia, PNG_1x1 } from './fixtures.js'
@@ -24,7 +25,7 @@ t.test('fit and transition go from the library to the device description', async
   const pl = created.json().data
   t.match(pl, { fit: 'contain', transition: 'fade', transitionMs: 800, items: [{ id: a.id, fit: 'cover' }, { id: b.id }] }, 'stored and shown')
 
-  const d = await h.app.services.contentResolver.describeForDevice(workspaceId, { kind: 'playlist', id: pl.id })
+  const d = await servicesOf(h.app).contentResolver.describeForDevice(workspaceId, { kind: 'playlist', id: pl.id })
   t.match(d, { fit: 'contain', transition: 'fade', transitionMs: 800, items: [{ contentId: a.id, fit: 'cover' }, { contentId: b.id }] })
   t.notOk(d!.items![1]!.fit, 'an item without its own fit takes the playlist’s on the screen')
   const desired = {
@@ -51,7 +52,7 @@ t.test('fit and transition go from the library to the device description', async
   // Cleared: a cut and the default fit again.
   const cleared = await h.req('PATCH', `/v1/playlists/${pl.id}`, apiKey, { transition: null, fit: null, transitionMs: null })
   t.equal(cleared.statusCode, 200, cleared.body)
-  const d2 = await h.app.services.contentResolver.describeForDevice(workspaceId, { kind: 'playlist', id: pl.id })
+  const d2 = await servicesOf(h.app).contentResolver.describeForDevice(workspaceId, { kind: 'playlist', id: pl.id })
   t.equal(d2!.transition, undefined)
   t.equal(d2!.fit, undefined)
   t.equal(d2!.items![0]!.fit, 'cover', "the item's own fit stays")

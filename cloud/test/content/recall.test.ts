@@ -1,5 +1,6 @@
 // Recall and restore (events, conflicts), playability, the device description and the
 // change hooks the device link subscribes to.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import type { DomainEvent } from '../../src/domains/events/EventBus.js'
 import { makeKey } from '../helpers.js'
@@ -9,12 +10,12 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
   const h = await buildMedia(t)
   const { apiKey, workspaceId } = await h.workspace()
   const seen: DomainEvent[] = []
-  const off = h.app.services.events.subscribe((e) => {
+  const off = servicesOf(h.app).events.subscribe((e) => {
     seen.push(e)
   })
   t.after(off)
   const changes: string[] = []
-  h.app.services.content.onContentChanged((ws, kind, id) => {
+  servicesOf(h.app).contentChanges.add((ws, kind, id) => {
     changes.push(`${kind}:${id}`)
   })
   const img = await h.ready(apiKey, 'a.png', PNG_1x1)
@@ -39,7 +40,7 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
     const again = await h.req('POST', `${path}/recall`, apiKey, {})
     t.equal(again.statusCode, 409)
     t.equal(again.json().error, 'conflict')
-    t.equal((await h.app.services.content.playability(workspaceId, kind as 'media', id)).code, 'recalled')
+    t.equal((await servicesOf(h.app).content.playability(workspaceId, kind as 'media', id)).code, 'recalled')
     t.ok(changes.includes(`${kind}:${id}`), 'change hook called')
 
     seen.length = 0
@@ -64,10 +65,10 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
 t.test('playability and device descriptions', async (t) => {
   const h = await buildMedia(t)
   const { apiKey, workspaceId } = await h.workspace()
-  const c = h.app.services.content
+  const c = servicesOf(h.app).content
   const up = (await h.upload(apiKey, { file: { filename: 'v.mp4', data: mp4(4000) } })).json().data
   t.same(await c.playability(workspaceId, 'media', up.id), { playable: false, code: 'processing', reason: '"v.mp4" is still processing.' })
-  await h.app.services.media.processPending()
+  await servicesOf(h.app).media.processPending()
   t.same(await c.playability(workspaceId, 'media', up.id), { playable: true })
   const img = await h.ready(apiKey, 'a.png', PNG_1x1)
   const clock = (await h.req('POST', '/v1/app-instances', apiKey, { name: 'Clock', appKey: 'clock' })).json().data
@@ -137,8 +138,8 @@ t.test('a recall and its event commit together: the event is in the outbox with 
   const { apiKey } = await h.workspace()
   const pl = (await h.req('POST', '/v1/playlists', apiKey, { name: 'Loop' })).json().data
   const rows = () =>
-    h.app.services.db.kysely
-      .selectFrom('events_outbox')
+    servicesOf(h.app)
+      .db.kysely.selectFrom('events_outbox')
       .select(['event', 'dispatched_at'])
       .where('event', 'in', ['content.recalled', 'content.restored'])
       .orderBy('id')

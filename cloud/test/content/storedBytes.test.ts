@@ -2,6 +2,7 @@
 // bytes never removes them while another owner (a screenshot, a media item of another
 // workspace) holds them, whichever is deleted first; and a stored file missing from disk
 // answers the 404 envelope, never a 500, for media downloads and screenshot images.
+import { servicesOf } from '../../src/app.js'
 import fs from 'node:fs'
 import t from 'tap'
 import { buildMedia, PNG_1x1, type MediaHarness } from './fixtures.js'
@@ -44,14 +45,14 @@ t.test("deleting media keeps bytes a screenshot holds, in any workspace; purging
   // The other way round: the screenshot goes (retention), a media item holding the bytes keeps them.
   const kept = await h.ready(library, 'kept.png', PNG_1x1)
   h.clock.advance((SCREENSHOT_RETENTION_DAYS + 1) * 86_400_000)
-  t.equal(await h.app.services.screenshots.purgeOld(), 1)
+  t.equal(await servicesOf(h.app).screenshots.purgeOld(), 1)
   t.equal((await image()).statusCode, 404, 'the screenshot is gone')
   const download = await h.req('GET', `/v1/media/${kept.id}/content`, library)
   t.equal(download.statusCode, 200)
   t.same(download.rawPayload, PNG_1x1)
 
   // The last owner gone, the bytes go.
-  const file = h.app.services.media.store.pathOf(kept.sha256)
+  const file = servicesOf(h.app).media.store.pathOf(kept.sha256)
   t.ok(fs.existsSync(file))
   t.equal((await h.req('DELETE', `/v1/media/${kept.id}`, library)).statusCode, 200)
   t.notOk(fs.existsSync(file), 'no owner left: the file is removed')
@@ -62,7 +63,7 @@ t.test('a stored file missing from disk answers 404 not_found, for media and scr
   const { apiKey } = await h.workspace()
   const media = await h.ready(apiKey, 'a.png', PNG_1x1)
   const shotId = await screenshot(h, apiKey, PNG_1x1)
-  fs.rmSync(h.app.services.media.store.pathOf(media.sha256))
+  fs.rmSync(servicesOf(h.app).media.store.pathOf(media.sha256))
 
   for (const [what, headers] of [
     ['whole file', {}],
@@ -75,7 +76,7 @@ t.test('a stored file missing from disk answers 404 not_found, for media and scr
     t.equal(res.json().error, 'not_found')
     t.notOk(res.headers['cache-control'], 'no caching headers of the file on the error')
   }
-  const signed = await h.app.services.mediaUrls.url(media.id)
+  const signed = await servicesOf(h.app).mediaUrls.url(media.id)
   const device = await h.req('GET', signed, null)
   t.equal(device.statusCode, 404, 'a device with a signed URL')
   t.equal(device.json().error, 'not_found')

@@ -2,6 +2,7 @@
 // another pool connection than the flush writes on, so a read can run before the write
 // commits. The use must show all the same (the write is held here with a row lock taken
 // on a third connection); on SQLite the same steps run without the lock.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { sql } from 'kysely'
 import { eachEngine } from './engines.js'
@@ -14,7 +15,7 @@ eachEngine(t, 'a use being written still shows in lastUsedAt', async (t, db, eng
   const key = await makeKey(h, apiKey, ['node.view'])
   const lastUsed = async () => (await h.req('GET', `/v1/api-keys/${key.id}`, apiKey)).json().data.lastUsedAt
   t.equal((await h.req('GET', '/v1/me', key.secret)).statusCode, 200)
-  await h.app.services.apiKeys.flushLastUsed()
+  await servicesOf(h.app).apiKeys.flushLastUsed()
   t.equal(await lastUsed(), '2026-06-01T12:00:00.000Z', 'the first use, written')
 
   let release = () => {}
@@ -37,10 +38,10 @@ eachEngine(t, 'a use being written still shows in lastUsedAt', async (t, db, eng
   t.equal(await lastUsed(), at, 'the use shows while its write is under way')
   release()
   await locked
-  await h.app.services.apiKeys.idle()
+  await servicesOf(h.app).apiKeys.idle()
   t.equal(await lastUsed(), at, 'and once written')
   // The next flush drops what the previous one confirmed; the row still answers it.
   h.clock.advance(LAST_USED_FLUSH_MS)
-  await h.app.services.apiKeys.flushLastUsed()
+  await servicesOf(h.app).apiKeys.flushLastUsed()
   t.equal(await lastUsed(), at, 'read back from the row')
 })

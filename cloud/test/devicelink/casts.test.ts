@@ -1,6 +1,7 @@
 // Casts and emergencies end to end: a real cloud and a real MQTT device receiving its
 // retained desired state (create, clear, expiry, replacement, emergency over a cast, an
 // offline device catching up on reconnect).
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud } from './link.js'
@@ -95,7 +96,7 @@ t.test('emergency over a cast: emergency on top and the cast paused; clear → t
   const c = await startCloud(t)
   c.content.add(c.workspaceId, { kind: 'media', id: 'med_a' }).add(c.workspaceId, { kind: 'media', id: 'med_fire' })
   const events: { event: string; data: Record<string, unknown> }[] = []
-  c.running.app.services.events.subscribe((e) => void events.push(e))
+  servicesOf(c.running.app).events.subscribe((e) => void events.push(e))
   const d = await c.pair()
   const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)
   const cast = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_a' })).body.data
@@ -147,8 +148,8 @@ t.test('a device offline while a cast is created and expires gets exactly the la
   c.clock.advance(5 * 60_000)
   await c.running.app.workers.castExpiry.runOnce()
   const b = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_b' })).body.data
-  await c.running.app.services.desiredPublisher.idle() // casts answer before their publishing ends
-  const current = await c.running.app.services.desiredState.build(c.workspaceId, d.screenId)
+  await servicesOf(c.running.app).desiredPublisher.idle() // casts answer before their publishing ends
+  const current = await servicesOf(c.running.app).desiredState.build(c.workspaceId, d.screenId)
 
   const back = await connectDevice(t, url, d, {}, false)
   // Queued copies arrive through the session; the device keeps only the highest version.

@@ -1,6 +1,7 @@
 // The broker's device directory looks the CONNECTs of one tick up with one query (a connect
 // storm's credential reads), and those arriving while it runs with the next, on both engines; every connect still reads the database, so a
 // deleted screen's secret stops working at once.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { forEngines } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
@@ -13,7 +14,7 @@ forEngines(t, async (t, build) => {
     const { apiKey } = await h.workspace()
     const ids: string[] = []
     for (let i = 0; i < 4; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
-    const s = h.app.services
+    const s = servicesOf(h.app)
     const repo = new ScreenRepository(s.db.kysely)
     const expected = await Promise.all(ids.map((id) => repo.credentialHash(id)))
     t.ok(
@@ -42,7 +43,7 @@ forEngines(t, async (t, build) => {
     const { apiKey } = await h.workspace()
     const ids: string[] = []
     for (let i = 0; i < 4; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
-    const s = h.app.services
+    const s = servicesOf(h.app)
     const expected = await Promise.all(ids.map((id) => new ScreenRepository(s.db.kysely).credentialHash(id)))
     const directory = screenDirectory(s.db)
     // The first read is held until released; every query is counted.

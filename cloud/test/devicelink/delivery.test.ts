@@ -4,6 +4,7 @@
 // the broker as a device's would be), through a real MQTT device, and across a restart.
 // Also: the builder's batch reads (a few queries per batch, one content lookup per item)
 // and the publisher never sending a screen an older version after a newer one.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { forEngines } from '../db/engines.js'
@@ -20,7 +21,7 @@ function report(playing: Record<string, unknown>, version = 1): Buffer {
 
 /** What a device publishes on `reported`, handed to the broker as the device's publish would be. */
 async function reportPlaying(h: Harness, screenId: string, playing: Record<string, unknown>): Promise<void> {
-  const s = h.app.services
+  const s = servicesOf(h.app)
   await s.broker.publish(topics.reported(screenId), report(playing), false)
   await s.presence.idle()
   await s.takeoverDelivery.idle()
@@ -33,7 +34,7 @@ forEngines(t, async (t, build) => {
     const { workspaceId, apiKey } = await h.workspace()
     content.add(workspaceId, { kind: 'media', id: 'med_a' }).add(workspaceId, { kind: 'media', id: 'med_fire' })
     const screens = [await pairScreen(h, apiKey, 'A'), await pairScreen(h, apiKey, 'B'), await pairScreen(h, apiKey, 'C')]
-    const s = h.app.services
+    const s = servicesOf(h.app)
     await s.desiredPublisher.idle()
 
     // Hold the broker's publishes: the POST must answer while its fan-out cannot finish.
@@ -89,7 +90,7 @@ forEngines(t, async (t, build) => {
   t.test('takeovers are set-based: the same statements for 3 or 1,200 screens, none binding a screen list; screens read behind the answer', async (t) => {
     const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
     const { workspaceId, apiKey } = await h.workspace()
-    const s = h.app.services
+    const s = servicesOf(h.app)
     const N = 1200
     const at = new Date().toISOString()
     const ids = Array.from({ length: N }, (_, i) => `scr_set${String(i).padStart(5, '0')}`)
@@ -193,7 +194,7 @@ forEngines(t, async (t, build) => {
       .add(workspaceId, { kind: 'media', id: 'med_fire' })
     const ids: string[] = []
     for (let i = 0; i < 24; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
-    const s = h.app.services
+    const s = servicesOf(h.app)
     t.equal((await h.req('POST', '/v1/screens/bulk-assign', apiKey, { screenIds: ids, contentKind: 'media', contentId: 'med_b' })).statusCode, 200)
     t.equal((await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: 'med_a' })).statusCode, 201)
     t.equal(
@@ -232,7 +233,7 @@ forEngines(t, async (t, build) => {
     const { workspaceId, apiKey } = await h.workspace()
     const ids: string[] = []
     for (let i = 0; i < 6; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
-    const s = h.app.services
+    const s = servicesOf(h.app)
     await s.desiredPublisher.idle()
     // Hold the broker, so the first batch stays in flight while screens are marked one tick at a time.
     let open!: () => void
@@ -259,7 +260,7 @@ forEngines(t, async (t, build) => {
     const { apiKey } = await h.workspace()
     const ids: string[] = []
     for (let i = 0; i < 12; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
-    const s = h.app.services
+    const s = servicesOf(h.app)
     await s.desiredPublisher.idle()
     await s.presence.idle()
     // Statements outside a transaction (a transaction's own go through its connection).
@@ -283,7 +284,7 @@ forEngines(t, async (t, build) => {
     const { workspaceId, apiKey } = await h.workspace()
     content.add(workspaceId, { kind: 'media', id: 'med_a' })
     const [a, b] = [await pairScreen(h, apiKey, 'A'), await pairScreen(h, apiKey, 'B')]
-    const s = h.app.services
+    const s = servicesOf(h.app)
     await s.desiredPublisher.idle()
     await s.presence.idle()
 
@@ -329,7 +330,7 @@ forEngines(t, async (t, build) => {
     const { workspaceId, apiKey } = await h.workspace()
     const ids: string[] = []
     for (let i = 0; i < 12; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
-    const s = h.app.services
+    const s = servicesOf(h.app)
     await s.desiredPublisher.idle()
     const seen = new Map<string, number[]>()
     s.desiredPublisher.onPublished((id, v) => seen.set(id, [...(seen.get(id) ?? []), v]))
@@ -369,7 +370,7 @@ t.test('a real device: the cast reaches it, its reported state counts it applied
   const cast = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_promo' })).body.data
   t.equal(cast.delivery.targeted, 1)
   const got = await dev.next((s) => s.casts.some((x) => x.id === cast.id))
-  await c.running.app.services.desiredPublisher.idle()
+  await servicesOf(c.running.app).desiredPublisher.idle()
   t.same((await c.call('GET', `/v1/casts/${cast.id}`)).body.data.delivery, { targeted: 1, published: 1, applied: 0 })
 
   // the device applies it and says so, as the agent does
@@ -379,8 +380,8 @@ t.test('a real device: the cast reaches it, its reported state counts it applied
     { qos: 1 },
   )
   for (let i = 0; ; i++) {
-    await c.running.app.services.presence.idle()
-    await c.running.app.services.takeoverDelivery.idle()
+    await servicesOf(c.running.app).presence.idle()
+    await servicesOf(c.running.app).takeoverDelivery.idle()
     const delivery = (await c.call('GET', `/v1/casts/${cast.id}`)).body.data.delivery
     if (delivery.applied === 1 || i > 50) {
       t.same(delivery, { targeted: 1, published: 1, applied: 1 })

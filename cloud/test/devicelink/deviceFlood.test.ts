@@ -5,6 +5,7 @@
 // after it went over (on the budget's clock, a ManualClock here) is disconnected and
 // counted. API writes made during the flood answer (timed loosely; the figure is in
 // bench/device-flood.ts).
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
@@ -23,12 +24,12 @@ function floodChunk(screenId: string): Buffer {
 
 /** Bytes the broker has read from this device's connection so far (the TCP socket under it, for WebSocket too). */
 function bytesRead(c: Cloud, screenId: string): number {
-  const aedes = c.running.app.services.broker.aedes as unknown as { clients: Record<string, { conn: net.Socket & { _socket?: net.Socket } } | undefined> }
+  const aedes = servicesOf(c.running.app).broker.aedes as unknown as { clients: Record<string, { conn: net.Socket & { _socket?: net.Socket } } | undefined> }
   const conn = aedes.clients[screenId]?.conn
   if (!conn) return -1
   if (conn instanceof net.Socket) return conn.bytesRead
   // A WebSocket connection: aedes reads a stream over the ws socket; find the TCP socket the server holds.
-  const wss = (c.running.app.services.broker as unknown as { wss: { clients: Set<{ _socket: net.Socket }> } }).wss
+  const wss = (servicesOf(c.running.app).broker as unknown as { wss: { clients: Set<{ _socket: net.Socket }> } }).wss
   return [...wss.clients].reduce((n, ws) => n + ws._socket.bytesRead, 0)
 }
 
@@ -72,7 +73,7 @@ class Flood {
 }
 
 async function checkFlood(t: Test, c: Cloud, d: Device, f: Flood): Promise<void> {
-  const { broker } = c.running.app.services
+  const { broker } = servicesOf(c.running.app)
   const budget = broker.budget
   // The burst (200 messages) goes through, then the device is over budget and its reading pauses.
   await until('reading paused', () => budget.isPaused(d.screenId))
@@ -104,7 +105,7 @@ async function checkFlood(t: Test, c: Cloud, d: Device, f: Flood): Promise<void>
 t.test('a flood over TCP: reading paused while over budget, disconnected after 2 s', async (t) => {
   const c = await startCloud(t)
   c.content.add(c.workspaceId, { kind: 'media', id: 'med_a' })
-  const { broker } = c.running.app.services
+  const { broker } = servicesOf(c.running.app)
   broker.budget.clock = c.clock
   const d = await c.pair('Flooder')
   const dev = await RawDevice.open(c.running.mqttPort!)
@@ -133,7 +134,7 @@ t.test('a flood over TCP: reading paused while over budget, disconnected after 2
 t.test('a flood over WebSocket: the TCP socket under the stream stops being read, then the device is disconnected', async (t) => {
   const c = await startCloud(t)
   c.content.add(c.workspaceId, { kind: 'media', id: 'med_a' })
-  const { broker } = c.running.app.services
+  const { broker } = servicesOf(c.running.app)
   broker.budget.clock = c.clock
   const d = await c.pair('Flooder')
   const ws = new WebSocket(`ws://127.0.0.1:${c.running.httpPort}/mqtt`, 'mqtt')

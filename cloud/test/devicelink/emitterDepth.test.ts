@@ -7,6 +7,7 @@
 // do that: one device floods `reported` (followed by the cloud) and `status` (over its
 // budget: rerouted to a topic nobody follows) while the cloud keeps more than 100 QoS 1
 // deliveries to another device in flight. The cloud must live through it and still serve.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud } from './link.js'
@@ -16,7 +17,7 @@ const status = JSON.stringify({ status: 'online', at: '2026-06-01T12:00:00.000Z'
 
 t.test('a flood of messages that complete at once, queued behind slow deliveries, does not overflow the stack', async (t) => {
   const c = await startCloud(t)
-  const { broker, presence } = c.running.app.services
+  const { broker, presence } = servicesOf(c.running.app)
   const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
   const listener = await connectDevice(t, url, await c.pair('Listener'), {}, false)
   await listener.client.subscribeAsync(topics.jobs(listener.screenId), { qos: 1 })

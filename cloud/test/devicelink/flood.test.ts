@@ -4,6 +4,7 @@
 // online, sees its reading paused and is disconnected, and the database sees a bounded
 // number of reported writes (counted through a wrapper around the database). The budget
 // drops what a device sends beyond it and disconnects a device that stays over it.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import mqtt from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
@@ -21,7 +22,7 @@ const reported = (k: number) =>
 
 t.test('a burst of reported state within the budget is coalesced: the latest is stored, in a few writes', async (t) => {
   const c = await startCloud(t)
-  const { presence, db } = c.running.app.services
+  const { presence, db } = servicesOf(c.running.app)
   let reportedWrites = 0
   const run = db.run.bind(db)
   db.run = (sql, params) => {
@@ -51,7 +52,7 @@ t.test('a burst of reported state within the budget is coalesced: the latest is 
 
 t.test('a device flooding reported state does not delay another screen going online, and is disconnected', async (t) => {
   const c = await startCloud(t)
-  const { db, workspaces, apiKeys, broker } = c.running.app.services
+  const { db, workspaces, apiKeys, broker } = servicesOf(c.running.app)
   let reportedWrites = 0
   const run = db.run.bind(db)
   db.run = (sql, params) => {
@@ -145,7 +146,7 @@ t.test('the budget drops what a device sends beyond it, with a warning, and disc
 
 t.test('over budget on a real connection: status messages dropped, a sustained flood disconnected', async (t) => {
   const c = await startCloud(t)
-  const { broker } = c.running.app.services
+  const { broker } = servicesOf(c.running.app)
   broker.budget.options = { ratePerSecond: 5, burst: 5, sustainMs: 400, warnEveryMs: 1000 }
   const d = await c.pair()
   const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)

@@ -6,6 +6,7 @@
 // cast to every screen must reach the normal devices (real mqtt.js clients) at once, count
 // them published, and the frozen one, when it reads again, must get its versions in
 // increasing order ending with the latest (the one carrying the cast).
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import net from 'node:net'
 import { topics, type DesiredState } from '@svc/shared/mqtt/index'
@@ -97,7 +98,7 @@ const deadline = (ms: number) => new Promise((r) => setTimeout(r, ms).unref())
 
 t.test('a device that stops reading does not stall a cast to the others; it gets its versions in order when it reads again', async (t) => {
   const c = await startCloud(t)
-  const { broker, desiredPublisher } = c.running.app.services
+  const { broker, desiredPublisher } = servicesOf(c.running.app)
   // Large enough that a few versions fill the socket buffers of a device that does not read.
   c.content.add(c.workspaceId, { kind: 'media', id: 'med_big' }, { content: { name: 'x'.repeat(600_000), url: 'https://cdn.example/big.mp4' } })
   c.content.add(c.workspaceId, { kind: 'media', id: 'med_news' })

@@ -1,5 +1,6 @@
 // Shared set-up for the device-link tests: a real cloud (startServer on a temp dataDir,
 // ManualClock, in-memory content library) and real MQTT v5 clients as devices.
+import { servicesOf } from '../../src/app.js'
 import type { Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -69,7 +70,7 @@ export async function startCloud(
     await close()
   }
   t.after(() => running.close())
-  const { services } = running.app
+  const services = servicesOf(running.app)
   let workspaceId: string
   let apiKey: string
   if (opts.workspace) ({ id: workspaceId, apiKey } = opts.workspace)
@@ -99,7 +100,7 @@ export async function startCloud(
       const pair = await call('POST', '/v1/screens/pair', { code: reg.pairingCode, name })
       if (pair.status !== 201) throw new Error(`pair ${pair.status}`)
       const poll = (await call('GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).body.data
-      await running.app.services.desiredPublisher.idle()
+      await servicesOf(running.app).desiredPublisher.idle()
       return poll as Device
     },
   }
@@ -160,5 +161,5 @@ export async function connectDevice(t: Test, url: string, d: Device, extra: Part
  * (`presence.idle()` then waits for it). True once it has.
  */
 export async function droppedAtBroker(c: Cloud, screenId: string, ms = 5000): Promise<boolean> {
-  return (await until(ms, () => (c.running.app.services.broker.isConnected(screenId) ? undefined : true), 5)) === true
+  return (await until(ms, () => (servicesOf(c.running.app).broker.isConnected(screenId) ? undefined : true), 5)) === true
 }

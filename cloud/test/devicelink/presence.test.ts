@@ -1,5 +1,6 @@
 // Screen status from the device link: connect / Last Will / reconnect, debounced on the
 // injected clock; reported state stored and shown; events on the bus and listeners.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, droppedAtBroker, startCloud } from './link.js'
@@ -8,7 +9,7 @@ const status = (s: 'online' | 'offline') => JSON.stringify({ status: s, at: '202
 
 t.test('online at once; a drop is offline only after the grace period; a quick reconnect is a flap', async (t) => {
   const c = await startCloud(t)
-  const { presence, events } = c.running.app.services
+  const { presence, events } = servicesOf(c.running.app)
   const seen: { event: string; data: Record<string, unknown> }[] = []
   events.subscribe((e) => void (e.event.startsWith('screen.') && seen.push(e)))
   const changes: string[] = []
@@ -74,7 +75,7 @@ t.test('online at once; a drop is offline only after the grace period; a quick r
 
 t.test('reported state is validated, stored, shown on the screen and passed to listeners', async (t) => {
   const c = await startCloud(t)
-  const { presence } = c.running.app.services
+  const { presence } = servicesOf(c.running.app)
   const reports: unknown[] = []
   presence.onReported((r) => void reports.push(r.reported))
   const d = await c.pair()
@@ -97,7 +98,7 @@ t.test('reported state is validated, stored, shown on the screen and passed to l
 
 t.test('presence over WebSocket follows the connection the same way', async (t) => {
   const c = await startCloud(t)
-  const { presence } = c.running.app.services
+  const { presence } = servicesOf(c.running.app)
   const d = await c.pair('Web')
   const screen = async () => (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.status
   const dev = await connectDevice(t, `ws://127.0.0.1:${c.running.httpPort}/mqtt`, d)
@@ -113,7 +114,7 @@ t.test('presence over WebSocket follows the connection the same way', async (t) 
 
 t.test('what a device says on its status topic does not move presence: the connection does', async (t) => {
   const c = await startCloud(t)
-  const { presence } = c.running.app.services
+  const { presence } = servicesOf(c.running.app)
   const d = await c.pair('Says')
   const screen = async () => (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.status
   const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)
@@ -126,7 +127,7 @@ t.test('what a device says on its status topic does not move presence: the conne
 
 t.test('devices dropping together: one read and one write for the run, each screen away, then offline', async (t) => {
   const c = await startCloud(t)
-  const { presence, db } = c.running.app.services
+  const { presence, db } = servicesOf(c.running.app)
   const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
   const devices: Awaited<ReturnType<typeof c.pair>>[] = []
   for (let i = 0; i < 6; i++) devices.push(await c.pair(`S${i}`))
@@ -143,7 +144,7 @@ t.test('devices dropping together: one read and one write for the run, each scre
   c.clock.advance(1000)
   const droppedAt = c.clock.now().toISOString()
   for (const d of clients) d.client.stream.destroy()
-  const live = () => devices.filter((d) => c.running.app.services.broker.isConnected(d.screenId)).length
+  const live = () => devices.filter((d) => servicesOf(c.running.app).broker.isConnected(d.screenId)).length
   for (let i = 0; i < 100 && live() > 0; i++) await new Promise((r) => setTimeout(r, 20))
   t.equal(live(), 0, 'every connection closed')
   const statements: string[] = []

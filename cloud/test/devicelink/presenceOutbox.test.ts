@@ -5,6 +5,7 @@
 // the status listeners hear each change. Then, across a real kill -9: a cloud process that
 // committed a screen's `online` and died before dispatching it; the next process sends the
 // webhook, exactly once.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -58,7 +59,7 @@ async function endpoint(h: Harness, apiKey: string): Promise<string> {
 forEngines(t, (t, build) => {
   t.test('a presence change and its outbox row commit together; a run of connects dispatches as one batch', async (t) => {
     const h = await build(t, { webhookAllowHosts: ['localhost'] })
-    const { db, outbox } = h.app.services
+    const { db, outbox } = servicesOf(h.app)
     const a = await h.workspace('A')
     const b = await h.workspace('B')
     const [a1, a2, b1] = [await pair(h, a.apiKey, 'A1'), await pair(h, a.apiKey, 'A2'), await pair(h, b.apiKey, 'B1')]

@@ -6,6 +6,7 @@
 // connection truth, `screen.online`/`screen.offline` alternate per screen, and
 // `connection-lost` alert events are open exactly for the screens that are offline.
 // A failing sequence prints its seed: PRESENCE_SEED=<seed> reruns just that one.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -71,7 +72,7 @@ class World {
       config: { screenOfflineGraceMs: GRACE },
       ...(prev ? { workspace: { id: prev.workspaceId, apiKey: prev.apiKey } } : {}),
     })
-    this.cloud.running.app.services.events.subscribe((e) => {
+    servicesOf(this.cloud.running.app).events.subscribe((e) => {
       if (e.event === 'screen.online' || e.event === 'screen.offline') this.events.push({ event: e.event, screenId: (e.data as { screenId: string }).screenId })
     })
   }
@@ -87,7 +88,7 @@ class World {
 
   /** Jobs queued in the device's persistent session (delivered while it restores). */
   async queueJobs(i: number, n: number): Promise<void> {
-    const { broker } = this.cloud.running.app.services
+    const { broker } = servicesOf(this.cloud.running.app)
     for (let k = 0; k < n; k++) await broker.publish(topics.jobs(this.devices[i]!.screenId), Buffer.from(JSON.stringify({ k })), false)
   }
 
@@ -182,7 +183,7 @@ class World {
 
   /** One grace later: the API, the events and the alerts agree with the connections. */
   async checkpoint(t: Test, label: string): Promise<boolean> {
-    const { presence, alertWorker } = this.cloud.running.app.services
+    const { presence, alertWorker } = servicesOf(this.cloud.running.app)
     await pause(120)
     await presence.idle()
     this.clock.advance(GRACE + 1)

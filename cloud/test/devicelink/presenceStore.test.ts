@@ -3,6 +3,7 @@
 // own broker. A device that moves from one instance to the other is never announced
 // offline; it is once its last connection anywhere is gone for a grace; an instance that
 // restarts has its connections forgotten, and the screen gets one grace to come back.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { ScreenPresence } from '../../src/domains/devicelink/ScreenPresence.js'
 import { InMemoryPresenceStore } from '../../src/domains/devicelink/PresenceStore.js'
@@ -32,7 +33,7 @@ class FakeLink {
 
 t.test('two instances sharing a store agree on presence', async (t) => {
   const c = await startCloud(t)
-  const { db, events, outbox } = c.running.app.services
+  const { db, events, outbox } = servicesOf(c.running.app)
   const d = await c.pair('Shared')
   const seen: string[] = []
   events.subscribe((e) => void (e.event.startsWith('screen.') && seen.push(e.event)))

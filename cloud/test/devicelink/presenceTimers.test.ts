@@ -1,6 +1,7 @@
 // Presence has its own timer switch: with the cast sweep turned off
 // (SVC_CAST_EXPIRY_INTERVAL_MS=0) a dropped screen still goes offline by itself after the
 // grace period. Real clock, real sockets, a real MQTT device whose connection dies.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -32,8 +33,8 @@ t.test('a dropped screen goes offline by itself with the cast sweep off', async 
   )
   t.after(() => running.close())
   const { app } = running
-  const ws = await app.services.workspaces.create('Presence', 'us')
-  const { secret: key } = await app.services.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
+  const ws = await servicesOf(app).workspaces.create('Presence', 'us')
+  const { secret: key } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const call = async (method: string, url: string, body?: unknown, token: string | null = key) =>
     (
       await app.inject({

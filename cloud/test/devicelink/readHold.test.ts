@@ -4,6 +4,7 @@
 // acknowledgement only then. The guard on its own: chunks kept in order and parsed as one,
 // a device past the byte bound parsed at once, a device still connecting never held, a
 // device that leaves parsed before it is closed, and a hold that ends by itself.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { EventEmitter } from 'node:events'
 import { encodeMessage, topics, type Reported } from '@svc/shared/mqtt/index'
@@ -23,7 +24,7 @@ t.test('a report sent during a hold reaches the cloud, and is acknowledged, when
   const c = await startCloud(t)
   const d = await c.pair('Held')
   const dev = await connectDevice(t, d.mqtt.url, d)
-  const { broker } = c.running.app.services
+  const { broker } = servicesOf(c.running.app)
   const seen: string[] = []
   const stop = await broker.follow(topics.reported(d.screenId), (m) => seen.push(m.payload.toString()))
   t.teardown(() => void stop())

@@ -2,6 +2,7 @@
 // GET /v1/screens/<id> shows only the contract's fields, bounded. Unknown fields (markup
 // included) are dropped, an out-of-bounds report is ignored, and a row stored before the
 // bounds existed is served through the same parser.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from './link.js'
@@ -44,7 +45,7 @@ t.test('a device publish keeps only the contract fields, and GET returns nothing
     (r) => r.text(),
   )
   t.notOk(/script|onerror|blob|firmware|disks|__proto__|admin/.test(raw), 'nothing else in the answer body')
-  const row = await cloud.running.app.services.db.get<{ reported: string }>('SELECT reported FROM screens WHERE id = ?', [d.screenId])
+  const row = await servicesOf(cloud.running.app).db.get<{ reported: string }>('SELECT reported FROM screens WHERE id = ?', [d.screenId])
   t.same(JSON.parse(row!.reported), clean, 'only the contract fields are stored')
 
   // Out of bounds: ignored whole, the last good report stays.
@@ -63,7 +64,7 @@ t.test('a device publish keeps only the contract fields, and GET returns nothing
 t.test('a row stored before the bounds is served through the parser', async (t) => {
   const cloud = await startCloud(t)
   const d = await cloud.pair()
-  const db = cloud.running.app.services.db
+  const db = servicesOf(cloud.running.app).db
   const old = { version: 4, playing: { source: 'none', contentKind: null, contentId: null, evil: '<script>' }, at: AT, html: '<script>x</script>' }
   await db.run('UPDATE screens SET reported = ?, reported_at = ? WHERE id = ?', [JSON.stringify(old), AT, d.screenId])
   const got = (await cloud.call('GET', `/v1/screens/${d.screenId}`)).body.data

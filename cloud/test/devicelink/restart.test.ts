@@ -4,6 +4,7 @@
 // connected across the restart, gets exactly its latest desired state (rebuilt from the
 // database, with a newer version), never an older version after a newer one, whether or
 // not it subscribes again.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -30,7 +31,7 @@ t.test('an offline device gets its latest desired state after a restart, without
   const v1 = await dev.next(() => true)
   await dev.client.endAsync() // offline; its session stays (in this process's memory only)
   const cast = (await first.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_a' })).body.data
-  await first.running.app.services.desiredPublisher.idle() // the answer comes before publishing
+  await servicesOf(first.running.app).desiredPublisher.idle() // the answer comes before publishing
   const beforeRestart = (await first.call('GET', `/v1/screens/${d.screenId}`)).body.data.desiredVersion
   t.equal(beforeRestart, v1.version + 1)
   await first.running.close()
@@ -94,7 +95,7 @@ t.test('a device connected across a restart reconnects by itself and holds its l
     t.ok(increasing(dev), `${dev === devA ? 'A' : 'B'}: no older version after a newer one (${dev.states.map((x) => x.version)})`)
   }
   // Both are online again per the API and keep getting changes.
-  await second.running.app.services.presence.idle()
+  await servicesOf(second.running.app).presence.idle()
   const list = (await second.call('GET', '/v1/screens')).body.data as { id: string; status: string }[]
   t.same(
     list.map((s) => s.status),

@@ -3,6 +3,7 @@
 // HTTP; the broker addresses the pairing answer hands out on an https cloud; the
 // certificate replaced on disk and served from the next handshake on; the listener and its
 // connections closed by close(); unusable settings and files stopping the start.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -51,7 +52,7 @@ t.test(
     t.equal(desired.screenId, d.screenId, 'its retained desired state arrives')
 
     // Presence follows a TLS connection as it follows a TCP one.
-    await c.running.app.services.presence.idle()
+    await servicesOf(c.running.app).presence.idle()
     const screen = (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data
     t.equal(screen.status, 'online', 'the screen is online')
 

@@ -4,6 +4,7 @@
 // Retry-After, while valid keys, sessions and tokens from the same address keep working
 // (behind a reverse proxy every user may share that address). A token already refused is
 // answered from memory.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build, type Harness } from '../helpers.js'
 import { AUTH_FAILURE_LIMIT, tokenKind } from '../../src/platform/http/authFailures.js'
@@ -15,7 +16,7 @@ function from(h: Harness, ip: string, token: string, url = '/v1/nodes') {
 /** Counts key lookups by watching the statements the database runs (either engine). */
 function countLookups(h: Harness): { n: number } {
   const seen = { n: 0 }
-  const executor = h.app.services.db.kysely.getExecutor()
+  const executor = servicesOf(h.app).db.kysely.getExecutor()
   const run = executor.executeQuery.bind(executor)
   executor.executeQuery = ((q: { sql: string }, ...rest: unknown[]) => {
     if (/from "api_keys" where "preview"/i.test(q.sql)) seen.n++
@@ -41,7 +42,7 @@ t.test('the lock-out: 61 bad keys from one address, then the owner from that add
   for (let i = 0; i <= AUTH_FAILURE_LIMIT; i++) await from(h, '203.0.113.7', badKey(i))
   t.equal((await from(h, '203.0.113.7', badKey(5000))).statusCode, 429, 'the attacker is held off')
   t.equal((await from(h, '203.0.113.7', apiKey, '/v1/me')).statusCode, 200, "the owner's key from the same address answers")
-  t.notOk(h.app.services.apiKeys.cachedPrincipal(second), 'the second key was never looked up')
+  t.notOk(servicesOf(h.app).apiKeys.cachedPrincipal(second), 'the second key was never looked up')
   t.equal((await from(h, '203.0.113.7', second, '/v1/me')).statusCode, 200, 'a key never looked up before answers too')
 })
 
@@ -113,7 +114,7 @@ t.test('the same bad token again is refused from memory (negative cache)', async
   }
   t.equal(lookups.n, 1, '40 attempts with one bad token from 40 addresses: one lookup')
   // Session tokens too.
-  const users = h.app.services.users
+  const users = servicesOf(h.app).users
   let userLookups = 0
   const auth = users.authenticate.bind(users)
   users.authenticate = async (tok: string) => (userLookups++, auth(tok))

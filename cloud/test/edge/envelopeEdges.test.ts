@@ -1,6 +1,7 @@
 // Answers given before a route runs keep the {error, message} envelope with snake_case
 // codes: a malformed path, a URL over Node's header limit (written by the HTTP server
 // itself, before Fastify), malformed HTTP, and a multipart form with two file parts.
+import { servicesOf } from '../../src/app.js'
 import net from 'node:net'
 import t from 'tap'
 import { build } from '../helpers.js'
@@ -81,7 +82,7 @@ t.test('two file parts in one upload: 422 validation_error, not 413 "reach files
     t.equal(res.json().error, 'validation_error')
     t.match(res.json().message, /one file/i)
   }
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0)
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0)
   // Too many small fields: 422 too.
   const fields = `${Array.from({ length: 12 }, (_, i) => `--${b}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('')}--${b}--\r\n`
   const many = await h.app.inject({
@@ -103,5 +104,5 @@ t.test('two file parts in one upload: 422 validation_error, not 413 "reach files
     t.equal(res.statusCode, 400, 'a cut-off form')
     t.same(res.json(), { error: 'bad_request', message: 'The form ends before its closing boundary (a cut-off upload?); send the whole form.' })
   }
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0)
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM media'))!.n, 0)
 })

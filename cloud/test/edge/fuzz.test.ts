@@ -8,6 +8,7 @@
 // body that is not an object (JSON null included) is refused where the document asks for
 // one, and a forbidden key is refused by name. Seeded (FUZZ_SEED=<n> to replay one run; the seed is in
 // every failure message) and sized to stay well under a minute.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build, makeKey, tableNames, type Harness } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
@@ -218,14 +219,14 @@ function isJsonRpcError(body: unknown): boolean {
  * one; another test writing on the same server only costs an extra snapshot).
  */
 async function writes(h: Harness): Promise<number> {
-  const db = h.app.services.db
+  const db = servicesOf(h.app).db
   if (db.dialect === 'postgres') return Number((await db.get<{ n: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n'))!.n)
   return (await db.get<{ n: number }>('SELECT total_changes() AS n'))!.n
 }
 
 /** Every table's rows (sorted, so the order rows come back in does not matter). */
 async function snapshot(h: Harness): Promise<string> {
-  const db = h.app.services.db
+  const db = servicesOf(h.app).db
   const tables = await tableNames(h)
   const parts: string[] = []
   for (const name of tables) {

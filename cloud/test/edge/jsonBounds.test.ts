@@ -1,6 +1,7 @@
 // Free-form JSON fields are bounded at the edge: a body nested thousands of levels deep or
 // a huge open object answers 422 validation_error naming the field, on POST and PATCH,
 // and nothing is written.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build, tableNames, type Harness } from '../helpers.js'
 
@@ -19,7 +20,7 @@ async function send(h: Harness, token: string, method: 'POST' | 'PATCH', url: st
 
 const countRows = async (h: Harness) => {
   const out: Record<string, number> = {}
-  for (const name of await tableNames(h)) out[name] = Number((await h.app.services.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM "${name}"`))!.n)
+  for (const name of await tableNames(h)) out[name] = Number((await servicesOf(h.app).db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM "${name}"`))!.n)
   return out
 }
 

@@ -1,5 +1,6 @@
 // Mailer: always recorded in the outbox; with SVC_SMTP_URL the message goes out through
 // nodemailer (here to a tiny in-test SMTP listener that speaks just enough of RFC 5321).
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import net from 'node:net'
 import { build } from '../helpers.js'
@@ -47,7 +48,7 @@ t.test('with SMTP configured the mail is sent and marked sent', async (t) => {
   const smtp = await smtpListener(t)
   const h = await build(t, { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, smtpFrom: 'Signage <alerts@example.com>' })
   const { workspaceId } = await h.workspace()
-  const row = await h.app.services.mailer.send({ workspaceId, to: ['a@example.com', 'b@example.com', 'a@example.com'], subject: 'Hello', text: 'Body line' })
+  const row = await servicesOf(h.app).mailer.send({ workspaceId, to: ['a@example.com', 'b@example.com', 'a@example.com'], subject: 'Hello', text: 'Body line' })
   t.ok(row.sent_at, 'marked sent')
   t.equal(row.error, null)
   t.equal(smtp.messages.length, 1)
@@ -60,16 +61,16 @@ t.test('with SMTP configured the mail is sent and marked sent', async (t) => {
 t.test('an unreachable SMTP server keeps the mail in the outbox with the error', async (t) => {
   const h = await build(t, { smtpUrl: 'smtp://127.0.0.1:1' })
   const { workspaceId } = await h.workspace()
-  const row = await h.app.services.mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
+  const row = await servicesOf(h.app).mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
   t.equal(row.sent_at, null)
   t.ok(row.error)
-  t.equal((await h.app.services.mailer.outbox(workspaceId)).length, 1)
+  t.equal((await servicesOf(h.app).mailer.outbox(workspaceId)).length, 1)
 })
 
 t.test('without SMTP the mail is kept in the outbox', async (t) => {
   const h = await build(t)
   const { workspaceId } = await h.workspace()
-  const row = await h.app.services.mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
+  const row = await servicesOf(h.app).mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
   t.equal(row.sent_at, null)
   t.equal(row.error, null)
   t.same(JSON.parse(row.to_addresses), ['a@example.com'])

@@ -2,6 +2,7 @@
 // over real HTTP: initialize, tools/list (what a key may use), tool calls that act on a
 // real paired screen, another workspace's ids, 401 with the RFC 9728 challenge, the 30 per
 // minute limit (counted once against the workspace), OAuth access tokens, idempotency.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -89,7 +90,7 @@ forEngines(t, (t, build) => {
     const castId = data(cast).id
     t.match(data(cast), { status: 'active', screenCount: 1, contentId: 'med_promo' })
     t.equal((await h.req('GET', `/v1/casts/${castId}`, apiKey)).json().data.status, 'active', 'the cast is real')
-    await h.app.services.desiredPublisher.idle() // the answer comes once the cast is stored; publishing follows
+    await servicesOf(h.app).desiredPublisher.idle() // the answer comes once the cast is stored; publishing follows
     const afterCast = (await h.req('GET', `/v1/screens/${screenId}`, apiKey)).json().data.desiredVersion
     t.ok(afterCast > before, 'the screen got a new desired state')
     t.equal(data(await call(client, 'clearCast', { id: castId })).status, 'cleared')

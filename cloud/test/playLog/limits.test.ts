@@ -5,6 +5,7 @@
 // 30,000 plays is held to the screen's burst and rate (its batches wait for their PUBACK)
 // while an agent draining a backlog one batch at a time loses nothing; the workspace's daily
 // quota; the `play-log-limited` alert opens and closes.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { loadConfig } from '../../src/config.js'
@@ -51,7 +52,7 @@ async function runClock(cloud: Cloud, ms: number, step = 1000): Promise<void> {
 }
 
 const count = async (cloud: Cloud, screenId: string) =>
-  Number((await cloud.running.app.services.db.all<{ n: number }>('SELECT count(*) AS n FROM play_log WHERE screen_id = ?', [screenId]))[0]!.n)
+  Number((await servicesOf(cloud.running.app).db.all<{ n: number }>('SELECT count(*) AS n FROM play_log WHERE screen_id = ?', [screenId]))[0]!.n)
 
 async function alertEvents(cloud: Cloud): Promise<any[]> {
   const r = await cloud.call('GET', '/v1/alert-events?code=play-log-limited')
@@ -85,7 +86,7 @@ t.test('plays in the future, before pairing or beyond the zones are refused, ack
   ])
   // The PUBACK came (publishAsync resolved): acknowledged, and the acceptable records stored.
   t.equal(await count(cloud, id), 3, 'the 3 plausible plays stored, the 3 others dropped')
-  t.same(cloud.running.app.services.playLog.stats.refused, { future: 2, beforePairing: 1, overlap: 0, quota: 0 })
+  t.same(servicesOf(cloud.running.app).playLog.stats.refused, { future: 2, beforePairing: 1, overlap: 0, quota: 0 })
   t.ok(dev.client.connected, 'the device stays connected')
 
   // One zone (no layout in the workspace): one play at a time. Plays that touch are fine.
@@ -98,11 +99,11 @@ t.test('plays in the future, before pairing or beyond the zones are refused, ack
     play(id, '2026-06-01T10:02:00.000Z', 0, { itemId: 'med_2' }), // the same instant: two at once
   ])
   t.equal(await count(cloud, id), 6, '3 more stored')
-  t.equal(cloud.running.app.services.playLog.stats.refused.overlap, 3, '3 refused for overlapping')
+  t.equal(servicesOf(cloud.running.app).playLog.stats.refused.overlap, 3, '3 refused for overlapping')
 
   // A batch sent again (a lost PUBACK) is not an overlap with itself.
   await send([play(id, '2026-06-01T10:01:00.000Z', 10_000), play(id, '2026-06-01T10:01:10.000Z', 10_000)])
-  t.equal(cloud.running.app.services.playLog.stats.refused.overlap, 3, 'a re-sent batch is no overlap')
+  t.equal(servicesOf(cloud.running.app).playLog.stats.refused.overlap, 3, 'a re-sent batch is no overlap')
 
   const [ev] = await alertEvents(cloud)
   t.ok(ev, 'play-log-limited opened')
@@ -128,7 +129,7 @@ t.test('plays in the future, before pairing or beyond the zones are refused, ack
     zoned('d', '2026-06-01T11:00:03.000Z'), // a 4th at once
   ])
   t.equal(await count(cloud, id), 10, 'three zones at once and the next play of a zone stored')
-  t.equal(cloud.running.app.services.playLog.stats.refused.overlap, 4, 'the 4th at once refused')
+  t.equal(servicesOf(cloud.running.app).playLog.stats.refused.overlap, 4, 'the 4th at once refused')
 
   // Quiet for 15 minutes, then a clean batch: the alert closes.
   cloud.clock.advance(15 * 60_000)
@@ -155,7 +156,7 @@ t.test('a flood of 30,000 plays claiming the same minute: one stored, the rest r
   )
   await Promise.all(sent)
   t.equal(await count(cloud, id), 1, 'one screen shows one thing at a time: one stored')
-  t.equal(cloud.running.app.services.playLog.stats.refused.overlap, 29_999, 'every other one refused')
+  t.equal(servicesOf(cloud.running.app).playLog.stats.refused.overlap, 29_999, 'every other one refused')
   t.ok(dev.client.connected, 'every batch acknowledged, the device connected')
   t.match((await alertEvents(cloud))[0], { detail: { refused: { overlap: 199 } } }, 'alerted (with the counts of the first batch refused)')
 })
@@ -163,7 +164,7 @@ t.test('a flood of 30,000 plays claiming the same minute: one stored, the rest r
 t.test('a flood of 30,000 plausible plays is held to the burst and the rate', async (t) => {
   const { cloud, screen } = await setUp(t)
   const id = screen.screenId
-  const svc = cloud.running.app.services.playLog
+  const svc = servicesOf(cloud.running.app).playLog
   // Reported once slowed through more than 1,000 plays (an agent's play log holds 50,000).
   svc.slowedAlertPlays = 1000
   await cloud.call('POST', '/v1/alert-rules', { name: 'Play log', config: { codes: ['play-log-limited'] } })
@@ -209,8 +210,8 @@ t.test("an agent's backlog, one batch in flight, drains at the rate, all stored,
     await sent
   }
   t.equal(await count(cloud, id), 5000, 'every play stored')
-  t.same(cloud.running.app.services.playLog.stats.refused, { future: 0, beforePairing: 0, overlap: 0, quota: 0 })
-  t.ok(cloud.running.app.services.playLog.stats.waits > 0, 'past the burst, batches waited for the rate')
+  t.same(servicesOf(cloud.running.app).playLog.stats.refused, { future: 0, beforePairing: 0, overlap: 0, quota: 0 })
+  t.ok(servicesOf(cloud.running.app).playLog.stats.waits > 0, 'past the burst, batches waited for the rate')
   t.same(await alertEvents(cloud), [], 'no alert: one batch at a time is how an agent drains a backlog')
 })
 
@@ -223,7 +224,7 @@ t.test("the workspace's daily quota: plays over it are dropped and alerted; the 
   const plays = (from: string, n: number) => Array.from({ length: n }, (_, i) => play(id, at(from, i * 10_000), 10_000))
   await dev.client.publishAsync(topics.playLog(id), JSON.stringify({ batchId: 'a', records: plays('2026-06-01T10:00:00.000Z', 8) }), { qos: 1 })
   t.equal(await count(cloud, id), 5, "the day's 5 stored")
-  t.equal(cloud.running.app.services.playLog.stats.refused.quota, 3, '3 over the quota dropped')
+  t.equal(servicesOf(cloud.running.app).playLog.stats.refused.quota, 3, '3 over the quota dropped')
   t.match((await alertEvents(cloud))[0], { detail: { refused: { quota: 3 }, dailyLimit: 5 } })
   t.match((await alertEvents(cloud))[0].message, /3 over the workspace's 5 plays a day/)
   cloud.clock.set('2026-06-02T00:00:01.000Z')

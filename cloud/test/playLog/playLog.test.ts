@@ -2,6 +2,7 @@
 // the PUBACK comes only once the batch is stored; a bad batch is dropped, another screen's
 // topic is refused, a batch sent twice stores nothing twice; then the routes read it back
 // (range, paging, tenancy) and export CSV.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import { topics, PLAY_LOG_LIMITS } from '@svc/shared/mqtt/index'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -36,7 +37,7 @@ async function cloudWith(t: Test, ...names: string[]): Promise<{ cloud: Cloud; s
 }
 
 async function rows(cloud: Cloud, screenId?: string): Promise<any[]> {
-  const db = cloud.running.app.services.db
+  const db = servicesOf(cloud.running.app).db
   return screenId ? db.all('SELECT * FROM play_log WHERE screen_id = ? ORDER BY started_at', [screenId]) : db.all('SELECT * FROM play_log ORDER BY started_at')
 }
 
@@ -101,7 +102,7 @@ t.test('a batch that cannot be stored is not acknowledged, and arrives when sent
   } = await cloudWith(t, 'A')
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
   const dev = await connectDevice(t, url, a)
-  const svc = cloud.running.app.services.playLog
+  const svc = servicesOf(cloud.running.app).playLog
   const ingest = svc.ingest.bind(svc)
   svc.ingest = async () => {
     throw new Error('disk full')
@@ -191,8 +192,8 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   }
 
   // Tenancy: another workspace sees neither the screen nor its plays.
-  const other = await cloud.running.app.services.workspaces.create('Other', 'us')
-  const otherKey = (await cloud.running.app.services.apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
+  const other = await servicesOf(cloud.running.app).workspaces.create('Other', 'us')
+  const otherKey = (await servicesOf(cloud.running.app).apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
   t.equal((await cloud.call('GET', `/v1/screens/${a.screenId}/play-log`, undefined, otherKey)).status, 404)
   t.equal(
     (await cloud.call('GET', `/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId}`, undefined, otherKey)).status,
@@ -235,7 +236,7 @@ t.test('over its message budget a batch is refused, never acknowledged and dropp
     screens: [a],
   } = await cloudWith(t, 'A')
   const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
-  const budget = cloud.running.app.services.broker.budget
+  const budget = servicesOf(cloud.running.app).broker.budget
   const before = budget.options
   budget.options = { ...before, burst: 2, ratePerSecond: 0.001 }
   const dev = await connectDevice(t, url, a, {}, false)

@@ -1,5 +1,6 @@
 // Play-log retention: the hourly housekeeper deletes plays that started more than
 // SVC_PLAY_LOG_RETENTION_DAYS ago (every workspace), and keeps the rest.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { PlayLogRepository, type PlayLogInput } from '../../src/domains/playlog/PlayLogRepository.js'
@@ -29,16 +30,16 @@ t.test('the setting: a default, a positive whole number of days', async (t) => {
 
 t.test('the housekeeper deletes plays past the retention period, in every workspace, and only those', async (t) => {
   const h = await build(t, { playLogRetentionDays: 30 })
-  const repo = new PlayLogRepository(h.app.services.db.kysely)
+  const repo = new PlayLogRepository(servicesOf(h.app).db.kysely)
   const now = h.clock.now().getTime()
   const daysAgo = (d: number) => new Date(now - d * 86_400_000).toISOString()
   await repo.insert('ws_a', 'scr_a', [play(daysAgo(45), 'old'), play(daysAgo(30.01), 'just-past'), play(daysAgo(29.99), 'just-inside')], daysAgo(0))
   await repo.insert('ws_b', 'scr_b', [play(daysAgo(31), 'old-b'), play(daysAgo(1), 'new-b')], daysAgo(0))
-  const ids = async () => (await h.app.services.db.kysely.selectFrom('play_log').select('item_id').orderBy('item_id').execute()).map((r) => r.item_id)
+  const ids = async () => (await servicesOf(h.app).db.kysely.selectFrom('play_log').select('item_id').orderBy('item_id').execute()).map((r) => r.item_id)
 
   await h.app.workers.housekeeper.runOnce()
   t.same(await ids(), ['just-inside', 'new-b'], 'plays started more than 30 days ago are gone; the rest stay')
   h.clock.advance(2 * 86_400_000)
-  t.equal(await h.app.services.playLog.purgeOld(), 1, 'two days on, the next one goes')
+  t.equal(await servicesOf(h.app).playLog.purgeOld(), 1, 'two days on, the next one goes')
   t.same(await ids(), ['new-b'])
 })

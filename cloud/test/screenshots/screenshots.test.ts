@@ -2,6 +2,7 @@
 // reaches it on its jobs topic with an upload URL, the device's PNG upload (device
 // credential, size-capped, sniffed) closes it; bad uploads answer the error envelope and
 // change nothing; a failed result, silence past the TTL, tenancy, and retention.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
 import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/index'
@@ -88,7 +89,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   r = await upload(cloud, '/v1/devices/screenshots/shot_nope', image, basic(a.screenId, a.deviceSecret))
   t.match(r, { status: 401, body: { error: 'invalid_credentials' } }, 'an unknown job: no hint whether it exists')
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status, 'sent', 'still open')
-  t.equal(fs.readdirSync(`${cloud.running.app.services.config.dataDir}/media/tmp`).length, 0, 'no staged file left behind')
+  t.equal(fs.readdirSync(`${servicesOf(cloud.running.app).config.dataDir}/media/tmp`).length, 0, 'no staged file left behind')
 
   r = await upload(cloud, up, image, basic(a.screenId, a.deviceSecret))
   t.equal(r.status, 200)
@@ -108,8 +109,8 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   )
 
   // Another workspace sees nothing.
-  const other = await cloud.running.app.services.workspaces.create('Other', 'us')
-  const otherKey = (await cloud.running.app.services.apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
+  const other = await servicesOf(cloud.running.app).workspaces.create('Other', 'us')
+  const otherKey = (await servicesOf(cloud.running.app).apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`, undefined, otherKey)).status, 404)
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}/image`, undefined, otherKey)).status, 404)
   t.equal((await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`, undefined, otherKey)).status, 404)
@@ -155,7 +156,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   await cloud.running.app.workers.housekeeper.runOnce()
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).status, 404, 'gone after 30 days')
   const left = fs
-    .readdirSync(`${cloud.running.app.services.config.dataDir}/media`, { recursive: true })
+    .readdirSync(`${servicesOf(cloud.running.app).config.dataDir}/media`, { recursive: true })
     .map(String)
     .filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f))
   t.same(left, [], 'and its file')

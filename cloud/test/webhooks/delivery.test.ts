@@ -2,6 +2,7 @@
 // let through the public-address rule): signatures checked with Stripe's independent
 // verifier, the whole backoff ladder, abandonment after nine attempts, auto-disable after
 // nine failures in a row with the Owners mailed, test and replay. Time is a ManualClock.
+import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
 import Stripe from 'stripe'
 import type { Harness } from '../helpers.js'
@@ -34,7 +35,7 @@ forEngines(t, (t, build) => {
   }
 
   const recalled = (h: Harness, workspaceId: string) =>
-    recordEvent(h.app.services, {
+    recordEvent(servicesOf(h.app), {
       event: 'content.recalled',
       workspaceId,
       occurredAt: h.clock.now().toISOString(),
@@ -45,7 +46,7 @@ forEngines(t, (t, build) => {
     const { h, receiver, apiKey, workspaceId } = await setup(t)
     const ep = await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     t.equal(receiver.received.length, 1)
     const r = receiver.received[0]!
     t.equal(r.headers['content-type'], 'application/json')
@@ -80,7 +81,7 @@ forEngines(t, (t, build) => {
     receiver.answer = () => ({ status: 500 })
     const ep = await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
-    const worker = h.app.services.webhookWorker
+    const worker = servicesOf(h.app).webhookWorker
     await worker.runOnce()
     const waits: number[] = []
     for (let attempt = 1; attempt < 9; attempt++) {
@@ -121,13 +122,13 @@ forEngines(t, (t, build) => {
 
   t.test('nine failures in a row switch the endpoint off and mail the Owners; enabled: true resets', async (t) => {
     const { h, receiver, apiKey, workspaceId } = await setup(t)
-    await h.app.services.users.create(workspaceId, { email: 'owner@example.com', role: 'owner' })
-    await h.app.services.users.create(workspaceId, { email: 'second-owner@example.com', role: 'owner' })
-    await h.app.services.users.create(workspaceId, { email: 'editor@example.com', role: 'editor' })
+    await servicesOf(h.app).users.create(workspaceId, { email: 'owner@example.com', role: 'owner' })
+    await servicesOf(h.app).users.create(workspaceId, { email: 'second-owner@example.com', role: 'owner' })
+    await servicesOf(h.app).users.create(workspaceId, { email: 'editor@example.com', role: 'editor' })
     let fail = true
     receiver.answer = () => ({ status: fail ? 503 : 204 })
     const ep = await endpoint(h, apiKey, receiver)
-    const worker = h.app.services.webhookWorker
+    const worker = servicesOf(h.app).webhookWorker
     // One success between failures resets the count.
     for (let i = 0; i < 5; i++) await recalled(h, workspaceId)
     await worker.runOnce()
@@ -147,7 +148,7 @@ forEngines(t, (t, build) => {
     t.match(e.autoDisabledReason, /9 deliveries failed in a row/)
     t.ok(e.consecutiveFailures >= 9)
     t.equal(e.lastStatus, 503)
-    const mail = await h.app.services.mailer.outbox(workspaceId)
+    const mail = await servicesOf(h.app).mailer.outbox(workspaceId)
     t.equal(mail.length, 1, 'one mail')
     t.same(JSON.parse(mail[0]!.to_addresses).sort(), ['owner@example.com', 'second-owner@example.com'], 'to the Owners only')
     t.match(mail[0]!.body, ep.id)
@@ -221,7 +222,7 @@ forEngines(t, (t, build) => {
     const { h, receiver, apiKey, workspaceId } = await setup(t)
     const ep = await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     const orig = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data[0]
     h.clock.advance(5000)
     const res = await h.req('POST', `/v1/webhooks/deliveries/${orig.id}/replay`, apiKey)
@@ -249,7 +250,7 @@ forEngines(t, (t, build) => {
     const ep = await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
     await recalled(h, workspaceId)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     await recalled(h, workspaceId)
     await h.req('DELETE', `/v1/webhooks/${ep.id}`, apiKey)
     const log = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data
@@ -260,7 +261,7 @@ forEngines(t, (t, build) => {
       t.equal(d.nextAttemptAt, null)
     }
     h.clock.advance(3600_000)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     t.equal(receiver.received.length, 2)
   })
 
@@ -296,10 +297,10 @@ forEngines(t, (t, build) => {
     const { h, receiver, apiKey, workspaceId } = await setup(t)
     const ep = await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
-    const svc = h.app.services.webhooks
+    const svc = servicesOf(h.app).webhooks
     const [first] = await svc.claimDue(10)
     t.same(await svc.claimDue(10), [], 'held while the lease lasts')
-    h.clock.advance(h.app.services.config.webhookLeaseMs + 1)
+    h.clock.advance(servicesOf(h.app).config.webhookLeaseMs + 1)
     const [second] = await svc.claimDue(10)
     t.equal(second!.id, first!.id, 'claimed again after the lease')
     receiver.answer = () => ({ status: 500 })

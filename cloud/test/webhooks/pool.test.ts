@@ -2,6 +2,7 @@
 // endpoint origin, every connection the pool opens put through the guard's connect-time
 // checks, at most ENDPOINT_CONCURRENCY requests in flight to one endpoint (or the setting's number), and a batch's
 // outcomes recorded together (endpoint failure count, switch-off). Real HTTPS receivers.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import dns from 'node:dns'
 import fs from 'node:fs'
@@ -93,7 +94,7 @@ forEngines(t, (t, build) => {
     t.equal(res.statusCode, 201)
     const publish = (n: number) =>
       recordEvent(
-        h.app.services,
+        servicesOf(h.app),
         Array.from({ length: n }, (_, i) => ({ event: 'screen.offline' as const, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })),
       )
     return { h, receiver, apiKey, endpointId: res.json().data.id as string, publish }
@@ -104,7 +105,7 @@ forEngines(t, (t, build) => {
     const { h, receiver, apiKey, publish } = await setup(t, () => (hold ? 'hold' : { status: 200 }))
     const n = ENDPOINT_CONCURRENCY + 9
     await publish(n)
-    const run = h.app.services.webhookWorker.runOnce()
+    const run = servicesOf(h.app).webhookWorker.runOnce()
     await receiver.waitFor(ENDPOINT_CONCURRENCY)
     await new Promise((r) => setTimeout(r, 300))
     t.equal(receiver.received.length, ENDPOINT_CONCURRENCY, 'the others wait')
@@ -127,10 +128,10 @@ forEngines(t, (t, build) => {
       await t.test(`${limit} at most`, async (t) => {
         let hold = true
         const { h, receiver, publish } = await setup(t, () => (hold ? 'hold' : { status: 200 }), limit)
-        t.equal(h.app.services.webhooks.endpointConcurrency, limit)
+        t.equal(servicesOf(h.app).webhooks.endpointConcurrency, limit)
         const n = limit + 5
         await publish(n)
-        const run = h.app.services.webhookWorker.runOnce()
+        const run = servicesOf(h.app).webhookWorker.runOnce()
         await receiver.waitFor(limit)
         await new Promise((r) => setTimeout(r, 300))
         t.equal(receiver.received.length, limit, 'the others wait')
@@ -152,17 +153,17 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: receiver.url, events: ['screen.offline'] })).statusCode, 201)
     const n = ENDPOINT_CONCURRENCY + 4
     for (let i = 0; i < n; i++)
-      await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
-    const run = h.app.services.webhookWorker.runOnce()
+      await recordEvent(servicesOf(h.app), { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+    const run = servicesOf(h.app).webhookWorker.runOnce()
     await receiver.waitFor(ENDPOINT_CONCURRENCY)
     h.clock.advance(5_000) // far past the 300 ms lease the claim was taken with
     // Renewed every 100 ms meanwhile: wait until every claimed row's lease runs past the moved clock.
     const renewed = async () => {
-      const rows = await h.app.services.db.kysely.selectFrom('webhook_deliveries').select('claimed_until').where('claim_token', 'is not', null).execute()
+      const rows = await servicesOf(h.app).db.kysely.selectFrom('webhook_deliveries').select('claimed_until').where('claim_token', 'is not', null).execute()
       return rows.length === n && rows.every((r) => r.claimed_until !== null && Date.parse(r.claimed_until) > h.clock.now().getTime()) ? true : undefined
     }
     t.ok(await until(5000, renewed, 10), 'the leases were renewed after the clock moved')
-    t.same(await h.app.services.webhooks.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
+    t.same(await servicesOf(h.app).webhooks.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
     hold = false
     receiver.release()
     await run
@@ -184,13 +185,13 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: slow.url, events: ['content.recalled'] })).statusCode, 201)
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: fast.url, events: ['screen.offline'] })).statusCode, 201)
     const event = (name: 'content.recalled' | 'screen.offline', i: number) =>
-      recordEvent(h.app.services, { event: name, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+      recordEvent(servicesOf(h.app), { event: name, workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
     await event('content.recalled', 1)
     await event('content.recalled', 2)
-    const first = h.app.services.webhookWorker.runOnce()
+    const first = servicesOf(h.app).webhookWorker.runOnce()
     await slow.waitFor(2)
     for (let i = 0; i < 3; i++) await event('screen.offline', i)
-    const second = h.app.services.webhookWorker.runOnce()
+    const second = servicesOf(h.app).webhookWorker.runOnce()
     await fast.waitFor(3, 5_000)
     t.equal(fast.received.length, 3, 'sent while the first batch is still held (the time limit is 10 s)')
     t.equal(slow.received.length, 2)
@@ -205,7 +206,7 @@ forEngines(t, (t, build) => {
     let status = 500
     const { h, receiver, apiKey, endpointId, publish } = await setup(t, () => ({ status }))
     await publish(3)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     t.equal(receiver.received.length, 3)
     let ep = (await h.req('GET', `/v1/webhooks/${endpointId}`, apiKey)).json().data
     t.equal(ep.consecutiveFailures, 3)
@@ -214,7 +215,7 @@ forEngines(t, (t, build) => {
 
     status = 204
     await publish(2)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     ep = (await h.req('GET', `/v1/webhooks/${endpointId}`, apiKey)).json().data
     t.equal(ep.consecutiveFailures, 0)
     t.equal(ep.lastStatus, 204)
@@ -222,7 +223,7 @@ forEngines(t, (t, build) => {
     // Enough failures in one batch switch the endpoint off, once, and its Owners are mailed.
     status = 503
     await publish(AUTO_DISABLE_AFTER + 2)
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     ep = (await h.req('GET', `/v1/webhooks/${endpointId}`, apiKey)).json().data
     t.equal(ep.enabled, false)
     t.equal(ep.consecutiveFailures, AUTO_DISABLE_AFTER + 2)
@@ -239,9 +240,9 @@ forEngines(t, (t, build) => {
     const { apiKey, workspaceId } = await h.workspace()
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).statusCode, 201)
     for (let i = 0; i < 6; i++) {
-      await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
+      await recordEvent(servicesOf(h.app), { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: { i } })
     }
-    await h.app.services.webhookWorker.runOnce()
+    await servicesOf(h.app).webhookWorker.runOnce()
     const log = (await h.req('GET', '/v1/webhooks/deliveries?status=failed', apiKey)).json().data as { error: string }[]
     t.equal(log.length, 6)
     for (const d of log) t.match(d.error, /^unsafe address: hooks\.example\.com resolves to a non-public address \(10\.0\.0\.7\)/)

@@ -1,5 +1,6 @@
 // /v1/webhooks routes: answers, validation (400 bad_request / unsafe_url), permissions,
 // pinned keys refused, the delivery log's paging and filters, the event catalogue.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { makeKey } from '../helpers.js'
 import { CA_FILE } from '../fixtures/receiver.js'
@@ -139,7 +140,7 @@ forEngines(t, (t, build) => {
     const b = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://other.example.com/x', events: ['content.recalled', 'content.restored'] })).json()
       .data
     for (let i = 0; i < 3; i++) {
-      await recordEvent(h.app.services, {
+      await recordEvent(servicesOf(h.app), {
         event: 'content.recalled',
         workspaceId,
         occurredAt: h.clock.now().toISOString(),
@@ -147,7 +148,7 @@ forEngines(t, (t, build) => {
       })
       h.clock.advance(1000)
     }
-    await recordEvent(h.app.services, {
+    await recordEvent(servicesOf(h.app), {
       event: 'content.restored',
       workspaceId,
       occurredAt: h.clock.now().toISOString(),
@@ -200,14 +201,14 @@ forEngines(t, (t, build) => {
     const off = (await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['screen.offline'] })).json().data
     await h.req('PATCH', `/v1/webhooks/${off.id}`, apiKey, { enabled: false })
     await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['screen.online'] })
-    const ids = await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
+    const ids = await recordEvent(servicesOf(h.app), { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
     t.equal(ids.length, 1)
     const log = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data
     t.equal(log[0].endpointId, on.id)
     h.clock.advance(29 * 24 * 3600_000)
-    t.equal(await h.app.services.webhooks.purge(), 0)
+    t.equal(await servicesOf(h.app).webhooks.purge(), 0)
     h.clock.advance(2 * 24 * 3600_000)
-    t.equal(await h.app.services.webhooks.purge(), 1)
+    t.equal(await servicesOf(h.app).webhooks.purge(), 1)
     t.same((await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data, [])
     t.ok(CA_FILE)
   })

@@ -1,6 +1,7 @@
 // SSRF: every non-public address form is refused at creation with 400 unsafe_url, and a
 // name that resolves to a private address when the delivery connects (DNS rebinding) is
 // refused at delivery time by the guard's connect-time check.
+import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
@@ -64,14 +65,14 @@ t.test('DNS rebinding: a public-looking name resolving to a private address is r
   t.match(test.error, /unsafe address: rebind\.example\.com resolves to a non-public address \(127\.0\.0\.1\)/)
   t.ok(answers.includes('rebind.example.com'), 'the lookup ran at connect time')
 
-  await recordEvent(h.app.services, { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
-  await h.app.services.webhookWorker.runOnce()
+  await recordEvent(servicesOf(h.app), { event: 'screen.offline', workspaceId, occurredAt: h.clock.now().toISOString(), data: {} })
+  await servicesOf(h.app).webhookWorker.runOnce()
   const log = (await h.req('GET', '/v1/webhooks/deliveries?status=failed', apiKey)).json().data
   t.equal(log.length, 2, 'the test and the event both failed')
   for (const d of log) t.match(d.error, /^unsafe address/)
 
   // A URL stored before a rule change is checked again before each delivery.
-  await h.app.services.db.run("UPDATE webhook_endpoints SET url = 'https://127.0.0.1/hook' WHERE id = ?", [ep.id])
+  await servicesOf(h.app).db.run("UPDATE webhook_endpoints SET url = 'https://127.0.0.1/hook' WHERE id = ?", [ep.id])
   const again = (await h.req('POST', `/v1/webhooks/${ep.id}/test`, apiKey)).json().data
   t.match(again.error, /unsafe address: 127\.0\.0\.1 is not a public address/)
 })
@@ -90,7 +91,7 @@ t.test('IPv4-compatible IPv6 and names ending in a dot: 400 unsafe_url for webho
     'https://intranet./in',
     'https://sub.localhost./in',
   ]
-  const before = await h.app.services.db.all('SELECT * FROM webhook_endpoints')
+  const before = await servicesOf(h.app).db.all('SELECT * FROM webhook_endpoints')
   for (const url of urls) {
     const hook = await h.req('POST', '/v1/webhooks', apiKey, { url })
     t.equal(hook.statusCode, 400, `webhook ${url}`)
@@ -102,13 +103,13 @@ t.test('IPv4-compatible IPv6 and names ending in a dot: 400 unsafe_url for webho
     t.equal(rule.statusCode, 400, `chat ${url}`)
     t.equal(rule.json().error, 'unsafe_url')
   }
-  t.same(await h.app.services.db.all('SELECT * FROM webhook_endpoints'), before, 'nothing stored')
-  t.equal((await h.app.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM alert_rules'))!.n, 0)
+  t.same(await servicesOf(h.app).db.all('SELECT * FROM webhook_endpoints'), before, 'nothing stored')
+  t.equal((await servicesOf(h.app).db.get<{ n: number }>('SELECT COUNT(*) AS n FROM alert_rules'))!.n, 0)
 
   // A URL stored before the rule is refused when the delivery connects.
   const ep = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).json().data
   for (const url of ['https://localhost./hook', 'https://[::7f00:1]/hook']) {
-    await h.app.services.db.run('UPDATE webhook_endpoints SET url = ? WHERE id = ?', [url, ep.id])
+    await servicesOf(h.app).db.run('UPDATE webhook_endpoints SET url = ? WHERE id = ?', [url, ep.id])
     const res = (await h.req('POST', `/v1/webhooks/${ep.id}/test`, apiKey)).json().data
     t.equal(res.ok, false, url)
     t.match(res.error, /^unsafe address/, url)

@@ -13,6 +13,7 @@ import { ApiError } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit.js'
 import { countedByMcp } from '../mcp/internalCalls.js'
+import type { Provisions } from '../provisions.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
   return new ApiError('rate_limited', `Over the rate limit of ${d.limit} ${unit} per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {
@@ -37,12 +38,12 @@ interface RouteAuth {
   perKeyLimit: number | undefined
 }
 
-export function installAuth(app: FastifyInstance): void {
+export function installAuth(app: FastifyInstance, d: Pick<Provisions, 'apiKeys' | 'users' | 'oauth' | 'authFailures' | 'workspaces' | 'rateLimiter'>): void {
   app.decorateRequest('principal', null)
 
   /** The principal of a credential whose lookup is cached, without waiting (undefined otherwise). */
   function cachedPrincipal(token: string): Principal | undefined {
-    const { apiKeys, users, oauth } = app.services
+    const { apiKeys, users, oauth } = d
     if (token.startsWith('ak_')) return apiKeys.cachedPrincipal(token)
     if (token.startsWith('oat_')) return oauth.cachedPrincipal(token)
     if (token.startsWith('ust_')) return users.cachedPrincipal(token)
@@ -51,7 +52,7 @@ export function installAuth(app: FastifyInstance): void {
 
   /** The principal behind `token` looked up (database), or null when it is refused. */
   function lookUp(token: string): Promise<Principal | null> | null {
-    const { apiKeys, users, oauth, authFailures: failures } = app.services
+    const { apiKeys, users, oauth, authFailures: failures } = d
     // A token refused a moment ago is refused again without a lookup.
     if (failures.knownBad(token)) return null
     if (token.startsWith('ak_')) return apiKeys.authenticate(token)
@@ -75,7 +76,7 @@ export function installAuth(app: FastifyInstance): void {
     return then(lookUp(token), (principal) => {
       if (principal) return authorize(route, req, reply, principal)
       // Only unknown tokens are counted, per address and token kind (platform/http/authFailures.ts).
-      return app.services.authFailures.fail(req.ip, token).then((d) => {
+      return d.authFailures.fail(req.ip, token).then((d) => {
         if (!d.allowed) throw tooMany(d, 'from this address for unknown tokens of this kind', 'failed authentications')
         throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
       })
@@ -86,7 +87,7 @@ export function installAuth(app: FastifyInstance): void {
   function authorize(route: RouteAuth, req: FastifyRequest, reply: FastifyReply, principal: Principal): void | Promise<void> {
     req.principal = principal
     if (principal.actor.kind !== 'key') return permit(route, principal)
-    const { workspaces, rateLimiter } = app.services
+    const { workspaces, rateLimiter } = d
     return then(workspaces.cached(principal.workspaceId) ?? workspaces.require(principal.workspaceId), (ws) => {
       // A tool call of /v1/mcp runs its route as an inner request: the MCP request was counted.
       const counted = countedByMcp(req) ? null : rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)

@@ -16,6 +16,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, DatabaseBusyError, isApiError } from '../../platform/errors.js'
 import { ErrorBody } from '../../platform/contract.js'
+import type { Provisions } from '../provisions.js'
 
 export const TOKEN_RATE = { limit: 30, windowSeconds: 300 }
 const FORM = 'application/x-www-form-urlencoded'
@@ -118,145 +119,149 @@ function baseUrl(publicUrl: string | null, req: FastifyRequest): string {
   return `${req.protocol}://${req.host}`
 }
 
-const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { oauth, rateLimiter } = app.services
+const oauthRoutes =
+  (d: Pick<Provisions, 'config' | 'oauth' | 'rateLimiter'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { oauth, rateLimiter } = d
 
-  // This plugin's scope only: the token route reads forms, and fails in the RFC's shape.
-  app.addContentTypeParser(FORM, { parseAs: 'string' }, (_req, body, done) => {
-    const params = new URLSearchParams(body as string)
-    const out: Record<string, string> = {}
-    for (const [k, v] of params) {
-      // RFC 6749 section 3.2: a parameter sent twice is an invalid request.
-      if (Object.hasOwn(out, k)) return done(invalidRequest(`${k} is sent more than once.`), undefined)
-      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
-    }
-    done(null, out)
-  })
-  app.setErrorHandler((err, req, reply) => sendError(reply, toOAuthError(err as Error, req)))
+    // This plugin's scope only: the token route reads forms, and fails in the RFC's shape.
+    app.addContentTypeParser(FORM, { parseAs: 'string' }, (_req, body, done) => {
+      const params = new URLSearchParams(body as string)
+      const out: Record<string, string> = {}
+      for (const [k, v] of params) {
+        // RFC 6749 section 3.2: a parameter sent twice is an invalid request.
+        if (Object.hasOwn(out, k)) return done(invalidRequest(`${k} is sent more than once.`), undefined)
+        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
+      }
+      done(null, out)
+    })
+    app.setErrorHandler((err, req, reply) => sendError(reply, toOAuthError(err as Error, req)))
 
-  app.post(
-    '/oauth/token',
-    {
-      config: { auth: 'none' },
-      onRequest: async (req) => {
-        const d = await rateLimiter.hit(`oauth-token:${req.ip}`, TOKEN_RATE.limit, TOKEN_RATE.windowSeconds)
-        if (!d.allowed) {
-          throw new ApiError(
-            'rate_limited',
-            `Over the rate limit of ${d.limit} token requests per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`,
-            {
-              extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
-              headers: { 'retry-after': String(d.resetSeconds) },
-            },
-          )
-        }
-      },
-      schema: {
-        tags: ['oauth'],
-        summary: 'Trade an API key for an access token (OAuth 2.0 client credentials)',
-        description:
-          'RFC 6749 section 4.4. The client is an API key: `client_id` = its id, `client_secret` = the key, in the body or as HTTP Basic. ' +
-          'The token acts as its key (same permissions and pin) and stops working when the key is revoked, rotated or expires, or after `expires_in` seconds. ' +
-          "Answers (errors too) are in the RFC's shape, not the API's {error, message} envelope. 30 requests per 5 minutes per IP address.",
-        consumes: [FORM, 'application/json'],
-        security: [],
-        body: TokenBody,
-        response: {
-          200: TokenAnswer,
-          400: OAuthErrorBody,
-          401: OAuthErrorBody,
-          413: OAuthErrorBody,
-          415: OAuthErrorBody,
-          429: OAuthErrorBody,
-          500: OAuthErrorBody,
-          503: OAuthErrorBody,
+    app.post(
+      '/oauth/token',
+      {
+        config: { auth: 'none' },
+        onRequest: async (req) => {
+          const d = await rateLimiter.hit(`oauth-token:${req.ip}`, TOKEN_RATE.limit, TOKEN_RATE.windowSeconds)
+          if (!d.allowed) {
+            throw new ApiError(
+              'rate_limited',
+              `Over the rate limit of ${d.limit} token requests per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`,
+              {
+                extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+                headers: { 'retry-after': String(d.resetSeconds) },
+              },
+            )
+          }
+        },
+        schema: {
+          tags: ['oauth'],
+          summary: 'Trade an API key for an access token (OAuth 2.0 client credentials)',
+          description:
+            'RFC 6749 section 4.4. The client is an API key: `client_id` = its id, `client_secret` = the key, in the body or as HTTP Basic. ' +
+            'The token acts as its key (same permissions and pin) and stops working when the key is revoked, rotated or expires, or after `expires_in` seconds. ' +
+            "Answers (errors too) are in the RFC's shape, not the API's {error, message} envelope. 30 requests per 5 minutes per IP address.",
+          consumes: [FORM, 'application/json'],
+          security: [],
+          body: TokenBody,
+          response: {
+            200: TokenAnswer,
+            400: OAuthErrorBody,
+            401: OAuthErrorBody,
+            413: OAuthErrorBody,
+            415: OAuthErrorBody,
+            429: OAuthErrorBody,
+            500: OAuthErrorBody,
+            503: OAuthErrorBody,
+          },
         },
       },
-    },
-    async (req, reply) => {
-      const body = req.body
-      if (body.grant_type !== 'client_credentials') {
-        throw new OAuthError(
-          400,
-          'unsupported_grant_type',
-          `grant_type ${JSON.stringify(body.grant_type).slice(0, 60)} is not supported; use client_credentials.`,
-        )
-      }
-      const basic = basicCredentials(req.headers.authorization)
-      if (basic && (body.client_id !== undefined || body.client_secret !== undefined)) {
-        throw invalidRequest('Send the client credentials once: HTTP Basic or the body, not both.')
-      }
-      const id = basic?.id ?? body.client_id
-      const secret = basic?.secret ?? body.client_secret
-      if (!id || !secret) throw invalidClient('Send client_id (the API key id) and client_secret (the key), in the body or as HTTP Basic.')
-      const issued = await oauth.issue(id, secret)
-      if (!issued) throw invalidClient('The client credentials are unknown, revoked or expired.')
-      return reply.headers(NO_STORE).send({ access_token: issued.accessToken, token_type: 'Bearer' as const, expires_in: issued.expiresIn })
-    },
-  )
-}
+      async (req, reply) => {
+        const body = req.body
+        if (body.grant_type !== 'client_credentials') {
+          throw new OAuthError(
+            400,
+            'unsupported_grant_type',
+            `grant_type ${JSON.stringify(body.grant_type).slice(0, 60)} is not supported; use client_credentials.`,
+          )
+        }
+        const basic = basicCredentials(req.headers.authorization)
+        if (basic && (body.client_id !== undefined || body.client_secret !== undefined)) {
+          throw invalidRequest('Send the client credentials once: HTTP Basic or the body, not both.')
+        }
+        const id = basic?.id ?? body.client_id
+        const secret = basic?.secret ?? body.client_secret
+        if (!id || !secret) throw invalidClient('Send client_id (the API key id) and client_secret (the key), in the body or as HTTP Basic.')
+        const issued = await oauth.issue(id, secret)
+        if (!issued) throw invalidClient('The client credentials are unknown, revoked or expired.')
+        return reply.headers(NO_STORE).send({ access_token: issued.accessToken, token_type: 'Bearer' as const, expires_in: issued.expiresIn })
+      },
+    )
+  }
 
 /**
  * The two discovery documents (RFC 8414, RFC 9728). They sit at the root of the host, outside
  * /v1, so app.ts registers this plugin beside the /v1 scope rather than inside it.
  */
-export const oauthMetadataRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { config } = app.services
+export const oauthMetadataRoutes =
+  (d: Pick<Provisions, 'config'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { config } = d
 
-  const ServerMetadata = Type.Object(
-    {
-      issuer: Type.String(),
-      token_endpoint: Type.String(),
-      grant_types_supported: Type.Array(Type.String()),
-      token_endpoint_auth_methods_supported: Type.Array(Type.String()),
-      response_types_supported: Type.Array(Type.String()),
-    },
-    { additionalProperties: true },
-  )
-  app.get(
-    '/.well-known/oauth-authorization-server',
-    {
-      config: { auth: 'none' },
-      schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: ServerMetadata, 400: ErrorBody } },
-    },
-    async (req) => {
-      const base = baseUrl(config.publicUrl, req)
-      return {
-        issuer: base,
-        token_endpoint: `${base}/v1/oauth/token`,
-        grant_types_supported: ['client_credentials'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-        // No authorization endpoint: client credentials only.
-        response_types_supported: [],
-        service_documentation: `${base}/v1/docs`,
-      }
-    },
-  )
+    const ServerMetadata = Type.Object(
+      {
+        issuer: Type.String(),
+        token_endpoint: Type.String(),
+        grant_types_supported: Type.Array(Type.String()),
+        token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+        response_types_supported: Type.Array(Type.String()),
+      },
+      { additionalProperties: true },
+    )
+    app.get(
+      '/.well-known/oauth-authorization-server',
+      {
+        config: { auth: 'none' },
+        schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: ServerMetadata, 400: ErrorBody } },
+      },
+      async (req) => {
+        const base = baseUrl(config.publicUrl, req)
+        return {
+          issuer: base,
+          token_endpoint: `${base}/v1/oauth/token`,
+          grant_types_supported: ['client_credentials'],
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+          // No authorization endpoint: client credentials only.
+          response_types_supported: [],
+          service_documentation: `${base}/v1/docs`,
+        }
+      },
+    )
 
-  const ResourceMetadata = Type.Object(
-    {
-      resource: Type.String(),
-      authorization_servers: Type.Array(Type.String()),
-      bearer_methods_supported: Type.Array(Type.String()),
-    },
-    { additionalProperties: true },
-  )
-  app.get(
-    '/.well-known/oauth-protected-resource',
-    {
-      config: { auth: 'none' },
-      schema: { tags: ['oauth'], summary: 'Protected resource metadata (RFC 9728)', security: [], response: { 200: ResourceMetadata, 400: ErrorBody } },
-    },
-    async (req) => {
-      const base = baseUrl(config.publicUrl, req)
-      return {
-        resource: base,
-        authorization_servers: [base],
-        bearer_methods_supported: ['header'],
-        resource_name: 'Signage control API',
-        resource_documentation: `${base}/v1/docs`,
-      }
-    },
-  )
-}
+    const ResourceMetadata = Type.Object(
+      {
+        resource: Type.String(),
+        authorization_servers: Type.Array(Type.String()),
+        bearer_methods_supported: Type.Array(Type.String()),
+      },
+      { additionalProperties: true },
+    )
+    app.get(
+      '/.well-known/oauth-protected-resource',
+      {
+        config: { auth: 'none' },
+        schema: { tags: ['oauth'], summary: 'Protected resource metadata (RFC 9728)', security: [], response: { 200: ResourceMetadata, 400: ErrorBody } },
+      },
+      async (req) => {
+        const base = baseUrl(config.publicUrl, req)
+        return {
+          resource: base,
+          authorization_servers: [base],
+          bearer_methods_supported: ['header'],
+          resource_name: 'Signage control API',
+          resource_documentation: `${base}/v1/docs`,
+        }
+      },
+    )
+  }
 export default oauthRoutes

@@ -7,6 +7,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { User } from './UserService.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
+import type { Provisions } from '../provisions.js'
 
 const Invited = Type.Intersect([
   User,
@@ -32,79 +33,81 @@ const UpdateBody = Type.Object(
   { additionalProperties: false },
 )
 
-const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { users } = app.services
+const userRoutes =
+  (d: Pick<Provisions, 'users'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { users } = d
 
-  app.get(
-    '/users',
-    {
-      config: { permission: 'user.view', rootOnly: true },
-      schema: {
-        tags: ['users'],
-        summary: "List the workspace's users (oldest first)",
-        querystring: PageQuery,
-        response: { 200: Paged(User), ...errorResponses },
+    app.get(
+      '/users',
+      {
+        config: { permission: 'user.view', rootOnly: true },
+        schema: {
+          tags: ['users'],
+          summary: "List the workspace's users (oldest first)",
+          querystring: PageQuery,
+          response: { 200: Paged(User), ...errorResponses },
+        },
       },
-    },
-    async (req) => users.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
-  )
+      async (req) => users.list(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 })),
+    )
 
-  app.post(
-    '/users',
-    {
-      config: { permission: 'user.manage', rootOnly: true },
-      schema: {
-        tags: ['users'],
-        summary: 'Invite a user (answers a first session token, shown once)',
-        body: InviteBody,
-        response: { 201: Data(Invited), 409: ErrorBody, ...errorResponses },
+    app.post(
+      '/users',
+      {
+        config: { permission: 'user.manage', rootOnly: true },
+        schema: {
+          tags: ['users'],
+          summary: 'Invite a user (answers a first session token, shown once)',
+          body: InviteBody,
+          response: { 201: Data(Invited), 409: ErrorBody, ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => {
-      const { user, sessionToken, sessionExpiresAt } = await users.invite(principalOf(req), req.body)
-      return reply.code(201).send({ data: { ...user, sessionToken, sessionExpiresAt } })
-    },
-  )
-
-  app.get(
-    '/users/:id',
-    {
-      config: { permission: 'user.view', rootOnly: true },
-      schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
-    },
-    async (req) => ({ data: await users.view(principalOf(req), req.params.id) }),
-  )
-
-  app.patch(
-    '/users/:id',
-    {
-      config: { permission: 'user.manage', rootOnly: true },
-      schema: {
-        tags: ['users'],
-        summary: "Change a user's role or name (409 conflict when it would leave no owner)",
-        params: IdParams,
-        body: UpdateBody,
-        response: { 200: Data(User), 409: ErrorBody, ...errorResponses },
+      async (req, reply) => {
+        const { user, sessionToken, sessionExpiresAt } = await users.invite(principalOf(req), req.body)
+        return reply.code(201).send({ data: { ...user, sessionToken, sessionExpiresAt } })
       },
-    },
-    async (req) => ({ data: await users.update(principalOf(req), req.params.id, req.body) }),
-  )
+    )
 
-  app.delete(
-    '/users/:id',
-    {
-      config: { permission: 'user.manage', rootOnly: true },
-      schema: {
-        tags: ['users'],
-        summary: 'Remove a user; their session tokens stop working at once (409 conflict for the last owner)',
-        params: IdParams,
-        response: { 200: Data(Deleted), 409: ErrorBody, ...errorResponses },
+    app.get(
+      '/users/:id',
+      {
+        config: { permission: 'user.view', rootOnly: true },
+        schema: { tags: ['users'], summary: 'Get a user', params: IdParams, response: { 200: Data(User), ...errorResponses } },
       },
-    },
-    async (req) => {
-      const u = await users.remove(principalOf(req), req.params.id)
-      return { data: { id: u.id, deleted: true as const } }
-    },
-  )
-}
+      async (req) => ({ data: await users.view(principalOf(req), req.params.id) }),
+    )
+
+    app.patch(
+      '/users/:id',
+      {
+        config: { permission: 'user.manage', rootOnly: true },
+        schema: {
+          tags: ['users'],
+          summary: "Change a user's role or name (409 conflict when it would leave no owner)",
+          params: IdParams,
+          body: UpdateBody,
+          response: { 200: Data(User), 409: ErrorBody, ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await users.update(principalOf(req), req.params.id, req.body) }),
+    )
+
+    app.delete(
+      '/users/:id',
+      {
+        config: { permission: 'user.manage', rootOnly: true },
+        schema: {
+          tags: ['users'],
+          summary: 'Remove a user; their session tokens stop working at once (409 conflict for the last owner)',
+          params: IdParams,
+          response: { 200: Data(Deleted), 409: ErrorBody, ...errorResponses },
+        },
+      },
+      async (req) => {
+        const u = await users.remove(principalOf(req), req.params.id)
+        return { data: { id: u.id, deleted: true as const } }
+      },
+    )
+  }
 export default userRoutes

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, errorResponses } from '../../platform/contract.js'
+import type { Provisions } from '../provisions.js'
 
 export const LIMITS = {
   mediaUploadPerMinutePerKey: 300,
@@ -11,53 +12,55 @@ export const LIMITS = {
   requestIdMaxChars: 120,
 }
 
-const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { workspaces, users } = app.services
+const accountRoutes =
+  (d: Pick<Provisions, 'config' | 'users' | 'workspaces'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { workspaces, users } = d
 
-  app.get(
-    '/account',
-    {
-      config: { permission: 'account.view' },
-      schema: {
-        tags: ['account'],
-        summary: 'The workspace account',
-        response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses },
-      },
-    },
-    async (req) => {
-      const p = principalOf(req)
-      let user = { email: null as string | null, emailVerifiedAt: null as string | null }
-      if (p.actor.kind === 'user' && p.actor.id) {
-        const u = await users.get(p.workspaceId, p.actor.id)
-        if (u) user = { email: u.email, emailVerifiedAt: u.email_verified_at }
-      }
-      return { data: await workspaces.account(p, user) }
-    },
-  )
-
-  app.get(
-    '/account/limits',
-    {
-      config: { permission: 'account.view' },
-      schema: {
-        tags: ['account'],
-        summary: "The workspace's limits",
-        response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses },
-      },
-    },
-    async (req) => {
-      const ws = await workspaces.require(principalOf(req).workspaceId)
-      return {
-        data: {
-          rateLimit: { limit: workspaces.rateLimitOf(ws), windowSeconds: 60, scope: 'workspace', appliesTo: 'api-key' },
-          ...LIMITS,
-          // Upload and import ceilings are settings: report what this server enforces.
-          mediaUploadMaxBytes: app.services.config.mediaUploadMaxBytes,
-          mediaImportMaxBytes: app.services.config.mediaImportMaxBytes,
-          licensedScreens: ws.licensed_screens,
+    app.get(
+      '/account',
+      {
+        config: { permission: 'account.view' },
+        schema: {
+          tags: ['account'],
+          summary: 'The workspace account',
+          response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses },
         },
-      }
-    },
-  )
-}
+      },
+      async (req) => {
+        const p = principalOf(req)
+        let user = { email: null as string | null, emailVerifiedAt: null as string | null }
+        if (p.actor.kind === 'user' && p.actor.id) {
+          const u = await users.get(p.workspaceId, p.actor.id)
+          if (u) user = { email: u.email, emailVerifiedAt: u.email_verified_at }
+        }
+        return { data: await workspaces.account(p, user) }
+      },
+    )
+
+    app.get(
+      '/account/limits',
+      {
+        config: { permission: 'account.view' },
+        schema: {
+          tags: ['account'],
+          summary: "The workspace's limits",
+          response: { 200: Data(Type.Object({}, { additionalProperties: true })), ...errorResponses },
+        },
+      },
+      async (req) => {
+        const ws = await workspaces.require(principalOf(req).workspaceId)
+        return {
+          data: {
+            rateLimit: { limit: workspaces.rateLimitOf(ws), windowSeconds: 60, scope: 'workspace', appliesTo: 'api-key' },
+            ...LIMITS,
+            // Upload and import ceilings are settings: report what this server enforces.
+            mediaUploadMaxBytes: d.config.mediaUploadMaxBytes,
+            mediaImportMaxBytes: d.config.mediaImportMaxBytes,
+            licensedScreens: ws.licensed_screens,
+          },
+        }
+      },
+    )
+  }
 export default accountRoutes

@@ -10,6 +10,7 @@ import type { Database, Executor, Queryable } from '../../platform/db/Database.j
 import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
 import { holds } from '@svc/shared'
+import { Listeners } from '../../platform/hooks.js'
 import type { EventOutbox } from '../events/EventOutbox.js'
 import type { EventData } from '../events/payloads.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
@@ -108,11 +109,16 @@ export interface PendingMark {
 }
 
 /** What the content library and media do for the approvals: apply an approved update, discard a held creation. */
-export interface ApprovalTarget {
-  /** Applies an approved update inside the decision's transaction (every kind but media). */
-  applyHeld(tx: Queryable, workspaceId: string, kind: string, id: string, proposal: Record<string, unknown>, requester: Principal): Promise<void>
-  /** Applies an approved media update, after the decision committed (media writes its own table). */
-  applyHeldMedia(workspaceId: string, id: string, proposal: Record<string, unknown>, requester: Principal): Promise<void>
+/**
+ * Who applies or discards a held change of some kinds. Content registers one for its kinds,
+ * media one for `media`, while they are wired (the `heldChanges` hook).
+ */
+export interface HeldChangeHandler {
+  readonly kinds: readonly string[]
+  /** Applies an approved update inside the decision's transaction. */
+  applyInDecision?(tx: Queryable, workspaceId: string, kind: string, id: string, proposal: Record<string, unknown>, requester: Principal): Promise<void>
+  /** Applies an approved update after the decision committed (a kind that writes its own table, such as media). */
+  applyAfterDecision?(workspaceId: string, kind: string, id: string, proposal: Record<string, unknown>, requester: Principal): Promise<void>
   discardNew(workspaceId: string, kind: string, id: string): Promise<void>
   /** After an approval committed: republish the screens that show the item. */
   changed(workspaceId: string, kind: string, id: string): Promise<void>
@@ -135,7 +141,6 @@ export class ApprovalService {
   private readonly repo: ApprovalRepository
   private readonly nodeRepo: NodeRepository
   private readonly userRepo: UserRepository
-  private target: ApprovalTarget | null = null
 
   constructor(
     private readonly db: Database,
@@ -144,14 +149,18 @@ export class ApprovalService {
     private readonly nodes: NodeService,
     private readonly outbox: EventOutbox,
     private readonly log: { error(obj: unknown, msg: string): void },
+    /** The handlers of held changes, by kind (content and media join while they are wired). */
+    private readonly handlers: Listeners<HeldChangeHandler> = new Listeners(),
   ) {
     this.repo = new ApprovalRepository(db.kysely)
     this.nodeRepo = new NodeRepository(db.kysely)
     this.userRepo = new UserRepository(db.kysely)
   }
 
-  attach(target: ApprovalTarget): void {
-    this.target = target
+  private handlerFor(kind: string): HeldChangeHandler {
+    const h = this.handlers.all().find((x) => x.kinds.includes(kind))
+    if (!h) throw new Error(`no handler of held ${kind} changes is wired`)
+    return h
   }
 
   // ---- policies ----------------------------------------------------------------------
@@ -411,7 +420,7 @@ export class ApprovalService {
         tx.kysely,
       )
       if (!moved) throw new ApiError('conflict', 'This request was decided meanwhile; read it again.')
-      if (proposal && r.content_kind !== 'media') await this.target!.applyHeld(tx, r.workspace_id, r.content_kind, r.content_id, proposal, this.requester(r))
+      if (proposal) await this.handlerFor(r.content_kind).applyInDecision?.(tx, r.workspace_id, r.content_kind, r.content_id, proposal, this.requester(r))
       if (state !== 'pending') {
         const data: EventData['approval.decided'] = {
           approvalId: r.id,
@@ -427,12 +436,14 @@ export class ApprovalService {
       }
     })
     this.dispatched()
-    if (proposal && r.content_kind === 'media') await this.target!.applyHeldMedia(r.workspace_id, r.content_id, proposal, this.requester(r))
-    if (state === 'approved') await this.target!.changed(r.workspace_id, r.content_kind, r.content_id)
+    if (proposal) await this.handlerFor(r.content_kind).applyAfterDecision?.(r.workspace_id, r.content_kind, r.content_id, proposal, this.requester(r))
+    if (state === 'approved') await this.handlerFor(r.content_kind).changed(r.workspace_id, r.content_kind, r.content_id)
     if ((state === 'rejected' || state === 'withdrawn') && r.action === 'create') {
-      await this.target!.discardNew(r.workspace_id, r.content_kind, r.content_id).catch((err) => {
-        if (!(err instanceof ApiError)) this.log.error({ err, id: r.id }, 'discarding a rejected new item failed')
-      })
+      await this.handlerFor(r.content_kind)
+        .discardNew(r.workspace_id, r.content_kind, r.content_id)
+        .catch((err) => {
+          if (!(err instanceof ApiError)) this.log.error({ err, id: r.id }, 'discarding a rejected new item failed')
+        })
     }
     return this.view((await this.repo.byId(r.workspace_id, r.id))!)
   }

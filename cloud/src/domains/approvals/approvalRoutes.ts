@@ -6,6 +6,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { PageQuery } from '../../platform/paging.js'
 import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { pageRules } from '../content/contentRoutes.js'
+import type { Provisions } from '../provisions.js'
 
 const tags = ['approvals']
 const STATES = ['pending', 'approved', 'rejected', 'withdrawn'] as const
@@ -81,103 +82,105 @@ export const ApprovalRequest = Type.Object(
 
 const NoteBody = Type.Object({ note: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))) }, { additionalProperties: false })
 
-const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { approvals } = app.services
+const approvalRoutes =
+  (d: Pick<Provisions, 'approvals'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { approvals } = d
 
-  app.get(
-    '/nodes/:id/approval-policy',
-    {
-      config: { permission: 'node.view' },
-      schema: {
-        tags,
-        summary: "A location's approval policy, with the effective one after inheritance",
-        params: IdParams,
-        response: { 200: Data(ApprovalPolicy), ...errorResponses },
-      },
-    },
-    async (req) => ({ data: await approvals.getPolicy(principalOf(req), req.params.id) }),
-  )
-
-  app.put(
-    '/nodes/:id/approval-policy',
-    {
-      // Deciding approvals, not editing locations: a credential that is held by a policy
-      // must not be able to switch it off (docs/decisions.md "Approval policies need approval.decide").
-      config: { permission: 'approval.decide' },
-      schema: {
-        tags,
-        summary: "Change a location's approval policy (partial body; approvers must be users of this workspace, 422 otherwise)",
-        params: IdParams,
-        body: PolicyBody,
-        response: { 200: Data(ApprovalPolicy), ...errorResponses },
-      },
-    },
-    async (req) => ({ data: await approvals.putPolicy(principalOf(req), req.params.id, req.body) }),
-  )
-
-  app.get(
-    '/approvals',
-    {
-      config: { permission: 'approval.view' },
-      schema: {
-        tags,
-        summary: 'Approval requests, newest first (limit 1–500 turns paging on; filter by state)',
-        querystring: Type.Intersect([PageQuery, Type.Object({ state: Type.Optional(StringEnum(STATES)) })]),
-        response: { 200: Paged(ApprovalRequest), ...errorResponses },
-      },
-    },
-    async (req) => approvals.list(principalOf(req), pageRules(req.query), { state: req.query.state }),
-  )
-
-  app.get(
-    '/approvals/:id',
-    {
-      config: { permission: 'approval.view' },
-      schema: { tags, summary: 'Get an approval request', params: IdParams, response: { 200: Data(ApprovalRequest), ...errorResponses } },
-    },
-    async (req) => ({ data: await approvals.get(principalOf(req), req.params.id) }),
-  )
-
-  const decisions = [
-    {
-      path: 'approve',
-      permission: 'approval.decide',
-      summary:
-        'Approve the current level (a user must be one of its approvers; a key decides any level inside its location). The last level makes the change live.',
-      run: approvals.approve.bind(approvals),
-    },
-    {
-      path: 'reject',
-      permission: 'approval.decide',
-      summary: 'Reject the request: the held change is discarded (409 conflict once decided)',
-      run: approvals.reject.bind(approvals),
-    },
-    {
-      path: 'withdraw',
-      permission: 'approval.request',
-      summary: 'Withdraw your own pending request: the held change is discarded (409 conflict once decided)',
-      run: approvals.withdraw.bind(approvals),
-    },
-  ] as const
-  for (const d of decisions) {
-    app.post(
-      `/approvals/:id/${d.path}`,
+    app.get(
+      '/nodes/:id/approval-policy',
       {
-        config: { permission: d.permission },
-        // The body is optional: no body at all means no note.
-        preValidation: async (req) => {
-          if (req.body === undefined || req.body === null) req.body = {}
-        },
+        config: { permission: 'node.view' },
         schema: {
           tags,
-          summary: d.summary,
+          summary: "A location's approval policy, with the effective one after inheritance",
           params: IdParams,
-          body: NoteBody,
-          response: { 200: Data(ApprovalRequest), 409: errorResponses[404], ...errorResponses },
+          response: { 200: Data(ApprovalPolicy), ...errorResponses },
         },
       },
-      async (req) => ({ data: await d.run(principalOf(req), req.params.id, req.body.note?.trim() || null) }),
+      async (req) => ({ data: await approvals.getPolicy(principalOf(req), req.params.id) }),
     )
+
+    app.put(
+      '/nodes/:id/approval-policy',
+      {
+        // Deciding approvals, not editing locations: a credential that is held by a policy
+        // must not be able to switch it off (docs/decisions.md "Approval policies need approval.decide").
+        config: { permission: 'approval.decide' },
+        schema: {
+          tags,
+          summary: "Change a location's approval policy (partial body; approvers must be users of this workspace, 422 otherwise)",
+          params: IdParams,
+          body: PolicyBody,
+          response: { 200: Data(ApprovalPolicy), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await approvals.putPolicy(principalOf(req), req.params.id, req.body) }),
+    )
+
+    app.get(
+      '/approvals',
+      {
+        config: { permission: 'approval.view' },
+        schema: {
+          tags,
+          summary: 'Approval requests, newest first (limit 1–500 turns paging on; filter by state)',
+          querystring: Type.Intersect([PageQuery, Type.Object({ state: Type.Optional(StringEnum(STATES)) })]),
+          response: { 200: Paged(ApprovalRequest), ...errorResponses },
+        },
+      },
+      async (req) => approvals.list(principalOf(req), pageRules(req.query), { state: req.query.state }),
+    )
+
+    app.get(
+      '/approvals/:id',
+      {
+        config: { permission: 'approval.view' },
+        schema: { tags, summary: 'Get an approval request', params: IdParams, response: { 200: Data(ApprovalRequest), ...errorResponses } },
+      },
+      async (req) => ({ data: await approvals.get(principalOf(req), req.params.id) }),
+    )
+
+    const decisions = [
+      {
+        path: 'approve',
+        permission: 'approval.decide',
+        summary:
+          'Approve the current level (a user must be one of its approvers; a key decides any level inside its location). The last level makes the change live.',
+        run: approvals.approve.bind(approvals),
+      },
+      {
+        path: 'reject',
+        permission: 'approval.decide',
+        summary: 'Reject the request: the held change is discarded (409 conflict once decided)',
+        run: approvals.reject.bind(approvals),
+      },
+      {
+        path: 'withdraw',
+        permission: 'approval.request',
+        summary: 'Withdraw your own pending request: the held change is discarded (409 conflict once decided)',
+        run: approvals.withdraw.bind(approvals),
+      },
+    ] as const
+    for (const d of decisions) {
+      app.post(
+        `/approvals/:id/${d.path}`,
+        {
+          config: { permission: d.permission },
+          // The body is optional: no body at all means no note.
+          preValidation: async (req) => {
+            if (req.body === undefined || req.body === null) req.body = {}
+          },
+          schema: {
+            tags,
+            summary: d.summary,
+            params: IdParams,
+            body: NoteBody,
+            response: { 200: Data(ApprovalRequest), 409: errorResponses[404], ...errorResponses },
+          },
+        },
+        async (req) => ({ data: await d.run(principalOf(req), req.params.id, req.body.note?.trim() || null) }),
+      )
+    }
   }
-}
 export default approvalRoutes

@@ -17,7 +17,8 @@ import { ApiError, notFound, validation } from '../../platform/errors.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { ContentResolver } from '../devicelink/ContentResolver.js'
 import type { NodeService } from '../nodes/NodeService.js'
-import type { ContentService } from './ContentService.js'
+import type { ContentChangeListener, ContentUsage } from './ContentService.js'
+import type { Hook } from '../../platform/hooks.js'
 import type { MarkDirty } from '../takeovers/CastService.js'
 import { resolveTargets } from '../nodes/targets.js'
 import { ScreenRepository } from '../screens/ScreenRepository.js'
@@ -69,20 +70,23 @@ export class AssignmentService {
     private readonly resolver: ContentResolver,
     private readonly markDirty: MarkDirty,
     private readonly log: { error(obj: unknown, msg: string): void },
+    /** The content library's hooks: what blocks a delete, and changes that republish screens. */
+    content: { usage: Hook<ContentUsage>; changes: Hook<ContentChangeListener> },
   ) {
     this.screenRows = new ScreenRepository(db.kysely)
+    this.joinContent(content.usage, content.changes)
   }
   private readonly screenRows: ScreenRepository
 
-  /** Registers the usages that block deletes and the change listener that republishes screens. */
-  attach(library: ContentService): void {
-    library.registerUsage(async (ws, kind, id) => {
+  /** Adds the usages that block deletes and the change listener that republishes screens. */
+  private joinContent(usage: Hook<ContentUsage>, changes: Hook<ContentChangeListener>): void {
+    usage.add(async (ws, kind, id) => {
       return { what: 'screen(s) assigned to it', count: await this.screenRows.countAssigned(ws, kind, id) }
     })
-    library.registerUsage(async (ws, kind, id) => {
+    usage.add(async (ws, kind, id) => {
       return { what: 'active cast(s) or emergency(ies) showing it', count: await this.screenRows.countLiveTakeovers(ws, kind, id) }
     })
-    library.onContentChanged(async (ws, kind, id) => {
+    changes.add(async (ws, kind, id) => {
       const screens = await this.screensShowing(ws, kind, id)
       if (screens.length)
         void this.markDirty(ws, screens).catch((err) => this.log.error({ err, kind, id }, 'republishing screens after a content change failed'))

@@ -3,6 +3,7 @@
 // explicit sharing, availability at a screen's node, references between items (which
 // block deletes), recall/restore with their events, playability, the description a
 // player renders, and change hooks for the device link.
+import { Listeners } from '../../platform/hooks.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import { ContentRepository, type ContentItemRow, type MediaRow } from './ContentRepository.js'
@@ -59,10 +60,7 @@ const DEFAULT_ITEM_MS = 10_000
 type RecallableKind = EventData['content.recalled']['kind']
 
 export class ContentService {
-  private readonly listeners: ContentChangeListener[] = []
-  private readonly usages: ContentUsage[] = []
   private readonly repo: ContentRepository
-  private approvals: ApprovalService | null = null
 
   constructor(
     private readonly db: Database,
@@ -70,50 +68,25 @@ export class ContentService {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly log: { error(obj: unknown, msg: string): void },
+    /** Domain events of content (recall, restore) are recorded here, in the change's transaction. */
+    private readonly outbox: EventOutbox,
+    /** Changes to content homed where approval is required are held by these approvals. */
+    private readonly approvals: ApprovalService,
+    /** What uses content (other domains add to it while they are wired): deleting used content is refused. */
+    private readonly usage: Listeners<ContentUsage> = new Listeners(),
+    /** Told after an item is updated, recalled, restored, shared, unshared or deleted. */
+    private readonly listeners: Listeners<ContentChangeListener> = new Listeners(),
   ) {
     this.repo = new ContentRepository(db.kysely)
   }
 
-  // ---- hooks -------------------------------------------------------------------------
-
-  private outbox: EventOutbox | null = null
-
-  /** Domain events of content (recall, restore) are recorded here, in the change's transaction. */
-  useOutbox(outbox: EventOutbox): void {
-    this.outbox = outbox
-  }
-
-  private outboxOrThrow(): EventOutbox {
-    if (!this.outbox) throw new Error('ContentService used before its outbox was attached')
-    return this.outbox
-  }
-
-  /** Changes to content homed where approval is required are held by these approvals. */
-  useApprovals(a: ApprovalService): void {
-    this.approvals = a
-  }
-
   /** `{state: 'pending', requestId}` while a change of the item awaits approval, else null. */
   async approvalOf(workspaceId: string, kind: ContentKind, id: string): Promise<PendingMark | null> {
-    return this.approvals ? this.approvals.pendingMark(workspaceId, kind, id) : null
-  }
-
-  /** Called after an item is updated, recalled, restored, shared, unshared or deleted. Returns an unsubscribe. */
-  onContentChanged(listener: ContentChangeListener): () => void {
-    this.listeners.push(listener)
-    return () => {
-      const i = this.listeners.indexOf(listener)
-      if (i >= 0) this.listeners.splice(i, 1)
-    }
-  }
-
-  /** Other services register what uses content, so deleting used content is refused (409 conflict). */
-  registerUsage(u: ContentUsage): void {
-    this.usages.push(u)
+    return this.approvals.pendingMark(workspaceId, kind, id)
   }
 
   async changed(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    for (const l of [...this.listeners]) {
+    for (const l of this.listeners.all()) {
       try {
         await l(workspaceId, kind, id)
       } catch (err) {
@@ -274,14 +247,14 @@ export class ContentService {
     const id = this.ids.next(def.idKind)
     const { body, refs } = await def.prepare(this.prepareContext(p, null), pick(def, input), null)
     const now = this.clock.now().toISOString()
-    const gate = (await this.approvals?.gate(p, def.kind, nodeId)) ?? null
+    const gate = (await this.approvals.gate(p, def.kind, nodeId)) ?? null
     await this.db.transaction(async (tx) => {
       const row = { id, workspace_id: p.workspaceId, kind: def.kind, name, node_id: nodeId, body: JSON.stringify(body), created_at: now, updated_at: now }
       await this.repo.insertItem({ ...row, recalled_at: null, recall_reason: null, recalled_by: null }, tx.kysely)
       await this.repo.writeRefs(p.workspaceId, def.kind, id, refs, tx.kysely)
-      if (gate) await this.approvals!.open(tx, p, gate, { kind: def.kind, id, name, action: 'create', proposal: null, changes: createdChanges(def, name) })
+      if (gate) await this.approvals.open(tx, p, gate, { kind: def.kind, id, name, action: 'create', proposal: null, changes: createdChanges(def, name) })
     })
-    if (gate) this.approvals!.dispatched()
+    if (gate) this.approvals.dispatched()
     return this.get(def, p, id)
   }
 
@@ -310,7 +283,6 @@ export class ContentService {
    */
   private async holdUpdate(def: KindDef, p: Principal, item: Located, next: HeldVersion): Promise<ContentView | null> {
     const approvals = this.approvals
-    if (!approvals) return null
     const creation = await approvals.unapprovedCreation(p.workspaceId, def.kind, item.id)
     if (creation?.state === 'pending') {
       await this.db.transaction(async (tx) => {
@@ -340,10 +312,10 @@ export class ContentService {
    * when its home requires approval. Returns the mark for the answer, or null.
    */
   async holdNewMedia(p: Principal, media: { id: string; name: string; nodeId: string | null }): Promise<PendingMark | null> {
-    const gate = (await this.approvals?.gate(p, 'media', media.nodeId)) ?? null
+    const gate = (await this.approvals.gate(p, 'media', media.nodeId)) ?? null
     if (!gate) return null
     const mark = await this.db.transaction((tx) =>
-      this.approvals!.open(tx, p, gate, {
+      this.approvals.open(tx, p, gate, {
         kind: 'media',
         id: media.id,
         name: media.name,
@@ -352,7 +324,7 @@ export class ContentService {
         changes: createdChanges(null, media.name),
       }),
     )
-    this.approvals!.dispatched()
+    this.approvals.dispatched()
     return mark
   }
 
@@ -366,7 +338,6 @@ export class ContentService {
     input: { name?: string; folderId?: string | null; nodeId?: string | null },
   ): Promise<{ changes: Record<string, unknown>; approval: PendingMark } | null> {
     const approvals = this.approvals
-    if (!approvals) return null
     const item = await this.requireOwned(p, 'media', id)
     const m = item.media!
     const name = input.name !== undefined ? cleanName(input.name) : m.name
@@ -454,9 +425,9 @@ export class ContentService {
     await this.db.transaction(async (tx) => {
       await this.forget(tx, p.workspaceId, def.kind, id)
       await this.repo.deleteItem(p.workspaceId, id, tx.kysely)
-      await this.approvals?.closeFor(tx, p.workspaceId, def.kind, id)
+      await this.approvals.closeFor(tx, p.workspaceId, def.kind, id)
     })
-    this.approvals?.dispatched()
+    this.approvals.dispatched()
     await this.changed(p.workspaceId, def.kind, id)
     return { id, deleted: true }
   }
@@ -477,7 +448,7 @@ export class ContentService {
       if ((inFolder?.n ?? 0) + (sub?.n ?? 0) > 0)
         throw new ApiError('conflict', `The folder still holds ${inFolder?.n ?? 0} file(s) and ${sub?.n ?? 0} folder(s); move or delete them first.`)
     }
-    for (const u of this.usages) {
+    for (const u of this.usage.all()) {
       const used = await u(workspaceId, kind, id)
       if (used && used.count > 0) throw new ApiError('conflict', `Still used by ${used.count} ${used.what}; change that first.`)
     }
@@ -534,7 +505,7 @@ export class ContentService {
     // The recall and its event commit together: a crash after the change cannot lose the webhook.
     const recalled = await this.db.transaction(async (tx) => {
       if (!(await this.repo.recall(this.tableOf(kind), p.workspaceId, id, reason, by, now, tx.kysely))) return false
-      await this.outboxOrThrow().record(tx, {
+      await this.outbox.record(tx, {
         event: 'content.recalled',
         workspaceId: p.workspaceId,
         occurredAt: now,
@@ -544,7 +515,7 @@ export class ContentService {
     })
     if (!recalled) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
     await this.changed(p.workspaceId, kind, id)
-    await this.outboxOrThrow().dispatch()
+    await this.outbox.dispatch()
     return (await this.locate(p.workspaceId, kind, id))!
   }
 
@@ -556,7 +527,7 @@ export class ContentService {
     const now = this.clock.now().toISOString()
     const restored = await this.db.transaction(async (tx) => {
       if (!(await this.repo.restore(this.tableOf(kind), p.workspaceId, id, now, tx.kysely))) return false
-      await this.outboxOrThrow().record(tx, {
+      await this.outbox.record(tx, {
         event: 'content.restored',
         workspaceId: p.workspaceId,
         occurredAt: now,
@@ -566,7 +537,7 @@ export class ContentService {
     })
     if (!restored) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
     await this.changed(p.workspaceId, kind, id)
-    await this.outboxOrThrow().dispatch()
+    await this.outbox.dispatch()
     return (await this.locate(p.workspaceId, kind, id))!
   }
 
@@ -576,7 +547,7 @@ export class ContentService {
   async playability(workspaceId: string, kind: ContentKind, id: string, depth = 0): Promise<Playability> {
     const item = await this.locate(workspaceId, kind, id)
     if (!item) return { playable: false, code: 'not_found', reason: `${kind} ${id} does not exist.` }
-    if (await this.approvals?.unapprovedCreation(workspaceId, kind, id))
+    if (await this.approvals.unapprovedCreation(workspaceId, kind, id))
       return { playable: false, code: 'unapproved', reason: `"${item.name}" is new and not approved yet.` }
     if (kind !== 'media' && !KIND_BY_NAME.get(kind)?.playable)
       return {

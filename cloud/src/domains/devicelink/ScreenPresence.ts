@@ -87,9 +87,6 @@ export class ScreenPresence {
   private readonly reported: ReportedCoalescer<{ payload: Buffer; at: string }>
   /** Reports the coalescer let through this tick, written together (writeReports). */
   private dueReports: { screenId: string; payload: Buffer; at: string; done: () => void }[] = []
-  /** Reports wait for it before they are written (the publisher's FanOutWindow: a fan-out's reads go first). */
-  writeGate: { clear(): Promise<void> } | null = null
-
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -102,6 +99,8 @@ export class ScreenPresence {
     private readonly store: PresenceStore = new InMemoryPresenceStore(),
     /** At most one `reported` write per screen per this many ms. */
     reportedIntervalMs = 250,
+    /** Report writes wait for it (the publisher's FanOutWindow: a fan-out's reads and version bumps go first). */
+    private readonly writeGate: { clear(): Promise<void> } | null = null,
   ) {
     this.repo = new ScreenPresenceRepository(db.kysely)
     this.reported = new ReportedCoalescer((id, m) => this.storeReported(id, m.payload, m.at), reportedIntervalMs)

@@ -1,6 +1,7 @@
 // The location tree: workspace → nodes (org_unit, location, screen_group). Every
 // resource has a home nodeId (null = root); a pinned credential reaches its node and
 // everything below it. Other services ask this one whether a node is reachable.
+import { Listeners } from '../../platform/hooks.js'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
@@ -34,7 +35,6 @@ export type NodeView = Static<typeof Node>
 export type NodeUsage = (workspaceId: string, nodeId: string) => Promise<{ what: string; count: number } | null>
 
 export class NodeService {
-  private readonly usages: NodeUsage[] = []
   private readonly repo: NodeRepository
   private readonly keys: ApiKeyRepository
 
@@ -42,14 +42,11 @@ export class NodeService {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    /** What other domains keep at locations (they add to it while they are wired). */
+    private readonly usage: Listeners<NodeUsage> = new Listeners(),
   ) {
     this.repo = new NodeRepository(db.kysely)
     this.keys = new ApiKeyRepository(db.kysely)
-  }
-
-  /** Other services register what they keep at nodes so deleting a used node is refused. */
-  registerUsage(u: NodeUsage): void {
-    this.usages.push(u)
   }
 
   private async row(workspaceId: string, id: string): Promise<NodeRow | undefined> {
@@ -209,7 +206,7 @@ export class NodeService {
     if (p.nodeId === id) throw new ApiError('forbidden', 'A credential cannot delete the location it is pinned to.')
     const children = await this.repo.childCount(p.workspaceId, id)
     if (children > 0) throw new ApiError('node_not_empty', `This location still has ${children} location(s) under it; move or delete them first.`)
-    for (const usage of this.usages) {
+    for (const usage of this.usage.all()) {
       const u = await usage(p.workspaceId, id)
       if (u && u.count > 0) throw new ApiError('node_not_empty', `This location still holds ${u.count} ${u.what}; move or delete them first.`)
     }

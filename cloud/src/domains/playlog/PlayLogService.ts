@@ -14,6 +14,7 @@
 // meanwhile): nothing is lost, a backlog drains at the rate. A screen's batches are handled
 // one after the other. Refusals are counted, logged and reported to the `play-log-limited`
 // alert, and so is a screen slowed through more plays than an agent's play log can hold.
+import { Listeners } from '../../platform/hooks.js'
 import { parsePlayLogBatch, type MessageIssue } from '@svc/shared/mqtt/index'
 import { systemTimers, wait, type Logger, type Timers } from '@svc/shared'
 import type { Principal } from '../../platform/http/Principal.js'
@@ -171,7 +172,6 @@ export class PlayLogService {
   private readonly limitedScreens = new Map<string, { lastAt: number; reportedAt: number }>()
   /** Screens whose clean batch told the sink since this process started (an alert left open before a restart closes). */
   private readonly cleared = new Set<string>()
-  private sink: PlayLogLimitSink | null = null
   /** Aborted on close: batches waiting for their screen's rate give up (unacknowledged). */
   private readonly closing = new AbortController()
   /** Counts since start (tests and logs). */
@@ -189,6 +189,8 @@ export class PlayLogService {
     private readonly screens: ScreenService,
     limits: Partial<PlayLogLimitsConfig> = {},
     private readonly options: { timers?: Timers; counter?: DailyCounter; log?: Pick<Logger, 'warn'> } = {},
+    /** Where limited screens are reported (the alerts join while they are wired). */
+    private readonly limitSinks: Listeners<PlayLogLimitSink> = new Listeners(),
   ) {
     this.repo = new PlayLogRepository(db.kysely)
     this.content = new ContentRepository(db.kysely)
@@ -202,11 +204,6 @@ export class PlayLogService {
   /** Batches waiting for their screen's rate stop waiting and are not stored (the app is closing). */
   close(): void {
     this.closing.abort()
-  }
-
-  /** Where limited screens are reported (the alerts). */
-  reportLimitsTo(sink: PlayLogLimitSink | null): void {
-    this.sink = sink
   }
 
   /**
@@ -376,7 +373,8 @@ export class PlayLogService {
       at: new Date(now).toISOString(),
     }
     this.options.log?.warn({ screenId, refused, rate, zones: e.zones, dailyLimit: e.dailyLimit }, 'play-log records of a screen refused or slowed')
-    await this.sink?.limited(e).catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'reporting a limited play log failed'))
+    for (const sink of this.limitSinks.all())
+      await sink.limited(e).catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'reporting a limited play log failed'))
   }
 
   /** A clean batch: a screen limited before and quiet since is reported recovered (and every screen once per process). */
@@ -387,9 +385,10 @@ export class PlayLogService {
       this.limitedScreens.delete(screenId)
     } else if (this.cleared.has(screenId)) return
     this.cleared.add(screenId)
-    await this.sink
-      ?.recovered(workspaceId, screenId, new Date(now).toISOString())
-      .catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'closing a play-log alert failed'))
+    for (const sink of this.limitSinks.all())
+      await sink
+        .recovered(workspaceId, screenId, new Date(now).toISOString())
+        .catch((err: unknown) => this.options.log?.warn({ err, screenId }, 'closing a play-log alert failed'))
   }
 
   /** Deletes plays that started before the retention period (the housekeeper runs it hourly). */

@@ -7,6 +7,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
 import { IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
 import { CSV_MAX_ROWS, CSV_MAX_SCREENS } from './PlayLogService.js'
+import type { Provisions } from '../provisions.js'
 
 export const PlayRecord = Type.Object({
   id: Type.String({ description: 'Prefix `play_`; the same reported play always has the same id.' }),
@@ -30,54 +31,56 @@ const RangeFields = {
   to: Type.Optional(Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time.' })),
 }
 
-const playLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { playLog } = app.services
+const playLogRoutes =
+  (d: Pick<Provisions, 'playLog'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { playLog } = d
 
-  app.get(
-    '/screens/:id/play-log',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['play-log'],
-        operationId: 'listScreenPlayLog',
-        summary: 'What the screen played (as its agent reported it), oldest first; 100 per page unless limit says otherwise',
-        params: IdParams,
-        querystring: Type.Object({ ...pageQuery(1000).properties, ...RangeFields }, { additionalProperties: false }),
-        response: { 200: Paged(PlayRecord), ...errorResponses },
-      },
-    },
-    async (req) => playLog.listForScreen(principalOf(req), req.params.id, req.query, parsePage(req.query, { defaultLimit: 100, max: 1000 })),
-  )
-
-  app.get(
-    '/play-log.csv',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['play-log'],
-        operationId: 'exportPlayLogCsv',
-        summary: `Plays of some screens started in [from, to) as CSV, oldest first (at most ${CSV_MAX_SCREENS} screens and ${CSV_MAX_ROWS} rows)`,
-        querystring: Type.Object(
-          {
-            from: Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time (required).' }),
-            to: Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time (required).' }),
-            screenIds: Type.String({ maxLength: 20_000, description: `Screen ids separated by commas, at most ${CSV_MAX_SCREENS}.` }),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          200: {
-            description: 'One header line, then one line per play (RFC 4180, CRLF).',
-            content: { 'text/csv': { schema: Type.String() } },
-          },
-          ...errorResponses,
+    app.get(
+      '/screens/:id/play-log',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['play-log'],
+          operationId: 'listScreenPlayLog',
+          summary: 'What the screen played (as its agent reported it), oldest first; 100 per page unless limit says otherwise',
+          params: IdParams,
+          querystring: Type.Object({ ...pageQuery(1000).properties, ...RangeFields }, { additionalProperties: false }),
+          response: { 200: Paged(PlayRecord), ...errorResponses },
         },
       },
-    },
-    async (req, reply) => {
-      const body = await playLog.csv(principalOf(req), req.query)
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="play-log.csv"').send(body)
-    },
-  )
-}
+      async (req) => playLog.listForScreen(principalOf(req), req.params.id, req.query, parsePage(req.query, { defaultLimit: 100, max: 1000 })),
+    )
+
+    app.get(
+      '/play-log.csv',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['play-log'],
+          operationId: 'exportPlayLogCsv',
+          summary: `Plays of some screens started in [from, to) as CSV, oldest first (at most ${CSV_MAX_SCREENS} screens and ${CSV_MAX_ROWS} rows)`,
+          querystring: Type.Object(
+            {
+              from: Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time (required).' }),
+              to: Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time (required).' }),
+              screenIds: Type.String({ maxLength: 20_000, description: `Screen ids separated by commas, at most ${CSV_MAX_SCREENS}.` }),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: {
+              description: 'One header line, then one line per play (RFC 4180, CRLF).',
+              content: { 'text/csv': { schema: Type.String() } },
+            },
+            ...errorResponses,
+          },
+        },
+      },
+      async (req, reply) => {
+        const body = await playLog.csv(principalOf(req), req.query)
+        return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="play-log.csv"').send(body)
+      },
+    )
+  }
 export default playLogRoutes

@@ -2,6 +2,7 @@
 // see only their subtree) and a device credential (stored as a hash) that the embedded
 // broker checks when the screen's agent connects. Pairing itself is PairingService; every
 // read and write of the rows is ScreenRepository.
+import { Listeners } from '../../platform/hooks.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import type { DataChanges } from '../../platform/db/changes.js'
@@ -119,7 +120,6 @@ const view = (r: ScreenRecord): ScreenView => ({
 })
 
 export class ScreenService {
-  private readonly changeListeners: ((workspaceId: string, screenId: string) => void)[] = []
   private readonly repo: ScreenRepository
   /** The same on the read connection (Database.reads). */
   private readonly reads: ScreenRepository
@@ -138,6 +138,8 @@ export class ScreenService {
     listKeepMs = 0,
     /** Committed changes that make kept pages stale: this database's, or the whole cloud's. */
     changes: DataChanges = db.changes,
+    /** Told when a screen's own settings change (paired, moved): its desired state is republished. */
+    private readonly changeListeners: Listeners<(workspaceId: string, screenId: string) => void> = new Listeners(),
   ) {
     this.listPages = new ScreenListCache(clock, listKeepMs)
     changes.subscribe((c) => this.listPages.drop(c))
@@ -146,13 +148,8 @@ export class ScreenService {
     this.registrations = new PairingRepository(db.kysely)
   }
 
-  /** Called when a screen's own settings change (paired, moved): its desired state is republished. */
-  onChange(listener: (workspaceId: string, screenId: string) => void): void {
-    this.changeListeners.push(listener)
-  }
-
   changed(workspaceId: string, screenId: string): void {
-    for (const l of this.changeListeners) l(workspaceId, screenId)
+    for (const l of this.changeListeners.all()) l(workspaceId, screenId)
   }
 
   private async row(p: Principal, id: string): Promise<ScreenRecord> {

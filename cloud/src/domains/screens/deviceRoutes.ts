@@ -8,6 +8,7 @@ import { screenTopicPrefix } from '@svc/shared/mqtt/index'
 import { ApiError } from '../../platform/errors.js'
 import { Data, ErrorBody, IdParams, Timestamp } from '../../platform/contract.js'
 import { rateHeaders } from '../../platform/http/rateLimit.js'
+import type { Provisions } from '../provisions.js'
 
 /** Unauthenticated registrations per client IP per 60-second window. */
 export const REGISTER_LIMIT_PER_MINUTE = 30
@@ -60,71 +61,73 @@ export function brokerUrls(
   return { url, wsUrl: givenWs ?? `${secure ? 'wss' : 'ws'}://${base.host}/mqtt` }
 }
 
-const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { pairing, rateLimiter, config, broker } = app.services
+const deviceRoutes =
+  (d: Pick<Provisions, 'broker' | 'config' | 'pairing' | 'rateLimiter'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { pairing, rateLimiter, config, broker } = d
 
-  /** Where the device reaches the broker: SVC_PUBLIC_URL's host, else the host it asked. */
-  function mqttLink(req: FastifyRequest, screenId: string) {
-    const base = config.publicUrl ? new URL(config.publicUrl) : new URL(`${req.protocol}://${req.host}`)
-    return {
-      ...brokerUrls(base, { publicMqttUrl: config.mqttPublicUrl, tlsPort: broker.tlsPort, tcpPort: broker.tcpPort }),
-      username: screenId,
-      topicPrefix: screenTopicPrefix(screenId),
+    /** Where the device reaches the broker: SVC_PUBLIC_URL's host, else the host it asked. */
+    function mqttLink(req: FastifyRequest, screenId: string) {
+      const base = config.publicUrl ? new URL(config.publicUrl) : new URL(`${req.protocol}://${req.host}`)
+      return {
+        ...brokerUrls(base, { publicMqttUrl: config.mqttPublicUrl, tlsPort: broker.tlsPort, tcpPort: broker.tcpPort }),
+        username: screenId,
+        topicPrefix: screenTopicPrefix(screenId),
+      }
     }
+
+    app.post(
+      '/devices/register',
+      {
+        config: { auth: 'none' },
+        // Counted before the body is even parsed: this is the open door of the API.
+        onRequest: async (req, reply) => {
+          const d = await rateLimiter.hit(`register-ip:${req.ip}`, REGISTER_LIMIT_PER_MINUTE, 60)
+          reply.headers(rateHeaders(d))
+          if (!d.allowed) {
+            throw new ApiError(
+              'rate_limited',
+              `Over the limit of ${d.limit} registrations per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`,
+              {
+                extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+                headers: { 'retry-after': String(d.resetSeconds) },
+              },
+            )
+          }
+        },
+        // A device may POST without any body at all; treat that as an empty object. A body
+        // that is there (JSON `null` included) is validated like any other.
+        preValidation: async (req) => {
+          if (req.body === undefined) req.body = {}
+        },
+        schema: {
+          tags: ['devices'],
+          summary: 'A device asks to be paired; answers the code to show',
+          body: Type.Object({ model: Type.Optional(Type.String({ maxLength: 200 })), serialNumber: Type.Optional(Type.String({ maxLength: 200 })) }),
+          response: { 201: Data(Registration), 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+        },
+      },
+      async (req, reply) => reply.code(201).send({ data: await pairing.register({ model: req.body.model, serialNumber: req.body.serialNumber }) }),
+    )
+
+    app.get(
+      '/devices/register/:id',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['devices'],
+          summary: 'The device polls its registration with Authorization: Bearer <pollSecret>',
+          security: [{ pollSecret: [] }],
+          params: IdParams,
+          response: { 200: Data(PollAnswer), 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+        },
+      },
+      async (req) => {
+        const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(req.headers.authorization ?? '')
+        const result = await pairing.poll(req.params.id, m ? m[1]! : null)
+        if (result.state !== 'paired') return { data: result }
+        return { data: { ...result, mqtt: mqttLink(req, result.screenId) } }
+      },
+    )
   }
-
-  app.post(
-    '/devices/register',
-    {
-      config: { auth: 'none' },
-      // Counted before the body is even parsed: this is the open door of the API.
-      onRequest: async (req, reply) => {
-        const d = await rateLimiter.hit(`register-ip:${req.ip}`, REGISTER_LIMIT_PER_MINUTE, 60)
-        reply.headers(rateHeaders(d))
-        if (!d.allowed) {
-          throw new ApiError(
-            'rate_limited',
-            `Over the limit of ${d.limit} registrations per ${d.windowSeconds} seconds from this address; retry after ${d.resetSeconds} s.`,
-            {
-              extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
-              headers: { 'retry-after': String(d.resetSeconds) },
-            },
-          )
-        }
-      },
-      // A device may POST without any body at all; treat that as an empty object. A body
-      // that is there (JSON `null` included) is validated like any other.
-      preValidation: async (req) => {
-        if (req.body === undefined) req.body = {}
-      },
-      schema: {
-        tags: ['devices'],
-        summary: 'A device asks to be paired; answers the code to show',
-        body: Type.Object({ model: Type.Optional(Type.String({ maxLength: 200 })), serialNumber: Type.Optional(Type.String({ maxLength: 200 })) }),
-        response: { 201: Data(Registration), 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody },
-      },
-    },
-    async (req, reply) => reply.code(201).send({ data: await pairing.register({ model: req.body.model, serialNumber: req.body.serialNumber }) }),
-  )
-
-  app.get(
-    '/devices/register/:id',
-    {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['devices'],
-        summary: 'The device polls its registration with Authorization: Bearer <pollSecret>',
-        security: [{ pollSecret: [] }],
-        params: IdParams,
-        response: { 200: Data(PollAnswer), 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody },
-      },
-    },
-    async (req) => {
-      const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(req.headers.authorization ?? '')
-      const result = await pairing.poll(req.params.id, m ? m[1]! : null)
-      if (result.state !== 'paired') return { data: result }
-      return { data: { ...result, mqtt: mqttLink(req, result.screenId) } }
-    },
-  )
-}
 export default deviceRoutes

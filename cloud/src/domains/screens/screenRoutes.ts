@@ -7,6 +7,7 @@ import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
 import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from '../content/AssignmentService.js'
 import { ReportedSchema } from '@svc/shared/mqtt/index'
+import type { Provisions } from '../provisions.js'
 
 const AssignKind = Type.Union(ASSIGN_KINDS.map((k) => Type.Literal(k)))
 const AssignFields = {
@@ -72,124 +73,126 @@ export const Screen = Type.Intersect([
   }),
 ])
 
-const screenRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { screens, pairing, assignments } = app.services
+const screenRoutes =
+  (d: Pick<Provisions, 'assignments' | 'pairing' | 'screens'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { screens, pairing, assignments } = d
 
-  app.post(
-    '/screens/bulk-assign',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['screens'],
-        summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}) or nodeId (every reachable screen at or under it, up to ${BULK_ASSIGN_MAX}); screens that cannot take it are skipped and counted`,
-        body: Type.Object(
-          {
-            screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: BULK_ASSIGN_MAX })),
-            nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'null = every screen the credential reaches.' }))),
-            ...AssignFields,
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Data(BulkAssignResult), ...errorResponses },
+    app.post(
+      '/screens/bulk-assign',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['screens'],
+          summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}) or nodeId (every reachable screen at or under it, up to ${BULK_ASSIGN_MAX}); screens that cannot take it are skipped and counted`,
+          body: Type.Object(
+            {
+              screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: BULK_ASSIGN_MAX })),
+              nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'null = every screen the credential reaches.' }))),
+              ...AssignFields,
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Data(BulkAssignResult), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await assignments.bulkAssign(principalOf(req), req.body) }),
-  )
+      async (req) => ({ data: await assignments.bulkAssign(principalOf(req), req.body) }),
+    )
 
-  app.post(
-    '/screens/:id/assign',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['screens'],
-        summary: 'Assign content to a screen (contentKind null clears); the device gets its new desired state',
-        params: IdParams,
-        body: Type.Object(AssignFields, { additionalProperties: false }),
-        response: { 200: Data(AssignmentResult), ...errorResponses },
+    app.post(
+      '/screens/:id/assign',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['screens'],
+          summary: 'Assign content to a screen (contentKind null clears); the device gets its new desired state',
+          params: IdParams,
+          body: Type.Object(AssignFields, { additionalProperties: false }),
+          response: { 200: Data(AssignmentResult), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await assignments.assign(principalOf(req), req.params.id, req.body) }),
-  )
+      async (req) => ({ data: await assignments.assign(principalOf(req), req.params.id, req.body) }),
+    )
 
-  app.post(
-    '/screens/pair',
-    {
-      config: { permission: 'screen.edit', idempotent: true },
-      schema: {
-        tags: ['screens'],
-        summary: 'Claim a pairing code shown on a device; creates the screen',
-        body: Type.Object(
-          {
-            code: Type.String({ minLength: 1, maxLength: 20, description: 'The 6-character code the device shows (case and dashes ignored).' }),
-            name: Type.String({ minLength: 1, maxLength: 200 }),
-            nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: Data(Screen), ...errorResponses },
+    app.post(
+      '/screens/pair',
+      {
+        config: { permission: 'screen.edit', idempotent: true },
+        schema: {
+          tags: ['screens'],
+          summary: 'Claim a pairing code shown on a device; creates the screen',
+          body: Type.Object(
+            {
+              code: Type.String({ minLength: 1, maxLength: 20, description: 'The 6-character code the device shows (case and dashes ignored).' }),
+              name: Type.String({ minLength: 1, maxLength: 200 }),
+              nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Data(Screen), ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => reply.code(201).send({ data: await pairing.pair(principalOf(req), req.body) }),
-  )
+      async (req, reply) => reply.code(201).send({ data: await pairing.pair(principalOf(req), req.body) }),
+    )
 
-  app.get(
-    '/screens',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['screens'],
-        summary: 'List screens (by id; without limit the whole list)',
-        querystring: PageQuery,
-        response: { 200: Paged(ScreenItem), ...errorResponses },
+    app.get(
+      '/screens',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['screens'],
+          summary: 'List screens (by id; without limit the whole list)',
+          querystring: PageQuery,
+          response: { 200: Paged(ScreenItem), ...errorResponses },
+        },
       },
-    },
-    // The answer comes as JSON text serialised by the database (the schema above documents it).
-    async (req, reply) =>
-      reply
-        .type('application/json; charset=utf-8')
-        // JSON text is sent as it is (the typed reply expects the object the schema describes).
-        .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }))) as never),
-  )
+      // The answer comes as JSON text serialised by the database (the schema above documents it).
+      async (req, reply) =>
+        reply
+          .type('application/json; charset=utf-8')
+          // JSON text is sent as it is (the typed reply expects the object the schema describes).
+          .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }))) as never),
+    )
 
-  app.get(
-    '/screens/:id',
-    {
-      config: { permission: 'screen.view' },
-      schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } },
-    },
-    async (req) => ({ data: await screens.get(principalOf(req), req.params.id) }),
-  )
-
-  app.patch(
-    '/screens/:id',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['screens'],
-        summary: 'Rename a screen or move it to another location',
-        params: IdParams,
-        body: Type.Object(
-          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))) },
-          { additionalProperties: false },
-        ),
-        response: { 200: Data(Screen), ...errorResponses },
+    app.get(
+      '/screens/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } },
       },
-    },
-    async (req) => ({ data: await screens.update(principalOf(req), req.params.id, req.body) }),
-  )
+      async (req) => ({ data: await screens.get(principalOf(req), req.params.id) }),
+    )
 
-  app.delete(
-    '/screens/:id',
-    {
-      config: { permission: 'screen.delete' },
-      schema: {
-        tags: ['screens'],
-        summary: 'Delete a screen; its device credential stops working and its MQTT connection is closed',
-        params: IdParams,
-        response: { 200: Data(Deleted), ...errorResponses },
+    app.patch(
+      '/screens/:id',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['screens'],
+          summary: 'Rename a screen or move it to another location',
+          params: IdParams,
+          body: Type.Object(
+            { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))) },
+            { additionalProperties: false },
+          ),
+          response: { 200: Data(Screen), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await screens.remove(principalOf(req), req.params.id) }),
-  )
-}
+      async (req) => ({ data: await screens.update(principalOf(req), req.params.id, req.body) }),
+    )
+
+    app.delete(
+      '/screens/:id',
+      {
+        config: { permission: 'screen.delete' },
+        schema: {
+          tags: ['screens'],
+          summary: 'Delete a screen; its device credential stops working and its MQTT connection is closed',
+          params: IdParams,
+          response: { 200: Data(Deleted), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await screens.remove(principalOf(req), req.params.id) }),
+    )
+  }
 export default screenRoutes

@@ -10,84 +10,87 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, errorResponses } from '../../platform/contract.js'
 import { SCREENSHOT_MAX_BYTES, Screenshot } from './ScreenshotService.js'
 import { ScreenshotJobDelivery } from './ScreenshotJobDelivery.js'
+import type { Provisions } from '../provisions.js'
 
-const screenshotRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { screenshots } = app.services
-  // Screenshot jobs reach devices through the broker, like serial jobs.
-  const delivery = new ScreenshotJobDelivery(app.services.broker, screenshots, app.log)
-  app.addHook('onReady', () => delivery.start())
-  app.addHook('onClose', () => delivery.stop())
-  // The upload body is the PNG's bytes, streamed to disk under its own size limit; only
-  // this plugin accepts image/png.
-  app.addContentTypeParser('image/png', (_req, payload, done) => done(null, payload))
+const screenshotRoutes =
+  (d: Pick<Provisions, 'broker' | 'screenshots'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { screenshots } = d
+    // Screenshot jobs reach devices through the broker, like serial jobs.
+    const delivery = new ScreenshotJobDelivery(d.broker, screenshots, app.log)
+    app.addHook('onReady', () => delivery.start())
+    app.addHook('onClose', () => delivery.stop())
+    // The upload body is the PNG's bytes, streamed to disk under its own size limit; only
+    // this plugin accepts image/png.
+    app.addContentTypeParser('image/png', (_req, payload, done) => done(null, payload))
 
-  app.post(
-    '/screens/:id/screenshot',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['screenshots'],
-        operationId: 'requestScreenshot',
-        summary: 'Ask the screen for a PNG of what it shows now; poll GET /v1/screenshots/<id> until ok or failed',
-        params: IdParams,
-        response: { 202: Data(Screenshot), ...errorResponses },
-      },
-    },
-    async (req, reply) => reply.code(202).send({ data: await screenshots.request(principalOf(req), req.params.id) }),
-  )
-
-  app.get(
-    '/screenshots/:id',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['screenshots'],
-        operationId: 'getScreenshot',
-        summary: 'A screenshot job',
-        params: IdParams,
-        response: { 200: Data(Screenshot), ...errorResponses },
-      },
-    },
-    async (req) => ({ data: await screenshots.get(principalOf(req), req.params.id) }),
-  )
-
-  app.get(
-    '/screenshots/:id/image',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['screenshots'],
-        operationId: 'getScreenshotImage',
-        summary: 'The PNG of a finished screenshot (409 while it is not `ok`)',
-        params: IdParams,
-        response: {
-          200: { description: 'The PNG.', content: { 'image/png': { schema: Type.String({ format: 'binary' }) } } },
-          409: ErrorBody,
-          ...errorResponses,
+    app.post(
+      '/screens/:id/screenshot',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['screenshots'],
+          operationId: 'requestScreenshot',
+          summary: 'Ask the screen for a PNG of what it shows now; poll GET /v1/screenshots/<id> until ok or failed',
+          params: IdParams,
+          response: { 202: Data(Screenshot), ...errorResponses },
         },
       },
-    },
-    async (req, reply) => {
-      const f = await screenshots.image(principalOf(req), req.params.id)
-      reply.type('image/png').header('content-length', String(f.sizeBytes)).header('cache-control', 'private, max-age=86400')
-      return reply.send(f.stream as never)
-    },
-  )
+      async (req, reply) => reply.code(202).send({ data: await screenshots.request(principalOf(req), req.params.id) }),
+    )
 
-  app.put(
-    '/devices/screenshots/:id',
-    {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['devices'],
-        operationId: 'uploadScreenshot',
-        security: [{ deviceCredential: [] }],
-        summary: `The agent uploads a screenshot job's PNG (Content-Type image/png, at most ${SCREENSHOT_MAX_BYTES} bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret)`,
-        params: IdParams,
-        response: { 200: Data(Screenshot), 401: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+    app.get(
+      '/screenshots/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['screenshots'],
+          operationId: 'getScreenshot',
+          summary: 'A screenshot job',
+          params: IdParams,
+          response: { 200: Data(Screenshot), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await screenshots.upload(req.params.id, req.headers.authorization, req.body as Readable) }),
-  )
-}
+      async (req) => ({ data: await screenshots.get(principalOf(req), req.params.id) }),
+    )
+
+    app.get(
+      '/screenshots/:id/image',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['screenshots'],
+          operationId: 'getScreenshotImage',
+          summary: 'The PNG of a finished screenshot (409 while it is not `ok`)',
+          params: IdParams,
+          response: {
+            200: { description: 'The PNG.', content: { 'image/png': { schema: Type.String({ format: 'binary' }) } } },
+            409: ErrorBody,
+            ...errorResponses,
+          },
+        },
+      },
+      async (req, reply) => {
+        const f = await screenshots.image(principalOf(req), req.params.id)
+        reply.type('image/png').header('content-length', String(f.sizeBytes)).header('cache-control', 'private, max-age=86400')
+        return reply.send(f.stream as never)
+      },
+    )
+
+    app.put(
+      '/devices/screenshots/:id',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['devices'],
+          operationId: 'uploadScreenshot',
+          security: [{ deviceCredential: [] }],
+          summary: `The agent uploads a screenshot job's PNG (Content-Type image/png, at most ${SCREENSHOT_MAX_BYTES} bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret)`,
+          params: IdParams,
+          response: { 200: Data(Screenshot), 401: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+        },
+      },
+      async (req) => ({ data: await screenshots.upload(req.params.id, req.headers.authorization, req.body as Readable) }),
+    )
+  }
 export default screenshotRoutes

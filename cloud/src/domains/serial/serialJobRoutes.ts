@@ -14,6 +14,7 @@ import { SerialEncodingInput, SerialEolInput } from './serialTemplateRoutes.js'
 import { PANEL_PROTOCOLS, SerialJob } from './SerialJobService.js'
 import { PANEL_MAX_POLL_SECONDS } from '../screens/ScreenPanelService.js'
 import { SerialJobDelivery } from './SerialJobDelivery.js'
+import type { Provisions } from '../provisions.js'
 
 const commandFields = {
   templateId: Type.Optional(Type.String({ maxLength: 100, description: 'With itemId: a saved command.' })),
@@ -45,102 +46,104 @@ export const PanelProfile = Nullable(
   }),
 )
 
-const serialJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { serialJobs, screenPanels } = app.services
-  // Jobs reach devices through the broker; pending ones go out as screens connect.
-  const delivery = new SerialJobDelivery(app.services.broker, serialJobs, app.log)
-  app.addHook('onReady', () => delivery.start())
-  app.addHook('onClose', () => delivery.stop())
+const serialJobRoutes =
+  (d: Pick<Provisions, 'broker' | 'screenPanels' | 'serialJobs'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { serialJobs, screenPanels } = d
+    // Jobs reach devices through the broker; pending ones go out as screens connect.
+    const delivery = new SerialJobDelivery(d.broker, serialJobs, app.log)
+    app.addHook('onReady', () => delivery.start())
+    app.addHook('onClose', () => delivery.stop())
 
-  app.post(
-    '/screens/:id/serial',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['serial'],
-        summary: "Send a serial command to the screen's panel (a saved command, or value + encoding + eol)",
-        params: IdParams,
-        body: Type.Object(commandFields, { additionalProperties: false }),
-        response: { 202: Data(SerialJob), ...errorResponses },
+    app.post(
+      '/screens/:id/serial',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['serial'],
+          summary: "Send a serial command to the screen's panel (a saved command, or value + encoding + eol)",
+          params: IdParams,
+          body: Type.Object(commandFields, { additionalProperties: false }),
+          response: { 202: Data(SerialJob), ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => reply.code(202).send({ data: await serialJobs.queue(principalOf(req), req.params.id, req.body) }),
-  )
+      async (req, reply) => reply.code(202).send({ data: await serialJobs.queue(principalOf(req), req.params.id, req.body) }),
+    )
 
-  app.post(
-    '/serial-jobs',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['serial'],
-        summary: 'Send a serial command to every reachable screen of a scope (screens, node, all); one job per screen',
-        body: ScopeBody,
-        response: { 202: Data(Type.Array(SerialJob)), ...errorResponses },
+    app.post(
+      '/serial-jobs',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['serial'],
+          summary: 'Send a serial command to every reachable screen of a scope (screens, node, all); one job per screen',
+          body: ScopeBody,
+          response: { 202: Data(Type.Array(SerialJob)), ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => reply.code(202).send({ data: await serialJobs.queueScope(principalOf(req), req.body) }),
-  )
+      async (req, reply) => reply.code(202).send({ data: await serialJobs.queueScope(principalOf(req), req.body) }),
+    )
 
-  app.get(
-    '/serial-jobs/:id',
-    {
-      config: { permission: 'screen.view' },
-      schema: { tags: ['serial'], summary: 'Get a serial job', params: IdParams, response: { 200: Data(SerialJob), ...errorResponses } },
-    },
-    async (req) => ({ data: await serialJobs.get(principalOf(req), req.params.id) }),
-  )
-
-  app.get(
-    '/screens/:id/serial-jobs',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['serial'],
-        summary: "A screen's serial jobs, newest first",
-        params: IdParams,
-        querystring: PageQuery,
-        response: { 200: Paged(SerialJob), ...errorResponses },
+    app.get(
+      '/serial-jobs/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: { tags: ['serial'], summary: 'Get a serial job', params: IdParams, response: { 200: Data(SerialJob), ...errorResponses } },
       },
-    },
-    async (req) => serialJobs.listForScreen(principalOf(req), req.params.id, parsePage(req.query, { defaultLimit: null, max: 500 })),
-  )
+      async (req) => ({ data: await serialJobs.get(principalOf(req), req.params.id) }),
+    )
 
-  app.get(
-    '/screens/:id/panel',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['serial'],
-        summary: "The screen's panel profile (null when none)",
-        params: IdParams,
-        response: { 200: Data(PanelProfile), ...errorResponses },
+    app.get(
+      '/screens/:id/serial-jobs',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['serial'],
+          summary: "A screen's serial jobs, newest first",
+          params: IdParams,
+          querystring: PageQuery,
+          response: { 200: Paged(SerialJob), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await screenPanels.get(principalOf(req), req.params.id) }),
-  )
+      async (req) => serialJobs.listForScreen(principalOf(req), req.params.id, parsePage(req.query, { defaultLimit: null, max: 500 })),
+    )
 
-  app.patch(
-    '/screens/:id/panel',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['serial'],
-        summary: "Set the screen's panel profile (protocol null clears it); carried to the agent in desired state",
-        params: IdParams,
-        body: Type.Object(
-          {
-            protocol: Type.Optional(Nullable(StringEnum(PANEL_PROTOCOLS))),
-            setId: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Set / monitor id on the bus; default 1.' })),
-            pollSeconds: Type.Optional(
-              Type.Integer({ minimum: 0, maximum: PANEL_MAX_POLL_SECONDS, description: 'Power poll interval; 0 = never; default 60.' }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Data(PanelProfile), ...errorResponses },
+    app.get(
+      '/screens/:id/panel',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['serial'],
+          summary: "The screen's panel profile (null when none)",
+          params: IdParams,
+          response: { 200: Data(PanelProfile), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await screenPanels.set(principalOf(req), req.params.id, req.body) }),
-  )
-}
+      async (req) => ({ data: await screenPanels.get(principalOf(req), req.params.id) }),
+    )
+
+    app.patch(
+      '/screens/:id/panel',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['serial'],
+          summary: "Set the screen's panel profile (protocol null clears it); carried to the agent in desired state",
+          params: IdParams,
+          body: Type.Object(
+            {
+              protocol: Type.Optional(Nullable(StringEnum(PANEL_PROTOCOLS))),
+              setId: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Set / monitor id on the bus; default 1.' })),
+              pollSeconds: Type.Optional(
+                Type.Integer({ minimum: 0, maximum: PANEL_MAX_POLL_SECONDS, description: 'Power poll interval; 0 = never; default 60.' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Data(PanelProfile), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await screenPanels.set(principalOf(req), req.params.id, req.body) }),
+    )
+  }
 export default serialJobRoutes

@@ -20,6 +20,7 @@ export const SerialEolInput = Type.String({
   examples: ['cr'],
 })
 import { templateItemsFromPreset } from './serialPresetRoutes.js'
+import type { Provisions } from '../provisions.js'
 
 export const SerialTemplateItem = Type.Object({
   id: Type.String({ description: 'Prefix `sti_`. Kept across edits.' }),
@@ -91,77 +92,79 @@ const CreateInput = Type.Object(
   { additionalProperties: false },
 )
 
-const serialTemplateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { serialTemplates } = app.services
+const serialTemplateRoutes =
+  (d: Pick<Provisions, 'serialTemplates'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { serialTemplates } = d
 
-  app.get(
-    '/serial-templates',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['serial'],
-        summary: 'List serial templates at the locations this credential reaches (not paged)',
-        response: { 200: Data(Type.Array(SerialTemplate)), ...errorResponses },
+    app.get(
+      '/serial-templates',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['serial'],
+          summary: 'List serial templates at the locations this credential reaches (not paged)',
+          response: { 200: Data(Type.Array(SerialTemplate)), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await serialTemplates.list(principalOf(req)) }),
-  )
+      async (req) => ({ data: await serialTemplates.list(principalOf(req)) }),
+    )
 
-  app.post(
-    '/serial-templates',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['serial'],
-        summary: 'Create a serial template, optionally from a panel preset',
-        body: CreateInput,
-        response: { 201: Data(SerialTemplate), ...errorResponses },
+    app.post(
+      '/serial-templates',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['serial'],
+          summary: 'Create a serial template, optionally from a panel preset',
+          body: CreateInput,
+          response: { 201: Data(SerialTemplate), ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => {
-      const { preset, ...body } = req.body as Record<string, unknown>
-      // A preset's commands come first, as ordinary items; the service checks them like any other.
-      if (preset !== undefined) body.items = [...templateItemsFromPreset(preset), ...((body.items as unknown[] | undefined) ?? [])]
-      return reply.code(201).send({ data: await serialTemplates.create(principalOf(req), body) })
-    },
-  )
-
-  app.get(
-    '/serial-templates/:id',
-    {
-      config: { permission: 'screen.view' },
-      schema: { tags: ['serial'], summary: 'Get a serial template', params: IdParams, response: { 200: Data(SerialTemplate), ...errorResponses } },
-    },
-    async (req) => ({ data: await serialTemplates.get(principalOf(req), req.params.id) }),
-  )
-
-  app.patch(
-    '/serial-templates/:id',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['serial'],
-        summary: 'Edit a serial template; a given items list replaces the stored one, keeping the ids it names',
-        params: IdParams,
-        body: TemplateInput,
-        response: { 200: Data(SerialTemplate), ...errorResponses },
+      async (req, reply) => {
+        const { preset, ...body } = req.body as Record<string, unknown>
+        // A preset's commands come first, as ordinary items; the service checks them like any other.
+        if (preset !== undefined) body.items = [...templateItemsFromPreset(preset), ...((body.items as unknown[] | undefined) ?? [])]
+        return reply.code(201).send({ data: await serialTemplates.create(principalOf(req), body) })
       },
-    },
-    async (req) => ({ data: await serialTemplates.update(principalOf(req), req.params.id, req.body) }),
-  )
+    )
 
-  app.delete(
-    '/serial-templates/:id',
-    {
-      config: { permission: 'screen.edit' },
-      schema: {
-        tags: ['serial'],
-        summary: 'Delete a serial template (no restore)',
-        params: IdParams,
-        response: { 200: Data(Type.Object({ ok: Type.Literal(true) })), ...errorResponses },
+    app.get(
+      '/serial-templates/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: { tags: ['serial'], summary: 'Get a serial template', params: IdParams, response: { 200: Data(SerialTemplate), ...errorResponses } },
       },
-    },
-    async (req) => ({ data: await serialTemplates.remove(principalOf(req), req.params.id) }),
-  )
-}
+      async (req) => ({ data: await serialTemplates.get(principalOf(req), req.params.id) }),
+    )
+
+    app.patch(
+      '/serial-templates/:id',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['serial'],
+          summary: 'Edit a serial template; a given items list replaces the stored one, keeping the ids it names',
+          params: IdParams,
+          body: TemplateInput,
+          response: { 200: Data(SerialTemplate), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await serialTemplates.update(principalOf(req), req.params.id, req.body) }),
+    )
+
+    app.delete(
+      '/serial-templates/:id',
+      {
+        config: { permission: 'screen.edit' },
+        schema: {
+          tags: ['serial'],
+          summary: 'Delete a serial template (no restore)',
+          params: IdParams,
+          response: { 200: Data(Type.Object({ ok: Type.Literal(true) })), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await serialTemplates.remove(principalOf(req), req.params.id) }),
+    )
+  }
 export default serialTemplateRoutes

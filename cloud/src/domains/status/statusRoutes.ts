@@ -7,6 +7,7 @@ import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } f
 import { DAY_STATES, Incident, PLATFORM_STATES, statusText } from './StatusService.js'
 import { ownWorker } from '../../platform/workers/ownWorker.js'
 import { StatusMonitor } from './StatusMonitor.js'
+import type { Provisions } from '../provisions.js'
 
 const Status = Type.Object({
   state: StringEnum(PLATFORM_STATES),
@@ -18,10 +19,10 @@ const Status = Type.Object({
   days: Type.Array(Type.Object({ date: Type.String(), state: StringEnum(DAY_STATES) })),
 })
 
-export default function statusRoutes(deprecations: Deprecation[]): FastifyPluginAsyncTypebox {
+export default function statusRoutes(d: Pick<Provisions, 'config' | 'status'>, deprecations: Deprecation[]): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const { config } = app.services
-    const monitor = ownWorker(app, 'status', new StatusMonitor(app.services.status, config.statusIntervalMs, app.log).oncePerCloud(app.leases, 'status'))
+    const { config } = d
+    const monitor = ownWorker(app, 'status', new StatusMonitor(d.status, config.statusIntervalMs, app.log).oncePerCloud(app.leases, 'status'))
     // A first measurement right away (after the worker's own onReady), so a fresh server does not report `unknown`.
     app.addHook('onReady', async () => {
       if (config.statusIntervalMs > 0) void monitor.runScheduled().catch((err) => app.log.error({ err }, 'first status measurement failed'))
@@ -48,11 +49,11 @@ export default function statusRoutes(deprecations: Deprecation[]): FastifyPlugin
         let current
         try {
           // Computed when a measurement or an incident changes it; both renderings come ready-made.
-          current = await app.services.status.current()
+          current = await d.status.current()
         } catch (err) {
           // 200 even during an outage: a database that cannot be read is reported, not thrown.
           req.log.error({ err }, 'status view failed; answering from memory')
-          const view = app.services.status.unavailableView(err)
+          const view = d.status.unavailableView(err)
           if (req.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(statusText(view))
           return { data: view }
         }

@@ -14,13 +14,13 @@ export class TakeoverDelivery {
   private pending: Pending = { casts: new Map(), emergencies: new Map() }
   private scheduled = false
   private chain: Promise<void> = Promise.resolve()
-  /** The marks wait for it before they are written (the publisher's FanOutWindow: a fan-out's reads go first). */
-  writeGate: { clear(): Promise<void> } | null = null
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly log: { error(obj: unknown, msg: string): void },
+    /** The marks wait for it before they are written (the publisher's FanOutWindow: a fan-out's reads go first). */
+    private readonly writeGate: { clear(): Promise<void> } | null = null,
   ) {}
 
   /** ScreenPresence.onReported listener. */

@@ -9,6 +9,7 @@ import { CAST_STATUS_FILTERS, Cast } from './CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from './Takeover.js'
 import { ownWorker } from '../../platform/workers/ownWorker.js'
 import { CastExpiryWorker } from './CastExpiryWorker.js'
+import type { Provisions } from '../provisions.js'
 
 const lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)))
 
@@ -29,73 +30,75 @@ export function parseListLimit(raw: string | undefined, def: number, max: number
   return n
 }
 
-const castRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { casts, clock, config } = app.services
-  // Casts end at their expiresAt; this worker runs on every instance (each cast ends with a conditional update).
-  ownWorker(app, 'castExpiry', new CastExpiryWorker(casts, clock, config.castExpiryIntervalMs, app.log))
+const castRoutes =
+  (d: Pick<Provisions, 'casts' | 'clock' | 'config'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { casts, clock, config } = d
+    // Casts end at their expiresAt; this worker runs on every instance (each cast ends with a conditional update).
+    ownWorker(app, 'castExpiry', new CastExpiryWorker(casts, clock, config.castExpiryIntervalMs, app.log))
 
-  app.post(
-    '/casts',
-    {
-      config: { permission: 'screen.cast' },
-      schema: {
-        tags: ['casts'],
-        summary: 'Cast content to screens now (above their assignment, until cleared or expiresAt)',
-        body: Type.Object(
-          {
-            ...TakeoverTarget,
-            expiresAt: Type.Optional(
-              Type.Union([Type.String({ maxLength: 40 }), Type.Integer({ minimum: 0 })], {
-                description: 'ISO 8601 date-time or epoch milliseconds; in the future.',
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: Data(Cast), ...errorResponses },
+    app.post(
+      '/casts',
+      {
+        config: { permission: 'screen.cast' },
+        schema: {
+          tags: ['casts'],
+          summary: 'Cast content to screens now (above their assignment, until cleared or expiresAt)',
+          body: Type.Object(
+            {
+              ...TakeoverTarget,
+              expiresAt: Type.Optional(
+                Type.Union([Type.String({ maxLength: 40 }), Type.Integer({ minimum: 0 })], {
+                  description: 'ISO 8601 date-time or epoch milliseconds; in the future.',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Data(Cast), ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => reply.code(201).send({ data: await casts.create(principalOf(req), req.body) }),
-  )
+      async (req, reply) => reply.code(201).send({ data: await casts.create(principalOf(req), req.body) }),
+    )
 
-  app.get(
-    '/casts',
-    {
-      config: { permission: 'screen.view' },
-      schema: {
-        tags: ['casts'],
-        summary: 'List casts, newest first (no cursor)',
-        querystring: Type.Object({
-          status: Type.Optional(lit(CAST_STATUS_FILTERS)),
-          limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')),
-        }),
-        response: { 200: Type.Object({ data: Type.Array(Cast) }), ...errorResponses },
+    app.get(
+      '/casts',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['casts'],
+          summary: 'List casts, newest first (no cursor)',
+          querystring: Type.Object({
+            status: Type.Optional(lit(CAST_STATUS_FILTERS)),
+            limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')),
+          }),
+          response: { 200: Type.Object({ data: Type.Array(Cast) }), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await casts.list(principalOf(req), { status: req.query.status, limit: parseListLimit(req.query.limit, 200, 500) }) }),
-  )
+      async (req) => ({ data: await casts.list(principalOf(req), { status: req.query.status, limit: parseListLimit(req.query.limit, 200, 500) }) }),
+    )
 
-  app.get(
-    '/casts/:id',
-    {
-      config: { permission: 'screen.view' },
-      schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } },
-    },
-    async (req) => ({ data: await casts.get(principalOf(req), req.params.id) }),
-  )
-
-  app.post(
-    '/casts/:id/clear',
-    {
-      config: { permission: 'screen.cast' },
-      schema: {
-        tags: ['casts'],
-        summary: 'End a cast now; 409 already_inactive if it has ended',
-        params: IdParams,
-        response: { 200: Data(Cast), 409: errorResponses[404], ...errorResponses },
+    app.get(
+      '/casts/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } },
       },
-    },
-    async (req) => ({ data: await casts.clear(principalOf(req), req.params.id) }),
-  )
-}
+      async (req) => ({ data: await casts.get(principalOf(req), req.params.id) }),
+    )
+
+    app.post(
+      '/casts/:id/clear',
+      {
+        config: { permission: 'screen.cast' },
+        schema: {
+          tags: ['casts'],
+          summary: 'End a cast now; 409 already_inactive if it has ended',
+          params: IdParams,
+          response: { 200: Data(Cast), 409: errorResponses[404], ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await casts.clear(principalOf(req), req.params.id) }),
+    )
+  }
 export default castRoutes

@@ -6,62 +6,65 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { Data, IdParams, LimitParam, errorResponses } from '../../platform/contract.js'
 import { EMERGENCY_STATUSES, Emergency } from './EmergencyService.js'
 import { TakeoverTarget, parseListLimit } from './castRoutes.js'
+import type { Provisions } from '../provisions.js'
 
-const emergencyRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { emergencies } = app.services
+const emergencyRoutes =
+  (d: Pick<Provisions, 'emergencies'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { emergencies } = d
 
-  app.post(
-    '/emergencies',
-    {
-      config: { permission: 'emergency.manage' },
-      schema: {
-        tags: ['emergencies'],
-        summary: 'Start an emergency: content above everything on the target screens until cleared',
-        body: Type.Object({ ...TakeoverTarget, message: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false }),
-        response: { 201: Data(Emergency), ...errorResponses },
+    app.post(
+      '/emergencies',
+      {
+        config: { permission: 'emergency.manage' },
+        schema: {
+          tags: ['emergencies'],
+          summary: 'Start an emergency: content above everything on the target screens until cleared',
+          body: Type.Object({ ...TakeoverTarget, message: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false }),
+          response: { 201: Data(Emergency), ...errorResponses },
+        },
       },
-    },
-    async (req, reply) => reply.code(201).send({ data: await emergencies.start(principalOf(req), req.body) }),
-  )
+      async (req, reply) => reply.code(201).send({ data: await emergencies.start(principalOf(req), req.body) }),
+    )
 
-  app.get(
-    '/emergencies',
-    {
-      config: { permission: 'emergency.view' },
-      schema: {
-        tags: ['emergencies'],
-        summary: 'List emergencies, newest first',
-        querystring: Type.Object({
-          status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))),
-          limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')),
-        }),
-        response: { 200: Type.Object({ data: Type.Array(Emergency) }), ...errorResponses },
+    app.get(
+      '/emergencies',
+      {
+        config: { permission: 'emergency.view' },
+        schema: {
+          tags: ['emergencies'],
+          summary: 'List emergencies, newest first',
+          querystring: Type.Object({
+            status: Type.Optional(Type.Union(EMERGENCY_STATUSES.map((s) => Type.Literal(s)))),
+            limit: Type.Optional(LimitParam(500, 'How many, newest first: 1 to 500, default 200.')),
+          }),
+          response: { 200: Type.Object({ data: Type.Array(Emergency) }), ...errorResponses },
+        },
       },
-    },
-    async (req) => ({ data: await emergencies.list(principalOf(req), { status: req.query.status, limit: parseListLimit(req.query.limit, 200, 500) }) }),
-  )
+      async (req) => ({ data: await emergencies.list(principalOf(req), { status: req.query.status, limit: parseListLimit(req.query.limit, 200, 500) }) }),
+    )
 
-  app.get(
-    '/emergencies/:id',
-    {
-      config: { permission: 'emergency.view' },
-      schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } },
-    },
-    async (req) => ({ data: await emergencies.get(principalOf(req), req.params.id) }),
-  )
-
-  app.post(
-    '/emergencies/:id/clear',
-    {
-      config: { permission: 'emergency.manage' },
-      schema: {
-        tags: ['emergencies'],
-        summary: 'Clear an emergency; 409 already_inactive if it was cleared',
-        params: IdParams,
-        response: { 200: Data(Emergency), 409: errorResponses[404], ...errorResponses },
+    app.get(
+      '/emergencies/:id',
+      {
+        config: { permission: 'emergency.view' },
+        schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } },
       },
-    },
-    async (req) => ({ data: await emergencies.clear(principalOf(req), req.params.id) }),
-  )
-}
+      async (req) => ({ data: await emergencies.get(principalOf(req), req.params.id) }),
+    )
+
+    app.post(
+      '/emergencies/:id/clear',
+      {
+        config: { permission: 'emergency.manage' },
+        schema: {
+          tags: ['emergencies'],
+          summary: 'Clear an emergency; 409 already_inactive if it was cleared',
+          params: IdParams,
+          response: { 200: Data(Emergency), 409: errorResponses[404], ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await emergencies.clear(principalOf(req), req.params.id) }),
+    )
+  }
 export default emergencyRoutes

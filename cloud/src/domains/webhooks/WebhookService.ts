@@ -160,9 +160,6 @@ export function describeSendError(e: unknown, timeoutMs: number): string {
 }
 
 export class WebhookService {
-  /** Called after deliveries were queued (the worker starts at once instead of waiting for its interval). */
-  onQueued: (() => void) | null = null
-
   private readonly repo: WebhookRepository
   /** Keep-alive connections per endpoint origin, through the guard's connect-time checks. */
   private readonly pool: Agent

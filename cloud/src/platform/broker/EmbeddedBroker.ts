@@ -243,6 +243,7 @@ export class EmbeddedBroker {
   setLog(log: BrokerLog): void {
     const pending = this.log instanceof PendingLog ? this.log.entries : []
     this.log = log
+    this.budget.log = log
     for (const [level, obj, msg] of pending) log[level](obj, msg)
   }
 

@@ -11,7 +11,6 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ErrorBody } from '../contract.js'
 import { MAX_PATH_SEGMENT } from './errors.js'
-import { ALLOWED_TYPES } from '../../domains/media/sniff.js'
 
 interface RouteMeta {
   permission: string
@@ -159,7 +158,6 @@ const BODY_ANSWERS: Record<'json' | 'bytes' | 'none', Record<'400' | '413' | '41
   },
 }
 /** The file types a download is served as (the type sniffed at upload). */
-const MEDIA_TYPES = Object.keys(ALLOWED_TYPES)
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -170,7 +168,7 @@ const IDEMPOTENCY_KEY = {
 const BINARY = { type: 'string', format: 'binary' }
 
 /** Byte bodies the route schemas cannot describe (uploads and downloads). */
-function describeBytes(p: string, method: string, op: Op): void {
+function describeBytes(p: string, method: string, op: Op, mediaTypes: readonly string[]): void {
   if (method === 'post' && p === '/v1/media/upload') {
     op.requestBody = {
       required: true,
@@ -211,7 +209,7 @@ function describeBytes(p: string, method: string, op: Op): void {
       },
     ]
     // Served as the type its bytes were recognised as at upload (the item's `mimeType`).
-    const content = Object.fromEntries(MEDIA_TYPES.map((type) => [type, { schema: BINARY }]))
+    const content = Object.fromEntries(mediaTypes.map((type) => [type, { schema: BINARY }]))
     op.responses = {
       '200': { description: "The whole file, as the item's `mimeType`.", headers, content },
       '206': {
@@ -252,7 +250,9 @@ function describeEdge(p: string, method: string, op: Op, responses: Record<strin
 /** fastify `/v1/nodes/:id` → OpenAPI `/v1/nodes/{id}`. */
 export const openApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 
-export async function installOpenApi(app: FastifyInstance): Promise<void> {
+/** `uploadTypes`: the file types media uploads accept (a download is served as one of them). */
+export async function installOpenApi(app: FastifyInstance, opts: { uploadTypes: Record<string, unknown> }): Promise<void> {
+  const mediaTypes = Object.keys(opts.uploadTypes)
   const meta = new Map<string, RouteMeta>()
   app.addHook('onRoute', (route) => {
     if (!(route.url.startsWith('/v1/') || route.url.startsWith('/.well-known/')) || route.url.startsWith('/v1/docs')) return
@@ -284,7 +284,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         else if (m.permission !== 'none') op.security = [{ bearer: [m.permission] }]
         op.operationId ??= operationIdOf(method, p)
         for (const tag of (op.tags as string[] | undefined) ?? []) used.add(tag)
-        describeBytes(p, method, op)
+        describeBytes(p, method, op, mediaTypes)
         const responses = (op.responses ??= {})
         if (m.idempotent) {
           op.parameters = [...(op.parameters ?? []), IDEMPOTENCY_KEY]

@@ -1,11 +1,9 @@
 // Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
 import type { IntervalWorker } from '../workers/Worker.js'
 import type { WorkerName } from '../workers/ownWorker.js'
-import type { ClusterPresence } from '../../domains/devicelink/ClusterPresence.js'
 import type { WorkLeases } from '../cluster/WorkLeases.js'
 import type { Permission } from '@svc/shared'
 import type { Principal } from './Principal.js'
-import type { Services } from '../../domains/services.js'
 import type { LazySchemas } from './lazySchemas.js'
 import type { Lifecycle } from '../lifecycle.js'
 
@@ -33,15 +31,12 @@ declare module 'fastify' {
     principal: Principal | null
   }
   interface FastifyInstance {
-    services: Services
     /** Route schemas, compiled on each route's first use (platform/http/lazySchemas.ts). */
     routeSchemas: LazySchemas
     /** The interval workers by name (tests drive them with runOnce()); each domain plugin adds its own (platform/workers/ownWorker.ts). */
     workers: Record<WorkerName, IntervalWorker>
     /** The work leases that keep a `oncePerCloud` worker's runs on one instance (platform/cluster/WorkLeases.ts). */
     leases: WorkLeases
-    /** Shared presence's heartbeat and dead-instance sweep; null on a single instance (domains/devicelink/ClusterPresence.ts). */
-    clusterPresence: ClusterPresence | null
     /** Every /v1 operation registered, for sweeps (tenancy, OpenAPI) and docs. */
     routeCatalog: RouteInfo[]
     /** The stop steps of what app.ts opened, run in reverse by the app's onClose (platform/lifecycle.ts). */

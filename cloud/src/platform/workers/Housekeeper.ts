@@ -9,14 +9,15 @@ export type HousekeepingTask = { name: string; run: () => Promise<number> }
 
 export class Housekeeper extends IntervalWorker {
   constructor(
-    private readonly tasks: HousekeepingTask[],
+    /** Read at each run: the domains add their tasks while they are wired. */
+    private readonly tasks: { all(): readonly HousekeepingTask[] },
     intervalMs: number,
     private readonly logger: { error(obj: unknown, msg: string): void },
   ) {
     super(intervalMs, logger)
   }
   protected async tick(): Promise<void> {
-    for (const task of this.tasks) {
+    for (const task of this.tasks.all()) {
       try {
         await task.run()
       } catch (err) {

@@ -1,0 +1,178 @@
+// The names the cloud's modules are wired by, with their types: what the platform hands
+// every module (PlatformProvisions, built by app.ts) and what the domain modules provide
+// (DomainProvisions). A module declares its needs and provisions as Picks of these, so a
+// name used with two types does not compile; wireModules() checks the names at boot.
+import type { Logger, Timers } from '@svc/shared'
+import type { Config } from '../config.js'
+import type { Clock, IdGenerator, RandomSource } from '../platform/clock.js'
+import type { Database } from '../platform/db/Database.js'
+import type { DataChanges } from '../platform/db/changes.js'
+import type { EmbeddedBroker } from '../platform/broker/EmbeddedBroker.js'
+import type { RedisClient } from '../platform/cluster/redis.js'
+import type { WorkLeases } from '../platform/cluster/WorkLeases.js'
+import type { OutboundGuard } from '../platform/net/OutboundGuard.js'
+import type { RateLimiter } from '../platform/http/rateLimit.js'
+import type { AuthFailureGuard } from '../platform/http/authFailures.js'
+import type { IdempotencyStore } from '../platform/http/idempotency.js'
+import type { StopSteps } from '../platform/lifecycle.js'
+import type { Hook } from '../platform/hooks.js'
+import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
+import type { EventBus } from './events/EventBus.js'
+import type { EventOutbox } from './events/EventOutbox.js'
+import type { Mailer } from './mail/Mailer.js'
+import type { NodeService, NodeUsage } from './nodes/NodeService.js'
+import type { CredentialChanges } from './access/CredentialChanges.js'
+import type { ApiKeyService } from './access/ApiKeyService.js'
+import type { UserService } from './access/UserService.js'
+import type { OAuthService } from './access/OAuthService.js'
+import type { WorkspaceService } from './account/WorkspaceService.js'
+import type { ScreenService } from './screens/ScreenService.js'
+import type { PairingService } from './screens/PairingService.js'
+import type { ScreenPanelService } from './screens/ScreenPanelService.js'
+import type { ApprovalService, HeldChangeHandler } from './approvals/ApprovalService.js'
+import type { ContentChangeListener, ContentService, ContentUsage } from './content/ContentService.js'
+import type { AssignmentService } from './content/AssignmentService.js'
+import type { MediaService } from './media/MediaService.js'
+import type { MediaUrlSigner } from './media/MediaUrlSigner.js'
+import type { MediaStore } from './media/MediaStore.js'
+import type { ContentResolver } from './devicelink/ContentResolver.js'
+import type { DesiredStateBuilder, PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
+import type { DesiredStatePublisher } from './devicelink/DesiredStatePublisher.js'
+import type { ScreenPresence, ScreenReport, ScreenStatusChange } from './devicelink/ScreenPresence.js'
+import type { DevicePolicy } from './devicelink/DevicePolicy.js'
+import type { ClusterPresence } from './devicelink/ClusterPresence.js'
+import type { CastService, MarkDirtyLater } from './takeovers/CastService.js'
+import type { EmergencyService } from './takeovers/EmergencyService.js'
+import type { TakeoverDelivery } from './takeovers/TakeoverDelivery.js'
+import type { SerialTemplateService } from './serial/SerialTemplateService.js'
+import type { SerialJobService } from './serial/SerialJobService.js'
+import type { WebhookService } from './webhooks/WebhookService.js'
+import type { WebhookDeliveryWorker } from './webhooks/WebhookDeliveryWorker.js'
+import type { AlertRuleService } from './alerts/AlertRuleService.js'
+import type { AlertEvaluator } from './alerts/AlertEvaluator.js'
+import type { AlertWorker } from './alerts/AlertWorker.js'
+import type { PlayLogLimitSink, PlayLogService } from './playlog/PlayLogService.js'
+import type { ScreenshotService } from './screenshots/ScreenshotService.js'
+import type { StatusService } from './status/StatusService.js'
+
+/** What app.ts opens before any module: storage, the broker, the HTTP edge's shared parts. */
+export interface PlatformProvisions {
+  config: Config
+  db: Database
+  clock: Clock
+  ids: IdGenerator
+  /** The injected randomness (tests); undefined = the system's. */
+  random: RandomSource | undefined
+  log: Logger
+  /** Timers for waits measured on `clock` (a ManualClock is both); undefined = the system's. */
+  timers: Timers | undefined
+  broker: EmbeddedBroker
+  /** The Redis joining the instances of one cloud (SVC_REDIS_URL), or null for a single instance. */
+  redis: RedisClient | null
+  /** Outbound HTTP behind the SSRF guard (webhooks, alert channels, media import). */
+  outbound: OutboundGuard
+  rateLimiter: RateLimiter
+  /** Failed authentications per client address (shared through Redis when the cloud has one). */
+  authFailures: AuthFailureGuard
+  idempotency: IdempotencyStore
+  /** Committed changes of data kept in memory: the database's own, or with Redis the whole cloud's. */
+  dataChanges: DataChanges
+  /** Work leases: a `oncePerCloud` worker runs on one instance at a time. */
+  leases: WorkLeases
+  /** Who may connect, publish and subscribe on the broker (it exists before the broker starts). */
+  devicePolicy: DevicePolicy
+  /** Stop steps that run before the broker closes (in reverse order of adding). */
+  stopSteps: StopSteps
+  /**
+   * Stop steps that run after the broker has closed, in wiring order: each module records or
+   * passes on what the broker's last drops caused, before the modules listening to it.
+   */
+  drainSteps: StopSteps
+  /** Stop steps after the drains, in reverse wiring order: what the drains used (mail, outbound HTTP, channels). */
+  releaseSteps: StopSteps
+  /** Row clean-up tasks the housekeeper runs once per interval, on one instance. */
+  housekeeping: Hook<HousekeepingTask>
+  /** Run once every module is wired, in the order added (what must not start before all listeners joined). */
+  startSteps: Hook<() => unknown>
+  /** Test seams: a content library and panel settings of the test's own (undefined = the real ones). */
+  contentOverride: ContentResolver | undefined
+  panelSettings: PanelSettingsSource | undefined
+}
+
+/** What the domain modules provide (domains/<name>/index.ts), by name. */
+export interface DomainProvisions {
+  events: EventBus
+  /** Domain events recorded with the change that causes them; see domains/events/EventOutbox.ts. */
+  outbox: EventOutbox
+  /** Mail to owners and alert recipients (SMTP, or the outbox table). */
+  mailer: Mailer
+  nodes: NodeService
+  /** What each domain keeps at a location, so deleting a used location is refused. */
+  nodeUsage: Hook<NodeUsage>
+  /** Changes to credentials and workspaces that cached copies must drop. */
+  credentialChanges: CredentialChanges
+  apiKeys: ApiKeyService
+  users: UserService
+  /** OAuth client credentials: access tokens that act as their API key. */
+  oauth: OAuthService
+  workspaces: WorkspaceService
+  screens: ScreenService
+  /** A screen paired, moved or renamed: (workspaceId, screenId). */
+  screenChanges: Hook<(workspaceId: string, screenId: string) => void>
+  pairing: PairingService
+  /** Panel profiles; `panelProfile(workspaceId, screenId)` feeds `desired.panel`. */
+  screenPanels: ScreenPanelService
+  /** Approval policies per location and the requests that hold content changes. */
+  approvals: ApprovalService
+  /** Who applies or discards an approved or rejected change, per kind. */
+  heldChanges: Hook<HeldChangeHandler>
+  /** The content library (every kind), sharing, recall, playability, device descriptions. */
+  content: ContentService
+  /** What uses content, so deleting used content is refused (409 conflict). */
+  contentUsage: Hook<ContentUsage>
+  /** Content updated, recalled, restored, shared, unshared or deleted. */
+  contentChanges: Hook<ContentChangeListener>
+  /** Media files: uploads, processing, downloads. */
+  media: MediaService
+  /** Signed, expiring media download URLs handed to devices. */
+  mediaUrls: MediaUrlSigner
+  /** The content-addressed file store of media and screenshots. */
+  mediaStore: MediaStore
+  /** The content library as the device link sees it (exists, playability, sharing, descriptions). */
+  contentResolver: ContentResolver
+  desiredState: DesiredStateBuilder
+  /** markDirty(workspaceId, screenIds): republish those screens' desired state. */
+  desiredPublisher: DesiredStatePublisher
+  markDirty: MarkDirtyLater
+  /** Screen status and reported state from the device link. */
+  presence: ScreenPresence
+  /** Screens gone online or offline, in batches, as the outbox dispatches them. */
+  screenStatuses: Hook<(changes: ScreenStatusChange[]) => void | Promise<void>>
+  /** A screen's reported state (what plays, its panel, its storage). */
+  screenReports: Hook<(r: ScreenReport) => void | Promise<void>>
+  /** Shared presence's heartbeat and dead-instance sweep; null on a single instance. */
+  clusterPresence: ClusterPresence | null
+  /** Screen assignments (assign, bulk-assign). */
+  assignments: AssignmentService
+  casts: CastService
+  emergencies: EmergencyService
+  /** Counts casts and emergencies applied from the screens' reported state; idle() for tests. */
+  takeoverDelivery: TakeoverDelivery
+  serialTemplates: SerialTemplateService
+  serialJobs: SerialJobService
+  webhooks: WebhookService
+  webhookWorker: WebhookDeliveryWorker
+  alertRules: AlertRuleService
+  /** What the device link feeds: screen status changes, panel power, storage, play-log limits. */
+  alerts: AlertEvaluator
+  alertWorker: AlertWorker
+  /** Proof of play: batches from devices (stored before their PUBACK), reads and CSV export. */
+  playLog: PlayLogService
+  /** Screens whose plays are refused for their rate or their zone's daily quota, and their recovery. */
+  playLogLimits: Hook<PlayLogLimitSink>
+  /** Screenshot jobs and their PNGs (uploaded by the agent with its device credential). */
+  screenshots: ScreenshotService
+  status: StatusService
+}
+
+export type Provisions = PlatformProvisions & DomainProvisions

@@ -1,0 +1,115 @@
+// The wiring contract of the cloud's domain modules. A module names what it needs and what
+// it provides (by name, typed), and builds its provisions from its needs alone:
+//
+//   export const nodesModule = defineModule<{ db: Database; clock: Clock }, { nodes: NodeService }>({
+//     name: 'nodes',
+//     needs: { db: true, clock: true },
+//     provides: { nodes: true },
+//     create: ({ db, clock }) => ({ nodes: new NodeService(db, clock) }),
+//   })
+//
+// wireModules() checks the whole list before it builds anything: every need provided by
+// the platform or by exactly one module, and no module needing (through others) what it
+// provides. A broken list is a boot error naming both sides. Modules are then built in
+// dependency order (the list's own order where it has a choice); each sees only what it
+// declared. Cross-module reactions go through hooks a module provides (platform/hooks.ts),
+// never through setters called after construction.
+
+/** One `true` per key of T: the names a module declares, checked against its types. */
+export type Names<T> = { readonly [K in keyof T]-?: true }
+
+export interface Module<Needs extends object = object, Provides extends object = object> {
+  readonly name: string
+  readonly needs: Names<Needs>
+  readonly provides: Names<Provides>
+  /** Builds the provisions. Stop steps and workers are registered here, through the platform's needs. */
+  create(needs: Needs): Provides | Promise<Provides>
+}
+
+/** Identity, for inference: a module literal checked against its declared types. */
+export function defineModule<Needs extends object, Provides extends object>(m: Module<Needs, Provides>): Module<Needs, Provides> {
+  return m
+}
+
+export class WiringError extends Error {
+  override name = 'WiringError'
+}
+
+/** Everything provided to a list of modules, by name. */
+export type Provisions = Record<string, unknown>
+
+/**
+ * The order modules are built in; throws WiringError for a need nobody provides, a name
+ * provided twice, or modules that need each other. `platform` names what is there before
+ * any module (the database, the broker, the clock…).
+ */
+export function wiringOrder(modules: readonly Module[], platform: Iterable<string>): Module[] {
+  const provider = new Map<string, string>()
+  for (const name of platform) provider.set(name, 'platform')
+  const byName = new Map<string, Module>()
+  for (const m of modules) {
+    if (byName.has(m.name)) throw new WiringError(`two modules are named "${m.name}"`)
+    byName.set(m.name, m)
+    for (const p of Object.keys(m.provides)) {
+      const other = provider.get(p)
+      if (other) throw new WiringError(`"${p}" is provided by both ${describe(other)} and module "${m.name}"`)
+      provider.set(p, m.name)
+    }
+  }
+  for (const m of modules) {
+    for (const n of Object.keys(m.needs)) {
+      if (!provider.has(n)) throw new WiringError(`module "${m.name}" needs "${n}", which neither the platform nor any module provides`)
+    }
+  }
+  // Depth-first, in list order; a module met again while its own needs are being built is a circle.
+  const order: Module[] = []
+  const state = new Map<string, 'building' | 'built'>()
+  const path: { module: string; need: string }[] = []
+  const visit = (m: Module): void => {
+    const s = state.get(m.name)
+    if (s === 'built') return
+    if (s === 'building') throw new WiringError(circle(path, m.name))
+    state.set(m.name, 'building')
+    for (const n of Object.keys(m.needs)) {
+      const from = provider.get(n)
+      if (!from || from === 'platform' || from === m.name) continue
+      path.push({ module: m.name, need: n })
+      visit(byName.get(from)!)
+      path.pop()
+    }
+    state.set(m.name, 'built')
+    order.push(m)
+  }
+  for (const m of modules) visit(m)
+  return order
+}
+
+/** Builds every module in wiring order; resolves to the platform's provisions and all the modules'. */
+export async function wireModules(modules: readonly Module[], platform: Provisions): Promise<Provisions> {
+  const all: Provisions = { ...platform }
+  for (const m of wiringOrder(modules, Object.keys(platform))) {
+    const needs: Provisions = {}
+    for (const n of Object.keys(m.needs)) needs[n] = all[n]
+    const made = (await m.create(needs as never)) as Provisions
+    for (const p of Object.keys(m.provides)) {
+      if (!(p in made)) throw new WiringError(`module "${m.name}" declares "${p}" but did not provide it`)
+      all[p] = made[p]
+    }
+    for (const p of Object.keys(made)) {
+      if (!(p in m.provides)) throw new WiringError(`module "${m.name}" provided "${p}", which it does not declare`)
+    }
+  }
+  return all
+}
+
+function describe(provider: string): string {
+  return provider === 'platform' ? 'the platform' : `module "${provider}"`
+}
+
+/** "module a needs "x" from module b, which needs "y" from module a". */
+function circle(path: { module: string; need: string }[], again: string): string {
+  const start = path.findIndex((p) => p.module === again)
+  const loop = path.slice(start)
+  const steps = loop.map((p, i) => `${i === 0 ? 'module' : 'which'} "${p.module}" needs "${p.need}" from module "${(loop[i + 1] ?? { module: again }).module}"`)
+  return `modules need each other: ${steps.join(', ')}`
+}

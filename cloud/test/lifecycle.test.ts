@@ -55,6 +55,22 @@ t.test('a group runs its steps, in their own reverse order, at the place it was 
   t.same(ran, lc.names())
 })
 
+t.test("a group('added') runs its steps in the order they were added, at its place", async (t) => {
+  const ran: string[] = []
+  const lc = new Lifecycle()
+  lc.add('database', () => void ran.push('database'))
+  const release = lc.group()
+  const drain = lc.group('added')
+  lc.add('broker', () => void ran.push('broker'))
+  release.add('mailer', () => void ran.push('mailer'))
+  drain.add('presence drops', () => void ran.push('presence drops'))
+  release.add('outbound', () => void ran.push('outbound'))
+  drain.add('takeover counts', () => void ran.push('takeover counts'))
+  t.same(lc.names(), ['broker', 'presence drops', 'takeover counts', 'outbound', 'mailer', 'database'])
+  await lc.close()
+  t.same(ran, lc.names())
+})
+
 t.test('a step that throws and one that rejects are logged; the others still run', async (t) => {
   const lines: Line[] = []
   const ran: string[] = []

@@ -47,6 +47,7 @@ export function wiringOrder(modules: readonly Module[], platform: Iterable<strin
   const provider = new Map<string, string>()
   for (const name of platform) provider.set(name, 'platform')
   const byName = new Map<string, Module>()
+  const position = new Map(modules.map((m, i) => [m.name, i]))
   for (const m of modules) {
     if (byName.has(m.name)) throw new WiringError(`two modules are named "${m.name}"`)
     byName.set(m.name, m)
@@ -70,11 +71,14 @@ export function wiringOrder(modules: readonly Module[], platform: Iterable<strin
     if (s === 'built') return
     if (s === 'building') throw new WiringError(circle(path, m.name))
     state.set(m.name, 'building')
-    for (const n of Object.keys(m.needs)) {
-      const from = provider.get(n)
-      if (!from || from === 'platform' || from === m.name) continue
-      path.push({ module: m.name, need: n })
-      visit(byName.get(from)!)
+    // The modules it needs, in list order.
+    const deps = Object.keys(m.needs)
+      .map((need) => ({ need, from: provider.get(need)! }))
+      .filter((d) => d.from !== 'platform' && d.from !== m.name)
+      .sort((a, b) => position.get(a.from)! - position.get(b.from)!)
+    for (const d of deps) {
+      path.push({ module: m.name, need: d.need })
+      visit(byName.get(d.from)!)
       path.pop()
     }
     state.set(m.name, 'built')
@@ -106,10 +110,10 @@ function describe(provider: string): string {
   return provider === 'platform' ? 'the platform' : `module "${provider}"`
 }
 
-/** "module a needs "x" from module b, which needs "y" from module a". */
+/** `module "a" needs "x" from module "b", which needs "y" from module "a"`. */
 function circle(path: { module: string; need: string }[], again: string): string {
   const start = path.findIndex((p) => p.module === again)
   const loop = path.slice(start)
-  const steps = loop.map((p, i) => `${i === 0 ? 'module' : 'which'} "${p.module}" needs "${p.need}" from module "${(loop[i + 1] ?? { module: again }).module}"`)
+  const steps = loop.map((p, i) => `${i === 0 ? `module "${p.module}"` : 'which'} needs "${p.need}" from module "${(loop[i + 1] ?? { module: again }).module}"`)
   return `modules need each other: ${steps.join(', ')}`
 }

@@ -1,0 +1,108 @@
+// The wiring contract of the domain modules (platform/modules.ts), and the cloud's own list
+// of modules (domains/index.ts) checked against it: built in an order their needs allow, a
+// broken list refused at boot with a message naming both sides.
+import t from 'tap'
+import { defineModule, type Module, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
+import { Listeners } from '../src/platform/hooks.js'
+import { MODULES } from '../src/domains/index.js'
+
+const mod = (name: string, needs: string[], provides: string[], made: string[] = []): Module =>
+  defineModule<Record<string, unknown>, Record<string, unknown>>({
+    name,
+    needs: Object.fromEntries(needs.map((n) => [n, true])),
+    provides: Object.fromEntries(provides.map((p) => [p, true])),
+    create: (got) => {
+      made.push(name)
+      return Object.fromEntries(provides.map((p) => [p, { from: name, saw: Object.keys(got).sort() }]))
+    },
+  })
+
+t.test('modules are built after what they need, in list order where that leaves a choice', async (t) => {
+  const made: string[] = []
+  const list = [mod('alerts', ['screens', 'mailer'], ['alerts'], made), mod('mail', ['db'], ['mailer'], made), mod('screens', ['db'], ['screens'], made)]
+  t.same(
+    wiringOrder(list, ['db']).map((m) => m.name),
+    ['mail', 'screens', 'alerts'],
+  )
+  const all = await wireModules(list, { db: 'the database' })
+  t.same(made, ['mail', 'screens', 'alerts'])
+  t.same(all.alerts, { from: 'alerts', saw: ['mailer', 'screens'] }, 'a module sees exactly what it declared, nothing else')
+  t.equal(all.db, 'the database', "the platform's provisions stay in the result")
+})
+
+t.test('a need nobody provides is a boot error naming the module and the need', async (t) => {
+  const list = [mod('alerts', ['screens'], ['alerts'])]
+  t.throws(() => wiringOrder(list, ['db']), new WiringError('module "alerts" needs "screens", which neither the platform nor any module provides'))
+  await t.rejects(wireModules(list, { db: 1 }), WiringError, 'nothing is built')
+})
+
+t.test('modules that need each other are refused, naming both sides', async (t) => {
+  const made: string[] = []
+  const list = [mod('content', ['approvals'], ['content'], made), mod('approvals', ['content'], ['approvals'], made)]
+  t.throws(
+    () => wiringOrder(list, []),
+    new WiringError('modules need each other: module "content" needs "approvals" from module "approvals", which needs "content" from module "content"'),
+  )
+  const three = [mod('a', ['y'], ['x']), mod('b', ['z'], ['y']), mod('c', ['x'], ['z'])]
+  const err = t.throws(() => wiringOrder(three, [])) as Error
+  t.match(err.message, /module "a" needs "y" from module "b", which needs "z" from module "c", which needs "x" from module "a"/)
+  await t.rejects(wireModules(list, {}))
+  t.same(made, [], 'nothing is built when the list is refused')
+})
+
+t.test('a name provided twice, a module named twice, a provision missing or undeclared: refused', async (t) => {
+  t.throws(() => wiringOrder([mod('a', [], ['x']), mod('b', [], ['x'])], []), new WiringError('"x" is provided by both module "a" and module "b"'))
+  t.throws(() => wiringOrder([mod('a', [], ['db'])], ['db']), new WiringError('"db" is provided by both the platform and module "a"'))
+  t.throws(() => wiringOrder([mod('a', [], []), mod('a', [], [])], []), /two modules are named "a"/)
+  const lazy = defineModule<object, { x: number }>({ name: 'lazy', needs: {}, provides: { x: true }, create: () => ({}) as { x: number } })
+  await t.rejects(wireModules([lazy], {}), new WiringError('module "lazy" declares "x" but did not provide it'))
+  const eager = defineModule<object, { x: number }>({ name: 'eager', needs: {}, provides: { x: true }, create: () => ({ x: 1, y: 2 }) as { x: number } })
+  await t.rejects(wireModules([eager], {}), new WiringError('module "eager" provided "y", which it does not declare'))
+})
+
+t.test('a hook: listeners in the order added, each removable', async (t) => {
+  const hook = new Listeners<(n: number) => number>()
+  const off = hook.add((n) => n + 1)
+  hook.add((n) => n * 2)
+  t.same(
+    hook.all().map((f) => f(3)),
+    [4, 6],
+  )
+  off()
+  t.equal(hook.size, 1)
+})
+
+t.test("the cloud's modules: every need provided, each name by one module, no circle", async (t) => {
+  const platform = [
+    'config',
+    'db',
+    'clock',
+    'ids',
+    'random',
+    'log',
+    'timers',
+    'broker',
+    'redis',
+    'outbound',
+    'rateLimiter',
+    'authFailures',
+    'idempotency',
+    'dataChanges',
+    'leases',
+    'devicePolicy',
+    'stopSteps',
+    'drainSteps',
+    'releaseSteps',
+    'housekeeping',
+    'startSteps',
+    'contentOverride',
+    'panelSettings',
+  ]
+  const order = wiringOrder(MODULES, platform).map((m) => m.name)
+  t.equal(order.length, MODULES.length)
+  const at = (name: string) => order.indexOf(name)
+  t.ok(at('approvals') < at('content'), 'content holds changes through approvals, which apply them through the heldChanges hook')
+  t.ok(at('devicelink') < at('alerts') && at('playlog') < at('alerts'), 'the alerts listen to the device link and the play log')
+  const provided = MODULES.flatMap((m) => Object.keys(m.provides))
+  t.equal(new Set(provided).size, provided.length, 'each name provided once')
+})

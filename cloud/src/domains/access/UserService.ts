@@ -47,7 +47,7 @@ export class UserService {
     private readonly random: RandomSource | undefined,
     private readonly sessionTtlHours: number,
     private readonly changes: CredentialChanges = new LocalCredentialChanges(),
-    /** Shared with the other credentials (domains/services.ts passes the API keys' one). */
+    /** Shared with the other credentials (the access module passes the API keys' one). */
     principals?: PrincipalCache,
   ) {
     this.repo = new UserRepository(db.kysely)

@@ -71,7 +71,7 @@ export class DevicePolicy {
     private readonly log: { warn(obj: object, msg: string): void } = { warn: () => undefined },
   ) {}
 
-  /** Where play-log batches are stored (set once the services exist). */
+  /** Where play-log batches are stored (the play-log module sets it while it is wired; null on close). */
   setPlayLogSink(sink: PlayLogSink | null): void {
     this.playLogSink = sink
   }

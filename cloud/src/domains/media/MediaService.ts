@@ -78,7 +78,7 @@ export class MediaService {
     private readonly outbound: OutboundGuard,
     private readonly config: Config,
     private readonly log: { error(obj: unknown, msg: string): void },
-    /** The store media shares with screenshots (one per cloud: domains/services.ts). */
+    /** The store media shares with screenshots (one per cloud: the media module, domains/media/index.ts). */
     store: MediaStore,
   ) {
     this.store = store

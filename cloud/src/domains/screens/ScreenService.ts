@@ -45,7 +45,7 @@ export interface DeviceDirectory {
   credentialHash(screenId: string): Promise<string | null>
 }
 
-/** The directory read straight from the database (the broker is built before the services). */
+/** The directory read straight from the database (the broker is built before the modules are wired). */
 export function screenDirectory(db: Database): DeviceDirectory {
   // On the writer's connection, not Database.reads: measured in a restart with 5,000 devices
   // reconnecting at once, lookups beside the writes made the devices wait longer (3.6 s

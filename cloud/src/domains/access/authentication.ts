@@ -12,7 +12,7 @@ import { holds, type Permission } from '@svc/shared'
 import { ApiError } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit.js'
-import { countedByMcp } from '../mcp/internalCalls.js'
+import { countedByMcp } from '../mcp/index.js'
 import type { Provisions } from '../provisions.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { PageQuery } from '../../platform/paging.js'
 import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
-import { pageRules } from '../content/contentRoutes.js'
+import { pageRules } from '../content/index.js'
 import type { Provisions } from '../provisions.js'
 
 const tags = ['approvals']

@@ -8,6 +8,9 @@ import { type ContentChangeListener, ContentService, type ContentUsage } from '.
 import { CONTENT_KINDS, type ContentKind } from './kinds.js'
 
 export { default as contentRoutes } from './contentRoutes.js'
+export { pageRules } from './contentRoutes.js'
+export type { ContentService } from './ContentService.js'
+export { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
 
 type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'log'> & Pick<D, 'nodes' | 'nodeUsage' | 'outbox' | 'approvals' | 'heldChanges'>
 

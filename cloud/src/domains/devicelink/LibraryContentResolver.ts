@@ -4,7 +4,7 @@
 // validates every field it receives).
 import { MAX_TRANSITION_MS, type ContentKind as DeviceKind, type Fit, type LibraryEntry, type PlayableContent, type PlayableItem } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
-import type { ContentService } from '../content/ContentService.js'
+import type { ContentService } from '../content/index.js'
 import type { ContentRef, ContentResolver, Playability } from './ContentResolver.js'
 
 type Described = Record<string, unknown>

@@ -14,6 +14,7 @@ import { ScreenPresenceRepository } from './ScreenPresenceRepository.js'
 export { DevicePolicy } from './DevicePolicy.js'
 export type { ContentResolver } from './ContentResolver.js'
 export type { PanelSettingsSource } from './DesiredStateBuilder.js'
+export { JobDelivery } from './JobDelivery.js'
 
 type Needs = Pick<
   P,

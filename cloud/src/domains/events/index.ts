@@ -4,6 +4,7 @@ import { defineModule } from '../../platform/modules.js'
 import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
 import { EventBus } from './EventBus.js'
 import { EventOutbox } from './EventOutbox.js'
+export { EVENT_NAMES } from './EventBus.js'
 
 export const eventsModule = defineModule<Pick<P, 'db' | 'clock' | 'ids' | 'log' | 'housekeeping'>, Pick<D, 'events' | 'outbox'>>({
   name: 'events',

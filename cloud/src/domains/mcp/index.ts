@@ -1,2 +1,3 @@
 // The MCP endpoint: the API's operations as tools for AI clients, over the same credentials.
 export { default as mcpRoutes, mcpStateOf } from './mcpRoutes.js'
+export { countedByMcp } from './internalCalls.js'

@@ -4,7 +4,7 @@
 // same, only the URLs and the version move on.
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
-import type { MarkDirty } from '../takeovers/CastService.js'
+import type { MarkDirty } from '../takeovers/index.js'
 import { ScreenRepository } from '../screens/ScreenRepository.js'
 import { IntervalWorker } from '../../platform/workers/Worker.js'
 

@@ -9,6 +9,7 @@ import { ScreenService } from './ScreenService.js'
 export { default as screenRoutes } from './screenRoutes.js'
 export { default as deviceRoutes } from './deviceRoutes.js'
 export { screenDirectory } from './ScreenService.js'
+export { PANEL_MAX_POLL_SECONDS } from './ScreenPanelService.js'
 
 type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'broker' | 'dataChanges' | 'housekeeping'> & Pick<D, 'nodes' | 'nodeUsage'>
 

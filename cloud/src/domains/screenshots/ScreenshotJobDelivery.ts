@@ -5,7 +5,7 @@
 import type { Logger } from '@svc/shared'
 import type { ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { EmbeddedBroker } from '../../platform/broker/EmbeddedBroker.js'
-import { JobDelivery } from '../devicelink/JobDelivery.js'
+import { JobDelivery } from '../devicelink/index.js'
 import type { ScreenshotService } from './ScreenshotService.js'
 
 export class ScreenshotJobDelivery extends JobDelivery<ScreenshotJob> {

@@ -5,7 +5,7 @@
 import type { Logger } from '@svc/shared'
 import type { SerialJob } from '@svc/shared/mqtt/index'
 import type { EmbeddedBroker } from '../../platform/broker/EmbeddedBroker.js'
-import { JobDelivery } from '../devicelink/JobDelivery.js'
+import { JobDelivery } from '../devicelink/index.js'
 import type { SerialJobService } from './SerialJobService.js'
 
 export interface SerialJobDeliveryOptions {

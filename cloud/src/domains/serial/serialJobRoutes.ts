@@ -12,7 +12,7 @@ import { Data, IdParams, Nullable, Paged, StringEnum, errorResponses } from '../
 import { SerialEncodingInput, SerialEolInput } from './serialTemplateRoutes.js'
 
 import { PANEL_PROTOCOLS, SerialJob } from './SerialJobService.js'
-import { PANEL_MAX_POLL_SECONDS } from '../screens/ScreenPanelService.js'
+import { PANEL_MAX_POLL_SECONDS } from '../screens/index.js'
 import { SerialJobDelivery } from './SerialJobDelivery.js'
 import type { Provisions } from '../provisions.js'
 

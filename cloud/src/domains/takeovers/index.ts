@@ -9,6 +9,7 @@ import { TakeoverDelivery } from './TakeoverDelivery.js'
 
 export { default as castRoutes } from './castRoutes.js'
 export { default as emergencyRoutes } from './emergencyRoutes.js'
+export type { MarkDirty } from './CastService.js'
 
 type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'log' | 'drainSteps'> &
   Pick<D, 'nodes' | 'contentResolver' | 'markDirty' | 'desiredPublisher' | 'outbox' | 'screenReports'>

@@ -32,6 +32,10 @@ import type { ScreenPanelService } from './screens/ScreenPanelService.js'
 import type { ApprovalService, HeldChangeHandler } from './approvals/ApprovalService.js'
 import type { ContentChangeListener, ContentService, ContentUsage } from './content/ContentService.js'
 import type { AssignmentService } from './content/AssignmentService.js'
+import type { ContentAccess } from './content/ContentAccess.js'
+import type { ContentPlayback } from './content/ContentPlayback.js'
+import type { ContentRecall } from './content/ContentRecall.js'
+import type { ContentSharing } from './content/ContentSharing.js'
 import type { MediaService } from './media/MediaService.js'
 import type { MediaUrlSigner } from './media/MediaUrlSigner.js'
 import type { MediaStore } from './media/MediaStore.js'
@@ -128,6 +132,14 @@ export interface DomainProvisions {
   heldChanges: Hook<HeldChangeHandler>
   /** The content library (every kind), sharing, recall, playability, device descriptions. */
   content: ContentService
+  /** Who may see or change a content item, and where it may play. */
+  contentAccess: ContentAccess
+  /** Sharing items with other locations. */
+  contentSharing: ContentSharing
+  /** Recall and restore. */
+  contentRecall: ContentRecall
+  /** Content as a screen sees it: playability and the description a player renders. */
+  contentPlayback: ContentPlayback
   /** What uses content, so deleting used content is refused (409 conflict). */
   contentUsage: Hook<ContentUsage>
   /** Content updated, recalled, restored, shared, unshared or deleted. */

@@ -57,7 +57,7 @@ t.test('sharing: shares list, add, remove; shared-in items are visible and usabl
   const store = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Store 1', parentId: north.id })).json().data
   const south = (await h.req('POST', '/v1/nodes', apiKey, { name: 'South' })).json().data
   const northKey = (await makeKey(h, apiKey, 'all', north.id)).secret
-  const content = servicesOf(h.app).content
+  const content = servicesOf(h.app).contentAccess
 
   const img = await h.ready(apiKey, 'brand.png', PNG_1x1, { nodeId: south.id })
   t.equal(await content.isAvailableAt(workspaceId, 'media', img.id, south.id), true, 'home node')

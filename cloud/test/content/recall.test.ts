@@ -40,7 +40,7 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
     const again = await h.req('POST', `${path}/recall`, apiKey, {})
     t.equal(again.statusCode, 409)
     t.equal(again.json().error, 'conflict')
-    t.equal((await servicesOf(h.app).content.playability(workspaceId, kind as 'media', id)).code, 'recalled')
+    t.equal((await servicesOf(h.app).contentPlayback.playability(workspaceId, kind as 'media', id)).code, 'recalled')
     t.ok(changes.includes(`${kind}:${id}`), 'change hook called')
 
     seen.length = 0
@@ -65,7 +65,7 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
 t.test('playability and device descriptions', async (t) => {
   const h = await buildMedia(t)
   const { apiKey, workspaceId } = await h.workspace()
-  const c = servicesOf(h.app).content
+  const c = servicesOf(h.app).contentPlayback
   const up = (await h.upload(apiKey, { file: { filename: 'v.mp4', data: mp4(4000) } })).json().data
   t.same(await c.playability(workspaceId, 'media', up.id), { playable: false, code: 'processing', reason: '"v.mp4" is still processing.' })
   await servicesOf(h.app).media.processPending()

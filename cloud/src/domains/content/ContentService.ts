@@ -1,63 +1,24 @@
 // The content library apart from file handling: every kind in content/kinds.ts (CRUD,
-// search, paging), and what all kinds share, media included — home location and
-// explicit sharing, availability at a screen's node, references between items (which
-// block deletes), recall/restore with their events, playability, the description a
-// player renders, and change hooks for the device link.
+// search, paging), references between items (which block deletes), approval holds of
+// content and media, and the change hook the device link listens to. Beside it, by job:
+// ContentAccess (who may see or change an item), ContentSharing, ContentRecall, and
+// ContentPlayback (playability and what a player renders).
 import { Listeners } from '../../platform/hooks.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
-import { ContentRepository, type ContentItemRow, type MediaRow } from './ContentRepository.js'
-import { ApiError, notFound, validation } from '../../platform/errors.js'
-import { actorRef, type Principal } from '../../platform/http/Principal.js'
-import type { EventOutbox } from '../events/EventOutbox.js'
+import type { ContentAccess } from './ContentAccess.js'
+import { ContentRepository, type ContentItemRow } from './ContentRepository.js'
+import type { ContentChangeListener, ContentUsage, ContentView, Located } from './library.js'
+import { ApiError, validation } from '../../platform/errors.js'
+import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { cleanName, type NodeService } from '../nodes/NodeService.js'
 import type { ApprovalService, Change, PendingMark } from '../approvals/ApprovalService.js'
-import { KIND_BY_NAME, RECALLABLE, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './kinds.js'
-import type { EventData } from '../events/payloads.js'
+import { KIND_BY_NAME, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './kinds.js'
 
 type ItemRow = ContentItemRow
-/** A media row as the library reads it (MediaService owns the table's writes). */
-export type MediaRowLite = MediaRow
 
-/** Any content item, whatever its table. */
-export interface Located {
-  kind: ContentKind
-  id: string
-  workspaceId: string
-  name: string
-  nodeId: string | null
-  recalledAt: string | null
-  recallReason: string | null
-  media?: MediaRowLite
-  body?: Body
-}
-
-export type ContentView = Record<string, unknown> & {
-  id: string
-  name: string
-  nodeId: string | null
-  sharedWith: string[]
-  createdAt: string
-  updatedAt: string
-}
-
-export interface Playability {
-  playable: boolean
-  /** Stable code when not playable: not_found, not_playable_kind, recalled, processing, failed, empty. */
-  code?: string
-  /** Human reason, fit for the message of a 422 content_unplayable. */
-  reason?: string
-}
-
-export type ContentChangeListener = (workspaceId: string, kind: ContentKind, id: string) => Promise<void> | void
-/** Something outside the library that uses content (screen assignments, casts) and blocks its deletion. */
-export type ContentUsage = (workspaceId: string, kind: ContentKind, id: string) => Promise<{ what: string; count: number } | null>
-
-const DEFAULT_ITEM_MS = 10_000
-
-/** The kinds a recall or restore event names (only they can be recalled: RECALLABLE). */
-type RecallableKind = EventData['content.recalled']['kind']
+export type { ContentChangeListener, ContentUsage, ContentView, Located, MediaRowLite, Playability } from './library.js'
 
 export class ContentService {
   private readonly repo: ContentRepository
@@ -67,9 +28,9 @@ export class ContentService {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
+    /** Who may see or change an item. */
+    private readonly access: ContentAccess,
     private readonly log: { error(obj: unknown, msg: string): void },
-    /** Domain events of content (recall, restore) are recorded here, in the change's transaction. */
-    private readonly outbox: EventOutbox,
     /** Changes to content homed where approval is required are held by these approvals. */
     private readonly approvals: ApprovalService,
     /** What uses content (other domains add to it while they are wired): deleting used content is refused. */
@@ -93,79 +54,6 @@ export class ContentService {
         this.log.error({ err, kind, id }, 'content change listener failed')
       }
     }
-  }
-
-  // ---- visibility --------------------------------------------------------------------
-
-  /** SQL keeping rows (of `kind`) whose home the credential reaches or that are shared into its subtree. */
-  async visibleClause(p: Principal, kind: ContentKind, table: string): Promise<{ sql: string; params: string[] }> {
-    return ContentRepository.visibleSql(p.workspaceId, kind, table, await this.scopeIds(p))
-  }
-
-  private async scopeIds(p: Principal): Promise<string[] | null> {
-    return p.nodeId ? this.nodes.subtree(p.workspaceId, p.nodeId) : null
-  }
-
-  async locate(workspaceId: string, kind: ContentKind, id: string): Promise<Located | undefined> {
-    if (kind === 'media') {
-      const m = await this.repo.mediaById(workspaceId, id)
-      return m && { kind, id, workspaceId, name: m.name, nodeId: m.node_id, recalledAt: m.recalled_at, recallReason: m.recall_reason, media: m }
-    }
-    const r = await this.repo.itemById(workspaceId, id, kind)
-    return (
-      r && {
-        kind,
-        id,
-        workspaceId,
-        name: r.name,
-        nodeId: r.node_id,
-        recalledAt: r.recalled_at,
-        recallReason: r.recall_reason,
-        body: JSON.parse(r.body) as Body,
-      }
-    )
-  }
-
-  private async sharedNodes(workspaceId: string, kind: ContentKind, id: string): Promise<string[]> {
-    return (await this.repo.shares(workspaceId, kind, id)).map((r) => r.node_id)
-  }
-
-  /** Can the credential see this item (home in its subtree, or shared into it)? */
-  async canSee(p: Principal, item: Located): Promise<boolean> {
-    if (await this.nodes.reaches(p, item.nodeId)) return true
-    if (!p.nodeId) return false
-    for (const n of await this.sharedNodes(p.workspaceId, item.kind, item.id)) {
-      if ((await this.nodes.isWithin(p.workspaceId, n, p.nodeId)) || (await this.nodes.isWithin(p.workspaceId, p.nodeId, n))) return true
-    }
-    return false
-  }
-
-  /** The item as the credential may read it; 404 when absent, in another workspace or out of reach. */
-  async requireVisible(p: Principal, kind: ContentKind, id: string): Promise<Located> {
-    const item = await this.locate(p.workspaceId, kind, id)
-    if (!item || !(await this.canSee(p, item)))
-      throw notFound(`No such ${kind === 'media' ? 'media item' : (KIND_BY_NAME.get(kind)?.label.toLowerCase() ?? kind)}.`)
-    return item
-  }
-
-  /** As requireVisible, and the credential must reach the item's home to change it (shared-in items are read-only). */
-  async requireOwned(p: Principal, kind: ContentKind, id: string): Promise<Located> {
-    const item = await this.requireVisible(p, kind, id)
-    if (!(await this.nodes.reaches(p, item.nodeId)))
-      throw new ApiError('forbidden', 'This content is shared to your location but lives elsewhere; it can be used here, not changed.')
-    return item
-  }
-
-  /**
-   * True when a screen at `screenNodeId` (null = workspace root) may play the item: the
-   * screen's node is in the subtree of the item's home, or of a node it is shared with.
-   */
-  async isAvailableAt(workspaceId: string, kind: ContentKind, id: string, screenNodeId: string | null): Promise<boolean> {
-    const item = await this.locate(workspaceId, kind, id)
-    if (!item) return false
-    if (await this.nodes.isWithin(workspaceId, screenNodeId, item.nodeId)) return true
-    for (const n of await this.sharedNodes(workspaceId, kind, id)) if (await this.nodes.isWithin(workspaceId, screenNodeId, n)) return true
-    return false
   }
 
   // ---- generic kinds -----------------------------------------------------------------
@@ -194,12 +82,12 @@ export class ContentService {
     return {
       selfId,
       requireRef: async (ref, field) => {
-        const item = ref.kind === 'media' || KIND_BY_NAME.has(ref.kind) ? await this.locate(p.workspaceId, ref.kind, ref.id) : undefined
-        if (!item || !(await this.canSee(p, item)))
+        const item = ref.kind === 'media' || KIND_BY_NAME.has(ref.kind) ? await this.access.locate(p.workspaceId, ref.kind, ref.id) : undefined
+        if (!item || !(await this.access.canSee(p, item)))
           throw validation(`${field}: ${ref.kind} ${JSON.stringify(ref.id)} does not exist in this workspace or is out of reach.`)
       },
       requireFolder: async (id, field) => {
-        await this.requireFolder(p, id, field)
+        await this.access.requireFolder(p, id, field)
       },
       folderLineage: async (id) => {
         const out: string[] = []
@@ -214,14 +102,8 @@ export class ContentService {
     }
   }
 
-  /** 422 invalid_folder unless `id` is a media folder of the workspace the credential can see. */
-  async requireFolder(p: Principal, id: string, field = 'folderId'): Promise<void> {
-    const f = await this.locate(p.workspaceId, 'folder', id)
-    if (!f || !(await this.canSee(p, f))) throw new ApiError('invalid_folder', `${field}: ${JSON.stringify(id)} is not a media folder in this workspace.`)
-  }
-
   async list(def: KindDef, p: Principal, page: PageRequest, filter: { search?: string | undefined }): Promise<Page<ContentView>> {
-    const f = { kind: def.kind, scopeIds: await this.scopeIds(p), search: filter.search }
+    const f = { kind: def.kind, scopeIds: await this.access.scopeIds(p), search: filter.search }
     const total = page.count ? await this.repo.count(p.workspaceId, f) : undefined
     const rows = await this.repo.list(p.workspaceId, f, page)
     const shares = await this.repo.sharesOf(
@@ -233,9 +115,9 @@ export class ContentService {
   }
 
   async get(def: KindDef, p: Principal, id: string): Promise<ContentView> {
-    await this.requireVisible(p, def.kind, id)
+    await this.access.requireVisible(p, def.kind, id)
     const r = (await this.repo.itemById(p.workspaceId, id))!
-    const view = this.itemView(def, r, await this.sharedNodes(p.workspaceId, def.kind, id))
+    const view = this.itemView(def, r, await this.access.sharedNodes(p.workspaceId, def.kind, id))
     const approval = await this.approvalOf(p.workspaceId, def.kind, id)
     return approval ? { ...view, approval } : view
   }
@@ -259,7 +141,7 @@ export class ContentService {
   }
 
   async update(def: KindDef, p: Principal, id: string, input: Body & { name?: string; nodeId?: string | null }): Promise<ContentView> {
-    const item = await this.requireOwned(p, def.kind, id)
+    const item = await this.access.requireOwned(p, def.kind, id)
     const name = input.name !== undefined ? cleanName(input.name) : item.name
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : item.nodeId
     const current = item.body ?? {}
@@ -338,10 +220,10 @@ export class ContentService {
     input: { name?: string; folderId?: string | null; nodeId?: string | null },
   ): Promise<{ changes: Record<string, unknown>; approval: PendingMark } | null> {
     const approvals = this.approvals
-    const item = await this.requireOwned(p, 'media', id)
+    const item = await this.access.requireOwned(p, 'media', id)
     const m = item.media!
     const name = input.name !== undefined ? cleanName(input.name) : m.name
-    if (input.folderId) await this.requireFolder(p, input.folderId)
+    if (input.folderId) await this.access.requireFolder(p, input.folderId)
     const folderId = input.folderId !== undefined ? input.folderId : m.folder_id
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : m.node_id
     if ((await approvals.unapprovedCreation(p.workspaceId, 'media', id))?.state === 'pending') return null
@@ -410,7 +292,7 @@ export class ContentService {
 
   /** A rejected or withdrawn new item goes, unless something uses it meanwhile (then it stays unplayable). */
   async discardNew(workspaceId: string, kind: ContentKind, id: string): Promise<void> {
-    if (!(await this.locate(workspaceId, kind, id))) return
+    if (!(await this.access.locate(workspaceId, kind, id))) return
     await this.assertDeletable(workspaceId, kind, id)
     await this.db.transaction(async (tx) => {
       await this.forget(tx, workspaceId, kind, id)
@@ -420,7 +302,7 @@ export class ContentService {
   }
 
   async remove(def: KindDef, p: Principal, id: string): Promise<{ id: string; deleted: true }> {
-    await this.requireOwned(p, def.kind, id)
+    await this.access.requireOwned(p, def.kind, id)
     await this.assertDeletable(p.workspaceId, def.kind, id)
     await this.db.transaction(async (tx) => {
       await this.forget(tx, p.workspaceId, def.kind, id)
@@ -462,188 +344,6 @@ export class ContentService {
   /** What lives at or is shared to a node (NodeService usage: such a node cannot be deleted). */
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
     return this.repo.countAtNode(workspaceId, nodeId)
-  }
-
-  // ---- sharing -----------------------------------------------------------------------
-
-  async listShares(p: Principal, kind: ContentKind, id: string): Promise<{ nodeId: string; createdAt: string }[]> {
-    await this.requireVisible(p, kind, id)
-    return (await this.repo.shares(p.workspaceId, kind, id)).map((r) => ({ nodeId: r.node_id, createdAt: r.created_at }))
-  }
-
-  /** Shares the item with another node (idempotent). The target must be a node the credential reaches. */
-  async share(p: Principal, kind: ContentKind, id: string, nodeId: string): Promise<{ nodeId: string; createdAt: string }[]> {
-    await this.requireOwned(p, kind, id)
-    const target = await this.nodes.resolveHome(p, nodeId)
-    if (target === null) throw validation('nodeId is required.')
-    await this.repo.share(p.workspaceId, kind, id, target, this.clock.now().toISOString())
-    await this.changed(p.workspaceId, kind, id)
-    return this.listShares(p, kind, id)
-  }
-
-  async unshare(p: Principal, kind: ContentKind, id: string, nodeId: string): Promise<{ nodeId: string; deleted: true }> {
-    await this.requireOwned(p, kind, id)
-    if (!(await this.repo.unshare(p.workspaceId, kind, id, nodeId))) throw notFound('The item is not shared with that location.')
-    await this.changed(p.workspaceId, kind, id)
-    return { nodeId, deleted: true }
-  }
-
-  // ---- recall ------------------------------------------------------------------------
-
-  private tableOf(kind: ContentKind): 'media' | 'content_items' {
-    return kind === 'media' ? 'media' : 'content_items'
-  }
-
-  /** Pulls the item from every screen: unplayable until restored. Recalling a recalled item is 409 conflict. */
-  async recall(p: Principal, kind: ContentKind, id: string, reason: string | null): Promise<Located> {
-    const meta = RECALLABLE[kind]
-    if (!meta) throw validation(`${kind} cannot be recalled.`)
-    const item = await this.requireOwned(p, kind, id)
-    if (item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled (since ${item.recalledAt}); restore it first.`)
-    const now = this.clock.now().toISOString()
-    const by = actorRef(p)
-    // The recall and its event commit together: a crash after the change cannot lose the webhook.
-    const recalled = await this.db.transaction(async (tx) => {
-      if (!(await this.repo.recall(this.tableOf(kind), p.workspaceId, id, reason, by, now, tx.kysely))) return false
-      await this.outbox.record(tx, {
-        event: 'content.recalled',
-        workspaceId: p.workspaceId,
-        occurredAt: now,
-        data: { kind: kind as RecallableKind, id, name: meta.label, reason, recalledBy: by, contentName: item.name },
-      })
-      return true
-    })
-    if (!recalled) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is already recalled.`)
-    await this.changed(p.workspaceId, kind, id)
-    await this.outbox.dispatch()
-    return (await this.locate(p.workspaceId, kind, id))!
-  }
-
-  async restore(p: Principal, kind: ContentKind, id: string): Promise<Located> {
-    const meta = RECALLABLE[kind]
-    if (!meta) throw validation(`${kind} cannot be restored.`)
-    const item = await this.requireOwned(p, kind, id)
-    if (!item.recalledAt) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
-    const now = this.clock.now().toISOString()
-    const restored = await this.db.transaction(async (tx) => {
-      if (!(await this.repo.restore(this.tableOf(kind), p.workspaceId, id, now, tx.kysely))) return false
-      await this.outbox.record(tx, {
-        event: 'content.restored',
-        workspaceId: p.workspaceId,
-        occurredAt: now,
-        data: { kind: kind as RecallableKind, id, name: meta.label, restoredBy: actorRef(p), contentName: item.name },
-      })
-      return true
-    })
-    if (!restored) throw new ApiError('conflict', `This ${meta.label.toLowerCase()} is not recalled.`)
-    await this.changed(p.workspaceId, kind, id)
-    await this.outbox.dispatch()
-    return (await this.locate(p.workspaceId, kind, id))!
-  }
-
-  // ---- playing -----------------------------------------------------------------------
-
-  /** Whether the item can go on a screen now; the reason (for 422 content_unplayable) when not. */
-  async playability(workspaceId: string, kind: ContentKind, id: string, depth = 0): Promise<Playability> {
-    const item = await this.locate(workspaceId, kind, id)
-    if (!item) return { playable: false, code: 'not_found', reason: `${kind} ${id} does not exist.` }
-    if (await this.approvals.unapprovedCreation(workspaceId, kind, id))
-      return { playable: false, code: 'unapproved', reason: `"${item.name}" is new and not approved yet.` }
-    if (kind !== 'media' && !KIND_BY_NAME.get(kind)?.playable)
-      return {
-        playable: false,
-        code: 'not_playable_kind',
-        reason: `A ${KIND_BY_NAME.get(kind)?.label.toLowerCase() ?? kind} cannot be put on a screen by itself.`,
-      }
-    if (item.recalledAt) return { playable: false, code: 'recalled', reason: `"${item.name}" is recalled.` }
-    if (item.media) {
-      if (item.media.state === 'processing') return { playable: false, code: 'processing', reason: `"${item.name}" is still processing.` }
-      if (item.media.state !== 'ready')
-        return {
-          playable: false,
-          code: 'failed',
-          reason: `"${item.name}" could not be processed${item.media.failure_reason ? `: ${item.media.failure_reason}` : ''}.`,
-        }
-      return { playable: true }
-    }
-    const body = item.body ?? {}
-    if (depth > 4) return { playable: true }
-    if (kind === 'playlist') {
-      const items = (body.items as { kind: ContentKind; id: string }[] | undefined) ?? []
-      if (!items.length) return { playable: false, code: 'empty', reason: `Playlist "${item.name}" is empty.` }
-      for (const i of items) if ((await this.playability(workspaceId, i.kind, i.id, depth + 1)).playable) return { playable: true }
-      return { playable: false, code: 'empty', reason: `No item of playlist "${item.name}" can play (recalled, processing or failed).` }
-    }
-    if (kind === 'schedule') {
-      const rules = (body.rules as { enabled?: boolean }[] | undefined) ?? []
-      if (!body.fallback && !rules.some((r) => r.enabled !== false))
-        return { playable: false, code: 'empty', reason: `Schedule "${item.name}" has no enabled rule and no fallback.` }
-      return { playable: true }
-    }
-    if (kind === 'layout' && !((body.zones as unknown[] | undefined) ?? []).length)
-      return { playable: false, code: 'empty', reason: `Layout "${item.name}" has no zones.` }
-    return { playable: true }
-  }
-
-  /**
-   * A JSON description a player can render: files by their download path and sha256
-   * (cache key), playlists with each item's effective duration (unplayable items left
-   * out), schedules with the described content of every rule, apps with their config.
-   * Returns null when the item does not exist.
-   */
-  async describeForDevice(workspaceId: string, kind: ContentKind, id: string, depth = 0): Promise<Record<string, unknown> | null> {
-    const item = await this.locate(workspaceId, kind, id)
-    if (!item) return null
-    const base = { kind, id, name: item.name, playable: (await this.playability(workspaceId, kind, id)).playable }
-    if (item.media) {
-      const m = item.media
-      return {
-        ...base,
-        mediaKind: m.kind,
-        mimeType: m.mime_type,
-        sha256: m.sha256,
-        sizeBytes: m.size_bytes,
-        width: m.width,
-        height: m.height,
-        durationMs: m.duration_ms,
-        contentPath: `/v1/media/${m.id}/content`,
-      }
-    }
-    const body = item.body ?? {}
-    const nested = (ref: ContentRef): Promise<Record<string, unknown> | null> =>
-      depth >= 4 ? Promise.resolve({ kind: ref.kind, id: ref.id }) : this.describeForDevice(workspaceId, ref.kind, ref.id, depth + 1)
-    switch (kind) {
-      case 'playlist': {
-        const items: Record<string, unknown>[] = []
-        for (const i of (body.items as { kind: ContentKind; id: string; durationMs: number | null; fit?: string }[] | undefined) ?? []) {
-          const d = await nested(i)
-          if (!d || d.playable === false) continue
-          const own = typeof d.durationMs === 'number' && (d.mediaKind === 'video' || d.mediaKind === 'audio' || d.kind === 'creative') ? d.durationMs : null
-          items.push({ kind: i.kind, id: i.id, durationMs: i.durationMs ?? own ?? DEFAULT_ITEM_MS, ...(i.fit ? { fit: i.fit } : {}), content: d })
-        }
-        // Presentation for the player: fit (the playlist's, an item's own wins) and transition.
-        return { ...base, items, fit: body.fit ?? null, transition: body.transition ?? null, transitionMs: body.transitionMs ?? null }
-      }
-      case 'schedule': {
-        const contents: Record<string, unknown> = {}
-        const refs = [
-          ...((body.rules as { content: ContentRef }[] | undefined) ?? []).map((r) => r.content),
-          ...(body.fallback ? [body.fallback as ContentRef] : []),
-        ]
-        for (const r of refs) contents[`${r.kind}:${r.id}`] ??= await nested(r)
-        return { ...base, schedule: { timezone: body.timezone ?? undefined, rules: body.rules ?? [], fallback: body.fallback ?? null }, contents }
-      }
-      case 'layout': {
-        const zones: Record<string, unknown>[] = []
-        for (const z of (body.zones as (Body & { content: ContentRef | null })[] | undefined) ?? [])
-          zones.push({ ...z, content: z.content ? await nested(z.content) : null })
-        return { ...base, width: body.width, height: body.height, zones }
-      }
-      case 'app':
-        return { ...base, appKey: body.appKey, config: body.config }
-      default:
-        return { ...base, ...body }
-    }
   }
 }
 

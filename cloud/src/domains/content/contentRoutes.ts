@@ -51,9 +51,9 @@ const SHARED: { kind: ContentKind; path: string; tag: string; view: Permission; 
 ]
 
 const contentRoutes =
-  (d: Pick<Provisions, 'content'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'content' | 'contentSharing' | 'contentRecall'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { content } = d
+    const { content, contentSharing, contentRecall } = d
 
     for (const def of KINDS) {
       const base = `/${def.path}`
@@ -151,7 +151,7 @@ const contentRoutes =
             response: { 200: Data(Type.Array(Share)), ...errorResponses },
           },
         },
-        async (req) => ({ data: await content.listShares(principalOf(req), s.kind, req.params.id) }),
+        async (req) => ({ data: await contentSharing.listShares(principalOf(req), s.kind, req.params.id) }),
       )
       app.post(
         `${base}/shares`,
@@ -165,7 +165,7 @@ const contentRoutes =
             response: { 200: Data(Type.Array(Share)), ...errorResponses },
           },
         },
-        async (req) => ({ data: await content.share(principalOf(req), s.kind, req.params.id, req.body.nodeId) }),
+        async (req) => ({ data: await contentSharing.share(principalOf(req), s.kind, req.params.id, req.body.nodeId) }),
       )
       app.delete(
         `${base}/shares/:nodeId`,
@@ -178,7 +178,7 @@ const contentRoutes =
             response: { 200: Data(Type.Object({ nodeId: Type.String(), deleted: Type.Literal(true) })), ...errorResponses },
           },
         },
-        async (req) => ({ data: await content.unshare(principalOf(req), s.kind, req.params.id, req.params.nodeId) }),
+        async (req) => ({ data: await contentSharing.unshare(principalOf(req), s.kind, req.params.id, req.params.nodeId) }),
       )
 
       const recall = RECALLABLE[s.kind]
@@ -200,7 +200,7 @@ const contentRoutes =
           },
         },
         async (req) => {
-          const it = await content.recall(principalOf(req), s.kind, req.params.id, req.body.reason?.trim() || null)
+          const it = await contentRecall.recall(principalOf(req), s.kind, req.params.id, req.body.reason?.trim() || null)
           return { data: { id: it.id, kind: it.kind, name: it.name, recalledAt: it.recalledAt, recallReason: it.recallReason } }
         },
       )
@@ -216,7 +216,7 @@ const contentRoutes =
           },
         },
         async (req) => {
-          const it = await content.restore(principalOf(req), s.kind, req.params.id)
+          const it = await contentRecall.restore(principalOf(req), s.kind, req.params.id)
           return { data: { id: it.id, kind: it.kind, name: it.name, recalledAt: it.recalledAt } }
         },
       )

@@ -4,7 +4,7 @@
 // validates every field it receives).
 import { MAX_TRANSITION_MS, type ContentKind as DeviceKind, type Fit, type LibraryEntry, type PlayableContent, type PlayableItem } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
-import type { ContentService } from '../content/index.js'
+import type { ContentAccess, ContentPlayback } from '../content/index.js'
 import type { ContentRef, ContentResolver, Playability } from './ContentResolver.js'
 
 type Described = Record<string, unknown>
@@ -99,7 +99,10 @@ export async function toPlayable(d: Described, sign: MediaUrlSign | null = null)
 
 export class LibraryContentResolver implements ContentResolver {
   constructor(
-    private readonly library: ContentService,
+    /** Where an item may play. */
+    private readonly access: Pick<ContentAccess, 'isAvailableAt'>,
+    /** Whether it can play, and what a player renders. */
+    private readonly library: Pick<ContentPlayback, 'playability' | 'describeForDevice'>,
     private readonly sign: MediaUrlSign | null = null,
   ) {}
 
@@ -113,7 +116,7 @@ export class LibraryContentResolver implements ContentResolver {
   }
 
   isAvailableAt(workspaceId: string, ref: ContentRef, nodeId: string | null): Promise<boolean> {
-    return this.library.isAvailableAt(workspaceId, ref.kind, ref.id, nodeId)
+    return this.access.isAvailableAt(workspaceId, ref.kind, ref.id, nodeId)
   }
 
   /** Null when the item does not exist or cannot play (recalled, processing, failed, empty): devices never get it. */

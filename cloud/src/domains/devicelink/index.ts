@@ -20,7 +20,7 @@ type Needs = Pick<
   P,
   'db' | 'clock' | 'config' | 'log' | 'broker' | 'redis' | 'leases' | 'stopSteps' | 'drainSteps' | 'contentOverride' | 'panelSettings' | 'startSteps'
 > &
-  Pick<D, 'content' | 'mediaUrls' | 'screenChanges' | 'outbox'>
+  Pick<D, 'contentAccess' | 'contentPlayback' | 'mediaUrls' | 'screenChanges' | 'outbox'>
 
 type Provides = Pick<
   D,
@@ -42,7 +42,8 @@ export const devicelinkModule = defineModule<Needs, Provides>({
     contentOverride: true,
     panelSettings: true,
     startSteps: true,
-    content: true,
+    contentAccess: true,
+    contentPlayback: true,
     mediaUrls: true,
     screenChanges: true,
     outbox: true,
@@ -60,7 +61,7 @@ export const devicelinkModule = defineModule<Needs, Provides>({
   create: (d) => {
     const { db, clock, config, log, broker } = d
     // The device link sees the library through the ContentResolver seam (tests may pass their own).
-    const contentResolver = d.contentOverride ?? new LibraryContentResolver(d.content, (id) => d.mediaUrls.url(id))
+    const contentResolver = d.contentOverride ?? new LibraryContentResolver(d.contentAccess, d.contentPlayback, (id) => d.mediaUrls.url(id))
     // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
     const desiredState = new DesiredStateBuilder(db, clock, contentResolver, d.panelSettings ?? null)
     const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log, clock)

@@ -20,6 +20,8 @@ import type { MediaStore, StagedFile } from './MediaStore.js'
 import { sniffFile } from './sniff.js'
 import { probe } from './probe.js'
 import { cleanName, type NodeService } from '../nodes/NodeService.js'
+import type { ContentAccess } from '../content/ContentAccess.js'
+import type { ContentSharing } from '../content/ContentSharing.js'
 import type { ContentService } from '../content/ContentService.js'
 import { MEDIA_KINDS, type MediaKind } from './sniff.js'
 import { MediaRepository, type ProbeOutcome } from './MediaRepository.js'
@@ -75,6 +77,9 @@ export class MediaService {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly content: ContentService,
+    /** Who may see or change an item, and where it is shared. */
+    private readonly access: ContentAccess,
+    private readonly sharing: ContentSharing,
     private readonly outbound: OutboundGuard,
     private readonly config: Config,
     private readonly log: { error(obj: unknown, msg: string): void },
@@ -110,8 +115,8 @@ export class MediaService {
   }
 
   async get(p: Principal, id: string): Promise<MediaView> {
-    await this.content.requireVisible(p, 'media', id)
-    const shares = await this.content.listShares(p, 'media', id)
+    await this.access.requireVisible(p, 'media', id)
+    const shares = await this.sharing.listShares(p, 'media', id)
     return this.view(
       (await this.repo.byId(p.workspaceId, id))!,
       shares.map((s) => s.nodeId),
@@ -137,7 +142,7 @@ export class MediaService {
   /** Checks where a new file goes (name, folder, home) before any bytes are kept. */
   private async placement(p: Principal, m: MediaPlacement, fallbackName: string): Promise<{ name: string; folderId: string | null; nodeId: string | null }> {
     const name = cleanName(m.name ?? fallbackName)
-    if (m.folderId) await this.content.requireFolder(p, m.folderId)
+    if (m.folderId) await this.access.requireFolder(p, m.folderId)
     const nodeId = await this.nodes.resolveHome(p, m.nodeId)
     return { name, folderId: m.folderId ?? null, nodeId }
   }
@@ -192,12 +197,12 @@ export class MediaService {
   }
 
   async update(p: Principal, id: string, input: { name?: string; folderId?: string | null; nodeId?: string | null }): Promise<MediaView> {
-    const item = await this.content.requireOwned(p, 'media', id)
+    const item = await this.access.requireOwned(p, 'media', id)
     const r = item.media!
     const name = input.name !== undefined ? cleanName(input.name) : r.name
     let folderId = r.folder_id
     if (input.folderId !== undefined) {
-      if (input.folderId) await this.content.requireFolder(p, input.folderId)
+      if (input.folderId) await this.access.requireFolder(p, input.folderId)
       folderId = input.folderId
     }
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : r.node_id
@@ -208,7 +213,7 @@ export class MediaService {
 
   /** Refused (409 conflict) while a playlist, schedule, layout or screen uses the file; the bytes go when no item holds them. */
   async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
-    const item = await this.content.requireOwned(p, 'media', id)
+    const item = await this.access.requireOwned(p, 'media', id)
     await this.content.assertDeletable(p.workspaceId, 'media', id)
     await this.db.transaction(async (tx) => {
       await this.content.forget(tx, p.workspaceId, 'media', id)
@@ -221,7 +226,7 @@ export class MediaService {
 
   /** Where the bytes are, for download. */
   async file(p: Principal, id: string): Promise<{ path: string; sizeBytes: number; mimeType: string; sha256: string; name: string }> {
-    const item = await this.content.requireVisible(p, 'media', id)
+    const item = await this.access.requireVisible(p, 'media', id)
     const m = item.media!
     return { path: this.store.pathOf(m.sha256), sizeBytes: m.size_bytes, mimeType: m.mime_type, sha256: m.sha256, name: m.name }
   }

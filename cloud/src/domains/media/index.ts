@@ -11,7 +11,8 @@ import { StoredBytesRepository } from './StoredBytesRepository.js'
 export { default as mediaRoutes } from './mediaRoutes.js'
 export { ALLOWED_TYPES as UPLOAD_TYPES } from './sniff.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'config' | 'log' | 'outbound' | 'stopSteps' | 'housekeeping'> & Pick<D, 'nodes' | 'content' | 'heldChanges'>
+type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'config' | 'log' | 'outbound' | 'stopSteps' | 'housekeeping'> &
+  Pick<D, 'nodes' | 'content' | 'contentAccess' | 'contentSharing' | 'heldChanges'>
 
 export const mediaModule = defineModule<Needs, Pick<D, 'media' | 'mediaUrls' | 'mediaStore'>>({
   name: 'media',
@@ -26,14 +27,16 @@ export const mediaModule = defineModule<Needs, Pick<D, 'media' | 'mediaUrls' | '
     housekeeping: true,
     nodes: true,
     content: true,
+    contentAccess: true,
+    contentSharing: true,
     heldChanges: true,
   },
   provides: { media: true, mediaUrls: true, mediaStore: true },
-  create: ({ db, clock, ids, config, log, outbound, stopSteps, housekeeping, nodes, content, heldChanges }) => {
+  create: ({ db, clock, ids, config, log, outbound, stopSteps, housekeeping, nodes, content, contentAccess, contentSharing, heldChanges }) => {
     // One content-addressed store for media and screenshots: a file goes only when no owner of any kind holds it.
     const storedBytes = new StoredBytesRepository(db.kysely)
     const mediaStore = new MediaStore(config.dataDir, config.mediaDir, (sha256) => storedBytes.inUse(sha256))
-    const media = new MediaService(db, clock, ids, nodes, content, outbound, config, log, mediaStore)
+    const media = new MediaService(db, clock, ids, nodes, content, contentAccess, contentSharing, outbound, config, log, mediaStore)
     // Media probes in flight finish before the broker closes.
     stopSteps.add('media processing', () => media.idle())
     housekeeping.add({ name: 'multipart uploads', run: () => media.purgeExpiredUploads() })

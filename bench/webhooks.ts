@@ -43,7 +43,7 @@ const app = await buildApp(
 )
 await app.ready()
 console.log(
-  `engine:     ${engineLabel(databaseUrl)}; ${servicesOf(app).webhooks.endpointConcurrency} requests in flight per endpoint; load average ${await loadAvg()}`,
+  `engine:     ${engineLabel(databaseUrl)}; ${servicesOf(app).webhookSender.endpointConcurrency} requests in flight per endpoint; load average ${await loadAvg()}`,
 )
 const ws = await servicesOf(app).workspaces.create('Bench', 'us')
 const { secret: apiKey } = await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')

@@ -50,7 +50,9 @@ import type { EmergencyService } from './takeovers/EmergencyService.js'
 import type { TakeoverDelivery } from './takeovers/TakeoverDelivery.js'
 import type { SerialTemplateService } from './serial/SerialTemplateService.js'
 import type { SerialJobService } from './serial/SerialJobService.js'
-import type { WebhookService } from './webhooks/WebhookService.js'
+import type { WebhookEndpoints } from './webhooks/WebhookEndpoints.js'
+import type { WebhookQueue } from './webhooks/WebhookQueue.js'
+import type { WebhookSender } from './webhooks/WebhookSender.js'
 import type { WebhookDeliveryWorker } from './webhooks/WebhookDeliveryWorker.js'
 import type { AlertRuleService } from './alerts/AlertRuleService.js'
 import type { AlertEvaluator } from './alerts/AlertEvaluator.js'
@@ -172,7 +174,12 @@ export interface DomainProvisions {
   takeoverDelivery: TakeoverDelivery
   serialTemplates: SerialTemplateService
   serialJobs: SerialJobService
-  webhooks: WebhookService
+  /** Webhook endpoints: where a workspace's events go. */
+  webhookEndpoints: WebhookEndpoints
+  /** The delivery queue and its log. */
+  webhookQueue: WebhookQueue
+  /** Sends deliveries (signed, pooled per endpoint), records outcomes, switches off failing endpoints. */
+  webhookSender: WebhookSender
   webhookWorker: WebhookDeliveryWorker
   alertRules: AlertRuleService
   /** What the device link feeds: screen status changes, panel power, storage, play-log limits. */

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import Stripe from 'stripe'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
-import { ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/WebhookService.js'
+import { ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/model.js'
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crashCloud.ts')
 

@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import Stripe from 'stripe'
 import type { Harness } from '../helpers.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { BACKOFF_MS } from '../../src/domains/webhooks/WebhookService.js'
+import { BACKOFF_MS } from '../../src/domains/webhooks/model.js'
 import { OutboundGuard } from '../../src/platform/net/OutboundGuard.js'
 import { CA_FILE, startReceiver, type Receiver, type Received } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
@@ -297,19 +297,19 @@ forEngines(t, (t, build) => {
     const { h, receiver, apiKey, workspaceId } = await setup(t)
     const ep = await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
-    const svc = servicesOf(h.app).webhooks
+    const svc = servicesOf(h.app).webhookQueue
     const [first] = await svc.claimDue(10)
     t.same(await svc.claimDue(10), [], 'held while the lease lasts')
     h.clock.advance(servicesOf(h.app).config.webhookLeaseMs + 1)
     const [second] = await svc.claimDue(10)
     t.equal(second!.id, first!.id, 'claimed again after the lease')
     receiver.answer = () => ({ status: 500 })
-    await svc.attempt(first!)
+    await servicesOf(h.app).webhookSender.attempt(first!)
     let d = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data[0]
     t.equal(d.status, 'pending', 'the stale claim wrote nothing')
     t.equal((await h.req('GET', `/v1/webhooks/${ep.id}`, apiKey)).json().data.consecutiveFailures, 0, 'nor counted a failure')
     receiver.answer = () => ({ status: 200 })
-    await svc.attempt(second!)
+    await servicesOf(h.app).webhookSender.attempt(second!)
     d = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data[0]
     t.equal(d.status, 'delivered')
     t.equal(receiver.received.length, 2, 'at least once: both sends reached the receiver')

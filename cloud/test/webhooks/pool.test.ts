@@ -10,7 +10,7 @@ import https from 'node:https'
 import path from 'node:path'
 import { ManualClock } from '../../src/platform/clock.js'
 import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
-import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/WebhookService.js'
+import { AUTO_DISABLE_AFTER, ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/model.js'
 import { CA_FILE, TLS_DIR, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
 import { recordEvent } from '../fixtures/events.js'
@@ -128,7 +128,7 @@ forEngines(t, (t, build) => {
       await t.test(`${limit} at most`, async (t) => {
         let hold = true
         const { h, receiver, publish } = await setup(t, () => (hold ? 'hold' : { status: 200 }), limit)
-        t.equal(servicesOf(h.app).webhooks.endpointConcurrency, limit)
+        t.equal(servicesOf(h.app).webhookSender.endpointConcurrency, limit)
         const n = limit + 5
         await publish(n)
         const run = servicesOf(h.app).webhookWorker.runOnce()
@@ -163,7 +163,7 @@ forEngines(t, (t, build) => {
       return rows.length === n && rows.every((r) => r.claimed_until !== null && Date.parse(r.claimed_until) > h.clock.now().getTime()) ? true : undefined
     }
     t.ok(await until(5000, renewed, 10), 'the leases were renewed after the clock moved')
-    t.same(await servicesOf(h.app).webhooks.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
+    t.same(await servicesOf(h.app).webhookQueue.claimDue(100), [], 'every claimed delivery is still under its (renewed) lease')
     hold = false
     receiver.release()
     await run

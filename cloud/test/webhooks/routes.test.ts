@@ -206,9 +206,9 @@ forEngines(t, (t, build) => {
     const log = (await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data
     t.equal(log[0].endpointId, on.id)
     h.clock.advance(29 * 24 * 3600_000)
-    t.equal(await servicesOf(h.app).webhooks.purge(), 0)
+    t.equal(await servicesOf(h.app).webhookQueue.purge(), 0)
     h.clock.advance(2 * 24 * 3600_000)
-    t.equal(await servicesOf(h.app).webhooks.purge(), 1)
+    t.equal(await servicesOf(h.app).webhookQueue.purge(), 1)
     t.same((await h.req('GET', '/v1/webhooks/deliveries', apiKey)).json().data, [])
     t.ok(CA_FILE)
   })

@@ -17,7 +17,9 @@
 // Purges the 30-day log once an hour.
 import type { Clock } from '../../platform/clock.js'
 import { IntervalWorker } from '../../platform/workers/Worker.js'
-import { ENDPOINT_CONCURRENCY, type DeliveryRow, type Outcome, type WebhookService } from './WebhookService.js'
+import { ENDPOINT_CONCURRENCY, type DeliveryRow, type Outcome } from './model.js'
+import type { WebhookQueue } from './WebhookQueue.js'
+import type { WebhookSender } from './WebhookSender.js'
 
 /** Deliveries of one endpoint waiting or in flight in this process before claims skip that endpoint, per request it may have in flight. */
 export const ENDPOINT_QUEUE_PER_SLOT = 4
@@ -50,7 +52,8 @@ export class WebhookDeliveryWorker extends IntervalWorker {
   private idleWaiters: (() => void)[] = []
 
   constructor(
-    private readonly webhooks: WebhookService,
+    private readonly queue: WebhookQueue,
+    private readonly sender: WebhookSender,
     private readonly clock: Clock,
     intervalMs: number,
     log: { error(obj: unknown, msg: string): void },
@@ -64,7 +67,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
 
   /** Deliveries of one endpoint waiting or in flight here before claims skip it. */
   private get endpointQueue(): number {
-    return ENDPOINT_QUEUE_PER_SLOT * this.webhooks.endpointConcurrency
+    return ENDPOINT_QUEUE_PER_SLOT * this.sender.endpointConcurrency
   }
 
   private get maxInFlight(): number {
@@ -89,7 +92,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     await this.beforeRun()
     const now = this.clock.now().getTime()
     if (now - this.lastPurge >= 3600_000) {
-      await this.webhooks.purge()
+      await this.queue.purge()
       this.lastPurge = now
     }
     await this.pump()
@@ -156,7 +159,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
       const skip: string[] = []
       for (const [id, n] of this.perEndpoint) if (n >= this.endpointQueue) skip.push(id)
       const ask = Math.min(this.batchSize, room)
-      const batch = await this.webhooks.claimDue(ask, skip)
+      const batch = await this.queue.claimDue(ask, skip)
       this.backlog = batch.length === ask || skip.length > 0
       if (batch.length) await this.startSending(batch)
       if (batch.length < ask) return
@@ -169,9 +172,9 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     this.inFlight += batch.length
     for (const d of batch) this.perEndpoint.set(d.endpoint_id, (this.perEndpoint.get(d.endpoint_id) ?? 0) + 1)
     this.renewWhileClaimed()
-    let eps: Awaited<ReturnType<WebhookService['endpointsOf']>>
+    let eps: Awaited<ReturnType<WebhookQueue['endpointsOf']>>
     try {
-      eps = await this.webhooks.endpointsOf(batch)
+      eps = await this.queue.endpointsOf(batch)
     } catch (err) {
       // Not sent: the lease runs out and a later claim takes them again.
       this.log.error({ err, deliveries: batch.length }, 'webhook endpoints read failed')
@@ -179,7 +182,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
       return
     }
     for (const d of batch) {
-      this.webhooks.send(d, eps.get(d.endpoint_id)).then(
+      this.sender.send(d, eps.get(d.endpoint_id)).then(
         (o) => this.sendEnded(d, o),
         (err) => {
           this.log.error({ err, deliveryId: d.id }, 'webhook send failed')
@@ -216,7 +219,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
         if (this.outcomes.length < this.batchSize) await new Promise((r) => setTimeout(r, WRITE_GATHER_MS))
         const batch = this.outcomes.splice(0)
         try {
-          await this.webhooks.record(batch)
+          await this.sender.record(batch)
         } catch (err) {
           // Left claimed: the lease runs out and the deliveries are sent again.
           this.log.error({ err, deliveries: batch.length }, 'webhook outcomes write failed')
@@ -246,7 +249,7 @@ export class WebhookDeliveryWorker extends IntervalWorker {
     this.renewTimer = setInterval(
       () => {
         if (!this.claims.size) return
-        this.webhooks.renewLeases([...this.claims.keys()]).catch((err) => this.log.error({ err }, 'webhook lease renewal failed'))
+        this.queue.renewLeases([...this.claims.keys()]).catch((err) => this.log.error({ err }, 'webhook lease renewal failed'))
       },
       Math.max(10, Math.floor(this.opts.leaseMs / 3)),
     )

@@ -9,7 +9,7 @@ import { ApiError, isApiError } from '../../platform/errors.js'
 import { Data, ErrorBody, IdParams, LimitParam, Nullable, errorResponses } from '../../platform/contract.js'
 import { EVENT_NAMES } from '../events/index.js'
 import { EVENT_CATALOG } from './catalog.js'
-import { CreatedEndpoint, WebhookDelivery, WebhookEndpoint } from './WebhookService.js'
+import { CreatedEndpoint, WebhookDelivery, WebhookEndpoint } from './model.js'
 import { ownWorker } from '../../platform/workers/ownWorker.js'
 import type { Provisions } from '../provisions.js'
 
@@ -29,9 +29,9 @@ const asBadRequest = (e: unknown): never => {
 }
 
 const webhookRoutes =
-  (d: Pick<Provisions, 'webhookWorker' | 'webhooks'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'webhookWorker' | 'webhookEndpoints' | 'webhookQueue' | 'webhookSender'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { webhooks } = d
+    const { webhookEndpoints, webhookQueue, webhookSender } = d
     // Delivery claims its rows, so it runs on every instance.
     ownWorker(app, 'webhooks', d.webhookWorker)
     const view = { permission: 'integration.view', rootOnly: true, validationError: { status: 400, code: 'bad_request' } } as const
@@ -42,7 +42,7 @@ const webhookRoutes =
       '/webhooks',
       { config: view, schema: { tags, summary: 'List webhook endpoints', response: { 200: Data(Type.Array(WebhookEndpoint)), ...errors400 } } },
       async (req) => ({
-        data: await webhooks.list(principalOf(req)),
+        data: await webhookEndpoints.list(principalOf(req)),
       }),
     )
 
@@ -61,7 +61,7 @@ const webhookRoutes =
           response: { 201: Data(CreatedEndpoint), ...errors400 },
         },
       },
-      async (req, reply) => reply.code(201).send({ data: await webhooks.create(principalOf(req), req.body) }),
+      async (req, reply) => reply.code(201).send({ data: await webhookEndpoints.create(principalOf(req), req.body) }),
     )
 
     app.get(
@@ -102,7 +102,7 @@ const webhookRoutes =
         } catch (e) {
           asBadRequest(e)
         }
-        const out = await webhooks.listDeliveries(principalOf(req), page!, { endpointId: req.query.endpointId, status: req.query.status })
+        const out = await webhookQueue.listDeliveries(principalOf(req), page!, { endpointId: req.query.endpointId, status: req.query.status })
         return { data: out.data, nextCursor: out.nextCursor ?? null }
       },
     )
@@ -113,14 +113,14 @@ const webhookRoutes =
         config: edit,
         schema: { tags, summary: 'Resend a delivery as a new one (replayOf set)', params: IdParams, response: { 200: Data(SendResult), ...errors400 } },
       },
-      async (req) => ({ data: await webhooks.replay(principalOf(req), req.params.id) }),
+      async (req) => ({ data: await webhookSender.replay(principalOf(req), req.params.id) }),
     )
 
     app.get(
       '/webhooks/:id',
       { config: view, schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: Data(WebhookEndpoint), ...errors400 } } },
       async (req) => ({
-        data: await webhooks.get(principalOf(req), req.params.id),
+        data: await webhookEndpoints.get(principalOf(req), req.params.id),
       }),
     )
 
@@ -141,7 +141,7 @@ const webhookRoutes =
           response: { 200: Data(WebhookEndpoint), ...errors400 },
         },
       },
-      async (req) => ({ data: await webhooks.update(principalOf(req), req.params.id, req.body) }),
+      async (req) => ({ data: await webhookEndpoints.update(principalOf(req), req.params.id, req.body) }),
     )
 
     app.delete(
@@ -155,7 +155,7 @@ const webhookRoutes =
           response: { 200: Data(Type.Object({ id: Type.String() })), ...errors400 },
         },
       },
-      async (req) => ({ data: await webhooks.remove(principalOf(req), req.params.id) }),
+      async (req) => ({ data: await webhookEndpoints.remove(principalOf(req), req.params.id) }),
     )
 
     app.post(
@@ -169,7 +169,7 @@ const webhookRoutes =
           response: { 200: Data(SendResult), 409: ErrorBody, ...errors400 },
         },
       },
-      async (req) => ({ data: await webhooks.test(principalOf(req), req.params.id) }),
+      async (req) => ({ data: await webhookSender.test(principalOf(req), req.params.id) }),
     )
   }
 export default webhookRoutes

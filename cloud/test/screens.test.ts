@@ -21,8 +21,8 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
   t.notOk('nextCursor' in whole.json(), 'no paging without limit')
   t.same(
     Object.keys(whole.json().data[0]).sort(),
-    ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
-    'the trimmed list item plus nodeId',
+    ['agentVersion', 'contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
+    'the trimmed list item plus nodeId and agentVersion',
   )
 
   const seen: string[] = []
@@ -72,6 +72,7 @@ t.test('the list (serialised by the database) answers each item as the screen it
         contentId: one.contentId,
         lastSeenAt: one.lastSeenAt,
         nodeId: one.nodeId,
+        agentVersion: one.agentVersion,
       },
       `${item.id} as GET reads it`,
     )

@@ -107,7 +107,9 @@ function licences(metafiles: Metafile[]): string {
 export async function bundleAgent(libDir: string, arch: PackArch, licenceDir: string): Promise<void> {
   const { build } = await import('esbuild')
   fs.mkdirSync(libDir, { recursive: true })
-  const agent = await build({ ...common, entryPoints: [ENTRY], outfile: path.join(libDir, 'svc-agent.mjs'), plugins: [packedAgent] })
+  // The version the program reports is the package's at bundling time (agent/src/version.ts).
+  const define = { __SVC_AGENT_VERSION__: JSON.stringify(agentPackageVersion()) }
+  const agent = await build({ ...common, define, entryPoints: [ENTRY], outfile: path.join(libDir, 'svc-agent.mjs'), plugins: [packedAgent] })
   const puppeteer = await build({
     ...common,
     stdin: { contents: "export { default } from 'puppeteer-core'\nexport * from 'puppeteer-core'\n", resolveDir: path.join(REPO_ROOT, 'agent'), loader: 'js' },
@@ -127,4 +129,9 @@ export async function bundleAgent(libDir: string, arch: PackArch, licenceDir: st
   for (const f of files) fs.copyFileSync(path.join(from, f), path.join(to, f))
 
   fs.writeFileSync(path.join(licenceDir, 'THIRD-PARTY-LICENSES.txt'), licences([agent.metafile, puppeteer.metafile]))
+}
+
+/** agent/package.json's version. */
+export function agentPackageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'agent/package.json'), 'utf8')) as { version: string }).version
 }

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { ARCHES, REPO_ROOT, bundleAgent, type PackArch } from './bundle.js'
+import { ARCHES, agentPackageVersion, bundleAgent, type PackArch } from './bundle.js'
 import { AGENT_ENV, CONFFILES, ENV_FILE, KIOSK, LAUNCHER, POSTINST, POSTRM, PREFIX, PRERM, UNITS, UNIT_DIR, WATCHDOG, control, debianVersion } from './files.js'
 import { writeTarGz } from './tar.js'
 
@@ -29,7 +29,7 @@ export interface PackResult {
 }
 
 export function agentVersion(): string {
-  return (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'agent/package.json'), 'utf8')) as { version: string }).version
+  return agentPackageVersion()
 }
 
 /** dpkg-deb on PATH, or null. */

@@ -11,6 +11,7 @@ import type { Logger } from '../runtime/Logger.js'
 import type { Clock, Timers } from '../runtime/time.js'
 import type { DesiredStore } from './DesiredStore.js'
 import { statfsStorage, type StorageProbe } from './storage.js'
+import { AGENT_VERSION } from '../version.js'
 
 /** What the reconciler needs from the link. */
 export interface ReportPublisher {
@@ -179,7 +180,7 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     const key = { version: this.version, playing: toPlaying(this.decision), panel: this.#panel }
     if (!force && isDeepStrictEqual(key, this.#lastSent)) return
     const storage = await (this.#o.storage ?? statfsStorage)(this.#o.store.dataDir)
-    const message: Reported = { version: key.version, playing: key.playing, at: this.#o.clock.now().toISOString() }
+    const message: Reported = { version: key.version, playing: key.playing, agentVersion: AGENT_VERSION, at: this.#o.clock.now().toISOString() }
     if (this.#panel) message.panel = this.#panel
     if (storage) message.storage = storage
     // Not waiting for the PUBACK: a connection lost in between would hold every later

@@ -79,6 +79,8 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   t.match(first, { playing: { source: 'none', contentKind: null, contentId: null } })
   t.match(first.storage, { usedBytes: Number, totalBytes: Number }, 'storage from statfs')
   t.ok((first.storage as { totalBytes: number }).totalBytes > 0)
+  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  t.equal(first.agentVersion, pkg.version, "the agent reports its package's version")
 
   const screen = await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()
   t.equal((screen as { data: { id: string } }).data.id, screenId)

@@ -156,6 +156,8 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
   t.ok(code, `a pairing code (stderr: ${first.stderr()})`)
   const screenId = await cloud.pair(code!)
   await cloud.waitFor(topics.status(screenId), (p) => p.status === 'online', 15_000)
+  const reported = await cloud.waitFor(topics.reported(screenId), (p) => p.version === 0, 15_000)
+  t.equal(reported.agentVersion, VERSION, 'the packed program reports the version it was bundled as')
   const port = Number(new URL(String(first.json().find((l) => l.msg === 'player page listening')?.url)).port)
   await cloud.publish(topics.desired(screenId), {
     version: 7,

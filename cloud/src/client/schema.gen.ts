@@ -26767,6 +26767,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The screen's agent version, as its last report said; null before one that carries it. */
+                            agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
@@ -26925,6 +26927,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The screen's agent version, as its last report said; null before one that carries it. */
+                            agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
@@ -26943,6 +26947,7 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
+                                agentVersion?: string;
                                 /** @description ISO 8601 date-time */
                                 at: string;
                                 panel?: {
@@ -27310,6 +27315,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The screen's agent version, as its last report said; null before one that carries it. */
+                            agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
@@ -27328,6 +27335,7 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
+                                agentVersion?: string;
                                 /** @description ISO 8601 date-time */
                                 at: string;
                                 panel?: {
@@ -29048,6 +29056,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The screen's agent version, as its last report said; null before one that carries it. */
+                            agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
                             /** @description Prefix `scr_`. */
@@ -29066,6 +29076,7 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
+                                agentVersion?: string;
                                 /** @description ISO 8601 date-time */
                                 at: string;
                                 panel?: {

@@ -139,7 +139,7 @@ eachEngine(t, 'screens and pairing registrations', async (t, db) => {
     'ascending after the cursor, limit rows',
   )
   t.same(page, { data: page.data, ids: ids.slice(1, 3), count: 2, lastId: ids[2], more: true }, 'the page says more follow, and which screens it holds')
-  t.same(Object.keys(items[0]!).sort(), ['contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'only the list fields')
+  t.same(Object.keys(items[0]!).sort(), ['agentVersion', 'contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'only the list fields')
   t.equal(items[0]!.status, 'offline')
   const last = await screens.listJson(db.dialect, 'ws_1', null, { limit: 5, after: ids[446]!, count: false })
   t.same([last.count, last.lastId, last.more, last.ids], [3, ids[449], false, ids.slice(447)], 'the last page says none follow')

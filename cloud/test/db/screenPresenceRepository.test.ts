@@ -53,21 +53,30 @@ eachEngine(t, 'screen presence repository', async (t, db) => {
   t.same(rep, { reported: '{"x":1}', reported_at: LATER })
 
   // Many at once: one statement per 200 screens; a screen listed twice keeps its last entry.
-  const many = ids.slice(0, 450).map((id, i) => ({ id, reported: `{"n":${i}}`, at: i % 2 ? AT : LATER }))
-  await repo.storeReportedMany([...many, { id: ids[3]!, reported: '{"n":"last"}', at: LATER }, { id: 'scr_nope', reported: '{}', at: LATER }])
+  const many = ids.slice(0, 450).map((id, i) => ({ id, reported: `{"n":${i}}`, at: i % 2 ? AT : LATER, agentVersion: i % 3 ? `1.0.${i}` : null }))
+  await repo.storeReportedMany([
+    ...many,
+    { id: ids[3]!, reported: '{"n":"last"}', at: LATER, agentVersion: '2.0.0' },
+    { id: 'scr_nope', reported: '{}', at: LATER, agentVersion: null },
+  ])
   const stored = new Map(
-    (await k.selectFrom('screens').select(['id', 'reported', 'reported_at', 'last_seen_at']).where('id', 'in', ids.slice(0, 451)).execute()).map((r) => [
-      r.id,
-      r,
-    ]),
+    (
+      await k.selectFrom('screens').select(['id', 'reported', 'reported_at', 'last_seen_at', 'agent_version']).where('id', 'in', ids.slice(0, 451)).execute()
+    ).map((r) => [r.id, r]),
   )
   t.ok(
     many.every(
-      (m, i) => i === 3 || (stored.get(m.id)?.reported === m.reported && stored.get(m.id)?.reported_at === m.at && stored.get(m.id)?.last_seen_at === m.at),
+      (m, i) =>
+        i === 3 ||
+        (stored.get(m.id)?.reported === m.reported &&
+          stored.get(m.id)?.reported_at === m.at &&
+          stored.get(m.id)?.last_seen_at === m.at &&
+          stored.get(m.id)?.agent_version === m.agentVersion),
     ),
-    'each screen got its own reported state and times',
+    'each screen got its own reported state, times and agent version (null where the report had none)',
   )
   t.same(stored.get(ids[3]!)?.reported, '{"n":"last"}', 'the later entry of a screen listed twice wins')
+  t.equal(stored.get(ids[3]!)?.agent_version, '2.0.0')
   t.equal(stored.get(ids[450]!)?.reported, null, 'a screen not listed is untouched')
   await repo.storeReportedMany([])
 })

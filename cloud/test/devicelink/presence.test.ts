@@ -96,6 +96,30 @@ t.test('reported state is validated, stored, shown on the screen and passed to l
   t.equal(s.reportedAt, '2026-06-01T12:00:00.000Z')
 })
 
+t.test("the agent's version from its reports: on the screen, in the list, and cleared by a report without one", async (t) => {
+  const c = await startCloud(t)
+  const { presence } = servicesOf(c.running.app)
+  const d = await c.pair('Versioned')
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, d)
+  const report = (extra: object) => ({ version: 0, playing: { source: 'none', contentKind: null, contentId: null }, at: c.clock.now().toISOString(), ...extra })
+  const listed = async () => (await c.call('GET', '/v1/screens')).body.data.find((s: { id: string }) => s.id === d.screenId)
+  t.equal((await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.agentVersion, null, 'null before any report')
+  t.equal((await listed()).agentVersion, null)
+  await dev.client.publishAsync(topics.reported(d.screenId), JSON.stringify(report({ agentVersion: '1.4.2' })), { qos: 1 })
+  await presence.idle()
+  const s = (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data
+  t.equal(s.agentVersion, '1.4.2')
+  t.equal(s.reported.agentVersion, '1.4.2', 'and in the report as stored')
+  t.equal((await listed()).agentVersion, '1.4.2', 'the list shows it too (its kept pages dropped by the write)')
+  await dev.client.publishAsync(topics.reported(d.screenId), JSON.stringify(report({ agentVersion: 'bad version!' })), { qos: 1 })
+  await presence.idle()
+  t.equal((await listed()).agentVersion, '1.4.2', 'a report whose version breaks the contract is ignored whole')
+  c.clock.advance(1000)
+  await dev.client.publishAsync(topics.reported(d.screenId), JSON.stringify(report({})), { qos: 1 })
+  await presence.idle()
+  t.equal((await listed()).agentVersion, null, 'an agent that stopped saying (an older one put back) shows none')
+})
+
 t.test('presence over WebSocket follows the connection the same way', async (t) => {
   const c = await startCloud(t)
   const { presence } = servicesOf(c.running.app)

@@ -233,6 +233,8 @@ export const ReportedSchema = Type.Object({
   playing: PlayingSchema,
   panel: Type.Optional(PanelReportSchema),
   storage: Type.Optional(StorageReportSchema),
+  /** The agent's own version (its package's), shown on the screen's views. */
+  agentVersion: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z][0-9A-Za-z.+_-]*$' })),
   at: Timestamp,
 })
 export type Reported = Static<typeof ReportedSchema>

@@ -340,7 +340,9 @@ export class ScreenPresence {
       }
       const rows = valid.length ? await this.repo.rows(valid.map((v) => v.screenId)) : new Map<string, ScreenRow>()
       const known = valid.filter((v) => rows.has(v.screenId))
-      await this.repo.storeReportedMany(known.map((v) => ({ id: v.screenId, reported: JSON.stringify(v.reported), at: v.at })))
+      await this.repo.storeReportedMany(
+        known.map((v) => ({ id: v.screenId, reported: JSON.stringify(v.reported), at: v.at, agentVersion: v.reported.agentVersion ?? null })),
+      )
       for (const v of known) {
         const row = rows.get(v.screenId)!
         for (const l of [...this.reportedListeners]) {

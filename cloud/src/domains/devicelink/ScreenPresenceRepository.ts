@@ -99,18 +99,23 @@ export class ScreenPresenceRepository {
    * Stores several screens' reported state: one UPDATE per 200 screens (each column a
    * `CASE id WHEN … THEN …`), not one per screen. A screen listed twice keeps its last entry.
    */
-  async storeReportedMany(items: readonly { id: string; reported: string; at: string }[]): Promise<void> {
+  async storeReportedMany(items: readonly { id: string; reported: string; at: string; agentVersion: string | null }[]): Promise<void> {
     const latest = [...new Map(items.map((it) => [it.id, it])).values()]
     for (let i = 0; i < latest.length; i += REPORTED_CHUNK) {
       const part = latest.slice(i, i + REPORTED_CHUNK)
-      const byId = (value: (it: (typeof part)[number]) => string) =>
+      const byId = (value: (it: (typeof part)[number]) => string | null) =>
         sql<string>`CASE ${sql.ref('id')} ${sql.join(
           part.map((it) => sql`WHEN ${it.id} THEN ${value(it)}`),
           sql` `,
         )} END`
       await this.k
         .updateTable('screens')
-        .set({ reported: byId((it) => it.reported), reported_at: byId((it) => it.at), last_seen_at: byId((it) => it.at) })
+        .set({
+          reported: byId((it) => it.reported),
+          reported_at: byId((it) => it.at),
+          last_seen_at: byId((it) => it.at),
+          agent_version: byId((it) => it.agentVersion),
+        })
         .where(
           'id',
           'in',

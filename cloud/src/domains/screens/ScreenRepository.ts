@@ -14,7 +14,7 @@ export type ScreenRecord = Selectable<ScreensTable>
 export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
-const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id'] as const
+const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id', 'agent_version'] as const
 /** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
 const LIST_FIELDS = [
   'id',
@@ -24,6 +24,7 @@ const LIST_FIELDS = [
   'content_id as contentId',
   'last_seen_at as lastSeenAt',
   'node_id as nodeId',
+  'agent_version as agentVersion',
 ] as const
 /** Ids per statement in IN lists (well under either engine's parameter limit). */
 const CHUNK = 400
@@ -73,7 +74,7 @@ function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, 
   const after = withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
     sql<boolean>`id > pg.last_id`,
   )
-  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id`
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version`
   // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
   // ordered subquery's rows in its order.
   const array =

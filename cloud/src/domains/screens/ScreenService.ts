@@ -24,6 +24,8 @@ export interface ScreenListItem {
   contentId: string | null
   lastSeenAt: string | null
   nodeId: string | null
+  /** The agent's version, as its last report said; null before one that carries it. */
+  agentVersion: string | null
 }
 
 export interface ScreenView extends ScreenListItem {
@@ -107,6 +109,7 @@ const view = (r: ScreenRecord): ScreenView => ({
   contentId: r.content_id,
   lastSeenAt: r.last_seen_at,
   nodeId: r.node_id,
+  agentVersion: r.agent_version,
   model: r.model,
   serialNumber: r.serial_number,
   timezone: r.timezone,

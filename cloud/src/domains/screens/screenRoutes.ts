@@ -52,6 +52,7 @@ const ScreenItem = Type.Object({
   contentId: StringOrNull(),
   lastSeenAt: StringOrNull({ format: 'date-time' }),
   nodeId: StringOrNull({ description: 'Home location; null = workspace root.' }),
+  agentVersion: StringOrNull({ description: "The screen's agent version, as its last report said; null before one that carries it." }),
 })
 
 export const Screen = Type.Intersect([
@@ -66,7 +67,7 @@ export const Screen = Type.Intersect([
     reported: Nullable(
       Type.Object(ReportedSchema.properties, {
         description:
-          'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `at`; only these fields, as the MQTT contract defines them.',
+          'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `agentVersion`, `at`; only these fields, as the MQTT contract defines them.',
       }),
     ),
     reportedAt: Nullable(Timestamp),

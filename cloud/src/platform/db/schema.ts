@@ -125,6 +125,8 @@ export interface ScreensTable {
   status_since: string | null
   reported: string | null
   reported_at: string | null
+  /** `reported.agentVersion` of the last report (null before one that carries it). */
+  agent_version: string | null
   panel_protocol: string | null
   panel_set_id: number | null
   panel_poll_seconds: number | null

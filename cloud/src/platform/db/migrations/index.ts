@@ -28,6 +28,7 @@ import m0450 from './0450-takeover-rows-estimate-per-id.js'
 import m0460 from './0460-screenshots-by-sha256.js'
 import m0461 from './0461-play-log-ended.js'
 import m0470 from './0470-idempotency-keys-per-credential.js'
+import m0480 from './0480-screen-agent-version.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -56,4 +57,5 @@ export const migrations: readonly Migration[] = [
   m0460,
   m0461,
   m0470,
+  m0480,
 ]

@@ -5,6 +5,7 @@ import t from 'tap'
 import { defineModule, type Module, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
 import { Listeners } from '../src/platform/hooks.js'
 import { MODULES } from '../src/domains/index.js'
+import { PLATFORM_NAMES } from '../src/domains/provisions.js'
 
 const mod = (name: string, needs: string[], provides: string[], made: string[] = []): Module =>
   defineModule<Record<string, unknown>, Record<string, unknown>>({
@@ -73,31 +74,7 @@ t.test('a hook: listeners in the order added, each removable', async (t) => {
 })
 
 t.test("the cloud's modules: every need provided, each name by one module, no circle", async (t) => {
-  const platform = [
-    'config',
-    'db',
-    'clock',
-    'ids',
-    'random',
-    'log',
-    'timers',
-    'broker',
-    'redis',
-    'outbound',
-    'rateLimiter',
-    'authFailures',
-    'idempotency',
-    'dataChanges',
-    'leases',
-    'devicePolicy',
-    'stopSteps',
-    'drainSteps',
-    'releaseSteps',
-    'housekeeping',
-    'startSteps',
-    'contentOverride',
-    'panelSettings',
-  ]
+  const platform = Object.keys(PLATFORM_NAMES)
   const order = wiringOrder(MODULES, platform).map((m) => m.name)
   t.equal(order.length, MODULES.length)
   const at = (name: string) => order.indexOf(name)

@@ -16,6 +16,7 @@ import type { AuthFailureGuard } from '../platform/http/authFailures.js'
 import type { IdempotencyStore } from '../platform/http/idempotency.js'
 import type { StopSteps } from '../platform/lifecycle.js'
 import type { Hook } from '../platform/hooks.js'
+import type { Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { EventBus } from './events/EventBus.js'
 import type { EventOutbox } from './events/EventOutbox.js'
@@ -103,6 +104,33 @@ export interface PlatformProvisions {
   /** Test seams: a content library and panel settings of the test's own (undefined = the real ones). */
   contentOverride: ContentResolver | undefined
   panelSettings: PanelSettingsSource | undefined
+}
+
+/** The platform's names, one `true` each (the compiler checks the list against PlatformProvisions). */
+export const PLATFORM_NAMES: Names<PlatformProvisions> = {
+  config: true,
+  db: true,
+  clock: true,
+  ids: true,
+  random: true,
+  log: true,
+  timers: true,
+  broker: true,
+  redis: true,
+  outbound: true,
+  rateLimiter: true,
+  authFailures: true,
+  idempotency: true,
+  dataChanges: true,
+  leases: true,
+  devicePolicy: true,
+  stopSteps: true,
+  drainSteps: true,
+  releaseSteps: true,
+  housekeeping: true,
+  startSteps: true,
+  contentOverride: true,
+  panelSettings: true,
 }
 
 /** What the domain modules provide (domains/<name>/index.ts), by name. */

@@ -25,14 +25,15 @@ import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobR
 import { DisplayDriver } from './serial/DisplayDriver.js'
 import { SerialJobRunner as DriverJobRunner } from './serial/SerialJobRunner.js'
 import { logPanelPort } from './serial/portLog.js'
+import { AGENT_VERSION, PACKED, PROGRAM } from './version.js'
 
 const USAGE = `usage:
-  agent start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
+  ${PROGRAM} start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
               [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
               [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
-  agent health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]
-  agent pack [--arch x64|arm64] [--out DIR]   (from the repository: the tarball and .deb)
-defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
+  ${PROGRAM} health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]
+  ${PROGRAM} --version
+${PACKED ? '' : `  ${PROGRAM} pack [--arch x64|arm64] [--out DIR]   (the tarball and .deb)\n`}defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
           --cache-max-mb ${DEFAULT_CACHE_MAX_BYTES / 1024 ** 2} (the on-disk media cache bound)
 --ca FILE: a CA certificate (PEM) trusted beside the system's roots, for the cloud's
           HTTPS and the broker's TLS
@@ -232,6 +233,10 @@ async function main(argv: string[]): Promise<number> {
     ;(cmd === undefined ? process.stderr : process.stdout).write(USAGE)
     return cmd === undefined ? 2 : 0
   }
+  if (cmd === '--version' || cmd === 'version') {
+    process.stdout.write(`${AGENT_VERSION}\n`)
+    return 0
+  }
   if (cmd === 'health') return (await import('./player/healthCommand.js')).healthCommand(rest)
   if (cmd === 'pack') return (await import('./pack/command.js')).packCommand(rest)
   if (cmd !== 'start') throw new UsageError(`unknown command "${cmd}"`)
@@ -246,10 +251,10 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`agent: ${err.message}\n${USAGE}`)
+      process.stderr.write(`${PROGRAM}: ${err.message}\n${USAGE}`)
       process.exitCode = 2
     } else {
-      process.stderr.write(`agent: ${err instanceof Error ? err.message : String(err)}\n`)
+      process.stderr.write(`${PROGRAM}: ${err instanceof Error ? err.message : String(err)}\n`)
       process.exitCode = 1
     }
   },

@@ -10,4 +10,10 @@ function fromPackageJson(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version
 }
 
+/** True in the packed program (`agent pack`'s bundle), false when run from the repository. */
+export const PACKED = typeof __SVC_AGENT_VERSION__ === 'string'
+
 export const AGENT_VERSION: string = typeof __SVC_AGENT_VERSION__ === 'string' ? __SVC_AGENT_VERSION__ : fromPackageJson()
+
+/** The command's name in its usage and messages: `svc-agent` packed, `agent` (pnpm agent) from the repository. */
+export const PROGRAM = PACKED ? 'svc-agent' : 'agent'

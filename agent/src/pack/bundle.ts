@@ -54,7 +54,7 @@ const packedAgent: Plugin = {
     b.onLoad({ filter: /.*/, namespace: 'packed-agent' }, () => ({
       loader: 'js',
       contents: `export async function packCommand() {
-  process.stderr.write('agent: pack runs from the repository (pnpm --silent agent pack), not from a packed agent\\n')
+  process.stderr.write('svc-agent: pack runs from the repository (pnpm --silent agent pack), not from a packed agent\\n')
   return 2
 }`,
     }))

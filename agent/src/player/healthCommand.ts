@@ -11,9 +11,10 @@
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PlayerHealth } from './PlayerServer.js'
+import { PROGRAM } from '../version.js'
 
 export const HEALTH_USAGE = `usage:
-  agent health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]
+  ${PROGRAM} health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]
   exit 0: the player page answers (and a kiosk page spoke within --page-silent-after);
   1: the agent does not answer (after trying for --wait seconds, default 0); 3: the kiosk page is silent
 `
@@ -62,7 +63,7 @@ async function probe(port: number): Promise<PlayerHealth> {
 export async function healthCommand(argv: string[]): Promise<number> {
   const args = parse(argv)
   if (typeof args === 'string') {
-    process.stderr.write(`agent: ${args}\n${HEALTH_USAGE}`)
+    process.stderr.write(`${PROGRAM}: ${args}\n${HEALTH_USAGE}`)
     return 2
   }
   const end = Date.now() + args.waitMs

@@ -21,7 +21,7 @@ import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { EventBus } from './events/EventBus.js'
 import type { EventOutbox } from './events/EventOutbox.js'
 import type { Mailer } from './mail/Mailer.js'
-import type { NodeService, NodeUsage } from './nodes/NodeService.js'
+import type { NodeRemoval, NodeService, NodeUsage } from './nodes/NodeService.js'
 import type { CredentialChanges } from './access/CredentialChanges.js'
 import type { ApiKeyService } from './access/ApiKeyService.js'
 import type { UserService } from './access/UserService.js'
@@ -143,6 +143,8 @@ export interface DomainProvisions {
   nodes: NodeService
   /** What each domain keeps at a location, so deleting a used location is refused. */
   nodeUsage: Hook<NodeUsage>
+  /** What each domain does inside a location's delete transaction. */
+  nodeRemoval: Hook<NodeRemoval>
   /** Changes to credentials and workspaces that cached copies must drop. */
   credentialChanges: CredentialChanges
   apiKeys: ApiKeyService

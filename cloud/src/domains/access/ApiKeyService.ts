@@ -16,7 +16,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { isPermission, missingFrom, PERMISSIONS, type Permission, type PermissionGrant } from '@svc/shared'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
-import type { Database } from '../../platform/db/Database.js'
+import type { Database, Queryable } from '../../platform/db/Database.js'
 import { ApiError, validation } from '../../platform/errors.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
@@ -345,6 +345,11 @@ export class ApiKeyService {
   }
 
   /** Writes what is pending and stops the flush timer (the app calls it on close). */
+  /** A location is deleted: revoked keys pinned to it keep no reference to it (inside the delete's transaction). */
+  async locationRemoved(tx: Queryable, workspaceId: string, nodeId: string): Promise<void> {
+    await this.repo.unpinRevoked(workspaceId, nodeId, tx.kysely)
+  }
+
   async close(): Promise<void> {
     await this.flushLastUsed()
   }

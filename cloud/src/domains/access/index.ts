@@ -14,13 +14,25 @@ export { default as meRoutes } from './meRoutes.js'
 export { default as oauthRoutes, oauthMetadataRoutes } from './oauthRoutes.js'
 export { default as userRoutes } from './userRoutes.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'redis' | 'releaseSteps' | 'housekeeping'> & Pick<D, 'nodes' | 'nodeUsage'>
+type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'redis' | 'releaseSteps' | 'housekeeping'> & Pick<D, 'nodes' | 'nodeUsage' | 'nodeRemoval'>
 
 export const accessModule = defineModule<Needs, Pick<D, 'credentialChanges' | 'apiKeys' | 'users' | 'oauth'>>({
   name: 'access',
-  needs: { db: true, clock: true, ids: true, random: true, config: true, redis: true, releaseSteps: true, housekeeping: true, nodes: true, nodeUsage: true },
+  needs: {
+    db: true,
+    clock: true,
+    ids: true,
+    random: true,
+    config: true,
+    redis: true,
+    releaseSteps: true,
+    housekeeping: true,
+    nodes: true,
+    nodeUsage: true,
+    nodeRemoval: true,
+  },
   provides: { credentialChanges: true, apiKeys: true, users: true, oauth: true },
-  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, nodes, nodeUsage }) => {
+  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, nodes, nodeUsage, nodeRemoval }) => {
     // Instances joined through Redis drop each other's cached credentials at once.
     const credentialChanges = redis ? new RedisCredentialChanges(redis) : new LocalCredentialChanges()
     if (credentialChanges instanceof RedisCredentialChanges) releaseSteps.add('credential changes channel', () => credentialChanges.close())
@@ -28,6 +40,7 @@ export const accessModule = defineModule<Needs, Pick<D, 'credentialChanges' | 'a
     // last_used_at values still pending are written before the database closes.
     releaseSteps.add('api key last-used flush', () => apiKeys.close())
     nodeUsage.add(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
+    nodeRemoval.add((tx, ws, nodeId) => apiKeys.locationRemoved(tx, ws, nodeId))
     const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
     const oauth = new OAuthService(db, clock, ids, apiKeys, random)
     housekeeping.add({ name: 'expired OAuth tokens', run: () => oauth.purgeExpired() })

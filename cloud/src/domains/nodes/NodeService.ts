@@ -4,13 +4,12 @@
 import { Listeners } from '../../platform/hooks.js'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
-import type { Database } from '../../platform/db/Database.js'
+import type { Database, Queryable } from '../../platform/db/Database.js'
 import { ApiError, notFound, validation } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { Nullable, Timestamp } from '../../platform/contract.js'
 import { NodeRepository, type HomedTable } from './NodeRepository.js'
-import { ApiKeyRepository } from '../access/ApiKeyRepository.js'
 import type { RowWith, NodesTable } from '../../platform/db/schema.js'
 
 export const NODE_KINDS = ['org_unit', 'location', 'screen_group'] as const
@@ -33,10 +32,11 @@ export type NodeView = Static<typeof Node>
 
 /** Something else in the system that may live at a node and blocks its deletion. */
 export type NodeUsage = (workspaceId: string, nodeId: string) => Promise<{ what: string; count: number } | null>
+/** What another domain does inside a location's delete transaction (it is empty of what blocks a delete by then). */
+export type NodeRemoval = (tx: Queryable, workspaceId: string, nodeId: string) => Promise<void>
 
 export class NodeService {
   private readonly repo: NodeRepository
-  private readonly keys: ApiKeyRepository
 
   constructor(
     private readonly db: Database,
@@ -44,9 +44,10 @@ export class NodeService {
     private readonly ids: IdGenerator,
     /** What other domains keep at locations (they add to it while they are wired). */
     private readonly usage: Listeners<NodeUsage> = new Listeners(),
+    /** What other domains do when a location goes (in its delete transaction). */
+    private readonly removal: Listeners<NodeRemoval> = new Listeners(),
   ) {
     this.repo = new NodeRepository(db.kysely)
-    this.keys = new ApiKeyRepository(db.kysely)
   }
 
   private async row(workspaceId: string, id: string): Promise<NodeRow | undefined> {
@@ -211,7 +212,7 @@ export class NodeService {
       if (u && u.count > 0) throw new ApiError('node_not_empty', `This location still holds ${u.count} ${u.what}; move or delete them first.`)
     }
     await this.db.transaction(async (tx) => {
-      await this.keys.unpinRevoked(p.workspaceId, id, tx.kysely)
+      for (const r of this.removal.all()) await r(tx, p.workspaceId, id)
       await this.repo.delete(p.workspaceId, id, tx.kysely)
     })
     return { id, deleted: true }

@@ -95,7 +95,9 @@ async function open(config: Config, deps: AppDeps, deprecations: Deprecation[], 
   // start serves its own devices alone (shared counters fall back the same way).
   const cluster = redis && config.redisUrl && (await redisReachable(redis)) ? { redisUrl: config.redisUrl, prefix: config.redisPrefix } : undefined
   // Closing the broker drops every device: what records those drops (presence, the counts and
-  // notices they lead to) stops after it, so its steps go here, before the broker's.
+  // notices they lead to) drains after it, module by module in wiring order; what the drains
+  // use (mail, channels, outbound HTTP) is released after them. Both groups are reserved here,
+  // before the broker's step, so they run after it.
   const releaseSteps = lifecycle.group()
   const drainSteps = lifecycle.group('added')
   const broker: EmbeddedBroker = new EmbeddedBroker(policy.hooks(), {

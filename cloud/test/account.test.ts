@@ -1,5 +1,6 @@
 import { servicesOf } from '../src/app.js'
 import t from 'tap'
+import { pairScreen } from './screenHelpers.js'
 import { build, makeKey } from './helpers.js'
 
 const ACCOUNT_FIELDS = [
@@ -43,7 +44,11 @@ t.test('GET /v1/account has every field of the Account object', async (t) => {
   t.equal(a.status, 'active')
   t.equal(a.email, null, 'null for an API key')
   t.equal(a.emailVerifiedAt, null)
-  t.equal(typeof a.billableScreens, 'number')
+  t.equal(a.billableScreens, 0, 'no screen yet')
+  const node = (await h.req('POST', '/v1/nodes', apiKey, { name: 'Store' })).json().data
+  await pairScreen(h, apiKey, 'At the root')
+  await pairScreen(h, apiKey, 'In a store', node.id)
+  t.equal((await h.req('GET', '/v1/account', apiKey)).json().data.billableScreens, 2, 'every paired screen, wherever it is homed')
   t.equal(a.billingProvider, 'svc')
   t.match(a.payment, { option: 'invoice', cardAvailable: false })
 

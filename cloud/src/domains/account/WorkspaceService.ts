@@ -7,7 +7,6 @@ import { notFound, validation } from '../../platform/errors.js'
 import { REGIONS, type Region } from '../../platform/secrets.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { WorkspaceRepository, type WorkspaceRecord } from './WorkspaceRepository.js'
-import { ScreenRepository } from '../screens/ScreenRepository.js'
 import { LocalCredentialChanges, type CredentialChanges } from '../access/CredentialChanges.js'
 
 /** How long require() serves a workspace row from memory. */
@@ -22,7 +21,6 @@ export class WorkspaceService {
   /** Bumped by every change: a read that began before one does not fill the cache. */
   private generation = 0
   private readonly repo: WorkspaceRepository
-  private readonly screens: ScreenRepository
 
   constructor(
     db: Database,
@@ -30,9 +28,12 @@ export class WorkspaceService {
     private readonly ids: IdGenerator,
     private readonly defaultRateLimit: number,
     private readonly changes: CredentialChanges = new LocalCredentialChanges(),
+    /** Screens counting toward the bill: the registered screens (the screens module counts them). */
+    private readonly billableScreens: (workspaceId: string) => Promise<number> = async () => {
+      throw new Error('this WorkspaceService was built without a count of billable screens')
+    },
   ) {
     this.repo = new WorkspaceRepository(db.kysely)
-    this.screens = new ScreenRepository(db.kysely)
     changes.subscribe((c) => {
       if (c.kind !== 'workspace') return
       this.generation++
@@ -87,11 +88,6 @@ export class WorkspaceService {
   /** Workspaces there are (the first run's guide checks for none). */
   count(): Promise<number> {
     return this.repo.count()
-  }
-
-  /** Screens counting toward the bill: the registered screens. */
-  private billableScreens(workspaceId: string): Promise<number> {
-    return this.screens.count(workspaceId, null)
   }
 
   /** The Account object: every field of the account is present. */

@@ -237,4 +237,9 @@ export class ScreenService {
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
     return this.repo.countAtNode(workspaceId, nodeId)
   }
+
+  /** Every screen of the workspace, wherever it is homed (the account's billable screens). */
+  countInWorkspace(workspaceId: string): Promise<number> {
+    return this.repo.count(workspaceId, null)
+  }
 }

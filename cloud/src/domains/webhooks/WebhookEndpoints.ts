@@ -11,6 +11,7 @@ import { newSigningSecret } from './signing.js'
 import { WebhookRepository } from './WebhookRepository.js'
 
 import { badRequest, cutDescription, endpointView, type EndpointRow, type EndpointView } from './model.js'
+
 export class WebhookEndpoints {
   private readonly repo: WebhookRepository
 

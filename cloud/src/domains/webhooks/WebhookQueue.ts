@@ -12,7 +12,6 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import type { NewWebhookDelivery } from '../../platform/db/schema.js'
 import { WebhookRepository } from './WebhookRepository.js'
-
 import {
   RETENTION_MS,
   DELIVERY_STATUSES,
@@ -23,6 +22,7 @@ import {
   type DeliveryRow,
   type DeliveryView,
 } from './model.js'
+
 export class WebhookQueue {
   private readonly repo: WebhookRepository
 
@@ -36,7 +36,7 @@ export class WebhookQueue {
     this.repo = new WebhookRepository(db.kysely, db.dialect)
   }
 
-  /** The signed body of attempt `attempt` of a delivery. */
+  /** The JSON body of a delivery's attempt `attempt` (the sender signs it). */
   bodyOf(d: Pick<DeliveryRow, 'id' | 'event' | 'occurred_at' | 'workspace_id' | 'data' | 'replay_of'>, attempt: number): string {
     return JSON.stringify({
       deliveryId: d.id,

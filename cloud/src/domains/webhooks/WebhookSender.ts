@@ -15,7 +15,6 @@ import { signedHeaders } from './signing.js'
 import type { WebhookEndpoints } from './WebhookEndpoints.js'
 import type { WebhookQueue } from './WebhookQueue.js'
 import { WebhookRepository, type Settlement } from './WebhookRepository.js'
-
 import {
   MAX_ATTEMPTS,
   AUTO_DISABLE_AFTER,
@@ -28,6 +27,7 @@ import {
   type Outcome,
   type SendResult,
 } from './model.js'
+
 export class WebhookSender {
   private readonly repo: WebhookRepository
   /** Keep-alive connections per endpoint origin, through the guard's connect-time checks. */

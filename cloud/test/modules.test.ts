@@ -2,21 +2,20 @@
 // of modules (domains/index.ts) checked against it: built in an order their needs allow, a
 // broken list refused at boot with a message naming both sides.
 import t from 'tap'
-import { defineModule, type Module, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
+import { type AnyModule, type Module, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
 import { Listeners } from '../src/platform/hooks.js'
 import { MODULES } from '../src/domains/index.js'
 import { PLATFORM_NAMES } from '../src/domains/provisions.js'
 
-const mod = (name: string, needs: string[], provides: string[], made: string[] = []): Module =>
-  defineModule<Record<string, unknown>, Record<string, unknown>>({
-    name,
-    needs: Object.fromEntries(needs.map((n) => [n, true])),
-    provides: Object.fromEntries(provides.map((p) => [p, true])),
-    create: (got) => {
-      made.push(name)
-      return Object.fromEntries(provides.map((p) => [p, { from: name, saw: Object.keys(got).sort() }]))
-    },
-  })
+const mod = (name: string, needs: string[], provides: string[], made: string[] = []): AnyModule => ({
+  name,
+  needs,
+  provides,
+  create: (got: Record<string, unknown>) => {
+    made.push(name)
+    return Object.fromEntries(provides.map((p) => [p, { from: name, saw: Object.keys(got).sort() }]))
+  },
+})
 
 t.test('modules are built after what they need, in list order where that leaves a choice', async (t) => {
   const made: string[] = []
@@ -55,9 +54,9 @@ t.test('a name provided twice, a module named twice, a provision missing or unde
   t.throws(() => wiringOrder([mod('a', [], ['x']), mod('b', [], ['x'])], []), new WiringError('"x" is provided by both module "a" and module "b"'))
   t.throws(() => wiringOrder([mod('a', [], ['db'])], ['db']), new WiringError('"db" is provided by both the platform and module "a"'))
   t.throws(() => wiringOrder([mod('a', [], []), mod('a', [], [])], []), /two modules are named "a"/)
-  const lazy = defineModule<object, { x: number }>({ name: 'lazy', needs: {}, provides: { x: true }, create: () => ({}) as { x: number } })
+  const lazy: Module<object, { x: number }> = { name: 'lazy', needs: [], provides: ['x'], create: () => ({}) as { x: number } }
   await t.rejects(wireModules([lazy], {}), new WiringError('module "lazy" declares "x" but did not provide it'))
-  const eager = defineModule<object, { x: number }>({ name: 'eager', needs: {}, provides: { x: true }, create: () => ({ x: 1, y: 2 }) as { x: number } })
+  const eager: Module<object, { x: number }> = { name: 'eager', needs: [], provides: ['x'], create: () => ({ x: 1, y: 2 }) as { x: number } }
   await t.rejects(wireModules([eager], {}), new WiringError('module "eager" provided "y", which it does not declare'))
 })
 
@@ -80,6 +79,6 @@ t.test("the cloud's modules: every need provided, each name by one module, no ci
   const at = (name: string) => order.indexOf(name)
   t.ok(at('approvals') < at('content'), 'content holds changes through approvals, which apply them through the heldChanges hook')
   t.ok(at('devicelink') < at('alerts') && at('playlog') < at('alerts'), 'the alerts listen to the device link and the play log')
-  const provided = MODULES.flatMap((m) => Object.keys(m.provides))
+  const provided = MODULES.flatMap((m) => m.provides)
   t.equal(new Set(provided).size, provided.length, 'each name provided once')
 })

@@ -3,7 +3,7 @@
 // each route plugin holding the provisions it uses by closure.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Deprecation } from '../platform/http/deprecations.js'
-import type { Module } from '../platform/modules.js'
+import type { AnyModule } from '../platform/modules.js'
 import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, userRoutes } from './access/index.js'
 import { accountModule, accountRoutes } from './account/index.js'
 import { alertRoutes, alertsModule } from './alerts/index.js'
@@ -27,7 +27,7 @@ import { webhookRoutes, webhooksModule } from './webhooks/index.js'
 export type { PlatformProvisions, Provisions } from './provisions.js'
 
 /** Every domain module. Built in dependency order; where that leaves a choice, in this order. */
-export const MODULES: readonly Module[] = [
+export const MODULES: readonly AnyModule[] = [
   eventsModule,
   mailModule,
   nodesModule,

@@ -16,7 +16,7 @@ import type { AuthFailureGuard } from '../platform/http/authFailures.js'
 import type { IdempotencyStore } from '../platform/http/idempotency.js'
 import type { StopSteps } from '../platform/lifecycle.js'
 import type { Hook } from '../platform/hooks.js'
-import type { Names } from '../platform/modules.js'
+import type { Module, Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { EventBus } from './events/EventBus.js'
 import type { EventOutbox } from './events/EventOutbox.js'
@@ -225,3 +225,16 @@ export interface DomainProvisions {
 }
 
 export type Provisions = PlatformProvisions & DomainProvisions
+
+/**
+ * A domain module, typed by the names it lists: `create` receives exactly its `needs` and
+ * returns exactly its `provides`, with the types above (platform/modules.ts wires them).
+ */
+export function domainModule<const N extends keyof Provisions, const R extends keyof DomainProvisions>(m: {
+  name: string
+  needs: readonly N[]
+  provides: readonly R[]
+  create(needs: Pick<Provisions, N>): Pick<DomainProvisions, R> | Promise<Pick<DomainProvisions, R>>
+}): Module<Pick<Provisions, N>, Pick<DomainProvisions, R>> {
+  return m
+}

@@ -1,34 +1,40 @@
 // The wiring contract of the cloud's domain modules. A module names what it needs and what
-// it provides (by name, typed), and builds its provisions from its needs alone:
+// it provides, and builds its provisions from its needs alone:
 //
-//   export const nodesModule = defineModule<{ db: Database; clock: Clock }, { nodes: NodeService }>({
+//   export const nodesModule = domainModule({
 //     name: 'nodes',
-//     needs: { db: true, clock: true },
-//     provides: { nodes: true },
-//     create: ({ db, clock }) => ({ nodes: new NodeService(db, clock) }),
+//     needs: ['db', 'clock', 'ids'],
+//     provides: ['nodes', 'nodeUsage'],
+//     create: ({ db, clock, ids }) => { … },
 //   })
 //
-// wireModules() checks the whole list before it builds anything: every need provided by
-// the platform or by exactly one module, and no module needing (through others) what it
-// provides. A broken list is a boot error naming both sides. Modules are then built in
-// dependency order (the list's own order where it has a choice); each sees only what it
+// (domains/provisions.ts types the names: what `create` receives and returns follows from
+// the two lists.) wireModules() checks the whole list before it builds anything: every need
+// provided by the platform or by exactly one module, and no module needing (through others)
+// what it provides. A broken list is a boot error naming both sides. Modules are then built
+// in dependency order (the list's own order where it has a choice); each sees only what it
 // declared. Cross-module reactions go through hooks a module provides (platform/hooks.ts),
 // never through setters called after construction.
 
-/** One `true` per key of T: the names a module declares, checked against its types. */
+/** One `true` per key of T: a list of names the compiler checks is complete (the platform's, domains/provisions.ts). */
 export type Names<T> = { readonly [K in keyof T]-?: true }
 
-export interface Module<Needs extends object = object, Provides extends object = object> {
+export interface Module<Needs extends object, Provides extends object> {
   readonly name: string
-  readonly needs: Names<Needs>
-  readonly provides: Names<Provides>
+  /** The names of what `create` receives. */
+  readonly needs: readonly (keyof Needs & string)[]
+  /** The names of what `create` returns. */
+  readonly provides: readonly (keyof Provides & string)[]
   /** Builds the provisions. Stop steps and workers are registered here, through the platform's needs. */
   create(needs: Needs): Provides | Promise<Provides>
 }
 
-/** Identity, for inference: a module literal checked against its declared types. */
-export function defineModule<Needs extends object, Provides extends object>(m: Module<Needs, Provides>): Module<Needs, Provides> {
-  return m
+/** A module of whatever needs, as a list of modules holds it. */
+export interface AnyModule {
+  readonly name: string
+  readonly needs: readonly string[]
+  readonly provides: readonly string[]
+  create(needs: never): unknown
 }
 
 export class WiringError extends Error {
@@ -43,36 +49,36 @@ export type Provisions = Record<string, unknown>
  * provided twice, or modules that need each other. `platform` names what is there before
  * any module (the database, the broker, the clock…).
  */
-export function wiringOrder(modules: readonly Module[], platform: Iterable<string>): Module[] {
+export function wiringOrder(modules: readonly AnyModule[], platform: Iterable<string>): AnyModule[] {
   const provider = new Map<string, string>()
   for (const name of platform) provider.set(name, 'platform')
-  const byName = new Map<string, Module>()
+  const byName = new Map<string, AnyModule>()
   const position = new Map(modules.map((m, i) => [m.name, i]))
   for (const m of modules) {
     if (byName.has(m.name)) throw new WiringError(`two modules are named "${m.name}"`)
     byName.set(m.name, m)
-    for (const p of Object.keys(m.provides)) {
+    for (const p of m.provides) {
       const other = provider.get(p)
       if (other) throw new WiringError(`"${p}" is provided by both ${describe(other)} and module "${m.name}"`)
       provider.set(p, m.name)
     }
   }
   for (const m of modules) {
-    for (const n of Object.keys(m.needs)) {
+    for (const n of m.needs) {
       if (!provider.has(n)) throw new WiringError(`module "${m.name}" needs "${n}", which neither the platform nor any module provides`)
     }
   }
   // Depth-first, in list order; a module met again while its own needs are being built is a circle.
-  const order: Module[] = []
+  const order: AnyModule[] = []
   const state = new Map<string, 'building' | 'built'>()
   const path: { module: string; need: string }[] = []
-  const visit = (m: Module): void => {
+  const visit = (m: AnyModule): void => {
     const s = state.get(m.name)
     if (s === 'built') return
     if (s === 'building') throw new WiringError(circle(path, m.name))
     state.set(m.name, 'building')
     // The modules it needs, in list order.
-    const deps = Object.keys(m.needs)
+    const deps = m.needs
       .map((need) => ({ need, from: provider.get(need)! }))
       .filter((d) => d.from !== 'platform' && d.from !== m.name)
       .sort((a, b) => position.get(a.from)! - position.get(b.from)!)
@@ -89,18 +95,18 @@ export function wiringOrder(modules: readonly Module[], platform: Iterable<strin
 }
 
 /** Builds every module in wiring order; resolves to the platform's provisions and all the modules'. */
-export async function wireModules(modules: readonly Module[], platform: Provisions): Promise<Provisions> {
+export async function wireModules(modules: readonly AnyModule[], platform: Provisions): Promise<Provisions> {
   const all: Provisions = { ...platform }
   for (const m of wiringOrder(modules, Object.keys(platform))) {
     const needs: Provisions = {}
-    for (const n of Object.keys(m.needs)) needs[n] = all[n]
+    for (const n of m.needs) needs[n] = all[n]
     const made = (await m.create(needs as never)) as Provisions
-    for (const p of Object.keys(m.provides)) {
+    for (const p of m.provides) {
       if (!(p in made)) throw new WiringError(`module "${m.name}" declares "${p}" but did not provide it`)
       all[p] = made[p]
     }
     for (const p of Object.keys(made)) {
-      if (!(p in m.provides)) throw new WiringError(`module "${m.name}" provided "${p}", which it does not declare`)
+      if (!(m.provides as readonly string[]).includes(p)) throw new WiringError(`module "${m.name}" provided "${p}", which it does not declare`)
     }
   }
   return all

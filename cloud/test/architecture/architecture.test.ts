@@ -57,7 +57,7 @@ t.test('every domain has an index.ts, and every module it defines is wired', asy
     const index = path.join(SRC, 'domains', d.name, 'index.ts')
     t.ok(fs.existsSync(index), `domains/${d.name}/index.ts`)
     if (!fs.existsSync(index)) continue
-    for (const m of fs.readFileSync(index, 'utf8').matchAll(/export const (\w+Module) = defineModule/g)) defined.push(m[1]!)
+    for (const m of fs.readFileSync(index, 'utf8').matchAll(/export const (\w+Module) = domainModule/g)) defined.push(m[1]!)
   }
   t.equal(MODULES.length, defined.length, `the ${defined.length} modules defined are all in MODULES (domains/index.ts)`)
 })

@@ -1,7 +1,6 @@
 // Who may call: API keys, users and their sessions, OAuth client credentials, and the
 // authentication hook every /v1 route goes through.
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { ApiKeyService } from './ApiKeyService.js'
 import { LocalCredentialChanges } from './CredentialChanges.js'
 import { OAuthService } from './OAuthService.js'
@@ -14,24 +13,10 @@ export { default as meRoutes } from './meRoutes.js'
 export { default as oauthRoutes, oauthMetadataRoutes } from './oauthRoutes.js'
 export { default as userRoutes } from './userRoutes.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'redis' | 'releaseSteps' | 'housekeeping'> & Pick<D, 'nodes' | 'nodeUsage' | 'nodeRemoval'>
-
-export const accessModule = defineModule<Needs, Pick<D, 'credentialChanges' | 'apiKeys' | 'users' | 'oauth'>>({
+export const accessModule = domainModule({
   name: 'access',
-  needs: {
-    db: true,
-    clock: true,
-    ids: true,
-    random: true,
-    config: true,
-    redis: true,
-    releaseSteps: true,
-    housekeeping: true,
-    nodes: true,
-    nodeUsage: true,
-    nodeRemoval: true,
-  },
-  provides: { credentialChanges: true, apiKeys: true, users: true, oauth: true },
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'nodes', 'nodeUsage', 'nodeRemoval'],
+  provides: ['credentialChanges', 'apiKeys', 'users', 'oauth'],
   create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, nodes, nodeUsage, nodeRemoval }) => {
     // Instances joined through Redis drop each other's cached credentials at once.
     const credentialChanges = redis ? new RedisCredentialChanges(redis) : new LocalCredentialChanges()

@@ -1,7 +1,6 @@
 // Alerts: rules per workspace, their evaluation from the device link (status, panel power,
 // storage, play-log limits) and their notifications (mail, webhooks, channels).
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { AlertEvaluator } from './AlertEvaluator.js'
 import { AlertNotifier } from './AlertNotifier.js'
 import { AlertRuleService } from './AlertRuleService.js'
@@ -9,28 +8,25 @@ import { AlertWorker } from './AlertWorker.js'
 
 export { default as alertRoutes } from './alertRoutes.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'log' | 'outbound'> &
-  Pick<D, 'nodes' | 'nodeUsage' | 'screens' | 'mailer' | 'screenStatuses' | 'screenReports' | 'playLogLimits'>
-
-export const alertsModule = defineModule<Needs, Pick<D, 'alertRules' | 'alerts' | 'alertWorker'>>({
+export const alertsModule = domainModule({
   name: 'alerts',
-  needs: {
-    db: true,
-    clock: true,
-    ids: true,
-    random: true,
-    config: true,
-    log: true,
-    outbound: true,
-    nodes: true,
-    nodeUsage: true,
-    screens: true,
-    mailer: true,
-    screenStatuses: true,
-    screenReports: true,
-    playLogLimits: true,
-  },
-  provides: { alertRules: true, alerts: true, alertWorker: true },
+  needs: [
+    'db',
+    'clock',
+    'ids',
+    'random',
+    'config',
+    'log',
+    'outbound',
+    'nodes',
+    'nodeUsage',
+    'screens',
+    'mailer',
+    'screenStatuses',
+    'screenReports',
+    'playLogLimits',
+  ],
+  provides: ['alertRules', 'alerts', 'alertWorker'],
   create: ({ db, clock, ids, random, config, log, outbound, nodes, nodeUsage, screens, mailer, screenStatuses, screenReports, playLogLimits }) => {
     const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, outbound, random)
     nodeUsage.add(async (ws, nodeId) => ({ what: 'alert rule(s) homed or scoped there', count: await alertRules.countAtNode(ws, nodeId) }))

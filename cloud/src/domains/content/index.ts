@@ -1,8 +1,7 @@
 // The content library: every kind of item, sharing, recall, playability; and the screens'
 // assignments, which republish the screens that show an item when it changes.
 import { Listeners } from '../../platform/hooks.js'
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { AssignmentService } from './AssignmentService.js'
 import { ContentAccess } from './ContentAccess.js'
 import { ContentPlayback } from './ContentPlayback.js'
@@ -18,15 +17,10 @@ export { pageRules } from './contentRoutes.js'
 export type { ContentService } from './ContentService.js'
 export { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'log'> & Pick<D, 'nodes' | 'nodeUsage' | 'outbox' | 'approvals' | 'heldChanges'>
-
-export const contentModule = defineModule<
-  Needs,
-  Pick<D, 'content' | 'contentAccess' | 'contentSharing' | 'contentRecall' | 'contentPlayback' | 'contentUsage' | 'contentChanges'>
->({
+export const contentModule = domainModule({
   name: 'content',
-  needs: { db: true, clock: true, ids: true, log: true, nodes: true, nodeUsage: true, outbox: true, approvals: true, heldChanges: true },
-  provides: { content: true, contentAccess: true, contentSharing: true, contentRecall: true, contentPlayback: true, contentUsage: true, contentChanges: true },
+  needs: ['db', 'clock', 'ids', 'log', 'nodes', 'nodeUsage', 'outbox', 'approvals', 'heldChanges'],
+  provides: ['content', 'contentAccess', 'contentSharing', 'contentRecall', 'contentPlayback', 'contentUsage', 'contentChanges'],
   create: ({ db, clock, ids, log, nodes, nodeUsage, outbox, approvals, heldChanges }) => {
     const contentUsage = new Listeners<ContentUsage>()
     const contentChanges = new Listeners<ContentChangeListener>()
@@ -48,12 +42,10 @@ export const contentModule = defineModule<
   },
 })
 
-type AssignmentNeeds = Pick<P, 'db' | 'clock' | 'log'> & Pick<D, 'nodes' | 'contentResolver' | 'markDirty' | 'contentUsage' | 'contentChanges'>
-
-export const assignmentsModule = defineModule<AssignmentNeeds, Pick<D, 'assignments'>>({
+export const assignmentsModule = domainModule({
   name: 'assignments',
-  needs: { db: true, clock: true, log: true, nodes: true, contentResolver: true, markDirty: true, contentUsage: true, contentChanges: true },
-  provides: { assignments: true },
+  needs: ['db', 'clock', 'log', 'nodes', 'contentResolver', 'markDirty', 'contentUsage', 'contentChanges'],
+  provides: ['assignments'],
   create: ({ db, clock, log, nodes, contentResolver, markDirty, contentUsage, contentChanges }) => ({
     assignments: new AssignmentService(db, clock, nodes, contentResolver, markDirty, log, { usage: contentUsage, changes: contentChanges }),
   }),

@@ -1,7 +1,6 @@
 // The device link: what each screen is told (desired state, built and published), what it
 // reports (presence, reported state), and its sessions after a restart.
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { type DomainProvisions, domainModule } from '../provisions.js'
 import { ClusterPresence } from './ClusterPresence.js'
 import { DesiredStateBuilder } from './DesiredStateBuilder.js'
 import { DesiredStatePublisher } from './DesiredStatePublisher.js'
@@ -16,48 +15,28 @@ export type { ContentResolver } from './ContentResolver.js'
 export type { PanelSettingsSource } from './DesiredStateBuilder.js'
 export { JobDelivery } from './JobDelivery.js'
 
-type Needs = Pick<
-  P,
-  'db' | 'clock' | 'config' | 'log' | 'broker' | 'redis' | 'leases' | 'stopSteps' | 'drainSteps' | 'contentOverride' | 'panelSettings' | 'startSteps'
-> &
-  Pick<D, 'contentAccess' | 'contentPlayback' | 'mediaUrls' | 'screenChanges' | 'outbox'>
-
-type Provides = Pick<
-  D,
-  'contentResolver' | 'desiredState' | 'desiredPublisher' | 'markDirty' | 'presence' | 'screenStatuses' | 'screenReports' | 'clusterPresence'
->
-
-export const devicelinkModule = defineModule<Needs, Provides>({
+export const devicelinkModule = domainModule({
   name: 'devicelink',
-  needs: {
-    db: true,
-    clock: true,
-    config: true,
-    log: true,
-    broker: true,
-    redis: true,
-    leases: true,
-    stopSteps: true,
-    drainSteps: true,
-    contentOverride: true,
-    panelSettings: true,
-    startSteps: true,
-    contentAccess: true,
-    contentPlayback: true,
-    mediaUrls: true,
-    screenChanges: true,
-    outbox: true,
-  },
-  provides: {
-    contentResolver: true,
-    desiredState: true,
-    desiredPublisher: true,
-    markDirty: true,
-    presence: true,
-    screenStatuses: true,
-    screenReports: true,
-    clusterPresence: true,
-  },
+  needs: [
+    'db',
+    'clock',
+    'config',
+    'log',
+    'broker',
+    'redis',
+    'leases',
+    'stopSteps',
+    'drainSteps',
+    'contentOverride',
+    'panelSettings',
+    'startSteps',
+    'contentAccess',
+    'contentPlayback',
+    'mediaUrls',
+    'screenChanges',
+    'outbox',
+  ],
+  provides: ['contentResolver', 'desiredState', 'desiredPublisher', 'markDirty', 'presence', 'screenStatuses', 'screenReports', 'clusterPresence'],
   create: (d) => {
     const { db, clock, config, log, broker } = d
     // The device link sees the library through the ContentResolver seam (tests may pass their own).
@@ -65,7 +44,7 @@ export const devicelinkModule = defineModule<Needs, Provides>({
     // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
     const desiredState = new DesiredStateBuilder(db, clock, contentResolver, d.panelSettings ?? null)
     const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log, clock)
-    const markDirty: D['markDirty'] = (ws, screens) => desiredPublisher.markDirty(ws, screens)
+    const markDirty: DomainProvisions['markDirty'] = (ws, screens) => desiredPublisher.markDirty(ws, screens)
     // Desired-state fan-outs in flight finish before the broker closes.
     d.stopSteps.add('desired state publishing', () => desiredPublisher.idle({ behindSlowReceivers: false }))
     // A paired or moved screen gets a fresh desired state.

@@ -1,12 +1,11 @@
 // Mail to owners and alert recipients: SMTP when configured, the mail outbox table always.
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { Mailer } from './Mailer.js'
 
-export const mailModule = defineModule<Pick<P, 'db' | 'clock' | 'config' | 'log' | 'releaseSteps' | 'housekeeping'>, Pick<D, 'mailer'>>({
+export const mailModule = domainModule({
   name: 'mail',
-  needs: { db: true, clock: true, config: true, log: true, releaseSteps: true, housekeeping: true },
-  provides: { mailer: true },
+  needs: ['db', 'clock', 'config', 'log', 'releaseSteps', 'housekeeping'],
+  provides: ['mailer'],
   create: ({ db, clock, config, log, releaseSteps, housekeeping }) => {
     const mailer = new Mailer(db, clock, { smtpUrl: config.smtpUrl, from: config.smtpFrom }, log)
     // Alert mail caused by the broker's last drops is still sent.

@@ -1,8 +1,7 @@
 // Media files: uploads (single or resumable), imports, processing, signed downloads; the
 // content-addressed store they share with screenshots.
-import { defineModule } from '../../platform/modules.js'
 import type { Principal } from '../../platform/http/Principal.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { MediaService } from './MediaService.js'
 import { MediaStore } from './MediaStore.js'
 import { MediaUrlSigner } from './MediaUrlSigner.js'
@@ -11,27 +10,10 @@ import { StoredBytesRepository } from './StoredBytesRepository.js'
 export { default as mediaRoutes } from './mediaRoutes.js'
 export { ALLOWED_TYPES as UPLOAD_TYPES } from './sniff.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'config' | 'log' | 'outbound' | 'stopSteps' | 'housekeeping'> &
-  Pick<D, 'nodes' | 'content' | 'contentAccess' | 'contentSharing' | 'heldChanges'>
-
-export const mediaModule = defineModule<Needs, Pick<D, 'media' | 'mediaUrls' | 'mediaStore'>>({
+export const mediaModule = domainModule({
   name: 'media',
-  needs: {
-    db: true,
-    clock: true,
-    ids: true,
-    config: true,
-    log: true,
-    outbound: true,
-    stopSteps: true,
-    housekeeping: true,
-    nodes: true,
-    content: true,
-    contentAccess: true,
-    contentSharing: true,
-    heldChanges: true,
-  },
-  provides: { media: true, mediaUrls: true, mediaStore: true },
+  needs: ['db', 'clock', 'ids', 'config', 'log', 'outbound', 'stopSteps', 'housekeeping', 'nodes', 'content', 'contentAccess', 'contentSharing', 'heldChanges'],
+  provides: ['media', 'mediaUrls', 'mediaStore'],
   create: ({ db, clock, ids, config, log, outbound, stopSteps, housekeeping, nodes, content, contentAccess, contentSharing, heldChanges }) => {
     // One content-addressed store for media and screenshots: a file goes only when no owner of any kind holds it.
     const storedBytes = new StoredBytesRepository(db.kysely)

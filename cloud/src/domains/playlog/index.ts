@@ -1,19 +1,16 @@
 // Proof of play: batches from devices (stored before their PUBACK), bounded per screen and
 // per workspace, read and exported as CSV.
 import { Listeners } from '../../platform/hooks.js'
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { RedisDailyCounter } from './PlayLogLimits.js'
 import { type PlayLogLimitSink, PlayLogService } from './PlayLogService.js'
 
 export { default as playLogRoutes } from './playLogRoutes.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'config' | 'log' | 'timers' | 'redis' | 'devicePolicy' | 'stopSteps' | 'housekeeping'> & Pick<D, 'screens'>
-
-export const playLogModule = defineModule<Needs, Pick<D, 'playLog' | 'playLogLimits'>>({
+export const playLogModule = domainModule({
   name: 'playlog',
-  needs: { db: true, clock: true, config: true, log: true, timers: true, redis: true, devicePolicy: true, stopSteps: true, housekeeping: true, screens: true },
-  provides: { playLog: true, playLogLimits: true },
+  needs: ['db', 'clock', 'config', 'log', 'timers', 'redis', 'devicePolicy', 'stopSteps', 'housekeeping', 'screens'],
+  provides: ['playLog', 'playLogLimits'],
   create: ({ db, clock, config, log, timers, redis, devicePolicy, stopSteps, housekeeping, screens }) => {
     const playLogLimits = new Listeners<PlayLogLimitSink>()
     const playLog = new PlayLogService(

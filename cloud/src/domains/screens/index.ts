@@ -1,7 +1,6 @@
 // Screens and pairing: the screen records, device registration and pairing codes, panel profiles.
 import { Listeners } from '../../platform/hooks.js'
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { PairingService } from './PairingService.js'
 import { ScreenPanelService } from './ScreenPanelService.js'
 import { ScreenService } from './ScreenService.js'
@@ -11,12 +10,10 @@ export { default as deviceRoutes } from './deviceRoutes.js'
 export { screenDirectory } from './ScreenService.js'
 export { PANEL_MAX_POLL_SECONDS } from './ScreenPanelService.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'broker' | 'dataChanges' | 'housekeeping'> & Pick<D, 'nodes' | 'nodeUsage'>
-
-export const screensModule = defineModule<Needs, Pick<D, 'screens' | 'screenChanges' | 'pairing' | 'screenPanels'>>({
+export const screensModule = domainModule({
   name: 'screens',
-  needs: { db: true, clock: true, ids: true, random: true, config: true, broker: true, dataChanges: true, housekeeping: true, nodes: true, nodeUsage: true },
-  provides: { screens: true, screenChanges: true, pairing: true, screenPanels: true },
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'broker', 'dataChanges', 'housekeeping', 'nodes', 'nodeUsage'],
+  provides: ['screens', 'screenChanges', 'pairing', 'screenPanels'],
   create: ({ db, clock, ids, random, config, broker, dataChanges, housekeeping, nodes, nodeUsage }) => {
     const screenChanges = new Listeners<(workspaceId: string, screenId: string) => void>()
     const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId), config.screenListKeepMs, dataChanges, screenChanges)

@@ -1,6 +1,5 @@
 // RS232: command templates, presets per panel protocol, and the jobs sent to screens' panels.
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { SerialJobService } from './SerialJobService.js'
 import { SerialTemplateService } from './SerialTemplateService.js'
 
@@ -8,13 +7,10 @@ export { default as serialTemplateRoutes } from './serialTemplateRoutes.js'
 export { default as serialJobRoutes } from './serialJobRoutes.js'
 export { default as serialPresetRoutes } from './serialPresetRoutes.js'
 
-export const serialModule = defineModule<
-  Pick<P, 'db' | 'clock' | 'ids'> & Pick<D, 'nodes' | 'nodeUsage' | 'screens' | 'screenPanels'>,
-  Pick<D, 'serialTemplates' | 'serialJobs'>
->({
+export const serialModule = domainModule({
   name: 'serial',
-  needs: { db: true, clock: true, ids: true, nodes: true, nodeUsage: true, screens: true, screenPanels: true },
-  provides: { serialTemplates: true, serialJobs: true },
+  needs: ['db', 'clock', 'ids', 'nodes', 'nodeUsage', 'screens', 'screenPanels'],
+  provides: ['serialTemplates', 'serialJobs'],
   create: ({ db, clock, ids, nodes, nodeUsage, screens, screenPanels }) => {
     const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
     nodeUsage.add(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))

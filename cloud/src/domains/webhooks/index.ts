@@ -1,7 +1,6 @@
 // Webhooks: endpoints, and the delivery of every domain event to them (signed, retried,
 // exactly once per endpoint whichever instance dispatches).
-import { defineModule } from '../../platform/modules.js'
-import type { DomainProvisions as D, PlatformProvisions as P } from '../provisions.js'
+import { domainModule } from '../provisions.js'
 import { WebhookDeliveryWorker } from './WebhookDeliveryWorker.js'
 import { WebhookEndpoints } from './WebhookEndpoints.js'
 import { WebhookQueue } from './WebhookQueue.js'
@@ -9,12 +8,10 @@ import { WebhookSender } from './WebhookSender.js'
 
 export { default as webhookRoutes } from './webhookRoutes.js'
 
-type Needs = Pick<P, 'db' | 'clock' | 'ids' | 'random' | 'config' | 'log' | 'outbound'> & Pick<D, 'mailer' | 'users' | 'outbox'>
-
-export const webhooksModule = defineModule<Needs, Pick<D, 'webhookEndpoints' | 'webhookQueue' | 'webhookSender' | 'webhookWorker'>>({
+export const webhooksModule = domainModule({
   name: 'webhooks',
-  needs: { db: true, clock: true, ids: true, random: true, config: true, log: true, outbound: true, mailer: true, users: true, outbox: true },
-  provides: { webhookEndpoints: true, webhookQueue: true, webhookSender: true, webhookWorker: true },
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'log', 'outbound', 'mailer', 'users', 'outbox'],
+  provides: ['webhookEndpoints', 'webhookQueue', 'webhookSender', 'webhookWorker'],
   create: ({ db, clock, ids, random, config, log, outbound, mailer, users, outbox }) => {
     const webhookEndpoints = new WebhookEndpoints(db, clock, ids, outbound, random)
     const webhookQueue = new WebhookQueue(db, clock, ids, config.webhookLeaseMs)

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { build } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
 import { PNG_1x1, png } from './content/fixtures.js'
-import { InMemoryContentResolver } from '../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../src/domains/content/testing/InMemoryContentResolver.js'
 import { createApiClient, ok } from '../src/client/index.js'
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../scripts/openapi-types.js'
 

@@ -20,7 +20,7 @@ import { migrate } from '../src/platform/db/migrate.js'
 import { SqliteDatabase } from '../src/platform/db/SqliteDatabase.js'
 import { ScreenListCache } from '../src/domains/screens/ScreenListCache.js'
 import type { ScreenListItem } from '../src/domains/screens/ScreenService.js'
-import { InMemoryContentResolver } from '../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../src/domains/content/testing/InMemoryContentResolver.js'
 
 const HOUR = 3_600_000
 

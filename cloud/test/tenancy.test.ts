@@ -4,7 +4,7 @@
 // fails this test until it is covered.
 import t from 'tap'
 import { build, makeKey, type Harness } from './helpers.js'
-import { InMemoryContentResolver } from '../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../src/domains/content/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from './content/tenancyFixtures.js'
 import { HOOKS_FIXTURES } from './fixtures/hooksTenancy.js'
 import { APPROVALS_FIXTURES } from './fixtures/approvalsTenancy.js'

@@ -4,27 +4,29 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Deprecation } from '../platform/http/deprecations.js'
 import type { AnyModule } from '../platform/modules.js'
-import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, userRoutes } from './access/index.js'
-import { accountModule, accountRoutes } from './account/index.js'
-import { alertRoutes, alertsModule } from './alerts/index.js'
-import { approvalRoutes, approvalsModule } from './approvals/index.js'
-import { assignmentsModule, contentModule, contentRoutes } from './content/index.js'
-import { devicelinkModule } from './devicelink/index.js'
-import { eventsModule } from './events/index.js'
-import { mailModule } from './mail/index.js'
-import { mcpRoutes } from './mcp/index.js'
-import { mediaModule, mediaRoutes } from './media/index.js'
-import { nodeRoutes, nodesModule } from './nodes/index.js'
-import { playLogModule, playLogRoutes } from './playlog/index.js'
+import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, userRoutes } from './access/module.js'
+import { accountModule, accountRoutes } from './account/module.js'
+import { alertRoutes, alertsModule } from './alerts/module.js'
+import { approvalRoutes, approvalsModule } from './approvals/module.js'
+import { contentModule, contentRoutes } from './content/module.js'
+import { devicelinkModule } from './devicelink/module.js'
+import { eventsModule } from './events/module.js'
+import { mailModule } from './mail/module.js'
+import { mcpRoutes } from './mcp/module.js'
+import { mediaModule, mediaRoutes } from './media/module.js'
+import { nodeRoutes, nodesModule } from './nodes/module.js'
+import { playLogModule, playLogRoutes } from './playlog/module.js'
 import type { Provisions } from './provisions.js'
-import { deviceRoutes, screenRoutes, screensModule } from './screens/index.js'
-import { screenshotRoutes, screenshotsModule } from './screenshots/index.js'
-import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/index.js'
-import { statusModule, statusRoutes } from './status/index.js'
-import { castRoutes, emergencyRoutes, takeoversModule } from './takeovers/index.js'
-import { webhookRoutes, webhooksModule } from './webhooks/index.js'
+import { assignmentsModule, deviceRoutes, screenRoutes, screensModule } from './screens/module.js'
+import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
+import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
+import { statusModule, statusRoutes } from './status/module.js'
+import { castRoutes, emergencyRoutes, takeoverRecordsModule, takeoversModule } from './takeovers/module.js'
+import { webhookRoutes, webhooksModule } from './webhooks/module.js'
 
 export type { PlatformProvisions, Provisions } from './provisions.js'
+/** The HTTP edge's authentication and the OAuth metadata documents, which app.ts installs outside /v1. */
+export { installAuth, oauthMetadataRoutes } from './access/module.js'
 
 /** Every domain module. Built in dependency order; where that leaves a choice, in this order. */
 export const MODULES: readonly AnyModule[] = [
@@ -37,6 +39,7 @@ export const MODULES: readonly AnyModule[] = [
   approvalsModule,
   contentModule,
   mediaModule,
+  takeoverRecordsModule,
   devicelinkModule,
   assignmentsModule,
   takeoversModule,

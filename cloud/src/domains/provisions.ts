@@ -18,49 +18,40 @@ import type { StopSteps } from '../platform/lifecycle.js'
 import type { Hook } from '../platform/hooks.js'
 import type { Module, Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
-import type { EventBus } from './events/EventBus.js'
-import type { EventOutbox } from './events/EventOutbox.js'
-import type { Mailer } from './mail/Mailer.js'
-import type { NodeRemoval, NodeService, NodeUsage } from './nodes/NodeService.js'
-import type { CredentialChanges } from './access/CredentialChanges.js'
-import type { ApiKeyService } from './access/ApiKeyService.js'
-import type { UserService } from './access/UserService.js'
-import type { OAuthService } from './access/OAuthService.js'
-import type { WorkspaceService } from './account/WorkspaceService.js'
-import type { ScreenService } from './screens/ScreenService.js'
-import type { PairingService } from './screens/PairingService.js'
-import type { ScreenPanelService } from './screens/ScreenPanelService.js'
-import type { ApprovalService, HeldChangeHandler } from './approvals/ApprovalService.js'
-import type { ContentChangeListener, ContentService, ContentUsage } from './content/ContentService.js'
-import type { AssignmentService } from './content/AssignmentService.js'
-import type { ContentAccess } from './content/ContentAccess.js'
-import type { ContentPlayback } from './content/ContentPlayback.js'
-import type { ContentRecall } from './content/ContentRecall.js'
-import type { ContentSharing } from './content/ContentSharing.js'
-import type { MediaService } from './media/MediaService.js'
-import type { MediaUrlSigner } from './media/MediaUrlSigner.js'
-import type { MediaStore } from './media/MediaStore.js'
-import type { ContentResolver } from './devicelink/ContentResolver.js'
-import type { DesiredStateBuilder, PanelSettingsSource } from './devicelink/DesiredStateBuilder.js'
-import type { DesiredStatePublisher } from './devicelink/DesiredStatePublisher.js'
-import type { ScreenPresence, ScreenReport, ScreenStatusChange } from './devicelink/ScreenPresence.js'
-import type { DevicePolicy } from './devicelink/DevicePolicy.js'
-import type { ClusterPresence } from './devicelink/ClusterPresence.js'
-import type { CastService, MarkDirtyLater } from './takeovers/CastService.js'
-import type { EmergencyService } from './takeovers/EmergencyService.js'
-import type { TakeoverDelivery } from './takeovers/TakeoverDelivery.js'
-import type { SerialTemplateService } from './serial/SerialTemplateService.js'
-import type { SerialJobService } from './serial/SerialJobService.js'
-import type { WebhookEndpoints } from './webhooks/WebhookEndpoints.js'
-import type { WebhookQueue } from './webhooks/WebhookQueue.js'
-import type { WebhookSender } from './webhooks/WebhookSender.js'
-import type { WebhookDeliveryWorker } from './webhooks/WebhookDeliveryWorker.js'
-import type { AlertRuleService } from './alerts/AlertRuleService.js'
-import type { AlertEvaluator } from './alerts/AlertEvaluator.js'
-import type { AlertWorker } from './alerts/AlertWorker.js'
-import type { PlayLogLimitSink, PlayLogService } from './playlog/PlayLogService.js'
-import type { ScreenshotService } from './screenshots/ScreenshotService.js'
-import type { StatusService } from './status/StatusService.js'
+import type { ApiKeyService, CredentialChanges, OAuthService, UserService } from './access/index.js'
+import type { WorkspaceService } from './account/index.js'
+import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
+import type { ApprovalService, HeldChangeHandler } from './approvals/index.js'
+import type {
+  ContentAccess,
+  ContentChangeListener,
+  ContentPlayback,
+  ContentRecall,
+  ContentResolver,
+  ContentService,
+  ContentSharing,
+  ContentUsage,
+} from './content/index.js'
+import type {
+  ClusterPresence,
+  DesiredStateBuilder,
+  DesiredStatePublisher,
+  DevicePolicy,
+  PanelSettingsSource,
+  ScreenPresence,
+  ScreenStatusChange,
+} from './devicelink/index.js'
+import type { EventBus, EventOutbox } from './events/index.js'
+import type { Mailer } from './mail/index.js'
+import type { MediaService, MediaStore, MediaUrlSigner } from './media/index.js'
+import type { NodeRemoval, NodeService, NodeUsage } from './nodes/index.js'
+import type { PlayLogLimitSink, PlayLogService } from './playlog/index.js'
+import type { AssignmentService, MarkDirtyLater, PairingService, ScreenPanelService, ScreenRecords, ScreenReport, ScreenService } from './screens/index.js'
+import type { ScreenshotService } from './screenshots/index.js'
+import type { SerialJobService, SerialTemplateService } from './serial/index.js'
+import type { StatusService } from './status/index.js'
+import type { CastService, EmergencyService, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
+import type { WebhookDeliveryWorker, WebhookEndpoints, WebhookQueue, WebhookSender } from './webhooks/index.js'
 
 /** What app.ts opens before any module: storage, the broker, the HTTP edge's shared parts. */
 export interface PlatformProvisions {
@@ -153,6 +144,8 @@ export interface DomainProvisions {
   oauth: OAuthService
   workspaces: WorkspaceService
   screens: ScreenService
+  /** The screens' rows as other domains may read them (and the device link bump their desired version). */
+  screenRecords: ScreenRecords
   /** A screen paired, moved or renamed: (workspaceId, screenId). */
   screenChanges: Hook<(workspaceId: string, screenId: string) => void>
   pairing: PairingService
@@ -199,6 +192,8 @@ export interface DomainProvisions {
   /** Screen assignments (assign, bulk-assign). */
   assignments: AssignmentService
   casts: CastService
+  /** The casts and emergencies holding screens, as the device link reads and records them. */
+  takeoverRecords: TakeoverRecords
   emergencies: EmergencyService
   /** Counts casts and emergencies applied from the screens' reported state; idle() for tests. */
   takeoverDelivery: TakeoverDelivery

@@ -88,3 +88,12 @@ export function pageSql(req: PageRequest, order: 'desc' | 'asc'): { where: strin
 
 export const descPageSql = (req: PageRequest) => pageSql(req, 'desc')
 export const ascPageSql = (req: PageRequest) => pageSql(req, 'asc')
+
+/**
+ * The paging of the lists that come back whole unless asked (content, media, approvals):
+ * `limit` (or a `cursor`, whose page keeps the default size of 100) turns paging on;
+ * without either the whole list comes back.
+ */
+export function optionalPage(q: PageQueryT): PageRequest {
+  return parsePage(q, { defaultLimit: q.cursor ? 100 : null, max: 500 })
+}

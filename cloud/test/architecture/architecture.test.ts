@@ -1,12 +1,12 @@
 // The cloud's import rules, read from the source files (Biome checks the folder rules and
 // cycles while it lints; this reads what a glob cannot say):
 //   - cloud/src/platform imports no domain;
-//   - every domain folder is entered through its index.ts, which every module it defines is listed in (domains/index.ts);
-//   - a domain's file reaches another domain only through that domain's index.ts — except the
-//     imports listed in deepImports.json, today's, which may only go away: a new one fails, and
-//     so does a listed one that is gone (take it off the list);
-//   - a repository imports no route, service or module; a route file imports no repository;
-//     a service reads no other domain's repository unless it is listed.
+//   - every domain folder has an index.ts (what other domains may use of it) and, when it
+//     wires anything, a module.ts whose modules are all listed in domains/index.ts;
+//   - a domain's file reaches another domain only through that domain's index.ts, and a
+//     module.ts is imported only by domains/index.ts (the one place that wires them);
+//   - an index.ts hands out no repository: other domains get a service or a records object;
+//   - a repository imports no route, service or module; a route file imports no repository.
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +14,6 @@ import t from 'tap'
 import { MODULES } from '../../src/domains/index.js'
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
-const LISTED = fileURLToPath(new URL('./deepImports.json', import.meta.url))
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -27,6 +26,8 @@ function sources(dir: string): string[] {
 interface Import {
   from: string
   to: string
+  /** `import type` / `export type` (the whole statement names types only). */
+  typeOnly: boolean
 }
 
 /** Every relative import (static, `export … from`, dynamic) of every source file, as paths under cloud/src. */
@@ -36,7 +37,11 @@ function imports(): Import[] {
     const text = fs.readFileSync(file, 'utf8')
     for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)'/g)) {
       const target = path.resolve(path.dirname(file), m[1]!).replace(/\.js$/, '.ts')
-      out.push({ from: path.relative(SRC, file), to: path.relative(SRC, target) })
+      // The statement holding a `from`: back to the last line that starts with import or export.
+      const before = text.slice(0, m.index)
+      const statement = before.slice(Math.max(before.lastIndexOf('\nimport'), before.lastIndexOf('\nexport')) + 1)
+      const typeOnly = m[0].startsWith('from') && /^(?:import|export) type\b/.test(statement)
+      out.push({ from: path.relative(SRC, file), to: path.relative(SRC, target), typeOnly })
     }
   }
   return out
@@ -54,15 +59,16 @@ t.test('every domain has an index.ts, and every module it defines is wired', asy
   const domains = fs.readdirSync(path.join(SRC, 'domains'), { withFileTypes: true }).filter((e) => e.isDirectory())
   const defined: string[] = []
   for (const d of domains) {
-    const index = path.join(SRC, 'domains', d.name, 'index.ts')
-    t.ok(fs.existsSync(index), `domains/${d.name}/index.ts`)
-    if (!fs.existsSync(index)) continue
-    for (const m of fs.readFileSync(index, 'utf8').matchAll(/export const (\w+Module) = domainModule/g)) defined.push(m[1]!)
+    t.ok(fs.existsSync(path.join(SRC, 'domains', d.name, 'index.ts')), `domains/${d.name}/index.ts`)
+    const module = path.join(SRC, 'domains', d.name, 'module.ts')
+    if (!fs.existsSync(module)) continue
+    for (const m of fs.readFileSync(module, 'utf8').matchAll(/export const (\w+Module) = domainModule/g)) defined.push(m[1]!)
   }
+  t.ok(defined.length >= 18, `${defined.length} modules defined`)
   t.equal(MODULES.length, defined.length, `the ${defined.length} modules defined are all in MODULES (domains/index.ts)`)
 })
 
-t.test('a domain reaches another only through its index.ts (the listed imports excepted, a list that only shrinks)', async (t) => {
+t.test('a domain reaches another only through its index.ts; module.ts only from domains/index.ts', async (t) => {
   const deep = all
     .filter((i) => {
       const a = domainOf(i.from)
@@ -70,11 +76,16 @@ t.test('a domain reaches another only through its index.ts (the listed imports e
       return a && b && a !== b && !i.to.endsWith(`domains/${b}/index.ts`)
     })
     .map((i) => `${i.from} -> ${i.to}`)
-  const listed: string[] = JSON.parse(fs.readFileSync(LISTED, 'utf8'))
-  const added = deep.filter((d) => !listed.includes(d))
-  const gone = listed.filter((d) => !deep.includes(d))
-  t.same(added, [], "new imports past another domain's index.ts: import what it exports instead")
-  t.same(gone, [], 'listed imports that are gone: take them off cloud/test/architecture/deepImports.json')
+  t.same(deep, [], "imports past another domain's index.ts: import what it exports instead")
+  const wiring = all
+    .filter((i) => i.to.endsWith('/module.ts') && i.from !== 'domains/index.ts' && domainOf(i.to) !== domainOf(i.from))
+    .map((i) => `${i.from} -> ${i.to}`)
+  t.same(wiring, [], 'a module.ts is wired by domains/index.ts alone')
+})
+
+t.test('an index.ts hands out no repository', async (t) => {
+  const bad = all.filter((i) => /^domains\/[^/]+\/index\.ts$/.test(i.from) && i.to.endsWith('Repository.ts') && !i.typeOnly).map((i) => `${i.from} -> ${i.to}`)
+  t.same(bad, [], 'a value export of a repository from an index.ts (row types may go out with `export type`)')
 })
 
 t.test('repositories, routes and services keep to their layer', async (t) => {

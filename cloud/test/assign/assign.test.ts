@@ -287,9 +287,11 @@ t.test('content changes republish every screen that shows it', async (t) => {
   await assign(h, apiKey, unrelated.screenId, { contentKind: 'media', contentId: other.id })
   await h.req('POST', '/v1/casts', apiKey, { contentKind: 'media', contentId: img.id, scopeKind: 'screens', screenIds: [viaCast.screenId] })
   t.same(
-    await servicesOf(h.app).assignments.screensShowing(workspaceId, 'media', img.id),
-    [direct.screenId, viaPlaylist.screenId, viaSchedule.screenId, viaCast.screenId].sort(),
+    await servicesOf(h.app).assignments.screensShowing(workspaceId, img.id),
+    [direct.screenId, viaPlaylist.screenId, viaSchedule.screenId].sort(),
+    'assigned it, directly or through what contains it',
   )
+  t.same(await servicesOf(h.app).takeoverRecords.screensShowing(workspaceId, [img.id]), [viaCast.screenId], 'held by a cast showing it')
 
   await servicesOf(h.app).desiredPublisher.idle()
   const published: string[] = []

@@ -12,7 +12,7 @@ import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 
 async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud }> {
   const config = { redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:` }

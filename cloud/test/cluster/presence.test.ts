@@ -11,7 +11,7 @@ import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { RedisPresenceStore } from '../../src/domains/devicelink/RedisPresenceStore.js'
 
 const GRACE = 5000

@@ -123,7 +123,9 @@ eachEngine(t, 'cast rows: a newer cast takes screens without rewriting the older
   // cast_d takes scr_2 from cast_b, then cast_b is cleared: it releases nothing it lost.
   await cast('cast_d', ['scr_2', 'scr_4'])
   t.match(await status('cast_b'), { status: 'replaced', replaced_by: 'cast_d' })
-  t.same(await screens.showingAny(WS, ['med_cast_b', 'med_cast_d']), ['scr_2', 'scr_4'], 'content shown: the holding cast only')
+  t.same((await repo.screensShowing(WS, ['med_cast_b', 'med_cast_d'])).sort(), ['scr_2', 'scr_4'], 'content shown: the holding cast only')
+  t.equal(await repo.countShowing(WS, 'media', 'med_cast_d'), 1, 'a live cast shows it')
+  t.equal(await repo.countShowing(WS, 'media', 'med_cast_b'), 0, 'a replaced cast does not')
 })
 
 eachEngine(t, 'cast rows: a row left as `replaced` by the earlier rule is not held', async (t, db) => {

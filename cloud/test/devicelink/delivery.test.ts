@@ -10,7 +10,7 @@ import { topics } from '@svc/shared/mqtt/index'
 import { forEngines } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
 import type { Harness } from '../helpers.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { connectDevice, startCloud, tempDir } from './link.js'
 
 const AT = '2026-06-01T12:00:00.000Z'
@@ -242,8 +242,8 @@ forEngines(t, async (t, build) => {
     s.broker.publish = async (...a) => (await gate, publish(...a))
     t.teardown(() => void (s.broker.publish = publish))
     const batches: string[][] = []
-    const bump = s.desiredPublisher['screens'].bumpDesiredVersions.bind(s.desiredPublisher['screens'])
-    s.desiredPublisher['screens'].bumpDesiredVersions = (ws, screenIds, ...rest) => (batches.push([...screenIds]), bump(ws, screenIds, ...rest))
+    const bump = s.screenRecords.bumpDesiredVersions.bind(s.screenRecords)
+    s.screenRecords.bumpDesiredVersions = (ws, screenIds, ...rest) => (batches.push([...screenIds]), bump(ws, screenIds, ...rest))
     const first = s.desiredPublisher.markDirty(workspaceId, [ids[0]!])
     const later: Promise<void>[] = []
     for (const id of ids.slice(1)) {

@@ -10,7 +10,7 @@ import { parseDesiredState, topics, type DesiredState } from '@svc/shared/mqtt/i
 import { startServer, type Running } from '../../src/server.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import type { AppDeps } from '../../src/app.js'
 import { until } from '../fixtures/processes.js'
 

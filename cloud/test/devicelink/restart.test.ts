@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import type { DesiredState } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, tempDir, type DeviceClient } from './link.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 
 /** No version the device received is older than one it received before (a repeat is allowed). */
 function increasing(dev: DeviceClient): boolean {

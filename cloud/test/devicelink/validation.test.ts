@@ -3,7 +3,7 @@
 import t from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { forEngines } from '../db/engines.js'
 
 // Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.

@@ -12,7 +12,7 @@ import type { Test } from 'tap'
 import { makeKey, type Harness } from '../helpers.js'
 import { forEngines } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
-import { InMemoryContentResolver } from '../../src/domains/devicelink/testing/InMemoryContentResolver.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { MCP_OPERATIONS } from '../../src/domains/mcp/tools.js'
 
 interface Seen {

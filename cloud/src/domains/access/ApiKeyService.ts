@@ -24,7 +24,7 @@ import { freezePrincipal, keyTag, PrincipalCache } from './PrincipalCache.js'
 import { apiKeyPreview, hashSecret, newApiKeySecret, API_KEY_PATTERN, type Region } from '../../platform/secrets.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { ApiKeyRepository, type ApiKeyAncestor, type ApiKeyAuthRecord, type ApiKeyRecord } from './ApiKeyRepository.js'
-import type { NodeService } from '../nodes/NodeService.js'
+import type { NodeService } from '../nodes/index.js'
 import { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
 
 /** An API key as the API answers it: the routes' response schema, and ApiKeyView is derived from it. */

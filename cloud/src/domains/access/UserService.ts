@@ -54,6 +54,16 @@ export class UserService {
     this.principals = principals ?? new PrincipalCache(clock, changes)
   }
 
+  /** A user of the workspace by id (approvers, requesters), or undefined. */
+  member(workspaceId: string, id: string): Promise<Pick<UserRow, 'id' | 'name' | 'email'> | undefined> {
+    return this.repo.byId(workspaceId, id)
+  }
+
+  /** The addresses of the workspace's users with this role (alert recipients `role:<role>`). */
+  emailsWithRole(workspaceId: string, role: string): Promise<string[]> {
+    return this.repo.emailsWithRole(workspaceId, role)
+  }
+
   static view(u: UserRow | UserRecord): UserView {
     return { id: u.id, name: u.name, email: u.email, role: u.role as Role, emailVerifiedAt: u.email_verified_at, createdAt: u.created_at }
   }

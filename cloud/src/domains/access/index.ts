@@ -1,34 +1,5 @@
-// Who may call: API keys, users and their sessions, OAuth client credentials, and the
-// authentication hook every /v1 route goes through.
-import { domainModule } from '../provisions.js'
-import { ApiKeyService } from './ApiKeyService.js'
-import { LocalCredentialChanges } from './CredentialChanges.js'
-import { OAuthService } from './OAuthService.js'
-import { RedisCredentialChanges } from './RedisCredentialChanges.js'
-import { UserService } from './UserService.js'
-
-export { installAuth } from './authentication.js'
-export { default as apiKeyRoutes } from './apiKeyRoutes.js'
-export { default as meRoutes } from './meRoutes.js'
-export { default as oauthRoutes, oauthMetadataRoutes } from './oauthRoutes.js'
-export { default as userRoutes } from './userRoutes.js'
-
-export const accessModule = domainModule({
-  name: 'access',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'nodes', 'nodeUsage', 'nodeRemoval'],
-  provides: ['credentialChanges', 'apiKeys', 'users', 'oauth'],
-  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, nodes, nodeUsage, nodeRemoval }) => {
-    // Instances joined through Redis drop each other's cached credentials at once.
-    const credentialChanges = redis ? new RedisCredentialChanges(redis) : new LocalCredentialChanges()
-    if (credentialChanges instanceof RedisCredentialChanges) releaseSteps.add('credential changes channel', () => credentialChanges.close())
-    const apiKeys = new ApiKeyService(db, clock, ids, nodes, random, credentialChanges)
-    // last_used_at values still pending are written before the database closes.
-    releaseSteps.add('api key last-used flush', () => apiKeys.close())
-    nodeUsage.add(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
-    nodeRemoval.add((tx, ws, nodeId) => apiKeys.locationRemoved(tx, ws, nodeId))
-    const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
-    const oauth = new OAuthService(db, clock, ids, apiKeys, random)
-    housekeeping.add({ name: 'expired OAuth tokens', run: () => oauth.purgeExpired() })
-    return { credentialChanges, apiKeys, users, oauth }
-  },
-})
+// What other domains use of access: its public surface. The module that wires it is in module.ts.
+export { LocalCredentialChanges, type CredentialChanges } from './CredentialChanges.js'
+export type { UserService } from './UserService.js'
+export type { ApiKeyService } from './ApiKeyService.js'
+export type { OAuthService } from './OAuthService.js'

@@ -7,7 +7,7 @@ import { notFound, validation } from '../../platform/errors.js'
 import { REGIONS, type Region } from '../../platform/secrets.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { WorkspaceRepository, type WorkspaceRecord } from './WorkspaceRepository.js'
-import { LocalCredentialChanges, type CredentialChanges } from '../access/CredentialChanges.js'
+import { LocalCredentialChanges, type CredentialChanges } from '../access/index.js'
 
 /** How long require() serves a workspace row from memory. */
 export const WORKSPACE_TTL_MS = 5_000

@@ -4,12 +4,11 @@
 // secret; `chat` POSTs `{text}` to each chat workflow URL. All outbound HTTP goes through
 // the SSRF guard. One attempt per channel target (failures are logged, not retried).
 import type { Clock } from '../../platform/clock.js'
-import type { Database } from '../../platform/db/Database.js'
-import { UserRepository } from '../access/UserRepository.js'
+import type { UserService } from '../access/index.js'
 import type { OutboundGuard } from '../../platform/net/OutboundGuard.js'
-import type { Mailer } from '../mail/Mailer.js'
-import { signedHeaders } from '../webhooks/signing.js'
-import { describeSendError } from '../webhooks/model.js'
+import type { Mailer } from '../mail/index.js'
+import { signedHeaders } from '../webhooks/index.js'
+import { describeSendError } from '../webhooks/index.js'
 import { isUrlLike } from './masking.js'
 import { parseConfig, type AlertRuleRow } from './AlertRuleService.js'
 import type { AlertEventView } from './AlertEventView.js'
@@ -23,17 +22,15 @@ export interface NotifyOutcome {
 
 export class AlertNotifier {
   private readonly inFlight = new Set<Promise<unknown>>()
-  private readonly users: UserRepository
 
   constructor(
-    db: Database,
+    /** The workspace's users: recipients by role. */
+    private readonly users: Pick<UserService, 'emailsWithRole'>,
     private readonly clock: Clock,
     private readonly outbound: OutboundGuard,
     private readonly mailer: Mailer,
     private readonly log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
-  ) {
-    this.users = new UserRepository(db.kysely)
-  }
+  ) {}
 
   /** Starts the notifications without holding up the caller (the device link). */
   notify(rule: AlertRuleRow, event: AlertEventView, state: 'opened' | 'closed'): void {

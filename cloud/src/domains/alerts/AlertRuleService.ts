@@ -13,9 +13,9 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../../platform/net/OutboundGuard.js'
-import type { NodeService } from '../nodes/NodeService.js'
-import type { ScreenService } from '../screens/ScreenService.js'
-import { newSigningSecret } from '../webhooks/signing.js'
+import type { NodeService } from '../nodes/index.js'
+import type { ScreenService } from '../screens/index.js'
+import { newSigningSecret } from '../webhooks/index.js'
 import { isMasked, isUrlLike, maskUrl, unmask } from './masking.js'
 
 export const ALERT_CODES = ['connection-lost', 'display-off', 'storage-critical', 'play-log-limited'] as const

@@ -11,21 +11,12 @@ import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
 import { holds } from '@svc/shared'
 import { Listeners } from '../../platform/hooks.js'
-import type { EventOutbox } from '../events/EventOutbox.js'
-import type { EventData } from '../events/payloads.js'
+import type { EventOutbox } from '../events/index.js'
+import type { EventData } from '../events/index.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { ApprovalRepository, type ApprovalPolicyRow, type ApprovalRequestRow } from './ApprovalRepository.js'
-import { NodeRepository } from '../nodes/NodeRepository.js'
-import { UserRepository } from '../access/UserRepository.js'
-import type { NodeService } from '../nodes/NodeService.js'
-import { KINDS } from '../content/kinds.js'
-
-/**
- * Content kinds whose changes an approval policy holds: every kind that can go on a
- * screen, read from the kind registry so a new playable kind is held from the start,
- * and media (files play too; their table is the media domain's, outside the registry).
- */
-export const APPROVAL_KINDS: ReadonlySet<string> = new Set(['media', ...KINDS.filter((k) => k.playable).map((k) => k.kind)])
+import type { UserService } from '../access/index.js'
+import type { NodeService } from '../nodes/index.js'
 
 export interface ApprovalPolicy {
   required: boolean
@@ -114,6 +105,7 @@ export interface PendingMark {
  * media one for `media`, while they are wired (the `heldChanges` hook).
  */
 export interface HeldChangeHandler {
+  /** The kinds an approval policy holds for this handler (every kind that can go on a screen, between content and media). */
   readonly kinds: readonly string[]
   /** Applies an approved update inside the decision's transaction. */
   applyInDecision?(tx: Queryable, workspaceId: string, kind: string, id: string, proposal: Record<string, unknown>, requester: Principal): Promise<void>
@@ -139,22 +131,28 @@ function policyOf(r: ApprovalPolicyRow | undefined): ApprovalPolicy {
 
 export class ApprovalService {
   private readonly repo: ApprovalRepository
-  private readonly nodeRepo: NodeRepository
-  private readonly userRepo: UserRepository
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
+    /** The workspace's users: approvers and requesters by name. */
+    private readonly users: Pick<UserService, 'member'>,
     private readonly outbox: EventOutbox,
     private readonly log: { error(obj: unknown, msg: string): void },
     /** The handlers of held changes, by kind (content and media join while they are wired). */
     private readonly handlers: Listeners<HeldChangeHandler> = new Listeners(),
   ) {
     this.repo = new ApprovalRepository(db.kysely)
-    this.nodeRepo = new NodeRepository(db.kysely)
-    this.userRepo = new UserRepository(db.kysely)
+  }
+
+  /**
+   * Whether an approval policy holds changes of `kind`: the kinds the handlers joined with
+   * (content: every kind that can go on a screen; media: files).
+   */
+  governs(kind: string): boolean {
+    return this.handlers.all().some((h) => h.kinds.includes(kind))
   }
 
   private handlerFor(kind: string): HeldChangeHandler {
@@ -196,7 +194,7 @@ export class ApprovalService {
     if (input.approvers) {
       const unique = [...new Set(input.approvers)]
       for (const id of unique)
-        if (!(await this.userRepo.byId(p.workspaceId, id))) throw validation(`approvers: ${JSON.stringify(id)} is not a user of this workspace.`)
+        if (!(await this.users.member(p.workspaceId, id))) throw validation(`approvers: ${JSON.stringify(id)} is not a user of this workspace.`)
       next.approvers = unique
     }
     await this.repo.savePolicy({
@@ -215,13 +213,13 @@ export class ApprovalService {
   // ---- holding -----------------------------------------------------------------------
 
   private async level(workspaceId: string, nodeId: string, approverIds: string[]): Promise<Level> {
-    const node = await this.nodeRepo.byId(workspaceId, nodeId)
+    const nodeName = await this.nodes.nameOf(workspaceId, nodeId)
     const names: string[] = []
     for (const id of approverIds) {
-      const u = await this.userRepo.byId(workspaceId, id)
+      const u = await this.users.member(workspaceId, id)
       names.push(u?.name ?? u?.email ?? id)
     }
-    return { nodeId, nodeName: node?.name ?? '', approverIds, approverNames: names }
+    return { nodeId, nodeName: nodeName ?? '', approverIds, approverNames: names }
   }
 
   /**
@@ -230,7 +228,7 @@ export class ApprovalService {
    * effective policy), then, with `escalateUpTiers`, each ancestor that names approvers.
    */
   async gate(p: Principal, kind: string, nodeId: string | null): Promise<Gate | null> {
-    if (!APPROVAL_KINDS.has(kind) || nodeId === null || holds(p.grant, 'approval.decide')) return null
+    if (!this.governs(kind) || nodeId === null || holds(p.grant, 'approval.decide')) return null
     const eff = await this.effective(p.workspaceId, nodeId)
     if (!eff.required) return null
     const levels = [await this.level(p.workspaceId, nodeId, eff.approvers)]
@@ -247,7 +245,7 @@ export class ApprovalService {
 
   private async actorName(p: Principal): Promise<string> {
     if (p.actor.kind === 'user' && p.actor.id) {
-      const u = await this.userRepo.byId(p.workspaceId, p.actor.id)
+      const u = await this.users.member(p.workspaceId, p.actor.id)
       return u?.name ?? u?.email ?? p.actor.id
     }
     return p.actor.name ?? actorRef(p)
@@ -307,14 +305,14 @@ export class ApprovalService {
 
   /** The request of a held creation not approved (yet), if any: such an item may not play. */
   async unapprovedCreation(workspaceId: string, kind: string, id: string): Promise<ApprovalRequestRow | undefined> {
-    if (!APPROVAL_KINDS.has(kind)) return undefined
+    if (!this.governs(kind)) return undefined
     const r = await this.repo.latestFor(workspaceId, kind, id, 'create', ['pending', 'approved', 'rejected', 'withdrawn'])
     return r && r.state !== 'approved' ? r : undefined
   }
 
   /** `{state: 'pending', requestId}` while a change of the item awaits approval; null otherwise. */
   async pendingMark(workspaceId: string, kind: string, id: string): Promise<PendingMark | null> {
-    if (!APPROVAL_KINDS.has(kind)) return null
+    if (!this.governs(kind)) return null
     const r = await this.repo.latestFor(workspaceId, kind, id, null, ['pending'])
     return r ? { state: 'pending', requestId: r.id } : null
   }

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { PageQuery } from '../../platform/paging.js'
 import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
-import { pageRules } from '../content/index.js'
+import { optionalPage } from '../../platform/paging.js'
 import type { Provisions } from '../provisions.js'
 
 const tags = ['approvals']
@@ -129,7 +129,7 @@ const approvalRoutes =
           response: { 200: Paged(ApprovalRequest), ...errorResponses },
         },
       },
-      async (req) => approvals.list(principalOf(req), pageRules(req.query), { state: req.query.state }),
+      async (req) => approvals.list(principalOf(req), optionalPage(req.query), { state: req.query.state }),
     )
 
     app.get(

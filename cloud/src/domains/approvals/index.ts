@@ -1,16 +1,3 @@
-// Approvals: policies per location, and the requests that hold content changes until decided.
-import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
-import { ApprovalService, type HeldChangeHandler } from './ApprovalService.js'
-
-export { default as approvalRoutes } from './approvalRoutes.js'
-
-export const approvalsModule = domainModule({
-  name: 'approvals',
-  needs: ['db', 'clock', 'ids', 'log', 'nodes', 'outbox'],
-  provides: ['approvals', 'heldChanges'],
-  create: ({ db, clock, ids, log, nodes, outbox }) => {
-    const heldChanges = new Listeners<HeldChangeHandler>()
-    return { approvals: new ApprovalService(db, clock, ids, nodes, outbox, log, heldChanges), heldChanges }
-  },
-})
+// What other domains use of approvals: its public surface. The module that wires it is in module.ts.
+export type { ApprovalService, Change, PendingMark } from './ApprovalService.js'
+export type { HeldChangeHandler } from './ApprovalService.js'

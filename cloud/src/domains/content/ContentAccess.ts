@@ -4,7 +4,7 @@
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
-import type { NodeService } from '../nodes/NodeService.js'
+import type { NodeService } from '../nodes/index.js'
 import { ContentRepository } from './ContentRepository.js'
 import type { Located } from './library.js'
 import { type ContentKind, KIND_BY_NAME, type Body } from './kinds.js'

@@ -1,7 +1,7 @@
 // Content as a screen sees it: whether an item can play now (and why not), and the JSON
 // description a player renders (files by path and sha256, playlists with effective
 // durations, schedules with their content, layouts with their zones, apps with config).
-import type { ApprovalService } from '../approvals/ApprovalService.js'
+import type { ApprovalService } from '../approvals/index.js'
 import type { ContentAccess } from './ContentAccess.js'
 import type { Playability } from './library.js'
 import { type Body, type ContentKind, type ContentRef, KIND_BY_NAME } from './kinds.js'

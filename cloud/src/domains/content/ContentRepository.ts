@@ -16,6 +16,9 @@ export interface ContentListFilter {
   search?: string | undefined
 }
 
+/** Ids per `in (…)` list. */
+const CHUNK = 400
+
 export class ContentRepository {
   constructor(private readonly k: Executor) {}
 
@@ -249,5 +252,21 @@ export class ContentRepository {
       .where('recalled_at', 'is not', null)
       .executeTakeFirst()
     return Number(r.numUpdatedRows) > 0
+  }
+
+  /** Items that contain any of `ids` (playlists, schedules, layouts: content_refs read upwards). */
+  async containersOf(workspaceId: string, ids: string[]): Promise<string[]> {
+    const out: string[] = []
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('content_refs')
+        .select('from_id')
+        .distinct()
+        .where('workspace_id', '=', workspaceId)
+        .where('to_id', 'in', ids.slice(i, i + CHUNK))
+        .execute()
+      for (const r of rows) out.push(r.from_id)
+    }
+    return out
   }
 }

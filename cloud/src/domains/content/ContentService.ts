@@ -12,13 +12,16 @@ import type { ContentChangeListener, ContentUsage, ContentView, Located } from '
 import { ApiError, validation } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
-import { cleanName, type NodeService } from '../nodes/NodeService.js'
-import type { ApprovalService, Change, PendingMark } from '../approvals/ApprovalService.js'
+import { cleanName, type NodeService } from '../nodes/index.js'
+import type { ApprovalService, Change, PendingMark } from '../approvals/index.js'
 import { KIND_BY_NAME, type Body, type ContentKind, type ContentRef, type KindDef, type PrepareContext } from './kinds.js'
 
 type ItemRow = ContentItemRow
 
 export type { ContentChangeListener, ContentUsage, ContentView, Located, MediaRowLite, Playability } from './library.js'
+
+/** How far up the containment chain (media → playlist → schedule → …) a change is followed. */
+const MAX_CONTAINMENT_DEPTH = 6
 
 export class ContentService {
   private readonly repo: ContentRepository
@@ -54,6 +57,27 @@ export class ContentService {
         this.log.error({ err, kind, id }, 'content change listener failed')
       }
     }
+  }
+
+  /**
+   * `ids` and every item containing any of them, followed up the containment chain (media →
+   * playlist → schedule → …, through playlist items, schedule rules and fallbacks, layout
+   * zones): what a screen or a takeover may be showing when one of `ids` changes.
+   */
+  async containing(workspaceId: string, ids: readonly string[]): Promise<string[]> {
+    const all = new Set<string>(ids)
+    let frontier = [...ids]
+    for (let depth = 0; depth < MAX_CONTAINMENT_DEPTH && frontier.length; depth++) {
+      const next: string[] = []
+      for (const from of await this.repo.containersOf(workspaceId, frontier)) if (!all.has(from)) all.add(from), next.push(from)
+      frontier = next
+    }
+    return [...all]
+  }
+
+  /** The zones of the workspace's largest layout (0 without one): what a screen of it can play at once. */
+  mostLayoutZones(workspaceId: string): Promise<number> {
+    return this.repo.mostLayoutZones(workspaceId)
   }
 
   // ---- generic kinds -----------------------------------------------------------------

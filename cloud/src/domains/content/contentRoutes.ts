@@ -6,7 +6,7 @@ import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/ty
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Permission } from '@svc/shared'
 import { principalOf } from '../../platform/http/Principal.js'
-import { parsePage, PageQuery, type PageQueryT } from '../../platform/paging.js'
+import { optionalPage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
 import { KINDS, RECALLABLE, type Body, type ContentKind } from './kinds.js'
 import { APP_CATALOG } from './appCatalog.js'
@@ -29,14 +29,6 @@ const Share = Type.Object({ nodeId: Type.String(), createdAt: Timestamp })
 const ShareParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), nodeId: Type.String({ minLength: 1, maxLength: 100 }) })
 const Recalled = Type.Object({ id: Type.String(), kind: Type.String(), name: Type.String(), recalledAt: Nullable(Timestamp) }, { additionalProperties: true })
 const ListQuery = Type.Intersect([PageQuery, Type.Object({ search: Type.Optional(Type.String({ maxLength: 200 })) })])
-
-/**
- * Paging: `limit` (or a `cursor`, whose page keeps the default size of 100)
- * turns paging on; without either the whole list comes back.
- */
-export function pageRules(q: PageQueryT) {
-  return parsePage(q, { defaultLimit: q.cursor ? 100 : null, max: 500 })
-}
 
 /** The schema without TypeBox's optional marker: a required property. */
 function withoutOptional(s: TSchema): TSchema {
@@ -85,7 +77,7 @@ const contentRoutes =
         },
         async (req) => {
           const q = req.query
-          const page = def.paged ? pageRules(q) : { limit: null, after: null, count: q.count === '1' }
+          const page = def.paged ? optionalPage(q) : { limit: null, after: null, count: q.count === '1' }
           return content.list(def, principalOf(req), page, { search: q.search })
         },
       )

@@ -10,16 +10,13 @@
 // their panel columns), one for the casts holding them and one for the emergencies, per
 // 500 screens; each content item's playability, availability per location, description
 // and signed URLs are asked of the content resolver once per batch, not once per screen.
-import type { Database } from '../../platform/db/Database.js'
 import type { Clock } from '../../platform/clock.js'
 import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, LibraryEntry, PanelSettings, PlayableContent } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 import { PANEL_PROTOCOL_NAMES, type PanelProtocolName } from '@svc/shared/panels/index'
-import type { ContentRef, ContentResolver, Playability } from './ContentResolver.js'
-import { type DesiredScreenRow, ScreenRepository } from '../screens/ScreenRepository.js'
-import { CastRepository, type HeldCast } from '../takeovers/CastRepository.js'
-import { EmergencyRepository, type HeldEmergency } from '../takeovers/EmergencyRepository.js'
-import { PANEL_DEFAULT_POLL_SECONDS, PANEL_DEFAULT_SET_ID } from '../screens/ScreenPanelService.js'
+import type { ContentRef, ContentResolver, Playability } from '../content/index.js'
+import { type DesiredScreenRow, PANEL_DEFAULT_POLL_SECONDS, PANEL_DEFAULT_SET_ID, type ScreenRecords } from '../screens/index.js'
+import type { HeldCast, HeldEmergency, TakeoverRecords } from '../takeovers/index.js'
 
 /** Panel settings for a screen (tests plug their own in); null = no panel. Absent: the screen's panel columns. */
 export type PanelSettingsSource = (workspaceId: string, screenId: string) => Promise<PanelSettings | null>
@@ -76,20 +73,13 @@ class BatchContent {
 }
 
 export class DesiredStateBuilder {
-  private readonly screens: ScreenRepository
-  private readonly casts: CastRepository
-  private readonly emergencies: EmergencyRepository
-
   constructor(
-    db: Database,
+    private readonly screens: Pick<ScreenRecords, 'forDesiredState'>,
+    private readonly takeovers: Pick<TakeoverRecords, 'castsHolding' | 'emergenciesHolding'>,
     private readonly clock: Clock,
     private readonly content: ContentResolver,
     private readonly panel: PanelSettingsSource | null = null,
-  ) {
-    this.screens = new ScreenRepository(db.kysely)
-    this.casts = new CastRepository(db.kysely)
-    this.emergencies = new EmergencyRepository(db.kysely)
-  }
+  ) {}
 
   /**
    * The full desired state of a screen, or null when the screen is not in the workspace.
@@ -109,8 +99,8 @@ export class DesiredStateBuilder {
     if (!screenIds.length) return out
     const [rows, castRows, emergencyRows] = await Promise.all([
       this.screens.forDesiredState(workspaceId, screenIds),
-      this.casts.heldBy(workspaceId, screenIds),
-      this.emergencies.heldBy(workspaceId, screenIds),
+      this.takeovers.castsHolding(workspaceId, screenIds),
+      this.takeovers.emergenciesHolding(workspaceId, screenIds),
     ])
     const castsOf = groupBy(castRows)
     const emergenciesOf = groupBy(emergencyRows)

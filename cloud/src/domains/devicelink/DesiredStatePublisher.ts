@@ -17,13 +17,11 @@
 // waits here (only the newest: one state per slow screen) and is handed over once that write
 // has finished, so no device ever gets an older version after a newer one. A state is
 // recorded as published (delivery.published) when the broker takes it, not before.
-import type { Database } from '../../platform/db/Database.js'
 import type { EmbeddedBroker } from '../../platform/broker/EmbeddedBroker.js'
 import { encodeMessage, topics, type DesiredState } from '@svc/shared/mqtt/index'
 import type { DesiredStateBuilder } from './DesiredStateBuilder.js'
-import { ScreenRepository } from '../screens/ScreenRepository.js'
-import { CastRepository } from '../takeovers/CastRepository.js'
-import { EmergencyRepository } from '../takeovers/EmergencyRepository.js'
+import type { ScreenRecords } from '../screens/index.js'
+import type { TakeoverRecords } from '../takeovers/index.js'
 import { FanOutWindow } from './FanOutWindow.js'
 
 // The first chunk is small, so the first screens get their state after a short build; the
@@ -50,20 +48,18 @@ export class DesiredStatePublisher {
   private readonly behind = new Map<string, DesiredState>()
   /** Hand-overs of states that waited behind a slow receiver, until the broker takes them and they are recorded. */
   private readonly catchingUp = new Set<Promise<void>>()
-  private readonly screens: ScreenRepository
   /** Open while a batch is out: background writes (reports, `applied`) wait for it to close. */
   readonly window = new FanOutWindow()
 
   constructor(
-    private readonly db: Database,
+    private readonly screens: Pick<ScreenRecords, 'bumpDesiredVersions'>,
+    private readonly takeovers: Pick<TakeoverRecords, 'published'>,
     private readonly builder: DesiredStateBuilder,
     private readonly broker: Pick<EmbeddedBroker, 'publish'> & Partial<Pick<EmbeddedBroker, 'closed' | 'holdReads'>>,
     private readonly log: { error(obj: unknown, msg: string): void },
     /** When set, each publish records `screens.desired_published_at` (signed URLs are refreshed from it). */
     private readonly clock: { now(): Date } | null = null,
-  ) {
-    this.screens = new ScreenRepository(db.kysely)
-  }
+  ) {}
 
   /**
    * Marks screens whose desired state changed (assignment, casts, emergency, move, panel,
@@ -273,12 +269,6 @@ export class DesiredStatePublisher {
       for (const c of s.casts) add(casts, c.id, s.screenId)
       if (s.emergency) add(emergencies, s.emergency.id, s.screenId)
     }
-    if (!casts.size && !emergencies.size) return
-    await this.db.transaction(async (tx) => {
-      const castRepo = new CastRepository(tx.kysely)
-      const emergencyRepo = new EmergencyRepository(tx.kysely)
-      for (const [id, screenIds] of casts) await castRepo.markPublished(id, screenIds)
-      for (const [id, screenIds] of emergencies) await emergencyRepo.markPublished(id, screenIds)
-    })
+    await this.takeovers.published(casts, emergencies)
   }
 }

@@ -20,7 +20,7 @@
 import type { Client, PublishPacket, Subscription } from 'aedes'
 import { encodeMessage, isValidScreenId, mayDevicePublish, mayDeviceSubscribe, parseScreenTopic, parseStatusMessage, topics } from '@svc/shared/mqtt/index'
 import { hashSecret, secretMatches } from '../../platform/secrets.js'
-import type { DeviceDirectory } from '../screens/ScreenService.js'
+import type { DeviceDirectory } from '../screens/index.js'
 import type { BrokerPolicy } from '../../platform/broker/BrokerPolicy.js'
 
 /** CONNACK return codes of MQTT 3.1.1 that this policy answers. */

@@ -5,7 +5,7 @@
 import { MAX_TRANSITION_MS, type ContentKind as DeviceKind, type Fit, type LibraryEntry, type PlayableContent, type PlayableItem } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 import type { ContentAccess, ContentPlayback } from '../content/index.js'
-import type { ContentRef, ContentResolver, Playability } from './ContentResolver.js'
+import type { ContentRef, ContentResolver, Playability } from '../content/index.js'
 
 type Described = Record<string, unknown>
 

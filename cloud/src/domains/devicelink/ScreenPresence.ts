@@ -32,8 +32,9 @@
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
-import type { DomainEvent } from '../events/EventBus.js'
-import type { EventOutbox } from '../events/EventOutbox.js'
+import type { DomainEvent } from '../events/index.js'
+import type { ScreenReport } from '../screens/index.js'
+import type { EventOutbox } from '../events/index.js'
 import { ScreenPresenceRepository, type PresenceRow } from './ScreenPresenceRepository.js'
 import type { EmbeddedBroker } from '../../platform/broker/EmbeddedBroker.js'
 import { cloudFilters, parseReported, parseScreenTopic, parseStatusMessage, type Reported } from '@svc/shared/mqtt/index'
@@ -50,14 +51,6 @@ export interface ScreenStatusChange {
   at: string
   /** offline: when the screen dropped; online: when the outage began (null if unknown). */
   since: string | null
-}
-
-export interface ScreenReport {
-  workspaceId: string
-  screenId: string
-  nodeId: string | null
-  reported: Reported
-  at: string
 }
 
 type ScreenRow = PresenceRow

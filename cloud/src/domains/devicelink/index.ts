@@ -1,89 +1,9 @@
-// The device link: what each screen is told (desired state, built and published), what it
-// reports (presence, reported state), and its sessions after a restart.
-import { type DomainProvisions, domainModule } from '../provisions.js'
-import { ClusterPresence } from './ClusterPresence.js'
-import { DesiredStateBuilder } from './DesiredStateBuilder.js'
-import { DesiredStatePublisher } from './DesiredStatePublisher.js'
-import { DeviceSessions } from './DeviceSessions.js'
-import { LibraryContentResolver } from './LibraryContentResolver.js'
-import { RedisPresenceStore } from './RedisPresenceStore.js'
-import { ScreenPresence } from './ScreenPresence.js'
-import { ScreenPresenceRepository } from './ScreenPresenceRepository.js'
-
-export { DevicePolicy } from './DevicePolicy.js'
-export type { ContentResolver } from './ContentResolver.js'
+// What other domains use of devicelink: its public surface. The module that wires it is in module.ts.
+export type { ClusterPresence } from './ClusterPresence.js'
 export type { PanelSettingsSource } from './DesiredStateBuilder.js'
+export type { DesiredStatePublisher } from './DesiredStatePublisher.js'
+export { DevicePolicy } from './DevicePolicy.js'
 export { JobDelivery } from './JobDelivery.js'
-
-export const devicelinkModule = domainModule({
-  name: 'devicelink',
-  needs: [
-    'db',
-    'clock',
-    'config',
-    'log',
-    'broker',
-    'redis',
-    'leases',
-    'stopSteps',
-    'drainSteps',
-    'contentOverride',
-    'panelSettings',
-    'startSteps',
-    'contentAccess',
-    'contentPlayback',
-    'mediaUrls',
-    'screenChanges',
-    'outbox',
-  ],
-  provides: ['contentResolver', 'desiredState', 'desiredPublisher', 'markDirty', 'presence', 'screenStatuses', 'screenReports', 'clusterPresence'],
-  create: (d) => {
-    const { db, clock, config, log, broker } = d
-    // The device link sees the library through the ContentResolver seam (tests may pass their own).
-    const contentResolver = d.contentOverride ?? new LibraryContentResolver(d.contentAccess, d.contentPlayback, (id) => d.mediaUrls.url(id))
-    // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
-    const desiredState = new DesiredStateBuilder(db, clock, contentResolver, d.panelSettings ?? null)
-    const desiredPublisher = new DesiredStatePublisher(db, desiredState, broker, log, clock)
-    const markDirty: DomainProvisions['markDirty'] = (ws, screens) => desiredPublisher.markDirty(ws, screens)
-    // Desired-state fan-outs in flight finish before the broker closes.
-    d.stopSteps.add('desired state publishing', () => desiredPublisher.idle({ behindSlowReceivers: false }))
-    // A paired or moved screen gets a fresh desired state.
-    d.screenChanges.add((ws, id) => void markDirty(ws, [id]).catch(() => undefined))
-
-    // Instances joined through Redis share presence there.
-    const shared = d.redis && broker.clustered ? new RedisPresenceStore(d.redis) : undefined
-    // While a fan-out is out, its reads and version bumps go before report writes.
-    const presence = new ScreenPresence(db, clock, broker, d.outbox, log, config.screenOfflineGraceMs, shared, undefined, desiredPublisher.window)
-
-    // After a restart the broker knows no sessions: devices get theirs back from the database.
-    const presenceRows = new ScreenPresenceRepository(db.kysely)
-    const sessions = new DeviceSessions(broker, { workspacesOf: (ids) => presenceRows.workspacesOf(ids), markDirty: (ws, ids) => markDirty(ws, ids) }, log)
-    sessions.start()
-    d.stopSteps.add('device sessions', () => sessions.stop())
-
-    // Presence stops its timers before the broker closes, records the drops the close causes
-    // after it, then (shared presence) forgets what is left of this instance in Redis.
-    const timers = config.presenceTimers ?? config.castExpiryIntervalMs > 0
-    d.stopSteps.add('presence timers', () => presence.stop())
-    const clusterPresence = shared ? new ClusterPresence(shared, presence, d.leases, clock, log, config.presenceHeartbeatMs) : null
-    // Beats until the broker has closed (its sweep lease is given back to the database).
-    if (clusterPresence) d.drainSteps.add('shared presence heartbeat', () => clusterPresence.stop())
-    d.drainSteps.add('presence drops recorded', () => presence.idle())
-    if (shared) d.drainSteps.add('shared presence of this instance', () => shared.forgetInstance(presence.instance))
-    // Presence starts once the alerts and the takeovers listen to it.
-    d.startSteps.add(async () => {
-      await presence.start({ timers })
-      await clusterPresence?.start(timers)
-    })
-    return {
-      contentResolver,
-      desiredState,
-      desiredPublisher,
-      markDirty,
-      presence,
-      screenStatuses: { add: (l) => presence.onScreenStatuses(l) },
-      screenReports: { add: (l) => presence.onReported(l) },
-      clusterPresence,
-    }
-  },
-})
+export type { ScreenStatusChange } from './ScreenPresence.js'
+export type { DesiredStateBuilder } from './DesiredStateBuilder.js'
+export type { ScreenPresence } from './ScreenPresence.js'

@@ -1,6 +1,5 @@
 // Typed `data` of every catalogue event (docs/events.md), so the services that publish
 // them (device link, recall, emergencies, approvals) send one shape.
-import type { EmergencyView } from '../takeovers/takeoverSchemas.js'
 
 export type ContentKind = 'media' | 'creative' | 'playlist' | 'schedule'
 
@@ -31,10 +30,6 @@ export interface EventData {
     decidedByName: string | null
     note: string | null
   }
-  /** The emergency object as `POST /v1/emergencies` answers it (EmergencyService). */
-  'emergency.started': EmergencyData
-  'emergency.cleared': EmergencyData
+  // `emergency.started` and `emergency.cleared` carry the emergency as `POST /v1/emergencies`
+  // answers it: the takeovers domain adds them to this interface (takeovers/takeoverSchemas.ts).
 }
-
-/** The emergency object as `POST /v1/emergencies` answers it. */
-export type EmergencyData = EmergencyView

@@ -1,3 +1,2 @@
-// The MCP endpoint: the API's operations as tools for AI clients, over the same credentials.
-export { default as mcpRoutes, mcpStateOf } from './mcpRoutes.js'
+// What other domains use of mcp: its public surface. The module that wires it is in module.ts.
 export { countedByMcp } from './internalCalls.js'

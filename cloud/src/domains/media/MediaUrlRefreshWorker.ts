@@ -3,18 +3,14 @@
 // republished, so its URLs are always at least ~3.5 days from expiry; the content is the
 // same, only the URLs and the version move on.
 import type { Clock } from '../../platform/clock.js'
-import type { Database } from '../../platform/db/Database.js'
-import type { MarkDirty } from '../takeovers/index.js'
-import { ScreenRepository } from '../screens/ScreenRepository.js'
+import type { MarkDirty, ScreenRecords } from '../screens/index.js'
 import { IntervalWorker } from '../../platform/workers/Worker.js'
 
 const BATCH = 1000
 
 export class MediaUrlRefreshWorker extends IntervalWorker {
-  private readonly screens: ScreenRepository
-
   constructor(
-    db: Database,
+    private readonly screens: Pick<ScreenRecords, 'publishedBefore'>,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
     private readonly markDirty: MarkDirty,
@@ -22,7 +18,6 @@ export class MediaUrlRefreshWorker extends IntervalWorker {
     log: { error(obj: unknown, msg: string): void },
   ) {
     super(intervalMs, log)
-    this.screens = new ScreenRepository(db.kysely)
   }
 
   /** Screens published before this moment are due. */

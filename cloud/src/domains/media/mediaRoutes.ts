@@ -15,7 +15,7 @@ import { MediaItem } from './MediaService.js'
 import { checkNoNul } from '../../platform/http/jsonBounds.js'
 import { fingerprintForm } from '../../platform/http/idempotency.js'
 import type { StagedFile } from './MediaStore.js'
-import { pageRules } from '../content/index.js'
+import { optionalPage } from '../../platform/paging.js'
 import { ownWorker } from '../../platform/workers/ownWorker.js'
 import { MediaUrlRefreshWorker } from './MediaUrlRefreshWorker.js'
 import type { Provisions } from '../provisions.js'
@@ -39,7 +39,7 @@ const Placement = {
 }
 
 const mediaRoutes =
-  (d: Pick<Provisions, 'clock' | 'config' | 'content' | 'db' | 'desiredPublisher' | 'media' | 'mediaUrls'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'clock' | 'config' | 'content' | 'screenRecords' | 'desiredPublisher' | 'media' | 'mediaUrls'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { media, config, content } = d
     // Desired states whose signed media URLs are getting old are republished, on one instance at a time.
@@ -47,7 +47,7 @@ const mediaRoutes =
       app,
       'mediaUrlRefresh',
       new MediaUrlRefreshWorker(
-        d.db,
+        d.screenRecords,
         d.clock,
         d.mediaUrls.ttlSeconds,
         (ws, ids) => d.desiredPublisher.markDirty(ws, ids),
@@ -261,7 +261,7 @@ const mediaRoutes =
           response: { 200: Paged(MediaItem), ...errorResponses },
         },
       },
-      async (req) => media.list(principalOf(req), pageRules(req.query), req.query),
+      async (req) => media.list(principalOf(req), optionalPage(req.query), req.query),
     )
 
     app.get(

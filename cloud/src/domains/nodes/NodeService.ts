@@ -55,6 +55,11 @@ export class NodeService {
   }
 
   /** Is `id` a node of the workspace (reachable or not)? */
+  /** The location's name, or null when it is not one of the workspace's. */
+  async nameOf(workspaceId: string, id: string): Promise<string | null> {
+    return (await this.row(workspaceId, id))?.name ?? null
+  }
+
   async exists(workspaceId: string, id: string): Promise<boolean> {
     return (await this.repo.byId(workspaceId, id)) !== undefined
   }

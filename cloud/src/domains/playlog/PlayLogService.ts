@@ -22,10 +22,10 @@ import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { notFound, validation } from '../../platform/errors.js'
 import { encodeCursor, type Page, type PageRequest } from '../../platform/paging.js'
-import { ContentRepository } from '../content/ContentRepository.js'
+import type { ContentService } from '../content/index.js'
 import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRange, type PlayLogRow } from './PlayLogRepository.js'
 import { DAY_MS, MemoryDailyCounter, OVERLAP_ROWS, PLAY_CLOCK_SKEW_MS, ScreenRates, overZones, span, type DailyCounter, type Span } from './PlayLogLimits.js'
-import type { ScreenService } from '../screens/ScreenService.js'
+import type { ScreenService } from '../screens/index.js'
 
 /** At most this many screens in one export. */
 export const CSV_MAX_SCREENS = 100
@@ -161,7 +161,6 @@ function csvField(v: unknown): string {
 
 export class PlayLogService {
   private readonly repo: PlayLogRepository
-  private readonly content: ContentRepository
   private readonly limits: PlayLogLimitsConfig
   private readonly rates: ScreenRates
   /** Each screen's batches, one after the other: the promise of the last one, and how many are under way. */
@@ -187,13 +186,14 @@ export class PlayLogService {
     db: Database,
     private readonly clock: Clock,
     private readonly screens: ScreenService,
+    /** The library, for the largest layout's zones (the daily limit per zone). */
+    private readonly content: Pick<ContentService, 'mostLayoutZones'>,
     limits: Partial<PlayLogLimitsConfig> = {},
     private readonly options: { timers?: Timers; counter?: DailyCounter; log?: Pick<Logger, 'warn'> } = {},
     /** Where limited screens are reported (the alerts join while they are wired). */
     private readonly limitSinks: Listeners<PlayLogLimitSink> = new Listeners(),
   ) {
     this.repo = new PlayLogRepository(db.kysely)
-    this.content = new ContentRepository(db.kysely)
     this.limits = { ...DEFAULT_PLAY_LOG_LIMITS, ...limits }
     this.rates = new ScreenRates(clock, this.limits.screenRate, this.limits.screenBurst)
     this.counter = options.counter ?? new MemoryDailyCounter()

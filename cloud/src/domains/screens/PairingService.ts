@@ -12,7 +12,7 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
 import { PairingRepository } from './PairingRepository.js'
 import { ScreenRepository } from './ScreenRepository.js'
-import type { NodeService } from '../nodes/NodeService.js'
+import type { NodeService } from '../nodes/index.js'
 import type { ScreenService, ScreenView } from './ScreenService.js'
 
 /** "A–Z and 2–9": 34 symbols. */

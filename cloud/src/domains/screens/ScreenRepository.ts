@@ -8,7 +8,6 @@ import { announce } from '../../platform/db/changes.js'
 import type { DB, ScreensTable } from '../../platform/db/schema.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { withinNodes } from '../../platform/db/keyset.js'
-import { heldRow } from '../takeovers/CastRepository.js'
 
 export type ScreenRecord = Selectable<ScreensTable>
 export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
@@ -353,73 +352,15 @@ export class ScreenRepository {
     return Number(r.n)
   }
 
-  /** Active or paused casts and active emergencies showing this content (they block deleting it). */
-  async countLiveTakeovers(workspaceId: string, kind: string, contentId: string): Promise<number> {
-    const c = await this.k
-      .selectFrom('casts')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('workspace_id', '=', workspaceId)
-      .where('content_kind', '=', kind)
-      .where('content_id', '=', contentId)
-      .where('status', 'in', ['active', 'paused'])
-      .executeTakeFirstOrThrow()
-    const e = await this.k
-      .selectFrom('emergencies')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('workspace_id', '=', workspaceId)
-      .where('content_kind', '=', kind)
-      .where('content_id', '=', contentId)
-      .where('status', '=', 'active')
-      .executeTakeFirstOrThrow()
-    return Number(c.n) + Number(e.n)
-  }
-
-  /** Items that contain any of `ids` (playlists, schedules, layouts: content_refs read upwards). */
-  async containersOf(workspaceId: string, ids: string[]): Promise<string[]> {
-    const out: string[] = []
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      const rows = await this.k
-        .selectFrom('content_refs')
-        .select('from_id')
-        .distinct()
-        .where('workspace_id', '=', workspaceId)
-        .where('to_id', 'in', ids.slice(i, i + CHUNK))
-        .execute()
-      for (const r of rows) out.push(r.from_id)
-    }
-    return out
-  }
-
-  /** Screens assigned any of `contentIds`, or held by an active cast or emergency showing one. */
-  async showingAny(workspaceId: string, contentIds: string[]): Promise<string[]> {
+  /** Screens assigned any of `contentIds`. */
+  async assignedAny(workspaceId: string, contentIds: string[]): Promise<string[]> {
     const out = new Set<string>()
     for (let i = 0; i < contentIds.length; i += CHUNK) {
-      const part = contentIds.slice(i, i + CHUNK)
       const rows = await this.k
         .selectFrom('screens')
         .select('id')
         .where('workspace_id', '=', workspaceId)
-        .where('content_id', 'in', part)
-        .union(
-          this.k
-            .selectFrom('cast_screens as cs')
-            .innerJoin('casts as c', 'c.id', 'cs.cast_id')
-            .select('cs.screen_id as id')
-            .where('c.workspace_id', '=', workspaceId)
-            .where('c.status', 'in', ['active', 'paused'])
-            .where(heldRow('cs'))
-            .where('c.content_id', 'in', part),
-        )
-        .union(
-          this.k
-            .selectFrom('emergency_screens as es')
-            .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
-            .select('es.screen_id as id')
-            .where('e.workspace_id', '=', workspaceId)
-            .where('e.status', '=', 'active')
-            .where('es.active', '=', 1)
-            .where('e.content_id', 'in', part),
-        )
+        .where('content_id', 'in', contentIds.slice(i, i + CHUNK))
         .execute()
       for (const r of rows) out.add(r.id)
     }

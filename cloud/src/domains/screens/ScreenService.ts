@@ -11,7 +11,7 @@ import { notFound } from '../../platform/errors.js'
 import { encodeCursor, type PageRequest } from '../../platform/paging.js'
 import { PairingRepository } from './PairingRepository.js'
 import { ScreenRepository, type ScreenRecord } from './ScreenRepository.js'
-import { cleanName, type NodeService } from '../nodes/NodeService.js'
+import { cleanName, type NodeService } from '../nodes/index.js'
 import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
 

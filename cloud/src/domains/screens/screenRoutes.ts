@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
-import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from '../content/index.js'
+import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
 import { ReportedSchema } from '@svc/shared/mqtt/index'
 import type { Provisions } from '../provisions.js'
 

@@ -16,11 +16,11 @@ import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
-import type { MediaStore } from '../media/MediaStore.js'
-import { checkPng } from '../media/png.js'
+import type { MediaStore } from '../media/index.js'
+import { checkPng } from '../media/index.js'
 import { ScreenshotRepository, type ScreenshotRow } from './ScreenshotRepository.js'
-import { screenDirectory, type ScreenService } from '../screens/ScreenService.js'
-import { SharedSweep } from '../serial/SharedSweep.js'
+import { screenDirectory, type ScreenService } from '../screens/index.js'
+import { SharedSweep } from '../serial/index.js'
 
 /** Largest PNG a device may upload (a 4K frame of photos compresses well under this). */
 export const SCREENSHOT_MAX_BYTES = 16 * 1024 ** 2

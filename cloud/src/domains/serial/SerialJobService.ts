@@ -15,11 +15,10 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { SerialJobRepository } from './SerialRepository.js'
-import { ScreenRepository } from '../screens/ScreenRepository.js'
-import { resolveTargets } from '../nodes/targets.js'
-import type { NodeService } from '../nodes/NodeService.js'
-import type { ScreenService } from '../screens/ScreenService.js'
-import type { ScreenPanelService } from '../screens/ScreenPanelService.js'
+import { resolveTargets, type ScreenRecords } from '../screens/index.js'
+import type { NodeService } from '../nodes/index.js'
+import type { ScreenService } from '../screens/index.js'
+import type { ScreenPanelService } from '../screens/index.js'
 import type { SerialTemplateService } from './SerialTemplateService.js'
 import { SharedSweep } from './SharedSweep.js'
 import type { RowWith, SerialJobsTable } from '../../platform/db/schema.js'
@@ -102,7 +101,6 @@ export class SerialJobService {
   private readonly jobs: SerialJobRepository
   /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
   private readonly connectSweep: SharedSweep
-  private readonly screenRows: ScreenRepository
 
   constructor(
     private readonly db: Database,
@@ -110,12 +108,13 @@ export class SerialJobService {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly screens: ScreenService,
+    /** The screens' rows a target selects. */
+    private readonly screenRows: Pick<ScreenRecords, 'targets'>,
     private readonly panels: ScreenPanelService,
     private readonly templates: SerialTemplateService,
     readonly ttlMs: number = SERIAL_JOB_TTL_MS,
   ) {
     this.jobs = new SerialJobRepository(db.kysely)
-    this.screenRows = new ScreenRepository(db.kysely)
     this.connectSweep = new SharedSweep(clock, () => this.expireStale())
   }
 

@@ -1,19 +1,4 @@
-// RS232: command templates, presets per panel protocol, and the jobs sent to screens' panels.
-import { domainModule } from '../provisions.js'
-import { SerialJobService } from './SerialJobService.js'
-import { SerialTemplateService } from './SerialTemplateService.js'
-
-export { default as serialTemplateRoutes } from './serialTemplateRoutes.js'
-export { default as serialJobRoutes } from './serialJobRoutes.js'
-export { default as serialPresetRoutes } from './serialPresetRoutes.js'
-
-export const serialModule = domainModule({
-  name: 'serial',
-  needs: ['db', 'clock', 'ids', 'nodes', 'nodeUsage', 'screens', 'screenPanels'],
-  provides: ['serialTemplates', 'serialJobs'],
-  create: ({ db, clock, ids, nodes, nodeUsage, screens, screenPanels }) => {
-    const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
-    nodeUsage.add(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))
-    return { serialTemplates, serialJobs: new SerialJobService(db, clock, ids, nodes, screens, screenPanels, serialTemplates) }
-  },
-})
+// What other domains use of serial: its public surface. The module that wires it is in module.ts.
+export { SharedSweep } from './SharedSweep.js'
+export type { SerialTemplateService } from './SerialTemplateService.js'
+export type { SerialJobService } from './SerialJobService.js'

@@ -256,6 +256,37 @@ export class CastRepository {
     return out
   }
 
+  /** Active or paused casts showing this content (they block deleting it). */
+  async countShowing(workspaceId: string, kind: string, contentId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('casts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .where('status', 'in', LIVE)
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** Screens held by a live cast showing any of `contentIds`. */
+  async screensShowing(workspaceId: string, contentIds: readonly string[]): Promise<string[]> {
+    const out: string[] = []
+    for (let i = 0; i < contentIds.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('cast_screens as cs')
+        .innerJoin('casts as c', 'c.id', 'cs.cast_id')
+        .select('cs.screen_id')
+        .where('c.workspace_id', '=', workspaceId)
+        .where('c.status', 'in', LIVE)
+        .where(heldRow('cs'))
+        .where('c.content_id', 'in', contentIds.slice(i, i + CHUNK))
+        .execute()
+      for (const r of rows) out.push(r.screen_id)
+    }
+    return out
+  }
+
   /** Records that a desired state carrying the cast was published to these screens (first time only). */
   async markPublished(castId: string, screenIds: readonly string[]): Promise<void> {
     for (let i = 0; i < screenIds.length; i += CHUNK) {

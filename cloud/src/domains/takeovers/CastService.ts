@@ -11,7 +11,8 @@ import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
 import { ApiError } from '../../platform/errors.js'
-import type { NodeService } from '../nodes/NodeService.js'
+import type { NodeService } from '../nodes/index.js'
+import type { MarkDirtyLater } from '../screens/index.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import { CastRepository, type ScreenIdQuery } from './CastRepository.js'
 import { parseExpiresAt, type ScopeKind, type Takeover, type TargetInput } from './Takeover.js'
@@ -69,11 +70,6 @@ export interface CastInput extends TargetInput {
   expiresAt?: string | number | undefined
   contentName?: string | undefined
 }
-
-/** Republishes the desired state of these screens. */
-export type MarkDirty = (workspaceId: string, screenIds: string[]) => Promise<void>
-/** MarkDirty that also takes a reader of the screens, run behind the caller (DesiredStatePublisher.markDirty). */
-export type MarkDirtyLater = (workspaceId: string, screens: string[] | (() => Promise<string[]>)) => Promise<void>
 
 /**
  * Sets `paused` / `active` on the given live casts: paused exactly when every screen the

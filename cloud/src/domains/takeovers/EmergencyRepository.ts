@@ -114,6 +114,37 @@ export class EmergencyRepository {
     return out
   }
 
+  /** Active emergencies showing this content (they block deleting it). */
+  async countShowing(workspaceId: string, kind: string, contentId: string): Promise<number> {
+    const r = await this.k
+      .selectFrom('emergencies')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('content_kind', '=', kind)
+      .where('content_id', '=', contentId)
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  /** Screens held by an active emergency showing any of `contentIds`. */
+  async screensShowing(workspaceId: string, contentIds: readonly string[]): Promise<string[]> {
+    const out: string[] = []
+    for (let i = 0; i < contentIds.length; i += CHUNK) {
+      const rows = await this.k
+        .selectFrom('emergency_screens as es')
+        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
+        .select('es.screen_id')
+        .where('e.workspace_id', '=', workspaceId)
+        .where('e.status', '=', 'active')
+        .where('es.active', '=', 1)
+        .where('e.content_id', 'in', contentIds.slice(i, i + CHUNK))
+        .execute()
+      for (const r of rows) out.push(r.screen_id)
+    }
+    return out
+  }
+
   /** Records that a desired state carrying the emergency was published to these screens (first time only). */
   async markPublished(emergencyId: string, screenIds: readonly string[]): Promise<void> {
     for (let i = 0; i < screenIds.length; i += CHUNK) {

@@ -2,18 +2,16 @@
 // all, limited to the screens the calling credential reaches), the content checks
 // (exists → 422 validation_error, playable → 422 content_unplayable, shared to every
 // target screen's location → 403 not_shared) and expiresAt parsing.
-import type { Database } from '../../platform/db/Database.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { ApiError, validation } from '../../platform/errors.js'
-import type { NodeService } from '../nodes/NodeService.js'
-import { resolveSelection, type ScopeKind, type TargetScope } from '../nodes/targets.js'
-import { ScreenRepository, type TargetFilter } from '../screens/ScreenRepository.js'
+import type { NodeService } from '../nodes/index.js'
+import { resolveSelection, type ScopeKind, type ScreenRecords, type TargetFilter, type TargetScope } from '../screens/index.js'
 import type { Executor } from '../../platform/db/Database.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import type { ContentResolver } from '../devicelink/ContentResolver.js'
+import type { ContentResolver } from '../content/index.js'
 
 export const TAKEOVER_CONTENT_KINDS = ['media', 'playlist', 'app', 'creative', 'schedule'] as const
-export { SCOPE_KINDS, type ScopeKind } from '../nodes/targets.js'
+export { SCOPE_KINDS, type ScopeKind } from '../screens/index.js'
 export type TargetInput = TargetScope
 
 /**
@@ -29,15 +27,11 @@ export interface Target {
 }
 
 export class Takeover {
-  private readonly screens: ScreenRepository
-
   constructor(
-    db: Database,
+    private readonly screens: ScreenRecords,
     private readonly nodes: NodeService,
     private readonly content: ContentResolver,
-  ) {
-    this.screens = new ScreenRepository(db.kysely)
-  }
+  ) {}
 
   /** 422 no_screens when nothing matched. */
   async resolveTarget(p: Principal, input: TargetInput): Promise<Target> {

@@ -6,7 +6,7 @@ import type { Database } from '../../platform/db/Database.js'
 import type { Clock } from '../../platform/clock.js'
 import { CastRepository } from './CastRepository.js'
 import { EmergencyRepository } from './EmergencyRepository.js'
-import type { ScreenReport } from '../devicelink/ScreenPresence.js'
+import type { ScreenReport } from '../screens/index.js'
 
 type Pending = { casts: Map<string, Set<string>>; emergencies: Map<string, Set<string>> }
 

@@ -37,3 +37,12 @@ export const Emergency = Type.Object({
   delivery: Type.Optional(Delivery),
 })
 export type EmergencyView = Static<typeof Emergency>
+
+// The emergency events carry the emergency as the API answers it: declared here, with the
+// view, and merged into the events domain's payload map (an interface the domains extend).
+declare module '../events/payloads.js' {
+  interface EventData {
+    'emergency.started': EmergencyView
+    'emergency.cleared': EmergencyView
+  }
+}

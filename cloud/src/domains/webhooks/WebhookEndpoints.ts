@@ -3,7 +3,7 @@
 import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
-import type { EventName } from '../events/EventBus.js'
+import type { EventName } from '../events/index.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../../platform/net/OutboundGuard.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { isEventName } from './catalog.js'

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
-import type { DomainEvent } from '../events/EventBus.js'
+import type { DomainEvent } from '../events/index.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import type { NewWebhookDelivery } from '../../platform/db/schema.js'

@@ -1,6 +1,6 @@
 // The eight subscribable events with their console labels (GET /v1/webhooks/events).
 // Payloads are documented in docs/events.md.
-import { EVENT_NAMES, type EventName } from '../events/EventBus.js'
+import { EVENT_NAMES, type EventName } from '../events/index.js'
 
 export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] = [
   { event: 'screen.offline', label: 'Screen went offline', what: 'A screen stayed away past the grace period; data: screenId, screenName, nodeId, at, since.' },

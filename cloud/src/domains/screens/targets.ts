@@ -8,8 +8,8 @@
 //   no_screens:       nothing matched (unless the caller accepts an empty target)
 import type { Principal } from '../../platform/http/Principal.js'
 import { ApiError, validation } from '../../platform/errors.js'
-import type { ScreenRepository, TargetFilter } from '../screens/ScreenRepository.js'
-import type { NodeService } from './NodeService.js'
+import type { ScreenRepository, TargetFilter } from './ScreenRepository.js'
+import type { NodeService } from '../nodes/index.js'
 
 export const SCOPE_KINDS = ['screens', 'node', 'all'] as const
 export type ScopeKind = (typeof SCOPE_KINDS)[number]
@@ -70,7 +70,7 @@ export async function resolveSelection(nodes: NodeService, p: Principal, scope: 
 
 export async function resolveTargets(
   nodes: NodeService,
-  screens: ScreenRepository,
+  screens: Pick<ScreenRepository, 'targets'>,
   p: Principal,
   scope: TargetScope,
   opts: TargetOptions = {},

@@ -2,7 +2,7 @@
 // optional processing state and the nodes it is shared to. Not used by the product.
 import type { LibraryEntry, PlayableContent } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
-import type { ContentRef, ContentResolver, Playability } from '../ContentResolver.js'
+import type { ContentRef, ContentResolver, Playability } from '../index.js'
 
 interface Entry {
   workspaceId: string

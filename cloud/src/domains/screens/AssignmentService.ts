@@ -1,35 +1,32 @@
 // What a screen plays when no cast or emergency holds it: its assignment
 // (screens.content_kind / content_id), set one screen at a time (POST /v1/screens/<id>/assign)
-// or in bulk (POST /v1/screens/bulk-assign). Content is checked through the device link's
+// or in bulk (POST /v1/screens/bulk-assign). Content is checked through the library's
 // ContentResolver seam, as casts are: unknown → 422 validation_error, not shared to the
 // screen's location → 403 not_shared, cannot play → 422 content_unplayable.
 //
 // It also keeps screens in step with the library:
-// - assigned content (and content held by active casts/emergencies) cannot be deleted
-//   (ContentService usages → 409 conflict);
+// - assigned content cannot be deleted (ContentService usages → 409 conflict);
 // - every content change (update, recall, restore, share, processing finished) republishes
-//   the desired state of every screen that plays it, directly or through the playlists,
-//   schedules and layouts that contain it (content_refs, followed upwards).
+//   the desired state of every screen assigned it, directly or through the playlists,
+//   schedules and layouts that contain it (ContentService.containing). The takeovers module
+//   does the same for the content of live casts and emergencies.
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { ApiError, notFound, validation } from '../../platform/errors.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import type { ContentResolver } from '../devicelink/ContentResolver.js'
-import type { NodeService } from '../nodes/NodeService.js'
-import type { ContentChangeListener, ContentUsage } from './ContentService.js'
+import type { ContentChangeListener, ContentResolver, ContentService, ContentUsage } from '../content/index.js'
+import type { NodeService } from '../nodes/index.js'
 import type { Hook } from '../../platform/hooks.js'
-import type { MarkDirty } from '../takeovers/CastService.js'
-import { resolveTargets } from '../nodes/targets.js'
-import { ScreenRepository } from '../screens/ScreenRepository.js'
+import type { MarkDirty } from './ScreenRecords.js'
+import { resolveTargets } from './targets.js'
+import { ScreenRepository } from './ScreenRepository.js'
 
 /** The kinds a screen can be assigned. */
 export const ASSIGN_KINDS = ['playlist', 'schedule', 'layout', 'creative', 'signage', 'app', 'media'] as const
 export type AssignKind = (typeof ASSIGN_KINDS)[number]
 
 export const BULK_ASSIGN_MAX = 1000
-/** How far up the containment chain (media → playlist → schedule → …) a change is followed. */
-const MAX_DEPTH = 6
 
 export interface AssignInput {
   contentKind?: AssignKind | null | undefined
@@ -70,8 +67,8 @@ export class AssignmentService {
     private readonly resolver: ContentResolver,
     private readonly markDirty: MarkDirty,
     private readonly log: { error(obj: unknown, msg: string): void },
-    /** The content library's hooks: what blocks a delete, and changes that republish screens. */
-    content: { usage: Hook<ContentUsage>; changes: Hook<ContentChangeListener> },
+    /** The content library, and its hooks: what blocks a delete, and changes that republish screens. */
+    private readonly content: { library: Pick<ContentService, 'containing'>; usage: Hook<ContentUsage>; changes: Hook<ContentChangeListener> },
   ) {
     this.screenRows = new ScreenRepository(db.kysely)
     this.joinContent(content.usage, content.changes)
@@ -83,31 +80,19 @@ export class AssignmentService {
     usage.add(async (ws, kind, id) => {
       return { what: 'screen(s) assigned to it', count: await this.screenRows.countAssigned(ws, kind, id) }
     })
-    usage.add(async (ws, kind, id) => {
-      return { what: 'active cast(s) or emergency(ies) showing it', count: await this.screenRows.countLiveTakeovers(ws, kind, id) }
-    })
     changes.add(async (ws, kind, id) => {
-      const screens = await this.screensShowing(ws, kind, id)
+      const screens = await this.screensShowing(ws, id)
       if (screens.length)
         void this.markDirty(ws, screens).catch((err) => this.log.error({ err, kind, id }, 'republishing screens after a content change failed'))
     })
   }
 
   /**
-   * Every screen whose desired state may describe this content: assigned to it or to
-   * anything containing it (playlist items, schedule rules and fallback, layout zones),
-   * or held by an active cast or emergency showing any of those.
+   * Every screen assigned this content or anything containing it (playlist items, schedule
+   * rules and fallback, layout zones): those whose desired state may describe it.
    */
-  async screensShowing(workspaceId: string, kind: string, id: string): Promise<string[]> {
-    const ids = new Set<string>([id])
-    let frontier = [id]
-    for (let depth = 0; depth < MAX_DEPTH && frontier.length; depth++) {
-      const next: string[] = []
-      for (const from of await this.screenRows.containersOf(workspaceId, frontier)) if (!ids.has(from)) ids.add(from), next.push(from)
-      frontier = next
-    }
-    void kind // ids carry their kind's prefix, so the id alone names the item
-    return this.screenRows.showingAny(workspaceId, [...ids])
+  async screensShowing(workspaceId: string, id: string): Promise<string[]> {
+    return this.screenRows.assignedAny(workspaceId, await this.content.library.containing(workspaceId, [id]))
   }
 
   /** contentKind null (or absent with contentId null) clears; otherwise both are required. */

@@ -1,0 +1,58 @@
+// Alerts: rules per workspace, their evaluation from the device link (status, panel power,
+// storage, play-log limits) and their notifications (mail, webhooks, channels).
+import { domainModule } from '../provisions.js'
+import { AlertEvaluator } from './AlertEvaluator.js'
+import { AlertNotifier } from './AlertNotifier.js'
+import { AlertRuleService } from './AlertRuleService.js'
+import { AlertWorker } from './AlertWorker.js'
+
+export { default as alertRoutes } from './alertRoutes.js'
+
+export const alertsModule = domainModule({
+  name: 'alerts',
+  needs: [
+    'db',
+    'clock',
+    'ids',
+    'random',
+    'config',
+    'log',
+    'outbound',
+    'nodes',
+    'nodeUsage',
+    'users',
+    'screens',
+    'mailer',
+    'screenStatuses',
+    'screenReports',
+    'playLogLimits',
+  ],
+  provides: ['alertRules', 'alerts', 'alertWorker'],
+  create: ({ db, clock, ids, random, config, log, outbound, nodes, nodeUsage, users, screens, mailer, screenStatuses, screenReports, playLogLimits }) => {
+    const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, outbound, random)
+    nodeUsage.add(async (ws, nodeId) => ({ what: 'alert rule(s) homed or scoped there', count: await alertRules.countAtNode(ws, nodeId) }))
+    const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(users, clock, outbound, mailer, log))
+    // The device link feeds the evaluator: presence changes (as the outbox dispatches them)
+    // and reported panel and storage state; the play log its limited screens.
+    screenStatuses.add((changes) =>
+      alerts.screensStatusChanged(
+        changes.map((c) => ({
+          workspaceId: c.workspaceId,
+          screen: { id: c.screenId, name: c.screenName, nodeId: c.nodeId },
+          status: c.status,
+          at: c.status === 'offline' ? (c.since ?? c.at) : c.at,
+        })),
+      ),
+    )
+    screenReports.add(async (r) => {
+      const screen = { id: r.screenId, nodeId: r.nodeId }
+      if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, r.reported.playing.source !== 'none', r.at)
+      if (r.reported.storage) await alerts.storageReported(r.workspaceId, screen, r.reported.storage.usedBytes, r.reported.storage.totalBytes, r.at)
+    })
+    playLogLimits.add({
+      limited: (e) => alerts.playLogLimited(e),
+      recovered: (ws, screenId, at) => alerts.playLogRecovered(ws, screenId, at),
+    })
+    return { alertRules, alerts, alertWorker: new AlertWorker(alerts, config.alertIntervalMs, log) }
+  },
+})

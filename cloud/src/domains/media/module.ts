@@ -1,0 +1,39 @@
+// Media files: uploads (single or resumable), imports, processing, signed downloads; the
+// content-addressed store they share with screenshots.
+import type { Principal } from '../../platform/http/Principal.js'
+import { domainModule } from '../provisions.js'
+import { MediaService } from './MediaService.js'
+import { MediaStore } from './MediaStore.js'
+import { MediaUrlSigner } from './MediaUrlSigner.js'
+import { StoredBytesRepository } from './StoredBytesRepository.js'
+
+export { default as mediaRoutes } from './mediaRoutes.js'
+
+export const mediaModule = domainModule({
+  name: 'media',
+  needs: ['db', 'clock', 'ids', 'config', 'log', 'outbound', 'stopSteps', 'housekeeping', 'nodes', 'content', 'contentAccess', 'contentSharing', 'heldChanges'],
+  provides: ['media', 'mediaUrls', 'mediaStore'],
+  create: ({ db, clock, ids, config, log, outbound, stopSteps, housekeeping, nodes, content, contentAccess, contentSharing, heldChanges }) => {
+    // One content-addressed store for media and screenshots: a file goes only when no owner of any kind holds it.
+    const storedBytes = new StoredBytesRepository(db.kysely)
+    const mediaStore = new MediaStore(config.dataDir, config.mediaDir, (sha256) => storedBytes.inUse(sha256))
+    const media = new MediaService(db, clock, ids, nodes, content, contentAccess, contentSharing, outbound, config, log, mediaStore)
+    // Media probes in flight finish before the broker closes.
+    stopSteps.add('media processing', () => media.idle())
+    housekeeping.add({ name: 'multipart uploads', run: () => media.purgeExpiredUploads() })
+    heldChanges.add({
+      kinds: ['media'],
+      applyAfterDecision: async (_ws, _kind, id, proposal, requester) => {
+        await media.update(requester, id, proposal as { name?: string; folderId?: string | null; nodeId?: string | null })
+      },
+      discardNew: (ws, _kind, id) => media.remove(systemPrincipal(ws), id).then(() => undefined),
+      changed: (ws, _kind, id) => content.changed(ws, 'media', id),
+    })
+    return { media, mediaUrls: new MediaUrlSigner(db, clock, undefined, config.publicUrl), mediaStore }
+  },
+})
+
+/** Acts for the service itself inside a workspace (an approved change applied on the requester's behalf). */
+function systemPrincipal(workspaceId: string): Principal {
+  return { actor: { kind: 'key', id: null, name: 'approvals', nodeId: null }, workspaceId, grant: 'all', nodeId: null }
+}

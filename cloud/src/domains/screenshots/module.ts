@@ -1,0 +1,16 @@
+// Screenshots: jobs sent to screens and the PNGs their agents upload.
+import { domainModule } from '../provisions.js'
+import { ScreenshotService } from './ScreenshotService.js'
+
+export { default as screenshotRoutes } from './screenshotRoutes.js'
+
+export const screenshotsModule = domainModule({
+  name: 'screenshots',
+  needs: ['db', 'clock', 'ids', 'config', 'housekeeping', 'screens', 'mediaStore'],
+  provides: ['screenshots'],
+  create: ({ db, clock, ids, config, housekeeping, screens, mediaStore }) => {
+    const screenshots = new ScreenshotService(db, clock, ids, screens, mediaStore, config.publicUrl)
+    housekeeping.add({ name: 'old screenshots', run: () => screenshots.purgeOld() })
+    return { screenshots }
+  },
+})

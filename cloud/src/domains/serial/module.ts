@@ -1,0 +1,19 @@
+// RS232: command templates, presets per panel protocol, and the jobs sent to screens' panels.
+import { domainModule } from '../provisions.js'
+import { SerialJobService } from './SerialJobService.js'
+import { SerialTemplateService } from './SerialTemplateService.js'
+
+export { default as serialTemplateRoutes } from './serialTemplateRoutes.js'
+export { default as serialJobRoutes } from './serialJobRoutes.js'
+export { default as serialPresetRoutes } from './serialPresetRoutes.js'
+
+export const serialModule = domainModule({
+  name: 'serial',
+  needs: ['db', 'clock', 'ids', 'nodes', 'nodeUsage', 'screens', 'screenRecords', 'screenPanels'],
+  provides: ['serialTemplates', 'serialJobs'],
+  create: ({ db, clock, ids, nodes, nodeUsage, screens, screenRecords, screenPanels }) => {
+    const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
+    nodeUsage.add(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))
+    return { serialTemplates, serialJobs: new SerialJobService(db, clock, ids, nodes, screens, screenRecords, screenPanels, serialTemplates) }
+  },
+})

@@ -1,0 +1,66 @@
+// Takeovers: casts (timed) and emergencies (until cleared) that override what screens play,
+// and the count of screens that applied each.
+import { domainModule } from '../provisions.js'
+import { CastService } from './CastService.js'
+import { EmergencyService } from './EmergencyService.js'
+import { Takeover } from './Takeover.js'
+import { TakeoverDelivery } from './TakeoverDelivery.js'
+import { TakeoverRecords } from './TakeoverRecords.js'
+
+export { default as castRoutes } from './castRoutes.js'
+export { default as emergencyRoutes } from './emergencyRoutes.js'
+
+/** The takeovers' rows as the device link reads them: built before it, from the database alone. */
+export const takeoverRecordsModule = domainModule({
+  name: 'takeover records',
+  needs: ['db'],
+  provides: ['takeoverRecords'],
+  create: ({ db }) => ({ takeoverRecords: new TakeoverRecords(db) }),
+})
+
+export const takeoversModule = domainModule({
+  name: 'takeovers',
+  needs: [
+    'db',
+    'clock',
+    'ids',
+    'log',
+    'drainSteps',
+    'nodes',
+    'screenRecords',
+    'content',
+    'contentResolver',
+    'contentUsage',
+    'contentChanges',
+    'takeoverRecords',
+    'markDirty',
+    'desiredPublisher',
+    'outbox',
+    'screenReports',
+  ],
+  provides: ['casts', 'emergencies', 'takeoverDelivery'],
+  create: (d) => {
+    const { db, clock, ids, log, nodes, markDirty, takeoverRecords } = d
+    const takeover = new Takeover(d.screenRecords, nodes, d.contentResolver)
+    // A screen reporting a cast or an emergency playing counts it applied (their `delivery`);
+    // while a fan-out is out, its reads and version bumps go before those writes.
+    const takeoverDelivery = new TakeoverDelivery(db, clock, log, d.desiredPublisher.window)
+    d.screenReports.add((r) => takeoverDelivery.reported(r))
+    d.drainSteps.add('takeover delivery counts', () => takeoverDelivery.idle())
+    // Content a live takeover shows cannot be deleted; a change to it (or to anything it
+    // contains) republishes the screens the takeover holds.
+    d.contentUsage.add(async (ws, kind, id) => ({
+      what: 'active cast(s) or emergency(ies) showing it',
+      count: await takeoverRecords.countShowing(ws, kind, id),
+    }))
+    d.contentChanges.add(async (ws, _kind, id) => {
+      const screens = await takeoverRecords.screensShowing(ws, await d.content.containing(ws, [id]))
+      if (screens.length) void markDirty(ws, screens).catch((err) => log.error({ err, id }, 'republishing screens after a content change failed'))
+    })
+    return {
+      casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
+      emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, d.outbox),
+      takeoverDelivery,
+    }
+  },
+})

@@ -3,18 +3,13 @@
 // Writes take batches of screens: a connect storm is a few statements per batch, not a
 // few per device. Every status change is a conditional update, so `online`
 // and `offline` alternate per screen even when several handlers race.
-import { sql } from 'kysely'
+import { type Selectable, sql } from 'kysely'
+import type { ScreensTable } from '../../platform/db/schema.js'
 import type { Executor } from '../../platform/db/Database.js'
 import { announce } from '../../platform/db/changes.js'
 
-export interface PresenceRow {
-  id: string
-  workspace_id: string
-  name: string
-  node_id: string | null
-  status: string
-  status_since: string | null
-}
+/** What presence reads of a screen: its columns, as the table types them. */
+export type PresenceRow = Pick<Selectable<ScreensTable>, 'id' | 'workspace_id' | 'name' | 'node_id' | 'status' | 'status_since'>
 
 /** Rows per `IN (…)` list: well inside SQLite's and PostgreSQL's parameter limits. */
 const CHUNK = 500

@@ -38,17 +38,10 @@ export interface TargetFilter {
 }
 
 /** What the desired-state builder reads from a screen. */
-export interface DesiredScreenRow {
-  id: string
-  node_id: string | null
-  content_kind: string | null
-  content_id: string | null
-  timezone: string
-  desired_version: number
-  panel_protocol: string | null
-  panel_set_id: number | null
-  panel_poll_seconds: number | null
-}
+export type DesiredScreenRow = Pick<
+  Selectable<ScreensTable>,
+  'id' | 'node_id' | 'content_kind' | 'content_id' | 'timezone' | 'desired_version' | 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'
+>
 
 interface ListRow {
   data: string

@@ -1,8 +1,8 @@
 // The seam between the device link and the content library. Casts, emergencies and the
 // desired state ask it whether content exists, can play, is shared to a screen's
-// location, and what a device needs to play it. The product's resolver is the content
-// library (LibraryContentResolver.ts); tests may pass a small in-memory one through
-// buildApp deps (cloud/src/domains/devicelink/testing/InMemoryContentResolver.ts).
+// location, and what a device needs to play it. The product's resolver is the library as
+// the device link wraps it (devicelink/LibraryContentResolver.ts); tests may pass a small
+// in-memory one through buildApp deps (content/testing/InMemoryContentResolver.ts).
 import type { ContentKind, LibraryEntry, PlayableContent } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 

@@ -5,13 +5,13 @@ import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildApp } from '../src/app.js'
-import { memoryPersistence } from '../src/platform/broker/persistence.js'
-import { testConfig } from '../src/config.js'
-import { startServer } from '../src/server.js'
-import { tempDir as newTempDir } from './fixtures/processes.js'
+import { buildApp } from '../../src/app.js'
+import { memoryPersistence } from '../../src/platform/broker/persistence.js'
+import { testConfig } from '../../src/config.js'
+import { startServer } from '../../src/server.js'
+import { tempDir as newTempDir } from '../fixtures/processes.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const tempDir = (t: Test) => newTempDir(t, 'svc-cli-')
 const API_KEY = /^ak_(us|eu|oc|apac)_live_[A-Za-z0-9]{32}$/
 

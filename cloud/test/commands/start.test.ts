@@ -10,7 +10,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pnpm, toolTest } from '@svc/shared/testing'
-import { cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from './fixtures/processes.js'
+import { cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
 

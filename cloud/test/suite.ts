@@ -7,23 +7,24 @@
 import fs from 'node:fs'
 import t from 'tap'
 
-/** The most a folder's process may run: a file's own limit (package.json, 120 s) per file. */
+/** A file's own limit, as when it runs alone (package.json `tap.timeout`). */
 const PER_FILE_MS = 120_000
 
 /** Runs every `*.test.ts` beside `suiteUrl` (the suite file's `import.meta.url`) in this process. */
-export async function runFolder(suiteUrl: string): Promise<void> {
+export async function runFolder(suiteUrl: string, perFileMs = PER_FILE_MS): Promise<void> {
   const dir = new URL('./', suiteUrl)
   const files = fs
     .readdirSync(dir)
     .filter((f) => f.endsWith('.test.ts'))
     .sort()
-  t.setTimeout(PER_FILE_MS * Math.max(1, files.length))
   for (const f of files) {
     // The file's top-level tests queue behind this one, so the next file is imported only
-    // once they have run: files never overlap.
+    // once they have run: files never overlap. The process's timer restarts for each file,
+    // so a file that hangs ends the folder's process after its own limit, as it would alone.
     await t.test(`loads ${f}`, async (t) => {
       await import(new URL(f, dir).href)
       t.pass(f)
     })
+    t.setTimeout(perFileMs)
   }
 }

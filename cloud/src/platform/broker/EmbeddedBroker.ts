@@ -549,7 +549,10 @@ export class EmbeddedBroker {
 
   private async shutdown(): Promise<void> {
     this.budget.clear()
-    // The broker first: it ends every client connection, so the listeners can then close.
+    // The listeners stop accepting first (their close completes once the last connection
+    // has ended): a device dropped below cannot connect again while the broker closes.
+    const closed = [this.tcp, this.tls].filter((s) => s !== null).map((server) => new Promise<void>((r) => server.close(() => r())))
+    // Then the broker: it ends every client connection.
     if (this.aedes && !this.aedes.closed) await new Promise<void>((r) => this.aedes.close(() => r()))
     // aedes does not release its persistence (an injected one may hold a lock or a connection).
     await this.persistence?.destroy?.().catch(() => undefined)
@@ -560,7 +563,6 @@ export class EmbeddedBroker {
       await new Promise<void>((r) => this.wss!.close(() => r()))
     }
     this.stopTlsWatch?.()
-    const closed = [this.tcp, this.tls].filter((s) => s !== null).map((server) => new Promise<void>((r) => server.close(() => r())))
     for (const s of this.sockets) s.destroy()
     await Promise.all(closed)
   }

@@ -12,6 +12,7 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import type { Logger } from '../runtime/Logger.js'
 import type { Clock } from '../runtime/time.js'
+import type { PanelPower } from '@svc/shared/mqtt/index'
 
 export const PLAY_LOG_FILE = 'play-log.jsonl'
 const CURSOR_FILE = 'play-log.cursor'
@@ -38,6 +39,8 @@ export interface PlayRecord {
   startedAt: string
   endedAt: string
   durationMs: number
+  /** The panel's power as last read back when the play started (proof of display); absent in records of older agents. */
+  panelPower?: PanelPower
 }
 
 /** A batch ready to send: records in order, and the cursor to acknowledge once stored. */
@@ -58,6 +61,8 @@ export interface PlayLogOptions {
   maxBytes?: number
   /** Records that ended longer ago than this are cut (default DEFAULT_PLAY_LOG_MAX_AGE_MS). */
   maxAgeMs?: number
+  /** The panel's power as last read back (default: always `unknown`), stamped on each play as it starts. */
+  panelPower?: () => PanelPower
 }
 
 type Open = Omit<PlayRecord, 'endedAt' | 'durationMs'> & { startMs: number }
@@ -83,10 +88,10 @@ export class PlayLog {
   }
 
   /** A play began in `slot`; one already open there ends now. */
-  start(slot: string, play: Omit<PlayRecord, 'startedAt' | 'endedAt' | 'durationMs'>): void {
+  start(slot: string, play: Omit<PlayRecord, 'startedAt' | 'endedAt' | 'durationMs' | 'panelPower'>): void {
     this.end(slot)
     const now = this.#o.clock.now()
-    this.#open.set(slot, { ...play, startedAt: now.toISOString(), startMs: now.getTime() })
+    this.#open.set(slot, { ...play, startedAt: now.toISOString(), panelPower: this.#o.panelPower?.() ?? 'unknown', startMs: now.getTime() })
   }
 
   /** The play in `slot` ended now (no-op when none is open). */

@@ -91,6 +91,29 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   t.ok(reportedOn! - doneAt <= 2000, `within 2 s of the job's result (${reportedOn! - doneAt} ms)`)
   t.equal((await panelState())?.input, 'hdmi1', 'the input is reported too (MDC can read it)')
 
+  // Proof of display: a play that starts now carries the panel's power as the agent last read
+  // it back (on, since the job above), and reaches the API with it.
+  const play = {
+    screenId,
+    source: 'assignment',
+    contentKind: 'media',
+    contentId: 'med_probe',
+    castId: null,
+    emergencyId: null,
+    itemKind: 'media',
+    itemId: 'med_probe',
+    zone: null,
+  }
+  agent.playLog.start('probe', play)
+  agent.playLog.end('probe')
+  await agent.playLog.flush()
+  t.equal((await agent.playLog.all()).at(-1)?.panelPower, 'on', 'the play log stamps the power read back')
+  const stored = await until(10_000, async () => {
+    const plays = (await json<{ data: { itemId: string; panelPower: string }[] }>(await cloud.request('GET', `/v1/screens/${screenId}/play-log`))).data
+    return plays.find((p) => p.itemId === 'med_probe')
+  })
+  t.equal(stored?.panelPower, 'on', 'and the cloud keeps it with the play')
+
   // An input change shows up the same way.
   const hdmi2 = (
     await json<{ data: { id: string } }>(await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 14 01 01 23 39', encoding: 'hex' }))

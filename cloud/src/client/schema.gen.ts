@@ -28102,6 +28102,11 @@ export interface operations {
                             itemId: string;
                             /** @description The piece that was on screen: a playlist item, a layout zone's content, or the content itself. */
                             itemKind: string;
+                            /**
+                             * @description Proof of display: the panel's power as the player last read it back when the play started; `unknown` without a panel, a reading, or from players that do not report it.
+                             * @enum {string}
+                             */
+                            panelPower: "on" | "off" | "unknown";
                             /** Format: date-time */
                             receivedAt: string;
                             screenId: string;

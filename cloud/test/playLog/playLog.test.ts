@@ -82,6 +82,7 @@ t.test('a device publishes batches: stored before the PUBACK, once, in its works
     JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 51, { endedAt: '2026-06-01T09:00:00Z' })] }),
     JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 52, { durationMs: -1 })] }),
     JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 53, { startedAt: 'yesterday' })] }),
+    JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 56, { panelPower: 'dim' })] }),
     JSON.stringify({ batchId: 'x', records: [rec(a.screenId, 54), rec(b.screenId, 55)] }),
   ]
   for (const p of bad) await dev.client.publishAsync(topics.playLog(a.screenId), p, { qos: 1 })
@@ -133,7 +134,10 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   )
   await db.client.publishAsync(
     topics.playLog(b.screenId),
-    JSON.stringify({ batchId: 'b', records: [rec(b.screenId, 0, { source: 'cast', castId: 'cast_1', contentKind: 'media', contentId: 'med_9' })] }),
+    JSON.stringify({
+      batchId: 'b',
+      records: [rec(b.screenId, 0, { source: 'cast', castId: 'cast_1', contentKind: 'media', contentId: 'med_9', panelPower: 'on' })],
+    }),
     { qos: 1 },
   )
 
@@ -152,6 +156,7 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
     'id',
     'itemId',
     'itemKind',
+    'panelPower',
     'receivedAt',
     'screenId',
     'source',
@@ -159,6 +164,9 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
     'zone',
   ])
   t.equal(all.body.data[0].itemId, 'med_0')
+  t.equal(all.body.data[0].panelPower, 'unknown', 'a record without panelPower (an older player): unknown')
+  const ofB = await cloud.call('GET', `/v1/screens/${b.screenId}/play-log`)
+  t.equal(ofB.body.data[0].panelPower, 'on', 'proof of display: the panel was on when the play started')
 
   // Range [from, to) on startedAt, and paging through it.
   const q = `from=2026-06-01T10:00:10Z&to=2026-06-01T12:00:50%2B02:00&limit=2`
@@ -208,9 +216,10 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   t.equal(res.status, 200)
   t.match(res.headers.get('content-type'), /^text\/csv/)
   const lines = (await res.text()).trimEnd().split('\r\n')
-  t.equal(lines[0], 'screenId,startedAt,endedAt,durationMs,source,contentKind,contentId,itemKind,itemId,zone,castId,emergencyId,id')
+  t.equal(lines[0], 'screenId,startedAt,endedAt,durationMs,panelPower,source,contentKind,contentId,itemKind,itemId,zone,castId,emergencyId,id')
   t.equal(lines.length, 1 + 8)
-  t.ok(lines.some((l) => l.startsWith(`${b.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,cast,media,med_9,media,med_0,,cast_1,,play_`)))
+  t.ok(lines.some((l) => l.startsWith(`${b.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,on,cast,media,med_9,media,med_0,,cast_1,,play_`)))
+  t.ok(lines.some((l) => l.startsWith(`${a.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,unknown,assignment,`)))
   t.ok(
     lines.some((l) => l.includes(`,"'=HYPERLINK(""x""),""quoted""",`)),
     'a formula is defused and quotes are doubled',

@@ -16,6 +16,10 @@ export const HexBytes = Type.String({ pattern: HEX_PATTERN, description: 'hex by
 const NonEmptyHexBytes = Type.String({ pattern: '^([0-9a-fA-F]{2})+$', description: 'at least one hex byte pair such as "0a1B"' })
 const Id = Type.String({ minLength: 1 })
 
+/** A panel's power as the agent reads it back. */
+export const PANEL_POWERS = ['on', 'off', 'unknown'] as const
+export type PanelPower = (typeof PANEL_POWERS)[number]
+
 function literals<T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> {
   return Type.Union(values.map((v) => Type.Literal(v)))
 }
@@ -211,7 +215,7 @@ export const PlayingSchema = Type.Object({
 export type Playing = Static<typeof PlayingSchema>
 
 export const PanelReportSchema = Type.Object({
-  power: literals(['on', 'off', 'unknown'] as const),
+  power: literals(PANEL_POWERS),
   input: Type.Optional(Type.String({ maxLength: REPORTED_LIMITS.inputLength })),
   volume: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
   mute: Type.Optional(Type.Boolean()),
@@ -293,6 +297,11 @@ export const PlayRecordSchema = Type.Object({
   startedAt: Timestamp,
   endedAt: Timestamp,
   durationMs: Type.Integer({ minimum: 0, maximum: PLAY_LOG_LIMITS.maxDurationMs }),
+  /**
+   * The panel's power as the agent last read it back when the play started (proof of
+   * display); `unknown` without a panel or a reading. Absent from older agents: `unknown`.
+   */
+  panelPower: Type.Optional(literals(PANEL_POWERS)),
 })
 export type PlayRecordMessage = Static<typeof PlayRecordSchema>
 

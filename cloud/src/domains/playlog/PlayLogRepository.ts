@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
 import type { PlayLogTable } from '../../platform/db/schema.js'
+import type { PanelPower } from '@svc/shared/mqtt/index'
 
 export type PlayLogRow = Selectable<PlayLogTable>
 
@@ -23,6 +24,8 @@ export interface PlayLogInput {
   startedAt: string
   endedAt: string
   durationMs: number
+  /** The panel's power when the play started (absent: `unknown`); not part of the record's id, so a re-sent play keeps its id. */
+  panelPower?: PanelPower
 }
 
 /** Where a page of a time range starts: after this (startedAt, id). */
@@ -86,6 +89,7 @@ export class PlayLogRepository {
         ended_at: r.endedAt,
         duration_ms: r.durationMs,
         received_at: receivedAt,
+        panel_power: r.panelPower ?? 'unknown',
       })
     }
     let added = 0

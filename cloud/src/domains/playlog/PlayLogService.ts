@@ -15,7 +15,7 @@
 // one after the other. Refusals are counted, logged and reported to the `play-log-limited`
 // alert, and so is a screen slowed through more plays than an agent's play log can hold.
 import { Listeners } from '../../platform/hooks.js'
-import { parsePlayLogBatch, type MessageIssue } from '@svc/shared/mqtt/index'
+import { parsePlayLogBatch, type MessageIssue, type PanelPower } from '@svc/shared/mqtt/index'
 import { systemTimers, wait, type Logger, type Timers } from '@svc/shared'
 import type { Principal } from '../../platform/http/Principal.js'
 import type { Clock } from '../../platform/clock.js'
@@ -39,6 +39,7 @@ export interface PlayView extends PlayLogInput {
   id: string
   screenId: string
   receivedAt: string
+  panelPower: PanelPower
 }
 
 /** Records of a batch refused, by reason. */
@@ -113,6 +114,7 @@ const view = (r: PlayLogRow): PlayView => ({
   endedAt: r.ended_at,
   durationMs: Number(r.duration_ms),
   receivedAt: r.received_at,
+  panelPower: r.panel_power as PanelPower,
 })
 
 /** `from`/`to` query values to UTC ISO bounds; 422 for anything that is not a date-time. */
@@ -140,6 +142,7 @@ const CSV_COLUMNS: (keyof PlayView)[] = [
   'startedAt',
   'endedAt',
   'durationMs',
+  'panelPower',
   'source',
   'contentKind',
   'contentId',
@@ -250,6 +253,7 @@ export class PlayLogService {
         startedAt: new Date(Date.parse(r.startedAt)).toISOString(),
         endedAt: new Date(Date.parse(r.endedAt)).toISOString(),
         durationMs: r.durationMs,
+        panelPower: r.panelPower ?? 'unknown',
       })
     }
     const screen = await this.repo.screenForPlays(screenId)

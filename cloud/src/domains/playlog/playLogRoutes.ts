@@ -5,7 +5,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
-import { IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
+import { IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
+import { PANEL_POWERS } from '@svc/shared/mqtt/index'
 import { CSV_MAX_ROWS, CSV_MAX_SCREENS } from './PlayLogService.js'
 import type { Provisions } from '../provisions.js'
 
@@ -24,6 +25,10 @@ export const PlayRecord = Type.Object({
   endedAt: Timestamp,
   durationMs: Type.Integer({ minimum: 0 }),
   receivedAt: Timestamp,
+  panelPower: StringEnum(PANEL_POWERS, {
+    description:
+      "Proof of display: the panel's power as the player last read it back when the play started; `unknown` without a panel, a reading, or from players that do not report it.",
+  }),
 })
 
 const RangeFields = {

@@ -443,6 +443,8 @@ export interface PlayLogTable {
   ended_at: string
   duration_ms: number
   received_at: string
+  /** `on`, `off` or `unknown`: the panel's power when the play started (proof of display). */
+  panel_power: Defaulted<string>
 }
 
 /** A screenshot job and, once the agent uploaded it, its PNG (bytes in the media store by sha256). */

@@ -29,6 +29,7 @@ import m0460 from './0460-screenshots-by-sha256.js'
 import m0461 from './0461-play-log-ended.js'
 import m0470 from './0470-idempotency-keys-per-credential.js'
 import m0480 from './0480-screen-agent-version.js'
+import m0490 from './0490-play-log-panel-power.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -58,4 +59,5 @@ export const migrations: readonly Migration[] = [
   m0461,
   m0470,
   m0480,
+  m0490,
 ]

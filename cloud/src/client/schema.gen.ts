@@ -1309,6 +1309,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/play-log/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Proof of display per content: plays, seconds, seconds with the panel on and screens, for plays started in [from, to) (at most 92 days) on the screens the credential reaches, in content order, 100 per page unless limit says otherwise */
+        get: operations["summarizePlayLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/playlists": {
         parameters: {
             query?: never;
@@ -22864,6 +22881,182 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    summarizePlayLog: {
+        parameters: {
+            query: {
+                /** @description Only this content (with contentKind). */
+                contentId?: string;
+                /** @description Only this kind of content. */
+                contentKind?: string;
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /** @description Plays that started at or after this ISO 8601 date-time (required). */
+                from: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+                /** @description Only screens at this location or under it. */
+                nodeId?: string;
+                /** @description Plays that started before this ISO 8601 date-time (required). */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            contentId: string;
+                            /** @description What was assigned, cast or raised (a playlist, a layout, a media file…). */
+                            contentKind: string;
+                            /** @description Plays started in the window. */
+                            plays: number;
+                            /** @description Screens that played it. */
+                            screens: number;
+                            /** @description Seconds played. */
+                            seconds: number;
+                            /** @description Seconds played while the panel was on (its power read back when each play started): proof of display. */
+                            secondsPanelOn: number;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
                 };
             };
             /** @description Default Response */

@@ -264,3 +264,94 @@ t.test('over its message budget a batch is refused, never acknowledged and dropp
   await again.client.publishAsync(topics.playLog(a.screenId), JSON.stringify({ batchId: '3', records: [rec(a.screenId, 2)] }), { qos: 1 })
   t.equal((await rows(cloud, a.screenId)).length, 3, 'sent again, it is stored')
 })
+
+t.test('summary: per content, seconds with the panel on, by location and content; bounded and paged', async (t) => {
+  const {
+    cloud,
+    screens: [a, b],
+  } = await cloudWith(t, 'A', 'B', 'C')
+  const store = (await cloud.call('POST', '/v1/nodes', { name: 'Store', kind: 'location' })).body.data.id as string
+  t.equal((await cloud.call('PATCH', `/v1/screens/${b.screenId}`, { nodeId: store })).status, 200)
+  const url = `mqtt://127.0.0.1:${cloud.running.mqttPort}`
+  const da = await connectDevice(t, url, a, {}, false)
+  const db = await connectDevice(t, url, b, {}, false)
+  await da.client.publishAsync(
+    topics.playLog(a.screenId),
+    JSON.stringify({
+      batchId: 'a',
+      records: [
+        rec(a.screenId, 0, { panelPower: 'on' }),
+        rec(a.screenId, 1, { panelPower: 'off' }),
+        rec(a.screenId, 2, { contentId: 'pl_2', panelPower: 'on' }),
+      ],
+    }),
+    { qos: 1 },
+  )
+  await db.client.publishAsync(topics.playLog(b.screenId), JSON.stringify({ batchId: 'b', records: [rec(b.screenId, 0, { panelPower: 'on' })] }), { qos: 1 })
+  const day = 'from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z'
+
+  const all = await cloud.call('GET', `/v1/play-log/summary?${day}`)
+  t.equal(all.status, 200)
+  t.same(all.body.data, [
+    { contentKind: 'playlist', contentId: 'pl_1', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 2 },
+    { contentKind: 'playlist', contentId: 'pl_2', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
+  ])
+  t.equal(all.body.nextCursor, null)
+
+  const atStore = await cloud.call('GET', `/v1/play-log/summary?${day}&nodeId=${store}`)
+  t.same(
+    atStore.body.data,
+    [{ contentKind: 'playlist', contentId: 'pl_1', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 }],
+    'the screens at the location only',
+  )
+  const one = await cloud.call('GET', `/v1/play-log/summary?${day}&contentKind=playlist&contentId=pl_2`)
+  t.same(
+    one.body.data.map((r: any) => r.contentId),
+    ['pl_2'],
+    'one content',
+  )
+  const later = await cloud.call('GET', '/v1/play-log/summary?from=2026-06-01T10:00:05Z&to=2026-06-02T00:00:00Z')
+  t.same(
+    later.body.data.map((r: any) => [r.contentId, r.plays]),
+    [
+      ['pl_1', 1],
+      ['pl_2', 1],
+    ],
+    'plays counted by their start',
+  )
+
+  const first = await cloud.call('GET', `/v1/play-log/summary?${day}&limit=1`)
+  t.same(
+    first.body.data.map((r: any) => r.contentId),
+    ['pl_1'],
+  )
+  t.type(first.body.nextCursor, 'string')
+  const second = await cloud.call('GET', `/v1/play-log/summary?${day}&limit=1&cursor=${first.body.nextCursor}`)
+  t.same(
+    second.body.data.map((r: any) => r.contentId),
+    ['pl_2'],
+  )
+  t.equal(second.body.nextCursor, null)
+
+  for (const bad of [
+    'from=2026-06-01T00:00:00Z',
+    'to=2026-06-02T00:00:00Z',
+    'from=2026-01-01T00:00:00Z&to=2026-06-02T00:00:00Z',
+    `${day}&contentId=pl_1`,
+    `${day}&cursor=abc`,
+    `${day}&limit=501`,
+    `${day}&colour=red`,
+  ]) {
+    const r = await cloud.call('GET', `/v1/play-log/summary?${bad}`)
+    t.ok(r.status === 422 || r.status === 400, `${bad}: ${r.status}`)
+    t.type(r.body.error, 'string')
+  }
+  t.ok([404, 422].includes((await cloud.call('GET', `/v1/play-log/summary?${day}&nodeId=node_nope`)).status), 'an unknown location is refused')
+
+  // Another workspace sees none of these plays.
+  const other = await servicesOf(cloud.running.app).workspaces.create('Other', 'us')
+  const otherKey = (await servicesOf(cloud.running.app).apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
+  const theirs = await cloud.call('GET', `/v1/play-log/summary?${day}`, undefined, otherKey)
+  t.equal(theirs.status, 200)
+  t.same(theirs.body.data, [])
+})

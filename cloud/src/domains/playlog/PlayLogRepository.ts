@@ -4,12 +4,23 @@
 // lost PUBACK, or after an agent restart before it acknowledged) inserts nothing the second
 // time: `ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike.
 import { createHash } from 'node:crypto'
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
+import { withinNodes } from '../../platform/db/keyset.js'
 import type { Executor } from '../../platform/db/Database.js'
 import type { PlayLogTable } from '../../platform/db/schema.js'
 import type { PanelPower } from '@svc/shared/mqtt/index'
 
 export type PlayLogRow = Selectable<PlayLogTable>
+
+/** One content's plays in a summary (PlayLogRepository.summary). */
+export interface PlaySummaryRow {
+  content_kind: string
+  content_id: string
+  plays: number
+  ms: number
+  ms_on: number
+  screens: number
+}
 
 /** A record as the device reports it (times already normalised to UTC ISO with milliseconds). */
 export interface PlayLogInput {
@@ -118,6 +129,49 @@ export class PlayLogRepository {
     q = q.orderBy('started_at', 'asc').orderBy('id', 'asc')
     if (limit !== null) q = q.limit(limit)
     return q.execute()
+  }
+
+  /**
+   * Plays started in [from, to) per content (kind, id order, after `after`), of the screens
+   * homed in `scopeIds` and `nodeIds` (null: any): how many, their milliseconds, those with the
+   * panel on, and how many screens played it.
+   */
+  async summary(
+    workspaceId: string,
+    range: { from: string; to: string },
+    f: { scopeIds: readonly string[] | null; nodeIds: readonly string[] | null; contentKind?: string | undefined; contentId?: string | undefined },
+    after: { kind: string; id: string } | null,
+    limit: number,
+  ): Promise<PlaySummaryRow[]> {
+    let q = this.k
+      .selectFrom('play_log as p')
+      .innerJoin('screens as s', 's.id', 'p.screen_id')
+      .select([
+        'p.content_kind',
+        'p.content_id',
+        sql<number | string>`count(*)`.as('plays'),
+        sql<number | string>`sum(p.duration_ms)`.as('ms'),
+        sql<number | string>`sum(case when p.panel_power = 'on' then p.duration_ms else 0 end)`.as('ms_on'),
+        sql<number | string>`count(distinct p.screen_id)`.as('screens'),
+      ])
+      .where('p.workspace_id', '=', workspaceId)
+      .where('p.started_at', '>=', range.from)
+      .where('p.started_at', '<', range.to)
+    q = withinNodes(q, 's.node_id', f.scopeIds)
+    q = withinNodes(q, 's.node_id', f.nodeIds)
+    if (f.contentKind) q = q.where('p.content_kind', '=', f.contentKind)
+    if (f.contentId) q = q.where('p.content_id', '=', f.contentId)
+    if (after)
+      q = q.where((eb) => eb.or([eb('p.content_kind', '>', after.kind), eb.and([eb('p.content_kind', '=', after.kind), eb('p.content_id', '>', after.id)])]))
+    const rows = await q.groupBy(['p.content_kind', 'p.content_id']).orderBy('p.content_kind').orderBy('p.content_id').limit(limit).execute()
+    return rows.map((r) => ({
+      content_kind: r.content_kind,
+      content_id: r.content_id,
+      plays: Number(r.plays),
+      ms: Number(r.ms),
+      ms_on: Number(r.ms_on),
+      screens: Number(r.screens),
+    }))
   }
 
   async count(workspaceId: string, screenIds: readonly string[], range: PlayLogRange): Promise<number> {

@@ -23,9 +23,25 @@ import type { Database } from '../../platform/db/Database.js'
 import { notFound, validation } from '../../platform/errors.js'
 import { encodeCursor, type Page, type PageRequest } from '../../platform/paging.js'
 import type { ContentService } from '../content/index.js'
+import type { NodeService } from '../nodes/index.js'
 import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRange, type PlayLogRow } from './PlayLogRepository.js'
 import { DAY_MS, MemoryDailyCounter, OVERLAP_ROWS, PLAY_CLOCK_SKEW_MS, ScreenRates, overZones, span, type DailyCounter, type Span } from './PlayLogLimits.js'
 import type { ScreenService } from '../screens/index.js'
+
+/** The widest window of a summary, days. */
+export const SUMMARY_MAX_DAYS = 92
+/** Contents per summary page unless `limit` says otherwise (at most 500). */
+export const SUMMARY_DEFAULT_LIMIT = 100
+
+/** One content's plays in a window: proof of display (see the summary route). */
+export interface PlaySummaryView {
+  contentKind: string
+  contentId: string
+  plays: number
+  seconds: number
+  secondsPanelOn: number
+  screens: number
+}
 
 /** At most this many screens in one export. */
 export const CSV_MAX_SCREENS = 100
@@ -191,6 +207,8 @@ export class PlayLogService {
     private readonly screens: ScreenService,
     /** The library, for the largest layout's zones (the daily limit per zone). */
     private readonly content: Pick<ContentService, 'mostLayoutZones'>,
+    /** Locations: the credential's reach and a location's subtree (the summary's `nodeId`). */
+    private readonly nodes: Pick<NodeService, 'scopeIds' | 'subtree' | 'resolveHome'>,
     limits: Partial<PlayLogLimitsConfig> = {},
     private readonly options: { timers?: Timers; counter?: DailyCounter; log?: Pick<Logger, 'warn'> } = {},
     /** Where limited screens are reported (the alerts join while they are wired). */
@@ -416,6 +434,46 @@ export class PlayLogService {
     }
     if (page.count) out.total = await this.repo.count(p.workspaceId, [screenId], range)
     return out
+  }
+
+  /**
+   * Proof of display per content: plays started in [from, to) (at most SUMMARY_MAX_DAYS
+   * apart), of the screens the credential reaches at or under `nodeId`, in content order,
+   * cursor paged.
+   */
+  async summary(
+    p: Principal,
+    q: { from?: string; to?: string; nodeId?: string; contentKind?: string; contentId?: string },
+    page: PageRequest,
+  ): Promise<Page<PlaySummaryView>> {
+    if (!q.from || !q.to) throw validation('from and to are required.')
+    const range = parseRange(q) as { from: string; to: string }
+    if (Date.parse(range.to) - Date.parse(range.from) > SUMMARY_MAX_DAYS * 86_400_000)
+      throw validation(`from and to are at most ${SUMMARY_MAX_DAYS} days apart.`)
+    if (q.contentId && !q.contentKind) throw validation('contentKind is required with contentId.')
+    const scopeIds = await this.nodes.scopeIds(p)
+    const nodeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : null
+    let after: { kind: string; id: string } | null = null
+    if (page.after !== null) {
+      const bar = page.after.indexOf('|')
+      if (bar <= 0) throw validation('cursor is not a cursor this list handed out.')
+      after = { kind: page.after.slice(0, bar), id: page.after.slice(bar + 1) }
+    }
+    const limit = page.limit ?? SUMMARY_DEFAULT_LIMIT
+    const rows = await this.repo.summary(p.workspaceId, range, { scopeIds, nodeIds, contentKind: q.contentKind, contentId: q.contentId }, after, limit + 1)
+    const kept = rows.slice(0, limit)
+    const last = kept[kept.length - 1]
+    return {
+      data: kept.map((r) => ({
+        contentKind: r.content_kind,
+        contentId: r.content_id,
+        plays: r.plays,
+        seconds: r.ms / 1000,
+        secondsPanelOn: r.ms_on / 1000,
+        screens: r.screens,
+      })),
+      nextCursor: rows.length > limit && last ? encodeCursor(`${last.content_kind}|${last.content_id}`) : null,
+    }
   }
 
   /** The CSV export: plays of `screenIds` started in [from, to), oldest first, one line each. */

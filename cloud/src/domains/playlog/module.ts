@@ -9,15 +9,16 @@ export { default as playLogRoutes } from './playLogRoutes.js'
 
 export const playLogModule = domainModule({
   name: 'playlog',
-  needs: ['db', 'clock', 'config', 'log', 'timers', 'redis', 'devicePolicy', 'stopSteps', 'housekeeping', 'screens', 'content'],
+  needs: ['db', 'clock', 'config', 'log', 'timers', 'redis', 'devicePolicy', 'stopSteps', 'housekeeping', 'screens', 'content', 'nodes'],
   provides: ['playLog', 'playLogLimits'],
-  create: ({ db, clock, config, log, timers, redis, devicePolicy, stopSteps, housekeeping, screens, content }) => {
+  create: ({ db, clock, config, log, timers, redis, devicePolicy, stopSteps, housekeeping, screens, content, nodes }) => {
     const playLogLimits = new Listeners<PlayLogLimitSink>()
     const playLog = new PlayLogService(
       db,
       clock,
       screens,
       content,
+      nodes,
       {
         retentionDays: config.playLogRetentionDays,
         screenRate: config.playLogScreenRate,

@@ -1,13 +1,14 @@
 // Proof of play (what screens actually showed, as their agents reported it):
 //   GET /v1/screens/:id/play-log     one screen's plays in a time range, oldest first, paged
 //   GET /v1/play-log.csv             CSV export of a time range for a set of screens
+//   GET /v1/play-log/summary         proof of display per content for a window and a location
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
 import { IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PANEL_POWERS } from '@svc/shared/mqtt/index'
-import { CSV_MAX_ROWS, CSV_MAX_SCREENS } from './PlayLogService.js'
+import { CSV_MAX_ROWS, CSV_MAX_SCREENS, SUMMARY_DEFAULT_LIMIT, SUMMARY_MAX_DAYS } from './PlayLogService.js'
 import type { Provisions } from '../provisions.js'
 
 export const PlayRecord = Type.Object({
@@ -29,6 +30,18 @@ export const PlayRecord = Type.Object({
     description:
       "Proof of display: the panel's power as the player last read it back when the play started; `unknown` without a panel, a reading, or from players that do not report it.",
   }),
+})
+
+export const PlaySummary = Type.Object({
+  contentKind: Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…).' }),
+  contentId: Type.String(),
+  plays: Type.Integer({ minimum: 0, description: 'Plays started in the window.' }),
+  seconds: Type.Number({ minimum: 0, description: 'Seconds played.' }),
+  secondsPanelOn: Type.Number({
+    minimum: 0,
+    description: 'Seconds played while the panel was on (its power read back when each play started): proof of display.',
+  }),
+  screens: Type.Integer({ minimum: 0, description: 'Screens that played it.' }),
 })
 
 const RangeFields = {
@@ -55,6 +68,31 @@ const playLogRoutes =
         },
       },
       async (req) => playLog.listForScreen(principalOf(req), req.params.id, req.query, parsePage(req.query, { defaultLimit: 100, max: 1000 })),
+    )
+
+    app.get(
+      '/play-log/summary',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['play-log'],
+          operationId: 'summarizePlayLog',
+          summary: `Proof of display per content: plays, seconds, seconds with the panel on and screens, for plays started in [from, to) (at most ${SUMMARY_MAX_DAYS} days) on the screens the credential reaches, in content order, 100 per page unless limit says otherwise`,
+          querystring: Type.Object(
+            {
+              ...pageQuery(500).properties,
+              from: Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time (required).' }),
+              to: Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time (required).' }),
+              nodeId: Type.Optional(Type.String({ maxLength: 100, description: 'Only screens at this location or under it.' })),
+              contentKind: Type.Optional(Type.String({ maxLength: 32, description: 'Only this kind of content.' })),
+              contentId: Type.Optional(Type.String({ maxLength: 256, description: 'Only this content (with contentKind).' })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Paged(PlaySummary), ...errorResponses },
+        },
+      },
+      async (req) => playLog.summary(principalOf(req), req.query, parsePage(req.query, { defaultLimit: SUMMARY_DEFAULT_LIMIT, max: 500 })),
     )
 
     app.get(

@@ -14,6 +14,7 @@
 // meanwhile): nothing is lost, a backlog drains at the rate. A screen's batches are handled
 // one after the other. Refusals are counted, logged and reported to the `play-log-limited`
 // alert, and so is a screen slowed through more plays than an agent's play log can hold.
+import { Type, type Static } from '@sinclair/typebox'
 import { Listeners } from '../../platform/hooks.js'
 import { parsePlayLogBatch, type MessageIssue, type PanelPower } from '@svc/shared/mqtt/index'
 import { systemTimers, wait, type Logger, type Timers } from '@svc/shared'
@@ -33,15 +34,19 @@ export const SUMMARY_MAX_DAYS = 92
 /** Contents per summary page unless `limit` says otherwise (at most 500). */
 export const SUMMARY_DEFAULT_LIMIT = 100
 
-/** One content's plays in a window: proof of display (see the summary route). */
-export interface PlaySummaryView {
-  contentKind: string
-  contentId: string
-  plays: number
-  seconds: number
-  secondsPanelOn: number
-  screens: number
-}
+/** One content's plays in a window (proof of display): the summary route's item schema, and PlaySummaryView is derived from it. */
+export const PlaySummary = Type.Object({
+  contentKind: Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…).' }),
+  contentId: Type.String(),
+  plays: Type.Integer({ minimum: 0, description: 'Plays started in the window.' }),
+  seconds: Type.Number({ minimum: 0, description: 'Seconds played.' }),
+  secondsPanelOn: Type.Number({
+    minimum: 0,
+    description: 'Seconds played while the panel was on (its power read back when each play started): proof of display.',
+  }),
+  screens: Type.Integer({ minimum: 0, description: 'Screens that played it.' }),
+})
+export type PlaySummaryView = Static<typeof PlaySummary>
 
 /** At most this many screens in one export. */
 export const CSV_MAX_SCREENS = 100

@@ -8,7 +8,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
 import { IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PANEL_POWERS } from '@svc/shared/mqtt/index'
-import { CSV_MAX_ROWS, CSV_MAX_SCREENS, SUMMARY_DEFAULT_LIMIT, SUMMARY_MAX_DAYS } from './PlayLogService.js'
+import { CSV_MAX_ROWS, CSV_MAX_SCREENS, PlaySummary, SUMMARY_DEFAULT_LIMIT, SUMMARY_MAX_DAYS } from './PlayLogService.js'
 import type { Provisions } from '../provisions.js'
 
 export const PlayRecord = Type.Object({
@@ -30,18 +30,6 @@ export const PlayRecord = Type.Object({
     description:
       "Proof of display: the panel's power as the player last read it back when the play started; `unknown` without a panel, a reading, or from players that do not report it.",
   }),
-})
-
-export const PlaySummary = Type.Object({
-  contentKind: Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…).' }),
-  contentId: Type.String(),
-  plays: Type.Integer({ minimum: 0, description: 'Plays started in the window.' }),
-  seconds: Type.Number({ minimum: 0, description: 'Seconds played.' }),
-  secondsPanelOn: Type.Number({
-    minimum: 0,
-    description: 'Seconds played while the panel was on (its power read back when each play started): proof of display.',
-  }),
-  screens: Type.Integer({ minimum: 0, description: 'Screens that played it.' }),
 })
 
 const RangeFields = {

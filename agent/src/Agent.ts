@@ -4,7 +4,6 @@
 // class wires them and owns the life cycle: pairing → session → (revoked) → pairing.
 import { EventEmitter } from 'node:events'
 import { promises as fs } from 'node:fs'
-import type { PanelPower } from '@svc/shared/mqtt/index'
 import type { BackoffOptions } from './runtime/Backoff.js'
 import { JsonLogger, type Logger } from './runtime/Logger.js'
 import { systemClock, systemTimers, type Clock, type Timers } from './runtime/time.js'
@@ -120,8 +119,6 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly #trustingFetch: ClosableFetch | null = null
   #pairing: Pairing | null = null
   #session: Session | null = null
-  /** The panel's power as the supervisor last read it back; `unknown` without a panel or a session. */
-  #panelPower: PanelPower = 'unknown'
   #phase: AgentPhase = 'stopped'
   #busy: Promise<void> = Promise.resolve()
 
@@ -149,8 +146,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       dataDir: options.dataDir,
       log: this.log.child({ part: 'play-log' }),
       clock: this.#clock,
-      // Proof of display: each play carries the panel's power as last read back.
-      panelPower: () => this.#panelPower,
+      // Proof of display: each play carries the panel's power as last read back (none without a session or a panel).
+      panelPower: () => this.#session?.state.panel?.power ?? 'unknown',
       ...options.playLog,
     })
     this.player = new PlayerServer({
@@ -364,12 +361,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: log.child({ part: 'jobs' }),
       clock: this.#clock,
     })
-    panel = this.#o.panelDriver
-      ? new PanelSupervisor(this.#o.panelDriver, (r) => {
-          this.#panelPower = r?.power ?? 'unknown'
-          state.setPanel(r)
-        })
-      : null
+    panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null
     const playLogSender = new PlayLogSender({ playLog: this.playLog, link, screenId, log: log.child({ part: 'play-log' }) })
     const session: Session = { credentials, link, state, jobs, seen, panel, playLogSender }
     this.#session = session
@@ -455,7 +447,6 @@ export class Agent extends EventEmitter<AgentEvents> {
   async #stopSession(): Promise<void> {
     const session = this.#session
     this.#session = null
-    this.#panelPower = 'unknown'
     if (!session) return
     // While the link is still up, so a batch in flight gets its PUBACK and its cursor is written now.
     await session.playLogSender.stop()

@@ -134,6 +134,11 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     return this.#controller.desired?.panel ?? null
   }
 
+  /** Latest panel reading (from the serial driver), null before the first or without a panel. */
+  get panel(): PanelReport | null {
+    return this.#panel
+  }
+
   /** Latest panel reading (from the serial driver); reported when it changes. */
   setPanel(panel: PanelReport | null): void {
     this.#panel = panel

@@ -151,11 +151,17 @@ export function parseRange(q: { from?: string; to?: string }): PlayLogRange {
   return range
 }
 
+/** A decoded `<first>|<second>` cursor (plays: start and id; the summary: kind and id); 422 for anything else. */
+function cursorPair(after: string): [string, string] {
+  const bar = after.indexOf('|')
+  if (bar <= 0 || after.indexOf('|', bar + 1) >= 0) throw validation('cursor is not a cursor this list handed out.')
+  return [after.slice(0, bar), after.slice(bar + 1)]
+}
+
 function decodePosition(after: string | null): PlayLogPosition | null {
   if (after === null) return null
-  const bar = after.lastIndexOf('|')
-  if (bar <= 0) throw validation('cursor is not a cursor this list handed out.')
-  return { startedAt: after.slice(0, bar), id: after.slice(bar + 1) }
+  const [startedAt, id] = cursorPair(after)
+  return { startedAt, id }
 }
 
 const CSV_COLUMNS: (keyof PlayView)[] = [
@@ -458,12 +464,8 @@ export class PlayLogService {
     if (q.contentId && !q.contentKind) throw validation('contentKind is required with contentId.')
     const scopeIds = await this.nodes.scopeIds(p)
     const nodeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : null
-    let after: { kind: string; id: string } | null = null
-    if (page.after !== null) {
-      const bar = page.after.indexOf('|')
-      if (bar <= 0) throw validation('cursor is not a cursor this list handed out.')
-      after = { kind: page.after.slice(0, bar), id: page.after.slice(bar + 1) }
-    }
+    const pair = page.after === null ? null : cursorPair(page.after)
+    const after = pair && { kind: pair[0], id: pair[1] }
     const limit = page.limit ?? SUMMARY_DEFAULT_LIMIT
     const rows = await this.repo.summary(p.workspaceId, range, { scopeIds, nodeIds, contentKind: q.contentKind, contentId: q.contentId }, after, limit + 1)
     const kept = rows.slice(0, limit)

@@ -151,6 +151,27 @@ async function start(argv: string[]): Promise<number> {
   sim.panel.on('state', (c) => traceOut.write(`${new Date().toISOString()} state ${c.field} ${String(c.from)} -> ${String(c.to)}\n`))
   sim.panel.on('error', (err) => process.stderr.write(`firmware-sim: ${err.message}\n`))
 
+  // The signal handlers come before the ready line: a Ctrl-C sent the moment the line is
+  // read must find them. `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then
+  // pnpm); the guard ignores the echo.
+  let stopping = false
+  let started = false
+  let signalled = false
+  let finish: (code: number) => void = () => undefined
+  const shutdown = async (code: number) => {
+    if (stopping) return
+    stopping = true
+    await sim.stop()
+    if (traceOut !== process.stderr) await new Promise<void>((r) => (traceOut as NodeJS.WritableStream).end(r))
+    finish(code)
+  }
+  const onSignal = () => {
+    if (started) void shutdown(0)
+    else signalled = true
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+
   let info
   try {
     info = await sim.start()
@@ -171,17 +192,9 @@ async function start(argv: string[]): Promise<number> {
   )
 
   return new Promise<number>((resolve) => {
-    let stopping = false
-    const shutdown = async (code: number) => {
-      if (stopping) return
-      stopping = true
-      await sim.stop()
-      if (traceOut !== process.stderr) await new Promise<void>((r) => (traceOut as NodeJS.WritableStream).end(r))
-      resolve(code)
-    }
-    // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
-    process.on('SIGINT', () => void shutdown(0))
-    process.on('SIGTERM', () => void shutdown(0))
+    finish = resolve
+    started = true
+    if (signalled) void shutdown(0)
     // runtime control on stdin: "fault nak", "clear", "unplug", "state", "quit"
     const rl = createInterface({ input: process.stdin })
     rl.on('line', (line) => {

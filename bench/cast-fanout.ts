@@ -37,7 +37,7 @@ import type { ChildProcess } from 'node:child_process'
 import { connectAsync, type MqttClient } from 'mqtt'
 import { encodeMessage, topics, type DesiredState, type Reported } from '@svc/shared/mqtt/index'
 import { randomUUID } from 'node:crypto'
-import { decidePlayback, toPlaying } from '../agent/src/playback/decidePlayback.js'
+import { decidePlayback, toPlaying } from '@svc/shared/playback/index'
 import { databaseUrlArg, freshDatabase } from './lib/engine.js'
 import {
   ROOT,

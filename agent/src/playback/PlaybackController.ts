@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events'
 import { isDeepStrictEqual } from 'node:util'
 import type { DesiredState } from '@svc/shared/mqtt/index'
-import { decidePlayback, type PlaybackDecision } from './decidePlayback.js'
+import { decidePlayback, type PlaybackDecision } from '@svc/shared/playback/index'
 
 export type TimerHandle = unknown
 

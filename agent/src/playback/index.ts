@@ -1,6 +1,6 @@
-// Public entry of agent playback: the pure decision, the controller that keeps it current,
-// the on-disk media cache and the play log.
-export { decidePlayback, liveCasts, toPlaying, type PlaybackDecision } from './decidePlayback.js'
+// Public entry of agent playback: the controller that keeps the decision current (the
+// decision itself is shared: @svc/shared/playback/index), the on-disk media cache and the
+// play log.
 export {
   PlaybackController,
   type PlaybackControllerOptions,

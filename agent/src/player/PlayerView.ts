@@ -1,6 +1,6 @@
 // What the local player page shows, as pushed over its WebSocket feed.
 import type { ContentKind, PlayableContent, PlayingSource } from '@svc/shared/mqtt/index'
-import type { PlaybackDecision } from '../playback/index.js'
+import type { PlaybackDecision } from '@svc/shared/playback/index'
 
 export type PlayerView =
   | { type: 'starting' }

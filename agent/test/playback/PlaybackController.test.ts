@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { DesiredState } from '@svc/shared/mqtt/index'
-import { PlaybackController, type PlaybackDecision } from '../../src/playback/index.js'
+import type { PlaybackDecision } from '@svc/shared/playback/index'
+import { PlaybackController } from '../../src/playback/index.js'
 import { FakeTime } from '../helpers.js'
 
 function desired(version: number, extra: Partial<DesiredState> = {}): DesiredState {

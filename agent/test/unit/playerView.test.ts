@@ -1,6 +1,6 @@
 import t from 'tap'
 import { playingView } from '../../src/player/PlayerView.js'
-import type { PlaybackDecision } from '../../src/playback/index.js'
+import type { PlaybackDecision } from '@svc/shared/playback/index'
 
 t.test('media paths from the cloud become absolute URLs on the cloud the agent paired with', async (t) => {
   const d = {

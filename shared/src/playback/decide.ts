@@ -1,9 +1,10 @@
-// What the screen plays at an instant, decided on the device from the last
-// desired state so playback keeps following casts' expiry and schedules while
-// the cloud is unreachable. Order: emergency > newest unexpired cast >
-// assignment (a schedule assignment is evaluated with the shared evaluator).
-import { evaluateSchedule, type ContentRef, type Schedule } from '@svc/shared/schedule/index'
-import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, PlayableContent, Playing, PlayingSource } from '@svc/shared/mqtt/index'
+// What a screen plays at an instant, decided from its desired state. The agent decides
+// with it on the device (so playback keeps following casts' expiry and schedules while
+// the cloud is unreachable), and the cloud's timeline walks the same function over a
+// window, so the two cannot disagree. Order: emergency > newest unexpired cast >
+// assignment (a schedule assignment is evaluated with the shared schedule evaluator).
+import { evaluateSchedule, type ContentRef, type Schedule } from '../schedule/index.js'
+import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, PlayableContent, Playing, PlayingSource } from '../mqtt/index.js'
 
 export interface PlaybackDecision {
   source: PlayingSource
@@ -22,11 +23,22 @@ export interface PlaybackDecision {
   nextChangeAt: Date | null
 }
 
-type Chosen = Omit<PlaybackDecision, 'source' | 'castId' | 'emergencyId' | 'message' | 'nextChangeAt'>
+type Chosen = Pick<PlaybackDecision, 'contentKind' | 'contentId' | 'content' | 'ruleId'>
 
-interface LayerResult {
+/**
+ * One layer's answer at an instant: an emergency, one live cast, or the screen's own
+ * assignment (or its schedule). `chosen` null = the layer shows nothing now (a schedule
+ * with no rule on and no fallback) and the layer below plays.
+ */
+export interface PlaybackLayer {
+  source: Exclude<PlayingSource, 'none'>
   chosen: Chosen | null
-  /** When this layer's own answer could change (schedule boundary, expiry). */
+  castId: string | null
+  emergencyId: string | null
+  message: string | null
+  /** The schedule this layer evaluated (the assignment's or the takeover's), else null. */
+  scheduleId: string | null
+  /** When this layer's own answer could change (schedule boundary, cast expiry); null = never. */
   changeAt: number | null
 }
 
@@ -41,7 +53,7 @@ function lookup(desired: DesiredState, ref: ContentRef): PlayableContent | null 
   return hit ? hit.content : null
 }
 
-function fromSchedule(desired: DesiredState, schedule: Schedule, now: Date): LayerResult {
+function fromSchedule(desired: DesiredState, schedule: Schedule, now: Date): { chosen: Chosen | null; changeAt: number | null } {
   const r = evaluateSchedule(schedule, now, desired.timezone)
   const changeAt = r.nextChangeAt ? r.nextChangeAt.getTime() : null
   if (!r.content) return { chosen: null, changeAt }
@@ -52,7 +64,7 @@ function fromSchedule(desired: DesiredState, schedule: Schedule, now: Date): Lay
 }
 
 /** A cast or emergency: plays its content, or evaluates it when it is a schedule. */
-function fromTakeover(desired: DesiredState, item: DesiredCast | DesiredEmergency, now: Date): LayerResult {
+function fromTakeover(desired: DesiredState, item: DesiredCast | DesiredEmergency, now: Date): { chosen: Chosen | null; changeAt: number | null } {
   if (item.contentKind !== 'schedule') {
     return {
       chosen: { contentKind: item.contentKind, contentId: item.contentId, content: item.content ?? null, ruleId: null },
@@ -75,47 +87,80 @@ export function liveCasts(casts: readonly DesiredCast[], now: Date): DesiredCast
     .map(({ cast }) => cast)
 }
 
-const NOTHING: Chosen = { contentKind: null, contentId: null, content: null, ruleId: null }
-
-export function decidePlayback(desired: DesiredState | null, now: Date): PlaybackDecision {
-  const base = { castId: null, emergencyId: null, message: null }
-  if (!desired) return { source: 'none', ...NOTHING, ...base, nextChangeAt: null }
-  let changeAt: number | null = null
-  const done = (source: PlayingSource, chosen: Chosen, extra: Partial<PlaybackDecision> = {}): PlaybackDecision => ({
-    source,
-    ...chosen,
-    ...base,
-    ...extra,
-    nextChangeAt: changeAt === null ? null : new Date(changeAt),
-  })
-
+/**
+ * Every layer of `desired` at `now`, highest first: the emergency, each live cast
+ * (newest first), then the assignment. The first layer with something `chosen` plays;
+ * the ones below it are what it overrides. No layer at all = nothing assigned.
+ */
+export function playbackLayers(desired: DesiredState | null, now: Date): PlaybackLayer[] {
+  if (!desired) return []
+  const layers: PlaybackLayer[] = []
+  const none = { castId: null, emergencyId: null, message: null, scheduleId: null }
   if (desired.emergency) {
     const e = desired.emergency
     const r = fromTakeover(desired, e, now)
-    changeAt = earliest(changeAt, r.changeAt)
-    if (r.chosen) return done('emergency', r.chosen, { emergencyId: e.id, message: e.message ?? null })
+    layers.push({
+      source: 'emergency',
+      ...none,
+      emergencyId: e.id,
+      message: e.message ?? null,
+      scheduleId: e.contentKind === 'schedule' ? e.contentId : null,
+      ...r,
+    })
   }
-
   for (const cast of liveCasts(desired.casts, now)) {
     const expiry = cast.expiresAt === null ? null : Date.parse(cast.expiresAt)
-    changeAt = earliest(changeAt, expiry)
     const r = fromTakeover(desired, cast, now)
-    changeAt = earliest(changeAt, r.changeAt)
-    if (r.chosen) return done('cast', r.chosen, { castId: cast.id })
+    layers.push({
+      source: 'cast',
+      ...none,
+      castId: cast.id,
+      scheduleId: cast.contentKind === 'schedule' ? cast.contentId : null,
+      chosen: r.chosen,
+      changeAt: earliest(expiry, r.changeAt),
+    })
   }
-
   const a = desired.assignment
   if (a && a.contentKind === 'schedule') {
     const schedule = desired.schedule ?? a.content?.schedule ?? null
-    if (schedule) {
-      const r = fromSchedule(desired, schedule, now)
-      changeAt = earliest(changeAt, r.changeAt)
-      if (r.chosen) return done('schedule', r.chosen)
-    }
+    const r = schedule ? fromSchedule(desired, schedule, now) : { chosen: null, changeAt: null }
+    layers.push({ source: 'schedule', ...none, scheduleId: a.contentId, ...r })
   } else if (a) {
-    return done('assignment', { contentKind: a.contentKind, contentId: a.contentId, content: a.content ?? null, ruleId: null })
+    layers.push({
+      source: 'assignment',
+      ...none,
+      chosen: { contentKind: a.contentKind, contentId: a.contentId, content: a.content ?? null, ruleId: null },
+      changeAt: null,
+    })
   }
-  return done('none', NOTHING)
+  return layers
+}
+
+const NOTHING: Chosen = { contentKind: null, contentId: null, content: null, ruleId: null }
+
+/** The decision `layers` make: the first layer showing something, and when that could change. */
+export function decideFromLayers(layers: readonly PlaybackLayer[]): PlaybackDecision {
+  let changeAt: number | null = null
+  for (const layer of layers) {
+    // A layer's boundaries count while it or one above it could change what plays; those
+    // below the winner cannot, so the decision's next change ignores them.
+    changeAt = earliest(changeAt, layer.changeAt)
+    if (layer.chosen) {
+      return {
+        source: layer.source,
+        ...layer.chosen,
+        castId: layer.castId,
+        emergencyId: layer.emergencyId,
+        message: layer.message,
+        nextChangeAt: changeAt === null ? null : new Date(changeAt),
+      }
+    }
+  }
+  return { source: 'none', ...NOTHING, castId: null, emergencyId: null, message: null, nextChangeAt: changeAt === null ? null : new Date(changeAt) }
+}
+
+export function decidePlayback(desired: DesiredState | null, now: Date): PlaybackDecision {
+  return decideFromLayers(playbackLayers(desired, now))
 }
 
 /** The `playing` block of a Reported message for a decision. */

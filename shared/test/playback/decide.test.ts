@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { DesiredState } from '@svc/shared/mqtt/index'
+import type { DesiredState } from '../../src/mqtt/index.js'
 import { decidePlayback, liveCasts, toPlaying } from '../../src/playback/index.js'
 
 const NOW = new Date('2026-03-08T12:00:00.000Z')

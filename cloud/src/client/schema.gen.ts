@@ -1570,7 +1570,7 @@ export interface paths {
         delete: operations["deleteScreen"];
         options?: never;
         head?: never;
-        /** Rename a screen or move it to another location */
+        /** Rename a screen, move it to another location, or set its time zone */
         patch: operations["updateScreen"];
         trace?: never;
     };
@@ -1669,6 +1669,26 @@ export interface paths {
         };
         /** A screen's serial jobs, newest first */
         get: operations["listScreenSerialJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screens/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the screen will play and why: segments with the winning emergency, cast or schedule rule, what it overrides, and a reason
+         * @description Computed from the screen's desired state with the decision its player makes (emergency, then the newest cast, then the assignment or its schedule), in the screen's time zone and across DST changes. Default window: the next 24 hours; at most 31 days.
+         */
+        get: operations["getScreenTimeline"];
         put?: never;
         post?: never;
         delete?: never;
@@ -27496,6 +27516,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     nodeId?: string | null;
+                    /** @description IANA zone (e.g. `Europe/Berlin`) the screen's schedules, timeline and local times are read in; default `UTC`. */
+                    timezone?: string;
                 };
             };
         };
@@ -28893,6 +28915,218 @@ export interface operations {
                         }[];
                         nextCursor?: string | null;
                         total?: number;
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getScreenTimeline: {
+        parameters: {
+            query?: {
+                /** @description Window start, ISO 8601 (default: now, or 24 h before `to`). */
+                from?: string;
+                /** @description Window end, exclusive (default: 24 h after `from`). */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            from: string;
+                            screenId: string;
+                            segments: {
+                                castId: string | null;
+                                contentId: string | null;
+                                contentKind: string | null;
+                                contentName: string | null;
+                                emergencyId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Exclusive.
+                                 */
+                                end: string;
+                                endLocal: string;
+                                /** @description What would play without the winner, highest layer first. */
+                                overridden: {
+                                    castId: string | null;
+                                    contentId: string | null;
+                                    contentKind: string | null;
+                                    contentName: string | null;
+                                    emergencyId: string | null;
+                                    ruleId: string | null;
+                                    scheduleId: string | null;
+                                    scheduleName: string | null;
+                                    /**
+                                     * @description Which layer plays: an emergency, a cast, the assigned schedule, the plain assignment, or nothing.
+                                     * @enum {string}
+                                     */
+                                    source: "emergency" | "cast" | "schedule" | "assignment" | "none";
+                                }[];
+                                /** @description One sentence: why this plays, e.g. `Cast cst_… overrides rule "lunch" of schedule "Menu" until 14:00.` */
+                                reason: string;
+                                ruleId: string | null;
+                                scheduleId: string | null;
+                                scheduleName: string | null;
+                                /**
+                                 * @description Which layer plays: an emergency, a cast, the assigned schedule, the plain assignment, or nothing.
+                                 * @enum {string}
+                                 */
+                                source: "emergency" | "cast" | "schedule" | "assignment" | "none";
+                                /** Format: date-time */
+                                start: string;
+                                /** @description The start on the screen's wall clock, with its UTC offset then, e.g. 2027-03-28T09:00:00+02:00. */
+                                startLocal: string;
+                            }[];
+                            /** @description The screen's IANA time zone, which the local times and the reasons use. */
+                            timezone: string;
+                            /** Format: date-time */
+                            to: string;
+                            /** @description True when the window held more segments than one answer carries (5,000); ask again from the last end. */
+                            truncated: boolean;
+                        };
                     };
                 };
             };

@@ -22,6 +22,7 @@ import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
 import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
 import { statusModule, statusRoutes } from './status/module.js'
 import { castRoutes, emergencyRoutes, takeoverRecordsModule, takeoversModule } from './takeovers/module.js'
+import { timelineModule, timelineRoutes } from './timeline/module.js'
 import { webhookRoutes, webhooksModule } from './webhooks/module.js'
 
 export type { PlatformProvisions, Provisions } from './provisions.js'
@@ -43,6 +44,7 @@ export const MODULES: readonly AnyModule[] = [
   devicelinkModule,
   assignmentsModule,
   takeoversModule,
+  timelineModule,
   serialModule,
   playLogModule,
   alertsModule,
@@ -64,6 +66,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(statusRoutes(p, deprecations))
     await v1.register(screenRoutes(p))
     await v1.register(deviceRoutes(p))
+    await v1.register(timelineRoutes(p))
     await v1.register(castRoutes(p))
     await v1.register(emergencyRoutes(p))
     await v1.register(serialTemplateRoutes(p))

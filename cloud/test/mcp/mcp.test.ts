@@ -93,6 +93,7 @@ forEngines(t, (t, build) => {
     await servicesOf(h.app).desiredPublisher.idle() // the answer comes once the cast is stored; publishing follows
     const afterCast = (await h.req('GET', `/v1/screens/${screenId}`, apiKey)).json().data.desiredVersion
     t.ok(afterCast > before, 'the screen got a new desired state')
+    t.match(data(await call(client, 'getScreenTimeline', { id: screenId })).segments[0], { source: 'cast', castId }, 'why the screen plays it: the cast')
     t.equal(data(await call(client, 'clearCast', { id: castId })).status, 'cleared')
     const again = await call(client, 'clearCast', { id: castId })
     t.equal(again.isError, true, 'clearing twice is refused as over HTTP')

@@ -16,6 +16,7 @@ export const MCP_OPERATIONS = [
   'getNode',
   'listScreens',
   'getScreen',
+  'getScreenTimeline',
   'assignScreen',
   'getScreenPanel',
   'createCast',
@@ -46,6 +47,7 @@ export const MCP_OPERATIONS = [
   'rejectApproval',
   'requestScreenshot',
   'getScreenshot',
+  'summarizePlayLog',
 ] as const
 
 type Schema = Record<string, unknown>

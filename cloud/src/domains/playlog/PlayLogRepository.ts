@@ -8,6 +8,7 @@ import { type Selectable, sql } from 'kysely'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { Executor } from '../../platform/db/Database.js'
 import type { PlayLogTable } from '../../platform/db/schema.js'
+import type { TimeRange } from '../../platform/timeRange.js'
 import type { PanelPower } from '@svc/shared/mqtt/index'
 
 export type PlayLogRow = Selectable<PlayLogTable>
@@ -45,12 +46,8 @@ export interface PlayLogPosition {
   id: string
 }
 
-export interface PlayLogRange {
-  /** Inclusive lower bound on started_at (UTC ISO), or null. */
-  from: string | null
-  /** Exclusive upper bound on started_at (UTC ISO), or null. */
-  to: string | null
-}
+/** Bounds on started_at: from inclusive, to exclusive. */
+export type PlayLogRange = TimeRange
 
 /** Rows per INSERT: 15 columns × 60 stays far below SQLite's and PostgreSQL's parameter limits. */
 const CHUNK = 60

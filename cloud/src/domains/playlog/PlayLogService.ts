@@ -22,10 +22,11 @@ import type { Principal } from '../../platform/http/Principal.js'
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { notFound, validation } from '../../platform/errors.js'
+import { parseTimeRange } from '../../platform/timeRange.js'
 import { encodeCursor, type Page, type PageRequest } from '../../platform/paging.js'
 import type { ContentService } from '../content/index.js'
 import type { NodeService } from '../nodes/index.js'
-import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRange, type PlayLogRow } from './PlayLogRepository.js'
+import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRow } from './PlayLogRepository.js'
 import { DAY_MS, MemoryDailyCounter, OVERLAP_ROWS, PLAY_CLOCK_SKEW_MS, ScreenRates, overZones, span, type DailyCounter, type Span } from './PlayLogLimits.js'
 import type { ScreenService } from '../screens/index.js'
 
@@ -139,18 +140,6 @@ const view = (r: PlayLogRow): PlayView => ({
 })
 
 /** `from`/`to` query values to UTC ISO bounds; 422 for anything that is not a date-time. */
-export function parseRange(q: { from?: string; to?: string }): PlayLogRange {
-  const one = (name: string, v: string | undefined): string | null => {
-    if (v === undefined || v === '') return null
-    const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) ? Date.parse(v) : NaN
-    if (!Number.isFinite(ms)) throw validation(`${name} must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z.`)
-    return new Date(ms).toISOString()
-  }
-  const range = { from: one('from', q.from), to: one('to', q.to) }
-  if (range.from && range.to && range.to < range.from) throw validation('to is before from.')
-  return range
-}
-
 /** A decoded `<first>|<second>` cursor (plays: start and id; the summary: kind and id); 422 for anything else. */
 function cursorPair(after: string): [string, string] {
   const bar = after.indexOf('|')
@@ -433,7 +422,7 @@ export class PlayLogService {
   /** One screen's plays started in the range, oldest first, cursor paged. */
   async listForScreen(p: Principal, screenId: string, q: { from?: string; to?: string }, page: PageRequest): Promise<Page<PlayView>> {
     await this.screens.get(p, screenId)
-    const range = parseRange(q)
+    const range = parseTimeRange(q)
     const rows = await this.repo.list(p.workspaceId, [screenId], range, decodePosition(page.after), page.limit === null ? null : page.limit + 1)
     const out: Page<PlayView> = { data: [] }
     const more = page.limit !== null && rows.length > page.limit
@@ -458,7 +447,7 @@ export class PlayLogService {
     page: PageRequest,
   ): Promise<Page<PlaySummaryView>> {
     if (!q.from || !q.to) throw validation('from and to are required.')
-    const range = parseRange(q) as { from: string; to: string }
+    const range = parseTimeRange(q) as { from: string; to: string }
     if (Date.parse(range.to) - Date.parse(range.from) > SUMMARY_MAX_DAYS * 86_400_000)
       throw validation(`from and to are at most ${SUMMARY_MAX_DAYS} days apart.`)
     if (q.contentId && !q.contentKind) throw validation('contentKind is required with contentId.')
@@ -486,7 +475,7 @@ export class PlayLogService {
   /** The CSV export: plays of `screenIds` started in [from, to), oldest first, one line each. */
   async csv(p: Principal, q: { from?: string; to?: string; screenIds?: string }): Promise<string> {
     if (!q.from || !q.to) throw validation('from and to are required.')
-    const range = parseRange(q)
+    const range = parseTimeRange(q)
     const ids = [
       ...new Set(
         (q.screenIds ?? '')

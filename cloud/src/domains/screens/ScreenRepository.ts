@@ -267,7 +267,7 @@ export class ScreenRepository {
     announce(k, { kind: 'workspaceScreens', workspaceId: row.workspace_id })
   }
 
-  async rename(workspaceId: string, id: string, set: { name: string; node_id: string | null; updated_at: string }): Promise<void> {
+  async rename(workspaceId: string, id: string, set: { name: string; node_id: string | null; timezone?: string; updated_at: string }): Promise<void> {
     await this.k.updateTable('screens').set(set).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
     announce(this.k, { kind: 'workspaceScreens', workspaceId })
   }

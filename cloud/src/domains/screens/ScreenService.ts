@@ -7,13 +7,14 @@ import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import type { DataChanges } from '../../platform/db/changes.js'
 import type { Principal } from '../../platform/http/Principal.js'
-import { notFound } from '../../platform/errors.js'
+import { notFound, validation } from '../../platform/errors.js'
 import { encodeCursor, type PageRequest } from '../../platform/paging.js'
 import { PairingRepository } from './PairingRepository.js'
 import { ScreenRepository, type ScreenRecord } from './ScreenRepository.js'
 import { cleanName, type NodeService } from '../nodes/index.js'
 import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
+import { isValidTimeZone } from '@svc/shared/schedule/index'
 
 /** A screen as lists show it (trimmed), plus the home `nodeId`. */
 export interface ScreenListItem {
@@ -213,12 +214,16 @@ export class ScreenService {
     return id
   }
 
-  async update(p: Principal, id: string, input: { name?: string; nodeId?: string | null }): Promise<ScreenView> {
+  async update(p: Principal, id: string, input: { name?: string; nodeId?: string | null; timezone?: string }): Promise<ScreenView> {
     const current = await this.row(p, id)
     const name = input.name !== undefined ? cleanName(input.name) : current.name
+    if (input.timezone !== undefined && !isValidTimeZone(input.timezone))
+      throw validation(`timezone: unknown time zone ${JSON.stringify(input.timezone)}; use an IANA name such as "Europe/London".`)
+    const timezone = input.timezone ?? current.timezone
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : current.node_id
-    await this.repo.rename(p.workspaceId, id, { name, node_id: nodeId, updated_at: this.clock.now().toISOString() })
-    if (nodeId !== current.node_id) this.changed(p.workspaceId, id)
+    await this.repo.rename(p.workspaceId, id, { name, node_id: nodeId, timezone, updated_at: this.clock.now().toISOString() })
+    // A new home or zone changes what the device is told (content reach, schedules' local times).
+    if (nodeId !== current.node_id || timezone !== current.timezone) this.changed(p.workspaceId, id)
     return this.get(p, id)
   }
 

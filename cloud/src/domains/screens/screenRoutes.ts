@@ -170,10 +170,20 @@ const screenRoutes =
         config: { permission: 'screen.edit' },
         schema: {
           tags: ['screens'],
-          summary: 'Rename a screen or move it to another location',
+          summary: 'Rename a screen, move it to another location, or set its time zone',
           params: IdParams,
           body: Type.Object(
-            { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))) },
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+              timezone: Type.Optional(
+                Type.String({
+                  minLength: 1,
+                  maxLength: 64,
+                  description: "IANA zone (e.g. `Europe/Berlin`) the screen's schedules, timeline and local times are read in; default `UTC`.",
+                }),
+              ),
+            },
             { additionalProperties: false },
           ),
           response: { 200: Data(Screen), ...errorResponses },

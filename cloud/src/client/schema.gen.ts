@@ -1959,6 +1959,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/timeline/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a write would change: every screen it would touch, with its timeline before and after; nothing is written
+         * @description Takes an assignment, a bulk assignment, a schedule create or update, a cast or an emergency as `request` (method, path, body). The write is checked exactly as if it were sent (the caller's permissions, pins and the body), and answers the same error when it would be refused; nothing is stored, published, announced or counted against idempotency. Window: default the next 24 hours, at most 7 days; screens are paged.
+         */
+        post: operations["previewTimeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users": {
         parameters: {
             query?: never;
@@ -33101,6 +33121,297 @@ export interface operations {
                 };
             };
             431: components["responses"]["RequestHeadersTooLarge"];
+        };
+    };
+    previewTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The previous answer's nextCursor. */
+                    cursor?: string;
+                    /** @description Window start, ISO 8601 (default: now). */
+                    from?: string;
+                    /** @description Screens per page (default 50). */
+                    limit?: number;
+                    request: {
+                        /** @description The JSON body the write would be sent. */
+                        body?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description `POST` or `PATCH`. */
+                        method: string;
+                        /** @description The write's path, e.g. `/v1/screens/scr_…/assign`. */
+                        path: string;
+                    };
+                    /** @description Window end, exclusive (default: 24 h after from; at most 7 days). */
+                    to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            after: {
+                                castId: string | null;
+                                contentId: string | null;
+                                contentKind: string | null;
+                                contentName: string | null;
+                                emergencyId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Exclusive.
+                                 */
+                                end: string;
+                                endLocal: string;
+                                /** @description What would play without the winner, highest layer first. */
+                                overridden: {
+                                    castId: string | null;
+                                    contentId: string | null;
+                                    contentKind: string | null;
+                                    contentName: string | null;
+                                    emergencyId: string | null;
+                                    ruleId: string | null;
+                                    scheduleId: string | null;
+                                    scheduleName: string | null;
+                                    /**
+                                     * @description Which layer plays: an emergency, a cast, the assigned schedule, the plain assignment, or nothing.
+                                     * @enum {string}
+                                     */
+                                    source: "emergency" | "cast" | "schedule" | "assignment" | "none";
+                                }[];
+                                /** @description One sentence: why this plays, e.g. `Cast cst_… overrides rule "lunch" of schedule "Menu" until 14:00.` */
+                                reason: string;
+                                ruleId: string | null;
+                                scheduleId: string | null;
+                                scheduleName: string | null;
+                                /**
+                                 * @description Which layer plays: an emergency, a cast, the assigned schedule, the plain assignment, or nothing.
+                                 * @enum {string}
+                                 */
+                                source: "emergency" | "cast" | "schedule" | "assignment" | "none";
+                                /** Format: date-time */
+                                start: string;
+                                /** @description The start on the screen's wall clock, with its UTC offset then, e.g. 2027-03-28T09:00:00+02:00. */
+                                startLocal: string;
+                            }[];
+                            before: {
+                                castId: string | null;
+                                contentId: string | null;
+                                contentKind: string | null;
+                                contentName: string | null;
+                                emergencyId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Exclusive.
+                                 */
+                                end: string;
+                                endLocal: string;
+                                /** @description What would play without the winner, highest layer first. */
+                                overridden: {
+                                    castId: string | null;
+                                    contentId: string | null;
+                                    contentKind: string | null;
+                                    contentName: string | null;
+                                    emergencyId: string | null;
+                                    ruleId: string | null;
+                                    scheduleId: string | null;
+                                    scheduleName: string | null;
+                                    /**
+                                     * @description Which layer plays: an emergency, a cast, the assigned schedule, the plain assignment, or nothing.
+                                     * @enum {string}
+                                     */
+                                    source: "emergency" | "cast" | "schedule" | "assignment" | "none";
+                                }[];
+                                /** @description One sentence: why this plays, e.g. `Cast cst_… overrides rule "lunch" of schedule "Menu" until 14:00.` */
+                                reason: string;
+                                ruleId: string | null;
+                                scheduleId: string | null;
+                                scheduleName: string | null;
+                                /**
+                                 * @description Which layer plays: an emergency, a cast, the assigned schedule, the plain assignment, or nothing.
+                                 * @enum {string}
+                                 */
+                                source: "emergency" | "cast" | "schedule" | "assignment" | "none";
+                                /** Format: date-time */
+                                start: string;
+                                /** @description The start on the screen's wall clock, with its UTC offset then, e.g. 2027-03-28T09:00:00+02:00. */
+                                startLocal: string;
+                            }[];
+                            /** @description Whether anything in the window would play differently (or for a different reason). */
+                            changed: boolean;
+                            screenId: string;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /** @description True when the write would wait for approval: then nothing changes until it is approved, and `after` equals `before`. */
+                        held: boolean;
+                        nextCursor: string | null;
+                        /** @description Screens the write would touch, over all pages. */
+                        screenCount: number;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     listUsers: {

@@ -51,7 +51,7 @@ import type { ScreenshotService } from './screenshots/index.js'
 import type { SerialJobService, SerialTemplateService } from './serial/index.js'
 import type { StatusService } from './status/index.js'
 import type { CastService, EmergencyService, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
-import type { TimelineService } from './timeline/index.js'
+import type { PreviewService, TimelineService } from './timeline/index.js'
 import type { WebhookDeliveryWorker, WebhookEndpoints, WebhookQueue, WebhookSender } from './webhooks/index.js'
 
 /** What app.ts opens before any module: storage, the broker, the HTTP edge's shared parts. */
@@ -200,6 +200,8 @@ export interface DomainProvisions {
   takeoverDelivery: TakeoverDelivery
   /** What a screen will play and why, over a window. */
   timeline: TimelineService
+  /** What a write would change on the screens it touches (a dry run of the write, then both timelines). */
+  timelinePreview: PreviewService
   serialTemplates: SerialTemplateService
   serialJobs: SerialJobService
   /** Webhook endpoints: where a workspace's events go. */

@@ -12,7 +12,7 @@ import { holds, type Permission } from '@svc/shared'
 import { ApiError } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit.js'
-import { countedByMcp } from '../mcp/index.js'
+import { alreadyCounted } from '../../platform/http/innerRequests.js'
 import type { Provisions } from '../provisions.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
@@ -90,7 +90,7 @@ export function installAuth(app: FastifyInstance, d: Pick<Provisions, 'apiKeys' 
     const { workspaces, rateLimiter } = d
     return then(workspaces.cached(principal.workspaceId) ?? workspaces.require(principal.workspaceId), (ws) => {
       // A tool call of /v1/mcp runs its route as an inner request: the MCP request was counted.
-      const counted = countedByMcp(req) ? null : rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
+      const counted = alreadyCounted(req) ? null : rateLimiter.hit(`ws:${ws.id}`, workspaces.rateLimitOf(ws), 60)
       return then(counted, (d) => {
         if (d) {
           setRateHeaders(reply, d)

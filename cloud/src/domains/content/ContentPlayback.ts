@@ -46,14 +46,42 @@ export class ContentPlayback {
       return { playable: false, code: 'empty', reason: `No item of playlist "${item.name}" can play (recalled, processing or failed).` }
     }
     if (kind === 'schedule') {
-      const rules = (body.rules as { enabled?: boolean }[] | undefined) ?? []
-      if (!body.fallback && !rules.some((r) => r.enabled !== false))
-        return { playable: false, code: 'empty', reason: `Schedule "${item.name}" has no enabled rule and no fallback.` }
+      if (!scheduleCanPlay(body)) return { playable: false, code: 'empty', reason: `Schedule "${item.name}" has no enabled rule and no fallback.` }
       return { playable: true }
     }
     if (kind === 'layout' && !((body.zones as unknown[] | undefined) ?? []).length)
       return { playable: false, code: 'empty', reason: `Layout "${item.name}" has no zones.` }
     return { playable: true }
+  }
+
+  /** A schedule's rules and fallback as a player reads them, with the described content they name. */
+  private async scheduleParts(body: Body, nested: (ref: ContentRef) => Promise<Record<string, unknown> | null>) {
+    const contents: Record<string, unknown> = {}
+    const refs = [
+      ...((body.rules as { content: ContentRef }[] | undefined) ?? []).map((r) => r.content),
+      ...(body.fallback ? [body.fallback as ContentRef] : []),
+    ]
+    for (const r of refs) contents[`${r.kind}:${r.id}`] ??= await nested(r)
+    return { schedule: { timezone: body.timezone ?? undefined, rules: body.rules ?? [], fallback: body.fallback ?? null }, contents }
+  }
+
+  /**
+   * The schedule's description as describeForDevice would answer it were `body` stored
+   * (the timeline preview of an update): the item's own state (recalled, unapproved) as it
+   * is, the rules and fallback from `body`. Null when the schedule does not exist.
+   */
+  async describeScheduleWith(workspaceId: string, id: string, body: Body): Promise<Record<string, unknown> | null> {
+    const item = await this.access.locate(workspaceId, 'schedule', id)
+    if (!item) return null
+    const now = await this.playability(workspaceId, 'schedule', id)
+    const playable = (now.playable || now.code === 'empty') && scheduleCanPlay(body)
+    return {
+      kind: 'schedule',
+      id,
+      name: item.name,
+      playable,
+      ...(await this.scheduleParts(body, (ref) => this.describeForDevice(workspaceId, ref.kind, ref.id, 1))),
+    }
   }
 
   /**
@@ -95,15 +123,8 @@ export class ContentPlayback {
         // Presentation for the player: fit (the playlist's, an item's own wins) and transition.
         return { ...base, items, fit: body.fit ?? null, transition: body.transition ?? null, transitionMs: body.transitionMs ?? null }
       }
-      case 'schedule': {
-        const contents: Record<string, unknown> = {}
-        const refs = [
-          ...((body.rules as { content: ContentRef }[] | undefined) ?? []).map((r) => r.content),
-          ...(body.fallback ? [body.fallback as ContentRef] : []),
-        ]
-        for (const r of refs) contents[`${r.kind}:${r.id}`] ??= await nested(r)
-        return { ...base, schedule: { timezone: body.timezone ?? undefined, rules: body.rules ?? [], fallback: body.fallback ?? null }, contents }
-      }
+      case 'schedule':
+        return { ...base, ...(await this.scheduleParts(body, nested)) }
       case 'layout': {
         const zones: Record<string, unknown>[] = []
         for (const z of (body.zones as (Body & { content: ContentRef | null })[] | undefined) ?? [])
@@ -116,4 +137,10 @@ export class ContentPlayback {
         return { ...base, ...body }
     }
   }
+}
+
+/** A schedule can play when it has an enabled rule or a fallback. */
+function scheduleCanPlay(body: Body): boolean {
+  const rules = (body.rules as { enabled?: boolean }[] | undefined) ?? []
+  return Boolean(body.fallback) || rules.some((r) => r.enabled !== false)
 }

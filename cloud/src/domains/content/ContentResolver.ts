@@ -28,4 +28,16 @@ export interface ContentResolver {
    * desired state carries `schedule: null`.
    */
   resolveSchedule?(workspaceId: string, scheduleId: string): Promise<{ schedule: Schedule; library: LibraryEntry[] } | null>
+  /**
+   * The same, and the schedule's device description, as they would be were `body` the
+   * schedule's stored body (the timeline preview of an update); null when it could not
+   * play. Optional: without it schedule updates cannot be previewed.
+   */
+  resolveScheduleWith?(workspaceId: string, scheduleId: string, body: Record<string, unknown>): Promise<ScheduleWith | null>
+}
+
+export interface ScheduleWith {
+  content: PlayableContent
+  schedule: Schedule
+  library: LibraryEntry[]
 }

@@ -164,13 +164,38 @@ export class ContentService {
     return this.get(def, p, id)
   }
 
-  async update(def: KindDef, p: Principal, id: string, input: Body & { name?: string; nodeId?: string | null }): Promise<ContentView> {
+  /** The checks of an update and the version it makes, writing nothing. */
+  private async prepareUpdate(def: KindDef, p: Principal, id: string, input: Body & { name?: string; nodeId?: string | null }) {
     const item = await this.access.requireOwned(p, def.kind, id)
     const name = input.name !== undefined ? cleanName(input.name) : item.name
     const nodeId = input.nodeId !== undefined ? await this.nodes.resolveHome(p, input.nodeId) : item.nodeId
     const current = item.body ?? {}
     const { body, refs } = await def.prepare(this.prepareContext(p, id), { ...current, ...pick(def, input) }, current)
-    const held = await this.holdUpdate(def, p, item, { name, nodeId, body, refs })
+    return { item, next: { name, nodeId, body, refs } satisfies HeldVersion }
+  }
+
+  /** What `update` would do, checked the same way, writing nothing (the timeline preview). */
+  async planUpdate(def: KindDef, p: Principal, id: string, input: Body & { name?: string; nodeId?: string | null }): Promise<ContentPlan> {
+    const { item, next } = await this.prepareUpdate(def, p, id, input)
+    const creation = await this.approvals.unapprovedCreation(p.workspaceId, def.kind, item.id)
+    const gate = creation?.state === 'pending' ? null : await this.gateFor(def, p, item, next.nodeId)
+    if (gate) await this.refuseIfWaiting(p, def, item.id)
+    return { kind: 'content', contentKind: def.kind, contentId: item.id, body: next.body, held: gate !== null }
+  }
+
+  /** What `create` would do, checked the same way, writing nothing: a new item is on no screen yet. */
+  async planCreate(def: KindDef, p: Principal, input: Body & { name: string; nodeId?: string | null }): Promise<ContentPlan> {
+    cleanName(input.name)
+    const nodeId = await this.nodes.resolveHome(p, input.nodeId)
+    for (const k of def.required ?? []) if (input[k] === undefined || input[k] === null) throw validation(`body: ${k} is required.`)
+    const { body } = await def.prepare(this.prepareContext(p, null), pick(def, input), null)
+    return { kind: 'content', contentKind: def.kind, contentId: null, body, held: (await this.approvals.gate(p, def.kind, nodeId)) !== null }
+  }
+
+  async update(def: KindDef, p: Principal, id: string, input: Body & { name?: string; nodeId?: string | null }): Promise<ContentView> {
+    const { item, next } = await this.prepareUpdate(def, p, id, input)
+    const { name, nodeId, body, refs } = next
+    const held = await this.holdUpdate(def, p, item, next)
     if (held) return held
     await this.db.transaction(async (tx) => {
       const patch = { name, node_id: nodeId, body: JSON.stringify(body), updated_at: this.clock.now().toISOString() }
@@ -198,10 +223,9 @@ export class ContentService {
       })
       return this.get(def, p, item.id)
     }
-    const gate = (await approvals.gate(p, def.kind, item.nodeId)) ?? (next.nodeId !== item.nodeId ? await approvals.gate(p, def.kind, next.nodeId) : null)
+    const gate = await this.gateFor(def, p, item, next.nodeId)
     if (!gate) return null
-    const waiting = await approvals.pendingUpdate(p.workspaceId, def.kind, item.id)
-    if (waiting) throw new ApiError('conflict', `A change to this item awaits approval (${waiting.id}); wait for the decision or withdraw it first.`)
+    await this.refuseIfWaiting(p, def, item.id)
     const changes = await this.diff(p, item, next)
     const proposal = { name: next.name, nodeId: next.nodeId, body: next.body, refs: next.refs }
     const mark = await this.db.transaction((tx) =>
@@ -211,6 +235,17 @@ export class ContentService {
     const live = await this.get(def, p, item.id)
     const body = next.body
     return { ...live, ...body, name: next.name, nodeId: next.nodeId, approval: mark }
+  }
+
+  /** The approval gate an update of `item` (possibly moving it to `nextNodeId`) passes, or null when it goes live now. */
+  private async gateFor(def: KindDef, p: Principal, item: Located, nextNodeId: string | null) {
+    return (await this.approvals.gate(p, def.kind, item.nodeId)) ?? (nextNodeId !== item.nodeId ? await this.approvals.gate(p, def.kind, nextNodeId) : null)
+  }
+
+  /** 409 while an earlier change to the item awaits its decision. */
+  private async refuseIfWaiting(p: Principal, def: KindDef, id: string): Promise<void> {
+    const waiting = await this.approvals.pendingUpdate(p.workspaceId, def.kind, id)
+    if (waiting) throw new ApiError('conflict', `A change to this item awaits approval (${waiting.id}); wait for the decision or withdraw it first.`)
   }
 
   /**
@@ -369,6 +404,17 @@ export class ContentService {
   async countAtNode(workspaceId: string, nodeId: string): Promise<number> {
     return this.repo.countAtNode(workspaceId, nodeId)
   }
+}
+
+/** A content write as a dry run answers it (the timeline preview): the item's next body, and whether approval would hold it. */
+export interface ContentPlan {
+  kind: 'content'
+  contentKind: string
+  /** Null for a create: a new item is on no screen yet. */
+  contentId: string | null
+  body: Body
+  /** True when the change would wait for approval instead of going live. */
+  held: boolean
 }
 
 interface HeldVersion {

@@ -5,6 +5,7 @@
 import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Permission } from '@svc/shared'
+import { dryRan } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
 import { optionalPage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
@@ -88,7 +89,10 @@ const contentRoutes =
           config: { permission: def.edit, idempotent: true },
           schema: { tags: [def.tag], summary: `Create a ${label}`, body: Type.Object(createProps), response: { 201: Data(ContentItem), ...errorResponses } },
         },
-        async (req, reply) => reply.code(201).send({ data: await content.create(def, principalOf(req), req.body as Body & { name: string }) }),
+        async (req, reply) =>
+          (await dryRan(req, reply, () => content.planCreate(def, principalOf(req), req.body as Body & { name: string })))
+            ? reply
+            : reply.code(201).send({ data: await content.create(def, principalOf(req), req.body as Body & { name: string }) }),
       )
 
       app.get(
@@ -112,7 +116,10 @@ const contentRoutes =
             response: { 200: Data(ContentItem), ...errorResponses },
           },
         },
-        async (req) => ({ data: await content.update(def, principalOf(req), req.params.id, req.body as Body) }),
+        async (req, reply) =>
+          (await dryRan(req, reply, () => content.planUpdate(def, principalOf(req), req.params.id, req.body as Body)))
+            ? reply
+            : { data: await content.update(def, principalOf(req), req.params.id, req.body as Body) },
       )
 
       app.delete(

@@ -5,7 +5,7 @@
 import { MAX_TRANSITION_MS, type ContentKind as DeviceKind, type Fit, type LibraryEntry, type PlayableContent, type PlayableItem } from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 import type { ContentAccess, ContentPlayback } from '../content/index.js'
-import type { ContentRef, ContentResolver, Playability } from '../content/index.js'
+import type { ContentRef, ContentResolver, Playability, ScheduleWith } from '../content/index.js'
 
 type Described = Record<string, unknown>
 
@@ -102,7 +102,7 @@ export class LibraryContentResolver implements ContentResolver {
     /** Where an item may play. */
     private readonly access: Pick<ContentAccess, 'isAvailableAt'>,
     /** Whether it can play, and what a player renders. */
-    private readonly library: Pick<ContentPlayback, 'playability' | 'describeForDevice'>,
+    private readonly library: Pick<ContentPlayback, 'playability' | 'describeForDevice' | 'describeScheduleWith'>,
     private readonly sign: MediaUrlSign | null = null,
   ) {}
 
@@ -126,7 +126,16 @@ export class LibraryContentResolver implements ContentResolver {
   }
 
   async resolveSchedule(workspaceId: string, scheduleId: string): Promise<{ schedule: Schedule; library: LibraryEntry[] } | null> {
-    const d = await this.library.describeForDevice(workspaceId, 'schedule', scheduleId)
+    return this.resolved(await this.library.describeForDevice(workspaceId, 'schedule', scheduleId))
+  }
+
+  async resolveScheduleWith(workspaceId: string, scheduleId: string, body: Record<string, unknown>): Promise<ScheduleWith | null> {
+    const d = await this.library.describeScheduleWith(workspaceId, scheduleId, body)
+    const resolved = await this.resolved(d)
+    return d && resolved ? { content: await toPlayable(d, this.sign), ...resolved } : null
+  }
+
+  private async resolved(d: Described | null): Promise<{ schedule: Schedule; library: LibraryEntry[] } | null> {
     if (!d?.schedule || d.playable === false) return null
     const contents = (d.contents as Record<string, Described | null>) ?? {}
     const library: LibraryEntry[] = []

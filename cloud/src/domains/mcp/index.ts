@@ -1,2 +1,2 @@
-// What other domains use of mcp: its public surface. The module that wires it is in module.ts.
-export { countedByMcp } from './internalCalls.js'
+// What other domains use of mcp: nothing; its module (the /v1/mcp endpoint) is in module.ts.
+export {}

@@ -1,7 +1,7 @@
 // One MCP server (the SDK's low-level `Server`) per session, answering `tools/list` and
 // `tools/call` for the caller of each request. Tools come from the OpenAPI document
 // (tools.ts); a call runs the tool's route as an inner request with the caller's own
-// credential (internalCalls.ts), so the route's permission, pin, tenancy, validation,
+// credential (platform/http/innerRequests.ts), so the route's permission, pin, tenancy, validation,
 // idempotency and per-route rate rules decide it exactly as over HTTP.
 import type { FastifyInstance } from 'fastify'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -10,7 +10,7 @@ import { holds, type Permission } from '@svc/shared'
 import type { Principal } from '../../platform/http/Principal.js'
 import { REQUEST_ID_HEADER } from '../../platform/http/requestId.js'
 import { buildTools, ToolArgumentError, toolRequest, type McpTool, type OpenApiDocument } from './tools.js'
-import { closeTicket, INTERNAL_CALL_HEADER, openTicket } from './internalCalls.js'
+import { INNER_REQUEST_HEADER, openInnerRequest } from '../../platform/http/innerRequests.js'
 
 /** What a request to the MCP endpoint hands its handlers (through the SDK's authInfo.extra). */
 export interface McpCaller {
@@ -78,7 +78,7 @@ export class McpToolRunner {
       if (e instanceof ToolArgumentError) return refusal('validation_error', e.message)
       throw e
     }
-    const ticket = openTicket()
+    const inner = openInnerRequest()
     try {
       const res = await this.app.inject({
         method: request.method as 'GET',
@@ -86,7 +86,7 @@ export class McpToolRunner {
         remoteAddress: caller.ip,
         headers: {
           authorization: caller.authorization,
-          [INTERNAL_CALL_HEADER]: ticket,
+          [INNER_REQUEST_HEADER]: inner.ticket,
           [REQUEST_ID_HEADER]: caller.requestId,
           ...(request.idempotencyKey !== undefined ? { 'idempotency-key': request.idempotencyKey } : {}),
           ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -103,7 +103,7 @@ export class McpToolRunner {
       if (failed && !isPlainObject(body)) return refusal('internal_error', `The operation answered ${res.statusCode} without a JSON body.`)
       return answer(body, res.body, failed)
     } finally {
-      closeTicket(ticket)
+      inner.close()
     }
   }
 }

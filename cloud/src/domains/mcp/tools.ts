@@ -17,6 +17,7 @@ export const MCP_OPERATIONS = [
   'listScreens',
   'getScreen',
   'getScreenTimeline',
+  'previewTimeline',
   'assignScreen',
   'getScreenPanel',
   'createCast',

@@ -46,6 +46,16 @@ export interface AssignmentResult {
 
 export type SkipReason = 'not_found' | 'not_shared'
 
+export type BulkAssignInput = AssignInput & { screenIds?: string[] | undefined; nodeId?: string | null | undefined }
+
+/** An assignment as a dry run answers it: what the screens would be assigned. */
+export interface AssignPlan {
+  kind: 'assign'
+  contentKind: AssignKind | null
+  contentId: string | null
+  screenIds: string[]
+}
+
 export interface BulkAssignResult {
   contentKind: AssignKind | null
   contentId: string | null
@@ -132,7 +142,8 @@ export class AssignmentService {
     await this.markDirty(workspaceId, screenIds).catch((err) => this.log.error({ err }, 'publishing assignments failed'))
   }
 
-  async assign(p: Principal, screenId: string, input: AssignInput): Promise<AssignmentResult> {
+  /** The checks of an assignment, in the order the write makes them: screen, content, sharing, playability. */
+  private async checkOne(p: Principal, screenId: string, input: AssignInput) {
     const screen = await this.screenRows.assignmentOf(p.workspaceId, screenId)
     if (!screen || !(await this.nodes.reaches(p, screen.node_id))) throw notFound('No such screen.')
     const ref = this.parse(input)
@@ -142,6 +153,11 @@ export class AssignmentService {
         throw new ApiError('not_shared', `The ${ref.kind} is not shared to the screen's location.`)
       await this.playableOrThrow(p.workspaceId, ref)
     }
+    return { screen, ref }
+  }
+
+  async assign(p: Principal, screenId: string, input: AssignInput): Promise<AssignmentResult> {
+    const { screen, ref } = await this.checkOne(p, screenId, input)
     const now = this.clock.now().toISOString()
     await this.screenRows.setAssignment(p.workspaceId, [screenId], { kind: ref?.kind ?? null, id: ref?.id ?? null }, now)
     await this.publish(p.workspaceId, [screenId])
@@ -155,7 +171,14 @@ export class AssignmentService {
     }
   }
 
-  async bulkAssign(p: Principal, input: AssignInput & { screenIds?: string[] | undefined; nodeId?: string | null | undefined }): Promise<BulkAssignResult> {
+  /** What `assign` would do, checked the same way, writing nothing (the timeline preview). */
+  async planAssign(p: Principal, screenId: string, input: AssignInput): Promise<AssignPlan> {
+    const { ref } = await this.checkOne(p, screenId, input)
+    return { kind: 'assign', contentKind: ref?.kind ?? null, contentId: ref?.id ?? null, screenIds: [screenId] }
+  }
+
+  /** The screens a bulk assignment takes and those it skips, checked as the write checks them. */
+  private async selectBulk(p: Principal, input: BulkAssignInput) {
     if ((input.screenIds === undefined) === (input.nodeId === undefined)) throw validation('Send either screenIds or nodeId (not both).')
     const ref = this.parse(input)
     const skippedScreens: { screenId: string; reason: SkipReason }[] = []
@@ -184,8 +207,12 @@ export class AssignmentService {
         else skippedScreens.push({ screenId: s.id, reason: 'not_shared' })
       }
     }
+    return { ref, ids: assigned.map((s) => s.id), skippedScreens }
+  }
+
+  async bulkAssign(p: Principal, input: BulkAssignInput): Promise<BulkAssignResult> {
+    const { ref, ids, skippedScreens } = await this.selectBulk(p, input)
     const now = this.clock.now().toISOString()
-    const ids = assigned.map((s) => s.id)
     if (ids.length) {
       // One transaction: every chosen screen is assigned, or none.
       await this.db.transaction((tx) => this.screenRows.setAssignment(p.workspaceId, ids, { kind: ref?.kind ?? null, id: ref?.id ?? null }, now, tx.kysely))
@@ -194,5 +221,11 @@ export class AssignmentService {
     const skipped: Record<SkipReason, number> = { not_found: 0, not_shared: 0 }
     for (const s of skippedScreens) skipped[s.reason]++
     return { contentKind: ref?.kind ?? null, contentId: ref?.id ?? null, assigned: ids.length, skipped, screenIds: ids, skippedScreens, assignedAt: now }
+  }
+
+  /** What `bulkAssign` would do, checked the same way, writing nothing (the timeline preview). */
+  async planBulkAssign(p: Principal, input: BulkAssignInput): Promise<AssignPlan> {
+    const { ref, ids } = await this.selectBulk(p, input)
+    return { kind: 'assign', contentKind: ref?.kind ?? null, contentId: ref?.id ?? null, screenIds: ids }
   }
 }

@@ -1,5 +1,5 @@
 // What other domains use of screens: its public surface. The module that wires it is in module.ts.
-export type { AssignmentService } from './AssignmentService.js'
+export type { AssignmentService, AssignPlan } from './AssignmentService.js'
 export type { PairingService } from './PairingService.js'
 export { PANEL_DEFAULT_POLL_SECONDS, PANEL_DEFAULT_SET_ID, PANEL_MAX_POLL_SECONDS, type ScreenPanelService } from './ScreenPanelService.js'
 export type { DesiredScreenRow, TargetFilter } from './ScreenRepository.js'

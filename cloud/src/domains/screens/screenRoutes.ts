@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
+import { dryRan } from '../../platform/http/innerRequests.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
 import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
@@ -97,7 +98,10 @@ const screenRoutes =
           response: { 200: Data(BulkAssignResult), ...errorResponses },
         },
       },
-      async (req) => ({ data: await assignments.bulkAssign(principalOf(req), req.body) }),
+      async (req, reply) =>
+        (await dryRan(req, reply, () => assignments.planBulkAssign(principalOf(req), req.body)))
+          ? reply
+          : { data: await assignments.bulkAssign(principalOf(req), req.body) },
     )
 
     app.post(
@@ -112,7 +116,10 @@ const screenRoutes =
           response: { 200: Data(AssignmentResult), ...errorResponses },
         },
       },
-      async (req) => ({ data: await assignments.assign(principalOf(req), req.params.id, req.body) }),
+      async (req, reply) =>
+        (await dryRan(req, reply, () => assignments.planAssign(principalOf(req), req.params.id, req.body)))
+          ? reply
+          : { data: await assignments.assign(principalOf(req), req.params.id, req.body) },
     )
 
     app.post(

@@ -15,7 +15,7 @@ import type { NodeService } from '../nodes/index.js'
 import type { MarkDirtyLater } from '../screens/index.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import { CastRepository, type ScreenIdQuery } from './CastRepository.js'
-import { parseExpiresAt, type ScopeKind, type Takeover, type TargetInput } from './Takeover.js'
+import { parseExpiresAt, type ScopeKind, type Takeover, type TakeoverPlan, type TargetInput } from './Takeover.js'
 
 export const CAST_STATUSES = ['active', 'paused', 'cleared', 'expired', 'replaced'] as const
 export type CastStatus = (typeof CAST_STATUSES)[number]
@@ -123,15 +123,27 @@ export class CastService {
     return { ...view(r), delivery: { targeted: r.screen_count, ...(await this.repo.delivery(id)) } }
   }
 
-  async create(p: Principal, input: CastInput): Promise<CastView> {
-    const now = this.clock.now()
+  /** The checks of a cast, in the order the write makes them; the name is the caller's label, else the content's own. */
+  private async check(p: Principal, input: CastInput, now: Date) {
     const expiresAt = parseExpiresAt(input.expiresAt, now)
     const target = await this.takeover.resolveTarget(p, input)
     const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    const name = input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null
+    return { expiresAt, target, name }
+  }
+
+  /** What `create` would do, checked the same way, writing nothing (the timeline preview). */
+  async plan(p: Principal, input: CastInput): Promise<TakeoverPlan> {
+    const { expiresAt, target, name } = await this.check(p, input, this.clock.now())
+    const { contentKind, contentId } = input
+    return { kind: 'cast', contentKind, contentId, contentName: name, expiresAt, message: null, filter: target.filter, screenCount: target.screenCount }
+  }
+
+  async create(p: Principal, input: CastInput): Promise<CastView> {
+    const now = this.clock.now()
+    const { expiresAt, target, name } = await this.check(p, input, now)
     const id = this.ids.next('cast')
     const at = now.toISOString()
-    // the caller's label, else the content's own name
-    const name = input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null
     const row = {
       id,
       workspace_id: p.workspaceId,

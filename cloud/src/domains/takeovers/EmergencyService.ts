@@ -11,7 +11,7 @@ import type { EventOutbox } from '../events/index.js'
 import { EmergencyRepository } from './EmergencyRepository.js'
 import type { NodeService } from '../nodes/index.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import type { Takeover, TargetInput } from './Takeover.js'
+import type { Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
 import { castsOnScreens, castsOnTarget, refreshCastPause } from './CastService.js'
 import type { MarkDirtyLater } from '../screens/index.js'
 import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
@@ -76,6 +76,22 @@ export class EmergencyService {
   async list(p: Principal, filter: { status?: string | undefined; limit: number }): Promise<EmergencyView[]> {
     const rows = await this.repo.list(p.workspaceId, await this.nodes.scopeIds(p), { ...(filter.status ? { status: filter.status } : {}), limit: filter.limit })
     return (rows as EmergencyRow[]).map(view)
+  }
+
+  /** What `start` would do, checked the same way, writing nothing (the timeline preview). */
+  async plan(p: Principal, input: EmergencyInput): Promise<TakeoverPlan> {
+    const target = await this.takeover.resolveTarget(p, input)
+    const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    return {
+      kind: 'emergency',
+      contentKind: input.contentKind,
+      contentId: input.contentId,
+      contentName: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
+      expiresAt: null,
+      message: input.message?.trim().slice(0, 1000) || null,
+      filter: target.filter,
+      screenCount: target.screenCount,
+    }
   }
 
   async start(p: Principal, input: EmergencyInput): Promise<EmergencyView> {

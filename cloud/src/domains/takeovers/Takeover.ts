@@ -26,6 +26,21 @@ export interface Target {
   nodeIds: (string | null)[]
 }
 
+/** A cast or an emergency as a dry run answers it (the timeline preview): what would take which screens. */
+export interface TakeoverPlan {
+  kind: 'cast' | 'emergency'
+  contentKind: ContentKind
+  contentId: string
+  contentName: string | null
+  /** Casts: when it would end (null = until cleared). */
+  expiresAt: string | null
+  /** Emergencies: the text shown over the content. */
+  message: string | null
+  /** The screens it would take, as the write selects them. */
+  filter: TargetFilter
+  screenCount: number
+}
+
 export class Takeover {
   constructor(
     private readonly screens: ScreenRecords,

@@ -2,6 +2,7 @@
 // limit default 200 max 500, no cursor), get, clear. Emergencies are domains/takeovers/emergencyRoutes.ts.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { dryRan } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, IdParams, LimitParam, errorResponses } from '../../platform/contract.js'
 import { validation } from '../../platform/errors.js'
@@ -58,7 +59,10 @@ const castRoutes =
           response: { 201: Data(Cast), ...errorResponses },
         },
       },
-      async (req, reply) => reply.code(201).send({ data: await casts.create(principalOf(req), req.body) }),
+      async (req, reply) =>
+        (await dryRan(req, reply, () => casts.plan(principalOf(req), req.body)))
+          ? reply
+          : reply.code(201).send({ data: await casts.create(principalOf(req), req.body) }),
     )
 
     app.get(

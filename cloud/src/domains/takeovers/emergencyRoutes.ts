@@ -2,6 +2,7 @@
 // (emergency.view), clear (→ screensReleased; again → 409 already_inactive).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { dryRan } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, IdParams, LimitParam, errorResponses } from '../../platform/contract.js'
 import { EMERGENCY_STATUSES, Emergency } from './EmergencyService.js'
@@ -24,7 +25,10 @@ const emergencyRoutes =
           response: { 201: Data(Emergency), ...errorResponses },
         },
       },
-      async (req, reply) => reply.code(201).send({ data: await emergencies.start(principalOf(req), req.body) }),
+      async (req, reply) =>
+        (await dryRan(req, reply, () => emergencies.plan(principalOf(req), req.body)))
+          ? reply
+          : reply.code(201).send({ data: await emergencies.start(principalOf(req), req.body) }),
     )
 
     app.get(

@@ -1,14 +1,18 @@
-// What a screen will play, and why:
-//   GET /v1/screens/:id/timeline     segments over a window (default the next 24 h, at most 31 days)
+// What a screen will play, and why, and what a write would change:
+//   GET  /v1/screens/:id/timeline     segments over a window (default the next 24 h, at most 31 days)
+//   POST /v1/timeline/preview         every screen a write would touch, before and after (nothing is written)
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Data, IdParams, errorResponses } from '../../platform/contract.js'
+import { INNER_REQUEST_HEADER, openInnerRequest } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
+import { REQUEST_ID_HEADER } from '../../platform/http/requestId.js'
+import { PREVIEW_MAX_DAYS, PreviewAnswer, PreviewBody } from './PreviewService.js'
 import type { Provisions } from '../provisions.js'
 import { Timeline } from './TimelineService.js'
 
 const timelineRoutes =
-  (d: Pick<Provisions, 'timeline'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'timeline' | 'timelinePreview'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/screens/:id/timeline',
@@ -32,6 +36,56 @@ const timelineRoutes =
         },
       },
       async (req) => ({ data: await d.timeline.forScreen(principalOf(req), req.params.id, req.query) }),
+    )
+
+    app.post(
+      '/timeline/preview',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['screens'],
+          operationId: 'previewTimeline',
+          summary: 'What a write would change: every screen it would touch, with its timeline before and after; nothing is written',
+          description:
+            'Takes an assignment, a bulk assignment, a schedule create or update, a cast or an emergency as `request` (method, path, body). ' +
+            "The write is checked exactly as if it were sent (the caller's permissions, pins and the body), and answers the same error when it would be refused; " +
+            `nothing is stored, published, announced or counted against idempotency. Window: default the next 24 hours, at most ${PREVIEW_MAX_DAYS} days; screens are paged.`,
+          body: PreviewBody,
+          response: { 200: PreviewAnswer, ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        const preview = d.timelinePreview
+        const { method, path } = preview.check(req.body)
+        preview.window(req.body)
+        const inner = openInnerRequest({ dryRun: true })
+        try {
+          const body = req.body.request.body
+          const res = await app.inject({
+            method: method as 'POST',
+            url: path,
+            remoteAddress: req.ip,
+            headers: {
+              ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+              ...(req.headers.cookie ? { cookie: req.headers.cookie } : {}),
+              [INNER_REQUEST_HEADER]: inner.ticket,
+              [REQUEST_ID_HEADER]: req.id,
+              ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            },
+            ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+          })
+          // Refused: the same answer the write would get.
+          if (res.statusCode >= 400)
+            return reply
+              .code(res.statusCode)
+              .type('application/json')
+              .send(res.body as never)
+          if (res.statusCode !== 204 || inner.dryRun?.plan == null) throw new Error(`preview: ${method} ${path} answered ${res.statusCode} without a plan`)
+          return await preview.preview(principalOf(req), inner.dryRun.plan, req.body)
+        } finally {
+          inner.close()
+        }
+      },
     )
   }
 

@@ -1,0 +1,249 @@
+// What a write would do to what screens play, before making it. The write itself runs as a
+// dry run (platform/http/innerRequests.ts): its route checks the caller's permission, pins,
+// tenancy and body exactly as for the real write, and its service answers a plan instead of
+// writing. Here the plan is applied to each touched screen's desired state, in memory, and
+// both states are walked with the player's decision over the window. Nothing is stored,
+// published, announced, or counted against idempotency.
+import { Type, type Static } from '@sinclair/typebox'
+import type { ContentKind, DesiredState } from '@svc/shared/mqtt/index'
+import { playbackTimeline } from '@svc/shared/playback/index'
+import type { Clock } from '../../platform/clock.js'
+import { Nullable, Timestamp } from '../../platform/contract.js'
+import { validation } from '../../platform/errors.js'
+import type { Principal } from '../../platform/http/Principal.js'
+import { decodeCursor, encodeCursor } from '../../platform/paging.js'
+import { parseTimeRange } from '../../platform/timeRange.js'
+import type { ContentPlan, ContentResolver } from '../content/index.js'
+import type { DesiredStateBuilder } from '../devicelink/index.js'
+import type { AssignmentService, AssignPlan, ScreenRecords } from '../screens/index.js'
+import type { TakeoverPlan, TakeoverRecords } from '../takeovers/index.js'
+import { TimelineSegment } from './TimelineService.js'
+
+export const PREVIEW_DEFAULT_HOURS = 24
+export const PREVIEW_MAX_DAYS = 7
+export const PREVIEW_DEFAULT_LIMIT = 50
+export const PREVIEW_MAX_LIMIT = 200
+const HOUR_MS = 3_600_000
+
+/** The previewed cast's or emergency's id in `after` (it has none until it is made). */
+export const PREVIEW_CAST_ID = 'cast_preview'
+export const PREVIEW_EMERGENCY_ID = 'emg_preview'
+
+/** The writes a preview takes, by method and path. */
+export const PREVIEWABLE: readonly { method: string; path: RegExp; what: string }[] = [
+  { method: 'POST', path: /^\/v1\/screens\/[^/]+\/assign$/, what: 'POST /v1/screens/<id>/assign' },
+  { method: 'POST', path: /^\/v1\/screens\/bulk-assign$/, what: 'POST /v1/screens/bulk-assign' },
+  { method: 'POST', path: /^\/v1\/schedules$/, what: 'POST /v1/schedules' },
+  { method: 'PATCH', path: /^\/v1\/schedules\/[^/]+$/, what: 'PATCH /v1/schedules/<id>' },
+  { method: 'POST', path: /^\/v1\/casts$/, what: 'POST /v1/casts' },
+  { method: 'POST', path: /^\/v1\/emergencies$/, what: 'POST /v1/emergencies' },
+]
+
+export const PreviewBody = Type.Object(
+  {
+    request: Type.Object(
+      {
+        method: Type.String({ maxLength: 10, description: '`POST` or `PATCH`.' }),
+        path: Type.String({ maxLength: 300, description: "The write's path, e.g. `/v1/screens/scr_…/assign`." }),
+        body: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The JSON body the write would be sent.' })),
+      },
+      { additionalProperties: false },
+    ),
+    from: Type.Optional(Type.String({ maxLength: 64, description: 'Window start, ISO 8601 (default: now).' })),
+    to: Type.Optional(
+      Type.String({ maxLength: 64, description: `Window end, exclusive (default: ${PREVIEW_DEFAULT_HOURS} h after from; at most ${PREVIEW_MAX_DAYS} days).` }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PREVIEW_MAX_LIMIT, description: `Screens per page (default ${PREVIEW_DEFAULT_LIMIT}).` })),
+    cursor: Type.Optional(Type.String({ maxLength: 400, description: "The previous answer's nextCursor." })),
+  },
+  { additionalProperties: false },
+)
+export type PreviewBodyT = Static<typeof PreviewBody>
+
+export const PreviewScreen = Type.Object({
+  screenId: Type.String(),
+  changed: Type.Boolean({ description: 'Whether anything in the window would play differently (or for a different reason).' }),
+  before: Type.Array(TimelineSegment),
+  after: Type.Array(TimelineSegment),
+})
+
+export const PreviewAnswer = Type.Object({
+  data: Type.Array(PreviewScreen),
+  nextCursor: Nullable(Type.String()),
+  from: Timestamp,
+  to: Timestamp,
+  held: Type.Boolean({ description: 'True when the write would wait for approval: then nothing changes until it is approved, and `after` equals `before`.' }),
+  screenCount: Type.Integer({ description: 'Screens the write would touch, over all pages.' }),
+})
+export type PreviewAnswerT = Static<typeof PreviewAnswer>
+
+type Plan = AssignPlan | TakeoverPlan | ContentPlan
+
+/** The screens a plan touches (a page of them at a time) and each one's desired state after it. */
+interface Applied {
+  held: boolean
+  count(): Promise<number>
+  page(after: string | null, limit: number): Promise<string[]>
+  apply(before: DesiredState): Promise<DesiredState>
+}
+
+export class PreviewService {
+  constructor(
+    private readonly desired: Pick<DesiredStateBuilder, 'buildMany'>,
+    private readonly screens: Pick<ScreenRecords, 'targetIds'>,
+    private readonly assignments: Pick<AssignmentService, 'screensShowing'>,
+    private readonly takeovers: Pick<TakeoverRecords, 'screensShowing'>,
+    private readonly content: ContentResolver,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The method and path of a previewable write; 422 naming `request` for anything else. */
+  check(body: PreviewBodyT): { method: string; path: string } {
+    const method = body.request.method.toUpperCase()
+    const path = body.request.path
+    if (!PREVIEWABLE.some((w) => w.method === method && w.path.test(path)))
+      throw validation(`request: only these writes can be previewed: ${PREVIEWABLE.map((w) => w.what).join(', ')}.`)
+    return { method, path }
+  }
+
+  /** The window of a preview: default the next 24 hours, at most 7 days. */
+  window(body: PreviewBodyT): { from: number; to: number } {
+    const range = parseTimeRange(body)
+    const from = range.from ? Date.parse(range.from) : this.clock.now().getTime()
+    const to = range.to ? Date.parse(range.to) : from + PREVIEW_DEFAULT_HOURS * HOUR_MS
+    if (to <= from) throw validation('to must be after from.')
+    if (to - from > PREVIEW_MAX_DAYS * 24 * HOUR_MS) throw validation(`from and to are at most ${PREVIEW_MAX_DAYS} days apart.`)
+    return { from, to }
+  }
+
+  /** Every touched screen of the page, before and after the plan, over the window. */
+  async preview(p: Principal, plan: unknown, body: PreviewBodyT): Promise<PreviewAnswerT> {
+    const { from, to } = this.window(body)
+    const applied = this.applied(p.workspaceId, plan as Plan)
+    const limit = body.limit ?? PREVIEW_DEFAULT_LIMIT
+    const after = body.cursor !== undefined ? decodeCursor(body.cursor) : null
+    const ids = await applied.page(after, limit + 1)
+    const more = ids.length > limit
+    const pageIds = more ? ids.slice(0, limit) : ids
+    const states = await this.desired.buildMany(p.workspaceId, pageIds)
+    const data: PreviewAnswerT['data'] = []
+    for (const screenId of pageIds) {
+      const state = states.get(screenId)
+      if (!state) continue
+      const before = playbackTimeline(state, new Date(from), new Date(to)).segments
+      const afterSegments = applied.held ? before : playbackTimeline(await applied.apply(structuredClone(state)), new Date(from), new Date(to)).segments
+      data.push({ screenId, changed: JSON.stringify(before) !== JSON.stringify(afterSegments), before, after: afterSegments })
+    }
+    return {
+      data,
+      nextCursor: more ? encodeCursor(pageIds.at(-1)!) : null,
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      held: applied.held,
+      screenCount: await applied.count(),
+    }
+  }
+
+  private applied(workspaceId: string, plan: Plan): Applied {
+    switch (plan.kind) {
+      case 'assign':
+        return this.assign(workspaceId, plan)
+      case 'cast':
+      case 'emergency':
+        return this.takeover(workspaceId, plan)
+      case 'content':
+        return this.schedule(workspaceId, plan)
+    }
+  }
+
+  private assign(workspaceId: string, plan: AssignPlan): Applied {
+    const ids = [...plan.screenIds].sort()
+    return {
+      held: false,
+      count: async () => ids.length,
+      page: async (after, limit) => (after === null ? ids : ids.filter((id) => id > after)).slice(0, limit),
+      apply: async (state) => {
+        const next: DesiredState = { ...state, assignment: null, schedule: null }
+        delete next.library
+        if (plan.contentKind === null || plan.contentId === null) return next
+        const ref = { kind: plan.contentKind as ContentKind, id: plan.contentId }
+        const described = await this.content.describeForDevice(workspaceId, ref)
+        next.assignment = { contentKind: ref.kind, contentId: ref.id, ...(described ? { content: described } : {}) }
+        const s = ref.kind === 'schedule' ? await this.content.resolveSchedule?.(workspaceId, ref.id) : null
+        if (s) {
+          next.schedule = s.schedule
+          next.library = s.library
+        }
+        return next
+      },
+    }
+  }
+
+  private takeover(workspaceId: string, plan: TakeoverPlan): Applied {
+    const ref = { kind: plan.contentKind, id: plan.contentId }
+    const at = this.clock.now().toISOString()
+    const page = (after: string | null, limit: number) => {
+      let q = this.screens.targetIds(workspaceId, plan.filter)
+      if (after !== null) q = q.where('id', '>', after)
+      return q
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+        .then((rows) => rows.map((r) => r.id))
+    }
+    return {
+      held: false,
+      count: async () => plan.screenCount,
+      page,
+      apply: async (state) => {
+        const described = (await this.content.describeForDevice(workspaceId, ref)) ?? (plan.contentName ? { name: plan.contentName } : null)
+        const item = { contentKind: ref.kind, contentId: ref.id, ...(described ? { content: described } : {}) }
+        if (plan.kind === 'emergency') {
+          return { ...state, emergency: { id: PREVIEW_EMERGENCY_ID, ...item, ...(plan.message ? { message: plan.message } : {}), startedAt: at } }
+        }
+        // The newer cast takes its screens from older ones.
+        return { ...state, casts: [{ id: PREVIEW_CAST_ID, ...item, triggeredAt: at, expiresAt: plan.expiresAt }] }
+      },
+    }
+  }
+
+  private schedule(workspaceId: string, plan: ContentPlan): Applied {
+    const id = plan.contentId
+    // A new item is on no screen; an item of another kind is not previewed (the routes take schedules only).
+    if (id === null || plan.contentKind !== 'schedule') return { held: plan.held, count: async () => 0, page: async () => [], apply: async (s) => s }
+    let touched: Promise<string[]> | null = null
+    const all = () => {
+      touched ??= Promise.all([this.assignments.screensShowing(workspaceId, id), this.takeovers.screensShowing(workspaceId, [id])]).then(([a, b]) =>
+        [...new Set([...a, ...b])].sort(),
+      )
+      return touched
+    }
+    let resolved: ReturnType<NonNullable<ContentResolver['resolveScheduleWith']>> | null = null
+    const next = () => {
+      if (!this.content.resolveScheduleWith) throw validation('request: schedule changes cannot be previewed with this content library.')
+      resolved ??= this.content.resolveScheduleWith(workspaceId, id, plan.body)
+      return resolved
+    }
+    return {
+      held: plan.held,
+      count: async () => (await all()).length,
+      page: async (after, limit) => (await all()).filter((s) => after === null || s > after).slice(0, limit),
+      apply: async (state) => {
+        const r = await next()
+        const out: DesiredState = { ...state }
+        if (state.assignment?.contentKind === 'schedule' && state.assignment.contentId === id) {
+          if (r) Object.assign(out, { assignment: { ...state.assignment, content: r.content }, schedule: r.schedule, library: r.library })
+          else {
+            // A schedule that can no longer play is left out: the screen plays nothing.
+            Object.assign(out, { assignment: null, schedule: null })
+            delete out.library
+          }
+        }
+        const shows = (t: { contentKind: string; contentId: string }) => t.contentKind === 'schedule' && t.contentId === id
+        out.casts = state.casts.flatMap((c) => (!shows(c) ? [c] : r ? [{ ...c, content: r.content }] : []))
+        if (state.emergency && shows(state.emergency)) out.emergency = r ? { ...state.emergency, content: r.content } : null
+        return out
+      },
+    }
+  }
+}

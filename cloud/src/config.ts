@@ -108,8 +108,10 @@ export interface Config {
   webhookLeaseMs: number
   /** Requests in flight (and keep-alive connections) to one webhook endpoint origin at most (SVC_WEBHOOK_ENDPOINT_CONCURRENCY, 16). */
   webhookEndpointConcurrency: number
-  /** How often alert rules are checked for time-based triggers (connection-lost), ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
+  /** How often alert rules are checked for time-based triggers (connection-lost, drift) and drift is swept, ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
   alertIntervalMs: number
+  /** How long a published desired state may go unapplied before the screen's content counts as drifting, ms (SVC_DRIFT_GRACE_MS, 60000). */
+  driftGraceMs: number
   /**
    * On SIGTERM (or SIGINT) the instance drains: it stops accepting connections, closes its
    * device connections so they reconnect elsewhere, and gives requests in flight this long
@@ -273,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     webhookEndpointConcurrency: int(env, 'SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
+    driftGraceMs: int(env, 'SVC_DRIFT_GRACE_MS', 60_000),
     drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
     schemaWarmupMs: int(env, 'SVC_SCHEMA_WARMUP_MS', 5000),
     screenListKeepMs: int(env, 'SVC_SCREEN_LIST_KEEP_MS', 5000),

@@ -21,8 +21,8 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
   t.notOk('nextCursor' in whole.json(), 'no paging without limit')
   t.same(
     Object.keys(whole.json().data[0]).sort(),
-    ['agentVersion', 'contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
-    'the trimmed list item plus nodeId and agentVersion',
+    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
+    'the trimmed list item plus nodeId, agentVersion and drift',
   )
 
   const seen: string[] = []
@@ -73,6 +73,7 @@ t.test('the list (serialised by the database) answers each item as the screen it
         lastSeenAt: one.lastSeenAt,
         nodeId: one.nodeId,
         agentVersion: one.agentVersion,
+        drift: one.drift,
       },
       `${item.id} as GET reads it`,
     )

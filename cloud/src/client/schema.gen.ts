@@ -1545,7 +1545,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List screens (by id; without limit the whole list) */
+        /** List screens (by id; without limit the whole list); `drift` narrows to one drift state */
         get: operations["listScreens"];
         put?: never;
         post?: never;
@@ -2574,7 +2574,7 @@ export interface operations {
                         data: {
                             closedAt: string | null;
                             /** @enum {string} */
-                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
+                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2737,7 +2737,7 @@ export interface operations {
                         data: {
                             closedAt: string | null;
                             /** @enum {string} */
-                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
+                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2918,7 +2918,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -2939,7 +2939,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3104,7 +3104,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3125,7 +3125,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description Signing secret for webhook recipients, 64 hex characters; shown only here. */
@@ -3315,7 +3315,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3336,7 +3336,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3687,7 +3687,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3708,7 +3708,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -26980,6 +26980,8 @@ export interface operations {
                 count?: "0" | "1";
                 /** @description The previous answer's nextCursor. */
                 cursor?: string;
+                /** @description Only screens in this drift state. */
+                drift?: "in_sync" | "drifting" | "unknown";
                 /**
                  * @description Page size, 1 to 500; sending it turns paging on.
                  * @example 50
@@ -27004,6 +27006,29 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
+                            drift: {
+                                items: {
+                                    /** @description What the screen was told: for `content` its desired version (and what should play), for the panel the last command. */
+                                    desired: unknown;
+                                    /** @enum {string} */
+                                    field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description What it reported. */
+                                    reported: unknown;
+                                    /** Format: date-time */
+                                    since: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the state last changed.
+                                 */
+                                since: string | null;
+                                /**
+                                 * @description `unknown` while the screen is offline or before it reports.
+                                 * @enum {string}
+                                 */
+                                state: "in_sync" | "drifting" | "unknown";
+                            };
                             /** @description Prefix `scr_`. */
                             id: string;
                             /** Format: date-time */
@@ -27164,6 +27189,29 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
+                            drift: {
+                                items: {
+                                    /** @description What the screen was told: for `content` its desired version (and what should play), for the panel the last command. */
+                                    desired: unknown;
+                                    /** @enum {string} */
+                                    field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description What it reported. */
+                                    reported: unknown;
+                                    /** Format: date-time */
+                                    since: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the state last changed.
+                                 */
+                                since: string | null;
+                                /**
+                                 * @description `unknown` while the screen is offline or before it reports.
+                                 * @enum {string}
+                                 */
+                                state: "in_sync" | "drifting" | "unknown";
+                            };
                             /** @description Prefix `scr_`. */
                             id: string;
                             /** Format: date-time */
@@ -27554,6 +27602,29 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
+                            drift: {
+                                items: {
+                                    /** @description What the screen was told: for `content` its desired version (and what should play), for the panel the last command. */
+                                    desired: unknown;
+                                    /** @enum {string} */
+                                    field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description What it reported. */
+                                    reported: unknown;
+                                    /** Format: date-time */
+                                    since: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the state last changed.
+                                 */
+                                since: string | null;
+                                /**
+                                 * @description `unknown` while the screen is offline or before it reports.
+                                 * @enum {string}
+                                 */
+                                state: "in_sync" | "drifting" | "unknown";
+                            };
                             /** @description Prefix `scr_`. */
                             id: string;
                             /** Format: date-time */
@@ -29512,6 +29583,29 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
+                            drift: {
+                                items: {
+                                    /** @description What the screen was told: for `content` its desired version (and what should play), for the panel the last command. */
+                                    desired: unknown;
+                                    /** @enum {string} */
+                                    field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description What it reported. */
+                                    reported: unknown;
+                                    /** Format: date-time */
+                                    since: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the state last changed.
+                                 */
+                                since: string | null;
+                                /**
+                                 * @description `unknown` while the screen is offline or before it reports.
+                                 * @enum {string}
+                                 */
+                                state: "in_sync" | "drifting" | "unknown";
+                            };
                             /** @description Prefix `scr_`. */
                             id: string;
                             /** Format: date-time */

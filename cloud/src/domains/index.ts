@@ -10,6 +10,7 @@ import { alertRoutes, alertsModule } from './alerts/module.js'
 import { approvalRoutes, approvalsModule } from './approvals/module.js'
 import { contentModule, contentRoutes } from './content/module.js'
 import { devicelinkModule } from './devicelink/module.js'
+import { driftModule } from './drift/module.js'
 import { eventsModule } from './events/module.js'
 import { mailModule } from './mail/module.js'
 import { mcpRoutes } from './mcp/module.js'
@@ -46,6 +47,7 @@ export const MODULES: readonly AnyModule[] = [
   takeoversModule,
   timelineModule,
   serialModule,
+  driftModule,
   playLogModule,
   alertsModule,
   webhooksModule,

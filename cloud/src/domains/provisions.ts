@@ -41,6 +41,7 @@ import type {
   ScreenPresence,
   ScreenStatusChange,
 } from './devicelink/index.js'
+import type { DriftService } from './drift/index.js'
 import type { EventBus, EventOutbox } from './events/index.js'
 import type { Mailer } from './mail/index.js'
 import type { MediaService, MediaStore, MediaUrlSigner } from './media/index.js'
@@ -198,6 +199,8 @@ export interface DomainProvisions {
   emergencies: EmergencyService
   /** Counts casts and emergencies applied from the screens' reported state; idle() for tests. */
   takeoverDelivery: TakeoverDelivery
+  /** Whether each screen does what it was told: judged and stored, with its changes as a hook. */
+  drift: DriftService
   /** What a screen will play and why, over a window. */
   timeline: TimelineService
   /** What a write would change on the screens it touches (a dry run of the write, then both timelines). */

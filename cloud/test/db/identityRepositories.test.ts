@@ -139,10 +139,31 @@ eachEngine(t, 'screens and pairing registrations', async (t, db) => {
     'ascending after the cursor, limit rows',
   )
   t.same(page, { data: page.data, ids: ids.slice(1, 3), count: 2, lastId: ids[2], more: true }, 'the page says more follow, and which screens it holds')
-  t.same(Object.keys(items[0]!).sort(), ['agentVersion', 'contentId', 'contentKind', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'], 'only the list fields')
+  t.same(
+    Object.keys(items[0]!).sort(),
+    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
+    'only the list fields',
+  )
   t.equal(items[0]!.status, 'offline')
   const last = await screens.listJson(db.dialect, 'ws_1', null, { limit: 5, after: ids[446]!, count: false })
   t.same([last.count, last.lastId, last.more, last.ids], [3, ids[449], false, ids.slice(447)], 'the last page says none follow')
+  // Drift: stored on the row, the item carries it as an object, the list filters on it.
+  const items2 = [{ field: 'panel.power', desired: 'on', reported: 'off', since: '2026-06-01T12:00:00.000Z' }]
+  await screens.setDrift('ws_1', ids[7]!, { drift_state: 'drifting', drift_since: '2026-06-01T12:00:00.000Z', drift_items: JSON.stringify(items2) })
+  const drifting = await screens.listJson(db.dialect, 'ws_1', null, { limit: 10, after: null, count: false }, { drift: 'drifting' })
+  const listed = JSON.parse(drifting.data) as Record<string, unknown>[]
+  t.same(
+    listed.map((x) => [x.id, x.drift]),
+    [[ids[7], { state: 'drifting', since: '2026-06-01T12:00:00.000Z', items: items2 }]],
+    'only the drifting screen, its drift an object',
+  )
+  t.equal(await screens.count('ws_1', null, { drift: 'drifting' }), 1)
+  t.equal(await screens.count('ws_1', null, { drift: 'unknown' }), 449)
+  t.same(JSON.parse((await screens.listJson(db.dialect, 'ws_1', null, { limit: 1, after: null, count: false })).data)[0].drift, {
+    state: 'unknown',
+    since: null,
+    items: [],
+  })
   const none = await screens.listJson(db.dialect, 'ws_1', [], { limit: null, after: null, count: false })
   t.same([none.data, none.count, none.more, none.ids], ['[]', 0, false, []], 'an empty scope: an empty array')
 

@@ -115,11 +115,11 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', '/v1/webhooks', null)).statusCode, 401)
   })
 
-  t.test('event catalogue: eight entries', async (t) => {
+  t.test('event catalogue: ten entries', async (t) => {
     const h = await build(t)
     const { apiKey } = await h.workspace()
     const data = (await h.req('GET', '/v1/webhooks/events', apiKey)).json().data
-    t.equal(data.length, 8)
+    t.equal(data.length, 10)
     t.same(data.map((e: { event: string }) => e.event).sort(), [
       'approval.decided',
       'approval.requested',
@@ -127,6 +127,8 @@ forEngines(t, (t, build) => {
       'content.restored',
       'emergency.cleared',
       'emergency.started',
+      'screen.drifting',
+      'screen.in_sync',
       'screen.offline',
       'screen.online',
     ])

@@ -40,6 +40,7 @@ export const FLAP_WINDOW_MS = 60 * 60_000
 export const FLAP_COUNT = 3
 export const DEFAULT_OFFLINE_MINUTES = 5
 export const DEFAULT_STORAGE_PERCENT = 90
+export const DEFAULT_DRIFT_MINUTES = 10
 export const UNKNOWN_SCREEN = '(unknown screen)'
 
 const NEXT_ACTION: Record<AlertCode, string> = {
@@ -48,6 +49,8 @@ const NEXT_ACTION: Record<AlertCode, string> = {
   'storage-critical': 'Remove unused media from what is assigned to this screen, or free space on the player.',
   'play-log-limited':
     "Check the player's clock (plays in the future or before pairing are refused), a second player page left open, or software on it sending plays it did not show; a player back from a long outage drains its backlog at the screen's rate.",
+  drift:
+    "Look at the screen's drift items: a panel switched by hand or not obeying its RS232 commands, a player that did not apply its new state (network, storage), or a player clock that is off.",
 }
 
 function eventView(r: AlertEventRow): AlertEventView {
@@ -289,6 +292,42 @@ export class AlertEvaluator {
       }
     }
     return opened
+  }
+
+  /**
+   * drift: opens for screens drifting longer than the rule's `thresholds.minutes` (default
+   * 10); `drifting` are the drifting screens with when they began (the drift domain's read).
+   */
+  async checkDrift(
+    drifting: readonly { id: string; workspace_id: string; name: string; node_id: string | null; drift_since: string | null; drift_items: string | null }[],
+  ): Promise<number> {
+    const now = this.clock.now().getTime()
+    const cache = new Map<string, AlertRuleRow[]>()
+    let opened = 0
+    for (const s of drifting) {
+      if (!s.drift_since) continue
+      const screen = { id: s.id, name: s.name, nodeId: s.node_id }
+      for (const rule of await this.matching(s.workspace_id, 'drift', screen, cache)) {
+        const minutes = numberOr(parseConfig(rule).thresholds.minutes, DEFAULT_DRIFT_MINUTES)
+        const driftingMs = now - Date.parse(s.drift_since)
+        if (driftingMs < minutes * 60_000) continue
+        let items: { field: string; desired: unknown; reported: unknown }[] = []
+        try {
+          items = JSON.parse(s.drift_items ?? '[]')
+        } catch {
+          items = []
+        }
+        const what = items.map((i) => `${i.field} is ${JSON.stringify(i.reported)}, told ${JSON.stringify(i.desired)}`).join('; ')
+        const msg = `${screen.name} has been drifting for ${Math.max(1, Math.round(driftingMs / 60_000))} minute(s)${what ? `: ${what}` : ''}.`
+        if (await this.open(rule, screen, 'drift', msg, { kind: 'drift', since: s.drift_since, items }, new Date(now).toISOString())) opened++
+      }
+    }
+    return opened
+  }
+
+  /** A screen stopped drifting (back in sync, or unknown: offline): its open drift events close. */
+  async driftEnded(workspaceId: string, screenId: string, state: string, at: string): Promise<void> {
+    await this.closeOpen(workspaceId, screenId, 'drift', { kind: state === 'in_sync' ? 'recovery' : 'drift-unknown', state }, at)
   }
 
   // ---- rule matching and event rows ----

@@ -26,9 +26,27 @@ export const alertsModule = domainModule({
     'screenStatuses',
     'screenReports',
     'playLogLimits',
+    'drift',
   ],
   provides: ['alertRules', 'alerts', 'alertWorker'],
-  create: ({ db, clock, ids, random, config, log, outbound, nodes, nodeUsage, users, screens, mailer, screenStatuses, screenReports, playLogLimits }) => {
+  create: ({
+    db,
+    clock,
+    ids,
+    random,
+    config,
+    log,
+    outbound,
+    nodes,
+    nodeUsage,
+    users,
+    screens,
+    mailer,
+    screenStatuses,
+    screenReports,
+    playLogLimits,
+    drift,
+  }) => {
     const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, outbound, random)
     nodeUsage.add(async (ws, nodeId) => ({ what: 'alert rule(s) homed or scoped there', count: await alertRules.countAtNode(ws, nodeId) }))
     const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(users, clock, outbound, mailer, log))
@@ -53,6 +71,8 @@ export const alertsModule = domainModule({
       limited: (e) => alerts.playLogLimited(e),
       recovered: (ws, screenId, at) => alerts.playLogRecovered(ws, screenId, at),
     })
-    return { alertRules, alerts, alertWorker: new AlertWorker(alerts, config.alertIntervalMs, log) }
+    // A screen no longer drifting closes its drift events.
+    drift.changes.add((c) => (c.state !== 'drifting' ? alerts.driftEnded(c.workspaceId, c.screenId, c.state, c.since) : undefined))
+    return { alertRules, alerts, alertWorker: new AlertWorker(alerts, drift, config.alertIntervalMs, log) }
   },
 })

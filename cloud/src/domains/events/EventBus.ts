@@ -10,6 +10,8 @@ import type { EventData } from './payloads.js'
 export const EVENT_NAMES = [
   'screen.offline',
   'screen.online',
+  'screen.drifting',
+  'screen.in_sync',
   'content.recalled',
   'content.restored',
   'approval.requested',

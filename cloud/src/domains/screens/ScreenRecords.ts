@@ -6,7 +6,19 @@
 import type { Reported } from '@svc/shared/mqtt/index'
 import type { ScreenRepository } from './ScreenRepository.js'
 
-export type ScreenRecords = Pick<ScreenRepository, 'forDesiredState' | 'bumpDesiredVersions' | 'targets' | 'targetCounts' | 'targetIds' | 'publishedBefore'>
+export type ScreenRecords = Pick<
+  ScreenRepository,
+  | 'forDesiredState'
+  | 'bumpDesiredVersions'
+  | 'targets'
+  | 'targetCounts'
+  | 'targetIds'
+  | 'publishedBefore'
+  | 'driftInputs'
+  | 'setDrift'
+  | 'unansweredSince'
+  | 'drifting'
+>
 
 /** Republishes the desired state of these screens. */
 export type MarkDirty = (workspaceId: string, screenIds: string[]) => Promise<void>

@@ -13,7 +13,19 @@ export type ScreenRecord = Selectable<ScreensTable>
 export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
-const LIST_COLUMNS = ['id', 'name', 'status', 'content_kind', 'content_id', 'last_seen_at', 'node_id', 'agent_version'] as const
+const LIST_COLUMNS = [
+  'id',
+  'name',
+  'status',
+  'content_kind',
+  'content_id',
+  'last_seen_at',
+  'node_id',
+  'agent_version',
+  'drift_state',
+  'drift_since',
+  'drift_items',
+] as const
 /** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
 const LIST_FIELDS = [
   'id',
@@ -24,7 +36,27 @@ const LIST_FIELDS = [
   'last_seen_at as lastSeenAt',
   'node_id as nodeId',
   'agent_version as agentVersion',
+  sql<unknown>`json_build_object('state', drift_state, 'since', drift_since, 'items', CAST(COALESCE(drift_items, '[]') AS JSON))`.as('drift'),
 ] as const
+const DRIFT_INPUT_COLUMNS = [
+  'id',
+  'name',
+  'node_id',
+  'status',
+  'status_since',
+  'desired_version',
+  'desired_published_at',
+  'reported',
+  'reported_at',
+  'panel_protocol',
+  'panel_set_id',
+  'drift_state',
+  'drift_since',
+  'drift_items',
+] as const
+/** What drift is judged from. */
+export type DriftInputRow = Pick<ScreenRecord, (typeof DRIFT_INPUT_COLUMNS)[number]>
+
 /** Ids per statement in IN lists (well under either engine's parameter limit). */
 const CHUNK = 400
 
@@ -52,21 +84,30 @@ interface ListRow {
   more: number | boolean
 }
 
+/** What the screen list can be narrowed to, besides the credential's reach. */
+export interface ScreenListFilter {
+  /** Only screens in this drift state. */
+  drift?: string | undefined
+}
+
 /** The list statement as built by Kysely (see listStatement for the cached form). */
-function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest) {
+function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest, filter: ScreenListFilter = {}) {
   // On PostgreSQL the page's columns carry the item's field names and each row becomes its
   // JSON object as it is (json_agg of the row): less work for the server than a
   // json_build_object per row.
-  const columns = dialect === 'postgres' ? LIST_FIELDS : LIST_COLUMNS
+  // (Typed as the plain columns: the aliases and the drift object differ only in names the raw aggregate reads.)
+  const columns = (dialect === 'postgres' ? LIST_FIELDS : LIST_COLUMNS) as typeof LIST_COLUMNS
   let items = withinNodes(k.selectFrom('screens').select(columns).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+  if (filter.drift !== undefined) items = items.where('drift_state', '=', filter.drift)
   if (page.after) items = items.where('id', '>', page.after)
   items = items.orderBy('id')
   if (page.limit !== null) items = items.limit(page.limit)
   // Same filter, after the page's last id: does another page follow?
-  const after = withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
+  let after = withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
     sql<boolean>`id > pg.last_id`,
   )
-  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version`
+  if (filter.drift !== undefined) after = after.where('drift_state', '=', filter.drift)
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]')))`
   // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
   // ordered subquery's rows in its order.
   const array =
@@ -77,7 +118,7 @@ FROM (SELECT ${array} AS data, ${ids} AS ids, COUNT(*) AS n, MAX(p.id) AS last_i
 }
 
 /** Where each parameter of a cached list statement comes from. */
-type ListSlot = { ws: true } | { scope: number } | { after: true } | { limit: true } | { constant: unknown }
+type ListSlot = { ws: true } | { scope: number } | { after: true } | { limit: true } | { drift: true } | { constant: unknown }
 const LIST_CACHE_MAX = 64
 const LIST_CACHE_MAX_SCOPE = 32
 const listStatements = new Map<string, { sql: string; slots: ListSlot[] }>()
@@ -89,16 +130,25 @@ const LIMIT_SENTINEL = -987_654_321
  * limit or not) and kept as text with where each parameter comes from, so a request only
  * fills in its values (building and compiling it was about 7 % of the list's CPU).
  */
-function listStatement(dialect: Dialect, workspaceId: string, scopeIds: string[] | null, page: PageRequest, k: Executor): CompiledQuery<ListRow> {
-  if (scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) return buildListStatement(k, dialect, workspaceId, scopeIds, page).compile(k)
-  const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}`
+function listStatement(
+  dialect: Dialect,
+  workspaceId: string,
+  scopeIds: string[] | null,
+  page: PageRequest,
+  filter: ScreenListFilter,
+  k: Executor,
+): CompiledQuery<ListRow> {
+  if (scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) return buildListStatement(k, dialect, workspaceId, scopeIds, page, filter).compile(k)
+  const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}|${filter.drift === undefined ? '-' : 1}`
   let hit = listStatements.get(key)
   if (!hit) {
     const scope = scopeIds === null ? null : scopeIds.map((_, i) => `${SENTINEL}s${i}`)
     const probe = { ...page, after: page.after ? `${SENTINEL}after` : page.after, limit: page.limit === null ? null : LIMIT_SENTINEL }
-    const compiled = buildListStatement(k, dialect, `${SENTINEL}ws`, scope, probe).compile(k)
+    const probeFilter = filter.drift === undefined ? {} : { drift: `${SENTINEL}drift` }
+    const compiled = buildListStatement(k, dialect, `${SENTINEL}ws`, scope, probe, probeFilter).compile(k)
     const slots = compiled.parameters.map((p): ListSlot => {
       if (p === `${SENTINEL}ws`) return { ws: true }
+      if (p === `${SENTINEL}drift`) return { drift: true }
       if (p === `${SENTINEL}after`) return { after: true }
       if (p === LIMIT_SENTINEL) return { limit: true }
       if (typeof p === 'string' && p.startsWith(`${SENTINEL}s`)) return { scope: Number(p.slice(SENTINEL.length + 1)) }
@@ -108,7 +158,17 @@ function listStatement(dialect: Dialect, workspaceId: string, scopeIds: string[]
     if (listStatements.size < LIST_CACHE_MAX) listStatements.set(key, hit)
   }
   const parameters = hit.slots.map((s) =>
-    'ws' in s ? workspaceId : 'after' in s ? page.after : 'limit' in s ? page.limit : 'scope' in s ? scopeIds![s.scope] : s.constant,
+    'ws' in s
+      ? workspaceId
+      : 'after' in s
+        ? page.after
+        : 'limit' in s
+          ? page.limit
+          : 'drift' in s
+            ? filter.drift
+            : 'scope' in s
+              ? scopeIds![s.scope]
+              : s.constant,
   )
   return CompiledQuery.raw(hit.sql, parameters) as CompiledQuery<ListRow>
 }
@@ -147,6 +207,41 @@ export class ScreenRepository {
       .groupBy('node_id')
       .execute()
     return rows.map((r) => ({ nodeId: r.node_id, n: Number(r.n) }))
+  }
+
+  /** What drift is judged from, for these screens of the workspace. */
+  driftInputs(workspaceId: string, ids: readonly string[]): Promise<DriftInputRow[]> {
+    if (!ids.length) return Promise.resolve([])
+    return this.k.selectFrom('screens').select(DRIFT_INPUT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+  }
+
+  /** Stores a screen's drift (the list's kept pages are dropped: views change). */
+  async setDrift(workspaceId: string, id: string, set: Pick<ScreenRecord, 'drift_state' | 'drift_since' | 'drift_items'>, k: Executor = this.k): Promise<void> {
+    await k.updateTable('screens').set(set).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
+    announce(k, { kind: 'workspaceScreens', workspaceId })
+  }
+
+  /**
+   * Online screens told a new desired state at or before `cutoff` that have not reported
+   * since: their applied version may lag (the drift sweep judges them).
+   */
+  unansweredSince(cutoff: string, limit: number): Promise<{ id: string; workspace_id: string }[]> {
+    return this.k
+      .selectFrom('screens')
+      .select(['id', 'workspace_id'])
+      .where('status', '=', 'online')
+      .where('desired_published_at', '<=', cutoff)
+      .where((eb) => eb.or([eb('reported_at', 'is', null), eb('reported_at', '<=', eb.ref('desired_published_at'))]))
+      .orderBy('id')
+      .limit(limit)
+      .execute()
+  }
+
+  /** Drifting screens (of one workspace, or all), with when they began to drift. */
+  drifting(workspaceId?: string): Promise<Pick<ScreenRecord, 'id' | 'workspace_id' | 'name' | 'node_id' | 'drift_since' | 'drift_items'>[]> {
+    let q = this.k.selectFrom('screens').select(['id', 'workspace_id', 'name', 'node_id', 'drift_since', 'drift_items']).where('drift_state', '=', 'drifting')
+    if (workspaceId !== undefined) q = q.where('workspace_id', '=', workspaceId)
+    return q.orderBy('id').execute()
   }
 
   /** Screens with a desired state last published before `cutoff` (or never), oldest first: their signed media URLs need renewing. */
@@ -210,8 +305,9 @@ export class ScreenRepository {
     workspaceId: string,
     scopeIds: string[] | null,
     page: PageRequest,
+    filter: ScreenListFilter = {},
   ): Promise<{ data: string; ids: string[]; count: number; lastId: string | null; more: boolean }> {
-    const r = await this.k.executeQuery<ListRow>(listStatement(dialect, workspaceId, scopeIds, page, this.k))
+    const r = await this.k.executeQuery<ListRow>(listStatement(dialect, workspaceId, scopeIds, page, filter, this.k))
     const row = r.rows[0]!
     return {
       data: row.data,
@@ -222,10 +318,10 @@ export class ScreenRepository {
     }
   }
 
-  async count(workspaceId: string, scopeIds: string[] | null): Promise<number> {
-    const r = await withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow()
+  async count(workspaceId: string, scopeIds: string[] | null, filter: ScreenListFilter = {}): Promise<number> {
+    let q = withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
+    if (filter.drift !== undefined) q = q.where('drift_state', '=', filter.drift)
+    const r = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
     return Number(r.n)
   }
 

@@ -10,13 +10,46 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { notFound, validation } from '../../platform/errors.js'
 import { encodeCursor, type PageRequest } from '../../platform/paging.js'
 import { PairingRepository } from './PairingRepository.js'
-import { ScreenRepository, type ScreenRecord } from './ScreenRepository.js'
+import { ScreenRepository, type ScreenListFilter, type ScreenRecord } from './ScreenRepository.js'
 import { cleanName, type NodeService } from '../nodes/index.js'
 import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
 import { isValidTimeZone } from '@svc/shared/schedule/index'
 
 /** A screen as lists show it (trimmed), plus the home `nodeId`. */
+/** Whether a screen does what it was told: `unknown` while offline or before it reports. */
+export const DRIFT_STATES = ['in_sync', 'drifting', 'unknown'] as const
+export type DriftState = (typeof DRIFT_STATES)[number]
+/** What drift compares: the content (applied version and what plays), the panel's power and input. */
+export const DRIFT_FIELDS = ['content', 'panel.power', 'panel.input', 'agent.version'] as const
+export type DriftField = (typeof DRIFT_FIELDS)[number]
+
+export interface DriftItem {
+  field: DriftField
+  desired: unknown
+  reported: unknown
+  /** Since when it has differed. */
+  since: string
+}
+
+export interface ScreenDrift {
+  state: DriftState
+  /** When the state last changed; null before the first judgement. */
+  since: string | null
+  items: DriftItem[]
+}
+
+/** A stored drift as the views show it. */
+export function driftOf(r: Pick<ScreenRecord, 'drift_state' | 'drift_since' | 'drift_items'>): ScreenDrift {
+  let items: DriftItem[] = []
+  try {
+    items = r.drift_items ? (JSON.parse(r.drift_items) as DriftItem[]) : []
+  } catch {
+    items = []
+  }
+  return { state: (DRIFT_STATES as readonly string[]).includes(r.drift_state) ? (r.drift_state as DriftState) : 'unknown', since: r.drift_since, items }
+}
+
 export interface ScreenListItem {
   id: string
   name: string
@@ -27,6 +60,7 @@ export interface ScreenListItem {
   nodeId: string | null
   /** The agent's version, as its last report said; null before one that carries it. */
   agentVersion: string | null
+  drift: ScreenDrift
 }
 
 export interface ScreenView extends ScreenListItem {
@@ -111,6 +145,7 @@ const view = (r: ScreenRecord): ScreenView => ({
   lastSeenAt: r.last_seen_at,
   nodeId: r.node_id,
   agentVersion: r.agent_version,
+  drift: driftOf(r),
   model: r.model,
   serialNumber: r.serial_number,
   timezone: r.timezone,
@@ -168,16 +203,16 @@ export class ScreenService {
    * the envelope (`data`, `nextCursor` with a limit, `total` with count=1) here. Answers
    * are kept until a change makes them stale (ScreenListCache).
    */
-  async listJson(p: Principal, page: PageRequest): Promise<string> {
+  async listJson(p: Principal, page: PageRequest, filter: ScreenListFilter = {}): Promise<string> {
     const scopeIds = await this.nodes.scopeIds(p)
-    const key = `${p.workspaceId}|${scopeIds === null ? '*' : scopeIds.join(',')}|${page.after ?? ''}|${page.limit ?? ''}|${page.count ? 1 : 0}`
+    const key = `${p.workspaceId}|${scopeIds === null ? '*' : scopeIds.join(',')}|${page.after ?? ''}|${page.limit ?? ''}|${page.count ? 1 : 0}|${filter.drift ?? ''}`
     const kept = this.listPages.get(key)
     if (kept !== undefined) return kept
     const epoch = this.listPages.begin()
     // On the read connection: a page does not wait behind the device link's writes.
     const [r, total] = await Promise.all([
-      this.reads.listJson(this.db.dialect, p.workspaceId, scopeIds, page),
-      page.count ? this.reads.count(p.workspaceId, scopeIds) : undefined,
+      this.reads.listJson(this.db.dialect, p.workspaceId, scopeIds, page, filter),
+      page.count ? this.reads.count(p.workspaceId, scopeIds, filter) : undefined,
     ])
     let out = `{"data":${r.data}`
     if (page.limit !== null) out += `,"nextCursor":${r.more && r.count >= page.limit && r.lastId ? JSON.stringify(encodeCursor(r.lastId)) : 'null'}`

@@ -2,7 +2,16 @@
 export type { AssignmentService, AssignPlan } from './AssignmentService.js'
 export type { PairingService } from './PairingService.js'
 export { PANEL_DEFAULT_POLL_SECONDS, PANEL_DEFAULT_SET_ID, PANEL_MAX_POLL_SECONDS, type ScreenPanelService } from './ScreenPanelService.js'
-export type { DesiredScreenRow, TargetFilter } from './ScreenRepository.js'
+export type { DesiredScreenRow, DriftInputRow, TargetFilter } from './ScreenRepository.js'
 export type { MarkDirty, MarkDirtyLater, ScreenRecords, ScreenReport } from './ScreenRecords.js'
-export { screenDirectory, type DeviceDirectory, type ScreenService } from './ScreenService.js'
+export {
+  DRIFT_FIELDS,
+  DRIFT_STATES,
+  driftOf,
+  screenDirectory,
+  type DeviceDirectory,
+  type DriftItem,
+  type DriftState,
+  type ScreenService,
+} from './ScreenService.js'
 export { resolveSelection, resolveTargets, SCOPE_KINDS, type ScopeKind, type TargetScope } from './targets.js'

@@ -5,8 +5,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { dryRan } from '../../platform/http/innerRequests.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
-import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
+import { Data, Deleted, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
+import { DRIFT_FIELDS, DRIFT_STATES } from './ScreenService.js'
 import { ReportedSchema } from '@svc/shared/mqtt/index'
 import type { Provisions } from '../provisions.js'
 
@@ -54,6 +55,23 @@ const ScreenItem = Type.Object({
   lastSeenAt: StringOrNull({ format: 'date-time' }),
   nodeId: StringOrNull({ description: 'Home location; null = workspace root.' }),
   agentVersion: StringOrNull({ description: "The screen's agent version, as its last report said; null before one that carries it." }),
+  drift: Type.Object(
+    {
+      state: StringEnum(DRIFT_STATES, { description: '`unknown` while the screen is offline or before it reports.' }),
+      since: StringOrNull({ format: 'date-time', description: 'When the state last changed.' }),
+      items: Type.Array(
+        Type.Object({
+          field: StringEnum(DRIFT_FIELDS),
+          desired: Type.Unknown({
+            description: 'What the screen was told: for `content` its desired version (and what should play), for the panel the last command.',
+          }),
+          reported: Type.Unknown({ description: 'What it reported.' }),
+          since: Timestamp,
+        }),
+      ),
+    },
+    { description: 'Whether the screen does what it was told (docs/api-guide.md, "Drift").' },
+  ),
 })
 
 export const Screen = Type.Intersect([
@@ -149,8 +167,11 @@ const screenRoutes =
         config: { permission: 'screen.view' },
         schema: {
           tags: ['screens'],
-          summary: 'List screens (by id; without limit the whole list)',
-          querystring: PageQuery,
+          summary: 'List screens (by id; without limit the whole list); `drift` narrows to one drift state',
+          querystring: Type.Object(
+            { ...PageQuery.properties, drift: Type.Optional(StringEnum(DRIFT_STATES, { description: 'Only screens in this drift state.' })) },
+            { additionalProperties: false },
+          ),
           response: { 200: Paged(ScreenItem), ...errorResponses },
         },
       },
@@ -159,7 +180,7 @@ const screenRoutes =
         reply
           .type('application/json; charset=utf-8')
           // JSON text is sent as it is (the typed reply expects the object the schema describes).
-          .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }))) as never),
+          .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), { drift: req.query.drift })) as never),
     )
 
     app.get(

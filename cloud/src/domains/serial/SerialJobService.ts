@@ -5,7 +5,7 @@
 // restarts (the agent dedupes by job id). The device's result closes it (`ok`, `nak`,
 // `timeout`, `failed`); a job without a result after SERIAL_JOB_TTL_MS fails as `expired`.
 import { encodeCommand, hexPreview, isSerialEncodingError } from '@svc/shared/serial/index'
-import { isPanelProtocolName } from '@svc/shared/panels/index'
+import { isPanelProtocolName, panelPreset, type PanelProtocolName } from '@svc/shared/panels/index'
 import type { JobResult, SerialJob as SerialJobMessage } from '@svc/shared/mqtt/index'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
@@ -95,6 +95,12 @@ const view = (r: JobRow): SerialJobView => ({
   sentAt: r.sent_at,
   completedAt: r.completed_at,
 })
+
+/** A panel's last commanded power and input (serial jobs that succeeded), with when. */
+export interface PanelIntent {
+  power?: { value: string; at: string }
+  input?: { value: string; at: string }
+}
 
 export class SerialJobService {
   private deliverer: SerialJobDeliverer | null = null
@@ -284,6 +290,47 @@ export class SerialJobService {
     const byId = new Map(((await this.jobs.byIds(ids)) as JobRow[]).map((r) => [r.id, r]))
     // Views are read after delivery started: a connected screen's jobs may already show `sent`.
     return ids.map((id) => view(byId.get(id)!))
+  }
+
+  /**
+   * What each screen's panel was last told to do, from the serial jobs that succeeded: the
+   * newest power command (`power.on` / `power.off` of the screen's protocol and set id, as
+   * the presets send them) and the newest input command. Jobs whose bytes are not a preset
+   * power or input command say nothing.
+   */
+  async panelIntents(workspaceId: string, screens: readonly { id: string; protocol: PanelProtocolName; setId: number }[]): Promise<Map<string, PanelIntent>> {
+    const out = new Map<string, PanelIntent>()
+    const groups = new Map<string, { ids: string[]; meaning: Map<string, string> }>()
+    for (const s of screens) {
+      const key = `${s.protocol}|${s.setId}`
+      let g = groups.get(key)
+      if (!g) {
+        let commands: { key: string; hexPreview: string }[] = []
+        try {
+          commands = panelPreset(s.protocol, s.setId).commands
+        } catch {
+          commands = [] // a set id the protocol cannot address: no preset commands
+        }
+        const meaning = new Map(
+          commands.filter((c) => /^(power\.(on|off)|input\.(?!status))/.test(c.key)).map((c) => [c.hexPreview.replaceAll(' ', '').toLowerCase(), c.key]),
+        )
+        g = { ids: [], meaning }
+        groups.set(key, g)
+      }
+      g.ids.push(s.id)
+    }
+    for (const g of groups.values()) {
+      for (const r of await this.jobs.lastOkOf(workspaceId, g.ids, [...g.meaning.keys()])) {
+        const key = g.meaning.get(r.bytes_hex)
+        if (!key || !r.at) continue
+        const [what, value] = key.split('.') as ['power' | 'input', string]
+        const intent = out.get(r.screen_id) ?? {}
+        const was = intent[what]
+        if (!was || was.at < r.at) intent[what] = { value, at: r.at }
+        out.set(r.screen_id, intent)
+      }
+    }
+    return out
   }
 }
 

@@ -62,6 +62,25 @@ export class SerialJobRepository {
     return this.k.selectFrom('serial_jobs').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
+  /** For each of these screens and each of these byte strings (hex), when a job sending them last succeeded. */
+  lastOkOf(
+    workspaceId: string,
+    screenIds: readonly string[],
+    bytesHex: readonly string[],
+  ): Promise<{ screen_id: string; bytes_hex: string; at: string | null }[]> {
+    if (!screenIds.length || !bytesHex.length) return Promise.resolve([])
+    return this.k
+      .selectFrom('serial_jobs')
+      .select(['screen_id', 'bytes_hex'])
+      .select((eb) => eb.fn.max('completed_at').as('at'))
+      .where('workspace_id', '=', workspaceId)
+      .where('screen_id', 'in', screenIds)
+      .where('bytes_hex', 'in', bytesHex)
+      .where('status', '=', 'ok')
+      .groupBy(['screen_id', 'bytes_hex'])
+      .execute()
+  }
+
   byIds(ids: string[]): Promise<SerialJobRow[]> {
     if (!ids.length) return Promise.resolve([])
     return this.k.selectFrom('serial_jobs').selectAll().where('id', 'in', ids).orderBy('id', 'asc').execute()

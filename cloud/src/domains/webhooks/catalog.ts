@@ -1,10 +1,20 @@
-// The eight subscribable events with their console labels (GET /v1/webhooks/events).
+// The ten subscribable events with their console labels (GET /v1/webhooks/events).
 // Payloads are documented in docs/events.md.
 import { EVENT_NAMES, type EventName } from '../events/index.js'
 
 export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] = [
   { event: 'screen.offline', label: 'Screen went offline', what: 'A screen stayed away past the grace period; data: screenId, screenName, nodeId, at, since.' },
   { event: 'screen.online', label: 'Screen came back online', what: 'A screen announced offline is back; data: screenId, screenName, nodeId, at, since.' },
+  {
+    event: 'screen.drifting',
+    label: 'Screen drifting',
+    what: 'A screen stopped doing what it was told (content, panel power or input); data: screenId, screenName, nodeId, state, since, items.',
+  },
+  {
+    event: 'screen.in_sync',
+    label: 'Screen back in sync',
+    what: 'A drifting screen does what it was told again; data: screenId, screenName, nodeId, state, since, items.',
+  },
   {
     event: 'content.recalled',
     label: 'Content recalled',

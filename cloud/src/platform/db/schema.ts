@@ -131,6 +131,11 @@ export interface ScreensTable {
   panel_set_id: number | null
   panel_poll_seconds: number | null
   desired_published_at: string | null
+  /** `in_sync`, `drifting` or `unknown` (domains/drift). */
+  drift_state: Defaulted<string>
+  drift_since: string | null
+  /** JSON array of the drift items (what differs, since when). */
+  drift_items: string | null
 }
 
 export interface DeviceRegistrationsTable {

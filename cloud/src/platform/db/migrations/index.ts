@@ -30,6 +30,7 @@ import m0461 from './0461-play-log-ended.js'
 import m0470 from './0470-idempotency-keys-per-credential.js'
 import m0480 from './0480-screen-agent-version.js'
 import m0490 from './0490-play-log-panel-power.js'
+import m0500 from './0500-screen-drift.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -60,4 +61,5 @@ export const migrations: readonly Migration[] = [
   m0470,
   m0480,
   m0490,
+  m0500,
 ]

@@ -1,0 +1,100 @@
+// Drift on a real device: a real agent drives a simulated Samsung MDC panel (over a socat
+// pseudo-terminal, or the simulator's TCP port when socat is missing). The panel is powered
+// on through the API; the screen is in sync. Someone switches the panel off by hand on the
+// simulator: the agent's poll reads it, and the screen drifts (panel.power: told on, reports
+// off), listed by GET /v1/screens?drift=drifting. Switched back on, it is in sync again.
+import t, { type Test } from 'tap'
+import { once } from 'node:events'
+import { FirmwareSim } from '@svc/firmware-sim'
+import { socat, useTool } from '@svc/shared/testing'
+import { Agent } from '../../src/Agent.js'
+import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
+import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
+import { startCloud, type TestCloud } from '../cloud.js'
+import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+
+interface Drift {
+  state: string
+  since: string | null
+  items: { field: string; desired: unknown; reported: unknown; since: string }[]
+}
+
+function startAgent(t: Test, cloud: TestCloud, dataDir: string, panelPath: string): Agent {
+  const time = new FakeTime(Date.now())
+  const { log } = captureLog(time.clock)
+  const driver = new DisplayDriver({ path: panelPath, timeoutMs: 1000 })
+  const agent = new Agent({
+    cloudUrl: cloud.base,
+    dataDir,
+    playerPort: 0,
+    clock: time.clock,
+    playbackTimers: time,
+    random: () => 0.2,
+    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
+    backoff: { baseMs: 200, capMs: 1000 },
+    serialRunner: new SerialJobRunner(driver),
+    panelDriver: driver,
+    log,
+  })
+  t.after(() => agent.stop())
+  return agent
+}
+
+t.test('a panel switched off by hand on the simulator makes its screen drift; switched back on, it is in sync', async (t) => {
+  const cloud = await startCloud(t)
+  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
+  const sim = new FirmwareSim({ protocol: 'samsung-mdc', ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }), state: { power: 'off' } })
+  const info = await sim.start()
+  t.after(() => sim.stop())
+  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`
+
+  const agent = startAgent(t, cloud, tempDir(t), panelPath)
+  const code = once(agent, 'code')
+  await agent.start()
+  const [registration] = await code
+  const connected = once(agent, 'connected')
+  const screenId = await cloud.pair(registration.pairingCode, 'Window')
+  await connected
+
+  const drift = async (): Promise<Drift> => ((await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()) as { data: { drift: Drift } }).data.drift
+  const driftingIds = async (): Promise<string[]> =>
+    ((await (await cloud.request('GET', '/v1/screens?drift=drifting')).json()) as { data: { id: string }[] }).data.map((s) => s.id)
+  const waitDrift = (state: string, ms = 10_000) => until(ms, async () => ((await drift()).state === state ? drift() : undefined))
+
+  // Polled every second, so a change by hand is read back soon.
+  t.equal((await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 1 })).status, 200)
+  // Power on through the API, with the preset's bytes (MDC power on, set id 1).
+  const preset = (
+    (await (await cloud.request('GET', '/v1/serial-presets?protocol=samsung-mdc')).json()) as {
+      data: { commands: { key: string; value: string; encoding: string }[] }[]
+    }
+  ).data[0]!
+  const on = preset.commands.find((c) => c.key === 'power.on')!
+  const job = (
+    (await (await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: on.value, encoding: on.encoding })).json()) as { data: { id: string } }
+  ).data
+  const done = await until(15_000, async () => {
+    const j = ((await (await cloud.request('GET', `/v1/serial-jobs/${job.id}`)).json()) as { data: { status: string } }).data
+    return j.status === 'queued' || j.status === 'sent' ? undefined : j
+  })
+  t.equal(done?.status, 'ok')
+  t.equal(sim.panel.model.state.power, 'on')
+
+  const inSync = await until(10_000, async () => {
+    const d = await drift()
+    return d.state === 'in_sync' && d.items.length === 0 ? d : undefined
+  })
+  t.ok(inSync, 'powered on as told: in sync')
+  t.same(await driftingIds(), [])
+
+  // By hand: the panel goes dark though it was told to be on.
+  sim.panel.model.setPower('off')
+  const drifting = await waitDrift('drifting')
+  t.ok(drifting, 'the screen drifts once the agent reads the panel back')
+  t.match(drifting?.items, [{ field: 'panel.power', desired: 'on', reported: 'off' }])
+  t.same(await driftingIds(), [screenId], 'GET /v1/screens?drift=drifting lists it')
+
+  sim.panel.model.setPower('on')
+  t.ok(await waitDrift('in_sync'), 'switched back on: in sync again')
+  t.same(await driftingIds(), [])
+})

@@ -84,9 +84,9 @@ t.test('PATCH /v1/screens/<id> with a field it does not take: 422 naming it, the
   const { apiKey } = await h.workspace()
   const { screenId } = await pairScreen(h, apiKey, 'Lobby')
   const before = (await h.req('GET', `/v1/screens/${screenId}`, apiKey)).json().data
-  const res = await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { timezone: 'Mars/Olympus' })
+  const res = await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { serialNumber: 'SN-1' })
   t.equal(res.statusCode, 422)
-  t.same(res.json(), { error: 'validation_error', message: 'body.timezone is not a field of this operation.' })
+  t.same(res.json(), { error: 'validation_error', message: 'body.serialNumber is not a field of this operation.' })
   const mixed = await h.req('PATCH', `/v1/screens/${screenId}`, apiKey, { name: 'Renamed', colour: 'red' })
   t.equal(mixed.statusCode, 422, 'a known field next to an unknown one does not half-apply')
   t.match(mixed.json().message, /colour/)

@@ -240,6 +240,7 @@ forEngines(t, (t, build) => {
         'getMe',
         'getScreen',
         'getScreenPanel',
+        'getScreenTimeline',
         'getScreenshot',
         'getSerialJob',
         'listCasts',
@@ -247,7 +248,9 @@ forEngines(t, (t, build) => {
         'listScreens',
         'listSerialPresets',
         'listSerialTemplates',
+        'previewTimeline',
         'requestScreenshot',
+        'summarizePlayLog',
       ].sort(),
     )
     const cast = await call(client, 'createCast', { body: { contentKind: 'media', contentId: 'med_a', scopeKind: 'screens', screenIds: [screenId] } })

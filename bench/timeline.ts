@@ -1,6 +1,6 @@
 // Timeline, preview and drift at fleet size (not a test): the product against a bare
 // Fastify route, each in its own process, requests from a third.
-//   pnpm exec tsx bench/timeline.ts [--screens=10000] [--rounds=50]
+//   pnpm exec tsx bench/timeline.ts [--screens=10000] [--rounds=50] [--page=500]
 //
 // Product: the cloud started as `pnpm start` starts it (its CLI, file SQLite database, real
 // content library), S screens paired through the API as devices pair, one real PNG uploaded,
@@ -9,7 +9,7 @@
 // the client on loopback, beside the bare route's in the same run:
 //   (a) GET /v1/screens/<id>/timeline over 7 days, one request at a time, R screens;
 //   (b) POST /v1/timeline/preview of a change to that schedule (its lunch rule moved), every
-//       page of 200 screens until the last: the whole fleet's before and after;
+//       page of --page=500 screens until the last: the whole fleet's before and after;
 //   (c) GET /v1/screens?limit=100, one at a time (a kept page: the path drift must not slow).
 // Baseline: bench/lib/bare-fastify.ts, GET / one request at a time (the HTTP round trip).
 import { join } from 'node:path'
@@ -36,6 +36,7 @@ import {
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
 const S = arg('screens', 10_000)
 const R = arg('rounds', 50)
+const PAGE = arg('page', 500)
 
 const median = (xs: number[]) =>
   pct(
@@ -122,8 +123,12 @@ async function main(): Promise<void> {
     const started = now()
     for (let cursor: string | null = null; ; ) {
       const t1 = now()
-      const body = { request: { method: 'PATCH', path: `/v1/schedules/${schedule}`, body: change }, limit: 200, ...(cursor ? { cursor } : {}) }
-      const page = expect(await api('POST', '/v1/timeline/preview', body), 200, 'preview').body
+      const body: Record<string, unknown> = {
+        request: { method: 'PATCH', path: `/v1/schedules/${schedule}`, body: change },
+        limit: PAGE,
+        ...(cursor ? { cursor } : {}),
+      }
+      const page: { data: { changed: boolean }[]; nextCursor: string | null } = expect(await api('POST', '/v1/timeline/preview', body), 200, 'preview').body
       pages.push(now() - t1)
       seen += page.data.length
       changed += page.data.filter((s: { changed: boolean }) => s.changed).length
@@ -147,7 +152,7 @@ async function main(): Promise<void> {
       `| GET timeline, 7 days (${first.segments.length} segments), ${R} screens one at a time | ${f1(median(tl))} ms | ${f1(p90(tl))} ms | ${f1(median(bareTimes))} ms | ${f1(median(tl) / median(bareTimes))} |`,
     )
     console.log(
-      `| POST preview of a schedule change: ${seen} screens (${changed} changed), ${pages.length} pages of 200 | ${f1(median(pages))} ms a page | ${f1(p90(pages))} ms a page | — | whole fleet ${f1(previewMs)} ms |`,
+      `| POST preview of a schedule change: ${seen} screens (${changed} changed), ${pages.length} pages of ${PAGE} | ${f1(median(pages))} ms a page | ${f1(p90(pages))} ms a page | — | whole fleet ${f1(previewMs)} ms |`,
     )
     console.log(
       `| GET /v1/screens?limit=100 (kept page, with drift) | ${f1(median(list))} ms | ${f1(p90(list))} ms | ${f1(median(bareList))} ms | ${f1(median(list) / median(bareList))} |`,

@@ -22,7 +22,7 @@ import { TimelineSegment } from './TimelineService.js'
 export const PREVIEW_DEFAULT_HOURS = 24
 export const PREVIEW_MAX_DAYS = 7
 export const PREVIEW_DEFAULT_LIMIT = 50
-export const PREVIEW_MAX_LIMIT = 200
+export const PREVIEW_MAX_LIMIT = 500
 const HOUR_MS = 3_600_000
 
 /** The previewed cast's or emergency's id in `after` (it has none until it is made). */
@@ -75,9 +75,33 @@ export const PreviewAnswer = Type.Object({
   held: Type.Boolean({ description: 'True when the write would wait for approval: then nothing changes until it is approved, and `after` equals `before`.' }),
   screenCount: Type.Integer({ description: 'Screens the write would touch, over all pages.' }),
 })
-export type PreviewAnswerT = Static<typeof PreviewAnswer>
 
 type Plan = AssignPlan | TakeoverPlan | ContentPlan
+
+const identities = new WeakMap<object, number>()
+let lastIdentity = 0
+/** A number per object (0 for none): the builder hands one batch's screens the same described content objects. */
+function identity(o: object | null | undefined): number {
+  if (!o) return 0
+  let n = identities.get(o)
+  if (n === undefined) identities.set(o, (n = ++lastIdentity))
+  return n
+}
+
+/**
+ * Equal for two desired states that decide alike (the same zone, assignment, schedule,
+ * library, casts and emergency), from the described objects' identities: the builder shares
+ * them across a batch, so this costs a few lookups, not a serialisation of each state. Equal
+ * content in distinct objects only shares less.
+ */
+function sameStateKey(d: DesiredState): string {
+  const a = d.assignment
+  const parts: (string | number)[] = [d.timezone, a?.contentKind ?? '', a?.contentId ?? '', identity(a?.content), identity(d.schedule), identity(d.library)]
+  for (const c of d.casts) parts.push(c.id, c.contentKind, c.contentId, identity(c.content), c.triggeredAt, c.expiresAt ?? '')
+  const e = d.emergency
+  if (e) parts.push(e.id, e.contentKind, e.contentId, identity(e.content), e.message ?? '')
+  return parts.join('\u0000')
+}
 
 /** The screens a plan touches (a page of them at a time) and each one's desired state after it. */
 interface Applied {
@@ -116,8 +140,13 @@ export class PreviewService {
     return { from, to }
   }
 
-  /** Every touched screen of the page, before and after the plan, over the window. */
-  async preview(p: Principal, plan: unknown, body: PreviewBodyT): Promise<PreviewAnswerT> {
+  /**
+   * Every touched screen of the page, before and after the plan, over the window, as the
+   * answer's JSON text (the route sends it as it is; PreviewAnswer documents it). Screens
+   * told the same thing have the same timelines (a fleet shares a few schedules): each
+   * distinct state is walked and serialised once per page, and its screens share the text.
+   */
+  async preview(p: Principal, plan: unknown, body: PreviewBodyT): Promise<string> {
     const { from, to } = this.window(body)
     const applied = this.applied(p.workspaceId, plan as Plan)
     const limit = body.limit ?? PREVIEW_DEFAULT_LIMIT
@@ -126,22 +155,32 @@ export class PreviewService {
     const more = ids.length > limit
     const pageIds = more ? ids.slice(0, limit) : ids
     const states = await this.desired.buildMany(p.workspaceId, pageIds)
-    const data: PreviewAnswerT['data'] = []
+    /** Distinct state → `"changed":…,"before":[…],"after":[…]`. */
+    const walked = new Map<string, string>()
+    const items: string[] = []
     for (const screenId of pageIds) {
       const state = states.get(screenId)
       if (!state) continue
-      const before = playbackTimeline(state, new Date(from), new Date(to)).segments
-      const afterSegments = applied.held ? before : playbackTimeline(await applied.apply(structuredClone(state)), new Date(from), new Date(to)).segments
-      data.push({ screenId, changed: JSON.stringify(before) !== JSON.stringify(afterSegments), before, after: afterSegments })
+      const key = sameStateKey(state)
+      let text = walked.get(key)
+      if (text === undefined) {
+        const before = playbackTimeline(state, new Date(from), new Date(to)).segments
+        const afterSegments = applied.held ? before : playbackTimeline(await applied.apply(structuredClone(state)), new Date(from), new Date(to)).segments
+        const b = JSON.stringify(before)
+        const a = applied.held ? b : JSON.stringify(afterSegments)
+        text = `"changed":${a !== b},"before":${b},"after":${a}`
+        walked.set(key, text)
+      }
+      items.push(`{"screenId":${JSON.stringify(screenId)},${text}}`)
     }
-    return {
-      data,
+    const tail = {
       nextCursor: more ? encodeCursor(pageIds.at(-1)!) : null,
       from: new Date(from).toISOString(),
       to: new Date(to).toISOString(),
       held: applied.held,
       screenCount: await applied.count(),
     }
+    return `{"data":[${items.join(',')}],${JSON.stringify(tail).slice(1)}`
   }
 
   private applied(workspaceId: string, plan: Plan): Applied {

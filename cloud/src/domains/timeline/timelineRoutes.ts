@@ -81,7 +81,8 @@ const timelineRoutes =
               .type('application/json')
               .send(res.body as never)
           if (res.statusCode !== 204 || inner.dryRun?.plan == null) throw new Error(`preview: ${method} ${path} answered ${res.statusCode} without a plan`)
-          return await preview.preview(principalOf(req), inner.dryRun.plan, req.body)
+          // JSON text built by the service (the schema above documents it).
+          return reply.type('application/json; charset=utf-8').send((await preview.preview(principalOf(req), inner.dryRun.plan, req.body)) as never)
         } finally {
           inner.close()
         }

@@ -51,7 +51,7 @@ import type { AssignmentService, MarkDirtyLater, PairingService, ScreenPanelServ
 import type { ScreenshotService } from './screenshots/index.js'
 import type { SerialJobService, SerialTemplateService } from './serial/index.js'
 import type { StatusService } from './status/index.js'
-import type { CastService, EmergencyService, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
+import type { CastService, EmergencyService, ReachReceipts, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
 import type { PreviewService, TimelineService } from './timeline/index.js'
 import type { WebhookDeliveryWorker, WebhookEndpoints, WebhookQueue, WebhookSender } from './webhooks/index.js'
 
@@ -199,6 +199,8 @@ export interface DomainProvisions {
   emergencies: EmergencyService
   /** Counts casts and emergencies applied from the screens' reported state; idle() for tests. */
   takeoverDelivery: TakeoverDelivery
+  /** Reach receipts of casts and emergencies, and `emergency.reach`. */
+  reach: ReachReceipts
   /** Whether each screen does what it was told: judged and stored, with its changes as a hook. */
   drift: DriftService
   /** What a screen will play and why, over a window. */

@@ -60,6 +60,7 @@ const emergencyRow = (id: string, n: number): EmergencyRecord => ({
   cleared_at: null,
   created_by: 'key:test',
   cleared_by: null,
+  reach_at: null,
 })
 
 eachEngine(t, 'cast rows: a newer cast takes screens without rewriting the older rows; replaced, end and pause follow', async (t, db) => {

@@ -115,17 +115,18 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', '/v1/webhooks', null)).statusCode, 401)
   })
 
-  t.test('event catalogue: ten entries', async (t) => {
+  t.test('event catalogue: eleven entries', async (t) => {
     const h = await build(t)
     const { apiKey } = await h.workspace()
     const data = (await h.req('GET', '/v1/webhooks/events', apiKey)).json().data
-    t.equal(data.length, 10)
+    t.equal(data.length, 11)
     t.same(data.map((e: { event: string }) => e.event).sort(), [
       'approval.decided',
       'approval.requested',
       'content.recalled',
       'content.restored',
       'emergency.cleared',
+      'emergency.reach',
       'emergency.started',
       'screen.drifting',
       'screen.in_sync',

@@ -269,6 +269,6 @@ export class DesiredStatePublisher {
       for (const c of s.casts) add(casts, c.id, s.screenId)
       if (s.emergency) add(emergencies, s.emergency.id, s.screenId)
     }
-    await this.takeovers.published(casts, emergencies)
+    await this.takeovers.published(casts, emergencies, this.clock ? this.clock.now().toISOString() : null)
   }
 }

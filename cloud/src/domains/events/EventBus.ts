@@ -18,6 +18,7 @@ export const EVENT_NAMES = [
   'approval.decided',
   'emergency.started',
   'emergency.cleared',
+  'emergency.reach',
 ] as const
 export type EventName = (typeof EVENT_NAMES)[number]
 

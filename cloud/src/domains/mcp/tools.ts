@@ -27,6 +27,7 @@ export const MCP_OPERATIONS = [
   'createEmergency',
   'listEmergencies',
   'getEmergency',
+  'listEmergencyScreens',
   'clearEmergency',
   'sendScreenSerialCommand',
   'getSerialJob',

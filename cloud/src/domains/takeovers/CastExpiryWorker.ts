@@ -2,6 +2,7 @@
 // interval sweep catches anything missed (a restart, a clock jump); a precise timer set
 // to the earliest expiresAt ends each cast on time. The agent also drops expired casts
 // on its own clock, so an offline screen stops the cast at the right moment anyway.
+// Each tick also records the reach of emergencies whose window has passed (`also`).
 import type { Clock } from '../../platform/clock.js'
 import type { CastService } from './CastService.js'
 import { IntervalWorker } from '../../platform/workers/Worker.js'
@@ -17,6 +18,7 @@ export class CastExpiryWorker extends IntervalWorker {
     private readonly clock: Clock,
     intervalMs: number,
     log: { error(obj: unknown, msg: string): void },
+    private readonly also: () => Promise<unknown> = async () => undefined,
   ) {
     super(intervalMs, log)
     casts.onChange(() => void this.arm())
@@ -25,6 +27,7 @@ export class CastExpiryWorker extends IntervalWorker {
   protected async tick(): Promise<void> {
     await this.casts.expireDue()
     await this.arm()
+    await this.also()
   }
 
   override start(): void {

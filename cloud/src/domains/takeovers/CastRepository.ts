@@ -288,11 +288,14 @@ export class CastRepository {
   }
 
   /** Records that a desired state carrying the cast was published to these screens (first time only). */
-  async markPublished(castId: string, screenIds: readonly string[]): Promise<void> {
+  async markPublished(castId: string, screenIds: readonly string[], at: string | null): Promise<void> {
     for (let i = 0; i < screenIds.length; i += CHUNK) {
       await this.k
         .updateTable('cast_screens')
-        .set((eb) => ({ published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'cast_screens.screen_id') }))
+        .set((eb) => ({
+          published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'cast_screens.screen_id'),
+          published_at: at,
+        }))
         .where('cast_id', '=', castId)
         .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
         .where('published_version', 'is', null)

@@ -15,6 +15,8 @@ import type { NodeService } from '../nodes/index.js'
 import type { MarkDirtyLater } from '../screens/index.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import { CastRepository, type ScreenIdQuery } from './CastRepository.js'
+import type { ReachReceipts, ScreenReachView } from './ReachReceipts.js'
+import type { Page, PageRequest } from '../../platform/paging.js'
 import { parseExpiresAt, type ScopeKind, type Takeover, type TakeoverPlan, type TargetInput } from './Takeover.js'
 
 export const CAST_STATUSES = ['active', 'paused', 'cleared', 'expired', 'replaced'] as const
@@ -100,6 +102,7 @@ export class CastService {
     private readonly nodes: NodeService,
     private readonly takeover: Takeover,
     private readonly markDirty: MarkDirtyLater,
+    private readonly reach: ReachReceipts,
   ) {
     this.repo = new CastRepository(db.kysely)
   }
@@ -115,6 +118,12 @@ export class CastService {
 
   private async row(p: Principal, id: string): Promise<CastRow> {
     return this.nodes.findReachable<CastRow>(p, 'casts', id, 'cast')
+  }
+
+  /** A page of the cast's screens with how far it got on each (reach receipts). */
+  async screens(p: Principal, id: string, page: PageRequest): Promise<Page<ScreenReachView>> {
+    const r = await this.row(p, id)
+    return this.reach.page('cast', id, r.triggered_at, page)
   }
 
   /** The cast with its `delivery` counts. */

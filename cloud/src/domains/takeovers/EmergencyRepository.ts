@@ -146,11 +146,14 @@ export class EmergencyRepository {
   }
 
   /** Records that a desired state carrying the emergency was published to these screens (first time only). */
-  async markPublished(emergencyId: string, screenIds: readonly string[]): Promise<void> {
+  async markPublished(emergencyId: string, screenIds: readonly string[], at: string | null): Promise<void> {
     for (let i = 0; i < screenIds.length; i += CHUNK) {
       await this.k
         .updateTable('emergency_screens')
-        .set((eb) => ({ published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'emergency_screens.screen_id') }))
+        .set((eb) => ({
+          published_version: eb.selectFrom('screens').select('desired_version').whereRef('screens.id', '=', 'emergency_screens.screen_id'),
+          published_at: at,
+        }))
         .where('emergency_id', '=', emergencyId)
         .where('screen_id', 'in', screenIds.slice(i, i + CHUNK))
         .where('published_version', 'is', null)

@@ -9,6 +9,8 @@ import { actorRef, type Principal } from '../../platform/http/Principal.js'
 import { ApiError } from '../../platform/errors.js'
 import type { EventOutbox } from '../events/index.js'
 import { EmergencyRepository } from './EmergencyRepository.js'
+import type { ReachReceipts, ScreenReachView } from './ReachReceipts.js'
+import type { Page, PageRequest } from '../../platform/paging.js'
 import type { NodeService } from '../nodes/index.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
@@ -55,12 +57,19 @@ export class EmergencyService {
     private readonly takeover: Takeover,
     private readonly markDirty: MarkDirtyLater,
     private readonly outbox: EventOutbox,
+    private readonly reach: ReachReceipts,
   ) {
     this.repo = new EmergencyRepository(db.kysely)
   }
 
   private async row(p: Principal, id: string): Promise<EmergencyRow> {
     return this.nodes.findReachable<EmergencyRow>(p, 'emergencies', id, 'emergency')
+  }
+
+  /** A page of the emergency's screens with how far it got on each (reach receipts). */
+  async screens(p: Principal, id: string, page: PageRequest): Promise<Page<ScreenReachView>> {
+    const r = await this.row(p, id)
+    return this.reach.page('emergency', id, r.started_at, page)
   }
 
   /** The emergency with its `delivery` counts. */
@@ -116,6 +125,7 @@ export class EmergencyService {
       cleared_at: null,
       created_by: actorRef(p),
       cleared_by: null,
+      reach_at: null,
     }
     // Set-based: the screens are selected in SQL (INSERT … SELECT), never read into the request.
     const v = await this.db.transaction(async (tx) => {

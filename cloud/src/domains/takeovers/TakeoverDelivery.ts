@@ -21,6 +21,8 @@ export class TakeoverDelivery {
     private readonly log: { error(obj: unknown, msg: string): void },
     /** The marks wait for it before they are written (the publisher's FanOutWindow: a fan-out's reads go first). */
     private readonly writeGate: { clear(): Promise<void> } | null = null,
+    /** Called after emergencies were marked applied (their reach may be complete). */
+    private readonly emergenciesApplied: () => Promise<unknown> = async () => undefined,
   ) {}
 
   /** ScreenPresence.onReported listener. */
@@ -50,12 +52,16 @@ export class TakeoverDelivery {
         const batch = this.pending
         this.pending = { casts: new Map(), emergencies: new Map() }
         if (!batch.casts.size && !batch.emergencies.size) return
-        return this.db.transaction(async (tx) => {
-          const casts = new CastRepository(tx.kysely)
-          const emergencies = new EmergencyRepository(tx.kysely)
-          for (const [id, screens] of batch.casts) await casts.markApplied(id, [...screens], at)
-          for (const [id, screens] of batch.emergencies) await emergencies.markApplied(id, [...screens], at)
-        })
+        return this.db
+          .transaction(async (tx) => {
+            const casts = new CastRepository(tx.kysely)
+            const emergencies = new EmergencyRepository(tx.kysely)
+            for (const [id, screens] of batch.casts) await casts.markApplied(id, [...screens], at)
+            for (const [id, screens] of batch.emergencies) await emergencies.markApplied(id, [...screens], at)
+          })
+          .then(async () => {
+            if (batch.emergencies.size) await this.emergenciesApplied()
+          })
       })
       .catch((err) => this.log.error({ err }, 'recording applied casts and emergencies failed'))
   }

@@ -26,13 +26,13 @@ export class TakeoverRecords {
   }
 
   /** Records, in one transaction, that desired states carrying these casts and emergencies (id → screens) were published. */
-  async published(casts: ReadonlyMap<string, readonly string[]>, emergencies: ReadonlyMap<string, readonly string[]>): Promise<void> {
+  async published(casts: ReadonlyMap<string, readonly string[]>, emergencies: ReadonlyMap<string, readonly string[]>, at: string | null): Promise<void> {
     if (!casts.size && !emergencies.size) return
     await this.db.transaction(async (tx) => {
       const castRepo = new CastRepository(tx.kysely)
       const emergencyRepo = new EmergencyRepository(tx.kysely)
-      for (const [id, screenIds] of casts) await castRepo.markPublished(id, screenIds)
-      for (const [id, screenIds] of emergencies) await emergencyRepo.markPublished(id, screenIds)
+      for (const [id, screenIds] of casts) await castRepo.markPublished(id, screenIds, at)
+      for (const [id, screenIds] of emergencies) await emergencyRepo.markPublished(id, screenIds, at)
     })
   }
 

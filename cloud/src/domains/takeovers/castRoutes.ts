@@ -4,7 +4,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { dryRan } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
-import { Data, IdParams, LimitParam, errorResponses } from '../../platform/contract.js'
+import { Data, IdParams, LimitParam, Paged, errorResponses } from '../../platform/contract.js'
+import { pageQuery, parsePage } from '../../platform/paging.js'
+import { ScreenReach } from './ReachReceipts.js'
 import { validation } from '../../platform/errors.js'
 import { CAST_STATUS_FILTERS, Cast } from './CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from './Takeover.js'
@@ -32,11 +34,12 @@ export function parseListLimit(raw: string | undefined, def: number, max: number
 }
 
 const castRoutes =
-  (d: Pick<Provisions, 'casts' | 'clock' | 'config'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'casts' | 'clock' | 'config' | 'reach'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { casts, clock, config } = d
-    // Casts end at their expiresAt; this worker runs on every instance (each cast ends with a conditional update).
-    ownWorker(app, 'castExpiry', new CastExpiryWorker(casts, clock, config.castExpiryIntervalMs, app.log))
+    // Casts end at their expiresAt; this worker runs on every instance (each cast ends, and
+    // each emergency's reach is recorded, with a conditional update).
+    ownWorker(app, 'castExpiry', new CastExpiryWorker(casts, clock, config.castExpiryIntervalMs, app.log, () => d.reach.recordDue()))
 
     app.post(
       '/casts',
@@ -89,6 +92,23 @@ const castRoutes =
         schema: { tags: ['casts'], summary: 'Get a cast', params: IdParams, response: { 200: Data(Cast), ...errorResponses } },
       },
       async (req) => ({ data: await casts.get(principalOf(req), req.params.id) }),
+    )
+
+    app.get(
+      '/casts/:id/screens',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['casts'],
+          operationId: 'listCastScreens',
+          summary:
+            'Reach receipts: each screen the cast targeted and how far it got there (targeted, published, applied, displayed or unreachable), 100 per page unless limit says otherwise',
+          params: IdParams,
+          querystring: pageQuery(500),
+          response: { 200: Paged(ScreenReach), ...errorResponses },
+        },
+      },
+      async (req) => casts.screens(principalOf(req), req.params.id, parsePage(req.query, { defaultLimit: 100, max: 500 })),
     )
 
     app.post(

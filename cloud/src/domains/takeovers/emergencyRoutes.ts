@@ -1,10 +1,12 @@
-// /v1/emergencies: start (emergency.manage), list and get
+// /v1/emergencies: start (emergency.manage), list, get and the reach receipts of its screens
 // (emergency.view), clear (→ screensReleased; again → 409 already_inactive).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { dryRan } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
-import { Data, IdParams, LimitParam, errorResponses } from '../../platform/contract.js'
+import { Data, IdParams, LimitParam, Paged, errorResponses } from '../../platform/contract.js'
+import { pageQuery, parsePage } from '../../platform/paging.js'
+import { ScreenReach } from './ReachReceipts.js'
 import { EMERGENCY_STATUSES, Emergency } from './EmergencyService.js'
 import { TakeoverTarget, parseListLimit } from './castRoutes.js'
 import type { Provisions } from '../provisions.js'
@@ -55,6 +57,23 @@ const emergencyRoutes =
         schema: { tags: ['emergencies'], summary: 'Get an emergency', params: IdParams, response: { 200: Data(Emergency), ...errorResponses } },
       },
       async (req) => ({ data: await emergencies.get(principalOf(req), req.params.id) }),
+    )
+
+    app.get(
+      '/emergencies/:id/screens',
+      {
+        config: { permission: 'emergency.view' },
+        schema: {
+          tags: ['emergencies'],
+          operationId: 'listEmergencyScreens',
+          summary:
+            'Reach receipts: each screen the emergency targeted and how far it got there (targeted, published, applied, displayed or unreachable), 100 per page unless limit says otherwise',
+          params: IdParams,
+          querystring: pageQuery(500),
+          response: { 200: Paged(ScreenReach), ...errorResponses },
+        },
+      },
+      async (req) => emergencies.screens(principalOf(req), req.params.id, parsePage(req.query, { defaultLimit: 100, max: 500 })),
     )
 
     app.post(

@@ -4,6 +4,7 @@ import { domainModule } from '../provisions.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'
 import { Takeover } from './Takeover.js'
+import { ReachReceipts } from './ReachReceipts.js'
 import { TakeoverDelivery } from './TakeoverDelivery.js'
 import { TakeoverRecords } from './TakeoverRecords.js'
 
@@ -38,13 +39,18 @@ export const takeoversModule = domainModule({
     'outbox',
     'screenReports',
   ],
-  provides: ['casts', 'emergencies', 'takeoverDelivery'],
+  provides: ['casts', 'emergencies', 'takeoverDelivery', 'reach'],
   create: (d) => {
     const { db, clock, ids, log, nodes, markDirty, takeoverRecords } = d
     const takeover = new Takeover(d.screenRecords, nodes, d.contentResolver)
     // A screen reporting a cast or an emergency playing counts it applied (their `delivery`);
     // while a fan-out is out, its reads and version bumps go before those writes.
-    const takeoverDelivery = new TakeoverDelivery(db, clock, log, d.desiredPublisher.window)
+    const reach = new ReachReceipts(db, clock, d.outbox)
+    // An emergency every screen has applied reports its reach at once (else the cast-expiry
+    // worker's tick does once its window has passed).
+    const takeoverDelivery = new TakeoverDelivery(db, clock, log, d.desiredPublisher.window, () =>
+      reach.recordDue().catch((err) => log.error({ err }, 'recording emergency reach failed')),
+    )
     d.screenReports.add((r) => takeoverDelivery.reported(r))
     d.drainSteps.add('takeover delivery counts', () => takeoverDelivery.idle())
     // Content a live takeover shows cannot be deleted; a change to it (or to anything it
@@ -58,8 +64,9 @@ export const takeoversModule = domainModule({
       if (screens.length) void markDirty(ws, screens).catch((err) => log.error({ err, id }, 'republishing screens after a content change failed'))
     })
     return {
-      casts: new CastService(db, clock, ids, nodes, takeover, markDirty),
-      emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, d.outbox),
+      casts: new CastService(db, clock, ids, nodes, takeover, markDirty, reach),
+      emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, d.outbox, reach),
+      reach,
       takeoverDelivery,
     }
   },

@@ -1,4 +1,4 @@
-// The ten subscribable events with their console labels (GET /v1/webhooks/events).
+// The eleven subscribable events with their console labels (GET /v1/webhooks/events).
 // Payloads are documented in docs/events.md.
 import { EVENT_NAMES, type EventName } from '../events/index.js'
 
@@ -40,6 +40,11 @@ export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] 
     event: 'emergency.cleared',
     label: 'Emergency cleared',
     what: 'An emergency takeover ended; data: the emergency (id, status, clearedAt, screensReleased…).',
+  },
+  {
+    event: 'emergency.reach',
+    label: 'Emergency reach',
+    what: 'Every targeted screen applied an emergency, or 60 s passed; data: emergencyId, targeted, applied, displayed, unreachable, at.',
   },
 ]
 

@@ -175,6 +175,7 @@ export interface CastScreensTable {
   screen_id: string
   state: string
   published_version: Defaulted<number | null>
+  published_at: Defaulted<string | null>
   applied_at: Defaulted<string | null>
 }
 
@@ -195,6 +196,8 @@ export interface EmergenciesTable {
   cleared_at: string | null
   created_by: string
   cleared_by: string | null
+  /** When `emergency.reach` was recorded (every screen applied it, or 60 s passed); null before. */
+  reach_at: Defaulted<string | null>
 }
 
 export interface EmergencyScreensTable {
@@ -202,6 +205,7 @@ export interface EmergencyScreensTable {
   screen_id: string
   active: number
   published_version: Defaulted<number | null>
+  published_at: Defaulted<string | null>
   applied_at: Defaulted<string | null>
 }
 

@@ -31,6 +31,7 @@ import m0470 from './0470-idempotency-keys-per-credential.js'
 import m0480 from './0480-screen-agent-version.js'
 import m0490 from './0490-play-log-panel-power.js'
 import m0500 from './0500-screen-drift.js'
+import m0510 from './0510-takeover-reach.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -62,4 +63,5 @@ export const migrations: readonly Migration[] = [
   m0480,
   m0490,
   m0500,
+  m0510,
 ]

@@ -3,3 +3,13 @@ export * from './types.js'
 export { evaluateSchedule, scheduleTimeZone, SCAN_HORIZON_MS } from './evaluate.js'
 export { validateSchedule, isValidSchedule } from './validate.js'
 export { isValidTimeZone, instantOfLocal, localMsAt, offsetMsAt } from './timezone.js'
+export {
+  hoursAsSchedule,
+  OperatingHoursSchema,
+  panelIntentAt,
+  validateOperatingHours,
+  WEEKDAYS,
+  type OperatingHours,
+  type PanelIntent,
+  type Weekday,
+} from './operatingHours.js'

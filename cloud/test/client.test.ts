@@ -148,6 +148,8 @@ t.test('every read operation and the main writes, through the typed client on a 
   const screens = (await ok(api.GET('/v1/screens', { params: { query: { limit: '500' } } }))).data
   t.equal(screens.length, 2)
   t.equal((await ok(api.GET('/v1/screens/{id}', path(screen.id)))).data.contentId, playlist.id)
+  t.equal((await ok(api.GET('/v1/screens/{id}/operating-hours', path(screen.id)))).data.effective, null)
+  await ok(api.GET('/v1/nodes/{id}/operating-hours', path(node.id)))
   t.match((await ok(api.GET('/v1/screens/{id}/timeline', path(screen.id)))).data.segments[0], { source: 'emergency', emergencyId: emergency.id })
   const polled = (await ok(device.GET('/v1/devices/register/{id}', path(reg.registrationId)))).data
   t.equal(polled.state, 'paired')

@@ -1306,6 +1306,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{id}/operating-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The location's operating hours (its own) and the effective ones with their source */
+        get: operations["getNodeOperatingHours"];
+        /** Set the location's operating hours: weekly windows (local time) and exceptions by date; its screens get them in their desired state */
+        put: operations["putNodeOperatingHours"];
+        post?: never;
+        /** Remove the location's own operating hours (it inherits again) */
+        delete: operations["deleteNodeOperatingHours"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/token": {
         parameters: {
             query?: never;
@@ -1620,6 +1639,25 @@ export interface paths {
         /** Assign content to a screen (contentKind null clears); the device gets its new desired state */
         post: operations["assignScreen"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screens/{id}/operating-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The screen's operating hours (its own) and the effective ones with their source */
+        get: operations["getScreenOperatingHours"];
+        /** Set the screen's operating hours: weekly windows (local time) and exceptions by date; its screens get them in their desired state */
+        put: operations["putScreenOperatingHours"];
+        post?: never;
+        /** Remove the screen's own operating hours (it inherits again) */
+        delete: operations["deleteScreenOperatingHours"];
         options?: never;
         head?: never;
         patch?: never;
@@ -23140,6 +23178,661 @@ export interface operations {
             };
         };
     };
+    getNodeOperatingHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The hours that apply (its own, else the nearest location’s up the tree); null = none: the panel is not switched by time. */
+                            effective: {
+                                hours: {
+                                    exceptions: ({
+                                        date: string;
+                                        /** @enum {boolean} */
+                                        off: true;
+                                    } | {
+                                        date: string;
+                                        off: string;
+                                        on: string;
+                                    })[];
+                                    weekly: {
+                                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                        off: string;
+                                        on: string;
+                                    }[];
+                                };
+                                /** @description Whose hours apply: its own, or the location they come from. */
+                                source: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "node" | "screen";
+                                };
+                            } | null;
+                            /** @description Its own hours; null when it has none. */
+                            hours: {
+                                exceptions: ({
+                                    date: string;
+                                    /** @enum {boolean} */
+                                    off: true;
+                                } | {
+                                    date: string;
+                                    off: string;
+                                    on: string;
+                                })[];
+                                weekly: {
+                                    days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                    off: string;
+                                    on: string;
+                                }[];
+                            } | null;
+                            ownerId: string;
+                            /** @enum {string} */
+                            ownerKind: "node" | "screen";
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    putNodeOperatingHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    exceptions: ({
+                        date: string;
+                        /** @enum {boolean} */
+                        off: true;
+                    } | {
+                        date: string;
+                        off: string;
+                        on: string;
+                    })[];
+                    weekly: {
+                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                        off: string;
+                        on: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The hours that apply (its own, else the nearest location’s up the tree); null = none: the panel is not switched by time. */
+                            effective: {
+                                hours: {
+                                    exceptions: ({
+                                        date: string;
+                                        /** @enum {boolean} */
+                                        off: true;
+                                    } | {
+                                        date: string;
+                                        off: string;
+                                        on: string;
+                                    })[];
+                                    weekly: {
+                                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                        off: string;
+                                        on: string;
+                                    }[];
+                                };
+                                /** @description Whose hours apply: its own, or the location they come from. */
+                                source: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "node" | "screen";
+                                };
+                            } | null;
+                            /** @description Its own hours; null when it has none. */
+                            hours: {
+                                exceptions: ({
+                                    date: string;
+                                    /** @enum {boolean} */
+                                    off: true;
+                                } | {
+                                    date: string;
+                                    off: string;
+                                    on: string;
+                                })[];
+                                weekly: {
+                                    days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                    off: string;
+                                    on: string;
+                                }[];
+                            } | null;
+                            ownerId: string;
+                            /** @enum {string} */
+                            ownerKind: "node" | "screen";
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteNodeOperatingHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The hours that apply (its own, else the nearest location’s up the tree); null = none: the panel is not switched by time. */
+                            effective: {
+                                hours: {
+                                    exceptions: ({
+                                        date: string;
+                                        /** @enum {boolean} */
+                                        off: true;
+                                    } | {
+                                        date: string;
+                                        off: string;
+                                        on: string;
+                                    })[];
+                                    weekly: {
+                                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                        off: string;
+                                        on: string;
+                                    }[];
+                                };
+                                /** @description Whose hours apply: its own, or the location they come from. */
+                                source: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "node" | "screen";
+                                };
+                            } | null;
+                            /** @description Its own hours; null when it has none. */
+                            hours: {
+                                exceptions: ({
+                                    date: string;
+                                    /** @enum {boolean} */
+                                    off: true;
+                                } | {
+                                    date: string;
+                                    off: string;
+                                    on: string;
+                                })[];
+                                weekly: {
+                                    days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                    off: string;
+                                    on: string;
+                                }[];
+                            } | null;
+                            ownerId: string;
+                            /** @enum {string} */
+                            ownerKind: "node" | "screen";
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     createOAuthToken: {
         parameters: {
             query?: never;
@@ -28339,6 +29032,661 @@ export interface operations {
             };
             414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getScreenOperatingHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The hours that apply (its own, else the nearest location’s up the tree); null = none: the panel is not switched by time. */
+                            effective: {
+                                hours: {
+                                    exceptions: ({
+                                        date: string;
+                                        /** @enum {boolean} */
+                                        off: true;
+                                    } | {
+                                        date: string;
+                                        off: string;
+                                        on: string;
+                                    })[];
+                                    weekly: {
+                                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                        off: string;
+                                        on: string;
+                                    }[];
+                                };
+                                /** @description Whose hours apply: its own, or the location they come from. */
+                                source: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "node" | "screen";
+                                };
+                            } | null;
+                            /** @description Its own hours; null when it has none. */
+                            hours: {
+                                exceptions: ({
+                                    date: string;
+                                    /** @enum {boolean} */
+                                    off: true;
+                                } | {
+                                    date: string;
+                                    off: string;
+                                    on: string;
+                                })[];
+                                weekly: {
+                                    days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                    off: string;
+                                    on: string;
+                                }[];
+                            } | null;
+                            ownerId: string;
+                            /** @enum {string} */
+                            ownerKind: "node" | "screen";
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    putScreenOperatingHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    exceptions: ({
+                        date: string;
+                        /** @enum {boolean} */
+                        off: true;
+                    } | {
+                        date: string;
+                        off: string;
+                        on: string;
+                    })[];
+                    weekly: {
+                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                        off: string;
+                        on: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The hours that apply (its own, else the nearest location’s up the tree); null = none: the panel is not switched by time. */
+                            effective: {
+                                hours: {
+                                    exceptions: ({
+                                        date: string;
+                                        /** @enum {boolean} */
+                                        off: true;
+                                    } | {
+                                        date: string;
+                                        off: string;
+                                        on: string;
+                                    })[];
+                                    weekly: {
+                                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                        off: string;
+                                        on: string;
+                                    }[];
+                                };
+                                /** @description Whose hours apply: its own, or the location they come from. */
+                                source: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "node" | "screen";
+                                };
+                            } | null;
+                            /** @description Its own hours; null when it has none. */
+                            hours: {
+                                exceptions: ({
+                                    date: string;
+                                    /** @enum {boolean} */
+                                    off: true;
+                                } | {
+                                    date: string;
+                                    off: string;
+                                    on: string;
+                                })[];
+                                weekly: {
+                                    days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                    off: string;
+                                    on: string;
+                                }[];
+                            } | null;
+                            ownerId: string;
+                            /** @enum {string} */
+                            ownerKind: "node" | "screen";
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteScreenOperatingHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The hours that apply (its own, else the nearest location’s up the tree); null = none: the panel is not switched by time. */
+                            effective: {
+                                hours: {
+                                    exceptions: ({
+                                        date: string;
+                                        /** @enum {boolean} */
+                                        off: true;
+                                    } | {
+                                        date: string;
+                                        off: string;
+                                        on: string;
+                                    })[];
+                                    weekly: {
+                                        days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                        off: string;
+                                        on: string;
+                                    }[];
+                                };
+                                /** @description Whose hours apply: its own, or the location they come from. */
+                                source: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "node" | "screen";
+                                };
+                            } | null;
+                            /** @description Its own hours; null when it has none. */
+                            hours: {
+                                exceptions: ({
+                                    date: string;
+                                    /** @enum {boolean} */
+                                    off: true;
+                                } | {
+                                    date: string;
+                                    off: string;
+                                    on: string;
+                                })[];
+                                weekly: {
+                                    days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+                                    off: string;
+                                    on: string;
+                                }[];
+                            } | null;
+                            ownerId: string;
+                            /** @enum {string} */
+                            ownerKind: "node" | "screen";
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
             415: {
                 headers: {
                     [name: string]: unknown;

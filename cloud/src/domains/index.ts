@@ -12,6 +12,7 @@ import { contentModule, contentRoutes } from './content/module.js'
 import { devicelinkModule } from './devicelink/module.js'
 import { driftModule } from './drift/module.js'
 import { eventsModule } from './events/module.js'
+import { hoursModule, hoursRecordsModule, hoursRoutes } from './hours/module.js'
 import { mailModule } from './mail/module.js'
 import { mcpRoutes } from './mcp/module.js'
 import { mediaModule, mediaRoutes } from './media/module.js'
@@ -42,8 +43,10 @@ export const MODULES: readonly AnyModule[] = [
   contentModule,
   mediaModule,
   takeoverRecordsModule,
+  hoursRecordsModule,
   devicelinkModule,
   assignmentsModule,
+  hoursModule,
   takeoversModule,
   timelineModule,
   serialModule,
@@ -69,6 +72,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(screenRoutes(p))
     await v1.register(deviceRoutes(p))
     await v1.register(timelineRoutes(p))
+    await v1.register(hoursRoutes(p))
     await v1.register(castRoutes(p))
     await v1.register(emergencyRoutes(p))
     await v1.register(serialTemplateRoutes(p))

@@ -43,6 +43,7 @@ import type {
 } from './devicelink/index.js'
 import type { DriftService } from './drift/index.js'
 import type { EventBus, EventOutbox } from './events/index.js'
+import type { OperatingHoursRecords, OperatingHoursService } from './hours/index.js'
 import type { Mailer } from './mail/index.js'
 import type { MediaService, MediaStore, MediaUrlSigner } from './media/index.js'
 import type { NodeRemoval, NodeService, NodeUsage } from './nodes/index.js'
@@ -203,6 +204,10 @@ export interface DomainProvisions {
   reach: ReachReceipts
   /** Whether each screen does what it was told: judged and stored, with its changes as a hook. */
   drift: DriftService
+  /** Effective operating hours of screens (own, else inherited from the nearest location). */
+  operatingHoursRecords: OperatingHoursRecords
+  /** Operating hours of locations and screens: read, set, removed. */
+  operatingHours: OperatingHoursService
   /** What a screen will play and why, over a window. */
   timeline: TimelineService
   /** What a write would change on the screens it touches (a dry run of the write, then both timelines). */

@@ -4,7 +4,7 @@
 // a device sends is kept only as far as the contract defines it (parse.ts drops
 // the rest of `reported` and `status`).
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox'
-import { ScheduleSchema } from '../schedule/index.js'
+import { OperatingHoursSchema, ScheduleSchema } from '../schedule/index.js'
 
 /** ISO 8601 UTC-or-offset date-time, as every timestamp in the contract. */
 export const TIMESTAMP_PATTERN =
@@ -139,6 +139,11 @@ export const DesiredStateSchema = Type.Object({
   casts: Type.Array(DesiredCastSchema),
   emergency: Type.Union([DesiredEmergencySchema, Type.Null()]),
   panel: Type.Union([PanelSettingsSchema, Type.Null()]),
+  /**
+   * When the panel should be on (the screen's own hours, else its nearest location's);
+   * null or absent = not switched by time. Read in `timezone`.
+   */
+  operatingHours: Type.Optional(Type.Union([OperatingHoursSchema, Type.Null()])),
   generatedAt: Timestamp,
 })
 export type DesiredState = Static<typeof DesiredStateSchema>

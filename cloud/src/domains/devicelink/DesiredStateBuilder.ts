@@ -17,6 +17,7 @@ import { PANEL_PROTOCOL_NAMES, type PanelProtocolName } from '@svc/shared/panels
 import type { ContentRef, ContentResolver, Playability } from '../content/index.js'
 import { type DesiredScreenRow, PANEL_DEFAULT_POLL_SECONDS, PANEL_DEFAULT_SET_ID, type ScreenRecords } from '../screens/index.js'
 import type { HeldCast, HeldEmergency, TakeoverRecords } from '../takeovers/index.js'
+import type { OperatingHoursRecords } from '../hours/index.js'
 
 /** Panel settings for a screen (tests plug their own in); null = no panel. Absent: the screen's panel columns. */
 export type PanelSettingsSource = (workspaceId: string, screenId: string) => Promise<PanelSettings | null>
@@ -79,6 +80,8 @@ export class DesiredStateBuilder {
     private readonly clock: Clock,
     private readonly content: ContentResolver,
     private readonly panel: PanelSettingsSource | null = null,
+    /** Effective operating hours per screen; absent = none travel. */
+    private readonly hours: Pick<OperatingHoursRecords, 'effective'> | null = null,
   ) {}
 
   /**
@@ -104,12 +107,15 @@ export class DesiredStateBuilder {
     ])
     const castsOf = groupBy(castRows)
     const emergenciesOf = groupBy(emergencyRows)
+    const hours = this.hours ? await this.hours.effective(workspaceId, rows) : null
     const content = new BatchContent(this.content, workspaceId)
     const generatedAt = this.clock.now().toISOString()
     await Promise.all(
       rows.map(async (screen) => {
         const state = await this.one(workspaceId, screen, castsOf.get(screen.id) ?? [], emergenciesOf.get(screen.id) ?? [], content, generatedAt)
         state.version = versions?.get(screen.id) ?? Number(screen.desired_version)
+        const h = hours?.get(screen.id)
+        if (h) state.operatingHours = h.hours
         out.set(screen.id, state)
       }),
     )

@@ -27,6 +27,7 @@ export const devicelinkModule = domainModule({
     'startSteps',
     'screenRecords',
     'takeoverRecords',
+    'operatingHoursRecords',
     'contentAccess',
     'contentPlayback',
     'mediaUrls',
@@ -39,7 +40,7 @@ export const devicelinkModule = domainModule({
     // The device link sees the library through the ContentResolver seam (tests may pass their own).
     const contentResolver = d.contentOverride ?? new LibraryContentResolver(d.contentAccess, d.contentPlayback, (id) => d.mediaUrls.url(id))
     // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
-    const desiredState = new DesiredStateBuilder(d.screenRecords, d.takeoverRecords, clock, contentResolver, d.panelSettings ?? null)
+    const desiredState = new DesiredStateBuilder(d.screenRecords, d.takeoverRecords, clock, contentResolver, d.panelSettings ?? null, d.operatingHoursRecords)
     const desiredPublisher = new DesiredStatePublisher(d.screenRecords, d.takeoverRecords, desiredState, broker, log, clock)
     const markDirty: DomainProvisions['markDirty'] = (ws, screens) => desiredPublisher.markDirty(ws, screens)
     // Desired-state fan-outs in flight finish before the broker closes.

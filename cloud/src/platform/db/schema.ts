@@ -488,6 +488,15 @@ export interface WorkLeasesTable {
   expires_at: string
 }
 
+/** Operating hours of a location (`node`) or a screen (`screen`): `hours` is {weekly, exceptions} JSON. */
+export interface OperatingHoursTable {
+  workspace_id: string
+  owner_kind: string
+  owner_id: string
+  hours: string
+  updated_at: string
+}
+
 export interface ApprovalPoliciesTable {
   workspace_id: string
   node_id: string
@@ -555,6 +564,7 @@ export interface DB {
   alert_screen_state: AlertScreenStateTable
   server_secrets: ServerSecretsTable
   events_outbox: EventsOutboxTable
+  operating_hours: OperatingHoursTable
   play_log: PlayLogTable
   approval_policies: ApprovalPoliciesTable
   approval_requests: ApprovalRequestsTable

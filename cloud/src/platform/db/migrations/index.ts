@@ -32,6 +32,7 @@ import m0480 from './0480-screen-agent-version.js'
 import m0490 from './0490-play-log-panel-power.js'
 import m0500 from './0500-screen-drift.js'
 import m0510 from './0510-takeover-reach.js'
+import m0520 from './0520-operating-hours.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -64,4 +65,5 @@ export const migrations: readonly Migration[] = [
   m0490,
   m0500,
   m0510,
+  m0520,
 ]

@@ -1,0 +1,79 @@
+// Effective operating hours: a screen's own, else its nearest location's up the tree, else
+// none (the panel is left as it is). The desired-state builder reads them for a batch of
+// screens; the routes show them beside a location's or a screen's own.
+import type { OperatingHours } from '@svc/shared/schedule/index'
+import type { Database } from '../../platform/db/Database.js'
+import type { NodeService } from '../nodes/index.js'
+import { type HoursOwnerKind, OperatingHoursRepository } from './OperatingHoursRepository.js'
+
+export interface EffectiveHours {
+  hours: OperatingHours
+  /** Whose they are: the screen's own, or the location they are inherited from. */
+  source: { kind: HoursOwnerKind; id: string }
+}
+
+function parse(text: string): OperatingHours | null {
+  try {
+    return JSON.parse(text) as OperatingHours
+  } catch {
+    return null
+  }
+}
+
+export class OperatingHoursRecords {
+  private readonly repo: OperatingHoursRepository
+
+  constructor(
+    db: Database,
+    private readonly nodes: Pick<NodeService, 'lineage'>,
+  ) {
+    this.repo = new OperatingHoursRepository(db.kysely)
+  }
+
+  /** The effective hours of each screen (`node_id` its home; null = the root, which has none). */
+  async effective(workspaceId: string, screens: readonly { id: string; node_id: string | null }[]): Promise<Map<string, EffectiveHours | null>> {
+    const out = new Map<string, EffectiveHours | null>()
+    if (!screens.length) return out
+    const rows = await this.repo.all(workspaceId)
+    const own = new Map(rows.map((r) => [`${r.owner_kind}:${r.owner_id}`, r]))
+    const lineages = new Map<string, Promise<string[]>>()
+    for (const s of screens) {
+      const mine = own.get(`screen:${s.id}`)
+      const hours = mine && parse(mine.hours)
+      if (hours) {
+        out.set(s.id, { hours, source: { kind: 'screen', id: s.id } })
+        continue
+      }
+      out.set(s.id, null)
+      if (!s.node_id || !rows.some((r) => r.owner_kind === 'node')) continue
+      let lineage = lineages.get(s.node_id)
+      if (!lineage) lineages.set(s.node_id, (lineage = this.nodes.lineage(workspaceId, s.node_id)))
+      for (const nodeId of await lineage) {
+        const row = own.get(`node:${nodeId}`)
+        const inherited = row && parse(row.hours)
+        if (inherited) {
+          out.set(s.id, { hours: inherited, source: { kind: 'node', id: nodeId } })
+          break
+        }
+      }
+    }
+    return out
+  }
+
+  /** A location's effective hours: its own, else the nearest above it. */
+  async effectiveForNode(workspaceId: string, nodeId: string): Promise<EffectiveHours | null> {
+    const rows = await this.repo.all(workspaceId)
+    for (const id of await this.nodes.lineage(workspaceId, nodeId)) {
+      const row = rows.find((r) => r.owner_kind === 'node' && r.owner_id === id)
+      const hours = row && parse(row.hours)
+      if (hours) return { hours, source: { kind: 'node', id } }
+    }
+    return null
+  }
+
+  /** A location's or a screen's own hours, or null. */
+  async own(workspaceId: string, kind: HoursOwnerKind, id: string): Promise<OperatingHours | null> {
+    const row = (await this.repo.all(workspaceId)).find((r) => r.owner_kind === kind && r.owner_id === id)
+    return row ? parse(row.hours) : null
+  }
+}

@@ -27,6 +27,7 @@ import { PlayLog } from './playback/PlayLog.js'
 import { PlayLogSender } from './playback/PlayLogSender.js'
 import type { DisplayDriver } from './serial/DisplayDriver.js'
 import { PanelSupervisor } from './serial/PanelSupervisor.js'
+import { PowerScheduler, withPowerStatus } from './serial/PowerScheduler.js'
 
 export const DEFAULT_PLAYER_PORT = 7070
 
@@ -99,6 +100,8 @@ interface Session {
   jobs: JobDispatcher
   seen: SeenJobs
   panel: PanelSupervisor | null
+  /** Operating hours on the panel; null without a panel driver. */
+  power: PowerScheduler | null
   playLogSender: PlayLogSender
 }
 
@@ -361,9 +364,29 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: log.child({ part: 'jobs' }),
       clock: this.#clock,
     })
-    panel = this.#o.panelDriver ? new PanelSupervisor(this.#o.panelDriver, (r) => state.setPanel(r)) : null
+    // Operating hours: the panel is switched at their times, read back and retried; what it
+    // was told and whether it obeyed go out with each reading.
+    const driver = this.#o.panelDriver
+    const power = driver
+      ? new PowerScheduler({
+          driver,
+          readBack: () => panel?.readNow() ?? Promise.resolve(null),
+          clock: this.#clock,
+          timers: this.#o.playbackTimers ?? this.#timers,
+          onStatus: (s) => {
+            if (state.panel) state.setPanel(withPowerStatus(state.panel, s))
+          },
+          log: log.child({ part: 'operating-hours' }),
+        })
+      : null
+    panel = driver
+      ? new PanelSupervisor(driver, (r) => {
+          power?.observed(r)
+          state.setPanel(r && power ? withPowerStatus(r, power.status) : r)
+        })
+      : null
     const playLogSender = new PlayLogSender({ playLog: this.playLog, link, screenId, log: log.child({ part: 'play-log' }) })
-    const session: Session = { credentials, link, state, jobs, seen, panel, playLogSender }
+    const session: Session = { credentials, link, state, jobs, seen, panel, power, playLogSender }
     this.#session = session
     this.#setPhase('running')
 
@@ -389,9 +412,20 @@ export class Agent extends EventEmitter<AgentEvents> {
       })().catch((err: unknown) => log.warn({ err: err as Error }, 'could not prepare the player view'))
     }
     state.on('change', show)
+    const plan = (): void =>
+      power?.update({
+        hours: state.desired?.operatingHours ?? null,
+        timezone: state.desired?.timezone ?? 'UTC',
+        panel: state.panelSettings,
+        takeover: state.decision.source === 'cast' || state.decision.source === 'emergency',
+      })
     if (panel) {
-      const follow = (): void =>
-        void panel.configure(state.panelSettings).catch((err: unknown) => log.warn({ err: err as Error }, 'could not reconfigure the panel poller'))
+      const follow = (): void => {
+        void panel
+          .configure(state.panelSettings)
+          .then(plan)
+          .catch((err: unknown) => log.warn({ err: err as Error }, 'could not reconfigure the panel poller'))
+      }
       state.on('change', follow)
     }
     link.on('message', (kind, payload) => {
@@ -423,6 +457,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     log.info({ url }, 'starting with the stored credential')
     await state.start()
     if (panel) await panel.configure(state.panelSettings)
+    plan()
     await jobs.start()
     // Refused: the screen plays what it has, offline, and the log says what to change.
     if ('refused' in broker) log.error({ cloud: this.#o.cloudUrl, offered: broker.offered }, broker.refused)
@@ -450,6 +485,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (!session) return
     // While the link is still up, so a batch in flight gets its PUBACK and its cursor is written now.
     await session.playLogSender.stop()
+    session.power?.stop()
     await session.panel?.stop()
     await session.jobs.stop()
     await session.link.stop()

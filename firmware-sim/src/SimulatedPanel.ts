@@ -158,7 +158,17 @@ export class SimulatedPanel extends EventEmitter<SimulatedPanelEvents> {
     }
     const f = this.currentFaults
     if (f.noReply) return null
-    let reply = f.nak ? this.personality.nak(frame, this.model) : this.personality.answer(frame, this.model)
+    // A panel that does not obey power commands answers them as usual and stays as it is.
+    const model = f.ignorePower
+      ? new Proxy(this.model, {
+          get: (target, prop) => {
+            if (prop === 'setPower') return () => undefined
+            const v = Reflect.get(target, prop, target)
+            return typeof v === 'function' ? v.bind(target) : v
+          },
+        })
+      : this.model
+    let reply = f.nak ? this.personality.nak(frame, model) : this.personality.answer(frame, model)
     if (reply && f.badChecksum) reply = this.personality.corrupt(reply)
     return reply
   }

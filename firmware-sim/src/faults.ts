@@ -23,15 +23,17 @@ export interface Faults {
   garbage?: Buffer | null
   /** Break the reply's checksum (or its syntax, for protocols without one). */
   badChecksum?: boolean
+  /** Acknowledge power commands but stay as it is (a panel that does not obey). */
+  ignorePower?: boolean
 }
 
 export const DEFAULT_SPLIT: SplitFault = { chunkSize: 2, gapMs: 20 }
 /** Line noise that cannot be mistaken for any protocol's header. */
 export const DEFAULT_GARBAGE = Buffer.from([0x00, 0xff, 0x7f, 0x13])
 
-export const FAULT_NAMES = ['no-reply', 'nak', 'delay:MS', 'split', 'garbage', 'bad-checksum'] as const
+export const FAULT_NAMES = ['no-reply', 'nak', 'delay:MS', 'split', 'garbage', 'bad-checksum', 'ignore-power'] as const
 
-/** Parses a CLI fault ("no-reply", "nak", "delay:500", "split", "split:4:50", "garbage", "bad-checksum"). */
+/** Parses a CLI fault ("no-reply", "nak", "delay:500", "split", "split:4:50", "garbage", "bad-checksum", "ignore-power"). */
 export function parseFault(spec: string): Faults {
   const [name, ...args] = spec.trim().split(':')
   const num = (s: string | undefined, what: string): number => {
@@ -60,6 +62,8 @@ export function parseFault(spec: string): Faults {
       return { garbage: args[0] ? parseGarbage(spec, args[0]) : Buffer.from(DEFAULT_GARBAGE) }
     case 'bad-checksum':
       return { badChecksum: true }
+    case 'ignore-power':
+      return { ignorePower: true }
     default:
       throw new TypeError(`unknown fault "${spec}"; use one of ${FAULT_NAMES.join(', ')}`)
   }
@@ -78,5 +82,6 @@ export function describeFaults(f: Faults): string[] {
   if (f.split) out.push(`split:${f.split.chunkSize}:${f.split.gapMs}`)
   if (f.garbage) out.push(`garbage:${f.garbage.toString('hex')}`)
   if (f.badChecksum) out.push('bad-checksum')
+  if (f.ignorePower) out.push('ignore-power')
   return out
 }

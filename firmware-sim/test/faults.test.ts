@@ -24,6 +24,7 @@ t.test('parseFault', async (t) => {
   t.same(parseFault('garbage'), { garbage: DEFAULT_GARBAGE })
   t.same(parseFault('garbage:0102'), { garbage: Buffer.from([1, 2]) })
   t.same(parseFault('bad-checksum'), { badChecksum: true })
+  t.same(parseFault('ignore-power'), { ignorePower: true })
   t.throws(() => parseFault('delay:x'), TypeError)
   t.throws(() => parseFault('delay'), TypeError)
   t.throws(() => parseFault('garbage:zz'), TypeError)
@@ -54,6 +55,23 @@ t.test('nak: protocol rejection, no state change', async (t) => {
   lg.send(LgCommercial.powerOn(1))
   await lg.idle()
   t.equal(lg.takeWritten().toString('latin1'), 'a 01 NG01x')
+})
+
+t.test('ignore-power: power commands are acknowledged, the panel stays as it is; other commands work', async (t) => {
+  const h = await harness(t)
+  h.panel.setFaults({ ignorePower: true })
+  h.send(SamsungMdc.powerOn(1))
+  await h.idle()
+  t.match(SamsungMdc.parseReply(h.takeWritten()), { ok: true }, 'acknowledged (MDC echoes the real power in its ACK)')
+  t.equal(h.panel.state.power, 'off', 'but still off')
+  h.send(SamsungMdc.setInput(1, 'hdmi2'))
+  await h.idle()
+  h.takeWritten()
+  t.equal(h.panel.state.input, 'hdmi2', 'an input command still works')
+  h.panel.clearFaults()
+  h.send(SamsungMdc.powerOn(1))
+  await h.idle()
+  t.equal(h.panel.state.power, 'on', 'obeys again once cleared')
 })
 
 t.test('delay: the reply waits for the clock', async (t) => {

@@ -68,6 +68,13 @@ export class PanelPoller {
     return running ? running.catch(() => undefined).then(() => this.pollOnce()) : this.pollOnce()
   }
 
+  /** A fresh reading whether or not polling is on (after the one in progress); null once stopped. */
+  readNow(): Promise<PanelReport | null> {
+    if (this.stopped) return Promise.resolve(null)
+    const running = this.running
+    return running ? running.catch(() => undefined).then(() => this.pollOnce()) : this.pollOnce()
+  }
+
   private async query(): Promise<PanelReport> {
     const codec = panelProtocols[this.opts.protocol]
     const r = await this.driver.send(codec.powerQuery(this.opts.setId), { protocol: this.opts.protocol })

@@ -42,6 +42,11 @@ export class PanelSupervisor {
     await this.poller?.pollAgain()
   }
 
+  /** A fresh reading now (the operating hours' read-back); null without a profile. */
+  async readNow(): Promise<PanelReport | null> {
+    return (await this.poller?.readNow()) ?? null
+  }
+
   async stop(): Promise<void> {
     await this.poller?.stop()
     this.poller = null

@@ -2646,7 +2646,7 @@ export interface operations {
                         data: {
                             closedAt: string | null;
                             /** @enum {string} */
-                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
+                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2809,7 +2809,7 @@ export interface operations {
                         data: {
                             closedAt: string | null;
                             /** @enum {string} */
-                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
+                            code: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying";
                             detail: {
                                 [key: string]: unknown;
                             } | null;
@@ -2990,7 +2990,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3011,7 +3011,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3176,7 +3176,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3197,7 +3197,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description Signing secret for webhook recipients, 64 hex characters; shown only here. */
@@ -3387,7 +3387,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3408,7 +3408,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -3759,7 +3759,7 @@ export interface operations {
                             config: {
                                 channels: string[];
                                 chatUrls: string[];
-                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift")[];
+                                codes: ("connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying")[];
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
@@ -3780,7 +3780,7 @@ export interface operations {
                             nodeId: string | null;
                             spaceId: string;
                             /** @enum {string} */
-                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift";
+                            trigger: "connection-lost" | "display-off" | "storage-critical" | "play-log-limited" | "drift" | "panel-not-obeying";
                             /** Format: date-time */
                             updatedAt: string;
                             /** @description First 8 characters of the secret that signs this rule's webhook notifications. */
@@ -28108,6 +28108,8 @@ export interface operations {
                                     desired: unknown;
                                     /** @enum {string} */
                                     field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description `panel.power` only: false when the player reports the panel not following its operating hours after its retries. */
+                                    obeying?: boolean;
                                     /** @description What it reported. */
                                     reported: unknown;
                                     /** Format: date-time */
@@ -28291,6 +28293,8 @@ export interface operations {
                                     desired: unknown;
                                     /** @enum {string} */
                                     field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description `panel.power` only: false when the player reports the panel not following its operating hours after its retries. */
+                                    obeying?: boolean;
                                     /** @description What it reported. */
                                     reported: unknown;
                                     /** Format: date-time */
@@ -28330,7 +28334,9 @@ export interface operations {
                                     /** @description ISO 8601 date-time */
                                     at: string;
                                     input?: string;
+                                    intended?: "on" | "off";
                                     mute?: boolean;
+                                    obeying?: boolean;
                                     power: "on" | "off" | "unknown";
                                     volume?: number;
                                 };
@@ -28704,6 +28710,8 @@ export interface operations {
                                     desired: unknown;
                                     /** @enum {string} */
                                     field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description `panel.power` only: false when the player reports the panel not following its operating hours after its retries. */
+                                    obeying?: boolean;
                                     /** @description What it reported. */
                                     reported: unknown;
                                     /** Format: date-time */
@@ -28743,7 +28751,9 @@ export interface operations {
                                     /** @description ISO 8601 date-time */
                                     at: string;
                                     input?: string;
+                                    intended?: "on" | "off";
                                     mute?: boolean;
+                                    obeying?: boolean;
                                     power: "on" | "off" | "unknown";
                                     volume?: number;
                                 };
@@ -31340,6 +31350,8 @@ export interface operations {
                                     desired: unknown;
                                     /** @enum {string} */
                                     field: "content" | "panel.power" | "panel.input" | "agent.version";
+                                    /** @description `panel.power` only: false when the player reports the panel not following its operating hours after its retries. */
+                                    obeying?: boolean;
                                     /** @description What it reported. */
                                     reported: unknown;
                                     /** Format: date-time */
@@ -31379,7 +31391,9 @@ export interface operations {
                                     /** @description ISO 8601 date-time */
                                     at: string;
                                     input?: string;
+                                    intended?: "on" | "off";
                                     mute?: boolean;
+                                    obeying?: boolean;
                                     power: "on" | "off" | "unknown";
                                     volume?: number;
                                 };

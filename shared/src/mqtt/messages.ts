@@ -226,6 +226,10 @@ export const PanelReportSchema = Type.Object({
   mute: Type.Optional(Type.Boolean()),
   /** When the panel was last read. */
   at: Timestamp,
+  /** What the screen's operating hours (or a cast or emergency) want; absent without hours. */
+  intended: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
+  /** Whether the last read-back after a power command matched `intended`; absent before one. */
+  obeying: Type.Optional(Type.Boolean()),
 })
 export type PanelReport = Static<typeof PanelReportSchema>
 

@@ -49,6 +49,8 @@ const NEXT_ACTION: Record<AlertCode, string> = {
   'storage-critical': 'Remove unused media from what is assigned to this screen, or free space on the player.',
   'play-log-limited':
     "Check the player's clock (plays in the future or before pairing are refused), a second player page left open, or software on it sending plays it did not show; a player back from a long outage drains its backlog at the screen's rate.",
+  'panel-not-obeying':
+    "The panel did not follow its operating hours after the player's retries: check its RS232 cable and set id, whether it is set to accept commands in standby, and its own timers or eco settings.",
   drift:
     "Look at the screen's drift items: a panel switched by hand or not obeying its RS232 commands, a player that did not apply its new state (network, storage), or a player clock that is off.",
 }
@@ -214,6 +216,28 @@ export class AlertEvaluator {
         { kind: 'display-off', power, resolvedBy: power === 'on' ? 'power-on' : 'content-stopped', resolvedAt: when },
         when,
       )
+    }
+  }
+
+  /**
+   * The panel's obedience to its operating hours, as the player reports it after its retries:
+   * `obeying: false` opens panel-not-obeying; obeying again (or no hours any more) closes it.
+   */
+  async panelObeyingReported(
+    workspaceId: string,
+    screen: ScreenRef,
+    panel: { power: string; intended?: 'on' | 'off' | undefined; obeying?: boolean | undefined },
+    at?: Date | string,
+  ): Promise<void> {
+    const when = iso(at, this.clock)
+    if (panel.obeying === false && panel.intended) {
+      const named = await this.named(workspaceId, screen)
+      for (const rule of await this.matching(workspaceId, 'panel-not-obeying', screen)) {
+        const msg = `${named.name}: the panel should be ${panel.intended} by its operating hours but reads ${panel.power} after the player's retries.`
+        await this.open(rule, named, 'panel-not-obeying', msg, { kind: 'panel-not-obeying', intended: panel.intended, power: panel.power }, when)
+      }
+    } else {
+      await this.closeOpen(workspaceId, screen.id, 'panel-not-obeying', { kind: 'recovery', intended: panel.intended ?? null, power: panel.power }, when)
     }
   }
 

@@ -18,7 +18,7 @@ import type { ScreenService } from '../screens/index.js'
 import { newSigningSecret } from '../webhooks/index.js'
 import { isMasked, isUrlLike, maskUrl, unmask } from './masking.js'
 
-export const ALERT_CODES = ['connection-lost', 'display-off', 'storage-critical', 'play-log-limited', 'drift'] as const
+export const ALERT_CODES = ['connection-lost', 'display-off', 'storage-critical', 'play-log-limited', 'drift', 'panel-not-obeying'] as const
 export type AlertCode = (typeof ALERT_CODES)[number]
 export const SCOPE_KINDS = ['workspace', 'org_unit', 'location', 'screen_group', 'screen'] as const
 export const CHANNELS = ['in-app', 'email', 'webhook', 'chat'] as const
@@ -29,6 +29,7 @@ export const DEFAULT_SEVERITY: Record<AlertCode, (typeof SEVERITIES)[number]> = 
   'storage-critical': 'warning',
   'play-log-limited': 'warning',
   drift: 'warning',
+  'panel-not-obeying': 'warning',
 }
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

@@ -64,7 +64,10 @@ export const alertsModule = domainModule({
     )
     screenReports.add(async (r) => {
       const screen = { id: r.screenId, nodeId: r.nodeId }
-      if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, r.reported.playing.source !== 'none', r.at)
+      // A panel off during its operating hours' off time is off on purpose: no display-off.
+      const shouldShow = r.reported.playing.source !== 'none' && r.reported.panel?.intended !== 'off'
+      if (r.reported.panel) await alerts.panelPowerReported(r.workspaceId, screen, r.reported.panel.power, shouldShow, r.at)
+      if (r.reported.panel) await alerts.panelObeyingReported(r.workspaceId, screen, r.reported.panel, r.at)
       if (r.reported.storage) await alerts.storageReported(r.workspaceId, screen, r.reported.storage.usedBytes, r.reported.storage.totalBytes, r.at)
     })
     playLogLimits.add({

@@ -3,8 +3,10 @@
 //   content        the applied desired version lags the published one for longer than the
 //                  grace, or, on the current version, what plays is not what the player's
 //                  own decision (@svc/shared/playback) says for now (5 s of clock skew allowed);
-//   panel.power    the panel's reported power differs from the last power command that
-//   panel.input    succeeded (a panel off because it was told off is in sync), same for input.
+//   panel.power    the panel's reported power differs from what its operating hours want (as
+//                  the player reports `intended`), else from the last power command that
+//   panel.input    succeeded (a panel off because it was told off is in sync); same for input.
+// A panel the player reports not obeying its hours also sends `screen.panel_mismatch`.
 // `unknown` while the screen is offline or before it reports. Judged when a screen reports,
 // comes online or goes offline, and by a sweep of screens that did not answer a new desired
 // state. A change between in_sync and drifting is recorded in the events outbox
@@ -166,8 +168,11 @@ export class DriftService {
         items.push({ field: 'content', desired: { version, playing: should[0] }, reported: { version: reported.version, playing: reported.playing } })
     }
     const panel = reported.panel
-    if (intent.power && panel?.power && panel.power !== 'unknown' && panel.power !== intent.power.value)
-      items.push({ field: 'panel.power', desired: intent.power.value, reported: panel.power })
+    // The operating hours' intent (the player computes it with the same shared code) wins over
+    // the last power command: a panel off during its off hours is in sync.
+    const wantedPower = panel?.intended ?? intent.power?.value
+    if (wantedPower && panel?.power && panel.power !== 'unknown' && (panel.power !== wantedPower || panel.obeying === false))
+      items.push({ field: 'panel.power', desired: wantedPower, reported: panel.power, ...(panel.obeying === false ? { obeying: false } : {}) })
     if (intent.input && panel?.input && panel.input !== intent.input.value)
       items.push({ field: 'panel.input', desired: intent.input.value, reported: panel.input })
     return { state: items.length ? 'drifting' : 'in_sync', items }
@@ -182,8 +187,18 @@ export class DriftService {
     const text = items.length ? JSON.stringify(items) : null
     if (judged.state === was.state && text === (r.drift_items ?? null) && since === was.since) return
     const flipped = judged.state !== was.state && judged.state !== 'unknown' && !(was.state === 'unknown' && judged.state === 'in_sync')
+    // Once per mismatch: when the item first says the player gave up on its retries.
+    const panelItem = items.find((i) => i.field === 'panel.power' && i.obeying === false)
+    const mismatch = panelItem && !was.items.some((w) => w.field === 'panel.power' && w.obeying === false) ? panelItem : null
     await this.db.transaction(async (tx) => {
       await this.screens.setDrift(workspaceId, r.id, { drift_state: judged.state, drift_since: since, drift_items: text }, tx.kysely)
+      if (mismatch)
+        await this.outbox.record(tx, {
+          event: 'screen.panel_mismatch',
+          workspaceId,
+          occurredAt: at,
+          data: { screenId: r.id, screenName: r.name, nodeId: r.node_id, intended: String(mismatch.desired), power: String(mismatch.reported), at },
+        })
       if (flipped) {
         const screen = { screenId: r.id, screenName: r.name, nodeId: r.node_id, since: since ?? at, items }
         if (judged.state === 'drifting')
@@ -191,7 +206,7 @@ export class DriftService {
         else await this.outbox.record(tx, { event: 'screen.in_sync', workspaceId, occurredAt: at, data: { ...screen, state: 'in_sync' } })
       }
     })
-    if (flipped) this.outbox.dispatch().catch(() => undefined) // handed on behind; the webhook worker retries a failed dispatch
+    if (flipped || mismatch) this.outbox.dispatch().catch(() => undefined) // handed on behind; the webhook worker retries a failed dispatch
     if (judged.state !== was.state) {
       for (const l of this.listeners.all()) {
         try {
@@ -208,5 +223,7 @@ declare module '../events/payloads.js' {
   interface EventData {
     'screen.drifting': { screenId: string; screenName: string; nodeId: string | null; state: 'drifting'; since: string; items: DriftItem[] }
     'screen.in_sync': { screenId: string; screenName: string; nodeId: string | null; state: 'in_sync'; since: string; items: DriftItem[] }
+    /** The player reports its panel not following the operating hours after its retries. */
+    'screen.panel_mismatch': { screenId: string; screenName: string; nodeId: string | null; intended: string; power: string; at: string }
   }
 }

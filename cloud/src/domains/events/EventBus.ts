@@ -12,6 +12,7 @@ export const EVENT_NAMES = [
   'screen.online',
   'screen.drifting',
   'screen.in_sync',
+  'screen.panel_mismatch',
   'content.recalled',
   'content.restored',
   'approval.requested',

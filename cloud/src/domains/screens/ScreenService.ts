@@ -28,6 +28,8 @@ export interface DriftItem {
   field: DriftField
   desired: unknown
   reported: unknown
+  /** `panel.power` only: false when the player reports the panel not following its operating hours after its retries. */
+  obeying?: boolean
   /** Since when it has differed. */
   since: string
 }

@@ -66,6 +66,9 @@ const ScreenItem = Type.Object({
             description: 'What the screen was told: for `content` its desired version (and what should play), for the panel the last command.',
           }),
           reported: Type.Unknown({ description: 'What it reported.' }),
+          obeying: Type.Optional(
+            Type.Boolean({ description: '`panel.power` only: false when the player reports the panel not following its operating hours after its retries.' }),
+          ),
           since: Timestamp,
         }),
       ),

@@ -1,4 +1,4 @@
-// The eleven subscribable events with their console labels (GET /v1/webhooks/events).
+// The twelve subscribable events with their console labels (GET /v1/webhooks/events).
 // Payloads are documented in docs/events.md.
 import { EVENT_NAMES, type EventName } from '../events/index.js'
 

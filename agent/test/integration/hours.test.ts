@@ -1,0 +1,160 @@
+// Operating hours on a real device: a real agent switches a simulated Samsung MDC panel (over
+// a socat pseudo-terminal, or the simulator's TCP port when socat is missing) at the hours'
+// local times on its own clock. Hours that end a minute from now power the panel off at that
+// minute; the agent restarts with the cloud stopped and powers it back on at the next "on".
+// Time runs on the agents' injected clocks. A panel that ignores power commands (a simulator
+// fault) is reported not obeying after the retries: alert, event and drift follow.
+import t, { type Test } from 'tap'
+import { once } from 'node:events'
+import { FirmwareSim } from '@svc/firmware-sim'
+import { socat, useTool } from '@svc/shared/testing'
+import { Agent } from '../../src/Agent.js'
+import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
+import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
+import { startCloud, type TestCloud } from '../cloud.js'
+import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { servicesOf } from '../../../cloud/src/app.js'
+
+const MINUTE = 60_000
+const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
+
+function startAgent(t: Test, cloud: TestCloud, dataDir: string, panelPath: string, time: FakeTime): Agent {
+  const { log } = captureLog(time.clock)
+  const driver = new DisplayDriver({ path: panelPath, timeoutMs: 1000 })
+  const agent = new Agent({
+    cloudUrl: cloud.base,
+    dataDir,
+    playerPort: 0,
+    clock: time.clock,
+    playbackTimers: time,
+    random: () => 0.2,
+    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
+    backoff: { baseMs: 200, capMs: 1000 },
+    serialRunner: new SerialJobRunner(driver),
+    panelDriver: driver,
+    log,
+  })
+  t.after(() => agent.stop())
+  return agent
+}
+
+async function rig(t: Test) {
+  const cloud = await startCloud(t)
+  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
+  const sim = new FirmwareSim({
+    protocol: 'samsung-mdc',
+    ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }),
+    state: { power: 'on' },
+  })
+  const info = await sim.start()
+  t.after(() => sim.stop())
+  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`
+  // Minutes aligned: the hours are whole minutes of the agent's clock.
+  const start = Math.ceil(Date.now() / MINUTE) * MINUTE + 10_000
+  const time = new FakeTime(start)
+  const dataDir = tempDir(t)
+  const agent = startAgent(t, cloud, dataDir, panelPath, time)
+  const code = once(agent, 'code')
+  await agent.start()
+  const [registration] = await code
+  const connected = once(agent, 'connected')
+  const screenId = await cloud.pair(registration.pairingCode, 'Window')
+  await connected
+  t.equal((await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 0 })).status, 200)
+  return { cloud, sim, panelPath, time, dataDir, agent, screenId, start }
+}
+
+t.test('hours that end a minute from now switch the panel off then; after a restart with the cloud stopped, on again at the next "on"', async (t) => {
+  const { cloud, sim, panelPath, time, dataDir, agent, screenId, start } = await rig(t)
+  const off = start - 10_000 + MINUTE // the next whole minute
+  const on = off + 2 * MINUTE
+  // Every day from `on` to `off` the next day: on now, off in a minute, on two minutes later.
+  const hours = { weekly: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], on: hhmm(on), off: hhmm(off) }], exceptions: [] }
+  t.equal((await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, hours)).status, 200)
+  const reported = await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { intended?: string } | undefined)?.intended === 'on')
+  t.match(reported.panel, { power: 'on', intended: 'on', obeying: true }, 'on within the hours, read back')
+
+  await time.advanceSettling(off - time.nowMs)
+  t.ok(await until(5000, () => (sim.panel.model.state.power === 'off' ? true : undefined)), 'off at the minute the hours end')
+  await cloud.waitFor(
+    `svc/v1/screens/${screenId}/reported`,
+    (r) => (r.panel as { intended?: string; obeying?: boolean } | undefined)?.obeying === true && (r.panel as { intended?: string }).intended === 'off',
+  )
+
+  // The cloud goes away; the agent restarts and keeps the hours on its own.
+  await cloud.close()
+  await agent.stop()
+  const later = new FakeTime(off + 30_000)
+  const again = startAgent(t, cloud, dataDir, panelPath, later)
+  await again.start()
+  t.equal(sim.panel.model.state.power, 'off', 'still off after the restart')
+  await later.advanceSettling(on - later.nowMs)
+  t.ok(await until(5000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'on again at the next "on", with no cloud')
+})
+
+t.test('a panel that ignores power commands is reported not obeying after the retries: alert panel-not-obeying, screen.panel_mismatch, drift', async (t) => {
+  const { cloud, sim, time, screenId } = await rig(t)
+  sim.panel.model.setPower('off')
+  sim.panel.setFaults({ ignorePower: true })
+  const rule = await cloud.request('POST', '/v1/alert-rules', { name: 'Panels', config: { codes: ['panel-not-obeying'] } })
+  t.equal(rule.status, 201)
+  const always = { weekly: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], on: '00:00', off: '24:00' }], exceptions: [] }
+  t.equal((await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, always)).status, 200)
+  const panelOf = async () =>
+    ((await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()) as { data: { reported: { panel?: Record<string, unknown> } | null } }).data.reported
+      ?.panel
+  t.ok(await until(5000, async () => ((await panelOf())?.intended === 'on' ? true : undefined)), 'told on')
+  t.notOk((await panelOf())?.obeying === false, 'not yet declared disobedient: retries are due')
+  for (const wait of [10_000, 30_000, 60_000]) {
+    await time.advanceSettling(wait)
+    await until(2000, () => undefined) // the command and its read-back travel over the serial link
+  }
+  t.ok(await until(10_000, async () => ((await panelOf())?.obeying === false ? true : undefined)), 'obeying: false after three retries')
+  t.match(await panelOf(), { power: 'off', intended: 'on', obeying: false })
+  t.equal(sim.panel.model.state.power, 'off', 'the panel never obeyed')
+
+  const open = await until(5000, async () => {
+    const events = ((await (await cloud.request('GET', '/v1/alert-events?state=open&code=panel-not-obeying')).json()) as { data: unknown[] }).data
+    return events.length ? events : undefined
+  })
+  t.match(open, [{ code: 'panel-not-obeying', screenId, message: /should be on by its operating hours but reads off/ }])
+  const drift = ((await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()) as { data: { drift: { items: unknown[] } } }).data.drift
+  t.match(drift.items, [{ field: 'panel.power', desired: 'on', reported: 'off' }])
+  const s = servicesOf(cloud.running.app)
+  const mismatch = await s.db.all<{ data: string }>("SELECT data FROM events_outbox WHERE event = 'screen.panel_mismatch'")
+  t.match(
+    mismatch.map((m) => JSON.parse(m.data)),
+    [{ screenId, intended: 'on', power: 'off' }],
+  )
+
+  // Cleared: the next retry gets through; obeying again closes the alert.
+  sim.panel.clearFaults()
+  await time.advanceSettling(60_000)
+  t.ok(await until(10_000, async () => ((await panelOf())?.obeying === true ? true : undefined)), 'obeying again')
+  t.equal(sim.panel.model.state.power, 'on')
+  t.ok(
+    await until(5000, async () =>
+      ((await (await cloud.request('GET', '/v1/alert-events?state=open&code=panel-not-obeying')).json()) as { data: unknown[] }).data.length === 0
+        ? true
+        : undefined,
+    ),
+    'the alert closed',
+  )
+})
+
+t.test('a cast during the off hours powers the panel on; cleared, the panel goes off again', async (t) => {
+  const { cloud, sim, screenId, start } = await rig(t)
+  const later = start - 10_000 + 10 * MINUTE
+  // On for one minute, ten minutes from now: off now.
+  const hours = { weekly: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], on: hhmm(later), off: hhmm(later + MINUTE) }], exceptions: [] }
+  t.equal((await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, hours)).status, 200)
+  t.ok(await until(5000, () => (sim.panel.model.state.power === 'off' ? true : undefined)), 'off: outside the hours')
+  const app = ((await (await cloud.request('POST', '/v1/app-instances', { name: 'Clock', appKey: 'clock', config: {} })).json()) as { data: { id: string } })
+    .data
+  const made = await cloud.request('POST', '/v1/casts', { contentKind: 'app', contentId: app.id, scopeKind: 'screens', screenIds: [screenId] })
+  t.equal(made.status, 201, 'cast made')
+  const cast = ((await made.json()) as { data: { id: string } }).data
+  t.ok(await until(10_000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'the cast powers the panel on during the off hours')
+  t.equal((await cloud.request('POST', `/v1/casts/${cast.id}/clear`)).status, 200)
+  t.ok(await until(10_000, () => (sim.panel.model.state.power === 'off' ? true : undefined)), 'cleared: off again')
+})

@@ -28,7 +28,8 @@ const FIXTURES: Record<string, Fixture> = {
   ...APPROVALS_FIXTURES,
   '/v1/nodes/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id,
-    body: { name: 'renamed' },
+    // `weekly` and `exceptions`: the operating hours' body (each route keeps the fields it takes).
+    body: { name: 'renamed', weekly: [], exceptions: [] },
     exists: getOk('/v1/nodes/:id'),
   },
   '/v1/api-keys/:id': {
@@ -40,7 +41,7 @@ const FIXTURES: Record<string, Fixture> = {
       const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode
       return (await h.req('POST', '/v1/screens/pair', a, { code, name: 'A screen' })).json().data.id
     },
-    body: { name: 'renamed' },
+    body: { name: 'renamed', weekly: [], exceptions: [] },
     exists: getOk('/v1/screens/:id'),
   },
   '/v1/casts/:id': {

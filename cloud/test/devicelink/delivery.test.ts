@@ -220,7 +220,7 @@ forEngines(t, async (t, build) => {
     executor.executeQuery = run
     t.equal(many.states.size, 24)
     t.equal(many.queries, few.queries, `as many queries for 24 screens as for 3 (${many.queries})`)
-    t.ok(many.queries <= 3, 'screens, casts, emergencies')
+    t.ok(many.queries <= 4, 'screens, casts, emergencies, operating hours')
     t.equal(many.describes, 3, 'one description per content item (assignment, cast, emergency)')
     const st = many.states.get(ids[0]!)!
     t.match(st, { assignment: { contentId: 'med_b' }, casts: [{ contentId: 'med_a', paused: true }], emergency: { contentId: 'med_fire' } })
@@ -271,8 +271,11 @@ forEngines(t, async (t, build) => {
     t.teardown(() => void (executor.executeQuery = run))
     await Promise.all(ids.map((id, i) => s.broker.publish(topics.reported(id), report({ source: 'none', contentKind: null, contentId: null }, 100 + i), false)))
     await s.presence.idle()
-    // One read of their rows and one UPDATE per batch; on a loaded machine the 12 may arrive over two ticks.
-    t.ok(queries.n <= 4, `12 reports: ${queries.n} statements (at most two batches of one read and one update, not one per screen)`)
+    await s.drift.idle()
+    // One read of their rows and one UPDATE per batch; on a loaded machine the 12 may arrive
+    // over two ticks. Drift judges the burst behind them: one read of the screens and the
+    // reads that build their desired states (its writes go in transactions).
+    t.ok(queries.n <= 4 + 2 * 5, `12 reports: ${queries.n} statements (at most two batches of storing and of judging, not one per screen)`)
     executor.executeQuery = run
     for (const [i, id] of ids.entries())
       t.equal((await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.reported?.version, 100 + i, `${id} stored its own`)

@@ -11,6 +11,11 @@ export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] 
     what: 'A screen stopped doing what it was told (content, panel power or input); data: screenId, screenName, nodeId, state, since, items.',
   },
   {
+    event: 'screen.panel_mismatch',
+    label: 'Panel not obeying',
+    what: "A screen's panel did not follow its operating hours after the player's retries; data: screenId, screenName, nodeId, intended, power, at.",
+  },
+  {
     event: 'screen.in_sync',
     label: 'Screen back in sync',
     what: 'A drifting screen does what it was told again; data: screenId, screenName, nodeId, state, since, items.',

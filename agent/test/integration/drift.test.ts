@@ -3,15 +3,11 @@
 // on through the API; the screen is in sync. Someone switches the panel off by hand on the
 // simulator: the agent's poll reads it, and the screen drifts (panel.power: told on, reports
 // off), listed by GET /v1/screens?drift=drifting. Switched back on, it is in sync again.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { once } from 'node:events'
-import { FirmwareSim } from '@svc/firmware-sim'
-import { socat, useTool } from '@svc/shared/testing'
-import { Agent } from '../../src/Agent.js'
-import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
-import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
-import { startCloud, type TestCloud } from '../cloud.js'
-import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { startCloud } from '../cloud.js'
+import { tempDir, until } from '../helpers.js'
+import { startPanelAgent, startPanelSim } from './panelRig.js'
 
 interface Drift {
   state: string
@@ -19,36 +15,10 @@ interface Drift {
   items: { field: string; desired: unknown; reported: unknown; since: string }[]
 }
 
-function startAgent(t: Test, cloud: TestCloud, dataDir: string, panelPath: string): Agent {
-  const time = new FakeTime(Date.now())
-  const { log } = captureLog(time.clock)
-  const driver = new DisplayDriver({ path: panelPath, timeoutMs: 1000 })
-  const agent = new Agent({
-    cloudUrl: cloud.base,
-    dataDir,
-    playerPort: 0,
-    clock: time.clock,
-    playbackTimers: time,
-    random: () => 0.2,
-    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
-    backoff: { baseMs: 200, capMs: 1000 },
-    serialRunner: new SerialJobRunner(driver),
-    panelDriver: driver,
-    log,
-  })
-  t.after(() => agent.stop())
-  return agent
-}
-
 t.test('a panel switched off by hand on the simulator makes its screen drift; switched back on, it is in sync', async (t) => {
   const cloud = await startCloud(t)
-  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
-  const sim = new FirmwareSim({ protocol: 'samsung-mdc', ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }), state: { power: 'off' } })
-  const info = await sim.start()
-  t.after(() => sim.stop())
-  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`
-
-  const agent = startAgent(t, cloud, tempDir(t), panelPath)
+  const { sim, panelPath } = await startPanelSim(t, { protocol: 'samsung-mdc', state: { power: 'off' } })
+  const agent = startPanelAgent(t, cloud, tempDir(t), panelPath)
   const code = once(agent, 'code')
   await agent.start()
   const [registration] = await code

@@ -6,54 +6,22 @@
 // fault) is reported not obeying after the retries: alert, event and drift follow.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
-import { FirmwareSim } from '@svc/firmware-sim'
-import { socat, useTool } from '@svc/shared/testing'
-import { Agent } from '../../src/Agent.js'
-import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
-import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
-import { startCloud, type TestCloud } from '../cloud.js'
-import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { startCloud } from '../cloud.js'
+import { FakeTime, tempDir, until } from '../helpers.js'
+import { startPanelAgent, startPanelSim } from './panelRig.js'
 import { servicesOf } from '../../../cloud/src/app.js'
 
 const MINUTE = 60_000
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
 
-function startAgent(t: Test, cloud: TestCloud, dataDir: string, panelPath: string, time: FakeTime): Agent {
-  const { log } = captureLog(time.clock)
-  const driver = new DisplayDriver({ path: panelPath, timeoutMs: 1000 })
-  const agent = new Agent({
-    cloudUrl: cloud.base,
-    dataDir,
-    playerPort: 0,
-    clock: time.clock,
-    playbackTimers: time,
-    random: () => 0.2,
-    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
-    backoff: { baseMs: 200, capMs: 1000 },
-    serialRunner: new SerialJobRunner(driver),
-    panelDriver: driver,
-    log,
-  })
-  t.after(() => agent.stop())
-  return agent
-}
-
 async function rig(t: Test) {
   const cloud = await startCloud(t)
-  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
-  const sim = new FirmwareSim({
-    protocol: 'samsung-mdc',
-    ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }),
-    state: { power: 'on' },
-  })
-  const info = await sim.start()
-  t.after(() => sim.stop())
-  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`
+  const { sim, panelPath } = await startPanelSim(t, { protocol: 'samsung-mdc', state: { power: 'on' } })
   // Minutes aligned: the hours are whole minutes of the agent's clock.
   const start = Math.ceil(Date.now() / MINUTE) * MINUTE + 10_000
   const time = new FakeTime(start)
   const dataDir = tempDir(t)
-  const agent = startAgent(t, cloud, dataDir, panelPath, time)
+  const agent = startPanelAgent(t, cloud, dataDir, panelPath, time)
   const code = once(agent, 'code')
   await agent.start()
   const [registration] = await code
@@ -85,7 +53,7 @@ t.test('hours that end a minute from now switch the panel off then; after a rest
   await cloud.close()
   await agent.stop()
   const later = new FakeTime(off + 30_000)
-  const again = startAgent(t, cloud, dataDir, panelPath, later)
+  const again = startPanelAgent(t, cloud, dataDir, panelPath, later)
   await again.start()
   t.equal(sim.panel.model.state.power, 'off', 'still off after the restart')
   await later.advanceSettling(on - later.nowMs)

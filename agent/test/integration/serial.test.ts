@@ -4,15 +4,11 @@
 // socat is missing), and the reply comes back to the API. The screen's panel profile
 // reaches the agent in its desired state, and the agent's power polling shows up in the
 // screen's reported state. A job queued while the agent is away completes when it returns.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { once } from 'node:events'
-import { FirmwareSim } from '@svc/firmware-sim'
-import { Agent } from '../../src/Agent.js'
-import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
-import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
-import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { tempDir, until } from '../helpers.js'
 import { startCloud, type TestCloud } from '../cloud.js'
-import { socat, useTool } from '@svc/shared/testing'
+import { startPanelAgent, startPanelSim } from './panelRig.js'
 
 async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
   return (await res.json()) as T
@@ -27,38 +23,13 @@ async function waitJob(cloud: TestCloud, id: string): Promise<Record<string, unk
   return done
 }
 
-function startAgent(t: Test, cloud: TestCloud, dataDir: string, ptyPath: string): Agent {
-  const time = new FakeTime(Date.now())
-  const { log } = captureLog(time.clock)
-  const driver = new DisplayDriver({ path: ptyPath, timeoutMs: 1000 })
-  const agent = new Agent({
-    cloudUrl: cloud.base,
-    dataDir,
-    playerPort: 0,
-    clock: time.clock,
-    playbackTimers: time,
-    random: () => 0.2,
-    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
-    backoff: { baseMs: 200, capMs: 1000 },
-    serialRunner: new SerialJobRunner(driver),
-    panelDriver: driver,
-    log,
-  })
-  t.after(() => agent.stop())
-  return agent
-}
-
 t.test('API → MQTT → agent → panel over a pty and back; offline jobs complete on return', async (t) => {
   const cloud = await startCloud(t)
-  const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
-  const sim = new FirmwareSim({ protocol: 'samsung-mdc', ...(pty ? { pty: true } : { tcp: { port: 0, host: '127.0.0.1' } }), state: { power: 'off' } })
-  const info = await sim.start()
-  t.after(() => sim.stop())
-  const panelPath = pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}`
-  t.ok(pty ? info.ptyPath : info.tcpPort, `the simulator listens at ${panelPath}`)
+  const { sim, panelPath } = await startPanelSim(t, { protocol: 'samsung-mdc', state: { power: 'off' } })
+  t.ok(panelPath, `the simulator listens at ${panelPath}`)
 
   const dataDir = tempDir(t)
-  let agent = startAgent(t, cloud, dataDir, panelPath)
+  let agent = startPanelAgent(t, cloud, dataDir, panelPath)
   const code = once(agent, 'code')
   await agent.start()
   const [registration] = await code
@@ -128,7 +99,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   const offQueued = await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 11 01 01 00 13', encoding: 'hex' })
   const offJob = (await json<{ data: { id: string; status: string } }>(offQueued)).data
   t.equal(offJob.status, 'queued')
-  agent = startAgent(t, cloud, dataDir, panelPath)
+  agent = startPanelAgent(t, cloud, dataDir, panelPath)
   await agent.start()
   const off = await waitJob(cloud, offJob.id)
   t.equal(off.status, 'ok')

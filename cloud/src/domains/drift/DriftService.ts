@@ -60,6 +60,8 @@ export class DriftService {
     private readonly clock: Clock,
     private readonly log: { error(obj: unknown, msg: string): void },
     private readonly graceMs = DRIFT_GRACE_MS,
+    /** Judging waits for it (the publisher's FanOutWindow: a fan-out's reads and writes go first). */
+    private readonly gate: { clear(): Promise<void> } | null = null,
   ) {}
 
   private queued = new Map<string, Set<string>>()
@@ -89,6 +91,8 @@ export class DriftService {
 
   private async flush(): Promise<void> {
     try {
+      // Behind a fan-out in progress: the reports it causes are judged once it is out.
+      await this.gate?.clear()
       while (this.queued.size) {
         const batch = this.queued
         this.queued = new Map()
@@ -139,14 +143,11 @@ export class DriftService {
         : [],
     )
     const intents = await this.serial.panelIntents(workspaceId, panels)
-    for (const r of rows) {
-      const judged = this.judge(r, reported.get(r.id) ?? null, states.get(r.id) ?? null, intents.get(r.id) ?? {}, now)
-      try {
-        await this.store(workspaceId, r, judged, now)
-      } catch (err) {
-        this.log.error({ err, screenId: r.id }, 'storing a drift judgement failed')
-      }
-    }
+    const changes = rows.flatMap((r) => {
+      const c = this.change(r, this.judge(r, reported.get(r.id) ?? null, states.get(r.id) ?? null, intents.get(r.id) ?? {}, now), now)
+      return c ? [c] : []
+    })
+    if (changes.length) await this.store(workspaceId, changes, now.toISOString())
   }
 
   private judge(
@@ -178,45 +179,71 @@ export class DriftService {
     return { state: items.length ? 'drifting' : 'in_sync', items }
   }
 
-  private async store(workspaceId: string, r: DriftInputRow, judged: { state: DriftState; items: Omit<DriftItem, 'since'>[] }, now: Date): Promise<void> {
+  /** What a judgement changes on the stored drift, or null when nothing. */
+  private change(r: DriftInputRow, judged: { state: DriftState; items: Omit<DriftItem, 'since'>[] }, now: Date): StoredChange | null {
     const was = driftOf(r)
     const at = now.toISOString()
     // An item keeps its `since` while the same field still differs.
     const items: DriftItem[] = judged.items.map((i) => ({ ...i, since: was.items.find((w) => w.field === i.field)?.since ?? at }))
     const since = judged.state === was.state ? was.since : at
     const text = items.length ? JSON.stringify(items) : null
-    if (judged.state === was.state && text === (r.drift_items ?? null) && since === was.since) return
+    if (judged.state === was.state && text === (r.drift_items ?? null) && since === was.since) return null
     const flipped = judged.state !== was.state && judged.state !== 'unknown' && !(was.state === 'unknown' && judged.state === 'in_sync')
     // Once per mismatch: when the item first says the player gave up on its retries.
     const panelItem = items.find((i) => i.field === 'panel.power' && i.obeying === false)
     const mismatch = panelItem && !was.items.some((w) => w.field === 'panel.power' && w.obeying === false) ? panelItem : null
-    await this.db.transaction(async (tx) => {
-      await this.screens.setDrift(workspaceId, r.id, { drift_state: judged.state, drift_since: since, drift_items: text }, tx.kysely)
-      if (mismatch)
-        await this.outbox.record(tx, {
-          event: 'screen.panel_mismatch',
-          workspaceId,
-          occurredAt: at,
-          data: { screenId: r.id, screenName: r.name, nodeId: r.node_id, intended: String(mismatch.desired), power: String(mismatch.reported), at },
-        })
-      if (flipped) {
-        const screen = { screenId: r.id, screenName: r.name, nodeId: r.node_id, since: since ?? at, items }
-        if (judged.state === 'drifting')
-          await this.outbox.record(tx, { event: 'screen.drifting', workspaceId, occurredAt: at, data: { ...screen, state: 'drifting' } })
-        else await this.outbox.record(tx, { event: 'screen.in_sync', workspaceId, occurredAt: at, data: { ...screen, state: 'in_sync' } })
-      }
-    })
-    if (flipped || mismatch) this.outbox.dispatch().catch(() => undefined) // handed on behind; the webhook worker retries a failed dispatch
-    if (judged.state !== was.state) {
+    return { r, state: judged.state, was: was.state, since, text, items, flipped, mismatch }
+  }
+
+  /** Stores a batch's changes in one transaction, with their events; then tells the listeners. */
+  private async store(workspaceId: string, changes: readonly StoredChange[], at: string): Promise<void> {
+    try {
+      await this.db.transaction(async (tx) => {
+        for (const c of changes) {
+          const { r } = c
+          await this.screens.setDrift(workspaceId, r.id, { drift_state: c.state, drift_since: c.since, drift_items: c.text }, tx.kysely)
+          if (c.mismatch)
+            await this.outbox.record(tx, {
+              event: 'screen.panel_mismatch',
+              workspaceId,
+              occurredAt: at,
+              data: { screenId: r.id, screenName: r.name, nodeId: r.node_id, intended: String(c.mismatch.desired), power: String(c.mismatch.reported), at },
+            })
+          if (c.flipped) {
+            const screen = { screenId: r.id, screenName: r.name, nodeId: r.node_id, since: c.since ?? at, items: c.items }
+            if (c.state === 'drifting')
+              await this.outbox.record(tx, { event: 'screen.drifting', workspaceId, occurredAt: at, data: { ...screen, state: 'drifting' } })
+            else await this.outbox.record(tx, { event: 'screen.in_sync', workspaceId, occurredAt: at, data: { ...screen, state: 'in_sync' } })
+          }
+        }
+      })
+    } catch (err) {
+      this.log.error({ err, workspaceId, screens: changes.length }, 'storing drift judgements failed')
+      return
+    }
+    if (changes.some((c) => c.flipped || c.mismatch)) this.outbox.dispatch().catch(() => undefined) // handed on behind; the webhook worker retries a failed dispatch
+    for (const c of changes) {
+      if (c.state === c.was) continue
       for (const l of this.listeners.all()) {
         try {
-          await l({ workspaceId, screenId: r.id, state: judged.state, since: since ?? at, items })
+          await l({ workspaceId, screenId: c.r.id, state: c.state, since: c.since ?? at, items: c.items })
         } catch (err) {
-          this.log.error({ err, screenId: r.id }, 'a drift listener failed')
+          this.log.error({ err, screenId: c.r.id }, 'a drift listener failed')
         }
       }
     }
   }
+}
+
+interface StoredChange {
+  r: DriftInputRow
+  state: DriftState
+  was: DriftState
+  since: string | null
+  text: string | null
+  items: DriftItem[]
+  flipped: boolean
+  mismatch: DriftItem | null
 }
 
 declare module '../events/payloads.js' {

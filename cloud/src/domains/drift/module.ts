@@ -5,10 +5,33 @@ import { DriftService } from './DriftService.js'
 
 export const driftModule = domainModule({
   name: 'drift',
-  needs: ['db', 'clock', 'log', 'config', 'screenRecords', 'desiredState', 'serialJobs', 'outbox', 'screenReports', 'screenStatuses', 'stopSteps'],
+  needs: [
+    'db',
+    'clock',
+    'log',
+    'config',
+    'screenRecords',
+    'desiredState',
+    'desiredPublisher',
+    'serialJobs',
+    'outbox',
+    'screenReports',
+    'screenStatuses',
+    'stopSteps',
+  ],
   provides: ['drift'],
   create: (d) => {
-    const drift = new DriftService(d.db, d.screenRecords, d.desiredState, d.serialJobs, d.outbox, d.clock, d.log, d.config.driftGraceMs)
+    const drift = new DriftService(
+      d.db,
+      d.screenRecords,
+      d.desiredState,
+      d.serialJobs,
+      d.outbox,
+      d.clock,
+      d.log,
+      d.config.driftGraceMs,
+      d.desiredPublisher.window,
+    )
     d.screenReports.add((r) => drift.queue(r.workspaceId, r.screenId))
     d.screenStatuses.add((changes) => {
       for (const c of changes) drift.queue(c.workspaceId, c.screenId)

@@ -119,7 +119,11 @@ export class DriftService {
     const cutoff = new Date(this.clock.now().getTime() - this.graceMs).toISOString()
     const due = await this.screens.unansweredSince(cutoff, 5000)
     const byWorkspace = new Map<string, string[]>()
-    for (const r of due) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.id])
+    for (const r of due) {
+      const ids = byWorkspace.get(r.workspace_id)
+      if (ids) ids.push(r.id)
+      else byWorkspace.set(r.workspace_id, [r.id])
+    }
     for (const [ws, ids] of byWorkspace) await this.evaluate(ws, ids)
     return due.length
   }

@@ -44,6 +44,10 @@ forEngines(t, async (t, build) => {
     const ids: string[] = []
     for (let i = 0; i < 4; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
     const s = servicesOf(h.app)
+    // What pairing set going behind its answers (the new screens' desired states) is done
+    // before the queries are counted.
+    await s.desiredPublisher.idle()
+    await s.drift.idle()
     const expected = await Promise.all(ids.map((id) => new ScreenRepository(s.db.kysely).credentialHash(id)))
     const directory = screenDirectory(s.db)
     // The first read is held until released; every query is counted.

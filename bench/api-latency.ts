@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { databaseUrlArg, engineLabel, freshDatabase } from './lib/engine.js'
-import { ROOT, cli, cloudEnv, expect, call, forkScript, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track } from './lib/harness.js'
+import { ROOT, cli, cloudEnv, expect, call, freePort, killAll, loadAvg, pairMany, startCloud, stop, tempDir, track, startBareFastify } from './lib/harness.js'
 
 const databaseUrl = databaseUrlArg()
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
@@ -148,12 +148,7 @@ async function main(): Promise<void> {
   try {
     console.log(`connections ${C}, ${D} s per route, ${S} screens, ${engineLabel(databaseUrl)}; load average ${await loadAvg()}`)
     // (a) bare Fastify
-    const bport = await freePort()
-    const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(bport) })
-    await new Promise<void>((resolve, reject) => {
-      bare.once('message', () => resolve())
-      bare.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
-    })
+    const { proc: bare, port: bport } = await startBareFastify()
     await cannon(`http://127.0.0.1:${bport}/`, {}, 2)
     const hello = await measured(bare.pid!, null, () => cannon(`http://127.0.0.1:${bport}/`, {}, D))
     await stop(bare)

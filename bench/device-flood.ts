@@ -35,6 +35,7 @@ import {
   stop,
   tempDir,
   uploadImage,
+  startBareFastify,
 } from './lib/harness.js'
 
 const arg = (name: string, def: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def
@@ -79,12 +80,7 @@ async function main(): Promise<void> {
   try {
     console.log(`${C} callers, ${D} s per phase, flood topic ${TOPIC}; load average ${await loadAvg()}`)
     // (a) bare Fastify
-    const bport = await freePort()
-    const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(bport) })
-    await new Promise<void>((resolve, reject) => {
-      bare.once('message', () => resolve())
-      bare.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
-    })
+    const { proc: bare, port: bport } = await startBareFastify()
     const bareBase = `http://127.0.0.1:${bport}`
     const bareSteps = [
       { name: 'POST', run: async () => void expect(await call(`${bareBase}/`, { method: 'POST', body: { contentKind: 'media' } }), 200, 'bare POST') },

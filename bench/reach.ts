@@ -15,7 +15,7 @@ import { testConfig } from '../cloud/src/config.js'
 import { PostgresDatabase } from '../cloud/src/platform/db/PostgresDatabase.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
-import { ROOT, call, f1, forkScript, freePort, killAll, loadAvg, now, pct, sleep, tempDir, uploadImage } from './lib/harness.js'
+import { call, f1, killAll, loadAvg, now, pct, sleep, tempDir, uploadImage, startBareFastify } from './lib/harness.js'
 
 async function main(): Promise<void> {
   const databaseUrl = databaseUrlArg()
@@ -26,12 +26,7 @@ async function main(): Promise<void> {
   const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
   const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
   try {
-    const bport = await freePort()
-    const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(bport) })
-    await new Promise<void>((resolve, reject) => {
-      bare.once('message', () => resolve())
-      bare.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
-    })
+    const { port: bport } = await startBareFastify() // stopped by killAll()
 
     const app = await buildApp(
       testConfig({ dataDir: dir, dbFile: join(dir, 'svc.sqlite'), rateLimitPerMinute: 100_000_000, mediaProcessing: 'background' }),

@@ -14,13 +14,11 @@
 // Baseline: bench/lib/bare-fastify.ts, GET / one request at a time (the HTTP round trip).
 import { join } from 'node:path'
 import {
-  ROOT,
   call,
   cli,
   cloudEnv,
   expect,
   f1,
-  forkScript,
   freePort,
   killAll,
   loadAvg,
@@ -31,6 +29,7 @@ import {
   stop,
   tempDir,
   uploadImage,
+  startBareFastify,
 } from './lib/harness.js'
 
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
@@ -62,12 +61,7 @@ async function timed(n: number, f: (i: number) => Promise<unknown>): Promise<num
 async function main(): Promise<void> {
   const dir = tempDir('svc-bench-timeline-')
   try {
-    const bport = await freePort()
-    const bare = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(bport) })
-    await new Promise<void>((resolve, reject) => {
-      bare.once('message', () => resolve())
-      bare.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
-    })
+    const { proc: bare, port: bport } = await startBareFastify()
     const bareUrl = `http://127.0.0.1:${bport}/`
     await timed(200, () => call(bareUrl)) // warm-up
 

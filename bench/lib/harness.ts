@@ -58,6 +58,17 @@ export function forkScript(file: string, env: Record<string, string> = {}, execA
   return track(fork(file, [], { env: { ...process.env, ...env }, execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
 }
 
+/** The bare Fastify baseline (bench/lib/bare-fastify.ts) in its own process, once it listens. */
+export async function startBareFastify(): Promise<{ proc: ChildProcess; port: number }> {
+  const port = await freePort()
+  const proc = forkScript(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), { BENCH_PORT: String(port) })
+  await new Promise<void>((resolve, reject) => {
+    proc.once('message', () => resolve())
+    proc.once('exit', (c) => reject(new Error(`bare fastify exited (${c})`)))
+  })
+  return { proc, port }
+}
+
 export async function freePort(): Promise<number> {
   const s = createServer()
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))

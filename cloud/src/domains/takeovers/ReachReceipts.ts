@@ -79,7 +79,7 @@ export class ReachReceipts {
     const kept = more ? rows.slice(0, page.limit!) : rows
     const out: Page<ScreenReachView> = { data: kept.map((r) => receipt(r, startedAt)) }
     if (page.limit !== null) out.nextCursor = more ? encodeCursor(kept.at(-1)!.screen_id) : null
-    if (page.count) out.total = (await this.repo.rows(kind, id, null, null)).length
+    if (page.count) out.total = await this.repo.count(kind, id)
     return out
   }
 

@@ -31,6 +31,19 @@ export class ReachRepository {
     return page.execute()
   }
 
+  /** How many screens the takeover targeted. */
+  async count(kind: 'cast' | 'emergency', id: string): Promise<number> {
+    const q =
+      kind === 'cast'
+        ? this.k.selectFrom('cast_screens as t').where('t.cast_id', '=', id)
+        : this.k.selectFrom('emergency_screens as t').where('t.emergency_id', '=', id)
+    const r = await q
+      .innerJoin('screens as s', 's.id', 't.screen_id')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
   /** Active emergencies whose reach is not recorded yet and is due: started at or before `cutoff`, or applied by every screen. */
   reachDue(cutoff: string): Promise<{ id: string; workspace_id: string }[]> {
     return this.k

@@ -4,10 +4,10 @@
 // lost PUBACK, or after an agent restart before it acknowledged) inserts nothing the second
 // time: `ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike.
 import { createHash } from 'node:crypto'
-import { type Selectable, sql } from 'kysely'
+import { type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { Executor } from '../../platform/db/Database.js'
-import type { PlayLogTable } from '../../platform/db/schema.js'
+import type { DB, PlayLogTable } from '../../platform/db/schema.js'
 import type { TimeRange } from '../../platform/timeRange.js'
 import type { PanelPower } from '@svc/shared/mqtt/index'
 
@@ -70,10 +70,55 @@ export function playRecordId(screenId: string, r: PlayLogInput): string {
   return `play_${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`
 }
 
+/** Where a summary's window is read: whole UTC days, whole hours, and plays one by one. */
+export interface WindowPieces {
+  /** `YYYY-MM-DD` from (inclusive) to (exclusive), or null. */
+  days: [string, string] | null
+  /** `YYYY-MM-DDTHH` ranges, from (inclusive) to (exclusive). */
+  hours: [string, string][]
+  /** ISO time ranges of single plays by start, from (inclusive) to (exclusive). */
+  plays: [string, string][]
+}
+
+/**
+ * Splits [from, to) into the whole UTC days inside it, the whole hours beside them, and the
+ * partial hours at its ends: each play started in the window is in exactly one piece.
+ */
+export function windowPieces(range: { from: string; to: string }): WindowPieces {
+  const from = Date.parse(range.from)
+  const to = Date.parse(range.to)
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const h0 = Math.ceil(from / HOUR_MS) * HOUR_MS
+  const h1 = Math.floor(to / HOUR_MS) * HOUR_MS
+  if (h1 <= h0) return { days: null, hours: [], plays: [[range.from, range.to]] }
+  const d0 = Math.ceil(from / DAY_MS) * DAY_MS
+  const d1 = Math.floor(to / DAY_MS) * DAY_MS
+  const hour = (ms: number) => iso(ms).slice(0, 13)
+  const hours: [number, number][] =
+    d1 > d0
+      ? [
+          [h0, d0],
+          [d1, h1],
+        ]
+      : [[h0, h1]]
+  const plays: [number, number][] = [
+    [from, h0],
+    [h1, to],
+  ]
+  return {
+    days: d1 > d0 ? [iso(d0).slice(0, 10), iso(d1).slice(0, 10)] : null,
+    hours: hours.filter(([a, b]) => b > a).map(([a, b]) => [hour(a), hour(b)]),
+    plays: plays.filter(([a, b]) => b > a).map(([a, b]) => [iso(a), iso(b)]),
+  }
+}
+
+const HOUR_MS = 3_600_000
+const DAY_MS = 86_400_000
+
 export class PlayLogRepository {
   constructor(private readonly k: Executor) {}
 
-  /** Stores records of one screen; returns how many were new. */
+  /** Stores records of one screen and adds them to its daily and hourly totals (run it in a transaction); returns how many were new. */
   async insert(workspaceId: string, screenId: string, records: PlayLogInput[], receivedAt: string, k: Executor = this.k): Promise<number> {
     const seen = new Set<string>()
     const rows = []
@@ -100,16 +145,53 @@ export class PlayLogRepository {
         panel_power: r.panelPower ?? 'unknown',
       })
     }
-    let added = 0
+    // The totals gain exactly the rows this insert added (a re-sent record adds none).
+    const added: typeof rows = []
     for (let i = 0; i < rows.length; i += CHUNK) {
-      const res = await k
-        .insertInto('play_log')
-        .values(rows.slice(i, i + CHUNK))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .executeTakeFirst()
-      added += Number(res.numInsertedOrUpdatedRows ?? 0n)
+      const chunk = rows.slice(i, i + CHUNK)
+      const ids = new Set(
+        (
+          await k
+            .insertInto('play_log')
+            .values(chunk)
+            .onConflict((oc) => oc.column('id').doNothing())
+            .returning('id')
+            .execute()
+        ).map((r) => r.id),
+      )
+      for (const r of chunk) if (ids.has(r.id)) added.push(r)
     }
-    return added
+    // Per day and per hour (the hour's key is `YYYY-MM-DDTHH`).
+    for (const [table, keyLength] of [
+      ['play_log_daily', 10],
+      ['play_log_hourly', 13],
+    ] as const) {
+      const totals = new Map<string, { period: string; content_kind: string; content_id: string; plays: number; duration_ms: number; panel_on_ms: number }>()
+      for (const r of added) {
+        const period = r.started_at.slice(0, keyLength)
+        const key = JSON.stringify([period, r.content_kind, r.content_id])
+        const t = totals.get(key) ?? { period, content_kind: r.content_kind, content_id: r.content_id, plays: 0, duration_ms: 0, panel_on_ms: 0 }
+        t.plays++
+        t.duration_ms += r.duration_ms
+        if (r.panel_power === 'on') t.panel_on_ms += r.duration_ms
+        totals.set(key, t)
+      }
+      const rows = [...totals.values()].map(({ period, ...t }) => ({ workspace_id: workspaceId, screen_id: screenId, period, ...t }))
+      for (let i = 0; i < rows.length; i += CHUNK) {
+        await k
+          .insertInto(table)
+          .values(rows.slice(i, i + CHUNK))
+          .onConflict((oc) =>
+            oc.columns(['workspace_id', 'period', 'content_kind', 'content_id', 'screen_id']).doUpdateSet((eb) => ({
+              plays: eb(`${table}.plays`, '+', eb.ref('excluded.plays')),
+              duration_ms: eb(`${table}.duration_ms`, '+', eb.ref('excluded.duration_ms')),
+              panel_on_ms: eb(`${table}.panel_on_ms`, '+', eb.ref('excluded.panel_on_ms')),
+            })),
+          )
+          .execute()
+      }
+    }
+    return added.length
   }
 
   /** Plays of some screens started within the range, oldest first, after `after`; at most `limit` (null = all). */
@@ -131,7 +213,9 @@ export class PlayLogRepository {
   /**
    * Plays started in [from, to) per content (kind, id order, after `after`), of the screens
    * homed in `scopeIds` and `nodeIds` (null: any): how many, their milliseconds, those with the
-   * panel on, and how many screens played it.
+   * panel on, and how many screens played it. The whole UTC days inside the window come from
+   * the daily totals, the whole hours beside them from the hourly ones, and only the partial
+   * hours at its ends from the plays themselves (windowPieces).
    */
   async summary(
     workspaceId: string,
@@ -140,27 +224,89 @@ export class PlayLogRepository {
     after: { kind: string; id: string } | null,
     limit: number,
   ): Promise<PlaySummaryRow[]> {
-    let q = this.k
-      .selectFrom('play_log as p')
-      .innerJoin('screens as s', 's.id', 'p.screen_id')
+    const pieces = windowPieces(range)
+    // The filters each part applies before anything is added up: content, the page's
+    // cursor, and the screens homed in the locations asked for.
+    const narrow = <Q extends SelectQueryBuilder<DB, 'play_log' | 'play_log_daily' | 'play_log_hourly', object>>(q: Q): Q => {
+      // The three tables have these columns; the builder is typed on one of them.
+      let n = q as unknown as SelectQueryBuilder<DB, 'play_log', object>
+      if (f.contentKind) n = n.where('content_kind', '=', f.contentKind)
+      if (f.contentId) n = n.where('content_id', '=', f.contentId)
+      if (after)
+        n = n.where((eb) => eb.or([eb('content_kind', '>', after.kind), eb.and([eb('content_kind', '=', after.kind), eb('content_id', '>', after.id)])]))
+      if (f.scopeIds !== null || f.nodeIds !== null)
+        n = n.where('screen_id', 'in', (eb) => {
+          let homed = eb.selectFrom('screens').select('id').where('workspace_id', '=', workspaceId)
+          homed = withinNodes(homed, 'node_id', f.scopeIds)
+          return withinNodes(homed, 'node_id', f.nodeIds)
+        })
+      return n as unknown as Q
+    }
+    // Per content and screen first (a hash aggregate), then per content: cheaper than a
+    // count(distinct) over every row.
+    const rows = await this.k
+      .selectFrom((outer) =>
+        outer
+          .selectFrom((db) => {
+            const totals = (table: 'play_log_daily' | 'play_log_hourly', [from, to]: [string, string]) =>
+              narrow(
+                db
+                  .selectFrom(table)
+                  .select(['content_kind', 'content_id', 'screen_id', 'plays', 'duration_ms', 'panel_on_ms'])
+                  .where('workspace_id', '=', workspaceId)
+                  .where('period', '>=', from)
+                  .where('period', '<', to),
+              )
+            const plays = ([from, to]: [string, string]) =>
+              narrow(
+                db
+                  .selectFrom('play_log')
+                  .select([
+                    'content_kind',
+                    'content_id',
+                    'screen_id',
+                    sql<number>`1`.as('plays'),
+                    'duration_ms',
+                    sql<number>`case when panel_power = 'on' then duration_ms else 0 end`.as('panel_on_ms'),
+                  ])
+                  .where('workspace_id', '=', workspaceId)
+                  .where('started_at', '>=', from)
+                  .where('started_at', '<', to),
+              )
+            const parts = [
+              ...(pieces.days ? [totals('play_log_daily', pieces.days)] : []),
+              ...pieces.hours.map((h) => totals('play_log_hourly', h)),
+              ...pieces.plays.map(plays),
+            ]
+            return parts
+              .slice(1)
+              .reduce((all, part) => all.unionAll(part), parts[0]!)
+              .as('u')
+          })
+          .select([
+            'u.content_kind',
+            'u.content_id',
+            'u.screen_id',
+            sql<number>`sum(u.plays)`.as('plays'),
+            sql<number>`sum(u.duration_ms)`.as('ms'),
+            sql<number>`sum(u.panel_on_ms)`.as('ms_on'),
+          ])
+          .groupBy(['u.content_kind', 'u.content_id', 'u.screen_id'])
+          .as('g'),
+      )
       .select([
-        'p.content_kind',
-        'p.content_id',
-        sql<number | string>`count(*)`.as('plays'),
-        sql<number | string>`sum(p.duration_ms)`.as('ms'),
-        sql<number | string>`sum(case when p.panel_power = 'on' then p.duration_ms else 0 end)`.as('ms_on'),
-        sql<number | string>`count(distinct p.screen_id)`.as('screens'),
+        'g.content_kind',
+        'g.content_id',
+        sql<number | string>`sum(g.plays)`.as('plays'),
+        sql<number | string>`sum(g.ms)`.as('ms'),
+        sql<number | string>`sum(g.ms_on)`.as('ms_on'),
+        sql<number | string>`count(*)`.as('screens'),
       ])
-      .where('p.workspace_id', '=', workspaceId)
-      .where('p.started_at', '>=', range.from)
-      .where('p.started_at', '<', range.to)
-    q = withinNodes(q, 's.node_id', f.scopeIds)
-    q = withinNodes(q, 's.node_id', f.nodeIds)
-    if (f.contentKind) q = q.where('p.content_kind', '=', f.contentKind)
-    if (f.contentId) q = q.where('p.content_id', '=', f.contentId)
-    if (after)
-      q = q.where((eb) => eb.or([eb('p.content_kind', '>', after.kind), eb.and([eb('p.content_kind', '=', after.kind), eb('p.content_id', '>', after.id)])]))
-    const rows = await q.groupBy(['p.content_kind', 'p.content_id']).orderBy('p.content_kind').orderBy('p.content_id').limit(limit).execute()
+      .groupBy(['g.content_kind', 'g.content_id'])
+      .orderBy('g.content_kind')
+      .orderBy('g.content_id')
+      .limit(limit)
+      .execute()
     return rows.map((r) => ({
       content_kind: r.content_kind,
       content_id: r.content_id,
@@ -183,9 +329,12 @@ export class PlayLogRepository {
     return Number((await q.executeTakeFirstOrThrow()).n)
   }
 
-  /** Deletes plays started before `cutoff` (UTC ISO), in every workspace; returns how many. */
+  /** Deletes plays started before `cutoff` (UTC ISO), in every workspace, and the daily totals of days before its day; returns how many plays. */
   async deleteStartedBefore(cutoff: string): Promise<number> {
     const res = await this.k.deleteFrom('play_log').where('started_at', '<', cutoff).executeTakeFirst()
+    // A day's or an hour's totals go once the whole of it is past the cutoff.
+    await this.k.deleteFrom('play_log_daily').where('period', '<', cutoff.slice(0, 10)).execute()
+    await this.k.deleteFrom('play_log_hourly').where('period', '<', cutoff.slice(0, 13)).execute()
     return Number(res.numDeletedRows ?? 0n)
   }
 

@@ -202,7 +202,7 @@ export class PlayLogService {
   slowedAlertPlays = SLOWED_ALERT_PLAYS
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly clock: Clock,
     private readonly screens: ScreenService,
     /** The library, for the largest layout's zones (the daily limit per zone). */
@@ -350,7 +350,8 @@ export class PlayLogService {
       }
     }
 
-    const stored = fresh.length ? await this.repo.insert(workspaceId, screenId, fresh, this.clock.now().toISOString()) : 0
+    const receivedAt = this.clock.now().toISOString()
+    const stored = fresh.length ? await this.db.transaction((tx) => this.repo.insert(workspaceId, screenId, fresh, receivedAt, tx.kysely)) : 0
     // Records stored before (a re-send), twice in the batch, or stored meanwhile.
     const duplicates = records.length - total(refused) - stored
     for (const k of Object.keys(refused) as (keyof Refused)[]) this.stats.refused[k] += refused[k]

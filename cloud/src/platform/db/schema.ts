@@ -456,6 +456,20 @@ export interface PlayLogTable {
   panel_power: Defaulted<string>
 }
 
+/** Proof of display at volume: one screen's plays of one content in one UTC day or hour (see PlayLogRepository). */
+export interface PlayLogTotalsTable {
+  workspace_id: string
+  /** The day (`YYYY-MM-DD`) or hour (`YYYY-MM-DDTHH`, UTC) the plays started. */
+  period: string
+  content_kind: string
+  content_id: string
+  screen_id: string
+  plays: number
+  duration_ms: number
+  /** Milliseconds of those plays that started with the panel on. */
+  panel_on_ms: number
+}
+
 /** A screenshot job and, once the agent uploaded it, its PNG (bytes in the media store by sha256). */
 export interface ScreenshotsTable {
   /** `shot_…` */
@@ -566,6 +580,8 @@ export interface DB {
   events_outbox: EventsOutboxTable
   operating_hours: OperatingHoursTable
   play_log: PlayLogTable
+  play_log_daily: PlayLogTotalsTable
+  play_log_hourly: PlayLogTotalsTable
   approval_policies: ApprovalPoliciesTable
   approval_requests: ApprovalRequestsTable
   screenshots: ScreenshotsTable

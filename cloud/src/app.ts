@@ -6,6 +6,7 @@
 // Teardown: whatever is opened adds its stop step to one Lifecycle where it is opened
 // (platform/lifecycle.ts): this file for the platform, each module for its own; the app's
 // onClose, or a failed start, runs them in reverse.
+import cookie from '@fastify/cookie'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RouteInfo } from './platform/http/types.js'
@@ -226,6 +227,8 @@ async function assemble(
     }
   })
   installErrorHandling(app)
+  // Cookies are read for the console's session (and set by its sign-in routes).
+  await app.register(cookie)
   installAuth(app, provided)
   installJsonBounds(app)
   idempotency.install(app)

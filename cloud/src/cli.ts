@@ -3,7 +3,7 @@
 //   migrate                                 bring the database schema up to date; prints one JSON line
 //   bootstrap --workspace NAME [--region R] create a workspace and an owner key; prints one JSON line
 //   create-user --workspace ID --email E [--name N] [--role owner|admin|editor|viewer]
-//                                           add a user and print a session token (one JSON line)
+//                                           add a user and print their invite link (one JSON line)
 //   incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
 //   incident update ID --status S --message M [--impact I]
 //   incident resolve ID [--message M]
@@ -17,6 +17,10 @@ import { migrate } from './platform/db/migrate.js'
 import { IdGenerator, systemClock } from './platform/clock.js'
 import { WorkspaceService } from './domains/account/WorkspaceService.js'
 import { UserService } from './domains/access/UserService.js'
+import { SignInService } from './domains/access/SignInService.js'
+import { SignInLimits } from './domains/access/SignInLimits.js'
+import { LocalCredentialChanges } from './domains/access/CredentialChanges.js'
+import { Mailer } from './domains/mail/Mailer.js'
 import { NodeService } from './domains/nodes/NodeService.js'
 import { ApiKeyService } from './domains/access/ApiKeyService.js'
 import { StatusService } from './domains/status/StatusService.js'
@@ -97,7 +101,29 @@ async function main(argv: string[]): Promise<void> {
         const users = new UserService(db, systemClock, ids, undefined, config.sessionTtlHours)
         const user = await users.create(ws.id, { email: values.email!, name: values.name ?? null, role: values.role })
         const session = await users.createSession(user)
-        out({ workspaceId: ws.id, userId: user.id, role: user.role, sessionToken: session.token, expiresAt: session.expiresAt })
+        // The invite is recorded in the mail outbox (sent later by the running cloud when SMTP is set).
+        const mailer = new Mailer(db, systemClock, { smtpUrl: null, from: config.smtpFrom }, { info() {}, error() {} })
+        const signIns = new SignInService(
+          db,
+          systemClock,
+          ids,
+          undefined,
+          users,
+          new SignInLimits(systemClock),
+          mailer,
+          config.publicUrl,
+          new LocalCredentialChanges(),
+        )
+        const link = await signIns.invite(user, { workspaceName: ws.name })
+        out({
+          workspaceId: ws.id,
+          userId: user.id,
+          role: user.role,
+          inviteUrl: link.inviteUrl,
+          inviteExpiresAt: link.expiresAt,
+          sessionToken: session.token,
+          expiresAt: session.expiresAt,
+        })
       })
       return
     }

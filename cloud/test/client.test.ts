@@ -204,6 +204,12 @@ t.test('every read operation and the main writes, through the typed client on a 
   await ok(api.GET('/v1/serial-presets'))
   const invited = (await ok(api.POST('/v1/users', { body: { email: 'ada@example.com', name: 'Ada', role: 'viewer' } }))).data
   t.match(invited.sessionToken, /^ust_/)
+  t.match(invited.inviteUrl, /\/console\/welcome#token=inv_/)
+  // The invited user's session reads itself (the console uses a cookie; a bearer works too).
+  const ada = createApiClient(base, invited.sessionToken, {
+    middleware: [{ onResponse: ({ request, response, schemaPath }) => void (response.ok && called.add(`${request.method.toLowerCase()} ${schemaPath}`)) }],
+  })
+  t.equal((await ok(ada.GET('/v1/session'))).data.user.email, 'ada@example.com')
   await ok(api.GET('/v1/users', { params: { query: { limit: '10' } } }))
   t.equal((await ok(api.GET('/v1/users/{id}', path(invited.id)))).data.email, 'ada@example.com')
   t.equal((await ok(api.PATCH('/v1/users/{id}', { ...path(invited.id), body: { role: 'editor' } }))).data.role, 'editor')

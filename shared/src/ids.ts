@@ -3,6 +3,8 @@ export const ID_PREFIX = {
   workspace: 'ws',
   user: 'usr',
   session: 'ses',
+  invite: 'uin',
+  signInDevice: 'sid',
   apiKey: 'key',
   oauthToken: 'otk',
   node: 'node',

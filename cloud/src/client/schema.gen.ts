@@ -824,6 +824,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the password of an invite link (at least 12 characters) and sign in; the link works once */
+        post: operations["acceptInvites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/layouts": {
         parameters: {
             query?: never;
@@ -1925,6 +1942,25 @@ export interface paths {
         patch: operations["updateSerialTemplate"];
         trace?: never;
     };
+    "/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user, their workspace, when the session ends and its CSRF token */
+        get: operations["getSession"];
+        put?: never;
+        /** Sign in with email and password: sets the session cookie (and answers its CSRF token); failed attempts are limited */
+        post: operations["session"];
+        /** Sign out: the session ends at once and the cookie is cleared */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/signage-templates": {
         parameters: {
             query?: never;
@@ -2061,7 +2097,7 @@ export interface paths {
         /** List the workspace's users (oldest first) */
         get: operations["listUsers"];
         put?: never;
-        /** Invite a user (answers a first session token, shown once) */
+        /** Invite a user: answers the console invite link (also mailed) and a first session token, shown once */
         post: operations["createUser"];
         delete?: never;
         options?: never;
@@ -2086,6 +2122,23 @@ export interface paths {
         head?: never;
         /** Change a user's role or name (409 conflict when it would leave no owner) */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/v1/users/{id}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a user a new invite link (also mailed); accepting it sets a new password, so it is how a forgotten password is reset */
+        post: operations["inviteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/webhooks": {
@@ -14813,6 +14866,202 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    acceptInvites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                    /** @description The `token` of the invite link (`inv_…`). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Send it as the `x-svc-csrf` header on every write made with the session cookie. */
+                            csrfToken: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerifiedAt: string | null;
+                                id: string;
+                                name: string | null;
+                                /** @enum {string} */
+                                role: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            workspace: {
+                                id: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             422: {
                 headers: {
@@ -33409,6 +33658,536 @@ export interface operations {
             };
         };
     };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Send it as the `x-svc-csrf` header on every write made with the session cookie. */
+                            csrfToken: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerifiedAt: string | null;
+                                id: string;
+                                name: string | null;
+                                /** @enum {string} */
+                                role: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            workspace: {
+                                id: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                    /** @description Needed only when the address signs in to several workspaces. */
+                    workspaceId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Send it as the `x-svc-csrf` header on every write made with the session cookie. */
+                            csrfToken: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerifiedAt: string | null;
+                                id: string;
+                                name: string | null;
+                                /** @enum {string} */
+                                role: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            workspace: {
+                                id: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            signedOut: true;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listSignageTemplates: {
         parameters: {
             query?: {
@@ -35471,6 +36250,10 @@ export interface operations {
                             role: "owner" | "admin" | "editor" | "viewer";
                         } & {
                             /** Format: date-time */
+                            inviteExpiresAt: string;
+                            /** @description The console link where the user sets a password (`…/console/welcome#token=inv_…`): one use, 7 days; also mailed to them. */
+                            inviteUrl: string;
+                            /** Format: date-time */
                             sessionExpiresAt: string;
                             /** @description A session token for the new user (`ust_…`). Shown only in this answer. */
                             sessionToken: string;
@@ -36127,6 +36910,183 @@ export interface operations {
             };
             414: components["responses"]["UriTooLong"];
             /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    inviteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description One use, 7 days; earlier unused links of the user stop working. Also mailed to them. */
+                            inviteUrl: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Deprecation } from '../platform/http/deprecations.js'
 import type { AnyModule } from '../platform/modules.js'
-import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, userRoutes } from './access/module.js'
+import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, sessionRoutes, userRoutes } from './access/module.js'
 import { accountModule, accountRoutes } from './account/module.js'
 import { alertRoutes, alertsModule } from './alerts/module.js'
 import { approvalRoutes, approvalsModule } from './approvals/module.js'
@@ -83,6 +83,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(webhookRoutes(p))
     await v1.register(alertRoutes(p))
     await v1.register(userRoutes(p))
+    await v1.register(sessionRoutes(p))
     await v1.register(oauthRoutes(p))
     await v1.register(playLogRoutes(p))
     await v1.register(mcpRoutes(p))

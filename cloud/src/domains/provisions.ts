@@ -18,7 +18,7 @@ import type { StopSteps } from '../platform/lifecycle.js'
 import type { Hook } from '../platform/hooks.js'
 import type { Module, Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
-import type { ApiKeyService, CredentialChanges, OAuthService, UserService } from './access/index.js'
+import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './access/index.js'
 import type { WorkspaceService } from './account/index.js'
 import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
 import type { ApprovalService, HeldChangeHandler } from './approvals/index.js'
@@ -143,6 +143,8 @@ export interface DomainProvisions {
   credentialChanges: CredentialChanges
   apiKeys: ApiKeyService
   users: UserService
+  /** Console sign-in: invite links, passwords, sessions opened and ended. */
+  signIns: SignInService
   /** OAuth client credentials: access tokens that act as their API key. */
   oauth: OAuthService
   workspaces: WorkspaceService

@@ -110,6 +110,15 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
   t.match(user.sessionToken, /^ust_/)
   t.equal(user.workspaceId, ws.workspaceId)
   t.equal(user.role, 'admin')
+  // The invite link the command printed works on the running server: the user sets a password and is signed in.
+  t.match(user.inviteUrl, /^\/console\/welcome#token=inv_/)
+  const accepted = await fetch(`${base}/v1/invites/accept`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: String(user.inviteUrl).split('#token=')[1], password: 'a long pass phrase' }),
+  })
+  t.equal(accepted.status, 200)
+  t.match(accepted.headers.get('set-cookie'), /svc_session=ust_/)
   const incident = oneLine(t, openRun)
   t.match(incident.id, /^\S+$/)
   t.equal(incident.status, 'investigating')

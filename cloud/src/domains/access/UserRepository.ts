@@ -1,12 +1,14 @@
-// The only code that reads or writes `users` and `sessions`.
+// The only code that reads or writes `users`, `sessions` and users' invites and sign-in devices.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { SessionsTable, UsersTable } from '../../platform/db/schema.js'
+import type { SessionsTable, SignInDevicesTable, UserInvitesTable, UsersTable } from '../../platform/db/schema.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 
 export type UserRecord = Selectable<UsersTable>
 export type SessionRecord = Selectable<SessionsTable>
+export type InviteRecord = Selectable<UserInvitesTable>
+export type DeviceRecord = Selectable<SignInDevicesTable>
 
 export class UserRepository {
   constructor(private readonly k: Executor) {}
@@ -57,9 +59,10 @@ export class UserRepository {
     await k.updateTable('users').set(set).where('id', '=', id).execute()
   }
 
-  /** Deletes the user and every session of theirs. */
+  /** Deletes the user, every session of theirs and their invites. */
   async delete(id: string, k: Executor = this.k): Promise<void> {
     await k.deleteFrom('sessions').where('user_id', '=', id).execute()
+    await k.deleteFrom('user_invites').where('user_id', '=', id).execute()
     await k.deleteFrom('users').where('id', '=', id).execute()
   }
 
@@ -69,5 +72,55 @@ export class UserRepository {
 
   sessionsByLookup(lookup: string): Promise<SessionRecord[]> {
     return this.k.selectFrom('sessions').selectAll().where('lookup', '=', lookup).execute()
+  }
+
+  /** The users with this address, in every workspace (sign-in), with their workspace's name. */
+  byEmail(email: string): Promise<(UserRecord & { workspace_name: string })[]> {
+    return this.k
+      .selectFrom('users')
+      .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
+      .selectAll('users')
+      .select('workspaces.name as workspace_name')
+      .where('users.email', '=', email)
+      .orderBy('users.id')
+      .execute()
+  }
+
+  async setPassword(id: string, hash: string, at: string, k: Executor = this.k): Promise<void> {
+    await k.updateTable('users').set({ password_hash: hash, password_set_at: at }).where('id', '=', id).execute()
+  }
+
+  async revokeSession(id: string, at: string): Promise<void> {
+    await this.k.updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute()
+  }
+
+  async insertInvite(row: InviteRecord, k: Executor = this.k): Promise<void> {
+    await k.insertInto('user_invites').values(row).execute()
+  }
+
+  invitesByLookup(lookup: string, k: Executor = this.k): Promise<InviteRecord[]> {
+    return k.selectFrom('user_invites').selectAll().where('lookup', '=', lookup).execute()
+  }
+
+  /** Marks the user's unused invites used (a new invite replaces them; an accepted one ends the rest); answers how many. */
+  async closeInvites(userId: string, at: string, k: Executor = this.k): Promise<number> {
+    const r = await k.updateTable('user_invites').set({ used_at: at }).where('user_id', '=', userId).where('used_at', 'is', null).executeTakeFirst()
+    return Number(r.numUpdatedRows)
+  }
+
+  async insertDevice(row: DeviceRecord): Promise<void> {
+    await this.k.insertInto('sign_in_devices').values(row).execute()
+  }
+
+  devicesByLookup(lookup: string): Promise<DeviceRecord[]> {
+    return this.k.selectFrom('sign_in_devices').selectAll().where('lookup', '=', lookup).execute()
+  }
+
+  /** Drops invites and sign-in devices past their expiry and sessions expired before `cutoff`; answers how many rows went. */
+  async purgeExpired(now: string, cutoff: string): Promise<number> {
+    const a = await this.k.deleteFrom('user_invites').where('expires_at', '<', now).executeTakeFirst()
+    const b = await this.k.deleteFrom('sign_in_devices').where('expires_at', '<', now).executeTakeFirst()
+    const c = await this.k.deleteFrom('sessions').where('expires_at', '<', cutoff).executeTakeFirst()
+    return Number(a.numDeletedRows) + Number(b.numDeletedRows) + Number(c.numDeletedRows)
   }
 }

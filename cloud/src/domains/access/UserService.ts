@@ -92,6 +92,8 @@ export class UserService {
       role,
       email_verified_at: null,
       created_at: this.clock.now().toISOString(),
+      password_hash: null,
+      password_set_at: null,
     }
     try {
       await this.repo.insert(row)
@@ -106,12 +108,20 @@ export class UserService {
   async invite(
     p: Principal,
     input: { email: string; name?: string | null; role: string },
-  ): Promise<{ user: UserView; sessionToken: string; sessionExpiresAt: string }> {
+  ): Promise<{ user: UserView; row: UserRow; sessionToken: string; sessionExpiresAt: string }> {
     const role = UserService.role(input.role, 'viewer')
     UserService.requireCovers(p, role)
     const user = await this.create(p.workspaceId, { ...input, role })
     const session = await this.createSession(user)
-    return { user: UserService.view(user), sessionToken: session.token, sessionExpiresAt: session.expiresAt }
+    return { user: UserService.view(user), row: user, sessionToken: session.token, sessionExpiresAt: session.expiresAt }
+  }
+
+  /** A user the caller may send a new invite link to (404 in another workspace; 403 for a role the caller does not cover). */
+  async invitable(p: Principal, id: string): Promise<UserRow> {
+    const u = await this.repo.byId(p.workspaceId, id)
+    if (!u) throw notFound('No user with this id.')
+    UserService.requireCovers(p, u.role as Role)
+    return u as UserRow
   }
 
   async list(p: Principal, page: PageRequest): Promise<Page<UserView>> {

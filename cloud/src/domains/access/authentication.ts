@@ -7,12 +7,15 @@
 // instance) are all read at once and the hook calls `done` in the same turn. Whatever
 // must be looked up (a database read, a Redis counter) is awaited as before; the checks
 // and their order are the same on both paths.
+import { timingSafeEqual } from 'node:crypto'
+import type {} from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { holds, type Permission } from '@svc/shared'
 import { ApiError } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit.js'
 import { alreadyCounted } from '../../platform/http/innerRequests.js'
+import { csrfFor } from './SignInService.js'
 import type { Provisions } from '../provisions.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
@@ -28,6 +31,39 @@ function then<T, R>(v: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise
 }
 
 const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i
+
+/** The console's session cookie (a `ust_…` session token) and its device cookie (SignInLimits.ts). */
+export const SESSION_COOKIE = 'svc_session'
+export const DEVICE_COOKIE = 'svc_device'
+/** The header carrying the session's CSRF token on writes made with the cookie. */
+export const CSRF_HEADER = 'x-svc-csrf'
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** The token a request presents: its bearer, else its session cookie (undefined: neither). */
+export function bearerOrCookieToken(req: FastifyRequest): string | undefined {
+  const header = req.headers.authorization
+  if (header) return BEARER.exec(header)?.[1]
+  return req.cookies?.[SESSION_COOKIE]
+}
+
+/**
+ * A write made with the session cookie must prove it comes from the console's own pages:
+ * the session's CSRF token in CSRF_HEADER (a page of another origin can neither read it nor
+ * set the header without a CORS grant, and none is given), and no browser saying it is
+ * cross-site. A bearer credential needs none of this: a browser never adds it by itself.
+ */
+function checkCsrf(req: FastifyRequest, token: string): void {
+  if (SAFE_METHODS.has(req.method)) return
+  const site = req.headers['sec-fetch-site']
+  const sent = req.headers[CSRF_HEADER]
+  const expected = Buffer.from(csrfFor(token))
+  const got = Buffer.from(typeof sent === 'string' ? sent : '')
+  if (site === 'cross-site' || site === 'same-site' || got.length !== expected.length || !timingSafeEqual(got, expected))
+    throw new ApiError(
+      'forbidden',
+      `A write made with the session cookie needs the session's CSRF token in the ${CSRF_HEADER} header (GET /v1/session answers it).`,
+    )
+}
 
 /** What authentication needs of a route, read once when the route is added. */
 interface RouteAuth {
@@ -66,10 +102,19 @@ export function installAuth(app: FastifyInstance, d: Pick<Provisions, 'apiKeys' 
     // A signed URL (devices downloading media) is checked by the route itself.
     if (route.signedAccess && typeof (req.query as Record<string, unknown> | undefined)?.sig === 'string') return
     const header = req.headers.authorization
-    if (!header) throw new ApiError('missing_credentials', 'Send a credential: Authorization: Bearer <API key, OAuth access token or session token>.')
-    const m = BEARER.exec(header)
-    if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
-    const token = m[1]!
+    let token: string
+    if (header) {
+      const m = BEARER.exec(header)
+      if (!m) throw new ApiError('missing_credentials', 'The Authorization header must have the form "Bearer <token>".')
+      token = m[1]!
+    } else {
+      // The console's session cookie: a session token only, and writes carry its CSRF token.
+      const cookie = req.cookies?.[SESSION_COOKIE]
+      if (!cookie) throw new ApiError('missing_credentials', 'Send a credential: Authorization: Bearer <API key, OAuth access token or session token>.')
+      if (!cookie.startsWith('ust_')) throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
+      checkCsrf(req, cookie)
+      token = cookie
+    }
     // A credential that authenticates is never held off, whatever else its address sent.
     const cached = cachedPrincipal(token)
     if (cached) return authorize(route, req, reply, cached)

@@ -5,19 +5,22 @@ import { ApiKeyService } from './ApiKeyService.js'
 import { LocalCredentialChanges } from './CredentialChanges.js'
 import { OAuthService } from './OAuthService.js'
 import { RedisCredentialChanges } from './RedisCredentialChanges.js'
+import { SignInLimits, RedisFailureStore } from './SignInLimits.js'
+import { SignInService } from './SignInService.js'
 import { UserService } from './UserService.js'
 
 export { default as apiKeyRoutes } from './apiKeyRoutes.js'
 export { default as meRoutes } from './meRoutes.js'
 export { installAuth } from './authentication.js'
 export { default as oauthRoutes, oauthMetadataRoutes } from './oauthRoutes.js'
+export { default as sessionRoutes } from './sessionRoutes.js'
 export { default as userRoutes } from './userRoutes.js'
 
 export const accessModule = domainModule({
   name: 'access',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'nodes', 'nodeUsage', 'nodeRemoval'],
-  provides: ['credentialChanges', 'apiKeys', 'users', 'oauth'],
-  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, nodes, nodeUsage, nodeRemoval }) => {
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'mailer', 'nodes', 'nodeUsage', 'nodeRemoval'],
+  provides: ['credentialChanges', 'apiKeys', 'users', 'signIns', 'oauth'],
+  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, mailer, nodes, nodeUsage, nodeRemoval }) => {
     // Instances joined through Redis drop each other's cached credentials at once.
     const credentialChanges = redis ? new RedisCredentialChanges(redis) : new LocalCredentialChanges()
     if (credentialChanges instanceof RedisCredentialChanges) releaseSteps.add('credential changes channel', () => credentialChanges.close())
@@ -27,8 +30,11 @@ export const accessModule = domainModule({
     nodeUsage.add(async (ws, nodeId) => ({ what: 'API key(s) pinned to it', count: await apiKeys.countAtNode(ws, nodeId) }))
     nodeRemoval.add((tx, ws, nodeId) => apiKeys.locationRemoved(tx, ws, nodeId))
     const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
+    const limits = new SignInLimits(clock, redis ? new RedisFailureStore(redis) : undefined)
+    const signIns = new SignInService(db, clock, ids, random, users, limits, mailer, config.publicUrl, credentialChanges)
+    housekeeping.add({ name: 'expired invites, sign-in devices and sessions', run: () => signIns.purgeExpired() })
     const oauth = new OAuthService(db, clock, ids, apiKeys, random)
     housekeeping.add({ name: 'expired OAuth tokens', run: () => oauth.purgeExpired() })
-    return { credentialChanges, apiKeys, users, oauth }
+    return { credentialChanges, apiKeys, users, signIns, oauth }
   },
 })

@@ -1,9 +1,10 @@
-// /v1/users: list, invite (answers a first session token, shown once), get, change role or
-// name, remove (their sessions end at once). The workspace always keeps an owner (409).
+// /v1/users: list, invite (answers the invite link for the console and a first session
+// token, both shown once; the link is also mailed), send a new invite link, get, change role
+// or name, remove (their sessions end at once). The workspace always keeps an owner (409).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ROLES } from '@svc/shared'
-import { principalOf } from '../../platform/http/Principal.js'
+import { principalOf, type Principal } from '../../platform/http/Principal.js'
 import { User } from './UserService.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
@@ -14,8 +15,17 @@ const Invited = Type.Intersect([
   Type.Object({
     sessionToken: Type.String({ description: 'A session token for the new user (`ust_…`). Shown only in this answer.' }),
     sessionExpiresAt: Timestamp,
+    inviteUrl: Type.String({
+      description: 'The console link where the user sets a password (`…/console/welcome#token=inv_…`): one use, 7 days; also mailed to them.',
+    }),
+    inviteExpiresAt: Timestamp,
   }),
 ])
+
+const InviteLink = Type.Object({
+  inviteUrl: Type.String({ description: 'One use, 7 days; earlier unused links of the user stop working. Also mailed to them.' }),
+  expiresAt: Timestamp,
+})
 
 const InviteBody = Type.Object(
   {
@@ -34,9 +44,15 @@ const UpdateBody = Type.Object(
 )
 
 const userRoutes =
-  (d: Pick<Provisions, 'users'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'users' | 'signIns' | 'workspaces'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { users } = d
+    const { users, signIns } = d
+
+    /** Sends `user` a new invite link, mailed in the workspace's name. */
+    async function inviteLink(p: Principal, user: Parameters<typeof signIns.invite>[0]) {
+      const ws = await d.workspaces.require(p.workspaceId)
+      return signIns.invite(user, { workspaceName: ws.name, invitedBy: p.actor.name ?? ('email' in p.actor ? p.actor.email : null) ?? null })
+    }
 
     app.get(
       '/users',
@@ -58,14 +74,34 @@ const userRoutes =
         config: { permission: 'user.manage', rootOnly: true },
         schema: {
           tags: ['users'],
-          summary: 'Invite a user (answers a first session token, shown once)',
+          summary: 'Invite a user: answers the console invite link (also mailed) and a first session token, shown once',
           body: InviteBody,
           response: { 201: Data(Invited), 409: ErrorBody, ...errorResponses },
         },
       },
       async (req, reply) => {
-        const { user, sessionToken, sessionExpiresAt } = await users.invite(principalOf(req), req.body)
-        return reply.code(201).send({ data: { ...user, sessionToken, sessionExpiresAt } })
+        const p = principalOf(req)
+        const { user, row, sessionToken, sessionExpiresAt } = await users.invite(p, req.body)
+        const link = await inviteLink(p, row)
+        return reply.code(201).send({ data: { ...user, sessionToken, sessionExpiresAt, inviteUrl: link.inviteUrl, inviteExpiresAt: link.expiresAt } })
+      },
+    )
+
+    app.post(
+      '/users/:id/invite',
+      {
+        config: { permission: 'user.manage', rootOnly: true },
+        schema: {
+          tags: ['users'],
+          summary: 'Send a user a new invite link (also mailed); accepting it sets a new password, so it is how a forgotten password is reset',
+          params: IdParams,
+          response: { 201: Data(InviteLink), ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        const p = principalOf(req)
+        const link = await inviteLink(p, await users.invitable(p, req.params.id))
+        return reply.code(201).send({ data: link })
       },
     )
 

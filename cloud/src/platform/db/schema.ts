@@ -26,6 +26,31 @@ export interface UsersTable {
   role: string
   email_verified_at: string | null
   created_at: string
+  /** scrypt hash of the console password (access/passwords.ts); null until one is set. */
+  password_hash: Defaulted<string | null>
+  password_set_at: Defaulted<string | null>
+}
+
+/** A one-use invite link of a user: `inv_…` kept as a hash, like session tokens. */
+export interface UserInvitesTable {
+  id: string
+  workspace_id: string
+  user_id: string
+  lookup: string
+  secret_hash: string
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
+/** A browser that signed in to an address (its device cookie, kept as a hash). */
+export interface SignInDevicesTable {
+  id: string
+  email: string
+  lookup: string
+  secret_hash: string
+  created_at: string
+  expires_at: string
 }
 
 export interface SessionsTable {
@@ -548,6 +573,8 @@ export interface DB {
   workspaces: WorkspacesTable
   users: UsersTable
   sessions: SessionsTable
+  user_invites: UserInvitesTable
+  sign_in_devices: SignInDevicesTable
   nodes: NodesTable
   api_keys: ApiKeysTable
   oauth_tokens: OauthTokensTable

@@ -1,0 +1,201 @@
+// Console sign-in: invite links, passwords, sign-in and sign-out. A session is the same
+// `ust_…` session token the API has always accepted as a bearer; the console carries it in
+// an HttpOnly cookie instead (sessionRoutes.ts), and cookie-carried writes need the
+// session's CSRF token (csrfFor) in a header (authentication.ts).
+//
+// Invites: `inv_…` tokens, one use, 7 days, stored as a hash; a new invite ends the user's
+// earlier unused ones. Accepting one sets the password and signs the user in; an invite to a
+// user who has a password resets it (how an owner helps someone who forgot theirs).
+// Sign-in: by address and password. An address may have users in several workspaces: when
+// the password fits more than one and the caller named none, the answer lists them.
+import { hash } from 'node:crypto'
+import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
+import type { Database } from '../../platform/db/Database.js'
+import { ApiError, validation } from '../../platform/errors.js'
+import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
+import type { Mailer } from '../mail/index.js'
+import type { CredentialChanges } from './CredentialChanges.js'
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.js'
+import type { SignInLimits, SignInCount } from './SignInLimits.js'
+import { UserRepository, type UserRecord } from './UserRepository.js'
+import type { UserRow, UserService } from './UserService.js'
+
+export const INVITE_TTL_MS = 7 * 86_400_000
+export const DEVICE_TTL_MS = 90 * 86_400_000
+/** Expired sessions are kept this long (who signed in when), then purged. */
+const EXPIRED_SESSION_RETENTION_MS = 30 * 86_400_000
+
+const INVITE_PATTERN = /^inv_[A-Za-z0-9]{40}$/
+const DEVICE_PATTERN = /^dev_[A-Za-z0-9]{40}$/
+const EMAIL_MAX = 254
+
+/** The CSRF token of a session: derived from its token, so nothing more is stored and only a holder of the session can know it. */
+export function csrfFor(sessionToken: string): string {
+  return hash('sha256', `csrf:${sessionToken}`, 'base64url')
+}
+
+export interface SignedIn {
+  user: UserRow
+  workspace: { id: string; name: string }
+  session: { token: string; expiresAt: string }
+  /** A new device cookie for this browser (absent when it presented a valid one). */
+  device?: { token: string; expiresAt: string }
+}
+
+export class SignInService {
+  private readonly repo: UserRepository
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly random: RandomSource | undefined,
+    private readonly users: Pick<UserService, 'createSession' | 'get'>,
+    private readonly limits: SignInLimits,
+    private readonly mail: Pick<Mailer, 'send'> | null,
+    /** Where the console is reached (SVC_PUBLIC_URL); null: links are paths. */
+    private readonly publicUrl: string | null,
+    private readonly changes: CredentialChanges,
+  ) {
+    this.repo = new UserRepository(db.kysely)
+  }
+
+  /** The console's address of a path (`/console/…`). */
+  consoleUrl(path: string): string {
+    return `${this.publicUrl ?? ''}${path}`
+  }
+
+  /** A new invite link for `user` (their earlier unused links end); mailed to them when `mail` is set. */
+  async invite(
+    user: Pick<UserRecord, 'id' | 'workspace_id' | 'email' | 'name'>,
+    opts: { workspaceName?: string; invitedBy?: string | null } = {},
+  ): Promise<{ inviteUrl: string; expiresAt: string }> {
+    const token = `inv_${randomToken(40, this.random)}`
+    const now = this.clock.now()
+    const expiresAt = new Date(now.getTime() + INVITE_TTL_MS).toISOString()
+    await this.repo.closeInvites(user.id, now.toISOString())
+    await this.repo.insertInvite({
+      id: this.ids.next('invite'),
+      workspace_id: user.workspace_id,
+      user_id: user.id,
+      lookup: token.slice(0, 12),
+      secret_hash: hashSecret(token),
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+      used_at: null,
+    })
+    const inviteUrl = this.consoleUrl(`/console/welcome#token=${token}`)
+    if (this.mail)
+      await this.mail.send({
+        workspaceId: user.workspace_id,
+        to: [user.email],
+        subject: `You are invited to ${opts.workspaceName ?? 'a workspace'} on the signage console`,
+        text: [
+          `Hello${user.name ? ` ${user.name}` : ''},`,
+          '',
+          `${opts.invitedBy ? `${opts.invitedBy} invited you` : 'You are invited'} to ${opts.workspaceName ?? 'a workspace'} on the signage console.`,
+          'Open this link to set your password and sign in (it works once, for 7 days):',
+          '',
+          inviteUrl,
+        ].join('\n'),
+      })
+    return { inviteUrl, expiresAt }
+  }
+
+  /** Sets the password of an invite's user, uses the invite up and signs them in. */
+  async acceptInvite(input: { token: string; password: string }): Promise<SignedIn> {
+    const problem = passwordProblem(input.password)
+    if (problem) throw validation(problem)
+    const refused = new ApiError('not_found', 'This invite link is unknown, used or expired: ask for a new one.')
+    if (!INVITE_PATTERN.test(input.token)) throw refused
+    const now = this.clock.now().toISOString()
+    const invite = (await this.repo.invitesByLookup(input.token.slice(0, 12))).find((r) => secretMatches(input.token, r.secret_hash))
+    if (!invite || invite.used_at || invite.expires_at <= now) throw refused
+    const user = await this.users.get(invite.workspace_id, invite.user_id)
+    if (!user) throw refused
+    const passwordHash = await hashPassword(input.password, this.random)
+    // One use: the invite is closed in the same statement that finds it open.
+    if ((await this.repo.closeInvites(user.id, now)) === 0) throw refused
+    await this.repo.setPassword(user.id, passwordHash, now)
+    const ws = (await this.repo.byEmail(user.email)).find((u) => u.id === user.id)
+    return this.open(user, { id: user.workspace_id, name: ws?.workspace_name ?? '' }, undefined)
+  }
+
+  /** Signs in by address and password from `ip`; `deviceToken` is the browser's device cookie, if any. */
+  async signIn(input: { email: string; password: string; workspaceId?: string }, ip: string, deviceToken: string | undefined): Promise<SignedIn> {
+    const email = input.email.trim().toLowerCase()
+    if (!email || email.length > EMAIL_MAX) throw validation('email is required.')
+    if (!input.password) throw validation('password is required.')
+    const device = await this.knownDevice(deviceToken, email)
+    const count: SignInCount = device ? { kind: 'device', id: device } : { kind: 'browser', email, ip }
+    const held = await this.limits.heldFor(count)
+    if (held > 0)
+      throw new ApiError('rate_limited', `Too many failed sign-ins for this address; retry after ${held} s.`, {
+        extra: { retryAfterSeconds: held },
+        headers: { 'retry-after': String(held) },
+      })
+    const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
+    // Every candidate is checked (or one dummy when there is none), so timing tells nothing.
+    const fits: typeof candidates = []
+    for (const u of candidates.length ? candidates : [null]) if ((await verifyPassword(input.password, u?.password_hash ?? null)) && u) fits.push(u)
+    if (!fits.length) {
+      await this.limits.failed(count)
+      throw new ApiError('invalid_credentials', 'The email or password is wrong.')
+    }
+    if (fits.length > 1)
+      throw new ApiError('validation_error', 'workspaceId is required: this address signs in to several workspaces (listed in workspaces).', {
+        extra: { workspaces: fits.map((u) => ({ id: u.workspace_id, name: u.workspace_name })) },
+      })
+    const u = fits[0]!
+    return this.open(u as UserRow, { id: u.workspace_id, name: u.workspace_name }, device ? deviceToken : undefined)
+  }
+
+  /** Ends the session of `token` (sign-out); its cached principal goes with the credential change. */
+  async signOut(token: string): Promise<void> {
+    const hit = (await this.repo.sessionsByLookup(token.slice(0, 12))).find((r) => secretMatches(token, r.secret_hash))
+    if (!hit) return
+    await this.repo.revokeSession(hit.id, this.clock.now().toISOString())
+    // Cached principals of the user's sessions go; the others authenticate again from the database.
+    this.changes.publish({ kind: 'user', ids: [hit.user_id] })
+  }
+
+  /** When the session of `token` ends (null: no such session). */
+  async expiresAt(token: string): Promise<string | null> {
+    const hit = (await this.repo.sessionsByLookup(token.slice(0, 12))).find((r) => secretMatches(token, r.secret_hash))
+    return hit?.expires_at ?? null
+  }
+
+  /** Drops expired invites and device cookies, and sessions long expired (the housekeeper). */
+  purgeExpired(): Promise<number> {
+    const now = this.clock.now()
+    return this.repo.purgeExpired(now.toISOString(), new Date(now.getTime() - EXPIRED_SESSION_RETENTION_MS).toISOString())
+  }
+
+  /** The device id behind a device cookie valid for `email`, or null. */
+  private async knownDevice(token: string | undefined, email: string): Promise<string | null> {
+    if (!token || !DEVICE_PATTERN.test(token)) return null
+    const now = this.clock.now().toISOString()
+    const hit = (await this.repo.devicesByLookup(token.slice(0, 12))).find((r) => secretMatches(token, r.secret_hash))
+    return hit && hit.email === email && hit.expires_at > now ? hit.id : null
+  }
+
+  private async open(user: UserRow, workspace: { id: string; name: string }, keptDevice: string | undefined): Promise<SignedIn> {
+    const session = await this.users.createSession(user)
+    const out: SignedIn = { user, workspace, session }
+    if (!keptDevice) {
+      const token = `dev_${randomToken(40, this.random)}`
+      const now = this.clock.now()
+      const expiresAt = new Date(now.getTime() + DEVICE_TTL_MS).toISOString()
+      await this.repo.insertDevice({
+        id: this.ids.next('signInDevice'),
+        email: user.email,
+        lookup: token.slice(0, 12),
+        secret_hash: hashSecret(token),
+        created_at: now.toISOString(),
+        expires_at: expiresAt,
+      })
+      out.device = { token, expiresAt }
+    }
+    return out
+  }
+}

@@ -55,6 +55,8 @@ export interface Config {
   rateLimitPerMinute: number
   /** Lifetime of a user session token, hours (SVC_SESSION_TTL_HOURS, 720). */
   sessionTtlHours: number
+  /** Live event streams (GET /v1/events/stream) one workspace may hold open at once. */
+  eventStreamsPerWorkspace: number
   /** How often the platform measures itself, ms (SVC_STATUS_INTERVAL_MS, 60000); 0 = never (tests drive it). */
   statusIntervalMs: number
   /** How often the housekeeper deletes expired rows (keys, uploads, registrations, mail, tokens, plays, screenshots), ms (SVC_HOUSEKEEPING_INTERVAL_MS, 3600000); 0 = never (tests drive it). */
@@ -248,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),
     rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
     sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
+    eventStreamsPerWorkspace: int(env, 'SVC_EVENT_STREAMS_PER_WORKSPACE', 100, 1),
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
     housekeepingIntervalMs: int(env, 'SVC_HOUSEKEEPING_INTERVAL_MS', 3_600_000),
     webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '')

@@ -210,6 +210,12 @@ t.test('every read operation and the main writes, through the typed client on a 
     middleware: [{ onResponse: ({ request, response, schemaPath }) => void (response.ok && called.add(`${request.method.toLowerCase()} ${schemaPath}`)) }],
   })
   t.equal((await ok(ada.GET('/v1/session'))).data.user.email, 'ada@example.com')
+  // The live event stream answers text/event-stream; its first message is `ready`.
+  const live = await api.GET('/v1/events/stream', { parseAs: 'stream' })
+  t.match(live.response.headers.get('content-type'), /^text\/event-stream/)
+  const reader = (live.data as ReadableStream<Uint8Array>).getReader()
+  t.match(new TextDecoder().decode((await reader.read()).value), /retry: 3000/)
+  await reader.cancel()
   await ok(api.GET('/v1/users', { params: { query: { limit: '10' } } }))
   t.equal((await ok(api.GET('/v1/users/{id}', path(invited.id)))).data.email, 'ada@example.com')
   t.equal((await ok(api.PATCH('/v1/users/{id}', { ...path(invited.id), body: { role: 'editor' } }))).data.role, 'editor')
@@ -266,7 +272,7 @@ t.test('every read operation and the main writes, through the typed client on a 
   t.match(toolCall, { id: 2, result: { structuredContent: { data: { id: screen.id } } } }, 'a tool answers the route’s JSON')
   const stream = await api.GET('/v1/mcp', { headers: { accept: 'text/event-stream' }, params: { header: session }, parseAs: 'stream' })
   t.equal(stream.response.status, 200)
-  t.match(stream.response.headers.get('content-type'), /^text\/event-stream/)
+  t.match(live.response.headers.get('content-type'), /^text\/event-stream/)
   await stream.response.body?.cancel()
   t.equal((await api.DELETE('/v1/mcp', { params: { header: session } })).response.status, 200)
 

@@ -11,7 +11,7 @@ import { approvalRoutes, approvalsModule } from './approvals/module.js'
 import { contentModule, contentRoutes } from './content/module.js'
 import { devicelinkModule } from './devicelink/module.js'
 import { driftModule } from './drift/module.js'
-import { eventsModule } from './events/module.js'
+import { eventStreamRoutes, eventsModule } from './events/module.js'
 import { hoursModule, hoursRecordsModule, hoursRoutes } from './hours/module.js'
 import { mailModule } from './mail/module.js'
 import { mcpRoutes } from './mcp/module.js'
@@ -84,6 +84,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(alertRoutes(p))
     await v1.register(userRoutes(p))
     await v1.register(sessionRoutes(p))
+    await v1.register(eventStreamRoutes(p))
     await v1.register(oauthRoutes(p))
     await v1.register(playLogRoutes(p))
     await v1.register(mcpRoutes(p))

@@ -42,7 +42,7 @@ import type {
   ScreenStatusChange,
 } from './devicelink/index.js'
 import type { DriftService } from './drift/index.js'
-import type { EventBus, EventOutbox } from './events/index.js'
+import type { EventBus, EventOutbox, EventStreamHub } from './events/index.js'
 import type { OperatingHoursRecords, OperatingHoursService } from './hours/index.js'
 import type { Mailer } from './mail/index.js'
 import type { MediaService, MediaStore, MediaUrlSigner } from './media/index.js'
@@ -132,6 +132,8 @@ export interface DomainProvisions {
   events: EventBus
   /** Domain events recorded with the change that causes them; see domains/events/EventOutbox.ts. */
   outbox: EventOutbox
+  /** Live event streams (GET /v1/events/stream) reading the outbox. */
+  eventStream: EventStreamHub
   /** Mail to owners and alert recipients (SMTP, or the outbox table). */
   mailer: Mailer
   nodes: NodeService

@@ -49,6 +49,27 @@ export class EventOutboxRepository {
     return mine
   }
 
+  /** Events after `id` in id order (every workspace), at most `limit`: what live streams read. */
+  after(id: string, limit: number): Promise<OutboxRow[]> {
+    return this.k.selectFrom('events_outbox').selectAll().where('id', '>', id).orderBy('id', 'asc').limit(limit).execute()
+  }
+
+  /** A workspace's events after `id`, oldest first, at most `limit` (a stream's replay). */
+  afterInWorkspace(workspaceId: string, id: string, limit: number): Promise<OutboxRow[]> {
+    return this.k
+      .selectFrom('events_outbox')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '>', id)
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute()
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return (await this.k.selectFrom('events_outbox').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+  }
+
   /** Drops dispatched events older than `cutoff`. */
   async purgeDispatchedBefore(cutoff: string): Promise<number> {
     const r = await this.k.deleteFrom('events_outbox').where('dispatched_at', 'is not', null).where('occurred_at', '<', cutoff).executeTakeFirst()

@@ -3,15 +3,23 @@
 import { domainModule } from '../provisions.js'
 import { EventBus } from './EventBus.js'
 import { EventOutbox } from './EventOutbox.js'
+import { EventStreamHub } from './EventStream.js'
+import { systemTimers } from '@svc/shared'
+
+export { default as eventStreamRoutes } from './eventStreamRoutes.js'
 
 export const eventsModule = domainModule({
   name: 'events',
-  needs: ['db', 'clock', 'ids', 'log', 'housekeeping'],
-  provides: ['events', 'outbox'],
-  create: ({ db, clock, ids, log, housekeeping }) => {
+  needs: ['db', 'clock', 'ids', 'log', 'timers', 'config', 'housekeeping', 'stopSteps'],
+  provides: ['events', 'outbox', 'eventStream'],
+  create: ({ db, clock, ids, log, timers, config, housekeeping, stopSteps }) => {
     const events = new EventBus(log)
     const outbox = new EventOutbox(db, clock, ids, events, log)
     housekeeping.add({ name: 'dispatched events', run: () => outbox.purgeDispatched() })
-    return { events, outbox }
+    // Live streams read the outbox; this process's dispatches wake them at once.
+    const eventStream = new EventStreamHub(db.kysely, clock, timers ?? systemTimers, log, { maxPerWorkspace: config.eventStreamsPerWorkspace })
+    events.subscribeBatch(() => eventStream.wake())
+    stopSteps.add('event streams', () => eventStream.close())
+    return { events, outbox, eventStream }
   },
 })

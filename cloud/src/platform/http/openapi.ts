@@ -56,6 +56,8 @@ export const TAGS: Record<string, string> = {
   mcp: 'The Model Context Protocol endpoint: the API operations as tools for AI agents (Streamable HTTP, JSON-RPC).',
   'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
   approvals: 'Approval policies per location and the requests that hold content changes until approved.',
+  session: "The console's sign-in: invite links, email and password, the session cookie and its CSRF token.",
+  events: 'Live events (server-sent events) the credential may see, resumable with Last-Event-ID.',
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

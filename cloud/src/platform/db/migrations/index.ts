@@ -35,6 +35,7 @@ import m0510 from './0510-takeover-reach.js'
 import m0520 from './0520-operating-hours.js'
 import m0530 from './0530-play-log-totals.js'
 import m0550 from './0550-console-sign-in.js'
+import m0560 from './0560-event-stream-replay.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -70,4 +71,5 @@ export const migrations: readonly Migration[] = [
   m0520,
   m0530,
   m0550,
+  m0560,
 ]

@@ -1,0 +1,201 @@
+// Live events for browsers and API callers (GET /v1/events/stream, server-sent events).
+// Every event is recorded in the outbox with a time-ordered id before anything else sees
+// it, on whichever instance caused it; so the hub reads the outbox itself rather than one
+// process's bus: once a second while anyone listens, and at once when this process
+// dispatches. Each read goes back LAG_MS before the newest id seen (an event whose
+// transaction committed late, on another instance, still arrives) and skips ids already
+// sent. A reconnecting client names the last id it had (`Last-Event-ID`) and gets what it
+// missed from the outbox first (kept 7 days).
+//
+// Bounds: at most MAX_PER_WORKSPACE streams per workspace (429 past it); a stream whose
+// client reads slower than its events arrive holds at most MAX_QUEUED of them, then it is
+// ended with an `overflow` message (the client reconnects with its Last-Event-ID).
+import { encodeTime } from 'ulid'
+import { ID_PREFIX, type TimerHandle, type Timers } from '@svc/shared'
+import type { Clock } from '../../platform/clock.js'
+import type { Executor } from '../../platform/db/Database.js'
+import { ApiError } from '../../platform/errors.js'
+import { EventOutboxRepository, type OutboxRow } from './EventOutboxRepository.js'
+
+export const POLL_MS = 1000
+export const LAG_MS = 5000
+export const MAX_PER_WORKSPACE = 100
+export const MAX_QUEUED = 1000
+/** Events a reconnecting client is sent from the outbox at most; older ones mean "reload". */
+export const MAX_REPLAY = 1000
+
+/** One event as a stream carries it. */
+export interface StreamEvent {
+  id: string
+  event: string
+  workspaceId: string
+  occurredAt: string
+  data: Record<string, unknown>
+}
+
+export interface StreamListener {
+  workspaceId: string
+  /** Whether this listener may see `e` (permission, reach). */
+  accepts(e: StreamEvent): boolean
+  send(e: StreamEvent): void
+  /** Ends the stream (the service is stopping). */
+  end(): void
+}
+
+/** The smallest outbox id made at `ms` (ids are `evt_` + a lower-case ULID). */
+export function eventIdAt(ms: number): string {
+  return `${ID_PREFIX.event}_${encodeTime(Math.max(0, ms), 10).toLowerCase()}`
+}
+
+function toEvent(r: OutboxRow): StreamEvent {
+  return { id: r.id, event: r.event, workspaceId: r.workspace_id, occurredAt: r.occurred_at, data: JSON.parse(r.data) as Record<string, unknown> }
+}
+
+export class EventStreamHub {
+  private readonly repo: EventOutboxRepository
+  private readonly listeners = new Set<StreamListener>()
+  private readonly perWorkspace = new Map<string, number>()
+  /** Ids sent in the lag window, and when each may be forgotten. */
+  private readonly seen = new Map<string, number>()
+  private newest: string | null = null
+  /** Whether the lag window was read once since the hub woke (that first read sends nothing). */
+  private primed = false
+  private priming: Promise<void> = Promise.resolve()
+  private timer: TimerHandle | null = null
+  private running: Promise<void> | null = null
+  private again = false
+  private closed = false
+
+  constructor(
+    k: Executor,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
+    private readonly log: { warn(obj: unknown, msg: string): void },
+    private readonly opts: { pollMs?: number; lagMs?: number; maxPerWorkspace?: number } = {},
+  ) {
+    this.repo = new EventOutboxRepository(k)
+  }
+
+  get size(): number {
+    return this.listeners.size
+  }
+
+  /**
+   * Adds a listener (429 past the workspace's bound); returns the function that removes it
+   * and a promise that settles once the listener is live: every event the outbox did not
+   * hold by then is sent to it.
+   */
+  add(l: StreamListener): { remove: () => void; live: Promise<void> } {
+    if (this.closed) throw new ApiError('internal_error', 'The service is stopping.')
+    const n = this.perWorkspace.get(l.workspaceId) ?? 0
+    const max = this.opts.maxPerWorkspace ?? MAX_PER_WORKSPACE
+    if (n >= max)
+      throw new ApiError('rate_limited', `At most ${max} event streams per workspace are open at once; close one and retry.`, {
+        headers: { 'retry-after': '30' },
+      })
+    this.perWorkspace.set(l.workspaceId, n + 1)
+    this.listeners.add(l)
+    if (this.listeners.size === 1) {
+      // Live from now: the first read only notes what the lag window holds already (that is
+      // what Last-Event-ID replays), the reads after it send what is new.
+      this.newest = eventIdAt(this.clock.now().getTime() - this.lag)
+      this.primed = false
+      this.priming = this.poll()
+    }
+    let removed = false
+    const remove = () => {
+      if (removed) return
+      removed = true
+      this.listeners.delete(l)
+      const left = (this.perWorkspace.get(l.workspaceId) ?? 1) - 1
+      if (left > 0) this.perWorkspace.set(l.workspaceId, left)
+      else this.perWorkspace.delete(l.workspaceId)
+      if (!this.listeners.size) {
+        if (this.timer !== null) this.timers.clearTimer(this.timer)
+        this.timer = null
+        this.newest = null
+        this.seen.clear()
+      }
+    }
+    return { remove, live: this.priming }
+  }
+
+  /**
+   * The workspace's events after `lastId` (oldest first, at most MAX_REPLAY), or null when
+   * the outbox no longer reaches back that far (the client should reload what it shows).
+   */
+  async replay(workspaceId: string, lastId: string): Promise<StreamEvent[] | null> {
+    const rows = await this.repo.afterInWorkspace(workspaceId, lastId, MAX_REPLAY + 1)
+    if (rows.length > MAX_REPLAY) return null
+    if (!(await this.repo.exists(lastId))) return null
+    return rows.map(toEvent)
+  }
+
+  /** Reads the outbox soon (this process dispatched events). */
+  wake(): void {
+    if (this.listeners.size) void this.poll()
+  }
+
+  /** Ends every stream and reads no more. */
+  close(): void {
+    this.closed = true
+    if (this.timer !== null) this.timers.clearTimer(this.timer)
+    this.timer = null
+    for (const l of [...this.listeners]) l.end()
+  }
+
+  private get lag(): number {
+    return this.opts.lagMs ?? LAG_MS
+  }
+
+  private schedule(): void {
+    if (this.closed || !this.listeners.size) return
+    if (this.timer !== null) this.timers.clearTimer(this.timer)
+    this.timer = this.timers.setTimer(() => void this.poll(), this.opts.pollMs ?? POLL_MS)
+  }
+
+  /** One read of the outbox; reads overlapping one already running run once after it. */
+  poll(): Promise<void> {
+    if (this.running) {
+      this.again = true
+      return this.running
+    }
+    this.running = (async () => {
+      do {
+        this.again = false
+        try {
+          await this.readOnce()
+        } catch (err) {
+          this.log.warn({ err }, 'event stream: reading the outbox failed; retrying')
+        }
+      } while (this.again && this.listeners.size)
+    })().finally(() => {
+      this.running = null
+      this.schedule()
+    })
+    return this.running
+  }
+
+  private async readOnce(): Promise<void> {
+    if (!this.listeners.size || this.newest === null) return
+    const now = this.clock.now().getTime()
+    for (const [id, until] of this.seen) if (until < now) this.seen.delete(id)
+    const windowStart = eventIdAt(now - this.lag)
+    // biome-ignore lint/complexity/useMathMinMax: ids are strings (ordered as text), not numbers
+    let from = this.newest < windowStart ? this.newest : windowStart
+    for (;;) {
+      const rows = await this.repo.after(from, 500)
+      for (const r of rows) {
+        if (this.seen.has(r.id)) continue
+        this.seen.set(r.id, now + 2 * this.lag)
+        if (r.id > this.newest!) this.newest = r.id
+        if (!this.primed) continue
+        const e = toEvent(r)
+        for (const l of this.listeners) if (l.workspaceId === e.workspaceId && l.accepts(e)) l.send(e)
+      }
+      if (rows.length < 500) break
+      from = rows[rows.length - 1]!.id
+    }
+    this.primed = true
+  }
+}

@@ -56,6 +56,7 @@ export const TAGS: Record<string, string> = {
   mcp: 'The Model Context Protocol endpoint: the API operations as tools for AI agents (Streamable HTTP, JSON-RPC).',
   'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
   approvals: 'Approval policies per location and the requests that hold content changes until approved.',
+  'agent-logs': "Remote logs: a screen agent's recent log lines and its kiosk browser's console, on request; kept 7 days.",
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

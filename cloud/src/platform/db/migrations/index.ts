@@ -33,6 +33,7 @@ import m0490 from './0490-play-log-panel-power.js'
 import m0500 from './0500-screen-drift.js'
 import m0510 from './0510-takeover-reach.js'
 import m0520 from './0520-operating-hours.js'
+import m0540 from './0540-agent-logs.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -66,4 +67,5 @@ export const migrations: readonly Migration[] = [
   m0500,
   m0510,
   m0520,
+  m0540,
 ]

@@ -5,7 +5,8 @@
 import { EventEmitter } from 'node:events'
 import { promises as fs } from 'node:fs'
 import type { BackoffOptions } from './runtime/Backoff.js'
-import { JsonLogger, type Logger } from './runtime/Logger.js'
+import { JsonLogger, type Logger, type LogLevel } from './runtime/Logger.js'
+import { AGENT_LOG_RING_LINES, KIOSK_CONSOLE_RING_LINES, LogRing, RingLogger } from './runtime/LogRing.js'
 import { systemClock, systemTimers, type Clock, type Timers } from './runtime/time.js'
 import { CloudClient, type FetchLike, type Registration } from './pairing/CloudClient.js'
 import { CredentialStore, type Credentials } from './pairing/CredentialStore.js'
@@ -19,6 +20,7 @@ import type { StorageProbe } from './state/storage.js'
 import { JobDispatcher } from './jobs/JobDispatcher.js'
 import { SeenJobs } from './jobs/SeenJobs.js'
 import { ScreenshotRunner, findChromium } from './jobs/Screenshotter.js'
+import { LogUploader } from './jobs/LogUploader.js'
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js'
 import { PlayerServer } from './player/PlayerServer.js'
 import { localView, playingView } from './player/PlayerView.js'
@@ -55,6 +57,12 @@ export interface AgentOptions {
   /** The panel's driver, for polling power state when the desired state carries a panel profile. */
   panelDriver?: Pick<DisplayDriver, 'send'>
   log?: Logger
+  /**
+   * The recent lines kept in memory for the cloud's `logs` jobs: the least level recorded
+   * (default `info`; the CLI passes its --log-level), how many of the agent's own lines
+   * (default 5000) and of the kiosk page's console messages (default 1000).
+   */
+  logRing?: { level?: LogLevel; lines?: number; consoleLines?: number }
   clock?: Clock
   /** Timers for polling and reconnect backoff. */
   timers?: Timers
@@ -106,7 +114,12 @@ interface Session {
 }
 
 export class Agent extends EventEmitter<AgentEvents> {
+  /** Writes to the given logger (stdout by default) and records in `logLines`. */
   readonly log: Logger
+  /** The agent's recent log lines, for the cloud's `logs` jobs. */
+  readonly logLines: LogRing
+  /** The kiosk page's recent console messages, for the same. */
+  readonly consoleLines: LogRing
   readonly player: PlayerServer
   readonly cache: MediaCache
   readonly playLog: PlayLog
@@ -129,7 +142,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     super()
     this.#clock = options.clock ?? systemClock
     this.#timers = options.timers ?? systemTimers
-    this.log = options.log ?? new JsonLogger({ write: (l) => process.stdout.write(l), clock: this.#clock })
+    this.logLines = new LogRing('agent', options.logRing?.lines ?? AGENT_LOG_RING_LINES)
+    this.consoleLines = new LogRing('kiosk', options.logRing?.consoleLines ?? KIOSK_CONSOLE_RING_LINES)
+    this.log = new RingLogger(options.log ?? new JsonLogger({ write: (l) => process.stdout.write(l), clock: this.#clock }), this.logLines, {
+      clock: this.#clock,
+      ...(options.logRing?.level ? { level: options.logRing.level } : {}),
+    })
     this.#ca = options.caPem ? trustedCas(options.caPem) : undefined
     // Every HTTPS call to the cloud (pairing, media, screenshot uploads) trusts --ca too.
     if (this.#ca && !options.fetch) {
@@ -181,6 +199,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         })
     })
     this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`))
+    this.player.on('console', (e) => this.consoleLines.add(this.#clock.now(), e.level, e.message))
     // A written play goes out at once when connected (one batch in flight at a time).
     this.playLog.onWritten(() => this.#session?.playLogSender.kick())
     this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) })
@@ -346,9 +365,19 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: log.child({ part: 'screenshot' }),
       clock: this.#clock,
     })
+    const logs = new LogUploader({
+      cloudUrl: this.#o.cloudUrl,
+      screenId,
+      deviceSecret: credentials.deviceSecret,
+      rings: [this.logLines, this.consoleLines],
+      ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
+      log: log.child({ part: 'logs' }),
+      clock: this.#clock,
+    })
     const jobs = new JobDispatcher({
       seen,
       screenshot: shots,
+      logs,
       // A command the panel accepted may have changed it (power, input, volume): read it
       // back at once so `reported.panel` is current, not one poll interval late.
       serial: {

@@ -164,13 +164,7 @@ function serialRunner(driver: DisplayDriver | null): SerialJobRunner {
 
 async function start(argv: string[]): Promise<number> {
   const args = parseStartArgs(argv)
-  const log = new JsonLogger({ write: (l) => process.stdout.write(l), level: args.logLevel })
   const driver = panelDriver(args)
-  if (driver) {
-    // The port opens now, paired or not, so the installer sees the wire from the start.
-    logPanelPort(driver, log.child({ part: 'serial' }))
-    void driver.start()
-  }
   const agent = new Agent({
     cloudUrl: args.cloudUrl,
     dataDir: args.dataDir,
@@ -181,9 +175,18 @@ async function start(argv: string[]): Promise<number> {
     allowInsecureMqtt: args.allowInsecureMqtt,
     serialRunner: serialRunner(driver),
     ...(driver ? { panelDriver: driver } : {}),
-    log,
+    log: new JsonLogger({ write: (l) => process.stdout.write(l), level: args.logLevel }),
+    // What the cloud's `logs` jobs fetch: the lines stdout gets.
+    logRing: { level: args.logLevel },
     announce: (text) => process.stdout.write(`\n  ${text}\n\n`),
   })
+  // Every line from here goes to stdout and to the agent's recent lines.
+  const log = agent.log
+  if (driver) {
+    // The port opens now, paired or not, so the installer sees the wire from the start.
+    logPanelPort(driver, log.child({ part: 'serial' }))
+    void driver.start()
+  }
   let stopping = false
   const done = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {

@@ -290,6 +290,22 @@ t.test('every read operation and the main writes, through the typed client on a 
   const pngBack = await api.GET('/v1/screenshots/{id}/image', { ...path(shot.id), parseAs: 'arrayBuffer' })
   t.same(Buffer.from(pngBack.data as ArrayBuffer), pngHead, 'the PNG back')
 
+  // The other screen's recent log lines, uploaded as its agent would (device credential, JSON).
+  const logs = (await ok(api.POST('/v1/screens/{id}/logs', { ...path(other.screenId), body: { lines: 10 } }))).data
+  t.match(logs, { state: 'pending', maxLines: 10, lines: [] })
+  const logLine = { at: '2026-06-01T11:59:00.000Z', level: 'warn' as const, source: 'agent' as const, message: 'link lost' }
+  const sentLogs = await fetch(`${base}/v1/devices/agent-logs/${logs.id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${other.screenId}:${other.deviceSecret}`).toString('base64')}` },
+    body: JSON.stringify({ lines: [logLine] }),
+  })
+  t.equal(sentLogs.status, 200)
+  t.match((await ok(api.GET('/v1/agent-logs/{id}', path(logs.id)))).data, { state: 'done', lineCount: 1, lines: [logLine] })
+  t.same(
+    (await ok(api.GET('/v1/screens/{id}/agent-logs', { params: { path: { id: other.screenId }, query: { limit: '5' } } }))).data.map((x) => x.id),
+    [logs.id],
+  )
+
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')
   t.equal((await ok(api.POST('/v1/casts/{id}/clear', path(cast.id)))).data.status, 'cleared')

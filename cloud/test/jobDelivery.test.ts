@@ -1,6 +1,6 @@
-// The generic job delivery (serial and screenshot jobs) over real sockets: the cloud's
+// The generic job delivery (serial, screenshot and logs jobs) over real sockets: the cloud's
 // embedded broker and a real MQTT client as the device (clean: false, client id = screen id).
-// - stop() (the app closing) waits for a delivery under way, for both kinds;
+// - stop() (the app closing) waits for a delivery under way, for each kind;
 // - a (re)connect reads the open jobs once, not once at clientReady and again at the SUBSCRIBE;
 //   the connections arriving in the same tick share one read (pendingForMany) and one expiry
 //   UPDATE (shared by the connections within 200 ms of each other); a job queued while
@@ -76,12 +76,12 @@ async function until(ms: number, fn: () => boolean): Promise<boolean> {
   return fn()
 }
 
-for (const kind of ['serial', 'screenshot'] as const) {
+for (const kind of ['serial', 'screenshot', 'logs'] as const) {
   t.test(`${kind}: closing the app waits for a delivery under way`, async (t) => {
     const { s, key, screenId, deviceSecret } = await setup(t)
     const ids: string[] = []
     await device(t, s, screenId, deviceSecret, ids)
-    const source = kind === 'serial' ? servicesOf(s.app).serialJobs : servicesOf(s.app).screenshots
+    const source = kind === 'serial' ? servicesOf(s.app).serialJobs : kind === 'screenshot' ? servicesOf(s.app).screenshots : servicesOf(s.app).agentLogs
     // Hold the delivery inside its read of the open jobs.
     let release!: () => void
     const held = new Promise<void>((r) => (release = r))
@@ -101,7 +101,7 @@ for (const kind of ['serial', 'screenshot'] as const) {
     const queued =
       kind === 'serial'
         ? await api(s, 'POST', `/v1/screens/${screenId}/serial`, key, { value: 'PWR ON', eol: 'cr' })
-        : await api(s, 'POST', `/v1/screens/${screenId}/screenshot`, key)
+        : await api(s, 'POST', `/v1/screens/${screenId}/${kind === 'screenshot' ? 'screenshot' : 'logs'}`, key)
     t.equal(queued.status, 202)
     t.ok(await until(5000, () => entered), 'the delivery is under way')
 

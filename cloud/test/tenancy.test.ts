@@ -87,6 +87,14 @@ const FIXTURES: Record<string, Fixture> = {
     },
     exists: getOk('/v1/screenshots/:id'),
   },
+  '/v1/agent-logs/:id': {
+    create: async (h, a) => {
+      const code = (await h.req('POST', '/v1/devices/register', null, {})).json().data.pairingCode
+      const screenId = (await h.req('POST', '/v1/screens/pair', a, { code, name: 'A screen' })).json().data.id
+      return (await h.req('POST', `/v1/screens/${screenId}/logs`, a)).json().data.id
+    },
+    exists: getOk('/v1/agent-logs/:id'),
+  },
 }
 
 t.test('another workspace answers 404 on every route with a path parameter', async (t) => {

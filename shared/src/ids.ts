@@ -32,6 +32,7 @@ export const ID_PREFIX = {
   serialTemplateItem: 'sti',
   serialJob: 'sjob',
   screenshot: 'shot',
+  agentLog: 'alog',
   incident: 'inc',
   request: 'req',
   measurement: 'msr',

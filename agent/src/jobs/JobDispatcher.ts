@@ -1,8 +1,8 @@
 // Jobs from `screens/<id>/jobs`: validated with the shared parser, de-duplicated by id
 // (QoS 1 can redeliver; a persistent session redelivers after restarts), run one at a
 // time (serial jobs through the SerialJobRunner, screenshots through the screenshot
-// runner), and answered on `job-results`.
-import { parseJob, type Job, type JobResult, type ScreenshotJob } from '@svc/shared/mqtt/index'
+// runner, log requests through the log uploader), and answered on `job-results`.
+import { parseJob, type Job, type JobResult, type LogsJob, type ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
 import type { Clock } from '../runtime/time.js'
 import type { SeenJobs } from './SeenJobs.js'
@@ -17,6 +17,8 @@ export interface JobDispatcherOptions {
   serial: SerialJobRunner
   /** Captures and uploads the page; absent = screenshot jobs fail as not supported. */
   screenshot?: { run(job: ScreenshotJob): Promise<JobResult> }
+  /** Uploads the recent log lines; absent = logs jobs fail as not supported. */
+  logs?: { run(job: LogsJob): Promise<JobResult> }
   publisher: ResultPublisher
   log: Logger
   clock: Clock
@@ -120,6 +122,13 @@ export class JobDispatcher {
           reason: `screenshot error: ${(err as Error).message}`,
           at: at(),
         }
+      }
+    }
+    if (job.kind === 'logs' && this.#o.logs) {
+      try {
+        return await this.#o.logs.run(job)
+      } catch (err) {
+        return { jobId: job.id, kind: 'logs', sentHex: '', replyHex: '', outcome: 'failed', reason: `logs error: ${(err as Error).message}`, at: at() }
       }
     }
     // Reboot needs the player platform's help; this agent does not do it.

@@ -11,6 +11,7 @@ import path from 'node:path'
 import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
 import type { Clock } from '../runtime/time.js'
+import { onOwnCloud, putDeviceUpload } from './deviceUpload.js'
 
 /** The browser binary for captures: CHROME_PATH, else the first Chromium/Chrome on PATH; null = none. */
 export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -91,10 +92,7 @@ export interface ScreenshotRunnerOptions {
 
 /** Where to upload: the job's URL when it is on the cloud this agent talks to, else its path on that cloud. */
 export function uploadTarget(job: ScreenshotJob, cloudUrl: string): string {
-  const cloud = new URL(cloudUrl)
-  const given = new URL(job.uploadUrl ?? `/v1/devices/screenshots/${encodeURIComponent(job.id)}`, cloud)
-  // The device secret goes only to the cloud the agent was set up with.
-  return given.origin === cloud.origin ? given.toString() : new URL(given.pathname + given.search, cloud).toString()
+  return onOwnCloud(job.uploadUrl ?? `/v1/devices/screenshots/${encodeURIComponent(job.id)}`, cloudUrl)
 }
 
 export class ScreenshotRunner {
@@ -123,31 +121,15 @@ export class ScreenshotRunner {
     } catch (err) {
       return done('failed', err instanceof NoBrowserError ? err.message : `capture failed: ${(err as Error).message}`.slice(0, 400))
     }
-    const url = uploadTarget(job, this.#o.cloudUrl)
-    try {
-      const res = await (this.#o.fetch ?? fetch)(url, {
-        method: 'PUT',
-        headers: {
-          'content-type': 'image/png',
-          authorization: `Basic ${Buffer.from(`${this.#o.screenId}:${this.#o.deviceSecret}`).toString('base64')}`,
-        },
-        body: png,
-        signal: AbortSignal.timeout(60_000),
-      })
-      if (!res.ok) {
-        const text = await res.text().catch(() => '')
-        let message = text.slice(0, 200)
-        try {
-          message = (JSON.parse(text) as { message?: string }).message ?? message
-        } catch {
-          /* not the envelope */
-        }
-        return done('failed', `upload refused: HTTP ${res.status} ${message}`.slice(0, 400))
-      }
-      await res.arrayBuffer().catch(() => undefined)
-    } catch (err) {
-      return done('failed', `upload failed: ${(err as Error).message}`.slice(0, 400))
-    }
+    const refused = await putDeviceUpload({
+      url: uploadTarget(job, this.#o.cloudUrl),
+      screenId: this.#o.screenId,
+      deviceSecret: this.#o.deviceSecret,
+      contentType: 'image/png',
+      body: png,
+      ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
+    })
+    if (refused) return done('failed', refused)
     log.info({ jobId: job.id, bytes: png.length }, 'screenshot uploaded')
     return done('ok')
   }

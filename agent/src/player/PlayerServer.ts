@@ -5,13 +5,17 @@
 // except a screenshot capture's page (`/feed?capture=1`), which only watches. `/health`
 // answers whether a kiosk page is there and how long it has been silent: the page says
 // `{type:"alive"}` every 10 s from its main thread, so a hung browser goes quiet
-// (`svc-agent health`, the watchdog of the packed agent, reads it).
+// (`svc-agent health`, the watchdog of the packed agent, reads it). A kiosk page also sends
+// its console's messages (`{type:"console", level, message}`), which the agent keeps for the
+// cloud's `logs` jobs; a message on the feed is at most FEED_MAX_MESSAGE_BYTES.
 import { EventEmitter } from 'node:events'
 import { createReadStream } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer, WebSocket } from 'ws'
+import type { AgentLogLevel } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
+import { consoleLevel } from '../runtime/LogRing.js'
 import { systemClock, type Clock } from '../runtime/time.js'
 import { PLAYER_PAGE } from './page.js'
 import type { PlayerView } from './PlayerView.js'
@@ -54,22 +58,37 @@ export interface PageEvent {
   url?: string | null
 }
 
+/** A console message of a kiosk page (its own console.*, uncaught errors and rejections). */
+export interface ConsoleEvent {
+  page: number
+  level: AgentLogLevel
+  /** As the page sent it (the agent's log ring cuts it to its bound). */
+  message: string
+}
+
+/** The largest message a page may send on the feed (a console message is cut to 2000 characters by the page). */
+export const FEED_MAX_MESSAGE_BYTES = 64 * 1024
+
 export interface PlayerServerEvents {
   /** A message from a page. */
   page: [event: PageEvent]
+  /** A console message from a kiosk page. */
+  console: [event: ConsoleEvent]
   /** A page connection closed (what it showed is no longer known to be on screen). */
   pageGone: [page: number]
 }
 
-function parsePageEvent(text: string, page: number): PageEvent | null {
+function parsePageMessage(text: string): Record<string, unknown> | null {
   let m: unknown
   try {
     m = JSON.parse(text)
   } catch {
     return null
   }
-  if (!m || typeof m !== 'object') return null
-  const e = m as Record<string, unknown>
+  return m && typeof m === 'object' && !Array.isArray(m) ? (m as Record<string, unknown>) : null
+}
+
+function parsePageEvent(e: Record<string, unknown>, page: number): PageEvent | null {
   if (e.type !== 'play' || !['start', 'end', 'error'].includes(e.event as string) || typeof e.slot !== 'string' || e.slot.length > 200) return null
   if (e.event !== 'end' && (typeof e.itemId !== 'string' || typeof e.itemKind !== 'string' || typeof e.contentId !== 'string')) return null
   return { ...(e as unknown as PageEvent), page }
@@ -111,7 +130,7 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
   async start(): Promise<void> {
     if (this.#server) return
     const server = http.createServer((req, res) => this.#serve(req, res))
-    const wss = new WebSocketServer({ noServer: true })
+    const wss = new WebSocketServer({ noServer: true, maxPayload: FEED_MAX_MESSAGE_BYTES })
     server.on('upgrade', (req, socket, head) => {
       const url = new URL(req.url ?? '/', 'http://x')
       if (url.pathname !== '/feed') {
@@ -130,7 +149,14 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
         this.#lastHeard = this.#now()
         ws.on('message', (data) => {
           this.#lastHeard = this.#now()
-          const e = parsePageEvent(String(data), page)
+          const m = parsePageMessage(String(data))
+          if (!m) return
+          if (m.type === 'console') {
+            const level = consoleLevel(m.level)
+            if (level && typeof m.message === 'string') this.emit('console', { page, level, message: m.message })
+            return
+          }
+          const e = parsePageEvent(m, page)
           if (e) this.emit('page', e)
         })
         ws.on('close', () => {

@@ -8,6 +8,11 @@
 // fails to load is reported and skipped. The page reports what it actually showed over
 // the same WebSocket: `{type:"play", event:"start"|"end"|"error", slot, …}`, from the
 // elements' own `load` / `playing` / `ended` / `error` events, and `{type:"alive"}` every 10 s.
+// It also sends its console's messages (console.debug/log/info/warn/error, uncaught errors
+// and unhandled rejections) as `{type:"console", level, message}`, each cut to 2000
+// characters, at most 100 a minute (then one line saying how many were dropped), the last
+// 50 kept while the feed is down: the agent keeps them for the cloud's `logs` jobs. Web
+// content in frames of other origins has its own console, which the page cannot see.
 export const PLAYER_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -53,6 +58,45 @@ export const PLAYER_PAGE = `<!doctype html>
     var text = JSON.stringify(m);
     if (ws && ws.readyState === 1) ws.send(text); else outbox.push(text);
   }
+  // The console, to the agent (not from a capture): bounded in length, rate and backlog.
+  var CONSOLE_MAX = 2000, CONSOLE_PER_MINUTE = 100, CONSOLE_BACKLOG = 50;
+  var consoleOut = [], consoleWindow = 0, consoleCount = 0, consoleDropped = 0;
+  function consoleText(args) {
+    var parts = [];
+    for (var i = 0; i < args.length; i++) {
+      var a = args[i];
+      if (typeof a === 'string') parts.push(a);
+      else if (a instanceof Error) parts.push(a.stack || (a.name + ': ' + a.message));
+      else { try { var j = JSON.stringify(a); parts.push(j === undefined ? String(a) : j); } catch (err) { parts.push(String(a)); } }
+    }
+    var text = parts.join(' ');
+    return text.length > CONSOLE_MAX ? text.slice(0, CONSOLE_MAX - 1) + '…' : text;
+  }
+  function consoleSend(level, message) {
+    if (capture) return;
+    var now = Date.now();
+    if (now - consoleWindow >= 60000) {
+      var dropped = consoleDropped;
+      consoleWindow = now; consoleCount = 0; consoleDropped = 0;
+      if (dropped) consoleSend('warn', dropped + ' console messages dropped (over ' + CONSOLE_PER_MINUTE + ' a minute)');
+    }
+    if (++consoleCount > CONSOLE_PER_MINUTE) { consoleDropped++; return; }
+    var text = JSON.stringify({ type: 'console', level: level, message: message });
+    if (ws && ws.readyState === 1) ws.send(text);
+    else { consoleOut.push(text); if (consoleOut.length > CONSOLE_BACKLOG) consoleOut.shift(); }
+  }
+  ['debug', 'log', 'info', 'warn', 'error'].forEach(function (level) {
+    var original = console[level];
+    console[level] = function () {
+      if (original) original.apply(console, arguments);
+      try { consoleSend(level, consoleText(arguments)); } catch (err) { /* never break the caller */ }
+    };
+  });
+  window.addEventListener('error', function (e) {
+    var where = e.filename ? ' (' + e.filename + ':' + e.lineno + ')' : '';
+    consoleSend('error', consoleText(['Uncaught ' + (e.error && e.error.stack ? e.error.stack : e.message) + where]));
+  });
+  window.addEventListener('unhandledrejection', function (e) { consoleSend('error', consoleText(['Unhandled rejection:', e.reason])); });
   function later(fn, ms) { var g = gen; timers.push(setTimeout(function () { if (g === gen) fn(); }, ms)); }
   function origin(v) { return { source: v.source, contentKind: v.contentKind, contentId: v.contentId, castId: v.castId || null, emergencyId: v.emergencyId || null }; }
   function started(slot, item) {
@@ -229,7 +273,13 @@ export const PLAYER_PAGE = `<!doctype html>
   function connect() {
     ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/feed' + (capture ? '?capture=1' : ''));
     // A new connection (the agent may have restarted) learns what is on screen now.
-    ws.onopen = function () { outbox = []; for (var s in open) ws.send(JSON.stringify(open[s])); };
+    ws.onopen = function () {
+      outbox = [];
+      for (var s in open) ws.send(JSON.stringify(open[s]));
+      // Console messages from while the feed was down (page start, an agent restart).
+      var held = consoleOut; consoleOut = [];
+      for (var c = 0; c < held.length; c++) ws.send(held[c]);
+    };
     ws.onmessage = function (e) { var v; try { v = JSON.parse(e.data); } catch (err) { return; } render(v); };
     ws.onclose = function () { setTimeout(connect, 2000); };
   }

@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agent-logs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A request for a screen's log lines, with the lines once done */
+        get: operations["getAgentLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alert-events": {
         parameters: {
             query?: never;
@@ -699,6 +716,23 @@ export interface paths {
         post?: never;
         /** Stop sharing a creative item with a location */
         delete: operations["deleteCreativeShare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/agent-logs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** The agent uploads the lines a log request asked for (JSON, at most 5000 lines of at most 2000 characters, 1048576 bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret) */
+        put: operations["uploadAgentLog"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1661,6 +1695,23 @@ export interface paths {
         patch: operations["updateScreen"];
         trace?: never;
     };
+    "/v1/screens/{id}/agent-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A screen's log requests, newest first, without their lines */
+        get: operations["listScreenAgentLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screens/{id}/assign": {
         parameters: {
             query?: never;
@@ -1672,6 +1723,23 @@ export interface paths {
         put?: never;
         /** Assign content to a screen (contentKind null clears); the device gets its new desired state */
         post: operations["assignScreen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screens/{id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the screen's agent for its recent log lines and its kiosk browser's console; poll GET /v1/agent-logs/<id> until done, failed or expired (kept 7 days) */
+        post: operations["requestScreenLogs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2611,6 +2679,193 @@ export interface operations {
                     };
                 };
             };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getAgentLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            completedAt: string | null;
+                            /** @description Prefix `alog_`. */
+                            id: string;
+                            lineCount: number | null;
+                            lines: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @enum {string} */
+                                level: "debug" | "info" | "warn" | "error";
+                                message: string;
+                                /**
+                                 * @description `agent`: the agent’s own log; `kiosk`: the console of the player page in the kiosk browser.
+                                 * @enum {string}
+                                 */
+                                source: "agent" | "kiosk";
+                            }[];
+                            /** @description The most lines asked for (the newest). */
+                            maxLines: number;
+                            reason: string | null;
+                            /** Format: date-time */
+                            requestedAt: string;
+                            screenId: string;
+                            sentAt: string | null;
+                            since: string | null;
+                            /**
+                             * @description `pending` until the agent answers (it gets the request when it is connected), then `done` (lines uploaded), `failed` (see reason) or `expired` (no answer within 10 minutes).
+                             * @enum {string}
+                             */
+                            state: "pending" | "done" | "failed" | "expired";
+                            /** @description True when the agent held more matching lines than were kept (the line or byte bound, or its memory). */
+                            truncated: boolean;
+                            uploadedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             /** @description Default Response */
             422: {
                 headers: {
@@ -13501,6 +13756,199 @@ export interface operations {
             };
             /** @description Default Response */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    uploadAgentLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Oldest first. */
+                    lines: {
+                        /** Format: date-time */
+                        at: string;
+                        /** @enum {string} */
+                        level: "debug" | "info" | "warn" | "error";
+                        message: string;
+                        /** @enum {string} */
+                        source: "agent" | "kiosk";
+                    }[];
+                    /** @description True when the agent left matching lines out (its bounds, or its memory). */
+                    truncated?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            completedAt: string | null;
+                            /** @description Prefix `alog_`. */
+                            id: string;
+                            lineCount: number | null;
+                            /** @description The most lines asked for (the newest). */
+                            maxLines: number;
+                            reason: string | null;
+                            /** Format: date-time */
+                            requestedAt: string;
+                            screenId: string;
+                            sentAt: string | null;
+                            since: string | null;
+                            /**
+                             * @description `pending` until the agent answers (it gets the request when it is connected), then `done` (lines uploaded), `failed` (see reason) or `expired` (no answer within 10 minutes).
+                             * @enum {string}
+                             */
+                            state: "pending" | "done" | "failed" | "expired";
+                            /** @description True when the agent held more matching lines than were kept (the line or byte bound, or its memory). */
+                            truncated: boolean;
+                            uploadedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `not_found`: nothing with this id here (absent, outside your location, another workspace). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -29339,6 +29787,193 @@ export interface operations {
             };
         };
     };
+    listScreenAgentLogs: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            completedAt: string | null;
+                            /** @description Prefix `alog_`. */
+                            id: string;
+                            lineCount: number | null;
+                            /** @description The most lines asked for (the newest). */
+                            maxLines: number;
+                            reason: string | null;
+                            /** Format: date-time */
+                            requestedAt: string;
+                            screenId: string;
+                            sentAt: string | null;
+                            since: string | null;
+                            /**
+                             * @description `pending` until the agent answers (it gets the request when it is connected), then `done` (lines uploaded), `failed` (see reason) or `expired` (no answer within 10 minutes).
+                             * @enum {string}
+                             */
+                            state: "pending" | "done" | "failed" | "expired";
+                            /** @description True when the agent held more matching lines than were kept (the line or byte bound, or its memory). */
+                            truncated: boolean;
+                            uploadedAt: string | null;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     assignScreen: {
         parameters: {
             query?: never;
@@ -29376,6 +30011,223 @@ export interface operations {
                                 contentKind: string;
                             } | null;
                             screenId: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    requestScreenLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description At most this many lines, the newest (default 1000). */
+                    lines?: number;
+                    /**
+                     * Format: date-time
+                     * @description Only lines logged at or after this time (by the player's clock).
+                     */
+                    since?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            completedAt: string | null;
+                            /** @description Prefix `alog_`. */
+                            id: string;
+                            lineCount: number | null;
+                            lines: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @enum {string} */
+                                level: "debug" | "info" | "warn" | "error";
+                                message: string;
+                                /**
+                                 * @description `agent`: the agent’s own log; `kiosk`: the console of the player page in the kiosk browser.
+                                 * @enum {string}
+                                 */
+                                source: "agent" | "kiosk";
+                            }[];
+                            /** @description The most lines asked for (the newest). */
+                            maxLines: number;
+                            reason: string | null;
+                            /** Format: date-time */
+                            requestedAt: string;
+                            screenId: string;
+                            sentAt: string | null;
+                            since: string | null;
+                            /**
+                             * @description `pending` until the agent answers (it gets the request when it is connected), then `done` (lines uploaded), `failed` (see reason) or `expired` (no answer within 10 minutes).
+                             * @enum {string}
+                             */
+                            state: "pending" | "done" | "failed" | "expired";
+                            /** @description True when the agent held more matching lines than were kept (the line or byte bound, or its memory). */
+                            truncated: boolean;
+                            uploadedAt: string | null;
                         };
                     };
                 };

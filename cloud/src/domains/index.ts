@@ -6,6 +6,7 @@ import type { Deprecation } from '../platform/http/deprecations.js'
 import type { AnyModule } from '../platform/modules.js'
 import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, sessionRoutes, userRoutes } from './access/module.js'
 import { accountModule, accountRoutes } from './account/module.js'
+import { agentLogRoutes, agentLogsModule } from './agentlogs/module.js'
 import { alertRoutes, alertsModule } from './alerts/module.js'
 import { approvalRoutes, approvalsModule } from './approvals/module.js'
 import { contentModule, contentRoutes } from './content/module.js'
@@ -55,6 +56,7 @@ export const MODULES: readonly AnyModule[] = [
   alertsModule,
   webhooksModule,
   screenshotsModule,
+  agentLogsModule,
   statusModule,
 ]
 
@@ -89,6 +91,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(playLogRoutes(p))
     await v1.register(mcpRoutes(p))
     await v1.register(screenshotRoutes(p))
+    await v1.register(agentLogRoutes(p))
     await v1.register(approvalRoutes(p))
   }
 }

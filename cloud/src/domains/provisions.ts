@@ -20,6 +20,7 @@ import type { Module, Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './access/index.js'
 import type { WorkspaceService } from './account/index.js'
+import type { AgentLogService } from './agentlogs/index.js'
 import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
 import type { ApprovalService, HeldChangeHandler } from './approvals/index.js'
 import type {
@@ -235,6 +236,8 @@ export interface DomainProvisions {
   playLogLimits: Hook<PlayLogLimitSink>
   /** Screenshot jobs and their PNGs (uploaded by the agent with its device credential). */
   screenshots: ScreenshotService
+  /** Requests for a screen agent's recent log lines, and the lines it uploaded (device credential). */
+  agentLogs: AgentLogService
   status: StatusService
 }
 

@@ -50,3 +50,12 @@ export function newSessionToken(random?: RandomSource): string {
 }
 
 export const sessionLookup = (token: string): string => token.slice(0, 12)
+
+/** The parts of an HTTP Basic `authorization` header (`Basic base64(user:secret)`), else null. */
+export function basicCredentials(header: string | undefined): { user: string; secret: string } | null {
+  const m = /^Basic\s+([A-Za-z0-9+/=]{1,1000})$/i.exec(header ?? '')
+  if (!m) return null
+  const text = Buffer.from(m[1]!, 'base64').toString('utf8')
+  const colon = text.indexOf(':')
+  return colon > 0 ? { user: text.slice(0, colon), secret: text.slice(colon + 1) } : null
+}

@@ -47,6 +47,10 @@ const FIXTURES: Record<string, TenancyFixture> = {
     create: async (h, a) => (await h.req('POST', `/v1/screens/${await pair(h, a)}/screenshot`, a)).json().data.id,
     exists: getOk('/v1/screenshots/:id'),
   },
+  '/v1/agent-logs/:id': {
+    create: async (h, a) => (await h.req('POST', `/v1/screens/${await pair(h, a)}/logs`, a)).json().data.id,
+    exists: getOk('/v1/agent-logs/:id'),
+  },
 }
 
 /** A minimal MCP client over inject: one session, tools/list and tools/call. */

@@ -177,10 +177,50 @@ export const ScreenshotJobSchema = Type.Object({
 })
 export type ScreenshotJob = Static<typeof ScreenshotJobSchema>
 
-export const JOB_KINDS = ['serial', 'reboot', 'screenshot'] as const
+/**
+ * Bounds of the agent's log lines and of one upload of them (the `logs` job's answer): the
+ * agent keeps within them, the cloud refuses more. At its bounds an upload is about
+ * 5000 × 2000 characters, so the byte bound is what cuts a long-lined one (oldest lines first).
+ */
+export const AGENT_LOG_LIMITS = {
+  /** Lines one upload holds at most, and the most a request may ask for. */
+  maxLines: 5000,
+  /** Characters of one line's message; the agent cuts a longer one, ending it with `…`. */
+  messageLength: 2000,
+  /** Bytes of one upload's JSON body. */
+  maxBytes: 1024 * 1024,
+} as const
+/** A log line's level: the agent's own (`debug`…`error`); a kiosk console's `log` is `info`. */
+export const AGENT_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
+export type AgentLogLevel = (typeof AGENT_LOG_LEVELS)[number]
+/** Where a line comes from: the agent's own log, or the kiosk browser's console (the player page). */
+export const AGENT_LOG_SOURCES = ['agent', 'kiosk'] as const
+export type AgentLogSource = (typeof AGENT_LOG_SOURCES)[number]
+/** One line as the agent uploads it and the cloud serves it. */
+export interface AgentLogLine {
+  at: string
+  level: AgentLogLevel
+  source: AgentLogSource
+  message: string
+}
+
+export const LogsJobSchema = Type.Object({
+  id: Id,
+  kind: Type.Literal('logs'),
+  /** Where the agent PUTs its lines (JSON `{lines, truncated}`), with its device credential. */
+  uploadUrl: Type.Optional(Type.String()),
+  /** At most this many lines, the newest. */
+  lines: Type.Integer({ minimum: 1, maximum: AGENT_LOG_LIMITS.maxLines }),
+  /** Only lines logged at or after this time; null or absent = any. */
+  since: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+  createdAt: Timestamp,
+})
+export type LogsJob = Static<typeof LogsJobSchema>
+
+export const JOB_KINDS = ['serial', 'reboot', 'screenshot', 'logs'] as const
 export type JobKind = (typeof JOB_KINDS)[number]
 /** `screens/<id>/jobs` — not retained; delivered through the persistent session. */
-export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema])
+export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema, LogsJobSchema])
 export type Job = Static<typeof JobSchema>
 
 /** `screens/<id>/status` — retained; also the agent's Last Will (`offline`). */

@@ -7,6 +7,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import {
   DesiredStateSchema,
   JobResultSchema,
+  LogsJobSchema,
   PlayLogBatchSchema,
   PlayRecordSchema,
   RebootJobSchema,
@@ -228,6 +229,8 @@ function validateJobValue(value: unknown): ParseResult<Job> {
       return check(RebootJobSchema, value)
     case 'screenshot':
       return check(ScreenshotJobSchema, value)
+    case 'logs':
+      return check(LogsJobSchema, value)
     default:
       return typeof value === 'object' && value !== null && !Array.isArray(value)
         ? fail('/kind', `Expected one of ${JOB_KINDS.map((k) => JSON.stringify(k)).join(', ')}`)

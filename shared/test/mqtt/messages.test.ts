@@ -103,6 +103,22 @@ t.test('jobs', async (t) => {
   if (r.ok && r.value.kind === 'serial') t.equal(r.value.bytesHex, 'AA11fe0100')
   t.ok(parseJob(JSON.stringify({ id: 'j', kind: 'reboot', createdAt: AT })).ok)
   t.ok(parseJob(JSON.stringify({ id: 'j', kind: 'screenshot', uploadUrl: 'https://x', createdAt: AT })).ok)
+  t.ok(parseJob(JSON.stringify({ id: 'alog_1', kind: 'logs', uploadUrl: '/v1/devices/agent-logs/alog_1', lines: 1000, since: null, createdAt: AT })).ok)
+  t.ok(parseJob(JSON.stringify({ id: 'alog_1', kind: 'logs', lines: 5000, since: AT, createdAt: AT })).ok)
+  for (const [bad, path] of [
+    [{ lines: 0 }, '/lines'],
+    [{ lines: 5001 }, '/lines'],
+    [{ lines: undefined }, '/lines'],
+    [{ since: 'yesterday' }, '/since'],
+  ] as const) {
+    const r = parseJob(JSON.stringify({ ...{ id: 'alog_1', kind: 'logs', lines: 10, createdAt: AT }, ...bad }))
+    t.notOk(r.ok, `a logs job with ${JSON.stringify(bad)} is refused`)
+    if (!r.ok)
+      t.ok(
+        r.errors.some((e) => e.path.startsWith(path)),
+        `naming ${path}: ${JSON.stringify(r.errors)}`,
+      )
+  }
   t.ok(parseJob(JSON.stringify({ ...serial, protocol: null })).ok)
   const cases: Array<[unknown, string]> = [
     [{ ...serial, bytesHex: '' }, '/bytesHex'],

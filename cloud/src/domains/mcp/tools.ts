@@ -49,6 +49,9 @@ export const MCP_OPERATIONS = [
   'rejectApproval',
   'requestScreenshot',
   'getScreenshot',
+  'requestScreenLogs',
+  'getAgentLog',
+  'listScreenAgentLogs',
   'summarizePlayLog',
 ] as const
 

@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream'
 import { Type, type Static } from '@sinclair/typebox'
 import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Principal } from '../../platform/http/Principal.js'
-import { secretMatches } from '../../platform/secrets.js'
+import { basicCredentials, secretMatches } from '../../platform/secrets.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
@@ -75,15 +75,6 @@ const view = (r: ScreenshotRow): ScreenshotView => ({
   sentAt: r.sent_at,
   completedAt: r.completed_at,
 })
-
-/** `Basic base64(screenId:secret)` → its parts, else null. */
-function basicAuth(header: string | undefined): { user: string; secret: string } | null {
-  const m = /^Basic\s+([A-Za-z0-9+/=]{1,1000})$/i.exec(header ?? '')
-  if (!m) return null
-  const text = Buffer.from(m[1]!, 'base64').toString('utf8')
-  const colon = text.indexOf(':')
-  return colon > 0 ? { user: text.slice(0, colon), secret: text.slice(colon + 1) } : null
-}
 
 export class ScreenshotService {
   private readonly repo: ScreenshotRepository
@@ -205,7 +196,7 @@ export class ScreenshotService {
    * the job is for; the body a PNG of at most SCREENSHOT_MAX_BYTES. Closes the job `ok`.
    */
   async upload(id: string, authorization: string | undefined, body: Readable): Promise<ScreenshotView> {
-    const cred = basicAuth(authorization)
+    const cred = basicCredentials(authorization)
     if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
     const row = await this.repo.byId(id)
     const hash = await screenDirectory(this.db).credentialHash(cred.user)

@@ -513,6 +513,33 @@ export interface ScreenshotsTable {
   completed_at: string | null
 }
 
+/** Requests for a screen's recent log lines and what its agent uploaded (domains/agentlogs). */
+export interface AgentLogsTable {
+  /** `alog_…` */
+  id: string
+  workspace_id: string
+  screen_id: string
+  /** pending → done (uploaded) | failed (the agent's reason) | expired (no answer within the TTL) */
+  state: string
+  reason: string | null
+  /** The most lines asked for (the newest). */
+  max_lines: number
+  /** Only lines at or after this time; null = any. */
+  since: string | null
+  requested_at: string
+  /** When the device acknowledged the job. */
+  sent_at: string | null
+  /** When the state left `pending`. */
+  completed_at: string | null
+  uploaded_at: string | null
+  line_count: number | null
+  /** 1 when the agent held more matching lines than it sent. */
+  truncated: number | null
+  size_bytes: number | null
+  /** The uploaded lines, a JSON array of {at, level, source, message}, oldest first. */
+  lines: string | null
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -612,6 +639,7 @@ export interface DB {
   approval_policies: ApprovalPoliciesTable
   approval_requests: ApprovalRequestsTable
   screenshots: ScreenshotsTable
+  agent_logs: AgentLogsTable
   schema_migrations: SchemaMigrationsTable
 }
 

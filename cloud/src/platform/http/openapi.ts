@@ -58,6 +58,7 @@ export const TAGS: Record<string, string> = {
   approvals: 'Approval policies per location and the requests that hold content changes until approved.',
   session: "The console's sign-in: invite links, email and password, the session cookie and its CSRF token.",
   events: 'Live events (server-sent events) the credential may see, resumable with Last-Event-ID.',
+  'agent-logs': "Remote logs: a screen agent's recent log lines and its kiosk browser's console, on request; kept 7 days.",
 }
 
 /** operationIds the derivation rule below would name awkwardly. */

@@ -34,6 +34,7 @@ import m0500 from './0500-screen-drift.js'
 import m0510 from './0510-takeover-reach.js'
 import m0520 from './0520-operating-hours.js'
 import m0530 from './0530-play-log-totals.js'
+import m0540 from './0540-agent-logs.js'
 import m0550 from './0550-console-sign-in.js'
 import m0560 from './0560-event-stream-replay.js'
 
@@ -70,6 +71,7 @@ export const migrations: readonly Migration[] = [
   m0510,
   m0520,
   m0530,
+  m0540,
   m0550,
   m0560,
 ]

@@ -1,0 +1,288 @@
+// Remote logs: `POST /v1/screens/<id>/logs` queues a `logs` job for the screen (delivered on
+// its jobs topic, see AgentLogJobDelivery.ts, like a screenshot); the agent answers with its
+// recent log lines and its kiosk page's console messages, PUT as JSON to the job's
+// `uploadUrl` (`/v1/devices/agent-logs/<id>`) with its device credential (HTTP Basic,
+// screen id : device secret). The upload is bounded (AGENT_LOG_LIMITS: lines, characters
+// per message, bytes); the cloud keeps the lines asked for (at or after `since`, the newest
+// `lines` of them) as one JSON column. A request without an answer within AGENT_LOG_TTL_MS
+// becomes `expired`; the agent's failed result makes it `failed`. Requests and their lines
+// go AGENT_LOG_RETENTION_DAYS after they were asked for (housekeeper).
+import { Type, type Static } from '@sinclair/typebox'
+import { AGENT_LOG_LEVELS, AGENT_LOG_SOURCES, type AgentLogLine, type JobResult, type LogsJob } from '@svc/shared/mqtt/index'
+import type { Clock, IdGenerator } from '../../platform/clock.js'
+import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
+import type { Database } from '../../platform/db/Database.js'
+import { ApiError, notFound } from '../../platform/errors.js'
+import type { Principal } from '../../platform/http/Principal.js'
+import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
+import { basicCredentials, secretMatches } from '../../platform/secrets.js'
+import { screenDirectory, type ScreenService } from '../screens/index.js'
+import { SharedSweep } from '../serial/index.js'
+import { AgentLogRepository, type AgentLogRow, type AgentLogSummaryRow } from './AgentLogRepository.js'
+
+/** Lines asked for when the request does not say. */
+export const AGENT_LOG_DEFAULT_LINES = 1000
+/** A request without an upload or a result after this long becomes `expired` (as a screenshot job fails). */
+export const AGENT_LOG_TTL_MS = 10 * 60_000
+/** Requests (and their lines) are deleted this many days after they were asked for. */
+export const AGENT_LOG_RETENTION_DAYS = 7
+const REASON_CHARS = 500
+
+export const AGENT_LOG_STATES = ['pending', 'done', 'failed', 'expired'] as const
+export type AgentLogState = (typeof AGENT_LOG_STATES)[number]
+
+export const AgentLogLineSchema = Type.Object({
+  at: Timestamp,
+  level: StringEnum(AGENT_LOG_LEVELS),
+  source: StringEnum(AGENT_LOG_SOURCES, { description: '`agent`: the agent’s own log; `kiosk`: the console of the player page in the kiosk browser.' }),
+  message: Type.String(),
+})
+
+const summaryFields = {
+  id: Type.String({ description: 'Prefix `alog_`.' }),
+  screenId: Type.String(),
+  state: StringEnum(AGENT_LOG_STATES, {
+    description: `\`pending\` until the agent answers (it gets the request when it is connected), then \`done\` (lines uploaded), \`failed\` (see reason) or \`expired\` (no answer within ${AGENT_LOG_TTL_MS / 60_000} minutes).`,
+  }),
+  reason: Nullable(Type.String({ description: 'Why it failed or expired.' })),
+  maxLines: Type.Integer({ description: 'The most lines asked for (the newest).' }),
+  since: Nullable(Timestamp),
+  requestedAt: Timestamp,
+  sentAt: Nullable(Timestamp),
+  uploadedAt: Nullable(Timestamp),
+  completedAt: Nullable(Timestamp),
+  lineCount: Nullable(Type.Integer({ description: 'Lines kept, once `done`.' })),
+  truncated: Type.Boolean({ description: 'True when the agent held more matching lines than were kept (the line or byte bound, or its memory).' }),
+}
+
+/** A request without its lines: the lists' items. */
+export const AgentLogSummary = Type.Object(summaryFields)
+export type AgentLogSummaryView = Static<typeof AgentLogSummary>
+/** A request with its lines (oldest first; empty until `done`). */
+export const AgentLog = Type.Object({ ...summaryFields, lines: Type.Array(AgentLogLineSchema) })
+export type AgentLogView = Static<typeof AgentLog>
+
+/** What the agent uploads (validated by the route's schema). */
+export interface AgentLogUpload {
+  lines: AgentLogLine[]
+  truncated?: boolean
+}
+
+export interface AgentLogDeliverer {
+  /** Publishes the screen's open jobs if it is connected. */
+  deliver(screenId: string): void
+}
+
+const summaryView = (r: AgentLogSummaryRow): AgentLogSummaryView => ({
+  id: r.id,
+  screenId: r.screen_id,
+  state: r.state as AgentLogState,
+  reason: r.reason,
+  maxLines: Number(r.max_lines),
+  since: r.since,
+  requestedAt: r.requested_at,
+  sentAt: r.sent_at,
+  uploadedAt: r.uploaded_at,
+  completedAt: r.completed_at,
+  lineCount: r.line_count === null ? null : Number(r.line_count),
+  truncated: Number(r.truncated ?? 0) === 1,
+})
+
+const fullView = (r: AgentLogRow): AgentLogView => ({ ...summaryView(r), lines: r.lines ? (JSON.parse(r.lines) as AgentLogLine[]) : [] })
+
+/**
+ * The lines of an upload the request asked for: at or after `since`, oldest first (lines
+ * at the same time keep the agent's order), the newest `maxLines`; truncated when the agent
+ * said it left lines out or this cut some.
+ */
+export function keptLines(upload: AgentLogUpload, since: string | null, maxLines: number): { lines: AgentLogLine[]; truncated: boolean } {
+  const from = since === null ? Number.NEGATIVE_INFINITY : Date.parse(since)
+  const dated = upload.lines
+    .map((l, i) => ({ l, i, t: Date.parse(l.at) }))
+    .filter((x) => x.t >= from)
+    .sort((a, b) => a.t - b.t || a.i - b.i)
+  const over = Math.max(0, dated.length - maxLines)
+  return {
+    lines: dated.slice(over).map(({ l, t }) => ({ at: new Date(t).toISOString(), level: l.level, source: l.source, message: l.message })),
+    truncated: upload.truncated === true || over > 0,
+  }
+}
+
+export class AgentLogService {
+  private readonly repo: AgentLogRepository
+  /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
+  private readonly connectSweep: SharedSweep
+  private deliverer: AgentLogDeliverer | null = null
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly screens: ScreenService,
+    /** Base URL put in front of the upload path (SVC_PUBLIC_URL); null = a path the agent resolves against its cloud. */
+    private readonly publicUrl: string | null = null,
+  ) {
+    this.repo = new AgentLogRepository(db.kysely)
+    this.connectSweep = new SharedSweep(clock, () => this.expireStale())
+  }
+
+  setDeliverer(d: AgentLogDeliverer | null): void {
+    this.deliverer = d
+  }
+
+  private now(): string {
+    return this.clock.now().toISOString()
+  }
+
+  private ttlCutoff(): string {
+    return new Date(this.clock.now().getTime() - AGENT_LOG_TTL_MS).toISOString()
+  }
+
+  /** Queues a request for the screen's lines; delivered now if it is connected, else when it connects (within the TTL). */
+  async request(p: Principal, screenId: string, input: { lines?: number; since?: string }): Promise<AgentLogView> {
+    const screen = await this.screens.get(p, screenId)
+    const row: AgentLogRow = {
+      id: this.ids.next('agentLog'),
+      workspace_id: p.workspaceId,
+      screen_id: screen.id,
+      state: 'pending',
+      reason: null,
+      max_lines: input.lines ?? AGENT_LOG_DEFAULT_LINES,
+      since: input.since === undefined ? null : new Date(input.since).toISOString(),
+      requested_at: this.now(),
+      sent_at: null,
+      completed_at: null,
+      uploaded_at: null,
+      line_count: null,
+      truncated: null,
+      size_bytes: null,
+      lines: null,
+    }
+    await this.repo.insert(row)
+    this.deliverer?.deliver(screen.id)
+    return fullView(row)
+  }
+
+  /** The request if the principal reaches its screen (another workspace's, or outside a pin: 404). */
+  private async reach(p: Principal, row: AgentLogSummaryRow | undefined): Promise<AgentLogSummaryRow> {
+    if (!row || row.workspace_id !== p.workspaceId) throw notFound('No such agent log.')
+    try {
+      await this.screens.get(p, row.screen_id)
+    } catch (e) {
+      if ((e as { code?: string }).code === 'not_found') throw notFound('No such agent log.')
+      throw e
+    }
+    return row
+  }
+
+  /** One request with its lines. */
+  async get(p: Principal, id: string): Promise<AgentLogView> {
+    await this.reach(p, await this.repo.summary(id))
+    await this.expireStale()
+    const row = await this.repo.withLines(id)
+    if (!row) throw notFound('No such agent log.')
+    return fullView(row)
+  }
+
+  /** A screen's requests, newest first, without their lines. */
+  async listForScreen(p: Principal, screenId: string, page: PageRequest): Promise<Page<AgentLogSummaryView>> {
+    await this.screens.get(p, screenId)
+    await this.expireStale()
+    const total = page.count ? await this.repo.countForScreen(p.workspaceId, screenId) : undefined
+    return pageOf(await this.repo.listForScreen(p.workspaceId, screenId, page), page, summaryView, total)
+  }
+
+  /**
+   * Pending requests of a screen, oldest first, as the MQTT job message. With `expire`
+   * (default) the ones past their TTL are expired first; without (a job just queued), the
+   * read alone leaves them out.
+   */
+  async pendingFor(screenId: string, opts: { expire?: boolean } = {}): Promise<LogsJob[]> {
+    if (opts.expire !== false) await this.connectSweep.run()
+    return (await this.repo.openFor(screenId, this.ttlCutoff())).map((r) => this.jobMessage(r))
+  }
+
+  /** pendingFor for several screens at once: one sweep, one read per 500 screens (connections arriving together). */
+  async pendingForMany(screenIds: readonly string[]): Promise<Map<string, LogsJob[]>> {
+    await this.connectSweep.run()
+    const rows = await this.repo.openForMany(screenIds, this.ttlCutoff())
+    return new Map([...rows].map(([id, list]) => [id, list.map((r) => this.jobMessage(r))]))
+  }
+
+  private jobMessage(r: AgentLogSummaryRow): LogsJob {
+    const base = this.publicUrl ? this.publicUrl.replace(/\/+$/, '') : ''
+    return {
+      id: r.id,
+      kind: 'logs',
+      uploadUrl: `${base}/v1/devices/agent-logs/${r.id}`,
+      lines: Number(r.max_lines),
+      since: r.since,
+      createdAt: r.requested_at,
+    }
+  }
+
+  markSent(id: string): Promise<void> {
+    return this.repo.markSent(id, this.now())
+  }
+
+  /** A job result from the screen: a failure closes the request with its reason; `ok` without an upload is a failure too. */
+  async applyResult(screenId: string, r: JobResult): Promise<void> {
+    const row = await this.repo.summary(r.jobId)
+    if (!row || row.screen_id !== screenId || row.state !== 'pending') return
+    const reason = r.outcome === 'ok' ? 'the screen reported success but uploaded no lines' : (r.reason ?? `logs ${r.outcome}`)
+    await this.repo.complete(row.id, { state: 'failed', reason: reason.slice(0, REASON_CHARS), completed_at: this.now() })
+  }
+
+  /** Pending requests past their TTL become `expired`. */
+  expireStale(): Promise<number> {
+    return this.repo.expireOpen(this.ttlCutoff(), `no answer from the screen within ${AGENT_LOG_TTL_MS / 60_000} minutes`, this.now())
+  }
+
+  /**
+   * The request `id` if `authorization` is the device credential of its screen (HTTP Basic
+   * screenId:deviceSecret); else 401 `missing_credentials` or `invalid_credentials`, the
+   * same whether the request exists or not. The route asks before it reads the body.
+   */
+  async uploader(id: string, authorization: string | undefined): Promise<AgentLogSummaryRow> {
+    const cred = basicCredentials(authorization)
+    if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
+    const row = await this.repo.summary(id)
+    const hash = await screenDirectory(this.db).credentialHash(cred.user)
+    if (!row || row.screen_id !== cred.user || !hash || !secretMatches(cred.secret, hash))
+      throw new ApiError('invalid_credentials', 'The device credential does not match the screen these logs are for.')
+    return row
+  }
+
+  /**
+   * The device's upload: `authorization` must be Basic screenId:deviceSecret of the screen the
+   * request is for, and the request still pending. Keeps the lines asked for and closes it `done`.
+   */
+  async upload(id: string, authorization: string | undefined, body: AgentLogUpload): Promise<AgentLogSummaryView> {
+    const row = await this.uploader(id, authorization)
+    await this.expireStale()
+    const current = (await this.repo.summary(id)) ?? row
+    if (current.state !== 'pending')
+      throw new ApiError('conflict', `The log request is already ${current.state}${current.reason ? ` (${current.reason})` : ''}.`)
+    const kept = keptLines(body, current.since, Number(current.max_lines))
+    const json = JSON.stringify(kept.lines)
+    const now = this.now()
+    const closed = await this.repo.complete(id, {
+      state: 'done',
+      reason: null,
+      completed_at: now,
+      uploaded_at: now,
+      line_count: kept.lines.length,
+      truncated: kept.truncated ? 1 : 0,
+      size_bytes: Buffer.byteLength(json),
+      lines: json,
+    })
+    if (!closed) throw new ApiError('conflict', 'The log request was closed while the lines were uploading.')
+    return summaryView((await this.repo.summary(id))!)
+  }
+
+  /** Deletes requests asked for more than AGENT_LOG_RETENTION_DAYS ago, with their lines. */
+  async purgeOld(): Promise<number> {
+    await this.expireStale()
+    return this.repo.deleteBefore(new Date(this.clock.now().getTime() - AGENT_LOG_RETENTION_DAYS * 86_400_000).toISOString())
+  }
+}

@@ -1,0 +1,133 @@
+// Remote logs of a screen's agent:
+//   POST /v1/screens/:id/logs          ask the agent for its recent lines (202; body optional: {lines?, since?})
+//   GET  /v1/agent-logs/:id            the request: state, and its lines once done
+//   GET  /v1/screens/:id/agent-logs    a screen's requests, newest first, without their lines (paged)
+//   PUT  /v1/devices/agent-logs/:id    the agent's upload (device credential, JSON {lines, truncated})
+// Asking needs `screen.view`, as a screenshot does: it changes nothing on the screen, and
+// what it brings back is readable with `screen.view` (docs/decisions.md, "Remote logs").
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AGENT_LOG_LEVELS, AGENT_LOG_LIMITS, AGENT_LOG_SOURCES } from '@svc/shared/mqtt/index'
+import { principalOf } from '../../platform/http/Principal.js'
+import { Data, ErrorBody, IdParams, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
+import { PageQuery, parsePage } from '../../platform/paging.js'
+import { AGENT_LOG_DEFAULT_LINES, AGENT_LOG_RETENTION_DAYS, AgentLog, AgentLogSummary } from './AgentLogService.js'
+import { AgentLogJobDelivery } from './AgentLogJobDelivery.js'
+import type { Provisions } from '../provisions.js'
+
+const RequestBody = Type.Object(
+  {
+    lines: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: AGENT_LOG_LIMITS.maxLines,
+        description: `At most this many lines, the newest (default ${AGENT_LOG_DEFAULT_LINES}).`,
+      }),
+    ),
+    since: Type.Optional(Type.String({ ...Timestamp, description: "Only lines logged at or after this time (by the player's clock)." })),
+  },
+  { additionalProperties: false },
+)
+
+const UploadLine = Type.Object(
+  {
+    at: Timestamp,
+    level: StringEnum(AGENT_LOG_LEVELS),
+    source: StringEnum(AGENT_LOG_SOURCES),
+    message: Type.String({ maxLength: AGENT_LOG_LIMITS.messageLength }),
+  },
+  { additionalProperties: false },
+)
+
+const UploadBody = Type.Object(
+  {
+    lines: Type.Array(UploadLine, { maxItems: AGENT_LOG_LIMITS.maxLines, description: 'Oldest first.' }),
+    truncated: Type.Optional(Type.Boolean({ description: 'True when the agent left matching lines out (its bounds, or its memory).' })),
+  },
+  { additionalProperties: false },
+)
+
+const agentLogRoutes =
+  (d: Pick<Provisions, 'broker' | 'agentLogs'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { agentLogs } = d
+    // Log requests reach devices through the broker, like screenshot jobs.
+    const delivery = new AgentLogJobDelivery(d.broker, agentLogs, app.log)
+    app.addHook('onReady', () => delivery.start())
+    app.addHook('onClose', () => delivery.stop())
+
+    app.post(
+      '/screens/:id/logs',
+      {
+        config: { permission: 'screen.view' },
+        // The body is optional: none means the defaults.
+        preValidation: async (req) => {
+          if (req.body === undefined || req.body === null) req.body = {}
+        },
+        schema: {
+          tags: ['agent-logs'],
+          operationId: 'requestScreenLogs',
+          summary: `Ask the screen's agent for its recent log lines and its kiosk browser's console; poll GET /v1/agent-logs/<id> until done, failed or expired (kept ${AGENT_LOG_RETENTION_DAYS} days)`,
+          params: IdParams,
+          body: RequestBody,
+          response: { 202: Data(AgentLog), ...errorResponses },
+        },
+      },
+      async (req, reply) => reply.code(202).send({ data: await agentLogs.request(principalOf(req), req.params.id, req.body) }),
+    )
+
+    app.get(
+      '/agent-logs/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['agent-logs'],
+          operationId: 'getAgentLog',
+          summary: "A request for a screen's log lines, with the lines once done",
+          params: IdParams,
+          response: { 200: Data(AgentLog), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await agentLogs.get(principalOf(req), req.params.id) }),
+    )
+
+    app.get(
+      '/screens/:id/agent-logs',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['agent-logs'],
+          operationId: 'listScreenAgentLogs',
+          summary: "A screen's log requests, newest first, without their lines",
+          params: IdParams,
+          querystring: PageQuery,
+          response: { 200: Paged(AgentLogSummary), ...errorResponses },
+        },
+      },
+      async (req) => agentLogs.listForScreen(principalOf(req), req.params.id, parsePage(req.query, { defaultLimit: null, max: 500 })),
+    )
+
+    app.put(
+      '/devices/agent-logs/:id',
+      {
+        config: { auth: 'none' },
+        bodyLimit: AGENT_LOG_LIMITS.maxBytes,
+        // The credential is checked before the body is read, as the screenshot upload does:
+        // nobody else makes the cloud parse a megabyte of JSON. The upload checks it again.
+        onRequest: async (req) => {
+          await agentLogs.uploader((req.params as { id: string }).id, req.headers.authorization)
+        },
+        schema: {
+          tags: ['devices'],
+          operationId: 'uploadAgentLog',
+          security: [{ deviceCredential: [] }],
+          summary: `The agent uploads the lines a log request asked for (JSON, at most ${AGENT_LOG_LIMITS.maxLines} lines of at most ${AGENT_LOG_LIMITS.messageLength} characters, ${AGENT_LOG_LIMITS.maxBytes} bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret)`,
+          params: IdParams,
+          body: UploadBody,
+          response: { 200: Data(AgentLogSummary), 401: ErrorBody, 409: ErrorBody, 413: ErrorBody, 422: ErrorBody, 500: ErrorBody, 503: ErrorBody },
+        },
+      },
+      async (req) => ({ data: await agentLogs.upload(req.params.id, req.headers.authorization, req.body) }),
+    )
+  }
+export default agentLogRoutes

@@ -1,0 +1,16 @@
+// Remote logs: requests for a screen agent's recent log lines and what it uploaded.
+import { domainModule } from '../provisions.js'
+import { AgentLogService } from './AgentLogService.js'
+
+export { default as agentLogRoutes } from './agentLogRoutes.js'
+
+export const agentLogsModule = domainModule({
+  name: 'agentlogs',
+  needs: ['db', 'clock', 'ids', 'config', 'housekeeping', 'screens'],
+  provides: ['agentLogs'],
+  create: ({ db, clock, ids, config, housekeeping, screens }) => {
+    const agentLogs = new AgentLogService(db, clock, ids, screens, config.publicUrl)
+    housekeeping.add({ name: 'old agent logs', run: () => agentLogs.purgeOld() })
+    return { agentLogs }
+  },
+})

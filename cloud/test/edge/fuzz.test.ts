@@ -284,8 +284,9 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
   const ops: { method: string; path: string; op: (typeof doc.paths)[string][string] }[] = []
   for (const [path, methods] of Object.entries(doc.paths)) {
+    // An event stream's answer never ends over inject: its one input (Last-Event-ID) is tried over a socket in cloud/test/events/eventStream.test.ts.
     for (const [method, op] of Object.entries(methods))
-      if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) ops.push({ method: method.toUpperCase(), path, op })
+      if (['get', 'post', 'put', 'patch', 'delete'].includes(method) && path !== '/v1/events/stream') ops.push({ method: method.toUpperCase(), path, op })
   }
   t.ok(ops.length > 50, `${ops.length} operations in the document`)
   // Deletions last, so the fixtures live through the rest of the sweep.

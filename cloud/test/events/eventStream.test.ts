@@ -137,7 +137,10 @@ t.test('what a credential sees: its permissions, its location; no credential, no
   const screensOnly = await open(t, c, bearer(await key({ permissions: ['screen.view'] })))
   const emergenciesOnly = await open(t, c, bearer(await key({ permissions: ['emergency.view'] })))
   const pinned = await open(t, c, bearer(await key({ permissions: ['screen.view', 'emergency.view'], nodeId: store })))
-  for (const s of [screensOnly, emergenciesOnly, pinned]) t.equal((await s.next()).event, 'ready')
+  const services = servicesOf(c.running.app)
+  const elsewhere = await services.workspaces.create('Elsewhere', 'us')
+  const stranger = await open(t, c, bearer((await services.apiKeys.createRoot(elsewhere.id, elsewhere.region, 'Owner', 'all')).secret))
+  for (const s of [screensOnly, emergenciesOnly, pinned, stranger]) t.equal((await s.next()).event, 'ready')
 
   const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
   for (const d of [a, b]) {
@@ -163,6 +166,7 @@ t.test('what a credential sees: its permissions, its location; no credential, no
   t.same(await seenBy(screensOnly, () => false), ['screen.online:A', 'screen.online:B'], 'screen.view: screen events only')
   t.same(await seenBy(emergenciesOnly, () => false), ['emergency.started'], 'emergency.view: emergency events only')
   t.same(await seenBy(pinned, () => false), ['screen.online:B'], 'pinned to the store: its screens only')
+  t.same(await seenBy(stranger, () => false), [], 'another workspace sees nothing')
 
   const none = await open(t, c, {})
   t.equal(none.status, 401)

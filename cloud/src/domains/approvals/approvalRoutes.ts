@@ -169,7 +169,7 @@ const approvalRoutes =
           config: { permission: d.permission },
           // The body is optional: no body at all means no note.
           preValidation: async (req) => {
-            if (req.body === undefined || req.body === null) req.body = {}
+            if (req.body === undefined) req.body = {}
           },
           schema: {
             tags,

@@ -1666,7 +1666,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List screens (by id; without limit the whole list); `drift` narrows to one drift state */
+        /** List screens (by id; without limit the whole list); `drift`, `status`, `q` (name) and `nodeId` (a location and its sub-locations) narrow it */
         get: operations["listScreens"];
         put?: never;
         post?: never;
@@ -28939,6 +28939,12 @@ export interface operations {
                  * @example 50
                  */
                 limit?: string;
+                /** @description Only screens at this location or below it. */
+                nodeId?: string;
+                /** @description Only screens whose name contains this text (any case). */
+                q?: string;
+                /** @description Only online or only offline screens. */
+                status?: "online" | "offline";
             };
             header?: never;
             path?: never;

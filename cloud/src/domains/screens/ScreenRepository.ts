@@ -88,6 +88,27 @@ interface ListRow {
 export interface ScreenListFilter {
   /** Only screens in this drift state. */
   drift?: string | undefined
+  /** Only screens with this status (`online`, `offline`). */
+  status?: string | undefined
+  /** Only screens whose name contains this text, any case (a LIKE pattern made by namePattern). */
+  search?: string | undefined
+}
+
+const FILTERS = ['drift', 'status', 'search'] as const
+type FilterName = (typeof FILTERS)[number]
+
+/** A LIKE pattern for "name contains `text`", any case: `%`, `_` and `\` in it match themselves. */
+export function namePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+/** Narrows a screens query by the list filter (the same conditions on the page and on "more after it"). */
+function narrowed<Q extends SelectQueryBuilder<DB, 'screens', object>>(q: Q, filter: ScreenListFilter): Q {
+  let n = q as SelectQueryBuilder<DB, 'screens', object>
+  if (filter.drift !== undefined) n = n.where('drift_state', '=', filter.drift)
+  if (filter.status !== undefined) n = n.where('status', '=', filter.status)
+  if (filter.search !== undefined) n = n.where(sql<boolean>`lower(name) LIKE ${filter.search} ESCAPE '\\'`)
+  return n as Q
 }
 
 /** The list statement as built by Kysely (see listStatement for the cached form). */
@@ -97,16 +118,17 @@ function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, 
   // json_build_object per row.
   // (Typed as the plain columns: the aliases and the drift object differ only in names the raw aggregate reads.)
   const columns = (dialect === 'postgres' ? LIST_FIELDS : LIST_COLUMNS) as typeof LIST_COLUMNS
-  let items = withinNodes(k.selectFrom('screens').select(columns).where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
-  if (filter.drift !== undefined) items = items.where('drift_state', '=', filter.drift)
+  let items = narrowed(withinNodes(k.selectFrom('screens').select(columns).where('workspace_id', '=', workspaceId), 'node_id', scopeIds), filter)
   if (page.after) items = items.where('id', '>', page.after)
   items = items.orderBy('id')
   if (page.limit !== null) items = items.limit(page.limit)
   // Same filter, after the page's last id: does another page follow?
-  let after = withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
-    sql<boolean>`id > pg.last_id`,
+  const after = narrowed(
+    withinNodes(k.selectFrom('screens').select(sql<number>`1`.as('one')).where('workspace_id', '=', workspaceId), 'node_id', scopeIds).where(
+      sql<boolean>`id > pg.last_id`,
+    ),
+    filter,
   )
-  if (filter.drift !== undefined) after = after.where('drift_state', '=', filter.drift)
   const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]')))`
   // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
   // ordered subquery's rows in its order.
@@ -118,7 +140,7 @@ FROM (SELECT ${array} AS data, ${ids} AS ids, COUNT(*) AS n, MAX(p.id) AS last_i
 }
 
 /** Where each parameter of a cached list statement comes from. */
-type ListSlot = { ws: true } | { scope: number } | { after: true } | { limit: true } | { drift: true } | { constant: unknown }
+type ListSlot = { ws: true } | { scope: number } | { after: true } | { limit: true } | { filter: FilterName } | { constant: unknown }
 const LIST_CACHE_MAX = 64
 const LIST_CACHE_MAX_SCOPE = 32
 const listStatements = new Map<string, { sql: string; slots: ListSlot[] }>()
@@ -139,16 +161,17 @@ function listStatement(
   k: Executor,
 ): CompiledQuery<ListRow> {
   if (scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) return buildListStatement(k, dialect, workspaceId, scopeIds, page, filter).compile(k)
-  const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}|${filter.drift === undefined ? '-' : 1}`
+  const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}|${FILTERS.map((f) => (filter[f] === undefined ? '-' : 1)).join('')}`
   let hit = listStatements.get(key)
   if (!hit) {
     const scope = scopeIds === null ? null : scopeIds.map((_, i) => `${SENTINEL}s${i}`)
     const probe = { ...page, after: page.after ? `${SENTINEL}after` : page.after, limit: page.limit === null ? null : LIMIT_SENTINEL }
-    const probeFilter = filter.drift === undefined ? {} : { drift: `${SENTINEL}drift` }
+    const probeFilter: ScreenListFilter = {}
+    for (const f of FILTERS) if (filter[f] !== undefined) probeFilter[f] = `${SENTINEL}f:${f}`
     const compiled = buildListStatement(k, dialect, `${SENTINEL}ws`, scope, probe, probeFilter).compile(k)
     const slots = compiled.parameters.map((p): ListSlot => {
       if (p === `${SENTINEL}ws`) return { ws: true }
-      if (p === `${SENTINEL}drift`) return { drift: true }
+      if (typeof p === 'string' && p.startsWith(`${SENTINEL}f:`)) return { filter: p.slice(SENTINEL.length + 2) as FilterName }
       if (p === `${SENTINEL}after`) return { after: true }
       if (p === LIMIT_SENTINEL) return { limit: true }
       if (typeof p === 'string' && p.startsWith(`${SENTINEL}s`)) return { scope: Number(p.slice(SENTINEL.length + 1)) }
@@ -164,8 +187,8 @@ function listStatement(
         ? page.after
         : 'limit' in s
           ? page.limit
-          : 'drift' in s
-            ? filter.drift
+          : 'filter' in s
+            ? filter[s.filter]
             : 'scope' in s
               ? scopeIds![s.scope]
               : s.constant,
@@ -319,8 +342,7 @@ export class ScreenRepository {
   }
 
   async count(workspaceId: string, scopeIds: string[] | null, filter: ScreenListFilter = {}): Promise<number> {
-    let q = withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', scopeIds)
-    if (filter.drift !== undefined) q = q.where('drift_state', '=', filter.drift)
+    const q = narrowed(withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', scopeIds), filter)
     const r = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
     return Number(r.n)
   }

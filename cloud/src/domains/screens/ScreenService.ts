@@ -10,7 +10,7 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { notFound, validation } from '../../platform/errors.js'
 import { encodeCursor, type PageRequest } from '../../platform/paging.js'
 import { PairingRepository } from './PairingRepository.js'
-import { ScreenRepository, type ScreenListFilter, type ScreenRecord } from './ScreenRepository.js'
+import { namePattern, ScreenRepository, type ScreenListFilter, type ScreenRecord } from './ScreenRepository.js'
 import { cleanName, type NodeService } from '../nodes/index.js'
 import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
@@ -160,6 +160,16 @@ const view = (r: ScreenRecord): ScreenView => ({
   reportedAt: r.reported_at,
 })
 
+/** What GET /v1/screens may narrow the list to. */
+export interface ScreenListQuery {
+  drift?: string | undefined
+  status?: string | undefined
+  /** Text the name contains, any case. */
+  q?: string | undefined
+  /** A location: its subtree's screens. */
+  nodeId?: string | undefined
+}
+
 export class ScreenService {
   private readonly repo: ScreenRepository
   /** The same on the read connection (Database.reads). */
@@ -205,10 +215,16 @@ export class ScreenService {
    * the envelope (`data`, `nextCursor` with a limit, `total` with count=1) here. Answers
    * are kept until a change makes them stale (ScreenListCache).
    */
-  async listJson(p: Principal, page: PageRequest, filter: ScreenListFilter = {}): Promise<string> {
-    const scopeIds = await this.nodes.scopeIds(p)
-    const key = `${p.workspaceId}|${scopeIds === null ? '*' : scopeIds.join(',')}|${page.after ?? ''}|${page.limit ?? ''}|${page.count ? 1 : 0}|${filter.drift ?? ''}`
-    const kept = this.listPages.get(key)
+  async listJson(p: Principal, page: PageRequest, q: ScreenListQuery = {}): Promise<string> {
+    // A location narrows the reach to its subtree (422 invalid_node outside the credential's).
+    const scopeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : await this.nodes.scopeIds(p)
+    const text = q.q?.trim()
+    const filter: ScreenListFilter = { drift: q.drift, status: q.status, search: text ? namePattern(text) : undefined }
+    const key = `${p.workspaceId}|${scopeIds === null ? '*' : scopeIds.join(',')}|${page.after ?? ''}|${page.limit ?? ''}|${page.count ? 1 : 0}|${filter.drift ?? ''}|${filter.status ?? ''}|${filter.search ?? ''}`
+    // A narrowed list is not kept: a change can bring a screen into it that none of its kept
+    // items would name (a screen going offline joins `status=offline`).
+    const narrowedList = filter.drift !== undefined || filter.status !== undefined || filter.search !== undefined
+    const kept = narrowedList ? undefined : this.listPages.get(key)
     if (kept !== undefined) return kept
     const epoch = this.listPages.begin()
     // On the read connection: a page does not wait behind the device link's writes.
@@ -220,7 +236,7 @@ export class ScreenService {
     if (page.limit !== null) out += `,"nextCursor":${r.more && r.count >= page.limit && r.lastId ? JSON.stringify(encodeCursor(r.lastId)) : 'null'}`
     if (page.count) out += `,"total":${total ?? r.count}`
     out += '}'
-    this.listPages.keep(epoch, key, p.workspaceId, r.ids, out)
+    if (!narrowedList) this.listPages.keep(epoch, key, p.workspaceId, r.ids, out)
     return out
   }
 

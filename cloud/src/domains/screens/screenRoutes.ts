@@ -170,9 +170,16 @@ const screenRoutes =
         config: { permission: 'screen.view' },
         schema: {
           tags: ['screens'],
-          summary: 'List screens (by id; without limit the whole list); `drift` narrows to one drift state',
+          summary:
+            'List screens (by id; without limit the whole list); `drift`, `status`, `q` (name) and `nodeId` (a location and its sub-locations) narrow it',
           querystring: Type.Object(
-            { ...PageQuery.properties, drift: Type.Optional(StringEnum(DRIFT_STATES, { description: 'Only screens in this drift state.' })) },
+            {
+              ...PageQuery.properties,
+              drift: Type.Optional(StringEnum(DRIFT_STATES, { description: 'Only screens in this drift state.' })),
+              status: Type.Optional(StringEnum(['online', 'offline'] as const, { description: 'Only online or only offline screens.' })),
+              q: Type.Optional(Type.String({ maxLength: 200, description: 'Only screens whose name contains this text (any case).' })),
+              nodeId: Type.Optional(Type.String({ maxLength: 100, description: 'Only screens at this location or below it.' })),
+            },
             { additionalProperties: false },
           ),
           response: { 200: Paged(ScreenItem), ...errorResponses },
@@ -183,7 +190,7 @@ const screenRoutes =
         reply
           .type('application/json; charset=utf-8')
           // JSON text is sent as it is (the typed reply expects the object the schema describes).
-          .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), { drift: req.query.drift })) as never),
+          .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), req.query)) as never),
     )
 
     app.get(

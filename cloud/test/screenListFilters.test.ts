@@ -100,3 +100,47 @@ forEngines(t, (t, build) => {
     )
   })
 })
+
+forEngines(t, (t, build) => {
+  t.test('each listed screen shows what it reports playing and its newest screenshot that came back', async (t) => {
+    const h = await build(t)
+    const { apiKey, workspaceId } = await h.workspace()
+    const at = '2026-06-01T12:00:00.000Z'
+    const playing = { source: 'cast', contentKind: 'media', contentId: 'med_1', castId: 'cast_1' }
+    const k = servicesOf(h.app).db.kysely
+    await k
+      .insertInto('screens')
+      .values([
+        screenRow('scr_b1', workspaceId, at, { reported: JSON.stringify({ version: 3, playing, at }), reported_at: at }),
+        screenRow('scr_b2', workspaceId, at),
+      ])
+      .execute()
+    const shot = (id: string, status: string, created: string) => ({
+      id,
+      workspace_id: workspaceId,
+      screen_id: 'scr_b1',
+      status,
+      reason: null,
+      sha256: null,
+      size_bytes: null,
+      width: null,
+      height: null,
+      created_at: created,
+      sent_at: created,
+      completed_at: status === 'queued' ? null : created,
+    })
+    await k
+      .insertInto('screenshots')
+      .values([
+        shot('shot_1', 'ok', '2026-06-01T10:00:00.000Z'),
+        shot('shot_2', 'ok', '2026-06-01T11:00:00.000Z'),
+        shot('shot_3', 'failed', '2026-06-01T11:30:00.000Z'),
+      ])
+      .execute()
+    const list = (await h.req('GET', '/v1/screens', apiKey)).json().data
+    t.same(list[0].playing, playing)
+    t.same(list[0].lastScreenshot, { id: 'shot_2', at: '2026-06-01T11:00:00.000Z' }, 'the newest that came back (a failed one does not count)')
+    t.equal(list[1].playing, null, 'nothing reported yet')
+    t.equal(list[1].lastScreenshot, null)
+  })
+})

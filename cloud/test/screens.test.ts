@@ -21,8 +21,8 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
   t.notOk('nextCursor' in whole.json(), 'no paging without limit')
   t.same(
     Object.keys(whole.json().data[0]).sort(),
-    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastSeenAt', 'name', 'nodeId', 'status'],
-    'the trimmed list item plus nodeId, agentVersion and drift',
+    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastScreenshot', 'lastSeenAt', 'name', 'nodeId', 'playing', 'status'],
+    'the trimmed list item plus nodeId, agentVersion, drift, what it plays and its last screenshot',
   )
 
   const seen: string[] = []
@@ -74,6 +74,8 @@ t.test('the list (serialised by the database) answers each item as the screen it
         nodeId: one.nodeId,
         agentVersion: one.agentVersion,
         drift: one.drift,
+        playing: one.reported?.playing ?? null,
+        lastScreenshot: null,
       },
       `${item.id} as GET reads it`,
     )

@@ -28959,7 +28959,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
+                        data: ({
                             /** @description The screen's agent version, as its last report said; null before one that carries it. */
                             agentVersion: string | null;
                             contentId: string | null;
@@ -28998,7 +28998,23 @@ export interface operations {
                             nodeId: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
-                        }[];
+                        } & {
+                            /** @description The newest screenshot that came back (GET /v1/screenshots/<id>/image); null when none. */
+                            lastScreenshot: {
+                                /** Format: date-time */
+                                at: string | null;
+                                id: string;
+                            } | null;
+                            /** @description What the screen last reported playing; null before its first report. */
+                            playing: ({
+                                contentId: string | null;
+                                contentKind: string | null;
+                                /** @description `emergency`, `cast`, `schedule`, `assignment` or `none`. */
+                                source: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                        })[];
                         nextCursor?: string | null;
                         total?: number;
                     };

@@ -25,6 +25,13 @@ const LIST_COLUMNS = [
   'drift_state',
   'drift_since',
   'drift_items',
+  'reported',
+  // The newest screenshot that came back (index screenshots_screen), as JSON text.
+  sql<
+    string | null
+  >`(SELECT json_object('id', sh.id, 'at', sh.completed_at) FROM screenshots sh WHERE sh.screen_id = screens.id AND sh.status = 'ok' ORDER BY sh.created_at DESC LIMIT 1)`.as(
+    'last_shot',
+  ),
 ] as const
 /** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
 const LIST_FIELDS = [
@@ -37,6 +44,10 @@ const LIST_FIELDS = [
   'node_id as nodeId',
   'agent_version as agentVersion',
   sql<unknown>`json_build_object('state', drift_state, 'since', drift_since, 'items', CAST(COALESCE(drift_items, '[]') AS JSON))`.as('drift'),
+  sql<unknown>`CAST(reported AS JSON)->'playing'`.as('playing'),
+  sql<unknown>`(SELECT json_build_object('id', sh.id, 'at', sh.completed_at) FROM screenshots sh WHERE sh.screen_id = screens.id AND sh.status = 'ok' ORDER BY sh.created_at DESC LIMIT 1)`.as(
+    'lastScreenshot',
+  ),
 ] as const
 const DRIFT_INPUT_COLUMNS = [
   'id',
@@ -129,7 +140,7 @@ function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, 
     ),
     filter,
   )
-  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]')))`
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]'))), 'playing', json(json_extract(p.reported, '$.playing')), 'lastScreenshot', json(p.last_shot)`
   // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
   // ordered subquery's rows in its order.
   const array =

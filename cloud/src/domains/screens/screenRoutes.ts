@@ -46,7 +46,7 @@ const BulkAssignResult = Type.Object({
  */
 const StringOrNull = (opts: { description?: string; format?: string } = {}) => Type.Unsafe<string | null>({ ...opts, type: ['string', 'null'] })
 
-const ScreenItem = Type.Object({
+const ScreenBase = Type.Object({
   id: Type.String({ description: 'Prefix `scr_`.' }),
   name: Type.String(),
   status: Type.String({ description: '`online` or `offline`.' }),
@@ -77,8 +77,32 @@ const ScreenItem = Type.Object({
   ),
 })
 
+/** A screen in the list: its fields, what it reports playing and its newest screenshot. */
+const ScreenItem = Type.Intersect([
+  ScreenBase,
+  Type.Object({
+    playing: Type.Union(
+      [
+        Type.Object(
+          {
+            source: Type.String({ description: '`emergency`, `cast`, `schedule`, `assignment` or `none`.' }),
+            contentKind: StringOrNull(),
+            contentId: StringOrNull(),
+          },
+          { additionalProperties: true },
+        ),
+        Type.Null(),
+      ],
+      { description: 'What the screen last reported playing; null before its first report.' },
+    ),
+    lastScreenshot: Type.Union([Type.Object({ id: Type.String(), at: StringOrNull({ format: 'date-time' }) }), Type.Null()], {
+      description: 'The newest screenshot that came back (GET /v1/screenshots/<id>/image); null when none.',
+    }),
+  }),
+])
+
 export const Screen = Type.Intersect([
-  ScreenItem,
+  ScreenBase,
   Type.Object({
     model: Nullable(Type.String()),
     serialNumber: Nullable(Type.String()),

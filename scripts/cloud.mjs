@@ -8,6 +8,8 @@
 // pid is the cloud's own and signals reach it directly.
 //   node scripts/cloud.mjs <command> [options]     (what `pnpm cloud` runs)
 // SVC_SOURCE=1 runs the TypeScript sources through tsx instead, without a bundle.
+// `start` also builds the operator console into cloud/dist/console when its sources changed
+// (cloud/console/build.mjs), unless SVC_CONSOLE_DIR names a console built elsewhere.
 // SVC_BUNDLE_DIR puts the bundle in another folder of the repository (relative to its root;
 // inside it, so that the npm packages resolve from node_modules as they do for cloud/dist).
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
@@ -86,6 +88,13 @@ async function buildBundle() {
   const inputsTmp = `${INPUTS}.${process.pid}.tmp`
   writeFileSync(inputsTmp, JSON.stringify({ node: process.version, inputs }))
   renameSync(inputsTmp, INPUTS)
+}
+
+// The operator console (cloud/console) is built beside the bundle when a source changed;
+// only `start` serves it.
+if (process.argv[2] === 'start' && !process.env.SVC_CONSOLE_DIR) {
+  const { buildConsole, consoleCurrent } = await import('../cloud/console/build.mjs')
+  if (!consoleCurrent()) await buildConsole()
 }
 
 if (process.env.SVC_SOURCE === '1') {

@@ -39,7 +39,7 @@ import { OutboundGuard } from './platform/net/OutboundGuard.js'
 import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
 import { Listeners } from './platform/hooks.js'
 import { wireModules } from './platform/modules.js'
-import { installAuth, MODULES, oauthMetadataRoutes, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
+import { consoleRoutes, installAuth, MODULES, oauthMetadataRoutes, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
 import type { ContentResolver } from './domains/content/index.js'
 import { DevicePolicy, type PanelSettingsSource } from './domains/devicelink/index.js'
 import { screenDirectory } from './domains/screens/index.js'
@@ -248,6 +248,8 @@ async function assemble(
 
   await app.register(v1Routes(provided, deprecations), { prefix: '/v1' })
   await app.register(oauthMetadataRoutes(provided))
+  // The operator console: /console/ (and / leading there), built from cloud/console.
+  await app.register(consoleRoutes(config))
   return app
 }
 

@@ -1,7 +1,8 @@
 // The cloud's command line (`pnpm cloud <command>`):
 //   start                                   run the service on its embedded defaults
 //   migrate                                 bring the database schema up to date; prints one JSON line
-//   bootstrap --workspace NAME [--region R] create a workspace and an owner key; prints one JSON line
+//   bootstrap --workspace NAME [--region R] [--email E]
+//                                           create a workspace and an owner key (with --email, its owner and their console invite link); prints one JSON line
 //   create-user --workspace ID --email E [--name N] [--role owner|admin|editor|viewer]
 //                                           add a user and print their invite link (one JSON line)
 //   incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
@@ -10,7 +11,7 @@
 //   incident list
 // Bad arguments print a message on stderr and exit 2; never a stack trace.
 import { parseArgs } from 'node:util'
-import { loadConfig } from './config.js'
+import { type Config, loadConfig } from './config.js'
 import type { Database } from './platform/db/Database.js'
 import { openDatabase } from './platform/db/open.js'
 import { migrate } from './platform/db/migrate.js'
@@ -31,7 +32,7 @@ class UsageError extends Error {}
 const USAGE = `usage: pnpm cloud <start | migrate | bootstrap | create-user | incident> [options]
   start
   migrate
-  bootstrap --workspace NAME [--region us|eu|oc|apac]
+  bootstrap --workspace NAME [--region us|eu|oc|apac] [--email YOU@EXAMPLE.COM]
   create-user --workspace ID --email EMAIL [--name NAME] [--role owner|admin|editor|viewer]
   incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
   incident update ID --status investigating|identified|monitoring|resolved --message M [--impact I]
@@ -75,7 +76,11 @@ async function main(argv: string[]): Promise<void> {
       return
     }
     case 'bootstrap': {
-      const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' }, region: { type: 'string', default: 'us' } }, strict: true })
+      const { values } = parseArgs({
+        args: rest,
+        options: { workspace: { type: 'string' }, region: { type: 'string', default: 'us' }, email: { type: 'string' } },
+        strict: true,
+      })
       if (!values.workspace) throw new UsageError('bootstrap needs --workspace NAME')
       await withDb(async ({ db, ids }) => {
         const config = loadConfig()
@@ -83,7 +88,12 @@ async function main(argv: string[]): Promise<void> {
         const ws = await workspaces.create(values.workspace!, values.region)
         const keys = new ApiKeyService(db, systemClock, ids, new NodeService(db, systemClock, ids))
         const { secret } = await keys.createRoot(ws.id, ws.region, 'Owner key (bootstrap)', 'all')
-        out({ workspaceId: ws.id, apiKey: secret })
+        if (!values.email) return out({ workspaceId: ws.id, apiKey: secret })
+        // With --email, the workspace's first owner too, and the console link where they set a password.
+        const users = new UserService(db, systemClock, ids, undefined, config.sessionTtlHours)
+        const user = await users.create(ws.id, { email: values.email, role: 'owner' })
+        const link = await consoleInvite(db, ids, config, users, user, ws.name)
+        out({ workspaceId: ws.id, apiKey: secret, userId: user.id, inviteUrl: link.inviteUrl, inviteExpiresAt: link.expiresAt })
       })
       return
     }
@@ -101,20 +111,7 @@ async function main(argv: string[]): Promise<void> {
         const users = new UserService(db, systemClock, ids, undefined, config.sessionTtlHours)
         const user = await users.create(ws.id, { email: values.email!, name: values.name ?? null, role: values.role })
         const session = await users.createSession(user)
-        // The invite is recorded in the mail outbox (sent later by the running cloud when SMTP is set).
-        const mailer = new Mailer(db, systemClock, { smtpUrl: null, from: config.smtpFrom }, { info() {}, error() {} })
-        const signIns = new SignInService(
-          db,
-          systemClock,
-          ids,
-          undefined,
-          users,
-          new SignInLimits(systemClock),
-          mailer,
-          config.publicUrl,
-          new LocalCredentialChanges(),
-        )
-        const link = await signIns.invite(user, { workspaceName: ws.name })
+        const link = await consoleInvite(db, ids, config, users, user, ws.name)
         out({
           workspaceId: ws.id,
           userId: user.id,
@@ -191,3 +188,27 @@ main(process.argv.slice(2)).catch((e: unknown) => {
   process.stderr.write(`error: ${(e as Error).message}\n`)
   process.exit(1)
 })
+
+/** A console invite link for a user made here; the mail is recorded in the outbox (the running cloud sends it when SMTP is set). */
+function consoleInvite(
+  db: Database,
+  ids: IdGenerator,
+  config: Config,
+  users: UserService,
+  user: { id: string; workspace_id: string; email: string; name: string | null },
+  workspaceName: string,
+) {
+  const mailer = new Mailer(db, systemClock, { smtpUrl: null, from: config.smtpFrom }, { info() {}, error() {} })
+  const signIns = new SignInService(
+    db,
+    systemClock,
+    ids,
+    undefined,
+    users,
+    new SignInLimits(systemClock),
+    mailer,
+    config.publicUrl,
+    new LocalCredentialChanges(),
+  )
+  return signIns.invite(user, { workspaceName })
+}

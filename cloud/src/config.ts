@@ -2,6 +2,7 @@
 // (README "Configuration"). Tests build a Config directly and pass it to buildApp.
 import { isIP } from 'node:net'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export interface Config {
   /** Folder for the SQLite database and stored files (SVC_DATA_DIR, default ./data). */
@@ -57,6 +58,8 @@ export interface Config {
   sessionTtlHours: number
   /** Live event streams (GET /v1/events/stream) one workspace may hold open at once. */
   eventStreamsPerWorkspace: number
+  /** The built operator console served at /console/ (index.html, app.js, app.css). */
+  consoleDir: string
   /** How often the platform measures itself, ms (SVC_STATUS_INTERVAL_MS, 60000); 0 = never (tests drive it). */
   statusIntervalMs: number
   /** How often the housekeeper deletes expired rows (keys, uploads, registrations, mail, tokens, plays, screenshots), ms (SVC_HOUSEKEEPING_INTERVAL_MS, 3600000); 0 = never (tests drive it). */
@@ -251,6 +254,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
     sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
     eventStreamsPerWorkspace: int(env, 'SVC_EVENT_STREAMS_PER_WORKSPACE', 100, 1),
+    // Beside the cloud's own bundle (cloud/dist), where `pnpm start` builds it; from the sources too.
+    consoleDir: env.SVC_CONSOLE_DIR ? path.resolve(env.SVC_CONSOLE_DIR) : fileURLToPath(new URL('../dist/console', import.meta.url)),
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),
     housekeepingIntervalMs: int(env, 'SVC_HOUSEKEEPING_INTERVAL_MS', 3_600_000),
     webhookAllowHosts: (env.SVC_WEBHOOK_ALLOW_HOSTS || '')

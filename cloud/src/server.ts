@@ -133,12 +133,12 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   return { httpPort, mqttPort, mqttsPort, app, close: () => app.close(), drain }
 }
 
-/** The next step for someone who just started a fresh service: the bootstrap command and the docs address. */
+/** The next step for someone who just started a fresh service: the bootstrap command, the console's and the docs' addresses. */
 async function guideFirstRun(running: Running, config: Config): Promise<void> {
   if ((await servicesOf(running.app).workspaces.count()) > 0) return
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
   running.app.log.info(
-    `no workspace yet: create one and its owner API key with \`npx -y pnpm@10.34.9 --silent cloud bootstrap --workspace NAME\`; API docs at http://${host}:${running.httpPort}/v1/docs`,
+    `no workspace yet: create one, its owner API key and your console invite link with \`npx -y pnpm@10.34.9 --silent cloud bootstrap --workspace NAME --email YOU@EXAMPLE.COM\`; console at http://${host}:${running.httpPort}/console/, API docs at http://${host}:${running.httpPort}/v1/docs`,
   )
 }
 

@@ -31,6 +31,7 @@ import { webhookRoutes, webhooksModule } from './webhooks/module.js'
 export type { PlatformProvisions, Provisions } from './provisions.js'
 /** The HTTP edge's authentication and the OAuth metadata documents, which app.ts installs outside /v1. */
 export { installAuth, oauthMetadataRoutes } from './access/module.js'
+export { consoleRoutes } from './console/index.js'
 
 /** Every domain module. Built in dependency order; where that leaves a choice, in this order. */
 export const MODULES: readonly AnyModule[] = [

@@ -102,6 +102,17 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
 
   const ws = oneLine(t, await cli(dataDir, 'bootstrap', '--workspace', 'Acme'))
   t.match(ws.apiKey, API_KEY)
+  // With --email: the workspace's owner and their console invite link too.
+  const withOwner = oneLine(t, await cli(dataDir, 'bootstrap', '--workspace', 'Beta', '--email', 'owner@example.com'))
+  t.match(withOwner.apiKey, API_KEY)
+  t.match(withOwner.inviteUrl, /^\/console\/welcome#token=inv_/)
+  const ownerSession = await fetch(`${base}/v1/invites/accept`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: String(withOwner.inviteUrl).split('#token=')[1], password: 'a long pass phrase' }),
+  })
+  t.equal(ownerSession.status, 200)
+  t.equal(((await ownerSession.json()) as { data: { user: { role: string } } }).data.user.role, 'owner')
   const [userRun, openRun] = await Promise.all([
     cli(dataDir, 'create-user', '--workspace', String(ws.workspaceId), '--email', 'a@b.co', '--role', 'admin'),
     cli(dataDir, 'incident', 'open', '--title', 'DB slow', '--impact', 'degraded'),

@@ -175,7 +175,8 @@ export function installAuth(app: FastifyInstance, d: Pick<Provisions, 'apiKeys' 
   }
 
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (route.config?.auth === 'none') return
+    // The API is /v1; the console's files (and `/` leading to it) are public like any web page.
+    if (route.config?.auth === 'none' || !route.url.startsWith('/v1/')) return
     const config = route.config ?? {}
     const auth = authenticateFor({
       url: route.url,

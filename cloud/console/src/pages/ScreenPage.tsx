@@ -1,0 +1,236 @@
+// One screen: its state (presence, what it reports playing, its panel, drift), what it will
+// play and why (the timeline, in its time zone), a screenshot on request, the panel's
+// controls from its protocol's presets with each command's outcome, and its play log.
+import type { JSX } from 'preact'
+import { useState } from 'preact/hooks'
+import { api, call } from '../api.js'
+import { useLive } from '../live.js'
+import { Link } from '../router.js'
+import { useSession } from '../session.js'
+import { Ago, ErrorNote, Page, Status, useLoad } from '../ui.js'
+import type { PageProps } from './types.js'
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const FINAL_JOB = new Set(['ok', 'nak', 'timeout', 'failed', 'expired'])
+
+function Timeline(props: { id: string }): JSX.Element {
+  const t = useLoad(async () => (await call(api.GET('/v1/screens/{id}/timeline', { params: { path: { id: props.id } } }))).data, [props.id])
+  if (t.error) return <ErrorNote error={t.error} />
+  if (!t.data) return <p>Loading…</p>
+  return (
+    <table>
+      <caption>What plays in the next 24 hours, and why</caption>
+      <thead>
+        <tr>
+          <th scope="col">From</th>
+          <th scope="col">Until</th>
+          <th scope="col">Plays</th>
+          <th scope="col">Why</th>
+        </tr>
+      </thead>
+      <tbody>
+        {t.data.segments.map((s) => (
+          <tr key={s.start}>
+            <td>{s.startLocal.replace('T', ' ').slice(0, 16)}</td>
+            <td>{s.endLocal.replace('T', ' ').slice(0, 16)}</td>
+            <td>{s.contentName ?? s.contentId ?? 'nothing'}</td>
+            <td>{s.reason}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+function Screenshot(props: { id: string }): JSX.Element {
+  const [shot, setShot] = useState<{ id: string; status: string; reason: string | null } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const take = async () => {
+    setError(null)
+    try {
+      let s = (await call(api.POST('/v1/screens/{id}/screenshot', { params: { path: { id: props.id } } }))).data
+      setShot(s)
+      while (s.status !== 'ok' && s.status !== 'failed') {
+        await wait(1000)
+        s = (await call(api.GET('/v1/screenshots/{id}', { params: { path: { id: s.id } } }))).data
+        setShot(s)
+      }
+    } catch (e) {
+      setError(e)
+    }
+  }
+  return (
+    <div>
+      <button type="button" onClick={take} disabled={!!shot && shot.status !== 'ok' && shot.status !== 'failed'}>
+        Take a screenshot
+      </button>
+      <ErrorNote error={error} />
+      <p aria-live="polite">
+        {shot
+          ? shot.status === 'ok'
+            ? 'Screenshot taken.'
+            : shot.status === 'failed'
+              ? `Screenshot failed: ${shot.reason ?? 'no reason given'}.`
+              : 'Waiting for the screen…'
+          : null}
+      </p>
+      {shot?.status === 'ok' ? <img class="shot" src={`/v1/screenshots/${shot.id}/image`} alt="What the screen showed" /> : null}
+    </div>
+  )
+}
+
+function PanelControls(props: { id: string }): JSX.Element | null {
+  const presets = useLoad(async () => {
+    const panel = (await call(api.GET('/v1/screens/{id}/panel', { params: { path: { id: props.id } } }))).data
+    if (!panel?.protocol) return null
+    const p = (await call(api.GET('/v1/serial-presets', { params: { query: { protocol: panel.protocol, setId: String(panel.setId ?? 1) } } }))).data
+    return { protocol: panel.protocol, commands: (Array.isArray(p) ? p[0] : p)?.commands ?? [] }
+  }, [props.id])
+  const [outcome, setOutcome] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  if (presets.error) return <ErrorNote error={presets.error} />
+  if (!presets.data) return presets.loading ? <p>Loading…</p> : <p>No panel profile: set the panel's protocol to control it.</p>
+  const send = async (c: { key: string; name: string; value: string; encoding: 'ascii' | 'hex'; eol: 'none' | 'cr' }) => {
+    setError(null)
+    setOutcome(`${c.name}: sending…`)
+    try {
+      let job = (
+        await call(
+          api.POST('/v1/screens/{id}/serial', {
+            params: { path: { id: props.id } },
+            body: { value: c.value, encoding: c.encoding, eol: c.eol, protocol: presets.data!.protocol } as never,
+          }),
+        )
+      ).data
+      setOutcome(`${c.name}: ${job.status}`)
+      while (!FINAL_JOB.has(job.status)) {
+        await wait(1000)
+        job = (await call(api.GET('/v1/serial-jobs/{id}', { params: { path: { id: job.id } } }))).data
+        setOutcome(`${c.name}: ${job.status}`)
+      }
+    } catch (e) {
+      setOutcome(null)
+      setError(e)
+    }
+  }
+  const shown = presets.data.commands.filter((c) => !c.key.endsWith('.status'))
+  return (
+    <div>
+      <fieldset class="buttons">
+        <legend>Panel commands</legend>
+        {shown.map((c) => (
+          <button key={c.key} type="button" onClick={() => send(c)}>
+            {c.name}
+          </button>
+        ))}
+      </fieldset>
+      <p aria-live="polite">{outcome}</p>
+      <ErrorNote error={error} />
+    </div>
+  )
+}
+
+function PlayLog(props: { id: string }): JSX.Element {
+  const plays = useLoad(
+    async () => (await call(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: props.id }, query: { limit: '20' } } }))).data,
+    [props.id],
+  )
+  if (plays.error) return <ErrorNote error={plays.error} />
+  if (!plays.data) return <p>Loading…</p>
+  if (!plays.data.length) return <p>No plays reported yet.</p>
+  return (
+    <table>
+      <caption>Oldest first, as the screen reported them</caption>
+      <thead>
+        <tr>
+          <th scope="col">Started</th>
+          <th scope="col">Content</th>
+          <th scope="col">Item</th>
+          <th scope="col">Seconds</th>
+          <th scope="col">Panel</th>
+        </tr>
+      </thead>
+      <tbody>
+        {plays.data.map((p) => (
+          <tr key={p.id}>
+            <td>
+              <Ago at={p.startedAt} />
+            </td>
+            <td>
+              {p.contentKind} {p.contentId}
+            </td>
+            <td>{p.itemId}</td>
+            <td>{Math.round(p.durationMs / 1000)}</td>
+            <td>{p.panelPower}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+export function ScreenPage(props: PageProps): JSX.Element {
+  const id = props.params.id!
+  const s = useSession()
+  const screen = useLoad(async () => (await call(api.GET('/v1/screens/{id}', { params: { path: { id } } }))).data, [id])
+  useLive(
+    (e) => {
+      if (e.event.startsWith('screen.') && e.data.screenId === id) screen.reload()
+    },
+    [id],
+  )
+  if (screen.error)
+    return (
+      <Page title="Screen">
+        <ErrorNote error={screen.error} />
+        <Link to="/screens">Back to the screens</Link>
+      </Page>
+    )
+  const d = screen.data
+  if (!d) return <p>Loading…</p>
+  const playing = d.reported?.playing
+  return (
+    <Page title={d.name}>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <Status status={d.status} /> last seen <Ago at={d.lastSeenAt} />
+        </dd>
+        <dt>Now playing</dt>
+        <dd>{playing && playing.source !== 'none' ? `${playing.contentKind} ${playing.contentId} (${playing.source})` : 'nothing'}</dd>
+        <dt>Panel</dt>
+        <dd>
+          {d.reported?.panel
+            ? `power ${d.reported.panel.power ?? 'unknown'}${d.reported.panel.input ? `, input ${d.reported.panel.input}` : ''}`
+            : 'not reported'}
+        </dd>
+        <dt>Drift</dt>
+        <dd>
+          {d.drift.state === 'drifting' ? `Drifting: ${d.drift.items.map((x) => x.field).join(', ')}` : d.drift.state === 'in_sync' ? 'In sync' : 'Unknown'}
+        </dd>
+        <dt>Agent version</dt>
+        <dd>{d.agentVersion ?? '—'}</dd>
+        <dt>Time zone</dt>
+        <dd>{d.timezone}</dd>
+      </dl>
+      <section aria-labelledby="h-timeline">
+        <h2 id="h-timeline">What plays and why</h2>
+        <Timeline id={id} />
+      </section>
+      <section aria-labelledby="h-shot">
+        <h2 id="h-shot">Screenshot</h2>
+        <Screenshot id={id} />
+      </section>
+      {s.can('screen.edit') ? (
+        <section aria-labelledby="h-panel">
+          <h2 id="h-panel">Panel</h2>
+          <PanelControls id={id} />
+        </section>
+      ) : null}
+      <section aria-labelledby="h-plays">
+        <h2 id="h-plays">Play log</h2>
+        <PlayLog id={id} />
+      </section>
+    </Page>
+  )
+}

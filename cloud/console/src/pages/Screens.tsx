@@ -1,0 +1,240 @@
+// The screens table: one row per screen (name, Online/Offline, now playing, location, last
+// seen, agent version, drift, last screenshot), searched and filtered by the API, fetched a
+// page at a time as the table scrolls, and only the rows in view are in the document, so
+// 10,000 screens cost what 40 do. Presence changes arrive live and update their rows.
+import type { JSX } from 'preact'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { api, call } from '../api.js'
+import { useLive } from '../live.js'
+import { Link, navigate } from '../router.js'
+import { Ago, ErrorNote, Page, Status, useLoad } from '../ui.js'
+import type { PageProps } from './types.js'
+
+export interface ScreenRow {
+  id: string
+  name: string
+  status: string
+  nodeId: string | null
+  lastSeenAt: string | null
+  agentVersion: string | null
+  playing: { source: string; contentKind: string | null; contentId: string | null } | null
+  lastScreenshot: { id: string; at: string | null } | null
+  drift: { state: string; items: { field: string }[] }
+}
+
+const ROW = 40
+const PAGE = 500
+const OVERSCAN = 10
+
+export function Screens(props: PageProps): JSX.Element {
+  const filters = {
+    q: props.query.get('q') ?? '',
+    status: props.query.get('status') ?? '',
+    drift: props.query.get('drift') ?? '',
+    nodeId: props.query.get('nodeId') ?? '',
+  }
+  const key = JSON.stringify(filters)
+  const nodes = useLoad(async () => (await call(api.GET('/v1/nodes'))).data as { id: string; name: string }[], [])
+  const nodeName = useMemo(() => new Map((nodes.data ?? []).map((n) => [n.id, n.name])), [nodes.data])
+
+  const [rows, setRows] = useState<ScreenRow[]>([])
+  const [total, setTotal] = useState<number | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const cursor = useRef<string | null>(null)
+  const more = useRef(true)
+  const loading = useRef(false)
+  const generation = useRef(0)
+
+  const query = useCallback(
+    (extra: Record<string, string>) => {
+      const q: Record<string, string> = { limit: String(PAGE), ...extra }
+      if (filters.q.trim()) q.q = filters.q.trim()
+      if (filters.status) q.status = filters.status
+      if (filters.drift) q.drift = filters.drift
+      if (filters.nodeId) q.nodeId = filters.nodeId
+      return q
+    },
+    [key],
+  )
+
+  const loadMore = useCallback(async () => {
+    if (loading.current || !more.current) return
+    loading.current = true
+    const gen = generation.current
+    try {
+      const first = cursor.current === null
+      const r = (await call(
+        api.GET('/v1/screens', { params: { query: query({ ...(first ? { count: '1' } : { cursor: cursor.current! }) }) as never } }),
+      )) as unknown as { data: ScreenRow[]; nextCursor: string | null; total?: number }
+      if (gen !== generation.current) return
+      cursor.current = r.nextCursor
+      more.current = r.nextCursor !== null
+      if (first) setTotal(r.total ?? r.data.length)
+      setRows((old) => [...old, ...r.data])
+    } catch (e) {
+      setError(e)
+    } finally {
+      loading.current = false
+    }
+  }, [query])
+
+  useEffect(() => {
+    generation.current++
+    cursor.current = null
+    more.current = true
+    loading.current = false
+    setRows([])
+    setTotal(null)
+    setError(null)
+    void loadMore()
+  }, [key])
+
+  // Live presence: the rows on hand change in place.
+  useLive((e) => {
+    if (e.event !== 'screen.online' && e.event !== 'screen.offline') return
+    const id = e.data.screenId as string
+    const status = e.event === 'screen.online' ? 'online' : 'offline'
+    setRows((old) =>
+      old.map((r) =>
+        r.id === id ? { ...r, status, lastSeenAt: e.event === 'screen.offline' ? ((e.data.since as string) ?? r.lastSeenAt) : r.lastSeenAt } : r,
+      ),
+    )
+  })
+
+  // Which rows are in view.
+  const scroller = useRef<HTMLElement>(null)
+  const [view, setView] = useState({ top: 0, height: 600 })
+  useEffect(() => {
+    const el = scroller.current
+    if (!el) return
+    const update = () => setView({ top: el.scrollTop, height: el.clientHeight })
+    update()
+    el.addEventListener('scroll', update, { passive: true })
+    window.addEventListener('resize', update)
+    return () => {
+      el.removeEventListener('scroll', update)
+      window.removeEventListener('resize', update)
+    }
+  }, [])
+  // The rows in view (and OVERSCAN around them) among all `count`; those not loaded yet are
+  // blank space until their page arrives. The two spacers keep the table `count` rows tall.
+  const count = total ?? rows.length
+  const end = Math.min(count, Math.ceil((view.top + view.height) / ROW) + OVERSCAN)
+  const first = Math.max(0, Math.min(end, Math.floor(view.top / ROW) - OVERSCAN))
+  const shown = rows.slice(first, Math.min(end, rows.length))
+  useEffect(() => {
+    if (end >= rows.length - OVERSCAN && more.current) void loadMore()
+  }, [end, rows.length])
+
+  const setFilter = (name: string, value: string) => {
+    const q = new URLSearchParams(props.query)
+    if (value) q.set(name, value)
+    else q.delete(name)
+    const s = q.toString()
+    navigate(`/screens${s ? `?${s}` : ''}`, { replace: true })
+  }
+  const [text, setText] = useState(filters.q)
+  useEffect(() => {
+    const t = setTimeout(() => text !== filters.q && setFilter('q', text), 300)
+    return () => clearTimeout(t)
+  }, [text])
+
+  return (
+    <Page title="Screens">
+      <form class="filters" aria-label="Filter screens" onSubmit={(e) => e.preventDefault()}>
+        <label class="filter">
+          Search
+          <input type="search" name="q" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} placeholder="Name contains…" />
+        </label>
+        <label class="filter">
+          State
+          <select
+            value={filters.status || filters.drift}
+            onChange={(e) => {
+              const v = (e.currentTarget as HTMLSelectElement).value
+              const q = new URLSearchParams(props.query)
+              q.delete('status')
+              q.delete('drift')
+              if (v === 'online' || v === 'offline') q.set('status', v)
+              if (v === 'drifting') q.set('drift', v)
+              const s = q.toString()
+              navigate(`/screens${s ? `?${s}` : ''}`, { replace: true })
+            }}
+          >
+            <option value="">Any</option>
+            <option value="online">Online</option>
+            <option value="offline">Offline</option>
+            <option value="drifting">Needs attention</option>
+          </select>
+        </label>
+        <label class="filter">
+          Location
+          <select value={filters.nodeId} onChange={(e) => setFilter('nodeId', (e.currentTarget as HTMLSelectElement).value)}>
+            <option value="">All locations</option>
+            {(nodes.data ?? []).map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <output aria-live="polite">{total === null ? 'Loading…' : `${count} ${count === 1 ? 'screen' : 'screens'}`}</output>
+      </form>
+      <ErrorNote error={error} />
+      <section class="scroller" ref={scroller} aria-label="Screens table">
+        <table aria-rowcount={count + 1}>
+          <thead>
+            <tr aria-rowindex={1}>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Now playing</th>
+              <th scope="col">Location</th>
+              <th scope="col">Last seen</th>
+              <th scope="col">Agent version</th>
+              <th scope="col">Drift</th>
+              <th scope="col">Last screenshot</th>
+            </tr>
+          </thead>
+          <tbody>
+            {first > 0 ? <tr class="spacer" style={{ height: `${first * ROW}px` }} /> : null}
+            {shown.map((r, i) => (
+              <tr key={r.id} aria-rowindex={first + i + 2} style={{ height: `${ROW}px` }}>
+                <td>
+                  <Link to={`/screens/${r.id}`}>{r.name}</Link>
+                </td>
+                <td>
+                  <Status status={r.status} />
+                </td>
+                <td>{r.playing && r.playing.source !== 'none' ? `${r.playing.contentId ?? '—'} (${r.playing.source})` : 'nothing'}</td>
+                <td>{r.nodeId ? (nodeName.get(r.nodeId) ?? r.nodeId) : 'Workspace'}</td>
+                <td>
+                  <Ago at={r.lastSeenAt} />
+                </td>
+                <td>{r.agentVersion ?? '—'}</td>
+                <td>
+                  {r.drift.state === 'drifting' ? (
+                    <span class="badge warn">Drifting: {r.drift.items.map((x) => x.field).join(', ')}</span>
+                  ) : r.drift.state === 'in_sync' ? (
+                    'In sync'
+                  ) : (
+                    'Unknown'
+                  )}
+                </td>
+                <td>
+                  {r.lastScreenshot ? (
+                    <a href={`/v1/screenshots/${r.lastScreenshot.id}/image`} target="_blank" rel="noreferrer">
+                      <Ago at={r.lastScreenshot.at} />
+                    </a>
+                  ) : (
+                    'none'
+                  )}
+                </td>
+              </tr>
+            ))}
+            {count > first + shown.length ? <tr class="spacer" style={{ height: `${(count - first - shown.length) * ROW}px` }} /> : null}
+          </tbody>
+        </table>
+      </section>
+    </Page>
+  )
+}

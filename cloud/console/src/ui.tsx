@@ -1,0 +1,172 @@
+// The console's small set of parts: a page frame, form fields that show the API's 422 next
+// to the field it names, an error note (a 403 says what is missing, never a blank page),
+// loading of API data, and the formats used across pages.
+import type { ComponentChildren, JSX } from 'preact'
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { ApiFailure } from './api.js'
+
+export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }): JSX.Element {
+  useEffect(() => {
+    document.title = `${props.title} · Signage console`
+  }, [props.title])
+  return (
+    <section class="page" aria-labelledby="page-title">
+      <header class="page-head">
+        <h1 id="page-title">{props.title}</h1>
+        {props.actions ? <div class="actions">{props.actions}</div> : null}
+      </header>
+      {props.children}
+    </section>
+  )
+}
+
+/** What went wrong, in words: the API's own message, a 403 naming the permission. */
+export function ErrorNote(props: { error: unknown }): JSX.Element | null {
+  const e = props.error
+  if (!e) return null
+  const text =
+    e instanceof ApiFailure
+      ? e.status === 403
+        ? `You may not do this: ${e.message}`
+        : e.status === 404
+          ? `Not found: ${e.message}`
+          : e.message
+      : String((e as Error).message ?? e)
+  return (
+    <p class="error" role="alert">
+      {text}
+    </p>
+  )
+}
+
+export interface FieldProps {
+  label: string
+  name: string
+  value: string
+  onInput: (v: string) => void
+  type?: 'text' | 'email' | 'password' | 'search' | 'url'
+  error?: string | null
+  autoComplete?: string
+  required?: boolean
+  hint?: string
+}
+
+export function Field(p: FieldProps): JSX.Element {
+  const id = `f-${p.name}`
+  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={id}>{p.label}</label>
+      <input
+        id={id}
+        name={p.name}
+        type={(p.type ?? 'text') as 'text'}
+        value={p.value}
+        required={p.required}
+        autoComplete={p.autoComplete}
+        aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={described}
+        onInput={(e) => p.onInput((e.currentTarget as HTMLInputElement).value)}
+      />
+      {p.hint ? (
+        <small id={`${id}-hint`} class="hint">
+          {p.hint}
+        </small>
+      ) : null}
+      {p.error ? (
+        <small id={`${id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
+  )
+}
+
+/**
+ * A form's submit: runs `action`, and on failure puts a 422 next to the field its message
+ * names (one of `fields`), anything else above the button.
+ */
+export function useSubmit(fields: readonly string[], action: () => Promise<void>) {
+  const [busy, setBusy] = useState(false)
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({})
+  const [error, setError] = useState<unknown>(null)
+  const submit = useCallback(
+    async (e?: Event) => {
+      e?.preventDefault()
+      setBusy(true)
+      setFieldErrors({})
+      setError(null)
+      try {
+        await action()
+      } catch (err) {
+        const f = err instanceof ApiFailure ? err.field(fields) : null
+        if (f) setFieldErrors({ [f]: (err as ApiFailure).message })
+        else setError(err)
+      } finally {
+        setBusy(false)
+      }
+    },
+    [action, fields],
+  )
+  return { busy, fieldErrors, error, submit }
+}
+
+/** API data for a component: loaded on mount and when `deps` change; `reload` loads again. */
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { data: T | undefined; error: unknown; loading: boolean; reload: () => void; set: (v: T) => void } {
+  const [data, setData] = useState<T | undefined>(undefined)
+  const [error, setError] = useState<unknown>(null)
+  const [loading, setLoading] = useState(true)
+  const [n, setN] = useState(0)
+  const alive = useRef(true)
+  useEffect(() => {
+    alive.current = true
+    setLoading(true)
+    load().then(
+      (v) => {
+        if (!alive.current) return
+        setData(v)
+        setError(null)
+        setLoading(false)
+      },
+      (e) => {
+        if (!alive.current) return
+        setError(e)
+        setLoading(false)
+      },
+    )
+    return () => {
+      alive.current = false
+    }
+  }, [...deps, n])
+  return { data, error, loading, reload: () => setN((x) => x + 1), set: setData }
+}
+
+export function Status(props: { status: string }): JSX.Element {
+  const online = props.status === 'online'
+  return <span class={`badge ${online ? 'ok' : 'off'}`}>{online ? 'Online' : 'Offline'}</span>
+}
+
+const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
+
+/** "3 minutes ago" (with the exact time in a title), or "never". */
+export function Ago(props: { at: string | null; now?: number }): JSX.Element {
+  if (!props.at) return <span>never</span>
+  const ms = Date.parse(props.at) - (props.now ?? Date.now())
+  const abs = Math.abs(ms)
+  const text =
+    abs < 60_000
+      ? rtf.format(Math.round(ms / 1000), 'second')
+      : abs < 3_600_000
+        ? rtf.format(Math.round(ms / 60_000), 'minute')
+        : abs < 86_400_000
+          ? rtf.format(Math.round(ms / 3_600_000), 'hour')
+          : rtf.format(Math.round(ms / 86_400_000), 'day')
+  return (
+    <time dateTime={props.at} title={new Date(props.at).toLocaleString()}>
+      {text}
+    </time>
+  )
+}

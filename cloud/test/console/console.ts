@@ -1,0 +1,113 @@
+// The console's test harness: the console built once per test process into a folder of its
+// own, a real cloud serving it (real sockets, the injected clock), and the system Chromium
+// through puppeteer-core (never a downloaded browser) with axe-core for accessibility.
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import type { Test } from 'tap'
+import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
+import { buildConsole } from '../../console/build.mjs'
+import { ManualClock } from '../../src/platform/clock.js'
+import { startCloud, type Cloud } from '../devicelink/link.js'
+
+let built: Promise<string> | null = null
+
+/** The console built from the sources, once per process. */
+export function consoleDir(): Promise<string> {
+  built ??= buildConsole(`${fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-'))}/console`)
+  return built
+}
+
+export interface ConsoleCloud extends Cloud {
+  base: string
+}
+
+export async function startConsoleCloud(t: Test, opts: Parameters<typeof startCloud>[1] = {}): Promise<ConsoleCloud> {
+  // The browser keeps cookies by its own clock: the cloud's injected clock starts at now, so a
+  // session's expiry is in the browser's future.
+  const clock = opts.clock ?? new ManualClock(new Date().toISOString())
+  const c = await startCloud(t, { ...opts, clock, config: { consoleDir: await consoleDir(), ...opts.config } })
+  return Object.assign(c, { base: `http://127.0.0.1:${c.running.httpPort}` })
+}
+
+/** The browser: CHROME_PATH, else the first Chromium on PATH. */
+function chromiumPath(): string {
+  if (process.env.CHROME_PATH) return process.env.CHROME_PATH
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome'])
+    for (const d of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+      const p = path.join(d, name)
+      if (fs.existsSync(p)) return p
+    }
+  return '/usr/bin/chromium'
+}
+
+/** Null when Chromium is there; else why the browser tests skip (they fail with CI=true). */
+export function missingChromium(t: Test): string | null {
+  const missing = missingTool(chromium)
+  if (!missing) return null
+  if (toolsRequired()) t.fail(`${missing} (CI is set: a missing tool fails)`)
+  return missing
+}
+
+export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: Browser; page: Page }> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
+  const browser = await puppeteer.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    userDataDir,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--window-size=1280,800',
+    ],
+  })
+  t.after(async () => {
+    await browser.close().catch(() => {})
+    fs.rmSync(userDataDir, { recursive: true, force: true })
+  })
+  const page = await browser.newPage()
+  await page.setViewport({ width: 1280, height: 800 })
+  if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }])
+  const errors: string[] = []
+  page.on('pageerror', (e) => errors.push(String(e)))
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 40[134]/.test(m.text())) errors.push(m.text())
+  })
+  t.after(() => {
+    if (errors.length) t.comment(`browser errors: ${errors.join(' | ')}`)
+  })
+  Object.assign(page, { errors })
+  return { browser, page }
+}
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** axe-core's serious and critical violations on the page as it is now (run through DevTools: the page's CSP does not apply). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource)
+  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
+    violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[]
+  }
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+/** Saves a screenshot for docs/console.md when SVC_CONSOLE_SCREENSHOTS names a folder. */
+export async function docShot(page: Page, name: string): Promise<void> {
+  const dir = process.env.SVC_CONSOLE_SCREENSHOTS
+  if (!dir) return
+  fs.mkdirSync(dir, { recursive: true })
+  await page.screenshot({ path: path.join(dir, `${name}.png`) as `${string}.png` })
+}
+
+/** Waits until the page's text includes `text`. */
+export async function textShown(page: Page, text: string, timeout = 5000): Promise<void> {
+  await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, { timeout })
+}

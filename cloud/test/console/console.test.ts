@@ -221,3 +221,49 @@ t.test('a viewer is not offered what the role may not do; keyboard alone reaches
   await page.waitForFunction("document.querySelector('h1#page-title')?.textContent === 'Screens'")
   t.pass('Enter follows it')
 })
+
+t.test('pairing a screen from the console; a cross-site write with the session cookie changes nothing', { skip }, async (t) => {
+  const c = await startConsoleCloud(t)
+  const { page } = await launch(t)
+  await acceptInvite(page, await invite(c, 'pat@example.com', 'admin'))
+
+  // A player asks for a code; the operator types it in the console.
+  const reg = (await c.call('POST', '/v1/devices/register', { model: 'QM55B' }, null)).body.data
+  await page.goto(`${c.base}/console/screens`)
+  await page.waitForSelector('.page-head button')
+  await page.click('.page-head button')
+  await page.waitForSelector('#f-code')
+  await page.type('#f-code', 'nope00')
+  await page.type('#f-name', 'Window')
+  await page.click('form.panel button[type=submit]')
+  await page.waitForSelector('form.panel .error, form.panel .field-error')
+  t.match(await page.$eval('form.panel', (f) => f.textContent), /code/i, 'a wrong code is refused, saying so')
+  await noSerious(t, page, 'pairing form with an error')
+  await page.$eval('#f-code', (e) => {
+    ;(e as unknown as { value: string }).value = ''
+  })
+  await page.type('#f-code', reg.pairingCode)
+  await page.click('form.panel button[type=submit]')
+  await page.waitForSelector('#h-timeline')
+  t.equal(await page.$eval('h1#page-title', (h) => h.textContent), 'Window', "the new screen's page opens")
+  t.equal((await c.call('GET', '/v1/screens')).body.data.length, 1, 'paired')
+
+  // Another origin (a different port) tries to write with the browser's session cookie.
+  const other = (await import('node:http')).createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html')
+    res.end(
+      `<!doctype html><title>evil</title><form id=f method=post action="${c.base}/v1/nodes" enctype="text/plain"><input name='{"name":"Evil","x":"' value='"}'></form>`,
+    )
+  })
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+  t.teardown(() => other.close())
+  const evil = `http://127.0.0.1:${(other.address() as { port: number }).port}`
+  const before = (await c.call('GET', '/v1/nodes')).body.data.length
+  await page.goto(evil)
+  const answered = await page.evaluate(
+    `fetch(${JSON.stringify(`${c.base}/v1/nodes`)}, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: '{"name":"Evil"}' }).then(() => 'sent', (e) => String(e))`,
+  )
+  t.equal(answered, 'sent', 'the request went out (an opaque answer)')
+  await Promise.all([page.waitForNavigation().catch(() => {}), page.evaluate(`document.getElementById('f').submit()`)])
+  t.equal((await c.call('GET', '/v1/nodes')).body.data.length, before, 'no location was made by the other origin')
+})

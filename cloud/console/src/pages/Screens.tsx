@@ -7,7 +7,9 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link, navigate } from '../router.js'
+import { useSession } from '../session.js'
 import { Ago, ErrorNote, Page, Status, useLoad } from '../ui.js'
+import { PairScreen } from './PairScreen.js'
 import type { PageProps } from './types.js'
 
 export interface ScreenRow {
@@ -118,6 +120,7 @@ export function Screens(props: PageProps): JSX.Element {
   }, [])
   // The rows in view (and OVERSCAN around them) among all `count`; those not loaded yet are
   // blank space until their page arrives. The two spacers keep the table `count` rows tall.
+  const session = useSession()
   const count = total ?? rows.length
   const end = Math.min(count, Math.ceil((view.top + view.height) / ROW) + OVERSCAN)
   const first = Math.max(0, Math.min(end, Math.floor(view.top / ROW) - OVERSCAN))
@@ -140,7 +143,7 @@ export function Screens(props: PageProps): JSX.Element {
   }, [text])
 
   return (
-    <Page title="Screens">
+    <Page title="Screens" actions={session.can('screen.edit') ? <PairScreen nodes={nodes.data ?? []} /> : null}>
       <form class="filters" aria-label="Filter screens" onSubmit={(e) => e.preventDefault()}>
         <label class="filter">
           Search

@@ -283,7 +283,7 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
     else await call(api.POST('/v1/playlists', { body: { name, items } }))
     props.onDone()
   })
-  const set = (i: number, r: Partial<Row>) => setRows(rows.map((x, j) => (j === i ? { ...x, ...r } : x)))
+  const set = (i: number, r: Partial<Row>) => setRows((all) => all.map((x, j) => (j === i ? { ...x, ...r } : x)))
   const title = props.playlist ? `Edit ${props.playlist.name}` : 'New playlist'
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="h-playlist-form">
@@ -317,14 +317,14 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
                 placeholder="own"
                 onInput={(e) => set(i, { seconds: (e.currentTarget as HTMLInputElement).value })}
               />
-              <button type="button" class="link" onClick={() => setRows(rows.filter((_, j) => j !== i))} aria-label={`Remove item ${i + 1}`}>
+              <button type="button" class="link" onClick={() => setRows((all) => all.filter((_, j) => j !== i))} aria-label={`Remove item ${i + 1}`}>
                 Remove
               </button>
             </li>
           ))}
         </ol>
         {props.media.length ? (
-          <button type="button" class="secondary" onClick={() => setRows([...rows, { id: props.media[0]!.id, seconds: '10' }])}>
+          <button type="button" class="secondary" onClick={() => setRows((all) => [...all, { id: props.media[0]!.id, seconds: '10' }])}>
             Add media
           </button>
         ) : (

@@ -5,6 +5,7 @@ import type { JSX } from 'preact'
 import { Content } from './Content.js'
 import { Dashboard } from './Dashboard.js'
 import { ScreenPage } from './ScreenPage.js'
+import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
 import type { PageProps } from './types.js'
 
@@ -24,6 +25,7 @@ export const PAGES: PageEntry[] = [
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
   { path: '/content', name: 'Content', permission: ['media.view', 'playlist.view'], nav: true, component: Content },
+  { path: '/schedules', name: 'Schedules', permission: 'schedule.view', nav: true, component: Schedules },
 ]
 
 /** Whether a role holding what `can` says may see the page. */

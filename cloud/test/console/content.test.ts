@@ -66,6 +66,7 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   // A playlist: an empty name is the API's 422, shown next to the name field.
   await clickButton(page, 'New playlist')
   await page.waitForSelector('#f-playlist-name')
+  await page.waitForFunction("[...document.querySelectorAll('button')].some((b) => b.textContent === 'Add media')")
   await clickButton(page, 'Add media')
   await page.waitForSelector('#dur-0')
   await clickButton(page, 'Create playlist')
@@ -74,12 +75,12 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   t.equal(await page.$eval('#f-playlist-name', (e) => e.getAttribute('aria-describedby')), 'f-playlist-name-error')
   t.equal(await page.$eval('#f-playlist-name', (e) => e.getAttribute('aria-invalid')), 'true')
   await noSerious(t, page, 'playlist form with an error')
+  await docShot(page, 'playlist-form')
   await page.type('#f-playlist-name', 'Lobby loop')
   await page.$eval('#dur-0', (e) => {
     ;(e as unknown as { value: string }).value = ''
   })
   await page.type('#dur-0', '8')
-  await docShot(page, 'content')
   await clickButton(page, 'Create playlist')
   await textShown(page, '1 playlist')
   const lists = (await c.call('GET', '/v1/playlists')).body.data as { id: string; name: string; items: { kind: string; id: string; durationMs: number }[] }[]
@@ -99,6 +100,8 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   await clickButton(page, 'Save playlist')
   await textShown(page, 'Lobby loop 2')
   await noSerious(t, page, 'content page with a file and a playlist')
+  await page.evaluate('window.scrollTo(0, 0)')
+  await docShot(page, 'content')
 
   // Delete (confirmed).
   page.on('dialog', (d) => void d.accept())

@@ -65,15 +65,17 @@ function upload(name: string, file: File, progress: (pct: number) => void): Prom
 
 export function Content(): JSX.Element {
   const { can } = useSession()
+  // Bumped when the library changes, so the playlist form offers what was just uploaded.
+  const [mediaVersion, setMediaVersion] = useState(0)
   return (
     <Page title="Content">
-      {can('media.view') ? <MediaLibrary /> : null}
-      {can('playlist.view') ? <Playlists /> : null}
+      {can('media.view') ? <MediaLibrary onChange={() => setMediaVersion((n) => n + 1)} /> : null}
+      {can('playlist.view') ? <Playlists mediaVersion={mediaVersion} /> : null}
     </Page>
   )
 }
 
-function MediaLibrary(): JSX.Element {
+function MediaLibrary(props: { onChange: () => void }): JSX.Element {
   const { can } = useSession()
   const media = useLoad(async () => (await call(api.GET('/v1/media', { params: { query: { limit: '200' } } }))).data as Media[], [])
   const [deleteError, setDeleteError] = useState<unknown>(null)
@@ -83,6 +85,7 @@ function MediaLibrary(): JSX.Element {
     try {
       await call(api.DELETE('/v1/media/{id}', { params: { path: { id: m.id } } }))
       media.reload()
+      props.onChange()
     } catch (e) {
       setDeleteError(e)
     }
@@ -90,7 +93,14 @@ function MediaLibrary(): JSX.Element {
   return (
     <section aria-labelledby="h-media">
       <h2 id="h-media">Media library</h2>
-      {can('media.create') ? <UploadForm onDone={media.reload} /> : null}
+      {can('media.create') ? (
+        <UploadForm
+          onDone={() => {
+            media.reload()
+            props.onChange()
+          }}
+        />
+      ) : null}
       <ErrorNote error={media.error ?? deleteError} />
       {media.data ? (
         <table class="list">
@@ -181,12 +191,12 @@ function UploadForm(props: { onDone: () => void }): JSX.Element {
   )
 }
 
-function Playlists(): JSX.Element {
+function Playlists(props: { mediaVersion: number }): JSX.Element {
   const { can } = useSession()
   const lists = useLoad(async () => (await call(api.GET('/v1/playlists'))).data as unknown as Playlist[], [])
   const media = useLoad(
     async () => (can('media.view') ? ((await call(api.GET('/v1/media', { params: { query: { limit: '200' } } }))).data as Media[]) : []),
-    [],
+    [props.mediaVersion],
   )
   const [editing, setEditing] = useState<Playlist | 'new' | null>(null)
   const [deleteError, setDeleteError] = useState<unknown>(null)
@@ -205,13 +215,7 @@ function Playlists(): JSX.Element {
     <section aria-labelledby="h-playlists">
       <h2 id="h-playlists">Playlists</h2>
       {edit && editing === null ? (
-        <button
-          type="button"
-          onClick={() => {
-            media.reload()
-            setEditing('new')
-          }}
-        >
+        <button type="button" onClick={() => setEditing('new')}>
           New playlist
         </button>
       ) : null}

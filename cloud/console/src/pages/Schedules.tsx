@@ -155,7 +155,10 @@ function Week(props: { schedule: Schedule; cat: Catalogue }): JSX.Element {
   return (
     <section aria-labelledby="h-week">
       <h2 id="h-week">Week of {props.schedule.name}</h2>
-      <p class="hint">When no rule is on: {nameOf(props.cat, props.schedule.fallback)}. Where rules overlap, the higher priority plays.</p>
+      <p class="hint">
+        When no rule is on: {nameOf(props.cat, props.schedule.fallback)}. Where rules overlap, the higher priority plays. Each day runs from 00:00 at the top to
+        24:00 at the bottom, with a line every 6 hours.
+      </p>
       <div class="week" aria-hidden="true">
         {WEEK.map((d) => (
           <div key={d} class="week-day">

@@ -101,13 +101,26 @@ t.test('a viewer sees schedules and their week without create or edit; Tab reach
   const playlist = (await c.call('POST', '/v1/playlists', { name: 'Evening' })).body.data.id as string
   const made = await c.call('POST', '/v1/schedules', {
     name: 'Evenings',
-    rules: [{ id: 'r1', content: { kind: 'playlist', id: playlist }, priority: 1, start: '18:00', end: '22:00' }],
+    rules: [
+      { id: 'r1', content: { kind: 'playlist', id: playlist }, priority: 1, start: '18:00', end: '22:00' },
+      { id: 'r2', content: { kind: 'playlist', id: playlist }, priority: 2, days: [5], start: '22:00', end: '06:00' },
+    ],
   })
   t.equal(made.status, 201)
   const viewer = await signedIn(t, c, 'vera@example.com', 'viewer', true)
   await viewer.goto(`${c.base}/console/schedules`)
   await textShown(viewer, 'Week of Evenings')
-  t.same(await ruleRows(viewer), [['Evening (playlist)', 'Every day', '18:00', '22:00', 'Always', '1', 'Yes']])
+  t.same(await ruleRows(viewer), [
+    ['Evening (playlist)', 'Every day', '18:00', '22:00', 'Always', '1', 'Yes'],
+    ['Evening (playlist)', 'Fri', '22:00', '06:00 (next day)', 'Always', '2', 'Yes'],
+  ])
+  // Friday's overnight rule runs on into Saturday morning.
+  const blocks = (await viewer.$$eval('.week-day', (ds) => ds.map((d) => d.querySelectorAll('.week-block').length))) as number[]
+  t.same(blocks, [1, 1, 1, 1, 2, 2, 1], 'every evening, Friday night into Saturday morning')
+  const saturday = (await viewer.$$eval('.week-day:nth-child(6) .week-block', (bs) =>
+    bs.map((b) => (b as unknown as { style: { top: string; height: string } }).style.top),
+  )) as string[]
+  t.same(saturday.sort(), ['0%', '75%'], 'Saturday: 00:00 to 06:00 and the evening')
   t.equal(await viewer.evaluate("[...document.querySelectorAll('button')].some((b) => b.textContent === 'New schedule')"), false, 'no New schedule')
   t.equal(await viewer.$('button[aria-label^=Edit]'), null, 'no edit')
   await noSerious(t, viewer, 'schedules page, viewer, dark')

@@ -48,6 +48,23 @@ const dayList = (days: number[] | undefined): string =>
         .map((d) => DAYS[d]!.slice(0, 3))
         .join(', ')
 
+const onDay = (r: Rule, d: number): boolean => !r.days || r.days.length === 0 || r.days.includes(d)
+/** An end at or before the start runs past midnight into the next day. */
+const overnight = (r: Rule): boolean => r.end !== undefined && minutes(r.end, 1440) <= minutes(r.start, 0)
+
+/** The parts of rules on day `d` (minutes of the day): windows starting that day, and the ends of overnight windows from the day before. */
+function segments(rules: Rule[], d: number): { rule: Rule; from: number; to: number; key: string }[] {
+  const out: { rule: Rule; from: number; to: number; key: string }[] = []
+  const before = (d + 6) % 7
+  for (const r of rules) {
+    const from = minutes(r.start, 0)
+    const end = minutes(r.end, 1440)
+    if (onDay(r, d)) out.push({ rule: r, from, to: overnight(r) ? 1440 : end, key: r.id })
+    if (overnight(r) && onDay(r, before) && end > 0) out.push({ rule: r, from: 0, to: end, key: `${r.id}-after` })
+  }
+  return out
+}
+
 interface Catalogue {
   media: Named[]
   playlists: Named[]
@@ -164,22 +181,16 @@ function Week(props: { schedule: Schedule; cat: Catalogue }): JSX.Element {
           <div key={d} class="week-day">
             <div class="week-head">{DAYS[d]!.slice(0, 3)}</div>
             <div class="week-col">
-              {rules
-                .filter((r) => !r.days || r.days.length === 0 || r.days.includes(d))
-                .map((r) => {
-                  const from = minutes(r.start, 0)
-                  const to = Math.max(minutes(r.end, 1440), from + 15)
-                  return (
-                    <div
-                      key={r.id}
-                      class={`week-block${r.enabled === false ? ' disabled' : ''}`}
-                      style={{ top: `${(from / 1440) * 100}%`, height: `${((to - from) / 1440) * 100}%` }}
-                      title={`${nameOf(props.cat, r.content)} ${r.start ?? '00:00'}–${r.end ?? '24:00'}`}
-                    >
-                      <span>{r.start ?? '00:00'}</span> {nameOf(props.cat, r.content)}
-                    </div>
-                  )
-                })}
+              {segments(rules, d).map(({ rule: r, from, to, key }) => (
+                <div
+                  key={key}
+                  class={`week-block${r.enabled === false ? ' disabled' : ''}`}
+                  style={{ top: `${(from / 1440) * 100}%`, height: `${((Math.max(to, from + 15) - from) / 1440) * 100}%` }}
+                  title={`${nameOf(props.cat, r.content)} ${r.start ?? '00:00'}–${r.end ?? '24:00'}`}
+                >
+                  <span>{from === 0 && overnight(r) ? '…' : (r.start ?? '00:00')}</span> {nameOf(props.cat, r.content)}
+                </div>
+              ))}
             </div>
           </div>
         ))}
@@ -208,7 +219,7 @@ function Week(props: { schedule: Schedule; cat: Catalogue }): JSX.Element {
                 <td>{nameOf(props.cat, r.content)}</td>
                 <td>{dayList(r.days)}</td>
                 <td>{r.start ?? '00:00'}</td>
-                <td>{r.end ?? '24:00'}</td>
+                <td>{overnight(r) ? `${r.end} (next day)` : (r.end ?? '24:00')}</td>
                 <td>{r.dateFrom || r.dateTo ? `${r.dateFrom ?? '…'} to ${r.dateTo ?? '…'}` : 'Always'}</td>
                 <td>{r.priority}</td>
                 <td>{r.enabled === false ? 'No' : 'Yes'}</td>

@@ -108,6 +108,12 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   await page.click('button[aria-label="Delete Lobby loop 2"]')
   await textShown(page, '0 playlists')
   t.same((await c.call('GET', '/v1/playlists')).body.data, [], 'the playlist is gone')
+
+  // A recall made elsewhere shows on the page without reloading (the live event stream).
+  const recalled = await c.call('POST', `/v1/media/${media[0]!.id}/recall`, { reason: 'Wrong prices' })
+  t.equal(recalled.status, 200, 'recalled through the API')
+  await page.waitForSelector('.badge.recalled', { timeout: 5000 })
+  t.equal(await page.$eval('.badge.recalled', (e) => e.textContent), 'Recalled', 'the file shows as recalled')
 })
 
 t.test('a viewer sees the library without upload, create or delete; Tab reaches the controls of an editor', { skip }, async (t) => {

@@ -3,6 +3,7 @@
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { ApiFailure, api, call, getCsrf } from '../api.js'
+import { useLive } from '../live.js'
 import { useSession } from '../session.js'
 import { Ago, ErrorNote, Field, Page, useLoad, useSubmit } from '../ui.js'
 
@@ -13,7 +14,20 @@ interface Media {
   mimeType: string
   sizeBytes: number
   createdAt: string
+  recalledAt?: string | null
 }
+interface MediaPage {
+  items: Media[]
+  next: string | null
+  total: number
+}
+
+/** A page of the library, newest first, with the count of all. */
+async function mediaPage(cursor: string | null): Promise<MediaPage> {
+  const got = await call(api.GET('/v1/media', { params: { query: { limit: '200', count: '1', ...(cursor ? { cursor } : {}) } } }))
+  return { items: got.data as Media[], next: got.nextCursor ?? null, total: got.total ?? got.data.length }
+}
+
 interface Item {
   kind: 'media' | 'app' | 'creative'
   id: string
@@ -77,8 +91,22 @@ export function Content(): JSX.Element {
 
 function MediaLibrary(props: { onChange: () => void }): JSX.Element {
   const { can } = useSession()
-  const media = useLoad(async () => (await call(api.GET('/v1/media', { params: { query: { limit: '200' } } }))).data as Media[], [])
+  const media = useLoad(() => mediaPage(null), [])
   const [deleteError, setDeleteError] = useState<unknown>(null)
+  // A file recalled or restored elsewhere shows so without reloading.
+  useLive((e) => {
+    if (e.event === 'content.recalled' || e.event === 'content.restored') media.reload()
+  })
+  const more = async () => {
+    const have = media.data
+    if (!have?.next) return
+    try {
+      const got = await mediaPage(have.next)
+      media.set({ items: [...have.items, ...got.items], next: got.next, total: got.total })
+    } catch (e) {
+      setDeleteError(e)
+    }
+  }
   const remove = async (m: Media) => {
     if (!confirm(`Delete ${m.name}?`)) return
     setDeleteError(null)
@@ -104,7 +132,10 @@ function MediaLibrary(props: { onChange: () => void }): JSX.Element {
       <ErrorNote error={media.error ?? deleteError} />
       {media.data ? (
         <table class="list">
-          <caption>{media.data.length === 1 ? '1 file' : `${media.data.length} files`}</caption>
+          <caption>
+            {media.data.items.length < media.data.total ? `${media.data.items.length} of ` : ''}
+            {media.data.total === 1 ? '1 file' : `${media.data.total} files`}
+          </caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -115,9 +146,12 @@ function MediaLibrary(props: { onChange: () => void }): JSX.Element {
             </tr>
           </thead>
           <tbody>
-            {media.data.map((m) => (
+            {media.data.items.map((m) => (
               <tr key={m.id}>
-                <td>{m.name}</td>
+                <td>
+                  {m.name}
+                  {m.recalledAt ? <span class="badge off recalled">Recalled</span> : null}
+                </td>
                 <td>{m.mimeType || m.kind}</td>
                 <td>{size(m.sizeBytes)}</td>
                 <td>
@@ -134,9 +168,13 @@ function MediaLibrary(props: { onChange: () => void }): JSX.Element {
             ))}
           </tbody>
         </table>
-      ) : media.loading ? (
-        <p class="loading">Loading…</p>
       ) : null}
+      {media.data?.next ? (
+        <button type="button" class="secondary" onClick={more}>
+          Show more files
+        </button>
+      ) : null}
+      {!media.data && media.loading ? <p class="loading">Loading…</p> : null}
     </section>
   )
 }

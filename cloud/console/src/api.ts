@@ -10,6 +10,11 @@ export function setCsrf(token: string | null): void {
   csrf = token
 }
 
+/** The session's CSRF token, for writes made outside the typed client (an upload with progress). */
+export function getCsrf(): string | null {
+  return csrf
+}
+
 /** Called when an answer says the session is gone (401). */
 export function onSignedOut(fn: () => void): () => void {
   signedOutListeners.add(fn)

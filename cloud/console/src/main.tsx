@@ -6,7 +6,7 @@ import { type JSX, render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, call, onSignedOut, setCsrf } from './api.js'
 import { closeLive } from './live.js'
-import { PAGES, pageFor } from './pages/index.js'
+import { mayView, needs, PAGES, pageFor } from './pages/index.js'
 import { SignIn } from './pages/SignIn.js'
 import { Welcome } from './pages/Welcome.js'
 import { Link, navigate, useRoute } from './router.js'
@@ -52,7 +52,7 @@ function App(): JSX.Element {
   if (!session) return route.path === '/welcome' ? <Welcome onSignedIn={signedIn} /> : <SignIn onSignedIn={signedIn} />
   if (route.path === '/welcome') navigate('/', { replace: true })
   const page = pageFor(route.path)
-  const nav = PAGES.filter((p) => p.nav && (!p.permission || session.can(p.permission)))
+  const nav = PAGES.filter((p) => p.nav && mayView(p, session.can))
   return (
     <SessionProvider value={session}>
       <a class="skip" href="#main">
@@ -88,9 +88,9 @@ function App(): JSX.Element {
       </header>
       <main id="main" tabIndex={-1}>
         {page ? (
-          page.entry.permission && !session.can(page.entry.permission) ? (
+          !mayView(page.entry, session.can) ? (
             <p class="error" role="alert">
-              Your role may not see {page.entry.name.toLowerCase()} (it needs {page.entry.permission}).
+              Your role may not see {page.entry.name.toLowerCase()} (it needs {needs(page.entry)}).
             </p>
           ) : (
             <page.entry.component params={page.params} query={route.query} />

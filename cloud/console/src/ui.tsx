@@ -42,6 +42,8 @@ export function ErrorNote(props: { error: unknown }): JSX.Element | null {
 export interface FieldProps {
   label: string
   name: string
+  /** The input's id when `f-<name>` would repeat one on the page. */
+  id?: string
   value: string
   onInput: (v: string) => void
   type?: 'text' | 'email' | 'password' | 'search' | 'url'
@@ -52,7 +54,7 @@ export interface FieldProps {
 }
 
 export function Field(p: FieldProps): JSX.Element {
-  const id = `f-${p.name}`
+  const id = p.id ?? `f-${p.name}`
   const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
   return (
     <div class={`field${p.error ? ' invalid' : ''}`}>

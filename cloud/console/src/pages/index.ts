@@ -2,8 +2,10 @@
 // permission it needs to be shown, and its component. A page added here is routed and,
 // with `nav`, listed in the navigation in this order.
 import type { JSX } from 'preact'
+import { Content } from './Content.js'
 import { Dashboard } from './Dashboard.js'
 import { ScreenPage } from './ScreenPage.js'
+import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
 import type { PageProps } from './types.js'
 
@@ -12,7 +14,8 @@ export type { PageProps } from './types.js'
 export interface PageEntry {
   path: string
   name: string
-  permission: string | null
+  /** Needed to see the page; a list: any one of them. */
+  permission: string | readonly string[] | null
   nav: boolean
   component: (p: PageProps) => JSX.Element
 }
@@ -21,7 +24,20 @@ export const PAGES: PageEntry[] = [
   { path: '/', name: 'Dashboard', permission: null, nav: true, component: Dashboard },
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
+  { path: '/content', name: 'Content', permission: ['media.view', 'playlist.view'], nav: true, component: Content },
+  { path: '/schedules', name: 'Schedules', permission: 'schedule.view', nav: true, component: Schedules },
 ]
+
+/** Whether a role holding what `can` says may see the page. */
+export function mayView(entry: PageEntry, can: (p: string) => boolean): boolean {
+  if (!entry.permission) return true
+  return typeof entry.permission === 'string' ? can(entry.permission) : entry.permission.some(can)
+}
+
+/** The permission(s) a page needs, in words. */
+export function needs(entry: PageEntry): string {
+  return typeof entry.permission === 'string' ? entry.permission : (entry.permission ?? []).join(' or ')
+}
 
 /** The page for a path, its params, and the navigation entry it belongs to (a detail page: its list's). */
 export function pageFor(path: string): { entry: PageEntry; params: Record<string, string>; section: PageEntry | null } | null {

@@ -1,0 +1,392 @@
+// The content library: media files (list, upload with a progress bar, delete) and playlists
+// (list, create from media with durations, edit, delete). Only what the role may do is offered.
+import type { JSX } from 'preact'
+import { useState } from 'preact/hooks'
+import { ApiFailure, api, call, getCsrf } from '../api.js'
+import { useLive } from '../live.js'
+import { useSession } from '../session.js'
+import { Ago, ErrorNote, Field, Page, useLoad, useSubmit } from '../ui.js'
+
+interface Media {
+  id: string
+  name: string
+  kind: string
+  mimeType: string
+  sizeBytes: number
+  createdAt: string
+  recalledAt?: string | null
+}
+interface MediaPage {
+  items: Media[]
+  next: string | null
+  total: number
+}
+
+/** A page of the library, newest first, with the count of all. */
+async function mediaPage(cursor: string | null): Promise<MediaPage> {
+  const got = await call(api.GET('/v1/media', { params: { query: { limit: '200', count: '1', ...(cursor ? { cursor } : {}) } } }))
+  return { items: got.data as Media[], next: got.nextCursor ?? null, total: got.total ?? got.data.length }
+}
+
+interface Item {
+  kind: 'media' | 'app' | 'creative'
+  id: string
+  durationMs?: number | null
+}
+interface Playlist {
+  id: string
+  name: string
+  items?: Item[]
+  createdAt: string
+}
+
+const UPLOAD_FIELDS = ['name', 'file'] as const
+const PLAYLIST_FIELDS = ['name', 'items'] as const
+
+export function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+}
+
+/** POST /v1/media/upload as multipart through XMLHttpRequest, reporting upload progress (0–100). */
+function upload(name: string, file: File, progress: (pct: number) => void): Promise<Media> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest()
+    xhr.open('POST', '/v1/media/upload')
+    const csrf = getCsrf()
+    if (csrf) xhr.setRequestHeader('x-svc-csrf', csrf)
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) progress(Math.round((e.loaded / e.total) * 100))
+    }
+    xhr.onload = () => {
+      let body: Record<string, unknown> = {}
+      try {
+        body = JSON.parse(xhr.responseText) as Record<string, unknown>
+      } catch {}
+      if (xhr.status >= 200 && xhr.status < 300) {
+        progress(100)
+        resolve(body.data as Media)
+      } else reject(new ApiFailure(xhr.status, String(body.error ?? 'error'), String(body.message ?? `HTTP ${xhr.status}`), body))
+    }
+    xhr.onerror = () => reject(new ApiFailure(0, 'network', 'The service did not answer.', {}))
+    const form = new FormData()
+    form.append('name', name)
+    form.append('file', file)
+    xhr.send(form)
+  })
+}
+
+export function Content(): JSX.Element {
+  const { can } = useSession()
+  // Bumped when the library changes, so the playlist form offers what was just uploaded.
+  const [mediaVersion, setMediaVersion] = useState(0)
+  return (
+    <Page title="Content">
+      {can('media.view') ? <MediaLibrary onChange={() => setMediaVersion((n) => n + 1)} /> : null}
+      {can('playlist.view') ? <Playlists mediaVersion={mediaVersion} /> : null}
+    </Page>
+  )
+}
+
+function MediaLibrary(props: { onChange: () => void }): JSX.Element {
+  const { can } = useSession()
+  const media = useLoad(() => mediaPage(null), [])
+  const [deleteError, setDeleteError] = useState<unknown>(null)
+  // A file recalled or restored elsewhere shows so without reloading.
+  useLive((e) => {
+    if (e.event === 'content.recalled' || e.event === 'content.restored') media.reload()
+  })
+  const more = async () => {
+    const have = media.data
+    if (!have?.next) return
+    try {
+      const got = await mediaPage(have.next)
+      media.set({ items: [...have.items, ...got.items], next: got.next, total: got.total })
+    } catch (e) {
+      setDeleteError(e)
+    }
+  }
+  const remove = async (m: Media) => {
+    if (!confirm(`Delete ${m.name}?`)) return
+    setDeleteError(null)
+    try {
+      await call(api.DELETE('/v1/media/{id}', { params: { path: { id: m.id } } }))
+      media.reload()
+      props.onChange()
+    } catch (e) {
+      setDeleteError(e)
+    }
+  }
+  return (
+    <section aria-labelledby="h-media">
+      <h2 id="h-media">Media library</h2>
+      {can('media.create') ? (
+        <UploadForm
+          onDone={() => {
+            media.reload()
+            props.onChange()
+          }}
+        />
+      ) : null}
+      <ErrorNote error={media.error ?? deleteError} />
+      {media.data ? (
+        <table class="list">
+          <caption>
+            {media.data.items.length < media.data.total ? `${media.data.items.length} of ` : ''}
+            {media.data.total === 1 ? '1 file' : `${media.data.total} files`}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+              <th scope="col">Size</th>
+              <th scope="col">Created</th>
+              {can('media.delete') ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {media.data.items.map((m) => (
+              <tr key={m.id}>
+                <td>
+                  {m.name}
+                  {m.recalledAt ? <span class="badge off recalled">Recalled</span> : null}
+                </td>
+                <td>{m.mimeType || m.kind}</td>
+                <td>{size(m.sizeBytes)}</td>
+                <td>
+                  <Ago at={m.createdAt} />
+                </td>
+                {can('media.delete') ? (
+                  <td>
+                    <button type="button" class="link" onClick={() => remove(m)} aria-label={`Delete ${m.name}`}>
+                      Delete
+                    </button>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {media.data?.next ? (
+        <button type="button" class="secondary" onClick={more}>
+          Show more files
+        </button>
+      ) : null}
+      {!media.data && media.loading ? <p class="loading">Loading…</p> : null}
+    </section>
+  )
+}
+
+function UploadForm(props: { onDone: () => void }): JSX.Element {
+  const [name, setName] = useState('')
+  const [file, setFile] = useState<File | null>(null)
+  const [pct, setPct] = useState<number | null>(null)
+  const { busy, fieldErrors, error, submit } = useSubmit(UPLOAD_FIELDS, async () => {
+    if (!file) throw new ApiFailure(422, 'validation_error', 'file: choose a file to upload.', {})
+    setPct(0)
+    await upload(name || file.name, file, setPct)
+    setName('')
+    props.onDone()
+  })
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="h-upload">
+      <h3 id="h-upload" class="panel-title">
+        Upload a file
+      </h3>
+      <div class={`field${fieldErrors.file ? ' invalid' : ''}`}>
+        <label for="f-file">File</label>
+        <input
+          id="f-file"
+          name="file"
+          type="file"
+          aria-invalid={fieldErrors.file ? 'true' : undefined}
+          aria-describedby={fieldErrors.file ? 'f-file-error' : undefined}
+          onChange={(e) => setFile((e.currentTarget as HTMLInputElement).files?.[0] ?? null)}
+        />
+        {fieldErrors.file ? (
+          <small id="f-file-error" class="field-error">
+            {fieldErrors.file}
+          </small>
+        ) : null}
+      </div>
+      <Field label="Name" name="name" id="f-upload-name" value={name} onInput={setName} error={fieldErrors.name} hint="Empty: the file's name." />
+      {pct !== null ? (
+        <p class="progress-row">
+          <label for="upload-progress">Upload progress</label>{' '}
+          <progress id="upload-progress" max={100} value={pct}>
+            {pct}%
+          </progress>{' '}
+          <span>{pct}%</span>
+        </p>
+      ) : null}
+      <ErrorNote error={error} />
+      <button type="submit" disabled={busy}>
+        Upload
+      </button>
+    </form>
+  )
+}
+
+function Playlists(props: { mediaVersion: number }): JSX.Element {
+  const { can } = useSession()
+  const lists = useLoad(async () => (await call(api.GET('/v1/playlists'))).data as unknown as Playlist[], [])
+  const media = useLoad(
+    async () => (can('media.view') ? ((await call(api.GET('/v1/media', { params: { query: { limit: '200' } } }))).data as Media[]) : []),
+    [props.mediaVersion],
+  )
+  const [editing, setEditing] = useState<Playlist | 'new' | null>(null)
+  const [deleteError, setDeleteError] = useState<unknown>(null)
+  const remove = async (p: Playlist) => {
+    if (!confirm(`Delete ${p.name}?`)) return
+    setDeleteError(null)
+    try {
+      await call(api.DELETE('/v1/playlists/{id}', { params: { path: { id: p.id } } }))
+      lists.reload()
+    } catch (e) {
+      setDeleteError(e)
+    }
+  }
+  const edit = can('playlist.edit')
+  return (
+    <section aria-labelledby="h-playlists">
+      <h2 id="h-playlists">Playlists</h2>
+      {edit && editing === null ? (
+        <button type="button" onClick={() => setEditing('new')}>
+          New playlist
+        </button>
+      ) : null}
+      {edit && editing !== null ? (
+        <PlaylistForm
+          playlist={editing === 'new' ? null : editing}
+          media={media.data ?? []}
+          onDone={() => {
+            setEditing(null)
+            lists.reload()
+          }}
+          onCancel={() => setEditing(null)}
+        />
+      ) : null}
+      <ErrorNote error={lists.error ?? deleteError} />
+      {lists.data ? (
+        <table class="list">
+          <caption>{lists.data.length === 1 ? '1 playlist' : `${lists.data.length} playlists`}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Items</th>
+              <th scope="col">Created</th>
+              {edit ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {lists.data.map((p) => (
+              <tr key={p.id}>
+                <td>{p.name}</td>
+                <td>{p.items?.length ?? 0}</td>
+                <td>
+                  <Ago at={p.createdAt} />
+                </td>
+                {edit ? (
+                  <td class="row-actions">
+                    <button type="button" class="link" onClick={() => setEditing(p)} aria-label={`Edit ${p.name}`}>
+                      Edit
+                    </button>{' '}
+                    <button type="button" class="link" onClick={() => remove(p)} aria-label={`Delete ${p.name}`}>
+                      Delete
+                    </button>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : lists.loading ? (
+        <p class="loading">Loading…</p>
+      ) : null}
+    </section>
+  )
+}
+
+interface Row {
+  id: string
+  seconds: string
+}
+
+function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone: () => void; onCancel: () => void }): JSX.Element {
+  const [name, setName] = useState(props.playlist?.name ?? '')
+  const [rows, setRows] = useState<Row[]>(
+    (props.playlist?.items ?? []).filter((i) => i.kind === 'media').map((i) => ({ id: i.id, seconds: i.durationMs ? String(i.durationMs / 1000) : '' })),
+  )
+  const { busy, fieldErrors, error, submit } = useSubmit(PLAYLIST_FIELDS, async () => {
+    const items = rows.map((r) => ({ kind: 'media' as const, id: r.id, durationMs: r.seconds.trim() ? Math.round(Number(r.seconds) * 1000) : null }))
+    if (props.playlist) await call(api.PATCH('/v1/playlists/{id}', { params: { path: { id: props.playlist.id } }, body: { name, items } }))
+    else await call(api.POST('/v1/playlists', { body: { name, items } }))
+    props.onDone()
+  })
+  const set = (i: number, r: Partial<Row>) => setRows((all) => all.map((x, j) => (j === i ? { ...x, ...r } : x)))
+  const title = props.playlist ? `Edit ${props.playlist.name}` : 'New playlist'
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="h-playlist-form">
+      <h3 id="h-playlist-form" class="panel-title">
+        {title}
+      </h3>
+      <Field label="Playlist name" name="name" id="f-playlist-name" value={name} onInput={setName} error={fieldErrors.name} />
+      <fieldset class="items" aria-describedby={fieldErrors.items ? 'f-items-error' : undefined}>
+        <legend>Items, played in this order</legend>
+        {rows.length === 0 ? <p class="hint">No items yet.</p> : null}
+        <ol class="item-rows">
+          {rows.map((r, i) => (
+            <li key={i} class="item-row">
+              <label for={`item-${i}`}>Media {i + 1}</label>
+              <select id={`item-${i}`} value={r.id} onChange={(e) => set(i, { id: (e.currentTarget as HTMLSelectElement).value })}>
+                {props.media.map((m) => (
+                  <option key={m.id} value={m.id}>
+                    {m.name}
+                  </option>
+                ))}
+                {props.media.some((m) => m.id === r.id) ? null : <option value={r.id}>{r.id}</option>}
+              </select>
+              <label for={`dur-${i}`}>Seconds</label>
+              <input
+                id={`dur-${i}`}
+                class="short"
+                type="number"
+                min="0"
+                step="any"
+                value={r.seconds}
+                placeholder="own"
+                onInput={(e) => set(i, { seconds: (e.currentTarget as HTMLInputElement).value })}
+              />
+              <button type="button" class="link" onClick={() => setRows((all) => all.filter((_, j) => j !== i))} aria-label={`Remove item ${i + 1}`}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ol>
+        {props.media.length ? (
+          <button type="button" class="secondary" onClick={() => setRows((all) => [...all, { id: props.media[0]!.id, seconds: '10' }])}>
+            Add media
+          </button>
+        ) : (
+          <p class="hint">Upload media first to add it here.</p>
+        )}
+        {fieldErrors.items ? (
+          <small id="f-items-error" class="field-error">
+            {fieldErrors.items}
+          </small>
+        ) : null}
+      </fieldset>
+      <ErrorNote error={error} />
+      <div class="form-buttons">
+        <button type="submit" disabled={busy}>
+          {props.playlist ? 'Save playlist' : 'Create playlist'}
+        </button>
+        <button type="button" class="secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}

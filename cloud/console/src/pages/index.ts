@@ -2,7 +2,9 @@
 // permission it needs to be shown, and its component. A page added here is routed and,
 // with `nav`, listed in the navigation in this order.
 import type { JSX } from 'preact'
+import { CastPage, Casts } from './Casts.js'
 import { Dashboard } from './Dashboard.js'
+import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Screens } from './Screens.js'
 import type { PageProps } from './types.js'
@@ -21,6 +23,10 @@ export const PAGES: PageEntry[] = [
   { path: '/', name: 'Dashboard', permission: null, nav: true, component: Dashboard },
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
+  { path: '/casts', name: 'Casts', permission: 'screen.view', nav: true, component: Casts },
+  { path: '/casts/:id', name: 'Cast', permission: 'screen.view', nav: false, component: CastPage },
+  { path: '/emergencies', name: 'Emergencies', permission: 'emergency.view', nav: true, component: Emergencies },
+  { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
 ]
 
 /** The page for a path, its params, and the navigation entry it belongs to (a detail page: its list's). */

@@ -67,8 +67,8 @@ t.test('an emergency to three screens from the page: reach counts follow the dev
   await signedIn(c, page, 'ada@example.com', 'admin')
   const nav = await page.$$eval('nav[aria-label=Main] a', (as) => as.map((x) => x.textContent))
   t.same(
-    nav.filter((n) => ['Casts', 'Emergencies'].includes(n ?? '')),
-    ['Casts', 'Emergencies'],
+    nav.filter((n) => ['Casts', 'Emergencies', 'Approvals'].includes(n ?? '')),
+    ['Casts', 'Emergencies', 'Approvals'],
     'in the navigation, in order',
   )
   await page.goto(`${c.base}/console/emergencies`)

@@ -2,6 +2,7 @@
 // permission it needs to be shown, and its component. A page added here is routed and,
 // with `nav`, listed in the navigation in this order.
 import type { JSX } from 'preact'
+import { Approvals } from './Approvals.js'
 import { CastPage, Casts } from './Casts.js'
 import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
@@ -27,6 +28,7 @@ export const PAGES: PageEntry[] = [
   { path: '/casts/:id', name: 'Cast', permission: 'screen.view', nav: false, component: CastPage },
   { path: '/emergencies', name: 'Emergencies', permission: 'emergency.view', nav: true, component: Emergencies },
   { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
+  { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
 ]
 
 /** The page for a path, its params, and the navigation entry it belongs to (a detail page: its list's). */

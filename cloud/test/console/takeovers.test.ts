@@ -1,7 +1,7 @@
 // Casts and emergencies in the console, in a real Chromium against a real cloud with real
 // MQTT devices: an emergency started from the page (after its confirmation step) to three
 // screens, its reach counts changing while the devices report applying it, then cleared;
-// a cast started and cleared; a viewer offered no start or clear controls; no serious or
+// a cast to chosen screens started and cleared; a viewer offered no start or clear controls; no serious or
 // critical axe-core violation on each page; the keyboard reaches the main controls.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
@@ -135,10 +135,16 @@ t.test('an emergency to three screens from the page: reach counts follow the dev
     ;(e as unknown as { value: string }).value = ''
   })
   await page.type('#cast-minutes', '30')
+  // Chosen screens: two of the three.
+  await page.click('input[name=cast-scope][value=screens]')
+  await page.waitForSelector(`input[type=checkbox][value=${a.screenId}]`)
+  await page.click(`input[type=checkbox][value=${a.screenId}]`)
+  await page.click(`input[type=checkbox][value=${b.screenId}]`)
   await page.click('form[aria-labelledby=h-start-cast] > button[type=submit]')
   await page.waitForFunction("location.pathname.startsWith('/console/casts/cast_')")
   const castId = new URL(page.url()).pathname.split('/').pop()!
-  await textShown(page, '3 screens')
+  await textShown(page, '2 screens')
+  t.match((await c.call('GET', `/v1/casts/${castId}`)).body.data, { scopeKind: 'screens', screenCount: 2 }, 'cast to the chosen screens')
   await reportPlaying(c, devA, (x) => x.casts[0]?.id === castId, 'on')
   await countIs(page, 'displayed', 1)
   t.same(await seriousViolations(page), [], 'cast page: no serious or critical axe-core violation')

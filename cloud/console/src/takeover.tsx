@@ -119,7 +119,7 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
         </datalist>
       </Shell>
       <fieldset class="choices">
-        <legend>Screens</legend>
+        <legend class="legend">Screens</legend>
         {(
           [
             ['all', 'Every screen'],
@@ -151,7 +151,7 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
       ) : null}
       {v.scopeKind === 'screens' ? (
         <fieldset class="choices" aria-describedby={e.screenIds ? id('screens-error') : undefined}>
-          <legend>Which screens</legend>
+          <legend class="legend">Which screens</legend>
           {screens.map((s) => (
             <label key={s.id} class="choice">
               <input

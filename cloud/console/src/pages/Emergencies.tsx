@@ -26,6 +26,8 @@ function StartEmergency(): JSX.Element {
       setConfirming(false)
     }
   })
+  // While asking for confirmation, an earlier attempt's 422s are not shown (the fields may have changed since).
+  const shownErrors: Record<string, string> = confirming ? {} : fieldErrors
   const where =
     target.scopeKind === 'all' ? 'every screen' : target.scopeKind === 'node' ? 'the chosen location' : `${target.screenIds.length} chosen screen(s)`
   return (
@@ -39,10 +41,10 @@ function StartEmergency(): JSX.Element {
       }}
     >
       <h2 id="h-start-emergency">Start an emergency</h2>
-      <TargetFields prefix="emg" value={target} onChange={setTarget} errors={fieldErrors} />
-      <Shell id="emg-message" label="Message" error={fieldErrors.message}>
+      <TargetFields prefix="emg" value={target} onChange={setTarget} errors={shownErrors} />
+      <Shell id="emg-message" label="Message" error={shownErrors.message}>
         <textarea
-          {...errProps('emg-message', fieldErrors.message)}
+          {...errProps('emg-message', shownErrors.message)}
           name="message"
           rows={2}
           value={message}

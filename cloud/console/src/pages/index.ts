@@ -3,7 +3,10 @@
 // with `nav`, listed in the navigation in this order.
 import type { JSX } from 'preact'
 import { Content } from './Content.js'
+import { Approvals } from './Approvals.js'
+import { CastPage, Casts } from './Casts.js'
 import { Dashboard } from './Dashboard.js'
+import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
@@ -26,6 +29,11 @@ export const PAGES: PageEntry[] = [
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
   { path: '/content', name: 'Content', permission: ['media.view', 'playlist.view'], nav: true, component: Content },
   { path: '/schedules', name: 'Schedules', permission: 'schedule.view', nav: true, component: Schedules },
+  { path: '/casts', name: 'Casts', permission: 'screen.view', nav: true, component: Casts },
+  { path: '/casts/:id', name: 'Cast', permission: 'screen.view', nav: false, component: CastPage },
+  { path: '/emergencies', name: 'Emergencies', permission: 'emergency.view', nav: true, component: Emergencies },
+  { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
+  { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
 ]
 
 /** Whether a role holding what `can` says may see the page. */

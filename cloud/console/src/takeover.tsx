@@ -1,0 +1,324 @@
+// What casts and emergencies share: the form part that picks content (kind, and an id from
+// the library's lists or typed) and the scope (every screen, a location, chosen screens),
+// and the reach receipts (counts per state and a paged list of screens) that follow live
+// events and re-read at most every 2 s.
+import type { ComponentChildren, JSX } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api, call } from './api.js'
+import { useLive } from './live.js'
+import { Link } from './router.js'
+import { Ago, ErrorNote } from './ui.js'
+
+export const KINDS = ['media', 'playlist', 'creative', 'schedule', 'app'] as const
+export type Kind = (typeof KINDS)[number]
+const LIBRARY: Partial<Record<Kind, string>> = { media: 'media', playlist: 'playlists', creative: 'creatives', schedule: 'schedules' }
+
+/** A labelled control with the API's 422 next to it (the select/textarea sibling of `Field`). */
+export function Shell(p: { id: string; label: string; error?: string | null; children: ComponentChildren }): JSX.Element {
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={p.id}>{p.label}</label>
+      {p.children}
+      {p.error ? (
+        <small id={`${p.id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
+  )
+}
+
+export function errProps(id: string, error?: string | null) {
+  return { id, 'aria-invalid': error ? ('true' as const) : undefined, 'aria-describedby': error ? `${id}-error` : undefined }
+}
+
+export interface Target {
+  contentKind: Kind
+  contentId: string
+  scopeKind: 'all' | 'node' | 'screens'
+  scopeNodeId: string
+  screenIds: string[]
+}
+
+export const EMPTY_TARGET: Target = { contentKind: 'media', contentId: '', scopeKind: 'all', scopeNodeId: '', screenIds: [] }
+
+/** The body fields a target sends. */
+export function targetBody(t: Target) {
+  return {
+    contentKind: t.contentKind,
+    contentId: t.contentId.trim(),
+    scopeKind: t.scopeKind,
+    ...(t.scopeKind === 'node' ? { scopeNodeId: t.scopeNodeId } : {}),
+    ...(t.scopeKind === 'screens' ? { screenIds: t.screenIds } : {}),
+  }
+}
+
+async function library(kind: Kind): Promise<{ id: string; name: string }[]> {
+  const path = LIBRARY[kind]
+  if (!path) return []
+  const r = await fetch(`/v1/${path}`, { credentials: 'same-origin' })
+  if (!r.ok) return []
+  const body = (await r.json()) as { data?: { id: string; name?: string }[] }
+  return (body.data ?? []).map((x) => ({ id: x.id, name: x.name ?? x.id }))
+}
+
+/** Content and scope inputs; `prefix` keeps ids unique on a page. */
+export function TargetFields(p: { prefix: string; value: Target; onChange: (t: Target) => void; errors: Record<string, string> }): JSX.Element {
+  const v = p.value
+  const set = (patch: Partial<Target>) => p.onChange({ ...v, ...patch })
+  const [items, setItems] = useState<{ id: string; name: string }[]>([])
+  const [nodes, setNodes] = useState<{ id: string; name: string }[]>([])
+  const [screens, setScreens] = useState<{ id: string; name: string }[]>([])
+  useEffect(() => {
+    library(v.contentKind).then(setItems, () => setItems([]))
+  }, [v.contentKind])
+  useEffect(() => {
+    if (v.scopeKind === 'node' && !nodes.length)
+      call(api.GET('/v1/nodes')).then(
+        (r) => setNodes((r as { data: { id: string; name: string }[] }).data),
+        () => {},
+      )
+    if (v.scopeKind === 'screens' && !screens.length)
+      call(api.GET('/v1/screens', { params: { query: { limit: '200' } } })).then(
+        (r) => setScreens((r as { data: { id: string; name: string }[] }).data),
+        () => {},
+      )
+  }, [v.scopeKind])
+  const id = (n: string) => `${p.prefix}-${n}`
+  const e = p.errors
+  return (
+    <>
+      <Shell id={id('kind')} label="Content kind" error={e.contentKind}>
+        <select
+          {...errProps(id('kind'), e.contentKind)}
+          value={v.contentKind}
+          onChange={(ev) => set({ contentKind: (ev.currentTarget as HTMLSelectElement).value as Kind, contentId: '' })}
+        >
+          {KINDS.map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+      </Shell>
+      <Shell id={id('content')} label="Content" error={e.contentId}>
+        <input
+          {...errProps(id('content'), e.contentId)}
+          name="contentId"
+          list={id('library')}
+          value={v.contentId}
+          placeholder="an id from the library"
+          onInput={(ev) => set({ contentId: (ev.currentTarget as HTMLInputElement).value })}
+        />
+        <datalist id={id('library')}>
+          {items.map((x) => (
+            <option key={x.id} value={x.id}>
+              {x.name}
+            </option>
+          ))}
+        </datalist>
+      </Shell>
+      <fieldset class="choices">
+        <legend class="legend">Screens</legend>
+        {(
+          [
+            ['all', 'Every screen'],
+            ['node', 'A location (and everything under it)'],
+            ['screens', 'Chosen screens'],
+          ] as const
+        ).map(([k, label]) => (
+          <label key={k} class="choice">
+            <input type="radio" name={id('scope')} value={k} checked={v.scopeKind === k} onChange={() => set({ scopeKind: k })} /> {label}
+          </label>
+        ))}
+        {e.scopeKind ? <small class="field-error">{e.scopeKind}</small> : null}
+      </fieldset>
+      {v.scopeKind === 'node' ? (
+        <Shell id={id('node')} label="Location" error={e.scopeNodeId}>
+          <select
+            {...errProps(id('node'), e.scopeNodeId)}
+            value={v.scopeNodeId}
+            onChange={(ev) => set({ scopeNodeId: (ev.currentTarget as HTMLSelectElement).value })}
+          >
+            <option value="">Choose a location</option>
+            {nodes.map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.name}
+              </option>
+            ))}
+          </select>
+        </Shell>
+      ) : null}
+      {v.scopeKind === 'screens' ? (
+        <fieldset class="choices" aria-describedby={e.screenIds ? id('screens-error') : undefined}>
+          <legend class="legend">Which screens</legend>
+          {screens.map((s) => (
+            <label key={s.id} class="choice">
+              <input
+                type="checkbox"
+                value={s.id}
+                checked={v.screenIds.includes(s.id)}
+                onChange={(ev) =>
+                  set({ screenIds: (ev.currentTarget as HTMLInputElement).checked ? [...v.screenIds, s.id] : v.screenIds.filter((x) => x !== s.id) })
+                }
+              />{' '}
+              {s.name}
+            </label>
+          ))}
+          {e.screenIds ? (
+            <small id={id('screens-error')} class="field-error">
+              {e.screenIds}
+            </small>
+          ) : null}
+        </fieldset>
+      ) : null}
+    </>
+  )
+}
+
+export const TARGET_FIELDS = ['contentKind', 'contentId', 'scopeKind', 'scopeNodeId', 'screenIds'] as const
+
+type State = 'targeted' | 'published' | 'applied' | 'displayed' | 'unreachable'
+const STATES: State[] = ['targeted', 'published', 'applied', 'displayed', 'unreachable']
+interface Receipt {
+  screenId: string
+  screenName: string
+  state: State
+  at: string
+  panelPower: string
+}
+const PAGE = 25
+
+async function receipts(kind: 'casts' | 'emergencies', id: string): Promise<Receipt[]> {
+  const all: Receipt[] = []
+  let cursor: string | undefined
+  // Every page (500 a page): the counts are over all screens.
+  for (let i = 0; i < 40; i++) {
+    const query = { limit: '500', ...(cursor ? { cursor } : {}) }
+    const r = (
+      kind === 'casts'
+        ? await call(api.GET('/v1/casts/{id}/screens', { params: { path: { id }, query } }))
+        : await call(api.GET('/v1/emergencies/{id}/screens', { params: { path: { id }, query } }))
+    ) as { data: Receipt[]; nextCursor?: string | null }
+    all.push(...r.data)
+    if (!r.nextCursor) break
+    cursor = r.nextCursor
+  }
+  return all
+}
+
+/**
+ * Reach: counts per state and the screens, re-read when a live event may have moved them
+ * (at most every 2 s) and, while the takeover is active and screens are still on their way,
+ * every 2 s until they arrive.
+ */
+export function Reach(p: { kind: 'casts' | 'emergencies'; id: string; active: boolean }): JSX.Element {
+  const [rows, setRows] = useState<Receipt[] | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [page, setPage] = useState(0)
+  const last = useRef(0)
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null)
+  const busy = useRef(false)
+  const alive = useRef(true)
+  const read = async () => {
+    if (busy.current) return
+    busy.current = true
+    last.current = Date.now()
+    try {
+      const r = await receipts(p.kind, p.id)
+      if (alive.current) {
+        setRows(r)
+        setError(null)
+      }
+    } catch (e) {
+      if (alive.current) setError(e)
+    } finally {
+      busy.current = false
+    }
+  }
+  const soon = () => {
+    if (timer.current) return
+    const wait = Math.max(0, 2000 - (Date.now() - last.current))
+    timer.current = setTimeout(() => {
+      timer.current = null
+      void read()
+    }, wait)
+  }
+  useEffect(() => {
+    alive.current = true
+    void read()
+    return () => {
+      alive.current = false
+      if (timer.current) clearTimeout(timer.current)
+      timer.current = null
+    }
+  }, [p.id])
+  useLive(
+    (e) => {
+      if (e.event.startsWith('screen.') || e.event.startsWith('emergency.')) soon()
+    },
+    [p.id],
+  )
+  const moving = p.active && !!rows?.some((r) => r.state === 'targeted' || r.state === 'published')
+  useEffect(() => {
+    if (moving) soon()
+  }, [rows, moving])
+  if (error && !rows) return <ErrorNote error={error} />
+  if (!rows) return <p>Loading reach…</p>
+  const counts = Object.fromEntries(STATES.map((s) => [s, rows.filter((r) => r.state === s).length])) as Record<State, number>
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE))
+  const shown = rows.slice(page * PAGE, page * PAGE + PAGE)
+  return (
+    <section aria-labelledby="h-reach">
+      <h2 id="h-reach">Reach</h2>
+      <ul class="tiles" aria-label="Reach counts" aria-live="polite">
+        {STATES.map((s) => (
+          <li key={s} class={`tile reach-${s}`} data-state={s}>
+            <span class="tile-link">
+              <strong>{counts[s]}</strong> {s}
+            </span>
+          </li>
+        ))}
+      </ul>
+      <ErrorNote error={error} />
+      <table>
+        <caption>
+          {rows.length} screen{rows.length === 1 ? '' : 's'}
+          {pages > 1 ? `, page ${page + 1} of ${pages}` : ''}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Screen</th>
+            <th scope="col">State</th>
+            <th scope="col">Since</th>
+            <th scope="col">Panel</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((r) => (
+            <tr key={r.screenId}>
+              <td>
+                <Link to={`/screens/${r.screenId}`}>{r.screenName}</Link>
+              </td>
+              <td class="receipt-state">{r.state}</td>
+              <td>
+                <Ago at={r.at} />
+              </td>
+              <td>{r.panelPower}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {pages > 1 ? (
+        <div class="pager">
+          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <button type="button" disabled={page >= pages - 1} onClick={() => setPage(page + 1)}>
+            Next
+          </button>
+        </div>
+      ) : null}
+    </section>
+  )
+}

@@ -1,0 +1,183 @@
+// Casts and emergencies in the console, in a real Chromium against a real cloud with real
+// MQTT devices: an emergency started from the page (after its confirmation step) to three
+// screens, its reach counts changing while the devices report applying it, then cleared;
+// a cast to chosen screens started and cleared; a viewer offered no start or clear controls; no serious or
+// critical axe-core violation on each page; the keyboard reaches the main controls.
+import t from 'tap'
+import type { Page } from 'puppeteer-core'
+import { topics, type Reported } from '@svc/shared/mqtt/index'
+import { servicesOf } from '../../src/app.js'
+import { connectDevice, type Cloud, type DeviceClient } from '../devicelink/link.js'
+import { docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+
+const PASSWORD = 'a long pass phrase'
+const skip = missingChromium(t) ?? false
+
+async function signedIn(c: ConsoleCloud, page: Page, email: string, role: string): Promise<void> {
+  const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
+  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
+  await page.waitForSelector('#f-password')
+  await page.type('#f-password', PASSWORD)
+  await page.click('button[type=submit]')
+  await page.waitForSelector('h1#page-title')
+}
+
+/** The device reports what it holds as the agent does (see devicelink/reach.test.ts). */
+async function reportPlaying(c: Cloud, dev: DeviceClient, pred: (d: NonNullable<DeviceClient['latest']>) => boolean, power: 'on' | 'off') {
+  const state = await dev.next(pred)
+  const playing = state.emergency
+    ? { source: 'emergency' as const, contentKind: state.emergency.contentKind, contentId: state.emergency.contentId, emergencyId: state.emergency.id }
+    : { source: 'cast' as const, contentKind: state.casts[0]!.contentKind, contentId: state.casts[0]!.contentId, castId: state.casts[0]!.id }
+  const reported: Reported = {
+    version: state.version,
+    playing,
+    panel: { power, input: 'hdmi1', at: c.clock.now().toISOString() },
+    at: c.clock.now().toISOString(),
+  }
+  await dev.client.publishAsync(topics.reported(dev.screenId), JSON.stringify(reported), { qos: 1, retain: true })
+  const s = servicesOf(c.running.app)
+  await s.presence.flushReported()
+  await s.presence.idle()
+  await s.takeoverDelivery.idle()
+}
+
+/** The reach tiles as {state: count}. */
+async function counts(page: Page): Promise<Record<string, number>> {
+  return (await page.evaluate(
+    "Object.fromEntries([...document.querySelectorAll('[data-state]')].map((li) => [li.dataset.state, Number(li.querySelector('strong').textContent)]))",
+  )) as Record<string, number>
+}
+
+async function countIs(page: Page, state: string, n: number, timeout = 6000): Promise<void> {
+  await page.waitForFunction(`document.querySelector('[data-state=${state}] strong')?.textContent === '${n}'`, { timeout })
+}
+
+t.test('an emergency to three screens from the page: reach counts follow the devices live; cleared; a cast started and cleared', { skip }, async (t) => {
+  const c = await startConsoleCloud(t)
+  c.content.add(c.workspaceId, { kind: 'media', id: 'med_fire' }).add(c.workspaceId, { kind: 'media', id: 'med_a' })
+  const s = servicesOf(c.running.app)
+  const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
+  const [a, b, d] = [await c.pair('Entrance'), await c.pair('Cafeteria'), await c.pair('Loading dock')]
+  const devA = await connectDevice(t, url, a)
+  const devB = await connectDevice(t, url, b)
+  const devD = await connectDevice(t, url, d)
+  await s.presence.idle()
+
+  const { page } = await launch(t)
+  await signedIn(c, page, 'ada@example.com', 'admin')
+  const nav = await page.$$eval('nav[aria-label=Main] a', (as) => as.map((x) => x.textContent))
+  t.same(
+    nav.filter((n) => ['Casts', 'Emergencies', 'Approvals'].includes(n ?? '')),
+    ['Casts', 'Emergencies', 'Approvals'],
+    'in the navigation, in order',
+  )
+  await page.goto(`${c.base}/console/emergencies`)
+  await page.waitForSelector('#emg-content')
+  t.same(await seriousViolations(page), [], 'emergencies page: no serious or critical axe-core violation')
+
+  // Keyboard: Tab from the content reaches the content field.
+  await page.focus('#main')
+  let reached = false
+  for (let i = 0; i < 20 && !reached; i++) {
+    await page.keyboard.press('Tab')
+    reached = (await page.evaluate('document.activeElement?.id')) === 'emg-content'
+  }
+  t.ok(reached, 'Tab reaches the content field')
+
+  // The API's 422 next to the field it names.
+  await page.click('#h-start-emergency ~ button[type=submit], form[aria-labelledby=h-start-emergency] > button[type=submit]')
+  await page.waitForSelector('.confirm')
+  await page.click('.confirm button[type=submit]')
+  await page.waitForSelector('#emg-content-error')
+  t.match(await page.$eval('#emg-content-error', (e) => e.textContent), /contentId/, "an empty content id: the API's 422 beside the field")
+
+  await page.type('#emg-content', 'med_fire')
+  await page.type('#emg-message', 'Please leave the building')
+  await page.click('form[aria-labelledby=h-start-emergency] > button[type=submit]')
+  await page.waitForSelector('.confirm')
+  t.match(await page.$eval('.confirm', (e) => e.textContent), /every screen/, 'a confirmation step says where it goes')
+  await docShot(page, 'emergency-start')
+  await page.click('.confirm button[type=submit]')
+  await page.waitForFunction("location.pathname.startsWith('/console/emergencies/emg_')")
+  const emgId = new URL(page.url()).pathname.split('/').pop()!
+  await page.waitForSelector('[data-state]')
+  await countIs(page, 'published', 3)
+  t.same(await counts(page), { targeted: 0, published: 3, applied: 0, displayed: 0, unreachable: 0 }, 'handed to the broker for three screens')
+
+  const started = Date.now()
+  await reportPlaying(c, devA, (x) => x.emergency?.id === emgId, 'on')
+  await countIs(page, 'displayed', 1)
+  t.ok(Date.now() - started < 6000, `a screen showing it counted as displayed while watching (${Date.now() - started} ms)`)
+  await reportPlaying(c, devB, (x) => x.emergency?.id === emgId, 'off')
+  await countIs(page, 'applied', 1)
+  await reportPlaying(c, devD, (x) => x.emergency?.id === emgId, 'on')
+  await countIs(page, 'displayed', 2)
+  t.same(await counts(page), { targeted: 0, published: 0, applied: 1, displayed: 2, unreachable: 0 })
+  t.match(await page.$$eval('tbody tr', (rs) => rs.map((r) => r.textContent)), [/Entrance.*displayed/, /Cafeteria.*applied/, /Loading dock.*displayed/])
+  t.same(await seriousViolations(page), [], 'emergency page: no serious or critical axe-core violation')
+  await docShot(page, 'emergency')
+
+  await page.click('.page-head .actions button')
+  await page.waitForSelector('.confirm')
+  await page.click('.confirm button.danger')
+  await textShown(page, 'screens released')
+  t.equal((await c.call('GET', `/v1/emergencies/${emgId}`)).body.data.status, 'cleared', 'cleared')
+  await page.goto(`${c.base}/console/emergencies`)
+  await textShown(page, 'Please leave the building')
+  await docShot(page, 'emergencies')
+
+  // A cast to every screen, then cleared.
+  await page.goto(`${c.base}/console/casts`)
+  await page.waitForSelector('#cast-content')
+  t.same(await seriousViolations(page), [], 'casts page: no serious or critical axe-core violation')
+  await page.type('#cast-content', 'med_a')
+  await page.$eval('#cast-minutes', (e) => {
+    ;(e as unknown as { value: string }).value = ''
+  })
+  await page.type('#cast-minutes', '30')
+  // Chosen screens: two of the three.
+  await page.click('input[name=cast-scope][value=screens]')
+  await page.waitForSelector(`input[type=checkbox][value=${a.screenId}]`)
+  await page.click(`input[type=checkbox][value=${a.screenId}]`)
+  await page.click(`input[type=checkbox][value=${b.screenId}]`)
+  await page.click('form[aria-labelledby=h-start-cast] > button[type=submit]')
+  await page.waitForFunction("location.pathname.startsWith('/console/casts/cast_')")
+  const castId = new URL(page.url()).pathname.split('/').pop()!
+  await textShown(page, '2 screens')
+  t.match((await c.call('GET', `/v1/casts/${castId}`)).body.data, { scopeKind: 'screens', screenCount: 2 }, 'cast to the chosen screens')
+  await reportPlaying(c, devA, (x) => x.casts[0]?.id === castId, 'on')
+  await countIs(page, 'displayed', 1)
+  t.same(await seriousViolations(page), [], 'cast page: no serious or critical axe-core violation')
+  await docShot(page, 'cast')
+  await page.click('.page-head .actions button')
+  await page.waitForFunction("!document.querySelector('.page-head .actions button')")
+  t.equal((await c.call('GET', `/v1/casts/${castId}`)).body.data.status, 'cleared', 'cast cleared')
+  await page.goto(`${c.base}/console/casts`)
+  await textShown(page, 'cleared')
+  await docShot(page, 'casts')
+})
+
+t.test('a viewer sees casts and emergencies, and no start or clear controls', { skip }, async (t) => {
+  const c = await startConsoleCloud(t)
+  c.content.add(c.workspaceId, { kind: 'media', id: 'med_fire' }).add(c.workspaceId, { kind: 'media', id: 'med_a' })
+  await c.pair('Lobby')
+  const cast = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_a', scopeKind: 'all' })).body.data
+  const emg = (await c.call('POST', '/v1/emergencies', { contentKind: 'media', contentId: 'med_fire', scopeKind: 'all', message: 'Drill' })).body.data
+  const { page } = await launch(t)
+  await signedIn(c, page, 'vera@example.com', 'viewer')
+  await page.goto(`${c.base}/console/emergencies`)
+  await textShown(page, 'Drill')
+  t.equal(await page.$('#h-start-emergency'), null, 'no start form')
+  t.same(await seriousViolations(page), [], 'emergencies, viewer')
+  await page.goto(`${c.base}/console/emergencies/${emg.id}`)
+  await page.waitForSelector('[data-state]')
+  t.equal(await page.$('.page-head .actions button'), null, 'no clear control')
+  await page.goto(`${c.base}/console/casts`)
+  await page.waitForSelector('tbody tr')
+  t.equal(await page.$('#h-start-cast'), null, 'no start form')
+  t.equal(await page.$('tbody button'), null, 'no clear buttons')
+  t.same(await seriousViolations(page), [], 'casts, viewer')
+  await page.goto(`${c.base}/console/casts/${cast.id}`)
+  await page.waitForSelector('[data-state]')
+  t.equal(await page.$('.page-head .actions button'), null, 'no clear control on the cast page')
+})

@@ -5,6 +5,7 @@ import type { JSX } from 'preact'
 import { Dashboard } from './Dashboard.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Screens } from './Screens.js'
+import { Settings } from './Settings.js'
 import type { PageProps } from './types.js'
 
 export type { PageProps } from './types.js'
@@ -21,6 +22,7 @@ export const PAGES: PageEntry[] = [
   { path: '/', name: 'Dashboard', permission: null, nav: true, component: Dashboard },
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
+  { path: '/settings', name: 'Settings', permission: null, nav: true, component: Settings },
 ]
 
 /** The page for a path, its params, and the navigation entry it belongs to (a detail page: its list's). */

@@ -2,6 +2,7 @@
 // permission it needs to be shown, and its component. A page added here is routed and,
 // with `nav`, listed in the navigation in this order.
 import type { JSX } from 'preact'
+import { Alerts } from './Alerts.js'
 import { Dashboard } from './Dashboard.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Screens } from './Screens.js'
@@ -22,6 +23,7 @@ export const PAGES: PageEntry[] = [
   { path: '/', name: 'Dashboard', permission: null, nav: true, component: Dashboard },
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
+  { path: '/alerts', name: 'Alerts', permission: 'alert.view', nav: true, component: Alerts },
   { path: '/settings', name: 'Settings', permission: null, nav: true, component: Settings },
 ]
 

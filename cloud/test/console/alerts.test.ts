@@ -130,6 +130,7 @@ t.test('webhooks: an endpoint with its secret shown once; a test to a real HTTPS
   const secret = ((await page.$eval('.secret-value', (e) => e.textContent)) ?? '').trim()
   t.ok(secret.length > 16, 'the signing secret is shown')
   await textShown(page, 'it will not be shown again')
+  await page.$eval('.secret', (e) => e.scrollIntoView())
   await docShot(page, 'alerts-webhook-secret')
   await alerts(page, c)
   await textShown(page, 'Ops bridge')
@@ -147,6 +148,7 @@ t.test('webhooks: an endpoint with its secret shown once; a test to a real HTTPS
   await page.waitForFunction("document.querySelectorAll('tr.delivery').length === 2")
   t.equal(receiver.received.length, 2, 'the replay reached the receiver')
   t.same(await seriousViolations(page), [], 'alerts page with a delivery log: no serious axe-core violation')
+  await page.$eval('#deliveries', (e) => e.scrollIntoView())
   await docShot(page, 'alerts-webhooks')
 })
 

@@ -92,6 +92,7 @@ t.test('API keys: the secret once, gone after a reload, works as a bearer; locat
   t.ok(secret.length > 16, 'the secret is shown')
   const me = await fetch(`${c.base}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })
   t.equal(me.status, 200, 'the secret works as a bearer against /v1/me')
+  await page.$eval('.secret', (e) => e.scrollIntoView())
   await docShot(page, 'settings-api-key')
   await page.reload()
   await textShown(page, 'Reporting')
@@ -117,6 +118,7 @@ t.test('API keys: the secret once, gone after a reload, works as a bearer; locat
   await textShown(page, 'Floor 1 east')
   t.pass('renamed')
   t.same(await seriousViolations(page), [], 'settings: no serious axe-core violation')
+  await page.$eval('#locations', (e) => e.scrollIntoView())
   await docShot(page, 'settings-locations')
 })
 

@@ -237,3 +237,37 @@ export function SelectField(p: {
     </div>
   )
 }
+
+/** A destructive action asked twice: the button, then "Yes, …" (focused) and "Cancel". */
+export function ConfirmButton(props: { label: string; name: string; onConfirm: () => void }): JSX.Element {
+  const [asking, setAsking] = useState(false)
+  const yes = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    if (asking) yes.current?.focus()
+  }, [asking])
+  if (!asking)
+    return (
+      <button type="button" class="danger" aria-label={`${props.label} ${props.name}`} onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    )
+  return (
+    <span class="row">
+      <button
+        ref={yes}
+        type="button"
+        class="danger"
+        aria-label={`Yes, ${props.label} ${props.name}`}
+        onClick={() => {
+          setAsking(false)
+          props.onConfirm()
+        }}
+      >
+        Yes, {props.label}
+      </button>
+      <button type="button" class="secondary" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  )
+}

@@ -100,6 +100,9 @@ t.test('alert events newest first; rules created, edited (a 422 next to its fiel
   await clickButton(page, 'Save rule')
   await page.waitForFunction("!document.querySelector('#f-rule-name') && document.body.innerText.includes('Panel off at night')")
   await clickButton(page, 'Delete Panel off at night')
+  await page.waitForFunction("document.activeElement?.textContent === 'Yes, Delete'", { timeout: 3000 })
+  t.pass('asked again, the answer focused')
+  await clickButton(page, 'Yes, Delete Panel off at night')
   await page.waitForFunction("!document.body.innerText.includes('Panel off at night')")
   t.notOk(
     (await c.call('GET', '/v1/alert-rules')).body.data.some((r: { name: string }) => r.name.startsWith('Panel off')),

@@ -98,6 +98,10 @@ t.test('API keys: the secret once, gone after a reload, works as a bearer; locat
   await textShown(page, 'Reporting')
   t.notOk(await page.evaluate(`document.body.innerText.includes(${JSON.stringify(secret)})`), 'after a reload the secret is not shown')
   t.equal(await page.$('.secret'), null)
+  await clickButton(page, 'Revoke Reporting')
+  await clickButton(page, 'Yes, Revoke Reporting')
+  await page.waitForFunction("[...document.querySelectorAll('#keys ~ table td')].some((td) => td.textContent === 'revoked')")
+  t.equal((await fetch(`${c.base}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })).status, 401, 'revoked: the secret no longer works')
 
   // Locations: add a store and a floor inside it; deleting the store answers 409 in words.
   await page.type('#f-node-name', 'Store 7')
@@ -109,6 +113,7 @@ t.test('API keys: the secret once, gone after a reload, works as a bearer; locat
   await clickButton(page, 'Add')
   await textShown(page, 'Floor 1')
   await clickButton(page, 'Delete Store 7')
+  await clickButton(page, 'Yes, Delete Store 7')
   await textShown(page, 'still has 1 location(s) under it')
   t.pass("the API's 409 node_not_empty message is shown")
   await clickButton(page, 'Rename Floor 1')

@@ -8,7 +8,7 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
+import { Ago, ConfirmButton, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
 
 const CODES = ['connection-lost', 'display-off', 'storage-critical', 'play-log-limited', 'drift', 'panel-not-obeying'] as const
 const SEVERITIES = [
@@ -258,11 +258,10 @@ function Rules(): JSX.Element {
                         >
                           Edit
                         </button>
-                        <button
-                          type="button"
-                          class="danger"
-                          aria-label={`Delete ${r.name}`}
-                          onClick={async () => {
+                        <ConfirmButton
+                          label="Delete"
+                          name={r.name}
+                          onConfirm={async () => {
                             setRowError(null)
                             try {
                               await call(api.DELETE('/v1/alert-rules/{id}', { params: { path: { id: r.id } } }))
@@ -271,9 +270,7 @@ function Rules(): JSX.Element {
                               setRowError(e)
                             }
                           }}
-                        >
-                          Delete
-                        </button>
+                        />
                       </div>
                     </td>
                   ) : null}

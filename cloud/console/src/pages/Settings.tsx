@@ -2,11 +2,11 @@
 // link), API keys (create → the secret shown once, revoke), locations (the node tree: add,
 // rename, delete, a used one's 409 in words) and the workspace's account. Each section is
 // shown by the permission it needs; controls the role may not use are not offered.
-import type { JSX } from 'preact'
+import { Fragment, type JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
+import { Ago, ConfirmButton, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
 
 const ROLES = [
   ['viewer', 'Viewer'],
@@ -160,14 +160,11 @@ function Users(): JSX.Element {
                             New invite link
                           </button>
                         ) : null}
-                        <button
-                          type="button"
-                          class="danger"
-                          aria-label={`Remove ${u.email}`}
-                          onClick={() => act(() => call(api.DELETE('/v1/users/{id}', { params: { path: { id: u.id } } })))}
-                        >
-                          Remove
-                        </button>
+                        <ConfirmButton
+                          label="Remove"
+                          name={u.email}
+                          onConfirm={() => act(() => call(api.DELETE('/v1/users/{id}', { params: { path: { id: u.id } } })))}
+                        />
                       </div>
                     ) : (
                       'you'
@@ -310,11 +307,10 @@ function ApiKeys(): JSX.Element {
                 {s.can('api-key.revoke') ? (
                   <td>
                     {k.revokedAt ? null : (
-                      <button
-                        type="button"
-                        class="danger"
-                        aria-label={`Revoke ${k.name}`}
-                        onClick={async () => {
+                      <ConfirmButton
+                        label="Revoke"
+                        name={k.name}
+                        onConfirm={async () => {
                           setRowError(null)
                           try {
                             await call(api.POST('/v1/api-keys/{id}/revoke', { params: { path: { id: k.id } } }))
@@ -323,9 +319,7 @@ function ApiKeys(): JSX.Element {
                             setRowError(e)
                           }
                         }}
-                      >
-                        Revoke
-                      </button>
+                      />
                     )}
                   </td>
                 ) : null}
@@ -422,11 +416,10 @@ function Locations(): JSX.Element {
                         <button type="button" class="link" aria-label={`Rename ${n.name}`} onClick={() => setRenaming({ id: n.id, name: n.name })}>
                           Rename
                         </button>
-                        <button
-                          type="button"
-                          class="link"
-                          aria-label={`Delete ${n.name}`}
-                          onClick={async () => {
+                        <ConfirmButton
+                          label="Delete"
+                          name={n.name}
+                          onConfirm={async () => {
                             setRowError(null)
                             try {
                               await call(api.DELETE('/v1/nodes/{id}', { params: { path: { id: n.id } } }))
@@ -435,9 +428,7 @@ function Locations(): JSX.Element {
                               setRowError(e)
                             }
                           }}
-                        >
-                          Delete
-                        </button>
+                        />
                       </>
                     ) : null}
                   </div>
@@ -470,10 +461,10 @@ function Workspace(): JSX.Element {
         {shown
           .filter(([k]) => k !== 'name' && k !== 'id')
           .map(([k, v]) => (
-            <>
-              <dt key={`${k}-t`}>{k.replace(/([A-Z])/g, ' $1').toLowerCase()}</dt>
-              <dd key={`${k}-d`}>{v === null ? '—' : String(v)}</dd>
-            </>
+            <Fragment key={k}>
+              <dt>{k.replace(/([A-Z])/g, ' $1').toLowerCase()}</dt>
+              <dd>{v === null ? '—' : String(v)}</dd>
+            </Fragment>
           ))}
       </dl>
       <ErrorNote error={account.error} />

@@ -48,9 +48,13 @@ export class ApiFailure extends Error {
     super(message)
   }
 
-  /** The body field a 422 names (`body.name must …`, `name must …`), or null. */
+  /**
+   * The body field a 422 names (`body.name must …`, `name must …`), or null. The webhook
+   * routes answer their validation failures 400 (bad_request, unsafe_url: `url is not …`):
+   * those name fields too.
+   */
   field(fields: readonly string[]): string | null {
-    if (this.status !== 422) return null
+    if (this.status !== 422 && this.status !== 400) return null
     const m = /^(?:body\.|querystring\.)?([A-Za-z][A-Za-z0-9]*)/.exec(this.message)
     return m && fields.includes(m[1]!) ? m[1]! : null
   }

@@ -172,3 +172,104 @@ export function Ago(props: { at: string | null; now?: number }): JSX.Element {
     </time>
   )
 }
+
+/**
+ * A secret shown once (an API key, a signing secret, an invite link): in a panel that says
+ * it will not be shown again, with a copy button, until dismissed.
+ */
+export function SecretOnce(props: { title: string; value: string; note: string; onDismiss: () => void }): JSX.Element {
+  const [copied, setCopied] = useState(false)
+  return (
+    <section class="secret" role="status" aria-label={props.title}>
+      <h3 class="secret-title">{props.title}</h3>
+      <p>{props.note}</p>
+      <code class="secret-value">{props.value}</code>
+      <div class="row">
+        <button
+          type="button"
+          onClick={() =>
+            navigator.clipboard?.writeText(props.value).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" class="secondary" onClick={props.onDismiss}>
+          Done
+        </button>
+      </div>
+    </section>
+  )
+}
+
+/** A labelled select whose 422 shows next to it, like Field. */
+export function SelectField(p: {
+  label: string
+  name: string
+  value: string
+  onInput: (v: string) => void
+  options: readonly (readonly [string, string])[]
+  error?: string | null
+}): JSX.Element {
+  const id = `f-${p.name}`
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={id}>{p.label}</label>
+      <select
+        id={id}
+        name={p.name}
+        value={p.value}
+        aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={p.error ? `${id}-error` : undefined}
+        onChange={(e) => p.onInput((e.currentTarget as HTMLSelectElement).value)}
+      >
+        {p.options.map(([v, l]) => (
+          <option key={v} value={v}>
+            {l}
+          </option>
+        ))}
+      </select>
+      {p.error ? (
+        <small id={`${id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
+  )
+}
+
+/** A destructive action asked twice: the button, then "Yes, …" (focused) and "Cancel". */
+export function ConfirmButton(props: { label: string; name: string; onConfirm: () => void }): JSX.Element {
+  const [asking, setAsking] = useState(false)
+  const yes = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    if (asking) yes.current?.focus()
+  }, [asking])
+  if (!asking)
+    return (
+      <button type="button" class="danger" aria-label={`${props.label} ${props.name}`} onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    )
+  return (
+    <span class="row">
+      <button
+        ref={yes}
+        type="button"
+        class="danger"
+        aria-label={`Yes, ${props.label} ${props.name}`}
+        onClick={() => {
+          setAsking(false)
+          props.onConfirm()
+        }}
+      >
+        Yes, {props.label}
+      </button>
+      <button type="button" class="secondary" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  )
+}

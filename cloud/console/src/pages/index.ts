@@ -5,11 +5,13 @@ import type { JSX } from 'preact'
 import { Content } from './Content.js'
 import { Approvals } from './Approvals.js'
 import { CastPage, Casts } from './Casts.js'
+import { Alerts } from './Alerts.js'
 import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
+import { Settings } from './Settings.js'
 import type { PageProps } from './types.js'
 
 export type { PageProps } from './types.js'
@@ -34,6 +36,8 @@ export const PAGES: PageEntry[] = [
   { path: '/emergencies', name: 'Emergencies', permission: 'emergency.view', nav: true, component: Emergencies },
   { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
   { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
+  { path: '/alerts', name: 'Alerts', permission: 'alert.view', nav: true, component: Alerts },
+  { path: '/settings', name: 'Settings', permission: null, nav: true, component: Settings },
 ]
 
 /** Whether a role holding what `can` says may see the page. */

@@ -188,6 +188,18 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
   await page.waitForSelector('#h-timeline')
   t.equal(await page.$eval('h1#page-title', (h) => h.textContent), 'Aaa front door')
   await textShown(page, 'What plays in the next 24 hours')
+  // Assigning content from the screen's page: an unknown id is refused, saying why; a known one plays.
+  await page.type('#f-contentId', 'pl_nope')
+  await page.click('section[aria-labelledby=h-assign] button[type=submit]')
+  await page.waitForSelector('section[aria-labelledby=h-assign] .error, section[aria-labelledby=h-assign] .field-error')
+  c.content.add(c.workspaceId, { kind: 'playlist', id: 'pl_lobby' })
+  await page.$eval('#f-contentId', (e) => {
+    ;(e as unknown as { value: string }).value = ''
+  })
+  await page.type('#f-contentId', 'pl_lobby')
+  await page.click('section[aria-labelledby=h-assign] button[type=submit]')
+  await textShown(page, 'Assigned playlist pl_lobby.')
+  t.match((await c.call('GET', `/v1/screens/${device.screenId}`)).body.data, { contentKind: 'playlist', contentId: 'pl_lobby' }, 'assigned through the API')
   await noSerious(t, page, 'screen page')
   await docShot(page, 'screen')
 })

@@ -7,7 +7,7 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Page, Status, useLoad } from '../ui.js'
+import { Ago, ErrorNote, Field, Page, Status, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -130,6 +130,52 @@ function PanelControls(props: { id: string }): JSX.Element | null {
   )
 }
 
+const ASSIGN_KINDS = ['playlist', 'schedule', 'media', 'creative', 'layout', 'signage', 'app'] as const
+const ASSIGN_FIELDS = ['contentKind', 'contentId'] as const
+
+/** What the screen plays when nothing overrides it: assign a playlist, a schedule, a file…, or clear it. */
+function Assignment(props: { id: string; kind: string | null; contentId: string | null; onDone: () => void }): JSX.Element {
+  const [kind, setKind] = useState<string>(props.kind ?? 'playlist')
+  const [contentId, setContentId] = useState(props.contentId ?? '')
+  const [done, setDone] = useState<string | null>(null)
+  const assign = (body: { contentKind: string | null; contentId: string | null }) =>
+    useSubmit(ASSIGN_FIELDS, async () => {
+      const r = (await call(api.POST('/v1/screens/{id}/assign', { params: { path: { id: props.id } }, body: body as never }))).data
+      setDone(r.contentKind ? `Assigned ${r.contentKind} ${r.contentId}.` : 'Nothing assigned now.')
+      props.onDone()
+    })
+  const set = assign({ contentKind: kind, contentId })
+  const clear = assign({ contentKind: null, contentId: null })
+  return (
+    <form onSubmit={set.submit} noValidate>
+      <p>Now: {props.kind ? `${props.kind} ${props.contentId}` : 'nothing assigned'}</p>
+      <div class={`field${set.fieldErrors.contentKind ? ' invalid' : ''}`}>
+        <label for="f-contentKind">Kind</label>
+        <select id="f-contentKind" value={kind} onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value)}>
+          {ASSIGN_KINDS.map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+      </div>
+      <Field label="Content id" name="contentId" value={contentId} onInput={setContentId} error={set.fieldErrors.contentId} />
+      <ErrorNote error={set.error ?? clear.error} />
+      <p aria-live="polite">{done}</p>
+      <div class="row">
+        <button type="submit" disabled={set.busy}>
+          Assign
+        </button>
+        {props.kind ? (
+          <button type="button" class="link" onClick={() => clear.submit()} disabled={clear.busy}>
+            Clear the assignment
+          </button>
+        ) : null}
+      </div>
+    </form>
+  )
+}
+
 function PlayLog(props: { id: string }): JSX.Element {
   const plays = useLoad(
     async () => (await call(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: props.id }, query: { limit: '20' } } }))).data,
@@ -213,9 +259,15 @@ export function ScreenPage(props: PageProps): JSX.Element {
         <dt>Time zone</dt>
         <dd>{d.timezone}</dd>
       </dl>
+      {s.can('screen.edit') ? (
+        <section aria-labelledby="h-assign">
+          <h2 id="h-assign">Content</h2>
+          <Assignment id={id} kind={d.contentKind} contentId={d.contentId} onDone={screen.reload} />
+        </section>
+      ) : null}
       <section aria-labelledby="h-timeline">
         <h2 id="h-timeline">What plays and why</h2>
-        <Timeline id={id} />
+        <Timeline key={`${d.contentKind}:${d.contentId}`} id={id} />
       </section>
       <section aria-labelledby="h-shot">
         <h2 id="h-shot">Screenshot</h2>

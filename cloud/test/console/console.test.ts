@@ -7,16 +7,15 @@
 import { gzipSync } from 'node:zlib'
 import fs from 'node:fs'
 import path from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { topics } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../src/app.js'
 import { CONSOLE_CSP } from '../../src/domains/console/index.js'
 import { connectDevice, droppedAtBroker } from '../devicelink/link.js'
 import { screenRow } from '../fixtures/screenRows.js'
-import { consoleDir, docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { consoleDir, docShot, launch, missingChromium, noSerious, PASSWORD, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
 
-const PASSWORD = 'a long pass phrase'
 /** Why the browser tests skip (Chromium missing outside CI; with CI=true that fails instead). */
 const skip = missingChromium(t) ?? false
 
@@ -33,10 +32,6 @@ async function acceptInvite(page: Page, url: string): Promise<void> {
   await page.type('#f-password', PASSWORD)
   await page.click('button[type=submit]')
   await page.waitForSelector('h1#page-title')
-}
-
-async function noSerious(t: Test, page: Page, what: string): Promise<void> {
-  t.same(await seriousViolations(page), [], `${what}: no serious or critical axe-core violation`)
 }
 
 t.test('the built console is small, and served with a CSP that allows no inline script', async (t) => {

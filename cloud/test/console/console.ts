@@ -111,3 +111,24 @@ export async function docShot(page: Page, name: string): Promise<void> {
 export async function textShown(page: Page, text: string, timeout = 5000): Promise<void> {
   await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, { timeout })
 }
+
+/** The password the browser tests set through invite links. */
+export const PASSWORD = 'a long pass phrase'
+
+/** A browser signed in as a new user of `role`: invited through the API, the invite link followed and a password set. */
+export async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, dark = false): Promise<Page> {
+  const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
+  if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
+  const { page } = await launch(t, { dark })
+  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
+  await page.waitForSelector('#f-password')
+  await page.type('#f-password', PASSWORD)
+  await page.click('button[type=submit]')
+  await page.waitForSelector('h1#page-title')
+  return page
+}
+
+/** Asserts axe-core finds no serious or critical violation on the page as it is now. */
+export async function noSerious(t: Test, page: Page, what: string): Promise<void> {
+  t.same(await seriousViolations(page), [], `${what}: no serious or critical axe-core violation`)
+}

@@ -6,29 +6,12 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { png } from '../content/fixtures.js'
-import { docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, missingChromium, startConsoleCloud, textShown, signedIn, noSerious } from './console.js'
 
-const PASSWORD = 'a long pass phrase'
 const skip = missingChromium(t) ?? false
-
-async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, dark = false): Promise<Page> {
-  const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
-  if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
-  const { page } = await launch(t, { dark })
-  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
-  await page.waitForSelector('#f-password')
-  await page.type('#f-password', PASSWORD)
-  await page.click('button[type=submit]')
-  await page.waitForSelector('h1#page-title')
-  return page
-}
-
-async function noSerious(t: Test, page: Page, what: string): Promise<void> {
-  t.same(await seriousViolations(page), [], `${what}: no serious or critical axe-core violation`)
-}
 
 /** Clicks the button whose text is `text`. */
 async function clickButton(page: Page, text: string): Promise<void> {

@@ -2,28 +2,11 @@
 // weekday rule and seen in the week view (blocks in the day columns and the rules table that
 // screen readers read); the API's 422 next to the field it names; an edit; a viewer offered
 // no create or edit; Tab reaching New schedule; no serious or critical axe-core violation.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, missingChromium, startConsoleCloud, textShown, signedIn, noSerious } from './console.js'
 
-const PASSWORD = 'a long pass phrase'
 const skip = missingChromium(t) ?? false
-
-async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, dark = false): Promise<Page> {
-  const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
-  if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
-  const { page } = await launch(t, { dark })
-  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
-  await page.waitForSelector('#f-password')
-  await page.type('#f-password', PASSWORD)
-  await page.click('button[type=submit]')
-  await page.waitForSelector('h1#page-title')
-  return page
-}
-
-async function noSerious(t: Test, page: Page, what: string): Promise<void> {
-  t.same(await seriousViolations(page), [], `${what}: no serious or critical axe-core violation`)
-}
 
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)

@@ -2,24 +2,11 @@
 // link once; an API key's secret is shown once (gone after a reload) and works as a bearer;
 // a location with one under it answers 409 on delete, shown in words; a 422 is shown next to
 // the field it names; a viewer is offered no invite or create controls; keyboard and axe-core.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from './console.js'
 
-const PASSWORD = 'a long pass phrase'
 const skip = missingChromium(t) ?? false
-
-async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string): Promise<Page> {
-  const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
-  if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
-  const { page } = await launch(t)
-  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
-  await page.waitForSelector('#f-password')
-  await page.type('#f-password', PASSWORD)
-  await page.click('button[type=submit]')
-  await page.waitForSelector('h1#page-title')
-  return page
-}
 
 async function settings(page: Page, c: ConsoleCloud): Promise<void> {
   await page.goto(`${c.base}/console/settings`)

@@ -217,10 +217,43 @@ export const LogsJobSchema = Type.Object({
 })
 export type LogsJob = Static<typeof LogsJobSchema>
 
-export const JOB_KINDS = ['serial', 'reboot', 'screenshot', 'logs'] as const
+/** The architectures a packed agent is built for (Node's names). */
+export const AGENT_ARCHES = ['x64', 'arm64'] as const
+export type AgentArch = (typeof AGENT_ARCHES)[number]
+/** An agent version as the agent reports it and a release names it. */
+export const AGENT_VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+_-]*$'
+
+/**
+ * `update`: install the packed agent `version` for `arch` (a release uploaded through
+ * `POST /v1/agent-releases`, sent by a rollout). The agent downloads `url` with its device
+ * credential (HTTP Basic screenId:deviceSecret), checks `size` and `sha256`, checks
+ * `signature` (Ed25519 over the 32 bytes of the SHA-256, base64) against the release key it
+ * was installed with, unpacks it beside the running version and restarts into it. The job's
+ * result is sent by the new version once it has connected and reported (`ok`), or by the
+ * previous one when it went back (`failed`, `rolledBack: true`), or at once when the release
+ * is refused (`failed` with the reason).
+ */
+export const UpdateJobSchema = Type.Object({
+  id: Id,
+  kind: Type.Literal('update'),
+  version: Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_VERSION_PATTERN }),
+  arch: literals(AGENT_ARCHES),
+  /** Where the tarball is (the cloud's `/v1/devices/agent-releases/<id>/tarball`). */
+  url: Type.String({ minLength: 1 }),
+  /** The tarball's SHA-256, lowercase hex. */
+  sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  /** The tarball's length in bytes. */
+  size: Type.Integer({ minimum: 1 }),
+  /** Ed25519 signature of the SHA-256 digest's 32 bytes, base64. */
+  signature: Type.String({ minLength: 1, maxLength: 200 }),
+  createdAt: Timestamp,
+})
+export type UpdateJob = Static<typeof UpdateJobSchema>
+
+export const JOB_KINDS = ['serial', 'reboot', 'screenshot', 'logs', 'update'] as const
 export type JobKind = (typeof JOB_KINDS)[number]
 /** `screens/<id>/jobs` — not retained; delivered through the persistent session. */
-export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema, LogsJobSchema])
+export const JobSchema = Type.Union([SerialJobSchema, RebootJobSchema, ScreenshotJobSchema, LogsJobSchema, UpdateJobSchema])
 export type Job = Static<typeof JobSchema>
 
 /** `screens/<id>/status` — retained; also the agent's Last Will (`offline`). */
@@ -287,7 +320,7 @@ export const ReportedSchema = Type.Object({
   panel: Type.Optional(PanelReportSchema),
   storage: Type.Optional(StorageReportSchema),
   /** The agent's own version (its package's), shown on the screen's views. */
-  agentVersion: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z][0-9A-Za-z.+_-]*$' })),
+  agentVersion: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_VERSION_PATTERN })),
   at: Timestamp,
 })
 export type Reported = Static<typeof ReportedSchema>
@@ -306,6 +339,8 @@ export const JobResultSchema = Type.Object({
   outcome: literals(JOB_OUTCOMES),
   /** Required when outcome is `failed`; optional detail otherwise. */
   reason: Type.Optional(Type.String()),
+  /** `update` jobs: true when the new version did not come back and the agent returned to the previous one. */
+  rolledBack: Type.Optional(Type.Boolean()),
   at: Timestamp,
 })
 export type JobResult = Static<typeof JobResultSchema>

@@ -8,6 +8,7 @@ import {
   DesiredStateSchema,
   JobResultSchema,
   LogsJobSchema,
+  UpdateJobSchema,
   PlayLogBatchSchema,
   PlayRecordSchema,
   RebootJobSchema,
@@ -231,6 +232,8 @@ function validateJobValue(value: unknown): ParseResult<Job> {
       return check(ScreenshotJobSchema, value)
     case 'logs':
       return check(LogsJobSchema, value)
+    case 'update':
+      return check(UpdateJobSchema, value)
     default:
       return typeof value === 'object' && value !== null && !Array.isArray(value)
         ? fail('/kind', `Expected one of ${JOB_KINDS.map((k) => JSON.stringify(k)).join(', ')}`)

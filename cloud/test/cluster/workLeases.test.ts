@@ -73,5 +73,6 @@ t.test('the product workers that must run once per cloud carry a lease; the othe
     webhooks: null,
     alerts: 'alerts',
     mediaUrlRefresh: 'media-url-refresh',
+    agentRollouts: 'agent-rollouts',
   })
 })

@@ -38,7 +38,7 @@ const agentUpdateRoutes =
     const delivery = new UpdateJobDelivery(d.broker, rollouts, app.log)
     app.addHook('onReady', () => delivery.start())
     app.addHook('onClose', () => delivery.stop())
-    ownWorker(app, 'agentRollouts', new RolloutWorker(rollouts, config.rolloutIntervalMs, app.log))
+    ownWorker(app, 'agentRollouts', new RolloutWorker(rollouts, config.rolloutIntervalMs, app.log).oncePerCloud(app.leases, 'agent-rollouts'))
 
     await app.register(multipart, {
       limits: { fileSize: config.agentReleaseMaxBytes, files: 2, parts: 4, fields: 2, fieldSize: SIGNATURE_MAX_BYTES, headerPairs: 100 },

@@ -72,8 +72,11 @@ const SIGNAL_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGIN
 export async function supervise(o: SupervisorOptions): Promise<number> {
   const log =
     o.log ??
-    ((line: Record<string, unknown>) =>
-      process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', part: 'supervisor', ...line })}\n`))
+    ((line: Record<string, unknown>) => {
+      // The agent's own line format (runtime/Logger.ts): t, level, msg, then the fields.
+      const { level = 'info', msg, ...fields } = line
+      process.stdout.write(`${JSON.stringify({ t: new Date().toISOString(), level, msg, part: 'supervisor', ...fields })}\n`)
+    })
   const env = o.env ?? process.env
   const trialMs = o.trialMs ?? trialMsFrom(env)
   const pollMs = o.pollMs ?? 1000
@@ -148,6 +151,12 @@ export async function supervise(o: SupervisorOptions): Promise<number> {
       if (stopping) return code ?? 128 + (SIGNAL_CODES[signal ?? 'SIGTERM'] ?? 15)
       const now = safeRead(file) ?? state
       if (code === RESTART_EXIT_CODE) {
+        // No new program to go to (the state names none, or its folder is missing): not a restart loop.
+        const next = now.active?.dir ? releaseProgramDir(releases, now.active.dir) : o.installedDir
+        if (next === program.path || !fs.existsSync(path.join(next, 'lib', 'svc-agent.mjs'))) {
+          log({ level: 'error', code, program: program.path, msg: 'the agent asked for a restart into an update, but no other program is installed; stopping' })
+          return 1
+        }
         log({ from: program.version, to: now.active?.version ?? installedVersion, msg: 'restarting into the update' })
         state = now
         continue

@@ -124,11 +124,11 @@ export class UpdateInstaller {
       fs.mkdirSync(target, { mode: 0o755 })
       fs.renameSync(program, releaseProgramDir(releases, name))
       const state: ReleaseState = readState(setup.stateFile) ?? freshState(setup.installedVersion)
-      const running = state.active ?? { version: setup.installedVersion, dir: null }
+      // What runs now becomes the previous program (null: the installed one).
       writeState(setup.stateFile, {
         ...state,
         active: { version: job.version, dir: name },
-        previous: running,
+        previous: state.active,
         trial: { jobId: job.id, version: job.version, since: clock.now().toISOString() },
         rolledBack: null,
       })

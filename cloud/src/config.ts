@@ -74,6 +74,10 @@ export interface Config {
   presenceHeartbeatMs: number
   /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
   castExpiryIntervalMs: number
+  /** How often running agent rollouts are judged, ms (SVC_ROLLOUT_INTERVAL_MS, 10000); 0 = never (tests drive it). */
+  rolloutIntervalMs: number
+  /** Largest agent release tarball accepted, bytes (SVC_AGENT_RELEASE_MAX_BYTES, 256 MiB). */
+  agentReleaseMaxBytes: number
   /**
    * Whether presence runs its own timers (offline after the grace period). Always on in a
    * real deployment; tests leave it unset, and then it follows castExpiryIntervalMs so one
@@ -266,6 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
     presenceHeartbeatMs: int(env, 'SVC_PRESENCE_HEARTBEAT_MS', 5000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
+    rolloutIntervalMs: int(env, 'SVC_ROLLOUT_INTERVAL_MS', 10_000),
+    agentReleaseMaxBytes: int(env, 'SVC_AGENT_RELEASE_MAX_BYTES', 256 * 1024 * 1024, 1),
     presenceTimers: true,
     mediaDir: env.SVC_MEDIA_DIR ? path.resolve(env.SVC_MEDIA_DIR) : null,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),
@@ -305,6 +311,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     statusIntervalMs: 0,
     housekeepingIntervalMs: 0,
     castExpiryIntervalMs: 0,
+    rolloutIntervalMs: 0,
     presenceTimers: undefined,
     mediaProcessing: 'manual',
     mediaUrlRefreshIntervalMs: 0,

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { build } from './helpers.js'
 import { pairScreen } from './screenHelpers.js'
 import { PNG_1x1, png } from './content/fixtures.js'
+import { fakeRelease, releaseForm } from './fixtures/agentRelease.js'
 import { InMemoryContentResolver } from '../src/domains/content/testing/InMemoryContentResolver.js'
 import { createApiClient, ok } from '../src/client/index.js'
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../scripts/openapi-types.js'
@@ -305,6 +306,50 @@ t.test('every read operation and the main writes, through the typed client on a 
     (await ok(api.GET('/v1/screens/{id}/agent-logs', { params: { path: { id: other.screenId }, query: { limit: '5' } } }))).data.map((x) => x.id),
     [logs.id],
   )
+
+  // An agent release and a rollout to the other screen, which reports its architecture as its
+  // agent would (in-process through the broker), then downloads the tarball it was sent.
+  const fake = await fakeRelease(t, { version: '9.1.0' })
+  const release = (
+    await ok(api.POST('/v1/agent-releases', { body: { file: new Blob([fake.bytes]), signature: fake.signature }, bodySerializer: () => releaseForm(fake) }))
+  ).data
+  t.match(release, { version: '9.1.0', arch: 'x64' })
+  t.equal((await ok(api.GET('/v1/agent-releases/{id}', path(release.id)))).data.sha256, fake.sha256)
+  t.equal((await ok(api.GET('/v1/agent-releases', { params: { query: { version: '9.1.0' } } }))).data.length, 1)
+  const { broker, presence } = servicesOf(h.app)
+  const reportedNow = {
+    version: 0,
+    playing: { source: 'none', contentKind: null, contentId: null },
+    agentVersion: '9.0.0',
+    agentArch: 'x64',
+    at: new Date().toISOString(),
+  }
+  await new Promise<void>((resolve, reject) =>
+    broker.aedes.publish(
+      {
+        cmd: 'publish',
+        topic: `svc/v1/screens/${other.screenId}/reported`,
+        payload: Buffer.from(JSON.stringify(reportedNow)),
+        qos: 1,
+        retain: false,
+        dup: false,
+      },
+      (err?: Error) => (err ? reject(err) : resolve()),
+    ),
+  )
+  await presence.idle()
+  const rollout = (await ok(api.POST('/v1/agent-rollouts', { body: { version: '9.1.0', screenIds: [other.screenId], stages: [100] } }))).data
+  t.match(rollout, { state: 'running', counts: { screens: 1, pending: 1 } })
+  t.equal((await ok(api.GET('/v1/agent-rollouts/{id}', path(rollout.id)))).data.id, rollout.id)
+  t.equal((await ok(api.GET('/v1/agent-rollouts', {}))).data[0]?.id, rollout.id)
+  t.match((await ok(api.GET('/v1/agent-rollouts/{id}/screens', path(rollout.id)))).data, [{ screenId: other.screenId, releaseId: release.id }])
+  const deviceApi = createApiClient(base, null, {
+    headers: { authorization: `Basic ${Buffer.from(`${other.screenId}:${other.deviceSecret}`).toString('base64')}` },
+    middleware: [{ onResponse: ({ request, response, schemaPath }) => void (response.ok && called.add(`${request.method.toLowerCase()} ${schemaPath}`)) }],
+  })
+  const tarball = await deviceApi.GET('/v1/devices/agent-releases/{id}/tarball', { ...path(release.id), parseAs: 'arrayBuffer' })
+  t.same(Buffer.from(tarball.data as ArrayBuffer), fake.bytes, 'the tarball, downloaded with the device credential')
+  t.equal((await ok(api.POST('/v1/agent-rollouts/{id}/abort', path(rollout.id)))).data.state, 'aborted')
 
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')

@@ -8,6 +8,7 @@ import { InMemoryContentResolver } from '../src/domains/content/testing/InMemory
 import { CONTENT_FIXTURES } from './content/tenancyFixtures.js'
 import { HOOKS_FIXTURES } from './fixtures/hooksTenancy.js'
 import { APPROVALS_FIXTURES } from './fixtures/approvalsTenancy.js'
+import { AGENT_UPDATES_FIXTURES } from './fixtures/agentUpdatesTenancy.js'
 import { openApiPath } from '../src/platform/http/openapi.js'
 
 interface Fixture {
@@ -26,6 +27,7 @@ const FIXTURES: Record<string, Fixture> = {
   ...CONTENT_FIXTURES,
   ...HOOKS_FIXTURES,
   ...APPROVALS_FIXTURES,
+  ...AGENT_UPDATES_FIXTURES,
   '/v1/nodes/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id,
     // `weekly` and `exceptions`: the operating hours' body (each route keeps the fields it takes).

@@ -186,7 +186,13 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     const key = { version: this.version, playing: toPlaying(this.decision), panel: this.#panel }
     if (!force && isDeepStrictEqual(key, this.#lastSent)) return
     const storage = await (this.#o.storage ?? statfsStorage)(this.#o.store.dataDir)
-    const message: Reported = { version: key.version, playing: key.playing, agentVersion: AGENT_VERSION, at: this.#o.clock.now().toISOString() }
+    const message: Reported = {
+      version: key.version,
+      playing: key.playing,
+      agentVersion: AGENT_VERSION,
+      agentArch: process.arch,
+      at: this.#o.clock.now().toISOString(),
+    }
     if (this.#panel) message.panel = this.#panel
     if (storage) message.storage = storage
     // Not waiting for the PUBACK: a connection lost in between would hold every later

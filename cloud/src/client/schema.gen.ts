@@ -87,6 +87,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agent-releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Uploaded agent releases, newest first */
+        get: operations["listAgentReleases"];
+        put?: never;
+        /** Upload a packed agent (multipart form: `file` = svc-agent-<version>-linux-<arch>.tar.gz from `agent pack`, `signature` = its .sig from `agent sign-release`); up to 268435456 bytes. Version and architecture are read from the tarball; the signature must match it (422 otherwise). */
+        post: operations["createAgentRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-releases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One agent release */
+        get: operations["getAgentRelease"];
+        put?: never;
+        post?: never;
+        /** Delete an agent release (409 while an open rollout moves screens to its version) */
+        delete: operations["deleteAgentRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-rollouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agent rollouts, newest first, each with its counts per stage */
+        get: operations["listAgentRollouts"];
+        put?: never;
+        /** Move screens to an agent version in stages: all the screens you reach, a location (`nodeId`, with every location under it) or `screenIds`; the first stage begins at once. One running or paused rollout per workspace (409). */
+        post: operations["createAgentRollout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-rollouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One agent rollout: its state, stage and counts per stage (updated, healthy, failed, rolled back, …) */
+        get: operations["getAgentRollout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-rollouts/{id}/abort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a running or paused rollout; jobs not yet sent are cancelled (screens already updated stay updated) */
+        post: operations["abortAgentRollout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-rollouts/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hold a running rollout: no stage ends or begins (jobs already queued still go out) */
+        post: operations["pauseAgentRollout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-rollouts/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Go on with a paused rollout (the stage's minutes count again from now) */
+        post: operations["resumeAgentRollout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-rollouts/{id}/screens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A rollout's screens by id: the stage each belongs to, its state and why */
+        get: operations["listAgentRolloutScreens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alert-events": {
         parameters: {
             query?: never;
@@ -731,6 +870,23 @@ export interface paths {
         get?: never;
         /** The agent uploads the lines a log request asked for (JSON, at most 5000 lines of at most 2000 characters, 1048576 bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret) */
         put: operations["uploadAgentLog"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/agent-releases/{id}/tarball": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The agent downloads a release a rollout sent it (an update job's url), with its device credential: Authorization: Basic base64(screenId:deviceSecret) */
+        get: operations["downloadAgentRelease"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -2802,6 +2958,2319 @@ export interface operations {
                             truncated: boolean;
                             uploadedAt: string | null;
                         };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listAgentReleases: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+                version?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The player architecture it runs on (`x64` or `arm64`), read from the serial binding it carries. */
+                            arch: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            /** @description Prefix `arel_`. */
+                            id: string;
+                            /** @description The signing key: the first 16 hex digits of the SHA-256 of its public key (SPKI DER), as `agent release-key` prints it. */
+                            keyFingerprint: string;
+                            /** @description The tarball's SHA-256, hex. */
+                            sha256: string;
+                            sizeBytes: number;
+                            /** @description The agent version, read from the tarball's package.json. */
+                            version: string;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createAgentRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The packed agent: svc-agent-<version>-linux-<arch>.tar.gz (`agent pack`).
+                     */
+                    file: Blob;
+                    /** @description Its signature file, <tarball>.sig (`agent sign-release --key FILE`): JSON. */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The player architecture it runs on (`x64` or `arm64`), read from the serial binding it carries. */
+                            arch: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            /** @description Prefix `arel_`. */
+                            id: string;
+                            /** @description The signing key: the first 16 hex digits of the SHA-256 of its public key (SPKI DER), as `agent release-key` prints it. */
+                            keyFingerprint: string;
+                            /** @description The tarball's SHA-256, hex. */
+                            sha256: string;
+                            sizeBytes: number;
+                            /** @description The agent version, read from the tarball's package.json. */
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getAgentRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The player architecture it runs on (`x64` or `arm64`), read from the serial binding it carries. */
+                            arch: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            /** @description Prefix `arel_`. */
+                            id: string;
+                            /** @description The signing key: the first 16 hex digits of the SHA-256 of its public key (SPKI DER), as `agent release-key` prints it. */
+                            keyFingerprint: string;
+                            /** @description The tarball's SHA-256, hex. */
+                            sha256: string;
+                            sizeBytes: number;
+                            /** @description The agent version, read from the tarball's package.json. */
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteAgentRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listAgentRollouts: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+                state?: "running" | "paused" | "completed" | "stopped" | "aborted";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abortIf: {
+                                unhealthyPercent: number;
+                            };
+                            counts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            finishedAt: string | null;
+                            /** @description Prefix `arol_`. */
+                            id: string;
+                            nodeId: string | null;
+                            reason: string | null;
+                            screenIds: string[] | null;
+                            /** @description Index in `stages` of the stage under way (or the last one reached). */
+                            stage: number;
+                            stageCounts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                percent: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            }[];
+                            stageMinutes: number;
+                            stages: number[];
+                            /** Format: date-time */
+                            stageStartedAt: string;
+                            /**
+                             * @description `running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).
+                             * @enum {string}
+                             */
+                            state: "running" | "paused" | "completed" | "stopped" | "aborted";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: string;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createAgentRollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    abortIf?: {
+                        /** @description The rollout stops by itself when more than this percentage of a stage's screens failed or rolled back (default 10). */
+                        unhealthyPercent?: number;
+                    };
+                    /** @description The screens of this location and every location under it. */
+                    nodeId?: string;
+                    /** @description These screens. */
+                    screenIds?: string[];
+                    /** @description How long a stage lasts at least, and how long its screens have to come back on the new version (default 30). */
+                    stageMinutes?: number;
+                    /** @description Cumulative percentages of the screens, rising, the last 100 (default 5, 25, 100). */
+                    stages?: number[];
+                    /** @description A version with at least one uploaded release. */
+                    version: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abortIf: {
+                                unhealthyPercent: number;
+                            };
+                            counts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            finishedAt: string | null;
+                            /** @description Prefix `arol_`. */
+                            id: string;
+                            nodeId: string | null;
+                            reason: string | null;
+                            screenIds: string[] | null;
+                            /** @description Index in `stages` of the stage under way (or the last one reached). */
+                            stage: number;
+                            stageCounts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                percent: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            }[];
+                            stageMinutes: number;
+                            stages: number[];
+                            /** Format: date-time */
+                            stageStartedAt: string;
+                            /**
+                             * @description `running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).
+                             * @enum {string}
+                             */
+                            state: "running" | "paused" | "completed" | "stopped" | "aborted";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getAgentRollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abortIf: {
+                                unhealthyPercent: number;
+                            };
+                            counts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            finishedAt: string | null;
+                            /** @description Prefix `arol_`. */
+                            id: string;
+                            nodeId: string | null;
+                            reason: string | null;
+                            screenIds: string[] | null;
+                            /** @description Index in `stages` of the stage under way (or the last one reached). */
+                            stage: number;
+                            stageCounts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                percent: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            }[];
+                            stageMinutes: number;
+                            stages: number[];
+                            /** Format: date-time */
+                            stageStartedAt: string;
+                            /**
+                             * @description `running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).
+                             * @enum {string}
+                             */
+                            state: "running" | "paused" | "completed" | "stopped" | "aborted";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    abortAgentRollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abortIf: {
+                                unhealthyPercent: number;
+                            };
+                            counts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            finishedAt: string | null;
+                            /** @description Prefix `arol_`. */
+                            id: string;
+                            nodeId: string | null;
+                            reason: string | null;
+                            screenIds: string[] | null;
+                            /** @description Index in `stages` of the stage under way (or the last one reached). */
+                            stage: number;
+                            stageCounts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                percent: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            }[];
+                            stageMinutes: number;
+                            stages: number[];
+                            /** Format: date-time */
+                            stageStartedAt: string;
+                            /**
+                             * @description `running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).
+                             * @enum {string}
+                             */
+                            state: "running" | "paused" | "completed" | "stopped" | "aborted";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    pauseAgentRollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abortIf: {
+                                unhealthyPercent: number;
+                            };
+                            counts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            finishedAt: string | null;
+                            /** @description Prefix `arol_`. */
+                            id: string;
+                            nodeId: string | null;
+                            reason: string | null;
+                            screenIds: string[] | null;
+                            /** @description Index in `stages` of the stage under way (or the last one reached). */
+                            stage: number;
+                            stageCounts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                percent: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            }[];
+                            stageMinutes: number;
+                            stages: number[];
+                            /** Format: date-time */
+                            stageStartedAt: string;
+                            /**
+                             * @description `running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).
+                             * @enum {string}
+                             */
+                            state: "running" | "paused" | "completed" | "stopped" | "aborted";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    resumeAgentRollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abortIf: {
+                                unhealthyPercent: number;
+                            };
+                            counts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string | null;
+                            finishedAt: string | null;
+                            /** @description Prefix `arol_`. */
+                            id: string;
+                            nodeId: string | null;
+                            reason: string | null;
+                            screenIds: string[] | null;
+                            /** @description Index in `stages` of the stage under way (or the last one reached). */
+                            stage: number;
+                            stageCounts: {
+                                /** @description Jobs not sent before the rollout was aborted or stopped. */
+                                cancelled: number;
+                                /** @description The agent refused the release (signature, download, architecture) or did not answer within the stage. */
+                                failed: number;
+                                /** @description Updated, online and reporting the version now. */
+                                healthy: number;
+                                /** @description Job queued, not yet received by the screen (offline?). */
+                                pending: number;
+                                percent: number;
+                                /** @description The new version did not come back and the player returned to the previous one by itself. */
+                                rolledBack: number;
+                                screens: number;
+                                /** @description The screen has the job: downloading, installing, or on trial. */
+                                sent: number;
+                                /** @description The new version connected and reported. */
+                                updated: number;
+                                /** @description Not reached yet (a later stage). */
+                                waiting: number;
+                            }[];
+                            stageMinutes: number;
+                            stages: number[];
+                            /** Format: date-time */
+                            stageStartedAt: string;
+                            /**
+                             * @description `running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).
+                             * @enum {string}
+                             */
+                            state: "running" | "paused" | "completed" | "stopped" | "aborted";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listAgentRolloutScreens: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+                state?: "waiting" | "pending" | "sent" | "updated" | "failed" | "rolled_back" | "cancelled";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            queuedAt: string | null;
+                            reason: string | null;
+                            releaseId: string | null;
+                            resultAt: string | null;
+                            screenId: string;
+                            sentAt: string | null;
+                            stage: number;
+                            /** @enum {string} */
+                            state: "waiting" | "pending" | "sent" | "updated" | "failed" | "rolled_back" | "cancelled";
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
                     };
                 };
             };
@@ -13964,6 +16433,107 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    downloadAgentRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tarball. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": Blob;
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
             431: components["responses"]["RequestHeadersTooLarge"];
             /** @description Default Response */
             500: {
@@ -29206,6 +31776,7 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
+                                agentArch?: string;
                                 agentVersion?: string;
                                 /** @description ISO 8601 date-time */
                                 at: string;
@@ -29623,6 +32194,7 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
+                                agentArch?: string;
                                 agentVersion?: string;
                                 /** @description ISO 8601 date-time */
                                 at: string;
@@ -32667,6 +35239,7 @@ export interface operations {
                             desiredVersion: number;
                             model: string | null;
                             reported: {
+                                agentArch?: string;
                                 agentVersion?: string;
                                 /** @description ISO 8601 date-time */
                                 at: string;

@@ -7,6 +7,7 @@ import type { AnyModule } from '../platform/modules.js'
 import { accessModule, apiKeyRoutes, meRoutes, oauthRoutes, sessionRoutes, userRoutes } from './access/module.js'
 import { accountModule, accountRoutes } from './account/module.js'
 import { agentLogRoutes, agentLogsModule } from './agentlogs/module.js'
+import { agentUpdateRoutes, agentUpdatesModule } from './agentupdates/module.js'
 import { alertRoutes, alertsModule } from './alerts/module.js'
 import { approvalRoutes, approvalsModule } from './approvals/module.js'
 import { contentModule, contentRoutes } from './content/module.js'
@@ -58,6 +59,7 @@ export const MODULES: readonly AnyModule[] = [
   webhooksModule,
   screenshotsModule,
   agentLogsModule,
+  agentUpdatesModule,
   statusModule,
 ]
 
@@ -93,6 +95,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(mcpRoutes(p))
     await v1.register(screenshotRoutes(p))
     await v1.register(agentLogRoutes(p))
+    await v1.register(agentUpdateRoutes(p))
     await v1.register(approvalRoutes(p))
   }
 }

@@ -21,6 +21,7 @@ import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './access/index.js'
 import type { WorkspaceService } from './account/index.js'
 import type { AgentLogService } from './agentlogs/index.js'
+import type { AgentReleaseService, AgentRolloutService } from './agentupdates/index.js'
 import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
 import type { ApprovalService, HeldChangeHandler } from './approvals/index.js'
 import type {
@@ -238,6 +239,10 @@ export interface DomainProvisions {
   screenshots: ScreenshotService
   /** Requests for a screen agent's recent log lines, and the lines it uploaded (device credential). */
   agentLogs: AgentLogService
+  /** Signed packed-agent tarballs (bytes in the file store), downloaded by devices a rollout sent them to. */
+  agentReleases: AgentReleaseService
+  /** Moves of screens to an agent version in stages (update jobs), and each screen's target version (drift). */
+  agentRollouts: AgentRolloutService
   status: StatusService
 }
 

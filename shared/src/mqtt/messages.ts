@@ -321,6 +321,8 @@ export const ReportedSchema = Type.Object({
   storage: Type.Optional(StorageReportSchema),
   /** The agent's own version (its package's), shown on the screen's views. */
   agentVersion: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_VERSION_PATTERN })),
+  /** The player's CPU architecture as Node names it (`x64`, `arm64`, …): which release of an update it needs. */
+  agentArch: Type.Optional(Type.String({ minLength: 1, maxLength: 16, pattern: '^[0-9a-z]+$' })),
   at: Timestamp,
 })
 export type Reported = Static<typeof ReportedSchema>

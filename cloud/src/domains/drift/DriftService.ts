@@ -6,6 +6,8 @@
 //   panel.power    the panel's reported power differs from what its operating hours want (as
 //                  the player reports `intended`), else from the last power command that
 //   panel.input    succeeded (a panel off because it was told off is in sync); same for input.
+//   agent.version  the agent's reported version differs from the one its latest rollout (not
+//                  aborted, its stage begun) moves it to.
 // A panel the player reports not obeying its hours also sends `screen.panel_mismatch`.
 // `unknown` while the screen is offline or before it reports. Judged when a screen reports,
 // comes online or goes offline, and by a sweep of screens that did not answer a new desired
@@ -62,6 +64,8 @@ export class DriftService {
     private readonly graceMs = DRIFT_GRACE_MS,
     /** Judging waits for it (the publisher's FanOutWindow: a fan-out's reads and writes go first). */
     private readonly gate: { clear(): Promise<void> } | null = null,
+    /** The agent version each screen's latest rollout moves it to (agent updates). */
+    private readonly agentTargets: { targetVersions(screenIds: readonly string[]): Promise<Map<string, string>> } | null = null,
   ) {}
 
   private queued = new Map<string, Set<string>>()
@@ -147,8 +151,9 @@ export class DriftService {
         : [],
     )
     const intents = await this.serial.panelIntents(workspaceId, panels)
+    const agents = (await this.agentTargets?.targetVersions(rows.map((r) => r.id))) ?? new Map<string, string>()
     const changes = rows.flatMap((r) => {
-      const c = this.change(r, this.judge(r, reported.get(r.id) ?? null, states.get(r.id) ?? null, intents.get(r.id) ?? {}, now), now)
+      const c = this.change(r, this.judge(r, reported.get(r.id) ?? null, states.get(r.id) ?? null, intents.get(r.id) ?? {}, now, agents.get(r.id)), now)
       return c ? [c] : []
     })
     if (changes.length) await this.store(workspaceId, changes, now.toISOString())
@@ -160,6 +165,7 @@ export class DriftService {
     desired: DesiredState | null,
     intent: PanelIntent,
     now: Date,
+    agentVersion?: string,
   ): { state: DriftState; items: Omit<DriftItem, 'since'>[] } {
     if (r.status !== 'online' || !reported) return { state: 'unknown', items: [] }
     const items: Omit<DriftItem, 'since'>[] = []
@@ -180,6 +186,9 @@ export class DriftService {
       items.push({ field: 'panel.power', desired: wantedPower, reported: panel.power, ...(panel.obeying === false ? { obeying: false } : {}) })
     if (intent.input && panel?.input && panel.input !== intent.input.value)
       items.push({ field: 'panel.input', desired: intent.input.value, reported: panel.input })
+    // The version its latest rollout moves it to (one that went back by itself drifts).
+    if (agentVersion !== undefined && reported.agentVersion !== agentVersion)
+      items.push({ field: 'agent.version', desired: agentVersion, reported: reported.agentVersion ?? null })
     return { state: items.length ? 'drifting' : 'in_sync', items }
   }
 

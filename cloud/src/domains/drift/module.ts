@@ -18,6 +18,7 @@ export const driftModule = domainModule({
     'screenReports',
     'screenStatuses',
     'stopSteps',
+    'agentRollouts',
   ],
   provides: ['drift'],
   create: (d) => {
@@ -31,6 +32,7 @@ export const driftModule = domainModule({
       d.log,
       d.config.driftGraceMs,
       d.desiredPublisher.window,
+      d.agentRollouts,
     )
     d.screenReports.add((r) => drift.queue(r.workspaceId, r.screenId))
     d.screenStatuses.add((changes) => {

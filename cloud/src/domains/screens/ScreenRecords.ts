@@ -11,6 +11,7 @@ export type ScreenRecords = Pick<
   | 'forDesiredState'
   | 'bumpDesiredVersions'
   | 'targets'
+  | 'agentsOf'
   | 'targetCounts'
   | 'targetIds'
   | 'publishedBefore'

@@ -216,6 +216,25 @@ export class ScreenRepository {
     return this.matching(this.k, workspaceId, f).select(['id', 'node_id']).orderBy('id', 'asc').execute()
   }
 
+  /** The agent side of the workspace's screens `ids`: presence, version and the last report (its architecture). */
+  async agentsOf(
+    workspaceId: string,
+    ids: readonly string[],
+  ): Promise<{ id: string; status: string; agent_version: string | null; reported: string | null }[]> {
+    const out: { id: string; status: string; agent_version: string | null; reported: string | null }[] = []
+    for (let i = 0; i < ids.length; i += 500) {
+      out.push(
+        ...(await this.k
+          .selectFrom('screens')
+          .select(['id', 'status', 'agent_version', 'reported'])
+          .where('workspace_id', '=', workspaceId)
+          .where('id', 'in', ids.slice(i, i + 500))
+          .execute()),
+      )
+    }
+    return out
+  }
+
   /** The workspace's screens matching the filter (an empty `ids` or `nodeIds` matches none), on `k`. */
   private matching(k: Executor, workspaceId: string, f: TargetFilter) {
     let q = withinNodes(k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)

@@ -193,6 +193,25 @@ function describeBytes(p: string, method: string, op: Op, mediaTypes: readonly s
       },
     }
   }
+  if (method === 'post' && p === '/v1/agent-releases') {
+    op.requestBody = {
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            required: ['file', 'signature'],
+            additionalProperties: false,
+            properties: {
+              file: { ...BINARY, description: 'The packed agent: svc-agent-<version>-linux-<arch>.tar.gz (`agent pack`).' },
+              signature: { type: 'string', maxLength: 4096, description: 'Its signature file, <tarball>.sig (`agent sign-release --key FILE`): JSON.' },
+            },
+          },
+          encoding: { file: { contentType: 'application/gzip' } },
+        },
+      },
+    }
+  }
   if (method === 'put' && p === '/v1/media/upload/multipart/{id}/parts/{n}') {
     op.requestBody = { required: true, description: 'The bytes of this part.', content: { 'application/octet-stream': { schema: BINARY } } }
   }

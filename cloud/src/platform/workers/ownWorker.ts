@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { IntervalWorker } from './Worker.js'
 
-export type WorkerName = 'status' | 'housekeeper' | 'castExpiry' | 'webhooks' | 'alerts' | 'mediaUrlRefresh'
+export type WorkerName = 'status' | 'housekeeper' | 'castExpiry' | 'webhooks' | 'alerts' | 'mediaUrlRefresh' | 'agentRollouts'
 
 export function ownWorker<W extends IntervalWorker>(app: FastifyInstance, name: WorkerName, worker: W): W {
   app.workers[name] = worker

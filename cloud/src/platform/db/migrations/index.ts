@@ -37,6 +37,7 @@ import m0530 from './0530-play-log-totals.js'
 import m0540 from './0540-agent-logs.js'
 import m0550 from './0550-console-sign-in.js'
 import m0560 from './0560-event-stream-replay.js'
+import m0570 from './0570-agent-updates.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -74,4 +75,5 @@ export const migrations: readonly Migration[] = [
   m0540,
   m0550,
   m0560,
+  m0570,
 ]

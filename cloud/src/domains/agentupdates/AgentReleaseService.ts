@@ -1,0 +1,161 @@
+// Agent releases: packed agent tarballs (`agent pack`) uploaded with their signature file
+// (`agent sign-release`). An upload is checked before it is kept: a gzipped tar holding a
+// packed agent (its version and architecture are read from it), a signature file whose
+// SHA-256 is the tarball's and whose Ed25519 signature verifies with the key it names. The
+// cloud does not decide which keys are trusted: each agent accepts only releases signed by
+// the key it was installed with; the release shows the key's fingerprint so an operator can
+// see which key signed it. One release per version and architecture; the bytes go to the
+// content-addressed file store. Devices download a release with their credential.
+import { Type, type Static } from '@sinclair/typebox'
+import { keyFingerprint, parseSignatureFile, releasePublicKey, signatureValid } from '@svc/shared/releases'
+import type { Readable } from 'node:stream'
+import type { Clock, IdGenerator } from '../../platform/clock.js'
+import { Nullable, Timestamp } from '../../platform/contract.js'
+import type { Database } from '../../platform/db/Database.js'
+import { ApiError, notFound, validation } from '../../platform/errors.js'
+import { actorRef, type Principal } from '../../platform/http/Principal.js'
+import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
+import { basicCredentials, secretMatches } from '../../platform/secrets.js'
+import type { MediaStore, StagedFile } from '../media/index.js'
+import { screenDirectory } from '../screens/index.js'
+import { AgentReleaseRepository, type AgentReleaseRow } from './AgentReleaseRepository.js'
+import { inspectTarball } from './tarball.js'
+
+export const AgentRelease = Type.Object({
+  id: Type.String({ description: 'Prefix `arel_`.' }),
+  version: Type.String({ description: "The agent version, read from the tarball's package.json." }),
+  arch: Type.String({ description: 'The player architecture it runs on (`x64` or `arm64`), read from the serial binding it carries.' }),
+  sha256: Type.String({ description: "The tarball's SHA-256, hex." }),
+  sizeBytes: Type.Integer(),
+  keyFingerprint: Type.String({
+    description: 'The signing key: the first 16 hex digits of the SHA-256 of its public key (SPKI DER), as `agent release-key` prints it.',
+  }),
+  createdAt: Timestamp,
+  createdBy: Nullable(Type.String()),
+})
+export type AgentReleaseView = Static<typeof AgentRelease>
+
+const view = (r: AgentReleaseRow): AgentReleaseView => ({
+  id: r.id,
+  version: r.version,
+  arch: r.arch,
+  sha256: r.sha256,
+  sizeBytes: Number(r.size_bytes),
+  keyFingerprint: r.key_fingerprint,
+  createdAt: r.created_at,
+  createdBy: r.created_by,
+})
+
+/** What the rollouts tell the releases: which one moves screens to a version (then its releases stay), and whether a screen was sent a release. */
+export interface ReleaseUsers {
+  openWithVersion(workspaceId: string, version: string): Promise<string | null>
+  wasSent(screenId: string, releaseId: string): Promise<boolean>
+}
+
+export class AgentReleaseService {
+  private readonly repo: AgentReleaseRepository
+  private users: ReleaseUsers = { openWithVersion: async () => null, wasSent: async () => false }
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    readonly store: MediaStore,
+  ) {
+    this.repo = new AgentReleaseRepository(db.kysely)
+  }
+
+  /** Set by the rollouts, built after the releases. */
+  useRollouts(users: ReleaseUsers): void {
+    this.users = users
+  }
+
+  /** Keeps a staged upload as a release, or throws (422 for what is wrong with it, 409 for a version and architecture already uploaded). The caller discards the staged file. */
+  async create(p: Principal, staged: StagedFile, signatureText: string): Promise<AgentReleaseView> {
+    let packed: Awaited<ReturnType<typeof inspectTarball>>
+    try {
+      packed = await inspectTarball(staged.tmpPath)
+    } catch (e) {
+      throw validation(`file: ${(e as Error).message}.`)
+    }
+    let sig: ReturnType<typeof parseSignatureFile>
+    let fingerprint: string
+    try {
+      sig = parseSignatureFile(signatureText)
+      const key = releasePublicKey(sig.publicKey)
+      fingerprint = keyFingerprint(key)
+      if (sig.sha256 !== staged.sha256) throw new Error(`it signs a file whose SHA-256 is ${sig.sha256}, not this tarball (${staged.sha256})`)
+      if (!signatureValid(key, sig.sha256, sig.signature)) throw new Error('the signature does not verify with the key it names')
+    } catch (e) {
+      throw validation(`signature: ${(e as Error).message}.`)
+    }
+    const existing = await this.repo.find(p.workspaceId, packed.version, packed.arch)
+    if (existing)
+      throw new ApiError('conflict', `Version ${packed.version} for ${packed.arch} is already uploaded (${existing.id}); delete it first to replace it.`)
+    const row: AgentReleaseRow = {
+      id: this.ids.next('agentRelease'),
+      workspace_id: p.workspaceId,
+      version: packed.version,
+      arch: packed.arch,
+      sha256: staged.sha256,
+      size_bytes: staged.sizeBytes,
+      signature: sig.signature,
+      public_key: sig.publicKey,
+      key_fingerprint: fingerprint,
+      created_at: this.clock.now().toISOString(),
+      created_by: actorRef(p),
+    }
+    await this.store.commit(staged, async () => {
+      try {
+        await this.repo.insert(row)
+      } catch (e) {
+        // Two uploads of one version at once: the unique index keeps one.
+        if (await this.repo.find(p.workspaceId, packed.version, packed.arch))
+          throw new ApiError('conflict', `Version ${packed.version} for ${packed.arch} is already uploaded.`)
+        throw e
+      }
+    })
+    return view(row)
+  }
+
+  async list(p: Principal, page: PageRequest, version?: string): Promise<Page<AgentReleaseView>> {
+    const total = page.count ? await this.repo.count(p.workspaceId, version) : undefined
+    return pageOf(await this.repo.list(p.workspaceId, page, version), page, view, total)
+  }
+
+  async get(p: Principal, id: string): Promise<AgentReleaseView> {
+    const r = await this.repo.get(p.workspaceId, id)
+    if (!r) throw notFound('No such agent release.')
+    return view(r)
+  }
+
+  /** The rows of a version, one per architecture (the rollouts). */
+  ofVersion(workspaceId: string, version: string): Promise<AgentReleaseRow[]> {
+    return this.repo.ofVersion(workspaceId, version)
+  }
+
+  /** Deletes a release no open rollout moves screens to; its bytes go unless another owner holds them. */
+  async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
+    const r = await this.repo.get(p.workspaceId, id)
+    if (!r) throw notFound('No such agent release.')
+    const rollout = await this.users.openWithVersion(p.workspaceId, r.version)
+    if (rollout) throw new ApiError('conflict', `Rollout ${rollout} moves screens to ${r.version}; abort it or let it finish first.`)
+    if (await this.repo.delete(p.workspaceId, id)) await this.store.release(r.sha256)
+    return { id, deleted: true }
+  }
+
+  /**
+   * The tarball for a device: `authorization` must be the device credential (HTTP Basic
+   * screenId:deviceSecret) of a screen a rollout sent this release to; 401 otherwise, the
+   * same whether the release exists or not.
+   */
+  async forDevice(id: string, authorization: string | undefined): Promise<{ release: AgentReleaseRow; body: Readable }> {
+    const cred = basicCredentials(authorization)
+    if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
+    const hash = await screenDirectory(this.db).credentialHash(cred.user)
+    const release = await this.repo.byId(id)
+    if (!hash || !secretMatches(cred.secret, hash) || !release || !(await this.users.wasSent(cred.user, id)))
+      throw new ApiError('invalid_credentials', 'The device credential does not match a screen this release was sent to.')
+    return { release, body: await this.store.read(release.sha256) }
+  }
+}

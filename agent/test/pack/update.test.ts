@@ -1,16 +1,16 @@
-// Updates of the packed agent, end to end. Versions A and B are packed with a release key;
-// A, unpacked, runs under its launcher's supervisor against a real cloud and is sent `update`
-// jobs on its jobs topic, as the cloud's rollouts send them. The tarball is served at the
-// cloud's download path (/v1/devices/agent-releases/<id>/tarball) by a small proxy in front
-// of the test cloud (the agent's --cloud), which passes everything else on.
-//   - B signed with another key: refused (`failed`, the signature), A runs on;
-//   - a broken B (its program throws at start), signed: A installs it and restarts, B dies
-//     during its trial, the supervisor goes back to A, which reports `failed` + rolledBack;
-//   - B: A installs it, B connects and reports agentVersion B and the job's `ok`.
+// Updates of the packed agent, end to end through the cloud. Versions A and B are packed with
+// a release key; A, unpacked, runs under its launcher's supervisor against a real cloud.
+// Releases are uploaded to the cloud (`POST /v1/agent-releases`, the tarball and its .sig)
+// and sent by rollouts to this one screen: the cloud publishes the `update` job, the agent
+// downloads the tarball from the cloud's device route with its credential, and the
+// rollout's screen ends as the agent's result says.
+//   - a release signed with another key (the cloud takes it; the player does not): failed;
+//   - a broken version (its program throws at start), signed with the right key: A installs
+//     it and restarts, it dies during its trial, the supervisor goes back to A, which
+//     reports `failed` + rolledBack: the rollout says rolled_back;
+//   - B: A installs it, B connects and reports agentVersion B and the job's `ok`: updated.
 import t from 'tap'
 import fs from 'node:fs'
-import http from 'node:http'
-import type net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { topics } from '@svc/shared/mqtt/index'
@@ -38,12 +38,11 @@ const tarballOf = async (p: typeof packA, v: string): Promise<string> => {
 /** A release as the cloud would send it: the tarball's bytes, its digest, a signature. */
 interface Release {
   bytes: Buffer
-  sha256: string
-  signature: string
+  /** The .sig file's content. */
+  sig: ReturnType<typeof signRelease>
 }
 function release(bytes: Buffer, privateKeyPem: string): Release {
-  const sha256 = sha256Hex(bytes)
-  return { bytes, sha256, signature: signRelease(privateKeyPem, sha256).signature }
+  return { bytes, sig: signRelease(privateKeyPem, sha256Hex(bytes)) }
 }
 
 t.test('`agent pack --version --release-key`: the version in the names and the program, the key in share/', async (t) => {
@@ -77,108 +76,82 @@ t.test('`agent pack` refuses a release key that is not an Ed25519 public key, an
   t.same(fs.readdirSync(dir).sort(), ['junk.pub', 'private.pem'], 'nothing built')
 })
 
-t.test('updates: a wrong signature is refused; a broken version rolls back; a good one is installed and reports', async (t) => {
+t.test('updates through the cloud: another key refused; a broken version rolls back; B installed and reporting', async (t) => {
   const [tarA, tarB] = await Promise.all([tarballOf(packA, A), tarballOf(packB, B)])
+  /** B's tarball packed again under `version` (its program optionally broken), signed with `privateKeyPem`. */
+  const variant = (version: string, privateKeyPem: string, breakIt: boolean) => {
+    const dir = unpack(t, tarB)
+    const pkg = path.join(dir, 'svc-agent/package.json')
+    fs.writeFileSync(pkg, JSON.stringify({ ...JSON.parse(fs.readFileSync(pkg, 'utf8')), version }))
+    const mjs = path.join(dir, 'svc-agent/lib/svc-agent.mjs')
+    if (breakIt) fs.writeFileSync(mjs, `throw new Error('broken on purpose');\n${fs.readFileSync(mjs, 'utf8')}`)
+    const file = path.join(tempDir(t), `svc-agent-${version}-linux-${arch}.tar.gz`)
+    writeTarGz(path.join(dir, 'svc-agent'), 'svc-agent', file, Math.floor(Date.now() / 1000))
+    return release(fs.readFileSync(file), privateKeyPem)
+  }
   const good = release(fs.readFileSync(tarB), key.privateKeyPem)
-  const otherKey = newReleaseKey()
-  const wrongKey = release(fs.readFileSync(tarB), otherKey.privateKeyPem)
-  // B whose program throws as it starts, packed again and signed with the right key.
-  const brokenDir = unpack(t, tarB)
-  const mjs = path.join(brokenDir, 'svc-agent/lib/svc-agent.mjs')
-  fs.writeFileSync(mjs, `throw new Error('broken on purpose');\n${fs.readFileSync(mjs, 'utf8')}`)
-  const brokenFile = path.join(tempDir(t), 'broken.tar.gz')
-  writeTarGz(path.join(brokenDir, 'svc-agent'), 'svc-agent', brokenFile, Math.floor(Date.now() / 1000))
-  const broken = release(fs.readFileSync(brokenFile), key.privateKeyPem)
+  const otherKey = variant('9.0.3-otherkey', newReleaseKey().privateKeyPem, false)
+  const broken = variant('9.0.2-broken', key.privateKeyPem, true)
 
   const cloud = await startCloud(t)
-  // The proxy: the release downloads here (with the device credential), the rest to the cloud.
-  const served = new Map<string, Release>()
-  const downloads: Array<{ id: string; user: string; status: number }> = []
-  let screenId = ''
-  const upstream = new URL(cloud.base)
-  const proxy = http.createServer((req, res) => {
-    const m = /^\/v1\/devices\/agent-releases\/([^/]+)\/tarball$/.exec(req.url ?? '')
-    if (m && req.method === 'GET') {
-      const [user, secret] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
-        .toString()
-        .split(':')
-      const rel = served.get(m[1]!)
-      const status = user !== screenId || !secret ? 401 : rel ? 200 : 404
-      downloads.push({ id: m[1]!, user: user ?? '', status })
-      if (status !== 200) return res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'no' }))
-      return res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': rel!.bytes.length }).end(rel!.bytes)
-    }
-    const fwd = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers)
-      up.pipe(res)
-    })
-    fwd.on('error', () => res.destroy())
-    req.pipe(fwd)
-  })
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
-  t.after(() => {
-    proxy.closeAllConnections()
-    return new Promise<void>((r) => proxy.close(() => r()))
-  })
-  const proxyBase = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`
-
   const bin = path.join(unpack(t, tarA), 'svc-agent', 'bin', 'svc-agent')
   const data = tempDir(t)
-  const agent = run(t, bin, ['start', '--cloud', proxyBase, '--data', data, '--player-port', '0'], {
+  const agent = run(t, bin, ['start', '--cloud', cloud.base, '--data', data, '--player-port', '0'], {
     env: { PATH: nodeOnly(t), SVC_AGENT_UPDATE_TRIAL_SECONDS: '60' },
     group: true,
   })
   const code = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
   t.ok(code, `a pairing code (stderr: ${agent.stderr()})`)
-  screenId = await cloud.pair(code!)
-  await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A, 20_000)
+  const screenId = await cloud.pair(code!)
+  await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
 
-  const job = (id: string, rel: Release, o: { size?: number } = {}) => {
-    served.set(`rel_${id}`, rel)
-    return cloud.publish(
-      topics.jobs(screenId),
-      {
-        id,
-        kind: 'update',
-        version: B,
-        arch,
-        url: `/v1/devices/agent-releases/rel_${id}/tarball`,
-        sha256: rel.sha256,
-        size: o.size ?? rel.bytes.length,
-        signature: rel.signature,
-        createdAt: new Date().toISOString(),
-      },
-      false,
-    )
+  const upload = async (r: Release): Promise<string> => {
+    const form = new FormData()
+    form.append('file', new Blob([r.bytes], { type: 'application/gzip' }), 'svc-agent.tar.gz')
+    form.append('signature', new Blob([JSON.stringify(r.sig)], { type: 'application/json' }), 'svc-agent.tar.gz.sig')
+    const res = await fetch(`${cloud.base}/v1/agent-releases`, { method: 'POST', headers: { authorization: `Bearer ${cloud.apiKey}` }, body: form })
+    const body = (await res.json()) as { data: { id: string } }
+    t.equal(res.status, 201, `release uploaded (${JSON.stringify(body)})`)
+    return body.data.id
   }
-  const resultOf = (id: string, ms = 60_000) => cloud.waitFor(topics.jobResults(screenId), (p) => p.jobId === id, ms)
+  /** A rollout of `version` to this screen; answers its screen's state once it has one other than waiting/pending/sent. */
+  const rollout = async (version: string): Promise<{ id: string; screen: Record<string, unknown>; jobId: string }> => {
+    const res = await cloud.request('POST', '/v1/agent-rollouts', { version, screenIds: [screenId] })
+    const ro = ((await res.json()) as { data: { id: string } }).data
+    t.equal(res.status, 201, `rollout of ${version}`)
+    const screen = await until(90_000, async () => {
+      const list = ((await (await cloud.request('GET', `/v1/agent-rollouts/${ro.id}/screens`)).json()) as { data: Array<Record<string, unknown>> }).data
+      const s = list[0]
+      return s && !['waiting', 'pending', 'sent'].includes(String(s.state)) ? s : undefined
+    })
+    const job = cloud.seen(topics.jobs(screenId)).find((m) => m.payload.kind === 'update' && m.payload.version === version)
+    t.ok(job, 'the cloud sent the update job')
+    return { id: ro.id, screen: screen ?? {}, jobId: String(job?.payload.id) }
+  }
+  const resultOf = (id: string) => cloud.waitFor(topics.jobResults(screenId), (p) => p.jobId === id, 60_000)
   const restarts = () => agent.json().filter((l) => l.msg === 'restarting into the update').length
   const releases = path.join(data, 'releases')
+  await Promise.all([upload(otherKey), upload(broken), upload(good)])
 
-  // 1. Signed with another key: refused before anything is downloaded.
-  await job('upd_wrongkey', wrongKey)
-  t.match(await resultOf('upd_wrongkey'), { kind: 'update', outcome: 'failed', reason: /signature is not the installed release key's/ }, 'wrong key: failed')
-  t.equal(downloads.length, 0, 'nothing downloaded')
-
-  // 2. A download longer than the job says: refused, nothing left behind.
-  await job('upd_size', good, { size: good.bytes.length - 1 })
-  t.match(await resultOf('upd_size'), { outcome: 'failed', reason: /the download is \d+ bytes, the job says \d+/ }, 'a size that does not match: failed')
-  t.match(downloads, [{ id: 'rel_upd_size', user: screenId, status: 200 }], 'downloaded with the device credential')
-  t.same(fs.existsSync(releases) ? fs.readdirSync(releases) : [], [], 'no files left')
+  // 1. Signed with another key: the cloud took it (the signature matches its own key), the player refuses it.
+  const one = await rollout('9.0.3-otherkey')
+  t.match(one.screen, { state: 'failed', reason: /signature is not the installed release key's/ }, 'another key: failed')
+  t.match(await resultOf(one.jobId), { kind: 'update', outcome: 'failed' })
   t.equal(restarts(), 0, 'A runs on')
+  t.same(fs.existsSync(releases) ? fs.readdirSync(releases) : [], [], 'nothing written')
 
-  // 3. The broken B: installed, started on trial, dead at once; A again, which reports the rollback.
-  await job('upd_broken', broken)
-  const back = await resultOf('upd_broken')
+  // 2. The broken version: installed, started on trial, dead at once; A again, which reports the rollback.
+  const two = await rollout('9.0.2-broken')
   t.match(
-    back,
-    { kind: 'update', outcome: 'failed', rolledBack: true, reason: /rolled back to 9\.0\.0-a: version 9\.0\.1 exited with code 1 during its trial/ },
+    two.screen,
+    { state: 'rolled_back', reason: /rolled back to 9\.0\.0-a: version 9\.0\.2-broken exited with code 1 during its trial/ },
     'broken: rolled back',
   )
+  t.match(await resultOf(two.jobId), { kind: 'update', outcome: 'failed', rolledBack: true })
   t.equal(restarts(), 1, 'one restart into the update')
   t.match(
     agent.json().find((l) => l.msg === 'update rolled back'),
-    { level: 'error', part: 'supervisor', jobId: 'upd_broken', version: B, back: A },
+    { level: 'error', part: 'supervisor', version: '9.0.2-broken', back: A },
     'the supervisor says so',
   )
   t.match(agent.stderr(), /broken on purpose/, "the broken version's error is in the journal")
@@ -188,13 +161,16 @@ t.test('updates: a wrong signature is refused; a broken version rolls back; a go
     'the rollback, reported, is cleared',
   )
 
-  // 4. B: installed, restarted into, connected and reported, then its ok.
+  // 3. B: installed, restarted into, connected and reported, then its ok.
   const reportsBefore = cloud.seen(topics.reported(screenId)).length
-  await job('upd_good', good)
-  t.match(await resultOf('upd_good'), { kind: 'update', outcome: 'ok' }, 'the good release: ok, sent by the new version')
-  const reported = cloud.seen(topics.reported(screenId)).slice(reportsBefore)
+  const three = await rollout(B)
+  t.match(three.screen, { state: 'updated' }, 'B: updated')
+  t.match(await resultOf(three.jobId), { kind: 'update', outcome: 'ok' }, 'the ok, sent by B')
   t.ok(
-    reported.some((m) => m.payload.agentVersion === B),
+    cloud
+      .seen(topics.reported(screenId))
+      .slice(reportsBefore)
+      .some((m) => m.payload.agentVersion === B),
     'B reported its version',
   )
   t.match(readState(path.join(releases, 'state.json')), {
@@ -207,13 +183,9 @@ t.test('updates: a wrong signature is refused; a broken version rolls back; a go
   t.same(fs.readdirSync(releases).sort(), [`${B}-${arch}`, 'state.json'], 'the release and the state, no leftovers')
   t.match(
     agent.json().filter((l) => l.msg === 'starting the new version on trial'),
-    [{ version: B }, { version: B }],
-    'both B starts were on trial',
+    [{ version: '9.0.2-broken' }, { version: B }],
+    'both new versions started on trial',
   )
-
-  // The same job again (a redelivery): not run twice. An update to the running version: ok at once.
-  await job('upd_same', good)
-  t.match(await resultOf('upd_same'), { outcome: 'ok', reason: /already running/ }, 'the running version: ok at once')
 
   // SIGTERM: the supervisor passes it on; B stops cleanly; exit 0.
   process.kill(agent.child.pid!, 'SIGTERM')

@@ -78,28 +78,33 @@ t.test('`agent pack` refuses a release key that is not an Ed25519 public key, an
 
 t.test('updates through the cloud: another key refused; a broken version rolls back; B installed and reporting', async (t) => {
   const [tarA, tarB] = await Promise.all([tarballOf(packA, A), tarballOf(packB, B)])
-  /** B's tarball packed again under `version` (its program optionally broken), signed with `privateKeyPem`. */
-  const variant = (version: string, privateKeyPem: string, breakIt: boolean) => {
+  /** B's tarball packed again under `version` (its program throwing at start, or hanging, or not), signed with `privateKeyPem`. */
+  const variant = (version: string, privateKeyPem: string, breakIt: false | 'throw' | 'hang') => {
     const dir = unpack(t, tarB)
     const pkg = path.join(dir, 'svc-agent/package.json')
     fs.writeFileSync(pkg, JSON.stringify({ ...JSON.parse(fs.readFileSync(pkg, 'utf8')), version }))
     const mjs = path.join(dir, 'svc-agent/lib/svc-agent.mjs')
-    if (breakIt) fs.writeFileSync(mjs, `throw new Error('broken on purpose');\n${fs.readFileSync(mjs, 'utf8')}`)
+    const prefix = { throw: "throw new Error('broken on purpose');\n", hang: 'await new Promise(() => setInterval(() => {}, 60000));\n' }
+    if (breakIt) fs.writeFileSync(mjs, `${prefix[breakIt]}${fs.readFileSync(mjs, 'utf8')}`)
     const file = path.join(tempDir(t), `svc-agent-${version}-linux-${arch}.tar.gz`)
     writeTarGz(path.join(dir, 'svc-agent'), 'svc-agent', file, Math.floor(Date.now() / 1000))
     return release(fs.readFileSync(file), privateKeyPem)
   }
   const good = release(fs.readFileSync(tarB), key.privateKeyPem)
   const otherKey = variant('9.0.3-otherkey', newReleaseKey().privateKeyPem, false)
-  const broken = variant('9.0.2-broken', key.privateKeyPem, true)
+  const broken = variant('9.0.2-broken', key.privateKeyPem, 'throw')
+  const hangs = variant('9.0.4-hangs', key.privateKeyPem, 'hang')
 
   const cloud = await startCloud(t)
   const bin = path.join(unpack(t, tarA), 'svc-agent', 'bin', 'svc-agent')
   const data = tempDir(t)
-  const agent = run(t, bin, ['start', '--cloud', cloud.base, '--data', data, '--player-port', '0'], {
-    env: { PATH: nodeOnly(t), SVC_AGENT_UPDATE_TRIAL_SECONDS: '60' },
-    group: true,
-  })
+  const nodeDir = nodeOnly(t)
+  const start = (trialSeconds: number) =>
+    run(t, bin, ['start', '--cloud', cloud.base, '--data', data, '--player-port', '0'], {
+      env: { PATH: nodeDir, SVC_AGENT_UPDATE_TRIAL_SECONDS: String(trialSeconds) },
+      group: true,
+    })
+  let agent = start(60)
   const code = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
   t.ok(code, `a pairing code (stderr: ${agent.stderr()})`)
   const screenId = await cloud.pair(code!)
@@ -124,6 +129,9 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
       const s = list[0]
       return s && !['waiting', 'pending', 'sent'].includes(String(s.state)) ? s : undefined
     })
+    // An updated screen's rollout stays open for its stage's time (health); the next one needs it closed.
+    const state = ((await (await cloud.request('GET', `/v1/agent-rollouts/${ro.id}`)).json()) as { data: { state: string } }).data.state
+    if (state === 'running' || state === 'paused') await cloud.request('POST', `/v1/agent-rollouts/${ro.id}/abort`)
     const job = cloud.seen(topics.jobs(screenId)).find((m) => m.payload.kind === 'update' && m.payload.version === version)
     t.ok(job, 'the cloud sent the update job')
     return { id: ro.id, screen: screen ?? {}, jobId: String(job?.payload.id) }
@@ -131,7 +139,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const resultOf = (id: string) => cloud.waitFor(topics.jobResults(screenId), (p) => p.jobId === id, 60_000)
   const restarts = () => agent.json().filter((l) => l.msg === 'restarting into the update').length
   const releases = path.join(data, 'releases')
-  await Promise.all([upload(otherKey), upload(broken), upload(good)])
+  await Promise.all([upload(otherKey), upload(broken), upload(good), upload(hangs)])
 
   // 1. Signed with another key: the cloud took it (the signature matches its own key), the player refuses it.
   const one = await rollout('9.0.3-otherkey')
@@ -188,6 +196,44 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   )
 
   // SIGTERM: the supervisor passes it on; B stops cleanly; exit 0.
+  process.kill(agent.child.pid!, 'SIGTERM')
+  t.same(await agent.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
+
+  // 4. Started again (B, the active release, runs) with a 5 s trial window: a version that
+  //    hangs without ever connecting is stopped at the window's end, and B (a release, not
+  //    the installed program) runs again and reports the rollback.
+  const onlineBefore = cloud.seen(topics.status(screenId)).length
+  agent = start(5)
+  t.ok(
+    await until(
+      20_000,
+      () =>
+        cloud
+          .seen(topics.status(screenId))
+          .slice(onlineBefore)
+          .some((m) => m.payload.status === 'online') || undefined,
+    ),
+    'online again',
+  )
+  t.match(
+    agent.json().find((l) => l.msg === 'starting the agent'),
+    { version: B, program: path.join(releases, `${B}-${arch}`, 'svc-agent') },
+    'B again after the restart',
+  )
+  const four = await rollout('9.0.4-hangs')
+  t.match(
+    four.screen,
+    { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.4-hangs did not connect and report within the trial window \(5 s\)/ },
+    'hangs: rolled back',
+  )
+  t.match(readState(path.join(releases, 'state.json')), {
+    installed: A,
+    active: { version: B, dir: `${B}-${arch}` },
+    previous: null,
+    trial: null,
+    rolledBack: null,
+  })
+  t.same(fs.readdirSync(releases).sort(), [`${B}-${arch}`, 'state.json'], 'the hanging release deleted')
   process.kill(agent.child.pid!, 'SIGTERM')
   t.same(await agent.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
 })

@@ -76,3 +76,16 @@ t.test('sign-release writes TARBALL.sig, which verifies with the public key; ref
   }
   t.notOk(fs.existsSync(`${notGz}.sig`), 'nothing signed')
 })
+
+t.test('start --release-key: a file that is not an Ed25519 public key is a usage error', async (t) => {
+  const dir = tempDir(t)
+  t.equal((await cli(t, ['release-key', '--out', dir])).code, 0)
+  for (const [file, want] of [
+    [path.join(dir, 'release-key.pem'), /^agent: --release-key: .*release-key\.pem: not a public key/],
+    [path.join(dir, 'none.pub'), /^agent: --release-key: cannot read .*none\.pub: ENOENT/],
+  ] as const) {
+    const r = await cli(t, ['start', '--cloud', 'http://127.0.0.1:1', '--data', dir, '--player-port', '0', '--release-key', file])
+    t.equal(r.code, 2)
+    t.match(r.err, want)
+  }
+})

@@ -27,7 +27,9 @@ export function run(args: string[], libDir: string): void {
   }
   supervise({ installedDir: path.resolve(libDir, '..'), dataDir: dataDirOf(args), args, trialMs }).then(
     (code) => {
-      process.exit(code)
+      // Nothing is left running: the process ends once stdout is written out.
+      process.exitCode = code
+      setTimeout(() => process.exit(code), 1000).unref()
     },
     (err: unknown) => {
       process.stderr.write(`svc-agent: the supervisor failed: ${err instanceof Error ? err.message : String(err)}\n`)

@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { topics } from '@svc/shared/mqtt/index'
-import { newReleaseKey, sha256Hex, signRelease } from '@svc/shared/releases'
+import { newReleaseKey, parseSignatureFile, releasePublicKey, sha256Hex, signRelease, signatureValid } from '@svc/shared/releases'
 import { writeTarGz } from '../../src/pack/tar.js'
 import { readState } from '../../src/releases/state.js'
 import { startCloud } from '../cloud.js'
@@ -56,6 +56,21 @@ t.test('`agent pack --version --release-key`: the version in the names and the p
   const v = run(t, path.join(dir, 'svc-agent/bin/svc-agent'), ['--version'])
   await v.exited
   t.equal(v.stdout(), `${A}\n`)
+
+  // The key and signing commands in the packed program.
+  const keys = tempDir(t)
+  const made = run(t, path.join(dir, 'svc-agent/bin/svc-agent'), ['release-key', '--out', keys], { env: { PATH: nodeOnly(t) } })
+  t.same(await made.exited, { code: 0, signal: null }, made.stderr())
+  t.match(made.stdout(), /release-key\.pem\n.*release-key\.pub\nfingerprint [0-9a-f]{16}\n$/)
+  const signed = run(t, path.join(dir, 'svc-agent/bin/svc-agent'), ['sign-release', '--key', path.join(keys, 'release-key.pem'), tarball], {
+    env: { PATH: nodeOnly(t) },
+  })
+  t.same(await signed.exited, { code: 0, signal: null }, signed.stderr())
+  const sig = parseSignatureFile(fs.readFileSync(`${tarball}.sig`, 'utf8'))
+  t.ok(
+    signatureValid(releasePublicKey(fs.readFileSync(path.join(keys, 'release-key.pub'), 'utf8')), sha256Hex(fs.readFileSync(tarball)), sig.signature),
+    'a signature that verifies',
+  )
 })
 
 t.test('`agent pack` refuses a release key that is not an Ed25519 public key, and a bad version', async (t) => {

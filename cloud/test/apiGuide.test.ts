@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net'
 import { build } from './helpers.js'
 import { CA_FILE, TLS_DIR } from './fixtures/receiver.js'
 import { PNG_1x1 } from './content/fixtures.js'
+import { fakeRelease } from './fixtures/agentRelease.js'
 import { systemClock } from '../src/platform/clock.js'
 import { ENGINES, openEngine, postgresUrl, requirePostgres, type EngineName } from './db/engines.js'
 
@@ -89,6 +90,10 @@ async function runGuide(t: Test, engine: EngineName): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-guide-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   fs.writeFileSync(path.join(dir, 'welcome.png'), PNG_1x1)
+  // The agent release the guide uploads, as `agent pack` and `agent sign-release` leave it.
+  const release = await fakeRelease(t, { version: '2.0.0' })
+  fs.writeFileSync(path.join(dir, 'svc-agent-2.0.0-linux-x64.tar.gz'), release.bytes)
+  fs.writeFileSync(path.join(dir, 'svc-agent-2.0.0-linux-x64.tar.gz.sig'), release.signature)
 
   const blocks = shellBlocks(fs.readFileSync(GUIDE, 'utf8'))
   t.ok(blocks.length >= 15, `${blocks.length} sh blocks`)
@@ -120,6 +125,8 @@ async function runGuide(t: Test, engine: EngineName): Promise<void> {
     'the import fetched from the file host',
   )
   t.ok(hits.includes('GET /promo.png'), 'the file host was asked for promo.png')
+  const rollouts = (await h.req('GET', '/v1/agent-rollouts', apiKey)).json().data as { state: string; version: string }[]
+  t.match(rollouts, [{ state: 'aborted', version: '2.0.0' }], 'the rollout was paused, resumed and aborted')
   t.ok(
     hits.some((x) => x.startsWith('POST /svc')),
     'the webhook test delivery reached the receiver',

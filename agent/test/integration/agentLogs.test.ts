@@ -18,12 +18,14 @@ interface Line {
   message: string
 }
 
-async function fetchLogs(cloud: TestCloud, screenId: string, body: unknown): Promise<{ state: string; lines: Line[]; truncated: boolean }> {
+async function fetchLogs(cloud: TestCloud, screenId: string, body: unknown): Promise<{ id: string; state: string; lines: Line[]; truncated: boolean }> {
   const res = await cloud.request('POST', `/v1/screens/${screenId}/logs`, body)
   if (res.status !== 202) throw new Error(`logs: ${res.status} ${await res.text()}`)
   const { id } = ((await res.json()) as { data: { id: string } }).data
   const done = await until(15_000, async () => {
-    const got = ((await (await cloud.request('GET', `/v1/agent-logs/${id}`)).json()) as { data: { state: string; lines: Line[]; truncated: boolean } }).data
+    const got = (
+      (await (await cloud.request('GET', `/v1/agent-logs/${id}`)).json()) as { data: { id: string; state: string; lines: Line[]; truncated: boolean } }
+    ).data
     return got.state === 'pending' ? undefined : got
   })
   if (!done) throw new Error(`log request ${id} never finished`)
@@ -86,7 +88,9 @@ t.test("the lines the agent logged and its kiosk page's console reach the cloud"
   const written = new Set(stdout.map((l) => l.msg))
   for (const l of first.lines.filter((x) => x.source === 'agent')) t.ok(written.has(l.message.split(' {')[0]), `on stdout too: ${l.message.slice(0, 60)}`)
 
-  // `since` and `lines` choose: only what came after, and only the newest.
+  // `since` and `lines` choose: only what came after, and only the newest. The first job's
+  // last line (`job done`, logged once its result is out, after the upload) comes first.
+  t.ok(await until(5000, () => (stdout.some((l) => l.msg === 'job done' && l.jobId === first.id) ? true : undefined)), 'the first job is over')
   time.advance(60_000)
   const since = time.now().toISOString()
   agent.log.info('after the mark 1')

@@ -1,11 +1,13 @@
 // Settings: users and roles (invite → the invite link shown once, change role, remove, a new
 // link), API keys (create → the secret shown once, revoke), locations (the node tree: add,
-// rename, delete, a used one's 409 in words) and the workspace's account. Each section is
+// rename, delete, a used one's 409 in words), the workspace's account and agent updates
+// (AgentUpdates.tsx: releases and rollouts). Each section is
 // shown by the permission it needs; controls the role may not use are not offered.
 import { Fragment, type JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useSession } from '../session.js'
+import { AgentUpdates } from './AgentUpdates.js'
 import { Ago, ConfirmButton, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
 
 const ROLES = [
@@ -23,6 +25,7 @@ export function Settings(): JSX.Element {
     s.can('api-key.view') ? (['keys', 'API keys'] as const) : null,
     s.can('node.view') ? (['locations', 'Locations'] as const) : null,
     s.can('account.view') ? (['workspace', 'Workspace'] as const) : null,
+    s.can('screen.view') ? (['agent-updates', 'Agent updates'] as const) : null,
   ].filter((x) => x !== null)
   return (
     <Page title="Settings">
@@ -43,6 +46,7 @@ export function Settings(): JSX.Element {
       {s.can('api-key.view') ? <ApiKeys /> : null}
       {s.can('node.view') ? <Locations /> : null}
       {s.can('account.view') ? <Workspace /> : null}
+      {s.can('screen.view') ? <AgentUpdates /> : null}
     </Page>
   )
 }

@@ -21,6 +21,9 @@ import { JobDispatcher } from './jobs/JobDispatcher.js'
 import { SeenJobs } from './jobs/SeenJobs.js'
 import { ScreenshotRunner, findChromium } from './jobs/Screenshotter.js'
 import { LogUploader } from './jobs/LogUploader.js'
+import { UpdateInstaller, type UpdateSetup } from './jobs/UpdateInstaller.js'
+import { UpdateReporter } from './releases/UpdateReporter.js'
+import { AGENT_VERSION } from './version.js'
 import { UnavailableSerialRunner, type SerialJobRunner } from './jobs/SerialJobRunner.js'
 import { PlayerServer } from './player/PlayerServer.js'
 import { localView, playingView } from './player/PlayerView.js'
@@ -86,6 +89,11 @@ export interface AgentOptions {
   revokeAfterRefusals?: number
   /** `reported` is also sent this often when nothing changed (default 5 minutes; 0 = never). */
   reportEveryMs?: number
+  /**
+   * Agent updates (`update` jobs): the supervisor's state file, the release key, how to
+   * restart into an update. Absent = not supervised: update jobs are refused saying so.
+   */
+  update?: UpdateSetup
   /** Shows the pairing code to a person (the CLI prints it on stdout). */
   announce?: (text: string) => void
 }
@@ -374,10 +382,28 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: log.child({ part: 'logs' }),
       clock: this.#clock,
     })
+    const updateSetup: UpdateSetup = this.#o.update ?? {
+      stateFile: null,
+      installedVersion: AGENT_VERSION,
+      releaseKeyPem: null,
+      releaseKeySource: 'none',
+      restart: () => undefined,
+    }
+    const update = new UpdateInstaller({
+      setup: updateSetup,
+      cloudUrl: this.#o.cloudUrl,
+      screenId,
+      deviceSecret: credentials.deviceSecret,
+      runningVersion: AGENT_VERSION,
+      ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
+      log: log.child({ part: 'update' }),
+      clock: this.#clock,
+    })
     const jobs = new JobDispatcher({
       seen,
       screenshot: shots,
       logs,
+      update,
       // A command the panel accepted may have changed it (power, input, volume): read it
       // back at once so `reported.panel` is current, not one poll interval late.
       serial: {
@@ -461,9 +487,20 @@ export class Agent extends EventEmitter<AgentEvents> {
       if (kind === 'desired') void state.handleDesired(payload)
       else void jobs.handle(payload)
     })
+    // Supervised: the last update's outcome goes out once connected and reported.
+    const stateFile = updateSetup.stateFile
+    const updates = stateFile
+      ? new UpdateReporter({
+          stateFile,
+          runningVersion: AGENT_VERSION,
+          publish: (result) => link.publish('job-results', result, false),
+          log: log.child({ part: 'update' }),
+          clock: this.#clock,
+        })
+      : null
     link.on('connected', () => {
       show()
-      void state.report(true)
+      void state.report(true).then(() => updates?.report())
       // What was recorded offline (or before a restart) and not yet acknowledged.
       playLogSender.kick()
       this.emit('connected')

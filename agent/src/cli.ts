@@ -3,8 +3,9 @@
  *
  *   start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
  *         [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
- *         [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
+ *         [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt] [--release-key FILE]
  *
+ *   release-key [--out DIR] / sign-release --key FILE TARBALL   (releases/commands.ts)
  *   health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]   (player/healthCommand.ts)
  *   pack [--arch x64|arm64] [--out DIR]   (pack/: the installable agent; from the repository only)
  *
@@ -26,19 +27,28 @@ import { DisplayDriver } from './serial/DisplayDriver.js'
 import { SerialJobRunner as DriverJobRunner } from './serial/SerialJobRunner.js'
 import { logPanelPort } from './serial/portLog.js'
 import { AGENT_VERSION, PACKED, PROGRAM } from './version.js'
+import { releasePublicKey } from '@svc/shared/releases'
+import type { UpdateSetup } from './jobs/UpdateInstaller.js'
+import { INSTALLED_ENV, PROGRAM_ENV, RESTART_EXIT_CODE, STATE_ENV } from './releases/state.js'
 
 const USAGE = `usage:
   ${PROGRAM} start --cloud URL [--serial PATH|tcp://HOST:PORT] [--data DIR] [--player-port N]
               [--model TEXT] [--serial-number TEXT] [--log-level debug|info|warn|error]
-              [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt]
+              [--cache-max-mb N] [--ca FILE] [--allow-insecure-mqtt] [--release-key FILE]
   ${PROGRAM} health [--player-port N] [--wait SECONDS] [--page-silent-after SECONDS]
+  ${PROGRAM} release-key [--out DIR]
+  ${PROGRAM} sign-release --key FILE TARBALL
   ${PROGRAM} --version
-${PACKED ? '' : `  ${PROGRAM} pack [--arch x64|arm64] [--out DIR]   (the tarball and .deb)\n`}defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
+${PACKED ? '' : `  ${PROGRAM} pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE]   (the tarball and .deb)\n`}defaults: --data ./agent-data, --player-port ${DEFAULT_PLAYER_PORT} (0 picks a free port),
           --cache-max-mb ${DEFAULT_CACHE_MAX_BYTES / 1024 ** 2} (the on-disk media cache bound)
 --ca FILE: a CA certificate (PEM) trusted beside the system's roots, for the cloud's
           HTTPS and the broker's TLS
 --allow-insecure-mqtt: with an https cloud, use a plaintext broker address (mqtt://, ws://)
           when no TLS one is offered (labs only)
+--release-key FILE: the public key updates must be signed with, instead of the one installed
+          with the program (share/release-key.pub; labs)
+release-key: a new key pair, DIR/release-key.pem (private, 0600) and DIR/release-key.pub;
+sign-release: writes TARBALL.sig, the signature the cloud and the agents check
 `
 
 class UsageError extends Error {}
@@ -55,6 +65,9 @@ interface StartArgs {
   /** PEM text of --ca. */
   caPem: string | null
   allowInsecureMqtt: boolean
+  /** PEM text of --release-key. */
+  releaseKeyPem: string | null
+  releaseKeyFile: string | null
 }
 
 function parseStartArgs(argv: string[]): StartArgs {
@@ -75,6 +88,7 @@ function parseStartArgs(argv: string[]): StartArgs {
         'cache-max-mb': { type: 'string' },
         ca: { type: 'string' },
         'allow-insecure-mqtt': { type: 'boolean' },
+        'release-key': { type: 'string' },
       },
     }))
   } catch (err) {
@@ -116,7 +130,47 @@ function parseStartArgs(argv: string[]): StartArgs {
     logLevel: level as LogLevel,
     caPem: values.ca === undefined ? null : caFile(values.ca),
     allowInsecureMqtt: values['allow-insecure-mqtt'] === true,
+    releaseKeyPem: values['release-key'] === undefined ? null : releaseKeyFile(values['release-key']),
+    releaseKeyFile: values['release-key'] === undefined ? null : path.resolve(values['release-key']),
   }
+}
+
+/** The PEM text of --release-key FILE, checked to be an Ed25519 public key. */
+function releaseKeyFile(file: string): string {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    throw new UsageError(`--release-key: cannot read ${file}: ${e.code ?? e.message}`)
+  }
+  try {
+    if (!text.includes('-----BEGIN PUBLIC KEY-----')) throw new Error('not a public key (PEM "-----BEGIN PUBLIC KEY-----", release-key.pub)')
+    releasePublicKey(text)
+  } catch (err) {
+    throw new UsageError(`--release-key: ${file}: ${(err as Error).message}`)
+  }
+  return text
+}
+
+/**
+ * Updates: supervised when the launcher's supervisor started this process (its state file in
+ * the environment); the release key is --release-key, else the running program's
+ * share/release-key.pub.
+ */
+function updateSetup(args: StartArgs, restart: () => void): UpdateSetup {
+  const stateFile = process.env[STATE_ENV] || null
+  const program = process.env[PROGRAM_ENV] || null
+  let releaseKeyPem = args.releaseKeyPem
+  let releaseKeySource = args.releaseKeyFile ?? (program ? path.join(program, 'share', 'release-key.pub') : 'share/release-key.pub of the packed program')
+  if (releaseKeyPem === null && program) {
+    try {
+      releaseKeyPem = fs.readFileSync(releaseKeySource, 'utf8')
+    } catch {
+      releaseKeySource = `${releaseKeySource} is missing`
+    }
+  }
+  return { stateFile, installedVersion: process.env[INSTALLED_ENV] || AGENT_VERSION, releaseKeyPem, releaseKeySource, restart }
 }
 
 /** The PEM text of --ca FILE, checked to hold a certificate. */
@@ -165,7 +219,10 @@ function serialRunner(driver: DisplayDriver | null): SerialJobRunner {
 async function start(argv: string[]): Promise<number> {
   const args = parseStartArgs(argv)
   const driver = panelDriver(args)
+  // An installed update: stop as for a signal, then exit 75 (the supervisor starts the new version).
+  let shutdown: (why: Record<string, unknown>, code: number) => void = () => undefined
   const agent = new Agent({
+    update: updateSetup(args, () => shutdown({ reason: 'update installed' }, RESTART_EXIT_CODE)),
     cloudUrl: args.cloudUrl,
     dataDir: args.dataDir,
     playerPort: args.playerPort,
@@ -189,10 +246,10 @@ async function start(argv: string[]): Promise<number> {
   }
   let stopping = false
   const done = new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
+    shutdown = (why, code): void => {
       if (stopping) return
       stopping = true
-      log.info({ signal }, 'shutting down')
+      log.info(why, 'shutting down')
       const force = setTimeout(() => {
         log.error('shutdown took too long; exiting')
         resolve(1)
@@ -205,7 +262,7 @@ async function start(argv: string[]): Promise<number> {
           () => {
             clearTimeout(force)
             log.info('stopped')
-            resolve(0)
+            resolve(code)
           },
           (err: unknown) => {
             log.error({ err: err as Error }, 'shutdown failed')
@@ -213,6 +270,7 @@ async function start(argv: string[]): Promise<number> {
           },
         )
     }
+    const onSignal = (signal: NodeJS.Signals): void => shutdown({ signal }, 0)
     // `on`, not `once`: Ctrl-C under pnpm arrives twice (terminal, then pnpm); the guard ignores the echo.
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
@@ -241,6 +299,8 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (cmd === 'health') return (await import('./player/healthCommand.js')).healthCommand(rest)
+  if (cmd === 'release-key') return (await import('./releases/commands.js')).releaseKeyCommand(rest)
+  if (cmd === 'sign-release') return (await import('./releases/commands.js')).signReleaseCommand(rest)
   if (cmd === 'pack') return (await import('./pack/command.js')).packCommand(rest)
   if (cmd !== 'start') throw new UsageError(`unknown command "${cmd}"`)
   return start(rest)

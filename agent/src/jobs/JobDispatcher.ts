@@ -2,7 +2,7 @@
 // (QoS 1 can redeliver; a persistent session redelivers after restarts), run one at a
 // time (serial jobs through the SerialJobRunner, screenshots through the screenshot
 // runner, log requests through the log uploader), and answered on `job-results`.
-import { parseJob, type Job, type JobResult, type LogsJob, type ScreenshotJob } from '@svc/shared/mqtt/index'
+import { parseJob, type Job, type JobResult, type LogsJob, type ScreenshotJob, type UpdateJob } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
 import type { Clock } from '../runtime/time.js'
 import type { SeenJobs } from './SeenJobs.js'
@@ -19,6 +19,8 @@ export interface JobDispatcherOptions {
   screenshot?: { run(job: ScreenshotJob): Promise<JobResult> }
   /** Uploads the recent log lines; absent = logs jobs fail as not supported. */
   logs?: { run(job: LogsJob): Promise<JobResult> }
+  /** Installs agent releases; null = the agent restarts into the update (its result is sent by the new version or after a rollback). Absent = update jobs fail as not supported. */
+  update?: { run(job: UpdateJob): Promise<JobResult | null> }
   publisher: ResultPublisher
   log: Logger
   clock: Clock
@@ -77,6 +79,10 @@ export class JobDispatcher {
     }
     log.info({ jobId: job.id, kind: job.kind }, 'job received')
     const result = await this.#run(job)
+    if (result === null) {
+      log.info({ jobId: job.id, kind: job.kind }, 'job handed over: its result is sent after the restart')
+      return
+    }
     // The result goes out first and is written down meanwhile (the id was written before the
     // job ran, so a redelivery never runs it again); the next job waits for the write.
     const kept = seen.setResult(job.id, result)
@@ -92,7 +98,7 @@ export class JobDispatcher {
     })
   }
 
-  async #run(job: Job): Promise<JobResult> {
+  async #run(job: Job): Promise<JobResult | null> {
     const at = () => this.#o.clock.now().toISOString()
     if (job.kind === 'serial') {
       try {
@@ -129,6 +135,13 @@ export class JobDispatcher {
         return await this.#o.logs.run(job)
       } catch (err) {
         return { jobId: job.id, kind: 'logs', sentHex: '', replyHex: '', outcome: 'failed', reason: `logs error: ${(err as Error).message}`, at: at() }
+      }
+    }
+    if (job.kind === 'update' && this.#o.update) {
+      try {
+        return await this.#o.update.run(job)
+      } catch (err) {
+        return { jobId: job.id, kind: 'update', sentHex: '', replyHex: '', outcome: 'failed', reason: `update error: ${(err as Error).message}`, at: at() }
       }
     }
     // Reboot needs the player platform's help; this agent does not do it.

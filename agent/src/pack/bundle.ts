@@ -16,6 +16,7 @@ import type { BuildOptions, Metafile, Plugin } from 'esbuild'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const ENTRY = path.join(REPO_ROOT, 'agent/src/cli.ts')
+const LAUNCHER_ENTRY = path.join(REPO_ROOT, 'agent/src/launcher/main.ts')
 
 /** Architectures the packed agent is built for: Node's name → Debian's. */
 export const ARCHES = { x64: 'amd64', arm64: 'arm64' } as const
@@ -104,12 +105,23 @@ function licences(metafiles: Metafile[]): string {
  * Builds the program into `libDir` (svc-agent.mjs, puppeteer-core.mjs, prebuilds/) and
  * writes THIRD-PARTY-LICENSES.txt into `licenceDir`.
  */
-export async function bundleAgent(libDir: string, arch: PackArch, licenceDir: string): Promise<void> {
+export async function bundleAgent(libDir: string, arch: PackArch, licenceDir: string, version = agentPackageVersion()): Promise<void> {
   const { build } = await import('esbuild')
   fs.mkdirSync(libDir, { recursive: true })
-  // The version the program reports is the package's at bundling time (agent/src/version.ts).
-  const define = { __SVC_AGENT_VERSION__: JSON.stringify(agentPackageVersion()) }
+  // The version the program reports is the one it is packed as (agent/src/version.ts).
+  const define = { __SVC_AGENT_VERSION__: JSON.stringify(version) }
   const agent = await build({ ...common, define, entryPoints: [ENTRY], outfile: path.join(libDir, 'svc-agent.mjs'), plugins: [packedAgent] })
+  // The supervisor `bin/svc-agent start` runs (agent/src/launcher/): CommonJS, Node's built-ins only.
+  await build({
+    absWorkingDir: REPO_ROOT,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'error',
+    entryPoints: [LAUNCHER_ENTRY],
+    outfile: path.join(libDir, 'launcher.cjs'),
+  })
   const puppeteer = await build({
     ...common,
     stdin: { contents: "export { default } from 'puppeteer-core'\nexport * from 'puppeteer-core'\n", resolveDir: path.join(REPO_ROOT, 'agent'), loader: 'js' },

@@ -1,16 +1,21 @@
-// `pnpm --silent agent pack [--arch x64|arm64] [--out DIR]`: prints the path of each file it
+// `pnpm --silent agent pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE]`: prints the path of each file it
 // built, one a line (the tarball, then the .deb); without dpkg-deb one line on stderr says
 // only the tarball was built. Exit 0; 2 for bad arguments; 1 when the build failed.
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { ARCHES, type PackArch } from './bundle.js'
+import fs from 'node:fs'
+import { AGENT_VERSION_PATTERN } from '@svc/shared/mqtt/index'
+import { releasePublicKey } from '@svc/shared/releases'
+import { ARCHES, agentPackageVersion, type PackArch } from './bundle.js'
 import { packAgent } from './pack.js'
 
 export const PACK_USAGE = `usage:
-  agent pack [--arch x64|arm64] [--out DIR]
+  agent pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE]
   builds svc-agent-<version>-linux-<arch>.tar.gz and, where dpkg-deb exists, the .deb
-defaults: --arch this machine's, --out dist
+defaults: --arch this machine's, --out dist, --version agent/package.json's
+--release-key FILE: the release key's public half (release-key.pub from \`agent release-key\`),
+          installed as share/release-key.pub; updates must be signed with its private half
 `
 
 function shown(file: string): string {
@@ -21,7 +26,12 @@ function shown(file: string): string {
 export async function packCommand(argv: string[]): Promise<number> {
   let values
   try {
-    ;({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { arch: { type: 'string' }, out: { type: 'string' } } }))
+    ;({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: { arch: { type: 'string' }, out: { type: 'string' }, version: { type: 'string' }, 'release-key': { type: 'string' } },
+    }))
   } catch (err) {
     process.stderr.write(`agent: ${(err as Error).message}\n${PACK_USAGE}`)
     return 2
@@ -36,9 +46,32 @@ export async function packCommand(argv: string[]): Promise<number> {
     process.stderr.write(`agent: --out needs a folder\n${PACK_USAGE}`)
     return 2
   }
+  const version = values.version ?? agentPackageVersion()
+  if (!new RegExp(AGENT_VERSION_PATTERN).test(version) || version.length > 64) {
+    process.stderr.write(`agent: --version must be letters, digits and . + _ - (starting with a letter or digit, at most 64), got "${version}"\n${PACK_USAGE}`)
+    return 2
+  }
+  let releaseKeyPem: string | undefined
+  if (values['release-key'] !== undefined) {
+    const file = values['release-key']
+    try {
+      releaseKeyPem = fs.readFileSync(file, 'utf8')
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException
+      process.stderr.write(`agent: --release-key: cannot read ${file}: ${e.code ?? e.message}\n`)
+      return 2
+    }
+    try {
+      if (!releaseKeyPem.includes('-----BEGIN PUBLIC KEY-----')) throw new Error('not a public key (PEM "-----BEGIN PUBLIC KEY-----", release-key.pub)')
+      releasePublicKey(releaseKeyPem)
+    } catch (err) {
+      process.stderr.write(`agent: --release-key: ${file}: ${(err as Error).message}\n`)
+      return 2
+    }
+  }
   let result
   try {
-    result = await packAgent({ arch: arch as PackArch, outDir: values.out ?? 'dist' })
+    result = await packAgent({ arch: arch as PackArch, outDir: values.out ?? 'dist', version, ...(releaseKeyPem !== undefined ? { releaseKeyPem } : {}) })
   } catch (err) {
     process.stderr.write(`agent: pack failed: ${(err as Error).message}\n`)
     return 1

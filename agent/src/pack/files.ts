@@ -15,7 +15,11 @@ export const KIOSK_HOME = '/var/lib/svc-kiosk'
 export const ENV_FILE = '/etc/svc-agent/agent.env'
 export const UNIT_DIR = '/usr/lib/systemd/system'
 
-/** The launcher, bin/svc-agent: checks Node's version, then runs the bundle beside it. */
+/**
+ * The launcher, bin/svc-agent: checks Node's version; `start` runs the supervisor
+ * (lib/launcher.cjs, which runs the agent as its child and handles updates and their
+ * rollback), every other command the bundle beside it.
+ */
 export const LAUNCHER = `#!/usr/bin/env node
 // svc-agent: the screen-player agent, packed. Node alone runs it: svc-agent start --cloud URL …
 'use strict'
@@ -25,8 +29,13 @@ if (major < 20 || (major === 20 && minor < 19) || major === 21) {
   process.exit(1)
 }
 const path = require('node:path')
-const { pathToFileURL } = require('node:url')
-import(pathToFileURL(path.join(__dirname, '..', 'lib', 'svc-agent.mjs')).href)
+const lib = path.join(__dirname, '..', 'lib')
+if (process.argv[2] === 'start') {
+  require(path.join(lib, 'launcher.cjs')).run(process.argv.slice(3), lib)
+} else {
+  const { pathToFileURL } = require('node:url')
+  import(pathToFileURL(path.join(lib, 'svc-agent.mjs')).href)
+}
 `
 
 export const AGENT_ENV = `# Settings of the svc agent on this player, read by svc-agent.service, svc-kiosk.service

@@ -18,6 +18,10 @@ export interface PackOptions {
   outDir: string
   /** dpkg-deb's path; default: found on PATH; null = tarball only. */
   dpkgDeb?: string | null
+  /** The version packed (default agent/package.json's). */
+  version?: string
+  /** The release key's public half (SPKI PEM), shipped as share/release-key.pub: what updates are checked against. */
+  releaseKeyPem?: string
 }
 
 export interface PackResult {
@@ -53,8 +57,9 @@ function write(file: string, text: string, mode = 0o644): void {
 }
 
 /** The svc-agent/ folder: the program, its launcher, and the files an installation needs. */
-async function stageProgram(root: string, version: string, arch: PackArch): Promise<void> {
-  await bundleAgent(path.join(root, 'lib'), arch, root)
+async function stageProgram(root: string, version: string, arch: PackArch, releaseKeyPem: string | undefined): Promise<void> {
+  await bundleAgent(path.join(root, 'lib'), arch, root, version)
+  if (releaseKeyPem !== undefined) write(path.join(root, 'share/release-key.pub'), releaseKeyPem)
   write(path.join(root, 'bin/svc-agent'), LAUNCHER, 0o755)
   // Fixes the module type of bin/svc-agent whatever folder the tarball is unpacked in.
   write(path.join(root, 'package.json'), `${JSON.stringify({ name: 'svc-agent', version, private: true, type: 'commonjs' }, null, 2)}\n`)
@@ -94,14 +99,14 @@ function buildDeb(dpkgDeb: string, program: string, debRoot: string, version: st
 }
 
 export async function packAgent(o: PackOptions): Promise<PackResult> {
-  const version = agentVersion()
+  const version = o.version ?? agentVersion()
   const dpkgDeb = o.dpkgDeb === undefined ? findDpkgDeb() : o.dpkgDeb
   const outDir = path.resolve(o.outDir)
   fs.mkdirSync(outDir, { recursive: true })
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-agent-pack-'))
   try {
     const program = path.join(stage, 'svc-agent')
-    await stageProgram(program, version, o.arch)
+    await stageProgram(program, version, o.arch, o.releaseKeyPem)
     // Each file is written under a name of this process, then renamed: never half a file.
     const tarball = path.join(outDir, `svc-agent-${version}-linux-${o.arch}.tar.gz`)
     writeTarGz(program, 'svc-agent', `${tarball}.${process.pid}.tmp`, Math.floor(Date.now() / 1000))

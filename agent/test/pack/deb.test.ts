@@ -13,6 +13,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { dpkgDeb, dpkgInstall, missingTool, systemdAnalyze, toolTest, toolsRequired } from '@svc/shared/testing'
+import { newReleaseKey } from '@svc/shared/releases'
 import { tempDir } from '../helpers.js'
 import { VERSION, pack, run } from './packed.js'
 
@@ -23,9 +24,15 @@ const UNITS = ['svc-agent.service', 'svc-kiosk.service', 'svc-agent-watchdog.ser
 
 const dpkg = (args: string[]): string => execFileSync('dpkg-deb', args, { encoding: 'utf8' })
 
+// Packed with a release key: the public half goes to /opt/svc-agent/share/release-key.pub.
+const RELEASE_KEY = newReleaseKey().publicKeyPem
 let packing: ReturnType<typeof pack> | null = null
 const packed = async () => {
-  packing ??= pack(t, ['--arch', ARCH])
+  if (!packing) {
+    const keyFile = path.join(tempDir(t), 'release-key.pub')
+    fs.writeFileSync(keyFile, RELEASE_KEY)
+    packing = pack(t, ['--arch', ARCH, '--release-key', keyFile])
+  }
   const r = await packing
   if (r.code !== 0) throw new Error(`pack failed: ${r.stderr}`)
   return { ...r, deb: path.join(r.out, DEB) }
@@ -52,6 +59,8 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
     './opt/svc-agent/bin/svc-agent',
     './opt/svc-agent/lib/svc-agent.mjs',
     './opt/svc-agent/lib/puppeteer-core.mjs',
+    './opt/svc-agent/lib/launcher.cjs',
+    './opt/svc-agent/share/release-key.pub',
     `./opt/svc-agent/lib/prebuilds/linux-${ARCH}/@serialport+bindings-cpp.${ARCH === 'arm64' ? 'armv8.' : ''}glibc.node`,
     './opt/svc-agent/share/watchdog',
     './opt/svc-agent/share/kiosk',
@@ -76,6 +85,7 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
 
   const root = tempDir(t)
   dpkg(['-x', r.deb, root])
+  t.equal(fs.readFileSync(path.join(root, 'opt/svc-agent/share/release-key.pub'), 'utf8'), RELEASE_KEY, 'the release key the updates are checked against')
   for (const u of UNITS) {
     const text = fs.readFileSync(path.join(root, 'usr/lib/systemd/system', u), 'utf8')
     if (u === 'svc-agent-watchdog.service') t.notMatch(text, /\[Install\]/, `${u}: run by its timer`)

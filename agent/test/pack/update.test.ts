@@ -9,7 +9,7 @@
 //     it and restarts, it dies during its trial, the supervisor goes back to A, which
 //     reports `failed` + rolledBack: the rollout says rolled_back;
 //   - B: A installs it, B connects and reports agentVersion B and the job's `ok`: updated.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -43,6 +43,19 @@ interface Release {
 }
 function release(bytes: Buffer, privateKeyPem: string): Release {
   return { bytes, sig: signRelease(privateKeyPem, sha256Hex(bytes)) }
+}
+
+/** The tarball `tar` packed again under `version` (its program throwing at start, or hanging, or not), signed with `privateKeyPem`. */
+function variantOf(t: Test, tar: string, version: string, privateKeyPem: string, breakIt: false | 'throw' | 'hang'): Release {
+  const dir = unpack(t, tar)
+  const pkg = path.join(dir, 'svc-agent/package.json')
+  fs.writeFileSync(pkg, JSON.stringify({ ...JSON.parse(fs.readFileSync(pkg, 'utf8')), version }))
+  const mjs = path.join(dir, 'svc-agent/lib/svc-agent.mjs')
+  const prefix = { throw: "throw new Error('broken on purpose');\n", hang: 'await new Promise(() => setInterval(() => {}, 60000));\n' }
+  if (breakIt) fs.writeFileSync(mjs, `${prefix[breakIt]}${fs.readFileSync(mjs, 'utf8')}`)
+  const file = path.join(tempDir(t), `svc-agent-${version}-linux-${arch}.tar.gz`)
+  writeTarGz(path.join(dir, 'svc-agent'), 'svc-agent', file, Math.floor(Date.now() / 1000))
+  return release(fs.readFileSync(file), privateKeyPem)
 }
 
 t.test('`agent pack --version --release-key`: the version in the names and the program, the key in share/', async (t) => {
@@ -93,18 +106,7 @@ t.test('`agent pack` refuses a release key that is not an Ed25519 public key, an
 
 t.test('updates through the cloud: another key refused; a broken version rolls back; B installed and reporting', async (t) => {
   const [tarA, tarB] = await Promise.all([tarballOf(packA, A), tarballOf(packB, B)])
-  /** B's tarball packed again under `version` (its program throwing at start, or hanging, or not), signed with `privateKeyPem`. */
-  const variant = (version: string, privateKeyPem: string, breakIt: false | 'throw' | 'hang') => {
-    const dir = unpack(t, tarB)
-    const pkg = path.join(dir, 'svc-agent/package.json')
-    fs.writeFileSync(pkg, JSON.stringify({ ...JSON.parse(fs.readFileSync(pkg, 'utf8')), version }))
-    const mjs = path.join(dir, 'svc-agent/lib/svc-agent.mjs')
-    const prefix = { throw: "throw new Error('broken on purpose');\n", hang: 'await new Promise(() => setInterval(() => {}, 60000));\n' }
-    if (breakIt) fs.writeFileSync(mjs, `${prefix[breakIt]}${fs.readFileSync(mjs, 'utf8')}`)
-    const file = path.join(tempDir(t), `svc-agent-${version}-linux-${arch}.tar.gz`)
-    writeTarGz(path.join(dir, 'svc-agent'), 'svc-agent', file, Math.floor(Date.now() / 1000))
-    return release(fs.readFileSync(file), privateKeyPem)
-  }
+  const variant = (version: string, privateKeyPem: string, breakIt: false | 'throw' | 'hang') => variantOf(t, tarB, version, privateKeyPem, breakIt)
   const good = release(fs.readFileSync(tarB), key.privateKeyPem)
   const otherKey = variant('9.0.3-otherkey', newReleaseKey().privateKeyPem, false)
   const broken = variant('9.0.2-broken', key.privateKeyPem, 'throw')
@@ -154,6 +156,12 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const resultOf = (id: string) => cloud.waitFor(topics.jobResults(screenId), (p) => p.jobId === id, 60_000)
   const restarts = () => agent.json().filter((l) => l.msg === 'restarting into the update').length
   const releases = path.join(data, 'releases')
+  // A trial or a rollback record is cleared once the broker acknowledged its report: a moment after the cloud has it.
+  const settled = () =>
+    until(10_000, () => {
+      const st = readState(path.join(releases, 'state.json'))
+      return st && st.trial === null && st.rolledBack === null ? true : undefined
+    })
   await Promise.all([upload(otherKey), upload(broken), upload(good), upload(hangs)])
 
   // 1. Signed with another key: the cloud took it (the signature matches its own key), the player refuses it.
@@ -178,6 +186,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
     'the supervisor says so',
   )
   t.match(agent.stderr(), /broken on purpose/, "the broken version's error is in the journal")
+  await settled()
   t.match(
     readState(path.join(releases, 'state.json')),
     { installed: A, active: null, previous: null, trial: null, rolledBack: null },
@@ -196,6 +205,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
       .some((m) => m.payload.agentVersion === B),
     'B reported its version',
   )
+  await settled()
   t.match(readState(path.join(releases, 'state.json')), {
     installed: A,
     active: { version: B, dir: `${B}-${arch}` },
@@ -241,6 +251,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
     { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.4-hangs did not connect and report within the trial window \(5 s\)/ },
     'hangs: rolled back',
   )
+  await settled()
   t.match(readState(path.join(releases, 'state.json')), {
     installed: A,
     active: { version: B, dir: `${B}-${arch}` },
@@ -251,4 +262,95 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   t.same(fs.readdirSync(releases).sort(), [`${B}-${arch}`, 'state.json'], 'the hanging release deleted')
   process.kill(agent.child.pid!, 'SIGTERM')
   t.same(await agent.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
+})
+
+t.test('a staged rollout to two players: B to both; then a release that cannot start rolls back on the first and stops the rollout', async (t) => {
+  const [tarA, tarB] = await Promise.all([tarballOf(packA, A), tarballOf(packB, B)])
+  const cloud = await startCloud(t)
+  const bin = path.join(unpack(t, tarA), 'svc-agent', 'bin', 'svc-agent')
+  const nodeDir = nodeOnly(t)
+  const players: Array<{ screenId: string; agent: ReturnType<typeof run> }> = []
+  for (const name of ['Left', 'Right']) {
+    const agent = run(t, bin, ['start', '--cloud', cloud.base, '--data', tempDir(t), '--player-port', '0'], {
+      env: { PATH: nodeDir, SVC_AGENT_UPDATE_TRIAL_SECONDS: '60' },
+      group: true,
+    })
+    const code = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
+    t.ok(code, `${name}: a pairing code (stderr: ${agent.stderr()})`)
+    const screenId = await cloud.pair(code!, name)
+    await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
+    players.push({ screenId, agent })
+  }
+  const upload = async (r: Release): Promise<void> => {
+    const form = new FormData()
+    form.append('file', new Blob([r.bytes], { type: 'application/gzip' }), 'svc-agent.tar.gz')
+    form.append('signature', new Blob([JSON.stringify(r.sig)], { type: 'application/json' }), 'svc-agent.tar.gz.sig')
+    const res = await fetch(`${cloud.base}/v1/agent-releases`, { method: 'POST', headers: { authorization: `Bearer ${cloud.apiKey}` }, body: form })
+    t.equal(res.status, 201, `release uploaded (${res.status})`)
+  }
+  const get = async (id: string) =>
+    (
+      (await (await cloud.request('GET', `/v1/agent-rollouts/${id}`)).json()) as {
+        data: { state: string; reason: string | null; counts: Record<string, number> }
+      }
+    ).data
+  const screens = async (id: string) =>
+    (
+      (await (await cloud.request('GET', `/v1/agent-rollouts/${id}/screens`)).json()) as {
+        data: Array<{ screenId: string; stage: number; state: string; reason: string | null }>
+      }
+    ).data
+  await upload(release(fs.readFileSync(tarB), key.privateKeyPem))
+  await upload(variantOf(t, tarB, '9.0.5-broken', key.privateKeyPem, 'throw'))
+
+  // B to both in one stage: each installs it, restarts into it, and reports it.
+  const toB = ((await (await cloud.request('POST', '/v1/agent-rollouts', { version: B, stages: [100] })).json()) as { data: { id: string } }).data
+  const updated = await until(120_000, async () => {
+    const v = await get(toB.id)
+    return v.counts.updated === 2 ? v : undefined
+  })
+  t.match(updated, { state: 'running', counts: { screens: 2, updated: 2, healthy: 2 } }, 'both updated and healthy')
+  for (const p of players) {
+    const s = ((await (await cloud.request('GET', `/v1/screens/${p.screenId}`)).json()) as { data: { agentVersion: string } }).data
+    t.equal(s.agentVersion, B, 'the screen view shows the new agent version')
+  }
+  t.equal((await cloud.request('POST', `/v1/agent-rollouts/${toB.id}/abort`)).status, 200, 'closed, so the next one may start')
+
+  // The broken release in two stages, no failure allowed: the first stage's player rolls back by itself, the rollout stops, the other never gets it.
+  const toBroken = (
+    (await (await cloud.request('POST', '/v1/agent-rollouts', { version: '9.0.5-broken', stages: [50, 100], abortIf: { unhealthyPercent: 0 } })).json()) as {
+      data: { id: string }
+    }
+  ).data
+  const stopped = await until(120_000, async () => {
+    const v = await get(toBroken.id)
+    return v.state === 'stopped' ? v : undefined
+  })
+  t.match(stopped, { reason: /stage 1 \(50%\): 1 of 1 screens failed or rolled back, more than 0%/, counts: { rolledBack: 1, cancelled: 1 } })
+  const list = await screens(toBroken.id)
+  const first = list.find((s) => s.stage === 0)!
+  const second = list.find((s) => s.stage === 1)!
+  t.match(first, { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.5-broken exited with code 1 during its trial/ })
+  t.match(second, { state: 'cancelled' })
+  const rolledBack = players.find((p) => p.screenId === first.screenId)!
+  const untouched = players.find((p) => p.screenId === second.screenId)!
+  t.ok(
+    rolledBack.agent.json().some((l) => l.msg === 'update rolled back'),
+    'the first player went back by itself',
+  )
+  t.notOk(
+    untouched.agent.json().some((l) => l.msg === 'restarting into the update' && l.to === '9.0.5-broken'),
+    'the second player never installed it',
+  )
+  const drift = await until(30_000, async () => {
+    const s = (
+      (await (await cloud.request('GET', `/v1/screens/${first.screenId}`)).json()) as {
+        data: { agentVersion: string; drift: { state: string; items: unknown[] } }
+      }
+    ).data
+    return s.drift.state === 'drifting' ? s : undefined
+  })
+  t.match(drift, { agentVersion: B, drift: { items: [{ field: 'agent.version', desired: '9.0.5-broken', reported: B }] } }, 'drift: off its rollout’s version')
+  for (const p of players) process.kill(p.agent.child.pid!, 'SIGTERM')
+  for (const p of players) t.same(await p.agent.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
 })

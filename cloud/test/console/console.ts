@@ -5,8 +5,8 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
-import type { Test } from 'tap'
-import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import tap, { type Test } from 'tap'
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
 import { buildConsole } from '../../console/build.mjs'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -51,9 +51,17 @@ export function missingChromium(t: Test): string | null {
   return missing
 }
 
-export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: Browser; page: Page }> {
+let shared: Promise<Browser> | null = null
+
+/**
+ * One Chromium per test process (a folder's files share it): each `launch` is a browser
+ * context of its own (its own cookies and storage, like a fresh browser) closed when the test
+ * ends; the browser closes when the process's tests are done.
+ */
+function sharedBrowser(): Promise<Browser> {
+  if (shared) return shared
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
-  const browser = await puppeteer.launch({
+  shared = puppeteer.launch({
     executablePath: chromiumPath(),
     headless: true,
     userDataDir,
@@ -67,10 +75,17 @@ export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ 
       '--window-size=1280,800',
     ],
   })
-  t.after(async () => {
-    await browser.close().catch(() => {})
+  const browser = shared
+  tap.teardown(async () => {
+    await (await browser).close().catch(() => {})
     fs.rmSync(userDataDir, { recursive: true, force: true })
   })
+  return shared
+}
+
+export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
+  const browser = await (await sharedBrowser()).createBrowserContext()
+  t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 800 })
   if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }])

@@ -135,8 +135,10 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
   const rendered = await page.$$eval('tbody tr:not(.spacer)', (rs) => rs.length)
   t.ok(rendered > 10 && rendered < 80, `${rendered} rows in the document for 10,001 screens`)
   t.same(await page.$$eval('thead th', (hs) => hs.map((h) => h.textContent)), [
+    '',
     'Name',
     'Status',
+    'Assigned',
     'Now playing',
     'Location',
     'Last seen',

@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
-import tap, { type Test } from 'tap'
+import type { Test } from 'tap'
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
 import { buildConsole } from '../../console/build.mjs'
@@ -52,16 +52,24 @@ export function missingChromium(t: Test): string | null {
 }
 
 let shared: Promise<Browser> | null = null
+let users = 0
+let idle: NodeJS.Timeout | null = null
 
 /**
- * One Chromium per test process (a folder's files share it): each `launch` is a browser
- * context of its own (its own cookies and storage, like a fresh browser) closed when the test
- * ends; the browser closes when the process's tests are done.
+ * One Chromium for the tests of a process (a folder's files share it): each `launch` is a
+ * browser context of its own (its own cookies and storage, like a fresh browser) closed when
+ * its test ends. The browser closes once no test has used it for a second, so the process
+ * can end (tap ends the root test only when nothing keeps the event loop busy).
  */
 function sharedBrowser(): Promise<Browser> {
+  users++
+  if (idle) {
+    clearTimeout(idle)
+    idle = null
+  }
   if (shared) return shared
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
-  shared = puppeteer.launch({
+  const launched = puppeteer.launch({
     executablePath: chromiumPath(),
     headless: true,
     userDataDir,
@@ -75,17 +83,39 @@ function sharedBrowser(): Promise<Browser> {
       '--window-size=1280,800',
     ],
   })
-  const browser = shared
-  tap.teardown(async () => {
-    await (await browser).close().catch(() => {})
-    fs.rmSync(userDataDir, { recursive: true, force: true })
-  })
-  return shared
+  shared = launched
+  launched.then(
+    (b) =>
+      b.once('disconnected', () => {
+        if (shared === launched) shared = null
+        fs.rmSync(userDataDir, { recursive: true, force: true })
+      }),
+    () => {
+      shared = null
+    },
+  )
+  return launched
+}
+
+function release(browser: Browser): void {
+  users--
+  if (users > 0) return
+  idle = setTimeout(() => {
+    idle = null
+    if (users === 0 && shared) {
+      shared = null
+      void browser.close().catch(() => {})
+    }
+  }, 1000)
 }
 
 export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
-  const browser = await (await sharedBrowser()).createBrowserContext()
-  t.after(() => browser.close().catch(() => {}))
+  const chromium = await sharedBrowser()
+  const browser = await chromium.createBrowserContext()
+  t.after(async () => {
+    await browser.close().catch(() => {})
+    release(chromium)
+  })
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 800 })
   if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }])

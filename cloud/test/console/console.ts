@@ -54,6 +54,7 @@ export function missingChromium(t: Test): string | null {
 let shared: Promise<Browser> | null = null
 let users = 0
 let idle: NodeJS.Timeout | null = null
+const dataDirs = new Map<Promise<Browser>, string>()
 
 /**
  * One Chromium for the tests of a process (a folder's files share it): each `launch` is a
@@ -84,11 +85,11 @@ function sharedBrowser(): Promise<Browser> {
     ],
   })
   shared = launched
+  dataDirs.set(launched, userDataDir)
   launched.then(
     (b) =>
       b.once('disconnected', () => {
         if (shared === launched) shared = null
-        fs.rmSync(userDataDir, { recursive: true, force: true })
       }),
     () => {
       shared = null
@@ -97,15 +98,27 @@ function sharedBrowser(): Promise<Browser> {
   return launched
 }
 
-function release(browser: Browser): void {
+function release(): void {
   users--
   if (users > 0) return
   idle = setTimeout(() => {
     idle = null
-    if (users === 0 && shared) {
-      shared = null
-      void browser.close().catch(() => {})
-    }
+    const closing = shared
+    if (users !== 0 || !closing) return
+    shared = null
+    const dir = dataDirs.get(closing)
+    dataDirs.delete(closing)
+    void closing
+      .then((b) => b.close())
+      .catch(() => {})
+      .finally(() => {
+        // Chromium has exited once close() resolves; its profile folder can go.
+        try {
+          if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+        } catch {
+          // A folder in the temp dir left behind is no failure of the tests.
+        }
+      })
   }, 1000)
 }
 
@@ -114,7 +127,7 @@ export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ 
   const browser = await chromium.createBrowserContext()
   t.after(async () => {
     await browser.close().catch(() => {})
-    release(chromium)
+    release()
   })
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 800 })

@@ -90,9 +90,9 @@ t.test('bulk assignment: three of five screens chosen, media picked by a search 
   await page.keyboard.press('ArrowDown')
   await page.keyboard.press('Enter')
   t.match(await page.$eval('#bulk-content-hint', (e) => e.textContent), wanted, 'picked: its id shown')
-  await docShot(page, 'screens-bulk')
   await clickButton(page, 'Assign to 3 screens')
   await textShown(page, 'Assigned Poster 03 to 3 screens.')
+  await docShot(page, 'screens-bulk')
 
   const listed = (await c.call('GET', '/v1/screens')).body.data as { id: string; name: string; contentKind: string | null; contentId: string | null }[]
   t.same(
@@ -217,5 +217,6 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
   })
   t.equal(await page.$eval('img.shot', (i) => i.getAttribute('src')), `/v1/screenshots/${shot.id}/image`, "the page shows the device's image")
   await noSerious(t, page, "a screen's page with a command's outcome and a screenshot")
+  await page.$eval('#h-shot', (e) => e.scrollIntoView())
   await docShot(page, 'screen-device')
 })

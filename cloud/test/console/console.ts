@@ -182,7 +182,12 @@ export const PASSWORD = 'a long pass phrase'
 export async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, dark = false): Promise<Page> {
   const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
   if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
-  const token = new URLSearchParams(new URL(`${c.base}${r.body.data.inviteUrl}`).hash.slice(1)).get('token')
+  return invitedIn(t, c, r.body.data.inviteUrl, dark)
+}
+
+/** A browser signed in through an invite link (`inviteUrl` as the API answers it), as `signedIn` does. */
+export async function invitedIn(t: Test, c: ConsoleCloud, inviteUrl: string, dark = false): Promise<Page> {
+  const token = new URLSearchParams(new URL(`${c.base}${inviteUrl}`).hash.slice(1)).get('token')
   const accepted = await fetch(`${c.base}/v1/invites/accept`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

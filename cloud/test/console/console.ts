@@ -32,6 +32,42 @@ export async function startConsoleCloud(t: Test, opts: Parameters<typeof startCl
   return Object.assign(c, { base: `http://127.0.0.1:${c.running.httpPort}` })
 }
 
+/**
+ * A cloud shared by the tests of one file: `const cloud = fileCloud()` at the top and
+ * `const c = await cloud(t)` in each test. The first test to ask starts it; it closes a second
+ * after the last test using it has ended (as the shared browser does), so the next file of a
+ * folder starts with a cloud of its own. Tests sharing one use their own names and emails.
+ */
+export function fileCloud(opts: Parameters<typeof startCloud>[1] = {}): (t: Test) => Promise<ConsoleCloud> {
+  let cloud: Promise<ConsoleCloud> | null = null
+  let afters: (() => unknown)[] = []
+  let users = 0
+  let idle: NodeJS.Timeout | null = null
+  // startCloud asks its test only to run things after it: here, after the file's last test.
+  const owner = { after: (fn: () => unknown) => afters.push(fn) } as unknown as Test
+  return async (t) => {
+    users++
+    if (idle) {
+      clearTimeout(idle)
+      idle = null
+    }
+    t.after(() => {
+      users--
+      if (users > 0) return
+      idle = setTimeout(async () => {
+        idle = null
+        if (users > 0) return
+        const closing = afters.reverse()
+        afters = []
+        cloud = null
+        for (const fn of closing) await Promise.resolve(fn()).catch(() => {})
+      }, 1000)
+    })
+    cloud ??= startConsoleCloud(owner, opts)
+    return cloud
+  }
+}
+
 /** The browser: CHROME_PATH, else the first Chromium on PATH. */
 function chromiumPath(): string {
   if (process.env.CHROME_PATH) return process.env.CHROME_PATH

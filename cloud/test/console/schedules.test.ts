@@ -6,9 +6,11 @@
 // one wanted found by a search); a schedule deleted after a confirmation (a 409 while used).
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, startConsoleCloud, textShown, signedIn, noSerious } from './console.js'
+import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
 
 const skip = missingChromium(t) ?? false
+/** One cloud for this file's tests. */
+const cloud = fileCloud()
 
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
@@ -24,7 +26,7 @@ const ruleRows = (page: Page) =>
   page.$$eval('.week-table tbody tr', (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))) as Promise<string[][]>
 
 t.test('create a schedule with a weekday rule and see it in the week view; a 422 next to its field; edit', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const playlist = (await c.call('POST', '/v1/playlists', { name: 'Lobby loop' })).body.data.id as string
   // More playlists than one page of the content picker (25 a page).
   for (let i = 0; i < 30; i++) await c.call('POST', '/v1/playlists', { name: `Filler ${String(i).padStart(2, '0')}` })
@@ -124,7 +126,7 @@ t.test('create a schedule with a weekday rule and see it in the week view; a 422
 })
 
 t.test('a viewer sees schedules and their week without create or edit; Tab reaches New schedule', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const playlist = (await c.call('POST', '/v1/playlists', { name: 'Evening' })).body.data.id as string
   const made = await c.call('POST', '/v1/schedules', {
     name: 'Evenings',

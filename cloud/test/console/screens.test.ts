@@ -14,9 +14,11 @@ import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../src/app.js'
 import { form, png } from '../content/fixtures.js'
 import { connectDevice } from '../devicelink/link.js'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, missingChromium, noSerious, signedIn, textShown, type ConsoleCloud, fileCloud } from './console.js'
 
 const skip = missingChromium(t) ?? false
+/** One cloud for this file's tests. */
+const cloud = fileCloud()
 
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
@@ -32,7 +34,7 @@ async function uploadMedia(c: ConsoleCloud, name: string): Promise<string> {
 const options = (page: Page, id: string) => page.evaluate(`document.querySelectorAll('#${id}-list [role=option]').length`) as Promise<number>
 
 t.test('bulk assignment: three of five screens chosen, media picked by a search past the first page, assigned in one request', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   // 30 files: more than one page of the picker (25), so the second comes through the API's cursor.
   const ids: string[] = []
   for (let i = 0; i < 30; i++) ids.push(await uploadMedia(c, `Poster ${String(i).padStart(2, '0')}`))
@@ -127,7 +129,7 @@ function expectTwo(listed: { name: string; contentId: string | null }[]): string
 }
 
 t.test("a panel command and a screenshot from a screen's page, answered by a real device", { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const device = await c.pair('Lobby')
   t.equal((await c.call('PATCH', `/v1/screens/${device.screenId}/panel`, { protocol: 'samsung-mdc', setId: 1 })).status, 200)
   const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, device)

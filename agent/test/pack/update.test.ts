@@ -21,6 +21,9 @@ import { startCloud } from '../cloud.js'
 import { tempDir, until } from '../helpers.js'
 import { nodeOnly, pack, run, unpack } from './packed.js'
 
+// Packing bundles the agent with esbuild and compresses it: over a minute on a busy 2-core machine, so this file gets more than tap's 120 s.
+t.setTimeout(6 * 60_000)
+
 const A = '9.0.0-a'
 const B = '9.0.1'
 const arch = os.arch()

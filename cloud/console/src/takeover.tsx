@@ -1,17 +1,17 @@
 // What casts and emergencies share: the form part that picks content (kind, and an id from
-// the library's lists or typed) and the scope (every screen, a location, chosen screens),
+// the library, searched by name, or typed) and the scope (every screen, a location, chosen screens),
 // and the reach receipts (counts per state and a paged list of screens) that follow live
 // events and re-read at most every 2 s.
 import type { ComponentChildren, JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, call } from './api.js'
 import { useLive } from './live.js'
+import { ContentPicker } from './picker.js'
 import { Link } from './router.js'
 import { Ago, ErrorNote } from './ui.js'
 
 export const KINDS = ['media', 'playlist', 'creative', 'schedule', 'app'] as const
 export type Kind = (typeof KINDS)[number]
-const LIBRARY: Partial<Record<Kind, string>> = { media: 'media', playlist: 'playlists', creative: 'creatives', schedule: 'schedules' }
 
 /** A labelled control with the API's 422 next to it (the select/textarea sibling of `Field`). */
 export function Shell(p: { id: string; label: string; error?: string | null; children: ComponentChildren }): JSX.Element {
@@ -53,25 +53,13 @@ export function targetBody(t: Target) {
   }
 }
 
-async function library(kind: Kind): Promise<{ id: string; name: string }[]> {
-  const path = LIBRARY[kind]
-  if (!path) return []
-  const r = await fetch(`/v1/${path}`, { credentials: 'same-origin' })
-  if (!r.ok) return []
-  const body = (await r.json()) as { data?: { id: string; name?: string }[] }
-  return (body.data ?? []).map((x) => ({ id: x.id, name: x.name ?? x.id }))
-}
-
 /** Content and scope inputs; `prefix` keeps ids unique on a page. */
 export function TargetFields(p: { prefix: string; value: Target; onChange: (t: Target) => void; errors: Record<string, string> }): JSX.Element {
   const v = p.value
   const set = (patch: Partial<Target>) => p.onChange({ ...v, ...patch })
-  const [items, setItems] = useState<{ id: string; name: string }[]>([])
+  const [contentName, setContentName] = useState<string | null>(null)
   const [nodes, setNodes] = useState<{ id: string; name: string }[]>([])
   const [screens, setScreens] = useState<{ id: string; name: string }[]>([])
-  useEffect(() => {
-    library(v.contentKind).then(setItems, () => setItems([]))
-  }, [v.contentKind])
   useEffect(() => {
     if (v.scopeKind === 'node' && !nodes.length)
       call(api.GET('/v1/nodes')).then(
@@ -101,23 +89,18 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
           ))}
         </select>
       </Shell>
-      <Shell id={id('content')} label="Content" error={e.contentId}>
-        <input
-          {...errProps(id('content'), e.contentId)}
-          name="contentId"
-          list={id('library')}
-          value={v.contentId}
-          placeholder="an id from the library"
-          onInput={(ev) => set({ contentId: (ev.currentTarget as HTMLInputElement).value })}
-        />
-        <datalist id={id('library')}>
-          {items.map((x) => (
-            <option key={x.id} value={x.id}>
-              {x.name}
-            </option>
-          ))}
-        </datalist>
-      </Shell>
+      <ContentPicker
+        id={id('content')}
+        label="Content"
+        kind={v.contentKind}
+        value={v.contentId}
+        name={contentName}
+        onChange={(contentId, name) => {
+          setContentName(name)
+          set({ contentId })
+        }}
+        error={e.contentId}
+      />
       <fieldset class="choices">
         <legend class="legend">Screens</legend>
         {(

@@ -7,7 +7,7 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../src/app.js'
 import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
-import { docShot, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from './console.js'
+import { docShot, missingChromium, noSerious, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from './console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -140,11 +140,49 @@ t.test('webhooks: an endpoint with its secret shown once; a test to a real HTTPS
   t.same(await seriousViolations(page), [], 'alerts page with a delivery log: no serious axe-core violation')
   await page.$eval('#deliveries', (e) => e.scrollIntoView())
   await docShot(page, 'alerts-webhooks')
+
+  // Edit (PATCH /v1/webhooks/{id}): the form holds what it is; a URL the API refuses is shown
+  // next to the URL field; then a new description, one more event, and switched off.
+  const hook = (await c.call('GET', '/v1/webhooks')).body.data[0] as { id: string; events: string[] }
+  await page.click(`button[aria-label="Edit ${receiver.url}"]`)
+  await page.waitForSelector('#edit-hook-url')
+  t.equal(await page.$eval('#edit-hook-url', (e) => (e as unknown as { value: string }).value), receiver.url, 'the form holds the URL')
+  t.equal(await page.$eval('#edit-hook-description', (e) => (e as unknown as { value: string }).value), 'Ops bridge')
+  t.equal(await page.$eval('#edit-hook-enabled', (e) => (e as unknown as { checked: boolean }).checked), true)
+  await page.click('#edit-hook-url', { clickCount: 3 })
+  await page.keyboard.press('Backspace')
+  await page.type('#edit-hook-url', 'ftp://example.com/hook')
+  await clickButton(page, 'Save endpoint')
+  await page.waitForSelector('#edit-hook-url-error')
+  t.match(await page.$eval('#edit-hook-url-error', (e) => e.textContent), /url/i, "the API's answer next to the URL field")
+  t.equal(await page.$eval('#edit-hook-url', (e) => e.getAttribute('aria-invalid')), 'true')
+  await noSerious(t, page, 'webhook edit form with an error')
+  await page.click('#edit-hook-url', { clickCount: 3 })
+  await page.keyboard.press('Backspace')
+  await page.type('#edit-hook-url', receiver.url)
+  await page.click('#edit-hook-description', { clickCount: 3 })
+  await page.keyboard.press('Backspace')
+  await page.type('#edit-hook-description', 'Ops bridge, night shift')
+  await page.evaluate("[...document.querySelectorAll('input[name=edit-hook-event]')].find((b) => !b.checked).click()")
+  await page.click('#edit-hook-enabled')
+  await docShot(page, 'alerts-webhook-edit')
+  await clickButton(page, 'Save endpoint')
+  await textShown(page, `Saved ${receiver.url}.`)
+  const after = (await c.call('GET', `/v1/webhooks/${hook.id}`)).body.data as { description: string; events: string[]; enabled: boolean; url: string }
+  t.match(after, { url: receiver.url, description: 'Ops bridge, night shift', enabled: false }, 'saved through the API')
+  t.equal(after.events.length, hook.events.length + 1, 'one more event')
+  await textShown(page, 'Ops bridge, night shift')
+  t.match(
+    await page.$eval('#webhooks ~ table tbody tr, section[aria-labelledby=webhooks] table tbody tr', (r) => r.textContent),
+    /disabled/,
+    'the list says it is off',
+  )
 })
 
 t.test('a viewer sees events and rules but no controls; keyboard reaches the controls', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await startConsoleCloud(t, { config: { webhookAllowHosts: ['localhost'] } })
   await c.call('POST', '/v1/alert-rules', { name: 'Offline', config: { codes: ['connection-lost'] } })
+  t.equal((await c.call('POST', '/v1/webhooks', { url: 'https://localhost/in', events: [] })).status, 201)
   const viewer = await signedIn(t, c, 'vera@example.com', 'viewer')
   await alerts(viewer, c)
   await textShown(viewer, 'Offline')
@@ -155,6 +193,8 @@ t.test('a viewer sees events and rules but no controls; keyboard reaches the con
     'no rule or webhook controls',
   )
   t.equal(await viewer.$('#f-hook-url'), null, 'no endpoint form')
+  await textShown(viewer, 'https://localhost/in')
+  t.equal(await viewer.$('button[aria-label="Edit https://localhost/in"]'), null, 'no endpoint edit')
   t.same(await seriousViolations(viewer), [], 'alerts page as a viewer: no serious axe-core violation')
 
   const admin = await signedIn(t, c, 'ada@example.com', 'admin')

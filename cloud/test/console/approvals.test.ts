@@ -6,18 +6,9 @@
 // keyboard reaches Approve.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, invitedIn, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
 
-const PASSWORD = 'a long pass phrase'
 const skip = missingChromium(t) ?? false
-
-async function signedIn(c: ConsoleCloud, page: Page, url: string): Promise<void> {
-  await page.goto(`${c.base}${url}`)
-  await page.waitForSelector('#f-password')
-  await page.type('#f-password', PASSWORD)
-  await page.click('button[type=submit]')
-  await page.waitForSelector('h1#page-title')
-}
 
 async function setup(c: ConsoleCloud) {
   const store = (await c.call('POST', '/v1/nodes', { name: 'Store 12', kind: 'location' })).body.data.id as string
@@ -41,8 +32,7 @@ const requests = (page: Page) => page.$$eval('.request-title', (hs) => hs.map((h
 t.test('the inbox shows what would change; approve and reject with a note; decided ones behind the filter', { skip }, async (t) => {
   const c = await startConsoleCloud(t)
   const s = await setup(c)
-  const { page } = await launch(t)
-  await signedIn(c, page, s.ada.inviteUrl)
+  const page = await invitedIn(t, c, s.ada.inviteUrl)
   await page.goto(`${c.base}/console/approvals`)
   await textShown(page, '2 pending requests')
   t.match(await requests(page), [/Store specials/, /Lobby loop/], 'newest first')
@@ -93,8 +83,7 @@ t.test('a viewer sees the inbox and no approve or reject', { skip }, async (t) =
   const c = await startConsoleCloud(t)
   await setup(c)
   const vera = (await c.call('POST', '/v1/users', { email: 'vera@example.com', role: 'viewer', name: 'Vera' })).body.data
-  const { page } = await launch(t)
-  await signedIn(c, page, vera.inviteUrl)
+  const page = await invitedIn(t, c, vera.inviteUrl)
   await page.goto(`${c.base}/console/approvals`)
   await textShown(page, '2 pending requests')
   t.equal(await page.$('.decide'), null, 'no decision forms')

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
-import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
 import { buildConsole } from '../../console/build.mjs'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -32,6 +32,42 @@ export async function startConsoleCloud(t: Test, opts: Parameters<typeof startCl
   return Object.assign(c, { base: `http://127.0.0.1:${c.running.httpPort}` })
 }
 
+/**
+ * A cloud shared by the tests of one file: `const cloud = fileCloud()` at the top and
+ * `const c = await cloud(t)` in each test. The first test to ask starts it; it closes a second
+ * after the last test using it has ended (as the shared browser does), so the next file of a
+ * folder starts with a cloud of its own. Tests sharing one use their own names and emails.
+ */
+export function fileCloud(opts: Parameters<typeof startCloud>[1] = {}): (t: Test) => Promise<ConsoleCloud> {
+  let cloud: Promise<ConsoleCloud> | null = null
+  let afters: (() => unknown)[] = []
+  let users = 0
+  let idle: NodeJS.Timeout | null = null
+  // startCloud asks its test only to run things after it: here, after the file's last test.
+  const owner = { after: (fn: () => unknown) => afters.push(fn) } as unknown as Test
+  return async (t) => {
+    users++
+    if (idle) {
+      clearTimeout(idle)
+      idle = null
+    }
+    t.after(() => {
+      users--
+      if (users > 0) return
+      idle = setTimeout(async () => {
+        idle = null
+        if (users > 0) return
+        const closing = afters.reverse()
+        afters = []
+        cloud = null
+        for (const fn of closing) await Promise.resolve(fn()).catch(() => {})
+      }, 1000)
+    })
+    cloud ??= startConsoleCloud(owner, opts)
+    return cloud
+  }
+}
+
 /** The browser: CHROME_PATH, else the first Chromium on PATH. */
 function chromiumPath(): string {
   if (process.env.CHROME_PATH) return process.env.CHROME_PATH
@@ -51,9 +87,26 @@ export function missingChromium(t: Test): string | null {
   return missing
 }
 
-export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: Browser; page: Page }> {
+let shared: Promise<Browser> | null = null
+let users = 0
+let idle: NodeJS.Timeout | null = null
+const dataDirs = new Map<Promise<Browser>, string>()
+
+/**
+ * One Chromium for the tests of a process (a folder's files share it): each `launch` is a
+ * browser context of its own (its own cookies and storage, like a fresh browser) closed when
+ * its test ends. The browser closes once no test has used it for a second, so the process
+ * can end (tap ends the root test only when nothing keeps the event loop busy).
+ */
+function sharedBrowser(): Promise<Browser> {
+  users++
+  if (idle) {
+    clearTimeout(idle)
+    idle = null
+  }
+  if (shared) return shared
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
-  const browser = await puppeteer.launch({
+  const launched = puppeteer.launch({
     executablePath: chromiumPath(),
     headless: true,
     userDataDir,
@@ -67,9 +120,50 @@ export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ 
       '--window-size=1280,800',
     ],
   })
+  shared = launched
+  dataDirs.set(launched, userDataDir)
+  launched.then(
+    (b) =>
+      b.once('disconnected', () => {
+        if (shared === launched) shared = null
+      }),
+    () => {
+      shared = null
+    },
+  )
+  return launched
+}
+
+function release(): void {
+  users--
+  if (users > 0) return
+  idle = setTimeout(() => {
+    idle = null
+    const closing = shared
+    if (users !== 0 || !closing) return
+    shared = null
+    const dir = dataDirs.get(closing)
+    dataDirs.delete(closing)
+    void closing
+      .then((b) => b.close())
+      .catch(() => {})
+      .finally(() => {
+        // Chromium has exited once close() resolves; its profile folder can go.
+        try {
+          if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+        } catch {
+          // A folder in the temp dir left behind is no failure of the tests.
+        }
+      })
+  }, 1000)
+}
+
+export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
+  const chromium = await sharedBrowser()
+  const browser = await chromium.createBrowserContext()
   t.after(async () => {
     await browser.close().catch(() => {})
-    fs.rmSync(userDataDir, { recursive: true, force: true })
+    release()
   })
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 800 })
@@ -115,15 +209,38 @@ export async function textShown(page: Page, text: string, timeout = 5000): Promi
 /** The password the browser tests set through invite links. */
 export const PASSWORD = 'a long pass phrase'
 
-/** A browser signed in as a new user of `role`: invited through the API, the invite link followed and a password set. */
+/**
+ * A browser signed in as a new user of `role`, on the dashboard: invited through the API, the
+ * invite accepted through the API (setting the password) and its session cookie given to a
+ * fresh browser context. The invite page itself, typed into, is tested in console.test.ts;
+ * here it would cost every test a page load.
+ */
 export async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, dark = false): Promise<Page> {
   const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
   if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
-  const { page } = await launch(t, { dark })
-  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
-  await page.waitForSelector('#f-password')
-  await page.type('#f-password', PASSWORD)
-  await page.click('button[type=submit]')
+  return invitedIn(t, c, r.body.data.inviteUrl, dark)
+}
+
+/** A browser signed in through an invite link (`inviteUrl` as the API answers it), as `signedIn` does. */
+export async function invitedIn(t: Test, c: ConsoleCloud, inviteUrl: string, dark = false): Promise<Page> {
+  const token = new URLSearchParams(new URL(`${c.base}${inviteUrl}`).hash.slice(1)).get('token')
+  const accepted = await fetch(`${c.base}/v1/invites/accept`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token, password: PASSWORD }),
+  })
+  if (accepted.status !== 200) throw new Error(`accept: ${accepted.status} ${await accepted.text()}`)
+  const { browser, page } = await launch(t, { dark })
+  const domain = new URL(c.base).hostname
+  await browser.setCookie(
+    ...accepted.headers.getSetCookie().map((line) => {
+      const [pair, ...attrs] = line.split(';').map((x) => x.trim())
+      const eq = pair!.indexOf('=')
+      const path = attrs.find((x) => x.toLowerCase().startsWith('path='))?.slice(5) ?? '/'
+      return { name: pair!.slice(0, eq), value: pair!.slice(eq + 1), domain, path, httpOnly: true, sameSite: 'Strict' as const }
+    }),
+  )
+  await page.goto(`${c.base}/console/`)
   await page.waitForSelector('h1#page-title')
   return page
 }

@@ -9,9 +9,11 @@ import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { png } from '../content/fixtures.js'
-import { docShot, missingChromium, startConsoleCloud, textShown, signedIn, noSerious } from './console.js'
+import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
 
 const skip = missingChromium(t) ?? false
+/** One cloud for this file's tests. */
+const cloud = fileCloud()
 
 /** Clicks the button whose text is `text`. */
 async function clickButton(page: Page, text: string): Promise<void> {
@@ -19,7 +21,7 @@ async function clickButton(page: Page, text: string): Promise<void> {
 }
 
 t.test('upload a PNG with progress, make a playlist of it, a 422 next to its field, edit and delete', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const page = await signedIn(t, c, 'ed@example.com', 'editor')
   const nav = await page.$$eval('nav[aria-label=Main] a', (as) => as.map((a) => a.textContent))
   t.ok(nav.indexOf('Content') > nav.indexOf('Screens') && nav.indexOf('Schedules') > nav.indexOf('Content'), `navigation order: ${nav.join(', ')}`)
@@ -100,7 +102,7 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
 })
 
 t.test('a viewer sees the library without upload, create or delete; Tab reaches the controls of an editor', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const made = await c.call('POST', '/v1/playlists', { name: 'Morning' })
   t.equal(made.status, 201)
   const viewer = await signedIn(t, c, 'vera@example.com', 'viewer', true)

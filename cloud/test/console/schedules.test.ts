@@ -2,11 +2,15 @@
 // weekday rule and seen in the week view (blocks in the day columns and the rules table that
 // screen readers read); the API's 422 next to the field it names; an edit; a viewer offered
 // no create or edit; Tab reaching New schedule; no serious or critical axe-core violation.
+// The rule's content is picked with the content picker (more than a page of playlists, the
+// one wanted found by a search); a schedule deleted after a confirmation (a 409 while used).
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, startConsoleCloud, textShown, signedIn, noSerious } from './console.js'
+import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
 
 const skip = missingChromium(t) ?? false
+/** One cloud for this file's tests. */
+const cloud = fileCloud()
 
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
@@ -22,8 +26,10 @@ const ruleRows = (page: Page) =>
   page.$$eval('.week-table tbody tr', (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))) as Promise<string[][]>
 
 t.test('create a schedule with a weekday rule and see it in the week view; a 422 next to its field; edit', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const playlist = (await c.call('POST', '/v1/playlists', { name: 'Lobby loop' })).body.data.id as string
+  // More playlists than one page of the content picker (25 a page).
+  for (let i = 0; i < 30; i++) await c.call('POST', '/v1/playlists', { name: `Filler ${String(i).padStart(2, '0')}` })
   const page = await signedIn(t, c, 'ed@example.com', 'editor')
   await page.goto(`${c.base}/console/schedules`)
   await textShown(page, '0 schedules')
@@ -35,7 +41,27 @@ t.test('create a schedule with a weekday rule and see it in the week view; a 422
   await page.type('#f-timezone', 'Mars/Olympus')
   await clickButton(page, 'Add rule')
   await page.waitForSelector('#rule-content-0')
-  t.equal(await page.$eval('#rule-content-0', (e) => (e as unknown as { value: string }).value), `playlist:${playlist}`, 'the rule plays the playlist')
+  // The content picker: a page of 25, Load more for the rest, and a search by name.
+  await page.click('#rule-content-0')
+  await page.waitForSelector('#rule-content-0-list [role=option]')
+  t.equal(await page.evaluate("document.querySelectorAll('#rule-content-0-list [role=option]').length"), 25, 'the first page of 25')
+  t.equal(await page.$eval('#rule-content-0', (e) => e.getAttribute('aria-expanded')), 'true')
+  await noSerious(t, page, 'schedule form with the content picker open')
+  await clickButton(page, 'Load more')
+  await page.waitForFunction("document.querySelectorAll('#rule-content-0-list [role=option]').length === 31")
+  t.pass('Load more reads the next page: all 31')
+  await page.focus('#rule-content-0')
+  await page.keyboard.type('lobby')
+  await page.waitForFunction(
+    "document.querySelectorAll('#rule-content-0-list [role=option]').length === 1 && document.querySelector('#rule-content-0-list [role=option]').textContent.includes('Lobby loop')",
+  )
+  t.pass('the search by name goes to the API and finds the one on the last page')
+  await page.keyboard.press('ArrowDown')
+  t.equal(await page.$eval('#rule-content-0', (e) => e.getAttribute('aria-activedescendant')), 'rule-content-0-opt-0', 'Down arrow moves to the match')
+  await page.keyboard.press('Enter')
+  t.equal(await page.$eval('#rule-content-0', (e) => (e as unknown as { value: string }).value), 'Lobby loop', 'Enter picks it')
+  t.equal(await page.$('#rule-content-0-list'), null, 'the list closes')
+  t.match(await page.$eval('#rule-content-0-hint', (e) => e.textContent), playlist, 'the chosen id is shown')
   // Monday to Friday (the day boxes run Monday first).
   await page.evaluate("[...document.querySelectorAll('.days input')].slice(0, 5).forEach((b) => b.click())")
   await clickButton(page, 'Create schedule')
@@ -77,10 +103,30 @@ t.test('create a schedule with a weekday rule and see it in the week view; a 422
   await clickButton(page, 'Save schedule')
   await page.waitForFunction("document.querySelector('.week-table tbody tr td:nth-child(4)')?.textContent === '18:00'")
   t.equal(((await c.call('GET', '/v1/schedules')).body.data[0].rules[0] as { end: string }).end, '18:00', 'saved')
+
+  // Delete, asked twice: refused while a screen plays it (the API's 409 in words), then gone.
+  const schedule = (await c.call('GET', '/v1/schedules')).body.data[0].id as string
+  const screen = await c.pair('Lobby')
+  c.content.add(c.workspaceId, { kind: 'schedule', id: schedule })
+  t.equal((await c.call('POST', `/v1/screens/${screen.screenId}/assign`, { contentKind: 'schedule', contentId: schedule })).status, 200)
+  await page.click('button[aria-label="Delete Weekdays"]')
+  await page.waitForSelector('button[aria-label="Yes, Delete Weekdays"]')
+  t.equal(await page.evaluate('document.activeElement?.getAttribute("aria-label")'), 'Yes, Delete Weekdays', 'the confirmation has the focus')
+  await page.keyboard.press('Enter')
+  await page.waitForSelector('.page .error')
+  t.match(await page.$eval('.page .error', (e) => e.textContent), /use|assign|screen/i, 'a schedule in use: refused, saying why')
+  t.equal((await c.call('GET', '/v1/schedules')).body.data.length, 1, 'still there')
+  t.equal((await c.call('POST', `/v1/screens/${screen.screenId}/assign`, { contentKind: null, contentId: null })).status, 200)
+  await page.click('button[aria-label="Delete Weekdays"]')
+  await page.click('button[aria-label="Yes, Delete Weekdays"]')
+  await textShown(page, '0 schedules')
+  await textShown(page, 'Weekdays deleted.')
+  t.equal((await c.call('GET', '/v1/schedules')).body.data.length, 0, 'deleted through the API')
+  await noSerious(t, page, 'schedules page after a delete')
 })
 
 t.test('a viewer sees schedules and their week without create or edit; Tab reaches New schedule', { skip }, async (t) => {
-  const c = await startConsoleCloud(t)
+  const c = await cloud(t)
   const playlist = (await c.call('POST', '/v1/playlists', { name: 'Evening' })).body.data.id as string
   const made = await c.call('POST', '/v1/schedules', {
     name: 'Evenings',
@@ -106,6 +152,7 @@ t.test('a viewer sees schedules and their week without create or edit; Tab reach
   t.same(saturday.sort(), ['0%', '75%'], 'Saturday: 00:00 to 06:00 and the evening')
   t.equal(await viewer.evaluate("[...document.querySelectorAll('button')].some((b) => b.textContent === 'New schedule')"), false, 'no New schedule')
   t.equal(await viewer.$('button[aria-label^=Edit]'), null, 'no edit')
+  t.equal(await viewer.$('button[aria-label^=Delete]'), null, 'no delete')
   await noSerious(t, viewer, 'schedules page, viewer, dark')
 
   const page = await signedIn(t, c, 'kim@example.com', 'editor')

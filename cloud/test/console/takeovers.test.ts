@@ -8,19 +8,9 @@ import type { Page } from 'puppeteer-core'
 import { topics, type Reported } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../src/app.js'
 import { connectDevice, type Cloud, type DeviceClient } from '../devicelink/link.js'
-import { docShot, launch, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, missingChromium, seriousViolations, signedIn, startConsoleCloud, textShown } from './console.js'
 
-const PASSWORD = 'a long pass phrase'
 const skip = missingChromium(t) ?? false
-
-async function signedIn(c: ConsoleCloud, page: Page, email: string, role: string): Promise<void> {
-  const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
-  await page.goto(`${c.base}${r.body.data.inviteUrl}`)
-  await page.waitForSelector('#f-password')
-  await page.type('#f-password', PASSWORD)
-  await page.click('button[type=submit]')
-  await page.waitForSelector('h1#page-title')
-}
 
 /** The device reports what it holds as the agent does (see devicelink/reach.test.ts). */
 async function reportPlaying(c: Cloud, dev: DeviceClient, pred: (d: NonNullable<DeviceClient['latest']>) => boolean, power: 'on' | 'off') {
@@ -63,8 +53,7 @@ t.test('an emergency to three screens from the page: reach counts follow the dev
   const devD = await connectDevice(t, url, d)
   await s.presence.idle()
 
-  const { page } = await launch(t)
-  await signedIn(c, page, 'ada@example.com', 'admin')
+  const page = await signedIn(t, c, 'ada@example.com', 'admin')
   const nav = await page.$$eval('nav[aria-label=Main] a', (as) => as.map((x) => x.textContent))
   t.same(
     nav.filter((n) => ['Casts', 'Emergencies', 'Approvals'].includes(n ?? '')),
@@ -163,8 +152,7 @@ t.test('a viewer sees casts and emergencies, and no start or clear controls', { 
   await c.pair('Lobby')
   const cast = (await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_a', scopeKind: 'all' })).body.data
   const emg = (await c.call('POST', '/v1/emergencies', { contentKind: 'media', contentId: 'med_fire', scopeKind: 'all', message: 'Drill' })).body.data
-  const { page } = await launch(t)
-  await signedIn(c, page, 'vera@example.com', 'viewer')
+  const page = await signedIn(t, c, 'vera@example.com', 'viewer')
   await page.goto(`${c.base}/console/emergencies`)
   await textShown(page, 'Drill')
   t.equal(await page.$('#h-start-emergency'), null, 'no start form')

@@ -287,6 +287,107 @@ function Rules(): JSX.Element {
 }
 
 const HOOK_FIELDS = ['url', 'events', 'description'] as const
+const HOOK_EDIT_FIELDS = ['url', 'events', 'description', 'enabled'] as const
+
+interface Hook {
+  id: string
+  url: string
+  description: string | null
+  events: string[]
+  enabled: boolean
+  autoDisabledAt: string | null
+}
+
+/** The events an endpoint is sent, as checkboxes (none: every event). */
+function EventChecks(props: {
+  prefix: string
+  catalog: readonly { event: string; label: string; what: string }[]
+  value: Set<string>
+  onChange: (v: Set<string>) => void
+  error?: string
+}): JSX.Element {
+  return (
+    <fieldset class="checks" aria-describedby={props.error ? `${props.prefix}-events-error` : undefined}>
+      <legend class="checks-legend">Events</legend>
+      {props.catalog.map((e) => (
+        <label key={e.event} title={e.what}>
+          <input
+            type="checkbox"
+            name={`${props.prefix}-event`}
+            value={e.event}
+            checked={props.value.has(e.event)}
+            onChange={(ev) => {
+              const next = new Set(props.value)
+              if ((ev.currentTarget as HTMLInputElement).checked) next.add(e.event)
+              else next.delete(e.event)
+              props.onChange(next)
+            }}
+          />{' '}
+          {e.label}
+        </label>
+      ))}
+      {props.error ? (
+        <small id={`${props.prefix}-events-error`} class="field-error">
+          {props.error}
+        </small>
+      ) : null}
+    </fieldset>
+  )
+}
+
+/** PATCH /v1/webhooks/{id}: URL, description, events, enabled (enabling also clears an automatic switch-off). */
+function EditHook(props: {
+  hook: Hook
+  catalog: readonly { event: string; label: string; what: string }[]
+  onDone: () => void
+  onCancel: () => void
+}): JSX.Element {
+  const h = props.hook
+  const [url, setUrl] = useState(h.url)
+  const [description, setDescription] = useState(h.description ?? '')
+  const [events, setEvents] = useState<Set<string>>(new Set(h.events))
+  const [enabled, setEnabled] = useState(h.enabled && !h.autoDisabledAt)
+  const save = useSubmit(HOOK_EDIT_FIELDS, async () => {
+    await call(
+      api.PATCH('/v1/webhooks/{id}', {
+        params: { path: { id: h.id } },
+        body: { url, description: description.trim() || null, events: [...events], enabled },
+      }),
+    )
+    props.onDone()
+  })
+  return (
+    <form class="form-box" noValidate onSubmit={save.submit} aria-labelledby="h-edit-hook">
+      <h3 id="h-edit-hook">Edit {h.url}</h3>
+      <Field label="URL (https)" name="url" id="edit-hook-url" type="url" value={url} onInput={setUrl} error={save.fieldErrors.url} />
+      <Field
+        label="Description"
+        name="description"
+        id="edit-hook-description"
+        value={description}
+        onInput={setDescription}
+        error={save.fieldErrors.description}
+      />
+      <EventChecks prefix="edit-hook" catalog={props.catalog} value={events} onChange={setEvents} error={save.fieldErrors.events} />
+      <div class={`field${save.fieldErrors.enabled ? ' invalid' : ''}`}>
+        <label class="choice">
+          <input id="edit-hook-enabled" type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.currentTarget as HTMLInputElement).checked)} /> Enabled
+          {h.autoDisabledAt ? ' (switched off after failures: ticking it switches it on again)' : ''}
+        </label>
+        {save.fieldErrors.enabled ? <small class="field-error">{save.fieldErrors.enabled}</small> : null}
+      </div>
+      <ErrorNote error={save.error} />
+      <div class="row">
+        <button type="submit" disabled={save.busy}>
+          Save endpoint
+        </button>
+        <button type="button" class="secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}
 
 function Webhooks(): JSX.Element {
   const s = useSession()
@@ -298,6 +399,8 @@ function Webhooks(): JSX.Element {
   const [events, setEvents] = useState<Set<string>>(new Set())
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null)
   const [open, setOpen] = useState<string | null>(null)
+  const [editing, setEditing] = useState<string | null>(null)
+  const [saved, setSaved] = useState<string | null>(null)
   const create = useSubmit(HOOK_FIELDS, async () => {
     const r = await call(api.POST('/v1/webhooks', { body: { url, events: [...events], description: description || null } }))
     setSecret({ url: r.data.url, secret: r.data.secret })
@@ -322,31 +425,7 @@ function Webhooks(): JSX.Element {
           <h3>Add an endpoint</h3>
           <Field label="URL (https)" name="hook-url" type="url" value={url} onInput={setUrl} error={create.fieldErrors.url} />
           <Field label="Description" name="hook-description" value={description} onInput={setDescription} error={create.fieldErrors.description} />
-          <fieldset class="checks" aria-describedby={create.fieldErrors.events ? 'hook-events-error' : undefined}>
-            <legend class="checks-legend">Events</legend>
-            {(catalog.data ?? []).map((e) => (
-              <label key={e.event} title={e.what}>
-                <input
-                  type="checkbox"
-                  name="hook-event"
-                  value={e.event}
-                  checked={events.has(e.event)}
-                  onChange={(ev) => {
-                    const next = new Set(events)
-                    if ((ev.currentTarget as HTMLInputElement).checked) next.add(e.event)
-                    else next.delete(e.event)
-                    setEvents(next)
-                  }}
-                />{' '}
-                {e.label}
-              </label>
-            ))}
-            {create.fieldErrors.events ? (
-              <small id="hook-events-error" class="field-error">
-                {create.fieldErrors.events}
-              </small>
-            ) : null}
-          </fieldset>
+          <EventChecks prefix="hook" catalog={catalog.data ?? []} value={events} onChange={setEvents} error={create.fieldErrors.events} />
           <ErrorNote error={create.error ?? catalog.error} />
           <button type="submit" disabled={create.busy}>
             Add endpoint
@@ -354,6 +433,20 @@ function Webhooks(): JSX.Element {
         </form>
       ) : null}
       <ErrorNote error={hooks.error} />
+      {edit && editing && hooks.data?.some((h) => h.id === editing) ? (
+        <EditHook
+          key={editing}
+          hook={hooks.data.find((h) => h.id === editing)!}
+          catalog={catalog.data ?? []}
+          onCancel={() => setEditing(null)}
+          onDone={() => {
+            setSaved(`Saved ${hooks.data?.find((h) => h.id === editing)?.url ?? 'the endpoint'}.`)
+            setEditing(null)
+            hooks.reload()
+          }}
+        />
+      ) : null}
+      <p aria-live="polite">{saved}</p>
       {hooks.data ? (
         hooks.data.length ? (
           <table>
@@ -364,7 +457,7 @@ function Webhooks(): JSX.Element {
                 <th scope="col">Events</th>
                 <th scope="col">Last delivery</th>
                 <th scope="col">State</th>
-                <th scope="col">Deliveries</th>
+                <th scope="col">{edit ? 'Actions' : 'Deliveries'}</th>
               </tr>
             </thead>
             <tbody>
@@ -389,6 +482,22 @@ function Webhooks(): JSX.Element {
                     >
                       {open === h.id ? 'Hide log' : 'Delivery log'}
                     </button>
+                    {edit ? (
+                      <>
+                        {' '}
+                        <button
+                          type="button"
+                          class="secondary"
+                          aria-label={`Edit ${h.url}`}
+                          onClick={() => {
+                            setSaved(null)
+                            setEditing(h.id)
+                          }}
+                        >
+                          Edit
+                        </button>
+                      </>
+                    ) : null}
                   </td>
                 </tr>
               ))}

@@ -4,6 +4,7 @@ import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { ApiFailure, api, call, getCsrf } from '../api.js'
 import { useLive } from '../live.js'
+import { ContentPicker } from '../picker.js'
 import { useSession } from '../session.js'
 import { Ago, ErrorNote, Field, Page, useLoad, useSubmit } from '../ui.js'
 
@@ -311,13 +312,20 @@ function Playlists(props: { mediaVersion: number }): JSX.Element {
 
 interface Row {
   id: string
+  name: string | null
   seconds: string
 }
 
 function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone: () => void; onCancel: () => void }): JSX.Element {
   const [name, setName] = useState(props.playlist?.name ?? '')
   const [rows, setRows] = useState<Row[]>(
-    (props.playlist?.items ?? []).filter((i) => i.kind === 'media').map((i) => ({ id: i.id, seconds: i.durationMs ? String(i.durationMs / 1000) : '' })),
+    (props.playlist?.items ?? [])
+      .filter((i) => i.kind === 'media')
+      .map((i) => ({
+        id: i.id,
+        name: props.media.find((m) => m.id === i.id)?.name ?? null,
+        seconds: i.durationMs ? String(i.durationMs / 1000) : '',
+      })),
   )
   const { busy, fieldErrors, error, submit } = useSubmit(PLAYLIST_FIELDS, async () => {
     const items = rows.map((r) => ({ kind: 'media' as const, id: r.id, durationMs: r.seconds.trim() ? Math.round(Number(r.seconds) * 1000) : null }))
@@ -339,15 +347,7 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
         <ol class="item-rows">
           {rows.map((r, i) => (
             <li key={i} class="item-row">
-              <label for={`item-${i}`}>Media {i + 1}</label>
-              <select id={`item-${i}`} value={r.id} onChange={(e) => set(i, { id: (e.currentTarget as HTMLSelectElement).value })}>
-                {props.media.map((m) => (
-                  <option key={m.id} value={m.id}>
-                    {m.name}
-                  </option>
-                ))}
-                {props.media.some((m) => m.id === r.id) ? null : <option value={r.id}>{r.id}</option>}
-              </select>
+              <ContentPicker id={`item-${i}`} label={`Media ${i + 1}`} kind="media" value={r.id} name={r.name} onChange={(id, name) => set(i, { id, name })} />
               <label for={`dur-${i}`}>Seconds</label>
               <input
                 id={`dur-${i}`}
@@ -365,13 +365,14 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
             </li>
           ))}
         </ol>
-        {props.media.length ? (
-          <button type="button" class="secondary" onClick={() => setRows((all) => [...all, { id: props.media[0]!.id, seconds: '10' }])}>
-            Add media
-          </button>
-        ) : (
-          <p class="hint">Upload media first to add it here.</p>
-        )}
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => setRows((all) => [...all, { id: props.media[0]?.id ?? '', name: props.media[0]?.name ?? null, seconds: '10' }])}
+        >
+          Add media
+        </button>
+        {props.media.length ? null : <p class="hint">Upload media first to add it here.</p>}
         {fieldErrors.items ? (
           <small id="f-items-error" class="field-error">
             {fieldErrors.items}

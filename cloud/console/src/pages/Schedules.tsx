@@ -5,7 +5,8 @@ import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Field, Page, useLoad, useSubmit } from '../ui.js'
+import { ContentPicker } from '../picker.js'
+import { Ago, ConfirmButton, ErrorNote, Field, Page, SelectField, useLoad, useSubmit } from '../ui.js'
 
 type RefKind = 'media' | 'playlist'
 interface Rule {
@@ -96,6 +97,20 @@ export function Schedules(): JSX.Element {
   const [editing, setEditing] = useState<Schedule | 'new' | null>(null)
   const edit = can('schedule.edit')
   const shown = list.data?.find((s) => s.id === shownId) ?? list.data?.[0] ?? null
+  const [removeError, setRemoveError] = useState<unknown>(null)
+  const [removed, setRemoved] = useState<string | null>(null)
+  const remove = async (s: Schedule) => {
+    setRemoveError(null)
+    setRemoved(null)
+    try {
+      await call(api.DELETE('/v1/schedules/{id}', { params: { path: { id: s.id } } }))
+      setRemoved(`${s.name} deleted.`)
+      if (shownId === s.id) setShownId(null)
+      list.reload()
+    } catch (e) {
+      setRemoveError(e)
+    }
+  }
   return (
     <Page
       title="Schedules"
@@ -119,7 +134,8 @@ export function Schedules(): JSX.Element {
           onCancel={() => setEditing(null)}
         />
       ) : null}
-      <ErrorNote error={list.error} />
+      <ErrorNote error={list.error ?? removeError} />
+      <p aria-live="polite">{removed}</p>
       {list.data ? (
         <table class="list">
           <caption>{list.data.length === 1 ? '1 schedule' : `${list.data.length} schedules`}</caption>
@@ -150,7 +166,8 @@ export function Schedules(): JSX.Element {
                       {' '}
                       <button type="button" class="link" onClick={() => setEditing(s)} aria-label={`Edit ${s.name}`}>
                         Edit
-                      </button>
+                      </button>{' '}
+                      <ConfirmButton label="Delete" name={s.name} onConfirm={() => remove(s)} />
                     </>
                   ) : null}
                 </td>
@@ -234,59 +251,41 @@ function Week(props: { schedule: Schedule; cat: Catalogue }): JSX.Element {
 
 interface RuleRow {
   id: string
-  ref: string
+  kind: RefKind
+  contentId: string
+  contentName: string | null
   days: number[]
   start: string
   end: string
   priority: string
 }
 
-const refValue = (r: { kind: string; id: string } | null | undefined) => (r ? `${r.kind}:${r.id}` : '')
-const refOf = (v: string): { kind: RefKind; id: string } => {
-  const i = v.indexOf(':')
-  return { kind: v.slice(0, i) as RefKind, id: v.slice(i + 1) }
-}
+const KIND_OPTIONS: readonly (readonly [RefKind, string])[] = [
+  ['playlist', 'Playlist'],
+  ['media', 'Media file'],
+]
 
-function ContentOptions(props: { cat: Catalogue; current: string }): JSX.Element {
-  const known = [...props.cat.playlists.map((p) => `playlist:${p.id}`), ...props.cat.media.map((m) => `media:${m.id}`)]
-  return (
-    <>
-      {props.cat.playlists.length ? (
-        <optgroup label="Playlists">
-          {props.cat.playlists.map((p) => (
-            <option key={p.id} value={`playlist:${p.id}`}>
-              {p.name}
-            </option>
-          ))}
-        </optgroup>
-      ) : null}
-      {props.cat.media.length ? (
-        <optgroup label="Media">
-          {props.cat.media.map((m) => (
-            <option key={m.id} value={`media:${m.id}`}>
-              {m.name}
-            </option>
-          ))}
-        </optgroup>
-      ) : null}
-      {props.current && !known.includes(props.current) ? <option value={props.current}>{props.current}</option> : null}
-    </>
-  )
-}
+const knownName = (cat: Catalogue, kind: string, id: string): string | null =>
+  (kind === 'media' ? cat.media : kind === 'playlist' ? cat.playlists : []).find((x) => x.id === id)?.name ?? null
 
 let ruleSeq = 0
 const newRuleId = () => `r${Date.now().toString(36)}${(ruleSeq++).toString(36)}`
 
 function ScheduleForm(props: { schedule: Schedule | null; cat: Catalogue; onDone: (id: string) => void; onCancel: () => void }): JSX.Element {
   const s = props.schedule
-  const first = props.cat.playlists[0] ? `playlist:${props.cat.playlists[0].id}` : props.cat.media[0] ? `media:${props.cat.media[0].id}` : ''
   const [name, setName] = useState(s?.name ?? '')
   const [timezone, setTimezone] = useState(s?.timezone ?? '')
-  const [fallback, setFallback] = useState(refValue(s?.fallback))
+  const [fallback, setFallback] = useState<{ kind: RefKind | ''; id: string; name: string | null }>(
+    s?.fallback
+      ? { kind: s.fallback.kind as RefKind, id: s.fallback.id, name: knownName(props.cat, s.fallback.kind, s.fallback.id) }
+      : { kind: '', id: '', name: null },
+  )
   const [rows, setRows] = useState<RuleRow[]>(
     (s?.rules ?? []).map((r) => ({
       id: r.id,
-      ref: refValue(r.content),
+      kind: r.content.kind as RefKind,
+      contentId: r.content.id,
+      contentName: knownName(props.cat, r.content.kind, r.content.id),
       days: r.days ?? [],
       start: r.start ?? '',
       end: r.end ?? '',
@@ -298,13 +297,13 @@ function ScheduleForm(props: { schedule: Schedule | null; cat: Catalogue; onDone
     const rules = rows.map((r) => ({
       ...old.get(r.id),
       id: r.id,
-      content: refOf(r.ref),
+      content: { kind: r.kind, id: r.contentId },
       priority: Number(r.priority || '0'),
       ...(r.days.length && r.days.length < 7 ? { days: [...r.days].sort((a, b) => a - b) } : { days: undefined }),
       start: r.start || undefined,
       end: r.end || undefined,
     }))
-    const body = { name, timezone: timezone.trim() || null, rules, fallback: fallback ? refOf(fallback) : null }
+    const body = { name, timezone: timezone.trim() || null, rules, fallback: fallback.kind ? { kind: fallback.kind, id: fallback.id } : null }
     const got = s
       ? await call(api.PATCH('/v1/schedules/{id}', { params: { path: { id: s.id } }, body: body as never }))
       : await call(api.POST('/v1/schedules', { body: body as never }))
@@ -327,23 +326,25 @@ function ScheduleForm(props: { schedule: Schedule | null; cat: Catalogue; onDone
         error={fieldErrors.timezone}
         hint="An IANA zone such as Europe/Paris; empty: each screen's own."
       />
-      <div class={`field${fieldErrors.fallback ? ' invalid' : ''}`}>
-        <label for="f-fallback">When no rule is on</label>
-        <select
+      <SelectField
+        label="When no rule is on"
+        name="fallback-kind"
+        value={fallback.kind}
+        onInput={(v) => setFallback({ kind: v as RefKind | '', id: '', name: null })}
+        options={[['', 'Nothing'], ...KIND_OPTIONS]}
+        error={fallback.kind ? null : fieldErrors.fallback}
+      />
+      {fallback.kind ? (
+        <ContentPicker
           id="f-fallback"
-          value={fallback}
-          aria-describedby={fieldErrors.fallback ? 'f-fallback-error' : undefined}
-          onChange={(e) => setFallback((e.currentTarget as HTMLSelectElement).value)}
-        >
-          <option value="">Nothing</option>
-          <ContentOptions cat={props.cat} current={fallback} />
-        </select>
-        {fieldErrors.fallback ? (
-          <small id="f-fallback-error" class="field-error">
-            {fieldErrors.fallback}
-          </small>
-        ) : null}
-      </div>
+          label={fallback.kind === 'media' ? 'Fallback file' : 'Fallback playlist'}
+          kind={fallback.kind}
+          value={fallback.id}
+          name={fallback.name}
+          onChange={(id, name) => setFallback({ kind: fallback.kind, id, name })}
+          error={fieldErrors.fallback}
+        />
+      ) : null}
       <fieldset class="items" aria-describedby={fieldErrors.rules ? 'f-rules-error' : undefined}>
         <legend>Rules</legend>
         {rows.length === 0 ? <p class="hint">No rules yet.</p> : null}
@@ -352,10 +353,26 @@ function ScheduleForm(props: { schedule: Schedule | null; cat: Catalogue; onDone
             <li key={r.id} class="rule-row">
               <fieldset class="rule">
                 <legend>Rule {i + 1}</legend>
-                <label for={`rule-content-${i}`}>Content</label>
-                <select id={`rule-content-${i}`} value={r.ref} onChange={(e) => set(i, { ref: (e.currentTarget as HTMLSelectElement).value })}>
-                  <ContentOptions cat={props.cat} current={r.ref} />
+                <label for={`rule-kind-${i}`}>Kind</label>
+                <select
+                  id={`rule-kind-${i}`}
+                  value={r.kind}
+                  onChange={(e) => set(i, { kind: (e.currentTarget as HTMLSelectElement).value as RefKind, contentId: '', contentName: null })}
+                >
+                  {KIND_OPTIONS.map(([k, l]) => (
+                    <option key={k} value={k}>
+                      {l}
+                    </option>
+                  ))}
                 </select>
+                <ContentPicker
+                  id={`rule-content-${i}`}
+                  label="Content"
+                  kind={r.kind}
+                  value={r.contentId}
+                  name={r.contentName}
+                  onChange={(contentId, contentName) => set(i, { contentId, contentName })}
+                />
                 <label for={`rule-start-${i}`}>From</label>
                 <input id={`rule-start-${i}`} type="time" value={r.start} onInput={(e) => set(i, { start: (e.currentTarget as HTMLInputElement).value })} />
                 <label for={`rule-end-${i}`}>To</label>
@@ -391,17 +408,18 @@ function ScheduleForm(props: { schedule: Schedule | null; cat: Catalogue; onDone
             </li>
           ))}
         </ol>
-        {first ? (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => setRows((all) => [...all, { id: newRuleId(), ref: first, days: [], start: '09:00', end: '17:00', priority: '1' }])}
-          >
-            Add rule
-          </button>
-        ) : (
-          <p class="hint">Make a playlist or upload media first to schedule it.</p>
-        )}
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            setRows((all) => [
+              ...all,
+              { id: newRuleId(), kind: 'playlist', contentId: '', contentName: null, days: [], start: '09:00', end: '17:00', priority: '1' },
+            ])
+          }
+        >
+          Add rule
+        </button>
         {fieldErrors.rules ? (
           <small id="f-rules-error" class="field-error">
             {fieldErrors.rules}

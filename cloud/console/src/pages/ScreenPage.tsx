@@ -7,7 +7,8 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Field, Page, Status, useLoad, useSubmit } from '../ui.js'
+import { ContentPicker } from '../picker.js'
+import { Ago, ErrorNote, Page, Status, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -137,11 +138,12 @@ const ASSIGN_FIELDS = ['contentKind', 'contentId'] as const
 function Assignment(props: { id: string; kind: string | null; contentId: string | null; onDone: () => void }): JSX.Element {
   const [kind, setKind] = useState<string>(props.kind ?? 'playlist')
   const [contentId, setContentId] = useState(props.contentId ?? '')
+  const [contentName, setContentName] = useState<string | null>(null)
   const [done, setDone] = useState<string | null>(null)
   const assign = (body: { contentKind: string | null; contentId: string | null }) =>
     useSubmit(ASSIGN_FIELDS, async () => {
       const r = (await call(api.POST('/v1/screens/{id}/assign', { params: { path: { id: props.id } }, body: body as never }))).data
-      setDone(r.contentKind ? `Assigned ${r.contentKind} ${r.contentId}.` : 'Nothing assigned now.')
+      setDone(r.contentKind ? `Assigned ${r.contentKind} ${contentName ? `${contentName} (${r.contentId})` : r.contentId}.` : 'Nothing assigned now.')
       props.onDone()
     })
   const set = assign({ contentKind: kind, contentId })
@@ -151,7 +153,15 @@ function Assignment(props: { id: string; kind: string | null; contentId: string 
       <p>Now: {props.kind ? `${props.kind} ${props.contentId}` : 'nothing assigned'}</p>
       <div class={`field${set.fieldErrors.contentKind ? ' invalid' : ''}`}>
         <label for="f-contentKind">Kind</label>
-        <select id="f-contentKind" value={kind} onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value)}>
+        <select
+          id="f-contentKind"
+          value={kind}
+          onChange={(e) => {
+            setKind((e.currentTarget as HTMLSelectElement).value)
+            setContentId('')
+            setContentName(null)
+          }}
+        >
           {ASSIGN_KINDS.map((k) => (
             <option key={k} value={k}>
               {k}
@@ -159,7 +169,18 @@ function Assignment(props: { id: string; kind: string | null; contentId: string 
           ))}
         </select>
       </div>
-      <Field label="Content id" name="contentId" value={contentId} onInput={setContentId} error={set.fieldErrors.contentId} />
+      <ContentPicker
+        id="f-contentId"
+        label="Content"
+        kind={kind}
+        value={contentId}
+        name={contentName}
+        onChange={(id, name) => {
+          setContentId(id)
+          setContentName(name)
+        }}
+        error={set.fieldErrors.contentId}
+      />
       <ErrorNote error={set.error ?? clear.error} />
       <p aria-live="polite">{done}</p>
       <div class="row">

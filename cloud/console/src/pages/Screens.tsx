@@ -8,7 +8,8 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Page, Status, useLoad } from '../ui.js'
+import { ContentPicker } from '../picker.js'
+import { Ago, ErrorNote, Page, SelectField, Status, useLoad, useSubmit } from '../ui.js'
 import { PairScreen } from './PairScreen.js'
 import type { PageProps } from './types.js'
 
@@ -22,6 +23,79 @@ export interface ScreenRow {
   playing: { source: string; contentKind: string | null; contentId: string | null } | null
   lastScreenshot: { id: string; at: string | null } | null
   drift: { state: string; items: { field: string }[] }
+  contentKind?: string | null
+  contentId?: string | null
+}
+
+const BULK_KINDS = ['playlist', 'schedule', 'media', 'creative', 'layout', 'signage', 'app'] as const
+const BULK_FIELDS = ['contentKind', 'contentId', 'screenIds'] as const
+
+/** The chosen screens get one piece of content in one request (POST /v1/screens/bulk-assign). */
+function BulkAssign(props: {
+  selected: string[]
+  onDone: (r: { screenIds: string[]; contentKind: string | null; contentId: string | null }) => void
+  onClear: () => void
+}): JSX.Element {
+  const [kind, setKind] = useState<string>('playlist')
+  const [contentId, setContentId] = useState('')
+  const [contentName, setContentName] = useState<string | null>(null)
+  const [done, setDone] = useState<string | null>(null)
+  const n = props.selected.length
+  const { busy, fieldErrors, error, submit } = useSubmit(BULK_FIELDS, async () => {
+    setDone(null)
+    const r = (
+      await call(api.POST('/v1/screens/bulk-assign', { body: { screenIds: props.selected, contentKind: kind as never, contentId: contentId.trim() || null } }))
+    ).data
+    const skipped = Object.entries(r.skipped).filter(([, k]) => k > 0)
+    setDone(
+      `Assigned ${contentName ?? r.contentId} to ${r.assigned} ${r.assigned === 1 ? 'screen' : 'screens'}.` +
+        (skipped.length ? ` Skipped: ${skipped.map(([why, k]) => `${k} ${why.replace('_', ' ')}`).join(', ')}.` : ''),
+    )
+    props.onDone(r)
+  })
+  return (
+    <form class="panel bulk" onSubmit={submit} aria-labelledby="h-bulk" noValidate>
+      <h2 id="h-bulk" class="panel-title">
+        Assign content to {n} chosen {n === 1 ? 'screen' : 'screens'}
+      </h2>
+      <div class="row">
+        <SelectField
+          label="Kind"
+          name="bulk-kind"
+          value={kind}
+          onInput={(v) => {
+            setKind(v)
+            setContentId('')
+            setContentName(null)
+          }}
+          options={BULK_KINDS.map((k) => [k, k] as const)}
+          error={fieldErrors.contentKind}
+        />
+        <ContentPicker
+          id="bulk-content"
+          label="Content"
+          kind={kind}
+          value={contentId}
+          name={contentName}
+          onChange={(id, name) => {
+            setContentId(id)
+            setContentName(name)
+          }}
+          error={fieldErrors.contentId}
+        />
+      </div>
+      <ErrorNote error={error ?? (fieldErrors.screenIds ? new Error(fieldErrors.screenIds) : null)} />
+      <p aria-live="polite">{done}</p>
+      <div class="form-buttons">
+        <button type="submit" disabled={busy || n === 0}>
+          {busy ? 'Assigning…' : `Assign to ${n} ${n === 1 ? 'screen' : 'screens'}`}
+        </button>
+        <button type="button" class="secondary" onClick={props.onClear}>
+          Clear the selection
+        </button>
+      </div>
+    </form>
+  )
 }
 
 const ROW = 40
@@ -129,6 +203,17 @@ export function Screens(props: PageProps): JSX.Element {
     if (end >= rows.length - OVERSCAN && more.current) void loadMore()
   }, [end, rows.length])
 
+  // Chosen screens for a bulk assignment (kept across filters and scrolling).
+  const [chosen, setChosen] = useState<Set<string>>(new Set())
+  const canAssign = session.can('screen.edit')
+  const toggle = (id: string, on: boolean) =>
+    setChosen((old) => {
+      const next = new Set(old)
+      if (on) next.add(id)
+      else next.delete(id)
+      return next
+    })
+  const allShown = shown.length > 0 && shown.every((r) => chosen.has(r.id))
   const setFilter = (name: string, value: string) => {
     const q = new URLSearchParams(props.query)
     if (value) q.set(name, value)
@@ -184,12 +269,43 @@ export function Screens(props: PageProps): JSX.Element {
         <output aria-live="polite">{total === null ? 'Loading…' : `${count} ${count === 1 ? 'screen' : 'screens'}`}</output>
       </form>
       <ErrorNote error={error} />
+      {canAssign && chosen.size > 0 ? (
+        <BulkAssign
+          selected={[...chosen]}
+          onClear={() => setChosen(new Set())}
+          onDone={(r) => {
+            const got = new Set(r.screenIds)
+            setRows((old) => old.map((x) => (got.has(x.id) ? { ...x, contentKind: r.contentKind, contentId: r.contentId } : x)))
+          }}
+        />
+      ) : null}
       <section class="scroller" ref={scroller} aria-label="Screens table">
         <table aria-rowcount={count + 1}>
           <thead>
             <tr aria-rowindex={1}>
+              {canAssign ? (
+                <th scope="col" class="check">
+                  <input
+                    type="checkbox"
+                    aria-label="Choose every screen in view"
+                    checked={allShown}
+                    onChange={(e) => {
+                      const on = (e.currentTarget as HTMLInputElement).checked
+                      setChosen((old) => {
+                        const next = new Set(old)
+                        for (const r of shown) {
+                          if (on) next.add(r.id)
+                          else next.delete(r.id)
+                        }
+                        return next
+                      })
+                    }}
+                  />
+                </th>
+              ) : null}
               <th scope="col">Name</th>
               <th scope="col">Status</th>
+              <th scope="col">Assigned</th>
               <th scope="col">Now playing</th>
               <th scope="col">Location</th>
               <th scope="col">Last seen</th>
@@ -202,12 +318,23 @@ export function Screens(props: PageProps): JSX.Element {
             {first > 0 ? <tr class="spacer" style={{ height: `${first * ROW}px` }} /> : null}
             {shown.map((r, i) => (
               <tr key={r.id} aria-rowindex={first + i + 2} style={{ height: `${ROW}px` }}>
+                {canAssign ? (
+                  <td class="check">
+                    <input
+                      type="checkbox"
+                      aria-label={`Choose ${r.name}`}
+                      checked={chosen.has(r.id)}
+                      onChange={(e) => toggle(r.id, (e.currentTarget as HTMLInputElement).checked)}
+                    />
+                  </td>
+                ) : null}
                 <td>
                   <Link to={`/screens/${r.id}`}>{r.name}</Link>
                 </td>
                 <td>
                   <Status status={r.status} />
                 </td>
+                <td>{r.contentKind ? `${r.contentKind} ${r.contentId}` : 'nothing'}</td>
                 <td>{r.playing && r.playing.source !== 'none' ? `${r.playing.contentId ?? '—'} (${r.playing.source})` : 'nothing'}</td>
                 <td>{r.nodeId ? (nodeName.get(r.nodeId) ?? r.nodeId) : 'Workspace'}</td>
                 <td>

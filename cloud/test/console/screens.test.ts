@@ -1,0 +1,224 @@
+// The screens page and a screen's page in a real Chromium against a real cloud and real
+// devices (MQTT clients playing the player):
+// - bulk assignment: screens chosen by their checkboxes (one by keyboard, all in view, then
+//   three of five), content picked with the content picker from more media than one page of
+//   the API (Load more follows the cursor; the one wanted found by a search), assigned in one
+//   request; the API's 422 shown; the rows and the API show it; a viewer has no checkboxes;
+// - a panel command clicked on a screen's page reaches the device as a serial job on its jobs
+//   topic, the device answers a job result, and the page shows the outcome;
+// - the screenshot button queues a screenshot job that the device receives and answers by
+//   uploading a PNG with its credential to the job's uploadUrl; the page shows the image.
+import t from 'tap'
+import type { Page } from 'puppeteer-core'
+import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
+import { servicesOf } from '../../src/app.js'
+import { form, png } from '../content/fixtures.js'
+import { connectDevice } from '../devicelink/link.js'
+import { docShot, missingChromium, noSerious, signedIn, textShown, type ConsoleCloud, fileCloud } from './console.js'
+
+const skip = missingChromium(t) ?? false
+/** One cloud for this file's tests. */
+const cloud = fileCloud()
+
+async function clickButton(page: Page, text: string): Promise<void> {
+  await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
+}
+
+async function uploadMedia(c: ConsoleCloud, name: string): Promise<string> {
+  const f = form({ name, file: { filename: `${name}.png`, data: png(8, 8) } })
+  const res = await fetch(`${c.base}/v1/media/upload`, { method: 'POST', headers: { authorization: `Bearer ${c.apiKey}`, ...f.headers }, body: f.payload })
+  if (res.status !== 201) throw new Error(`upload ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { data: { id: string } }).data.id
+}
+
+const options = (page: Page, id: string) => page.evaluate(`document.querySelectorAll('#${id}-list [role=option]').length`) as Promise<number>
+
+t.test('bulk assignment: three of five screens chosen, media picked by a search past the first page, assigned in one request', { skip }, async (t) => {
+  const c = await cloud(t)
+  // 30 files: more than one page of the picker (25), so the second comes through the API's cursor.
+  const ids: string[] = []
+  for (let i = 0; i < 30; i++) ids.push(await uploadMedia(c, `Poster ${String(i).padStart(2, '0')}`))
+  await servicesOf(c.running.app).media.processPending()
+  const wanted = ids[3]!
+  // The test cloud's content library is the in-memory one: what may be assigned is added to it.
+  c.content.add(c.workspaceId, { kind: 'media', id: wanted })
+  const screens: string[] = []
+  for (const name of ['Atrium', 'Bar', 'Cafe', 'Desk', 'Entrance']) screens.push((await c.pair(name)).screenId)
+
+  const page = await signedIn(t, c, 'ada@example.com', 'admin')
+  await page.goto(`${c.base}/console/screens`)
+  await textShown(page, '5 screens')
+  t.equal(await page.$('#h-bulk'), null, 'no bulk form before a screen is chosen')
+
+  // All in view, and none again.
+  await page.click('input[aria-label="Choose every screen in view"]')
+  await textShown(page, 'Assign content to 5 chosen screens')
+  await page.click('input[aria-label="Choose every screen in view"]')
+  await page.waitForFunction("!document.querySelector('#h-bulk')")
+  t.pass('the header box chooses every screen in view, and none')
+
+  // One by keyboard (Space on its box), two by click.
+  await page.focus('input[aria-label="Choose Atrium"]')
+  await page.keyboard.press('Space')
+  await textShown(page, 'Assign content to 1 chosen screen')
+  await page.click('input[aria-label="Choose Cafe"]')
+  await page.click('input[aria-label="Choose Entrance"]')
+  await textShown(page, 'Assign content to 3 chosen screens')
+
+  // An unknown id: the API's 422 next to the content field.
+  await page.select('#f-bulk-kind', 'media')
+  await page.type('#bulk-content', 'med_nope')
+  await clickButton(page, 'Assign to 3 screens')
+  await page.waitForSelector('#bulk-content-error, #h-bulk ~ .error, form.bulk .error')
+  t.match(await page.$eval('form.bulk', (f) => f.textContent), /med_nope|contentId|not found|unknown/i, 'refused, saying why')
+  await noSerious(t, page, 'screens page with the bulk form and an error')
+
+  // The picker: the first page, the next through the cursor, then a search.
+  await page.click('#bulk-content', { clickCount: 3 })
+  await page.keyboard.press('Backspace')
+  await page.keyboard.type('P')
+  await page.waitForFunction("document.querySelectorAll('#bulk-content-list [role=option]').length === 25")
+  t.equal(await options(page, 'bulk-content'), 25, 'a page of 25')
+  await clickButton(page, 'Load more')
+  await page.waitForFunction("document.querySelectorAll('#bulk-content-list [role=option]').length === 30")
+  t.pass('Load more reads the next page from the API: all 30')
+  await noSerious(t, page, 'screens page with the content picker open')
+  await page.focus('#bulk-content')
+  await page.keyboard.type('oster 03')
+  await page.waitForFunction(
+    "document.querySelectorAll('#bulk-content-list [role=option]').length === 1 && document.querySelector('#bulk-content-list [role=option]').textContent.includes('Poster 03')",
+  )
+  t.pass('the search by name goes to the API')
+  await page.keyboard.press('ArrowDown')
+  await page.keyboard.press('Enter')
+  t.match(await page.$eval('#bulk-content-hint', (e) => e.textContent), wanted, 'picked: its id shown')
+  await clickButton(page, 'Assign to 3 screens')
+  await textShown(page, 'Assigned Poster 03 to 3 screens.')
+  await docShot(page, 'screens-bulk')
+
+  const listed = (await c.call('GET', '/v1/screens')).body.data as { id: string; name: string; contentKind: string | null; contentId: string | null }[]
+  t.same(
+    listed
+      .filter((s) => s.contentId === wanted)
+      .map((s) => s.name)
+      .sort(),
+    ['Atrium', 'Cafe', 'Entrance'],
+    'the API: the three chosen have it',
+  )
+  t.same(
+    listed.filter((s) => s.contentId === null).map((s) => s.name),
+    expectTwo(listed),
+    'the other two have nothing',
+  )
+  const rows = (await page.$$eval('.scroller tbody tr:not(.spacer)', (rs) =>
+    rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+  )) as string[][]
+  const assigned = rows.filter((r) => r[3] === `media ${wanted}`).map((r) => r[1])
+  t.same(assigned.sort(), ['Atrium', 'Cafe', 'Entrance'], "the rows' Assigned column shows it")
+
+  // A viewer: no boxes, no bulk form.
+  const viewer = await signedIn(t, c, 'vera@example.com', 'viewer')
+  await viewer.goto(`${c.base}/console/screens`)
+  await textShown(viewer, '5 screens')
+  t.equal(await viewer.$('input[type=checkbox]'), null, 'no checkboxes for a viewer')
+  await noSerious(t, viewer, 'screens page, viewer')
+})
+
+function expectTwo(listed: { name: string; contentId: string | null }[]): string[] {
+  return listed.filter((s) => ['Bar', 'Desk'].includes(s.name)).map((s) => s.name)
+}
+
+t.test("a panel command and a screenshot from a screen's page, answered by a real device", { skip }, async (t) => {
+  const c = await cloud(t)
+  const device = await c.pair('Lobby')
+  t.equal((await c.call('PATCH', `/v1/screens/${device.screenId}/panel`, { protocol: 'samsung-mdc', setId: 1 })).status, 200)
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, device)
+  const jobs: Job[] = []
+  dev.client.on('message', (topic, payload) => {
+    if (topic !== topics.jobs(device.screenId)) return
+    const r = parseJob(payload)
+    if (r.ok) jobs.push(r.value)
+  })
+  const nextJob = async (kind: string): Promise<Job> => {
+    const deadline = Date.now() + 5000
+    for (;;) {
+      const j = jobs.find((x) => x.kind === kind)
+      if (j) return jobs.splice(jobs.indexOf(j), 1)[0]!
+      if (Date.now() > deadline) throw new Error(`no ${kind} job; have ${jobs.map((x) => x.kind)}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+
+  const page = await signedIn(t, c, 'ops@example.com', 'admin')
+  await page.goto(`${c.base}/console/screens/${device.screenId}`)
+  await page.waitForSelector('#h-panel')
+  await page.waitForFunction("[...document.querySelectorAll('fieldset.buttons button')].length > 0")
+  const buttons = (await page.$$eval('fieldset.buttons button', (bs) => bs.map((b) => b.textContent))) as string[]
+  const power = buttons.find((b) => /power on/i.test(b)) ?? buttons.find((b) => /power/i.test(b))
+  t.ok(power, `a power control among the panel's commands (${buttons.join(', ')})`)
+
+  // The operator clicks it: the device gets the serial job on its jobs topic and answers.
+  await clickButton(page, power!)
+  const job = await nextJob('serial')
+  t.match(job, { kind: 'serial', bytesHex: /^([0-9a-fA-F]{2})+$/, protocol: 'samsung-mdc' }, 'the serial job, with the bytes to write')
+  const queued = (await c.call('GET', `/v1/screens/${device.screenId}/serial-jobs`)).body.data as { id: string; bytesHex: string }[]
+  t.ok(
+    queued.some((j) => j.id === job.id),
+    'the same job the API lists for the screen',
+  )
+  await dev.client.publishAsync(
+    topics.jobResults(device.screenId),
+    JSON.stringify({
+      jobId: job.id,
+      kind: 'serial',
+      sentHex: job.kind === 'serial' ? job.bytesHex : '',
+      replyHex: 'aaff0103411101',
+      outcome: 'ok',
+      at: new Date().toISOString(),
+    }),
+    { qos: 1 },
+  )
+  await textShown(page, `${power}: ok`, 8000)
+  t.pass("the page shows the device's answer")
+  t.equal((await c.call('GET', `/v1/serial-jobs/${job.id}`)).body.data.status, 'ok', 'and the API')
+
+  // A refusal reads as one: the next command answered `nak`.
+  const second = buttons.find((b) => b !== power && !/status/i.test(b)) ?? power!
+  await clickButton(page, second)
+  const nakJob = await nextJob('serial')
+  await dev.client.publishAsync(
+    topics.jobResults(device.screenId),
+    JSON.stringify({
+      jobId: nakJob.id,
+      kind: 'serial',
+      sentHex: nakJob.kind === 'serial' ? nakJob.bytesHex : '',
+      replyHex: '',
+      outcome: 'nak',
+      at: new Date().toISOString(),
+    }),
+    { qos: 1 },
+  )
+  await textShown(page, `${second}: nak`, 8000)
+  t.pass('a nak is shown as such')
+
+  // The screenshot button: a job with an upload URL; the device PUTs a PNG with its credential.
+  await clickButton(page, 'Take a screenshot')
+  await textShown(page, 'Waiting for the screen…')
+  const shot = await nextJob('screenshot')
+  t.match(shot, { kind: 'screenshot', uploadUrl: /^\/v1\/devices\/screenshots\/shot_/ }, 'the screenshot job, with where to upload')
+  const image = png(320, 180)
+  const up = await fetch(`${c.base}${shot.kind === 'screenshot' ? shot.uploadUrl : ''}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'image/png', authorization: `Basic ${Buffer.from(`${device.screenId}:${device.deviceSecret}`).toString('base64')}` },
+    body: image,
+  })
+  t.equal(up.status, 200, 'the upload with the device credential is taken')
+  await textShown(page, 'Screenshot taken.', 8000)
+  await page.waitForFunction("(() => { const i = document.querySelector('img.shot'); return !!i && i.complete && i.naturalWidth === 320 })()", {
+    timeout: 5000,
+  })
+  t.equal(await page.$eval('img.shot', (i) => i.getAttribute('src')), `/v1/screenshots/${shot.id}/image`, "the page shows the device's image")
+  await noSerious(t, page, "a screen's page with a command's outcome and a screenshot")
+  await page.$eval('#h-shot', (e) => e.scrollIntoView())
+  await docShot(page, 'screen-device')
+})

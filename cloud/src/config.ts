@@ -74,6 +74,8 @@ export interface Config {
   presenceHeartbeatMs: number
   /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
   castExpiryIntervalMs: number
+  /** scrypt's work factor for new console passwords, log2 N (SVC_PASSWORD_SCRYPT_LOG_N, 15 = 32 MiB per derivation; 14–20). */
+  passwordScryptLogN: number
   /** How often running agent rollouts are judged, ms (SVC_ROLLOUT_INTERVAL_MS, 10000); 0 = never (tests drive it). */
   rolloutIntervalMs: number
   /** Largest agent release tarball accepted, bytes (SVC_AGENT_RELEASE_MAX_BYTES, 256 MiB). */
@@ -150,6 +152,13 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   if (raw === undefined || raw === '') return fallback
   const n = Number(raw)
   if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
+  return n
+}
+
+/** SVC_PASSWORD_SCRYPT_LOG_N: 14 (16 MiB, OWASP's floor for scrypt) to 20 (1 GiB); default 15. */
+function scryptLogN(env: NodeJS.ProcessEnv): number {
+  const n = int(env, 'SVC_PASSWORD_SCRYPT_LOG_N', 15)
+  if (n < 14 || n > 20) throw new Error(`SVC_PASSWORD_SCRYPT_LOG_N must be an integer from 14 to 20, got "${env.SVC_PASSWORD_SCRYPT_LOG_N}"`)
   return n
 }
 
@@ -271,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceHeartbeatMs: int(env, 'SVC_PRESENCE_HEARTBEAT_MS', 5000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
     rolloutIntervalMs: int(env, 'SVC_ROLLOUT_INTERVAL_MS', 10_000),
+    passwordScryptLogN: scryptLogN(env),
     agentReleaseMaxBytes: int(env, 'SVC_AGENT_RELEASE_MAX_BYTES', 256 * 1024 * 1024, 1),
     presenceTimers: true,
     mediaDir: env.SVC_MEDIA_DIR ? path.resolve(env.SVC_MEDIA_DIR) : null,
@@ -312,6 +322,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     housekeepingIntervalMs: 0,
     castExpiryIntervalMs: 0,
     rolloutIntervalMs: 0,
+    // Tests sign in hundreds of times: a cheaper derivation (2^10); production's is 2^15.
+    passwordScryptLogN: 10,
     presenceTimers: undefined,
     mediaProcessing: 'manual',
     mediaUrlRefreshIntervalMs: 0,

@@ -92,7 +92,7 @@ forEngines(t, (t, build) => {
     t.equal(me.json().data.user.email, 'ada@example.com')
     t.equal((await send(h, b, 'GET', '/v1/me')).json().data.actor.kind, 'user', 'the cookie works on every route')
     const row = await servicesOf(h.app).db.get<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = ?', [inv.id])
-    t.match(row!.password_hash, /^scrypt\$15\$8\$3\$/, 'stored as scrypt')
+    t.match(row!.password_hash, /^scrypt\$10\$8\$3\$/, "stored as scrypt, with the configuration's work factor (tests: 2^10)")
     t.notOk(row!.password_hash.includes(PASSWORD))
   })
 
@@ -237,4 +237,16 @@ t.test('under an https public URL the cookies are Secure', async (t) => {
   t.match(inv.inviteUrl, /^https:\/\/signage\.example\.com\/console\/welcome#token=inv_/)
   const res = await send(h, browser(), 'POST', '/v1/invites/accept', { token: inv.token, password: PASSWORD })
   for (const c of ([] as string[]).concat(res.headers['set-cookie'] as string | string[])) t.match(c, /; Secure/)
+})
+
+t.test("scrypt's work factor: 2^15 unless set (14 to 20); a stored hash keeps its own factor", async (t) => {
+  const { loadConfig } = await import('../src/config.js')
+  const { hashPassword, verifyPassword } = await import('../src/domains/access/passwords.js')
+  t.equal(loadConfig({}).passwordScryptLogN, 15, 'the default')
+  t.equal(loadConfig({ SVC_PASSWORD_SCRYPT_LOG_N: '16' }).passwordScryptLogN, 16)
+  t.throws(() => loadConfig({ SVC_PASSWORD_SCRYPT_LOG_N: '12' }), /from 14 to 20/, 'below OWASP’s floor: refused at start-up')
+  const strong = await hashPassword('a long pass phrase')
+  t.match(strong, /^scrypt\$15\$8\$3\$/, 'new hashes get the default')
+  t.ok(await verifyPassword('a long pass phrase', strong, 10), 'verified with its own factor, whatever the setting now')
+  t.notOk(await verifyPassword('a wrong pass phrase', strong, 10))
 })

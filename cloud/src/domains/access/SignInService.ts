@@ -15,7 +15,7 @@ import { ApiError, validation } from '../../platform/errors.js'
 import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
 import type { Mailer } from '../mail/index.js'
 import type { CredentialChanges } from './CredentialChanges.js'
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.js'
+import { hashPassword, passwordProblem, SCRYPT_LOG_N, verifyPassword } from './passwords.js'
 import type { SignInLimits, SignInCount } from './SignInLimits.js'
 import { UserRepository, type UserRecord } from './UserRepository.js'
 import type { UserRow, UserService } from './UserService.js'
@@ -56,6 +56,8 @@ export class SignInService {
     /** Where the console is reached (SVC_PUBLIC_URL); null: links are paths. */
     private readonly publicUrl: string | null,
     private readonly changes: CredentialChanges,
+    /** scrypt's work factor for new passwords, log2 N (SVC_PASSWORD_SCRYPT_LOG_N). */
+    private readonly scryptLogN = SCRYPT_LOG_N,
   ) {
     this.repo = new UserRepository(db.kysely)
   }
@@ -113,7 +115,7 @@ export class SignInService {
     if (!invite || invite.used_at || invite.expires_at <= now) throw refused
     const user = await this.users.get(invite.workspace_id, invite.user_id)
     if (!user) throw refused
-    const passwordHash = await hashPassword(input.password, this.random)
+    const passwordHash = await hashPassword(input.password, this.random, this.scryptLogN)
     // One use: the invite is closed in the same statement that finds it open.
     if ((await this.repo.closeInvites(user.id, now)) === 0) throw refused
     await this.repo.setPassword(user.id, passwordHash, now)
@@ -137,7 +139,8 @@ export class SignInService {
     const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
     // Every candidate is checked (or one dummy when there is none), so timing tells nothing.
     const fits: typeof candidates = []
-    for (const u of candidates.length ? candidates : [null]) if ((await verifyPassword(input.password, u?.password_hash ?? null)) && u) fits.push(u)
+    for (const u of candidates.length ? candidates : [null])
+      if ((await verifyPassword(input.password, u?.password_hash ?? null, this.scryptLogN)) && u) fits.push(u)
     if (!fits.length) {
       await this.limits.failed(count)
       throw new ApiError('invalid_credentials', 'The email or password is wrong.')

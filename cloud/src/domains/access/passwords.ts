@@ -1,7 +1,9 @@
 // Console users' passwords: scrypt from node:crypto with a random 16-byte salt per
 // password, stored as `scrypt$<log2 N>$<r>$<p>$<salt>$<key>` (base64url), so the cost can
 // rise later without breaking stored hashes. The cost is one of OWASP's equivalent scrypt
-// settings (N = 2^15, r = 8, p = 3: 32 MiB, about 0.1 s here). Verification compares in
+// settings (N = 2^15, r = 8, p = 3: 32 MiB, about 0.1 s here); N is a setting
+// (SVC_PASSWORD_SCRYPT_LOG_N, at least 2^14), and the tests' configuration uses 2^10 so a
+// suite of sign-ins does not spend its minute deriving keys. Verification compares in
 // constant time; an account without a password is checked against a fixed dummy hash, so
 // "no such user" and "wrong password" take the same time. At most SCRYPT_CONCURRENCY
 // derivations run at once and SCRYPT_QUEUE wait; past that a sign-in answers 429 at once,
@@ -13,7 +15,8 @@ import { ApiError } from '../../platform/errors.js'
 export const PASSWORD_MIN_LENGTH = 12
 export const PASSWORD_MAX_LENGTH = 1024
 
-const LOG_N = 15
+/** The default work factor: N = 2^15. */
+export const SCRYPT_LOG_N = 15
 const R = 8
 const P = 3
 const KEY_LENGTH = 32
@@ -63,21 +66,26 @@ export function passwordProblem(password: string): string | null {
   return null
 }
 
-export async function hashPassword(password: string, random: RandomSource = randomBytes): Promise<string> {
+export async function hashPassword(password: string, random: RandomSource = randomBytes, logN = SCRYPT_LOG_N): Promise<string> {
   const salt = Buffer.from(random(16))
-  const key = await derive(password, salt, LOG_N, R, P)
-  return ['scrypt', LOG_N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$')
+  const key = await derive(password, salt, logN, R, P)
+  return ['scrypt', logN, R, P, salt.toString('base64url'), key.toString('base64url')].join('$')
 }
 
-let dummy: Promise<string> | null = null
+/** Per work factor: the fixed hash a missing or malformed one is checked against. */
+const dummies = new Map<number, Promise<string>>()
 
-/** Whether `password` matches `stored`; a null or malformed `stored` never matches but costs the same. */
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+/**
+ * Whether `password` matches `stored`; a null or malformed `stored` never matches but costs
+ * the same as a stored hash of work factor `logN` (the one new passwords get).
+ */
+export async function verifyPassword(password: string, stored: string | null, logN = SCRYPT_LOG_N): Promise<boolean> {
   const parts = stored?.split('$') ?? []
   const ok = parts.length === 6 && parts[0] === 'scrypt'
-  dummy ??= hashPassword('not a password of anyone')
-  const [, logN, r, p, salt, key] = ok ? parts : (await dummy).split('$')
+  let dummy = dummies.get(logN)
+  if (!dummy) dummies.set(logN, (dummy = hashPassword('not a password of anyone', randomBytes, logN)))
+  const [, storedLogN, r, p, salt, key] = ok ? parts : (await dummy).split('$')
   const expected = Buffer.from(key!, 'base64url')
-  const got = await derive(password, Buffer.from(salt!, 'base64url'), Number(logN), Number(r), Number(p))
+  const got = await derive(password, Buffer.from(salt!, 'base64url'), Number(storedLogN), Number(r), Number(p))
   return ok && got.length === expected.length && timingSafeEqual(got, expected)
 }

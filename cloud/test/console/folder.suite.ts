@@ -1,3 +1,3 @@
 import { runFolder } from '../suite.js'
 
-await runFolder(import.meta.url)
+await runFolder(import.meta.url, { part: 1, of: 2 })

@@ -3,28 +3,20 @@
 // one after the other's tests have finished. Starting a process that loads the cloud costs
 // about 4.5 s of CPU (Node's module loader through tap's three loader hooks, for ~1,100
 // modules); a folder's files share that once. Each file still runs alone:
-// `node scripts/test.mjs cloud/test/assign/assign.test.ts`. A folder whose files take
-// minutes together is split into shards (`folder.suite.ts` and `folder-2.suite.ts`, each
-// taking every other file): tap starts the files in name order on its 3 jobs, and one long
-// process started late would be the whole run's tail.
+// `node scripts/test.mjs cloud/test/assign/assign.test.ts`.
 import fs from 'node:fs'
 import t from 'tap'
 
 /** A file's own limit, as when it runs alone (package.json `tap.timeout`). */
 const PER_FILE_MS = 120_000
 
-/**
- * Runs every `*.test.ts` beside `suiteUrl` (the suite file's `import.meta.url`) in this
- * process; with `shard`, only part `part` (1-based) of `of`: the files whose index in name
- * order is part - 1 modulo `of`.
- */
-export async function runFolder(suiteUrl: string, shard: { part: number; of: number } = { part: 1, of: 1 }, perFileMs = PER_FILE_MS): Promise<void> {
+/** Runs every `*.test.ts` beside `suiteUrl` (the suite file's `import.meta.url`) in this process. */
+export async function runFolder(suiteUrl: string, perFileMs = PER_FILE_MS): Promise<void> {
   const dir = new URL('./', suiteUrl)
   const files = fs
     .readdirSync(dir)
     .filter((f) => f.endsWith('.test.ts'))
     .sort()
-    .filter((_, i) => i % shard.of === shard.part - 1)
   for (const f of files) {
     // The file's top-level tests queue behind this one, so the next file is imported only
     // once they have run: files never overlap. The process's timer restarts for each file,

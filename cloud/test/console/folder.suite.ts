@@ -1,3 +1,3 @@
 import { runFolder } from '../suite.js'
 
-await runFolder(import.meta.url, { part: 1, of: 2 })
+await runFolder(import.meta.url)

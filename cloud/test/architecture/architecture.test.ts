@@ -6,7 +6,9 @@
 //   - a domain's file reaches another domain only through that domain's index.ts, and a
 //     module.ts is imported only by domains/index.ts (the one place that wires them);
 //   - an index.ts hands out no repository: other domains get a service or a records object;
-//   - a repository imports no route, service or module; a route file imports no repository.
+//   - a repository imports no route, service or module; a route file imports no repository;
+//   - each table's type is declared once: in its domain's tables.ts, or in platform/db/schema.ts
+//     for the platform's own.
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -93,4 +95,34 @@ t.test('repositories, routes and services keep to their layer', async (t) => {
   t.same(repoBad, [], 'a repository imports no route, service or module')
   const routeBad = all.filter((i) => i.from.endsWith('Routes.ts') && i.to.endsWith('Repository.ts'))
   t.same(routeBad, [], 'a route file imports no repository')
+})
+
+t.test("each table's type lives in one place: a domain's tables.ts, or the platform's schema.ts for its own", async (t) => {
+  const declared = new Map<string, string[]>()
+  const note = (file: string, text: string) => {
+    const db = /interface DB \{\n([\s\S]*?)\n\s*\}/.exec(text)
+    for (const m of db?.[1]?.matchAll(/^\s+([a-z_]+): \w+/gm) ?? []) declared.set(m[1]!, [...(declared.get(m[1]!) ?? []), file])
+  }
+  note('platform/db/schema.ts', fs.readFileSync(path.join(SRC, 'platform/db/schema.ts'), 'utf8'))
+  const domains = fs.readdirSync(path.join(SRC, 'domains'), { withFileTypes: true }).filter((e) => e.isDirectory())
+  for (const d of domains) {
+    const file = path.join(SRC, 'domains', d.name, 'tables.ts')
+    if (fs.existsSync(file)) note(`domains/${d.name}/tables.ts`, fs.readFileSync(file, 'utf8'))
+  }
+  const migrations = path.join(SRC, 'platform/db/migrations')
+  const created = new Set(['schema_migrations'])
+  for (const f of fs.readdirSync(migrations))
+    for (const m of fs.readFileSync(path.join(migrations, f), 'utf8').matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)/g)) created.add(m[1]!)
+  t.same([...created].filter((n) => !declared.has(n)).sort(), [], 'every table the migrations create has a type')
+  t.same(
+    [...declared].filter(([, files]) => files.length > 1),
+    [],
+    'declared once',
+  )
+  t.same([...declared.keys()].filter((n) => !created.has(n)).sort(), [], 'no type of a table that does not exist')
+  const platform = [...declared]
+    .filter(([, files]) => files[0] === 'platform/db/schema.ts')
+    .map(([n]) => n)
+    .sort()
+  t.same(platform, ['idempotency_keys', 'schema_migrations', 'work_leases'], "the platform's schema.ts holds only the platform's tables")
 })

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { eachEngine } from './engines.js'
 import { SerialJobRepository } from '../../src/domains/serial/SerialRepository.js'
-import type { SerialJobRow } from '../../src/platform/db/schema.js'
+import type { SerialJobRow } from '../../src/domains/serial/tables.js'
 import { WorkspaceRepository } from '../../src/domains/account/WorkspaceRepository.js'
 
 const row = (id: string, screenId: string, createdAt: string, status = 'queued'): SerialJobRow => ({

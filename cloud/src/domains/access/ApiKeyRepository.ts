@@ -2,7 +2,7 @@
 // through NodeRepository.homedRow, like every homed table).
 import { sql, type Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { ApiKeysTable } from '../../platform/db/schema.js'
+import type { ApiKeysTable } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged, withinNodes } from '../../platform/db/keyset.js'
 

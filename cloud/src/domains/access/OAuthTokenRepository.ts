@@ -1,7 +1,7 @@
 // The only code that reads or writes `oauth_tokens`.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { OauthTokensTable } from '../../platform/db/schema.js'
+import type { OauthTokensTable } from './tables.js'
 
 export type OAuthTokenRecord = Selectable<OauthTokensTable>
 

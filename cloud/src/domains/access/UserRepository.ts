@@ -1,7 +1,7 @@
 // The only code that reads or writes `users`, `sessions` and users' invites and sign-in devices.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { SessionsTable, SignInDevicesTable, UserInvitesTable, UsersTable } from '../../platform/db/schema.js'
+import type { SessionsTable, SignInDevicesTable, UserInvitesTable, UsersTable } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 

@@ -1,7 +1,7 @@
 // The only code that reads or writes `workspaces`.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { WorkspacesTable } from '../../platform/db/schema.js'
+import type { WorkspacesTable } from './tables.js'
 
 export type WorkspaceRecord = Selectable<WorkspacesTable>
 

@@ -3,7 +3,7 @@
 // that serves it: lists, job messages and state checks leave it out.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { AgentLogsTable } from '../../platform/db/schema.js'
+import type { AgentLogsTable } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 

@@ -2,7 +2,7 @@
 // their signature (the bytes are in the file store, by sha256).
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { AgentReleasesTable } from '../../platform/db/schema.js'
+import type { AgentReleasesTable } from './tables.js'
 import { paged } from '../../platform/db/keyset.js'
 import type { PageRequest } from '../../platform/paging.js'
 

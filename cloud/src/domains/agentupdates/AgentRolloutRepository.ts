@@ -2,7 +2,7 @@
 // screens to an agent version in stages, and per screen its stage and its update job.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { AgentRolloutScreensTable, AgentRolloutsTable } from '../../platform/db/schema.js'
+import type { AgentRolloutScreensTable, AgentRolloutsTable } from './tables.js'
 import { paged } from '../../platform/db/keyset.js'
 import type { PageRequest } from '../../platform/paging.js'
 

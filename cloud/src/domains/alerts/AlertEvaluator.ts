@@ -9,7 +9,7 @@
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { isUniqueViolation } from '../../platform/db/Database.js'
-import type { AlertEventRow, AlertScreenStateRow } from '../../platform/db/schema.js'
+import type { AlertEventRow, AlertScreenStateRow } from './tables.js'
 import { AlertRepository } from './AlertRepository.js'
 import { notFound } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'

@@ -4,7 +4,7 @@
 // equality on both engines. One open event per rule and screen is enforced by a partial
 // unique index: inserting a second one fails with a unique violation the caller expects.
 import type { Executor } from '../../platform/db/Database.js'
-import type { AlertEventRow, AlertRuleRow, AlertScreenStateRow } from '../../platform/db/schema.js'
+import type { AlertEventRow, AlertRuleRow, AlertScreenStateRow } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged, withinNodes } from '../../platform/db/keyset.js'
 

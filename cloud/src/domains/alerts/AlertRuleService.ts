@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
-import type { AlertRuleRow } from '../../platform/db/schema.js'
+import type { AlertRuleRow } from './tables.js'
 import { AlertRepository } from './AlertRepository.js'
 import { ApiError, notFound, validation } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'

@@ -1,7 +1,7 @@
 // The only code that reads or writes `approval_policies` and `approval_requests`.
 import type { Insertable, Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { ApprovalPoliciesTable, ApprovalRequestsTable } from '../../platform/db/schema.js'
+import type { ApprovalPoliciesTable, ApprovalRequestsTable } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 

@@ -1,13 +1,15 @@
 // The only code that reads or writes `content_items`, `content_shares` and `content_refs`,
 // and the content library's reads of `media` (media's own writes stay in MediaService).
+import type { DB } from '../../platform/db/schema.js'
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { ContentItemsTable, MediaTable } from '../../platform/db/schema.js'
+import type { ContentItemsTable } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 
 export type ContentItemRow = Selectable<ContentItemsTable>
-export type MediaRow = Selectable<MediaTable>
+/** A media row (the media domain's table, read here through the database's type: no import of media, which imports content). */
+export type MediaRow = Selectable<DB['media']>
 
 export interface ContentListFilter {
   kind: string

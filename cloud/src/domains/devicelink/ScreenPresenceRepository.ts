@@ -4,12 +4,12 @@
 // few per device. Every status change is a conditional update, so `online`
 // and `offline` alternate per screen even when several handlers race.
 import { type Selectable, sql } from 'kysely'
-import type { ScreensTable } from '../../platform/db/schema.js'
 import type { Executor } from '../../platform/db/Database.js'
+import type { DB } from '../../platform/db/schema.js'
 import { announce } from '../../platform/db/changes.js'
 
 /** What presence reads of a screen: its columns, as the table types them. */
-export type PresenceRow = Pick<Selectable<ScreensTable>, 'id' | 'workspace_id' | 'name' | 'node_id' | 'status' | 'status_since'>
+export type PresenceRow = Pick<Selectable<DB['screens']>, 'id' | 'workspace_id' | 'name' | 'node_id' | 'status' | 'status_since'>
 
 /** Rows per `IN (…)` list: well inside SQLite's and PostgreSQL's parameter limits. */
 const CHUNK = 500

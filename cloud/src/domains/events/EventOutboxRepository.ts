@@ -1,7 +1,7 @@
 // The only code that reads or writes `events_outbox`.
 import type { Executor } from '../../platform/db/Database.js'
 import type { Selectable } from 'kysely'
-import type { EventsOutboxTable } from '../../platform/db/schema.js'
+import type { EventsOutboxTable } from './tables.js'
 
 export type OutboxRow = Selectable<EventsOutboxTable>
 

@@ -1,7 +1,7 @@
 // The only code that reads or writes `outbox`, the mail outbox: every message the Mailer
 // sends is recorded here first, then marked sent or given its error.
 import type { Executor } from '../../platform/db/Database.js'
-import type { MailOutboxRow } from '../../platform/db/schema.js'
+import type { MailOutboxRow } from './tables.js'
 
 export class MailRepository {
   constructor(private readonly k: Executor) {}

@@ -7,7 +7,7 @@ import nodemailer from 'nodemailer'
 import type { Transporter } from 'nodemailer'
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
-import type { MailOutboxRow } from '../../platform/db/schema.js'
+import type { MailOutboxRow } from './tables.js'
 import { MailRepository } from './MailRepository.js'
 
 export interface MailMessage {

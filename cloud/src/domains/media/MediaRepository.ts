@@ -6,7 +6,8 @@
 // comes back as a number on both engines.
 import type { ExpressionBuilder } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { DB, MediaRow, MediaUploadPartRow, MediaUploadRow } from '../../platform/db/schema.js'
+import type { DB } from '../../platform/db/schema.js'
+import type { MediaRow, MediaUploadPartRow, MediaUploadRow } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 

@@ -1,7 +1,8 @@
 // The only code that reads or writes `nodes` (the location tree).
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { DB, NodeRow } from '../../platform/db/schema.js'
+import type { DB } from '../../platform/db/schema.js'
+import type { NodeRow } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged, withinNodes } from '../../platform/db/keyset.js'
 

@@ -10,7 +10,8 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { Nullable, Timestamp } from '../../platform/contract.js'
 import { NodeRepository, type HomedTable } from './NodeRepository.js'
-import type { RowWith, NodesTable } from '../../platform/db/schema.js'
+import type { RowWith } from '../../platform/db/schema.js'
+import type { NodesTable } from './tables.js'
 
 export const NODE_KINDS = ['org_unit', 'location', 'screen_group'] as const
 export type NodeKind = (typeof NODE_KINDS)[number]

@@ -3,7 +3,7 @@
 // memory), so any instance can claim a code another one handed out.
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { DeviceRegistrationsTable } from '../../platform/db/schema.js'
+import type { DeviceRegistrationsTable } from './tables.js'
 
 export type RegistrationRecord = Selectable<DeviceRegistrationsTable>
 

@@ -5,7 +5,8 @@
 import { CompiledQuery, sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Dialect, Executor } from '../../platform/db/Database.js'
 import { announce } from '../../platform/db/changes.js'
-import type { DB, ScreensTable } from '../../platform/db/schema.js'
+import type { DB } from '../../platform/db/schema.js'
+import type { ScreensTable } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { withinNodes } from '../../platform/db/keyset.js'
 

@@ -1,7 +1,7 @@
 // The only code that reads or writes `screenshots` (screenshot jobs and their PNGs' hashes).
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { ScreenshotsTable } from '../../platform/db/schema.js'
+import type { ScreenshotsTable } from './tables.js'
 
 export type ScreenshotRow = Selectable<ScreenshotsTable>
 

@@ -21,7 +21,8 @@ import type { ScreenService } from '../screens/index.js'
 import type { ScreenPanelService } from '../screens/index.js'
 import type { SerialTemplateService } from './SerialTemplateService.js'
 import { SharedSweep } from './SharedSweep.js'
-import type { RowWith, SerialJobsTable } from '../../platform/db/schema.js'
+import type { RowWith } from '../../platform/db/schema.js'
+import type { SerialJobsTable } from './tables.js'
 
 /** A job not answered within a day is failed: a power command run a day late surprises people. */
 export const SERIAL_JOB_TTL_MS = 24 * 3600_000

@@ -1,6 +1,6 @@
 // The only code that reads or writes `serial_templates` and `serial_jobs`.
 import type { Executor } from '../../platform/db/Database.js'
-import type { SerialJobRow, SerialTemplateRow } from '../../platform/db/schema.js'
+import type { SerialJobRow, SerialTemplateRow } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged, withinNodes } from '../../platform/db/keyset.js'
 

@@ -19,7 +19,7 @@ import { ApiError, validation } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import type { NodeService } from '../nodes/index.js'
 import { SerialTemplateRepository } from './SerialRepository.js'
-import type { SerialTemplatesTable } from '../../platform/db/schema.js'
+import type { SerialTemplatesTable } from './tables.js'
 import type { Selectable } from 'kysely'
 
 export const SERIAL_TEMPLATE_NAME_MAX = 120

@@ -2,7 +2,7 @@
 // `incident_updates` (platform status). StatusService computes the public view from these
 // reads and keeps it in memory; nothing here caches.
 import type { Executor } from '../../platform/db/Database.js'
-import type { IncidentRow, IncidentUpdateRow, StatusMeasurementRow } from '../../platform/db/schema.js'
+import type { IncidentRow, IncidentUpdateRow, StatusMeasurementRow } from './tables.js'
 
 export class StatusRepository {
   constructor(private readonly k: Executor) {}

@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import type { Database } from '../../platform/db/Database.js'
-import type { IncidentRow as StoredIncident, StatusMeasurementRow } from '../../platform/db/schema.js'
+import type { IncidentRow as StoredIncident, StatusMeasurementRow } from './tables.js'
 import { StatusRepository } from './StatusRepository.js'
 import { DatabaseBusyError, notFound, validation } from '../../platform/errors.js'
 

@@ -9,7 +9,8 @@
 // rule may carry state 'replaced': not 'active', so not held either.
 import { sql, type Expression, type ExpressionBuilder, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { CastsTable, DB } from '../../platform/db/schema.js'
+import type { DB } from '../../platform/db/schema.js'
+import type { CastsTable } from './tables.js'
 import { withinNodes } from '../../platform/db/keyset.js'
 
 export type CastRecord = Selectable<CastsTable>

@@ -27,7 +27,8 @@ export const CAST_STATUS_FILTERS = [...CAST_STATUSES, 'ended'] as const
 type CastRow = RowWith<CastsTable, { status: CastStatus }>
 
 import { Delivery } from './takeoverSchemas.js'
-import type { RowWith, CastsTable } from '../../platform/db/schema.js'
+import type { RowWith } from '../../platform/db/schema.js'
+import type { CastsTable } from './tables.js'
 
 export { Delivery }
 

@@ -1,7 +1,7 @@
 // The only code that reads or writes `emergencies` and `emergency_screens`.
 import { sql, type Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
-import type { EmergenciesTable } from '../../platform/db/schema.js'
+import type { EmergenciesTable } from './tables.js'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { ScreenIdQuery } from './CastRepository.js'
 

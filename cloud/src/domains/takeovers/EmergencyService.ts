@@ -17,7 +17,8 @@ import type { Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
 import { castsOnScreens, castsOnTarget, refreshCastPause } from './CastService.js'
 import type { MarkDirtyLater } from '../screens/index.js'
 import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
-import type { RowWith, EmergenciesTable } from '../../platform/db/schema.js'
+import type { RowWith } from '../../platform/db/schema.js'
+import type { EmergenciesTable } from './tables.js'
 
 export { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView }
 

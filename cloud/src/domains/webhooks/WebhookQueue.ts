@@ -10,7 +10,7 @@ import type { Database, Queryable } from '../../platform/db/Database.js'
 import type { DomainEvent } from '../events/index.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
-import type { NewWebhookDelivery } from '../../platform/db/schema.js'
+import type { NewWebhookDelivery } from './tables.js'
 import { WebhookRepository } from './WebhookRepository.js'
 import {
   RETENTION_MS,

@@ -5,7 +5,7 @@
 // (SQLite has one writer at a time, so the plain statement is already exclusive).
 import { sql } from 'kysely'
 import type { Dialect, Executor } from '../../platform/db/Database.js'
-import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointUpdate } from '../../platform/db/schema.js'
+import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointUpdate } from './tables.js'
 import type { PageRequest } from '../../platform/paging.js'
 import { paged } from '../../platform/db/keyset.js'
 

@@ -5,7 +5,8 @@ import { ApiError } from '../../platform/errors.js'
 import { isUnsafeUrlError } from '../../platform/net/OutboundGuard.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import type { Settlement } from './WebhookRepository.js'
-import type { RowWith, WebhookDeliveriesTable, WebhookEndpointRow } from '../../platform/db/schema.js'
+import type { RowWith } from '../../platform/db/schema.js'
+import type { WebhookDeliveriesTable, WebhookEndpointRow } from './tables.js'
 
 /** Waits after failed attempt n (1-based): 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, then 4 h. */
 export const BACKOFF_MS = [30_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000] as const

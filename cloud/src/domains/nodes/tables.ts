@@ -1,0 +1,22 @@
+// The nodes domain's tables, as the migrations (platform/db/migrations) leave them: their
+// column types, added to the database's type (`DB` in platform/db/schema.ts) by declaration
+// merging, so every query is checked against them while the platform names no domain.
+import type { Selectable } from 'kysely'
+
+export interface NodesTable {
+  id: string
+  workspace_id: string
+  parent_id: string | null
+  kind: string
+  name: string
+  created_at: string
+  updated_at: string
+}
+
+export type NodeRow = Selectable<NodesTable>
+
+declare module '../../platform/db/schema.js' {
+  interface DB {
+    nodes: NodesTable
+  }
+}

@@ -48,6 +48,17 @@ function release(bytes: Buffer, privateKeyPem: string): Release {
   return { bytes, sig: signRelease(privateKeyPem, sha256Hex(bytes)) }
 }
 
+/** POST /v1/agent-releases as the operator does it: the tarball and its .sig as a form; answers the release's id. */
+async function uploadRelease(t: Test, cloud: { base: string; apiKey: string }, r: Release): Promise<string> {
+  const form = new FormData()
+  form.append('file', new Blob([r.bytes], { type: 'application/gzip' }), 'svc-agent.tar.gz')
+  form.append('signature', new Blob([JSON.stringify(r.sig)], { type: 'application/json' }), 'svc-agent.tar.gz.sig')
+  const res = await fetch(`${cloud.base}/v1/agent-releases`, { method: 'POST', headers: { authorization: `Bearer ${cloud.apiKey}` }, body: form })
+  const body = (await res.json()) as { data: { id: string } }
+  t.equal(res.status, 201, res.status === 201 ? 'release uploaded' : `release uploaded (${JSON.stringify(body)})`)
+  return body.data.id
+}
+
 /** The tarball `tar` packed again under `version` (its program throwing at start, or hanging, or not), signed with `privateKeyPem`. */
 function variantOf(t: Test, tar: string, version: string, privateKeyPem: string, breakIt: false | 'throw' | 'hang'): Release {
   const dir = unpack(t, tar)
@@ -130,15 +141,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const screenId = await cloud.pair(code!)
   await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
 
-  const upload = async (r: Release): Promise<string> => {
-    const form = new FormData()
-    form.append('file', new Blob([r.bytes], { type: 'application/gzip' }), 'svc-agent.tar.gz')
-    form.append('signature', new Blob([JSON.stringify(r.sig)], { type: 'application/json' }), 'svc-agent.tar.gz.sig')
-    const res = await fetch(`${cloud.base}/v1/agent-releases`, { method: 'POST', headers: { authorization: `Bearer ${cloud.apiKey}` }, body: form })
-    const body = (await res.json()) as { data: { id: string } }
-    t.equal(res.status, 201, res.status === 201 ? 'release uploaded' : `release uploaded (${JSON.stringify(body)})`)
-    return body.data.id
-  }
+  const upload = (r: Release) => uploadRelease(t, cloud, r)
   /** A rollout of `version` to this screen; answers its screen's state once it has one other than waiting/pending/sent. */
   const rollout = async (version: string): Promise<{ id: string; screen: Record<string, unknown>; jobId: string }> => {
     const res = await cloud.request('POST', '/v1/agent-rollouts', { version, screenIds: [screenId] })
@@ -284,13 +287,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
     await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
     players.push({ screenId, agent })
   }
-  const upload = async (r: Release): Promise<void> => {
-    const form = new FormData()
-    form.append('file', new Blob([r.bytes], { type: 'application/gzip' }), 'svc-agent.tar.gz')
-    form.append('signature', new Blob([JSON.stringify(r.sig)], { type: 'application/json' }), 'svc-agent.tar.gz.sig')
-    const res = await fetch(`${cloud.base}/v1/agent-releases`, { method: 'POST', headers: { authorization: `Bearer ${cloud.apiKey}` }, body: form })
-    t.equal(res.status, 201, `release uploaded (${res.status})`)
-  }
+  const upload = (r: Release) => uploadRelease(t, cloud, r)
   const get = async (id: string) =>
     (
       (await (await cloud.request('GET', `/v1/agent-rollouts/${id}`)).json()) as {

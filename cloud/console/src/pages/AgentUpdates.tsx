@@ -159,42 +159,23 @@ function UploadRelease(props: { onDone: () => void }): JSX.Element {
     setDone(await uploadRelease(file, signature))
     props.onDone()
   })
-  const picked = (set: (f: File | null) => void) => (e: Event) => set((e.currentTarget as HTMLInputElement).files?.[0] ?? null)
   return (
     <form class="form-box" noValidate onSubmit={submit.submit} aria-label="Upload an agent release">
       <h3>Upload an agent release</h3>
-      <div class={`field${submit.fieldErrors.file ? ' invalid' : ''}`}>
-        <label for="f-release-file">Tarball (svc-agent-…-linux-….tar.gz)</label>
-        <input
-          id="f-release-file"
-          type="file"
-          accept=".tar.gz,.tgz,application/gzip"
-          onChange={picked(setFile)}
-          aria-invalid={submit.fieldErrors.file ? 'true' : undefined}
-          aria-describedby={submit.fieldErrors.file ? 'f-release-file-error' : undefined}
-        />
-        {submit.fieldErrors.file ? (
-          <small id="f-release-file-error" class="field-error">
-            {submit.fieldErrors.file}
-          </small>
-        ) : null}
-      </div>
-      <div class={`field${submit.fieldErrors.signature ? ' invalid' : ''}`}>
-        <label for="f-release-signature">Signature (….tar.gz.sig)</label>
-        <input
-          id="f-release-signature"
-          type="file"
-          accept=".sig,application/json"
-          onChange={picked(setSignature)}
-          aria-invalid={submit.fieldErrors.signature ? 'true' : undefined}
-          aria-describedby={submit.fieldErrors.signature ? 'f-release-signature-error' : undefined}
-        />
-        {submit.fieldErrors.signature ? (
-          <small id="f-release-signature-error" class="field-error">
-            {submit.fieldErrors.signature}
-          </small>
-        ) : null}
-      </div>
+      <FileField
+        label="Tarball (svc-agent-…-linux-….tar.gz)"
+        name="release-file"
+        accept=".tar.gz,.tgz,application/gzip"
+        onPick={setFile}
+        error={submit.fieldErrors.file}
+      />
+      <FileField
+        label="Signature (….tar.gz.sig)"
+        name="release-signature"
+        accept=".sig,application/json"
+        onPick={setSignature}
+        error={submit.fieldErrors.signature}
+      />
       <ErrorNote error={submit.error} />
       {done ? (
         <p role="status">
@@ -205,6 +186,29 @@ function UploadRelease(props: { onDone: () => void }): JSX.Element {
         {submit.busy ? 'Uploading…' : 'Upload release'}
       </button>
     </form>
+  )
+}
+
+/** A labelled file input with the API's refusal under it (as Field is for text). */
+function FileField(p: { label: string; name: string; accept: string; onPick: (f: File | null) => void; error?: string | undefined }): JSX.Element {
+  const id = `f-${p.name}`
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={id}>{p.label}</label>
+      <input
+        id={id}
+        type="file"
+        accept={p.accept}
+        onChange={(e) => p.onPick((e.currentTarget as HTMLInputElement).files?.[0] ?? null)}
+        aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={p.error ? `${id}-error` : undefined}
+      />
+      {p.error ? (
+        <small id={`${id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
   )
 }
 

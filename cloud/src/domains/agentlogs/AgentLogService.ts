@@ -15,8 +15,7 @@ import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
-import { basicCredentials, secretMatches } from '../../platform/secrets.js'
-import { screenDirectory, type ScreenService } from '../screens/index.js'
+import { deviceScreen, type ScreenService } from '../screens/index.js'
 import { SharedSweep } from '../serial/index.js'
 import { AgentLogRepository, type AgentLogRow, type AgentLogSummaryRow } from './AgentLogRepository.js'
 
@@ -244,11 +243,9 @@ export class AgentLogService {
    * same whether the request exists or not. The route asks before it reads the body.
    */
   async uploader(id: string, authorization: string | undefined): Promise<AgentLogSummaryRow> {
-    const cred = basicCredentials(authorization)
-    if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
+    const screenId = await deviceScreen(this.db, authorization)
     const row = await this.repo.summary(id)
-    const hash = await screenDirectory(this.db).credentialHash(cred.user)
-    if (!row || row.screen_id !== cred.user || !hash || !secretMatches(cred.secret, hash))
+    if (!row || !screenId || row.screen_id !== screenId)
       throw new ApiError('invalid_credentials', 'The device credential does not match the screen these logs are for.')
     return row
   }

@@ -15,9 +15,8 @@ import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
-import { basicCredentials, secretMatches } from '../../platform/secrets.js'
 import type { MediaStore, StagedFile } from '../media/index.js'
-import { screenDirectory } from '../screens/index.js'
+import { deviceScreen } from '../screens/index.js'
 import { AgentReleaseRepository, type AgentReleaseRow } from './AgentReleaseRepository.js'
 import { inspectTarball } from './tarball.js'
 
@@ -150,11 +149,9 @@ export class AgentReleaseService {
    * same whether the release exists or not.
    */
   async forDevice(id: string, authorization: string | undefined): Promise<{ release: AgentReleaseRow; body: Readable }> {
-    const cred = basicCredentials(authorization)
-    if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
-    const hash = await screenDirectory(this.db).credentialHash(cred.user)
+    const screenId = await deviceScreen(this.db, authorization)
     const release = await this.repo.byId(id)
-    if (!hash || !secretMatches(cred.secret, hash) || !release || !(await this.users.wasSent(cred.user, id)))
+    if (!screenId || !release || !(await this.users.wasSent(screenId, id)))
       throw new ApiError('invalid_credentials', 'The device credential does not match a screen this release was sent to.')
     return { release, body: await this.store.read(release.sha256) }
   }

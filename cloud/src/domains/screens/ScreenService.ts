@@ -7,7 +7,8 @@ import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import type { DataChanges } from '../../platform/db/changes.js'
 import type { Principal } from '../../platform/http/Principal.js'
-import { notFound, validation } from '../../platform/errors.js'
+import { ApiError, notFound, validation } from '../../platform/errors.js'
+import { basicCredentials, secretMatches } from '../../platform/secrets.js'
 import { encodeCursor, type PageRequest } from '../../platform/paging.js'
 import { PairingRepository } from './PairingRepository.js'
 import { namePattern, ScreenRepository, type ScreenListFilter, type ScreenRecord } from './ScreenRepository.js'
@@ -82,6 +83,19 @@ export interface ScreenView extends ScreenListItem {
 export interface DeviceDirectory {
   /** The hash of the screen's device secret; null when the screen is unknown or has none yet. */
   credentialHash(screenId: string): Promise<string | null>
+}
+
+/**
+ * The screen whose device credential `authorization` is (HTTP Basic screenId:deviceSecret,
+ * as agents send it on their uploads and downloads over HTTP), or null when the secret does
+ * not match (an unknown screen too); without the header, 401 `missing_credentials`. The
+ * caller then checks the screen may reach what it asks for (invalid_credentials otherwise).
+ */
+export async function deviceScreen(db: Database, authorization: string | undefined): Promise<string | null> {
+  const cred = basicCredentials(authorization)
+  if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
+  const hash = await screenDirectory(db).credentialHash(cred.user)
+  return hash && secretMatches(cred.secret, hash) ? cred.user : null
 }
 
 /** The directory read straight from the database (the broker is built before the modules are wired). */

@@ -7,6 +7,7 @@ export type { MarkDirty, MarkDirtyLater, ScreenRecords, ScreenReport } from './S
 export {
   DRIFT_FIELDS,
   DRIFT_STATES,
+  deviceScreen,
   driftOf,
   screenDirectory,
   type DeviceDirectory,

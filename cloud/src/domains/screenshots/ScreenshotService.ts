@@ -11,7 +11,6 @@ import type { Readable } from 'node:stream'
 import { Type, type Static } from '@sinclair/typebox'
 import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Principal } from '../../platform/http/Principal.js'
-import { basicCredentials, secretMatches } from '../../platform/secrets.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
@@ -19,7 +18,7 @@ import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import type { MediaStore } from '../media/index.js'
 import { checkPng } from '../media/index.js'
 import { ScreenshotRepository, type ScreenshotRow } from './ScreenshotRepository.js'
-import { screenDirectory, type ScreenService } from '../screens/index.js'
+import { deviceScreen, type ScreenService } from '../screens/index.js'
 import { SharedSweep } from '../serial/index.js'
 
 /** Largest PNG a device may upload (a 4K frame of photos compresses well under this). */
@@ -196,11 +195,9 @@ export class ScreenshotService {
    * the job is for; the body a PNG of at most SCREENSHOT_MAX_BYTES. Closes the job `ok`.
    */
   async upload(id: string, authorization: string | undefined, body: Readable): Promise<ScreenshotView> {
-    const cred = basicCredentials(authorization)
-    if (!cred) throw new ApiError('missing_credentials', 'Send the device credential: Authorization: Basic base64(screenId:deviceSecret).')
+    const screenId = await deviceScreen(this.db, authorization)
     const row = await this.repo.byId(id)
-    const hash = await screenDirectory(this.db).credentialHash(cred.user)
-    if (!row || row.screen_id !== cred.user || !hash || !secretMatches(cred.secret, hash))
+    if (!row || !screenId || row.screen_id !== screenId)
       throw new ApiError('invalid_credentials', 'The device credential does not match the screen this screenshot is for.')
     await this.expireStale()
     const current = (await this.repo.byId(id))!

@@ -17,6 +17,19 @@ export const FINAL_SCREEN_STATES: readonly RolloutScreenState[] = ['updated', 'f
 /** Rollouts that still send jobs or may again. */
 export const OPEN_ROLLOUT_STATES = ['running', 'paused'] as const
 
+/** An update job to send: the screen's row and the release it carries. */
+export interface PendingUpdate {
+  screen_id: string
+  job_id: string
+  release_id: string | null
+  queued_at: string | null
+  version: string
+  arch: string
+  sha256: string
+  size_bytes: number
+  signature: string
+}
+
 export interface StageCount {
   stage: number
   state: RolloutScreenState
@@ -196,13 +209,13 @@ export class AgentRolloutRepository {
     return Number(r.numUpdatedRows)
   }
 
-  /** The screen's update jobs not yet sent, of running rollouts, oldest first. */
-  pendingFor(screenIds: readonly string[]): Promise<Array<RolloutScreenRow & { version: string }>> {
+  /** The screens' update jobs not yet sent, of running rollouts, oldest first, with the release each sends. */
+  pendingFor(screenIds: readonly string[]): Promise<PendingUpdate[]> {
     return this.k
       .selectFrom('agent_rollout_screens as m')
       .innerJoin('agent_rollouts as r', 'r.id', 'm.rollout_id')
-      .selectAll('m')
-      .select('r.version')
+      .innerJoin('agent_releases as rel', 'rel.id', 'm.release_id')
+      .select(['m.screen_id', 'm.job_id', 'm.release_id', 'm.queued_at', 'r.version', 'rel.arch', 'rel.sha256', 'rel.size_bytes', 'rel.signature'])
       .where('m.screen_id', 'in', [...screenIds])
       .where('m.state', '=', 'pending')
       .where('r.state', '=', 'running')

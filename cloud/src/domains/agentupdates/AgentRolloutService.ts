@@ -35,6 +35,7 @@ import {
   type AgentRolloutRow,
   byScreenId,
   FINAL_SCREEN_STATES,
+  type PendingUpdate,
   type RolloutScreenRow,
   type RolloutScreenState,
   SCREEN_STATES,
@@ -447,17 +448,17 @@ export class AgentRolloutService {
 
   // --- the job source of update jobs (UpdateJobDelivery) ---
 
-  private job(m: RolloutScreenRow & { version: string }, release: { arch: string; sha256: string; size_bytes: number; signature: string }): UpdateJob {
+  private job(m: PendingUpdate): UpdateJob {
     const base = this.publicUrl ? this.publicUrl.replace(/\/+$/, '') : ''
     return {
       id: m.job_id,
       kind: 'update',
       version: m.version,
-      arch: release.arch as UpdateJob['arch'],
+      arch: m.arch as UpdateJob['arch'],
       url: `${base}/v1/devices/agent-releases/${m.release_id}/tarball`,
-      sha256: release.sha256,
-      size: Number(release.size_bytes),
-      signature: release.signature,
+      sha256: m.sha256,
+      size: Number(m.size_bytes),
+      signature: m.signature,
       createdAt: m.queued_at ?? this.now(),
     }
   }
@@ -470,19 +471,10 @@ export class AgentRolloutService {
   async pendingForMany(screenIds: readonly string[]): Promise<Map<string, UpdateJob[]>> {
     const out = new Map<string, UpdateJob[]>()
     if (!screenIds.length) return out
-    const cache = new Map<string, Awaited<ReturnType<AgentReleaseService['ofVersion']>>[number] | undefined>()
     for (let i = 0; i < screenIds.length; i += 500) {
       for (const m of await this.repo.pendingFor(screenIds.slice(i, i + 500))) {
-        if (!m.release_id) continue
-        if (!cache.has(m.release_id))
-          cache.set(
-            m.release_id,
-            (await this.releases.ofVersion(m.workspace_id, m.version)).find((x) => x.id === m.release_id),
-          )
-        const rel = cache.get(m.release_id)
-        if (!rel) continue
         const list = out.get(m.screen_id) ?? []
-        list.push(this.job(m, rel))
+        list.push(this.job(m))
         out.set(m.screen_id, list)
       }
     }

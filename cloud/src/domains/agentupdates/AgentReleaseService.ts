@@ -18,6 +18,7 @@ import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import type { MediaStore, StagedFile } from '../media/index.js'
 import { deviceScreen } from '../screens/index.js'
 import { AgentReleaseRepository, type AgentReleaseRow } from './AgentReleaseRepository.js'
+import { AgentRolloutRepository } from './AgentRolloutRepository.js'
 import { inspectTarball } from './tarball.js'
 
 export const AgentRelease = Type.Object({
@@ -45,15 +46,10 @@ const view = (r: AgentReleaseRow): AgentReleaseView => ({
   createdBy: r.created_by,
 })
 
-/** What the rollouts tell the releases: which one moves screens to a version (then its releases stay), and whether a screen was sent a release. */
-export interface ReleaseUsers {
-  openWithVersion(workspaceId: string, version: string): Promise<string | null>
-  wasSent(screenId: string, releaseId: string): Promise<boolean>
-}
-
 export class AgentReleaseService {
   private readonly repo: AgentReleaseRepository
-  private users: ReleaseUsers = { openWithVersion: async () => null, wasSent: async () => false }
+  /** The rollouts' rows: which rollout moves screens to a version, and which screens were sent a release. */
+  private readonly rollouts: AgentRolloutRepository
 
   constructor(
     private readonly db: Database,
@@ -62,11 +58,7 @@ export class AgentReleaseService {
     readonly store: MediaStore,
   ) {
     this.repo = new AgentReleaseRepository(db.kysely)
-  }
-
-  /** Set by the rollouts, built after the releases. */
-  useRollouts(users: ReleaseUsers): void {
-    this.users = users
+    this.rollouts = new AgentRolloutRepository(db.kysely)
   }
 
   /** Keeps a staged upload as a release, or throws (422 for what is wrong with it, 409 for a version and architecture already uploaded). The caller discards the staged file. */
@@ -137,7 +129,7 @@ export class AgentReleaseService {
   async remove(p: Principal, id: string): Promise<{ id: string; deleted: true }> {
     const r = await this.repo.get(p.workspaceId, id)
     if (!r) throw notFound('No such agent release.')
-    const rollout = await this.users.openWithVersion(p.workspaceId, r.version)
+    const rollout = await this.rollouts.openWithVersion(p.workspaceId, r.version)
     if (rollout) throw new ApiError('conflict', `Rollout ${rollout} moves screens to ${r.version}; abort it or let it finish first.`)
     if (await this.repo.delete(p.workspaceId, id)) await this.store.release(r.sha256)
     return { id, deleted: true }
@@ -151,7 +143,7 @@ export class AgentReleaseService {
   async forDevice(id: string, authorization: string | undefined): Promise<{ release: AgentReleaseRow; body: Readable }> {
     const screenId = await deviceScreen(this.db, authorization)
     const release = await this.repo.byId(id)
-    if (!screenId || !release || !(await this.users.wasSent(screenId, id)))
+    if (!screenId || !release || !(await this.rollouts.wasSent(screenId, id)))
       throw new ApiError('invalid_credentials', 'The device credential does not match a screen this release was sent to.')
     return { release, body: await this.store.read(release.sha256) }
   }

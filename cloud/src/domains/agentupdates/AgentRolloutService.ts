@@ -194,10 +194,6 @@ export class AgentRolloutService {
     private readonly publicUrl: string | null = null,
   ) {
     this.repo = new AgentRolloutRepository(db.kysely)
-    releases.useRollouts({
-      openWithVersion: (ws, version) => this.repo.openWithVersion(ws, version),
-      wasSent: (screenId, releaseId) => this.repo.wasSent(screenId, releaseId),
-    })
   }
 
   setDeliverer(d: UpdateJobDeliverer | null): void {

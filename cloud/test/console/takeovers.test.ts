@@ -5,31 +5,11 @@
 // critical axe-core violation on each page; the keyboard reaches the main controls.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { topics, type Reported } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../src/app.js'
-import { connectDevice, type Cloud, type DeviceClient } from '../devicelink/link.js'
+import { connectDevice, reportPlaying } from '../devicelink/link.js'
 import { docShot, missingChromium, seriousViolations, signedIn, startConsoleCloud, textShown } from './console.js'
 
 const skip = missingChromium(t) ?? false
-
-/** The device reports what it holds as the agent does (see devicelink/reach.test.ts). */
-async function reportPlaying(c: Cloud, dev: DeviceClient, pred: (d: NonNullable<DeviceClient['latest']>) => boolean, power: 'on' | 'off') {
-  const state = await dev.next(pred)
-  const playing = state.emergency
-    ? { source: 'emergency' as const, contentKind: state.emergency.contentKind, contentId: state.emergency.contentId, emergencyId: state.emergency.id }
-    : { source: 'cast' as const, contentKind: state.casts[0]!.contentKind, contentId: state.casts[0]!.contentId, castId: state.casts[0]!.id }
-  const reported: Reported = {
-    version: state.version,
-    playing,
-    panel: { power, input: 'hdmi1', at: c.clock.now().toISOString() },
-    at: c.clock.now().toISOString(),
-  }
-  await dev.client.publishAsync(topics.reported(dev.screenId), JSON.stringify(reported), { qos: 1, retain: true })
-  const s = servicesOf(c.running.app)
-  await s.presence.flushReported()
-  await s.presence.idle()
-  await s.takeoverDelivery.idle()
-}
 
 /** The reach tiles as {state: count}. */
 async function counts(page: Page): Promise<Record<string, number>> {

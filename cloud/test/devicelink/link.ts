@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt'
-import { parseDesiredState, topics, type DesiredState } from '@svc/shared/mqtt/index'
+import { parseDesiredState, topics, type DesiredState, type Reported } from '@svc/shared/mqtt/index'
 import { startServer, type Running } from '../../src/server.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -162,4 +162,28 @@ export async function connectDevice(t: Test, url: string, d: Device, extra: Part
  */
 export async function droppedAtBroker(c: Cloud, screenId: string, ms = 5000): Promise<boolean> {
   return (await until(ms, () => (servicesOf(c.running.app).broker.isConnected(screenId) ? undefined : true), 5)) === true
+}
+
+/** The device reports what it holds as the agent does: its version and what plays (the takeover it holds), with the panel's power. */
+export async function reportPlaying(
+  c: Cloud,
+  dev: DeviceClient,
+  pred: (d: NonNullable<DeviceClient['latest']>) => boolean,
+  power: 'on' | 'off',
+): Promise<void> {
+  const state = await dev.next(pred)
+  const playing = state.emergency
+    ? { source: 'emergency' as const, contentKind: state.emergency.contentKind, contentId: state.emergency.contentId, emergencyId: state.emergency.id }
+    : { source: 'cast' as const, contentKind: state.casts[0]!.contentKind, contentId: state.casts[0]!.contentId, castId: state.casts[0]!.id }
+  const reported: Reported = {
+    version: state.version,
+    playing,
+    panel: { power, input: 'hdmi1', at: c.clock.now().toISOString() },
+    at: c.clock.now().toISOString(),
+  }
+  await dev.client.publishAsync(topics.reported(dev.screenId), JSON.stringify(reported), { qos: 1, retain: true })
+  const s = servicesOf(c.running.app)
+  await s.presence.flushReported()
+  await s.presence.idle()
+  await s.takeoverDelivery.idle()
 }

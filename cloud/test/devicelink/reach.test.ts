@@ -3,9 +3,8 @@
 // screen, and `emergency.reach` reports it once its 60 s have passed; an emergency every
 // screen applies reports at once; a cast's receipts page like any list.
 import t, { type Test } from 'tap'
-import { topics, type Reported } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../src/app.js'
-import { connectDevice, startCloud, type Cloud, type DeviceClient } from './link.js'
+import { connectDevice, reportPlaying, startCloud } from './link.js'
 
 async function setup(t: Test) {
   const c = await startCloud(t)
@@ -13,25 +12,6 @@ async function setup(t: Test) {
   const s = servicesOf(c.running.app)
   const reach = async () => (await s.db.all<{ data: string }>("SELECT data FROM events_outbox WHERE event = 'emergency.reach'")).map((e) => JSON.parse(e.data))
   return { c, s, reach }
-}
-
-/** The device reports what it holds as the agent does: its version and what plays, with the panel's power. */
-async function reportPlaying(c: Cloud, dev: DeviceClient, pred: (d: NonNullable<DeviceClient['latest']>) => boolean, power: 'on' | 'off') {
-  const state = await dev.next(pred)
-  const playing = state.emergency
-    ? { source: 'emergency' as const, contentKind: state.emergency.contentKind, contentId: state.emergency.contentId, emergencyId: state.emergency.id }
-    : { source: 'cast' as const, contentKind: state.casts[0]!.contentKind, contentId: state.casts[0]!.contentId, castId: state.casts[0]!.id }
-  const reported: Reported = {
-    version: state.version,
-    playing,
-    panel: { power, input: 'hdmi1', at: c.clock.now().toISOString() },
-    at: c.clock.now().toISOString(),
-  }
-  await dev.client.publishAsync(topics.reported(dev.screenId), JSON.stringify(reported), { qos: 1, retain: true })
-  const s = servicesOf(c.running.app)
-  await s.presence.flushReported()
-  await s.presence.idle()
-  await s.takeoverDelivery.idle()
 }
 
 t.test('an emergency to three screens (one offline, one with its panel off): 1 displayed, 1 applied, 1 unreachable; emergency.reach after 60 s', async (t) => {

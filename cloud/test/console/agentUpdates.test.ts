@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { fakeRelease } from '../fixtures/agentRelease.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -69,6 +69,8 @@ t.test('a release uploaded from the console, a rollout started, paused, resumed 
   await textShown(page, '100%: 1 screens · 0 updated (0 healthy) · 0 updating · 1 failed · 0 rolled back')
   const id = (await c.call('GET', '/v1/agent-rollouts')).body.data[0].id as string
   await noSerious(t, page, 'agent updates with a rollout')
+  await page.$eval('#agent-updates', (e) => e.scrollIntoView())
+  await docShot(page, 'settings-agent-updates')
 
   await clickButton(page, 'Pause')
   await page.waitForFunction(`[...document.querySelectorAll('button')].some((b) => b.textContent.trim() === 'Resume')`)

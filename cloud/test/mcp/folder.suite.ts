@@ -1,3 +1,3 @@
-import { runFolder } from '../suite.js'
+import { runFolder } from '@svc/shared/testing/folderSuite'
 
 await runFolder(import.meta.url)

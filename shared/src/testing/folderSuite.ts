@@ -1,0 +1,54 @@
+// Test files run one process per folder: each test folder's `folder.suite.ts` (the files
+// tap starts, see package.json `tap.include`) imports the folder's `*.test.ts` files in
+// path order, one after the other's tests have finished. Under tap a process costs about
+// 2 s of CPU before its first assertion (tap's loader hooks; for the cloud, about 4.5 s
+// with its ~1,100 modules), so a folder shares that once. Each file still runs alone:
+// `node scripts/test.mjs agent/test/unit/state.test.ts`.
+//
+//   // <folder>/folder.suite.ts
+//   import { runFolder } from '@svc/shared/testing/folderSuite'
+//   await runFolder(import.meta.url)
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import t from 'tap'
+
+/** A file's own limit, as when it runs alone (package.json `tap.timeout`). */
+const PER_FILE_MS = 120_000
+
+export interface FolderOptions {
+  /** Each file's time limit (the process's timer restarts for each file). */
+  perFileMs?: number
+  /** Also the `*.test.ts` files of the subfolders (for folders of small files). */
+  recursive?: boolean
+}
+
+/** The `*.test.ts` files under `dir` (relative, in path order); with `recursive`, also those in its subfolders. */
+export function testFiles(dir: string, recursive = false): string[] {
+  const out: string[] = []
+  const walk = (rel: string) => {
+    for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const name = path.posix.join(rel, e.name)
+      if (e.isDirectory() && recursive && e.name !== 'node_modules' && e.name !== 'fixtures') walk(name)
+      else if (e.isFile() && e.name.endsWith('.test.ts')) out.push(name)
+    }
+  }
+  walk('')
+  return out.sort()
+}
+
+/** Runs every `*.test.ts` beside `suiteUrl` (the suite file's `import.meta.url`) in this process. */
+export async function runFolder(suiteUrl: string, opts: FolderOptions = {}): Promise<void> {
+  const perFileMs = opts.perFileMs ?? PER_FILE_MS
+  const dir = path.dirname(fileURLToPath(suiteUrl))
+  for (const f of testFiles(dir, opts.recursive)) {
+    // The file's top-level tests queue behind this one, so the next file is imported only
+    // once they have run: files never overlap. The process's timer restarts for each file,
+    // so a file that hangs ends the folder's process after its own limit, as it would alone.
+    await t.test(`loads ${f}`, async (t) => {
+      await import(pathToFileURL(path.join(dir, f)).href)
+      t.pass(f)
+    })
+    t.setTimeout(perFileMs)
+  }
+}

@@ -1,0 +1,74 @@
+// Test files run one process per folder (`folder.suite.ts`): which files a folder's suite
+// runs, and that every test file of the workspace is run by a suite that tap starts (a
+// folder without its suite would silently leave its tests out of `pnpm test`).
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { testFiles } from '@svc/shared/testing/folderSuite'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+const PACKAGES = ['agent', 'cloud', 'shared', 'firmware-sim', 'demo']
+
+/** A glob of tap.include as a regular expression (`**` any folders, `*` within one name). */
+const globRegExp = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .split('/')
+      .map((part) => (part === '**' ? '(?:[^/]+/)*' : `${part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}/`))
+      .join('')
+      .slice(0, -1)}$`,
+  )
+
+/** Every file under `dir` (relative to the repository) whose name passes `keep`, outside node_modules. */
+function find(dir: string, keep: (name: string) => boolean): string[] {
+  const out: string[] = []
+  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = path.posix.join(dir, e.name)
+    if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.')) out.push(...find(rel, keep))
+    else if (e.isFile() && keep(e.name)) out.push(rel)
+  }
+  return out
+}
+
+t.test('a suite runs its folder’s test files in path order; recursive: its subfolders’ too, fixtures left out', async (t) => {
+  const dir = t.testdir({
+    'b.test.ts': '',
+    'a.test.ts': '',
+    'helpers.ts': '',
+    'folder.suite.ts': '',
+    sub: { 'c.test.ts': '', 'a.test.ts': '' },
+    fixtures: { 'x.test.ts': '' },
+  })
+  t.same(testFiles(dir), ['a.test.ts', 'b.test.ts'])
+  t.same(testFiles(dir, true), ['a.test.ts', 'b.test.ts', 'sub/a.test.ts', 'sub/c.test.ts'])
+})
+
+t.test('every test file of the workspace is run by a folder suite that tap starts', async (t) => {
+  const include = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { tap: { include: string[] } }).tap.include.map(globRegExp)
+  const suites = PACKAGES.flatMap((p) => find(p, (n) => n === 'folder.suite.ts'))
+  t.ok(suites.length > 30, `${suites.length} suites`)
+  for (const s of suites)
+    t.ok(
+      include.some((r) => r.test(s)),
+      `tap starts ${s}`,
+    )
+  for (const glob of include)
+    t.ok(
+      suites.some((s) => glob.test(s)),
+      `${glob} names a suite`,
+    )
+  const run = new Set<string>()
+  for (const s of suites) {
+    const dir = path.posix.dirname(s)
+    const recursive = /recursive:\s*true/.test(fs.readFileSync(path.join(ROOT, s), 'utf8'))
+    for (const f of testFiles(path.join(ROOT, dir), recursive)) run.add(path.posix.join(dir, f))
+  }
+  const all = PACKAGES.flatMap((p) => find(p, (n) => n.endsWith('.test.ts')))
+  t.ok(all.length > 150, `${all.length} test files`)
+  t.same(
+    all.filter((f) => !run.has(f)),
+    [],
+    'no test file left out',
+  )
+})

@@ -2,7 +2,7 @@
 // serves (GET /v1/openapi.json), written to cloud/src/client/schema.gen.ts.
 //   tsx cloud/scripts/openapi-types.ts          regenerate the file
 //   tsx cloud/scripts/openapi-types.ts --check  exit 1 when the file is stale
-// cloud/test/client.test.ts runs the check, so a route change that changes the document
+// cloud/test/api/client.test.ts runs the check, so a route change that changes the document
 // fails the suite until the file is regenerated (and the typecheck shows what it breaks).
 import fs from 'node:fs'
 import path from 'node:path'

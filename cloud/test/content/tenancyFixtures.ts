@@ -1,5 +1,5 @@
 // Tenancy fixtures for the content library's parameterised routes, spread into the main
-// tenancy sweep (cloud/test/tenancy.test.ts).
+// tenancy sweep (cloud/test/api/tenancy.test.ts).
 import type { Harness } from '../helpers.js'
 import { form, PNG_1x1 } from './fixtures.js'
 

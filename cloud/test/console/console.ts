@@ -8,6 +8,7 @@ import path from 'node:path'
 import type { Test } from 'tap'
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
+import { whenFolderDone } from '@svc/shared/testing/folderSuite'
 import { buildConsole } from '../../console/build.mjs'
 import { ManualClock } from '../../src/platform/clock.js'
 import { startCloud, type Cloud } from '../devicelink/link.js'
@@ -90,6 +91,7 @@ export function missingChromium(t: Test): string | null {
 let shared: Promise<Browser> | null = null
 let users = 0
 let idle: NodeJS.Timeout | null = null
+let keptForFolder = false
 const dataDirs = new Map<Promise<Browser>, string>()
 
 /**
@@ -105,6 +107,7 @@ function sharedBrowser(): Promise<Browser> {
     idle = null
   }
   if (shared) return shared
+  keptForFolder = whenFolderDone(closeShared)
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
   const launched = puppeteer.launch({
     executablePath: chromiumPath(),
@@ -136,26 +139,32 @@ function sharedBrowser(): Promise<Browser> {
 
 function release(): void {
   users--
-  if (users > 0) return
+  // In a folder suite the browser stays until the folder's last file has run (a launch is
+  // about 2 s of CPU); a file run alone closes it once no test has used it for a second.
+  if (users > 0 || keptForFolder) return
   idle = setTimeout(() => {
     idle = null
-    const closing = shared
-    if (users !== 0 || !closing) return
-    shared = null
-    const dir = dataDirs.get(closing)
-    dataDirs.delete(closing)
-    void closing
-      .then((b) => b.close())
-      .catch(() => {})
-      .finally(() => {
-        // Chromium has exited once close() resolves; its profile folder can go.
-        try {
-          if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
-        } catch {
-          // A folder in the temp dir left behind is no failure of the tests.
-        }
-      })
+    if (users === 0) closeShared()
   }, 1000)
+}
+
+function closeShared(): Promise<void> {
+  const closing = shared
+  if (!closing) return Promise.resolve()
+  shared = null
+  const dir = dataDirs.get(closing)
+  dataDirs.delete(closing)
+  return closing
+    .then((b) => b.close())
+    .catch(() => {})
+    .finally(() => {
+      // Chromium has exited once close() resolves; its profile folder can go.
+      try {
+        if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+      } catch {
+        // A folder in the temp dir left behind is no failure of the tests.
+      }
+    })
 }
 
 export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {

@@ -26,21 +26,35 @@ export function eachEngine(t: Test, name: string, fn: (t: Test, db: Database, en
 /**
  * Route tests on both engines: `fn` declares its subtests once per engine, each getting a
  * `build` that makes the app (test/helpers.ts `build`) on a fresh database of that engine.
+ * For the files whose subject is the data layer seen through a route: query shapes and
+ * counts, batching, leases and claims, counting windows, ordering.
  */
 export function forEngines(t: Test, fn: (t: Test, build: EngineBuild, engine: EngineName) => Promise<void> | void): void {
   // The file runs twice as long on two engines: ask the runner for twice its time limit.
   if (postgresUrl()) t.setTimeout(2 * 1000 * Number(process.env.TAP_TIMEOUT || 120))
-  for (const engine of ENGINES) {
-    t.test(engine, async (et) => {
-      if (engine === 'postgres' && !requirePostgres(et, `${et.fullname}`)) return
-      const build: EngineBuild = async (st, config = {}, deps = {}) => {
-        const { build: buildApp } = await import('../helpers.js')
-        const db = await openEngine(st, engine)
-        return buildApp(st, config, { ...deps, db })
-      }
-      await fn(et, build, engine)
-    })
-  }
+  for (const engine of ENGINES) onEngine(t, engine, fn)
+}
+
+/**
+ * Route tests whose subject is the interface rather than the SQL (validation, permissions,
+ * pinned keys, tenancy, what an answer holds): `fn` runs once, on SQLite, or on the engine
+ * SVC_TEST_ENGINE names. The SQL they reach is tested on both engines by the repositories'
+ * tests (cloud/test/db/) and the files that use `forEngines`.
+ */
+export function onOneEngine(t: Test, fn: (t: Test, build: EngineBuild, engine: EngineName) => Promise<void> | void): void {
+  onEngine(t, process.env.SVC_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite', fn)
+}
+
+function onEngine(t: Test, engine: EngineName, fn: (t: Test, build: EngineBuild, engine: EngineName) => Promise<void> | void): void {
+  t.test(engine, async (et) => {
+    if (engine === 'postgres' && !requirePostgres(et, `${et.fullname}`)) return
+    const build: EngineBuild = async (st, config = {}, deps = {}) => {
+      const { build: buildApp } = await import('../helpers.js')
+      const db = await openEngine(st, engine)
+      return buildApp(st, config, { ...deps, db })
+    }
+    await fn(et, build, engine)
+  })
 }
 
 export type EngineBuild = (

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Test } from 'tap'
 import { makeKey, type Harness } from '../helpers.js'
-import { forEngines } from '../db/engines.js'
+import { onOneEngine } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { MCP_OPERATIONS } from '../../src/domains/mcp/tools.js'
@@ -55,7 +55,8 @@ async function oauthToken(h: Harness, key: { id: string; secret: string }): Prom
   return res.json().access_token
 }
 
-forEngines(t, (t, build) => {
+// The protocol and what the tools answer, not the SQL: one engine (db/engines.ts onOneEngine).
+onOneEngine(t, (t, build) => {
   t.test('initialize, list the tools, and drive a real paired screen through them', async (t) => {
     const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
     const { apiKey } = await h.workspace()

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import type { Harness } from '../helpers.js'
-import { forEngines } from '../db/engines.js'
+import { onOneEngine } from '../db/engines.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { CONTENT_FIXTURES } from '../content/tenancyFixtures.js'
 import { HOOKS_FIXTURES, type TenancyFixture } from '../fixtures/hooksTenancy.js'
@@ -82,7 +82,8 @@ async function mcp(h: Harness, token: string) {
   }
 }
 
-forEngines(t, (t, build) => {
+// The protocol and what the tools answer, not the SQL: one engine (db/engines.ts onOneEngine).
+onOneEngine(t, (t, build) => {
   t.test("another workspace's ids answer not_found through every MCP tool with a path parameter", async (t) => {
     // The MCP limit (30 a minute) is per caller: the sweep moves the clock past it as it goes.
     const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })

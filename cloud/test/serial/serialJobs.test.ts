@@ -5,18 +5,22 @@ import t from 'tap'
 import { makeKey, type Harness } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { SERIAL_JOB_TTL_MS } from '../../src/domains/serial/SerialJobService.js'
-import { forEngines } from '../db/engines.js'
+import { forEngines, onOneEngine, type EngineBuild } from '../db/engines.js'
+import type { Test } from 'tap'
 
-// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
-forEngines(t, (t, build) => {
-  async function setup(t: Parameters<typeof build>[0]) {
-    const h = await build(t)
-    const { apiKey, workspaceId } = await h.workspace()
-    const screen = await pairScreen(h, apiKey, 'Lobby')
-    return { h, apiKey, workspaceId, screenId: screen.screenId }
-  }
+async function paired(build: EngineBuild, t: Test) {
+  const h = await build(t)
+  const { apiKey, workspaceId } = await h.workspace()
+  const screen = await pairScreen(h, apiKey, 'Lobby')
+  return { h, apiKey, workspaceId, screenId: screen.screenId }
+}
 
-  const send = (h: Harness, key: string, screenId: string, body: unknown) => h.req('POST', `/v1/screens/${screenId}/serial`, key, body)
+const send = (h: Harness, key: string, screenId: string, body: unknown) => h.req('POST', `/v1/screens/${screenId}/serial`, key, body)
+
+// What the routes answer (commands, validation, scope, permissions): one engine (SQLite, or
+// SVC_TEST_ENGINE=postgres; db/engines.ts onOneEngine).
+onOneEngine(t, (t, build) => {
+  const setup = (t: Test) => paired(build, t)
 
   t.test('a literal command is queued as a job with its expanded bytes', async (t) => {
     const { h, apiKey, screenId } = await setup(t)
@@ -148,6 +152,38 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('POST', '/v1/serial-jobs', apiKey, { scopeKind: 'all' })).json().error, 'validation_error', 'the command is checked too')
   })
 
+  t.test('panel profile: set, read, clear; the accessor; jobs read replies with its protocol', async (t) => {
+    const { h, apiKey, workspaceId, screenId } = await setup(t)
+    const url = `/v1/screens/${screenId}/panel`
+    t.same((await h.req('GET', url, apiKey)).json(), { data: null })
+    t.equal(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), null)
+    const set = await h.req('PATCH', url, apiKey, { protocol: 'samsung-mdc' })
+    t.equal(set.statusCode, 200)
+    t.same(set.json().data, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 60 }, 'defaults')
+    const upd = await h.req('PATCH', url, apiKey, { setId: 3, pollSeconds: 0 })
+    t.same(upd.json().data, { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 }, 'partial update keeps the protocol')
+    t.same(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 })
+    t.equal(await servicesOf(h.app).screenPanels.panelProfile('ws_other', screenId), null, 'scoped by workspace')
+    t.equal((await send(h, apiKey, screenId, { value: 'AA', encoding: 'hex' })).json().data.protocol, 'samsung-mdc')
+    t.equal((await send(h, apiKey, screenId, { value: 'AA', encoding: 'hex', protocol: 'raw' })).json().data.protocol, null)
+    for (const bad of [{ protocol: 'sony' }, { setId: 256 }, { pollSeconds: -1 }, { setId: 'x' }]) {
+      const res = await h.req('PATCH', url, apiKey, bad)
+      t.equal(res.statusCode, 422, JSON.stringify(bad))
+      t.equal(res.json().error, 'validation_error')
+    }
+    t.same((await h.req('PATCH', url, apiKey, { protocol: null })).json(), { data: null })
+    t.equal(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), null)
+    const viewer = (await makeKey(h, apiKey, ['screen.view'])).secret
+    t.equal((await h.req('PATCH', url, viewer, { protocol: 'lg' })).statusCode, 403)
+    t.equal((await h.req('GET', url, viewer)).statusCode, 200)
+    t.equal((await h.req('GET', '/v1/screens/scr_nope/panel', apiKey)).statusCode, 404)
+  })
+})
+
+// Listing order and pages, expiry past the TTL, and which result closes a job: the SQL, on both engines.
+forEngines(t, (t, build) => {
+  const setup = (t: Test) => paired(build, t)
+
   t.test("a screen's jobs list newest first and page with limit", async (t) => {
     const { h, apiKey, screenId } = await setup(t)
     const ids: string[] = []
@@ -215,32 +251,5 @@ forEngines(t, (t, build) => {
     await jobs.expireStale()
     t.equal(await jobs.applyResult(screenId, { ...result, jobId: late.id, outcome: 'timeout' }), true)
     t.match((await h.req('GET', `/v1/serial-jobs/${late.id}`, apiKey)).json().data, { status: 'timeout', reason: null })
-  })
-
-  t.test('panel profile: set, read, clear; the accessor; jobs read replies with its protocol', async (t) => {
-    const { h, apiKey, workspaceId, screenId } = await setup(t)
-    const url = `/v1/screens/${screenId}/panel`
-    t.same((await h.req('GET', url, apiKey)).json(), { data: null })
-    t.equal(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), null)
-    const set = await h.req('PATCH', url, apiKey, { protocol: 'samsung-mdc' })
-    t.equal(set.statusCode, 200)
-    t.same(set.json().data, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 60 }, 'defaults')
-    const upd = await h.req('PATCH', url, apiKey, { setId: 3, pollSeconds: 0 })
-    t.same(upd.json().data, { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 }, 'partial update keeps the protocol')
-    t.same(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), { protocol: 'samsung-mdc', setId: 3, pollSeconds: 0 })
-    t.equal(await servicesOf(h.app).screenPanels.panelProfile('ws_other', screenId), null, 'scoped by workspace')
-    t.equal((await send(h, apiKey, screenId, { value: 'AA', encoding: 'hex' })).json().data.protocol, 'samsung-mdc')
-    t.equal((await send(h, apiKey, screenId, { value: 'AA', encoding: 'hex', protocol: 'raw' })).json().data.protocol, null)
-    for (const bad of [{ protocol: 'sony' }, { setId: 256 }, { pollSeconds: -1 }, { setId: 'x' }]) {
-      const res = await h.req('PATCH', url, apiKey, bad)
-      t.equal(res.statusCode, 422, JSON.stringify(bad))
-      t.equal(res.json().error, 'validation_error')
-    }
-    t.same((await h.req('PATCH', url, apiKey, { protocol: null })).json(), { data: null })
-    t.equal(await servicesOf(h.app).screenPanels.panelProfile(workspaceId, screenId), null)
-    const viewer = (await makeKey(h, apiKey, ['screen.view'])).secret
-    t.equal((await h.req('PATCH', url, viewer, { protocol: 'lg' })).statusCode, 403)
-    t.equal((await h.req('GET', url, viewer)).statusCode, 200)
-    t.equal((await h.req('GET', '/v1/screens/scr_nope/panel', apiKey)).statusCode, 404)
   })
 })

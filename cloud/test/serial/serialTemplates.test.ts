@@ -2,10 +2,10 @@
 // bad input with the cause named, ids kept across edits, permissions per location.
 import t from 'tap'
 import { makeKey, type Harness } from '../helpers.js'
-import { forEngines } from '../db/engines.js'
+import { onOneEngine } from '../db/engines.js'
 
-// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
-forEngines(t, (t, build) => {
+// The interface, not the SQL: one engine (SQLite, or SVC_TEST_ENGINE=postgres; db/engines.ts onOneEngine).
+onOneEngine(t, (t, build) => {
   const path = '/v1/serial-templates'
   const create = (h: Harness, key: string, body: unknown) => h.req('POST', path, key, body)
 

@@ -97,8 +97,9 @@ const dataDirs = new Map<Promise<Browser>, string>()
 /**
  * One Chromium for the tests of a process (a folder's files share it): each `launch` is a
  * browser context of its own (its own cookies and storage, like a fresh browser) closed when
- * its test ends. The browser closes once no test has used it for a second, so the process
- * can end (tap ends the root test only when nothing keeps the event loop busy).
+ * its test ends. Under a folder suite the browser closes after the folder's last file; a
+ * file run alone closes it once no test has used it for a second, so the process can end
+ * (tap ends the root test only when nothing keeps the event loop busy).
  */
 function sharedBrowser(): Promise<Browser> {
   users++

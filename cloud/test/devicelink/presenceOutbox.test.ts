@@ -2,28 +2,14 @@
 // `screen.online` / `screen.offline` row commit in one transaction: when the outbox write
 // fails the status does not move either, and when it succeeds the dispatch turns a run of
 // connects into one webhook delivery per event and endpoint of the event's workspace, and
-// the status listeners hear each change. Then, across a real kill -9: a cloud process that
-// committed a screen's `online` and died before dispatching it; the next process sends the
-// webhook, exactly once.
+// the status listeners hear each change. Across a real kill -9: cloud/test/crash/presenceWebhook.test.ts.
 import { servicesOf } from '../../src/app.js'
 import t from 'tap'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
-import Stripe from 'stripe'
 import { ScreenPresence, type ScreenStatusChange } from '../../src/domains/devicelink/ScreenPresence.js'
 import type { Connection, ConnectionListener } from '../../src/platform/broker/LiveConnections.js'
-import type { Database } from '../../src/platform/db/Database.js'
-import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
-import { PostgresDatabase } from '../../src/platform/db/PostgresDatabase.js'
-import { forEngines, freshPostgresSchema, postgresUrl, requirePostgres, ENGINES } from '../db/engines.js'
+import { forEngines } from '../db/engines.js'
 import type { Harness } from '../helpers.js'
-import { startReceiver } from '../fixtures/receiver.js'
 
 class FakeLink {
   private listeners: ConnectionListener[] = []
@@ -145,69 +131,3 @@ forEngines(t, (t, build) => {
     presence.stop()
   })
 })
-
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'presenceCloud.ts')
-
-function run(args: string[]): { child: ChildProcess; lines: AsyncIterableIterator<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const rl = createInterface({ input: child.stdout! })
-  return { child, lines: rl[Symbol.asyncIterator]() }
-}
-
-for (const engine of ENGINES) {
-  t.test(`kill -9 between a screen going online and its webhook: sent after restart, once [${engine}]`, async (t) => {
-    t.setTimeout(120_000)
-    let extra: string[] = []
-    let open: () => Promise<Database>
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-presence-outbox-'))
-    t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-    if (engine === 'postgres') {
-      if (!requirePostgres(t, t.name)) return
-      const url = postgresUrl()!
-      const schema = await freshPostgresSchema(t, url)
-      extra = [url, schema]
-      open = () => PostgresDatabase.open(url, { busyTimeoutMs: 2000, schema, max: 2 })
-    } else open = () => SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
-    const receiver = await startReceiver(() => ({ status: 200 }))
-    t.after(() => receiver.close())
-
-    const first = run([dir, 'change', receiver.url, ...extra])
-    t.after(() => first.child.kill('SIGKILL'))
-    const committed = JSON.parse((await first.lines.next()).value as string)
-    t.equal(committed.step, 'committed')
-    first.child.kill('SIGKILL')
-    await once(first.child, 'exit')
-    t.equal(first.child.signalCode, 'SIGKILL', 'killed after the commit')
-
-    const db = await open()
-    t.after(() => db.close())
-    t.same(await db.kysely.selectFrom('webhook_deliveries').select('id').execute(), [], 'no delivery existed when the process died')
-    t.same(
-      await db.kysely.selectFrom('events_outbox').select(['event', 'dispatched_at']).execute(),
-      [{ event: 'screen.online', dispatched_at: null }],
-      'the event was committed with the status change',
-    )
-
-    const second = run([dir, 'resume', '-', ...extra])
-    t.after(() => second.child.kill('SIGKILL'))
-    t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
-    const [got] = await receiver.waitFor(1, 30_000)
-    t.equal(got!.body.event, 'screen.online')
-    t.match(got!.body.data, { screenId: committed.screenId, screenName: 'Lobby' })
-    t.ok(Stripe.webhooks.signature!.verifyHeader(got!.raw, got!.headers['svc-signature'] as string, committed.secret, 300))
-
-    let status: string | undefined
-    for (let i = 0; i < 100 && status !== 'delivered'; i++) {
-      status = (await db.kysely.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status
-      if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100))
-    }
-    t.equal(status, 'delivered')
-    // A few more worker runs must not make a second delivery from the same event.
-    await new Promise((r) => setTimeout(r, 500))
-    t.equal((await db.kysely.selectFrom('webhook_deliveries').select('id').execute()).length, 1, 'one delivery for one event')
-    t.equal(receiver.received.length, 1, 'received once')
-    t.ok((await db.kysely.selectFrom('events_outbox').select('dispatched_at').executeTakeFirstOrThrow()).dispatched_at, 'the event is marked dispatched')
-    second.child.kill('SIGTERM')
-    await once(second.child, 'exit')
-  })
-}

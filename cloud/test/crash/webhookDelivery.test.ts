@@ -5,22 +5,12 @@ import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import Stripe from 'stripe'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
+import { fixtureCloud } from '../fixtures/processes.js'
 import { ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/model.js'
-
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crashCloud.ts')
-
-function run(args: string[]): { child: ChildProcess; lines: AsyncIterableIterator<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const rl = createInterface({ input: child.stdout! })
-  return { child, lines: rl[Symbol.asyncIterator]() }
-}
 
 t.test('a delivery in flight when the process is killed -9 is delivered after restart', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-crash-'))
@@ -29,7 +19,7 @@ t.test('a delivery in flight when the process is killed -9 is delivered after re
   const receiver = await startReceiver(() => (hold ? 'hold' : { status: 200 }))
   t.after(() => receiver.close())
 
-  const first = run([dir, 'publish', receiver.url])
+  const first = await fixtureCloud('crashCloud.ts', [dir, 'publish', receiver.url])
   t.after(() => first.child.kill('SIGKILL'))
   const published = JSON.parse((await first.lines.next()).value as string)
   t.equal(published.step, 'published')
@@ -41,7 +31,7 @@ t.test('a delivery in flight when the process is killed -9 is delivered after re
   t.equal(first.child.signalCode, 'SIGKILL', 'killed mid-delivery')
 
   hold = false
-  const second = run([dir, 'resume'])
+  const second = await fixtureCloud('crashCloud.ts', [dir, 'resume'])
   t.after(() => second.child.kill('SIGKILL'))
   t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
   const got = await receiver.waitFor(2, 20_000)
@@ -71,7 +61,7 @@ t.test('a whole batch in flight when the process is killed -9: every delivery ar
   const receiver = await startReceiver(() => (hold ? 'hold' : { status: 200 }))
   t.after(() => receiver.close())
 
-  const first = run([dir, 'publish', receiver.url, String(n)])
+  const first = await fixtureCloud('crashCloud.ts', [dir, 'publish', receiver.url, String(n)])
   t.after(() => first.child.kill('SIGKILL'))
   t.equal(JSON.parse((await first.lines.next()).value as string).step, 'published')
   // The first batch's requests are open at the receiver (as many as one endpoint may have at once).
@@ -82,7 +72,7 @@ t.test('a whole batch in flight when the process is killed -9: every delivery ar
 
   hold = false
   receiver.release(500) // the held ones' answers go nowhere: their process is gone
-  const second = run([dir, 'resume'])
+  const second = await fixtureCloud('crashCloud.ts', [dir, 'resume'])
   t.after(() => second.child.kill('SIGKILL'))
   t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
   const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)

@@ -6,21 +6,11 @@ import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import Stripe from 'stripe'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
-
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'outboxCloud.ts')
-
-function run(args: string[]): { child: ChildProcess; lines: AsyncIterableIterator<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const rl = createInterface({ input: child.stdout! })
-  return { child, lines: rl[Symbol.asyncIterator]() }
-}
+import { fixtureCloud } from '../fixtures/processes.js'
 
 t.test('kill -9 between an emergency and its webhook: the webhook is sent after restart, once', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-outbox-'))
@@ -28,7 +18,7 @@ t.test('kill -9 between an emergency and its webhook: the webhook is sent after 
   const receiver = await startReceiver(() => ({ status: 200 }))
   t.after(() => receiver.close())
 
-  const first = run([dir, 'change', receiver.url])
+  const first = await fixtureCloud('outboxCloud.ts', [dir, 'change', receiver.url])
   t.after(() => first.child.kill('SIGKILL'))
   const committed = JSON.parse((await first.lines.next()).value as string)
   t.equal(committed.step, 'committed')
@@ -43,7 +33,7 @@ t.test('kill -9 between an emergency and its webhook: the webhook is sent after 
   const pending = await db.kysely.selectFrom('events_outbox').select(['event', 'dispatched_at']).execute()
   t.same(pending, [{ event: 'emergency.started', dispatched_at: null }], 'the event was committed with the emergency')
 
-  const second = run([dir, 'resume'])
+  const second = await fixtureCloud('outboxCloud.ts', [dir, 'resume'])
   t.after(() => second.child.kill('SIGKILL'))
   t.equal(JSON.parse((await second.lines.next()).value as string).step, 'ready')
   const [got] = await receiver.waitFor(1, 20_000)

@@ -183,7 +183,9 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
   // The screen's own page.
   // Clicked in the page: live updates re-render the row, so a handle taken first can be detached by the click.
   await page.evaluate("document.querySelector('tbody tr:not(.spacer) a').click()")
-  await page.waitForSelector('#h-timeline')
+  await page.waitForSelector('#h-timeline').catch(async (err: Error) => {
+    throw new Error(`${err.message}, at ${await page.evaluate('location.pathname')}: ${(await page.$eval('main', (m) => m.textContent ?? '')).slice(0, 300)}`)
+  })
   t.equal(await page.$eval('h1#page-title', (h) => h.textContent), 'Aaa front door')
   await textShown(page, 'What plays in the next 24 hours')
   // Assigning content from the screen's page: an unknown id is refused, saying why; a known one plays.

@@ -181,8 +181,13 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
   t.ok(Date.now() - known < 5000, `offline shown ${Date.now() - known} ms after the API knew it`)
 
   // The screen's own page.
-  // Clicked in the page: live updates re-render the row, so a handle taken first can be detached by the click.
-  await page.evaluate("document.querySelector('tbody tr:not(.spacer) a').click()")
+  // Clicked in the page: live updates re-render the row, so a handle taken first can be detached
+  // by the click, and while the table re-renders the row may have no link yet. The poll clicks
+  // the row's link whenever there is one, until the screen's page is open.
+  await page.waitForFunction(
+    "location.pathname.startsWith('/console/screens/') || void document.querySelector('tbody tr:not(.spacer) a[href^=\"/console/screens/\"]')?.click()",
+    { timeout: 10_000 },
+  )
   await page.waitForSelector('#h-timeline').catch(async (err: Error) => {
     throw new Error(`${err.message}, at ${await page.evaluate('location.pathname')}: ${(await page.$eval('main', (m) => m.textContent ?? '')).slice(0, 300)}`)
   })

@@ -4,10 +4,11 @@ import t from 'tap'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
-import { forEngines } from '../db/engines.js'
+import { forEngines, onOneEngine } from '../db/engines.js'
 
-// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
-forEngines(t, (t, build) => {
+// What the routes answer (validation, content checks, pinned keys, permissions): one engine
+// (SQLite, or SVC_TEST_ENGINE=postgres; db/engines.ts onOneEngine).
+onOneEngine(t, (t, build) => {
   t.test('validation errors', async (t) => {
     const content = new InMemoryContentResolver()
     const h = await build(t, {}, { content })
@@ -118,7 +119,10 @@ forEngines(t, (t, build) => {
     })
     t.equal((await h.req('GET', '/v1/emergencies', viewer)).statusCode, 403)
   })
+})
 
+// The listing's order and limit: the SQL, on both engines.
+forEngines(t, (t, build) => {
   t.test('GET /v1/casts: newest first, limit default 200 and max 500', async (t) => {
     const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
     const { apiKey: k } = await h.workspace()

@@ -8,7 +8,6 @@ import path from 'node:path'
 import type { Test } from 'tap'
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
-import { whenFolderDone } from '@svc/shared/testing/folderSuite'
 import { buildConsole } from '../../console/build.mjs'
 import { ManualClock } from '../../src/platform/clock.js'
 import { startCloud, type Cloud } from '../devicelink/link.js'
@@ -91,15 +90,13 @@ export function missingChromium(t: Test): string | null {
 let shared: Promise<Browser> | null = null
 let users = 0
 let idle: NodeJS.Timeout | null = null
-let keptForFolder = false
 const dataDirs = new Map<Promise<Browser>, string>()
 
 /**
  * One Chromium for the tests of a process (a folder's files share it): each `launch` is a
  * browser context of its own (its own cookies and storage, like a fresh browser) closed when
- * its test ends. Under a folder suite the browser closes after the folder's last file; a
- * file run alone closes it once no test has used it for a second, so the process can end
- * (tap ends the root test only when nothing keeps the event loop busy).
+ * its test ends. The browser closes once no test has used it for a second, so the process
+ * can end (tap ends the root test only when nothing keeps the event loop busy).
  */
 function sharedBrowser(): Promise<Browser> {
   users++
@@ -108,7 +105,6 @@ function sharedBrowser(): Promise<Browser> {
     idle = null
   }
   if (shared) return shared
-  keptForFolder = whenFolderDone(closeShared)
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
   const launched = puppeteer.launch({
     executablePath: chromiumPath(),
@@ -140,32 +136,26 @@ function sharedBrowser(): Promise<Browser> {
 
 function release(): void {
   users--
-  // In a folder suite the browser stays until the folder's last file has run (a launch is
-  // about 2 s of CPU); a file run alone closes it once no test has used it for a second.
-  if (users > 0 || keptForFolder) return
+  if (users > 0) return
   idle = setTimeout(() => {
     idle = null
-    if (users === 0) closeShared()
+    const closing = shared
+    if (users !== 0 || !closing) return
+    shared = null
+    const dir = dataDirs.get(closing)
+    dataDirs.delete(closing)
+    void closing
+      .then((b) => b.close())
+      .catch(() => {})
+      .finally(() => {
+        // Chromium has exited once close() resolves; its profile folder can go.
+        try {
+          if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+        } catch {
+          // A folder in the temp dir left behind is no failure of the tests.
+        }
+      })
   }, 1000)
-}
-
-function closeShared(): Promise<void> {
-  const closing = shared
-  if (!closing) return Promise.resolve()
-  shared = null
-  const dir = dataDirs.get(closing)
-  dataDirs.delete(closing)
-  return closing
-    .then((b) => b.close())
-    .catch(() => {})
-    .finally(() => {
-      // Chromium has exited once close() resolves; its profile folder can go.
-      try {
-        if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
-      } catch {
-        // A folder in the temp dir left behind is no failure of the tests.
-      }
-    })
 }
 
 export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {

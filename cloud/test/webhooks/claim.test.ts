@@ -44,7 +44,10 @@ for (const engine of ENGINES) {
     } else {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-claim-'))
       t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-      dbs = await Promise.all([0, 1, 2, 3].map(() => SqliteDatabase.open(path.join(dir, 'db.sqlite'), 10_000)))
+      // Opened one after the other: four opens of a new file at once race to switch it to WAL,
+      // and the loser is refused at once (SQLITE_BUSY, no wait). The claims below still race.
+      dbs = []
+      for (let i = 0; i < 4; i++) dbs.push(await SqliteDatabase.open(path.join(dir, 'db.sqlite'), 10_000))
     }
     t.after(() => Promise.all(dbs.map((d) => d.close())))
     await migrate(dbs[0]!)

@@ -37,22 +37,8 @@ export function testFiles(dir: string, recursive = false): string[] {
   return out.sort()
 }
 
-let inSuite = false
-const whenDone: Array<() => unknown> = []
-
-/**
- * Runs `fn` once the folder's last file has run, when this process runs a folder suite, and
- * answers true; answers false when a test file runs alone. For what the files of a folder
- * share, such as one browser: kept between files, closed at the end.
- */
-export function whenFolderDone(fn: () => unknown): boolean {
-  if (inSuite) whenDone.push(fn)
-  return inSuite
-}
-
 /** Runs every `*.test.ts` beside `suiteUrl` (the suite file's `import.meta.url`) in this process. */
 export async function runFolder(suiteUrl: string, opts: FolderOptions = {}): Promise<void> {
-  inSuite = true
   const perFileMs = opts.perFileMs ?? PER_FILE_MS
   const dir = path.dirname(fileURLToPath(suiteUrl))
   for (const f of testFiles(dir, opts.recursive)) {
@@ -65,11 +51,4 @@ export async function runFolder(suiteUrl: string, opts: FolderOptions = {}): Pro
     })
     t.setTimeout(perFileMs)
   }
-  // Queued behind the last file's tests, as the next file would be (they may still register
-  // something to close).
-  await t.test('closes what the folder’s files shared', async (t) => {
-    const closing = whenDone.splice(0)
-    for (const fn of closing) await fn()
-    t.pass(`${closing.length} closed`)
-  })
 }

@@ -6,7 +6,7 @@ import type { JSX } from 'preact'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useLive } from '../live.js'
-import { Link, navigate } from '../router.js'
+import { current, Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
 import { ContentPicker } from '../picker.js'
 import { Ago, ErrorNote, Page, SelectField, Status, useLoad, useSubmit } from '../ui.js'
@@ -215,6 +215,8 @@ export function Screens(props: PageProps): JSX.Element {
     })
   const allShown = shown.length > 0 && shown.every((r) => chosen.has(r.id))
   const setFilter = (name: string, value: string) => {
+    // A search typed just before leaving the page must not bring the operator back to it.
+    if (current().path !== '/screens') return
     const q = new URLSearchParams(props.query)
     if (value) q.set(name, value)
     else q.delete(name)

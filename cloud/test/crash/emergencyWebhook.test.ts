@@ -11,6 +11,7 @@ import Stripe from 'stripe'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
 import { fixtureCloud } from '../fixtures/processes.js'
+import { deliveredOnce } from './deliveredOnce.js'
 
 t.test('kill -9 between an emergency and its webhook: the webhook is sent after restart, once', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-outbox-'))
@@ -41,19 +42,7 @@ t.test('kill -9 between an emergency and its webhook: the webhook is sent after 
   t.match(got!.body.data, { id: committed.emergencyId, status: 'active', screenCount: 1, message: 'Evacuate' })
   t.ok(Stripe.webhooks.signature!.verifyHeader(got!.raw, got!.headers['svc-signature'] as string, committed.secret, 300))
 
-  let status: string | undefined
-  for (let i = 0; i < 50 && status !== 'delivered'; i++) {
-    status = (await db.kysely.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status
-    if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100))
-  }
-  t.equal(status, 'delivered')
-  // A few more worker runs must not make a second delivery from the same event.
-  await new Promise((r) => setTimeout(r, 500))
-  const rows = await db.kysely.selectFrom('webhook_deliveries').select('id').execute()
-  t.equal(rows.length, 1, 'one delivery for one event')
-  t.equal(receiver.received.length, 1, 'received once')
-  const outbox = await db.kysely.selectFrom('events_outbox').select('dispatched_at').executeTakeFirstOrThrow()
-  t.ok(outbox.dispatched_at, 'the event is marked dispatched')
+  await deliveredOnce(t, db, receiver, 50)
   second.child.kill('SIGTERM')
   await once(second.child, 'exit')
 })

@@ -1,0 +1,21 @@
+// What the kill -9 tests of an outbox event check once the restarted cloud has sent its
+// webhook: the delivery is marked delivered (polled every 100 ms, at most `tries` times), a
+// few more worker runs make no second delivery, the receiver got it once, and the event is
+// marked dispatched.
+import type { Test } from 'tap'
+import type { Database } from '../../src/platform/db/Database.js'
+import type { Receiver } from '../fixtures/receiver.js'
+
+export async function deliveredOnce(t: Test, db: Database, receiver: Receiver, tries: number): Promise<void> {
+  let status: string | undefined
+  for (let i = 0; i < tries && status !== 'delivered'; i++) {
+    status = (await db.kysely.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status
+    if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(status, 'delivered')
+  // A few more worker runs must not make a second delivery from the same event.
+  await new Promise((r) => setTimeout(r, 500))
+  t.equal((await db.kysely.selectFrom('webhook_deliveries').select('id').execute()).length, 1, 'one delivery for one event')
+  t.equal(receiver.received.length, 1, 'received once')
+  t.ok((await db.kysely.selectFrom('events_outbox').select('dispatched_at').executeTakeFirstOrThrow()).dispatched_at, 'the event is marked dispatched')
+}

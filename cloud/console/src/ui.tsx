@@ -204,6 +204,30 @@ export function SecretOnce(props: { title: string; value: string; note: string; 
   )
 }
 
+/** A labelled file input with the API's refusal under it (as Field is for text). */
+export function FileField(p: { label: string; name: string; accept?: string; onPick: (f: File | null) => void; error?: string | undefined }): JSX.Element {
+  const id = `f-${p.name}`
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={id}>{p.label}</label>
+      <input
+        id={id}
+        name={p.name}
+        type="file"
+        accept={p.accept}
+        onChange={(e) => p.onPick((e.currentTarget as HTMLInputElement).files?.[0] ?? null)}
+        aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={p.error ? `${id}-error` : undefined}
+      />
+      {p.error ? (
+        <small id={`${id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
+  )
+}
+
 /** A labelled select whose 422 shows next to it, like Field. */
 export function SelectField(p: {
   label: string

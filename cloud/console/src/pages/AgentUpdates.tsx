@@ -6,7 +6,7 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, api, call, getCsrf } from '../api.js'
 import { useSession } from '../session.js'
-import { Ago, ConfirmButton, ErrorNote, Field, SelectField, useLoad, useSubmit } from '../ui.js'
+import { Ago, ConfirmButton, ErrorNote, Field, FileField, SelectField, useLoad, useSubmit } from '../ui.js'
 
 type Release = { id: string; version: string; arch: string; sha256: string; sizeBytes: number; keyFingerprint: string; createdAt: string }
 
@@ -186,29 +186,6 @@ function UploadRelease(props: { onDone: () => void }): JSX.Element {
         {submit.busy ? 'Uploading…' : 'Upload release'}
       </button>
     </form>
-  )
-}
-
-/** A labelled file input with the API's refusal under it (as Field is for text). */
-function FileField(p: { label: string; name: string; accept: string; onPick: (f: File | null) => void; error?: string | undefined }): JSX.Element {
-  const id = `f-${p.name}`
-  return (
-    <div class={`field${p.error ? ' invalid' : ''}`}>
-      <label for={id}>{p.label}</label>
-      <input
-        id={id}
-        type="file"
-        accept={p.accept}
-        onChange={(e) => p.onPick((e.currentTarget as HTMLInputElement).files?.[0] ?? null)}
-        aria-invalid={p.error ? 'true' : undefined}
-        aria-describedby={p.error ? `${id}-error` : undefined}
-      />
-      {p.error ? (
-        <small id={`${id}-error`} class="field-error">
-          {p.error}
-        </small>
-      ) : null}
-    </div>
   )
 }
 

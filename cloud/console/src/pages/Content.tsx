@@ -6,7 +6,7 @@ import { ApiFailure, api, call, getCsrf } from '../api.js'
 import { useLive } from '../live.js'
 import { ContentPicker } from '../picker.js'
 import { useSession } from '../session.js'
-import { Ago, ErrorNote, Field, Page, useLoad, useSubmit } from '../ui.js'
+import { Ago, ErrorNote, Field, FileField, Page, useLoad, useSubmit } from '../ui.js'
 
 interface Media {
   id: string
@@ -196,22 +196,7 @@ function UploadForm(props: { onDone: () => void }): JSX.Element {
       <h3 id="h-upload" class="panel-title">
         Upload a file
       </h3>
-      <div class={`field${fieldErrors.file ? ' invalid' : ''}`}>
-        <label for="f-file">File</label>
-        <input
-          id="f-file"
-          name="file"
-          type="file"
-          aria-invalid={fieldErrors.file ? 'true' : undefined}
-          aria-describedby={fieldErrors.file ? 'f-file-error' : undefined}
-          onChange={(e) => setFile((e.currentTarget as HTMLInputElement).files?.[0] ?? null)}
-        />
-        {fieldErrors.file ? (
-          <small id="f-file-error" class="field-error">
-            {fieldErrors.file}
-          </small>
-        ) : null}
-      </div>
+      <FileField label="File" name="file" onPick={setFile} error={fieldErrors.file} />
       <Field label="Name" name="name" id="f-upload-name" value={name} onInput={setName} error={fieldErrors.name} hint="Empty: the file's name." />
       {pct !== null ? (
         <p class="progress-row">

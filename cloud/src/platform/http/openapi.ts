@@ -170,47 +170,42 @@ const IDEMPOTENCY_KEY = {
 }
 const BINARY = { type: 'string', format: 'binary' }
 
+/** A required multipart/form-data body of these parts, its `file` part of `fileType`. */
+function multipartBody(required: string[], properties: Record<string, unknown>, fileType: string): Op['requestBody'] {
+  return {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: { type: 'object', required, additionalProperties: false, properties },
+        encoding: { file: { contentType: fileType } },
+      },
+    },
+  }
+}
+
 /** Byte bodies the route schemas cannot describe (uploads and downloads). */
 function describeBytes(p: string, method: string, op: Op, mediaTypes: readonly string[]): void {
   if (method === 'post' && p === '/v1/media/upload') {
-    op.requestBody = {
-      required: true,
-      content: {
-        'multipart/form-data': {
-          schema: {
-            type: 'object',
-            required: ['file'],
-            additionalProperties: false,
-            properties: {
-              file: { ...BINARY, description: 'The file; exactly one part named `file`.' },
-              name: { type: 'string', maxLength: 200, description: 'Display name; default the file name.' },
-              folderId: { type: 'string', maxLength: 100 },
-              nodeId: { type: 'string', maxLength: 100 },
-            },
-          },
-          encoding: { file: { contentType: 'application/octet-stream' } },
-        },
+    op.requestBody = multipartBody(
+      ['file'],
+      {
+        file: { ...BINARY, description: 'The file; exactly one part named `file`.' },
+        name: { type: 'string', maxLength: 200, description: 'Display name; default the file name.' },
+        folderId: { type: 'string', maxLength: 100 },
+        nodeId: { type: 'string', maxLength: 100 },
       },
-    }
+      'application/octet-stream',
+    )
   }
   if (method === 'post' && p === '/v1/agent-releases') {
-    op.requestBody = {
-      required: true,
-      content: {
-        'multipart/form-data': {
-          schema: {
-            type: 'object',
-            required: ['file', 'signature'],
-            additionalProperties: false,
-            properties: {
-              file: { ...BINARY, description: 'The packed agent: svc-agent-<version>-linux-<arch>.tar.gz (`agent pack`).' },
-              signature: { type: 'string', maxLength: 4096, description: 'Its signature file, <tarball>.sig (`agent sign-release --key FILE`): JSON.' },
-            },
-          },
-          encoding: { file: { contentType: 'application/gzip' } },
-        },
+    op.requestBody = multipartBody(
+      ['file', 'signature'],
+      {
+        file: { ...BINARY, description: 'The packed agent: svc-agent-<version>-linux-<arch>.tar.gz (`agent pack`).' },
+        signature: { type: 'string', maxLength: 4096, description: 'Its signature file, <tarball>.sig (`agent sign-release --key FILE`): JSON.' },
       },
-    }
+      'application/gzip',
+    )
   }
   if (method === 'put' && p === '/v1/media/upload/multipart/{id}/parts/{n}') {
     op.requestBody = { required: true, description: 'The bytes of this part.', content: { 'application/octet-stream': { schema: BINARY } } }

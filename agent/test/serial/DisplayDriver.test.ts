@@ -80,7 +80,9 @@ t.test('silence: timeout after the retries, with growing delays', async (t) => {
 
 t.test('split replies and garbage before the reply are framed correctly', async (t) => {
   for (const protocol of ['samsung-mdc', 'nec', 'lg'] as const) {
-    const { line, driver } = await setup(t, protocol, { minGapMs: 0 })
+    // A reply sent a byte every 3 ms takes longer than the usual 200 ms to arrive when the
+    // machine is busy; the subject here is the framing, so the wait is long.
+    const { line, driver } = await setup(t, protocol, { minGapMs: 0, timeoutMs: 5000 })
     const codec = panelProtocols[protocol]
     line.mock.panel.setFaults({ split: { chunkSize: 1, gapMs: 3 } })
     const a = await driver.send(codec.powerOn(1))

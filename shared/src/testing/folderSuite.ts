@@ -1,9 +1,11 @@
-// Test files run one process per folder: each test folder's `folder.suite.ts` (the files
-// tap starts, see package.json `tap.include`) imports the folder's `*.test.ts` files in
-// path order, one after the other's tests have finished. Under tap a process costs about
-// 2 s of CPU before its first assertion (tap's loader hooks; for the cloud, about 4.5 s
-// with its ~1,100 modules), so a folder shares that once. Each file still runs alone:
-// `node scripts/test.mjs agent/test/unit/state.test.ts`.
+// Test files run one process per suite: each `folder.suite.ts` (the files tap starts, see
+// package.json `tap.include`) imports its folder's `*.test.ts` files in path order, one after
+// the other's tests have finished. Under tap a process costs about 2 s of CPU before its
+// first assertion (tap's loader hooks; for the cloud, about 5 s with its ~1,100 modules), so
+// a folder shares that once. A folder whose tests take a few seconds has no suite of its own:
+// with `recursive`, a suite also runs the subfolders that have none (cloud/test's and
+// agent/test's top suites run their small folders), so they share one process too. Each file
+// still runs alone: `node scripts/test.mjs agent/test/unit/state.test.ts`.
 //
 //   // <folder>/folder.suite.ts
 //   import { runFolder } from '@svc/shared/testing/folderSuite'
@@ -13,24 +15,31 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
 
+/** The name of a suite file, one per folder that has its own process. */
+export const SUITE = 'folder.suite.ts'
+
 /** A file's own limit, as when it runs alone (package.json `tap.timeout`). */
 const PER_FILE_MS = 120_000
 
 export interface FolderOptions {
   /** Each file's time limit (the process's timer restarts for each file). */
   perFileMs?: number
-  /** Also the `*.test.ts` files of the subfolders (for folders of small files). */
+  /** Also the `*.test.ts` files of the subfolders that have no `folder.suite.ts` of their own. */
   recursive?: boolean
 }
 
-/** The `*.test.ts` files under `dir` (relative, in path order); with `recursive`, also those in its subfolders. */
+/**
+ * The `*.test.ts` files under `dir` (relative, in path order); with `recursive`, also those in
+ * its subfolders, except a subfolder with a suite of its own (and what is under it).
+ */
 export function testFiles(dir: string, recursive = false): string[] {
   const out: string[] = []
   const walk = (rel: string) => {
     for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const name = path.posix.join(rel, e.name)
-      if (e.isDirectory() && recursive && e.name !== 'node_modules' && e.name !== 'fixtures') walk(name)
-      else if (e.isFile() && e.name.endsWith('.test.ts')) out.push(name)
+      if (e.isDirectory() && recursive && e.name !== 'node_modules' && e.name !== 'fixtures') {
+        if (!fs.existsSync(path.join(dir, name, SUITE))) walk(name)
+      } else if (e.isFile() && e.name.endsWith('.test.ts')) out.push(name)
     }
   }
   walk('')

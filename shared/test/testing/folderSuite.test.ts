@@ -1,6 +1,7 @@
-// Test files run one process per folder (`folder.suite.ts`): which files a folder's suite
-// runs, and that every test file of the workspace is run by a suite that tap starts (a
-// folder without its suite would silently leave its tests out of `pnpm test`).
+// Test files run one process per suite (`folder.suite.ts`): which files a suite runs, and
+// that every test file of the workspace is run by exactly one suite that tap starts (a
+// folder without a suite, under no recursive one, would silently leave its tests out of
+// `pnpm test`; one under two suites would run twice).
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -31,23 +32,25 @@ function find(dir: string, keep: (name: string) => boolean): string[] {
   return out
 }
 
-t.test('a suite runs its folder’s test files in path order; recursive: its subfolders’ too, fixtures left out', async (t) => {
+t.test('a suite runs its folder’s test files in path order; recursive: also subfolders without a suite of their own', async (t) => {
   const dir = t.testdir({
     'b.test.ts': '',
     'a.test.ts': '',
     'helpers.ts': '',
     'folder.suite.ts': '',
-    sub: { 'c.test.ts': '', 'a.test.ts': '' },
+    sub: { 'c.test.ts': '', 'a.test.ts': '', deeper: { 'd.test.ts': '' } },
+    own: { 'folder.suite.ts': '', 'e.test.ts': '', inner: { 'f.test.ts': '' } },
     fixtures: { 'x.test.ts': '' },
   })
   t.same(testFiles(dir), ['a.test.ts', 'b.test.ts'])
-  t.same(testFiles(dir, true), ['a.test.ts', 'b.test.ts', 'sub/a.test.ts', 'sub/c.test.ts'])
+  t.same(testFiles(dir, true), ['a.test.ts', 'b.test.ts', 'sub/a.test.ts', 'sub/c.test.ts', 'sub/deeper/d.test.ts'])
+  t.same(testFiles(path.join(dir, 'own'), true), ['e.test.ts', 'inner/f.test.ts'], 'the folder with its own suite runs what is under it')
 })
 
-t.test('every test file of the workspace is run by a folder suite that tap starts', async (t) => {
+t.test('every test file of the workspace is run by exactly one suite that tap starts', async (t) => {
   const include = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { tap: { include: string[] } }).tap.include.map(globRegExp)
   const suites = PACKAGES.flatMap((p) => find(p, (n) => n === 'folder.suite.ts'))
-  t.ok(suites.length > 30, `${suites.length} suites`)
+  t.ok(suites.length > 15, `${suites.length} suites`)
   for (const s of suites)
     t.ok(
       include.some((r) => r.test(s)),
@@ -58,11 +61,14 @@ t.test('every test file of the workspace is run by a folder suite that tap start
       suites.some((s) => glob.test(s)),
       `${glob} names a suite`,
     )
-  const run = new Set<string>()
+  const run = new Map<string, string[]>()
   for (const s of suites) {
     const dir = path.posix.dirname(s)
     const recursive = /recursive:\s*true/.test(fs.readFileSync(path.join(ROOT, s), 'utf8'))
-    for (const f of testFiles(path.join(ROOT, dir), recursive)) run.add(path.posix.join(dir, f))
+    for (const f of testFiles(path.join(ROOT, dir), recursive)) {
+      const file = path.posix.join(dir, f)
+      run.set(file, [...(run.get(file) ?? []), s])
+    }
   }
   const all = PACKAGES.flatMap((p) => find(p, (n) => n.endsWith('.test.ts')))
   t.ok(all.length > 150, `${all.length} test files`)
@@ -70,5 +76,10 @@ t.test('every test file of the workspace is run by a folder suite that tap start
     all.filter((f) => !run.has(f)),
     [],
     'no test file left out',
+  )
+  t.same(
+    [...run].filter(([, by]) => by.length > 1),
+    [],
+    'no test file run by two suites',
   )
 })

@@ -17,7 +17,8 @@ const job = (bytesHex: string, extra: Partial<SerialJob> = {}): SerialJob => ({
 
 t.test('runner: a job becomes a valid job result for each outcome', async (t) => {
   const line = await mockLine({ protocol: 'samsung-mdc' })
-  const driver = new DisplayDriver({ path: '/dev/mock', openPort: line.factory, timeoutMs: 100, retries: 0 })
+  // Long enough for a reply on a busy machine; the timeouts the test wants are set per job.
+  const driver = new DisplayDriver({ path: '/dev/mock', openPort: line.factory, timeoutMs: 2000, retries: 0 })
   await driver.start()
   t.teardown(async () => {
     await driver.stop()
@@ -39,7 +40,7 @@ t.test('runner: a job becomes a valid job result for each outcome', async (t) =>
   line.mock.panel.setFaults({ nak: false, noReply: true })
   const timeout = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'samsung-mdc', timeoutMs: 50 }))
   t.equal(timeout.outcome, 'timeout')
-  const raw = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'unknown-codec' }))
+  const raw = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'unknown-codec', timeoutMs: 50 }))
   t.equal(raw.outcome, 'timeout', 'an unknown protocol is read raw')
   const bad = await runner.run(job('zz'))
   t.match(bad, { outcome: 'failed', reason: /hex/ })
@@ -48,7 +49,7 @@ t.test('runner: a job becomes a valid job result for each outcome', async (t) =>
 
 t.test('poller: power state through the driver; unknown when the panel is silent', async (t) => {
   const line = await mockLine({ protocol: 'lg' })
-  const driver = new DisplayDriver({ path: '/dev/mock', protocol: 'lg', openPort: line.factory, timeoutMs: 80, retries: 0 })
+  const driver = new DisplayDriver({ path: '/dev/mock', protocol: 'lg', openPort: line.factory, timeoutMs: 500, retries: 0 })
   await driver.start()
   const reports: unknown[] = []
   const poller = new PanelPoller(driver, {

@@ -307,11 +307,11 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code
-    // Everything is closed by now; should a stray handle linger, do not hang the service manager.
-    setTimeout(() => process.exit(code), 1000).unref()
-  },
+  // Exits at once, once stdout is flushed, rather than when the event loop runs dry: a process
+  // ending that way first gives SIGINT its default action back, so the Ctrl-C that pnpm (or the
+  // launcher) forwards a moment after the terminal's could still kill it by signal, and the
+  // wrapper would report a failure after a clean stop. Nor can a stray handle hang the service manager.
+  (code) => process.stdout.write('', () => process.exit(code)),
   (err: unknown) => {
     if (err instanceof UsageError) {
       process.stderr.write(`${PROGRAM}: ${err.message}\n${USAGE}`)

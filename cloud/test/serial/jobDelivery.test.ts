@@ -12,26 +12,15 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connect, type MqttClient } from 'mqtt'
 import { parseJob, topics } from '@svc/shared/mqtt/index'
-import { buildApp, servicesOf } from '../../src/app.js'
+import { servicesOf } from '../../src/app.js'
 import { startServer, type Running } from '../../src/server.js'
-import { testConfig, type Config } from '../../src/config.js'
-
-function config(dataDir: string): Config {
-  return testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 0 })
-}
+import { api, ownerKey, pair, socketConfig } from './sockets.js'
 
 async function setup(t: Test): Promise<{ s: Running; key: string; screenId: string; deviceSecret: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-jobs-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const app = await buildApp(config(dir))
-  let key: string
-  try {
-    const ws = await servicesOf(app).workspaces.create('Jobs', 'us')
-    key = (await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
-  } finally {
-    await app.close()
-  }
-  const s = await startServer(config(dir))
+  const key = await ownerKey(dir, 'Jobs')
+  const s = await startServer(socketConfig(dir))
   let closed = false
   const close = s.close
   s.close = () => {
@@ -39,19 +28,7 @@ async function setup(t: Test): Promise<{ s: Running; key: string; screenId: stri
     return close()
   }
   t.after(() => (closed ? undefined : s.close()))
-  const reg = (await api(s, 'POST', '/v1/devices/register', null, { model: 'QM55B' })).json.data
-  const screenId = (await api(s, 'POST', '/v1/screens/pair', key, { code: reg.pairingCode, name: 'Lobby' })).json.data.id
-  const deviceSecret = (await api(s, 'GET', `/v1/devices/register/${reg.registrationId}`, reg.pollSecret)).json.data.deviceSecret
-  return { s, key, screenId, deviceSecret }
-}
-
-async function api(s: Running, method: string, url: string, token: string | null, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`http://127.0.0.1:${s.httpPort}${url}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  })
-  return { status: res.status, json: await res.json() }
+  return { s, key, ...(await pair(s, key)) }
 }
 
 /** The device as the agent runs it: persistent session, and a SUBSCRIBE to its jobs on every connect. */
@@ -171,9 +148,7 @@ t.test('devices connecting together share the expiry sweep and the read of their
   const { s, key, screenId, deviceSecret } = await setup(t)
   const screens = [{ screenId, deviceSecret }]
   for (let i = 0; i < 7; i++) {
-    const reg = (await api(s, 'POST', '/v1/devices/register', null, { model: 'QM55B' })).json.data
-    const id = (await api(s, 'POST', '/v1/screens/pair', key, { code: reg.pairingCode, name: `Screen ${i}` })).json.data.id
-    screens.push({ screenId: id, deviceSecret: (await api(s, 'GET', `/v1/devices/register/${reg.registrationId}`, reg.pollSecret)).json.data.deviceSecret })
+    screens.push(await pair(s, key, `Screen ${i}`))
   }
   const queued: string[] = []
   for (const sc of screens) queued.push((await api(s, 'POST', `/v1/screens/${sc.screenId}/serial`, key, { value: 'PWR ON', eol: 'cr' })).json.data.id as string)

@@ -3,49 +3,17 @@
 // the device is offline arrives when it connects; the device's result updates the job;
 // open jobs survive a cloud restart on the same data directory.
 import t, { type Test } from 'tap'
-import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connect, type MqttClient } from 'mqtt'
 import { parseJob, topics, type SerialJob } from '@svc/shared/mqtt/index'
-import { buildApp, servicesOf } from '../../src/app.js'
 import type { Running } from '../../src/server.js'
-import { testConfig, type Config } from '../../src/config.js'
 import { startRunning, tempDir as newTempDir, until as untilValue } from '../fixtures/processes.js'
+import { api, ownerKey, pair, socketConfig } from './sockets.js'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-serial-')
 const until = <T>(ms: number, fn: () => Promise<T | undefined>) => untilValue(ms, fn, 30)
-const start = (t: Test, dataDir: string): Promise<Running> => startRunning(t, config(dataDir))
-
-function config(dataDir: string): Config {
-  return testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: 0, statusIntervalMs: 0 })
-}
-
-/** A workspace and owner key made in the data directory before the server starts. */
-async function bootstrap(dataDir: string): Promise<string> {
-  const app = await buildApp(config(dataDir))
-  try {
-    const ws = await servicesOf(app).workspaces.create('Serial', 'us')
-    return (await servicesOf(app).apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
-  } finally {
-    await app.close()
-  }
-}
-
-async function api(s: Running, method: string, url: string, token: string | null, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`http://127.0.0.1:${s.httpPort}${url}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  })
-  return { status: res.status, json: await res.json() }
-}
-
-async function pair(s: Running, key: string): Promise<{ screenId: string; deviceSecret: string }> {
-  const reg = (await api(s, 'POST', '/v1/devices/register', null, { model: 'QM55B' })).json.data
-  const screenId = (await api(s, 'POST', '/v1/screens/pair', key, { code: reg.pairingCode, name: 'Lobby' })).json.data.id
-  const deviceSecret = (await api(s, 'GET', `/v1/devices/register/${reg.registrationId}`, reg.pollSecret)).json.data.deviceSecret
-  return { screenId, deviceSecret }
-}
+const start = (t: Test, dataDir: string): Promise<Running> => startRunning(t, socketConfig(dataDir))
+const bootstrap = (dataDir: string): Promise<string> => ownerKey(dataDir, 'Serial')
 
 /** The device: connects with a persistent session, subscribes to its jobs, collects them. */
 async function device(

@@ -80,6 +80,10 @@ export interface Config {
   rolloutIntervalMs: number
   /** Largest agent release tarball accepted, bytes (SVC_AGENT_RELEASE_MAX_BYTES, 256 MiB). */
   agentReleaseMaxBytes: number
+  /** Uploaded agent log lines one screen may have stored; past it the screen's oldest uploads are deleted (SVC_AGENT_LOG_SCREEN_BYTES, 16 MiB). */
+  agentLogScreenBytes: number
+  /** Uploaded agent log lines one workspace may have stored; past it the workspace's oldest uploads are deleted (SVC_AGENT_LOG_WORKSPACE_BYTES, 256 MiB). */
+  agentLogWorkspaceBytes: number
   /**
    * Whether presence runs its own timers (offline after the grace period). Always on in a
    * real deployment; tests leave it unset, and then it follows castExpiryIntervalMs so one
@@ -282,6 +286,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rolloutIntervalMs: int(env, 'SVC_ROLLOUT_INTERVAL_MS', 10_000),
     passwordScryptLogN: scryptLogN(env),
     agentReleaseMaxBytes: int(env, 'SVC_AGENT_RELEASE_MAX_BYTES', 256 * 1024 * 1024, 1),
+    agentLogScreenBytes: int(env, 'SVC_AGENT_LOG_SCREEN_BYTES', 16 * 1024 * 1024, 1024 * 1024),
+    agentLogWorkspaceBytes: int(env, 'SVC_AGENT_LOG_WORKSPACE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
     presenceTimers: true,
     mediaDir: env.SVC_MEDIA_DIR ? path.resolve(env.SVC_MEDIA_DIR) : null,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),

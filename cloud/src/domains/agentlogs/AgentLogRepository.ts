@@ -121,6 +121,28 @@ export class AgentLogRepository {
     return Number(r.numUpdatedRows)
   }
 
+  /** The open (pending) request of the screen, if any (one at most: the agent_logs_open index). */
+  openOf(screenId: string): Promise<AgentLogSummaryRow | undefined> {
+    return this.k.selectFrom('agent_logs').select(SUMMARY).where('screen_id', '=', screenId).where('state', '=', PENDING).executeTakeFirst()
+  }
+
+  /** The uploads holding lines of a screen or a workspace, newest upload first: id and bytes. */
+  stored(by: { screenId: string } | { workspaceId: string }): Promise<{ id: string; size_bytes: number | null }[]> {
+    let q = this.k.selectFrom('agent_logs').select(['id', 'size_bytes']).where('lines', 'is not', null)
+    q = 'screenId' in by ? q.where('screen_id', '=', by.screenId) : q.where('workspace_id', '=', by.workspaceId)
+    return q.orderBy('uploaded_at', 'desc').orderBy('id', 'desc').execute()
+  }
+
+  /** Deletes these requests, lines and all; answers how many. */
+  async deleteIds(ids: readonly string[]): Promise<number> {
+    let n = 0
+    for (let i = 0; i < ids.length; i += 500) {
+      const r = await this.k.deleteFrom('agent_logs').where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst()
+      n += Number(r.numDeletedRows)
+    }
+    return n
+  }
+
   /** Deletes the requests asked before `cutoff`, lines and all; answers how many. */
   async deleteBefore(cutoff: string): Promise<number> {
     const r = await this.k.deleteFrom('agent_logs').where('requested_at', '<', cutoff).executeTakeFirst()

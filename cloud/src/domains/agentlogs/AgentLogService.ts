@@ -4,17 +4,24 @@
 // `uploadUrl` (`/v1/devices/agent-logs/<id>`) with its device credential (HTTP Basic,
 // screen id : device secret). The upload is bounded (AGENT_LOG_LIMITS: lines, characters
 // per message, bytes); the cloud keeps the lines asked for (at or after `since`, the newest
-// `lines` of them) as one JSON column. A request without an answer within AGENT_LOG_TTL_MS
-// becomes `expired`; the agent's failed result makes it `failed`. Requests and their lines
-// go AGENT_LOG_RETENTION_DAYS after they were asked for (housekeeper).
+// `lines` of them) as one JSON column, as text whatever characters the lines hold. A request
+// without an answer within AGENT_LOG_TTL_MS becomes `expired`; the agent's failed result
+// makes it `failed`. Requests and their lines go AGENT_LOG_RETENTION_DAYS after they were
+// asked for (housekeeper).
+// Bounds on asking and keeping: a screen has at most one open (pending) request (the
+// agent_logs_open index, so two instances cannot both open one), at most
+// AGENT_LOG_REQUESTS_PER_HOUR requests per clock hour (the shared rate limiter: Redis
+// across instances), and the stored lines of a screen and of a workspace have a byte
+// budget (config): an upload past either deletes the oldest uploads, newest kept.
 import { Type, type Static } from '@sinclair/typebox'
 import { AGENT_LOG_LEVELS, AGENT_LOG_SOURCES, type AgentLogLine, type JobResult, type LogsJob } from '@svc/shared/mqtt/index'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
-import type { Database } from '../../platform/db/Database.js'
+import { isUniqueViolation, type Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
+import type { RateLimiter } from '../../platform/http/rateLimit.js'
 import { deviceScreen, type ScreenService } from '../screens/index.js'
 import { SharedSweep } from '../serial/index.js'
 import { AgentLogRepository, type AgentLogRow, type AgentLogSummaryRow } from './AgentLogRepository.js'
@@ -25,7 +32,16 @@ export const AGENT_LOG_DEFAULT_LINES = 1000
 export const AGENT_LOG_TTL_MS = 10 * 60_000
 /** Requests (and their lines) are deleted this many days after they were asked for. */
 export const AGENT_LOG_RETENTION_DAYS = 7
+/** Requests one screen may be asked for per clock hour (fixed windows, counted across instances). */
+export const AGENT_LOG_REQUESTS_PER_HOUR = 10
+const HOUR_SECONDS = 3600
 const REASON_CHARS = 500
+
+/** Bytes of stored lines (their JSON) a screen and a workspace may hold; past either, the oldest uploads go. */
+export interface AgentLogBudgets {
+  screenBytes: number
+  workspaceBytes: number
+}
 
 export const AGENT_LOG_STATES = ['pending', 'done', 'failed', 'expired'] as const
 export type AgentLogState = (typeof AGENT_LOG_STATES)[number]
@@ -118,6 +134,8 @@ export class AgentLogService {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly screens: ScreenService,
+    private readonly rateLimiter: RateLimiter,
+    private readonly budgets: AgentLogBudgets,
     /** Base URL put in front of the upload path (SVC_PUBLIC_URL); null = a path the agent resolves against its cloud. */
     private readonly publicUrl: string | null = null,
   ) {
@@ -137,9 +155,22 @@ export class AgentLogService {
     return new Date(this.clock.now().getTime() - AGENT_LOG_TTL_MS).toISOString()
   }
 
-  /** Queues a request for the screen's lines; delivered now if it is connected, else when it connects (within the TTL). */
+  /**
+   * Queues a request for the screen's lines; delivered now if it is connected, else when it
+   * connects (within the TTL). 409 while the screen has an open request; 429 past
+   * AGENT_LOG_REQUESTS_PER_HOUR (only requests that were queued count).
+   */
   async request(p: Principal, screenId: string, input: { lines?: number; since?: string }): Promise<AgentLogView> {
     const screen = await this.screens.get(p, screenId)
+    await this.expireStale()
+    const open = await this.repo.openOf(screen.id)
+    if (open) throw this.stillOpen(open)
+    const d = await this.rateLimiter.hit(`agent-logs:${screen.id}`, AGENT_LOG_REQUESTS_PER_HOUR, HOUR_SECONDS)
+    if (!d.allowed)
+      throw new ApiError('rate_limited', `Over the limit of ${d.limit} log requests per screen per hour; retry after ${d.resetSeconds} s.`, {
+        extra: { limit: d.limit, windowSeconds: d.windowSeconds, retryAfterSeconds: d.resetSeconds },
+        headers: { 'retry-after': String(d.resetSeconds) },
+      })
     const row: AgentLogRow = {
       id: this.ids.next('agentLog'),
       workspace_id: p.workspaceId,
@@ -157,9 +188,24 @@ export class AgentLogService {
       size_bytes: null,
       lines: null,
     }
-    await this.repo.insert(row)
+    try {
+      await this.repo.insert(row)
+    } catch (e) {
+      // Another instance opened one between the read and the insert.
+      const other = isUniqueViolation(e) ? await this.repo.openOf(screen.id) : undefined
+      throw other ? this.stillOpen(other) : e
+    }
     this.deliverer?.deliver(screen.id)
     return fullView(row)
+  }
+
+  private stillOpen(open: AgentLogSummaryRow): ApiError {
+    const until = new Date(Date.parse(open.requested_at) + AGENT_LOG_TTL_MS).toISOString()
+    return new ApiError(
+      'conflict',
+      `The screen already has an open log request (${open.id}); ask again once it is done, failed or expired (at the latest ${until}).`,
+      { extra: { agentLogId: open.id } },
+    )
   }
 
   /** The request if the principal reaches its screen (another workspace's, or outside a pin: 404). */
@@ -274,7 +320,26 @@ export class AgentLogService {
       lines: json,
     })
     if (!closed) throw new ApiError('conflict', 'The log request was closed while the lines were uploading.')
+    await this.keepBudgets(current.workspace_id, current.screen_id, id)
     return summaryView((await this.repo.summary(id))!)
+  }
+
+  /**
+   * Deletes the oldest uploads (by upload time) of the screen past its budget, then of the
+   * workspace past its budget; the upload `keep` (the one just stored) always stays.
+   */
+  private async keepBudgets(workspaceId: string, screenId: string, keep: string): Promise<void> {
+    const over = (rows: { id: string; size_bytes: number | null }[], budget: number) => {
+      let total = 0
+      const out: string[] = []
+      for (const r of rows) {
+        total += Number(r.size_bytes ?? 0)
+        if (total > budget && r.id !== keep) out.push(r.id)
+      }
+      return out
+    }
+    await this.repo.deleteIds(over(await this.repo.stored({ screenId }), this.budgets.screenBytes))
+    await this.repo.deleteIds(over(await this.repo.stored({ workspaceId }), this.budgets.workspaceBytes))
   }
 
   /** Deletes requests asked for more than AGENT_LOG_RETENTION_DAYS ago, with their lines. */

@@ -3,15 +3,17 @@
 //   GET  /v1/agent-logs/:id            the request: state, and its lines once done
 //   GET  /v1/screens/:id/agent-logs    a screen's requests, newest first, without their lines (paged)
 //   PUT  /v1/devices/agent-logs/:id    the agent's upload (device credential, JSON {lines, truncated})
-// Asking needs `screen.view`, as a screenshot does: it changes nothing on the screen, and
-// what it brings back is readable with `screen.view` (docs/decisions.md, "Remote logs").
+// Asking needs `screen.edit`: each answer is up to 1 MiB stored for days, so it is bounded
+// (one open request per screen, AGENT_LOG_REQUESTS_PER_HOUR, the storage budgets) and kept
+// from read-only credentials; reading needs `screen.view` (docs/decisions.md, "Remote logs"
+// and "Remote logs: bounds").
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AGENT_LOG_LEVELS, AGENT_LOG_LIMITS, AGENT_LOG_SOURCES } from '@svc/shared/mqtt/index'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PageQuery, parsePage } from '../../platform/paging.js'
-import { AGENT_LOG_DEFAULT_LINES, AGENT_LOG_RETENTION_DAYS, AgentLog, AgentLogSummary } from './AgentLogService.js'
+import { AGENT_LOG_DEFAULT_LINES, AGENT_LOG_REQUESTS_PER_HOUR, AGENT_LOG_RETENTION_DAYS, AgentLog, AgentLogSummary } from './AgentLogService.js'
 import { AgentLogJobDelivery } from './AgentLogJobDelivery.js'
 import type { Provisions } from '../provisions.js'
 
@@ -34,7 +36,10 @@ const UploadLine = Type.Object(
     at: Timestamp,
     level: StringEnum(AGENT_LOG_LEVELS),
     source: StringEnum(AGENT_LOG_SOURCES),
-    message: Type.String({ maxLength: AGENT_LOG_LIMITS.messageLength }),
+    message: Type.String({
+      maxLength: AGENT_LOG_LIMITS.messageLength,
+      description: 'Any text: markup, terminal escapes, NUL and line separators are kept as they are and served back as JSON strings.',
+    }),
   },
   { additionalProperties: false },
 )
@@ -45,6 +50,27 @@ const UploadBody = Type.Object(
     truncated: Type.Optional(Type.Boolean({ description: 'True when the agent left matching lines out (its bounds, or its memory).' })),
   },
   { additionalProperties: false },
+)
+
+/** 409 on asking: the open request's id comes with it. */
+const ConflictBody = Type.Object(
+  { ...ErrorBody.properties, agentLogId: Type.Optional(Type.String({ description: 'The open request of the screen.' })) },
+  { additionalProperties: true, description: '`conflict`: the screen already has an open (pending) request, named by `agentLogId`.' },
+)
+
+/** 429 on asking, with when to ask again. */
+const RateLimitedBody = Type.Object(
+  {
+    ...ErrorBody.properties,
+    limit: Type.Optional(Type.Integer({ description: 'Requests allowed per window.' })),
+    windowSeconds: Type.Optional(Type.Integer({ description: '3600 for the per-screen limit, 60 for the workspace’s.' })),
+    retryAfterSeconds: Type.Optional(Type.Integer({ description: 'As Retry-After.' })),
+  },
+  {
+    additionalProperties: true,
+    description: `\`rate_limited\`: the screen was asked ${AGENT_LOG_REQUESTS_PER_HOUR} times in this clock hour (counted across the cloud's instances), or the workspace is over its rate limit.`,
+    headers: { 'Retry-After': Type.Integer({ description: 'Seconds until the next hour opens.' }) },
+  },
 )
 
 const agentLogRoutes =
@@ -59,18 +85,19 @@ const agentLogRoutes =
     app.post(
       '/screens/:id/logs',
       {
-        config: { permission: 'screen.view' },
-        // The body is optional: none means the defaults.
+        config: { permission: 'screen.edit' },
+        // The body is optional: none at all means the defaults. A body that is there (JSON
+        // `null` included) is validated like any other.
         preValidation: async (req) => {
-          if (req.body === undefined || req.body === null) req.body = {}
+          if (req.body === undefined) req.body = {}
         },
         schema: {
           tags: ['agent-logs'],
           operationId: 'requestScreenLogs',
-          summary: `Ask the screen's agent for its recent log lines and its kiosk browser's console; poll GET /v1/agent-logs/<id> until done, failed or expired (kept ${AGENT_LOG_RETENTION_DAYS} days)`,
+          summary: `Ask the screen's agent for its recent log lines and its kiosk browser's console; poll GET /v1/agent-logs/<id> until done, failed or expired (kept ${AGENT_LOG_RETENTION_DAYS} days, or less past the storage budget). 409 conflict while the screen has an open request; 429 rate_limited past ${AGENT_LOG_REQUESTS_PER_HOUR} requests per screen per clock hour`,
           params: IdParams,
           body: RequestBody,
-          response: { 202: Data(AgentLog), ...errorResponses },
+          response: { 202: Data(AgentLog), 409: ConflictBody, ...errorResponses, 429: RateLimitedBody },
         },
       },
       async (req, reply) => reply.code(202).send({ data: await agentLogs.request(principalOf(req), req.params.id, req.body) }),
@@ -110,7 +137,8 @@ const agentLogRoutes =
     app.put(
       '/devices/agent-logs/:id',
       {
-        config: { auth: 'none' },
+        // Lines are text whatever they hold: NUL too (kept escaped in the JSON column).
+        config: { auth: 'none', nulAllowed: true },
         bodyLimit: AGENT_LOG_LIMITS.maxBytes,
         // The credential is checked before the body is read, as the screenshot upload does:
         // nobody else makes the cloud parse a megabyte of JSON. The upload checks it again.

@@ -6,10 +6,11 @@ export { default as agentLogRoutes } from './agentLogRoutes.js'
 
 export const agentLogsModule = domainModule({
   name: 'agentlogs',
-  needs: ['db', 'clock', 'ids', 'config', 'housekeeping', 'screens'],
+  needs: ['db', 'clock', 'ids', 'config', 'housekeeping', 'rateLimiter', 'screens'],
   provides: ['agentLogs'],
-  create: ({ db, clock, ids, config, housekeeping, screens }) => {
-    const agentLogs = new AgentLogService(db, clock, ids, screens, config.publicUrl)
+  create: ({ db, clock, ids, config, housekeeping, rateLimiter, screens }) => {
+    const budgets = { screenBytes: config.agentLogScreenBytes, workspaceBytes: config.agentLogWorkspaceBytes }
+    const agentLogs = new AgentLogService(db, clock, ids, screens, rateLimiter, budgets, config.publicUrl)
     housekeeping.add({ name: 'old agent logs', run: () => agentLogs.purgeOld() })
     return { agentLogs }
   },

@@ -8,6 +8,7 @@
 // (U+0000): PostgreSQL text cannot store it and SQLite's can, so it is refused here, on
 // both engines, with 422 validation_error naming the field, before any service sees it.
 // Bytes that include 0x00 (a serial command) are sent as hex.
+// A route whose config says `nulAllowed` (agent log lines, kept as JSON text) takes it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { validation } from '../errors.js'
 
@@ -112,7 +113,7 @@ export function installJsonBounds(app: FastifyInstance): void {
     if (req.body === undefined || req.body === null) return done()
     try {
       checkJsonBounds(req.body)
-      checkNoNul(req.body)
+      if (!req.routeOptions.config?.nulAllowed) checkNoNul(req.body)
     } catch (err) {
       return done(err as Error)
     }

@@ -24,6 +24,11 @@ declare module 'fastify' {
      * for devices): when `sig` is in the query, authentication is left to the route.
      */
     signedAccess?: boolean
+    /**
+     * Take NUL (U+0000) in the body's strings: for a route that keeps them inside JSON text
+     * (escaped as \u0000, which both engines store) and bounds every other field by its schema.
+     */
+    nulAllowed?: boolean
     /** Answer validation failures with this status and code instead of 422 validation_error. */
     validationError?: { status: number; code: string }
   }

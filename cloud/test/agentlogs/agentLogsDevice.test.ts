@@ -3,7 +3,8 @@
 // how many lines and since when; it is `sent` once acknowledged; the device's upload over
 // HTTP closes it `done`. A request made while connected goes out at once, alone. A failed
 // job result closes one as `failed` with the agent's reason; one that waited offline past
-// the TTL is `expired` and is not sent when the screen comes back.
+// the TTL is `expired` and is not sent when the screen comes back. A second ask while one
+// is open answers 409 and sends the device nothing.
 import t from 'tap'
 import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud, type Device } from '../devicelink/link.js'
@@ -107,4 +108,22 @@ t.test('a log request waits for the offline screen, reaches it when it connects,
   )
   t.match(await state(cloud, stale.id), { state: 'expired', reason: /within 10 minutes/ })
   t.match(await state(cloud, req.id), { state: 'done', lineCount: 2 }, 'the late result changed nothing')
+
+  // One open request per screen: asked again while it is open, the answer is 409 and the
+  // device gets nothing; once the open one is answered the next ask reaches it.
+  const dup = await cloud.call('POST', `/v1/screens/${a.screenId}/logs`, { lines: 5 })
+  t.match(dup, { status: 409, body: { error: 'conflict', agentLogId: fresh.id } }, 'asked again while one is open')
+  const closed = await fetch(`http://127.0.0.1:${cloud.running.httpPort}/v1/devices/agent-logs/${fresh.id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: basic(a) },
+    body: JSON.stringify({ lines: [] }),
+  })
+  t.equal(closed.status, 200)
+  const next = (await cloud.call('POST', `/v1/screens/${a.screenId}/logs`)).body.data
+  t.ok(await until(60_000, () => (back.jobs.some((j) => j.id === next.id) ? true : undefined), 20), 'the next request arrives')
+  t.same(
+    back.jobs.map((j) => j.id),
+    [fresh.id, next.id],
+    'the refused ask sent the device nothing (jobs arrive in order)',
+  )
 })

@@ -1,5 +1,6 @@
 // Two instances of one cloud (one database, one Redis) count rate limits together: N
-// instances allow what one allows. Needs a Redis (SVC_TEST_REDIS_URL).
+// instances allow what one allows (the workspace limit, registrations, failed
+// authentications, log requests per screen). Needs a Redis (SVC_TEST_REDIS_URL).
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -11,6 +12,7 @@ import { openDatabase } from '../../src/platform/db/open.js'
 import type { Database } from '../../src/platform/db/Database.js'
 import { eachEngine } from '../db/engines.js'
 import { AUTH_FAILURE_LIMIT } from '../../src/platform/http/authFailures.js'
+import { AGENT_LOG_REQUESTS_PER_HOUR } from '../../src/domains/agentlogs/AgentLogService.js'
 import { closeRedis, openRedis, redisReady } from '../../src/platform/cluster/redis.js'
 
 interface Cloud {
@@ -69,6 +71,52 @@ toolTest(t, redis, 'the registration limit per address is counted across instanc
   t.equal(codes.filter((s) => s === 429).length, 10, '30 registrations a minute from one address, whichever instance takes them')
   t.equal(codes.filter((s) => s === 201).length, 30)
 })
+
+/** A screen paired through A, as a device pairs: its id and device credential (HTTP Basic). */
+async function pairedScreen(c: Cloud) {
+  const reg = (await c.a.inject({ method: 'POST', url: '/v1/devices/register', payload: {} })).json().data
+  const pair = await c.a.inject({ method: 'POST', url: '/v1/screens/pair', headers: { authorization: `Bearer ${c.apiKey}` }, payload: { code: reg.pairingCode, name: 'Lobby' } })
+  const poll = (await c.a.inject({ method: 'GET', url: `/v1/devices/register/${reg.registrationId}`, headers: { authorization: `Bearer ${reg.pollSecret}` } })).json().data
+  const screenId = pair.json().data.id as string
+  return { screenId, device: `Basic ${Buffer.from(`${screenId}:${poll.deviceSecret}`).toString('base64')}` }
+}
+
+toolTest(t, redis, 'log requests of a screen are bounded across instances: one open at a time, and the hourly limit counted together', async (t) =>
+  eachEngine(t, 'two instances', async (t, db) => {
+    const c = await twoInstances(t, {}, undefined, db)
+    const s = await pairedScreen(c)
+    const ask = (app: FastifyInstance) => app.inject({ method: 'POST', url: `/v1/screens/${s.screenId}/logs`, headers: { authorization: `Bearer ${c.apiKey}` } })
+    const answer = (app: FastifyInstance, id: string) =>
+      app.inject({ method: 'PUT', url: `/v1/devices/agent-logs/${id}`, headers: { authorization: s.device, 'content-type': 'application/json' }, payload: { lines: [] } })
+
+    // Another screen asked on both at once: one request opens, the other ask is told about it.
+    const racing = await pairedScreen(c)
+    const both = await Promise.all(
+      [c.a, c.b].map((app) => app.inject({ method: 'POST', url: `/v1/screens/${racing.screenId}/logs`, headers: { authorization: `Bearer ${c.apiKey}` } })),
+    )
+    t.same(both.map((r) => r.statusCode).sort(), [202, 409], 'asked on A and B at once: one opens')
+
+    const open = await ask(c.a)
+    t.equal(open.statusCode, 202)
+    const onB = await ask(c.b)
+    t.match({ status: onB.statusCode, body: onB.json() }, { status: 409, body: { error: 'conflict', agentLogId: open.json().data.id } }, 'B sees the request A opened')
+    t.equal((await answer(c.b, open.json().data.id)).statusCode, 200)
+
+    // Asks alternate between the instances, each answered on the other one (the first is counted already).
+    const codes: number[] = [202]
+    for (let i = 1; i < AGENT_LOG_REQUESTS_PER_HOUR + 2; i++) {
+      const res = await ask(i % 2 ? c.b : c.a)
+      codes.push(res.statusCode)
+      if (res.statusCode === 202) t.equal((await answer(i % 2 ? c.a : c.b, res.json().data.id)).statusCode, 200)
+    }
+    t.same(codes, [...new Array(AGENT_LOG_REQUESTS_PER_HOUR).fill(202), 429, 429], `${AGENT_LOG_REQUESTS_PER_HOUR} an hour for the screen, whichever instance takes them`)
+    const over = await ask(c.a)
+    t.equal(over.statusCode, 429)
+    t.equal(over.headers['retry-after'], '3600', 'until the next clock hour (the clock stands at 12:00:00)')
+    c.clock.advance(3_600_000)
+    t.equal((await ask(c.b)).statusCode, 202, 'the next hour opens on both')
+  }),
+)
 
 const badKey = (i: number) => `ak_us_live_${String(i).padStart(32, 'x')}`
 const fromAddress = (app: FastifyInstance, ip: string, token: string) =>

@@ -62,6 +62,22 @@ t.test('recall and restore publish content.recalled / content.restored; twice is
   t.equal((await h.req('POST', '/v1/media/med_nope/recall', apiKey, {})).statusCode, 404)
 })
 
+t.test('a JSON null body on recall is refused with 422 in the error envelope and recalls nothing', async (t) => {
+  const h = await buildMedia(t)
+  const { apiKey } = await h.workspace()
+  const cre = (await h.req('POST', '/v1/creatives', apiKey, { name: 'Sale' })).json().data
+  const res = await h.app.inject({
+    method: 'POST',
+    url: `/v1/creatives/${cre.id}/recall`,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    payload: 'null',
+  })
+  t.equal(res.statusCode, 422)
+  t.match(res.json(), { error: 'validation_error', message: /object/ })
+  t.equal((await h.req('GET', `/v1/creatives/${cre.id}`, apiKey)).json().data.recalledAt, null, 'not recalled')
+  t.equal((await h.req('POST', `/v1/creatives/${cre.id}/recall`, apiKey)).statusCode, 200, 'no body at all still recalls')
+})
+
 t.test('playability and device descriptions', async (t) => {
   const h = await buildMedia(t)
   const { apiKey, workspaceId } = await h.workspace()

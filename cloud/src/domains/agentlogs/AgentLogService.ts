@@ -158,7 +158,8 @@ export class AgentLogService {
   /**
    * Queues a request for the screen's lines; delivered now if it is connected, else when it
    * connects (within the TTL). 409 while the screen has an open request; 429 past
-   * AGENT_LOG_REQUESTS_PER_HOUR (only requests that were queued count).
+   * AGENT_LOG_REQUESTS_PER_HOUR. What counts: every ask that got past the open-request check
+   * (so not a 409 from the read), the refused ones too.
    */
   async request(p: Principal, screenId: string, input: { lines?: number; since?: string }): Promise<AgentLogView> {
     const screen = await this.screens.get(p, screenId)

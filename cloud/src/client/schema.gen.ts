@@ -1894,7 +1894,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Ask the screen's agent for its recent log lines and its kiosk browser's console; poll GET /v1/agent-logs/<id> until done, failed or expired (kept 7 days) */
+        /** Ask the screen's agent for its recent log lines and its kiosk browser's console; poll GET /v1/agent-logs/<id> until done, failed or expired (kept 7 days, or less past the storage budget). 409 conflict while the screen has an open request; 429 rate_limited past 10 requests per screen per clock hour */
         post: operations["requestScreenLogs"];
         delete?: never;
         options?: never;
@@ -16295,6 +16295,7 @@ export interface operations {
                         at: string;
                         /** @enum {string} */
                         level: "debug" | "info" | "warn" | "error";
+                        /** @description Any text: markup, terminal escapes, NUL and line separators are kept as they are and served back as JSON strings. */
                         message: string;
                         /** @enum {string} */
                         source: "agent" | "kiosk";
@@ -32886,6 +32887,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `conflict`: the screen already has an open (pending) request, named by `agentLogId`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The open request of the screen. */
+                        agentLogId?: string;
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description `too_large`: the body is over the size limit. */
             413: {
                 headers: {
@@ -32922,18 +32942,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description `rate_limited`: the screen was asked 10 times in this clock hour (counted across the cloud's instances), or the workspace is over its rate limit. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before asking again (for the per-screen limit: until the next clock hour). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         /** @description Stable machine code; branch on this. */
                         error: string;
+                        /** @description Requests allowed per window. */
+                        limit?: number;
                         message?: string;
                         /** @description Present on 5xx. */
                         requestId?: string;
+                        /** @description As Retry-After. */
+                        retryAfterSeconds?: number;
+                        /** @description 3600 for the per-screen limit, 60 for the workspace’s. */
+                        windowSeconds?: number;
                     } & {
                         [key: string]: unknown;
                     };

@@ -235,7 +235,11 @@ forEngines(t, (t, build) => {
     const viewer = await makeKey(h, apiKey, ['screen.view'])
     const door = await pairScreen(h, apiKey, 'Door')
     const refused = await h.req('POST', `/v1/screens/${door.screenId}/logs`, viewer.secret)
-    t.same({ status: refused.statusCode, body: refused.json() }, { status: 403, body: { error: 'forbidden', message: 'Missing permission: screen.edit' } }, 'screen.view is not enough to ask')
+    t.same(
+      { status: refused.statusCode, body: refused.json() },
+      { status: 403, body: { error: 'forbidden', message: 'Missing permission: screen.edit' } },
+      'screen.view is not enough to ask',
+    )
     t.same((await h.req('GET', `/v1/screens/${door.screenId}/agent-logs`, apiKey)).json().data, [], 'nothing was queued')
     t.equal((await h.req('GET', `/v1/agent-logs/${asked.id}`, viewer.secret)).statusCode, 200, 'screen.view reads')
   })
@@ -292,53 +296,65 @@ forEngines(t, (t, build) => {
     t.match({ status: node.statusCode, body: node.json() }, { status: 422, body: { error: 'validation_error', message: /NUL/ } })
   })
 
-  t.test('one open request per screen: a second ask answers 409 naming the open one; once it is answered or expired the screen may be asked again', async (t) => {
-    const { h, apiKey, screen } = await setup(t)
-    const door = await pairScreen(h, apiKey, 'Door')
-    const first = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
-    t.equal(first.statusCode, 202)
-    const id = first.json().data.id
-    const again = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey, { lines: 10 })
-    t.equal(again.statusCode, 409)
-    t.match(again.json(), { error: 'conflict', agentLogId: id, message: new RegExp(`open log request \\(${id}\\).*2026-06-01T12:10:00.000Z`) })
-    t.equal((await h.req('POST', `/v1/screens/${door.screenId}/logs`, apiKey)).statusCode, 202, 'another screen is not held')
-    t.same(
-      (await h.req('GET', `/v1/screens/${screen.screenId}/agent-logs`, apiKey)).json().data.map((x: { id: string }) => x.id),
-      [id],
-      'nothing more was queued',
-    )
+  t.test(
+    'one open request per screen: a second ask answers 409 naming the open one; once it is answered or expired the screen may be asked again',
+    async (t) => {
+      const { h, apiKey, screen } = await setup(t)
+      const door = await pairScreen(h, apiKey, 'Door')
+      const first = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
+      t.equal(first.statusCode, 202)
+      const id = first.json().data.id
+      const again = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey, { lines: 10 })
+      t.equal(again.statusCode, 409)
+      t.match(again.json(), { error: 'conflict', agentLogId: id, message: new RegExp(`open log request \\(${id}\\).*2026-06-01T12:10:00.000Z`) })
+      t.equal((await h.req('POST', `/v1/screens/${door.screenId}/logs`, apiKey)).statusCode, 202, 'another screen is not held')
+      t.same(
+        (await h.req('GET', `/v1/screens/${screen.screenId}/agent-logs`, apiKey)).json().data.map((x: { id: string }) => x.id),
+        [id],
+        'nothing more was queued',
+      )
 
-    t.equal((await upload(h, id, basic(screen.screenId, screen.deviceSecret), { lines: [] })).statusCode, 200)
-    const second = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
-    t.equal(second.statusCode, 202, 'answered: asked again')
-    h.clock.advance(AGENT_LOG_TTL_MS + 1000)
-    const third = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
-    t.equal(third.statusCode, 202, 'past the TTL the open one expires and a new one is taken')
-    t.match((await h.req('GET', `/v1/agent-logs/${second.json().data.id}`, apiKey)).json().data, { state: 'expired' })
-  })
+      t.equal((await upload(h, id, basic(screen.screenId, screen.deviceSecret), { lines: [] })).statusCode, 200)
+      const second = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
+      t.equal(second.statusCode, 202, 'answered: asked again')
+      h.clock.advance(AGENT_LOG_TTL_MS + 1000)
+      const third = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
+      t.equal(third.statusCode, 202, 'past the TTL the open one expires and a new one is taken')
+      t.match((await h.req('GET', `/v1/agent-logs/${second.json().data.id}`, apiKey)).json().data, { state: 'expired' })
+    },
+  )
 
-  t.test(`at most ${AGENT_LOG_REQUESTS_PER_HOUR} requests per screen per clock hour: the next answers 429 with Retry-After; another screen and the next hour are open`, async (t) => {
-    const { h, apiKey, screen } = await setup(t)
-    const door = await pairScreen(h, apiKey, 'Door')
-    const own = basic(screen.screenId, screen.deviceSecret)
-    h.clock.advance(10 * 60_000) // 12:10: the hour ends in 50 minutes
-    for (let i = 0; i < AGENT_LOG_REQUESTS_PER_HOUR; i++) {
-      const res = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
-      t.equal(res.statusCode, 202, `request ${i + 1}`)
-      t.equal((await upload(h, res.json().data.id, own, { lines: [] })).statusCode, 200)
-      h.clock.advance(1000)
-    }
-    const over = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
-    t.equal(over.statusCode, 429, over.body)
-    const wait = 50 * 60 - AGENT_LOG_REQUESTS_PER_HOUR
-    t.equal(over.headers['retry-after'], String(wait), 'Retry-After: seconds until the next hour')
-    t.match(over.json(), { error: 'rate_limited', message: /10 log requests per screen per hour/, limit: AGENT_LOG_REQUESTS_PER_HOUR, windowSeconds: 3600, retryAfterSeconds: wait })
-    const list = await h.req('GET', `/v1/screens/${screen.screenId}/agent-logs?count=1`, apiKey)
-    t.equal(list.json().total, AGENT_LOG_REQUESTS_PER_HOUR, 'the refused one was not queued')
-    t.equal((await h.req('POST', `/v1/screens/${door.screenId}/logs`, apiKey)).statusCode, 202, 'another screen has its own count')
-    h.clock.advance(wait * 1000)
-    t.equal((await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)).statusCode, 202, 'the next hour opens')
-  })
+  t.test(
+    `at most ${AGENT_LOG_REQUESTS_PER_HOUR} requests per screen per clock hour: the next answers 429 with Retry-After; another screen and the next hour are open`,
+    async (t) => {
+      const { h, apiKey, screen } = await setup(t)
+      const door = await pairScreen(h, apiKey, 'Door')
+      const own = basic(screen.screenId, screen.deviceSecret)
+      h.clock.advance(10 * 60_000) // 12:10: the hour ends in 50 minutes
+      for (let i = 0; i < AGENT_LOG_REQUESTS_PER_HOUR; i++) {
+        const res = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
+        t.equal(res.statusCode, 202, `request ${i + 1}`)
+        t.equal((await upload(h, res.json().data.id, own, { lines: [] })).statusCode, 200)
+        h.clock.advance(1000)
+      }
+      const over = await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)
+      t.equal(over.statusCode, 429, over.body)
+      const wait = 50 * 60 - AGENT_LOG_REQUESTS_PER_HOUR
+      t.equal(over.headers['retry-after'], String(wait), 'Retry-After: seconds until the next hour')
+      t.match(over.json(), {
+        error: 'rate_limited',
+        message: /10 log requests per screen per hour/,
+        limit: AGENT_LOG_REQUESTS_PER_HOUR,
+        windowSeconds: 3600,
+        retryAfterSeconds: wait,
+      })
+      const list = await h.req('GET', `/v1/screens/${screen.screenId}/agent-logs?count=1`, apiKey)
+      t.equal(list.json().total, AGENT_LOG_REQUESTS_PER_HOUR, 'the refused one was not queued')
+      t.equal((await h.req('POST', `/v1/screens/${door.screenId}/logs`, apiKey)).statusCode, 202, 'another screen has its own count')
+      h.clock.advance(wait * 1000)
+      t.equal((await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)).statusCode, 202, 'the next hour opens')
+    },
+  )
 
   t.test('stored lines have a byte budget per screen and per workspace: past one, the oldest uploads go and the new one stays', async (t) => {
     const message = (c: string) => c.repeat(1000)

@@ -75,8 +75,15 @@ toolTest(t, redis, 'the registration limit per address is counted across instanc
 /** A screen paired through A, as a device pairs: its id and device credential (HTTP Basic). */
 async function pairedScreen(c: Cloud) {
   const reg = (await c.a.inject({ method: 'POST', url: '/v1/devices/register', payload: {} })).json().data
-  const pair = await c.a.inject({ method: 'POST', url: '/v1/screens/pair', headers: { authorization: `Bearer ${c.apiKey}` }, payload: { code: reg.pairingCode, name: 'Lobby' } })
-  const poll = (await c.a.inject({ method: 'GET', url: `/v1/devices/register/${reg.registrationId}`, headers: { authorization: `Bearer ${reg.pollSecret}` } })).json().data
+  const pair = await c.a.inject({
+    method: 'POST',
+    url: '/v1/screens/pair',
+    headers: { authorization: `Bearer ${c.apiKey}` },
+    payload: { code: reg.pairingCode, name: 'Lobby' },
+  })
+  const poll = (
+    await c.a.inject({ method: 'GET', url: `/v1/devices/register/${reg.registrationId}`, headers: { authorization: `Bearer ${reg.pollSecret}` } })
+  ).json().data
   const screenId = pair.json().data.id as string
   return { screenId, device: `Basic ${Buffer.from(`${screenId}:${poll.deviceSecret}`).toString('base64')}` }
 }
@@ -85,9 +92,15 @@ toolTest(t, redis, 'log requests of a screen are bounded across instances: one o
   eachEngine(t, 'two instances', async (t, db) => {
     const c = await twoInstances(t, {}, undefined, db)
     const s = await pairedScreen(c)
-    const ask = (app: FastifyInstance) => app.inject({ method: 'POST', url: `/v1/screens/${s.screenId}/logs`, headers: { authorization: `Bearer ${c.apiKey}` } })
+    const ask = (app: FastifyInstance) =>
+      app.inject({ method: 'POST', url: `/v1/screens/${s.screenId}/logs`, headers: { authorization: `Bearer ${c.apiKey}` } })
     const answer = (app: FastifyInstance, id: string) =>
-      app.inject({ method: 'PUT', url: `/v1/devices/agent-logs/${id}`, headers: { authorization: s.device, 'content-type': 'application/json' }, payload: { lines: [] } })
+      app.inject({
+        method: 'PUT',
+        url: `/v1/devices/agent-logs/${id}`,
+        headers: { authorization: s.device, 'content-type': 'application/json' },
+        payload: { lines: [] },
+      })
 
     // Another screen asked on both at once: one request opens, the other ask is told about it.
     const racing = await pairedScreen(c)
@@ -99,7 +112,11 @@ toolTest(t, redis, 'log requests of a screen are bounded across instances: one o
     const open = await ask(c.a)
     t.equal(open.statusCode, 202)
     const onB = await ask(c.b)
-    t.match({ status: onB.statusCode, body: onB.json() }, { status: 409, body: { error: 'conflict', agentLogId: open.json().data.id } }, 'B sees the request A opened')
+    t.match(
+      { status: onB.statusCode, body: onB.json() },
+      { status: 409, body: { error: 'conflict', agentLogId: open.json().data.id } },
+      'B sees the request A opened',
+    )
     t.equal((await answer(c.b, open.json().data.id)).statusCode, 200)
 
     // Asks alternate between the instances, each answered on the other one (the first is counted already).
@@ -109,7 +126,11 @@ toolTest(t, redis, 'log requests of a screen are bounded across instances: one o
       codes.push(res.statusCode)
       if (res.statusCode === 202) t.equal((await answer(i % 2 ? c.a : c.b, res.json().data.id)).statusCode, 200)
     }
-    t.same(codes, [...new Array(AGENT_LOG_REQUESTS_PER_HOUR).fill(202), 429, 429], `${AGENT_LOG_REQUESTS_PER_HOUR} an hour for the screen, whichever instance takes them`)
+    t.same(
+      codes,
+      [...new Array(AGENT_LOG_REQUESTS_PER_HOUR).fill(202), 429, 429],
+      `${AGENT_LOG_REQUESTS_PER_HOUR} an hour for the screen, whichever instance takes them`,
+    )
     const over = await ask(c.a)
     t.equal(over.statusCode, 429)
     t.equal(over.headers['retry-after'], '3600', 'until the next clock hour (the clock stands at 12:00:00)')

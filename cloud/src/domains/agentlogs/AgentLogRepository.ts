@@ -137,7 +137,10 @@ export class AgentLogRepository {
   async deleteIds(ids: readonly string[]): Promise<number> {
     let n = 0
     for (let i = 0; i < ids.length; i += 500) {
-      const r = await this.k.deleteFrom('agent_logs').where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst()
+      const r = await this.k
+        .deleteFrom('agent_logs')
+        .where('id', 'in', ids.slice(i, i + 500))
+        .executeTakeFirst()
       n += Number(r.numDeletedRows)
     }
     return n

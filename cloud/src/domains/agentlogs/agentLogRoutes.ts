@@ -69,7 +69,7 @@ const RateLimitedBody = Type.Object(
   {
     additionalProperties: true,
     description: `\`rate_limited\`: the screen was asked ${AGENT_LOG_REQUESTS_PER_HOUR} times in this clock hour (counted across the cloud's instances), or the workspace is over its rate limit.`,
-    headers: { 'Retry-After': Type.Integer({ description: 'Seconds until the next hour opens.' }) },
+    headers: { 'Retry-After': Type.Integer({ description: 'Seconds to wait before asking again (for the per-screen limit: until the next clock hour).' }) },
   },
 )
 

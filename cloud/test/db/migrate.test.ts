@@ -222,3 +222,57 @@ t.test('pnpm cloud migrate: prints the result; refuses a newer database with exi
 t.test('the harness: without SVC_TEST_DATABASE_URL the PostgreSQL half skips (fails when CI=true)', async (t) => {
   t.comment(postgresUrl() ? 'PostgreSQL configured: both engines run' : 'PostgreSQL not configured: the [postgres] subtests skip')
 })
+
+eachEngine(
+  t,
+  'migration 590 keeps one open log request per screen (the newest) and then refuses a second',
+  async (t, db) => {
+    const all = await loadMigrations()
+    await migrate(
+      db,
+      all.filter((m) => m.version < 590),
+    )
+    const row = (id: string, screen: string, state: string) => ({
+      id,
+      workspace_id: 'ws_1',
+      screen_id: screen,
+      state,
+      reason: null,
+      max_lines: 1000,
+      since: null,
+      requested_at: `2026-06-01T12:00:0${id.slice(-1)}.000Z`,
+      sent_at: null,
+      completed_at: null,
+      uploaded_at: null,
+      line_count: null,
+      truncated: null,
+      size_bytes: null,
+      lines: null,
+    })
+    await db.kysely
+      .insertInto('agent_logs')
+      .values([row('alog_0', 'scr_a', 'done'), row('alog_1', 'scr_a', 'pending'), row('alog_2', 'scr_a', 'pending'), row('alog_3', 'scr_b', 'pending')])
+      .execute()
+    await migrate(db)
+    const rows = await db.kysely.selectFrom('agent_logs').select(['id', 'state', 'reason', 'completed_at']).orderBy('id').execute()
+    t.same(rows, [
+      { id: 'alog_0', state: 'done', reason: null, completed_at: null },
+      { id: 'alog_1', state: 'expired', reason: 'closed: one open request per screen', completed_at: '2026-06-01T12:00:01.000Z' },
+      { id: 'alog_2', state: 'pending', reason: null, completed_at: null },
+      { id: 'alog_3', state: 'pending', reason: null, completed_at: null },
+    ])
+    await t.rejects(
+      db.kysely
+        .insertInto('agent_logs')
+        .values(row('alog_4', 'scr_a', 'pending'))
+        .execute(),
+      'a second open request of one screen is refused',
+    )
+    await db.kysely
+      .insertInto('agent_logs')
+      .values(row('alog_5', 'scr_a', 'done'))
+      .execute()
+    t.pass('closed ones are not held')
+  },
+  { migrate: false },
+)

@@ -10,6 +10,7 @@ import { pairScreen } from '../screenHelpers.js'
 import { forEngines } from '../db/engines.js'
 import { AGENT_LOG_LIMITS } from '@svc/shared/mqtt/index'
 import { AGENT_LOG_REQUESTS_PER_HOUR, AGENT_LOG_RETENTION_DAYS, AGENT_LOG_TTL_MS } from '../../src/domains/agentlogs/AgentLogService.js'
+import { loadConfig } from '../../src/config.js'
 
 const basic = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`
 
@@ -397,4 +398,14 @@ forEngines(t, (t, build) => {
     t.same(await listed(apiKey, a.screenId), [a4], "the workspace's oldest upload (A's) went for B's second")
     t.same(await listed(otherKey, c.screenId), [c1], "another workspace's budget is its own")
   })
+})
+
+t.test('the storage budgets are settings: SVC_AGENT_LOG_SCREEN_BYTES and SVC_AGENT_LOG_WORKSPACE_BYTES, at least 1 MiB', async (t) => {
+  t.match(loadConfig({}), { agentLogScreenBytes: 16 * 1024 * 1024, agentLogWorkspaceBytes: 256 * 1024 * 1024 }, 'the defaults')
+  t.match(loadConfig({ SVC_AGENT_LOG_SCREEN_BYTES: '2097152', SVC_AGENT_LOG_WORKSPACE_BYTES: '1048576' }), {
+    agentLogScreenBytes: 2 * 1024 * 1024,
+    agentLogWorkspaceBytes: 1024 * 1024,
+  })
+  t.throws(() => loadConfig({ SVC_AGENT_LOG_SCREEN_BYTES: '1000' }), /SVC_AGENT_LOG_SCREEN_BYTES must be an integer >= 1048576/)
+  t.throws(() => loadConfig({ SVC_AGENT_LOG_WORKSPACE_BYTES: 'lots' }), /SVC_AGENT_LOG_WORKSPACE_BYTES/)
 })

@@ -126,6 +126,16 @@ export class AgentLogRepository {
     return this.k.selectFrom('agent_logs').select(SUMMARY).where('screen_id', '=', screenId).where('state', '=', PENDING).executeTakeFirst()
   }
 
+  /** Bytes of the lines stored for a screen or a workspace (one aggregate: no rows come back). */
+  async storedBytes(by: { screenId: string } | { workspaceId: string }): Promise<number> {
+    let q = this.k
+      .selectFrom('agent_logs')
+      .select((eb) => eb.fn.sum<number | string | null>('size_bytes').as('n'))
+      .where('lines', 'is not', null)
+    q = 'screenId' in by ? q.where('screen_id', '=', by.screenId) : q.where('workspace_id', '=', by.workspaceId)
+    return Number((await q.executeTakeFirst())?.n ?? 0)
+  }
+
   /** The uploads holding lines of a screen or a workspace, newest upload first: id and bytes. */
   stored(by: { screenId: string } | { workspaceId: string }): Promise<{ id: string; size_bytes: number | null }[]> {
     let q = this.k.selectFrom('agent_logs').select(['id', 'size_bytes']).where('lines', 'is not', null)

@@ -339,8 +339,13 @@ export class AgentLogService {
       }
       return out
     }
-    await this.repo.deleteIds(over(await this.repo.stored({ screenId }), this.budgets.screenBytes))
-    await this.repo.deleteIds(over(await this.repo.stored({ workspaceId }), this.budgets.workspaceBytes))
+    // The sums first: the rows are read only when there is something to drop.
+    for (const [by, budget] of [
+      [{ screenId }, this.budgets.screenBytes],
+      [{ workspaceId }, this.budgets.workspaceBytes],
+    ] as const) {
+      if ((await this.repo.storedBytes(by)) > budget) await this.repo.deleteIds(over(await this.repo.stored(by), budget))
+    }
   }
 
   /** Deletes requests asked for more than AGENT_LOG_RETENTION_DAYS ago, with their lines. */

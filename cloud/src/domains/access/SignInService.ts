@@ -15,7 +15,7 @@ import { ApiError, validation } from '../../platform/errors.js'
 import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
 import type { Mailer } from '../mail/index.js'
 import type { CredentialChanges } from './CredentialChanges.js'
-import { hashPassword, passwordProblem, SCRYPT_LOG_N, verifyPassword } from './passwords.js'
+import { hashPassword, passwordProblem, SCRYPT_LOG_N, ScryptBusy, verifyPassword } from './passwords.js'
 import type { SignInLimits, SignInCount } from './SignInLimits.js'
 import { UserRepository, type UserRecord } from './UserRepository.js'
 import type { UserRow, UserService } from './UserService.js'
@@ -115,10 +115,13 @@ export class SignInService {
     if (!invite || invite.used_at || invite.expires_at <= now) throw refused
     const user = await this.users.get(invite.workspace_id, invite.user_id)
     if (!user) throw refused
-    const passwordHash = await hashPassword(input.password, this.random, this.scryptLogN)
+    const passwordHash = await hashPassword(input.password, this.random, this.scryptLogN, 'known')
     // One use: the invite is closed in the same statement that finds it open.
     if ((await this.repo.closeInvites(user.id, now)) === 0) throw refused
     await this.repo.setPassword(user.id, passwordHash, now)
+    // A new password ends every session opened before it; their cached principals go on every instance.
+    await this.repo.revokeUserSessions(user.id, now)
+    this.changes.publish({ kind: 'user', ids: [user.id] })
     const ws = (await this.repo.byEmail(user.email)).find((u) => u.id === user.id)
     return this.open(user, { id: user.workspace_id, name: ws?.workspace_name ?? '' }, undefined)
   }
@@ -130,26 +133,29 @@ export class SignInService {
     if (!input.password) throw validation('password is required.')
     const device = await this.knownDevice(deviceToken, email)
     const count: SignInCount = device ? { kind: 'device', id: device } : { kind: 'browser', email, ip }
-    const held = await this.limits.heldFor(count)
-    if (held > 0)
-      throw new ApiError('rate_limited', `Too many failed sign-ins for this address; retry after ${held} s.`, {
-        extra: { retryAfterSeconds: held },
-        headers: { 'retry-after': String(held) },
+    // Counted before the password is checked, so attempts sent at once cannot all be checked.
+    const attempt = await this.limits.begin(count)
+    if (attempt.heldFor > 0)
+      throw new ApiError('rate_limited', `Too many failed sign-ins for this address; retry after ${attempt.heldFor} s.`, {
+        extra: { retryAfterSeconds: attempt.heldFor },
+        headers: { 'retry-after': String(attempt.heldFor) },
       })
-    const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
-    // Every candidate is checked (or one dummy when there is none), so timing tells nothing.
-    const fits: typeof candidates = []
-    for (const u of candidates.length ? candidates : [null])
-      if ((await verifyPassword(input.password, u?.password_hash ?? null, this.scryptLogN)) && u) fits.push(u)
-    if (!fits.length) {
-      await this.limits.failed(count)
-      throw new ApiError('invalid_credentials', 'The email or password is wrong.')
+    let fits: Awaited<ReturnType<UserRepository['byEmail']>>
+    try {
+      const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
+      // Each account is checked against its own hash (one dummy when there is none), every one of them, so timing tells nothing.
+      fits = []
+      for (const u of candidates.length ? candidates : [null])
+        if ((await verifyPassword(input.password, u?.password_hash ?? null, this.scryptLogN, device ? 'known' : 'stranger')) && u) fits.push(u)
+    } catch (e) {
+      // Refused by the password work queue: nothing was learnt, so nothing is counted.
+      if (e instanceof ScryptBusy) await attempt.takeBack()
+      throw e
     }
-    if (fits.length > 1)
-      throw new ApiError('validation_error', 'workspaceId is required: this address signs in to several workspaces (listed in workspaces).', {
-        extra: { workspaces: fits.map((u) => ({ id: u.workspace_id, name: u.workspace_name })) },
-      })
-    const u = fits[0]!
+    if (!fits.length) throw new ApiError('invalid_credentials', 'The email or password is wrong.')
+    await attempt.takeBack()
+    // The password set last: what a sign-in to that account alone would answer, whatever else fits.
+    const u = fits.reduce((a, b) => (`${b.password_set_at ?? ''}|${b.id}` > `${a.password_set_at ?? ''}|${a.id}` ? b : a))
     return this.open(u as UserRow, { id: u.workspace_id, name: u.workspace_name }, device ? deviceToken : undefined)
   }
 

@@ -2361,7 +2361,7 @@ export interface paths {
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
-        /** Change a user's role or name (409 conflict when it would leave no owner) */
+        /** Change a user's role or name; a role change ends the user's sessions (409 conflict when it would leave no owner) */
         patch: operations["updateUser"];
         trace?: never;
     };

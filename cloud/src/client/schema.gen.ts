@@ -37438,7 +37438,7 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
-                    /** @description Needed only when the address signs in to several workspaces. */
+                    /** @description Checks only this workspace's user of the address. Without it, the sign-in goes to the user whose password fits (when several fit, the one whose password was set last). */
                     workspaceId?: string;
                 };
             };

@@ -9,7 +9,7 @@
 // browser they used before. There is deliberately no count per client address alone:
 // behind a proxy (SVC_TRUST_PROXY unset) every client shares one address, and such a count
 // would let one attacker hold off everyone. An attempt is counted before its password is
-// checked, with one atomic increment per count (Redis INCR, or a synchronous add in
+// checked, with one atomic increment per count (Redis INCRBY, or a synchronous add in
 // memory): past a count it answers 429 unchecked (so a right guess cannot be told from a
 // wrong one) and its increments are taken back; a right password, or an attempt the
 // password work queue refused, takes them back afterwards. So attempts sent at once are

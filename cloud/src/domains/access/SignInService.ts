@@ -4,10 +4,19 @@
 // session's CSRF token (csrfFor) in a header (authentication.ts).
 //
 // Invites: `inv_…` tokens, one use, 7 days, stored as a hash; a new invite ends the user's
-// earlier unused ones. Accepting one sets the password and signs the user in; an invite to a
-// user who has a password resets it (how an owner helps someone who forgot theirs).
-// Sign-in: by address and password. An address may have users in several workspaces: when
-// the password fits more than one and the caller named none, the answer lists them.
+// earlier unused ones. Accepting one sets the password, ends every other session of the
+// user (a stolen one too) and signs the user in; an invite to a user who has a password
+// resets it (how an owner helps someone who forgot theirs).
+// Sign-in: by address and password. An address may have users in several workspaces, each
+// with its own password, and the admin of any of them may set that workspace's one: so a
+// password is only ever checked against each account's own hash, and the answer never
+// depends on whether it also fits another account. Without a workspace id the sign-in goes
+// to the account the password fits; when it fits several, to the one whose password was set
+// last: who just set a password in their workspace B and signs in with it lands in B,
+// whether or not the password is also A's. `workspaceId` names the one account to check
+// (the way to reach an older account sharing the password). Attempts are counted before
+// the check (SignInLimits.ts); a browser holding the address's device cookie waits in
+// scrypt's known lane, any other in the strangers' (passwords.ts).
 import { hash } from 'node:crypto'
 import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'

@@ -31,7 +31,14 @@ const SignInBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: 254 }),
     password: Type.String({ minLength: 1, maxLength: 4096 }),
-    workspaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Needed only when the address signs in to several workspaces.' })),
+    workspaceId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          "Checks only this workspace's user of the address. Without it, the sign-in goes to the user whose password fits (when several fit, the one whose password was set last).",
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -278,6 +278,27 @@ forEngines(t, (t, build) => {
     t.match(answers[1], { status: 200, workspace: { id: attacker.workspaceId }, theirOwn: true })
   })
 
+  t.test("a device cookie earned on another workspace's account of the address gives no count of its own here", async (t) => {
+    const h = await build(t)
+    const victim = await h.workspace('Victim')
+    const attacker = await h.workspace('Attacker')
+    const { browser: owner } = await acceptedUser(t, h, victim.apiKey, 'owner@victim.example')
+    // The attacker gives the address a password in their own workspace and signs in there: their browser holds a device cookie.
+    const inv = await invited(h, attacker.apiKey, 'owner@victim.example')
+    const b = browser('203.0.113.70')
+    t.equal((await send(h, b, 'POST', '/v1/invites/accept', { token: inv.token, password: 'the attackers own pass' })).statusCode, 200)
+    t.ok(b.cookies.has('svc_device'))
+    const codes: number[] = []
+    for (let i = 0; i < 7; i++)
+      codes.push(
+        (await send(h, b, 'POST', '/v1/session', { email: 'owner@victim.example', password: `guess ${i} at the victim`, workspaceId: victim.workspaceId }))
+          .statusCode,
+      )
+    t.same(codes, [401, 401, 401, 401, 401, 429, 429], "guessing at the victim's account is held to a stranger's count (5), not a device's (10)")
+    const own = await send(h, owner, 'POST', '/v1/session', { email: 'owner@victim.example', password: PASSWORD, workspaceId: victim.workspaceId })
+    t.equal(own.statusCode, 200, "the owner's browser, whose cookie was earned on their account, is counted apart")
+  })
+
   t.test('a new password ends every other session of the user, on the next request', async (t) => {
     const h = await build(t)
     const { apiKey } = await h.workspace()

@@ -1,7 +1,8 @@
 // Failed console sign-ins, counted so that guessing is slow and nobody can lock another
 // person out. Only failures count in the end, in fixed clock-aligned 15-minute windows:
-//   - a browser that signed in to the address before (it holds a device cookie) has its
-//     own count: 10 failures, and only it is held off;
+//   - a browser that signed in to the account before (it holds a device cookie earned on
+//     it) has its own count when that account is the one the sign-in checks: 10
+//     failures, and only it is held off;
 //   - any other browser counts per address and client address (5), and all of them
 //     together per address (50).
 // An attacker guessing at someone's address from elsewhere therefore exhausts only the

@@ -140,7 +140,10 @@ export class SignInService {
     const email = input.email.trim().toLowerCase()
     if (!email || email.length > EMAIL_MAX) throw validation('email is required.')
     if (!input.password) throw validation('password is required.')
-    const device = await this.knownDevice(deviceToken, email)
+    const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
+    // A device cookie counts only for the account it was earned on, and only when that is the one account checked:
+    // a cookie earned on another workspace's account of the address (whose password its admin sets) helps with no other.
+    const device = candidates.length === 1 ? await this.knownDevice(deviceToken, email, candidates[0]!.id) : null
     const count: SignInCount = device ? { kind: 'device', id: device } : { kind: 'browser', email, ip }
     // Counted before the password is checked, so attempts sent at once cannot all be checked.
     const attempt = await this.limits.begin(count)
@@ -151,7 +154,6 @@ export class SignInService {
       })
     let fits: Awaited<ReturnType<UserRepository['byEmail']>>
     try {
-      const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
       // Each account is checked against its own hash (one dummy when there is none), every one of them, so timing tells nothing.
       fits = []
       for (const u of candidates.length ? candidates : [null])
@@ -189,12 +191,12 @@ export class SignInService {
     return this.repo.purgeExpired(now.toISOString(), new Date(now.getTime() - EXPIRED_SESSION_RETENTION_MS).toISOString())
   }
 
-  /** The device id behind a device cookie valid for `email`, or null. */
-  private async knownDevice(token: string | undefined, email: string): Promise<string | null> {
+  /** The device id behind a device cookie earned on `userId`'s account (of `email`), or null. */
+  private async knownDevice(token: string | undefined, email: string, userId: string): Promise<string | null> {
     if (!token || !DEVICE_PATTERN.test(token)) return null
     const now = this.clock.now().toISOString()
     const hit = (await this.repo.devicesByLookup(token.slice(0, 12))).find((r) => secretMatches(token, r.secret_hash))
-    return hit && hit.email === email && hit.expires_at > now ? hit.id : null
+    return hit && hit.email === email && hit.user_id === userId && hit.expires_at > now ? hit.id : null
   }
 
   private async open(user: UserRow, workspace: { id: string; name: string }, keptDevice: string | undefined): Promise<SignedIn> {
@@ -207,6 +209,7 @@ export class SignInService {
       await this.repo.insertDevice({
         id: this.ids.next('signInDevice'),
         email: user.email,
+        user_id: user.id,
         lookup: token.slice(0, 12),
         secret_hash: hashSecret(token),
         created_at: now.toISOString(),

@@ -5,8 +5,8 @@
 //   POST   /v1/invites/accept   set the password of an invite link and sign in
 // Signing in sets the session cookie (`svc_session`: the session token, HttpOnly,
 // SameSite=Strict, Secure when the public URL is https) and, for a browser new to the
-// address, a device cookie (`svc_device`, 90 days, sent only to /v1/session) that keeps its
-// failed sign-ins apart from everyone else's (SignInLimits.ts). The token itself is never
+// account, a device cookie (`svc_device`, 90 days, sent only to /v1/session) that keeps its
+// failed sign-ins to that account apart from everyone else's (SignInLimits.ts). The token itself is never
 // in an answer body: script in the page cannot read it.
 import { Type } from '@sinclair/typebox'
 import type {} from '@fastify/cookie'

@@ -2361,7 +2361,7 @@ export interface paths {
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
-        /** Change a user's role or name (409 conflict when it would leave no owner) */
+        /** Change a user's role or name; a role change ends the user's sessions (409 conflict when it would leave no owner) */
         patch: operations["updateUser"];
         trace?: never;
     };
@@ -37466,7 +37466,7 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
-                    /** @description Needed only when the address signs in to several workspaces. */
+                    /** @description Checks only this workspace's user of the address. Without it, the sign-in goes to the user whose password fits (when several fit, the one whose password was set last). */
                     workspaceId?: string;
                 };
             };

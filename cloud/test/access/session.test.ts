@@ -210,23 +210,179 @@ forEngines(t, (t, build) => {
     t.equal((await send(h, attacker, 'POST', '/v1/session', { email: 'ada@example.com', password: PASSWORD })).statusCode, 200, 'after the window')
   })
 
-  t.test('one address in several workspaces chooses one', async (t) => {
+  t.test('one address in several workspaces: each password signs in to its own workspace; workspaceId chooses', async (t) => {
     const h = await build(t)
     const a = await h.workspace('Alpha')
     const b = await h.workspace('Beta')
     await acceptedUser(t, h, a.apiKey, 'dee@example.com')
-    await acceptedUser(t, h, b.apiKey, 'dee@example.com')
-    const both = await send(h, browser(), 'POST', '/v1/session', { email: 'dee@example.com', password: PASSWORD })
-    t.equal(both.statusCode, 422)
-    t.match(both.json().message, /^workspaceId is required/)
-    t.same(
-      both.json().workspaces.map((w: { name: string }) => w.name),
-      ['Alpha', 'Beta'],
-    )
-    const chosen = await send(h, browser(), 'POST', '/v1/session', { email: 'dee@example.com', password: PASSWORD, workspaceId: b.workspaceId })
+    // Beta's account gets a password of its own.
+    const inv = await invited(h, b.apiKey, 'dee@example.com')
+    t.equal((await send(h, browser(), 'POST', '/v1/invites/accept', { token: inv.token, password: 'the beta pass phrase' })).statusCode, 200)
+    const toAlpha = await send(h, browser(), 'POST', '/v1/session', { email: 'dee@example.com', password: PASSWORD })
+    t.equal(toAlpha.statusCode, 200)
+    t.equal(toAlpha.json().data.workspace.name, 'Alpha', "Alpha's password signs in to Alpha")
+    const toBeta = await send(h, browser(), 'POST', '/v1/session', { email: 'dee@example.com', password: 'the beta pass phrase' })
+    t.equal(toBeta.json().data.workspace.name, 'Beta', "Beta's password signs in to Beta")
+    const crossed = await send(h, browser('10.0.0.9'), 'POST', '/v1/session', {
+      email: 'dee@example.com',
+      password: 'the beta pass phrase',
+      workspaceId: a.workspaceId,
+    })
+    t.equal(crossed.statusCode, 401, "Beta's password never opens Alpha")
+    // The same password in both: the account whose password was set last, unless workspaceId names the other.
+    h.clock.advance(1000)
+    const first = await h.req('GET', '/v1/users', a.apiKey)
+    const alphaDee = first.json().data.find((u: { email: string }) => u.email === 'dee@example.com').id
+    const reset = (await h.req('POST', `/v1/users/${alphaDee}/invite`, a.apiKey)).json().data.inviteUrl.split('#token=')[1]
+    t.equal((await send(h, browser(), 'POST', '/v1/invites/accept', { token: reset, password: 'the beta pass phrase' })).statusCode, 200)
+    const latest = await send(h, browser(), 'POST', '/v1/session', { email: 'dee@example.com', password: 'the beta pass phrase' })
+    t.equal(latest.statusCode, 200)
+    t.equal(latest.json().data.workspace.name, 'Alpha', 'the password set last (Alpha, just now) wins')
+    const chosen = await send(h, browser(), 'POST', '/v1/session', { email: 'dee@example.com', password: 'the beta pass phrase', workspaceId: b.workspaceId })
     t.equal(chosen.statusCode, 200)
     t.equal(chosen.json().data.workspace.name, 'Beta')
   })
+
+  t.test("another workspace's admin learns nothing of a password: a match elsewhere answers as a sign-in to their own account", async (t) => {
+    const h = await build(t)
+    const victim = await h.workspace('Victim')
+    const attacker = await h.workspace('Attacker')
+    await acceptedUser(t, h, victim.apiKey, 'owner@victim.example')
+    const answers: { status: number; workspace: unknown; theirOwn: boolean; keys: string[] }[] = []
+    for (const guess of ['a wrong guess of it', PASSWORD]) {
+      // The attacker (an admin of their own workspace) gives the victim's address a password of their choosing...
+      h.clock.advance(1000)
+      const inv = await invited(h, attacker.apiKey, 'owner@victim.example')
+      t.equal((await send(h, browser(), 'POST', '/v1/invites/accept', { token: inv.token, password: guess })).statusCode, 200)
+      // ...and signs in with it without naming a workspace.
+      const res = await send(h, browser('203.0.113.50'), 'POST', '/v1/session', { email: 'owner@victim.example', password: guess })
+      answers.push({
+        status: res.statusCode,
+        workspace: res.json().data?.workspace,
+        theirOwn: res.json().data?.user?.id === inv.id,
+        keys: Object.keys(res.json()),
+      })
+      const direct = await send(h, browser('203.0.113.51'), 'POST', '/v1/session', {
+        email: 'owner@victim.example',
+        password: guess,
+        workspaceId: attacker.workspaceId,
+      })
+      t.same(
+        { status: direct.statusCode, workspace: direct.json().data?.workspace, user: direct.json().data?.user?.id },
+        { status: res.statusCode, workspace: res.json().data?.workspace, user: res.json().data?.user?.id },
+        'the same answer as a sign-in to their own account',
+      )
+      await h.req('DELETE', `/v1/users/${inv.id}`, attacker.apiKey)
+    }
+    t.same(answers[0], answers[1], "whether the guess is the victim's password does not show")
+    t.match(answers[1], { status: 200, workspace: { id: attacker.workspaceId }, theirOwn: true })
+  })
+
+  t.test("a device cookie earned on another workspace's account of the address gives no count of its own here", async (t) => {
+    const h = await build(t)
+    const victim = await h.workspace('Victim')
+    const attacker = await h.workspace('Attacker')
+    const { browser: owner } = await acceptedUser(t, h, victim.apiKey, 'owner@victim.example')
+    // The attacker gives the address a password in their own workspace and signs in there: their browser holds a device cookie.
+    const inv = await invited(h, attacker.apiKey, 'owner@victim.example')
+    const b = browser('203.0.113.70')
+    t.equal((await send(h, b, 'POST', '/v1/invites/accept', { token: inv.token, password: 'the attackers own pass' })).statusCode, 200)
+    t.ok(b.cookies.has('svc_device'))
+    const codes: number[] = []
+    for (let i = 0; i < 7; i++)
+      codes.push(
+        (await send(h, b, 'POST', '/v1/session', { email: 'owner@victim.example', password: `guess ${i} at the victim`, workspaceId: victim.workspaceId }))
+          .statusCode,
+      )
+    t.same(codes, [401, 401, 401, 401, 401, 429, 429], "guessing at the victim's account is held to a stranger's count (5), not a device's (10)")
+    const own = await send(h, owner, 'POST', '/v1/session', { email: 'owner@victim.example', password: PASSWORD, workspaceId: victim.workspaceId })
+    t.equal(own.statusCode, 200, "the owner's browser, whose cookie was earned on their account, is counted apart")
+  })
+
+  t.test('a new password ends every other session of the user, on the next request', async (t) => {
+    const h = await build(t)
+    const { apiKey } = await h.workspace()
+    const { id, browser: stolen } = await acceptedUser(t, h, apiKey, 'fay@example.com')
+    const other = browser('10.0.0.7')
+    t.equal((await send(h, other, 'POST', '/v1/session', { email: 'fay@example.com', password: PASSWORD })).statusCode, 200)
+    for (const b of [stolen, other]) t.equal((await send(h, b, 'GET', '/v1/me')).statusCode, 200, 'signed in (the principal is cached now)')
+    // The owner resets the password: a new invite link, a new password.
+    const link = (await h.req('POST', `/v1/users/${id}/invite`, apiKey)).json().data.inviteUrl.split('#token=')[1]
+    const fresh = browser('10.0.0.8')
+    t.equal((await send(h, fresh, 'POST', '/v1/invites/accept', { token: link, password: 'a brand new pass phrase' })).statusCode, 200)
+    for (const b of [stolen, other]) {
+      const res = await send(h, b, 'GET', '/v1/me')
+      t.equal(res.statusCode, 401, 'a session taken before the new password is refused')
+      t.equal(res.json().error, 'invalid_credentials')
+    }
+    t.equal((await send(h, fresh, 'GET', '/v1/me')).statusCode, 200, 'the session the new password opened works')
+  })
+
+  t.test('30 wrong passwords sent at once from one client: 5 are checked, 25 answer 429', async (t) => {
+    const h = await build(t)
+    const { apiKey } = await h.workspace()
+    await acceptedUser(t, h, apiKey, 'gil@example.com')
+    const res = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        send(h, browser('203.0.113.60'), 'POST', '/v1/session', { email: 'gil@example.com', password: `wrong guess number ${i}` }),
+      ),
+    )
+    const codes = res.map((r) => r.statusCode)
+    t.equal(codes.filter((c) => c === 401).length, 5, 'five checked')
+    t.equal(codes.filter((c) => c === 429).length, 25, 'the rest held off')
+    for (const r of res.filter((r) => r.statusCode === 429)) t.match(r.headers['retry-after'], /^\d+$/)
+    t.equal((await send(h, browser('203.0.113.60'), 'POST', '/v1/session', { email: 'gil@example.com', password: PASSWORD })).statusCode, 429)
+    t.equal(
+      (await send(h, browser('203.0.113.61'), 'POST', '/v1/session', { email: 'gil@example.com', password: PASSWORD })).statusCode,
+      200,
+      'another client is not held off',
+    )
+  })
+
+  t.test('passwords that are blank or trivially weak are refused, saying why', async (t) => {
+    const h = await build(t)
+    const { apiKey } = await h.workspace()
+    const inv = await invited(h, apiKey, 'hal@example.com')
+    for (const [password, why] of [
+      [' '.repeat(12), /blank/],
+      ['\t \u00a0'.repeat(6), /blank/],
+      ['aaaaaaaaaaaa', /different characters/],
+      ['abababababab', /different characters/],
+      ['123456789012', /sequence/],
+      ['abcdefghijklmn', /sequence/],
+      ['qwertyuiopasdf', /sequence/],
+      ['password1234', /common/],
+      ['Password2024!', /common/],
+    ] as const) {
+      const res = await send(h, browser(), 'POST', '/v1/invites/accept', { token: inv.token, password })
+      t.equal(res.statusCode, 422, JSON.stringify(password))
+      t.match(res.json(), { error: 'validation_error', message: why })
+    }
+    t.equal((await send(h, browser(), 'POST', '/v1/invites/accept', { token: inv.token, password: PASSWORD })).statusCode, 200, 'the link still works')
+  })
+})
+
+t.test("strangers flooding sign-ins do not fill scrypt's queue: the owner's browser still signs in", async (t) => {
+  const { build } = await import('../helpers.js')
+  // A slower work factor than the tests' 2^10, so the flood is still waiting when the owner signs in.
+  const h = await build(t, { passwordScryptLogN: 13 })
+  const { apiKey } = await h.workspace()
+  const { browser: owner } = await acceptedUser(t, h, apiKey, 'ida@example.com')
+  await send(h, owner, 'DELETE', '/v1/session')
+  const flood = Array.from({ length: 150 }, (_, i) =>
+    send(h, browser(`198.18.${i >> 8}.${i & 255}`), 'POST', '/v1/session', { email: `made.up.${i}@example.com`, password: 'flooding guess' }),
+  )
+  const mine: number[] = []
+  for (let i = 0; i < 3; i++) {
+    mine.push((await send(h, owner, 'POST', '/v1/session', { email: 'ida@example.com', password: PASSWORD })).statusCode)
+    await send(h, owner, 'DELETE', '/v1/session')
+  }
+  const strangers = await Promise.all(flood)
+  t.same(mine, [200, 200, 200], 'the browser that signed in before is never refused')
+  const refused = strangers.filter((r) => r.statusCode === 429)
+  t.ok(refused.length > 0, `strangers past the queue are refused at once (${refused.length} of 150)`)
+  for (const r of refused) t.match(r.headers['retry-after'], /^\d+$/)
+  t.same(new Set(strangers.map((r) => r.statusCode)), new Set([401, 429]))
 })
 
 t.test('under an https public URL the cookies are Secure', async (t) => {

@@ -107,37 +107,55 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('POST', '/v1/users', admin.sessionToken, { email: 'v@example.com', role: 'viewer' })).statusCode, 201)
   })
 
-  t.test('role and name changes take effect at once; the last owner cannot be demoted or removed', async (t) => {
-    const h = await build(t)
-    const { apiKey } = await h.workspace()
-    const first = await invite(h, apiKey, { email: 'first@example.com', role: 'owner' })
-    const demote = await h.req('PATCH', `/v1/users/${first.id}`, apiKey, { role: 'admin' })
-    t.equal(demote.statusCode, 409)
-    t.equal(demote.json().error, 'conflict')
-    const del = await h.req('DELETE', `/v1/users/${first.id}`, apiKey)
-    t.equal(del.statusCode, 409)
-    t.equal((await h.req('GET', `/v1/users/${first.id}`, apiKey)).json().data.role, 'owner')
+  t.test(
+    'role and name changes take effect at once, a role change ending the user’s other sessions; the last owner cannot be demoted or removed',
+    async (t) => {
+      const h = await build(t)
+      const { apiKey } = await h.workspace()
+      const first = await invite(h, apiKey, { email: 'first@example.com', role: 'owner' })
+      const demote = await h.req('PATCH', `/v1/users/${first.id}`, apiKey, { role: 'admin' })
+      t.equal(demote.statusCode, 409)
+      t.equal(demote.json().error, 'conflict')
+      const del = await h.req('DELETE', `/v1/users/${first.id}`, apiKey)
+      t.equal(del.statusCode, 409)
+      t.equal((await h.req('GET', `/v1/users/${first.id}`, apiKey)).json().data.role, 'owner')
 
-    const second = await invite(h, apiKey, { email: 'second@example.com', role: 'owner' })
-    t.equal((await h.req('POST', '/v1/nodes', second.sessionToken, { name: 'made by second' })).statusCode, 201)
-    const renamed = await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { role: 'viewer', name: 'Second' })
-    t.equal(renamed.statusCode, 200)
-    t.match(renamed.json().data, { role: 'viewer', name: 'Second' })
-    // The very next request of the demoted user sees the new role.
-    const refused = await h.req('POST', '/v1/nodes', second.sessionToken, { name: 'no longer' })
-    t.equal(refused.statusCode, 403)
-    // `first` is again the only owner.
-    t.equal((await h.req('PATCH', `/v1/users/${first.id}`, apiKey, { role: 'viewer' })).statusCode, 409)
-    // An owner may hand over: promote, then the old one may go.
-    t.equal((await h.req('PATCH', `/v1/users/${second.id}`, first.sessionToken, { role: 'owner' })).statusCode, 200)
-    t.equal((await h.req('DELETE', `/v1/users/${first.id}`, second.sessionToken)).statusCode, 200)
-    t.same(
-      (await servicesOf(h.app).users.owners((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id)).map((u) => u.id),
-      [second.id],
-    )
-    t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { bogus: 1 })).statusCode, 422)
-    t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { role: 'root' })).statusCode, 422)
-  })
+      const second = await invite(h, apiKey, { email: 'second@example.com', role: 'owner' })
+      t.equal((await h.req('POST', '/v1/nodes', second.sessionToken, { name: 'made by second' })).statusCode, 201)
+      const renamed = await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { role: 'viewer', name: 'Second' })
+      t.equal(renamed.statusCode, 200)
+      t.match(renamed.json().data, { role: 'viewer', name: 'Second' })
+      // The demoted user's sessions end on their very next request; a new session holds the new role.
+      const refused = await h.req('POST', '/v1/nodes', second.sessionToken, { name: 'no longer' })
+      t.equal(refused.statusCode, 401)
+      t.equal(refused.json().error, 'invalid_credentials')
+      const workspaceId = (await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id
+      const session = async (id: string) => (await servicesOf(h.app).users.createSession((await servicesOf(h.app).users.get(workspaceId, id))!)).token
+      t.equal((await h.req('POST', '/v1/nodes', await session(second.id), { name: 'no longer' })).statusCode, 403, 'a new session holds the new role')
+      t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { name: 'Renamed only' })).statusCode, 200)
+      // `first` is again the only owner.
+      t.equal((await h.req('PATCH', `/v1/users/${first.id}`, apiKey, { role: 'viewer' })).statusCode, 409)
+      // An owner may hand over: promote, then the old one may go.
+      t.equal((await h.req('PATCH', `/v1/users/${second.id}`, first.sessionToken, { role: 'owner' })).statusCode, 200)
+      const secondOwner = await session(second.id)
+      const renamedOnly = await session(second.id)
+      t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { name: 'Second again' })).statusCode, 200)
+      t.equal((await h.req('GET', '/v1/me', renamedOnly)).statusCode, 200, 'a name change ends no session')
+      // A user changing their own role keeps the session they changed it with; their other sessions end.
+      const firstElsewhere = await session(first.id)
+      t.equal((await h.req('PATCH', `/v1/users/${first.id}`, first.sessionToken, { role: 'admin' })).statusCode, 200)
+      t.equal((await h.req('GET', '/v1/me', first.sessionToken)).statusCode, 200, 'the session that made the change')
+      t.equal((await h.req('GET', `/v1/users/${first.id}`, first.sessionToken)).json().data.role, 'admin', 'now an admin')
+      t.equal((await h.req('GET', '/v1/me', firstElsewhere)).statusCode, 401, 'their other session')
+      t.equal((await h.req('DELETE', `/v1/users/${first.id}`, secondOwner)).statusCode, 200)
+      t.same(
+        (await servicesOf(h.app).users.owners((await h.req('GET', '/v1/me', apiKey)).json().data.workspace.id)).map((u) => u.id),
+        [second.id],
+      )
+      t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { bogus: 1 })).statusCode, 422)
+      t.equal((await h.req('PATCH', `/v1/users/${second.id}`, apiKey, { role: 'root' })).statusCode, 422)
+    },
+  )
 
   t.test("a removed user's session tokens die on the very next request", async (t) => {
     const h = await build(t)

@@ -4,10 +4,19 @@
 // session's CSRF token (csrfFor) in a header (authentication.ts).
 //
 // Invites: `inv_…` tokens, one use, 7 days, stored as a hash; a new invite ends the user's
-// earlier unused ones. Accepting one sets the password and signs the user in; an invite to a
-// user who has a password resets it (how an owner helps someone who forgot theirs).
-// Sign-in: by address and password. An address may have users in several workspaces: when
-// the password fits more than one and the caller named none, the answer lists them.
+// earlier unused ones. Accepting one sets the password, ends every other session of the
+// user (a stolen one too) and signs the user in; an invite to a user who has a password
+// resets it (how an owner helps someone who forgot theirs).
+// Sign-in: by address and password. An address may have users in several workspaces, each
+// with its own password, and the admin of any of them may set that workspace's one: so a
+// password is only ever checked against each account's own hash, and the answer never
+// depends on whether it also fits another account. Without a workspace id the sign-in goes
+// to the account the password fits; when it fits several, to the one whose password was set
+// last: who just set a password in their workspace B and signs in with it lands in B,
+// whether or not the password is also A's. `workspaceId` names the one account to check
+// (the way to reach an older account sharing the password). Attempts are counted before
+// the check (SignInLimits.ts); a browser holding the address's device cookie waits in
+// scrypt's known lane, any other in the strangers' (passwords.ts).
 import { hash } from 'node:crypto'
 import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
@@ -15,7 +24,7 @@ import { ApiError, validation } from '../../platform/errors.js'
 import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
 import type { Mailer } from '../mail/index.js'
 import type { CredentialChanges } from './CredentialChanges.js'
-import { hashPassword, passwordProblem, SCRYPT_LOG_N, verifyPassword } from './passwords.js'
+import { hashPassword, passwordProblem, SCRYPT_LOG_N, ScryptBusy, verifyPassword } from './passwords.js'
 import type { SignInLimits, SignInCount } from './SignInLimits.js'
 import { UserRepository, type UserRecord } from './UserRepository.js'
 import type { UserRow, UserService } from './UserService.js'
@@ -115,10 +124,13 @@ export class SignInService {
     if (!invite || invite.used_at || invite.expires_at <= now) throw refused
     const user = await this.users.get(invite.workspace_id, invite.user_id)
     if (!user) throw refused
-    const passwordHash = await hashPassword(input.password, this.random, this.scryptLogN)
+    const passwordHash = await hashPassword(input.password, this.random, this.scryptLogN, 'known')
     // One use: the invite is closed in the same statement that finds it open.
     if ((await this.repo.closeInvites(user.id, now)) === 0) throw refused
     await this.repo.setPassword(user.id, passwordHash, now)
+    // A new password ends every session opened before it; their cached principals go on every instance.
+    await this.repo.revokeUserSessions(user.id, now)
+    this.changes.publish({ kind: 'user', ids: [user.id] })
     const ws = (await this.repo.byEmail(user.email)).find((u) => u.id === user.id)
     return this.open(user, { id: user.workspace_id, name: ws?.workspace_name ?? '' }, undefined)
   }
@@ -128,28 +140,33 @@ export class SignInService {
     const email = input.email.trim().toLowerCase()
     if (!email || email.length > EMAIL_MAX) throw validation('email is required.')
     if (!input.password) throw validation('password is required.')
-    const device = await this.knownDevice(deviceToken, email)
-    const count: SignInCount = device ? { kind: 'device', id: device } : { kind: 'browser', email, ip }
-    const held = await this.limits.heldFor(count)
-    if (held > 0)
-      throw new ApiError('rate_limited', `Too many failed sign-ins for this address; retry after ${held} s.`, {
-        extra: { retryAfterSeconds: held },
-        headers: { 'retry-after': String(held) },
-      })
     const candidates = (await this.repo.byEmail(email)).filter((u) => !input.workspaceId || u.workspace_id === input.workspaceId)
-    // Every candidate is checked (or one dummy when there is none), so timing tells nothing.
-    const fits: typeof candidates = []
-    for (const u of candidates.length ? candidates : [null])
-      if ((await verifyPassword(input.password, u?.password_hash ?? null, this.scryptLogN)) && u) fits.push(u)
-    if (!fits.length) {
-      await this.limits.failed(count)
-      throw new ApiError('invalid_credentials', 'The email or password is wrong.')
-    }
-    if (fits.length > 1)
-      throw new ApiError('validation_error', 'workspaceId is required: this address signs in to several workspaces (listed in workspaces).', {
-        extra: { workspaces: fits.map((u) => ({ id: u.workspace_id, name: u.workspace_name })) },
+    // A device cookie counts only for the account it was earned on, and only when that is the one account checked:
+    // a cookie earned on another workspace's account of the address (whose password its admin sets) helps with no other.
+    const device = candidates.length === 1 ? await this.knownDevice(deviceToken, email, candidates[0]!.id) : null
+    const count: SignInCount = device ? { kind: 'device', id: device } : { kind: 'browser', email, ip }
+    // Counted before the password is checked, so attempts sent at once cannot all be checked.
+    const attempt = await this.limits.begin(count)
+    if (attempt.heldFor > 0)
+      throw new ApiError('rate_limited', `Too many failed sign-ins for this address; retry after ${attempt.heldFor} s.`, {
+        extra: { retryAfterSeconds: attempt.heldFor },
+        headers: { 'retry-after': String(attempt.heldFor) },
       })
-    const u = fits[0]!
+    let fits: Awaited<ReturnType<UserRepository['byEmail']>>
+    try {
+      // Each account is checked against its own hash (one dummy when there is none), every one of them, so timing tells nothing.
+      fits = []
+      for (const u of candidates.length ? candidates : [null])
+        if ((await verifyPassword(input.password, u?.password_hash ?? null, this.scryptLogN, device ? 'known' : 'stranger')) && u) fits.push(u)
+    } catch (e) {
+      // Refused by the password work queue: nothing was learnt, so nothing is counted.
+      if (e instanceof ScryptBusy) await attempt.takeBack()
+      throw e
+    }
+    if (!fits.length) throw new ApiError('invalid_credentials', 'The email or password is wrong.')
+    await attempt.takeBack()
+    // The password set last: what a sign-in to that account alone would answer, whatever else fits.
+    const u = fits.reduce((a, b) => (`${b.password_set_at ?? ''}|${b.id}` > `${a.password_set_at ?? ''}|${a.id}` ? b : a))
     return this.open(u as UserRow, { id: u.workspace_id, name: u.workspace_name }, device ? deviceToken : undefined)
   }
 
@@ -174,12 +191,12 @@ export class SignInService {
     return this.repo.purgeExpired(now.toISOString(), new Date(now.getTime() - EXPIRED_SESSION_RETENTION_MS).toISOString())
   }
 
-  /** The device id behind a device cookie valid for `email`, or null. */
-  private async knownDevice(token: string | undefined, email: string): Promise<string | null> {
+  /** The device id behind a device cookie earned on `userId`'s account (of `email`), or null. */
+  private async knownDevice(token: string | undefined, email: string, userId: string): Promise<string | null> {
     if (!token || !DEVICE_PATTERN.test(token)) return null
     const now = this.clock.now().toISOString()
     const hit = (await this.repo.devicesByLookup(token.slice(0, 12))).find((r) => secretMatches(token, r.secret_hash))
-    return hit && hit.email === email && hit.expires_at > now ? hit.id : null
+    return hit && hit.email === email && hit.user_id === userId && hit.expires_at > now ? hit.id : null
   }
 
   private async open(user: UserRow, workspace: { id: string; name: string }, keptDevice: string | undefined): Promise<SignedIn> {
@@ -192,6 +209,7 @@ export class SignInService {
       await this.repo.insertDevice({
         id: this.ids.next('signInDevice'),
         email: user.email,
+        user_id: user.id,
         lookup: token.slice(0, 12),
         secret_hash: hashSecret(token),
         created_at: now.toISOString(),

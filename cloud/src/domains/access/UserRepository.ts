@@ -94,6 +94,14 @@ export class UserRepository {
     await this.k.updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute()
   }
 
+  /** Revokes every open session of the user but `exceptId`'s; answers how many. */
+  async revokeUserSessions(userId: string, at: string, exceptId?: string, k: Executor = this.k): Promise<number> {
+    let q = k.updateTable('sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null)
+    if (exceptId) q = q.where('id', '!=', exceptId)
+    const r = await q.executeTakeFirst()
+    return Number(r.numUpdatedRows)
+  }
+
   async insertInvite(row: InviteRecord, k: Executor = this.k): Promise<void> {
     await k.insertInto('user_invites').values(row).execute()
   }

@@ -3,7 +3,8 @@
 // (like a key's secret). A caller never gives or changes a role holding a permission it
 // lacks, nor acts on a user whose role holds one. The workspace always keeps an owner: the
 // last one cannot be removed or demoted (409 `conflict`). Removing a user deletes their
-// sessions and publishes a CredentialChange, so their tokens are refused on the next request:
+// sessions and publishes a CredentialChange, so their tokens are refused on the next request
+// (a role change ends their sessions too, all but the one a user changes their own role with):
 // a session's principal is kept in the PrincipalCache (shared with API keys), tagged with
 // its user, and a removal or role change drops it before the call answers.
 import { Type, type Static } from '@sinclair/typebox'
@@ -135,10 +136,12 @@ export class UserService {
     return UserService.view(u)
   }
 
-  async update(p: Principal, id: string, input: { name?: string | null; role?: string }): Promise<UserView> {
+  /** Changes a name or role; a role change ends the user's sessions (but `callerToken`'s, when they change their own). */
+  async update(p: Principal, id: string, input: { name?: string | null; role?: string }, callerToken?: string): Promise<UserView> {
     const set: { name?: string | null; role?: string } = {}
     if (input.name !== undefined) set.name = input.name === null ? null : input.name.trim().slice(0, 200) || null
     const role = input.role === undefined ? undefined : UserService.role(input.role, 'viewer')
+    const own = role !== undefined && callerToken && p.actor.kind === 'user' && p.actor.id === id ? await this.sessionOf(callerToken) : undefined
     const out = await this.db.transaction(async (tx) => {
       const u = await this.repo.byId(p.workspaceId, id, tx.kysely)
       if (!u) throw notFound('No user with this id.')
@@ -149,6 +152,10 @@ export class UserService {
         set.role = role
       }
       await this.repo.update(id, set, tx.kysely)
+      if (set.role !== undefined) {
+        // A role is given to a person, who signs in again to hold it: sessions opened before end.
+        await this.repo.revokeUserSessions(id, this.clock.now().toISOString(), own, tx.kysely)
+      }
       return (await this.repo.byId(p.workspaceId, id, tx.kysely))!
     })
     if (set.role !== undefined) this.changes.publish({ kind: 'user', ids: [id] })
@@ -199,6 +206,11 @@ export class UserService {
       revoked_at: null,
     })
     return { token, expiresAt }
+  }
+
+  /** The id of the session of `token`, if there is one. */
+  private async sessionOf(token: string): Promise<string | undefined> {
+    return (await this.repo.sessionsByLookup(sessionLookup(token))).find((r) => secretMatches(token, r.secret_hash))?.id
   }
 
   /** The principal behind a session token, or null when it is unknown, revoked or expired (or its user is gone). */

@@ -5,8 +5,8 @@
 //   POST   /v1/invites/accept   set the password of an invite link and sign in
 // Signing in sets the session cookie (`svc_session`: the session token, HttpOnly,
 // SameSite=Strict, Secure when the public URL is https) and, for a browser new to the
-// address, a device cookie (`svc_device`, 90 days, sent only to /v1/session) that keeps its
-// failed sign-ins apart from everyone else's (SignInLimits.ts). The token itself is never
+// account, a device cookie (`svc_device`, 90 days, sent only to /v1/session) that keeps its
+// failed sign-ins to that account apart from everyone else's (SignInLimits.ts). The token itself is never
 // in an answer body: script in the page cannot read it.
 import { Type } from '@sinclair/typebox'
 import type {} from '@fastify/cookie'
@@ -31,7 +31,14 @@ const SignInBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: 254 }),
     password: Type.String({ minLength: 1, maxLength: 4096 }),
-    workspaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Needed only when the address signs in to several workspaces.' })),
+    workspaceId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          "Checks only this workspace's user of the address. Without it, the sign-in goes to the user whose password fits (when several fit, the one whose password was set last).",
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -43,6 +43,8 @@ export interface UserInvitesTable {
 export interface SignInDevicesTable {
   id: string
   email: string
+  /** The account the cookie was earned on (null: earned before accounts were recorded). */
+  user_id: string | null
   lookup: string
   secret_hash: string
   created_at: string

@@ -1,11 +1,12 @@
 // /v1/users: list, invite (answers the invite link for the console and a first session
 // token, both shown once; the link is also mailed), send a new invite link, get, change role
-// or name, remove (their sessions end at once). The workspace always keeps an owner (409).
+// or name (a role change ends their sessions), remove (their sessions end at once). The workspace always keeps an owner (409).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ROLES } from '@svc/shared'
 import { principalOf, type Principal } from '../../platform/http/Principal.js'
 import { User } from './UserService.js'
+import { bearerOrCookieToken } from './authentication.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import type { Provisions } from '../provisions.js'
@@ -120,13 +121,13 @@ const userRoutes =
         config: { permission: 'user.manage', rootOnly: true },
         schema: {
           tags: ['users'],
-          summary: "Change a user's role or name (409 conflict when it would leave no owner)",
+          summary: "Change a user's role or name; a role change ends the user's sessions (409 conflict when it would leave no owner)",
           params: IdParams,
           body: UpdateBody,
           response: { 200: Data(User), 409: ErrorBody, ...errorResponses },
         },
       },
-      async (req) => ({ data: await users.update(principalOf(req), req.params.id, req.body) }),
+      async (req) => ({ data: await users.update(principalOf(req), req.params.id, req.body, bearerOrCookieToken(req)) }),
     )
 
     app.delete(

@@ -1,0 +1,100 @@
+// Console sign-in on two instances of one cloud (one database, one Redis): failed sign-ins
+// are counted together, before the password is checked, so attempts sent at once to both
+// instances are held to one count; a new password set through one instance ends the
+// sessions the other holds cached. Needs a Redis (SVC_TEST_REDIS_URL).
+import { randomUUID } from 'node:crypto'
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { redis, toolTest } from '@svc/shared/testing'
+import { buildApp, servicesOf } from '../../src/app.js'
+import { testConfig } from '../../src/config.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import type { Database } from '../../src/platform/db/Database.js'
+import type { RedisCredentialChanges } from '../../src/domains/access/RedisCredentialChanges.js'
+import { eachEngine } from '../db/engines.js'
+
+const PASSWORD = 'correct horse battery'
+
+/** Two apps on one database (either engine; the harness closes it) and one Redis with a fresh key prefix, a workspace and its owner key. */
+async function twoInstances(t: Test, db: Database) {
+  const config = testConfig({ redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:` })
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z')
+  const a = await buildApp(config, { clock, db })
+  const b = await buildApp(config, { clock, db })
+  t.after(async () => {
+    await a.close()
+    await b.close()
+  })
+  for (const app of [a, b]) await (servicesOf(app).credentialChanges as RedisCredentialChanges).listening()
+  const ws = await servicesOf(a).workspaces.create('Shared', 'us')
+  const { secret } = await servicesOf(a).apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
+  return { a, b, clock, apiKey: secret }
+}
+
+const call = (app: FastifyInstance, method: 'GET' | 'POST', url: string, payload?: object, headers: Record<string, string> = {}, ip = '10.0.0.1') =>
+  app.inject({ method, url, remoteAddress: ip, headers, ...(payload ? { payload } : {}) })
+
+/** A user invited through `app` whose invite link set PASSWORD; answers their id and the session cookie it opened. */
+async function userWithPassword(app: FastifyInstance, apiKey: string, email: string): Promise<{ id: string; cookie: string }> {
+  const inv = await call(app, 'POST', '/v1/users', { email, role: 'admin' }, { authorization: `Bearer ${apiKey}` })
+  if (inv.statusCode !== 201) throw new Error(`invite: ${inv.statusCode} ${inv.body}`)
+  const token = inv.json().data.inviteUrl.split('#token=')[1]
+  const res = await call(app, 'POST', '/v1/invites/accept', { token, password: PASSWORD })
+  if (res.statusCode !== 200) throw new Error(`accept: ${res.statusCode} ${res.body}`)
+  const session = (res.cookies as { name: string; value: string }[]).find((c) => c.name === 'svc_session')!
+  return { id: inv.json().data.id, cookie: `svc_session=${session.value}` }
+}
+
+/** Polls `f` until it is true (real time: Redis delivers the change), at most 10 s. */
+async function soon(f: () => Promise<boolean>): Promise<boolean> {
+  const until = Date.now() + 10_000
+  while (Date.now() < until) {
+    if (await f()) return true
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  return false
+}
+
+toolTest(t, redis, 'wrong passwords sent at once to both instances from one client: 5 are checked in all, the rest answer 429', async (t) =>
+  eachEngine(t, 'two instances', async (t, db) => {
+    const c = await twoInstances(t, db)
+    await userWithPassword(c.a, c.apiKey, 'gil@example.com')
+    const res = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        call(i % 2 ? c.b : c.a, 'POST', '/v1/session', { email: 'gil@example.com', password: `wrong guess number ${i}` }, {}, '203.0.113.60'),
+      ),
+    )
+    const codes = res.map((r) => r.statusCode)
+    t.equal(codes.filter((s) => s === 401).length, 5, 'five checked, whichever instance took them')
+    t.equal(codes.filter((s) => s === 429).length, 25)
+    for (const app of [c.a, c.b]) {
+      const held = await call(app, 'POST', '/v1/session', { email: 'gil@example.com', password: PASSWORD }, {}, '203.0.113.60')
+      t.equal(held.statusCode, 429, 'the right password too, on either instance')
+      t.match(held.headers['retry-after'], /^\d+$/)
+    }
+    t.equal(
+      (await call(c.b, 'POST', '/v1/session', { email: 'gil@example.com', password: PASSWORD }, {}, '198.51.100.2')).statusCode,
+      200,
+      'another client is not',
+    )
+    c.clock.advance(15 * 60_000)
+    t.equal((await call(c.b, 'POST', '/v1/session', { email: 'gil@example.com', password: PASSWORD }, {}, '203.0.113.60')).statusCode, 200, 'after the window')
+  }),
+)
+
+toolTest(t, redis, 'a new password set through A ends the sessions B holds cached', async (t) =>
+  eachEngine(t, 'two instances', async (t, db) => {
+    const c = await twoInstances(t, db)
+    const { id, cookie } = await userWithPassword(c.a, c.apiKey, 'fay@example.com')
+    t.equal((await call(c.b, 'GET', '/v1/me', undefined, { cookie })).statusCode, 200, 'B has the session cached')
+    const link = await call(c.a, 'POST', `/v1/users/${id}/invite`, undefined, { authorization: `Bearer ${c.apiKey}` })
+    const token = link.json().data.inviteUrl.split('#token=')[1]
+    const reset = await call(c.a, 'POST', '/v1/invites/accept', { token, password: 'a brand new pass phrase' })
+    t.equal(reset.statusCode, 200)
+    t.equal((await call(c.a, 'GET', '/v1/me', undefined, { cookie })).statusCode, 401, 'A: on the next request')
+    t.ok(
+      await soon(async () => (await call(c.b, 'GET', '/v1/me', undefined, { cookie })).statusCode === 401),
+      'B: within the Redis round trip (the clock did not move)',
+    )
+  }),
+)

@@ -96,10 +96,10 @@ export class EventStreamHub {
 
   /**
    * Adds a listener (429 past the workspace's or the credential's bound); resolves to the
-   * function that removes it (and gives its place back) and a promise that settles once the
+   * function that removes it (settling once its place is given back) and a promise that settles once the
    * listener is live: every event the outbox did not hold by then is sent to it.
    */
-  async add(l: StreamListener): Promise<{ remove: () => void; live: Promise<void> }> {
+  async add(l: StreamListener): Promise<{ remove: () => Promise<void>; live: Promise<void> }> {
     if (this.closed) throw new ApiError('internal_error', 'The service is stopping.')
     const slot: Slot = { id: randomUUID(), workspaceId: l.workspaceId, credential: l.credential }
     const refused = await this.slots.take(slot)
@@ -114,7 +114,7 @@ export class EventStreamHub {
       )
     }
     if (this.closed) {
-      this.slots.release(slot)
+      await this.slots.release(slot)
       throw new ApiError('internal_error', 'The service is stopping.')
     }
     this.listeners.add(l)
@@ -127,11 +127,12 @@ export class EventStreamHub {
       this.renewLater()
     }
     let removed = false
-    const remove = () => {
+    /** Settles once the place is free on every instance. */
+    const remove = async (): Promise<void> => {
       if (removed) return
       removed = true
       this.listeners.delete(l)
-      this.slots.release(slot)
+      const released = this.slots.release(slot)
       if (!this.listeners.size) {
         if (this.timer !== null) this.timers.clearTimer(this.timer)
         if (this.renewTimer !== null) this.timers.clearTimer(this.renewTimer)
@@ -140,6 +141,7 @@ export class EventStreamHub {
         this.newest = null
         this.seen.clear()
       }
+      await released
     }
     return { remove, live: this.priming }
   }

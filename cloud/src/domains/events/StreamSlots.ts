@@ -95,11 +95,11 @@ export class StreamSlots {
     return answer === 1 ? 'workspace' : 'credential'
   }
 
-  /** Gives the place of `s` back (here at once, in Redis within a round trip). */
-  release(s: Slot): void {
+  /** Gives the place of `s` back: here at once, in Redis when the promise settles (it never rejects). */
+  async release(s: Slot): Promise<void> {
     this.drop(s)
     if (!this.shared.delete(s.id) || !this.redis) return
-    this.redis
+    await this.redis
       .multi()
       .zrem(workspaceKey(s.workspaceId), s.id)
       .zrem(credentialKey(s.credential), s.id)

@@ -128,10 +128,10 @@ const eventStreamRoutes =
         const end = (): void => {
           if (!open) return
           open = false
-          remove()
           unsubscribe()
           if (heartbeat !== null) timers.clearTimer(heartbeat)
-          res.end()
+          // The client sees the end once the place is free on every instance.
+          void remove().finally(() => res.end())
         }
         /** Ends the stream with an `ended` message saying why (the client should not reconnect with this credential). */
         const finish = (reason: 'credential_invalid' | 'forbidden', message: string): void => {

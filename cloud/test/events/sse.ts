@@ -70,7 +70,7 @@ export function openStream(t: Test, port: number, headers: Record<string, string
           if (Date.now() > until) throw new Error(`hang guard: ${what} did not happen; messages so far: ${JSON.stringify(messages.map((x) => x.event))}`)
           await new Promise<void>((r) => {
             waiters.push(r)
-            setTimeout(r, 1000)
+            setTimeout(r, 1000).unref()
           })
         }
       }

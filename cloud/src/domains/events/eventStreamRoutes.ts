@@ -192,6 +192,8 @@ const eventStreamRoutes =
           'x-accel-buffering': 'no',
         })
         req.raw.on('close', end)
+        // A change made while the stream was being set up (before it listened) counts too.
+        void recheck()
         await live
         write('retry: 3000\n')
         write(`event: ready\ndata: ${JSON.stringify({ workspaceId: p.workspaceId })}\n\n`)

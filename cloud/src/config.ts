@@ -58,6 +58,8 @@ export interface Config {
   sessionTtlHours: number
   /** Live event streams (GET /v1/events/stream) one workspace may hold open at once. */
   eventStreamsPerWorkspace: number
+  /** Live event streams one credential (an API key, a user) may hold open at once (SVC_EVENT_STREAMS_PER_CREDENTIAL, 10). */
+  eventStreamsPerCredential: number
   /** The built operator console served at /console/ (index.html, app.js, app.css). */
   consoleDir: string
   /** How often the platform measures itself, ms (SVC_STATUS_INTERVAL_MS, 60000); 0 = never (tests drive it). */
@@ -271,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env, 'SVC_RATE_LIMIT', 600, 1),
     sessionTtlHours: int(env, 'SVC_SESSION_TTL_HOURS', 720, 1),
     eventStreamsPerWorkspace: int(env, 'SVC_EVENT_STREAMS_PER_WORKSPACE', 100, 1),
+    eventStreamsPerCredential: int(env, 'SVC_EVENT_STREAMS_PER_CREDENTIAL', 10, 1),
     // Beside the cloud's own bundle (cloud/dist), where `pnpm start` builds it; from the sources too.
     consoleDir: env.SVC_CONSOLE_DIR ? path.resolve(env.SVC_CONSOLE_DIR) : fileURLToPath(new URL('../dist/console', import.meta.url)),
     statusIntervalMs: int(env, 'SVC_STATUS_INTERVAL_MS', 60_000),

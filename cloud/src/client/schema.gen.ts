@@ -1021,7 +1021,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The events this credential may see, live, as server-sent events (text/event-stream); resume with Last-Event-ID. At most 100 open streams per workspace (429) */
+        /** The events this credential may see, live, as server-sent events (text/event-stream); resume with Last-Event-ID. Needs one of screen.view, content.view, approval.view, emergency.view. At most 100 open streams per workspace and 10 per credential (429); ends with `ended` when the credential stops being valid */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
@@ -17977,7 +17977,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The id of the last event received: the stream starts with the events after it. */
+                /** @description The id of the last event received: the stream starts with the events after it. Anything else than an event id is refused (422). */
                 "last-event-id"?: string;
             };
             path?: never;
@@ -17985,7 +17985,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue's events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly. */
+            /** @description Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue's events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -16,6 +16,7 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit.js'
 import { alreadyCounted } from '../../platform/http/innerRequests.js'
 import { csrfFor } from './SignInService.js'
+import { BEARER, bearerOrCookieToken, principalOfToken, SESSION_COOKIE } from './presentedCredential.js'
 import type { Provisions } from '../provisions.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
@@ -30,21 +31,12 @@ function then<T, R>(v: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise
   return v instanceof Promise ? v.then(f) : f(v)
 }
 
-const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i
-
-/** The console's session cookie (a `ust_…` session token) and its device cookie (SignInLimits.ts). */
-export const SESSION_COOKIE = 'svc_session'
+/** The console's device cookie (SignInLimits.ts); the session cookie is in presentedCredential.ts. */
 export const DEVICE_COOKIE = 'svc_device'
+export { bearerOrCookieToken, SESSION_COOKIE }
 /** The header carrying the session's CSRF token on writes made with the cookie. */
 export const CSRF_HEADER = 'x-svc-csrf'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
-
-/** The token a request presents: its bearer, else its session cookie (undefined: neither). */
-export function bearerOrCookieToken(req: FastifyRequest): string | undefined {
-  const header = req.headers.authorization
-  if (header) return BEARER.exec(header)?.[1]
-  return req.cookies?.[SESSION_COOKIE]
-}
 
 /**
  * A write made with the session cookie must prove it comes from the console's own pages:
@@ -88,13 +80,9 @@ export function installAuth(app: FastifyInstance, d: Pick<Provisions, 'apiKeys' 
 
   /** The principal behind `token` looked up (database), or null when it is refused. */
   function lookUp(token: string): Promise<Principal | null> | null {
-    const { apiKeys, users, oauth, authFailures: failures } = d
     // A token refused a moment ago is refused again without a lookup.
-    if (failures.knownBad(token)) return null
-    if (token.startsWith('ak_')) return apiKeys.authenticate(token)
-    if (token.startsWith('ust_')) return users.authenticate(token)
-    if (token.startsWith('oat_')) return oauth.authenticate(token)
-    return null
+    if (d.authFailures.knownBad(token)) return null
+    return principalOfToken(d, token)
   }
 
   /** Every check of a request; undefined when it passed without waiting, else a promise of the same. */

@@ -7,19 +7,24 @@
 // sent. A reconnecting client names the last id it had (`Last-Event-ID`) and gets what it
 // missed from the outbox first (kept 7 days).
 //
-// Bounds: at most MAX_PER_WORKSPACE streams per workspace (429 past it); a stream whose
+// Bounds: at most MAX_PER_WORKSPACE streams per workspace and MAX_PER_CREDENTIAL per
+// credential, across the instances (StreamSlots.ts; 429 past either); a stream whose
 // client reads slower than its events arrive holds at most MAX_QUEUED of them, then it is
 // ended with an `overflow` message (the client reconnects with its Last-Event-ID).
+import { randomUUID } from 'node:crypto'
 import { encodeTime } from 'ulid'
 import { ID_PREFIX, type TimerHandle, type Timers } from '@svc/shared'
 import type { Clock } from '../../platform/clock.js'
 import type { Executor } from '../../platform/db/Database.js'
 import { ApiError } from '../../platform/errors.js'
+import type { RedisClient } from '../../platform/cluster/redis.js'
 import { EventOutboxRepository, type OutboxRow } from './EventOutboxRepository.js'
+import { RENEW_MS, type Slot, StreamSlots } from './StreamSlots.js'
 
 export const POLL_MS = 1000
 export const LAG_MS = 5000
 export const MAX_PER_WORKSPACE = 100
+export const MAX_PER_CREDENTIAL = 10
 export const MAX_QUEUED = 1000
 /** Events a reconnecting client is sent from the outbox at most; older ones mean "reload". */
 export const MAX_REPLAY = 1000
@@ -35,6 +40,8 @@ export interface StreamEvent {
 
 export interface StreamListener {
   workspaceId: string
+  /** The credential it counts against: `apikey:<id>` or the user's id. */
+  credential: string
   /** Whether this listener may see `e` (permission, reach). */
   accepts(e: StreamEvent): boolean
   send(e: StreamEvent): void
@@ -54,7 +61,8 @@ function toEvent(r: OutboxRow): StreamEvent {
 export class EventStreamHub {
   private readonly repo: EventOutboxRepository
   private readonly listeners = new Set<StreamListener>()
-  private readonly perWorkspace = new Map<string, number>()
+  private readonly slots: StreamSlots
+  private renewTimer: TimerHandle | null = null
   /** Ids sent in the lag window, and when each may be forgotten. */
   private readonly seen = new Map<string, number>()
   private newest: string | null = null
@@ -71,9 +79,15 @@ export class EventStreamHub {
     private readonly clock: Clock,
     private readonly timers: Timers,
     private readonly log: { warn(obj: unknown, msg: string): void },
-    private readonly opts: { pollMs?: number; lagMs?: number; maxPerWorkspace?: number } = {},
+    private readonly opts: { pollMs?: number; lagMs?: number; maxPerWorkspace?: number; maxPerCredential?: number; redis?: RedisClient | null } = {},
   ) {
     this.repo = new EventOutboxRepository(k)
+    this.slots = new StreamSlots(
+      { perWorkspace: opts.maxPerWorkspace ?? MAX_PER_WORKSPACE, perCredential: opts.maxPerCredential ?? MAX_PER_CREDENTIAL },
+      clock,
+      opts.redis ?? null,
+      log,
+    )
   }
 
   get size(): number {
@@ -81,19 +95,28 @@ export class EventStreamHub {
   }
 
   /**
-   * Adds a listener (429 past the workspace's bound); returns the function that removes it
-   * and a promise that settles once the listener is live: every event the outbox did not
-   * hold by then is sent to it.
+   * Adds a listener (429 past the workspace's or the credential's bound); resolves to the
+   * function that removes it (settling once its place is given back) and a promise that settles once the
+   * listener is live: every event the outbox did not hold by then is sent to it.
    */
-  add(l: StreamListener): { remove: () => void; live: Promise<void> } {
+  async add(l: StreamListener): Promise<{ remove: () => Promise<void>; live: Promise<void> }> {
     if (this.closed) throw new ApiError('internal_error', 'The service is stopping.')
-    const n = this.perWorkspace.get(l.workspaceId) ?? 0
-    const max = this.opts.maxPerWorkspace ?? MAX_PER_WORKSPACE
-    if (n >= max)
-      throw new ApiError('rate_limited', `At most ${max} event streams per workspace are open at once; close one and retry.`, {
-        headers: { 'retry-after': '30' },
-      })
-    this.perWorkspace.set(l.workspaceId, n + 1)
+    const slot: Slot = { id: randomUUID(), workspaceId: l.workspaceId, credential: l.credential }
+    const refused = await this.slots.take(slot)
+    if (refused) {
+      const { perWorkspace, perCredential } = this.slots.limits
+      throw new ApiError(
+        'rate_limited',
+        refused === 'workspace'
+          ? `At most ${perWorkspace} event streams per workspace are open at once; close one and retry.`
+          : `At most ${perCredential} event streams per credential are open at once; close one and retry.`,
+        { headers: { 'retry-after': '30' } },
+      )
+    }
+    if (this.closed) {
+      await this.slots.release(slot)
+      throw new ApiError('internal_error', 'The service is stopping.')
+    }
     this.listeners.add(l)
     if (this.listeners.size === 1) {
       // Live from now: the first read only notes what the lag window holds already (that is
@@ -101,23 +124,38 @@ export class EventStreamHub {
       this.newest = eventIdAt(this.clock.now().getTime() - this.lag)
       this.primed = false
       this.priming = this.poll()
+      this.renewLater()
     }
     let removed = false
-    const remove = () => {
+    /** Settles once the place is free on every instance. */
+    const remove = async (): Promise<void> => {
       if (removed) return
       removed = true
       this.listeners.delete(l)
-      const left = (this.perWorkspace.get(l.workspaceId) ?? 1) - 1
-      if (left > 0) this.perWorkspace.set(l.workspaceId, left)
-      else this.perWorkspace.delete(l.workspaceId)
+      const released = this.slots.release(slot)
       if (!this.listeners.size) {
         if (this.timer !== null) this.timers.clearTimer(this.timer)
+        if (this.renewTimer !== null) this.timers.clearTimer(this.renewTimer)
         this.timer = null
+        this.renewTimer = null
         this.newest = null
         this.seen.clear()
       }
+      await released
     }
     return { remove, live: this.priming }
+  }
+
+  /** Renews the leases of this instance's places every RENEW_MS while it holds streams. */
+  private renewLater(): void {
+    if (this.renewTimer !== null) this.timers.clearTimer(this.renewTimer)
+    this.renewTimer = this.timers.setTimer(() => {
+      this.renewTimer = null
+      if (this.closed || !this.listeners.size) return
+      void this.slots.renew().finally(() => {
+        if (!this.closed && this.listeners.size && this.renewTimer === null) this.renewLater()
+      })
+    }, RENEW_MS)
   }
 
   /**
@@ -140,7 +178,9 @@ export class EventStreamHub {
   close(): void {
     this.closed = true
     if (this.timer !== null) this.timers.clearTimer(this.timer)
+    if (this.renewTimer !== null) this.timers.clearTimer(this.renewTimer)
     this.timer = null
+    this.renewTimer = null
     for (const l of [...this.listeners]) l.end()
   }
 

@@ -250,7 +250,8 @@ t.test('an instance streams the events another instance caused (one database)', 
   const db = await openDatabase(testConfig({}))
   t.teardown(() => db.close())
   const a = await startCloud(t, { clock, deps: { db } })
-  const b = await startCloud(t, { clock, deps: { db }, workspace: { id: a.workspaceId, apiKey: a.apiKey } })
+  // B's timers are the injected clock's: its outbox read happens when the test moves the clock, not on a real second.
+  const b = await startCloud(t, { clock, deps: { db, timers: clock }, workspace: { id: a.workspaceId, apiKey: a.apiKey } })
   const s = await open(t, b, bearer(a.apiKey))
   await s.next()
   a.content.add(a.workspaceId, { kind: 'media', id: 'med_x' })

@@ -186,9 +186,10 @@ const contentRoutes =
         `${base}/recall`,
         {
           config: { permission: 'content.recall' },
-          // The body is optional: no body at all means no reason.
+          // The body is optional: no body at all means no reason. A JSON `null` is a body, and
+          // not an object: refused (422) like any other body that is not one.
           preValidation: async (req) => {
-            if (req.body === undefined || req.body === null) req.body = {}
+            if (req.body === undefined) req.body = {}
           },
           schema: {
             tags: [s.tag],

@@ -106,6 +106,7 @@ async function open(config: Config, deps: AppDeps, deprecations: Deprecation[], 
     heartbeatIntervalMs: config.mqttHeartbeatMs,
     keepWill: policy.keepWill,
     cluster,
+    handshake: { timeoutMs: config.mqttHandshakeTimeoutMs, perAddress: config.mqttHandshakesPerAddress, total: config.mqttHandshakesMax },
   })
   brokerLog = broker.logger
   for (const [obj, msg] of early) broker.logger.warn(obj, msg)

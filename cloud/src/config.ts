@@ -45,6 +45,16 @@ export interface Config {
   mqttsPort: number
   /** How often the certificate files are checked for a change, ms (not an environment setting; tests shorten it). */
   mqttTlsWatchMs?: number
+  /**
+   * MQTT connections over TCP and TLS not yet through an authenticated CONNECT (the TLS
+   * handshake, then the wait for CONNECT): closed this long after they were accepted, ms
+   * (SVC_MQTT_HANDSHAKE_TIMEOUT_MS, 10000).
+   */
+  mqttHandshakeTimeoutMs: number
+  /** At most this many such connections from one remote address; more are closed at once (SVC_MQTT_HANDSHAKES_PER_ADDRESS, 32). */
+  mqttHandshakesPerAddress: number
+  /** At most this many such connections in all; more are closed at once, keeping file descriptors for HTTP and connected devices (SVC_MQTT_HANDSHAKES_MAX, 256). */
+  mqttHandshakesMax: number
   /** The MQTT link devices are handed when a proxy terminates TLS in front of the broker: mqtts://host:port or wss://host/path (SVC_MQTT_PUBLIC_URL). */
   mqttPublicUrl: string | null
   logLevel: string
@@ -267,6 +277,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...tlsFiles(env),
     mqttsPort: int(env, 'SVC_MQTTS_PORT', 8883),
     mqttPublicUrl: mqttPublicUrl(env.SVC_MQTT_PUBLIC_URL, env.SVC_PUBLIC_URL || null),
+    mqttHandshakeTimeoutMs: int(env, 'SVC_MQTT_HANDSHAKE_TIMEOUT_MS', 10_000, 1),
+    mqttHandshakesPerAddress: int(env, 'SVC_MQTT_HANDSHAKES_PER_ADDRESS', 32, 1),
+    mqttHandshakesMax: int(env, 'SVC_MQTT_HANDSHAKES_MAX', 256, 1),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     logFormat: logFormat(env.SVC_LOG_FORMAT),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1),

@@ -3828,7 +3828,7 @@ export interface operations {
                 /** @description The previous answer's nextCursor. */
                 cursor?: string;
                 /**
-                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @description Page size, 1 to 200; sending it turns paging on.
                  * @example 50
                  */
                 limit?: string;
@@ -18126,6 +18126,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The new password, 12 to 1024 characters. */
                     password: string;
                     /** @description The `token` of the invite link (`inv_…`). */
                     token: string;
@@ -27443,7 +27444,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": string;
+                    "text/csv": Blob;
                 };
             };
             /** @description Default Response */

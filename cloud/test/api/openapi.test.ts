@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { PERMISSIONS } from '@svc/shared'
 import { build, makeKey } from '../helpers.js'
 import { openApiPath } from '../../src/platform/http/openapi.js'
+import { CSRF_HEADER, SESSION_COOKIE } from '../../src/domains/access/authentication.js'
 import { form, PNG_1x1 } from '../content/fixtures.js'
 import { ALLOWED_TYPES } from '../../src/domains/media/sniff.js'
 
@@ -102,7 +103,11 @@ t.test('every /v1 operation carries x-svc-permission and x-svc-schema, matching 
       t.equal(anonymous.statusCode, 401, `${name} needs a credential`)
       t.equal(anonymous.json().error, 'missing_credentials')
       if (perm !== 'none') {
-        t.same(op.security, [{ bearer: [perm] }], `${name}: permission stated in the security requirement`)
+        t.same(
+          op.security,
+          [{ bearer: [perm] }, m === 'get' ? { sessionCookie: [perm] } : { sessionCookie: [perm], csrfToken: [] }],
+          `${name}: permission stated in the security requirement, bearer or session cookie (with its CSRF token on a write)`,
+        )
         const denied = await h.req(m.toUpperCase(), url, await keyWithout(perm), m === 'get' || m === 'delete' ? undefined : {})
         t.equal(denied.statusCode, 403, `${name} refuses a key without ${perm}`)
         t.equal(denied.json().message, `Missing permission: ${perm}`, name)
@@ -296,17 +301,24 @@ t.test('a path of the document asked with a method it does not list: 405 method_
   const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
   // The document's path templates as patterns: `/v1/screens/bulk-assign` is also `/v1/screens/{id}`.
   const templates = Object.entries(doc.paths).map(([p, item]) => ({
+    path: p,
     re: new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`),
     methods: Object.keys(item).filter((m) => HTTP_METHODS.includes(m)),
   }))
+  const withHead = (methods: string[]) => [...new Set([...methods, ...(methods.includes('get') ? ['head'] : [])])].map((m) => m.toUpperCase()).sort()
   let checked = 0
+  let beside = 0
   for (const p of Object.keys(doc.paths)) {
     const url = fill(p)
-    const listed = templates.filter((x) => x.re.test(url)).flatMap((x) => x.methods)
-    // What a client may send there: the listed methods, and HEAD wherever GET is (served with it).
-    const allow = [...new Set([...listed, ...(listed.includes('get') ? ['head'] : [])])].map((m) => m.toUpperCase()).sort()
+    const matching = templates.filter((x) => x.re.test(url))
+    // A method no matching template lists is refused (one a `{id}` template beside this path
+    // lists goes to that route, as the router does)...
+    const listed = withHead(matching.flatMap((x) => x.methods))
+    // ...and Allow names what this path itself takes, and HEAD wherever GET is (served with it).
+    const allow = withHead(templates.find((x) => x.path === p)!.methods)
+    if (matching.length > 1 && !p.endsWith('}')) beside++
     for (const m of ['GET', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS']) {
-      if (allow.includes(m)) continue
+      if (listed.includes(m)) continue
       const res = await h.req(m, url, apiKey)
       checked++
       t.equal(res.statusCode, 405, `${m} ${p}`)
@@ -316,6 +328,11 @@ t.test('a path of the document asked with a method it does not list: 405 method_
     }
   }
   t.ok(checked > 100, `${checked} wrong methods asked`)
+  t.ok(beside >= 6, `${beside} fixed paths beside a {id} path name their own methods`)
+  // One by name: bulk-assign takes POST only, not the methods of /v1/screens/{id}.
+  const bulk = await h.req('PUT', '/v1/screens/bulk-assign', apiKey)
+  t.equal(bulk.statusCode, 405)
+  t.equal(bulk.headers.allow, 'POST', 'PUT /v1/screens/bulk-assign: Allow POST')
   // A path the document does not have is still 404, whatever the method.
   for (const m of ['GET', 'PUT', 'OPTIONS']) {
     const res = await h.req(m, '/v1/no-such-thing', apiKey)
@@ -441,4 +458,121 @@ t.test('every property of every request body has a schema with a type', async (t
   ]!.schema.properties!.preset!
   t.equal(preset.type, 'object')
   t.same(Object.keys(preset.properties!).sort(), ['keys', 'protocol', 'setId'])
+})
+
+t.test('the document and the server agree: the rollout page size, the invite password, a JSON null on recall', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  type Full = { parameters?: { name: string; schema: { pattern?: string } }[]; requestBody?: { content: Record<string, { schema: JsonSchema }> } }
+  type JsonSchema = { properties?: Record<string, { minLength?: number; maxLength?: number }> }
+  const op = (m: string, p: string) => doc.paths[p]![m] as unknown as Full
+
+  // GET /v1/agent-rollouts: the pattern of `limit` takes exactly what the server takes.
+  const limit = new RegExp(op('get', '/v1/agent-rollouts').parameters!.find((x) => x.name === 'limit')!.schema.pattern!)
+  for (const n of [1, 50, 200, 201, 500]) {
+    const res = await h.req('GET', `/v1/agent-rollouts?limit=${n}`, apiKey)
+    t.equal(limit.test(String(n)), res.statusCode === 200, `limit=${n}: documented ${limit.test(String(n))}, answered ${res.statusCode}`)
+  }
+  t.same((await h.req('GET', '/v1/agent-rollouts?limit=201', apiKey)).json(), {
+    error: 'validation_error',
+    message: 'querystring.limit must be an integer from 1 to 200.',
+  })
+
+  // POST /v1/invites/accept: the password's documented length is the one the server wants.
+  const password = op('post', '/v1/invites/accept').requestBody!.content['application/json']!.schema.properties!.password!
+  t.same([password.minLength, password.maxLength], [12, 1024], 'a password of 12 to 1024 characters')
+  const invite = async (email: string) => {
+    const res = await h.req('POST', '/v1/users', apiKey, { email, role: 'admin', name: 'Ada' })
+    return String(res.json().data.inviteUrl).split('#token=')[1]!
+  }
+  const token = await invite('ada@example.com')
+  for (const [pw, status] of [
+    ['x'.repeat(11), 422],
+    ['x'.repeat(1025), 422],
+    ['x'.repeat(4096), 422],
+  ] as const) {
+    const res = await h.req('POST', '/v1/invites/accept', null, { token, password: pw })
+    t.equal(res.statusCode, status, `a password of ${pw.length} characters: ${status}`)
+  }
+  t.same((await h.req('POST', '/v1/invites/accept', null, { token, password: 'x'.repeat(1025) })).json(), {
+    error: 'validation_error',
+    message: 'body.password must be at most 1024 characters.',
+  })
+  t.equal((await h.req('POST', '/v1/invites/accept', null, { token, password: 'x'.repeat(1024) })).statusCode, 200, '1024 characters: accepted')
+
+  // Recall: no body is no reason; a JSON null is a body that is not an object: 422.
+  const recalls = Object.keys(doc.paths).filter((p) => p.endsWith('/recall'))
+  t.ok(recalls.length >= 4, `${recalls.length} recall routes`)
+  for (const p of recalls) {
+    const url = fill(p)
+    const nul = await h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, payload: 'null' })
+    t.equal(nul.statusCode, 422, `POST ${p} with a JSON null: 422`)
+    t.equal(nul.json().error, 'validation_error', `POST ${p} with a JSON null`)
+    t.equal((await h.req('POST', url, apiKey)).statusCode, 404, `POST ${p} without a body: read as no reason (the item is looked up)`)
+  }
+})
+
+t.test('binary downloads document a typed byte body for each type they are served as', async (t) => {
+  const h = await build(t)
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc
+  type Answer = { content?: Record<string, { schema: { type?: string; format?: string } }> }
+  const downloads: [string, string[]][] = [
+    ['/v1/media/{id}/content', ['200', '206']],
+    ['/v1/screenshots/{id}/image', ['200']],
+    ['/v1/devices/agent-releases/{id}/tarball', ['200']],
+    ['/v1/play-log.csv', ['200']],
+  ]
+  for (const [p, codes] of downloads) {
+    const responses = (doc.paths[p]!.get as { responses: Record<string, Answer> }).responses
+    for (const code of codes) {
+      const content = responses[code]?.content ?? {}
+      t.ok(Object.keys(content).length > 0, `GET ${p} ${code}: a media type`)
+      for (const [type, c] of Object.entries(content)) t.same(c.schema, { type: 'string', format: 'binary' }, `GET ${p} ${code} ${type}: bytes`)
+    }
+  }
+  t.ok(Object.keys((doc.paths['/v1/play-log.csv']!.get as { responses: Record<string, Answer> }).responses['200']!.content!).includes('text/csv'))
+})
+
+t.test('the session cookie and its CSRF header are in the document, as the server takes them', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const doc = (await h.req('GET', '/v1/openapi.json', null)).json() as Doc & {
+    security: Record<string, string[]>[]
+    components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> }
+  }
+  const schemes = doc.components.securitySchemes
+  t.match(schemes.sessionCookie, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE })
+  t.match(schemes.csrfToken, { type: 'apiKey', in: 'header', name: CSRF_HEADER })
+  t.same(doc.security, [{ bearer: [] }, { sessionCookie: [] }], 'the document-wide requirement: bearer or the session cookie')
+  // Every write that takes a credential offers the cookie with its CSRF token.
+  let writes = 0
+  for (const [m, p, op] of operations(doc)) {
+    if (
+      !p.startsWith('/v1/') ||
+      m === 'get' ||
+      (op.security && op.security.length === 0) ||
+      op.security?.some((s) => 'pollSecret' in s || 'deviceCredential' in s)
+    )
+      continue
+    writes++
+    t.ok(
+      op.security?.some((s) => 'sessionCookie' in s && 'csrfToken' in s),
+      `${m} ${p}: the session cookie with its CSRF header`,
+    )
+  }
+  t.ok(writes > 50, `${writes} writes`)
+
+  // As documented: a signed-in console user's write needs the header with the cookie.
+  const invite = await h.req('POST', '/v1/users', apiKey, { email: 'ada@example.com', role: 'admin', name: 'Ada' })
+  const token = String(invite.json().data.inviteUrl).split('#token=')[1]!
+  const accepted = await h.req('POST', '/v1/invites/accept', null, { token, password: 'correct horse battery' })
+  const session = (accepted.cookies as { name: string; value: string }[]).find((c) => c.name === SESSION_COOKIE)!.value
+  const csrf = accepted.json().data.csrfToken as string
+  const write = (headers: Record<string, string>) =>
+    h.app.inject({ method: 'POST', url: '/v1/media-folders', headers: { cookie: `${SESSION_COOKIE}=${session}`, ...headers }, payload: { name: 'F' } })
+  t.equal((await write({})).statusCode, 403, 'the cookie alone: 403')
+  t.equal((await write({ [CSRF_HEADER]: csrf })).statusCode, 201, 'the cookie and its CSRF header: done')
+  const read = await h.app.inject({ method: 'GET', url: '/v1/media-folders', headers: { cookie: `${SESSION_COOKIE}=${session}` } })
+  t.equal(read.statusCode, 200, 'a read needs the cookie only')
 })

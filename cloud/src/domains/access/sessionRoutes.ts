@@ -19,6 +19,7 @@ import type { Provisions } from '../provisions.js'
 import { bearerOrCookieToken, DEVICE_COOKIE, SESSION_COOKIE } from './authentication.js'
 import { csrfFor, type SignedIn } from './SignInService.js'
 import { User, UserService } from './UserService.js'
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.js'
 
 const Session = Type.Object({
   user: User,
@@ -46,7 +47,11 @@ const SignInBody = Type.Object(
 const AcceptBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 100, description: 'The `token` of the invite link (`inv_…`).' }),
-    password: Type.String({ minLength: 1, maxLength: 4096 }),
+    password: Type.String({
+      minLength: PASSWORD_MIN_LENGTH,
+      maxLength: PASSWORD_MAX_LENGTH,
+      description: `The new password, ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`,
+    }),
   },
   { additionalProperties: false },
 )

@@ -19,7 +19,8 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { Data, Deleted, ErrorBody, IdParams, Paged, StringEnum, errorResponses } from '../../platform/contract.js'
 import { ApiError, validation } from '../../platform/errors.js'
 import { checkNoNul } from '../../platform/http/jsonBounds.js'
-import { PageQuery, parsePage } from '../../platform/paging.js'
+import { PageQuery, pageQuery, parsePage } from '../../platform/paging.js'
+
 import { ownWorker } from '../../platform/workers/ownWorker.js'
 import type { StagedFile } from '../media/index.js'
 import type { Provisions } from '../provisions.js'
@@ -27,6 +28,9 @@ import { AgentRelease } from './AgentReleaseService.js'
 import { AgentRollout, ROLLOUT_STATES, RolloutInput, RolloutScreen, SCREEN_STATES } from './AgentRolloutService.js'
 import { RolloutWorker } from './RolloutWorker.js'
 import { UpdateJobDelivery } from './UpdateJobDelivery.js'
+
+/** Largest page of the rollout list. */
+const ROLLOUT_PAGE_MAX = 200
 
 /** A signature file is a few hundred bytes of JSON. */
 const SIGNATURE_MAX_BYTES = 4096
@@ -216,11 +220,12 @@ const agentUpdateRoutes =
           tags: ['agent-updates'],
           operationId: 'listAgentRollouts',
           summary: 'Agent rollouts, newest first, each with its counts per stage',
-          querystring: Type.Intersect([PageQuery, Type.Object({ state: Type.Optional(StringEnum(ROLLOUT_STATES)) })]),
+          // Up to 200 a page (default 50): each rollout is read with its counts per stage.
+          querystring: Type.Intersect([pageQuery(ROLLOUT_PAGE_MAX), Type.Object({ state: Type.Optional(StringEnum(ROLLOUT_STATES)) })]),
           response: { 200: Paged(AgentRollout), ...errorResponses },
         },
       },
-      async (req) => rollouts.list(principalOf(req), parsePage(req.query, { defaultLimit: 50, max: 200 }), req.query.state),
+      async (req) => rollouts.list(principalOf(req), parsePage(req.query, { defaultLimit: 50, max: ROLLOUT_PAGE_MAX }), req.query.state),
     )
 
     app.get(

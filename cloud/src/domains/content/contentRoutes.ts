@@ -186,8 +186,8 @@ const contentRoutes =
         `${base}/recall`,
         {
           config: { permission: 'content.recall' },
-          // The body is optional: no body at all means no reason. A body that is there (JSON
-          // `null` included) is validated like any other.
+          // The body is optional: no body at all means no reason. A JSON `null` is a body, and
+          // not an object: refused (422) like any other body that is not one.
           preValidation: async (req) => {
             if (req.body === undefined) req.body = {}
           },

@@ -102,7 +102,7 @@ const playLogRoutes =
           response: {
             200: {
               description: 'One header line, then one line per play (RFC 4180, CRLF).',
-              content: { 'text/csv': { schema: Type.String() } },
+              content: { 'text/csv': { schema: Type.String({ format: 'binary' }) } },
             },
             ...errorResponses,
           },

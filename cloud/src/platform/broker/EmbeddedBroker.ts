@@ -26,9 +26,11 @@ import { performance } from 'node:perf_hooks'
 import { Aedes, type Client, type PublishPacket, type PubrelPacket, type Subscription } from 'aedes'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import { MAX_CONNECT_PACKET_BYTES, MAX_DEVICE_PACKET_BYTES } from '@svc/shared/mqtt/index'
+import type { Timers } from '@svc/shared'
 import { memoryPersistence, type BrokerPersistence, type PersistenceFactory } from './persistence.js'
 import { LiveConnections, type ConnectionListener } from './LiveConnections.js'
 import { DeviceBudget } from './DeviceBudget.js'
+import { DEFAULT_HANDSHAKE_LIMITS, HandshakeGate, type HandshakeLimits } from './HandshakeGate.js'
 import { indexRetained } from './RetainedIndex.js'
 import { ReadHold, guardClient, markAuthenticated, type GuardedClient, type PacketGuardOptions, type PacketLimits } from './PacketGuard.js'
 import { clusterBus } from './clusterBus.js'
@@ -65,6 +67,10 @@ export interface BrokerOptions {
   packetLimits?: PacketLimits
   /** Joins the brokers of one cloud through Redis pub/sub (channel names start with `prefix`). */
   cluster?: { redisUrl: string; prefix: string }
+  /** Bounds on the TCP and TLS connections not yet through an authenticated CONNECT (HandshakeGate.ts). */
+  handshake?: Partial<HandshakeLimits>
+  /** The timers handshake deadlines run on (the system's by default; tests hand a ManualClock). */
+  timers?: Timers
 }
 
 /** Keeps log entries until the app's logger is handed over (the broker starts first). */
@@ -132,6 +138,8 @@ export class EmbeddedBroker {
   readonly connections = new LiveConnections()
   /** Each device's message budget (see DeviceBudget.ts), in front of authorizePublish. */
   readonly budget = new DeviceBudget()
+  /** The TCP and TLS connections in handshake: a deadline each, and at most so many per address and in all. */
+  readonly handshakes: HandshakeGate
   private log: BrokerLog = new PendingLog()
   /** Topics this process has published a retained message on (the broker's store is in memory). */
   private readonly retainedTopics = new Set<string>()
@@ -139,7 +147,9 @@ export class EmbeddedBroker {
   constructor(
     private readonly policy: BrokerPolicy = refuseAll,
     private readonly options: BrokerOptions = {},
-  ) {}
+  ) {
+    this.handshakes = new HandshakeGate({ ...DEFAULT_HANDSHAKE_LIMITS, ...options.handshake }, options.timers, () => this.log)
+  }
 
   async start(): Promise<void> {
     this.persistence = await (this.options.persistence ?? memoryPersistence)()
@@ -273,7 +283,12 @@ export class EmbeddedBroker {
   private readonly authenticate: NonNullable<BrokerPolicy['authenticate']> = (client, username, password, done) => {
     const check = this.policy.authenticate ?? refuseAll.authenticate!
     check(client, username, password, (err, ok) => {
-      if (!err && ok) markAuthenticated(client)
+      if (!err && ok) {
+        markAuthenticated(client)
+        // Through its handshake: the connection no longer counts against the handshake limits.
+        const conn = (client as unknown as { conn?: { _parent?: object } }).conn
+        this.handshakes.release(conn?._parent ?? conn)
+      }
       done(err, ok)
     })
   }
@@ -450,6 +465,7 @@ export class EmbeddedBroker {
     // noDelay: MQTT packets are small and often follow one another (a PUBACK, then the next
     // job); with Nagle the second waits for the device's delayed ACK, about 40 ms on Linux.
     const server = net.createServer({ noDelay: true }, (socket) => {
+      if (!this.handshakes.admit(socket)) return
       this.track(socket)
       this.handle(socket)
     })
@@ -474,16 +490,22 @@ export class EmbeddedBroker {
       cert: pair.cert,
       key: pair.key,
       noDelay: true,
-      // As long as aedes waits for CONNECT: a connection that never finishes its handshake ends.
-      handshakeTimeout: 30_000,
+      // The TLS part of the deadline; the gate's deadline (from accept to CONNECT) covers it too.
+      handshakeTimeout: this.handshakes.limits.timeoutMs,
     })
-    // The raw connection is tracked from its first byte, so closing ends handshakes under way too.
-    server.on('connection', (socket: net.Socket) => this.track(socket))
+    // The raw connection is counted and tracked from its first byte: over the handshake limits
+    // it is closed at once, and closing the broker ends handshakes under way too.
+    server.on('connection', (socket: net.Socket) => {
+      if (this.handshakes.admit(socket)) this.track(socket)
+    })
     server.on('secureConnection', (socket: tls.TLSSocket) => this.handle(socket))
-    // A client that does not trust the certificate, or speaks something else: its connection ends.
-    server.on('tlsClientError', (err, socket) =>
-      this.log.debug({ err: err.message, remote: socket.remoteAddress }, 'MQTT over TLS handshake failed, connection closed'),
-    )
+    // A client that does not trust the certificate, speaks something else or never finishes
+    // the handshake: its connection ends. With a listener here Node leaves the socket open
+    // (a handshake timeout only emits this event), so it is destroyed here.
+    server.on('tlsClientError', (err, socket) => {
+      this.log.debug({ err: err.message, remote: socket.remoteAddress }, 'MQTT over TLS handshake failed, connection closed')
+      socket.destroy()
+    })
     this.tls = server
     this.boundTlsPort = await listen(server, port, host)
     this.stopTlsWatch = watchTlsPair(files, pair, watchMs, (next) => server.setSecureContext({ cert: next.cert, key: next.key }), this.log)

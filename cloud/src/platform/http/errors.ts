@@ -44,7 +44,9 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
         ? PATTERN_MESSAGES.get(String((first.params as { pattern?: string }).pattern))
         : first?.keyword === 'enum'
           ? oneOf((first.params as { allowedValues?: unknown[] }).allowedValues)
-          : undefined
+          : first?.keyword === 'minLength' || first?.keyword === 'maxLength'
+            ? `must be at ${first.keyword === 'minLength' ? 'least' : 'most'} ${String((first.params as { limit?: number }).limit)} characters`
+            : undefined
     const message = friendly
       ? `${field} ${friendly}.`
       : unknown !== null
@@ -177,9 +179,24 @@ export function installErrorHandling(app: FastifyInstance): void {
   })
 }
 
+/**
+ * How specific a path is, segment by segment: a fixed segment (2) before a parameter (1)
+ * before a wildcard (0), as the router picks them. `/v1/screens/bulk-assign` outranks
+ * `/v1/screens/:id`.
+ */
+function specificity(url: string): number[] {
+  return url.split('/').map((seg) => (seg.includes('*') ? 0 : seg.includes(':') ? 1 : 2))
+}
+
+/** Compares two specificities: positive when `a` is the more specific. */
+function compareSpecificity(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!
+  return a.length - b.length
+}
+
 /** The registered paths as patterns (`:id` one segment, `*` the rest), with their methods. */
 class RoutePaths {
-  private readonly byUrl = new Map<string, { re: RegExp; methods: Set<string> }>()
+  private readonly byUrl = new Map<string, { re: RegExp; methods: Set<string>; rank: number[] }>()
 
   add(url: string, method: string | string[]): void {
     let entry = this.byUrl.get(url)
@@ -188,18 +205,33 @@ class RoutePaths {
         .split(/(:[A-Za-z0-9_]+|\*)/)
         .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
         .join('')
-      entry = { re: new RegExp(`^${pattern}$`), methods: new Set() }
+      entry = { re: new RegExp(`^${pattern}$`), methods: new Set(), rank: specificity(url) }
       this.byUrl.set(url, entry)
     }
     for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m)
   }
 
-  /** The methods some route takes on `url`'s path, sorted; empty when no route has this path. */
+  /**
+   * The methods the path takes, sorted; empty when no route has this path. Of the routes
+   * whose pattern matches, only the most specific count: a fixed path beside an `:id` route
+   * (`/v1/screens/bulk-assign` beside `/v1/screens/:id`) names its own methods, not the
+   * `:id` route's.
+   */
   methodsOf(url: string): string[] {
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
-    const out = new Set<string>()
-    for (const { re, methods } of this.byUrl.values()) if (re.test(path)) for (const m of methods) out.add(m)
+    let best: number[] | null = null
+    let out = new Set<string>()
+    for (const { re, methods, rank } of this.byUrl.values()) {
+      if (!re.test(path)) continue
+      const cmp = best === null ? 1 : compareSpecificity(rank, best)
+      if (cmp < 0) continue
+      if (cmp > 0) {
+        best = rank
+        out = new Set()
+      }
+      for (const m of methods) out.add(m)
+    }
     return [...out].sort()
   }
 }

@@ -138,6 +138,9 @@ const EDGE_RESPONSES = {
   ),
 }
 const WRITES = new Set(['post', 'put', 'patch', 'delete'])
+// The console's session cookie and CSRF header are named in domains/access/authentication.ts
+// (SESSION_COOKIE, CSRF_HEADER; the platform does not import domains): the document tests
+// check that the names below are the same.
 /**
  * What the edge answers about a write's body before its handler runs, by what the
  * operation reads: a JSON body, bytes (a form, a file), or nothing (a body sent anyway is
@@ -297,8 +300,13 @@ export async function installOpenApi(app: FastifyInstance, opts: { uploadTypes: 
         // The permission is stated in the security requirement too
         // (as the role name a bearer scheme allows there); Auth: none operations need nothing,
         // unless the route states its own scheme (the device's poll secret).
+        // The console's session cookie is the other way in; a write made with it also needs
+        // the session's CSRF token (both schemes of one requirement: both are needed).
         if (m.auth === 'none') op.security = Array.isArray(op.security) ? op.security : []
-        else if (m.permission !== 'none') op.security = [{ bearer: [m.permission] }]
+        else if (m.permission !== 'none' || WRITES.has(method)) {
+          const roles = m.permission === 'none' ? [] : [m.permission]
+          op.security = [{ bearer: roles }, WRITES.has(method) ? { sessionCookie: roles, csrfToken: [] } : { sessionCookie: roles }]
+        }
         op.operationId ??= operationIdOf(method, p)
         for (const tag of (op.tags as string[] | undefined) ?? []) used.add(tag)
         describeBytes(p, method, op, mediaTypes)
@@ -331,6 +339,20 @@ export async function installOpenApi(app: FastifyInstance, opts: { uploadTypes: 
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An API key (ak_<region>_live_…) or a user session token.' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'svc_session',
+            description:
+              "The console's session: the cookie POST /v1/session (sign-in) and POST /v1/invites/accept set. A write (POST, PUT, PATCH, DELETE) made with it also needs `csrfToken`.",
+          },
+          csrfToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-svc-csrf',
+            description:
+              "The session's CSRF token (`csrfToken` in the sign-in answer and in GET /v1/session), needed with the session cookie on every write; without it, or from a cross-site page, 403 `forbidden`. Not needed with a bearer credential.",
+          },
           pollSecret: { type: 'http', scheme: 'bearer', description: 'The `pollSecret` a device got from POST /v1/devices/register.' },
           deviceCredential: {
             type: 'http',
@@ -341,7 +363,7 @@ export async function installOpenApi(app: FastifyInstance, opts: { uploadTypes: 
         schemas: { Error: ErrorBody },
         responses: EDGE_RESPONSES,
       },
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { sessionCookie: [] }],
     },
   })
   // The docs pages are public like the document: a browser cannot send a bearer credential.

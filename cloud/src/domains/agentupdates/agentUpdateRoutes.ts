@@ -10,7 +10,10 @@
 //   GET    /v1/agent-rollouts/:id/screens       per screen: stage, state, reason (?state=)
 //   POST   /v1/agent-rollouts/:id/pause|resume|abort
 // Uploading releases and running rollouts put code on players: `account.edit` (owners and
-// admins); reading them is `screen.view` (docs/decisions.md, "Agent updates").
+// admins); reading them is `screen.view` (docs/decisions.md, "Agent updates"). Releases
+// belong to the whole workspace: workspace-wide credentials only (a pinned one gets 403).
+// A rollout follows the location pin: a pinned credential sees and acts on the rollouts
+// whose screens are all within its location (404 for the others).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
@@ -61,7 +64,7 @@ const agentUpdateRoutes =
     app.post(
       '/agent-releases',
       {
-        config: { permission: 'account.edit' },
+        config: { permission: 'account.edit', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'createAgentRelease',
@@ -119,7 +122,7 @@ const agentUpdateRoutes =
     app.get(
       '/agent-releases',
       {
-        config: { permission: 'screen.view' },
+        config: { permission: 'screen.view', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'listAgentReleases',
@@ -134,7 +137,7 @@ const agentUpdateRoutes =
     app.get(
       '/agent-releases/:id',
       {
-        config: { permission: 'screen.view' },
+        config: { permission: 'screen.view', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'getAgentRelease',
@@ -149,7 +152,7 @@ const agentUpdateRoutes =
     app.delete(
       '/agent-releases/:id',
       {
-        config: { permission: 'account.edit' },
+        config: { permission: 'account.edit', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'deleteAgentRelease',

@@ -80,6 +80,12 @@ export interface Config {
   rolloutIntervalMs: number
   /** Largest agent release tarball accepted, bytes (SVC_AGENT_RELEASE_MAX_BYTES, 256 MiB). */
   agentReleaseMaxBytes: number
+  /** Most bytes an uploaded agent tarball may unpack to before it is refused (SVC_AGENT_RELEASE_MAX_UNPACKED_BYTES, 512 MiB). */
+  agentReleaseMaxUnpackedBytes: number
+  /** Most entries an uploaded agent tarball may hold (SVC_AGENT_RELEASE_MAX_ENTRIES, 10000). */
+  agentReleaseMaxEntries: number
+  /** Longest an uploaded agent tarball may take to read, ms (SVC_AGENT_RELEASE_READ_TIMEOUT_MS, 60000). */
+  agentReleaseReadTimeoutMs: number
   /**
    * Whether presence runs its own timers (offline after the grace period). Always on in a
    * real deployment; tests leave it unset, and then it follows castExpiryIntervalMs so one
@@ -282,6 +288,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rolloutIntervalMs: int(env, 'SVC_ROLLOUT_INTERVAL_MS', 10_000),
     passwordScryptLogN: scryptLogN(env),
     agentReleaseMaxBytes: int(env, 'SVC_AGENT_RELEASE_MAX_BYTES', 256 * 1024 * 1024, 1),
+    agentReleaseMaxUnpackedBytes: int(env, 'SVC_AGENT_RELEASE_MAX_UNPACKED_BYTES', 512 * 1024 * 1024, 1),
+    agentReleaseMaxEntries: int(env, 'SVC_AGENT_RELEASE_MAX_ENTRIES', 10_000, 1),
+    agentReleaseReadTimeoutMs: int(env, 'SVC_AGENT_RELEASE_READ_TIMEOUT_MS', 60_000, 1),
     presenceTimers: true,
     mediaDir: env.SVC_MEDIA_DIR ? path.resolve(env.SVC_MEDIA_DIR) : null,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),

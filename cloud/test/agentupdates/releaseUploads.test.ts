@@ -49,13 +49,16 @@ const program = () => [
 ]
 
 /**
- * POSTs a release form whose `file` part is `chunks()` called again and again (gzip members:
- * an endless upload) until the cloud answers; `midway` runs once `before` chunks are written
- * and the cloud has not answered yet. Answers the status, the body and how many chunks went.
+ * POSTs a release form whose `file` part is `chunk(i)` for i below `total` (gzip members),
+ * and then neither more nor the part's end: a file part that never ends, so the cloud can
+ * answer only by refusing what it has read (and the client is not writing when it does).
+ * `midway` runs once `before` chunks are written and the cloud has not answered yet.
+ * Answers the status, the body and how many chunks went.
  */
 function endlessUpload(
   c: Cloud,
   chunk: (i: number) => Buffer,
+  total: number,
   before: number,
   midway: () => Promise<void>,
 ): Promise<{ status: number; body: any; written: number }> {
@@ -84,7 +87,7 @@ function endlessUpload(
     })
     req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bomb.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n`)
     const pump = async () => {
-      while (!answered) {
+      while (!answered && written < total) {
         if (written === before) await midway()
         if (answered) return
         const ok = req.write(chunk(written++))
@@ -108,6 +111,7 @@ t.test('a zip bomb is refused (422) when it unpacks past the limit, an endless o
   const res = await endlessUpload(
     c,
     (i) => (i === 0 ? first : zeros),
+    200,
     4,
     async () => {
       during = (await c.call('GET', '/v1/agent-releases')).status
@@ -128,6 +132,7 @@ t.test('an endless upload under the unpacked limit is answered at the file size 
   const res = await endlessUpload(
     c,
     (i) => (i === 0 ? first : noise),
+    40,
     0,
     async () => undefined,
   )
@@ -140,7 +145,7 @@ t.test('an archive of many empty entries is refused at the entry limit, also whe
   // Each chunk: a gzip member of 100 empty files.
   const batch = (i: number) => zlib.gzipSync(Buffer.concat(Array.from({ length: 100 }, (_, k) => header(`svc-agent/e${i}-${k}`, 0))))
   let during: number | null = null
-  const res = await endlessUpload(c, batch, 2, async () => {
+  const res = await endlessUpload(c, batch, 50, 2, async () => {
     during = (await c.call('GET', '/v1/agent-rollouts')).status
   })
   t.equal(during, 200)

@@ -18,6 +18,11 @@
 // ends it and cancels the jobs not yet sent. One open (running or paused) rollout per
 // workspace. The worker judges running rollouts every few seconds; a job result judges its
 // rollout at once.
+//
+// Going back is explicit: a rollout to an older version than a targeted screen runs is
+// refused unless it says allowDowngrade (stored and shown), and a screen found newer when
+// its stage begins fails. A pinned credential sees and acts on the rollouts whose screens
+// are all within its location (judged now, by the screens' homes); the others are 404.
 import { createHash } from 'node:crypto'
 import semver from 'semver'
 import { Type, type Static } from '@sinclair/typebox'

@@ -96,6 +96,12 @@ export interface Config {
   agentLogScreenBytes: number
   /** Uploaded agent log lines one workspace may have stored; past it the workspace's oldest uploads are deleted (SVC_AGENT_LOG_WORKSPACE_BYTES, 256 MiB). */
   agentLogWorkspaceBytes: number
+  /** Most bytes an uploaded agent tarball may unpack to before it is refused (SVC_AGENT_RELEASE_MAX_UNPACKED_BYTES, 512 MiB). */
+  agentReleaseMaxUnpackedBytes: number
+  /** Most entries an uploaded agent tarball may hold (SVC_AGENT_RELEASE_MAX_ENTRIES, 10000). */
+  agentReleaseMaxEntries: number
+  /** Longest an uploaded agent tarball may take to read, ms (SVC_AGENT_RELEASE_READ_TIMEOUT_MS, 60000). */
+  agentReleaseReadTimeoutMs: number
   /**
    * Whether presence runs its own timers (offline after the grace period). Always on in a
    * real deployment; tests leave it unset, and then it follows castExpiryIntervalMs so one
@@ -304,6 +310,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentReleaseMaxBytes: int(env, 'SVC_AGENT_RELEASE_MAX_BYTES', 256 * 1024 * 1024, 1),
     agentLogScreenBytes: int(env, 'SVC_AGENT_LOG_SCREEN_BYTES', 16 * 1024 * 1024, 1024 * 1024),
     agentLogWorkspaceBytes: int(env, 'SVC_AGENT_LOG_WORKSPACE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
+    agentReleaseMaxUnpackedBytes: int(env, 'SVC_AGENT_RELEASE_MAX_UNPACKED_BYTES', 512 * 1024 * 1024, 1),
+    agentReleaseMaxEntries: int(env, 'SVC_AGENT_RELEASE_MAX_ENTRIES', 10_000, 1),
+    agentReleaseReadTimeoutMs: int(env, 'SVC_AGENT_RELEASE_READ_TIMEOUT_MS', 60_000, 1),
     presenceTimers: true,
     mediaDir: env.SVC_MEDIA_DIR ? path.resolve(env.SVC_MEDIA_DIR) : null,
     mediaUploadMaxBytes: int(env, 'SVC_MEDIA_UPLOAD_MAX_BYTES', 128 * 1024 * 1024, 1),

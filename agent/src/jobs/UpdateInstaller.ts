@@ -147,14 +147,24 @@ export class UpdateInstaller {
     }
   }
 
-  /** Downloads the tarball with the device credential into `file`: at most job.size bytes, its SHA-256 checked as it comes. */
+  /**
+   * Downloads the tarball with the device credential into `file`: at most job.size bytes, its
+   * SHA-256 checked as it comes. Only from this agent's own cloud: a URL on another origin is
+   * taken as a path on it, and a redirect is refused (it could lead the credential elsewhere).
+   */
   async #download(job: UpdateJob, file: string): Promise<void> {
-    const url = onOwnCloud(job.url, this.#o.cloudUrl)
+    let url: string
+    try {
+      url = onOwnCloud(job.url, this.#o.cloudUrl)
+    } catch (err) {
+      throw new Refusal(`the release's URL is unusable: ${(err as Error).message}`)
+    }
     let res: Response
     const signal = AbortSignal.timeout(this.#o.downloadTimeoutMs ?? 600_000)
     try {
       res = await (this.#o.fetch ?? fetch)(url, {
         headers: { authorization: `Basic ${Buffer.from(`${this.#o.screenId}:${this.#o.deviceSecret}`).toString('base64')}` },
+        redirect: 'error',
         signal,
       })
     } catch (err) {

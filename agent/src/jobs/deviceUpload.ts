@@ -3,11 +3,21 @@
 // The secret goes only to the cloud this agent was set up with: an upload URL on another
 // origin is taken as a path on that cloud.
 
-/** Where to upload: `given` (absolute, or a path) when it is on `cloudUrl`'s origin, else its path on that cloud. */
+/**
+ * Where to send the device credential: `given` (absolute, or a path) when it is on
+ * `cloudUrl`'s origin, else its path and query on that cloud. The answer is always on the
+ * cloud's origin: a path is set on a copy of the cloud's URL, never resolved as a
+ * reference (`//host/path` resolved against the cloud would name `host`).
+ */
 export function onOwnCloud(given: string, cloudUrl: string): string {
   const cloud = new URL(cloudUrl)
   const url = new URL(given, cloud)
-  return url.origin === cloud.origin ? url.toString() : new URL(url.pathname + url.search, cloud).toString()
+  if (url.origin === cloud.origin) return url.toString()
+  const out = new URL(cloud.origin)
+  out.pathname = url.pathname
+  out.search = url.search
+  if (out.origin !== cloud.origin) throw new Error(`not on the cloud's origin: ${given}`)
+  return out.toString()
 }
 
 export interface DeviceUpload {

@@ -220,3 +220,49 @@ t.test('the report after the restart: ok once confirmed; failed + rolledBack aft
   await reporter.report()
   t.equal(sent.length, 2, 'said once')
 })
+
+t.test(
+  'the download goes only to its own cloud: a URL naming another host (https://elsewhere//host/path) or a redirect never takes the device credential there',
+  async (t) => {
+    const h = await harness(t)
+    const bytes = tarball(t, '2.0.0')
+    // Another host the job would lead the credential to.
+    const elsewhere = await server(t, new Map())
+    const other = new URL(elsewhere.base).host
+    const sneaky = job('job_host', bytes, { url: `https://elsewhere//${other}/v1/devices/agent-releases/rel_job_host/tarball` })
+    h.serve(sneaky, bytes)
+    t.match(await h.installer.run(sneaky), {
+      outcome: 'failed',
+      reason: /^the release could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/\/127\.0\.0\.1:\d+\/v1\/.*: HTTP 404$/,
+    })
+    t.same(elsewhere.auth, [], 'the other host was not asked')
+    t.equal(h.srv.auth.length, 1, 'its own cloud was (the path it named is no release there)')
+
+    // The cloud's answer redirects to another host: not followed.
+    const redirecting = http.createServer((req, res) => {
+      res.writeHead(302, { location: `${elsewhere.base}/v1/devices/agent-releases/rel_job_redirect/tarball` }).end()
+    })
+    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', r))
+    t.after(() => new Promise<void>((r) => redirecting.close(() => r())))
+    const time = new FakeTime('2026-06-01T12:00:01.000Z')
+    const data = tempDir(t)
+    const installer = new UpdateInstaller({
+      setup: {
+        stateFile: path.join(data, 'releases', 'state.json'),
+        installedVersion: '1.0.0',
+        releaseKeyPem: key.publicKeyPem,
+        releaseKeySource: 'test',
+        restart: () => t.fail('no restart'),
+      },
+      cloudUrl: `http://127.0.0.1:${(redirecting.address() as net.AddressInfo).port}`,
+      screenId: 'scr_1',
+      deviceSecret: 'sekrit',
+      runningVersion: '1.0.0',
+      arch: 'x64',
+      log: captureLog(time.clock).log,
+      clock: time.clock,
+    })
+    t.match(await installer.run(job('job_redirect', bytes)), { outcome: 'failed', reason: /^the release could not be downloaded from / })
+    t.same(elsewhere.auth, [], 'the redirect was not followed')
+  },
+)

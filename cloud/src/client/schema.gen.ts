@@ -3851,6 +3851,8 @@ export interface operations {
                             abortIf: {
                                 unhealthyPercent: number;
                             };
+                            /** @description Whether the rollout may move screens to an older version than they run (set when it was created). */
+                            allowDowngrade: boolean;
                             counts: {
                                 /** @description Jobs not sent before the rollout was aborted or stopped. */
                                 cancelled: number;
@@ -4055,6 +4057,8 @@ export interface operations {
                         /** @description The rollout stops by itself when more than this percentage of a stage's screens failed or rolled back (default 10). */
                         unhealthyPercent?: number;
                     };
+                    /** @description Let the rollout move screens to an older version than they run (default false: a rollout whose version is older than a targeted screen runs is refused with 422, and a screen found newer when its stage begins fails). Recorded and shown on the rollout. */
+                    allowDowngrade?: boolean;
                     /** @description The screens of this location and every location under it. */
                     nodeId?: string;
                     /** @description These screens. */
@@ -4080,6 +4084,8 @@ export interface operations {
                             abortIf: {
                                 unhealthyPercent: number;
                             };
+                            /** @description Whether the rollout may move screens to an older version than they run (set when it was created). */
+                            allowDowngrade: boolean;
                             counts: {
                                 /** @description Jobs not sent before the rollout was aborted or stopped. */
                                 cancelled: number;
@@ -4317,6 +4323,8 @@ export interface operations {
                             abortIf: {
                                 unhealthyPercent: number;
                             };
+                            /** @description Whether the rollout may move screens to an older version than they run (set when it was created). */
+                            allowDowngrade: boolean;
                             counts: {
                                 /** @description Jobs not sent before the rollout was aborted or stopped. */
                                 cancelled: number;
@@ -4537,6 +4545,8 @@ export interface operations {
                             abortIf: {
                                 unhealthyPercent: number;
                             };
+                            /** @description Whether the rollout may move screens to an older version than they run (set when it was created). */
+                            allowDowngrade: boolean;
                             counts: {
                                 /** @description Jobs not sent before the rollout was aborted or stopped. */
                                 cancelled: number;
@@ -4775,6 +4785,8 @@ export interface operations {
                             abortIf: {
                                 unhealthyPercent: number;
                             };
+                            /** @description Whether the rollout may move screens to an older version than they run (set when it was created). */
+                            allowDowngrade: boolean;
                             counts: {
                                 /** @description Jobs not sent before the rollout was aborted or stopped. */
                                 cancelled: number;
@@ -5013,6 +5025,8 @@ export interface operations {
                             abortIf: {
                                 unhealthyPercent: number;
                             };
+                            /** @description Whether the rollout may move screens to an older version than they run (set when it was created). */
+                            allowDowngrade: boolean;
                             counts: {
                                 /** @description Jobs not sent before the rollout was aborted or stopped. */
                                 cancelled: number;

@@ -296,3 +296,62 @@ t.test('pause holds a rollout, resume goes on, abort cancels what was not sent; 
   t.equal(aborted.counts.cancelled + aborted.counts.sent, 4)
   t.ok(players.length)
 })
+
+t.test(
+  'a rollout to an older version than a screen runs is refused unless it says allowDowngrade (recorded and shown); a screen found newer when its stage begins fails',
+  async (t) => {
+    const c = await startCloud(t)
+    const old = (await upload(c, releaseForm(await fakeRelease(t, { version: '1.9.0' })))).body.data
+    const a = await player(t, c, 'A', '2.0.0')
+    const b = await player(t, c, 'B', '1.5.0')
+
+    const refused = await c.call('POST', '/v1/agent-rollouts', { version: '1.9.0' })
+    t.equal(refused.status, 422, 'a downgrade is refused by default')
+    t.match(refused.body, {
+      error: 'validation_error',
+      message: new RegExp(
+        `^version: 1\\.9\\.0 is older than the agent 1 of the targeted screens run \\(${a.d.screenId} on 2\\.0\\.0\\); send allowDowngrade: true`,
+      ),
+    })
+    t.same((await c.call('GET', '/v1/agent-rollouts')).body.data, [], 'nothing was started')
+    t.equal(a.jobs.length, 0)
+    t.equal((await c.call('POST', '/v1/agent-rollouts', { version: '1.9.0', allowDowngrade: 'yes' })).status, 422, 'allowDowngrade is a boolean')
+
+    // Only the older screen: an upgrade for it, allowed without the flag, shown as not allowing downgrades.
+    const up = await c.call('POST', '/v1/agent-rollouts', { version: '1.9.0', screenIds: [b.d.screenId], stages: [100] })
+    t.equal(up.status, 201)
+    t.equal(up.body.data.allowDowngrade, false)
+    t.equal((await until(() => b.jobs[0])).url, `/v1/devices/agent-releases/${old.id}/tarball`)
+    t.equal((await c.call('POST', `/v1/agent-rollouts/${up.body.data.id}/abort`)).status, 200)
+
+    // With the flag: the newer screen is moved back too, and the rollout says so.
+    const down = await c.call('POST', '/v1/agent-rollouts', { version: '1.9.0', allowDowngrade: true, stages: [100], abortIf: { unhealthyPercent: 100 } })
+    t.equal(down.status, 201)
+    t.equal(down.body.data.allowDowngrade, true)
+    t.equal((await c.call('GET', `/v1/agent-rollouts/${down.body.data.id}`)).body.data.allowDowngrade, true, 'recorded')
+    t.match((await c.call('GET', '/v1/agent-rollouts')).body.data[0], { id: down.body.data.id, allowDowngrade: true }, 'shown in the list')
+    t.match(await until(() => a.jobs[0]), { version: '1.9.0', url: `/v1/devices/agent-releases/${old.id}/tarball` }, 'the newer screen gets the older release')
+    t.equal((await c.call('POST', `/v1/agent-rollouts/${down.body.data.id}/abort`)).status, 200)
+
+    // A screen that moved past the version between the rollout's start and its stage: not moved back.
+    const c2 = await startCloud(t)
+    await upload(c2, releaseForm(await fakeRelease(t, { version: '1.9.0' })))
+    const early = await player(t, c2, 'early', '1.0.0')
+    const late = await player(t, c2, 'late', '1.0.0')
+    const staged = (await c2.call('POST', '/v1/agent-rollouts', { version: '1.9.0', stages: [50, 100], stageMinutes: 5, abortIf: { unhealthyPercent: 100 } }))
+      .body.data
+    t.equal(staged.allowDowngrade, false)
+    const screens = (await c2.call('GET', `/v1/agent-rollouts/${staged.id}/screens`)).body.data as Array<{ screenId: string; stage: number }>
+    const second = screens.find((s) => s.stage === 1)!.screenId === late.d.screenId ? late : early
+    await second.report('3.0.0')
+    c2.clock.advance(5 * 60_000)
+    await c2.running.app.workers.agentRollouts.runOnce()
+    t.match(
+      ((await c2.call('GET', `/v1/agent-rollouts/${staged.id}/screens`)).body.data as Array<{ screenId: string }>).find(
+        (s) => s.screenId === second.d.screenId,
+      ),
+      { stage: 1, state: 'failed', reason: 'the screen runs 3.0.0, newer than 1.9.0, and the rollout does not allow downgrades' },
+    )
+    t.equal(second.jobs.length, 0, 'no job went to it')
+  },
+)

@@ -22,7 +22,7 @@ async function uploadRelease(file: File, signature: File): Promise<Release> {
   return body.data!
 }
 
-const ROLLOUT_FIELDS = ['version', 'stages', 'stageMinutes', 'abortIf', 'nodeId'] as const
+const ROLLOUT_FIELDS = ['version', 'stages', 'stageMinutes', 'abortIf', 'allowDowngrade', 'nodeId'] as const
 
 export function AgentUpdates(): JSX.Element {
   const s = useSession()
@@ -103,7 +103,10 @@ export function AgentUpdates(): JSX.Element {
           <tbody>
             {rollouts.data.map((r) => (
               <tr key={r.id}>
-                <td>{r.version}</td>
+                <td class="wrap-cell">
+                  {r.version}
+                  {r.allowDowngrade ? <div class="hint">downgrade allowed</div> : null}
+                </td>
                 <td class="wrap-cell">
                   {r.state}
                   {r.reason ? <div class="hint">{r.reason}</div> : null}
@@ -194,6 +197,7 @@ function StartRollout(props: { versions: string[]; disabled: boolean; onDone: ()
   const [stages, setStages] = useState('5, 25, 100')
   const [minutes, setMinutes] = useState('30')
   const [unhealthy, setUnhealthy] = useState('10')
+  const [downgrade, setDowngrade] = useState(false)
   const submit = useSubmit(ROLLOUT_FIELDS, async () => {
     const list = stages
       .split(/[,\s]+/)
@@ -203,7 +207,13 @@ function StartRollout(props: { versions: string[]; disabled: boolean; onDone: ()
       throw new ApiFailure(422, 'validation_error', 'stages: whole percentages separated by commas, e.g. 5, 25, 100.', {})
     await call(
       api.POST('/v1/agent-rollouts', {
-        body: { version, stages: list, stageMinutes: Number(minutes), abortIf: { unhealthyPercent: Number(unhealthy) } },
+        body: {
+          version,
+          stages: list,
+          stageMinutes: Number(minutes),
+          abortIf: { unhealthyPercent: Number(unhealthy) },
+          ...(downgrade ? { allowDowngrade: true } : {}),
+        },
       }),
     )
     props.onDone()
@@ -228,6 +238,10 @@ function StartRollout(props: { versions: string[]; disabled: boolean; onDone: ()
         onInput={setUnhealthy}
         error={submit.fieldErrors.abortIf}
       />
+      <label class="row">
+        <input type="checkbox" name="rollout-downgrade" checked={downgrade} onChange={(e) => setDowngrade((e.currentTarget as HTMLInputElement).checked)} />{' '}
+        Allow moving screens back to an older version
+      </label>
       <ErrorNote error={submit.error} />
       <button type="submit" disabled={submit.busy || props.disabled}>
         Start rollout

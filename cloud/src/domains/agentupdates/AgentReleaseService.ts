@@ -19,7 +19,7 @@ import type { MediaStore, StagedFile } from '../media/index.js'
 import { deviceScreen } from '../screens/index.js'
 import { AgentReleaseRepository, type AgentReleaseRow } from './AgentReleaseRepository.js'
 import { AgentRolloutRepository } from './AgentRolloutRepository.js'
-import { inspectTarball } from './tarball.js'
+import { DEFAULT_TARBALL_LIMITS, type PackedAgent, readThrough, TarballReader, TarballRefusal, type TarballLimits } from './tarball.js'
 
 export const AgentRelease = Type.Object({
   id: Type.String({ description: 'Prefix `arel_`.' }),
@@ -56,19 +56,37 @@ export class AgentReleaseService {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     readonly store: MediaStore,
+    /** How far an upload is read before it is refused. */
+    readonly limits: TarballLimits = DEFAULT_TARBALL_LIMITS,
   ) {
     this.repo = new AgentReleaseRepository(db.kysely)
     this.rollouts = new AgentRolloutRepository(db.kysely)
   }
 
-  /** Keeps a staged upload as a release, or throws (422 for what is wrong with it, 409 for a version and architecture already uploaded). The caller discards the staged file. */
-  async create(p: Principal, staged: StagedFile, signatureText: string): Promise<AgentReleaseView> {
-    let packed: Awaited<ReturnType<typeof inspectTarball>>
+  /**
+   * Stages an uploaded tarball, reading it as it comes (TarballReader): 422 as soon as it is
+   * not a packed agent or passes a limit (unpacked size, entries, time), without reading on.
+   */
+  async stage(source: AsyncIterable<Buffer>, maxBytes: number): Promise<{ staged: StagedFile; packed: PackedAgent }> {
+    const reader = new TarballReader(this.limits)
+    let staged: StagedFile
     try {
-      packed = await inspectTarball(staged.tmpPath)
+      staged = await this.store.stage(readThrough(source, reader), maxBytes)
     } catch (e) {
-      throw validation(`file: ${(e as Error).message}.`)
+      if (e instanceof TarballRefusal) throw validation(`file: ${e.message}.`)
+      throw e
     }
+    try {
+      return { staged, packed: await reader.end() }
+    } catch (e) {
+      await this.store.discard(staged)
+      if (e instanceof TarballRefusal) throw validation(`file: ${e.message}.`)
+      throw e
+    }
+  }
+
+  /** Keeps a staged upload (its packed agent read by `stage`) as a release, or throws (422 for a signature that does not match it, 409 for a version and architecture already uploaded). The caller discards the staged file. */
+  async create(p: Principal, staged: StagedFile, packed: PackedAgent, signatureText: string): Promise<AgentReleaseView> {
     let sig: ReturnType<typeof parseSignatureFile>
     let fingerprint: string
     try {

@@ -1,7 +1,8 @@
 // The only code that reads or writes `agent_rollouts` and `agent_rollout_screens`: moves of
 // screens to an agent version in stages, and per screen its stage and its update job.
-import type { Selectable } from 'kysely'
+import type { Expression, ExpressionBuilder, Selectable, SqlBool } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
+import type { DB } from '../../platform/db/schema.js'
 import type { AgentRolloutScreensTable, AgentRolloutsTable } from './tables.js'
 import { paged } from '../../platform/db/keyset.js'
 import type { PageRequest } from '../../platform/paging.js'
@@ -48,8 +49,31 @@ export class AgentRolloutRepository {
         .execute()
   }
 
-  get(workspaceId: string, id: string): Promise<AgentRolloutRow | undefined> {
-    return this.k.selectFrom('agent_rollouts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+  /** The rollout, when `scopeIds` (a pinned credential's nodes; null = every node) holds every screen it reaches. */
+  get(workspaceId: string, id: string, scopeIds: readonly string[] | null = null): Promise<AgentRolloutRow | undefined> {
+    return this.k
+      .selectFrom('agent_rollouts')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where((eb) => this.within(eb, scopeIds))
+      .executeTakeFirst()
+  }
+
+  /**
+   * The condition "no screen of the rollout is outside `scopeIds`" (null = no condition):
+   * a screen at the root, or at a node not listed, is outside. A screen since deleted
+   * reaches nothing.
+   */
+  private within(eb: ExpressionBuilder<DB, 'agent_rollouts'>, scopeIds: readonly string[] | null): Expression<SqlBool> {
+    if (scopeIds === null) return eb.lit(true)
+    let outside = eb
+      .selectFrom('agent_rollout_screens as m')
+      .innerJoin('screens as s', 's.id', 'm.screen_id')
+      .select('m.screen_id')
+      .whereRef('m.rollout_id', '=', 'agent_rollouts.id')
+    if (scopeIds.length) outside = outside.where((w) => w.or([w('s.node_id', 'is', null), w('s.node_id', 'not in', [...scopeIds])]))
+    return eb.not(eb.exists(outside))
   }
 
   byId(id: string): Promise<AgentRolloutRow | undefined> {
@@ -57,17 +81,22 @@ export class AgentRolloutRepository {
   }
 
   /** Newest first. */
-  list(workspaceId: string, page: PageRequest, state?: string): Promise<AgentRolloutRow[]> {
-    let q = this.k.selectFrom('agent_rollouts').selectAll().where('workspace_id', '=', workspaceId)
+  list(workspaceId: string, page: PageRequest, state?: string, scopeIds: readonly string[] | null = null): Promise<AgentRolloutRow[]> {
+    let q = this.k
+      .selectFrom('agent_rollouts')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => this.within(eb, scopeIds))
     if (state !== undefined) q = q.where('state', '=', state)
     return paged(q, page, 'desc').execute()
   }
 
-  async count(workspaceId: string, state?: string): Promise<number> {
+  async count(workspaceId: string, state?: string, scopeIds: readonly string[] | null = null): Promise<number> {
     let q = this.k
       .selectFrom('agent_rollouts')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('workspace_id', '=', workspaceId)
+      .where((eb) => this.within(eb, scopeIds))
     if (state !== undefined) q = q.where('state', '=', state)
     return Number((await q.executeTakeFirstOrThrow()).n)
   }

@@ -18,7 +18,13 @@
 // ends it and cancels the jobs not yet sent. One open (running or paused) rollout per
 // workspace. The worker judges running rollouts every few seconds; a job result judges its
 // rollout at once.
+//
+// Going back is explicit: a rollout to an older version than a targeted screen runs is
+// refused unless it says allowDowngrade (stored and shown), and a screen found newer when
+// its stage begins fails. A pinned credential sees and acts on the rollouts whose screens
+// are all within its location (judged now, by the screens' homes); the others are 404.
 import { createHash } from 'node:crypto'
+import semver from 'semver'
 import { Type, type Static } from '@sinclair/typebox'
 import { AGENT_VERSION_PATTERN, type JobResult, type UpdateJob } from '@svc/shared/mqtt/index'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
@@ -86,6 +92,12 @@ export const RolloutInput = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    allowDowngrade: Type.Optional(
+      Type.Boolean({
+        description:
+          'Let the rollout move screens to an older version than they run (default false: a rollout whose version is older than a targeted screen runs is refused with 422, and a screen found newer when its stage begins fails). Recorded and shown on the rollout.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -113,6 +125,7 @@ export const AgentRollout = Type.Object({
   stages: Type.Array(Type.Integer()),
   stageMinutes: Type.Integer(),
   abortIf: Type.Object({ unhealthyPercent: Type.Integer() }),
+  allowDowngrade: Type.Boolean({ description: 'Whether the rollout may move screens to an older version than they run (set when it was created).' }),
   state: StringEnum(ROLLOUT_STATES, {
     description: '`running`, `paused`, `completed`, `stopped` (by its abort threshold: see reason) or `aborted` (by a person).',
   }),
@@ -175,6 +188,19 @@ export function stageSizes(stages: readonly number[], n: number): number[] {
   return out
 }
 
+/**
+ * Whether moving an agent on `current` to `target` goes back: `target` is an older semantic
+ * version than `current`. Versions that are not both semantic versions cannot be ordered:
+ * any move between two different ones counts as going back (allowDowngrade lets it).
+ */
+export function downgrades(current: string | null, target: string): boolean {
+  if (current === null || current === target) return false
+  const a = semver.valid(current)
+  const b = semver.valid(target)
+  if (a === null || b === null) return true
+  return semver.lt(b, a)
+}
+
 export interface UpdateJobDeliverer {
   deliver(screenId: string): void
 }
@@ -212,7 +238,12 @@ export class AgentRolloutService {
     const releases = await this.releases.ofVersion(p.workspaceId, input.version)
     if (!releases.length) throw validation(`version: no release of ${input.version} is uploaded (POST /v1/agent-releases).`)
     const open = await this.repo.open(p.workspaceId)
-    if (open) throw new ApiError('conflict', `Rollout ${open.id} (to ${open.version}) is ${open.state}; abort it or let it finish before starting another.`)
+    if (open) {
+      // A pinned caller is not told about a rollout reaching outside its location.
+      if (!(await this.repo.get(p.workspaceId, open.id, await this.nodes.scopeIds(p))))
+        throw new ApiError('conflict', 'Another agent rollout of this workspace is running or paused; one runs at a time.')
+      throw new ApiError('conflict', `Rollout ${open.id} (to ${open.version}) is ${open.state}; abort it or let it finish before starting another.`)
+    }
     const scopeKind: ScopeKind = input.screenIds ? 'screens' : input.nodeId ? 'node' : 'all'
     const t = await resolveTargets(
       this.nodes,
@@ -223,6 +254,21 @@ export class AgentRolloutService {
     )
     if (t.missing.length) throw validation(`screenIds: no such screen: ${t.missing.slice(0, 10).join(', ')}${t.missing.length > 10 ? ' …' : ''}.`)
     if (!t.screens.length) throw new ApiError('no_screens', 'The target matched no screen this credential reaches.')
+    if (!input.allowDowngrade) {
+      const newer = (
+        await this.screens.agentsOf(
+          p.workspaceId,
+          t.screens.map((s) => s.id),
+        )
+      ).filter((a) => downgrades(a.agent_version, input.version))
+      if (newer.length)
+        throw validation(
+          `version: ${input.version} is older than the agent ${newer.length} of the targeted screens run (${newer
+            .slice(0, 5)
+            .map((a) => `${a.id} on ${a.agent_version}`)
+            .join(', ')}${newer.length > 5 ? ', …' : ''}); send allowDowngrade: true to move screens back to an older version.`,
+        )
+    }
     const id = this.ids.next('agentRollout')
     const now = this.now()
     const order = t.screens
@@ -252,6 +298,7 @@ export class AgentRolloutService {
       stages: JSON.stringify(stages),
       stage_minutes: input.stageMinutes ?? DEFAULT_STAGE_MINUTES,
       unhealthy_percent: input.abortIf?.unhealthyPercent ?? DEFAULT_UNHEALTHY_PERCENT,
+      allow_downgrade: input.allowDowngrade ? 1 : 0,
       state: 'running',
       stage: 0,
       stage_started_at: now,
@@ -267,8 +314,9 @@ export class AgentRolloutService {
     return this.get(p, id)
   }
 
+  /** The rollout, when every screen it reaches is within the credential's location (404 otherwise, as for another workspace's). */
   private async row(p: Principal, id: string): Promise<AgentRolloutRow> {
-    const r = await this.repo.get(p.workspaceId, id)
+    const r = await this.repo.get(p.workspaceId, id, await this.nodes.scopeIds(p))
     if (!r) throw notFound('No such agent rollout.')
     return r
   }
@@ -298,6 +346,7 @@ export class AgentRolloutService {
       stages,
       stageMinutes: Number(r.stage_minutes),
       abortIf: { unhealthyPercent: Number(r.unhealthy_percent) },
+      allowDowngrade: Number(r.allow_downgrade) === 1,
       state: r.state as RolloutState,
       stage: Number(r.stage),
       stageStartedAt: r.stage_started_at,
@@ -316,8 +365,9 @@ export class AgentRolloutService {
   }
 
   async list(p: Principal, page: PageRequest, state?: string): Promise<Page<AgentRolloutView>> {
-    const total = page.count ? await this.repo.count(p.workspaceId, state) : undefined
-    const rows = await this.repo.list(p.workspaceId, page, state)
+    const scopeIds = await this.nodes.scopeIds(p)
+    const total = page.count ? await this.repo.count(p.workspaceId, state, scopeIds) : undefined
+    const rows = await this.repo.list(p.workspaceId, page, state, scopeIds)
     const views = new Map<string, AgentRolloutView>()
     for (const r of rows.slice(0, page.limit ?? rows.length)) views.set(r.id, await this.view(r))
     return pageOf(rows, page, (r) => views.get(r.id)!, total)
@@ -385,6 +435,12 @@ export class AgentRolloutService {
         await this.repo.setScreen(r.id, m.screen_id, ['waiting'], { state: 'cancelled', reason: 'the screen was deleted', result_at: now })
       } else if (a.agent_version === r.version) {
         await this.repo.setScreen(r.id, m.screen_id, ['waiting'], { state: 'updated', reason: `already on ${r.version}`, result_at: now })
+      } else if (!Number(r.allow_downgrade) && downgrades(a.agent_version, r.version)) {
+        await this.repo.setScreen(r.id, m.screen_id, ['waiting'], {
+          state: 'failed',
+          reason: `the screen runs ${a.agent_version}, newer than ${r.version}, and the rollout does not allow downgrades`,
+          result_at: now,
+        })
       } else if (!arch) {
         await this.repo.setScreen(r.id, m.screen_id, ['waiting'], {
           state: 'failed',

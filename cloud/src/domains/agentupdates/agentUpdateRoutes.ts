@@ -10,7 +10,10 @@
 //   GET    /v1/agent-rollouts/:id/screens       per screen: stage, state, reason (?state=)
 //   POST   /v1/agent-rollouts/:id/pause|resume|abort
 // Uploading releases and running rollouts put code on players: `account.edit` (owners and
-// admins); reading them is `screen.view` (docs/decisions.md, "Agent updates").
+// admins); reading them is `screen.view` (docs/decisions.md, "Agent updates"). Releases
+// belong to the whole workspace: workspace-wide credentials only (a pinned one gets 403).
+// A rollout follows the location pin: a pinned credential sees and acts on the rollouts
+// whose screens are all within its location (404 for the others).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
@@ -23,6 +26,7 @@ import { PageQuery, pageQuery, parsePage } from '../../platform/paging.js'
 
 import { ownWorker } from '../../platform/workers/ownWorker.js'
 import type { StagedFile } from '../media/index.js'
+import type { PackedAgent } from './tarball.js'
 import type { Provisions } from '../provisions.js'
 import { AgentRelease } from './AgentReleaseService.js'
 import { AgentRollout, ROLLOUT_STATES, RolloutInput, RolloutScreen, SCREEN_STATES } from './AgentRolloutService.js'
@@ -45,13 +49,16 @@ const agentUpdateRoutes =
     ownWorker(app, 'agentRollouts', new RolloutWorker(rollouts, config.rolloutIntervalMs, app.log).oncePerCloud(app.leases, 'agent-rollouts'))
 
     await app.register(multipart, {
-      limits: { fileSize: config.agentReleaseMaxBytes, files: 2, parts: 4, fields: 2, fieldSize: SIGNATURE_MAX_BYTES, headerPairs: 100 },
+      // One byte over the limit reaches the staging, which refuses it (413) at once: a file part
+      // cut at the limit would be read to its end, and an endless one never answered.
+      limits: { fileSize: config.agentReleaseMaxBytes + 1, files: 2, parts: 4, fields: 2, fieldSize: SIGNATURE_MAX_BYTES, headerPairs: 100 },
       throwFileSizeLimit: true,
     })
 
     interface ReleaseForm {
       signature: string | null
       staged: StagedFile | null
+      packed: PackedAgent | null
     }
     const forms = new WeakMap<FastifyRequest, ReleaseForm>()
     const discard = async (req: FastifyRequest) => {
@@ -65,7 +72,7 @@ const agentUpdateRoutes =
     app.post(
       '/agent-releases',
       {
-        config: { permission: 'account.edit' },
+        config: { permission: 'account.edit', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'createAgentRelease',
@@ -75,11 +82,14 @@ const agentUpdateRoutes =
         },
         preHandler: async (req) => {
           if (!req.isMultipart()) throw new ApiError('unsupported_type', 'Send multipart/form-data with a `file` part (the tarball) and a `signature` part.')
-          const form: ReleaseForm = { signature: null, staged: null }
+          const form: ReleaseForm = { signature: null, staged: null, packed: null }
           forms.set(req, form)
           for await (const part of req.parts()) {
             if (part.type === 'file' && part.fieldname === 'file' && !form.staged) {
-              form.staged = await releases.store.stage(part.file, config.agentReleaseMaxBytes)
+              // Read as it comes: a tarball that is not a packed agent, or unpacks past the limits, is refused before the rest arrives.
+              const read = await releases.stage(part.file, config.agentReleaseMaxBytes)
+              form.staged = read.staged
+              form.packed = read.packed
               if (part.file.truncated) throw new ApiError('too_large', `The tarball is over the limit of ${config.agentReleaseMaxBytes} bytes.`)
             } else if (part.fieldname === 'signature' && form.signature === null) {
               if (part.type === 'file') {
@@ -112,7 +122,7 @@ const agentUpdateRoutes =
         const staged = form.staged!
         form.staged = null
         try {
-          return reply.code(201).send({ data: await releases.create(principalOf(req), staged, form.signature!) })
+          return reply.code(201).send({ data: await releases.create(principalOf(req), staged, form.packed!, form.signature!) })
         } catch (e) {
           await releases.store.discard(staged)
           throw e
@@ -123,7 +133,7 @@ const agentUpdateRoutes =
     app.get(
       '/agent-releases',
       {
-        config: { permission: 'screen.view' },
+        config: { permission: 'screen.view', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'listAgentReleases',
@@ -138,7 +148,7 @@ const agentUpdateRoutes =
     app.get(
       '/agent-releases/:id',
       {
-        config: { permission: 'screen.view' },
+        config: { permission: 'screen.view', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'getAgentRelease',
@@ -153,7 +163,7 @@ const agentUpdateRoutes =
     app.delete(
       '/agent-releases/:id',
       {
-        config: { permission: 'account.edit' },
+        config: { permission: 'account.edit', rootOnly: true },
         schema: {
           tags: ['agent-updates'],
           operationId: 'deleteAgentRelease',

@@ -11,7 +11,11 @@ export const agentUpdatesModule = domainModule({
   needs: ['db', 'clock', 'ids', 'config', 'nodes', 'screenRecords', 'mediaStore'],
   provides: ['agentReleases', 'agentRollouts'],
   create: ({ db, clock, ids, config, nodes, screenRecords, mediaStore }) => {
-    const agentReleases = new AgentReleaseService(db, clock, ids, mediaStore)
+    const agentReleases = new AgentReleaseService(db, clock, ids, mediaStore, {
+      maxUnpackedBytes: config.agentReleaseMaxUnpackedBytes,
+      maxEntries: config.agentReleaseMaxEntries,
+      maxMs: config.agentReleaseReadTimeoutMs,
+    })
     const agentRollouts = new AgentRolloutService(db, clock, ids, nodes, screenRecords, agentReleases, config.publicUrl)
     return { agentReleases, agentRollouts }
   },

@@ -34,6 +34,8 @@ export interface AgentRolloutsTable {
   stages: string
   stage_minutes: number
   unhealthy_percent: number
+  /** 1 when the rollout may move screens to an older version than they run (allowDowngrade). */
+  allow_downgrade: number
   /** running | paused | completed | stopped (by its abort threshold) | aborted (by a person) */
   state: string
   /** Index of the stage under way (or the last one reached). */

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type ApiError, DatabaseBusyError, isApiError } from '../errors.js'
 import { genRequestId, REQUEST_ID_HEADER } from './requestId.js'
 import { PATTERN_MESSAGES } from '../contract.js'
+import { DATE_TIME_HINT } from '../timeRange.js'
 
 interface Envelope {
   error: string
@@ -44,7 +45,9 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
         ? PATTERN_MESSAGES.get(String((first.params as { pattern?: string }).pattern))
         : first?.keyword === 'enum'
           ? oneOf((first.params as { allowedValues?: unknown[] }).allowedValues)
-          : undefined
+          : first?.keyword === 'format' && (first.params as { format?: string }).format === 'date-time'
+            ? DATE_TIME_HINT
+            : undefined
     const message = friendly
       ? `${field} ${friendly}.`
       : unknown !== null

@@ -66,7 +66,7 @@ export const PreviewScreen = Type.Object({
   screenId: Type.String(),
   changed: Type.Boolean({ description: 'Whether anything in the window would play differently (or for a different reason).' }),
   truncated: Type.Boolean({
-    description: `True when the window held more than ${TIMELINE_MAX_SEGMENTS} segments before or after, and the lists stop there (changed then compares what they hold).`,
+    description: `True when the window held more than ${TIMELINE_MAX_SEGMENTS.toLocaleString('en-US')} segments before or after, and the lists stop there (changed then compares what they hold).`,
   }),
   before: Type.Array(TimelineSegment),
   after: Type.Array(TimelineSegment),
@@ -74,7 +74,7 @@ export const PreviewScreen = Type.Object({
 
 export const PreviewAnswer = Type.Object({
   data: Type.Array(PreviewScreen, {
-    description: `Up to \`limit\` screens, fewer when their segments reach ${PREVIEW_MAX_PAGE_SEGMENTS} (follow nextCursor).`,
+    description: `Up to \`limit\` screens, fewer when their segments reach ${PREVIEW_MAX_PAGE_SEGMENTS.toLocaleString('en-US')} (follow nextCursor).`,
   }),
   nextCursor: Nullable(Type.String()),
   from: Timestamp,

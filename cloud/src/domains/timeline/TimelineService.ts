@@ -60,7 +60,7 @@ export const Timeline = Type.Object({
   to: Timestamp,
   segments: Type.Array(TimelineSegment),
   truncated: Type.Boolean({
-    description: `True when the window held more segments than one answer carries (${TIMELINE_MAX_SEGMENTS}); ask again from the last end.`,
+    description: `True when the window held more segments than one answer carries (${TIMELINE_MAX_SEGMENTS.toLocaleString('en-US')}); ask again from the last end.`,
   }),
 })
 export type TimelineView = Static<typeof Timeline>

@@ -29809,7 +29809,7 @@ export interface operations {
                     } | null;
                     name: string;
                     nodeId?: string | null;
-                    /** @description Schedule rules; the enabled rule with the highest priority that covers the moment plays. */
+                    /** @description Schedule rules (at most 200); the enabled rule with the highest priority that covers the moment plays. */
                     rules?: {
                         content: {
                             id: string;
@@ -30396,7 +30396,7 @@ export interface operations {
                     } | null;
                     name?: string;
                     nodeId?: string | null;
-                    /** @description Schedule rules; the enabled rule with the highest priority that covers the moment plays. */
+                    /** @description Schedule rules (at most 200); the enabled rule with the highest priority that covers the moment plays. */
                     rules?: {
                         content: {
                             id: string;
@@ -34802,7 +34802,7 @@ export interface operations {
     getScreenTimeline: {
         parameters: {
             query?: {
-                /** @description Window start, ISO 8601 (default: now, or 24 h before `to`). */
+                /** @description Window start, an ISO 8601 date-time with a zone (default: now, or 24 h before `to`). */
                 from?: string;
                 /** @description Window end, exclusive (default: 24 h after `from`). */
                 to?: string;
@@ -39422,7 +39422,10 @@ export interface operations {
                 "application/json": {
                     /** @description The previous answer's nextCursor. */
                     cursor?: string;
-                    /** @description Window start, ISO 8601 (default: now). */
+                    /**
+                     * Format: date-time
+                     * @description Window start, an ISO 8601 date-time with a zone (default: now).
+                     */
                     from?: string;
                     /** @description Screens per page (default 50). */
                     limit?: number;
@@ -39436,7 +39439,10 @@ export interface operations {
                         /** @description The write's path, e.g. `/v1/screens/scr_…/assign`. */
                         path: string;
                     };
-                    /** @description Window end, exclusive (default: 24 h after from; at most 7 days). */
+                    /**
+                     * Format: date-time
+                     * @description Window end, exclusive (default: 24 h after from; at most 7 days).
+                     */
                     to?: string;
                 };
             };
@@ -39449,6 +39455,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Up to `limit` screens, fewer when their segments reach 20,000 (follow nextCursor). */
                         data: {
                             after: {
                                 castId: string | null;
@@ -39539,6 +39546,8 @@ export interface operations {
                             /** @description Whether anything in the window would play differently (or for a different reason). */
                             changed: boolean;
                             screenId: string;
+                            /** @description True when the window held more than 5,000 segments before or after, and the lists stop there (changed then compares what they hold). */
+                            truncated: boolean;
                         }[];
                         /** Format: date-time */
                         from: string;

@@ -91,7 +91,7 @@ t.test('the window: defaults, at most 31 days, to after from, ISO dates; a bad z
     ['from=2026-06-01T00:00:00Z&to=2026-07-02T00:00:01Z', 'from and to are at most 31 days apart.'],
     ['from=2026-06-01T00:00:00Z&to=2026-06-01T00:00:00Z', 'to must be after from.'],
     ['from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z', 'to is before from.'],
-    ['from=yesterday', 'from must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z.'],
+    ['from=yesterday', 'querystring.from must be an ISO 8601 date-time with a time zone, such as 2026-01-31T00:00:00Z.'],
   ]) {
     const res = await h.req('GET', `${url}?${q}`, apiKey)
     t.equal(res.statusCode, 422, q)

@@ -3,7 +3,7 @@
 // the cloud is unreachable), and the cloud's timeline walks the same function over a
 // window, so the two cannot disagree. Order: emergency > newest unexpired cast >
 // assignment (a schedule assignment is evaluated with the shared schedule evaluator).
-import { evaluateSchedule, type ContentRef, type Schedule } from '../schedule/index.js'
+import { evaluateSchedule, type ContentRef, type Schedule, type ScheduleEvaluation } from '../schedule/index.js'
 import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, PlayableContent, Playing, PlayingSource } from '../mqtt/index.js'
 
 export interface PlaybackDecision {
@@ -53,8 +53,14 @@ function lookup(desired: DesiredState, ref: ContentRef): PlayableContent | null 
   return hit ? hit.content : null
 }
 
-function fromSchedule(desired: DesiredState, schedule: Schedule, now: Date): { chosen: Chosen | null; changeAt: number | null } {
-  const r = evaluateSchedule(schedule, now, desired.timezone)
+/**
+ * How a schedule is evaluated for the screen's zone at an instant: evaluateSchedule, or
+ * an equivalent built once for a window (the timeline's scheduleEvaluator).
+ */
+export type EvaluateSchedule = (schedule: Schedule, now: Date, screenTimeZone: string) => ScheduleEvaluation
+
+function fromSchedule(desired: DesiredState, schedule: Schedule, now: Date, evaluate: EvaluateSchedule): { chosen: Chosen | null; changeAt: number | null } {
+  const r = evaluate(schedule, now, desired.timezone)
   const changeAt = r.nextChangeAt ? r.nextChangeAt.getTime() : null
   if (!r.content) return { chosen: null, changeAt }
   return {
@@ -64,7 +70,12 @@ function fromSchedule(desired: DesiredState, schedule: Schedule, now: Date): { c
 }
 
 /** A cast or emergency: plays its content, or evaluates it when it is a schedule. */
-function fromTakeover(desired: DesiredState, item: DesiredCast | DesiredEmergency, now: Date): { chosen: Chosen | null; changeAt: number | null } {
+function fromTakeover(
+  desired: DesiredState,
+  item: DesiredCast | DesiredEmergency,
+  now: Date,
+  evaluate: EvaluateSchedule,
+): { chosen: Chosen | null; changeAt: number | null } {
   if (item.contentKind !== 'schedule') {
     return {
       chosen: { contentKind: item.contentKind, contentId: item.contentId, content: item.content ?? null, ruleId: null },
@@ -74,7 +85,7 @@ function fromTakeover(desired: DesiredState, item: DesiredCast | DesiredEmergenc
   // A schedule takeover without its resolved schedule cannot be played; let the
   // layer below show rather than a black screen.
   const schedule = item.content?.schedule
-  return schedule ? fromSchedule(desired, schedule, now) : { chosen: null, changeAt: null }
+  return schedule ? fromSchedule(desired, schedule, now, evaluate) : { chosen: null, changeAt: null }
 }
 
 /** Casts that are still running at `now`, newest first (by triggeredAt, then list order). */
@@ -92,13 +103,13 @@ export function liveCasts(casts: readonly DesiredCast[], now: Date): DesiredCast
  * (newest first), then the assignment. The first layer with something `chosen` plays;
  * the ones below it are what it overrides. No layer at all = nothing assigned.
  */
-export function playbackLayers(desired: DesiredState | null, now: Date): PlaybackLayer[] {
+export function playbackLayers(desired: DesiredState | null, now: Date, evaluate: EvaluateSchedule = evaluateSchedule): PlaybackLayer[] {
   if (!desired) return []
   const layers: PlaybackLayer[] = []
   const none = { castId: null, emergencyId: null, message: null, scheduleId: null }
   if (desired.emergency) {
     const e = desired.emergency
-    const r = fromTakeover(desired, e, now)
+    const r = fromTakeover(desired, e, now, evaluate)
     layers.push({
       source: 'emergency',
       ...none,
@@ -110,7 +121,7 @@ export function playbackLayers(desired: DesiredState | null, now: Date): Playbac
   }
   for (const cast of liveCasts(desired.casts, now)) {
     const expiry = cast.expiresAt === null ? null : Date.parse(cast.expiresAt)
-    const r = fromTakeover(desired, cast, now)
+    const r = fromTakeover(desired, cast, now, evaluate)
     layers.push({
       source: 'cast',
       ...none,
@@ -123,7 +134,7 @@ export function playbackLayers(desired: DesiredState | null, now: Date): Playbac
   const a = desired.assignment
   if (a && a.contentKind === 'schedule') {
     const schedule = desired.schedule ?? a.content?.schedule ?? null
-    const r = schedule ? fromSchedule(desired, schedule, now) : { chosen: null, changeAt: null }
+    const r = schedule ? fromSchedule(desired, schedule, now, evaluate) : { chosen: null, changeAt: null }
     layers.push({ source: 'schedule', ...none, scheduleId: a.contentId, ...r })
   } else if (a) {
     layers.push({

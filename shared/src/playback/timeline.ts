@@ -2,9 +2,11 @@
 // by (decide.ts), walked from one change to the next. At every instant of a segment the
 // winner is exactly what decidePlayback answers there; the segment also names what the
 // winner overrides (the layers below it that would play) and says why in one sentence.
+// Each schedule is laid out once for the window (scheduleEvaluator), so a step costs a
+// binary search per schedule and the walk is proportional to the segments it answers.
 import type { ContentKind, DesiredState, PlayingSource } from '../mqtt/index.js'
-import { isValidTimeZone, localMsAt } from '../schedule/index.js'
-import { type PlaybackLayer, playbackLayers } from './decide.js'
+import { isValidTimeZone, localMsAt, type Schedule, type ScheduleEvaluator, scheduleEvaluator } from '../schedule/index.js'
+import { type EvaluateSchedule, type PlaybackLayer, playbackLayers } from './decide.js'
 
 /** What one layer plays: the winner of a segment, or one it overrides. */
 export interface TimelineEntry {
@@ -46,6 +48,14 @@ export interface TimelineOptions {
   /** Most segments answered (default 5000). */
   maxSegments?: number
 }
+
+export interface TimelineAsyncOptions extends TimelineOptions {
+  /** Awaited between slices of the walk (e.g. `setImmediate`), so a long walk lets other work run. */
+  pause: () => Promise<void>
+}
+
+/** Steps of the walk (or segments described) between two pauses. */
+const SLICE = 200
 
 const NONE: TimelineEntry = {
   source: 'none',
@@ -99,15 +109,42 @@ interface Open {
  * neighbours that answer the same are joined.
  */
 export function playbackTimeline(desired: DesiredState | null, from: Date, to: Date, options: TimelineOptions = {}): Timeline {
+  const walk = walkTimeline(desired, from, to, options)
+  for (;;) {
+    const step = walk.next()
+    if (step.done) return step.value
+  }
+}
+
+/** playbackTimeline, pausing with `options.pause` after every slice of the work. */
+export async function playbackTimelineAsync(desired: DesiredState | null, from: Date, to: Date, options: TimelineAsyncOptions): Promise<Timeline> {
+  const walk = walkTimeline(desired, from, to, options)
+  for (;;) {
+    const step = walk.next()
+    if (step.done) return step.value
+    await options.pause()
+  }
+}
+
+/** The walk of playbackTimeline, yielding after every slice of it. */
+function* walkTimeline(desired: DesiredState | null, from: Date, to: Date, options: TimelineOptions): Generator<void, Timeline> {
   const max = options.maxSegments ?? 5000
   const zone = desired && isValidTimeZone(desired.timezone) ? desired.timezone : 'UTC'
   const open: Open[] = []
   let truncated = false
   const end = to.getTime()
   let t = from.getTime()
+  // Each schedule (the assignment's, a takeover's) laid out once for the whole window.
+  const laidOut = new Map<Schedule, ScheduleEvaluator>()
+  const evaluate: EvaluateSchedule = (schedule, now, screenTimeZone) => {
+    let e = laidOut.get(schedule)
+    if (!e) laidOut.set(schedule, (e = scheduleEvaluator(schedule, screenTimeZone, t, end)))
+    return e(now.getTime())
+  }
+  let steps = 0
   while (t < end) {
     const now = new Date(t)
-    const layers = playbackLayers(desired, now)
+    const layers = playbackLayers(desired, now, evaluate)
     let next: number | null = null
     for (const l of layers) if (l.changeAt !== null && l.changeAt > t && (next === null || l.changeAt < next)) next = l.changeAt
     // Every change point lies ahead; the guard only keeps a broken one from stalling the walk.
@@ -130,11 +167,11 @@ export function playbackTimeline(desired: DesiredState | null, from: Date, to: D
       break
     } else open.push({ start: t, end: stop, winner, overridden, layer: winnerLayer, key })
     t = stop
+    if (++steps % SLICE === 0) yield
   }
-  return {
-    timezone: zone,
-    truncated,
-    segments: open.map((s) => ({
+  const segments: TimelineSegment[] = []
+  for (const s of open) {
+    segments.push({
       ...s.winner,
       start: new Date(s.start).toISOString(),
       end: new Date(s.end).toISOString(),
@@ -142,8 +179,10 @@ export function playbackTimeline(desired: DesiredState | null, from: Date, to: D
       endLocal: localIso(s.end, zone),
       reason: reasonFor(desired, s, zone),
       overridden: s.overridden,
-    })),
+    })
+    if (segments.length % SLICE === 0) yield
   }
+  return { timezone: zone, truncated, segments }
 }
 
 /** `2027-03-28T09:00:00+02:00`: the wall clock of `zone` at an instant, with its offset. */

@@ -11,6 +11,13 @@ const ContentRefInput = Type.Object({
   kind: Type.Unsafe<string>({ type: 'string', enum: [...CONTENT_REF_KINDS] }),
   id: Type.String({ minLength: 1, maxLength: 100 }),
 })
+/**
+ * Rules one schedule may hold. Every screen that plays it, and every timeline and preview,
+ * evaluates them all; schedules saved with more before this limit still play and are
+ * evaluated the same way, but cannot be saved again until they are within it.
+ */
+export const SCHEDULE_MAX_RULES = 200
+
 const ScheduleRuleInput = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 100 }),
   content: ContentRefInput,
@@ -179,8 +186,8 @@ export const KINDS: readonly KindDef[] = [
       ),
       rules: Type.Optional(
         Type.Array(ScheduleRuleInput, {
-          maxItems: 1000,
-          description: 'Schedule rules; the enabled rule with the highest priority that covers the moment plays.',
+          maxItems: SCHEDULE_MAX_RULES,
+          description: `Schedule rules (at most ${SCHEDULE_MAX_RULES}); the enabled rule with the highest priority that covers the moment plays.`,
         }),
       ),
       fallback: Type.Optional(Type.Union([ContentRefInput, Type.Null()], { description: 'Content playing when no rule is on, or null.' })),

@@ -2,6 +2,7 @@
 //   GET /v1/screens/:id/play-log     one screen's plays in a time range, oldest first, paged
 //   GET /v1/play-log.csv             CSV export of a time range for a set of screens
 //   GET /v1/play-log/summary         proof of display per content for a window and a location
+import { DateTimeField } from '../../platform/timeRange.js'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
@@ -33,8 +34,8 @@ export const PlayRecord = Type.Object({
 })
 
 const RangeFields = {
-  from: Type.Optional(Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time.' })),
-  to: Type.Optional(Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time.' })),
+  from: Type.Optional(DateTimeField('Plays that started at or after this ISO 8601 date-time.')),
+  to: Type.Optional(DateTimeField('Plays that started before this ISO 8601 date-time.')),
 }
 
 const playLogRoutes =
@@ -69,8 +70,8 @@ const playLogRoutes =
           querystring: Type.Object(
             {
               ...pageQuery(500).properties,
-              from: Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time (required).' }),
-              to: Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time (required).' }),
+              from: DateTimeField('Plays that started at or after this ISO 8601 date-time (required).'),
+              to: DateTimeField('Plays that started before this ISO 8601 date-time (required).'),
               nodeId: Type.Optional(Type.String({ maxLength: 100, description: 'Only screens at this location or under it.' })),
               contentKind: Type.Optional(Type.String({ maxLength: 32, description: 'Only this kind of content.' })),
               contentId: Type.Optional(Type.String({ maxLength: 256, description: 'Only this content (with contentKind).' })),
@@ -93,8 +94,8 @@ const playLogRoutes =
           summary: `Plays of some screens started in [from, to) as CSV, oldest first (at most ${CSV_MAX_SCREENS} screens and ${CSV_MAX_ROWS} rows)`,
           querystring: Type.Object(
             {
-              from: Type.String({ maxLength: 64, description: 'Plays that started at or after this ISO 8601 date-time (required).' }),
-              to: Type.String({ maxLength: 64, description: 'Plays that started before this ISO 8601 date-time (required).' }),
+              from: DateTimeField('Plays that started at or after this ISO 8601 date-time (required).'),
+              to: DateTimeField('Plays that started before this ISO 8601 date-time (required).'),
               screenIds: Type.String({ maxLength: 20_000, description: `Screen ids separated by commas, at most ${CSV_MAX_SCREENS}.` }),
             },
             { additionalProperties: false },

@@ -6,23 +6,27 @@
 // published, announced, or counted against idempotency.
 import { Type, type Static } from '@sinclair/typebox'
 import type { ContentKind, DesiredState } from '@svc/shared/mqtt/index'
-import { playbackTimeline } from '@svc/shared/playback/index'
 import type { Clock } from '../../platform/clock.js'
 import { Nullable, Timestamp } from '../../platform/contract.js'
 import { validation } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { decodeCursor, encodeCursor } from '../../platform/paging.js'
-import { parseTimeRange } from '../../platform/timeRange.js'
+import { DateTimeField, parseTimeRange } from '../../platform/timeRange.js'
 import type { ContentPlan, ContentResolver } from '../content/index.js'
 import type { DesiredStateBuilder } from '../devicelink/index.js'
 import type { AssignmentService, AssignPlan, ScreenRecords } from '../screens/index.js'
 import type { TakeoverPlan, TakeoverRecords } from '../takeovers/index.js'
-import { TimelineSegment } from './TimelineService.js'
+import { TIMELINE_MAX_SEGMENTS, TimelineSegment, walkTimeline } from './TimelineService.js'
 
 export const PREVIEW_DEFAULT_HOURS = 24
 export const PREVIEW_MAX_DAYS = 7
 export const PREVIEW_DEFAULT_LIMIT = 50
 export const PREVIEW_MAX_LIMIT = 500
+/**
+ * Segments (before and after, over its screens) one page carries at most: a page stops
+ * early, at the screen that reaches it, and nextCursor goes on from there.
+ */
+export const PREVIEW_MAX_PAGE_SEGMENTS = 20_000
 const HOUR_MS = 3_600_000
 
 /** The previewed cast's or emergency's id in `after` (it has none until it is made). */
@@ -49,10 +53,8 @@ export const PreviewBody = Type.Object(
       },
       { additionalProperties: false },
     ),
-    from: Type.Optional(Type.String({ maxLength: 64, description: 'Window start, ISO 8601 (default: now).' })),
-    to: Type.Optional(
-      Type.String({ maxLength: 64, description: `Window end, exclusive (default: ${PREVIEW_DEFAULT_HOURS} h after from; at most ${PREVIEW_MAX_DAYS} days).` }),
-    ),
+    from: Type.Optional(DateTimeField('Window start, an ISO 8601 date-time with a zone (default: now).')),
+    to: Type.Optional(DateTimeField(`Window end, exclusive (default: ${PREVIEW_DEFAULT_HOURS} h after from; at most ${PREVIEW_MAX_DAYS} days).`)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PREVIEW_MAX_LIMIT, description: `Screens per page (default ${PREVIEW_DEFAULT_LIMIT}).` })),
     cursor: Type.Optional(Type.String({ maxLength: 400, description: "The previous answer's nextCursor." })),
   },
@@ -63,12 +65,17 @@ export type PreviewBodyT = Static<typeof PreviewBody>
 export const PreviewScreen = Type.Object({
   screenId: Type.String(),
   changed: Type.Boolean({ description: 'Whether anything in the window would play differently (or for a different reason).' }),
+  truncated: Type.Boolean({
+    description: `True when the window held more than ${TIMELINE_MAX_SEGMENTS.toLocaleString('en-US')} segments before or after, and the lists stop there (changed then compares what they hold).`,
+  }),
   before: Type.Array(TimelineSegment),
   after: Type.Array(TimelineSegment),
 })
 
 export const PreviewAnswer = Type.Object({
-  data: Type.Array(PreviewScreen),
+  data: Type.Array(PreviewScreen, {
+    description: `Up to \`limit\` screens, fewer when their segments reach ${PREVIEW_MAX_PAGE_SEGMENTS.toLocaleString('en-US')} (follow nextCursor).`,
+  }),
   nextCursor: Nullable(Type.String()),
   from: Timestamp,
   to: Timestamp,
@@ -152,29 +159,41 @@ export class PreviewService {
     const limit = body.limit ?? PREVIEW_DEFAULT_LIMIT
     const after = body.cursor !== undefined ? decodeCursor(body.cursor) : null
     const ids = await applied.page(after, limit + 1)
-    const more = ids.length > limit
+    let more = ids.length > limit
     const pageIds = more ? ids.slice(0, limit) : ids
     const states = await this.desired.buildMany(p.workspaceId, pageIds)
-    /** Distinct state → `"changed":…,"before":[…],"after":[…]`. */
-    const walked = new Map<string, string>()
+    /** Distinct state → `"changed":…,"truncated":…,"before":[…],"after":[…]` and its segment count. */
+    const walked = new Map<string, { text: string; segments: number }>()
     const items: string[] = []
+    let segments = 0
+    let last: string | null = null
     for (const screenId of pageIds) {
+      // The page is full: the next one starts after the last screen answered.
+      if (segments >= PREVIEW_MAX_PAGE_SEGMENTS) {
+        more = true
+        break
+      }
+      last = screenId
       const state = states.get(screenId)
       if (!state) continue
       const key = sameStateKey(state)
-      let text = walked.get(key)
-      if (text === undefined) {
-        const before = playbackTimeline(state, new Date(from), new Date(to)).segments
-        const afterSegments = applied.held ? before : playbackTimeline(await applied.apply(structuredClone(state)), new Date(from), new Date(to)).segments
-        const b = JSON.stringify(before)
-        const a = applied.held ? b : JSON.stringify(afterSegments)
-        text = `"changed":${a !== b},"before":${b},"after":${a}`
-        walked.set(key, text)
+      let one = walked.get(key)
+      if (one === undefined) {
+        const before = await walkTimeline(state, from, to)
+        const afterWalk = applied.held ? before : await walkTimeline(await applied.apply(structuredClone(state)), from, to)
+        const b = JSON.stringify(before.segments)
+        const a = applied.held ? b : JSON.stringify(afterWalk.segments)
+        one = {
+          text: `"changed":${a !== b},"truncated":${before.truncated || afterWalk.truncated},"before":${b},"after":${a}`,
+          segments: before.segments.length + afterWalk.segments.length,
+        }
+        walked.set(key, one)
       }
-      items.push(`{"screenId":${JSON.stringify(screenId)},${text}}`)
+      segments += one.segments
+      items.push(`{"screenId":${JSON.stringify(screenId)},${one.text}}`)
     }
     const tail = {
-      nextCursor: more ? encodeCursor(pageIds.at(-1)!) : null,
+      nextCursor: more && last !== null ? encodeCursor(last) : null,
       from: new Date(from).toISOString(),
       to: new Date(to).toISOString(),
       held: applied.held,

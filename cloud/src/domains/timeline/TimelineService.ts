@@ -1,8 +1,11 @@
 // Why a screen plays what it plays, and what it will play: its desired state (built exactly
 // as it is published to the device) walked over a window with the decision the agent plays
-// by (@svc/shared/playback). Nothing here decides on its own.
+// by (@svc/shared/playback). Nothing here decides on its own. The walk is proportional to
+// the segments it answers (at most TIMELINE_MAX_SEGMENTS) and gives the event loop a turn
+// after every slice of it, so a long one never holds up other requests.
 import { Type, type Static } from '@sinclair/typebox'
-import { playbackTimeline } from '@svc/shared/playback/index'
+import type { DesiredState } from '@svc/shared/mqtt/index'
+import { playbackTimelineAsync, type Timeline as Walked } from '@svc/shared/playback/index'
 import type { Clock } from '../../platform/clock.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { validation } from '../../platform/errors.js'
@@ -13,7 +16,16 @@ import type { ScreenService } from '../screens/index.js'
 
 export const TIMELINE_DEFAULT_HOURS = 24
 export const TIMELINE_MAX_DAYS = 31
+/** Most segments one answer carries; `truncated` says when the window held more. */
+export const TIMELINE_MAX_SEGMENTS = 5000
 const HOUR_MS = 3_600_000
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** A desired state walked over [from, to), letting other work run between slices of the walk. */
+export function walkTimeline(desired: DesiredState | null, from: number, to: number): Promise<Walked> {
+  return playbackTimelineAsync(desired, new Date(from), new Date(to), { maxSegments: TIMELINE_MAX_SEGMENTS, pause: nextTurn })
+}
 
 const SOURCES = ['emergency', 'cast', 'schedule', 'assignment', 'none'] as const
 
@@ -47,7 +59,9 @@ export const Timeline = Type.Object({
   from: Timestamp,
   to: Timestamp,
   segments: Type.Array(TimelineSegment),
-  truncated: Type.Boolean({ description: 'True when the window held more segments than one answer carries (5,000); ask again from the last end.' }),
+  truncated: Type.Boolean({
+    description: `True when the window held more segments than one answer carries (${TIMELINE_MAX_SEGMENTS.toLocaleString('en-US')}); ask again from the last end.`,
+  }),
 })
 export type TimelineView = Static<typeof Timeline>
 
@@ -67,7 +81,7 @@ export class TimelineService {
     if (to <= from) throw validation('to must be after from.')
     if (to - from > TIMELINE_MAX_DAYS * 24 * HOUR_MS) throw validation(`from and to are at most ${TIMELINE_MAX_DAYS} days apart.`)
     const desired = await this.desired.build(p.workspaceId, screenId)
-    const tl = playbackTimeline(desired, new Date(from), new Date(to))
+    const tl = await walkTimeline(desired, from, to)
     return {
       screenId,
       timezone: tl.timezone,

@@ -7,6 +7,7 @@ import { Data, IdParams, errorResponses } from '../../platform/contract.js'
 import { INNER_REQUEST_HEADER, openInnerRequest } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
 import { REQUEST_ID_HEADER } from '../../platform/http/requestId.js'
+import { DateTimeField } from '../../platform/timeRange.js'
 import { PREVIEW_MAX_DAYS, PreviewAnswer, PreviewBody } from './PreviewService.js'
 import type { Provisions } from '../provisions.js'
 import { Timeline } from './TimelineService.js'
@@ -27,8 +28,8 @@ const timelineRoutes =
           params: IdParams,
           querystring: Type.Object(
             {
-              from: Type.Optional(Type.String({ maxLength: 64, description: 'Window start, ISO 8601 (default: now, or 24 h before `to`).' })),
-              to: Type.Optional(Type.String({ maxLength: 64, description: 'Window end, exclusive (default: 24 h after `from`).' })),
+              from: Type.Optional(DateTimeField('Window start, an ISO 8601 date-time with a zone (default: now, or 24 h before `to`).')),
+              to: Type.Optional(DateTimeField('Window end, exclusive (default: 24 h after `from`).')),
             },
             { additionalProperties: false },
           ),

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type ApiError, DatabaseBusyError, isApiError } from '../errors.js'
 import { genRequestId, REQUEST_ID_HEADER } from './requestId.js'
 import { PATTERN_MESSAGES } from '../contract.js'
+import { DATE_TIME_HINT } from '../timeRange.js'
 
 interface Envelope {
   error: string
@@ -46,7 +47,9 @@ function fromFastify(err: FastifyError, req: FastifyRequest): { status: number; 
           ? oneOf((first.params as { allowedValues?: unknown[] }).allowedValues)
           : first?.keyword === 'minLength' || first?.keyword === 'maxLength'
             ? `must be at ${first.keyword === 'minLength' ? 'least' : 'most'} ${String((first.params as { limit?: number }).limit)} characters`
-            : undefined
+            : first?.keyword === 'format' && (first.params as { format?: string }).format === 'date-time'
+              ? DATE_TIME_HINT
+              : undefined
     const message = friendly
       ? `${field} ${friendly}.`
       : unknown !== null

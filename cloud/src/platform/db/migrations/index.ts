@@ -38,6 +38,7 @@ import m0540 from './0540-agent-logs.js'
 import m0550 from './0550-console-sign-in.js'
 import m0560 from './0560-event-stream-replay.js'
 import m0570 from './0570-agent-updates.js'
+import m0580 from './0580-tags-and-groups.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -76,4 +77,5 @@ export const migrations: readonly Migration[] = [
   m0550,
   m0560,
   m0570,
+  m0580,
 ]

@@ -12,6 +12,7 @@ import type { Rule } from './rules.js'
 
 const RuleSchema = Type.Unsafe<Rule>({
   type: 'object',
+  additionalProperties: true,
   description:
     '`{all: [cond, …]}` or `{any: [cond, …]}`; a condition is `{tag}`, `{tagPrefix}`, `{name}` (a glob with `*`, any case), `{nodeId}` (that location and below), `{panelProtocol}`, `{agentVersion: {lt | lte | gt | gte: "x.y.z"}}`, `{group: "grp_…"}`, `{not: cond}`, or a nested `{all}` / `{any}` (docs/api-guide.md, "Tags and groups").',
 })

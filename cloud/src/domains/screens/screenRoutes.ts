@@ -137,11 +137,12 @@ const screenRoutes =
         config: { permission: 'screen.edit' },
         schema: {
           tags: ['screens'],
-          summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}) or nodeId (every reachable screen at or under it, up to ${BULK_ASSIGN_MAX}); screens that cannot take it are skipped and counted`,
+          summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}), nodeId (every reachable screen at or under it) or groupId (a group's members), up to ${BULK_ASSIGN_MAX}; screens that cannot take it are skipped and counted`,
           body: Type.Object(
             {
               screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: BULK_ASSIGN_MAX })),
               nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'null = every screen the credential reaches.' }))),
+              groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "A group's members (those the credential reaches)." })),
               ...AssignFields,
             },
             { additionalProperties: false },

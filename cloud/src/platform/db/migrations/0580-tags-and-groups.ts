@@ -32,5 +32,8 @@ export default {
       PRIMARY KEY (group_id, screen_id)
     )`,
     `CREATE INDEX group_screens_screen ON group_screens(screen_id)`,
+    // A cast or an emergency aimed at a group (scope_kind 'group') names it.
+    `ALTER TABLE casts ADD COLUMN scope_group_id TEXT`,
+    `ALTER TABLE emergencies ADD COLUMN scope_group_id TEXT`,
   ],
 } satisfies Migration

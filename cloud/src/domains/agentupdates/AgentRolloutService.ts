@@ -211,7 +211,7 @@ export class AgentRolloutService {
 
   async create(p: Principal, input: RolloutInputBody): Promise<AgentRolloutView> {
     if ([input.nodeId, input.screenIds, input.groupId].filter((v) => v !== undefined).length > 1)
-      throw validation('Give one of nodeId, screenIds or groupId (none: every screen you reach).')
+      throw validation('Give one of nodeId, screenIds or groupId, not both (none: every screen you reach).')
     const stages = input.stages ?? [...DEFAULT_STAGES]
     for (let i = 1; i < stages.length; i++) if (stages[i]! <= stages[i - 1]!) throw validation('stages must rise (cumulative percentages, e.g. [5, 25, 100]).')
     if (stages[stages.length - 1] !== 100) throw validation('stages must end at 100 (every screen).')

@@ -36,6 +36,7 @@ export const ID_PREFIX = {
   agentRelease: 'arel',
   agentRollout: 'arol',
   agentUpdate: 'aupd',
+  group: 'grp',
   incident: 'inc',
   request: 'req',
   measurement: 'msr',

@@ -25,6 +25,7 @@ import { assignmentsModule, deviceRoutes, screenRoutes, screensModule } from './
 import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
 import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
 import { statusModule, statusRoutes } from './status/module.js'
+import { groupRoutes, tagRoutes, targetingModule } from './targeting/module.js'
 import { castRoutes, emergencyRoutes, takeoverRecordsModule, takeoversModule } from './takeovers/module.js'
 import { timelineModule, timelineRoutes } from './timeline/module.js'
 import { webhookRoutes, webhooksModule } from './webhooks/module.js'
@@ -42,6 +43,7 @@ export const MODULES: readonly AnyModule[] = [
   accessModule,
   accountModule,
   screensModule,
+  targetingModule,
   approvalsModule,
   contentModule,
   mediaModule,
@@ -75,6 +77,8 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(accountRoutes(p))
     await v1.register(statusRoutes(p, deprecations))
     await v1.register(screenRoutes(p))
+    await v1.register(tagRoutes(p))
+    await v1.register(groupRoutes(p))
     await v1.register(deviceRoutes(p))
     await v1.register(timelineRoutes(p))
     await v1.register(hoursRoutes(p))

@@ -54,6 +54,7 @@ import type { AssignmentService, MarkDirtyLater, PairingService, ScreenPanelServ
 import type { ScreenshotService } from './screenshots/index.js'
 import type { SerialJobService, SerialTemplateService } from './serial/index.js'
 import type { StatusService } from './status/index.js'
+import type { GroupChange, GroupService, TagChange, TagService } from './targeting/index.js'
 import type { CastService, EmergencyService, ReachReceipts, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
 import type { PreviewService, TimelineService } from './timeline/index.js'
 import type { WebhookDeliveryWorker, WebhookEndpoints, WebhookQueue, WebhookSender } from './webhooks/index.js'
@@ -160,6 +161,14 @@ export interface DomainProvisions {
   pairing: PairingService
   /** Panel profiles; `panelProfile(workspaceId, screenId)` feeds `desired.panel`. */
   screenPanels: ScreenPanelService
+  /** Screens' tags (PATCH /v1/screens/<id>, bulk-tag, GET /v1/tags). */
+  tags: TagService
+  /** Groups of screens, and the condition a group (or a rule) selects screens by. */
+  groups: GroupService
+  /** Screens' tags changed: (workspaceId, screenIds), after the change committed. */
+  tagChanges: Hook<TagChange>
+  /** A group's definition changed or it was deleted: (workspaceId, groupId). */
+  groupChanges: Hook<GroupChange>
   /** Approval policies per location and the requests that hold content changes. */
   approvals: ApprovalService
   /** Who applies or discards an approved or rejected change, per kind. */

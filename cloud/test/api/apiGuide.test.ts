@@ -43,7 +43,8 @@ function run(script: string, cwd: string, env: Record<string, string>): Promise<
     let stderr = ''
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    // A hang guard only: on a busy machine the whole guide can take more than a minute.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000)
     child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr })))
   })
 }

@@ -62,6 +62,11 @@ const FIXTURES: Record<string, Fixture> = {
     },
     exists: async (h, a, id) => (await h.req('GET', `/v1/emergencies/${id}`, a)).json().data?.status === 'active',
   },
+  '/v1/groups/:id': {
+    create: async (h, a) => (await h.req('POST', '/v1/groups', a, { name: 'A group', kind: 'dynamic', rule: { all: [{ tag: 'a' }] } })).json().data.id,
+    body: { name: 'renamed' },
+    exists: async (h, a, id) => (await h.req('GET', `/v1/groups/${id}`, a)).json().data?.name === 'A group',
+  },
   '/v1/serial-templates/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/serial-templates', a, { name: 'A template', items: [{ name: 'on', value: 'ON' }] })).json().data.id,
     body: { name: 'renamed' },

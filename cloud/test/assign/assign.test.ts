@@ -193,8 +193,8 @@ t.test('bulk-assign by ids and by node: skip counts, one publish, limits, cleari
 
   // errors for the whole request
   const bad: [unknown, string, string][] = [
-    [{ contentKind: null }, 'validation_error', 'either screenIds or nodeId'],
-    [{ screenIds: [n1.screenId], nodeId: north, contentKind: null }, 'validation_error', 'either screenIds or nodeId'],
+    [{ contentKind: null }, 'validation_error', 'one of screenIds, nodeId or groupId'],
+    [{ screenIds: [n1.screenId], nodeId: north, contentKind: null }, 'validation_error', 'one of screenIds, nodeId or groupId'],
     [{ screenIds: [], contentKind: null }, 'validation_error', 'at least one'],
     [{ screenIds: [n1.screenId], contentKind: 'media', contentId: 'med_nope' }, 'validation_error', 'unknown content'],
     [{ screenIds: Array.from({ length: 1001 }, (_, i) => `scr_${i}`), contentKind: null }, 'validation_error', 'screenIds'],

@@ -34,7 +34,7 @@ import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import type { NodeService } from '../nodes/index.js'
-import { resolveTargets, type ScreenRecords, type ScopeKind } from '../screens/index.js'
+import { resolveTargets, type GroupConditions, type ScreenRecords, type ScopeKind } from '../screens/index.js'
 import type { AgentReleaseService } from './AgentReleaseService.js'
 import {
   AgentRolloutRepository,
@@ -64,6 +64,9 @@ export const RolloutInput = Type.Object(
     version: Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_VERSION_PATTERN, description: 'A version with at least one uploaded release.' }),
     nodeId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The screens of this location and every location under it.' })),
     screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 1000, description: 'These screens.' })),
+    groupId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: "A group's members, resolved when the rollout starts (shown as its screenIds)." }),
+    ),
     stages: Type.Optional(
       Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), {
         minItems: 1,
@@ -218,6 +221,8 @@ export class AgentRolloutService {
     private readonly releases: AgentReleaseService,
     /** Base URL put in front of the download path (SVC_PUBLIC_URL); null = a path the agent resolves against its cloud. */
     private readonly publicUrl: string | null = null,
+    /** How a `groupId` target selects its screens. */
+    private readonly groups: GroupConditions | undefined = undefined,
   ) {
     this.repo = new AgentRolloutRepository(db.kysely)
   }
@@ -231,7 +236,8 @@ export class AgentRolloutService {
   }
 
   async create(p: Principal, input: RolloutInputBody): Promise<AgentRolloutView> {
-    if (input.nodeId !== undefined && input.screenIds !== undefined) throw validation('Give nodeId or screenIds, not both (neither: every screen you reach).')
+    if ([input.nodeId, input.screenIds, input.groupId].filter((v) => v !== undefined).length > 1)
+      throw validation('Give one of nodeId, screenIds or groupId, not both (none: every screen you reach).')
     const stages = input.stages ?? [...DEFAULT_STAGES]
     for (let i = 1; i < stages.length; i++) if (stages[i]! <= stages[i - 1]!) throw validation('stages must rise (cumulative percentages, e.g. [5, 25, 100]).')
     if (stages[stages.length - 1] !== 100) throw validation('stages must end at 100 (every screen).')
@@ -244,13 +250,18 @@ export class AgentRolloutService {
         throw new ApiError('conflict', 'Another agent rollout of this workspace is running or paused; one runs at a time.')
       throw new ApiError('conflict', `Rollout ${open.id} (to ${open.version}) is ${open.state}; abort it or let it finish before starting another.`)
     }
-    const scopeKind: ScopeKind = input.screenIds ? 'screens' : input.nodeId ? 'node' : 'all'
+    const scopeKind: ScopeKind = input.screenIds ? 'screens' : input.nodeId ? 'node' : input.groupId ? 'group' : 'all'
     const t = await resolveTargets(
       this.nodes,
       this.screens,
       p,
-      { scopeKind, ...(input.screenIds ? { screenIds: input.screenIds } : {}), ...(input.nodeId ? { scopeNodeId: input.nodeId } : {}) },
-      { max: MAX_ROLLOUT_SCREENS, nodeField: 'nodeId', allowEmpty: true },
+      {
+        scopeKind,
+        ...(input.screenIds ? { screenIds: input.screenIds } : {}),
+        ...(input.nodeId ? { scopeNodeId: input.nodeId } : {}),
+        ...(input.groupId ? { groupId: input.groupId } : {}),
+      },
+      { max: MAX_ROLLOUT_SCREENS, nodeField: 'nodeId', allowEmpty: true, groups: this.groups },
     )
     if (t.missing.length) throw validation(`screenIds: no such screen: ${t.missing.slice(0, 10).join(', ')}${t.missing.length > 10 ? ' …' : ''}.`)
     if (!t.screens.length) throw new ApiError('no_screens', 'The target matched no screen this credential reaches.')
@@ -294,7 +305,7 @@ export class AgentRolloutService {
       workspace_id: p.workspaceId,
       version: input.version,
       node_id: scopeKind === 'node' ? t.scopeNodeId : null,
-      screen_ids: input.screenIds ? JSON.stringify([...new Set(input.screenIds)]) : null,
+      screen_ids: input.screenIds ? JSON.stringify([...new Set(input.screenIds)]) : scopeKind === 'group' ? JSON.stringify(t.screens.map((s) => s.id)) : null,
       stages: JSON.stringify(stages),
       stage_minutes: input.stageMinutes ?? DEFAULT_STAGE_MINUTES,
       unhealthy_percent: input.abortIf?.unhealthyPercent ?? DEFAULT_UNHEALTHY_PERCENT,

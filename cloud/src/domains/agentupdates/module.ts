@@ -8,15 +8,15 @@ export { default as agentUpdateRoutes } from './agentUpdateRoutes.js'
 
 export const agentUpdatesModule = domainModule({
   name: 'agentupdates',
-  needs: ['db', 'clock', 'ids', 'config', 'nodes', 'screenRecords', 'mediaStore'],
+  needs: ['db', 'clock', 'ids', 'config', 'nodes', 'screenRecords', 'mediaStore', 'groups'],
   provides: ['agentReleases', 'agentRollouts'],
-  create: ({ db, clock, ids, config, nodes, screenRecords, mediaStore }) => {
+  create: ({ db, clock, ids, config, nodes, screenRecords, mediaStore, groups }) => {
     const agentReleases = new AgentReleaseService(db, clock, ids, mediaStore, {
       maxUnpackedBytes: config.agentReleaseMaxUnpackedBytes,
       maxEntries: config.agentReleaseMaxEntries,
       maxMs: config.agentReleaseReadTimeoutMs,
     })
-    const agentRollouts = new AgentRolloutService(db, clock, ids, nodes, screenRecords, agentReleases, config.publicUrl)
+    const agentRollouts = new AgentRolloutService(db, clock, ids, nodes, screenRecords, agentReleases, config.publicUrl, groups)
     return { agentReleases, agentRollouts }
   },
 })

@@ -19,7 +19,7 @@ import type { ContentChangeListener, ContentResolver, ContentService, ContentUsa
 import type { NodeService } from '../nodes/index.js'
 import type { Hook } from '../../platform/hooks.js'
 import type { MarkDirty } from './ScreenRecords.js'
-import { resolveTargets } from './targets.js'
+import { resolveTargets, type GroupConditions } from './targets.js'
 import { ScreenRepository } from './ScreenRepository.js'
 
 /** The kinds a screen can be assigned. */
@@ -46,7 +46,7 @@ export interface AssignmentResult {
 
 export type SkipReason = 'not_found' | 'not_shared'
 
-export type BulkAssignInput = AssignInput & { screenIds?: string[] | undefined; nodeId?: string | null | undefined }
+export type BulkAssignInput = AssignInput & { screenIds?: string[] | undefined; nodeId?: string | null | undefined; groupId?: string | undefined }
 
 /** An assignment as a dry run answers it: what the screens would be assigned. */
 export interface AssignPlan {
@@ -79,6 +79,8 @@ export class AssignmentService {
     private readonly log: { error(obj: unknown, msg: string): void },
     /** The content library, and its hooks: what blocks a delete, and changes that republish screens. */
     private readonly content: { library: Pick<ContentService, 'containing'>; usage: Hook<ContentUsage>; changes: Hook<ContentChangeListener> },
+    /** How a `groupId` target selects its screens. */
+    private readonly groups?: GroupConditions,
   ) {
     this.screenRows = new ScreenRepository(db.kysely)
     this.joinContent(content.usage, content.changes)
@@ -179,7 +181,8 @@ export class AssignmentService {
 
   /** The screens a bulk assignment takes and those it skips, checked as the write checks them. */
   private async selectBulk(p: Principal, input: BulkAssignInput) {
-    if ((input.screenIds === undefined) === (input.nodeId === undefined)) throw validation('Send either screenIds or nodeId (not both).')
+    if ([input.screenIds, input.nodeId, input.groupId].filter((v) => v !== undefined).length !== 1)
+      throw validation('Send one of screenIds, nodeId or groupId.')
     const ref = this.parse(input)
     const skippedScreens: { screenId: string; reason: SkipReason }[] = []
     // The shared target selection: screenIds, or nodeId (null = the credential's whole reach).
@@ -188,8 +191,10 @@ export class AssignmentService {
         ? { scopeKind: 'screens' as const, screenIds: input.screenIds }
         : input.nodeId === null
           ? { scopeKind: 'all' as const }
-          : { scopeKind: 'node' as const, scopeNodeId: input.nodeId! }
-    const t = await resolveTargets(this.nodes, this.screenRows, p, scope, { allowEmpty: true, max: BULK_ASSIGN_MAX, nodeField: 'nodeId' })
+          : input.groupId !== undefined
+            ? { scopeKind: 'group' as const, groupId: input.groupId }
+            : { scopeKind: 'node' as const, scopeNodeId: input.nodeId! }
+    const t = await resolveTargets(this.nodes, this.screenRows, p, scope, { allowEmpty: true, max: BULK_ASSIGN_MAX, nodeField: 'nodeId', groups: this.groups })
     for (const id of t.missing) skippedScreens.push({ screenId: id, reason: 'not_found' })
     const targets = t.screens.map((s) => ({ id: s.id, node_id: s.nodeId }))
     let assigned = targets

@@ -2,7 +2,7 @@
 // rename/move, delete, assignment, panel profile, device secret) is a method here. The
 // device link (devicelink/*: presence, reported state, desired_version) still writes its
 // own columns. Reads for target selection, the list and the content usages live here too.
-import { CompiledQuery, sql, type Selectable, type SelectQueryBuilder } from 'kysely'
+import { CompiledQuery, sql, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Dialect, Executor } from '../../platform/db/Database.js'
 import { announce } from '../../platform/db/changes.js'
 import type { DB } from '../../platform/db/schema.js'
@@ -79,6 +79,8 @@ export interface TargetFilter {
   ids?: string[]
   /** Only screens homed at these nodes (absent = any). */
   nodeIds?: string[]
+  /** Only screens for which this condition on the `screens` row holds (a group's members). */
+  where?: RawBuilder<boolean>
 }
 
 /** What the desired-state builder reads from a screen. */
@@ -104,6 +106,8 @@ export interface ScreenListFilter {
   status?: string | undefined
   /** Only screens whose name contains this text, any case (a LIKE pattern made by namePattern). */
   search?: string | undefined
+  /** Only screens for which this condition on the `screens` row holds (tags, a group). */
+  where?: RawBuilder<boolean> | undefined
 }
 
 const FILTERS = ['drift', 'status', 'search'] as const
@@ -120,6 +124,7 @@ function narrowed<Q extends SelectQueryBuilder<DB, 'screens', object>>(q: Q, fil
   if (filter.drift !== undefined) n = n.where('drift_state', '=', filter.drift)
   if (filter.status !== undefined) n = n.where('status', '=', filter.status)
   if (filter.search !== undefined) n = n.where(sql<boolean>`lower(name) LIKE ${filter.search} ESCAPE '\\'`)
+  if (filter.where !== undefined) n = n.where(filter.where)
   return n as Q
 }
 
@@ -172,7 +177,9 @@ function listStatement(
   filter: ScreenListFilter,
   k: Executor,
 ): CompiledQuery<ListRow> {
-  if (scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) return buildListStatement(k, dialect, workspaceId, scopeIds, page, filter).compile(k)
+  // A condition brings parameters of its own: built for the request (not kept as a shape).
+  if ((scopeIds !== null && scopeIds.length > LIST_CACHE_MAX_SCOPE) || filter.where !== undefined)
+    return buildListStatement(k, dialect, workspaceId, scopeIds, page, filter).compile(k)
   const key = `${dialect}|${scopeIds === null ? '-' : scopeIds.length}|${page.after ? 1 : 0}|${page.limit === null ? '-' : 1}|${FILTERS.map((f) => (filter[f] === undefined ? '-' : 1)).join('')}`
   let hit = listStatements.get(key)
   if (!hit) {
@@ -242,6 +249,7 @@ export class ScreenRepository {
     if (f.ids?.length === 0 || f.nodeIds?.length === 0) q = q.where((eb) => eb.val(1), '=', 0)
     if (f.ids?.length) q = q.where('id', 'in', f.ids)
     if (f.nodeIds?.length) q = q.where('node_id', 'in', f.nodeIds)
+    if (f.where) q = q.where(f.where)
     return q
   }
 

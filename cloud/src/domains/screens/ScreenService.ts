@@ -2,6 +2,7 @@
 // see only their subtree) and a device credential (stored as a hash) that the embedded
 // broker checks when the screen's agent connects. Pairing itself is PairingService; every
 // read and write of the rows is ScreenRepository.
+import type { RawBuilder } from 'kysely'
 import { Listeners } from '../../platform/hooks.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
@@ -182,6 +183,8 @@ export interface ScreenListQuery {
   q?: string | undefined
   /** A location: its subtree's screens. */
   nodeId?: string | undefined
+  /** A condition on the screen row (tags, a group: the targeting domain builds it). */
+  where?: RawBuilder<boolean> | undefined
 }
 
 export class ScreenService {
@@ -233,11 +236,11 @@ export class ScreenService {
     // A location narrows the reach to its subtree (422 invalid_node outside the credential's).
     const scopeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : await this.nodes.scopeIds(p)
     const text = q.q?.trim()
-    const filter: ScreenListFilter = { drift: q.drift, status: q.status, search: text ? namePattern(text) : undefined }
+    const filter: ScreenListFilter = { drift: q.drift, status: q.status, search: text ? namePattern(text) : undefined, where: q.where }
     const key = `${p.workspaceId}|${scopeIds === null ? '*' : scopeIds.join(',')}|${page.after ?? ''}|${page.limit ?? ''}|${page.count ? 1 : 0}|${filter.drift ?? ''}|${filter.status ?? ''}|${filter.search ?? ''}`
     // A narrowed list is not kept: a change can bring a screen into it that none of its kept
     // items would name (a screen going offline joins `status=offline`).
-    const narrowedList = filter.drift !== undefined || filter.status !== undefined || filter.search !== undefined
+    const narrowedList = filter.drift !== undefined || filter.status !== undefined || filter.search !== undefined || filter.where !== undefined
     const kept = narrowedList ? undefined : this.listPages.get(key)
     if (kept !== undefined) return kept
     const epoch = this.listPages.begin()

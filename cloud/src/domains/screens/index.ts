@@ -15,4 +15,4 @@ export {
   type DriftState,
   type ScreenService,
 } from './ScreenService.js'
-export { resolveSelection, resolveTargets, SCOPE_KINDS, type ScopeKind, type TargetScope } from './targets.js'
+export { resolveSelection, resolveTargets, SCOPE_KINDS, type GroupConditions, type ScopeKind, type TargetScope, type TargetSelection } from './targets.js'

@@ -30,9 +30,18 @@ export const screensModule = domainModule({
 /** Assignments: after the device link, whose `markDirty` republishes the screens they change. */
 export const assignmentsModule = domainModule({
   name: 'assignments',
-  needs: ['db', 'clock', 'log', 'nodes', 'content', 'contentResolver', 'markDirty', 'contentUsage', 'contentChanges'],
+  needs: ['db', 'clock', 'log', 'nodes', 'content', 'contentResolver', 'markDirty', 'contentUsage', 'contentChanges', 'groups'],
   provides: ['assignments'],
-  create: ({ db, clock, log, nodes, content, contentResolver, markDirty, contentUsage, contentChanges }) => ({
-    assignments: new AssignmentService(db, clock, nodes, contentResolver, markDirty, log, { library: content, usage: contentUsage, changes: contentChanges }),
+  create: ({ db, clock, log, nodes, content, contentResolver, markDirty, contentUsage, contentChanges, groups }) => ({
+    assignments: new AssignmentService(
+      db,
+      clock,
+      nodes,
+      contentResolver,
+      markDirty,
+      log,
+      { library: content, usage: contentUsage, changes: contentChanges },
+      groups,
+    ),
   }),
 })

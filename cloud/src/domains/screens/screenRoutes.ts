@@ -10,6 +10,7 @@ import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
 import { DRIFT_FIELDS, DRIFT_STATES } from './ScreenService.js'
 import { ReportedSchema } from '@svc/shared/mqtt/index'
 import type { Provisions } from '../provisions.js'
+import { cleanTags, MAX_TAGS_PER_SCREEN, TAG_PATTERN } from '../targeting/index.js'
 
 const AssignKind = Type.Union(ASSIGN_KINDS.map((k) => Type.Literal(k)))
 const AssignFields = {
@@ -117,13 +118,18 @@ export const Screen = Type.Intersect([
       }),
     ),
     reportedAt: Nullable(Timestamp),
+    tags: Type.Optional(
+      Type.Array(Type.String(), { description: "The screen's tags, lower case, sorted (on the answers of GET and PATCH /v1/screens/<id>)." }),
+    ),
   }),
 ])
 
 const screenRoutes =
-  (d: Pick<Provisions, 'assignments' | 'pairing' | 'screens'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'assignments' | 'pairing' | 'screens' | 'tags'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { screens, pairing, assignments } = d
+    const { screens, pairing, assignments, tags } = d
+    /** A screen with its tags. */
+    const tagged = async <T extends { id: string }>(workspaceId: string, s: T) => ({ ...s, tags: (await tags.tagsOf(workspaceId, [s.id])).get(s.id) ?? [] })
 
     app.post(
       '/screens/bulk-assign',
@@ -131,11 +137,12 @@ const screenRoutes =
         config: { permission: 'screen.edit' },
         schema: {
           tags: ['screens'],
-          summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}) or nodeId (every reachable screen at or under it, up to ${BULK_ASSIGN_MAX}); screens that cannot take it are skipped and counted`,
+          summary: `Assign content to many screens in one transaction: screenIds (up to ${BULK_ASSIGN_MAX}), nodeId (every reachable screen at or under it) or groupId (a group's members), up to ${BULK_ASSIGN_MAX}; screens that cannot take it are skipped and counted`,
           body: Type.Object(
             {
               screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: BULK_ASSIGN_MAX })),
               nodeId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'null = every screen the credential reaches.' }))),
+              groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "A group's members (those the credential reaches)." })),
               ...AssignFields,
             },
             { additionalProperties: false },
@@ -195,7 +202,7 @@ const screenRoutes =
         schema: {
           tags: ['screens'],
           summary:
-            'List screens (by id; without limit the whole list); `drift`, `status`, `q` (name) and `nodeId` (a location and its sub-locations) narrow it',
+            'List screens (by id; without limit the whole list); `drift`, `status`, `q` (name), `nodeId` (a location and its sub-locations), `tag` (repeatable: screens holding every one) and `group` (its members) narrow it',
           querystring: Type.Object(
             {
               ...PageQuery.properties,
@@ -203,6 +210,12 @@ const screenRoutes =
               status: Type.Optional(StringEnum(['online', 'offline'] as const, { description: 'Only online or only offline screens.' })),
               q: Type.Optional(Type.String({ maxLength: 200, description: 'Only screens whose name contains this text (any case).' })),
               nodeId: Type.Optional(Type.String({ maxLength: 100, description: 'Only screens at this location or below it.' })),
+              tag: Type.Optional(
+                Type.Union([Type.String({ maxLength: 64 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })], {
+                  description: 'Only screens holding this tag (any case); repeat it for screens holding all of them.',
+                }),
+              ),
+              group: Type.Optional(Type.String({ maxLength: 100, description: "Only this group's members." })),
             },
             { additionalProperties: false },
           ),
@@ -214,7 +227,12 @@ const screenRoutes =
         reply
           .type('application/json; charset=utf-8')
           // JSON text is sent as it is (the typed reply expects the object the schema describes).
-          .send((await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), req.query)) as never),
+          .send(
+            (await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), {
+              ...req.query,
+              where: await tags.listCondition(principalOf(req), req.query),
+            })) as never,
+          ),
     )
 
     app.get(
@@ -223,7 +241,7 @@ const screenRoutes =
         config: { permission: 'screen.view' },
         schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } },
       },
-      async (req) => ({ data: await screens.get(principalOf(req), req.params.id) }),
+      async (req) => ({ data: await tagged(principalOf(req).workspaceId, await screens.get(principalOf(req), req.params.id)) }),
     )
 
     app.patch(
@@ -232,7 +250,7 @@ const screenRoutes =
         config: { permission: 'screen.edit' },
         schema: {
           tags: ['screens'],
-          summary: 'Rename a screen, move it to another location, or set its time zone',
+          summary: 'Rename a screen, move it to another location, set its time zone, or replace its tags',
           params: IdParams,
           body: Type.Object(
             {
@@ -245,13 +263,27 @@ const screenRoutes =
                   description: "IANA zone (e.g. `Europe/Berlin`) the screen's schedules, timeline and local times are read in; default `UTC`.",
                 }),
               ),
+              tags: Type.Optional(
+                Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: TAG_PATTERN }), {
+                  maxItems: MAX_TAGS_PER_SCREEN,
+                  description: 'Replaces the tags: 1 to 64 letters, digits and `-_.:/` each, any case (stored in lower case).',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),
           response: { 200: Data(Screen), ...errorResponses },
         },
       },
-      async (req) => ({ data: await screens.update(principalOf(req), req.params.id, req.body) }),
+      async (req) => {
+        const p = principalOf(req)
+        const { tags: newTags, ...fields } = req.body
+        // The tags are checked before anything is written (a bad tag changes nothing).
+        if (newTags !== undefined) cleanTags(newTags)
+        const view = await screens.update(p, req.params.id, fields)
+        if (newTags !== undefined) return { data: { ...view, tags: await tags.set(p, req.params.id, newTags) } }
+        return { data: await tagged(p.workspaceId, view) }
+      },
     )
 
     app.delete(

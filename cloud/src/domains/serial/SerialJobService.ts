@@ -15,7 +15,7 @@ import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { SerialJobRepository } from './SerialRepository.js'
-import { resolveTargets, type ScreenRecords } from '../screens/index.js'
+import { resolveTargets, type GroupConditions, type ScreenRecords } from '../screens/index.js'
 import type { NodeService } from '../nodes/index.js'
 import type { ScreenService } from '../screens/index.js'
 import type { ScreenPanelService } from '../screens/index.js'
@@ -70,9 +70,11 @@ export interface SerialCommandBody {
 }
 
 export interface SerialScopeBody extends SerialCommandBody {
-  scopeKind?: 'screens' | 'node' | 'all'
+  scopeKind?: 'screens' | 'node' | 'group' | 'all'
   screenIds?: string[]
   scopeNodeId?: string
+  /** A group's members (scopeKind `group`, implied when only groupId is sent). */
+  groupId?: string
 }
 
 /** Hands a job to its device; implemented by the broker link (SerialJobDelivery). */
@@ -119,6 +121,8 @@ export class SerialJobService {
     private readonly screenRows: Pick<ScreenRecords, 'targets'>,
     private readonly panels: ScreenPanelService,
     private readonly templates: SerialTemplateService,
+    /** How a `groupId` target selects its screens. */
+    private readonly groups: GroupConditions | undefined = undefined,
     readonly ttlMs: number = SERIAL_JOB_TTL_MS,
   ) {
     this.jobs = new SerialJobRepository(db.kysely)
@@ -140,7 +144,18 @@ export class SerialJobService {
   /** Queues the command for every reachable screen of a scope (as casts target screens). */
   async queueScope(p: Principal, body: SerialScopeBody): Promise<SerialJobView[]> {
     const targets = (
-      await resolveTargets(this.nodes, this.screenRows, p, { scopeKind: body.scopeKind, screenIds: body.screenIds, scopeNodeId: body.scopeNodeId })
+      await resolveTargets(
+        this.nodes,
+        this.screenRows,
+        p,
+        {
+          scopeKind: body.scopeKind ?? (body.groupId !== undefined ? 'group' : undefined),
+          screenIds: body.screenIds,
+          scopeNodeId: body.scopeNodeId,
+          groupId: body.groupId,
+        },
+        { groups: this.groups },
+      )
     ).screens.map((s) => s.id)
     const cmd = await this.command(p, body)
     return this.insert(p.workspaceId, targets, cmd)

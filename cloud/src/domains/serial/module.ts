@@ -9,11 +9,11 @@ export { default as serialPresetRoutes } from './serialPresetRoutes.js'
 
 export const serialModule = domainModule({
   name: 'serial',
-  needs: ['db', 'clock', 'ids', 'nodes', 'nodeUsage', 'screens', 'screenRecords', 'screenPanels'],
+  needs: ['db', 'clock', 'ids', 'nodes', 'nodeUsage', 'screens', 'screenRecords', 'screenPanels', 'groups'],
   provides: ['serialTemplates', 'serialJobs'],
-  create: ({ db, clock, ids, nodes, nodeUsage, screens, screenRecords, screenPanels }) => {
+  create: ({ db, clock, ids, nodes, nodeUsage, screens, screenRecords, screenPanels, groups }) => {
     const serialTemplates = new SerialTemplateService(db, clock, ids, nodes)
     nodeUsage.add(async (ws, nodeId) => ({ what: 'serial template(s)', count: await serialTemplates.countAtNode(ws, nodeId) }))
-    return { serialTemplates, serialJobs: new SerialJobService(db, clock, ids, nodes, screens, screenRecords, screenPanels, serialTemplates) }
+    return { serialTemplates, serialJobs: new SerialJobService(db, clock, ids, nodes, screens, screenRecords, screenPanels, serialTemplates, groups) }
   },
 })

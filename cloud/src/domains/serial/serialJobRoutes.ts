@@ -30,10 +30,13 @@ const ScopeBody = Type.Object(
   {
     ...commandFields,
     scopeKind: Type.Optional(
-      Type.Union([Type.Literal('screens'), Type.Literal('node'), Type.Literal('all')], { description: 'Default `all`: every screen the credential reaches.' }),
+      Type.Union([Type.Literal('screens'), Type.Literal('node'), Type.Literal('group'), Type.Literal('all')], {
+        description: 'Default `all`: every screen the credential reaches (`group` when only groupId is sent).',
+      }),
     ),
     screenIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000 })),
     scopeNodeId: Type.Optional(Type.String({ maxLength: 100 })),
+    groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "A group's members (those the credential reaches)." })),
   },
   { additionalProperties: false },
 )

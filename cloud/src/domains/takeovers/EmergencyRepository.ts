@@ -51,6 +51,48 @@ export class EmergencyRepository {
     return screenCount
   }
 
+  /** Active emergencies of the workspace aimed at a location, a group or everything (their screens follow the fleet). */
+  following(workspaceId: string, k: Executor = this.k): Promise<EmergencyRecord[]> {
+    return k
+      .selectFrom('emergencies')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'active')
+      .where('scope_kind', 'in', ['node', 'group', 'all'])
+      .execute()
+  }
+
+  /**
+   * Sets an active emergency's screens to those `target` selects now: adds the screens that
+   * came to match, drops those that stopped; answers both (none when it is no longer active).
+   */
+  async follow(id: string, target: ScreenIdQuery, k: Executor): Promise<{ added: string[]; removed: string[] }> {
+    const live = await k.selectFrom('emergencies').select('status').where('id', '=', id).executeTakeFirst()
+    if (live?.status !== 'active') return { added: [], removed: [] }
+    const now = new Set((await target.execute()).map((r) => r.id))
+    const held = new Set(
+      (await k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', id).where('active', '=', 1).execute()).map((r) => r.screen_id),
+    )
+    const added = [...now].filter((s) => !held.has(s)).sort()
+    const removed = [...held].filter((s) => !now.has(s)).sort()
+    for (let i = 0; i < removed.length; i += CHUNK)
+      await k
+        .deleteFrom('emergency_screens')
+        .where('emergency_id', '=', id)
+        .where('screen_id', 'in', removed.slice(i, i + CHUNK))
+        .execute()
+    for (let i = 0; i < added.length; i += CHUNK) {
+      const part = added.slice(i, i + CHUNK)
+      await k.deleteFrom('emergency_screens').where('emergency_id', '=', id).where('screen_id', 'in', part).execute()
+      await k
+        .insertInto('emergency_screens')
+        .values(part.map((screen_id) => ({ emergency_id: id, screen_id, active: 1 })))
+        .execute()
+    }
+    if (added.length || removed.length) await k.updateTable('emergencies').set({ screen_count: now.size }).where('id', '=', id).execute()
+    return { added, removed }
+  }
+
   /** Every screen the emergency was given (the publisher reads them behind the start answer). */
   async screenIdsOf(emergencyId: string): Promise<string[]> {
     const rows = await this.k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', emergencyId).execute()

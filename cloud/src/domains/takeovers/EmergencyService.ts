@@ -13,7 +13,8 @@ import type { ReachReceipts, ScreenReachView } from './ReachReceipts.js'
 import type { Page, PageRequest } from '../../platform/paging.js'
 import type { NodeService } from '../nodes/index.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
-import type { Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
+import type { Target, Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
+import type { TargetFilter } from '../screens/index.js'
 import { castsOnScreens, castsOnTarget, refreshCastPause } from './CastService.js'
 import type { MarkDirtyLater } from '../screens/index.js'
 import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
@@ -34,6 +35,7 @@ const view = (r: EmergencyRow): EmergencyView => ({
   message: r.message,
   scopeKind: r.scope_kind,
   scopeNodeId: r.scope_node_id,
+  groupId: r.scope_group_id ?? null,
   screenCount: r.screen_count,
   startedAt: r.started_at,
   clearedAt: r.cleared_at,
@@ -119,6 +121,7 @@ export class EmergencyService {
       message: input.message?.trim().slice(0, 1000) || null,
       scope_kind: target.scopeKind,
       scope_node_id: target.scopeNodeId,
+      scope_group_id: target.groupId,
       status: 'active',
       screen_count: target.screenCount,
       screens_released: null,
@@ -144,6 +147,63 @@ export class EmergencyService {
     // dispatch is retried by the webhook worker's next run).
     this.outbox.dispatch().catch(() => undefined)
     return { ...v, delivery: { targeted: v.screenCount, published: 0, applied: 0 } }
+  }
+
+  /**
+   * Brings the workspace's active emergencies aimed at a location, a group or everything up to
+   * date with the fleet: a screen that came to match (tagged, moved, paired, upgraded) is
+   * taken, one that stopped matching is let go; both are republished. Runs are coalesced per
+   * workspace (one at a time, and one more after it when asked meanwhile).
+   */
+  follow(workspaceId: string): Promise<void> {
+    const run = this.following.get(workspaceId)
+    if (run) {
+      run.again = true
+      return run.done
+    }
+    const state = { again: false, done: Promise.resolve() }
+    state.done = (async () => {
+      try {
+        do {
+          state.again = false
+          await this.followOnce(workspaceId)
+        } while (state.again)
+      } finally {
+        this.following.delete(workspaceId)
+      }
+    })()
+    this.following.set(workspaceId, state)
+    return state.done
+  }
+
+  private readonly following = new Map<string, { again: boolean; done: Promise<void> }>()
+
+  private async followOnce(workspaceId: string): Promise<void> {
+    const changed = new Set<string>()
+    for (const e of await this.repo.following(workspaceId)) {
+      // The emergency reaches what its starter reached: its row keeps that home.
+      const p: Principal = { actor: { kind: 'key', id: null, name: 'emergency', nodeId: e.node_id }, workspaceId, grant: 'all', nodeId: e.node_id }
+      const input: TargetInput =
+        e.scope_kind === 'node'
+          ? { scopeKind: 'node', scopeNodeId: e.scope_node_id ?? undefined }
+          : e.scope_kind === 'group'
+            ? { scopeKind: 'group', groupId: e.scope_group_id ?? undefined }
+            : { scopeKind: 'all' }
+      let filter: TargetFilter
+      try {
+        filter = await this.takeover.filterOf(p, input)
+      } catch {
+        continue // the group or the location is gone: the emergency keeps the screens it has
+      }
+      const { added, removed } = await this.db.transaction(async (tx) => {
+        const r = await this.repo.follow(e.id, this.takeover.screenIds(workspaceId, { filter } as Target, tx.kysely), tx.kysely)
+        const moved = [...r.added, ...r.removed]
+        if (moved.length) await refreshCastPause(tx, await castsOnScreens(tx, moved))
+        return r
+      })
+      for (const id of [...added, ...removed]) changed.add(id)
+    }
+    if (changed.size) await this.markDirty(workspaceId, [...changed])
   }
 
   /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */

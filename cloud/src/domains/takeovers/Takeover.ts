@@ -1,11 +1,11 @@
-// What casts and emergencies share: the target (scopeKind screens | node |
+// What casts and emergencies share: the target (scopeKind screens | node | group |
 // all, limited to the screens the calling credential reaches), the content checks
 // (exists → 422 validation_error, playable → 422 content_unplayable, shared to every
 // target screen's location → 403 not_shared) and expiresAt parsing.
 import type { Principal } from '../../platform/http/Principal.js'
 import { ApiError, validation } from '../../platform/errors.js'
 import type { NodeService } from '../nodes/index.js'
-import { resolveSelection, type ScopeKind, type ScreenRecords, type TargetFilter, type TargetScope } from '../screens/index.js'
+import { resolveSelection, type GroupConditions, type ScopeKind, type ScreenRecords, type TargetFilter, type TargetScope } from '../screens/index.js'
 import type { Executor } from '../../platform/db/Database.js'
 import type { ContentKind } from '@svc/shared/mqtt/index'
 import type { ContentResolver } from '../content/index.js'
@@ -21,6 +21,7 @@ export type TargetInput = TargetScope
 export interface Target {
   scopeKind: ScopeKind
   scopeNodeId: string | null
+  groupId: string | null
   filter: TargetFilter
   screenCount: number
   nodeIds: (string | null)[]
@@ -46,15 +47,21 @@ export class Takeover {
     private readonly screens: ScreenRecords,
     private readonly nodes: NodeService,
     private readonly content: ContentResolver,
+    private readonly groups: GroupConditions,
   ) {}
 
   /** 422 no_screens when nothing matched. */
   async resolveTarget(p: Principal, input: TargetInput): Promise<Target> {
-    const t = await resolveSelection(this.nodes, p, input)
+    const t = await resolveSelection(this.nodes, p, input, { groups: this.groups })
     const counts = await this.screens.targetCounts(p.workspaceId, t.filter)
     const screenCount = counts.reduce((a, c) => a + c.n, 0)
     if (!screenCount) throw new ApiError('no_screens', 'The target matched no screen this credential reaches.')
-    return { scopeKind: t.scopeKind, scopeNodeId: t.scopeNodeId, filter: t.filter, screenCount, nodeIds: counts.map((c) => c.nodeId) }
+    return { scopeKind: t.scopeKind, scopeNodeId: t.scopeNodeId, groupId: t.groupId, filter: t.filter, screenCount, nodeIds: counts.map((c) => c.nodeId) }
+  }
+
+  /** The filter selecting the target's screens now, whether or not any match (a following emergency). */
+  async filterOf(p: Principal, input: TargetInput): Promise<TargetFilter> {
+    return (await resolveSelection(this.nodes, p, input, { groups: this.groups })).filter
   }
 
   /** The target's screen ids as a subquery on `k` (for INSERT … SELECT and IN (…)). */

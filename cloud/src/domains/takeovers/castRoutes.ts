@@ -23,6 +23,7 @@ export const TakeoverTarget = {
   scopeKind: Type.Optional(lit(SCOPE_KINDS)),
   screenIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 1000 })),
   scopeNodeId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'scopeKind `group`: the group whose members it aims at.' })),
   contentName: Type.Optional(Type.String({ maxLength: 200 })),
 }
 

@@ -38,11 +38,15 @@ export const takeoversModule = domainModule({
     'desiredPublisher',
     'outbox',
     'screenReports',
+    'groups',
+    'tagChanges',
+    'groupChanges',
+    'screenChanges',
   ],
   provides: ['casts', 'emergencies', 'takeoverDelivery', 'reach'],
   create: (d) => {
     const { db, clock, ids, log, nodes, markDirty, takeoverRecords } = d
-    const takeover = new Takeover(d.screenRecords, nodes, d.contentResolver)
+    const takeover = new Takeover(d.screenRecords, nodes, d.contentResolver, d.groups)
     // A screen reporting a cast or an emergency playing counts it applied (their `delivery`);
     // while a fan-out is out, its reads and version bumps go before those writes.
     const reach = new ReachReceipts(db, clock, d.outbox)
@@ -63,9 +67,24 @@ export const takeoversModule = domainModule({
       const screens = await takeoverRecords.screensShowing(ws, await d.content.containing(ws, [id]))
       if (screens.length) void markDirty(ws, screens).catch((err) => log.error({ err, id }, 'republishing screens after a content change failed'))
     })
+    const emergencies = new EmergencyService(db, clock, ids, nodes, takeover, markDirty, d.outbox, reach)
+    // An active emergency aimed at a location, a group or everything follows the fleet: a
+    // screen tagged, moved, paired or upgraded into (or out of) its target joins (or leaves) it.
+    const follow = (ws: string) => void emergencies.follow(ws).catch((err) => log.error({ err, workspaceId: ws }, 'an emergency following its target failed'))
+    d.tagChanges.add((ws) => follow(ws))
+    d.groupChanges.add((ws) => follow(ws))
+    d.screenChanges.add((ws) => follow(ws))
+    // An upgrade counts when a screen's agent version differs from the one it last reported here.
+    const versions = new Map<string, string>()
+    d.screenReports.add((r) => {
+      const v = r.reported.agentVersion
+      if (v === undefined || versions.get(r.screenId) === v) return
+      versions.set(r.screenId, v)
+      follow(r.workspaceId)
+    })
     return {
       casts: new CastService(db, clock, ids, nodes, takeover, markDirty, reach),
-      emergencies: new EmergencyService(db, clock, ids, nodes, takeover, markDirty, d.outbox, reach),
+      emergencies,
       reach,
       takeoverDelivery,
     }

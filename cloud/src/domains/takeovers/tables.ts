@@ -12,6 +12,8 @@ export interface CastsTable {
   content_name: string | null
   scope_kind: string
   scope_node_id: string | null
+  /** scope_kind 'group': the group. */
+  scope_group_id: Defaulted<string | null>
   status: string
   screen_count: number
   triggered_at: string
@@ -40,6 +42,8 @@ export interface EmergenciesTable {
   message: string | null
   scope_kind: string
   scope_node_id: string | null
+  /** scope_kind 'group': the group. */
+  scope_group_id: Defaulted<string | null>
   status: string
   screen_count: number
   screens_released: number | null

@@ -30,6 +30,7 @@ export const Emergency = Type.Object({
   message: Nullable(Type.String()),
   scopeKind: Type.String(),
   scopeNodeId: Nullable(Type.String()),
+  groupId: Nullable(Type.String({ description: 'scopeKind `group`: the group it is aimed at.' })),
   screenCount: Type.Integer(),
   startedAt: Timestamp,
   clearedAt: Nullable(Timestamp),

@@ -41,6 +41,7 @@ import m0570 from './0570-agent-updates.js'
 import m0575 from './0575-agent-rollout-downgrades.js'
 import m0580 from './0580-sign-in-device-user.js'
 import m0590 from './0590-agent-logs-bounds.js'
+import m0600 from './0600-tags-and-groups.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -82,4 +83,5 @@ export const migrations: readonly Migration[] = [
   m0575,
   m0580,
   m0590,
+  m0600,
 ]

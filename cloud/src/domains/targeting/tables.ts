@@ -1,4 +1,4 @@
-// The targeting domain's tables (migration 0580): screens' tags and the groups of screens.
+// The targeting domain's tables (migration 0600): screens' tags and the groups of screens.
 export interface ScreenTagsTable {
   screen_id: string
   workspace_id: string

@@ -1031,6 +1031,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the groups homed where this credential reaches (by id; without limit the whole list) */
+        get: operations["listGroups"];
+        put?: never;
+        /** Create a group: static (screenIds) or dynamic (rule) */
+        post: operations["createGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a group */
+        get: operations["getGroup"];
+        put?: never;
+        post?: never;
+        /** Delete a group (409 conflict while another group's rule names it) */
+        delete: operations["deleteGroup"];
+        options?: never;
+        head?: never;
+        /** Rename, move, or change the screens or the rule of a group (a static group keeps the members this credential does not reach) */
+        patch: operations["updateGroup"];
+        trace?: never;
+    };
+    "/v1/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A group's members this credential reaches, now (by id; without limit the whole list) */
+        get: operations["listGroupMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What a rule selects now, of the screens this credential reaches: the count and the first 20; nothing is stored */
+        post: operations["previewGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invites/accept": {
         parameters: {
             query?: never;
@@ -1822,7 +1893,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List screens (by id; without limit the whole list); `drift`, `status`, `q` (name) and `nodeId` (a location and its sub-locations) narrow it */
+        /** List screens (by id; without limit the whole list); `drift`, `status`, `q` (name), `nodeId` (a location and its sub-locations), `tag` (repeatable: screens holding every one) and `group` (its members) narrow it */
         get: operations["listScreens"];
         put?: never;
         post?: never;
@@ -1847,7 +1918,7 @@ export interface paths {
         delete: operations["deleteScreen"];
         options?: never;
         head?: never;
-        /** Rename a screen, move it to another location, or set its time zone */
+        /** Rename a screen, move it to another location, set its time zone, or replace its tags */
         patch: operations["updateScreen"];
         trace?: never;
     };
@@ -2036,8 +2107,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Assign content to many screens in one transaction: screenIds (up to 1000) or nodeId (every reachable screen at or under it, up to 1000); screens that cannot take it are skipped and counted */
+        /** Assign content to many screens in one transaction: screenIds (up to 1000), nodeId (every reachable screen at or under it) or groupId (a group's members), up to 1000; screens that cannot take it are skipped and counted */
         post: operations["bulkAssignScreens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screens/bulk-tag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add and remove tags on many screens at once: screenIds, nodeId (a location and below) or groupId (a group's members), up to 10000 screens */
+        post: operations["bulkTagScreens"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2300,6 +2388,23 @@ export interface paths {
         };
         /** Retiring routes */
         get: operations["listDeprecations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tags in use on the screens this credential reaches, with how many screens hold each (by tag) */
+        get: operations["listTags"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4059,6 +4164,8 @@ export interface operations {
                     };
                     /** @description Let the rollout move screens to an older version than they run (default false: a rollout whose version is older than a targeted screen runs is refused with 422, and a screen found newer when its stage begins fails). Recorded and shown on the rollout. */
                     allowDowngrade?: boolean;
+                    /** @description A group's members, resolved when the rollout starts (shown as its screenIds). */
+                    groupId?: string;
                     /** @description The screens of this location and every location under it. */
                     nodeId?: string;
                     /** @description These screens. */
@@ -12071,6 +12178,7 @@ export interface operations {
                             };
                             endedAt: string | null;
                             expiresAt: string | null;
+                            groupId: string | null;
                             /** @description Prefix `cast_`. */
                             id: string;
                             /** @enum {string} */
@@ -12224,7 +12332,9 @@ export interface operations {
                     contentName?: string;
                     /** @description ISO 8601 date-time or epoch milliseconds; in the future. */
                     expiresAt?: string | number;
-                    scopeKind?: "screens" | "node" | "all";
+                    /** @description scopeKind `group`: the group whose members it aims at. */
+                    groupId?: string;
+                    scopeKind?: "screens" | "node" | "group" | "all";
                     scopeNodeId?: string;
                     screenIds?: string[];
                 };
@@ -12253,6 +12363,7 @@ export interface operations {
                             };
                             endedAt: string | null;
                             expiresAt: string | null;
+                            groupId: string | null;
                             /** @description Prefix `cast_`. */
                             id: string;
                             /** @enum {string} */
@@ -12451,6 +12562,7 @@ export interface operations {
                             };
                             endedAt: string | null;
                             expiresAt: string | null;
+                            groupId: string | null;
                             /** @description Prefix `cast_`. */
                             id: string;
                             /** @enum {string} */
@@ -12632,6 +12744,7 @@ export interface operations {
                             };
                             endedAt: string | null;
                             expiresAt: string | null;
+                            groupId: string | null;
                             /** @description Prefix `cast_`. */
                             id: string;
                             /** @enum {string} */
@@ -17059,6 +17172,7 @@ export interface operations {
                                 /** @description Screens it was sent to (screenCount). */
                                 targeted: number;
                             };
+                            groupId: string | null;
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -17211,8 +17325,10 @@ export interface operations {
                     contentId: string;
                     contentKind: "media" | "playlist" | "app" | "creative" | "schedule";
                     contentName?: string;
+                    /** @description scopeKind `group`: the group whose members it aims at. */
+                    groupId?: string;
                     message?: string;
-                    scopeKind?: "screens" | "node" | "all";
+                    scopeKind?: "screens" | "node" | "group" | "all";
                     scopeNodeId?: string;
                     screenIds?: string[];
                 };
@@ -17240,6 +17356,7 @@ export interface operations {
                                 /** @description Screens it was sent to (screenCount). */
                                 targeted: number;
                             };
+                            groupId: string | null;
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -17438,6 +17555,7 @@ export interface operations {
                                 /** @description Screens it was sent to (screenCount). */
                                 targeted: number;
                             };
+                            groupId: string | null;
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -17619,6 +17737,7 @@ export interface operations {
                                 /** @description Screens it was sent to (screenCount). */
                                 targeted: number;
                             };
+                            groupId: string | null;
                             /** @description Prefix `emg_`. */
                             id: string;
                             /** @enum {string} */
@@ -18057,6 +18176,1298 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listGroups: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `grp_`. */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "static" | "dynamic";
+                            /** @description Members this credential reaches, now. */
+                            memberCount: number;
+                            name: string;
+                            nodeId: string | null;
+                            rule: {
+                                [key: string]: unknown;
+                            } | null;
+                            screenIds: string[] | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createGroup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: a repeat with the same key (and body) returns the first success instead of creating another item. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    kind: "static" | "dynamic";
+                    name: string;
+                    nodeId?: string | null;
+                    /** @description `{all: [cond, …]}` or `{any: [cond, …]}`; a condition is `{tag}`, `{tagPrefix}`, `{name}` (a glob with `*`, any case), `{nodeId}` (that location and below), `{panelProtocol}`, `{agentVersion: {lt | lte | gt | gte: "x.y.z"}}`, `{group: "grp_…"}`, `{not: cond}`, or a nested `{all}` / `{any}` (docs/api-guide.md, "Tags and groups"). */
+                    rule?: {
+                        [key: string]: unknown;
+                    };
+                    screenIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `grp_`. */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "static" | "dynamic";
+                            /** @description Members this credential reaches, now. */
+                            memberCount: number;
+                            name: string;
+                            nodeId: string | null;
+                            rule: {
+                                [key: string]: unknown;
+                            } | null;
+                            screenIds: string[] | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: a request with the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `grp_`. */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "static" | "dynamic";
+                            /** @description Members this credential reaches, now. */
+                            memberCount: number;
+                            name: string;
+                            nodeId: string | null;
+                            rule: {
+                                [key: string]: unknown;
+                            } | null;
+                            screenIds: string[] | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    updateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    kind?: "static" | "dynamic";
+                    name?: string;
+                    nodeId?: string | null;
+                    /** @description `{all: [cond, …]}` or `{any: [cond, …]}`; a condition is `{tag}`, `{tagPrefix}`, `{name}` (a glob with `*`, any case), `{nodeId}` (that location and below), `{panelProtocol}`, `{agentVersion: {lt | lte | gt | gte: "x.y.z"}}`, `{group: "grp_…"}`, `{not: cond}`, or a nested `{all}` / `{any}` (docs/api-guide.md, "Tags and groups"). */
+                    rule?: {
+                        [key: string]: unknown;
+                    };
+                    screenIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `grp_`. */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "static" | "dynamic";
+                            /** @description Members this credential reaches, now. */
+                            memberCount: number;
+                            name: string;
+                            nodeId: string | null;
+                            rule: {
+                                [key: string]: unknown;
+                            } | null;
+                            screenIds: string[] | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listGroupMembers: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            agentVersion: string | null;
+                            id: string;
+                            name: string;
+                            nodeId: string | null;
+                            status: string;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    previewGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `{all: [cond, …]}` or `{any: [cond, …]}`; a condition is `{tag}`, `{tagPrefix}`, `{name}` (a glob with `*`, any case), `{nodeId}` (that location and below), `{panelProtocol}`, `{agentVersion: {lt | lte | gt | gte: "x.y.z"}}`, `{group: "grp_…"}`, `{not: cond}`, or a nested `{all}` / `{any}` (docs/api-guide.md, "Tags and groups"). */
+                    rule: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            count: number;
+                            screens: {
+                                agentVersion: string | null;
+                                id: string;
+                                name: string;
+                                nodeId: string | null;
+                                status: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */
@@ -31520,6 +32931,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only screens in this drift state. */
                 drift?: "in_sync" | "drifting" | "unknown";
+                /** @description Only this group's members. */
+                group?: string;
                 /**
                  * @description Page size, 1 to 500; sending it turns paging on.
                  * @example 50
@@ -31531,6 +32944,8 @@ export interface operations {
                 q?: string;
                 /** @description Only online or only offline screens. */
                 status?: "online" | "offline";
+                /** @description Only screens holding this tag (any case); repeat it for screens holding all of them. */
+                tag?: string | string[];
             };
             header?: never;
             path?: never;
@@ -31822,6 +33237,8 @@ export interface operations {
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
+                            /** @description The screen's tags, lower case, sorted (on the answers of GET and PATCH /v1/screens/<id>). */
+                            tags?: string[];
                             timezone: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -32151,6 +33568,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     nodeId?: string | null;
+                    /** @description Replaces the tags: 1 to 64 letters, digits and `-_.:/` each, any case (stored in lower case). */
+                    tags?: string[];
                     /** @description IANA zone (e.g. `Europe/Berlin`) the screen's schedules, timeline and local times are read in; default `UTC`. */
                     timezone?: string;
                 };
@@ -32240,6 +33659,8 @@ export interface operations {
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
+                            /** @description The screen's tags, lower case, sorted (on the answers of GET and PATCH /v1/screens/<id>). */
+                            tags?: string[];
                             timezone: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -35023,6 +36444,8 @@ export interface operations {
                 "application/json": {
                     contentId?: string | null;
                     contentKind?: ("playlist" | "schedule" | "layout" | "creative" | "signage" | "app" | "media") | null;
+                    /** @description A group's members (those the credential reaches). */
+                    groupId?: string;
                     nodeId?: string | null;
                     screenIds?: string[];
                 };
@@ -35055,6 +36478,192 @@ export interface operations {
                                 reason: string;
                                 screenId: string;
                             }[];
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    bulkTagScreens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Tags to add (any case; stored in lower case). */
+                    add?: string[];
+                    groupId?: string;
+                    nodeId?: string;
+                    /** @description Tags to remove. */
+                    remove?: string[];
+                    screenIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Screens whose tags changed. */
+                            changed: number;
+                            /** @description Screens the target selected. */
+                            matched: number;
                         };
                     };
                 };
@@ -35312,6 +36921,8 @@ export interface operations {
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
+                            /** @description The screen's tags, lower case, sorted (on the answers of GET and PATCH /v1/screens/<id>). */
+                            tags?: string[];
                             timezone: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -35831,14 +37442,16 @@ export interface operations {
                 "application/json": {
                     encoding?: string | null;
                     eol?: string | null;
+                    /** @description A group's members (those the credential reaches). */
+                    groupId?: string;
                     itemId?: string;
                     /**
                      * @description Reply framing. Default: the screen's panel profile, else raw.
                      * @enum {string}
                      */
                     protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "raw";
-                    /** @description Default `all`: every screen the credential reaches. */
-                    scopeKind?: "screens" | "node" | "all";
+                    /** @description Default `all`: every screen the credential reaches (`group` when only groupId is sent). */
+                    scopeKind?: "screens" | "node" | "group" | "all";
                     scopeNodeId?: string;
                     screenIds?: string[];
                     /** @description With itemId: a saved command. */
@@ -39408,6 +41021,151 @@ export interface operations {
                 };
             };
             431: components["responses"]["RequestHeadersTooLarge"];
+        };
+    };
+    listTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            count: number;
+                            tag: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     previewTimeline: {

@@ -195,7 +195,7 @@ t.test('a warm session token and a warm OAuth token answer /v1/me without readin
   t.equal((await h.req('GET', `/v1/api-keys/${key.id}`, apiKey)).json().data.lastUsedAt, h.clock.now().toISOString())
 })
 
-t.test("a deleted user's cached session token answers 401 on the very next request; a role change applies at once", async (t) => {
+t.test("a deleted user's cached session token answers 401 on the very next request; a role change ends it at once too", async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
   const gone = await invite(h, apiKey, 'viewer', 'gone@example.com')
@@ -208,10 +208,9 @@ t.test("a deleted user's cached session token answers 401 on the very next reque
   t.equal((await h.req('DELETE', `/v1/users/${gone.id}`, apiKey)).statusCode, 200)
   t.equal(await refused(h, gone.sessionToken), '401 invalid_credentials', 'deleted user')
 
+  // A role change ends the user's sessions: the cached one is refused on the very next request.
   t.equal((await h.req('PATCH', `/v1/users/${moved.id}`, apiKey, { role: 'admin' })).statusCode, 200)
-  t.equal((await h.req('POST', '/v1/nodes', moved.sessionToken, { name: 'x' })).statusCode, 201, 'the new role on the next request')
-  t.equal((await h.req('PATCH', `/v1/users/${moved.id}`, apiKey, { role: 'viewer' })).statusCode, 200)
-  t.equal((await h.req('POST', '/v1/nodes', moved.sessionToken, { name: 'y' })).statusCode, 403, 'and back')
+  t.equal(await refused(h, moved.sessionToken), '401 invalid_credentials', 'role changed')
 })
 
 t.test("a cached OAuth token is refused on the next request after its key (or the key's parent) is revoked or rotated", async (t) => {

@@ -152,6 +152,16 @@ t.test('every read operation and the main writes, through the typed client on a 
   t.equal((await ok(api.GET('/v1/screens/{id}/operating-hours', path(screen.id)))).data.effective, null)
   await ok(api.GET('/v1/nodes/{id}/operating-hours', path(node.id)))
   t.match((await ok(api.GET('/v1/screens/{id}/timeline', path(screen.id)))).data.segments[0], { source: 'emergency', emergencyId: emergency.id })
+  // Tags and groups: the screen tagged, a dynamic group on the tag, read back through the client.
+  await ok(api.PATCH('/v1/screens/{id}', { params: { path: { id: screen.id } }, body: { tags: ['floor:2'] } }))
+  t.same((await ok(api.GET('/v1/tags'))).data, [{ tag: 'floor:2', count: 1 }])
+  const group = (await ok(api.POST('/v1/groups', { body: { name: 'Second floor', kind: 'dynamic', rule: { all: [{ tag: 'floor:2' }] } } }))).data
+  t.equal((await ok(api.GET('/v1/groups'))).data.length, 1)
+  t.equal((await ok(api.GET('/v1/groups/{id}', path(group.id)))).data.memberCount, 1)
+  t.same(
+    (await ok(api.GET('/v1/groups/{id}/members', path(group.id)))).data.map((m) => m.id),
+    [screen.id],
+  )
   const polled = (await ok(device.GET('/v1/devices/register/{id}', path(reg.registrationId)))).data
   t.equal(polled.state, 'paired')
   await ok(api.GET('/v1/casts', { params: { query: { status: 'active' } } }))

@@ -130,6 +130,10 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
   })
   t.equal(accepted.status, 200)
   t.match(accepted.headers.get('set-cookie'), /svc_session=ust_/)
+  // Setting a password ends the user's other sessions: the one the command printed is over,
+  // and the session the invite opened is the user's from now on.
+  t.equal((await get('/v1/me', user.sessionToken)).status, 401, 'the printed session ended with the new password')
+  const userSession = /svc_session=(ust_[^;]+)/.exec(accepted.headers.get('set-cookie') ?? '')?.[1]
   const incident = oneLine(t, openRun)
   t.match(incident.id, /^\S+$/)
   t.equal(incident.status, 'investigating')
@@ -168,7 +172,7 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
     t.same(asKey.body.data.workspace, { id: ws.workspaceId, name: 'Acme' })
     t.equal(asKey.body.data.grant, 'all')
 
-    const asUser = await call('/v1/me', user.sessionToken)
+    const asUser = await call('/v1/me', userSession)
     t.equal(asUser.status, 200, `${name}: session accepted`)
     t.equal(asUser.body.data.actor.kind, 'user')
     t.equal(asUser.body.data.actor.email, 'a@b.co')

@@ -252,7 +252,6 @@ onOneEngine(t, (t, build) => {
         'listSerialPresets',
         'listSerialTemplates',
         'previewTimeline',
-        'requestScreenLogs',
         'requestScreenshot',
         'summarizePlayLog',
       ].sort(),

@@ -2,7 +2,6 @@
 // is on PATH, as the guide shows it, else the same CLI through node), a folder whose only
 // program is `node` (a PATH for "Node alone"), the tarball unpacked with tar, and the
 // packed program run as a child process whose output is collected.
-import { bundledEntry } from '@svc/shared/testing/bundle'
 import type { Test } from 'tap'
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
@@ -72,11 +71,12 @@ export async function pack(
   opts: { nodeOnlyPath?: string } = {},
 ): Promise<{ out: string; code: number | null; stdout: string; stderr: string }> {
   const out = tempDir(t, 'svc-pack-out-')
-  // Without pnpm: the same CLI, from its bundle (bundledEntry), not its sources through tsx.
-  const cli = [await bundledEntry('agent/src/cli.ts'), 'pack', '--out', out, ...extra]
+  // From the sources through tsx, not the tests' bundle (bundledEntry): that bundle rewrites
+  // `import.meta.url`, which pack's own banner for the packed program spells as text.
+  const cli = ['--import', 'tsx', 'agent/src/cli.ts', 'pack', '--out', out, ...extra]
   let p: Run
   if (opts.nodeOnlyPath) p = run(t, process.execPath, cli, { env: { PATH: opts.nodeOnlyPath, HOME: out } })
-  else if (useTool(t, pnpm, 'node <the bundle of agent/src/cli.ts> (what the pnpm script runs)'))
+  else if (useTool(t, pnpm, 'node --import tsx agent/src/cli.ts (what the pnpm script runs)'))
     p = run(t, 'pnpm', ['--silent', 'agent', 'pack', '--out', out, ...extra])
   else p = run(t, process.execPath, cli)
   const { code } = await p.exited

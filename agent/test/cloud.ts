@@ -95,7 +95,7 @@ export async function startCloud(t: Test, config: Partial<Config> = {}): Promise
       )
     },
     seen: (topic) => messages.get(topic) ?? [],
-    async waitFor(topic, pred, ms = 10_000) {
+    async waitFor(topic, pred, ms = 120_000) {
       const hit = await until(ms, () => (messages.get(topic) ?? []).map((m) => m.payload).find(pred))
       if (!hit) throw new Error(`nothing matching on ${topic} within ${ms} ms; saw ${JSON.stringify(messages.get(topic) ?? [])}`)
       return hit

@@ -1,5 +1,5 @@
 // Test helpers for the agent: a manual clock with timers, temp dirs, a log capture,
-// bounded polling, and a runner for the agent CLI as a real child process.
+// bounded polling, and a runner for the agent CLI as a real child process (from its bundle).
 import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { JsonLogger, type Logger } from '../src/runtime/Logger.js'
 import { ManualClock } from '@svc/shared'
+import { bundledEntry } from '@svc/shared/testing/bundle'
 import type { Clock } from '../src/runtime/time.js'
 
 /** Wall time that moves only on advance(); its timers fire in order as it passes them (the shared ManualClock, starting now by default). */
@@ -53,6 +54,17 @@ export function captureLog(clock?: Clock, level: 'debug' | 'info' = 'info'): Log
   }
 }
 
+/**
+ * Polls `fn` every 20 ms until it answers something other than undefined: what a test waits
+ * for from a real process or socket. The bound is a hang guard (2 minutes by default): when
+ * it runs out this throws, naming `what` was awaited.
+ */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 120_000): Promise<T> {
+  const v = await until(ms, fn)
+  if (v === undefined) throw new Error(`gave up after ${Math.round(ms / 1000)} s waiting for ${what}`)
+  return v
+}
+
 /** Polls `fn` every 20 ms until it returns something other than undefined, at most `ms`. */
 export async function until<T>(ms: number, fn: () => Promise<T | undefined> | T | undefined): Promise<T | undefined> {
   const end = Date.now() + ms
@@ -76,9 +88,12 @@ export interface AgentProcess {
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
-/** Runs `node --import tsx agent/src/cli.ts …args` from the repo root; killed in t.after if still running. */
-export function runAgentCli(t: Test, args: string[]): AgentProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+/**
+ * Runs the agent's CLI (agent/src/cli.ts, as its bundle: `bundledEntry`) with `args` from the
+ * repo root; killed in t.after if still running.
+ */
+export async function runAgentCli(t: Test, args: string[]): Promise<AgentProcess> {
+  const child = spawn(process.execPath, [await bundledEntry('agent/src/cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   const out: string[] = []
   let buf = ''
   let err = ''

@@ -6,13 +6,15 @@ import { once } from 'node:events'
 import { dirname, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { bundledEntry } from '@svc/shared/testing/bundle'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const cli = resolve(root, 'firmware-sim/src/cli.ts')
+// The simulator's CLI from its bundle (built once per run, cached by content), not its sources through tsx.
+const cli = await bundledEntry('firmware-sim/src/cli.ts')
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d))
@@ -116,11 +118,10 @@ t.test('bad arguments: message on stderr, exit 2, no stack trace', async (t) => 
 
 t.test('start prints what it opened, serves TCP, traces, and stops on SIGTERM', async (t) => {
   const dir = t.testdir()
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', cli, 'start', '--protocol', 'lg', '--tcp', '0', '--web', '0', '--id', '2', '--trace', `${dir}/trace.log`],
-    { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] },
-  )
+  const child = spawn(process.execPath, [cli, 'start', '--protocol', 'lg', '--tcp', '0', '--web', '0', '--id', '2', '--trace', `${dir}/trace.log`], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   t.after(() => child.kill('SIGKILL'))
   const lines = createInterface({ input: child.stdout })
   const [first] = (await once(lines, 'line')) as [string]

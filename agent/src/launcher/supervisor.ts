@@ -15,6 +15,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { type Clock, systemClock, type TimerHandle, type Timers } from '@svc/shared/time'
 import {
   DEFAULT_TRIAL_SECONDS,
   INSTALLED_ENV,
@@ -49,6 +50,8 @@ export interface SupervisorOptions {
   env?: NodeJS.ProcessEnv
   /** Forward SIGTERM/SIGINT received by this process (default true). */
   handleSignals?: boolean
+  /** The clock and timers of the trial window, the confirmation polls and the rollback's time (default: the real ones). */
+  clock?: Clock & Timers
   /** Called with each child as it starts (tests). */
   onChild?: (child: ChildProcess, program: ProgramRef & { path: string }) => void
 }
@@ -70,12 +73,13 @@ const SIGNAL_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGIN
 
 /** Runs the agent under supervision; resolves with the exit code for the supervisor. */
 export async function supervise(o: SupervisorOptions): Promise<number> {
+  const clock = o.clock ?? systemClock
   const log =
     o.log ??
     ((line: Record<string, unknown>) => {
       // The agent's own line format (runtime/Logger.ts): t, level, msg, then the fields.
       const { level = 'info', msg, ...fields } = line
-      process.stdout.write(`${JSON.stringify({ t: new Date().toISOString(), level, msg, part: 'supervisor', ...fields })}\n`)
+      process.stdout.write(`${JSON.stringify({ t: clock.now().toISOString(), level, msg, part: 'supervisor', ...fields })}\n`)
     })
   const env = o.env ?? process.env
   const trialMs = o.trialMs ?? trialMsFrom(env)
@@ -125,28 +129,36 @@ export async function supervise(o: SupervisorOptions): Promise<number> {
         spawned.once('error', () => resolve({ code: 1, signal: null }))
       })
       let timedOut = false
-      let deadline: NodeJS.Timeout | null = null
-      let poll: NodeJS.Timeout | null = null
+      let deadline: TimerHandle | null = null
+      let poll: TimerHandle | null = null
+      let kill: TimerHandle | null = null
+      const stopPolling = (): void => {
+        if (deadline !== null) clock.clearTimer(deadline)
+        if (poll !== null) clock.clearTimer(poll)
+        deadline = poll = null
+      }
       if (onTrial) {
-        deadline = setTimeout(() => {
+        deadline = clock.setTimer(() => {
+          deadline = null
           timedOut = true
-          if (poll) clearInterval(poll)
+          stopPolling()
           spawned.kill('SIGTERM')
           // One that does not stop when asked is killed.
-          setTimeout(() => spawned.kill('SIGKILL'), 10_000).unref()
+          kill = clock.setTimer(() => spawned.kill('SIGKILL'), 10_000)
         }, trialMs)
-        poll = setInterval(() => {
+        const check = (): void => {
+          poll = null
           const s = safeRead(file)
           if (s?.trial?.confirmedAt || !s?.trial) {
-            if (deadline) clearTimeout(deadline)
-            if (poll) clearInterval(poll)
+            stopPolling()
             log({ version: program.version, msg: 'the new version confirmed its trial' })
-          }
-        }, pollMs)
+          } else poll = clock.setTimer(check, pollMs)
+        }
+        poll = clock.setTimer(check, pollMs)
       }
       const { code, signal } = await exited
-      if (deadline) clearTimeout(deadline)
-      if (poll) clearInterval(poll)
+      stopPolling()
+      if (kill !== null) clock.clearTimer(kill)
       child = null
       if (stopping) return code ?? 128 + (SIGNAL_CODES[signal ?? 'SIGTERM'] ?? 15)
       const now = safeRead(file) ?? state
@@ -172,7 +184,7 @@ export async function supervise(o: SupervisorOptions): Promise<number> {
           active: now.previous,
           previous: null,
           trial: null,
-          rolledBack: { jobId: trial.jobId, version: trial.version, reason, at: new Date().toISOString() },
+          rolledBack: { jobId: trial.jobId, version: trial.version, reason, at: clock.now().toISOString() },
         }
         writeState(file, state)
         log({ level: 'error', jobId: trial.jobId, version: trial.version, back: state.active?.version ?? installedVersion, reason, msg: 'update rolled back' })

@@ -8,6 +8,7 @@
 // are skipped with a warning, so one bad line never blocks the rest.
 import { PLAY_LOG_LIMITS, validatePlayRecord, type PlayLogBatchMessage, type PlayRecordMessage } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
+import { systemTimers, type TimerHandle, type Timers } from '../runtime/time.js'
 import type { PlayLog } from './PlayLog.js'
 
 export interface PlayLogPublisher {
@@ -22,6 +23,8 @@ export interface PlayLogSenderOptions {
   log: Logger
   /** Records per batch (default and maximum PLAY_LOG_LIMITS.maxRecords). */
   maxRecords?: number
+  /** The timer of stop()'s bound (default: the real one). */
+  timers?: Timers
 }
 
 export class PlayLogSender {
@@ -67,9 +70,10 @@ export class PlayLogSender {
     this.#stopped = true
     const running = this.#running
     if (!running) return
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))])
-    clearTimeout(timer)
+    const timers = this.#o.timers ?? systemTimers
+    let timer: TimerHandle | undefined
+    await Promise.race([running, new Promise<void>((resolve) => (timer = timers.setTimer(resolve, waitMs)))])
+    timers.clearTimer(timer)
   }
 
   /** Resolves when no sending is under way. */

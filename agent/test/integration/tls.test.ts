@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import { once } from 'node:events'
 import { Agent, type AgentOptions } from '../../src/Agent.js'
 import { CA_FILE, CERT_FILE, KEY_FILE, httpsFront, startCloud } from '../cloud.js'
-import { captureLog, runAgentCli, tempDir, until } from '../helpers.js'
+import { captureLog, eventually, runAgentCli, tempDir } from '../helpers.js'
 
 const CA = fs.readFileSync(CA_FILE, 'utf8')
 
@@ -126,22 +126,22 @@ t.test(
     const plainFront = await httpsFront(t, () => plainCloud.running.httpPort)
     const plainCloud = await startCloud(t)
     const cli = (cloudUrl: string, ...more: string[]) => runAgentCli(t, ['start', '--cloud', cloudUrl, '--data', tempDir(t), '--player-port', '0', ...more])
-    // In parallel: each process mostly waits for tsx to load.
-    const bad = cli(front.base, '--ca', KEY_FILE)
-    const missing = cli(front.base, '--ca', '/nonexistent/ca.pem')
-    const agent = cli(front.base, '--ca', CA_FILE)
-    const refusing = cli(plainFront.base, '--ca', CA_FILE)
-    const allowing = cli(plainFront.base, '--ca', CA_FILE, '--allow-insecure-mqtt')
+    const [bad, missing, agent, refusing, allowing] = await Promise.all([
+      cli(front.base, '--ca', KEY_FILE),
+      cli(front.base, '--ca', '/nonexistent/ca.pem'),
+      cli(front.base, '--ca', CA_FILE),
+      cli(plainFront.base, '--ca', CA_FILE),
+      cli(plainFront.base, '--ca', CA_FILE, '--allow-insecure-mqtt'),
+    ])
 
     t.same(await bad.exited, { code: 2, signal: null })
     t.match(bad.err(), `agent: --ca: ${KEY_FILE} holds no PEM certificate`)
     t.same(await missing.exited, { code: 2, signal: null })
     t.match(missing.err(), 'agent: --ca: cannot read /nonexistent/ca.pem: ENOENT')
 
-    const codeLine = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code'))
-    t.ok(codeLine, `a pairing code over HTTPS (stderr: ${agent.err()})`)
-    const screenId = await cloud.pair(String(codeLine!.pairingCode))
-    await cloud.waitFor(`svc/v1/screens/${screenId}/status`, (p) => p.status === 'online', 15_000)
+    const codeLine = await eventually('a pairing code over HTTPS', () => agent.json().find((l) => l.msg === 'pairing code'))
+    const screenId = await cloud.pair(String(codeLine.pairingCode))
+    await cloud.waitFor(`svc/v1/screens/${screenId}/status`, (p) => p.status === 'online', 120_000)
     t.match(
       agent.json().find((l) => l.msg === 'connected to the broker'),
       { url: `mqtts://localhost:${cloud.running.mqttsPort}` },
@@ -150,15 +150,16 @@ t.test(
     t.same(await agent.exited, { code: 0, signal: null })
 
     const pairCli = async (p: typeof agent): Promise<string> => {
-      const line = await until(20_000, () => p.json().find((l) => l.msg === 'pairing code'))
-      if (!line) throw new Error(`no pairing code (stderr: ${p.err()})`)
+      const line = await eventually('a pairing code', () => p.json().find((l) => l.msg === 'pairing code'))
       return plainCloud.pair(String(line.pairingCode))
     }
     await pairCli(refusing)
-    const refusal = await until(10_000, () => refusing.json().find((l) => /^refusing the plaintext broker address/.test(String(l.msg))))
+    const refusal = await eventually('the refusal of the plaintext broker address', () =>
+      refusing.json().find((l) => /^refusing the plaintext broker address/.test(String(l.msg))),
+    )
     t.match(refusal, { level: 'error', msg: /--allow-insecure-mqtt/ }, 'refused, saying why')
     const allowed = await pairCli(allowing)
-    await plainCloud.waitFor(`svc/v1/screens/${allowed}/status`, (p) => p.status === 'online', 15_000)
+    await plainCloud.waitFor(`svc/v1/screens/${allowed}/status`, (p) => p.status === 'online', 120_000)
     t.match(
       allowing.json().find((l) => l.msg === 'connected to the broker'),
       { url: `mqtt://localhost:${plainCloud.running.mqttPort}` },

@@ -4,7 +4,8 @@
 // told to play, takes a screenshot (puppeteer-core loaded from beside the program) and
 // answers `svc-agent health`; then it is started again in a network
 // namespace of its own (no network at all, as at a player's boot with the cable out): its
-// player page answers within 3 s of the start and plays the playlist from the cache.
+// player page answers and plays the playlist from the cache. How soon it answers (the
+// 3-s target) is a bench figure: bench/offline-boot.ts.
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -15,7 +16,8 @@ import WebSocket from 'ws'
 import { topics } from '@svc/shared/mqtt/index'
 import { chromium, kiosk, missingTool, netns, socat, toolTest, toolsRequired } from '@svc/shared/testing'
 import { startCloud } from '../cloud.js'
-import { tempDir, until } from '../helpers.js'
+import { eventually, tempDir } from '../helpers.js'
+import { bundledEntry } from '@svc/shared/testing/bundle'
 import { CHROMIUM, fileServer, solidPng } from '../browser/chromium.js'
 import { VERSION, nodeOnly, pack, run, unpack } from './packed.js'
 
@@ -69,7 +71,8 @@ t.test('`agent pack` refuses bad arguments: one line and the usage on stderr, ex
     [['--bogus'], /^agent: Unknown option '--bogus'/],
     [['--out', ' '], /^agent: --out needs a folder\n/],
   ]
-  const runs = cases.map(([args, want]) => ({ want, p: run(t, process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', 'pack', ...args]) }))
+  const cli = await bundledEntry('agent/src/cli.ts')
+  const runs = cases.map(([args, want]) => ({ want, p: run(t, process.execPath, [cli, 'pack', ...args]) }))
   for (const { want, p } of runs) {
     t.same(await p.exited, { code: 2, signal: null })
     t.match(p.stderr(), want)
@@ -106,9 +109,9 @@ toolTest(t, socat, 'the packed program opens a serial port through the binding b
   const dir = tempDir(t)
   const link = path.join(dir, 'panel')
   run(t, 'socat', [`pty,raw,echo=0,link=${link}`, `pty,raw,echo=0,link=${link}-far`])
-  t.ok(await until(5000, () => fs.existsSync(link) || undefined), 'a pseudo-terminal')
+  t.ok(await eventually('socat making the pseudo-terminal', () => fs.existsSync(link) || undefined), 'a pseudo-terminal')
   const agent = run(t, bin, ['start', '--cloud', 'http://127.0.0.1:1', '--data', path.join(dir, 'data'), '--player-port', '0', '--serial', link], { env })
-  const open = await until(15_000, () => agent.json().find((l) => l.msg === 'serial port open'))
+  const open = await eventually('the serial port open line', () => agent.json().find((l) => l.msg === 'serial port open'))
   t.match(open, { path: link }, `serial port open (stderr: ${agent.stderr()})`)
   agent.child.kill('SIGTERM')
   t.same(await agent.exited, { code: 0, signal: null })
@@ -139,15 +142,17 @@ toolTest(t, kiosk, 'the kiosk unit: it waits for the page, then Chromium in cage
     group: true,
   })
   const health = async () => (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { pages: number }
-  const shown = await until(60_000, async () => ((await health()).pages === 1 ? true : undefined))
-  t.ok(shown, shown ? 'the kiosk page connects' : `the kiosk page connects (browser: ${browser.stderr().slice(-1500)})`)
+  const shown = await eventually('the kiosk page connecting', async () => ((await health()).pages === 1 ? true : undefined)).catch((err: Error) => {
+    throw new Error(`${err.message} (browser: ${browser.stderr().slice(-1500)})`)
+  })
+  t.ok(shown, 'the kiosk page connects')
   process.kill(-browser.child.pid!, 'SIGTERM')
   await browser.exited
   agent.child.kill('SIGTERM')
   t.same(await agent.exited, { code: 0, signal: null })
 })
 
-toolTest(t, netns, 'paired and cached, then started with no network: the page answers within 3 s and plays from the cache', async (t) => {
+toolTest(t, netns, 'paired and cached, then started with no network: the page answers and plays from the cache', async (t) => {
   const bin = await unpacked()
   const png = solidPng(64, 36, [230, 20, 20])
   const media = await fileServer(t, { 'red.png': { body: png, type: 'image/png' } })
@@ -159,11 +164,10 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
   const first = run(t, bin, ['start', '--cloud', cloud.base, '--data', data, '--player-port', '0'], {
     env: { ...env, ...(noBrowser ? {} : { CHROME_PATH: CHROMIUM }) },
   })
-  const code = await until(20_000, () => first.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
-  t.ok(code, `a pairing code (stderr: ${first.stderr()})`)
-  const screenId = await cloud.pair(code!)
-  await cloud.waitFor(topics.status(screenId), (p) => p.status === 'online', 15_000)
-  const reported = await cloud.waitFor(topics.reported(screenId), (p) => p.version === 0, 15_000)
+  const code = await eventually('a pairing code', () => first.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
+  const screenId = await cloud.pair(code)
+  await cloud.waitFor(topics.status(screenId), (p) => p.status === 'online')
+  const reported = await cloud.waitFor(topics.reported(screenId), (p) => p.version === 0)
   t.equal(reported.agentVersion, VERSION, 'the packed program reports the version it was bundled as')
   const port = Number(new URL(String(first.json().find((l) => l.msg === 'player page listening')?.url)).port)
   await cloud.publish(topics.desired(screenId), {
@@ -181,7 +185,7 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
     panel: null,
     generatedAt: new Date().toISOString(),
   })
-  const cachedState = await until(15_000, async () => {
+  const cachedState = await eventually('the page playing the file from the cache', async () => {
     const s = (await (await fetch(`http://127.0.0.1:${port}/state`)).json()) as { type: string; content?: { items?: Array<{ url: string }> } }
     return s.content?.items?.[0]?.url.startsWith('/media/') ? s : undefined
   })
@@ -194,7 +198,7 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
     else t.comment(`${noBrowser}; the packed agent's screenshot is not tried`)
   } else {
     const shot = (await (await cloud.request('POST', `/v1/screens/${screenId}/screenshot`)).json()) as { data: { id: string } }
-    const done = await until(30_000, async () => {
+    const done = await eventually('the screenshot done', async () => {
       const s = ((await (await cloud.request('GET', `/v1/screenshots/${shot.data.id}`)).json()) as { data: Record<string, unknown> }).data
       return s.status === 'ok' || s.status === 'failed' ? s : undefined
     })
@@ -234,37 +238,36 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
     process.execPath,
     '-e',
     `(async () => {
-      const end = Date.now() + 10000
+      const end = Date.now() + 120000
       for (;;) {
         try {
           const res = await fetch('http://127.0.0.1:7070/state')
-          const at = Date.now()
           const state = await res.json()
           if (state.type !== 'playing') throw new Error('not yet')
           const page = (await fetch('http://127.0.0.1:7070/')).status
           const file = await fetch('http://127.0.0.1:7070' + state.content.items[0].url)
           const bytes = (await file.arrayBuffer()).byteLength
-          console.log(JSON.stringify({ at, state, page, file: { status: file.status, type: file.headers.get('content-type'), bytes } }))
+          console.log(JSON.stringify({ state, page, file: { status: file.status, type: file.headers.get('content-type'), bytes } }))
           return
         } catch {
-          if (Date.now() > end) return console.log('{"timeout":true}')
+          if (Date.now() > end) return console.log(JSON.stringify({ timeout: 'gave up after 2 minutes waiting for the offline player page to answer with the cached playlist' }))
           await new Promise((r) => setTimeout(r, 20))
         }
       }
     })()`,
   ])
-  const startedAt = Date.now()
   const offline = run(t, 'ip', ['netns', 'exec', ns, '/usr/bin/env', '-i', `PATH=${nodeDir}`, bin, 'start', '--cloud', cloud.base, '--data', data])
   await probe.exited
-  const seen = JSON.parse(probe.stdout()) as { at: number; state: Record<string, any>; page: number; file: Record<string, unknown>; timeout?: true }
+  const seen = JSON.parse(probe.stdout()) as { state: Record<string, any>; page: number; file: Record<string, unknown>; timeout?: string }
   t.notOk(seen.timeout, `the page answered (agent stdout: ${offline.stdout()} stderr: ${offline.stderr()})`)
-  t.ok(seen.at - startedAt < 3000, `within 3 s of the start (${seen.at - startedAt} ms)`)
   t.match(seen.state, { type: 'playing', screenId, connected: false, version: 7, source: 'assignment', contentId: 'pl_red' }, 'the cached desired state')
   t.equal(seen.state.content.items[0].url, cachedState!.content!.items![0]!.url, 'its file from the cache')
   t.equal(seen.page, 200, 'the kiosk page')
   t.same(seen.file, { status: 200, type: 'image/png', bytes: png.length }, 'the file itself')
   t.ok(
-    await until(10_000, () => (offline.json().some((l) => /^cannot reach the broker/.test(String(l.msg))) ? true : undefined)),
+    await eventually('the offline agent saying it cannot reach the broker', () =>
+      offline.json().some((l) => /^cannot reach the broker/.test(String(l.msg))) ? true : undefined,
+    ),
     'and it is offline: the broker cannot be reached',
   )
   t.notOk(

@@ -71,6 +71,8 @@ export async function pack(
   opts: { nodeOnlyPath?: string } = {},
 ): Promise<{ out: string; code: number | null; stdout: string; stderr: string }> {
   const out = tempDir(t, 'svc-pack-out-')
+  // From the sources through tsx, not the tests' bundle (bundledEntry): that bundle rewrites
+  // `import.meta.url`, which pack's own banner for the packed program spells as text.
   const cli = ['--import', 'tsx', 'agent/src/cli.ts', 'pack', '--out', out, ...extra]
   let p: Run
   if (opts.nodeOnlyPath) p = run(t, process.execPath, cli, { env: { PATH: opts.nodeOnlyPath, HOME: out } })

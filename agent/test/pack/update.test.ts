@@ -9,6 +9,7 @@
 //     it and restarts, it dies during its trial, the supervisor goes back to A, which
 //     reports `failed` + rolledBack: the rollout says rolled_back;
 //   - B: A installs it, B connects and reports agentVersion B and the job's `ok`: updated.
+import { bundledEntry } from '@svc/shared/testing/bundle'
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -111,7 +112,7 @@ t.test('`agent pack` refuses a release key that is not an Ed25519 public key, an
     [['--version', '../9'], /^agent: --version must be letters, digits/],
   ]
   for (const [args, want] of cases) {
-    const p = run(t, process.execPath, ['--import', 'tsx', 'agent/src/cli.ts', 'pack', '--out', dir, ...args])
+    const p = run(t, process.execPath, [await bundledEntry('agent/src/cli.ts'), 'pack', '--out', dir, ...args])
     t.same(await p.exited, { code: 2, signal: null }, args.join(' '))
     t.match(p.stderr(), want)
   }

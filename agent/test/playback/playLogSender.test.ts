@@ -9,6 +9,7 @@ import { PLAY_LOG_LIMITS, parsePlayLogBatch, encodeMessage } from '@svc/shared/m
 import { PlayLog } from '../../src/playback/PlayLog.js'
 import { PlayLogSender } from '../../src/playback/PlayLogSender.js'
 import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { settle } from '@svc/shared'
 
 class Publisher {
   connected = true
@@ -145,13 +146,18 @@ t.test('stop waits for the batch in flight: its cursor is written before stop re
   t.equal(pub.sent.length, 1, 'nothing more is sent')
 
   // A batch whose PUBACK never comes (the link went down): stop gives up after its bound.
-  const again = new PlayLogSender({ playLog: pl, link: pub, screenId: 'scr_1', log })
+  const again = new PlayLogSender({ playLog: pl, link: pub, screenId: 'scr_1', log, timers: time })
   play('c')
   pl.endAll()
   await pl.flush()
   again.kick()
   await until(2000, () => (pub.sent.length === 2 ? true : undefined))
-  const t0 = Date.now()
-  await again.stop(50)
-  t.ok(Date.now() - t0 < 1000, 'stop returns after its bound')
+  let gaveUp = false
+  const givingUp = again.stop(50).then(() => (gaveUp = true))
+  time.advance(49)
+  await settle()
+  t.notOk(gaveUp, 'stop waits for the PUBACK until its bound')
+  time.advance(1)
+  await givingUp
+  t.ok(gaveUp, 'stop returns at its bound (50 ms on the clock) without the PUBACK')
 })

@@ -9,7 +9,7 @@ import { keyFingerprint, parseSignatureFile, releasePublicKey, sha256Hex, signat
 import { runAgentCli, tempDir } from '../helpers.js'
 
 async function cli(t: Parameters<typeof runAgentCli>[0], args: string[]) {
-  const p = runAgentCli(t, args)
+  const p = await runAgentCli(t, args)
   const { code } = await p.exited
   return { code, out: p.out.join('\n'), err: p.err() }
 }

@@ -1,19 +1,22 @@
 // The launcher's supervisor (agent/src/launcher/supervisor.ts) in-process, with fake agent
 // programs: small scripts at <program>/lib/svc-agent.mjs that do what their behaviour.json
 // says on each start (exit with a code, install an update and exit 75, confirm the trial,
-// hang without confirming). Trial windows are a fraction of a second.
+// hang without confirming, wait for SIGUSR2 before exiting). The trial window and the
+// confirmation polls run on a ManualClock: a test moves it past the window, or not at all.
 import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { supervise, trialMsFrom } from '../../src/launcher/supervisor.js'
 import { dataDirOf } from '../../src/launcher/main.js'
 import { type ReleaseState, readState, stateFile, writeState } from '../../src/releases/state.js'
+import { ManualClock } from '@svc/shared'
+import type { ChildProcess } from 'node:child_process'
 import { tempDir } from '../helpers.js'
 
 type Step =
   | { do: 'exit'; code: number }
   | { do: 'install'; version: string; dir: string; jobId: string; from: string }
-  | { do: 'confirm'; code: number; afterMs?: number }
+  | { do: 'confirm'; code: number }
   | { do: 'hang' }
 
 const FAKE = `import fs from 'node:fs'
@@ -39,10 +42,12 @@ if (step.do === 'install') {
   process.exit(75)
 }
 if (step.do === 'confirm') {
+  // Runs on until the test says (SIGUSR2, listened for before the test can see the confirmation), then exits with the step's code.
+  process.on('SIGUSR2', () => process.exit(step.code))
+  setInterval(() => {}, 1000)
   const s = read()
   s.trial.confirmedAt = new Date().toISOString()
   write(s)
-  setTimeout(() => process.exit(step.code), step.afterMs ?? 0)
 }
 if (step.do === 'hang') setInterval(() => {}, 1000)
 `
@@ -73,6 +78,21 @@ function runs(dir: string): Array<{ args: string[]; state: string; program: stri
     : []
 }
 
+/** Polls `read` (every 20 ms) until it answers something; after 2 minutes (a hang guard) fails naming `what`. */
+async function waitFor<T>(read: () => T | undefined | null, what: string): Promise<T> {
+  for (const end = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 20))) {
+    const v = (() => {
+      try {
+        return read()
+      } catch {
+        return undefined
+      }
+    })()
+    if (v !== undefined && v !== null) return v
+    if (Date.now() > end) throw new Error(`gave up after 2 minutes waiting for ${what}`)
+  }
+}
+
 function setup(t: Test) {
   const root = tempDir(t)
   const data = path.join(root, 'data')
@@ -88,6 +108,18 @@ function setup(t: Test) {
     runFiles.set(dest, runsFile)
     return dest
   }
+  const clock = new ManualClock()
+  /** Each child as the supervisor starts it, with its program's version. */
+  const children: Array<{ child: ChildProcess; version: string }> = []
+  const waiters: Array<() => void> = []
+  /** The child of `version` (its `n`th start), once the supervisor has started it. */
+  const childOf = async (version: string, n = 1): Promise<ChildProcess> => {
+    for (;;) {
+      const hit = children.filter((c) => c.version === version)[n - 1]
+      if (hit) return hit.child
+      await new Promise<void>((r) => waiters.push(r))
+    }
+  }
   const sup = (installed: string, trialMs = 400) =>
     supervise({
       installedDir: installed,
@@ -97,8 +129,13 @@ function setup(t: Test) {
       pollMs: 50,
       log: (l) => lines.push(l),
       handleSignals: false,
+      clock,
+      onChild: (child, p) => {
+        children.push({ child, version: p.version })
+        for (const w of waiters.splice(0)) w()
+      },
     })
-  return { root, data, lines, release, incoming, sup, file: stateFile(data) }
+  return { root, data, lines, release, incoming, sup, clock, childOf, file: stateFile(data) }
 }
 
 t.test('no update ever: the installed program runs with the arguments and the environment; its exit code is the supervisor’s; nothing written', async (t) => {
@@ -111,12 +148,26 @@ t.test('no update ever: the installed program runs with the arguments and the en
 
 t.test('exit 75 → the new version starts on trial; it confirms; then it runs on (its exit code ends the supervisor)', async (t) => {
   const s = setup(t)
-  const b = s.incoming('2.0.0-x64', '2.0.0', [{ do: 'confirm', code: 4, afterMs: 2500 }])
+  const b = s.incoming('2.0.0-x64', '2.0.0', [{ do: 'confirm', code: 4 }])
   const installed = program(path.join(s.root, 'opt'), '1.0.0', [
     { do: 'install', version: '2.0.0', dir: '2.0.0-x64', jobId: 'job_1', from: path.join(s.root, 'incoming', '2.0.0-x64') },
   ])
-  // B confirms, then stays well past the trial window before exiting 4.
-  t.equal(await s.sup(installed, 2000), 4, 'the confirmed version is not rolled back (exit 4 after its trial)')
+  const done = s.sup(installed, 2000)
+  const child = await s.childOf('2.0.0')
+  // B confirms (the state file says so); the supervisor sees it at its next poll.
+  await waitFor(() => readState(s.file)?.trial?.confirmedAt, 'the new version writing its confirmation into the state')
+  s.clock.advance(50)
+  t.ok(
+    s.lines.some((l) => l.msg === 'the new version confirmed its trial' && l.version === '2.0.0'),
+    'the poll after the confirmation sees it',
+  )
+  t.equal(s.clock.pending, 0, 'no trial deadline left once confirmed')
+  // Well past the window: nothing stops it.
+  s.clock.advance(10_000)
+  t.equal(child.exitCode, null, 'still running after the trial window')
+  t.equal(child.signalCode, null, 'not signalled')
+  child.kill('SIGUSR2')
+  t.equal(await done, 4, 'the confirmed version is not rolled back (its exit code 4 after its trial ends the supervisor)')
   t.equal(runs(installed).length, 1)
   t.equal(runs(b).length, 1)
   t.equal(runs(b)[0]!.program, b)
@@ -142,9 +193,9 @@ t.test('the new version exits with an error during its trial → back to the pre
     { do: 'install', version: '2.0.0', dir: '2.0.0-x64', jobId: 'job_2', from: path.join(s.root, 'incoming', '2.0.0-x64') },
     { do: 'exit', code: 0 },
   ])
-  const started = Date.now()
   t.equal(await s.sup(installed, 10_000), 0, 'the installed program ran again and exited 0')
-  t.ok(Date.now() - started < 8000, 'without waiting for the trial window')
+  t.equal(s.clock.nowMs, new ManualClock().nowMs, 'without waiting for the trial window (its clock never moved)')
+  t.equal(s.clock.pending, 0, 'no timer left behind')
   t.equal(runs(b).length, 1)
   t.equal(runs(installed).length, 2)
   const st = readState(s.file)!
@@ -160,8 +211,7 @@ t.test('the new version never confirms → stopped at the end of the trial windo
   const s = setup(t)
   const installed = program(path.join(s.root, 'opt'), '1.0.0', [])
   // Running: release 2 (confirmed earlier), which installs 3; 3 hangs; 2 runs again and exits 0.
-  // (2 s: a loaded machine may take a good part of a second to start node.)
-  const three = s.incoming('3.0.0-x64', '3.0.0', [{ do: 'hang' }])
+  const threeDir = s.incoming('3.0.0-x64', '3.0.0', [{ do: 'hang' }])
   const two = s.release('2.0.0-x64', '2.0.0', [
     { do: 'install', version: '3.0.0', dir: '3.0.0-x64', jobId: 'job_3', from: path.join(s.root, 'incoming', '3.0.0-x64') },
     { do: 'exit', code: 0 },
@@ -174,12 +224,21 @@ t.test('the new version never confirms → stopped at the end of the trial windo
     trial: null,
     rolledBack: null,
   })
-  const started = Date.now()
-  t.equal(await s.sup(installed, 2000), 0)
-  t.ok(Date.now() - started >= 2000, 'waited for the window')
+  const done = s.sup(installed, 2000)
+  const three = await s.childOf('3.0.0')
+  await waitFor(() => runs(threeDir).length === 1 || undefined, 'version 3.0.0 recording its start')
+  s.clock.advance(1999)
+  t.equal(three.signalCode, null, 'not stopped before the end of the window')
+  t.notOk(
+    s.lines.some((l) => l.msg === 'update rolled back'),
+    'no rollback before the end of the window',
+  )
+  s.clock.advance(1)
+  t.equal(await done, 0)
+  t.equal(three.signalCode, 'SIGTERM', 'stopped with SIGTERM at the end of the window')
   t.equal(runs(installed).length, 0)
   t.equal(runs(two).length, 2)
-  t.equal(runs(three).length, 1)
+  t.equal(runs(threeDir).length, 1)
   const st: ReleaseState = readState(s.file)!
   t.match(st, {
     active: { version: '2.0.0', dir: '2.0.0-x64' },

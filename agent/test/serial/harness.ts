@@ -1,8 +1,11 @@
 // Test wiring: a DisplayDriver port factory backed by firmware-sim's MockBinding panel
 // harness. Host → panel bytes go in through the panel's mock port (emitData); panel →
 // host bytes are taken where the panel writes them, chunk by chunk, so split replies stay
-// split. `unplug()` closes the port the way serialport reports an unplug.
+// split. `unplug()` closes the port the way serialport reports an unplug. With a
+// ManualClock shared by the panel and the driver, `drive()` runs a command to its end by
+// moving the clock from one due timer to the next once the bytes in flight have landed.
 import { EventEmitter } from 'node:events'
+import { type ManualClock, settle, systemClock } from '@svc/shared'
 import { createMockSerialPanel, type MockSerialPanel } from '@svc/firmware-sim/testing'
 import type { SimulatedPanelOptions } from '@svc/firmware-sim'
 import type { PanelPort, PanelPortFactory } from '../../src/serial/index.js'
@@ -34,6 +37,7 @@ class BridgePort extends EventEmitter implements PanelPort {
       return false
     }
     this.ctl.sent.push(Buffer.from(data))
+    this.ctl.sentAt.push(this.ctl.clock.now().getTime())
     this.ctl.mock.send(data)
     setImmediate(() => cb?.(null))
     return true
@@ -48,6 +52,9 @@ export interface MockLine {
   opens: number
   /** Everything the host wrote. */
   sent: Buffer[]
+  /** When each write of `sent` was made, on the panel's clock (ms since the epoch). */
+  sentAt: number[]
+  clock: { now(): Date }
   unplug(): void
   close(): Promise<void>
 }
@@ -60,6 +67,8 @@ export async function mockLine(opts: SimulatedPanelOptions): Promise<MockLine> {
     refuseOpen: false,
     opens: 0,
     sent: [],
+    sentAt: [],
+    clock: opts.clock ?? systemClock,
     factory: () => new BridgePort(ctl),
     unplug() {
       const p = ctl.current
@@ -77,4 +86,28 @@ export async function mockLine(opts: SimulatedPanelOptions): Promise<MockLine> {
     if (p?.isOpen) p.emit('data', Buffer.from(b))
   }
   return ctl
+}
+
+/**
+ * Resolves with `p` once it settles, moving `clock` meanwhile: the mock port's bytes travel
+ * on promise jobs and nextTicks, so once those have run and `p` is still pending, the clock
+ * goes to its next due timer (a reply gap, a silence, a timeout, a retry delay, a reopen).
+ * With no timer due either, it waits on real events (a hang guard of 2 minutes names `what`).
+ */
+export async function drive<T>(clock: ManualClock, p: Promise<T>, what = 'the command'): Promise<T> {
+  let settled = false
+  p.then(
+    () => (settled = true),
+    () => (settled = true),
+  )
+  const giveUp = Date.now() + 120_000
+  for (;;) {
+    await settle(20)
+    if (settled) return p
+    let next: number | undefined
+    for (const { at } of clock.timers.values()) if (next === undefined || at < next) next = at
+    if (next !== undefined) await clock.advanceSettling(Math.max(0, next - clock.nowMs))
+    else if (Date.now() > giveUp) throw new Error(`gave up after 2 minutes waiting for ${what} (no timer due on the clock)`)
+    else await new Promise((r) => setTimeout(r, 5))
+  }
 }

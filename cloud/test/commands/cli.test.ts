@@ -39,11 +39,16 @@ function cli(dataDir: string, ...args: string[]): Promise<Run> {
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    // A hang guard, not a bound on how fast it is: several CLIs start at once on a busy machine.
+    let hung = false
+    const timer = setTimeout(() => {
+      hung = true
+      child.kill('SIGKILL')
+    }, 5 * 60_000)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
-      resolve({ code, stdout, stderr })
+      resolve({ code, stdout, stderr: hung ? `${stderr}\n(killed after 5 minutes waiting for \`pnpm cloud ${args.join(' ')}\` to exit)` : stderr })
     })
   })
 }

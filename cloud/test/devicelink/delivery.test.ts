@@ -318,11 +318,9 @@ forEngines(t, async (t, build) => {
     // A batch that never ends holds them for at most the window's maxHoldMs.
     const end = s.desiredPublisher.window.begin()
     t.teardown(end)
-    const t0 = performance.now()
     await publish(topics.reported(b.screenId), report({ source: 'assignment', contentKind: 'media', contentId: 'med_a' }, 8), false)
     await s.presence.idle()
-    const waited = performance.now() - t0
-    t.ok(waited >= s.desiredPublisher.window.maxHoldMs - 50, `held ${Math.round(waited)} ms`)
+    t.ok(s.desiredPublisher.window.busy, 'the batch is still out')
     t.equal((await h.req('GET', `/v1/screens/${b.screenId}`, apiKey)).json().data.reported?.version, 8, 'then written although the batch is still out')
     end()
   })

@@ -1,0 +1,137 @@
+// No test asserts how long something took: a duration measured on the wall clock and
+// compared with a number passes on an idle machine and fails on a busy one. Durations are
+// bench figures (bench/); timing behaviour runs on the injected clock (ManualClock); a real
+// process is awaited on its output or an event, with a deadline only as a hang guard.
+// This reads every test file of the workspace and fails naming file:line for each
+// comparison (<, <=, >, >=) of a wall-clock duration with anything but 0. A duration is:
+//   - a difference with a clock reading on one side (`Date.now() - started`,
+//     `performance.now() - t0`, `process.hrtime.bigint() - t0`) or with a variable that
+//     holds one (`const started = Date.now()`);
+//   - a variable assigned such a difference (`const took = Date.now() - started`);
+//   - a value named as one (`ms`, `took`, `elapsed`, `waited`, `…durationMs`, `…elapsedMs`,
+//     `…tookMs`): a measured span the code under test or the test reports.
+// Deadlines are not durations: `Date.now() > end` with `end = Date.now() + ms` is a hang guard.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import ts from 'typescript'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+const PACKAGES = ['agent', 'cloud', 'shared', 'firmware-sim', 'demo']
+
+/** Every .ts/.mts/.mjs file under `dir` (relative to the repository), outside node_modules and dot-folders. */
+function find(dir: string): string[] {
+  const out: string[] = []
+  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = path.posix.join(dir, e.name)
+    if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.')) out.push(...find(rel))
+    else if (e.isFile() && /\.(ts|mts|mjs)$/.test(e.name)) out.push(rel)
+  }
+  return out
+}
+
+const CLOCK_READINGS = new Set(['Date.now', 'performance.now', 'process.hrtime', 'process.hrtime.bigint', 'hrtime', 'hrtime.bigint'])
+const DURATION_NAME = /^(ms|took|elapsed|waited)$|(durationMs|elapsedMs|tookMs)$/i
+const RELATIONAL = new Set([
+  ts.SyntaxKind.LessThanToken,
+  ts.SyntaxKind.LessThanEqualsToken,
+  ts.SyntaxKind.GreaterThanToken,
+  ts.SyntaxKind.GreaterThanEqualsToken,
+])
+
+/** The expression without parentheses, `as`/`!`, and number conversions (`Math.round(x)`, `Number(x)`). */
+function unwrap(e: ts.Expression): ts.Expression {
+  for (;;) {
+    if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)) e = e.expression
+    else if (ts.isCallExpression(e) && e.arguments.length === 1 && /^(Math\.(round|floor|ceil|trunc)|Number)$/.test(e.expression.getText())) e = e.arguments[0]!
+    else return e
+  }
+}
+
+/** The wall-clock comparisons of one file's text: `line: code` for each. */
+export function wallClockComparisons(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const isReading = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    return ts.isCallExpression(u) && CLOCK_READINGS.has(u.expression.getText(source))
+  }
+  // Variables that hold a clock reading, then those that hold a duration (to a fixed point:
+  // a duration may be computed from a variable declared below it in the file).
+  const instants = new Set<string>()
+  const durations = new Set<string>()
+  const assignments: Array<[string, ts.Expression]> = []
+  const visitAssignments = (n: ts.Node): void => {
+    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer) assignments.push([n.name.text, n.initializer])
+    if (ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.EqualsToken && ts.isIdentifier(n.left)) assignments.push([n.left.text, n.right])
+    ts.forEachChild(n, visitAssignments)
+  }
+  visitAssignments(source)
+  for (const [name, init] of assignments) if (isReading(init)) instants.add(name)
+  const isInstant = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    return isReading(u) || (ts.isIdentifier(u) && instants.has(u.text))
+  }
+  const isConstant = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    if (ts.isNumericLiteral(u)) return true
+    if (ts.isIdentifier(u)) return /^[A-Z][A-Z0-9_]*$/.test(u.text)
+    return ts.isBinaryExpression(u) && isConstant(u.left) && isConstant(u.right)
+  }
+  const isDuration = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    // A reading minus a constant (`Date.now() - 86_400_000`) is an instant, not a duration.
+    if (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.MinusToken)
+      return (isInstant(u.left) && !isConstant(u.right)) || (isInstant(u.right) && !isConstant(u.left))
+    if (ts.isIdentifier(u)) return durations.has(u.text) || DURATION_NAME.test(u.text)
+    if (ts.isPropertyAccessExpression(u)) return DURATION_NAME.test(u.name.text)
+    return false
+  }
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const [name, init] of assignments)
+      if (!durations.has(name) && isDuration(init)) {
+        durations.add(name)
+        grew = true
+      }
+  }
+  const found: string[] = []
+  const isZero = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    return ts.isNumericLiteral(u) && Number(u.text.replaceAll('_', '')) === 0
+  }
+  const visit = (n: ts.Node): void => {
+    if (ts.isBinaryExpression(n) && RELATIONAL.has(n.operatorToken.kind)) {
+      const [a, b] = [n.left, n.right]
+      if ((isDuration(a) && !isZero(b) && !isDuration(b)) || (isDuration(b) && !isZero(a) && !isDuration(a))) {
+        const { line } = source.getLineAndCharacterOfPosition(n.getStart(source))
+        found.push(`${line + 1}: ${n.getText(source)}`)
+      }
+    }
+    ts.forEachChild(n, visit)
+  }
+  visit(source)
+  return found
+}
+
+t.test('the check finds a duration compared with a number, and leaves deadlines and counts alone', async (t) => {
+  const flagged = (code: string) => wallClockComparisons('x.test.ts', code).map((f) => f.replace(/^\d+: /, ''))
+  t.same(flagged('const started = Date.now(); await stop(); t.ok(Date.now() - started < 8000)'), ['Date.now() - started < 8000'])
+  t.same(flagged('const t0 = performance.now(); run(); const waited = performance.now() - t0; t.ok(waited >= 50)'), ['waited >= 50'])
+  t.same(flagged('const a = process.hrtime.bigint(); const took = Number(process.hrtime.bigint() - a); t.ok(took < 5e6)'), ['took < 5e6'])
+  t.same(flagged('t.ok(Math.round(Date.now() - killedAt) >= GRACE_MS - 50)'), ['Math.round(Date.now() - killedAt) >= GRACE_MS - 50'])
+  t.same(flagged('t.ok(runs.every((ms) => ms > 600 && ms < 1500))'), ['ms > 600', 'ms < 1500'])
+  t.same(flagged('t.ok(records.every((r) => r.durationMs < 1500))'), ['r.durationMs < 1500'])
+  t.same(flagged('const end = Date.now() + 60_000; while (Date.now() < end) await tick(); if (performance.now() > end) throw new Error()'), [])
+  t.same(flagged('t.ok(count > 100); t.ok(clock.nowMs >= 2000); t.ok(Date.now() - started >= 0)'), [])
+  t.same(flagged('t.ok(c.expires.getTime() <= Date.now() - 86_400_000 * 365 || at < Date.now() - DAY_MS)'), [])
+  t.same(flagged('t.comment(`took ${Date.now() - started} ms`); t.equal(clock.delays[0], 1000)'), [])
+})
+
+t.test('no test file compares a wall-clock duration with a number (durations are bench figures: bench/)', async (t) => {
+  const found: string[] = []
+  for (const pkg of PACKAGES)
+    for (const file of find(path.posix.join(pkg, 'test')))
+      for (const hit of wallClockComparisons(file, fs.readFileSync(path.join(ROOT, file), 'utf8'))) found.push(`${file}:${hit}`)
+  t.same(found, [], 'wall-clock assertions (file:line: comparison); assert what happened, on the injected clock or on events')
+})

@@ -103,7 +103,18 @@ t.test('invite link, password, dashboard, sign-out and sign-in, in a real browse
   await page.$eval('#f-password', (e) => {
     ;(e as unknown as { value: string }).value = ''
   })
+  // The right password, naming a workspace the address has no account in: refused as a wrong one.
+  const other = await servicesOf(c.running.app).workspaces.create('Elsewhere', 'us')
   await page.type('#f-password', PASSWORD)
+  await page.click('details summary')
+  await page.waitForSelector('#f-workspaceId', { visible: true })
+  await noSerious(t, page, 'sign-in page with the workspace field open')
+  await page.type('#f-workspaceId', other.id)
+  await page.click('button[type=submit]')
+  await textShown(page, 'The email or password is wrong.')
+  // Emptied again (as a person does: select all, delete): the address's one account.
+  await page.click('#f-workspaceId', { clickCount: 3 })
+  await page.keyboard.press('Backspace')
   await page.click('button[type=submit]')
   await page.waitForSelector('h1#page-title')
   const cookie = (await page.cookies()).find((k) => k.name === 'svc_session')!

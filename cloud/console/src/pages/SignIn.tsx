@@ -1,8 +1,9 @@
 // The sign-in page: Email, Password, Sign in. An address with users in several workspaces
-// picks one; too many failures say when to try again.
+// signs in to the one its password fits (the one set last when it fits several); the
+// optional Workspace ID names another. Too many failures say when to try again.
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
-import { api, ApiFailure, call } from '../api.js'
+import { api, call } from '../api.js'
 import { ErrorNote, Field, useSubmit } from '../ui.js'
 
 const FIELDS = ['email', 'password', 'workspaceId'] as const
@@ -10,18 +11,10 @@ const FIELDS = ['email', 'password', 'workspaceId'] as const
 export function SignIn(props: { onSignedIn: () => void }): JSX.Element {
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
-  const [workspaces, setWorkspaces] = useState<{ id: string; name: string }[] | null>(null)
   const [workspaceId, setWorkspaceId] = useState('')
   const { busy, fieldErrors, error, submit } = useSubmit(FIELDS, async () => {
-    try {
-      await call(api.POST('/v1/session', { body: { email, password, ...(workspaceId ? { workspaceId } : {}) } }))
-    } catch (e) {
-      if (e instanceof ApiFailure && Array.isArray(e.body.workspaces)) {
-        setWorkspaces(e.body.workspaces as { id: string; name: string }[])
-        throw new ApiFailure(422, 'validation_error', 'Choose the workspace to sign in to.', {})
-      }
-      throw e
-    }
+    const named = workspaceId.trim()
+    await call(api.POST('/v1/session', { body: { email, password, ...(named ? { workspaceId: named } : {}) } }))
     props.onSignedIn()
   })
   return (
@@ -39,19 +32,17 @@ export function SignIn(props: { onSignedIn: () => void }): JSX.Element {
           error={fieldErrors.password}
           required
         />
-        {workspaces ? (
-          <div class="field">
-            <label for="f-workspace">Workspace</label>
-            <select id="f-workspace" value={workspaceId} onChange={(e) => setWorkspaceId((e.currentTarget as HTMLSelectElement).value)}>
-              <option value="">Choose…</option>
-              {workspaces.map((w) => (
-                <option key={w.id} value={w.id}>
-                  {w.name}
-                </option>
-              ))}
-            </select>
-          </div>
-        ) : null}
+        <details>
+          <summary>Sign in to a particular workspace</summary>
+          <Field
+            label="Workspace ID"
+            name="workspaceId"
+            value={workspaceId}
+            onInput={setWorkspaceId}
+            error={fieldErrors.workspaceId}
+            hint="Only when your address belongs to several workspaces: without it you join the one whose password you set last."
+          />
+        </details>
         <ErrorNote error={error} />
         <button type="submit" disabled={busy}>
           Sign in

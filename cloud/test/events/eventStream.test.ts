@@ -10,12 +10,7 @@ import { ManualClock } from '../../src/platform/clock.js'
 import { testConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/platform/db/open.js'
 import { connectDevice, droppedAtBroker, startCloud, type Cloud } from '../devicelink/link.js'
-
-interface Message {
-  id: string | null
-  event: string
-  data: any
-}
+import { type Message, takeMessages } from './sse.js'
 
 interface Stream {
   status: number
@@ -40,20 +35,7 @@ function open(t: Test, c: Cloud, headers: Record<string, string>): Promise<Strea
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
         body += chunk
-        buf += chunk
-        let i = buf.indexOf('\n\n')
-        while (i >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          const m: Message = { id: null, event: 'message', data: null }
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) m.id = line.slice(4)
-            else if (line.startsWith('event: ')) m.event = line.slice(7)
-            else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6))
-          }
-          if (block.split('\n').some((l) => l.startsWith('event: ') || l.startsWith('data: '))) messages.push(m)
-          i = buf.indexOf('\n\n')
-        }
+        buf = takeMessages(buf + chunk, messages)
         for (const w of waiters.splice(0)) w()
       })
       const s: Stream = {

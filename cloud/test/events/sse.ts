@@ -27,6 +27,24 @@ export interface SseStream {
 
 const GUARD_MS = 120_000
 
+/** Moves the complete server-sent events of `buf` into `into`; returns the incomplete rest. */
+export function takeMessages(buf: string, into: Message[]): string {
+  let i = buf.indexOf('\n\n')
+  while (i >= 0) {
+    const block = buf.slice(0, i)
+    buf = buf.slice(i + 2)
+    const m: Message = { id: null, event: 'message', data: null }
+    for (const line of block.split('\n')) {
+      if (line.startsWith('id: ')) m.id = line.slice(4)
+      else if (line.startsWith('event: ')) m.event = line.slice(7)
+      else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6))
+    }
+    if (block.split('\n').some((l) => l.startsWith('event: ') || l.startsWith('data: '))) into.push(m)
+    i = buf.indexOf('\n\n')
+  }
+  return buf
+}
+
 export function openStream(t: Test, port: number, headers: Record<string, string>): Promise<SseStream> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: '/v1/events/stream', headers }, (res) => {
@@ -42,20 +60,7 @@ export function openStream(t: Test, port: number, headers: Record<string, string
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
         body += chunk
-        buf += chunk
-        let i = buf.indexOf('\n\n')
-        while (i >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          const m: Message = { id: null, event: 'message', data: null }
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) m.id = line.slice(4)
-            else if (line.startsWith('event: ')) m.event = line.slice(7)
-            else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6))
-          }
-          if (block.split('\n').some((l) => l.startsWith('event: ') || l.startsWith('data: '))) messages.push(m)
-          i = buf.indexOf('\n\n')
-        }
+        buf = takeMessages(buf + chunk, messages)
         wake()
       })
       const onEnd = () => {

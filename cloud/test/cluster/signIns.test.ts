@@ -12,6 +12,7 @@ import { ManualClock } from '../../src/platform/clock.js'
 import type { Database } from '../../src/platform/db/Database.js'
 import type { RedisCredentialChanges } from '../../src/domains/access/RedisCredentialChanges.js'
 import { eachEngine } from '../db/engines.js'
+import { until } from '../fixtures/processes.js'
 
 const PASSWORD = 'correct horse battery'
 
@@ -43,16 +44,6 @@ async function userWithPassword(app: FastifyInstance, apiKey: string, email: str
   if (res.statusCode !== 200) throw new Error(`accept: ${res.statusCode} ${res.body}`)
   const session = (res.cookies as { name: string; value: string }[]).find((c) => c.name === 'svc_session')!
   return { id: inv.json().data.id, cookie: `svc_session=${session.value}` }
-}
-
-/** Polls `f` until it is true (real time: Redis delivers the change), at most 10 s. */
-async function soon(f: () => Promise<boolean>): Promise<boolean> {
-  const until = Date.now() + 10_000
-  while (Date.now() < until) {
-    if (await f()) return true
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  return false
 }
 
 toolTest(t, redis, 'wrong passwords sent at once to both instances from one client: 5 are checked in all, the rest answer 429', async (t) =>
@@ -92,8 +83,10 @@ toolTest(t, redis, 'a new password set through A ends the sessions B holds cache
     const reset = await call(c.a, 'POST', '/v1/invites/accept', { token, password: 'a brand new pass phrase' })
     t.equal(reset.statusCode, 200)
     t.equal((await call(c.a, 'GET', '/v1/me', undefined, { cookie })).statusCode, 401, 'A: on the next request')
-    t.ok(
-      await soon(async () => (await call(c.b, 'GET', '/v1/me', undefined, { cookie })).statusCode === 401),
+    // Polled in real time (Redis delivers the change), at most 10 s.
+    t.equal(
+      await until(10_000, async () => ((await call(c.b, 'GET', '/v1/me', undefined, { cookie })).statusCode === 401 ? 401 : undefined), 10),
+      401,
       'B: within the Redis round trip (the clock did not move)',
     )
   }),

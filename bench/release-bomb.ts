@@ -9,6 +9,7 @@
 // long it took, and the cloud's RSS afterwards. The child process is killed at the end.
 import { join } from 'node:path'
 import zlib from 'node:zlib'
+import { tarHeader as header } from '../cloud/test/fixtures/agentRelease.js'
 import { call, cli, cloudEnv, f1, freePort, killAll, now, pct, rssOf, startCloud, stop, tempDir } from './lib/harness.js'
 
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
@@ -16,23 +17,6 @@ const BOMBS = arg('bombs', 4)
 const GIB = arg('gib', 2)
 const REQUESTS = arg('requests', 400)
 const MiB = 1024 * 1024
-
-function header(name: string, size: number): Buffer {
-  const h = Buffer.alloc(512)
-  h.write(name, 0, 100, 'utf8')
-  h.write('0000644\0', 100, 'ascii')
-  h.write('0000000\0', 108, 'ascii')
-  h.write('0000000\0', 116, 'ascii')
-  h.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii')
-  h.write('14540000000\0', 136, 'ascii')
-  h.write('        ', 148, 'ascii')
-  h.write('0', 156, 'ascii')
-  h.write('ustar\u000000', 257, 'ascii')
-  let sum = 0
-  for (const b of h) sum += b
-  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii')
-  return h
-}
 
 function bomb(): Buffer {
   const zeros = zlib.gzipSync(Buffer.alloc(MiB), { level: 9 })

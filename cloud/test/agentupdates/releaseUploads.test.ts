@@ -8,29 +8,10 @@ import http from 'node:http'
 import zlib from 'node:zlib'
 import t from 'tap'
 import { startCloud, type Cloud } from '../devicelink/link.js'
-import { releaseForm, releaseKey } from '../fixtures/agentRelease.js'
+import { releaseForm, releaseKey, tarHeader as header } from '../fixtures/agentRelease.js'
 import { sha256Hex, signRelease } from '@svc/shared/releases'
 
 const MiB = 1024 * 1024
-
-/** A ustar header block: a regular file ('0'), a folder ('5') or a symbolic link ('2'). */
-function header(name: string, size: number, type: '0' | '5' | '2' = '0', link = ''): Buffer {
-  const h = Buffer.alloc(512)
-  h.write(name, 0, 100, 'utf8')
-  h.write('0000644\0', 100, 'ascii')
-  h.write('0000000\0', 108, 'ascii')
-  h.write('0000000\0', 116, 'ascii')
-  h.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii')
-  h.write('14540000000\0', 136, 'ascii')
-  h.write('        ', 148, 'ascii')
-  h.write(type, 156, 'ascii')
-  h.write(link, 157, 100, 'utf8')
-  h.write('ustar\u000000', 257, 'ascii')
-  let sum = 0
-  for (const b of h) sum += b
-  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii')
-  return h
-}
 
 /** A file entry: its header and its content padded to whole blocks. */
 function file(name: string, text: string | Buffer): Buffer {

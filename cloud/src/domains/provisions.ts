@@ -54,7 +54,7 @@ import type { AssignmentService, MarkDirtyLater, PairingService, ScreenPanelServ
 import type { ScreenshotService } from './screenshots/index.js'
 import type { SerialJobService, SerialTemplateService } from './serial/index.js'
 import type { StatusService } from './status/index.js'
-import type { GroupChange, GroupService, TagChange, TagService } from './targeting/index.js'
+import type { GroupChange, GroupService, GroupUsage, TagChange, TagService } from './targeting/index.js'
 import type { CastService, EmergencyService, ReachReceipts, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
 import type { PreviewService, TimelineService } from './timeline/index.js'
 import type { WebhookDeliveryWorker, WebhookEndpoints, WebhookQueue, WebhookSender } from './webhooks/index.js'
@@ -169,6 +169,8 @@ export interface DomainProvisions {
   tagChanges: Hook<TagChange>
   /** A group's definition changed or it was deleted: (workspaceId, groupId). */
   groupChanges: Hook<GroupChange>
+  /** What each domain keeps aimed at a group, so deleting a used group is refused. */
+  groupUsage: Hook<GroupUsage>
   /** Approval policies per location and the requests that hold content changes. */
   approvals: ApprovalService
   /** Who applies or discards an approved or rejected change, per kind. */

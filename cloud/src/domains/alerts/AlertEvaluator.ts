@@ -15,6 +15,7 @@ import { notFound } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import type { NodeService } from '../nodes/index.js'
+import type { GroupService } from '../targeting/index.js'
 import { ALERT_CODES, parseConfig, type SEVERITIES, type AlertCode, type AlertRuleRow, type AlertRuleService } from './AlertRuleService.js'
 import type { AlertNotifier } from './AlertNotifier.js'
 import type { AlertEventView } from './AlertEventView.js'
@@ -89,6 +90,7 @@ export class AlertEvaluator {
     private readonly nodes: NodeService,
     private readonly rules: AlertRuleService,
     readonly notifier: AlertNotifier,
+    private readonly groups: Pick<GroupService, 'membersAmong'>,
   ) {
     this.repo = new AlertRepository(db.kysely)
   }
@@ -378,7 +380,10 @@ export class AlertEvaluator {
           ? true
           : c.scopeKind === 'screen'
             ? c.scopeId === screen.id
-            : await this.nodes.isWithin(workspaceId, screen.nodeId, c.scopeId)
+            : c.scopeKind === 'group'
+              ? // Membership as every group target resolves it, seen from the rule's home.
+                (await this.groups.membersAmong(workspaceId, c.scopeId, rule.node_id, [screen.id])).has(screen.id)
+              : await this.nodes.isWithin(workspaceId, screen.nodeId, c.scopeId)
       if (inScope) out.push(rule)
     }
     return out

@@ -15,12 +15,13 @@ import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { isUnsafeUrlError, type OutboundGuard } from '../../platform/net/OutboundGuard.js'
 import type { NodeService } from '../nodes/index.js'
 import type { ScreenService } from '../screens/index.js'
+import type { GroupService } from '../targeting/index.js'
 import { newSigningSecret } from '../webhooks/index.js'
 import { isMasked, isUrlLike, maskUrl, unmask } from './masking.js'
 
 export const ALERT_CODES = ['connection-lost', 'display-off', 'storage-critical', 'play-log-limited', 'drift', 'panel-not-obeying'] as const
 export type AlertCode = (typeof ALERT_CODES)[number]
-export const SCOPE_KINDS = ['workspace', 'org_unit', 'location', 'screen_group', 'screen'] as const
+export const SCOPE_KINDS = ['workspace', 'org_unit', 'location', 'screen_group', 'screen', 'group'] as const
 export const CHANNELS = ['in-app', 'email', 'webhook', 'chat'] as const
 export const SEVERITIES = ['info', 'warning', 'critical'] as const
 export const DEFAULT_SEVERITY: Record<AlertCode, (typeof SEVERITIES)[number]> = {
@@ -145,6 +146,7 @@ export class AlertRuleService {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly screens: ScreenService,
+    private readonly groups: Pick<GroupService, 'memberCondition'>,
     private readonly outbound: OutboundGuard,
     private readonly random?: RandomSource,
   ) {
@@ -191,7 +193,10 @@ export class AlertRuleService {
     let scopeId = c.scopeId
     if (scopeKind === 'workspace') scopeId = p.workspaceId
     else if (typeof scopeId !== 'string' || !scopeId) throw validation('config.scopeId is required for this scopeKind.')
-    else if (scopeKind !== 'screen') {
+    else if (scopeKind === 'group') {
+      // A group of this workspace the credential sees (422 naming the field otherwise, whichever workspace it is in).
+      await this.groups.memberCondition(p, scopeId, 'config.scopeId')
+    } else if (scopeKind !== 'screen') {
       const node = await this.nodes.get(p, scopeId).catch(() => null)
       if (!node || node.kind !== scopeKind)
         throw new ApiError('invalid_node', `config.scopeId ${JSON.stringify(scopeId)} is not a ${scopeKind} in this workspace.`)

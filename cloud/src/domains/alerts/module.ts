@@ -27,6 +27,8 @@ export const alertsModule = domainModule({
     'screenReports',
     'playLogLimits',
     'drift',
+    'groups',
+    'groupUsage',
   ],
   provides: ['alertRules', 'alerts', 'alertWorker'],
   create: ({
@@ -46,10 +48,13 @@ export const alertsModule = domainModule({
     screenReports,
     playLogLimits,
     drift,
+    groups,
+    groupUsage,
   }) => {
-    const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, outbound, random)
+    const alertRules = new AlertRuleService(db, clock, ids, nodes, screens, groups, outbound, random)
     nodeUsage.add(async (ws, nodeId) => ({ what: 'alert rule(s) homed or scoped there', count: await alertRules.countAtNode(ws, nodeId) }))
-    const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(users, clock, outbound, mailer, log))
+    groupUsage.add(async (ws, groupId) => ({ what: 'alert rule(s) scoped to it', count: await alertRules.countAtNode(ws, groupId) }))
+    const alerts = new AlertEvaluator(db, clock, ids, nodes, alertRules, new AlertNotifier(users, clock, outbound, mailer, log), groups)
     // The device link feeds the evaluator: presence changes (as the outbox dispatches them)
     // and reported panel and storage state; the play log its limited screens.
     screenStatuses.add((changes) =>

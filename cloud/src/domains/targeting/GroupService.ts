@@ -7,7 +7,7 @@ import { sql, type RawBuilder } from 'kysely'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import type { Principal } from '../../platform/http/Principal.js'
-import type { Listeners } from '../../platform/hooks.js'
+import { Listeners } from '../../platform/hooks.js'
 import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { encodeCursor, type Page, type PageRequest } from '../../platform/paging.js'
 import { cleanName, type NodeService } from '../nodes/index.js'
@@ -55,6 +55,9 @@ export interface GroupInput {
 /** Told when a group's definition changes (its members may differ): workspace, group id. */
 export type GroupChange = (workspaceId: string, groupId: string) => void
 
+/** What another domain keeps aimed at a group (an alert rule's scope), so deleting a used group is refused. */
+export type GroupUsage = (workspaceId: string, groupId: string) => Promise<{ what: string; count: number } | null>
+
 const memberView = (r: MemberRow): MemberView => ({ id: r.id, name: r.name, nodeId: r.node_id, status: r.status, agentVersion: r.agent_version })
 
 export class GroupService implements GroupConditions {
@@ -67,6 +70,7 @@ export class GroupService implements GroupConditions {
     private readonly ids: IdGenerator,
     private readonly nodes: NodeService,
     private readonly changes: Listeners<GroupChange>,
+    private readonly usage: Listeners<GroupUsage> = new Listeners(),
   ) {
     this.repo = new TargetingRepository(db.kysely)
     this.reads = new TargetingRepository(db.reads)
@@ -142,6 +146,20 @@ export class GroupService implements GroupConditions {
     const g = await this.visible(p, groupId)
     if (!g) throw validation(`${field}: ${JSON.stringify(groupId)} is not a group of this workspace.`)
     return this.condition(p, { all: [{ group: g.id }] }, field)
+  }
+
+  /**
+   * Of `screenIds`, those in the group as a credential homed at `nodeId` sees it: the members
+   * of a standing target decided without a caller (an alert rule's group scope), through the
+   * same condition every write's group target uses. Empty when the group is gone or outside
+   * that home.
+   */
+  async membersAmong(workspaceId: string, groupId: string, nodeId: string | null, screenIds: readonly string[]): Promise<Set<string>> {
+    if (!screenIds.length) return new Set()
+    const p: Principal = { actor: { kind: 'key', id: null, name: 'targeting', nodeId }, workspaceId, grant: 'all', nodeId }
+    const g = await this.visible(p, groupId)
+    if (!g) return new Set()
+    return this.reads.existing(await this.selection(p, g), screenIds)
   }
 
   private async selection(p: Principal, g: GroupRow): Promise<Selection> {
@@ -266,6 +284,10 @@ export class GroupService implements GroupConditions {
     const users = (await this.repo.dynamicGroups(p.workspaceId)).filter((g) => g.rule && namesIn(JSON.parse(g.rule) as Rule).groups.has(id))
     if (users.length)
       throw new ApiError('conflict', `The group is named by the rule of ${users.map((g) => `${g.id} (${g.name})`).join(', ')}; change those rules first.`)
+    for (const usage of this.usage.all()) {
+      const u = await usage(p.workspaceId, id)
+      if (u && u.count > 0) throw new ApiError('conflict', `The group is still in use: ${u.count} ${u.what}; change those first.`)
+    }
     await this.db.transaction((tx) => this.repo.deleteGroup(p.workspaceId, id, tx.kysely))
     this.changed(p.workspaceId, id)
     return { id, deleted: true }

@@ -5909,7 +5909,7 @@ export interface operations {
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
-                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen" | "group";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -6095,7 +6095,7 @@ export interface operations {
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
-                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen" | "group";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -6306,7 +6306,7 @@ export interface operations {
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
-                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen" | "group";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -6678,7 +6678,7 @@ export interface operations {
                                 recipients: string[];
                                 scopeId: string;
                                 /** @enum {string} */
-                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen";
+                                scopeKind: "workspace" | "org_unit" | "location" | "screen_group" | "screen" | "group";
                                 severity: string;
                                 thresholds: {
                                     [key: string]: unknown;
@@ -33015,6 +33015,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | null;
+                            /** @description The screen's tags, lower case, sorted. */
+                            tags: string[];
                         })[];
                         nextCursor?: string | null;
                         total?: number;

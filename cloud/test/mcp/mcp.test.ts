@@ -113,6 +113,37 @@ onOneEngine(t, (t, build) => {
     t.equal((await h.req('GET', `/v1/serial-jobs/${got.id}`, apiKey)).json().data.id, got.id)
 
     t.same(data(await call(client, 'listMedia')), [])
+
+    // Tags and groups: tag the screen, group it by the tag, read the group back, filter the list by tag.
+    t.match(data(await call(client, 'bulkTagScreens', { body: { screenIds: [screenId], add: ['Floor:2'] } })), { matched: 1, changed: 1 })
+    t.same(data(await call(client, 'listTags')), [{ tag: 'floor:2', count: 1 }])
+    t.same(
+      data(await call(client, 'listScreens', { tag: ['floor:2'] })).map((s: { id: string }) => s.id),
+      [screenId],
+      'a repeatable query parameter takes a list',
+    )
+    t.same(data(await call(client, 'listScreens', { tag: 'nope' })), [])
+    const rule = { all: [{ tag: 'floor:2' }] }
+    t.match(data(await call(client, 'previewGroups', { body: { rule } })), { count: 1, screens: [{ id: screenId }] })
+    t.equal(tools.find((x) => x.name === 'previewGroups')?.annotations?.readOnlyHint, true, 'a preview stores nothing')
+    const group = await call(client, 'createGroup', { body: { name: 'Second floor', kind: 'dynamic', rule } })
+    t.notOk(group.isError, JSON.stringify(group.structuredContent))
+    const groupId = data(group).id
+    t.match(data(await call(client, 'getGroup', { id: groupId })), { kind: 'dynamic', memberCount: 1 })
+    t.same(
+      data(await call(client, 'listGroupMembers', { id: groupId })).map((s: { id: string }) => s.id),
+      [screenId],
+    )
+    t.equal(data(await call(client, 'updateGroup', { id: groupId, body: { name: 'Floor two' } })).name, 'Floor two')
+    t.same(
+      data(await call(client, 'listGroups')).map((g: { id: string }) => g.id),
+      [groupId],
+    )
+    t.match(await call(client, 'createGroup', { body: { name: 'Loop', kind: 'dynamic', rule: { all: [{ nope: 1 }] } } }), {
+      isError: true,
+      structuredContent: { error: 'validation_error' },
+    })
+    t.equal((await h.req('GET', `/v1/groups/${groupId}`, apiKey)).json().data.name, 'Floor two', 'the group is real')
     t.same(data(await call(client, 'listPlaylists')), [])
 
     const invalid = await call(client, 'createCast', { body: { contentKind: 'nope', contentId: 'x' } })
@@ -133,13 +164,28 @@ onOneEngine(t, (t, build) => {
 
     const { client } = await connect(t, base, reader.secret)
     const names = (await client.listTools()).tools.map((x) => x.name)
-    for (const n of ['getMe', 'listScreens', 'getScreen', 'listCasts', 'getSerialJob', 'listMedia']) t.ok(names.includes(n), `${n} listed`)
-    for (const n of ['createCast', 'clearCast', 'createEmergency', 'listEmergencies', 'sendScreenSerialCommand', 'listPlaylists', 'createPlaylist'])
+    for (const n of ['getMe', 'listScreens', 'getScreen', 'listCasts', 'getSerialJob', 'listMedia', 'listTags', 'listGroups', 'previewGroups'])
+      t.ok(names.includes(n), `${n} listed`)
+    for (const n of [
+      'createCast',
+      'clearCast',
+      'createEmergency',
+      'listEmergencies',
+      'sendScreenSerialCommand',
+      'listPlaylists',
+      'createPlaylist',
+      'bulkTagScreens',
+      'createGroup',
+      'updateGroup',
+    ])
       t.notOk(names.includes(n), `${n} not listed`)
     t.ok(names.length < MCP_OPERATIONS.length)
     const refused = await call(client, 'createCast', { body: { contentKind: 'media', contentId: 'med_x', scopeKind: 'screens', screenIds: [screenId] } })
     t.match(refused, { isError: true, structuredContent: { error: 'forbidden', message: 'Missing permission: screen.cast' } })
     t.same((await h.req('GET', '/v1/casts', apiKey)).json().data, [], 'nothing was cast')
+    const untagged = await call(client, 'bulkTagScreens', { body: { screenIds: [screenId], add: ['x'] } })
+    t.match(untagged, { isError: true, structuredContent: { error: 'forbidden', message: 'Missing permission: screen.edit' } })
+    t.same((await h.req('GET', '/v1/tags', apiKey)).json().data, [], 'nothing was tagged')
     t.equal(data(await call(client, 'getScreen', { id: screenId })).id, screenId, 'reads work')
 
     // A pinned key sees only what its location holds, as over HTTP.
@@ -239,6 +285,7 @@ onOneEngine(t, (t, build) => {
         'createCast',
         'getAgentLog',
         'getCast',
+        'getGroup',
         'getMe',
         'getScreen',
         'getScreenPanel',
@@ -246,11 +293,15 @@ onOneEngine(t, (t, build) => {
         'getScreenshot',
         'getSerialJob',
         'listCasts',
+        'listGroupMembers',
+        'listGroups',
         'listScreenAgentLogs',
         'listScreenSerialJobs',
         'listScreens',
         'listSerialPresets',
         'listSerialTemplates',
+        'listTags',
+        'previewGroups',
         'previewTimeline',
         'requestScreenshot',
         'summarizePlayLog',

@@ -25,6 +25,14 @@ const FIXTURES: Record<string, TenancyFixture> = {
   ...APPROVALS_FIXTURES,
   '/v1/nodes/:id': { create: async (h, a) => (await h.req('POST', '/v1/nodes', a, { name: 'A node' })).json().data.id, exists: getOk('/v1/nodes/:id') },
   '/v1/screens/:id': { create: pair, body: { contentKind: 'media', contentId: 'med_b', value: 'ON' }, exists: getOk('/v1/screens/:id') },
+  '/v1/groups/:id': {
+    create: async (h, a) => {
+      const screen = await pair(h, a)
+      return (await h.req('POST', '/v1/groups', a, { name: 'A group', kind: 'static', screenIds: [screen] })).json().data.id
+    },
+    body: { name: 'renamed' },
+    exists: async (h, a, id) => (await h.req('GET', `/v1/groups/${id}`, a)).json().data?.name === 'A group',
+  },
   '/v1/casts/:id': {
     create: async (h, a) => {
       await pair(h, a)

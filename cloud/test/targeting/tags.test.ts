@@ -38,6 +38,22 @@ forEngines(t, (t, build) => {
     t.same(await ids('tag=format:kiosk&tag=floor:2'), ['scr_1'], 'all of them')
     t.same(await ids('tag=nothing'), [])
     t.same(await ids('tag=format:kiosk&limit=1&count=1'), ['scr_1'])
+    // The list's items carry their tags (sorted; none: an empty list), on every page form.
+    for (const q of ['', 'limit=2', 'tag=format:kiosk'])
+      t.same(
+        ((await h.req('GET', `/v1/screens?${q}`, apiKey)).json().data as { id: string; tags: string[] }[]).map((s) => [s.id, s.tags]),
+        q === 'tag=format:kiosk'
+          ? [
+              ['scr_1', ['floor:2', 'format:kiosk']],
+              ['scr_2', ['format:kiosk']],
+            ]
+          : [
+              ['scr_1', ['floor:2', 'format:kiosk']],
+              ['scr_2', ['format:kiosk']],
+              ['scr_3', []],
+            ].slice(0, q ? 2 : 3),
+        `tags on the list items (${q || 'whole list'})`,
+      )
 
     res = await h.req('GET', '/v1/tags', apiKey)
     t.same(res.json().data, [

@@ -122,10 +122,11 @@ export function toolDefinition(t: McpTool): Tool {
     inputSchema: t.inputSchema,
     annotations: {
       title: t.title,
-      readOnlyHint: t.method === 'GET',
+      // A preview (of a timeline, of a rule) is a POST that stores nothing.
+      readOnlyHint: t.method === 'GET' || /^preview/.test(t.name),
       // Creates and commands change what screens show; clears end a takeover.
       destructiveHint: t.method === 'DELETE' || /^clear/.test(t.name),
-      idempotentHint: t.method === 'GET' || t.idempotent,
+      idempotentHint: t.method === 'GET' || t.idempotent || /^preview/.test(t.name),
       openWorldHint: false,
     },
   }

@@ -20,6 +20,14 @@ export const MCP_OPERATIONS = [
   'previewTimeline',
   'assignScreen',
   'getScreenPanel',
+  'listTags',
+  'bulkTagScreens',
+  'listGroups',
+  'getGroup',
+  'createGroup',
+  'updateGroup',
+  'listGroupMembers',
+  'previewGroups',
   'createCast',
   'listCasts',
   'getCast',
@@ -207,9 +215,10 @@ export function toolRequest(tool: McpTool, args: Record<string, unknown> | undef
   const query = new URLSearchParams()
   for (const q of tool.queryParams) {
     if (a[q] === undefined || a[q] === null) continue
-    const v = scalar(a[q])
-    if (v === null) throw new ToolArgumentError(`${q} must be a string, a number or a boolean.`)
-    query.set(q, v)
+    // A repeatable parameter (listScreens' `tag`) takes a list: each value is sent once.
+    const values = Array.isArray(a[q]) ? (a[q] as unknown[]).map(scalar) : [scalar(a[q])]
+    if (values.some((v) => v === null)) throw new ToolArgumentError(`${q} must be a string, a number or a boolean (or a list of them).`)
+    for (const v of values) query.append(q, v!)
   }
   const qs = query.toString()
   const out: ToolRequest = { method: tool.method, url: qs ? `${url}?${qs}` : url }

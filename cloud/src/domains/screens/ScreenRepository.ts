@@ -33,6 +33,8 @@ const LIST_COLUMNS = [
   >`(SELECT json_object('id', sh.id, 'at', sh.completed_at) FROM screenshots sh WHERE sh.screen_id = screens.id AND sh.status = 'ok' ORDER BY sh.created_at DESC LIMIT 1)`.as(
     'last_shot',
   ),
+  // The screen's tags, sorted, as a JSON array (the targeting domain's screen_tags, by its primary key).
+  sql<string>`(SELECT json_group_array(st.tag ORDER BY st.tag) FROM screen_tags st WHERE st.screen_id = screens.id)`.as('tag_list'),
 ] as const
 /** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
 const LIST_FIELDS = [
@@ -49,6 +51,7 @@ const LIST_FIELDS = [
   sql<unknown>`(SELECT json_build_object('id', sh.id, 'at', sh.completed_at) FROM screenshots sh WHERE sh.screen_id = screens.id AND sh.status = 'ok' ORDER BY sh.created_at DESC LIMIT 1)`.as(
     'lastScreenshot',
   ),
+  sql<unknown>`(SELECT COALESCE(json_agg(st.tag ORDER BY st.tag), '[]') FROM screen_tags st WHERE st.screen_id = screens.id)`.as('tags'),
 ] as const
 const DRIFT_INPUT_COLUMNS = [
   'id',
@@ -146,7 +149,7 @@ function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, 
     ),
     filter,
   )
-  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]'))), 'playing', json(json_extract(p.reported, '$.playing')), 'lastScreenshot', json(p.last_shot)`
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]'))), 'playing', json(json_extract(p.reported, '$.playing')), 'lastScreenshot', json(p.last_shot), 'tags', json(p.tag_list)`
   // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
   // ordered subquery's rows in its order.
   const array =

@@ -99,6 +99,7 @@ const ScreenItem = Type.Intersect([
     lastScreenshot: Type.Union([Type.Object({ id: Type.String(), at: StringOrNull({ format: 'date-time' }) }), Type.Null()], {
       description: 'The newest screenshot that came back (GET /v1/screenshots/<id>/image); null when none.',
     }),
+    tags: Type.Array(Type.String(), { description: "The screen's tags, lower case, sorted." }),
   }),
 ])
 

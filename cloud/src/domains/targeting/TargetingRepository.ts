@@ -45,15 +45,23 @@ export function globPattern(glob: string): string {
 
 const OP_SQL: Record<VersionOp, string> = { lt: '<', lte: '<=', gt: '>', gte: '>=' }
 
-/** The agent version's three numbers as SQL (each null when the version is not `x.y.z…`). */
-function versionParts(dialect: Dialect): [RawBuilder<number>, RawBuilder<number>, RawBuilder<number>] {
+/**
+ * The agent version's three numbers as SQL, and on SQLite the guard that says the version is
+ * `x.y.z…` (each number 1–9 digits): PostgreSQL's parts are null when it is not, SQLite's
+ * only mean something under the guard, which is evaluated once per comparison rather than
+ * once per part (the string functions it takes were most of a version rule's cost).
+ */
+function versionParts(dialect: Dialect): { guard: RawBuilder<boolean> | null; parts: [RawBuilder<number>, RawBuilder<number>, RawBuilder<number>] } {
   if (dialect === 'postgres') {
     const part = (re: string) => sql<number>`CAST(substring(screens.agent_version from ${re}) AS BIGINT)`
-    return [
-      part('^([0-9]{1,9})\\.[0-9]{1,9}\\.[0-9]{1,9}([^0-9]|$)'),
-      part('^[0-9]{1,9}\\.([0-9]{1,9})\\.[0-9]{1,9}([^0-9]|$)'),
-      part('^[0-9]{1,9}\\.[0-9]{1,9}\\.([0-9]{1,9})([^0-9]|$)'),
-    ]
+    return {
+      guard: null,
+      parts: [
+        part('^([0-9]{1,9})\\.[0-9]{1,9}\\.[0-9]{1,9}([^0-9]|$)'),
+        part('^[0-9]{1,9}\\.([0-9]{1,9})\\.[0-9]{1,9}([^0-9]|$)'),
+        part('^[0-9]{1,9}\\.[0-9]{1,9}\\.([0-9]{1,9})([^0-9]|$)'),
+      ],
+    }
   }
   // SQLite has no regular expressions: the parts are cut at the dots and checked to be 1–9 digits.
   const v = sql`screens.agent_version`
@@ -62,9 +70,9 @@ function versionParts(dialect: Dialect): [RawBuilder<number>, RawBuilder<number>
   const min = sql`substr(${r1}, 1, instr(${r1}, '.') - 1)`
   const r2 = sql`substr(${r1}, instr(${r1}, '.') + 1)`
   const digits = (p: RawBuilder<unknown>) => sql`(length(${p}) BETWEEN 1 AND 9 AND ${p} NOT GLOB '*[^0-9]*')`
-  const valid = sql`(instr(${v}, '.') > 0 AND ${digits(maj)} AND instr(${r1}, '.') > 0 AND ${digits(min)} AND ${r2} GLOB '[0-9]*' AND ${r2} NOT GLOB '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*')`
-  const part = (p: RawBuilder<unknown>) => sql<number>`(CASE WHEN ${valid} THEN CAST(${p} AS INTEGER) END)`
-  return [part(maj), part(min), part(r2)]
+  const guard = sql<boolean>`(instr(${v}, '.') > 0 AND ${digits(maj)} AND instr(${r1}, '.') > 0 AND ${digits(min)} AND ${r2} GLOB '[0-9]*' AND ${r2} NOT GLOB '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*')`
+  const part = (p: RawBuilder<unknown>) => sql<number>`CAST(${p} AS INTEGER)`
+  return { guard, parts: [part(maj), part(min), part(r2)] }
 }
 
 /**
@@ -98,10 +106,14 @@ export function predicate(c: Condition, ctx: RuleContext, seen: readonly string[
     return ids.length ? strict(sql`screens.node_id IN (${sql.join([...ids])})`) : FALSE
   }
   if ('agentVersion' in c) {
-    const [a, b, d] = versionParts(ctx.dialect)
+    const {
+      guard,
+      parts: [a, b, d],
+    } = versionParts(ctx.dialect)
     const parts = Object.entries(c.agentVersion).map(([op, ver]) => {
       const [x, y, z] = ver!.split('.').map(Number)
-      return strict(sql`(${a}, ${b}, ${d}) ${sql.raw(OP_SQL[op as VersionOp])} (${x}, ${y}, ${z})`)
+      const compare = sql`(${a}, ${b}, ${d}) ${sql.raw(OP_SQL[op as VersionOp])} (${x}, ${y}, ${z})`
+      return strict(guard ? sql`(CASE WHEN ${guard} THEN ${compare} END)` : compare)
     })
     return sql<boolean>`(${sql.join(parts, sql` AND `)})`
   }

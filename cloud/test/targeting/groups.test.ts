@@ -6,6 +6,7 @@ import { servicesOf } from '../../src/app.js'
 import { forEngines } from '../db/engines.js'
 import { screenRow } from '../fixtures/screenRows.js'
 import { makeKey, type Harness } from '../helpers.js'
+import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 
 const AT = '2026-06-01T12:00:00.000Z'
 
@@ -157,5 +158,109 @@ forEngines(t, (t, build) => {
     t.same(res.json().data.screenIds, [])
     t.same((await h.req('GET', `/v1/groups/${homed}`, apiKey)).json().data.screenIds, ['scr_w'])
     t.equal((await h.req('GET', `/v1/screens?group=${root}`, pinned)).statusCode, 422)
+  })
+
+  t.test('pinned-key sweep: every tags and groups route, and every write that takes a group, keeps a pinned key inside its reach', async (t) => {
+    const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+    const { apiKey, workspaceId } = await h.workspace()
+    const east = (await h.req('POST', '/v1/nodes', apiKey, { name: 'East', kind: 'location' })).json().data.id as string
+    const west = (await h.req('POST', '/v1/nodes', apiKey, { name: 'West', kind: 'location' })).json().data.id as string
+    await seed(h, workspaceId, [
+      ['scr_e', east, ['lobby', 'east-only']],
+      ['scr_w', west, ['lobby', 'west-only']],
+    ])
+    const pinned = (await makeKey(h, apiKey, 'all', east)).secret
+    const group = async (body: object) => (await h.req('POST', '/v1/groups', apiKey, body)).json().data.id as string
+    const root = await group({ name: 'Root lobby', kind: 'dynamic', rule: { all: [{ tag: 'lobby' }] } })
+    const homed = await group({ name: 'East list', nodeId: east, kind: 'static', screenIds: ['scr_e', 'scr_w'] })
+    const outside = ['scr_w', 'west-only', root, west]
+    const leaks = (body: string) => outside.filter((x) => body.includes(x))
+    const req = (method: string, url: string, body?: unknown) => h.req(method as 'GET', url, pinned, body)
+
+    // Per route of the targeting domain: what the pinned key tries, and what it must get.
+    const CASES: Record<string, () => Promise<void>> = {
+      'GET /v1/groups': async () => {
+        const res = await req('GET', '/v1/groups')
+        t.same(idsOf(res.json().data), [homed], 'list: the group homed in its reach only')
+        t.same(leaks(res.body), [])
+      },
+      'POST /v1/groups': async () => {
+        t.equal((await req('POST', '/v1/groups', { name: 'X', kind: 'static', screenIds: ['scr_w'] })).statusCode, 422, 'create: a screen outside')
+        t.equal((await req('POST', '/v1/groups', { name: 'X', kind: 'dynamic', rule: { all: [{ group: root }] } })).statusCode, 422, 'a group outside')
+        t.equal((await req('POST', '/v1/groups', { name: 'X', kind: 'dynamic', rule: { all: [{ nodeId: west }] } })).statusCode, 422, 'a location outside')
+        t.equal((await req('POST', '/v1/groups', { name: 'X', nodeId: west, kind: 'static' })).statusCode, 422, 'homed outside')
+      },
+      'POST /v1/groups/preview': async () => {
+        const res = await req('POST', '/v1/groups/preview', { rule: { all: [{ tag: 'lobby' }] } })
+        t.same([res.json().data.count, idsOf(res.json().data.screens)], [1, ['scr_e']], 'preview: the screens it reaches')
+        t.same(leaks(res.body), [])
+      },
+      'GET /v1/groups/:id': async () => {
+        t.equal((await req('GET', `/v1/groups/${root}`)).statusCode, 404, 'get: a group homed outside is not found')
+        const res = await req('GET', `/v1/groups/${homed}`)
+        t.same([res.json().data.screenIds, res.json().data.memberCount], [['scr_e'], 1])
+        t.same(leaks(res.body), [])
+      },
+      'GET /v1/groups/:id/members': async () => {
+        t.equal((await req('GET', `/v1/groups/${root}/members`)).statusCode, 404)
+        const res = await req('GET', `/v1/groups/${homed}/members?count=1`)
+        t.same([idsOf(res.json().data), res.json().total], [['scr_e'], 1], 'members: those it reaches')
+        t.same(leaks(res.body), [])
+      },
+      'PATCH /v1/groups/:id': async () => {
+        t.equal((await req('PATCH', `/v1/groups/${root}`, { name: 'Mine' })).statusCode, 404)
+        t.equal((await req('PATCH', `/v1/groups/${homed}`, { nodeId: west })).statusCode, 422, 'moved outside')
+        t.equal((await h.req('GET', `/v1/groups/${root}`, apiKey)).json().data.name, 'Root lobby')
+      },
+      'DELETE /v1/groups/:id': async () => {
+        t.equal((await req('DELETE', `/v1/groups/${root}`)).statusCode, 404)
+        t.equal((await h.req('GET', `/v1/groups/${root}`, apiKey)).statusCode, 200, 'the root group stays')
+      },
+      'GET /v1/tags': async () => {
+        const res = await req('GET', '/v1/tags')
+        const counts = Object.fromEntries((res.json().data as { tag: string; count: number }[]).map((x) => [x.tag, x.count]))
+        t.match(counts, { 'east-only': 1, lobby: 1 }, 'tags: counted over the screens it reaches')
+        t.same(leaks(res.body), [])
+      },
+      'POST /v1/screens/bulk-tag': async () => {
+        t.equal((await req('POST', '/v1/screens/bulk-tag', { groupId: root, add: ['x'] })).statusCode, 422, 'bulk tag: a group outside')
+        const res = await req('POST', '/v1/screens/bulk-tag', { groupId: homed, add: ['swept'] })
+        t.match(res.json().data, { matched: 1, changed: 1 }, "bulk tag: the group's members it reaches")
+        t.same((await h.req('GET', '/v1/screens/scr_w', apiKey)).json().data.tags, ['lobby', 'west-only'], 'the screen outside is untouched')
+      },
+    }
+    const routes = h.app.routeCatalog
+      .filter((r) => r.url.startsWith('/v1/groups') || r.url.startsWith('/v1/tags') || r.url === '/v1/screens/bulk-tag')
+      .map((r) => `${r.method} ${r.url}`)
+    t.ok(routes.length >= 9, routes.join(', '))
+    const uncovered = routes.filter((r) => !CASES[r])
+    t.same(uncovered, [], 'every tags and groups route has a case here')
+    for (const r of routes) if (CASES[r]) await CASES[r]!()
+
+    // Every write that takes a group refuses one outside the reach (422), and reaches only what the key reaches.
+    const content = { contentKind: 'media', contentId: 'med_a' }
+    for (const [url, body] of [
+      ['/v1/casts', { ...content, scopeKind: 'group', groupId: root }],
+      ['/v1/emergencies', { ...content, scopeKind: 'group', groupId: root }],
+      ['/v1/screens/bulk-assign', { ...content, groupId: root }],
+      ['/v1/serial-jobs', { value: 'ON', groupId: root }],
+      ['/v1/alert-rules', { name: 'X', config: { codes: ['connection-lost'], scopeKind: 'group', scopeId: root } }],
+    ] as const) {
+      const res = await req('POST', url, body)
+      t.equal(res.statusCode, 422, `${url}: a group outside the reach`)
+      // (The answer may repeat the id the caller sent; it tells nothing of the group.)
+      t.same(
+        leaks(res.body).filter((x) => x !== root),
+        [],
+        `${url}: names nothing outside`,
+      )
+    }
+    t.equal((await req('GET', `/v1/screens?group=${root}`)).statusCode, 422)
+    t.same(idsOf((await req('GET', `/v1/screens?group=${homed}`)).json().data), ['scr_e'])
+    const cast = await req('POST', '/v1/casts', { ...content, scopeKind: 'group', groupId: homed })
+    t.equal(cast.statusCode, 201, cast.body)
+    t.equal(cast.json().data.screenCount, 1, 'a cast to the group takes the member it reaches')
+    const rule = await req('POST', '/v1/alert-rules', { name: 'East', config: { codes: ['connection-lost'], scopeKind: 'group', scopeId: homed } })
+    t.equal(rule.statusCode, 201, rule.body)
   })
 })

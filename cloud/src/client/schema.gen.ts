@@ -29007,6 +29007,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Plays that started at or after this ISO 8601 date-time (required). */
                 from: string;
+                /** @description Only this group's members. */
+                groupId?: string;
                 /**
                  * @description Page size, 1 to 500; sending it turns paging on.
                  * @example 50

@@ -304,6 +304,21 @@ t.test('summary: per content, seconds with the panel on, by location and content
     [{ contentKind: 'playlist', contentId: 'pl_1', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 }],
     'the screens at the location only',
   )
+  // A group's members: screen A tagged into a dynamic group; another workspace's (or no) group is 422.
+  t.equal((await cloud.call('PATCH', `/v1/screens/${a.screenId}`, { tags: ['pilot'] })).status, 200)
+  const pilot = (await cloud.call('POST', '/v1/groups', { name: 'Pilot', kind: 'dynamic', rule: { all: [{ tag: 'pilot' }] } })).body.data.id
+  const inGroup = await cloud.call('GET', `/v1/play-log/summary?${day}&groupId=${pilot}`)
+  t.equal(inGroup.status, 200, JSON.stringify(inGroup.body))
+  t.same(
+    inGroup.body.data,
+    [
+      { contentKind: 'playlist', contentId: 'pl_1', plays: 2, seconds: 20, secondsPanelOn: 10, screens: 1 },
+      { contentKind: 'playlist', contentId: 'pl_2', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
+    ],
+    "the group's members only",
+  )
+  t.same((await cloud.call('GET', `/v1/play-log/summary?${day}&groupId=${pilot}&nodeId=${store}`)).body.data, [], 'both filters hold')
+  t.match(await cloud.call('GET', `/v1/play-log/summary?${day}&groupId=grp_nope`), { status: 422, body: { error: 'validation_error', message: /groupId/ } })
   const one = await cloud.call('GET', `/v1/play-log/summary?${day}&contentKind=playlist&contentId=pl_2`)
   t.same(
     one.body.data.map((r: any) => r.contentId),

@@ -4,7 +4,7 @@
 // lost PUBACK, or after an agent restart before it acknowledged) inserts nothing the second
 // time: `ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike.
 import { createHash } from 'node:crypto'
-import { type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import { type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { Executor } from '../../platform/db/Database.js'
 import type { DB } from '../../platform/db/schema.js'
@@ -221,7 +221,14 @@ export class PlayLogRepository {
   async summary(
     workspaceId: string,
     range: { from: string; to: string },
-    f: { scopeIds: readonly string[] | null; nodeIds: readonly string[] | null; contentKind?: string | undefined; contentId?: string | undefined },
+    f: {
+      scopeIds: readonly string[] | null
+      nodeIds: readonly string[] | null
+      /** A condition on the `screens` row (a group's members, as the targeting domain builds it). */
+      where?: RawBuilder<boolean> | undefined
+      contentKind?: string | undefined
+      contentId?: string | undefined
+    },
     after: { kind: string; id: string } | null,
     limit: number,
   ): Promise<PlaySummaryRow[]> {
@@ -235,10 +242,11 @@ export class PlayLogRepository {
       if (f.contentId) n = n.where('content_id', '=', f.contentId)
       if (after)
         n = n.where((eb) => eb.or([eb('content_kind', '>', after.kind), eb.and([eb('content_kind', '=', after.kind), eb('content_id', '>', after.id)])]))
-      if (f.scopeIds !== null || f.nodeIds !== null)
+      if (f.scopeIds !== null || f.nodeIds !== null || f.where)
         n = n.where('screen_id', 'in', (eb) => {
           let homed = eb.selectFrom('screens').select('id').where('workspace_id', '=', workspaceId)
           homed = withinNodes(homed, 'node_id', f.scopeIds)
+          if (f.where) homed = homed.where(f.where)
           return withinNodes(homed, 'node_id', f.nodeIds)
         })
       return n as unknown as Q

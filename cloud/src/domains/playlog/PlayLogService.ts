@@ -15,6 +15,7 @@
 // one after the other. Refusals are counted, logged and reported to the `play-log-limited`
 // alert, and so is a screen slowed through more plays than an agent's play log can hold.
 import { Type, type Static } from '@sinclair/typebox'
+import type { RawBuilder } from 'kysely'
 import { Listeners } from '../../platform/hooks.js'
 import { parsePlayLogBatch, type MessageIssue, type PanelPower } from '@svc/shared/mqtt/index'
 import { systemTimers, wait, type Logger, type Timers } from '@svc/shared'
@@ -28,7 +29,7 @@ import type { ContentService } from '../content/index.js'
 import type { NodeService } from '../nodes/index.js'
 import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRow } from './PlayLogRepository.js'
 import { DAY_MS, MemoryDailyCounter, OVERLAP_ROWS, PLAY_CLOCK_SKEW_MS, ScreenRates, overZones, span, type DailyCounter, type Span } from './PlayLogLimits.js'
-import type { ScreenService } from '../screens/index.js'
+import type { GroupConditions, ScreenService } from '../screens/index.js'
 
 /** The widest window of a summary, days. */
 export const SUMMARY_MAX_DAYS = 92
@@ -212,7 +213,13 @@ export class PlayLogService {
     /** Locations: the credential's reach and a location's subtree (the summary's `nodeId`). */
     private readonly nodes: Pick<NodeService, 'scopeIds' | 'subtree' | 'resolveHome'>,
     limits: Partial<PlayLogLimitsConfig> = {},
-    private readonly options: { timers?: Timers; counter?: DailyCounter; log?: Pick<Logger, 'warn'> } = {},
+    private readonly options: {
+      timers?: Timers
+      counter?: DailyCounter
+      log?: Pick<Logger, 'warn'>
+      /** Groups, for the summary's `groupId` (its members as every group target selects them). */
+      groups?: GroupConditions
+    } = {},
     /** Where limited screens are reported (the alerts join while they are wired). */
     private readonly limitSinks: Listeners<PlayLogLimitSink> = new Listeners(),
   ) {
@@ -446,7 +453,7 @@ export class PlayLogService {
    */
   async summary(
     p: Principal,
-    q: { from?: string; to?: string; nodeId?: string; contentKind?: string; contentId?: string },
+    q: { from?: string; to?: string; nodeId?: string; groupId?: string; contentKind?: string; contentId?: string },
     page: PageRequest,
   ): Promise<Page<PlaySummaryView>> {
     if (!q.from || !q.to) throw validation('from and to are required.')
@@ -459,7 +466,12 @@ export class PlayLogService {
     const pair = page.after === null ? null : cursorPair(page.after)
     const after = pair && { kind: pair[0], id: pair[1] }
     const limit = page.limit ?? SUMMARY_DEFAULT_LIMIT
-    const filter = { scopeIds, nodeIds, contentKind: q.contentKind, contentId: q.contentId }
+    let where: RawBuilder<boolean> | undefined
+    if (q.groupId !== undefined) {
+      if (!this.options.groups) throw validation('groupId is not accepted here.')
+      where = await this.options.groups.memberCondition(p, q.groupId, 'groupId')
+    }
+    const filter = { scopeIds, nodeIds, where, contentKind: q.contentKind, contentId: q.contentId }
     // On PostgreSQL the per-screen totals are added up in memory rather than spilled to disk:
     // a transaction of its own lets the read raise work_mem for itself only.
     const rows =

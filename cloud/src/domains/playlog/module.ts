@@ -9,9 +9,9 @@ export { default as playLogRoutes } from './playLogRoutes.js'
 
 export const playLogModule = domainModule({
   name: 'playlog',
-  needs: ['db', 'clock', 'config', 'log', 'timers', 'redis', 'devicePolicy', 'stopSteps', 'housekeeping', 'screens', 'content', 'nodes'],
+  needs: ['db', 'clock', 'config', 'log', 'timers', 'redis', 'devicePolicy', 'stopSteps', 'housekeeping', 'screens', 'content', 'nodes', 'groups'],
   provides: ['playLog', 'playLogLimits'],
-  create: ({ db, clock, config, log, timers, redis, devicePolicy, stopSteps, housekeeping, screens, content, nodes }) => {
+  create: ({ db, clock, config, log, timers, redis, devicePolicy, stopSteps, housekeeping, screens, content, nodes, groups }) => {
     const playLogLimits = new Listeners<PlayLogLimitSink>()
     const playLog = new PlayLogService(
       db,
@@ -25,7 +25,7 @@ export const playLogModule = domainModule({
         screenBurst: config.playLogScreenBurst,
         dailyPerZone: config.playLogDailyPerZone,
       },
-      { timers, counter: redis ? new RedisDailyCounter(redis) : undefined, log },
+      { timers, counter: redis ? new RedisDailyCounter(redis) : undefined, log, groups },
       playLogLimits,
     )
     // Batches published on the device link are stored before their PUBACK.

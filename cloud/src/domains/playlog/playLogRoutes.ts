@@ -73,6 +73,7 @@ const playLogRoutes =
               from: DateTimeField('Plays that started at or after this ISO 8601 date-time (required).'),
               to: DateTimeField('Plays that started before this ISO 8601 date-time (required).'),
               nodeId: Type.Optional(Type.String({ maxLength: 100, description: 'Only screens at this location or under it.' })),
+              groupId: Type.Optional(Type.String({ maxLength: 100, description: "Only this group's members." })),
               contentKind: Type.Optional(Type.String({ maxLength: 32, description: 'Only this kind of content.' })),
               contentId: Type.Optional(Type.String({ maxLength: 256, description: 'Only this content (with contentKind).' })),
             },

@@ -21,8 +21,8 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
   t.notOk('nextCursor' in whole.json(), 'no paging without limit')
   t.same(
     Object.keys(whole.json().data[0]).sort(),
-    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastScreenshot', 'lastSeenAt', 'name', 'nodeId', 'playing', 'status'],
-    'the trimmed list item plus nodeId, agentVersion, drift, what it plays and its last screenshot',
+    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastScreenshot', 'lastSeenAt', 'name', 'nodeId', 'playing', 'status', 'tags'],
+    'the trimmed list item plus nodeId, agentVersion, drift, what it plays, its last screenshot and its tags',
   )
 
   const seen: string[] = []
@@ -76,6 +76,7 @@ t.test('the list (serialised by the database) answers each item as the screen it
         drift: one.drift,
         playing: one.reported?.playing ?? null,
         lastScreenshot: null,
+        tags: one.tags,
       },
       `${item.id} as GET reads it`,
     )

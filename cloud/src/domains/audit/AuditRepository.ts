@@ -3,24 +3,13 @@
 // workspace form one chain whichever instance of the cloud records them.
 import type { Database, Queryable, SqlValue } from '../../platform/db/Database.js'
 import type { AuditChainsTable, AuditEntriesTable } from './tables.js'
+import type { AuditFilter } from './types.js'
 
 export type AuditRow = AuditEntriesTable
 
 /** The first entry of a chain links to this. */
 export const GENESIS = '0'.repeat(64)
 
-export interface AuditFilter {
-  chain: string
-  actorId?: string
-  resourceId?: string
-  action?: string
-  /** Inclusive, UTC ISO. */
-  from?: string | null
-  /** Exclusive, UTC ISO. */
-  to?: string | null
-  /** Entries older than this seq (the cursor). */
-  beforeSeq?: number | null
-}
 
 const COLUMNS =
   'chain, seq, id, at, actor_kind, actor_id, actor_name, via, action, resource_kind, resource_id, resource_name, node_id, changes, request_id, ip, outcome, prev_hash, hash'

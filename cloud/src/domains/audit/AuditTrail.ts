@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
-import { AuditRepository, GENESIS, type AuditFilter, type AuditRow } from './AuditRepository.js'
-import type { AuditActorKind, AuditEntry, AuditOutcome, AuditRecord, AuditVia, SignInRecord } from './types.js'
+import { AuditRepository, GENESIS, type AuditRow } from './AuditRepository.js'
+import type { AuditActorKind, AuditEntry, AuditFilter, AuditOutcome, AuditRecord, AuditVia, SignInRecord } from './types.js'
 
 const DAY_MS = 86_400_000
 /** Rows read per query while verifying or exporting. */

@@ -11,8 +11,7 @@ import { DateTimeField, parseTimeRange } from '../../platform/timeRange.js'
 import { validation } from '../../platform/errors.js'
 import { LimitParam } from '../../platform/contract.js'
 import type { Provisions } from '../provisions.js'
-import type { AuditFilter } from './AuditRepository.js'
-import { AUDIT_ACTOR_KINDS, AUDIT_OUTCOMES, AUDIT_VIAS, type AuditEntry } from './types.js'
+import { AUDIT_ACTOR_KINDS, AUDIT_OUTCOMES, AUDIT_VIAS, type AuditEntry, type AuditFilter } from './types.js'
 
 export const AUDIT_PAGE_MAX = 500
 const AUDIT_PAGE_DEFAULT = 50

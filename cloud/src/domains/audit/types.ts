@@ -63,3 +63,17 @@ export interface SignInRecord {
   /** Why a sign-in was refused (recorded as a change of `reason`). */
   reason?: string
 }
+
+/** Which entries of a chain a list or export reads. */
+export interface AuditFilter {
+  chain: string
+  actorId?: string
+  resourceId?: string
+  action?: string
+  /** Inclusive, UTC ISO. */
+  from?: string | null
+  /** Exclusive, UTC ISO. */
+  to?: string | null
+  /** Entries older than this seq (the cursor). */
+  beforeSeq?: number | null
+}

@@ -39,7 +39,7 @@ import { OutboundGuard } from './platform/net/OutboundGuard.js'
 import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
 import { Listeners } from './platform/hooks.js'
 import { wireModules } from './platform/modules.js'
-import { consoleRoutes, installAuth, MODULES, oauthMetadataRoutes, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
+import { consoleRoutes, installAudit, installAuth, MODULES, oauthMetadataRoutes, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
 import type { ContentResolver } from './domains/content/index.js'
 import { DevicePolicy, type PanelSettingsSource } from './domains/devicelink/index.js'
 import { screenDirectory } from './domains/screens/index.js'
@@ -231,6 +231,8 @@ async function assemble(
   // Cookies are read for the console's session (and set by its sign-in routes).
   await app.register(cookie)
   installAuth(app, provided)
+  // Every write that reaches a route is recorded in the audit log (domains/audit/auditEdge.ts).
+  installAudit(app, { audit: provided.audit, deviceOrigin: (screenId) => provided.screens.deviceOrigin(screenId) })
   installJsonBounds(app)
   idempotency.install(app)
   installDeprecationHeaders(app, deprecations)

@@ -125,6 +125,10 @@ export interface Config {
   mediaImportTimeoutMs: number
   /** Stored plays (proof of play) are deleted this many days after they started (SVC_PLAY_LOG_RETENTION_DAYS, 395). */
   playLogRetentionDays: number
+  /** Audit log entries are deleted this many days after they were recorded (SVC_AUDIT_RETENTION_DAYS, 400). */
+  auditRetentionDays: number
+  /** Writes are recorded in the audit log (SVC_AUDIT, on; `off` only for the bench's run beside it). */
+  auditEnabled: boolean
   /** Plays one screen may have stored per second, sustained; beyond it its batches wait for their PUBACK (SVC_PLAY_LOG_SCREEN_RATE, 20; at least 10). */
   playLogScreenRate: number
   /** Plays one screen may have stored at once before its rate applies (SVC_PLAY_LOG_SCREEN_BURST, 2000; at least 200, one batch). */
@@ -323,6 +327,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaProcessing: env.SVC_MEDIA_PROCESSING === 'manual' ? 'manual' : 'background',
     mediaUrlRefreshIntervalMs: int(env, 'SVC_MEDIA_URL_REFRESH_INTERVAL_MS', 3_600_000),
     playLogRetentionDays: int(env, 'SVC_PLAY_LOG_RETENTION_DAYS', 395, 1),
+    auditRetentionDays: int(env, 'SVC_AUDIT_RETENTION_DAYS', 400, 1),
+    auditEnabled: env.SVC_AUDIT !== 'off',
     playLogScreenRate: int(env, 'SVC_PLAY_LOG_SCREEN_RATE', 20, 10),
     playLogScreenBurst: int(env, 'SVC_PLAY_LOG_SCREEN_BURST', 2000, 200),
     playLogDailyPerZone: int(env, 'SVC_PLAY_LOG_DAILY_PER_ZONE', 86_400, 1),

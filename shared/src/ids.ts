@@ -41,6 +41,7 @@ export const ID_PREFIX = {
   request: 'req',
   measurement: 'msr',
   event: 'evt',
+  auditEntry: 'aud',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

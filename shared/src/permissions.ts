@@ -34,6 +34,7 @@ export const PERMISSIONS = [
   'integration.edit',
   'user.view',
   'user.manage',
+  'audit.view',
 ] as const
 
 export type Permission = (typeof PERMISSIONS)[number]
@@ -65,8 +66,10 @@ export function missingFrom(holder: PermissionGrant, wanted: PermissionGrant): s
 export const ROLE_PERMISSIONS = {
   owner: 'all',
   admin: 'all',
-  editor: PERMISSIONS.filter((p) => !p.startsWith('api-key.') && !p.startsWith('user.') && p !== 'account.edit' && p !== 'integration.edit'),
-  viewer: PERMISSIONS.filter((p) => p.endsWith('.view')),
+  editor: PERMISSIONS.filter(
+    (p) => !p.startsWith('api-key.') && !p.startsWith('user.') && p !== 'account.edit' && p !== 'integration.edit' && p !== 'audit.view',
+  ),
+  viewer: PERMISSIONS.filter((p) => p.endsWith('.view') && p !== 'audit.view'),
 } as const satisfies Record<string, PermissionGrant>
 
 export type Role = keyof typeof ROLE_PERMISSIONS

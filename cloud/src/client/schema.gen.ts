@@ -541,6 +541,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace audit log, newest first: every write, sign-in and refused sign-in (workspace-wide credentials only) */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit-log/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Walks the workspace's audit chain from its oldest kept entry and reports the first broken link */
+        get: operations["verifyAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/banners": {
         parameters: {
             query?: never;
@@ -6897,7 +6931,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage" | "audit.view")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -7063,7 +7097,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage" | "audit.view")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -7250,7 +7284,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage" | "audit.view")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -7417,7 +7451,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage" | "audit.view")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -7619,7 +7653,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage" | "audit.view")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -7821,7 +7855,7 @@ export interface operations {
                             lastUsedAt: string | null;
                             name: string;
                             nodeId: string | null;
-                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage")[];
+                            permissions: "all" | ("account.view" | "account.edit" | "api-key.view" | "api-key.create" | "api-key.revoke" | "node.view" | "node.edit" | "screen.view" | "screen.edit" | "screen.cast" | "screen.delete" | "media.view" | "media.create" | "media.edit" | "media.delete" | "playlist.view" | "playlist.edit" | "schedule.view" | "schedule.edit" | "content.view" | "content.edit" | "content.recall" | "emergency.view" | "emergency.manage" | "alert.view" | "alert.edit" | "approval.view" | "approval.request" | "approval.decide" | "integration.view" | "integration.edit" | "user.view" | "user.manage" | "audit.view")[];
                             /** @description First characters of the key, for recognition only. */
                             preview: string;
                             revokedAt: string | null;
@@ -10573,6 +10607,357 @@ export interface operations {
                             key: string;
                             name: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                action?: string;
+                actorId?: string;
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /** @description `csv`: every matching entry as CSV (streamed), newest first. */
+                format?: "json" | "csv";
+                /** @description Entries recorded at or after this date-time. */
+                from?: string;
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: string;
+                resourceId?: string;
+                /** @description Entries recorded before this date-time. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries; with `format=csv` every matching entry as CSV (one header line, RFC 4180, CRLF). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `<resource>.<verb>`, such as `playlist.update` or `cast.clear`. */
+                            action: string;
+                            actor: {
+                                id: string | null;
+                                /** @enum {string} */
+                                kind: "user" | "apiKey" | "device" | "system" | "anonymous";
+                                name: string | null;
+                            };
+                            /** Format: date-time */
+                            at: string;
+                            /** @description Field-level changes; secrets show as "•••". */
+                            changes: {
+                                after: unknown;
+                                before: unknown;
+                                path: string;
+                            }[];
+                            /** @description SHA-256 (hex) over prevHash and this entry. */
+                            hash: string;
+                            /** @description Prefix `aud_`. */
+                            id: string;
+                            ip: string | null;
+                            nodeId: string | null;
+                            /** @enum {string} */
+                            outcome: "success" | "denied" | "failed";
+                            /** @description The previous entry's hash (64 zeros for the first). */
+                            prevHash: string;
+                            requestId: string | null;
+                            resource: {
+                                id: string | null;
+                                kind: string;
+                                name: string | null;
+                            };
+                            /** @description The entry's place in its workspace's chain (1, 2, 3…). */
+                            seq: number;
+                            /** @enum {string} */
+                            via: "api" | "console" | "mcp" | "scim" | "sso" | "cli" | "device";
+                        }[];
+                        nextCursor: string | null;
+                    };
+                    "text/csv": Blob;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    verifyAuditLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Entries whose hash and link were checked. */
+                        checked: number;
+                        firstBroken: {
+                            id: string | null;
+                            /**
+                             * @description `hash`: the entry was changed; `link`: it does not follow the one before; `missing`: entries before it were removed; `head`: entries after the last one were removed.
+                             * @enum {string}
+                             */
+                            reason: "hash" | "link" | "missing" | "head";
+                            seq: number;
+                        } | null;
+                        ok: boolean;
                     };
                 };
             };

@@ -10,6 +10,7 @@ import { agentLogRoutes, agentLogsModule } from './agentlogs/module.js'
 import { agentUpdateRoutes, agentUpdatesModule } from './agentupdates/module.js'
 import { alertRoutes, alertsModule } from './alerts/module.js'
 import { approvalRoutes, approvalsModule } from './approvals/module.js'
+import { auditModule, auditRoutes } from './audit/module.js'
 import { contentModule, contentRoutes } from './content/module.js'
 import { devicelinkModule } from './devicelink/module.js'
 import { driftModule } from './drift/module.js'
@@ -33,10 +34,13 @@ import { webhookRoutes, webhooksModule } from './webhooks/module.js'
 export type { PlatformProvisions, Provisions } from './provisions.js'
 /** The HTTP edge's authentication and the OAuth metadata documents, which app.ts installs outside /v1. */
 export { installAuth, oauthMetadataRoutes } from './access/module.js'
+/** The HTTP edge's recording of every write in the audit log, which app.ts installs after authentication. */
+export { installAudit } from './audit/module.js'
 export { consoleRoutes } from './console/index.js'
 
 /** Every domain module. Built in dependency order; where that leaves a choice, in this order. */
 export const MODULES: readonly AnyModule[] = [
+  auditModule,
   eventsModule,
   mailModule,
   nodesModule,
@@ -101,5 +105,6 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(agentLogRoutes(p))
     await v1.register(agentUpdateRoutes(p))
     await v1.register(approvalRoutes(p))
+    await v1.register(auditRoutes(p))
   }
 }

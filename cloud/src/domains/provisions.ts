@@ -20,6 +20,7 @@ import type { Module, Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './access/index.js'
 import type { WorkspaceService } from './account/index.js'
+import type { AuditTrail } from './audit/index.js'
 import type { AgentLogService } from './agentlogs/index.js'
 import type { AgentReleaseService, AgentRolloutService } from './agentupdates/index.js'
 import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
@@ -248,6 +249,8 @@ export interface DomainProvisions {
   playLogLimits: Hook<PlayLogLimitSink>
   /** Screenshot jobs and their PNGs (uploaded by the agent with its device credential). */
   screenshots: ScreenshotService
+  /** The audit log: the HTTP edge records every write in it; sign-in paths call recordSignIn. */
+  audit: AuditTrail
   /** Requests for a screen agent's recent log lines, and the lines it uploaded (device credential). */
   agentLogs: AgentLogService
   /** Signed packed-agent tarballs (bytes in the file store), downloaded by devices a rollout sent them to. */

@@ -317,6 +317,11 @@ t.test('every read operation and the main writes, through the typed client on a 
     [logs.id],
   )
 
+  // The audit log: the device's upload is in it, as the device's; the chain verifies.
+  const audited = (await ok(api.GET('/v1/audit-log', { params: { query: { resourceId: logs.id, limit: '10' } } }))) as { data: unknown[] }
+  t.match(audited.data[0], { action: 'device.agent-logs.update', via: 'device', actor: { kind: 'device', id: other.screenId } })
+  t.match(await ok(api.GET('/v1/audit-log/verify')), { ok: true, firstBroken: null })
+
   // An agent release and a rollout to the other screen, which reports its architecture as its
   // agent would (in-process through the broker), then downloads the tarball it was sent.
   const fake = await fakeRelease(t, { version: '9.1.0' })

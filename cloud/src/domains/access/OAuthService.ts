@@ -30,7 +30,7 @@ export class OAuthService {
   }
 
   /** Issues a token for the key `clientId` when `clientSecret` is that key and it is valid; null otherwise. */
-  async issue(clientId: string, clientSecret: string): Promise<{ accessToken: string; expiresIn: number } | null> {
+  async issue(clientId: string, clientSecret: string): Promise<{ accessToken: string; expiresIn: number; principal: Principal } | null> {
     const principal = await this.apiKeys.authenticate(clientSecret)
     if (principal?.actor.kind !== 'key' || principal.actor.id !== clientId) return null
     const token = `oat_${randomToken(40, this.random)}`
@@ -44,7 +44,7 @@ export class OAuthService {
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + TOKEN_TTL_SECONDS * 1000).toISOString(),
     })
-    return { accessToken: token, expiresIn: TOKEN_TTL_SECONDS }
+    return { accessToken: token, expiresIn: TOKEN_TTL_SECONDS, principal }
   }
 
   /** The principal of the token's key, or null when the token is unknown or expired, or its key no longer valid. */

@@ -23,6 +23,7 @@ import type { Database } from '../../platform/db/Database.js'
 import { ApiError, validation } from '../../platform/errors.js'
 import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
 import type { Mailer } from '../mail/index.js'
+import type { AuditTrail } from '../audit/index.js'
 import type { CredentialChanges } from './CredentialChanges.js'
 import { hashPassword, passwordProblem, SCRYPT_LOG_N, ScryptBusy, verifyPassword } from './passwords.js'
 import type { SignInLimits, SignInCount } from './SignInLimits.js'
@@ -67,6 +68,8 @@ export class SignInService {
     private readonly changes: CredentialChanges,
     /** scrypt's work factor for new passwords, log2 N (SVC_PASSWORD_SCRYPT_LOG_N). */
     private readonly scryptLogN = SCRYPT_LOG_N,
+    /** Where sign-ins and refused sign-ins are recorded (the audit log); null: not recorded (the CLI). */
+    private readonly audit: Pick<AuditTrail, 'recordSignIn'> | null = null,
   ) {
     this.repo = new UserRepository(db.kysely)
   }
@@ -114,7 +117,7 @@ export class SignInService {
   }
 
   /** Sets the password of an invite's user, uses the invite up and signs them in. */
-  async acceptInvite(input: { token: string; password: string }): Promise<SignedIn> {
+  async acceptInvite(input: { token: string; password: string }, at: { ip: string; requestId: string } | null = null): Promise<SignedIn> {
     const problem = passwordProblem(input.password)
     if (problem) throw validation(problem)
     const refused = new ApiError('not_found', 'This invite link is unknown, used or expired: ask for a new one.')
@@ -132,11 +135,27 @@ export class SignInService {
     await this.repo.revokeUserSessions(user.id, now)
     this.changes.publish({ kind: 'user', ids: [user.id] })
     const ws = (await this.repo.byEmail(user.email)).find((u) => u.id === user.id)
-    return this.open(user, { id: user.workspace_id, name: ws?.workspace_name ?? '' }, undefined)
+    const opened = await this.open(user, { id: user.workspace_id, name: ws?.workspace_name ?? '' }, undefined)
+    await this.audit?.recordSignIn({
+      workspaceId: user.workspace_id,
+      userId: user.id,
+      name: user.email,
+      via: 'console',
+      action: 'invite.accept',
+      outcome: 'success',
+      requestId: at?.requestId ?? null,
+      ip: at?.ip ?? null,
+    })
+    return opened
   }
 
   /** Signs in by address and password from `ip`; `deviceToken` is the browser's device cookie, if any. */
-  async signIn(input: { email: string; password: string; workspaceId?: string }, ip: string, deviceToken: string | undefined): Promise<SignedIn> {
+  async signIn(
+    input: { email: string; password: string; workspaceId?: string },
+    ip: string,
+    deviceToken: string | undefined,
+    requestId: string | null = null,
+  ): Promise<SignedIn> {
     const email = input.email.trim().toLowerCase()
     if (!email || email.length > EMAIL_MAX) throw validation('email is required.')
     if (!input.password) throw validation('password is required.')
@@ -147,6 +166,13 @@ export class SignInService {
     const count: SignInCount = device ? { kind: 'device', id: device } : { kind: 'browser', email, ip }
     // Counted before the password is checked, so attempts sent at once cannot all be checked.
     const attempt = await this.limits.begin(count)
+    // A refused attempt is recorded in the workspace of every account the address names (the cloud's own log when none).
+    const refused = async (reason: string) => {
+      if (!this.audit) return
+      for (const c of candidates.length ? candidates : [null])
+        await this.audit.recordSignIn({ workspaceId: c?.workspace_id ?? null, userId: c?.id ?? null, name: email, via: 'console', outcome: 'denied', requestId, ip, reason })
+    }
+    if (attempt.heldFor > 0) await refused('rate_limited')
     if (attempt.heldFor > 0)
       throw new ApiError('rate_limited', `Too many failed sign-ins for this address; retry after ${attempt.heldFor} s.`, {
         extra: { retryAfterSeconds: attempt.heldFor },
@@ -163,11 +189,16 @@ export class SignInService {
       if (e instanceof ScryptBusy) await attempt.takeBack()
       throw e
     }
-    if (!fits.length) throw new ApiError('invalid_credentials', 'The email or password is wrong.')
+    if (!fits.length) {
+      await refused('invalid_credentials')
+      throw new ApiError('invalid_credentials', 'The email or password is wrong.')
+    }
     await attempt.takeBack()
     // The password set last: what a sign-in to that account alone would answer, whatever else fits.
     const u = fits.reduce((a, b) => (`${b.password_set_at ?? ''}|${b.id}` > `${a.password_set_at ?? ''}|${a.id}` ? b : a))
-    return this.open(u as UserRow, { id: u.workspace_id, name: u.workspace_name }, device ? deviceToken : undefined)
+    const opened = await this.open(u as UserRow, { id: u.workspace_id, name: u.workspace_name }, device ? deviceToken : undefined)
+    await this.audit?.recordSignIn({ workspaceId: u.workspace_id, userId: u.id, name: email, via: 'console', outcome: 'success', requestId, ip })
+    return opened
   }
 
   /** Ends the session of `token` (sign-out); its cached principal goes with the credential change. */

@@ -18,9 +18,9 @@ export { default as userRoutes } from './userRoutes.js'
 
 export const accessModule = domainModule({
   name: 'access',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'mailer', 'nodes', 'nodeUsage', 'nodeRemoval'],
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'mailer', 'nodes', 'nodeUsage', 'nodeRemoval', 'audit'],
   provides: ['credentialChanges', 'apiKeys', 'users', 'signIns', 'oauth'],
-  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, mailer, nodes, nodeUsage, nodeRemoval }) => {
+  create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, mailer, nodes, nodeUsage, nodeRemoval, audit }) => {
     // Instances joined through Redis drop each other's cached credentials at once.
     const credentialChanges = redis ? new RedisCredentialChanges(redis) : new LocalCredentialChanges()
     if (credentialChanges instanceof RedisCredentialChanges) releaseSteps.add('credential changes channel', () => credentialChanges.close())
@@ -31,7 +31,7 @@ export const accessModule = domainModule({
     nodeRemoval.add((tx, ws, nodeId) => apiKeys.locationRemoved(tx, ws, nodeId))
     const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
     const limits = new SignInLimits(clock, redis ? new RedisFailureStore(redis) : undefined)
-    const signIns = new SignInService(db, clock, ids, random, users, limits, mailer, config.publicUrl, credentialChanges, config.passwordScryptLogN)
+    const signIns = new SignInService(db, clock, ids, random, users, limits, mailer, config.publicUrl, credentialChanges, config.passwordScryptLogN, audit)
     housekeeping.add({ name: 'expired invites, sign-in devices and sessions', run: () => signIns.purgeExpired() })
     const oauth = new OAuthService(db, clock, ids, apiKeys, random)
     housekeeping.add({ name: 'expired OAuth tokens', run: () => oauth.purgeExpired() })

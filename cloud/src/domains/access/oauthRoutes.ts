@@ -194,6 +194,8 @@ const oauthRoutes =
         if (!id || !secret) throw invalidClient('Send client_id (the API key id) and client_secret (the key), in the body or as HTTP Basic.')
         const issued = await oauth.issue(id, secret)
         if (!issued) throw invalidClient('The client credentials are unknown, revoked or expired.')
+        // The key is known from here on: the audit log records the exchange as the key's.
+        req.principal = issued.principal
         return reply.headers(NO_STORE).send({ access_token: issued.accessToken, token_type: 'Bearer' as const, expires_in: issued.expiresIn })
       },
     )

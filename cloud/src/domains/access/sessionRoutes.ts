@@ -80,7 +80,8 @@ const sessionRoutes =
     app.post(
       '/session',
       {
-        config: { auth: 'none' },
+        // Sign-ins and refused ones are recorded by the sign-in service (AuditTrail.recordSignIn).
+        config: { auth: 'none', audit: 'self' },
         schema: {
           tags: ['session'],
           summary: 'Sign in with email and password: sets the session cookie (and answers its CSRF token); failed attempts are limited',
@@ -88,13 +89,13 @@ const sessionRoutes =
           response: { 200: Data(Session), ...errorResponses },
         },
       },
-      async (req, reply) => signedIn(reply, await signIns.signIn(req.body, req.ip, req.cookies[DEVICE_COOKIE])),
+      async (req, reply) => signedIn(reply, await signIns.signIn(req.body, req.ip, req.cookies[DEVICE_COOKIE], req.id)),
     )
 
     app.post(
       '/invites/accept',
       {
-        config: { auth: 'none' },
+        config: { auth: 'none', audit: 'self' },
         schema: {
           tags: ['session'],
           summary: 'Set the password of an invite link (at least 12 characters) and sign in; the link works once',
@@ -102,7 +103,7 @@ const sessionRoutes =
           response: { 200: Data(Session), ...errorResponses },
         },
       },
-      async (req, reply) => signedIn(reply, await signIns.acceptInvite(req.body)),
+      async (req, reply) => signedIn(reply, await signIns.acceptInvite(req.body, { ip: req.ip, requestId: req.id })),
     )
 
     /** The session token the request came with, when its credential is a user session. */

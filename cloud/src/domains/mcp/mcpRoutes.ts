@@ -279,6 +279,8 @@ const mcpRoutes =
       '/mcp',
       {
         ...common,
+        // The transport: each tool call is recorded in the audit log as its own operation (via `mcp`).
+        config: { audit: false },
         schema: {
           tags: ['mcp'],
           operationId: 'postMcpMessage',

@@ -78,7 +78,8 @@ export class McpToolRunner {
       if (e instanceof ToolArgumentError) return refusal('validation_error', e.message)
       throw e
     }
-    const inner = openInnerRequest()
+    // The tool's operation is recorded in the audit log as made through MCP.
+    const inner = openInnerRequest({ origin: 'mcp' })
     try {
       const res = await this.app.inject({
         method: request.method as 'GET',

@@ -399,6 +399,11 @@ export class ScreenRepository {
     return Number(r.n)
   }
 
+  /** A screen's workspace, name and location, whatever its workspace (the audit log's device actor). */
+  async origin(screenId: string): Promise<{ workspace_id: string; name: string; node_id: string | null } | undefined> {
+    return this.k.selectFrom('screens').select(['workspace_id', 'name', 'node_id']).where('id', '=', screenId).executeTakeFirst()
+  }
+
   /** The hash of the screen's device secret (any workspace: the broker knows only the id). */
   async credentialHash(screenId: string): Promise<string | null> {
     const r = await this.k.selectFrom('screens').select('device_secret_hash').where('id', '=', screenId).executeTakeFirst()

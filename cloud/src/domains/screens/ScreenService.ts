@@ -257,6 +257,15 @@ export class ScreenService {
     return out
   }
 
+  /**
+   * The workspace, name and location of the screen a device credential named, for the audit
+   * log once the device's request succeeded (the credential was checked by its route).
+   */
+  async deviceOrigin(screenId: string): Promise<{ workspaceId: string; name: string; nodeId: string | null } | null> {
+    const r = await this.repo.origin(screenId)
+    return r ? { workspaceId: r.workspace_id, name: r.name, nodeId: r.node_id } : null
+  }
+
   async get(p: Principal, id: string): Promise<ScreenView> {
     return view(await this.row(p, id))
   }

@@ -84,7 +84,8 @@ const groupRoutes =
     app.post(
       '/groups/preview',
       {
-        config: { permission: 'screen.view' },
+        // Stores nothing: not an audit log entry.
+        config: { permission: 'screen.view', audit: false },
         schema: {
           tags: ['groups'],
           summary: `What a rule selects now, of the screens this credential reaches: the count and the first ${PREVIEW_SCREENS}; nothing is stored`,

@@ -42,7 +42,8 @@ const timelineRoutes =
     app.post(
       '/timeline/preview',
       {
-        config: { permission: 'screen.view' },
+        // Stores nothing (the write it previews runs as a dry run): not an audit log entry.
+        config: { permission: 'screen.view', audit: false },
         schema: {
           tags: ['screens'],
           operationId: 'previewTimeline',

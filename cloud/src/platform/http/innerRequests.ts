@@ -20,6 +20,8 @@ export class DryRun {
 interface Ticket {
   counted: boolean
   dryRun: DryRun | null
+  /** The way the outer request came by, for the audit log (`mcp` for a tool call). */
+  origin: string | null
 }
 
 const open = new Map<string, Ticket>()
@@ -31,10 +33,10 @@ export interface InnerRequest {
   close(): void
 }
 
-export function openInnerRequest(options: { dryRun?: boolean } = {}): InnerRequest {
+export function openInnerRequest(options: { dryRun?: boolean; origin?: string } = {}): InnerRequest {
   const ticket = randomBytes(24).toString('base64url')
   const dryRun = options.dryRun ? new DryRun() : null
-  open.set(ticket, { counted: false, dryRun })
+  open.set(ticket, { counted: false, dryRun, origin: options.origin ?? null })
   return { ticket, dryRun, close: () => open.delete(ticket) }
 }
 
@@ -49,6 +51,16 @@ export function alreadyCounted(req: FastifyRequest): boolean {
   if (!t || t.counted) return false
   t.counted = true
   return true
+}
+
+/** True for a request another route runs (a tool call, a preview, the audit log's reads). */
+export function isInnerRequest(req: FastifyRequest): boolean {
+  return ticketOf(req) !== null
+}
+
+/** The way an inner request's outer request came by (`mcp`), or null. */
+export function innerOriginOf(req: FastifyRequest): string | null {
+  return ticketOf(req)?.origin ?? null
 }
 
 /** The dry run this request was asked for, or null for a real request. */

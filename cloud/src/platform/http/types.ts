@@ -29,6 +29,12 @@ declare module 'fastify' {
      * (escaped as \u0000, which both engines store) and bounds every other field by its schema.
      */
     nulAllowed?: boolean
+    /**
+     * How the audit log records this write (domains/audit/auditEdge.ts): recorded at the edge
+     * unless `false` (a POST that changes nothing: previews, the MCP transport, whose tool
+     * calls are recorded as their own operations) or `'self'` (the service records: sign-ins).
+     */
+    audit?: false | 'self'
     /** Answer validation failures with this status and code instead of 422 validation_error. */
     validationError?: { status: number; code: string }
   }

@@ -1,0 +1,189 @@
+// The audit log: appends entries to their workspace's hash chain, lists them, verifies the
+// chain and cuts its oldest end. Each entry's `hash` is SHA-256 over the previous entry's
+// hash and the entry's own content (every stored field but the hashes), so an entry edited,
+// removed or inserted in the database breaks the chain at that point, which verify() finds.
+import { createHash } from 'node:crypto'
+import type { Clock, IdGenerator } from '../../platform/clock.js'
+import type { Database } from '../../platform/db/Database.js'
+import { AuditRepository, GENESIS, type AuditRow } from './AuditRepository.js'
+import type { AuditActorKind, AuditEntry, AuditFilter, AuditOutcome, AuditRecord, AuditVia, SignInRecord } from './types.js'
+
+const DAY_MS = 86_400_000
+/** Rows read per query while verifying or exporting. */
+const BATCH = 1000
+/** Rows retention removes per transaction. */
+const CUT_BATCH = 5000
+
+/** The text an entry's hash covers, after the previous hash: its fields in a fixed order. */
+export function contentOf(r: Omit<AuditRow, 'hash' | 'prev_hash'>): string {
+  return JSON.stringify([
+    r.chain,
+    r.seq,
+    r.id,
+    r.at,
+    r.actor_kind,
+    r.actor_id,
+    r.actor_name,
+    r.via,
+    r.action,
+    r.resource_kind,
+    r.resource_id,
+    r.resource_name,
+    r.node_id,
+    r.changes,
+    r.request_id,
+    r.ip,
+    r.outcome,
+  ])
+}
+
+export function hashOf(prevHash: string, content: string): string {
+  return createHash('sha256').update(prevHash).update('\n').update(content).digest('hex')
+}
+
+export function entryOf(r: AuditRow): AuditEntry {
+  return {
+    id: r.id,
+    seq: r.seq,
+    at: r.at,
+    actor: { kind: r.actor_kind as AuditActorKind, id: r.actor_id, name: r.actor_name },
+    via: r.via as AuditVia,
+    action: r.action,
+    resource: { kind: r.resource_kind, id: r.resource_id, name: r.resource_name },
+    nodeId: r.node_id,
+    changes: JSON.parse(r.changes) as AuditEntry['changes'],
+    requestId: r.request_id,
+    ip: r.ip,
+    outcome: r.outcome as AuditOutcome,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  }
+}
+
+export interface VerifyResult {
+  ok: boolean
+  /** Entries whose hash and link were checked. */
+  checked: number
+  /** The first entry where the chain breaks, or null. */
+  firstBroken: { id: string | null; seq: number; reason: 'hash' | 'link' | 'missing' | 'head' } | null
+}
+
+export class AuditTrail {
+  private readonly repo: AuditRepository
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    /** false: record() does nothing (SVC_AUDIT=off, the bench's run beside the recorded one). */
+    readonly enabled = true,
+  ) {
+    this.repo = new AuditRepository(db)
+  }
+
+  /** Appends one entry to its workspace's chain and answers it. */
+  async record(r: AuditRecord): Promise<AuditEntry | null> {
+    if (!this.enabled) return null
+    const chain = r.workspaceId ?? ''
+    const at = this.clock.now().toISOString()
+    const id = this.ids.next('auditEntry')
+    const row = await this.repo.append(chain, (head) => {
+      const base = {
+        chain,
+        seq: head.seq + 1,
+        id,
+        at,
+        actor_kind: r.actor.kind,
+        actor_id: r.actor.id,
+        actor_name: r.actor.name,
+        via: r.via,
+        action: r.action,
+        resource_kind: r.resource.kind,
+        resource_id: r.resource.id,
+        resource_name: r.resource.name,
+        node_id: r.nodeId,
+        changes: JSON.stringify(r.changes),
+        request_id: r.requestId,
+        ip: r.ip,
+        outcome: r.outcome,
+      }
+      return { ...base, prev_hash: head.hash, hash: hashOf(head.hash, contentOf(base)) }
+    })
+    return entryOf(row)
+  }
+
+  /**
+   * A sign-in, or a refused one, as the sign-in paths report it (password, invite link, OIDC,
+   * SAML): the user as actor and resource, in the user's workspace (the cloud's own chain
+   * when the address matched no one).
+   */
+  recordSignIn(s: SignInRecord): Promise<AuditEntry | null> {
+    return this.record({
+      workspaceId: s.workspaceId,
+      actor: { kind: s.userId ? 'user' : 'anonymous', id: s.userId, name: s.name },
+      via: s.via,
+      action: s.action ?? 'session.create',
+      resource: { kind: 'user', id: s.userId, name: s.name },
+      nodeId: null,
+      changes: s.reason ? [{ path: 'reason', before: null, after: s.reason }] : [],
+      requestId: s.requestId,
+      ip: s.ip,
+      outcome: s.outcome,
+    })
+  }
+
+  /** Newest first; `limit + 1` rows are read so the caller knows whether more follow. */
+  async list(f: AuditFilter, limit: number): Promise<AuditEntry[]> {
+    return (await this.repo.list(f, limit)).map(entryOf)
+  }
+
+  /** Every entry matching the filter, newest first, read a batch at a time (the CSV export). */
+  async *all(f: AuditFilter): AsyncGenerator<AuditEntry> {
+    let beforeSeq = f.beforeSeq ?? null
+    for (;;) {
+      const rows = await this.repo.list({ ...f, beforeSeq }, BATCH)
+      for (const r of rows) yield entryOf(r)
+      if (rows.length < BATCH) return
+      beforeSeq = rows[rows.length - 1]!.seq
+    }
+  }
+
+  /** Walks the chain from its anchor: each entry's hash, its link to the one before, no gaps, and the head. */
+  async verify(workspaceId: string | null): Promise<VerifyResult> {
+    const chain = workspaceId ?? ''
+    const c = await this.repo.chain(chain)
+    if (!c) return { ok: true, checked: 0, firstBroken: null }
+    let prevHash = c.anchor_seq === 0 ? GENESIS : c.anchor_hash
+    let seq = c.anchor_seq
+    let checked = 0
+    for (;;) {
+      const rows = await this.repo.ascending(chain, seq, BATCH)
+      for (const r of rows) {
+        if (r.seq !== seq + 1) return { ok: false, checked, firstBroken: { id: r.id, seq: seq + 1, reason: 'missing' } }
+        if (r.prev_hash !== prevHash) return { ok: false, checked, firstBroken: { id: r.id, seq: r.seq, reason: 'link' } }
+        if (hashOf(r.prev_hash, contentOf(r)) !== r.hash) return { ok: false, checked, firstBroken: { id: r.id, seq: r.seq, reason: 'hash' } }
+        prevHash = r.hash
+        seq = r.seq
+        checked++
+      }
+      if (rows.length < BATCH) break
+    }
+    // Entries removed from the newest end leave the head pointing past the last one.
+    if (seq !== c.head_seq || prevHash !== c.head_hash) return { ok: false, checked, firstBroken: { id: null, seq: seq + 1, reason: 'head' } }
+    return { ok: true, checked, firstBroken: null }
+  }
+
+  /** Retention: removes entries recorded more than `days` days ago, each chain from its oldest end. */
+  async purge(days: number): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - days * DAY_MS).toISOString()
+    let removed = 0
+    for (const { chain, seq } of await this.repo.cutPoints(cutoff)) {
+      for (;;) {
+        const n = await this.repo.cut(chain, seq, CUT_BATCH)
+        removed += n
+        if (n < CUT_BATCH) break
+      }
+    }
+    return removed
+  }
+}

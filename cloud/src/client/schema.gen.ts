@@ -35116,7 +35116,7 @@ export interface operations {
                         data: {
                             pollSeconds: number;
                             /** @enum {string} */
-                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
                         } | null;
                     };
@@ -35268,7 +35268,7 @@ export interface operations {
                 "application/json": {
                     /** @description Power poll interval; 0 = never; default 60. */
                     pollSeconds?: number;
-                    protocol?: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                    protocol?: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                     /** @description Set / monitor id on the bus; default 1. */
                     setId?: number;
                 };
@@ -35285,7 +35285,7 @@ export interface operations {
                         data: {
                             pollSeconds: number;
                             /** @enum {string} */
-                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
                         } | null;
                     };
@@ -35848,7 +35848,7 @@ export interface operations {
                      * @description Reply framing. Default: the screen's panel profile, else raw.
                      * @enum {string}
                      */
-                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "raw";
+                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec" | "raw";
                     /** @description With itemId: a saved command. */
                     templateId?: string;
                     /** @description Reply timeout on the device; the agent's default when absent. */
@@ -35875,7 +35875,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -36074,7 +36074,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -37449,7 +37449,7 @@ export interface operations {
                      * @description Reply framing. Default: the screen's panel profile, else raw.
                      * @enum {string}
                      */
-                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "raw";
+                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec" | "raw";
                     /** @description Default `all`: every screen the credential reaches (`group` when only groupId is sent). */
                     scopeKind?: "screens" | "node" | "group" | "all";
                     scopeNodeId?: string;
@@ -37480,7 +37480,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -37668,7 +37668,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -37815,7 +37815,7 @@ export interface operations {
     listSerialPresets: {
         parameters: {
             query?: {
-                /** @description One of samsung-mdc, lg, nec, pjlink; absent = all. */
+                /** @description One of samsung-mdc, lg, nec, pjlink, cec; absent = all. */
                 protocol?: string;
                 /** @description The panel's RS232 set id, 0–255 (default 1). Without `protocol`, protocols that cannot address it (NEC: 0–100) are left out. */
                 setId?: string;
@@ -37846,7 +37846,7 @@ export interface operations {
                                 value: string;
                             }[];
                             label: string;
-                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                         }[];
                     };
                 };
@@ -38167,7 +38167,7 @@ export interface operations {
                          * @description The panel protocol, as in GET /v1/serial-presets.
                          * @enum {string}
                          */
-                        protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                        protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                         /** @description The panel's RS232 id; default 1 (each protocol narrows the range). */
                         setId?: number;
                     };

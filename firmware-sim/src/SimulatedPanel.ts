@@ -158,17 +158,19 @@ export class SimulatedPanel extends EventEmitter<SimulatedPanelEvents> {
     }
     const f = this.currentFaults
     if (f.noReply) return null
-    // A panel that does not obey power commands answers them as usual and stays as it is.
-    const model = f.ignorePower
-      ? new Proxy(this.model, {
-          get: (target, prop) => {
-            if (prop === 'setPower') return () => undefined
-            const v = Reflect.get(target, prop, target)
-            return typeof v === 'function' ? v.bind(target) : v
-          },
-        })
-      : this.model
-    let reply = f.nak ? this.personality.nak(frame, model) : this.personality.answer(frame, model)
+    // A panel that does not obey power commands answers them as usual and stays as it is
+    // (with ignore-standby: it still turns on, but never off).
+    const model =
+      f.ignorePower || f.ignoreStandby
+        ? new Proxy(this.model, {
+            get: (target, prop) => {
+              if (prop === 'setPower') return (p: PanelState['power']) => (f.ignorePower || p !== 'on' ? undefined : target.setPower(p))
+              const v = Reflect.get(target, prop, target)
+              return typeof v === 'function' ? v.bind(target) : v
+            },
+          })
+        : this.model
+    let reply = f.nak ? this.personality.nak(frame, model) : this.personality.answer(frame, model, f)
     if (reply && f.badChecksum) reply = this.personality.corrupt(reply)
     return reply
   }

@@ -128,7 +128,7 @@ const PAGE = `<!doctype html>
 <div id="screen" class="screen">…</div>
 <dl><dt>Power</dt><dd id="power">?</dd><dt>Input</dt><dd id="input">?</dd>
 <dt>Volume</dt><dd id="volume">?</dd><dt>Mute</dt><dd id="muted">?</dd>
-<dt>Set id</dt><dd id="id">?</dd><dt>Faults</dt><dd id="faults">none</dd>
+<dt id="idlabel">Set id</dt><dd id="id">?</dd><dt>Faults</dt><dd id="faults">none</dd>
 <dt>Link</dt><dd id="link" class="off">connecting</dd></dl>
 <div id="log"></div>
 <script>
@@ -141,12 +141,13 @@ function connect() {
     const m = JSON.parse(ev.data);
     if (m.type === 'state') {
       const s = m.state;
-      $('proto').textContent = m.protocol;
+      $('proto').textContent = m.protocol === 'cec' ? 'cec (Pulse-Eight adapter, TV behind it)' : m.protocol;
+      $('idlabel').textContent = m.protocol === 'cec' ? 'Player on HDMI' : 'Set id';
       for (const k of ['power', 'input', 'volume', 'id']) $(k).textContent = s[k];
       $('muted').textContent = s.muted ? 'muted' : 'sound on';
       $('faults').textContent = m.faults.length ? m.faults.join(', ') : 'none';
       $('screen').className = 'screen' + (s.power === 'on' ? ' on' : '');
-      $('screen').textContent = s.power === 'on' ? s.input.toUpperCase() + (s.muted ? ' · muted' : ' · volume ' + s.volume) : s.power;
+      $('screen').textContent = s.power === 'on' ? (m.protocol === 'cec' && s.input === 'hdmi' + s.id ? 'PLAYER (' + s.input.toUpperCase() + ')' : s.input.toUpperCase()) + (s.muted ? ' · muted' : ' · volume ' + s.volume) : s.power;
     } else if (m.type === 'trace') {
       const log = $('log');
       log.textContent = (m.at.slice(11, 23) + ' ' + m.direction + ' ' + m.hex + '\\n' + log.textContent).slice(0, 8000);

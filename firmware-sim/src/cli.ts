@@ -25,6 +25,8 @@ const USAGE = `usage:
   sim run-template --protocol P --template FILE.json [--item ID] [--id N] [--fault F]...
             [--timeout MS] [--json]
 faults: no-reply | nak | delay:MS | split[:CHUNK[:GAP_MS]] | garbage[:HEX] | bad-checksum
+        | ignore-power | ignore-standby | no-cec (cec: a TV without CEC)
+cec: --id N is the TV's HDMI input the player is on (1-15)
 `
 
 class UsageError extends Error {}

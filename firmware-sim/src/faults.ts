@@ -25,15 +25,19 @@ export interface Faults {
   badChecksum?: boolean
   /** Acknowledge power commands but stay as it is (a panel that does not obey). */
   ignorePower?: boolean
+  /** Acknowledge standby / power off but stay on (a TV that ignores CEC Standby); power on still works. */
+  ignoreStandby?: boolean
+  /** CEC: the TV does not speak CEC; nothing acknowledges a message sent to it. */
+  noCec?: boolean
 }
 
 export const DEFAULT_SPLIT: SplitFault = { chunkSize: 2, gapMs: 20 }
 /** Line noise that cannot be mistaken for any protocol's header. */
 export const DEFAULT_GARBAGE = Buffer.from([0x00, 0xff, 0x7f, 0x13])
 
-export const FAULT_NAMES = ['no-reply', 'nak', 'delay:MS', 'split', 'garbage', 'bad-checksum', 'ignore-power'] as const
+export const FAULT_NAMES = ['no-reply', 'nak', 'delay:MS', 'split', 'garbage', 'bad-checksum', 'ignore-power', 'ignore-standby', 'no-cec'] as const
 
-/** Parses a CLI fault ("no-reply", "nak", "delay:500", "split", "split:4:50", "garbage", "bad-checksum", "ignore-power"). */
+/** Parses a CLI fault ("no-reply", "nak", "delay:500", "split", "split:4:50", "garbage", "bad-checksum", "ignore-power", "ignore-standby", "no-cec"). */
 export function parseFault(spec: string): Faults {
   const [name, ...args] = spec.trim().split(':')
   const num = (s: string | undefined, what: string): number => {
@@ -64,6 +68,10 @@ export function parseFault(spec: string): Faults {
       return { badChecksum: true }
     case 'ignore-power':
       return { ignorePower: true }
+    case 'ignore-standby':
+      return { ignoreStandby: true }
+    case 'no-cec':
+      return { noCec: true }
     default:
       throw new TypeError(`unknown fault "${spec}"; use one of ${FAULT_NAMES.join(', ')}`)
   }
@@ -83,5 +91,7 @@ export function describeFaults(f: Faults): string[] {
   if (f.garbage) out.push(`garbage:${f.garbage.toString('hex')}`)
   if (f.badChecksum) out.push('bad-checksum')
   if (f.ignorePower) out.push('ignore-power')
+  if (f.ignoreStandby) out.push('ignore-standby')
+  if (f.noCec) out.push('no-cec')
   return out
 }

@@ -226,12 +226,19 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
     }
   }
 
-  /** One write and the wait for its reply. */
+  /**
+   * One write and the wait for its reply. A protocol that cuts commands into pieces (CEC:
+   * one transmission each) gets each piece written after the previous one's reply; the
+   * attempt's reply is the pieces' replies together, read as the last one's.
+   */
   private attempt(bytes: Buffer, codec: PanelProtocol | null, timeoutMs: number): Promise<Attempt> {
     const port = this.port!
+    const pieces = codec?.splitCommand?.(bytes) ?? [bytes]
     return new Promise<Attempt>((resolve) => {
       const received: Buffer[] = []
-      const framer = codec?.createReplyFramer() ?? null
+      const answered: Buffer[] = []
+      let piece = 0
+      let framer = codec?.createReplyFramer(pieces[0]) ?? null
       const raw = codec ? null : new RawReplyCollector({ kind: 'raw', silenceMs: this.o.rawSilenceMs, maxBytes: RAW_DEFAULT_MAX_BYTES })
       let silence: unknown = null
       let settled = false
@@ -246,10 +253,11 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
         resolve(a)
       }
       const all = () => Buffer.concat(received)
-      const timer = this.clock.setTimer(() => {
+      const onTimeout = () => {
         const rest = raw?.poll(Number.POSITIVE_INFINITY)
         finish(rest?.length ? { kind: 'ok', frame: rest } : { kind: 'timeout', received: all() })
-      }, timeoutMs)
+      }
+      let timer = this.clock.setTimer(onTimeout, timeoutMs)
       this.abortAttempt = (reason) => finish({ kind: 'failed', received: all(), reason })
       const pollRaw = () => {
         silence = null
@@ -276,12 +284,24 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
             return finish({ kind: 'bad', frame, reason })
           }
           if (reply.kind === 'greeting' && reply.ok) continue // PJLink greets on connect
-          return finish(reply.ok ? { kind: 'ok', frame, reply } : { kind: 'nak', frame, reply })
+          if (reply.ok && piece < pieces.length - 1) {
+            answered.push(frame)
+            piece++
+            framer = codec!.createReplyFramer(pieces[piece])
+            this.clock.clearTimer(timer)
+            timer = this.clock.setTimer(onTimeout, timeoutMs)
+            write(pieces[piece]!)
+            return
+          }
+          const whole = answered.length ? Buffer.concat([...answered, frame]) : frame
+          return finish(reply.ok ? { kind: 'ok', frame: whole, reply } : { kind: 'nak', frame: whole, reply })
         }
       }
-      port.write(bytes, (err) => {
-        if (err) finish({ kind: 'failed', received: all(), reason: `write failed: ${err.message}` })
-      })
+      const write = (b: Buffer) =>
+        port.write(b, (err) => {
+          if (err) finish({ kind: 'failed', received: all(), reason: `write failed: ${err.message}` })
+        })
+      write(pieces[0]!)
     })
   }
 

@@ -4,7 +4,7 @@
  * `{power, input?, at}` — the panel part of `reported`, which feeds the
  * cloud's display-off alert. A panel that does not answer reads `unknown`.
  */
-import { panelProtocols, type PanelPower, type PanelProtocolName } from '@svc/shared/panels/index'
+import { CEC_NO_ACK, panelProtocols, type PanelPower, type PanelProtocolName } from '@svc/shared/panels/index'
 import type { PanelReport } from '@svc/shared/mqtt/index'
 import type { DisplayDriver } from './DisplayDriver.js'
 
@@ -82,11 +82,20 @@ export class PanelPoller {
     // The input is read where the protocol can, and only while the panel is on (panels in
     // standby often refuse the query).
     if (r.outcome === 'ok' && r.reply && powerOf(r.reply.power) === 'on' && !input && codec.inputQuery) {
-      const i = await this.driver.send(codec.inputQuery(this.opts.setId), { protocol: this.opts.protocol })
+      // CEC: nobody answers while the player itself shows, so one try is enough.
+      const i = await this.driver.send(codec.inputQuery(this.opts.setId), {
+        protocol: this.opts.protocol,
+        ...(this.opts.protocol === 'cec' ? { retries: 0 } : {}),
+      })
       if (i.outcome === 'ok' && i.reply?.input) input = i.reply.input
     }
     const at = (this.opts.now ?? (() => new Date()))().toISOString()
-    const report: PanelReport = r.outcome === 'ok' && r.reply ? { power: powerOf(r.reply.power), ...(input ? { input } : {}), at } : { power: 'unknown', at }
+    // A CEC display that acknowledges nothing is not "off": it does not speak CEC (or its CEC is off).
+    const noCec = r.outcome === 'nak' && this.opts.protocol === 'cec' && r.reply?.errorCode === CEC_NO_ACK
+    const report: PanelReport =
+      r.outcome === 'ok' && r.reply
+        ? { power: powerOf(r.reply.power), ...(input ? { input } : {}), at }
+        : { power: 'unknown', ...(noCec ? { problem: 'no-cec' as const } : {}), at }
     this.opts.onReport(report)
     return report
   }

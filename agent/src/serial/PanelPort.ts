@@ -6,6 +6,7 @@
 import net from 'node:net'
 import { EventEmitter } from 'node:events'
 import { SerialPort } from 'serialport'
+import { CecCtlPort, isCecDevicePath } from './CecCtlPort.js'
 
 /** The part of serialport's stream the driver uses (SerialPort, SerialPortMock and TcpPanelPort fit). */
 export interface PanelPort {
@@ -39,9 +40,10 @@ export function isTcpPath(path: string): boolean {
   return TCP_URL.test(path)
 }
 
-/** The default factory: `tcp://host:port` → a socket, anything else → serialport. */
+/** The default factory: `tcp://host:port` → a socket, `/dev/cecN` → cec-ctl, anything else → serialport. */
 export const openPanelPort: PanelPortFactory = (opts) => {
   if (isTcpPath(opts.path)) return new TcpPanelPort(opts.path)
+  if (isCecDevicePath(opts.path)) return new CecCtlPort(opts.path)
   return new SerialPort({
     path: opts.path,
     baudRate: opts.baudRate,

@@ -14,9 +14,9 @@ import { servicesOf } from '../../../cloud/src/app.js'
 const MINUTE = 60_000
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
 
-async function rig(t: Test) {
+async function rig(t: Test, protocol: 'samsung-mdc' | 'cec' = 'samsung-mdc') {
   const cloud = await startCloud(t)
-  const { sim, panelPath } = await startPanelSim(t, { protocol: 'samsung-mdc', state: { power: 'on' } })
+  const { sim, panelPath } = await startPanelSim(t, { protocol, state: { power: 'on' } })
   // Minutes aligned: the hours are whole minutes of the agent's clock.
   const start = Math.ceil(Date.now() / MINUTE) * MINUTE + 10_000
   const time = new FakeTime(start)
@@ -28,7 +28,7 @@ async function rig(t: Test) {
   const connected = once(agent, 'connected')
   const screenId = await cloud.pair(registration.pairingCode, 'Window')
   await connected
-  t.equal((await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol: 'samsung-mdc', setId: 1, pollSeconds: 0 })).status, 200)
+  t.equal((await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol, setId: 1, pollSeconds: 0 })).status, 200)
   return { cloud, sim, panelPath, time, dataDir, agent, screenId, start }
 }
 
@@ -125,4 +125,51 @@ t.test('a cast during the off hours powers the panel on; cleared, the panel goes
   t.ok(await until(10_000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'the cast powers the panel on during the off hours')
   t.equal((await cloud.request('POST', `/v1/casts/${cast.id}/clear`)).status, 200)
   t.ok(await until(10_000, () => (sim.panel.model.state.power === 'off' ? true : undefined)), 'cleared: off again')
+})
+
+// HDMI-CEC: a consumer TV through a Pulse-Eight adapter (simulated, set id 1 = the player on
+// HDMI 1) gets the same hours, read-back and alert as an RS232 panel.
+t.test('a CEC TV: the hours put it in standby and wake it on the injected clock; a TV that ignores standby is panel-not-obeying', async (t) => {
+  const { cloud, sim, time, screenId, start } = await rig(t, 'cec')
+  const off = start - 10_000 + MINUTE
+  const on = off + 2 * MINUTE
+  const hours = { weekly: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], on: hhmm(on), off: hhmm(off) }], exceptions: [] }
+  t.equal((await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, hours)).status, 200)
+  const reported = await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { obeying?: boolean } | undefined)?.obeying === true)
+  t.match(reported.panel, { power: 'on', intended: 'on', obeying: true }, 'on within the hours, read back over CEC')
+  t.equal(sim.panel.model.state.input, 'hdmi1', 'Active Source: the TV shows the player')
+
+  await time.advanceSettling(off - time.nowMs)
+  t.ok(await until(5000, () => (sim.panel.model.state.power === 'standby' ? true : undefined)), 'Standby at the minute the hours end')
+  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => {
+    const p = r.panel as { intended?: string; obeying?: boolean; power?: string } | undefined
+    return p?.intended === 'off' && p.obeying === true && p.power === 'off'
+  })
+  await time.advanceSettling(on - time.nowMs)
+  t.ok(await until(5000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'Image View On at the next "on"')
+})
+
+t.test('a CEC TV that acknowledges Standby and stays on is reported not obeying: alert panel-not-obeying', async (t) => {
+  const { cloud, sim, time, screenId, start } = await rig(t, 'cec')
+  sim.panel.setFaults({ ignoreStandby: true })
+  const rule = await cloud.request('POST', '/v1/alert-rules', { name: 'Panels', config: { codes: ['panel-not-obeying'] } })
+  t.equal(rule.status, 201)
+  // On for one minute, ten minutes from now: off now.
+  const later = start - 10_000 + 10 * MINUTE
+  const never = { weekly: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], on: hhmm(later), off: hhmm(later + MINUTE) }], exceptions: [] }
+  const put = await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, never)
+  t.equal(put.status, 200, await put.text())
+  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { intended?: string } | undefined)?.intended === 'off')
+  for (const wait of [10_000, 30_000, 60_000]) {
+    await time.advanceSettling(wait)
+    await until(2000, () => undefined) // the command and its read-back travel over the serial link
+  }
+  const notObeying = await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { obeying?: boolean } | undefined)?.obeying === false)
+  t.match(notObeying.panel, { power: 'on', intended: 'off', obeying: false })
+  t.equal(sim.panel.model.state.power, 'on', 'the TV never went to standby')
+  const open = await until(5000, async () => {
+    const events = ((await (await cloud.request('GET', '/v1/alert-events?state=open&code=panel-not-obeying')).json()) as { data: unknown[] }).data
+    return events.length ? events : undefined
+  })
+  t.match(open, [{ code: 'panel-not-obeying', screenId }])
 })

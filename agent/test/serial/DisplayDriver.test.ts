@@ -40,7 +40,7 @@ async function setup(t: Test, protocol: SimProtocol, opts: Partial<DisplayDriver
   return { line, driver, clock, send: (bytes, o) => drive(clock, driver.send(bytes, o)) }
 }
 
-const PROTOCOLS: PanelProtocolName[] = ['samsung-mdc', 'lg', 'nec', 'pjlink']
+const PROTOCOLS: PanelProtocolName[] = ['samsung-mdc', 'lg', 'nec', 'pjlink', 'cec']
 
 for (const protocol of PROTOCOLS) {
   t.test(`${protocol}: power on → ok with the parsed reply; the panel turns on`, async (t) => {

@@ -35505,7 +35505,7 @@ export interface operations {
                         data: {
                             pollSeconds: number;
                             /** @enum {string} */
-                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
                         } | null;
                     };
@@ -35657,7 +35657,7 @@ export interface operations {
                 "application/json": {
                     /** @description Power poll interval; 0 = never; default 60. */
                     pollSeconds?: number;
-                    protocol?: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                    protocol?: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                     /** @description Set / monitor id on the bus; default 1. */
                     setId?: number;
                 };
@@ -35674,7 +35674,7 @@ export interface operations {
                         data: {
                             pollSeconds: number;
                             /** @enum {string} */
-                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
                         } | null;
                     };
@@ -36237,7 +36237,7 @@ export interface operations {
                      * @description Reply framing. Default: the screen's panel profile, else raw.
                      * @enum {string}
                      */
-                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "raw";
+                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec" | "raw";
                     /** @description With itemId: a saved command. */
                     templateId?: string;
                     /** @description Reply timeout on the device; the agent's default when absent. */
@@ -36264,7 +36264,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -36463,7 +36463,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -37838,7 +37838,7 @@ export interface operations {
                      * @description Reply framing. Default: the screen's panel profile, else raw.
                      * @enum {string}
                      */
-                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "raw";
+                    protocol?: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec" | "raw";
                     /** @description Default `all`: every screen the credential reaches (`group` when only groupId is sent). */
                     scopeKind?: "screens" | "node" | "group" | "all";
                     scopeNodeId?: string;
@@ -37869,7 +37869,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -38057,7 +38057,7 @@ export interface operations {
                             /** @description Prefix `sjob_`. */
                             id: string;
                             itemId: string | null;
-                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink") | null;
+                            protocol: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                             reason: string | null;
                             replyHex: string | null;
                             screenId: string;
@@ -38204,7 +38204,7 @@ export interface operations {
     listSerialPresets: {
         parameters: {
             query?: {
-                /** @description One of samsung-mdc, lg, nec, pjlink; absent = all. */
+                /** @description One of samsung-mdc, lg, nec, pjlink, cec; absent = all. */
                 protocol?: string;
                 /** @description The panel's RS232 set id, 0–255 (default 1). Without `protocol`, protocols that cannot address it (NEC: 0–100) are left out. */
                 setId?: string;
@@ -38235,7 +38235,7 @@ export interface operations {
                                 value: string;
                             }[];
                             label: string;
-                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                            protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                         }[];
                     };
                 };
@@ -38556,7 +38556,7 @@ export interface operations {
                          * @description The panel protocol, as in GET /v1/serial-presets.
                          * @enum {string}
                          */
-                        protocol: "samsung-mdc" | "lg" | "nec" | "pjlink";
+                        protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                         /** @description The panel's RS232 id; default 1 (each protocol narrows the range). */
                         setId?: number;
                     };

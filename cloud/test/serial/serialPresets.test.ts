@@ -14,7 +14,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 type Cmd = { key: string; name: string; value: string; encoding: 'ascii' | 'hex'; eol: 'none' | 'cr'; hexPreview: string }
 type Preset = { protocol: string; label: string; commands: Cmd[] }
 
-t.test('GET /v1/serial-presets: four protocols, the keys the installer needs, bytes from the codecs', async (t) => {
+t.test('GET /v1/serial-presets: five protocols, the keys the installer needs, bytes from the codecs', async (t) => {
   const h = await build(t)
   const { apiKey } = await h.workspace()
   const res = await h.req('GET', '/v1/serial-presets', apiKey)
@@ -22,7 +22,7 @@ t.test('GET /v1/serial-presets: four protocols, the keys the installer needs, by
   const data = res.json().data as Preset[]
   t.same(
     data.map((p) => p.protocol),
-    ['samsung-mdc', 'lg', 'nec', 'pjlink'],
+    ['samsung-mdc', 'lg', 'nec', 'pjlink', 'cec'],
   )
   for (const p of data) {
     const keys = p.commands.map((c) => c.key)
@@ -34,9 +34,7 @@ t.test('GET /v1/serial-presets: four protocols, the keys the installer needs, by
       'input.hdmi2',
       'input.hdmi3',
       'input.hdmi4',
-      'input.displayport',
-      'input.dvi',
-      'input.pc',
+      ...(p.protocol === 'cec' ? ['input.player'] : ['input.displayport', 'input.dvi', 'input.pc']),
       'volume.mute',
       'volume.unmute',
     ])
@@ -79,7 +77,7 @@ t.test('GET /v1/serial-presets: setId and protocol pick; bad values are 422 nami
     ['setId=256', /setId must be an integer 0–255/],
     ['setId=-1', /setId must be an integer 0–255/],
     ['setId=abc', /setId must be an integer 0–255/],
-    ['protocol=sony', /protocol must be one of samsung-mdc, lg, nec, pjlink, got "sony"/],
+    ['protocol=sony', /protocol must be one of samsung-mdc, lg, nec, pjlink, cec, got "sony"/],
   ] as const) {
     const r = await h.req('GET', `/v1/serial-presets?${q}`, apiKey)
     t.equal(r.statusCode, 422, q)
@@ -119,7 +117,7 @@ t.test('POST /v1/serial-templates with a preset: all commands, or the keys asked
   )
 
   for (const [preset, msg] of [
-    [{ protocol: 'sony' }, /^body.preset.protocol must be one of samsung-mdc, lg, nec, pjlink.$/],
+    [{ protocol: 'sony' }, /^body.preset.protocol must be one of samsung-mdc, lg, nec, pjlink, cec.$/],
     [{ protocol: 'nec', setId: 101 }, /preset.setId: NEC monitor id must be/],
     [{ protocol: 'lg', setId: 'x' }, /^body.preset.setId must be integer.$/],
     [{ protocol: 'lg', setId: 256 }, /^body.preset.setId must be <= 255.$/],
@@ -137,7 +135,7 @@ t.test('POST /v1/serial-templates with a preset: all commands, or the keys asked
 
 t.test('docs/serial.md holds the command table of each protocol exactly as the codecs compute it', async (t) => {
   const doc = fs.readFileSync(path.join(ROOT, 'docs/serial.md'), 'utf8')
-  for (const protocol of ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const) {
+  for (const protocol of ['samsung-mdc', 'lg', 'nec', 'pjlink', 'cec'] as const) {
     const table = presetTable(protocol)
     t.ok(doc.includes(table), `${protocol}: the table in docs/serial.md matches the codec (expected:\n${table})`)
   }

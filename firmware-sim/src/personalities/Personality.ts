@@ -5,10 +5,11 @@
  * checksum for fault injection.
  */
 import type { Framer } from '@svc/shared/panels/index'
+import type { Faults } from '../faults.js'
 import type { PanelModel } from '../PanelModel.js'
 
-export type SimProtocol = 'samsung-mdc' | 'lg' | 'nec' | 'pjlink' | 'raw'
-export const SIM_PROTOCOLS: readonly SimProtocol[] = ['samsung-mdc', 'lg', 'nec', 'pjlink', 'raw']
+export type SimProtocol = 'samsung-mdc' | 'lg' | 'nec' | 'pjlink' | 'cec' | 'raw'
+export const SIM_PROTOCOLS: readonly SimProtocol[] = ['samsung-mdc', 'lg', 'nec', 'pjlink', 'cec', 'raw']
 
 export interface Personality {
   readonly protocol: SimProtocol
@@ -21,9 +22,10 @@ export interface Personality {
   /**
    * The real panel's answer to one frame, applying any state change.
    * null = the real panel stays silent (frame for another id, broadcast,
-   * unparseable bytes).
+   * unparseable bytes). `faults` are the active ones, for personalities whose
+   * faults are their own (CEC: `no-cec`).
    */
-  answer(frame: Buffer, model: PanelModel): Buffer | null
+  answer(frame: Buffer, model: PanelModel, faults?: Faults): Buffer | null
   /** The protocol's rejection of this frame, without a state change; null when none exists. */
   nak(frame: Buffer, model: PanelModel): Buffer | null
   /** A copy of the reply that fails the receiver's integrity check. */

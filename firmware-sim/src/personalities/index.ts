@@ -1,4 +1,5 @@
 import type { Clock, Timers } from '../Clock.js'
+import { CecPersonality } from './CecPersonality.js'
 import { LgPersonality, type LgQuirks } from './LgPersonality.js'
 import { MdcPersonality } from './MdcPersonality.js'
 import { NecPersonality } from './NecPersonality.js'
@@ -12,6 +13,7 @@ export * from './LgPersonality.js'
 export * from './NecPersonality.js'
 export * from './PjLinkPersonality.js'
 export * from './RawPersonality.js'
+export * from './CecPersonality.js'
 
 export interface PersonalityOptions {
   lg?: LgQuirks
@@ -30,6 +32,8 @@ export function createPersonality(protocol: SimProtocol, opts: PersonalityOption
       return new NecPersonality()
     case 'pjlink':
       return new PjLinkPersonality({ ...opts.pjlink, ...(opts.clock ? { clock: opts.clock } : {}) })
+    case 'cec':
+      return new CecPersonality()
     case 'raw':
       return new RawPersonality(opts.raw)
     default:

@@ -18,6 +18,7 @@ const Id = Type.String({ minLength: 1 })
 
 /** A panel's power as the agent reads it back. */
 export const PANEL_POWERS = ['on', 'off', 'unknown'] as const
+export const PANEL_PROBLEMS = ['no-cec'] as const
 export type PanelPower = (typeof PANEL_POWERS)[number]
 
 function literals<T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> {
@@ -299,6 +300,12 @@ export const PanelReportSchema = Type.Object({
   mute: Type.Optional(Type.Boolean()),
   /** When the panel was last read. */
   at: Timestamp,
+  /**
+   * Why `power` is unknown, when the agent can tell: `no-cec` = a CEC display acknowledged
+   * nothing (a TV without CEC, CEC switched off in its menu, or a cable without the CEC
+   * line) — not the same as a display that is off.
+   */
+  problem: Type.Optional(literals(PANEL_PROBLEMS)),
   /** What the screen's operating hours (or a cast or emergency) want; absent without hours. */
   intended: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
   /** Whether the last read-back after a power command matched `intended`; absent before one. */

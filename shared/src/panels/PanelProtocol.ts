@@ -5,8 +5,8 @@
  */
 import type { Framer } from './Framer.js'
 
-export type PanelProtocolName = 'samsung-mdc' | 'lg' | 'nec' | 'pjlink'
-export const PANEL_PROTOCOL_NAMES: readonly PanelProtocolName[] = ['samsung-mdc', 'lg', 'nec', 'pjlink']
+export type PanelProtocolName = 'samsung-mdc' | 'lg' | 'nec' | 'pjlink' | 'cec'
+export const PANEL_PROTOCOL_NAMES: readonly PanelProtocolName[] = ['samsung-mdc', 'lg', 'nec', 'pjlink', 'cec']
 
 export type PanelPower = 'on' | 'off' | 'standby' | 'warming' | 'cooling'
 
@@ -34,7 +34,7 @@ export interface PanelReply {
   input?: string
   /** The kind's main value: power state, volume, mute flag or input. */
   value?: PanelPower | number | boolean | string
-  /** The protocol's error code on a NAK (MDC error byte, LG NG data, PJLink ERRn, NEC result). */
+  /** The protocol's error code on a NAK (MDC error byte, LG NG data, PJLink ERRn, NEC result, CEC `no-ack` …). */
   errorCode?: string | number
 }
 
@@ -48,6 +48,10 @@ export interface PanelProtocol {
   powerOff(id: number): Buffer
   powerQuery(id: number): Buffer
   setInput(id: number, input: PanelInput | number): Buffer
+  /** The named inputs `setInput` can select; absent = all of PANEL_INPUTS. */
+  readonly inputs?: readonly PanelInput[]
+  /** Switches the display to the player itself (CEC: Active Source); absent when the protocol cannot. */
+  selectPlayer?(id: number): Buffer
   /** Asks which input is selected; absent when the protocol has no such query here. */
   inputQuery?(id: number): Buffer
   /** Absent when the protocol has no absolute volume (PJLink). */
@@ -57,8 +61,16 @@ export interface PanelProtocol {
   expectsReply(id: number): boolean
   /** Parses one complete reply frame (as produced by the reply framer). Throws PanelProtocolError. */
   parseReply(frame: Uint8Array): PanelReply
-  /** Splits panel → host bytes into reply frames. */
-  createReplyFramer(): Framer
+  /**
+   * Splits panel → host bytes into reply frames. `command`, when given, is the piece just
+   * sent (a protocol whose reply depends on the command, like CEC's, waits for the right one).
+   */
+  createReplyFramer(command?: Uint8Array): Framer
+  /**
+   * Cuts a command into pieces written one after another, each after the previous one's
+   * reply (CEC: one transmission at a time). Absent = the command is one piece.
+   */
+  splitCommand?(bytes: Uint8Array): Buffer[]
   /** Splits host → panel bytes into command frames (used by the simulator). */
   createCommandFramer(): Framer
 }

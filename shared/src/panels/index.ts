@@ -1,3 +1,4 @@
+import { Cec } from './Cec.js'
 import { LgCommercial } from './LgCommercial.js'
 import { NecLfd } from './NecLfd.js'
 import type { PanelProtocol, PanelProtocolName } from './PanelProtocol.js'
@@ -12,6 +13,7 @@ export * from './SamsungMdc.js'
 export * from './LgCommercial.js'
 export * from './NecLfd.js'
 export * from './PjLink.js'
+export * from './Cec.js'
 export * from './presets.js'
 
 export const panelProtocols: Readonly<Record<PanelProtocolName, PanelProtocol>> = {
@@ -19,6 +21,7 @@ export const panelProtocols: Readonly<Record<PanelProtocolName, PanelProtocol>> 
   lg: LgCommercial,
   nec: NecLfd,
   pjlink: PjLink,
+  cec: Cec,
 }
 
 /** A protocol name, or `raw` for templates sent without framing. */

@@ -3,10 +3,12 @@
  * (so a preset, a poll and a reply check never disagree): power on/off/status, every
  * input source the codec knows, mute/unmute. Each command is in the serial-template
  * item shape (`value`, `encoding`, `eol`) plus `hexPreview`, the exact bytes sent.
- * Text protocols (LG, PJLink) come out as `ascii` with `eol: cr`, binary ones (MDC, NEC)
- * as `hex`.
+ * Text protocols (LG, PJLink) come out as `ascii` with `eol: cr`, binary ones (MDC, NEC,
+ * CEC over a Pulse-Eight adapter) as `hex`. A CEC command may hold several transmissions,
+ * which the agent sends one after another.
  */
 import { hexPreview } from '../serial/encoding.js'
+import { Cec } from './Cec.js'
 import { LgCommercial } from './LgCommercial.js'
 import { NecLfd } from './NecLfd.js'
 import { PANEL_INPUTS, PANEL_PROTOCOL_NAMES, type PanelInput, type PanelProtocol, type PanelProtocolName } from './PanelProtocol.js'
@@ -14,7 +16,7 @@ import { PjLink } from './PjLink.js'
 import { SamsungMdc } from './SamsungMdc.js'
 
 export interface PresetCommand {
-  /** Stable key: `power.on`, `power.off`, `power.status`, `input.hdmi1`…, `volume.mute`, `volume.unmute`. */
+  /** Stable key: `power.on`, `power.off`, `power.status`, `input.hdmi1`…, `input.player` (CEC), `volume.mute`, `volume.unmute`. */
   key: string
   name: string
   value: string
@@ -29,13 +31,14 @@ export interface PanelPreset {
   commands: PresetCommand[]
 }
 
-const CODECS: Readonly<Record<PanelProtocolName, PanelProtocol>> = { 'samsung-mdc': SamsungMdc, lg: LgCommercial, nec: NecLfd, pjlink: PjLink }
+const CODECS: Readonly<Record<PanelProtocolName, PanelProtocol>> = { 'samsung-mdc': SamsungMdc, lg: LgCommercial, nec: NecLfd, pjlink: PjLink, cec: Cec }
 
 export const PRESET_LABELS: Readonly<Record<PanelProtocolName, string>> = {
   'samsung-mdc': 'Samsung MDC',
   lg: 'LG (RS232 commercial)',
   nec: 'NEC LFD',
   pjlink: 'PJLink (class 1)',
+  cec: 'HDMI-CEC (Pulse-Eight USB-CEC adapter)',
 }
 
 export const INPUT_LABELS: Readonly<Record<PanelInput, string>> = {
@@ -78,7 +81,8 @@ export function panelPreset(protocol: PanelProtocolName, setId = 1): PanelPreset
   add('power.on', 'Power on', codec.powerOn(setId))
   add('power.off', 'Power off', codec.powerOff(setId))
   add('power.status', 'Power status', codec.powerQuery(setId))
-  for (const input of PANEL_INPUTS) add(`input.${input}`, `Input ${INPUT_LABELS[input]}`, codec.setInput(setId, input))
+  for (const input of codec.inputs ?? PANEL_INPUTS) add(`input.${input}`, `Input ${INPUT_LABELS[input]}`, codec.setInput(setId, input))
+  if (codec.selectPlayer) add('input.player', 'Input: this player', codec.selectPlayer(setId))
   if (codec.inputQuery) add('input.status', 'Input status', codec.inputQuery(setId))
   add('volume.mute', 'Mute', codec.setMute(setId, true))
   add('volume.unmute', 'Unmute', codec.setMute(setId, false))

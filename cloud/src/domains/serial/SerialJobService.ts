@@ -38,7 +38,7 @@ const OPEN: readonly SerialJobStatus[] = ['queued', 'sent']
 type JobRow = RowWith<SerialJobsTable, { status: SerialJobStatus }>
 
 /** Panel protocols a serial job can read its reply with. */
-export const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink'] as const
+export const PANEL_PROTOCOLS = ['samsung-mdc', 'lg', 'nec', 'pjlink', 'cec'] as const
 
 /** A serial job as the API answers it: the routes' response schema, and SerialJobView is derived from it. */
 export const SerialJob = Type.Object({
@@ -246,7 +246,7 @@ export class SerialJobService {
     if (body.protocol !== undefined) {
       if (body.protocol === 'raw') protocol = null
       else if (isPanelProtocolName(body.protocol)) protocol = body.protocol
-      else throw validation('protocol must be samsung-mdc, lg, nec, pjlink or raw.')
+      else throw validation('protocol must be samsung-mdc, lg, nec, pjlink, cec or raw.')
     }
     const timeoutMs = body.timeoutMs ?? null
     const hasTemplate = body.templateId !== undefined || body.itemId !== undefined

@@ -77,7 +77,16 @@ export class PanelPoller {
 
   private async query(): Promise<PanelReport> {
     const codec = panelProtocols[this.opts.protocol]
-    const r = await this.driver.send(codec.powerQuery(this.opts.setId), { protocol: this.opts.protocol })
+    let query: Buffer
+    try {
+      query = codec.powerQuery(this.opts.setId)
+    } catch {
+      // a set id the protocol cannot address (CEC: HDMI input 0): nothing to ask
+      const report: PanelReport = { power: 'unknown', at: (this.opts.now ?? (() => new Date()))().toISOString() }
+      this.opts.onReport(report)
+      return report
+    }
+    const r = await this.driver.send(query, { protocol: this.opts.protocol })
     let input = r.outcome === 'ok' ? r.reply?.input : undefined
     // The input is read where the protocol can, and only while the panel is on (panels in
     // standby often refuse the query).

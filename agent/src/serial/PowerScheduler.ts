@@ -138,8 +138,13 @@ export class PowerScheduler {
       const panel = this.#plan.panel
       if (this.#stopped || !intended || !panel || !isPanelProtocolName(panel.protocol)) return
       const codec = panelProtocols[panel.protocol]
-      const frame = intended === 'on' ? codec.powerOn(panel.setId) : codec.powerOff(panel.setId)
-      const sent = await this.o.driver.send(frame, { protocol: panel.protocol }).catch(() => null)
+      let frame: Buffer | null = null
+      try {
+        frame = intended === 'on' ? codec.powerOn(panel.setId) : codec.powerOff(panel.setId)
+      } catch {
+        // a set id the protocol cannot address: nothing is sent, the read-back says the rest
+      }
+      const sent = frame ? await this.o.driver.send(frame, { protocol: panel.protocol }).catch(() => null) : null
       const reading = await this.o.readBack().catch(() => null)
       if (this.#status.intended !== intended) return // the intent moved on meanwhile
       if (reading?.power === intended) {

@@ -92,3 +92,13 @@ t.test('a reply framer made for a piece of the command', async (t) => {
   t.equal(pieces.length, 2)
   t.ok(new CecReplyFramer(pieces[0]).pending === 0)
 })
+
+t.test('a set id the protocol cannot address (CEC HDMI input 0) reads unknown instead of throwing', async (t) => {
+  const sent: Buffer[] = []
+  const driver = { send: async (b: Uint8Array) => (sent.push(Buffer.from(b)), { outcome: 'ok' as const, sentHex: '', replyHex: '', attempts: 1 }) }
+  const reports: PanelReport[] = []
+  const poller = new PanelPoller(driver, { protocol: 'cec', setId: 0, pollSeconds: 0, onReport: (r) => reports.push(r) })
+  t.match(await poller.readNow(), { power: 'unknown' })
+  t.equal(sent.length, 0, 'nothing sent')
+  t.equal(reports.length, 1)
+})

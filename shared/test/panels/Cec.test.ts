@@ -64,7 +64,7 @@ t.test('CEC messages: distinct errors', async (t) => {
     ['4090', 'truncated', 'Report Power Status without its status'],
     ['4F82', 'truncated', 'Active Source without an address'],
     ['400401', 'invalid', 'Image View On with an operand'],
-    ['40' + '01'.repeat(16), 'invalid', 'more than 16 bytes'],
+    [`40${'01'.repeat(16)}`, 'invalid', 'more than 16 bytes'],
     ['4F04', 'addressing', 'Image View On broadcast'],
     ['4F8F', 'addressing', 'Give Device Power Status broadcast'],
     ['40821000', 'addressing', 'Active Source sent to the TV only'],

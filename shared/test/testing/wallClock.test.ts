@@ -13,7 +13,8 @@
 // Deadlines are not durations: `Date.now() > end` with `end = Date.now() + ms` is a hang guard.
 // A hang guard is minutes, though: a deadline of a number of milliseconds under a minute
 // (`end = Date.now() + 5000`, then `Date.now() < end`) is a bound in seconds, which a busy
-// machine overruns, and is reported too.
+// machine overruns, and is reported too; so is a polling helper's guard under a minute
+// (`until(5000, fn)`).
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -129,6 +130,14 @@ export function wallClockComparisons(file: string, text: string): string[] {
     return ts.isNumericLiteral(u) && Number(u.text.replaceAll('_', '')) === 0
   }
   const visit = (n: ts.Node): void => {
+    // The tests' polling helpers, `until(ms, fn)`: `ms` is the hang guard.
+    if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && /^until/.test(n.expression.text) && n.arguments.length >= 2) {
+      const guard = valueOf(n.arguments[0]!)
+      if (guard !== null && guard < MINUTE_MS) {
+        const { line } = source.getLineAndCharacterOfPosition(n.getStart(source))
+        found.push(`${line + 1}: ${n.expression.text}(${n.arguments[0]!.getText(source)}, …)`)
+      }
+    }
     if (ts.isBinaryExpression(n) && RELATIONAL.has(n.operatorToken.kind)) {
       const [a, b] = [n.left, n.right]
       const durationVsNumber = (isDuration(a) && !isZero(b) && !isDuration(b)) || (isDuration(b) && !isZero(a) && !isDuration(a))
@@ -159,6 +168,8 @@ t.test('the check finds a duration compared with a number, and leaves deadlines 
   t.same(flagged('const end = Date.now() + 5000; while (!done && Date.now() < end) await tick()'), ['Date.now() < end'], 'a deadline of seconds')
   t.same(flagged('for (const until = performance.now() + 10_000; performance.now() < until; ) await tick()'), ['performance.now() < until'])
   t.same(flagged('const end = Date.now() + 2 * 60_000; if (Date.now() > end) throw new Error()'), [], 'a hang guard of minutes')
+  t.same(flagged('t.ok(await until(5000, () => (jobs.length ? true : undefined)))'), ['until(5000, …)'], "a polling helper's guard of seconds")
+  t.same(flagged('t.ok(await until(2 * 60_000, () => (jobs.length ? true : undefined)))'), [], "a polling helper's guard of minutes")
   t.same(flagged('const end = Date.now() + GUARD_MS; if (Date.now() > end) throw new Error()'), [], 'a named guard is not judged here')
   t.same(flagged("call('POST', '/v1/casts', { expiresAt: new Date(Date.now() + 2500).toISOString() })"), [], 'an instant sent, not a deadline')
 })

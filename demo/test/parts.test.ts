@@ -51,10 +51,20 @@ t.test('the data folder: new, reset when the demo made it, refused otherwise', a
 
 t.test('plain progress: a start line, periodic lines while waiting, a result line', async (t) => {
   let out = ''
-  const p = new Progress({ write: (s) => (out += s), tty: false, plainEveryMs: 20 })
+  let wrote: (() => void) | null = null
+  const p = new Progress({
+    write: (s) => {
+      out += s
+      wrote?.()
+    },
+    tty: false,
+    plainEveryMs: 20,
+  })
+  const periodic = () => out.split('\n').filter((l) => l.startsWith('… wait for things — 1/2 done')).length
   await p.run('wait for things', async (update) => {
     update('1/2 done')
-    await new Promise((r) => setTimeout(r, 75))
+    // The step lasts until two periodic lines are out (awaited on the output, not slept for).
+    while (periodic() < 2) await new Promise<void>((r) => (wrote = r))
     return 'all done'
   })
   await t.rejects(
@@ -63,7 +73,7 @@ t.test('plain progress: a start line, periodic lines while waiting, a result lin
   )
   const lines = out.trim().split('\n')
   t.equal(lines[0], '… wait for things')
-  t.ok(lines.filter((l) => l.startsWith('… wait for things — 1/2 done')).length >= 2, 'periodic lines')
+  t.ok(periodic() >= 2, 'periodic lines')
   t.match(out, /✔ wait for things — all done \(\d+\.\ds\)/)
   t.match(out, /✘ fail — boom/)
   t.same(

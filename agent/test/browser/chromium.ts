@@ -8,8 +8,9 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
+import { processShared } from '@svc/shared/testing/processShared'
 
 /** The browser: CHROME_PATH, else the first Chromium on PATH (Debian's is /usr/bin/chromium). */
 export const CHROMIUM =
@@ -34,29 +35,44 @@ export function missingChromium(t: Test): string | null {
   return missing
 }
 
-export async function launch(t: Test): Promise<{ browser: Browser; page: Page }> {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-chromium-'))
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--autoplay-policy=no-user-gesture-required',
-      `--window-size=${WIDTH},${HEIGHT}`,
-    ],
-  })
-  t.after(async () => {
+/**
+ * One Chromium for the tests of a process (a folder's files share it until the folder's last
+ * file has run: `processShared`); each `launch` is a browser context of its own (its own
+ * cookies, storage and cache, like a fresh browser) closed when its test ends.
+ */
+const chromiumShared = processShared<{ browser: Browser; userDataDir: string }>(
+  async () => {
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-chromium-'))
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      userDataDir,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--autoplay-policy=no-user-gesture-required',
+        `--window-size=${WIDTH},${HEIGHT}`,
+      ],
+    })
+    return { browser, userDataDir }
+  },
+  async ({ browser, userDataDir }) => {
     await browser.close().catch(() => {})
     fs.rmSync(userDataDir, { recursive: true, force: true })
-  })
+  },
+  ({ browser }, lost) => browser.once('disconnected', lost),
+)
+
+export async function launch(t: Test): Promise<{ browser: BrowserContext; page: Page }> {
+  const { browser: chromium } = await chromiumShared.use(t)
+  const browser = await chromium.createBrowserContext()
+  t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
   await page.setViewport({ width: WIDTH, height: HEIGHT })
   return { browser, page }
@@ -214,7 +230,7 @@ export async function fileServer(
 }
 
 /** A short solid-colour WebM made by the browser itself (canvas → MediaRecorder), as bytes. */
-export async function makeWebm(browser: Browser, rgb: Rgb, ms: number): Promise<Buffer> {
+export async function makeWebm(browser: Browser | BrowserContext, rgb: Rgb, ms: number): Promise<Buffer> {
   const p = await browser.newPage()
   try {
     // As text: this package has no DOM typings.

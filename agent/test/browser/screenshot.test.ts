@@ -36,7 +36,7 @@ async function pairedAgent(t: Test, cloud: TestCloud, screenshot: { executablePa
 }
 
 async function finished(cloud: TestCloud, id: string): Promise<Record<string, any>> {
-  const done = await until(30_000, async () => {
+  const done = await until(2 * 60_000, async () => {
     const shot = ((await (await cloud.request('GET', `/v1/screenshots/${id}`)).json()) as { data: Record<string, any> }).data
     return shot.status === 'ok' || shot.status === 'failed' ? shot : undefined
   })
@@ -68,7 +68,10 @@ t.test('a screenshot job returns a PNG of what the page shows', { skip: skip ?? 
     panel: null,
     generatedAt: new Date().toISOString(),
   })
-  t.ok(await until(10_000, () => (agent.player.view.type === 'playing' && agent.player.view.castId === 'cast_red' ? true : undefined)), 'the cast is the view')
+  t.ok(
+    await until(2 * 60_000, () => (agent.player.view.type === 'playing' && agent.player.view.castId === 'cast_red' ? true : undefined)),
+    'the cast is the view',
+  )
 
   const started = Date.now()
   const res = await cloud.request('POST', `/v1/screens/${screenId}/screenshot`)

@@ -36,7 +36,7 @@ async function feed(port: number) {
     views,
     close: () => ws.terminate(),
     async waitFor(pred: (v: PlayerView) => boolean) {
-      const v = await until(10_000, () => views.find(pred))
+      const v = await until(2 * 60_000, () => views.find(pred))
       if (!v) throw new Error(`no matching view; got ${JSON.stringify(views)}`)
       return v
     },
@@ -119,7 +119,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   const castView = await page.waitFor((v) => v.type === 'playing' && v.source === 'cast')
   t.match(castView, { type: 'playing', screenId, connected: true, version: 7, contentId: 'med_promo', castId: 'cast_1', content: { name: 'Promo' } })
   // The state is stored right after it is applied (the report can arrive before the write ends).
-  const stored = await until(5000, () => {
+  const stored = await until(2 * 60_000, () => {
     const v = JSON.parse(fs.readFileSync(path.join(dataDir, 'desired.json'), 'utf8')).version as number
     return v === 7 ? v : undefined
   })
@@ -147,7 +147,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   t.equal(again.state?.version, 7)
   t.match(again.state?.decision, { source: 'assignment', contentId: 'med_loop' })
   // The page view follows once the media cache has been checked (files first, then the switch).
-  const state = await until(5000, async () => {
+  const state = await until(2 * 60_000, async () => {
     const v = (await (await fetch(`http://127.0.0.1:${again.player.port}/state`)).json()) as PlayerView
     return v.type === 'starting' ? undefined : v
   })
@@ -181,7 +181,7 @@ t.test('a deleted screen: the agent says so, drops the credential and pairs agai
     panel: null,
     generatedAt: new Date().toISOString(),
   })
-  await until(5000, () => (agent.state?.version === 1 ? true : undefined))
+  await until(2 * 60_000, () => (agent.state?.version === 1 ? true : undefined))
 
   const revoked = once(agent, 'revoked')
   const nextCode = once(agent, 'code')

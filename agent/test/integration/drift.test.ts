@@ -54,14 +54,14 @@ t.test('a panel switched off by hand on the simulator makes its screen drift; sw
   const job = (
     (await (await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: on.value, encoding: on.encoding })).json()) as { data: { id: string } }
   ).data
-  const done = await until(15_000, async () => {
+  const done = await until(2 * 60_000, async () => {
     const j = ((await (await cloud.request('GET', `/v1/serial-jobs/${job.id}`)).json()) as { data: { status: string } }).data
     return j.status === 'queued' || j.status === 'sent' ? undefined : j
   })
   t.equal(done?.status, 'ok')
   t.equal(sim.panel.model.state.power, 'on')
 
-  const inSync = await until(10_000, async () => {
+  const inSync = await until(2 * 60_000, async () => {
     const d = await drift()
     return d.state === 'in_sync' && d.items.length === 0 ? d : undefined
   })

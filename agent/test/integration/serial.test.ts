@@ -15,7 +15,7 @@ async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
 }
 
 async function waitJob(cloud: TestCloud, id: string): Promise<Record<string, unknown>> {
-  const done = await until(15_000, async () => {
+  const done = await until(2 * 60_000, async () => {
     const job = (await json<{ data: Record<string, unknown> }>(await cloud.request('GET', `/v1/serial-jobs/${id}`))).data
     return ['ok', 'nak', 'timeout', 'failed'].includes(String(job.status)) ? job : undefined
   })
@@ -78,7 +78,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   agent.playLog.end('probe')
   await agent.playLog.flush()
   t.equal((await agent.playLog.all()).at(-1)?.panelPower, 'on', 'the play log stamps the power read back')
-  const stored = await until(10_000, async () => {
+  const stored = await until(2 * 60_000, async () => {
     const plays = (await json<{ data: { itemId: string; panelPower: string }[] }>(await cloud.request('GET', `/v1/screens/${screenId}/play-log`))).data
     return plays.find((p) => p.itemId === 'med_probe')
   })

@@ -137,7 +137,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
       group: true,
     })
   let agent = start(60)
-  const code = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
+  const code = await until(2 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
   t.ok(code, `a pairing code (stderr: ${agent.stderr()})`)
   const screenId = await cloud.pair(code!)
   await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
@@ -165,7 +165,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const releases = path.join(data, 'releases')
   // A trial or a rollback record is cleared once the broker acknowledged its report: a moment after the cloud has it.
   const settled = () =>
-    until(10_000, () => {
+    until(2 * 60_000, () => {
       const st = readState(path.join(releases, 'state.json'))
       return st && st.trial === null && st.rolledBack === null ? true : undefined
     })
@@ -238,7 +238,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   agent = start(5)
   t.ok(
     await until(
-      20_000,
+      2 * 60_000,
       () =>
         cloud
           .seen(topics.status(screenId))
@@ -282,7 +282,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
       env: { PATH: nodeDir, SVC_AGENT_UPDATE_TRIAL_SECONDS: '60' },
       group: true,
     })
-    const code = await until(20_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
+    const code = await until(2 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
     t.ok(code, `${name}: a pairing code (stderr: ${agent.stderr()})`)
     const screenId = await cloud.pair(code!, name)
     await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
@@ -343,7 +343,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
     untouched.agent.json().some((l) => l.msg === 'restarting into the update' && l.to === '9.0.5-broken'),
     'the second player never installed it',
   )
-  const drift = await until(30_000, async () => {
+  const drift = await until(2 * 60_000, async () => {
     const s = (
       (await (await cloud.request('GET', `/v1/screens/${first.screenId}`)).json()) as {
         data: { agentVersion: string; drift: { state: string; items: unknown[] } }

@@ -62,7 +62,7 @@ async function player(t: Test, c: Cloud, name: string, version = '1.0.0'): Promi
   return p
 }
 
-async function until<T>(f: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
+async function until<T>(f: () => Promise<T | undefined> | T | undefined, ms = 2 * 60_000): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const v = await f()

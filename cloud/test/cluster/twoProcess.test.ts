@@ -117,7 +117,7 @@ function caller(i: Instance, apiKey: string): Call {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 2 * 60_000): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const v = await fn()

@@ -8,6 +8,7 @@ import path from 'node:path'
 import type { Test } from 'tap'
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
+import { processShared } from '@svc/shared/testing/processShared'
 import { buildConsole } from '../../console/build.mjs'
 import { ManualClock } from '../../src/platform/clock.js'
 import { startCloud, type Cloud } from '../devicelink/link.js'
@@ -87,84 +88,46 @@ export function missingChromium(t: Test): string | null {
   return missing
 }
 
-let shared: Promise<Browser> | null = null
-let users = 0
-let idle: NodeJS.Timeout | null = null
-const dataDirs = new Map<Promise<Browser>, string>()
-
 /**
- * One Chromium for the tests of a process (a folder's files share it): each `launch` is a
- * browser context of its own (its own cookies and storage, like a fresh browser) closed when
- * its test ends. The browser closes once no test has used it for a second, so the process
- * can end (tap ends the root test only when nothing keeps the event loop busy).
+ * One Chromium for the tests of a process (a folder's files share it, until the folder's last
+ * file has run: `processShared`): each `launch` is a browser context of its own (its own
+ * cookies and storage, like a fresh browser) closed when its test ends.
  */
-function sharedBrowser(): Promise<Browser> {
-  users++
-  if (idle) {
-    clearTimeout(idle)
-    idle = null
-  }
-  if (shared) return shared
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
-  const launched = puppeteer.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    userDataDir,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--window-size=1280,800',
-    ],
-  })
-  shared = launched
-  dataDirs.set(launched, userDataDir)
-  launched.then(
-    (b) =>
-      b.once('disconnected', () => {
-        if (shared === launched) shared = null
-      }),
-    () => {
-      shared = null
-    },
-  )
-  return launched
-}
-
-function release(): void {
-  users--
-  if (users > 0) return
-  idle = setTimeout(() => {
-    idle = null
-    const closing = shared
-    if (users !== 0 || !closing) return
-    shared = null
-    const dir = dataDirs.get(closing)
-    dataDirs.delete(closing)
-    void closing
-      .then((b) => b.close())
-      .catch(() => {})
-      .finally(() => {
-        // Chromium has exited once close() resolves; its profile folder can go.
-        try {
-          if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
-        } catch {
-          // A folder in the temp dir left behind is no failure of the tests.
-        }
-      })
-  }, 1000)
-}
+const chromiumShared = processShared<{ browser: Browser; userDataDir: string }>(
+  async () => {
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
+    const browser = await puppeteer.launch({
+      executablePath: chromiumPath(),
+      headless: true,
+      userDataDir,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--window-size=1280,800',
+      ],
+    })
+    return { browser, userDataDir }
+  },
+  async ({ browser, userDataDir }) => {
+    await browser.close().catch(() => {})
+    // Chromium has exited once close() resolves; its profile folder can go.
+    try {
+      fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+    } catch {
+      // A folder in the temp dir left behind is no failure of the tests.
+    }
+  },
+  ({ browser }, lost) => browser.once('disconnected', lost),
+)
 
 export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
-  const chromium = await sharedBrowser()
+  const { browser: chromium } = await chromiumShared.use(t)
   const browser = await chromium.createBrowserContext()
-  t.after(async () => {
-    await browser.close().catch(() => {})
-    release()
-  })
+  t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 800 })
   if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }])

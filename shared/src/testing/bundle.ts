@@ -1,19 +1,22 @@
-// Programs the tests start as child processes (the agent's CLI, the simulator's CLI…) as
-// one bundled file instead of `node --import tsx <entry>.ts`: loading one file costs a
-// child a fraction of the CPU of compiling several hundred sources on the fly, which on a
+// Programs the tests start as child processes (the agent's CLI, the simulator's CLI, the
+// demo…) as one bundled file instead of `node --import tsx <entry>.ts`: loading one file costs
+// a child a fraction of the CPU of compiling several hundred sources on the fly, which on a
 // busy machine is the difference between a child that answers at once and one that misses
 // its test's bound. esbuild bundles the repository's sources (the workspace's `@svc/*`
-// packages included); npm packages stay imports, loaded from the entry's package's
-// node_modules as its sources load them (one a sibling package uses that this one does not
-// list, such as the shared package's typebox for the agent, is bundled instead). Each module keeps its own `import.meta.url`, so a path beside a
-// source file (agent/package.json for the version, the player's files) still resolves.
+// packages included); npm packages stay imports, each loaded from the node_modules of the
+// source that imports it, as the sources load them: the bundle sits in a folder of its own
+// beside a node_modules of links to those packages (a program of several workspace packages,
+// such as the demo, imports from each one's node_modules). Each module keeps its own
+// `import.meta.url`, so a path beside a source file (agent/package.json for the version, the
+// player's files) still resolves.
 //
 // The bundle is cached on disk by content: <package>/node_modules/.cache/svc-test-bundles/
-// holds, per entry, the bundle named by the hash of its inputs and a manifest listing each
-// input file with its SHA-256. A test process reads the manifest and hashes those files
-// (milliseconds); it builds again only when one of them changed, so a run builds each
-// program once whatever the number of its test processes. Two processes building at once
-// each write their own file and rename it into place: never half a bundle.
+// (the root's for a folder without a package.json, such as demo/) holds, per entry, the
+// bundle's folder named by the hash of its inputs and a manifest listing each input file with
+// its SHA-256. A test process reads the manifest and hashes those files (milliseconds); it
+// builds again only when one of them changed, so a run builds each program once whatever the
+// number of its test processes. Two processes building at once each write their own folder
+// and rename it into place: never half a bundle.
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -40,7 +43,7 @@ function cached(manifestFile: string, dir: string): string | null {
   }
   if (m.node !== process.version) return null
   const bundle = path.join(dir, m.bundle)
-  if (!fs.existsSync(bundle)) return null
+  if (!fs.existsSync(bundle) || !fs.existsSync(path.join(path.dirname(bundle), 'complete'))) return null
   for (const [file, hash] of Object.entries(m.inputs)) {
     try {
       if (sha256(path.join(REPO_ROOT, file)) !== hash) return null
@@ -58,17 +61,27 @@ const packageName = (spec: string): string =>
     .slice(0, spec.startsWith('@') ? 2 : 1)
     .join('/')
 
+/** The folder of package `name` as a source in `from` imports it (node_modules of `from` or a folder above), or null. */
+function packageDir(name: string, from: string): string | null {
+  for (let d = from; ; d = path.dirname(d)) {
+    const candidate = path.join(d, 'node_modules', name)
+    if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate
+    if (path.dirname(d) === d) return null
+  }
+}
+
 async function build(entry: string, dir: string, manifestFile: string): Promise<string> {
-  // Where the bundle's imports resolve from: its package's node_modules, then the root's.
   const pkg = path.join(REPO_ROOT, entry.split('/')[0]!)
-  const resolvable = (name: string): boolean => [pkg, REPO_ROOT].some((d) => fs.existsSync(path.join(d, 'node_modules', name, 'package.json')))
+  // Each npm package the sources import: where it is, as its importer resolves it.
+  const packages = new Map<string, string>()
   const { build } = await import('esbuild')
   fs.mkdirSync(dir, { recursive: true })
-  const tmp = path.join(dir, `build-${process.pid}-${Date.now()}.mjs`)
+  const tmp = path.join(dir, `build-${process.pid}-${Date.now()}`)
+  const base = path.basename(entry).replace(/\.ts$/, '')
   const result = await build({
     absWorkingDir: REPO_ROOT,
     entryPoints: [path.join(REPO_ROOT, entry)],
-    outfile: tmp,
+    outfile: path.join(tmp, `${base}.mjs`),
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -81,7 +94,15 @@ async function build(entry: string, dir: string, manifestFile: string): Promise<
         setup(b) {
           b.onResolve({ filter: /^[^./]/ }, (a) => {
             if (a.path.startsWith('@svc/')) return undefined
-            if (a.path.startsWith('node:') || !resolvable(packageName(a.path))) return a.path.startsWith('node:') ? { external: true } : undefined
+            if (a.path.startsWith('node:')) return { external: true }
+            const name = packageName(a.path)
+            const found = packageDir(name, a.resolveDir)
+            if (!found) return undefined // esbuild says it cannot be resolved
+            const real = fs.realpathSync(found)
+            const seen = packages.get(name)
+            if (seen && seen !== real)
+              return { errors: [{ text: `${name} is imported as two different packages (${seen} and ${real}): one bundle cannot link both` }] }
+            packages.set(name, real)
             return { external: true }
           })
           b.onLoad({ filter: /\.ts$/ }, async (a) => {
@@ -92,24 +113,40 @@ async function build(entry: string, dir: string, manifestFile: string): Promise<
       },
     ],
   })
+  // The bundle's node_modules: a link to each package, so a bare import finds what its source found.
+  for (const [name, real] of packages) {
+    const link = path.join(tmp, 'node_modules', name)
+    fs.mkdirSync(path.dirname(link), { recursive: true })
+    fs.symlinkSync(real, link, 'dir')
+  }
+  fs.writeFileSync(path.join(tmp, 'complete'), '')
   const inputs: Record<string, string> = {}
   // The sources, and what decides how they are bundled and resolved: this file and the package.json files.
-  const also = [path.relative(REPO_ROOT, fileURLToPath(import.meta.url)), `${path.relative(REPO_ROOT, pkg)}/package.json`, 'shared/package.json']
+  const also = [path.relative(REPO_ROOT, fileURLToPath(import.meta.url)), `${path.relative(REPO_ROOT, pkg)}/package.json`, 'shared/package.json'].filter((f) =>
+    fs.existsSync(path.join(REPO_ROOT, f)),
+  )
   for (const input of [...Object.keys(result.metafile.inputs), ...also].sort()) inputs[input] = sha256(path.join(REPO_ROOT, input))
   const id = createHash('sha256')
-    .update(JSON.stringify([process.version, inputs]))
+    .update(JSON.stringify([process.version, inputs, [...packages].sort()]))
     .digest('hex')
     .slice(0, 16)
-  const name = `${path.basename(entry).replace(/\.ts$/, '')}-${id}.mjs`
-  fs.renameSync(tmp, path.join(dir, name))
+  const folder = `${base}-${id}`
+  try {
+    fs.renameSync(tmp, path.join(dir, folder))
+  } catch (err) {
+    // Another process put the same bundle there first: use it.
+    if (!fs.existsSync(path.join(dir, folder, 'complete'))) throw err
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
   // Bundles of this entry from other sources, a day old: no test process still starts them.
-  const base = `${path.basename(entry).replace(/\.ts$/, '')}-`
   for (const f of fs.readdirSync(dir))
-    if (f.startsWith(base) && f !== name && Date.now() - fs.statSync(path.join(dir, f)).mtimeMs > 86_400_000) fs.rmSync(path.join(dir, f), { force: true })
+    if (f.startsWith(`${base}-`) && f !== folder && Date.now() - fs.statSync(path.join(dir, f)).mtimeMs > 86_400_000)
+      fs.rmSync(path.join(dir, f), { recursive: true, force: true })
+  const bundle = `${folder}/${base}.mjs`
   const manifestTmp = `${manifestFile}.${process.pid}.tmp`
-  fs.writeFileSync(manifestTmp, JSON.stringify({ node: process.version, bundle: name, inputs } satisfies Manifest))
+  fs.writeFileSync(manifestTmp, JSON.stringify({ node: process.version, bundle, inputs } satisfies Manifest))
   fs.renameSync(manifestTmp, manifestFile)
-  return path.join(dir, name)
+  return path.join(dir, bundle)
 }
 
 const built = new Map<string, Promise<string>>()

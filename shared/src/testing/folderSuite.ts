@@ -46,10 +46,29 @@ export function testFiles(dir: string, recursive = false): string[] {
   return out.sort()
 }
 
+/** What runs once the folder's last file has run: kept on the process, so every copy of this module sees one list. */
+interface FolderEnd {
+  running: boolean
+  closers: (() => Promise<unknown> | unknown)[]
+}
+const folderEnd: FolderEnd = ((globalThis as { [k: symbol]: FolderEnd })[Symbol.for('svc.folderSuite.end')] ??= { running: false, closers: [] })
+
+/**
+ * In a folder suite, registers `close` to run after the folder's last file (for something its
+ * files share, such as one browser) and answers true; outside one (a file run alone) answers
+ * false and the caller closes it itself.
+ */
+export function whenFolderEnds(close: () => Promise<unknown> | unknown): boolean {
+  if (!folderEnd.running) return false
+  folderEnd.closers.push(close)
+  return true
+}
+
 /** Runs every `*.test.ts` beside `suiteUrl` (the suite file's `import.meta.url`) in this process. */
 export async function runFolder(suiteUrl: string, opts: FolderOptions = {}): Promise<void> {
   const perFileMs = opts.perFileMs ?? PER_FILE_MS
   const dir = path.dirname(fileURLToPath(suiteUrl))
+  folderEnd.running = true
   for (const f of testFiles(dir, opts.recursive)) {
     // The file's top-level tests queue behind this one, so the next file is imported only
     // once they have run: files never overlap. The process's timer restarts for each file,
@@ -60,4 +79,9 @@ export async function runFolder(suiteUrl: string, opts: FolderOptions = {}): Pro
     })
     t.setTimeout(perFileMs)
   }
+  // Queued behind the last file's tests: what the files shared closes, so the process can end.
+  await t.test('the folder ends: what its files shared is closed', async (t) => {
+    for (const close of folderEnd.closers.splice(0).reverse()) await Promise.resolve(close()).catch(() => {})
+    t.pass()
+  })
 }

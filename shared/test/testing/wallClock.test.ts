@@ -11,6 +11,10 @@
 //   - a value named as one (`ms`, `took`, `elapsed`, `waited`, `…durationMs`, `…elapsedMs`,
 //     `…tookMs`): a measured span the code under test or the test reports.
 // Deadlines are not durations: `Date.now() > end` with `end = Date.now() + ms` is a hang guard.
+// A hang guard is minutes, though: a deadline of a number of milliseconds under a minute
+// (`end = Date.now() + 5000`, then `Date.now() < end`) is a bound in seconds, which a busy
+// machine overruns, and is reported too; so is a polling helper's guard under a minute
+// (`until(5000, fn)`).
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -32,6 +36,8 @@ function find(dir: string): string[] {
 }
 
 const CLOCK_READINGS = new Set(['Date.now', 'performance.now', 'process.hrtime', 'process.hrtime.bigint', 'hrtime', 'hrtime.bigint'])
+/** The shortest hang guard: a deadline nearer than this is a bound on how fast something is. */
+const MINUTE_MS = 60_000
 const DURATION_NAME = /^(ms|took|elapsed|waited)$|(durationMs|elapsedMs|tookMs)$/i
 const RELATIONAL = new Set([
   ts.SyntaxKind.LessThanToken,
@@ -95,15 +101,48 @@ export function wallClockComparisons(file: string, text: string): string[] {
         grew = true
       }
   }
+  // Deadlines of a fixed number of milliseconds under a minute: `end = Date.now() + 5000`.
+  const valueOf = (e: ts.Expression): number | null => {
+    const u = unwrap(e)
+    if (ts.isNumericLiteral(u)) return Number(u.text.replaceAll('_', ''))
+    if (!ts.isBinaryExpression(u)) return null
+    const [l, r] = [valueOf(u.left), valueOf(u.right)]
+    if (l === null || r === null) return null
+    if (u.operatorToken.kind === ts.SyntaxKind.AsteriskToken) return l * r
+    if (u.operatorToken.kind === ts.SyntaxKind.PlusToken) return l + r
+    if (u.operatorToken.kind === ts.SyntaxKind.MinusToken) return l - r
+    return null
+  }
+  const shortDeadline = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    if (!ts.isBinaryExpression(u) || u.operatorToken.kind !== ts.SyntaxKind.PlusToken) return false
+    const guard = isReading(u.left) ? valueOf(u.right) : isReading(u.right) ? valueOf(u.left) : null
+    return guard !== null && guard < MINUTE_MS
+  }
+  const shortDeadlines = new Set(assignments.filter(([, init]) => shortDeadline(init)).map(([name]) => name))
+  const isShortDeadline = (e: ts.Expression): boolean => {
+    const u = unwrap(e)
+    return (ts.isIdentifier(u) && shortDeadlines.has(u.text)) || shortDeadline(u)
+  }
   const found: string[] = []
   const isZero = (e: ts.Expression): boolean => {
     const u = unwrap(e)
     return ts.isNumericLiteral(u) && Number(u.text.replaceAll('_', '')) === 0
   }
   const visit = (n: ts.Node): void => {
+    // The tests' polling helpers, `until(ms, fn)`: `ms` is the hang guard.
+    if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && /^until/.test(n.expression.text) && n.arguments.length >= 2) {
+      const guard = valueOf(n.arguments[0]!)
+      if (guard !== null && guard < MINUTE_MS) {
+        const { line } = source.getLineAndCharacterOfPosition(n.getStart(source))
+        found.push(`${line + 1}: ${n.expression.text}(${n.arguments[0]!.getText(source)}, …)`)
+      }
+    }
     if (ts.isBinaryExpression(n) && RELATIONAL.has(n.operatorToken.kind)) {
       const [a, b] = [n.left, n.right]
-      if ((isDuration(a) && !isZero(b) && !isDuration(b)) || (isDuration(b) && !isZero(a) && !isDuration(a))) {
+      const durationVsNumber = (isDuration(a) && !isZero(b) && !isDuration(b)) || (isDuration(b) && !isZero(a) && !isDuration(a))
+      const secondsDeadline = (isReading(a) && isShortDeadline(b)) || (isReading(b) && isShortDeadline(a))
+      if (durationVsNumber || secondsDeadline) {
         const { line } = source.getLineAndCharacterOfPosition(n.getStart(source))
         found.push(`${line + 1}: ${n.getText(source)}`)
       }
@@ -126,6 +165,13 @@ t.test('the check finds a duration compared with a number, and leaves deadlines 
   t.same(flagged('t.ok(count > 100); t.ok(clock.nowMs >= 2000); t.ok(Date.now() - started >= 0)'), [])
   t.same(flagged('t.ok(c.expires.getTime() <= Date.now() - 86_400_000 * 365 || at < Date.now() - DAY_MS)'), [])
   t.same(flagged('t.comment(`took ${Date.now() - started} ms`); t.equal(clock.delays[0], 1000)'), [])
+  t.same(flagged('const end = Date.now() + 5000; while (!done && Date.now() < end) await tick()'), ['Date.now() < end'], 'a deadline of seconds')
+  t.same(flagged('for (const until = performance.now() + 10_000; performance.now() < until; ) await tick()'), ['performance.now() < until'])
+  t.same(flagged('const end = Date.now() + 2 * 60_000; if (Date.now() > end) throw new Error()'), [], 'a hang guard of minutes')
+  t.same(flagged('t.ok(await until(5000, () => (jobs.length ? true : undefined)))'), ['until(5000, …)'], "a polling helper's guard of seconds")
+  t.same(flagged('t.ok(await until(2 * 60_000, () => (jobs.length ? true : undefined)))'), [], "a polling helper's guard of minutes")
+  t.same(flagged('const end = Date.now() + GUARD_MS; if (Date.now() > end) throw new Error()'), [], 'a named guard is not judged here')
+  t.same(flagged("call('POST', '/v1/casts', { expiresAt: new Date(Date.now() + 2500).toISOString() })"), [], 'an instant sent, not a deadline')
 })
 
 t.test('no test file compares a wall-clock duration with a number (durations are bench figures: bench/)', async (t) => {

@@ -17,7 +17,7 @@ import { eventStreamRoutes, eventsModule } from './events/module.js'
 import { hoursModule, hoursRecordsModule, hoursRoutes } from './hours/module.js'
 import { mailModule } from './mail/module.js'
 import { mcpRoutes } from './mcp/module.js'
-import { mediaModule, mediaRoutes } from './media/module.js'
+import { mediaModule, mediaRoutes, mediaUrlRefreshModule } from './media/module.js'
 import { nodeRoutes, nodesModule } from './nodes/module.js'
 import { playLogModule, playLogRoutes } from './playlog/module.js'
 import type { Provisions } from './provisions.js'
@@ -50,6 +50,7 @@ export const MODULES: readonly AnyModule[] = [
   takeoverRecordsModule,
   hoursRecordsModule,
   devicelinkModule,
+  mediaUrlRefreshModule,
   assignmentsModule,
   hoursModule,
   takeoversModule,

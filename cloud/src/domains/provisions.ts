@@ -16,12 +16,12 @@ import type { AuthFailureGuard } from '../platform/http/authFailures.js'
 import type { IdempotencyStore } from '../platform/http/idempotency.js'
 import type { StopSteps } from '../platform/lifecycle.js'
 import type { Hook } from '../platform/hooks.js'
-import type { Module, Names } from '../platform/modules.js'
+import type { Module, Names, Runs } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
 import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './access/index.js'
 import type { WorkspaceService } from './account/index.js'
 import type { AgentLogService } from './agentlogs/index.js'
-import type { AgentReleaseService, AgentRolloutService } from './agentupdates/index.js'
+import type { AgentReleaseService, AgentRolloutService, RolloutWorker } from './agentupdates/index.js'
 import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
 import type { ApprovalService, HeldChangeHandler } from './approvals/index.js'
 import type {
@@ -47,15 +47,15 @@ import type { DriftService } from './drift/index.js'
 import type { EventBus, EventOutbox, EventStreamHub } from './events/index.js'
 import type { OperatingHoursRecords, OperatingHoursService } from './hours/index.js'
 import type { Mailer } from './mail/index.js'
-import type { MediaService, MediaStore, MediaUrlSigner } from './media/index.js'
+import type { MediaService, MediaStore, MediaUrlRefreshWorker, MediaUrlSigner } from './media/index.js'
 import type { NodeRemoval, NodeService, NodeUsage } from './nodes/index.js'
 import type { PlayLogLimitSink, PlayLogService } from './playlog/index.js'
 import type { AssignmentService, MarkDirtyLater, PairingService, ScreenPanelService, ScreenRecords, ScreenReport, ScreenService } from './screens/index.js'
 import type { ScreenshotService } from './screenshots/index.js'
 import type { SerialJobService, SerialTemplateService } from './serial/index.js'
-import type { StatusService } from './status/index.js'
+import type { StatusMonitor, StatusService } from './status/index.js'
 import type { GroupChange, GroupService, TagChange, TagService } from './targeting/index.js'
-import type { CastService, EmergencyService, ReachReceipts, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
+import type { CastExpiryWorker, CastService, EmergencyService, ReachReceipts, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
 import type { PreviewService, TimelineService } from './timeline/index.js'
 import type { WebhookDeliveryWorker, WebhookEndpoints, WebhookQueue, WebhookSender } from './webhooks/index.js'
 
@@ -96,8 +96,8 @@ export interface PlatformProvisions {
   releaseSteps: StopSteps
   /** Row clean-up tasks the housekeeper runs once per interval, on one instance. */
   housekeeping: Hook<HousekeepingTask>
-  /** Run once every module is wired, in the order added (what must not start before all listeners joined). */
-  startSteps: Hook<() => unknown>
+  /** What the modules run while the cloud runs (workers, deliveries): started once every module is wired, in the order added; stopped on close. */
+  running: Runs
   /** Test seams: a content library and panel settings of the test's own (undefined = the real ones). */
   contentOverride: ContentResolver | undefined
   panelSettings: PanelSettingsSource | undefined
@@ -125,7 +125,7 @@ export const PLATFORM_NAMES: Names<PlatformProvisions> = {
   drainSteps: true,
   releaseSteps: true,
   housekeeping: true,
-  startSteps: true,
+  running: true,
   contentOverride: true,
   panelSettings: true,
 }
@@ -236,6 +236,14 @@ export interface DomainProvisions {
   /** Sends deliveries (signed, pooled per endpoint), records outcomes, switches off failing endpoints. */
   webhookSender: WebhookSender
   webhookWorker: WebhookDeliveryWorker
+  /** Ends casts at their expiresAt and records emergencies' reach when due (every instance). */
+  castExpiry: CastExpiryWorker
+  /** Republishes desired states whose signed media URLs are getting old (one instance at a time). */
+  mediaUrlRefresh: MediaUrlRefreshWorker
+  /** Moves rollouts on to their next stage (one instance at a time). */
+  agentRolloutWorker: RolloutWorker
+  /** Measures the platform's status (one instance at a time). */
+  statusMonitor: StatusMonitor
   alertRules: AlertRuleService
   /** What the device link feeds: screen status changes, panel power, storage, play-log limits. */
   alerts: AlertEvaluator

@@ -18,6 +18,8 @@ export const alertsModule = domainModule({
     'config',
     'log',
     'outbound',
+    'leases',
+    'running',
     'nodes',
     'nodeUsage',
     'users',
@@ -37,6 +39,8 @@ export const alertsModule = domainModule({
     config,
     log,
     outbound,
+    leases,
+    running,
     nodes,
     nodeUsage,
     users,
@@ -76,6 +80,9 @@ export const alertsModule = domainModule({
     })
     // A screen no longer drifting closes its drift events.
     drift.changes.add((c) => (c.state !== 'drifting' ? alerts.driftEnded(c.workspaceId, c.screenId, c.state, c.since) : undefined))
-    return { alertRules, alerts, alertWorker: new AlertWorker(alerts, drift, config.alertIntervalMs, log) }
+    // Time-based triggers (connection lost) are checked on one instance of the cloud at a time.
+    const alertWorker = new AlertWorker(alerts, drift, config.alertIntervalMs, log).oncePerCloud(leases, 'alerts')
+    running.add('alert worker', alertWorker)
+    return { alertRules, alerts, alertWorker }
   },
 })

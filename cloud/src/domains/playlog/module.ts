@@ -29,9 +29,9 @@ export const playLogModule = domainModule({
       playLogLimits,
     )
     // Batches published on the device link are stored before their PUBACK.
-    devicePolicy.setPlayLogSink((screenId, payload) => playLog.ingest(screenId, payload))
+    const leave = devicePolicy.playLogBatches.add((screenId, payload) => playLog.ingest(screenId, payload))
     stopSteps.add('play log', () => {
-      devicePolicy.setPlayLogSink(null)
+      leave()
       playLog.close()
     })
     housekeeping.add({ name: 'old plays', run: () => playLog.purgeOld() })

@@ -5,7 +5,7 @@ import t from 'tap'
 import { type AnyModule, type Module, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
 import { Listeners } from '../src/platform/hooks.js'
 import { MODULES } from '../src/domains/index.js'
-import { PLATFORM_NAMES } from '../src/domains/provisions.js'
+import { PLATFORM_NAMES } from '../src/platform/provisions.js'
 
 const mod = (name: string, needs: string[], provides: string[], made: string[] = []): AnyModule => ({
   name,

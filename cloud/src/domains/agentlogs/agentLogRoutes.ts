@@ -14,7 +14,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PageQuery, parsePage } from '../../platform/paging.js'
 import { AGENT_LOG_DEFAULT_LINES, AGENT_LOG_REQUESTS_PER_HOUR, AGENT_LOG_RETENTION_DAYS, AgentLog, AgentLogSummary } from './AgentLogService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const RequestBody = Type.Object(
   {

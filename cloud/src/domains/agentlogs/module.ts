@@ -1,5 +1,5 @@
 // Remote logs: requests for a screen agent's recent log lines and what it uploaded.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { AgentLogJobDelivery } from './AgentLogJobDelivery.js'
 import { AgentLogService } from './AgentLogService.js'
 

@@ -26,7 +26,7 @@ import { PageQuery, pageQuery, parsePage } from '../../platform/paging.js'
 
 import type { StagedFile } from '../media/index.js'
 import type { PackedAgent } from './tarball.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { AgentRelease } from './AgentReleaseService.js'
 import { AgentRollout, ROLLOUT_STATES, RolloutInput, RolloutScreen, SCREEN_STATES } from './AgentRolloutService.js'
 

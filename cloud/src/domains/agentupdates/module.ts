@@ -1,6 +1,6 @@
 // Agent updates: signed releases of the packed agent, and rollouts that move screens to a
 // version in stages through `update` jobs.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { AgentReleaseService } from './AgentReleaseService.js'
 import { AgentRolloutService } from './AgentRolloutService.js'
 import { RolloutWorker } from './RolloutWorker.js'

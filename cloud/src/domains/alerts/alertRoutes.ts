@@ -8,7 +8,7 @@ import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../../platform/contract.js'
 import { AlertRule, CreatedRule } from './AlertRuleService.js'
 import { AlertEvent } from './AlertEventView.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const RuleBody = {
   name: Type.String({ maxLength: 500 }),

@@ -1,6 +1,6 @@
 // Alerts: rules per workspace, their evaluation from the device link (status, panel power,
 // storage, play-log limits) and their notifications (mail, webhooks, channels).
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { AlertEvaluator } from './AlertEvaluator.js'
 import { AlertNotifier } from './AlertNotifier.js'
 import { AlertRuleService } from './AlertRuleService.js'

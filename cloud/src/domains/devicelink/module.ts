@@ -1,6 +1,6 @@
 // The device link: what each screen is told (desired state, built and published), what it
 // reports (presence, reported state), and its sessions after a restart.
-import { type DomainProvisions, domainModule } from '../provisions.js'
+import { type DomainProvisions, domainModule } from '../../platform/provisions.js'
 import { ClusterPresence } from './ClusterPresence.js'
 import { DesiredStateBuilder } from './DesiredStateBuilder.js'
 import { DesiredStatePublisher } from './DesiredStatePublisher.js'

@@ -16,7 +16,7 @@ import { checkNoNul } from '../../platform/http/jsonBounds.js'
 import { fingerprintForm } from '../../platform/http/idempotency.js'
 import type { StagedFile } from './MediaStore.js'
 import { optionalPage } from '../../platform/paging.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const Upload = Type.Object({
   id: Type.String({ description: 'Prefix mup_.' }),

@@ -1,7 +1,7 @@
 // Media files: uploads (single or resumable), imports, processing, signed downloads; the
 // content-addressed store they share with screenshots.
 import type { Principal } from '../../platform/http/Principal.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { MediaService } from './MediaService.js'
 import { MediaStore } from './MediaStore.js'
 import { MediaUrlRefreshWorker } from './MediaUrlRefreshWorker.js'

@@ -1,7 +1,7 @@
 // Proof of play: batches from devices (stored before their PUBACK), bounded per screen and
 // per workspace, read and exported as CSV.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { RedisDailyCounter } from './PlayLogLimits.js'
 import { type PlayLogLimitSink, PlayLogService } from './PlayLogService.js'
 

@@ -1,5 +1,5 @@
 // Screenshots: jobs sent to screens and the PNGs their agents upload.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { ScreenshotJobDelivery } from './ScreenshotJobDelivery.js'
 import { ScreenshotService } from './ScreenshotService.js'
 

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, errorResponses } from '../../platform/contract.js'
 import { SCREENSHOT_MAX_BYTES, Screenshot } from './ScreenshotService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const screenshotRoutes =
   (d: Pick<Provisions, 'screenshots'>): FastifyPluginAsyncTypebox =>

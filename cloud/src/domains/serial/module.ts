@@ -1,5 +1,5 @@
 // RS232: command templates, presets per panel protocol, and the jobs sent to screens' panels.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { SerialJobDelivery } from './SerialJobDelivery.js'
 import { SerialJobService } from './SerialJobService.js'
 import { SerialTemplateService } from './SerialTemplateService.js'

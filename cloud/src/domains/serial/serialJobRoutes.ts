@@ -13,7 +13,7 @@ import { SerialEncodingInput, SerialEolInput } from './serialTemplateRoutes.js'
 
 import { PANEL_PROTOCOLS, SerialJob } from './SerialJobService.js'
 import { PANEL_MAX_POLL_SECONDS } from '../screens/index.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const commandFields = {
   templateId: Type.Optional(Type.String({ maxLength: 100, description: 'With itemId: a saved command.' })),

@@ -1,6 +1,6 @@
 // Platform status: the database's and the broker's health, measured and kept as incidents.
 import { performance } from 'node:perf_hooks'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { StatusRepository } from './StatusRepository.js'
 import { StatusService } from './StatusService.js'
 import { StatusMonitor } from './StatusMonitor.js'

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Data, ErrorBody, Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../../platform/http/deprecations.js'
 import { DAY_STATES, Incident, PLATFORM_STATES, statusText } from './StatusService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const Status = Type.Object({
   state: StringEnum(PLATFORM_STATES),

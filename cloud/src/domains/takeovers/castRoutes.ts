@@ -10,7 +10,7 @@ import { ScreenReach } from './ReachReceipts.js'
 import { validation } from '../../platform/errors.js'
 import { CAST_STATUS_FILTERS, Cast } from './CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from './Takeover.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)))
 

@@ -1,6 +1,6 @@
 // Takeovers: casts (timed) and emergencies (until cleared) that override what screens play,
 // and the count of screens that applied each.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { CastExpiryWorker } from './CastExpiryWorker.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'

@@ -1,6 +1,6 @@
 // Webhooks: endpoints, and the delivery of every domain event to them (signed, retried,
 // exactly once per endpoint whichever instance dispatches).
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { WebhookDeliveryWorker } from './WebhookDeliveryWorker.js'
 import { WebhookEndpoints } from './WebhookEndpoints.js'
 import { WebhookQueue } from './WebhookQueue.js'

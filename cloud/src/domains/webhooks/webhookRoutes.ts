@@ -10,7 +10,7 @@ import { Data, ErrorBody, IdParams, LimitParam, Nullable, errorResponses } from 
 import { EVENT_NAMES } from '../events/index.js'
 import { EVENT_CATALOG } from './catalog.js'
 import { CreatedEndpoint, WebhookDelivery, WebhookEndpoint } from './model.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const SendResult = Type.Object({
   deliveryId: Type.String(),

@@ -3,9 +3,11 @@
 // idempotency, deprecations, OpenAPI) → the domain modules, wired by their declared needs
 // (domains/index.ts, platform/modules.ts) → the /v1 routes, which hold their provisions by
 // closure. Tests call buildApp and use inject(); server.ts adds the listeners and graceful shutdown.
-// Teardown: whatever is opened adds its stop step to one Lifecycle where it is opened
-// (platform/lifecycle.ts): this file for the platform, each module for its own; the app's
-// onClose, or a failed start, runs them in reverse.
+// One lifecycle: whatever is opened adds its stop step to one Lifecycle where it is opened
+// (platform/lifecycle.ts): this file for the platform, each module for its own. What runs
+// (workers, device-job deliveries) is added by its module to `running` and started once every
+// module is wired (startModules, platform/modules.ts); route plugins serve HTTP only. The
+// app's onClose, or a failed start, runs the stop steps in reverse.
 import cookie from '@fastify/cookie'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -34,11 +36,10 @@ import { AuthFailureGuard, RedisAuthFailureCounter } from './platform/http/authF
 import { IdempotencyStore } from './platform/http/idempotency.js'
 import { Housekeeper, type HousekeepingTask } from './platform/workers/Housekeeper.js'
 import type { PersistenceFactory } from './platform/broker/persistence.js'
-import { ownWorker } from './platform/workers/ownWorker.js'
 import { OutboundGuard } from './platform/net/OutboundGuard.js'
 import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
 import { Listeners } from './platform/hooks.js'
-import { wireModules } from './platform/modules.js'
+import { ModuleRuns, startModules } from './platform/modules.js'
 import { consoleRoutes, installAudit, installAuth, MODULES, oauthMetadataRoutes, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
 import type { ContentResolver } from './domains/content/index.js'
 import { DevicePolicy, type PanelSettingsSource } from './domains/devicelink/index.js'
@@ -178,7 +179,7 @@ async function assemble(
   const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
   app.decorate('leases', leases)
   const housekeeping = new Listeners<HousekeepingTask>()
-  const startSteps = new Listeners<() => unknown>()
+  const running = new ModuleRuns()
   const idempotency = new IdempotencyStore(db, clock)
   housekeeping.add({ name: 'idempotency keys', run: () => idempotency.purgeExpired() })
   const platform: PlatformProvisions = {
@@ -202,14 +203,27 @@ async function assemble(
     drainSteps,
     releaseSteps,
     housekeeping,
-    startSteps,
+    running,
     contentOverride: deps.content,
     panelSettings: deps.panelSettings,
   }
-  // The domain modules, checked and built in the order their needs give; each adds its own stop steps.
-  const provided = (await wireModules(MODULES, platform as unknown as Record<string, unknown>)) as unknown as Provisions
+  // Housekeeping purges rows of every domain (each module adds its tasks while it is wired), on one instance at a time.
+  const housekeeper = new Housekeeper(housekeeping, config.housekeepingIntervalMs, app.log).oncePerCloud(leases, 'housekeeping')
+  running.add('housekeeper', housekeeper)
+  // The domain modules, checked and built in the order their needs give, each adding its own
+  // stop steps and what it runs; then what they run starts.
+  const provided = (await startModules(MODULES, platform as unknown as Record<string, unknown>, running, lifecycle)) as unknown as Provisions
   wired.set(app, provided)
-  for (const start of startSteps.all()) await start()
+  // The interval workers by name, for tests that drive them (runOnce).
+  app.decorate('workers', {
+    housekeeper,
+    status: provided.statusMonitor,
+    castExpiry: provided.castExpiry,
+    webhooks: provided.webhookWorker,
+    alerts: provided.alertWorker,
+    mediaUrlRefresh: provided.mediaUrlRefresh,
+    agentRollouts: provided.agentRolloutWorker,
+  })
 
   // Callback style (no promise per request): the id header is on every answer, errors
   // included, and so is `nosniff` (a browser never guesses a type other than the one sent).
@@ -238,16 +252,9 @@ async function assemble(
   installDeprecationHeaders(app, deprecations)
   await installOpenApi(app, { uploadTypes: UPLOAD_TYPES })
 
-  // Teardown of everything above (the stop steps). Added before the route plugins: Fastify
-  // runs onClose hooks last-registered first, so each plugin's workers and deliveries have
-  // stopped by then.
+  // Teardown of everything above (the stop steps: what the modules run first, then what they
+  // and the platform opened, in reverse).
   app.addHook('onClose', () => lifecycle.close())
-
-  // Interval work. Each route plugin starts and stops its own workers (platform/workers/ownWorker.ts);
-  // the ones under a lease run on one instance of the cloud at a time (platform/cluster/WorkLeases.ts).
-  app.decorate('workers', {} as FastifyInstance['workers'])
-  // Housekeeping purges rows of every domain: each module adds its tasks while it is wired.
-  ownWorker(app, 'housekeeper', new Housekeeper(housekeeping, config.housekeepingIntervalMs, app.log).oncePerCloud(leases, 'housekeeping'))
 
   await app.register(v1Routes(provided, deprecations), { prefix: '/v1' })
   await app.register(oauthMetadataRoutes(provided))

@@ -1,8 +1,11 @@
 // Domain-level harness: wires the modules that provide the named provisions, and the modules
 // they need in turn, on an in-memory SQLite database and a manual clock, without Fastify, its
 // routes and the HTTP edge. The broker (and the device policy that guards it) is built only
-// when a wired module needs it. For tests of a domain's rules through its services; the
-// interface tests keep build(t) (helpers.ts), which boots the whole app.
+// when a wired module needs it. The modules' one lifecycle runs as in the app (startModules,
+// platform/modules.ts): what they add to `running` (workers, device-job deliveries) starts
+// once they are wired and stops in t.teardown with the rest. For tests of a domain's rules
+// through its services and workers; the interface tests keep build(t) (helpers.ts), which
+// boots the whole app.
 import type { Test } from 'tap'
 import { silentLogger } from '@svc/shared'
 import { testConfig, type Config } from '../src/config.js'
@@ -20,7 +23,7 @@ import { OutboundGuard } from '../src/platform/net/OutboundGuard.js'
 import { Lifecycle } from '../src/platform/lifecycle.js'
 import { Listeners } from '../src/platform/hooks.js'
 import type { HousekeepingTask } from '../src/platform/workers/Housekeeper.js'
-import { type AnyModule, wireModules } from '../src/platform/modules.js'
+import { type AnyModule, ModuleRuns, startModules } from '../src/platform/modules.js'
 import { MODULES, type PlatformProvisions, type Provisions } from '../src/domains/index.js'
 import { DevicePolicy } from '../src/domains/devicelink/index.js'
 import { screenDirectory } from '../src/domains/screens/index.js'
@@ -79,7 +82,7 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
   const outbound = new OutboundGuard({ allowHosts: cfg.webhookAllowHosts, caFile: cfg.webhookCaFile })
   releaseSteps.add('outbound pool', () => outbound.close())
   const housekeeping = new Listeners<HousekeepingTask>()
-  const startSteps = new Listeners<() => unknown>()
+  const running = new ModuleRuns()
   const platform: PlatformProvisions = {
     config: cfg,
     db,
@@ -102,11 +105,10 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
     drainSteps,
     releaseSteps,
     housekeeping,
-    startSteps,
+    running,
     contentOverride: undefined,
     panelSettings: undefined,
   }
-  const provided = (await wireModules(modules, platform as unknown as Record<string, unknown>)) as unknown as Provisions
-  for (const start of startSteps.all()) await start()
+  const provided = (await startModules(modules, platform as unknown as Record<string, unknown>, running, lifecycle)) as unknown as Provisions
   return { provided, clock, db, modules: modules.map((m) => m.name), broker: withBroker }
 }

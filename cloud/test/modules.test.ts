@@ -2,10 +2,11 @@
 // of modules (domains/index.ts) checked against it: built in an order their needs allow, a
 // broken list refused at boot with a message naming both sides.
 import t from 'tap'
-import { type AnyModule, type Module, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
+import { type AnyModule, type Module, ModuleRuns, startModules, WiringError, wireModules, wiringOrder } from '../src/platform/modules.js'
+import { Lifecycle } from '../src/platform/lifecycle.js'
 import { Listeners } from '../src/platform/hooks.js'
 import { MODULES } from '../src/domains/index.js'
-import { PLATFORM_NAMES } from '../src/domains/provisions.js'
+import { PLATFORM_NAMES } from '../src/platform/provisions.js'
 
 const mod = (name: string, needs: string[], provides: string[], made: string[] = []): AnyModule => ({
   name,
@@ -58,6 +59,45 @@ t.test('a name provided twice, a module named twice, a provision missing or unde
   await t.rejects(wireModules([lazy], {}), new WiringError('module "lazy" declares "x" but did not provide it'))
   const eager: Module<object, { x: number }> = { name: 'eager', needs: [], provides: ['x'], create: () => ({ x: 1, y: 2 }) as { x: number } }
   await t.rejects(wireModules([eager], {}), new WiringError('module "eager" provided "y", which it does not declare'))
+})
+
+t.test('one lifecycle: what modules add to running starts once all are wired, and stops first on close', async (t) => {
+  const events: string[] = []
+  const runner = (name: string, needs: string[], provides: string[]): AnyModule => ({
+    name,
+    needs: ['running', 'stopSteps', ...needs],
+    provides,
+    create: ((got: { running: ModuleRuns; stopSteps: Lifecycle }) => {
+      events.push(`create ${name}`)
+      got.stopSteps.add(`${name} closed`, () => void events.push(`close ${name}`))
+      got.running.add(name, { start: () => void events.push(`start ${name}`), stop: () => void events.push(`stop ${name}`) })
+      return Object.fromEntries(provides.map((p) => [p, name]))
+    }) as (needs: never) => unknown,
+  })
+  const lifecycle = new Lifecycle()
+  const running = new ModuleRuns()
+  await startModules([runner('worker', ['x'], []), runner('source', [], ['x'])], { running, stopSteps: lifecycle }, running, lifecycle)
+  t.same(events, ['create source', 'create worker', 'start source', 'start worker'], 'started in wiring order, after every module was built')
+  t.throws(() => running.add('late', { start: () => undefined }), WiringError, 'nothing joins after the start')
+  await lifecycle.close()
+  t.same(events.slice(4), ['stop worker', 'stop source', 'close worker', 'close source'], 'what runs stops before what the modules opened')
+})
+
+t.test('a start that fails leaves what started (and itself) to the close', async (t) => {
+  const stopped: string[] = []
+  const lifecycle = new Lifecycle()
+  const running = new ModuleRuns()
+  running.add('ok', { start: () => undefined, stop: () => void stopped.push('ok') })
+  running.add('broken', {
+    start: () => {
+      throw new Error('no')
+    },
+    stop: () => void stopped.push('broken'),
+  })
+  running.add('never', { start: () => void stopped.push('never started'), stop: () => void stopped.push('never') })
+  await t.rejects(startModules([], {}, running, lifecycle), /no/)
+  await lifecycle.close()
+  t.same(stopped, ['broken', 'ok'], 'the failed one and those before it are stopped; the rest never started')
 })
 
 t.test('a hook: listeners in the order added, each removable', async (t) => {

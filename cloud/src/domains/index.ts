@@ -18,10 +18,10 @@ import { eventStreamRoutes, eventsModule } from './events/module.js'
 import { hoursModule, hoursRecordsModule, hoursRoutes } from './hours/module.js'
 import { mailModule } from './mail/module.js'
 import { mcpRoutes } from './mcp/module.js'
-import { mediaModule, mediaRoutes } from './media/module.js'
+import { mediaModule, mediaRoutes, mediaUrlRefreshModule } from './media/module.js'
 import { nodeRoutes, nodesModule } from './nodes/module.js'
 import { playLogModule, playLogRoutes } from './playlog/module.js'
-import type { Provisions } from './provisions.js'
+import type { Provisions } from '../platform/provisions.js'
 import { assignmentsModule, deviceRoutes, screenRoutes, screensModule } from './screens/module.js'
 import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
 import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
@@ -31,7 +31,7 @@ import { castRoutes, emergencyRoutes, takeoverRecordsModule, takeoversModule } f
 import { timelineModule, timelineRoutes } from './timeline/module.js'
 import { webhookRoutes, webhooksModule } from './webhooks/module.js'
 
-export type { PlatformProvisions, Provisions } from './provisions.js'
+export type { PlatformProvisions, Provisions } from '../platform/provisions.js'
 /** The HTTP edge's authentication and the OAuth metadata documents, which app.ts installs outside /v1. */
 export { installAuth, oauthMetadataRoutes } from './access/module.js'
 /** The HTTP edge's recording of every write in the audit log, which app.ts installs after authentication. */
@@ -54,6 +54,7 @@ export const MODULES: readonly AnyModule[] = [
   takeoverRecordsModule,
   hoursRecordsModule,
   devicelinkModule,
+  mediaUrlRefreshModule,
   assignmentsModule,
   hoursModule,
   takeoversModule,

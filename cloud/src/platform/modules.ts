@@ -15,6 +15,16 @@
 // in dependency order (the list's own order where it has a choice); each sees only what it
 // declared. Cross-module reactions go through hooks a module provides (platform/hooks.ts),
 // never through setters called after construction.
+//
+// One lifecycle: what a module runs while the cloud runs (interval workers, device-job
+// deliveries, presence) is built in `create` and added to the platform's `running`
+// (`running.add(name, { start, stop })`); what it opens is closed by a stop step
+// (`stopSteps`, `drainSteps`, `releaseSteps`: platform/lifecycle.ts). startModules() wires
+// the list, then starts everything added to `running`, in the order added (wiring order),
+// each stop becoming a stop step that runs before every step added while wiring. The app's
+// boot (app.ts) and the tests' domain harness (test/domains.ts) both call it; route plugins
+// serve HTTP only.
+import type { StopSteps } from './lifecycle.js'
 
 /** One `true` per key of T: a list of names the compiler checks is complete (the platform's, domains/provisions.ts). */
 export type Names<T> = { readonly [K in keyof T]-?: true }
@@ -110,6 +120,56 @@ export async function wireModules(modules: readonly AnyModule[], platform: Provi
     }
   }
   return all
+}
+
+/** Something a module runs while the cloud runs: started once every module is wired, stopped on close. */
+export interface Running {
+  start(): unknown
+  /** Stops it (and waits for work under way); absent when there is nothing to stop. */
+  stop?(): unknown
+}
+
+/** Where modules add what they run (the platform's `running`). */
+export interface Runs {
+  add(name: string, run: Running): void
+}
+
+/** The platform's side of `running`: what the modules added, started by startModules(). */
+export class ModuleRuns implements Runs {
+  private readonly list: { name: string; run: Running }[] = []
+  private started = false
+
+  add(name: string, run: Running): void {
+    if (this.started) throw new WiringError(`"${name}" added to running after the modules started`)
+    this.list.push({ name, run })
+  }
+
+  /** The names added, in start order. */
+  names(): string[] {
+    return this.list.map((r) => r.name)
+  }
+
+  /**
+   * Starts each in the order added; its stop becomes a stop step first (so a start that
+   * fails half-way is stopped with the rest when the caller closes its lifecycle).
+   */
+  async start(stops: StopSteps): Promise<void> {
+    this.started = true
+    for (const { name, run } of this.list) {
+      if (run.stop) stops.add(name, () => run.stop!())
+      await run.start()
+    }
+  }
+}
+
+/**
+ * The modules' one lifecycle: wires `modules` (wireModules), then starts what they added to
+ * `runs` (the platform's `running`), each stop added to `stops`. Resolves to every provision.
+ */
+export async function startModules(modules: readonly AnyModule[], platform: Provisions, runs: ModuleRuns, stops: StopSteps): Promise<Provisions> {
+  const provided = await wireModules(modules, platform)
+  await runs.start(stops)
+  return provided
 }
 
 function describe(provider: string): string {

@@ -8,7 +8,9 @@
 //   - an index.ts hands out no repository: other domains get a service or a records object;
 //   - a repository imports no route, service or module; a route file imports no repository;
 //   - each table's type is declared once: in its domain's tables.ts, or in platform/db/schema.ts
-//     for the platform's own.
+//     for the platform's own;
+//   - each provision's type is declared by the domain whose module provides it, in that
+//     domain's provisions.ts (no hub file types every domain's provisions).
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -125,4 +127,44 @@ t.test("each table's type lives in one place: a domain's tables.ts, or the platf
     .map(([n]) => n)
     .sort()
   t.same(platform, ['idempotency_keys', 'schema_migrations', 'work_leases'], "the platform's schema.ts holds only the platform's tables")
+})
+
+t.test("each provision's type is declared in the provisions.ts of the domain whose module provides it", async (t) => {
+  const declared = new Map<string, string[]>()
+  const domains = fs.readdirSync(path.join(SRC, 'domains'), { withFileTypes: true }).filter((e) => e.isDirectory())
+  for (const d of domains) {
+    const file = path.join(SRC, 'domains', d.name, 'provisions.ts')
+    if (!fs.existsSync(file)) continue
+    const body = /interface DomainProvisions \{\n([\s\S]*?)\n\s*\}/.exec(fs.readFileSync(file, 'utf8'))?.[1] ?? ''
+    for (const m of body.matchAll(/^\s+([a-zA-Z]+): /gm)) declared.set(m[1]!, [...(declared.get(m[1]!) ?? []), d.name])
+  }
+  const provided: [string, string][] = []
+  for (const d of domains) {
+    const file = path.join(SRC, 'domains', d.name, 'module.ts')
+    if (!fs.existsSync(file)) continue
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(/provides: \[([^\]]*)\]/g))
+      for (const n of m[1]!.matchAll(/'(\w+)'/g)) provided.push([n[1]!, d.name])
+  }
+  t.equal(provided.length, MODULES.flatMap((m) => m.provides).length, 'every provision of the wired modules was read')
+  t.same(
+    provided.filter(([name, domain]) => declared.get(name)?.[0] !== domain),
+    [],
+    "declared by the providing domain's provisions.ts",
+  )
+  t.same(
+    [...declared].filter(([, by]) => by.length > 1),
+    [],
+    'declared once',
+  )
+  const provides = new Set(provided.map(([n]) => n))
+  t.same(
+    [...declared.keys()].filter((n) => !provides.has(n)),
+    [],
+    'no type of a provision no module provides',
+  )
+  t.same(
+    fs.readdirSync(path.join(SRC, 'domains')).filter((f) => f.endsWith('.ts')),
+    ['index.ts'],
+    'no file beside the domain folders but the list of modules',
+  )
 })

@@ -1,9 +1,21 @@
 // Mailer: always recorded in the outbox; with SVC_SMTP_URL the message goes out through
 // nodemailer (here to a tiny in-test SMTP listener that speaks just enough of RFC 5321).
-import { servicesOf } from '../../src/app.js'
+// The mail module alone is wired (wireDomains): its subject is the mailer, not HTTP.
 import t from 'tap'
 import net from 'node:net'
-import { build } from '../helpers.js'
+import type { Config } from '../../src/config.js'
+import { wireDomains } from '../domains.js'
+
+/** The mail module on its own, with a workspace row for its outbox. */
+async function mail(t: import('tap').Test, config: Partial<Config> = {}) {
+  const d = await wireDomains(t, ['mailer'], config)
+  const workspaceId = 'ws_mail'
+  await d.db.kysely
+    .insertInto('workspaces')
+    .values({ id: workspaceId, name: 'Mail', region: 'us', rate_limit: null, licensed_screens: null, created_at: d.clock.now().toISOString() })
+    .execute()
+  return { mailer: d.provided.mailer, workspaceId }
+}
 
 async function smtpListener(t: import('tap').Test): Promise<{ port: number; messages: { from: string; to: string[]; data: string }[] }> {
   const messages: { from: string; to: string[]; data: string }[] = []
@@ -46,9 +58,8 @@ async function smtpListener(t: import('tap').Test): Promise<{ port: number; mess
 
 t.test('with SMTP configured the mail is sent and marked sent', async (t) => {
   const smtp = await smtpListener(t)
-  const h = await build(t, { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, smtpFrom: 'Signage <alerts@example.com>' })
-  const { workspaceId } = await h.workspace()
-  const row = await servicesOf(h.app).mailer.send({ workspaceId, to: ['a@example.com', 'b@example.com', 'a@example.com'], subject: 'Hello', text: 'Body line' })
+  const { mailer, workspaceId } = await mail(t, { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, smtpFrom: 'Signage <alerts@example.com>' })
+  const row = await mailer.send({ workspaceId, to: ['a@example.com', 'b@example.com', 'a@example.com'], subject: 'Hello', text: 'Body line' })
   t.ok(row.sent_at, 'marked sent')
   t.equal(row.error, null)
   t.equal(smtp.messages.length, 1)
@@ -59,18 +70,16 @@ t.test('with SMTP configured the mail is sent and marked sent', async (t) => {
 })
 
 t.test('an unreachable SMTP server keeps the mail in the outbox with the error', async (t) => {
-  const h = await build(t, { smtpUrl: 'smtp://127.0.0.1:1' })
-  const { workspaceId } = await h.workspace()
-  const row = await servicesOf(h.app).mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
+  const { mailer, workspaceId } = await mail(t, { smtpUrl: 'smtp://127.0.0.1:1' })
+  const row = await mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
   t.equal(row.sent_at, null)
   t.ok(row.error)
-  t.equal((await servicesOf(h.app).mailer.outbox(workspaceId)).length, 1)
+  t.equal((await mailer.outbox(workspaceId)).length, 1)
 })
 
 t.test('without SMTP the mail is kept in the outbox', async (t) => {
-  const h = await build(t)
-  const { workspaceId } = await h.workspace()
-  const row = await servicesOf(h.app).mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
+  const { mailer, workspaceId } = await mail(t)
+  const row = await mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })
   t.equal(row.sent_at, null)
   t.equal(row.error, null)
   t.same(JSON.parse(row.to_addresses), ['a@example.com'])

@@ -5,7 +5,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../../platform/contract.js'
 import { ApiKey } from './ApiKeyService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const ApiKeyWithSecret = Type.Intersect([ApiKey, Type.Object({ secret: Type.String({ description: 'The full key. Shown only in this answer.' }) })])
 

@@ -17,7 +17,7 @@ import { setRateHeaders, type RateDecision } from '../../platform/http/rateLimit
 import { alreadyCounted } from '../../platform/http/innerRequests.js'
 import { csrfFor } from './SignInService.js'
 import { BEARER, bearerOrCookieToken, principalOfToken, SESSION_COOKIE } from './presentedCredential.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 function tooMany(d: RateDecision, what: string, unit = 'requests'): ApiError {
   return new ApiError('rate_limited', `Over the rate limit of ${d.limit} ${unit} per ${d.windowSeconds} seconds ${what}; retry after ${d.resetSeconds} s.`, {

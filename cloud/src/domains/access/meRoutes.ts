@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify'
 import { expand } from '@svc/shared'
 import { principalOf, type Principal } from '../../platform/http/Principal.js'
 import { Data, Nullable, errorResponses } from '../../platform/contract.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 export const Actor = Type.Object({
   kind: Type.Union([Type.Literal('key'), Type.Literal('user'), Type.Literal('staff')]),

@@ -1,6 +1,6 @@
 // Who may call: API keys, users and their sessions, OAuth client credentials, and the
 // authentication hook every /v1 route goes through.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { ApiKeyService } from './ApiKeyService.js'
 import { LocalCredentialChanges } from './CredentialChanges.js'
 import { OAuthService } from './OAuthService.js'

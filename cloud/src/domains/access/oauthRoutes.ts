@@ -16,7 +16,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, DatabaseBusyError, isApiError } from '../../platform/errors.js'
 import { ErrorBody } from '../../platform/contract.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 export const TOKEN_RATE = { limit: 30, windowSeconds: 300 }
 const FORM = 'application/x-www-form-urlencoded'

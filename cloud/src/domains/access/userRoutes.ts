@@ -9,7 +9,7 @@ import { User } from './UserService.js'
 import { bearerOrCookieToken } from './authentication.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const Invited = Type.Intersect([
   User,

@@ -1,5 +1,5 @@
 // The workspace itself: its settings, limits and usage.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { WorkspaceService } from './WorkspaceService.js'
 
 export { default as accountRoutes } from './accountRoutes.js'

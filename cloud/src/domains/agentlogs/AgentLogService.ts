@@ -16,6 +16,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AGENT_LOG_LEVELS, AGENT_LOG_SOURCES, type AgentLogLine, type JobResult, type LogsJob } from '@svc/shared/mqtt/index'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
+import { type Hook, Listeners } from '../../platform/hooks.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { isUniqueViolation, type Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
@@ -83,11 +84,6 @@ export interface AgentLogUpload {
   truncated?: boolean
 }
 
-export interface AgentLogDeliverer {
-  /** Publishes the screen's open jobs if it is connected. */
-  deliver(screenId: string): void
-}
-
 const summaryView = (r: AgentLogSummaryRow): AgentLogSummaryView => ({
   id: r.id,
   screenId: r.screen_id,
@@ -127,7 +123,13 @@ export class AgentLogService {
   private readonly repo: AgentLogRepository
   /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
   private readonly connectSweep: SharedSweep
-  private deliverer: AgentLogDeliverer | null = null
+  private readonly queuedJobs = new Listeners<(screenId: string) => void>()
+  /** Jobs were queued for a screen (after they committed): its delivery (devicelink's JobDelivery) joins this when it is built. */
+  readonly queued: Hook<(screenId: string) => void> = this.queuedJobs
+
+  private tellQueued(screenId: string): void {
+    for (const l of this.queuedJobs.all()) l(screenId)
+  }
 
   constructor(
     private readonly db: Database,
@@ -141,10 +143,6 @@ export class AgentLogService {
   ) {
     this.repo = new AgentLogRepository(db.kysely)
     this.connectSweep = new SharedSweep(clock, () => this.expireStale())
-  }
-
-  setDeliverer(d: AgentLogDeliverer | null): void {
-    this.deliverer = d
   }
 
   private now(): string {
@@ -196,7 +194,7 @@ export class AgentLogService {
       const other = isUniqueViolation(e) ? await this.repo.openOf(screen.id) : undefined
       throw other ? this.stillOpen(other) : e
     }
-    this.deliverer?.deliver(screen.id)
+    this.tellQueued(screen.id)
     return fullView(row)
   }
 

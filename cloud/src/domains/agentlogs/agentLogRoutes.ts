@@ -14,8 +14,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PageQuery, parsePage } from '../../platform/paging.js'
 import { AGENT_LOG_DEFAULT_LINES, AGENT_LOG_REQUESTS_PER_HOUR, AGENT_LOG_RETENTION_DAYS, AgentLog, AgentLogSummary } from './AgentLogService.js'
-import { AgentLogJobDelivery } from './AgentLogJobDelivery.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const RequestBody = Type.Object(
   {
@@ -74,13 +73,9 @@ const RateLimitedBody = Type.Object(
 )
 
 const agentLogRoutes =
-  (d: Pick<Provisions, 'broker' | 'agentLogs'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'agentLogs'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { agentLogs } = d
-    // Log requests reach devices through the broker, like screenshot jobs.
-    const delivery = new AgentLogJobDelivery(d.broker, agentLogs, app.log)
-    app.addHook('onReady', () => delivery.start())
-    app.addHook('onClose', () => delivery.stop())
 
     app.post(
       '/screens/:id/logs',

@@ -28,6 +28,7 @@ import semver from 'semver'
 import { Type, type Static } from '@sinclair/typebox'
 import { AGENT_VERSION_PATTERN, type JobResult, type UpdateJob } from '@svc/shared/mqtt/index'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
+import { type Hook, Listeners } from '../../platform/hooks.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound, validation } from '../../platform/errors.js'
@@ -204,13 +205,15 @@ export function downgrades(current: string | null, target: string): boolean {
   return semver.lt(b, a)
 }
 
-export interface UpdateJobDeliverer {
-  deliver(screenId: string): void
-}
-
 export class AgentRolloutService {
   private readonly repo: AgentRolloutRepository
-  private deliverer: UpdateJobDeliverer | null = null
+  private readonly queuedJobs = new Listeners<(screenId: string) => void>()
+  /** Jobs were queued for a screen (after they committed): its delivery (devicelink's JobDelivery) joins this when it is built. */
+  readonly queued: Hook<(screenId: string) => void> = this.queuedJobs
+
+  private tellQueued(screenId: string): void {
+    for (const l of this.queuedJobs.all()) l(screenId)
+  }
 
   constructor(
     db: Database,
@@ -225,10 +228,6 @@ export class AgentRolloutService {
     private readonly groups: GroupConditions | undefined = undefined,
   ) {
     this.repo = new AgentRolloutRepository(db.kysely)
-  }
-
-  setDeliverer(d: UpdateJobDeliverer | null): void {
-    this.deliverer = d
   }
 
   private now(): string {
@@ -404,7 +403,7 @@ export class AgentRolloutService {
     const now = this.now()
     // The stage's minutes count again from now: its screens were not judged while it was held.
     await this.repo.transition(id, { state: 'paused' }, { state: 'running', stage_started_at: now, updated_at: now })
-    for (const s of await this.repo.ofStage(id, Number(r.stage))) if (s.state === 'pending') this.deliverer?.deliver(s.screen_id)
+    for (const s of await this.repo.ofStage(id, Number(r.stage))) if (s.state === 'pending') this.tellQueued(s.screen_id)
     await this.evaluate(id)
     return this.get(p, id)
   }
@@ -464,7 +463,7 @@ export class AgentRolloutService {
         queued.push(m.screen_id)
       }
     }
-    for (const id of queued) this.deliverer?.deliver(id)
+    for (const id of queued) this.tellQueued(id)
   }
 
   /** Judges every running rollout (the worker). */

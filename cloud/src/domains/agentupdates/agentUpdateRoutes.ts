@@ -24,14 +24,11 @@ import { ApiError, validation } from '../../platform/errors.js'
 import { checkNoNul } from '../../platform/http/jsonBounds.js'
 import { PageQuery, pageQuery, parsePage } from '../../platform/paging.js'
 
-import { ownWorker } from '../../platform/workers/ownWorker.js'
 import type { StagedFile } from '../media/index.js'
 import type { PackedAgent } from './tarball.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { AgentRelease } from './AgentReleaseService.js'
 import { AgentRollout, ROLLOUT_STATES, RolloutInput, RolloutScreen, SCREEN_STATES } from './AgentRolloutService.js'
-import { RolloutWorker } from './RolloutWorker.js'
-import { UpdateJobDelivery } from './UpdateJobDelivery.js'
 
 /** Largest page of the rollout list. */
 const ROLLOUT_PAGE_MAX = 200
@@ -40,13 +37,9 @@ const ROLLOUT_PAGE_MAX = 200
 const SIGNATURE_MAX_BYTES = 4096
 
 const agentUpdateRoutes =
-  (d: Pick<Provisions, 'broker' | 'config' | 'agentReleases' | 'agentRollouts'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'config' | 'agentReleases' | 'agentRollouts'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { agentReleases: releases, agentRollouts: rollouts, config } = d
-    const delivery = new UpdateJobDelivery(d.broker, rollouts, app.log)
-    app.addHook('onReady', () => delivery.start())
-    app.addHook('onClose', () => delivery.stop())
-    ownWorker(app, 'agentRollouts', new RolloutWorker(rollouts, config.rolloutIntervalMs, app.log).oncePerCloud(app.leases, 'agent-rollouts'))
 
     await app.register(multipart, {
       // One byte over the limit reaches the staging, which refuses it (413) at once: a file part

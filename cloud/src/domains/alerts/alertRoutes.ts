@@ -6,10 +6,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, errorResponses } from '../../platform/contract.js'
-import { ownWorker } from '../../platform/workers/ownWorker.js'
 import { AlertRule, CreatedRule } from './AlertRuleService.js'
 import { AlertEvent } from './AlertEventView.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const RuleBody = {
   name: Type.String({ maxLength: 500 }),
@@ -20,11 +19,9 @@ const RuleBody = {
 }
 
 const alertRoutes =
-  (d: Pick<Provisions, 'alertRules' | 'alertWorker' | 'alerts'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'alertRules' | 'alerts'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { alertRules, alerts } = d
-    // Time-based triggers (connection lost) are checked on one instance of the cloud at a time.
-    ownWorker(app, 'alerts', d.alertWorker.oncePerCloud(app.leases, 'alerts'))
     const tags = ['alerts']
 
     app.get(

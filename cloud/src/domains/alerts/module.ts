@@ -1,6 +1,6 @@
 // Alerts: rules per workspace, their evaluation from the device link (status, panel power,
 // storage, play-log limits) and their notifications (mail, webhooks, channels).
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { AlertEvaluator } from './AlertEvaluator.js'
 import { AlertNotifier } from './AlertNotifier.js'
 import { AlertRuleService } from './AlertRuleService.js'
@@ -18,6 +18,8 @@ export const alertsModule = domainModule({
     'config',
     'log',
     'outbound',
+    'leases',
+    'running',
     'nodes',
     'nodeUsage',
     'users',
@@ -39,6 +41,8 @@ export const alertsModule = domainModule({
     config,
     log,
     outbound,
+    leases,
+    running,
     nodes,
     nodeUsage,
     users,
@@ -81,6 +85,9 @@ export const alertsModule = domainModule({
     })
     // A screen no longer drifting closes its drift events.
     drift.changes.add((c) => (c.state !== 'drifting' ? alerts.driftEnded(c.workspaceId, c.screenId, c.state, c.since) : undefined))
-    return { alertRules, alerts, alertWorker: new AlertWorker(alerts, drift, config.alertIntervalMs, log) }
+    // Time-based triggers (connection lost) are checked on one instance of the cloud at a time.
+    const alertWorker = new AlertWorker(alerts, drift, config.alertIntervalMs, log).oncePerCloud(leases, 'alerts')
+    running.add('alert worker', alertWorker)
+    return { alertRules, alerts, alertWorker }
   },
 })

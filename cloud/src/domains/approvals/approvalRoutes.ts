@@ -6,7 +6,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { PageQuery } from '../../platform/paging.js'
 import { Data, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { optionalPage } from '../../platform/paging.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const tags = ['approvals']
 const STATES = ['pending', 'approved', 'rejected', 'withdrawn'] as const

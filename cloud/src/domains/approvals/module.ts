@@ -1,6 +1,6 @@
 // Approvals: policies per location, and the requests that hold content changes until decided.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { ApprovalService, type HeldChangeHandler } from './ApprovalService.js'
 
 export { default as approvalRoutes } from './approvalRoutes.js'

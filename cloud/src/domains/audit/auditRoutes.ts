@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor } from '../../platform/paging.js'
 import { DateTimeField, parseTimeRange } from '../../platform/timeRange.js'
 import { validation } from '../../platform/errors.js'
 import { LimitParam } from '../../platform/contract.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { AUDIT_ACTOR_KINDS, AUDIT_OUTCOMES, AUDIT_VIAS, type AuditEntry, type AuditFilter } from './types.js'
 
 export const AUDIT_PAGE_MAX = 500
@@ -53,7 +53,25 @@ const Query = Type.Object(
   { additionalProperties: false },
 )
 
-const CSV_COLUMNS = ['id', 'seq', 'at', 'actorKind', 'actorId', 'actorName', 'via', 'action', 'resourceKind', 'resourceId', 'resourceName', 'nodeId', 'changes', 'requestId', 'ip', 'outcome', 'hash'] as const
+const CSV_COLUMNS = [
+  'id',
+  'seq',
+  'at',
+  'actorKind',
+  'actorId',
+  'actorName',
+  'via',
+  'action',
+  'resourceKind',
+  'resourceId',
+  'resourceName',
+  'nodeId',
+  'changes',
+  'requestId',
+  'ip',
+  'outcome',
+  'hash',
+] as const
 
 function csvField(v: unknown): string {
   if (v === null || v === undefined) return ''
@@ -171,7 +189,8 @@ const auditRoutes =
                   id: Nullable(Type.String({ description: 'The entry where the chain breaks (null: entries missing after the last one).' })),
                   seq: Type.Integer(),
                   reason: StringEnum(['hash', 'link', 'missing', 'head'] as const, {
-                    description: '`hash`: the entry was changed; `link`: it does not follow the one before; `missing`: entries before it were removed; `head`: entries after the last one were removed.',
+                    description:
+                      '`hash`: the entry was changed; `link`: it does not follow the one before; `missing`: entries before it were removed; `head`: entries after the last one were removed.',
                   }),
                 }),
               ),

@@ -1,7 +1,7 @@
 // The audit log: the trail every write and sign-in is recorded in (AuditTrail), its
 // retention (a housekeeping task, run on one instance), the HTTP edge that records writes
 // (installAudit, which app.ts installs after authentication) and its routes.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { AuditTrail } from './AuditTrail.js'
 
 export { default as auditRoutes } from './auditRoutes.js'

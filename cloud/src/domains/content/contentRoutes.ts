@@ -11,7 +11,7 @@ import { optionalPage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
 import { KINDS, RECALLABLE, type Body, type ContentKind } from './kinds.js'
 import { APP_CATALOG } from './appCatalog.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 /** Common fields of every content item; kind-specific fields ride along (objects are open). */
 export const ContentItem = Type.Object(

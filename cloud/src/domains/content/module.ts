@@ -1,6 +1,6 @@
 // The content library: every kind of item, sharing, recall, playability.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { ContentAccess } from './ContentAccess.js'
 import { ContentPlayback } from './ContentPlayback.js'
 import { ContentRecall } from './ContentRecall.js'

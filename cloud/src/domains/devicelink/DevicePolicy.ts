@@ -6,7 +6,7 @@
 // A device's Last Will may only be its own status topic with an `offline` status: any
 // other will is refused at CONNECT, and a stored one (left by an older version) is never
 // republished.
-// A `play-log` batch is stored (through the sink app.ts sets) before authorizePublish
+// A `play-log` batch is stored (by the listener of `playLogBatches`: the play-log module's) before authorizePublish
 // returns, and Aedes writes the PUBACK only after it: an acknowledged batch is stored, so
 // the agent may forget it. A batch that can never be stored (invalid, another screen's
 // records) is acknowledged and dropped with a warning, so the agent does not resend it
@@ -22,6 +22,7 @@ import { encodeMessage, isValidScreenId, mayDevicePublish, mayDeviceSubscribe, p
 import { hashSecret, secretMatches } from '../../platform/secrets.js'
 import type { DeviceDirectory } from '../screens/index.js'
 import type { BrokerPolicy } from '../../platform/broker/BrokerPolicy.js'
+import { type Hook, Listeners } from '../../platform/hooks.js'
 
 /** CONNACK return codes of MQTT 3.1.1 that this policy answers. */
 const IDENTIFIER_REJECTED = 2
@@ -60,7 +61,12 @@ export type PlayLogSink = (screenId: string, payload: Buffer) => Promise<{ ok: b
 const DROPPED_PLAY_LOG = '$svc/play-log-dropped'
 
 export class DevicePolicy {
-  private playLogSink: PlayLogSink | null = null
+  private readonly playLogSinks = new Listeners<PlayLogSink>()
+  /**
+   * Where play-log batches are stored: the play-log module joins this hook while it is wired
+   * (and leaves it on close). The first listener stores; with none, batches are refused.
+   */
+  readonly playLogBatches: Hook<PlayLogSink> = this.playLogSinks
   /** The screen each authenticated client connected as. */
   private readonly screens = new WeakMap<Client, string>()
   /** The Last Will of each CONNECT between preConnect and authenticate. */
@@ -70,11 +76,6 @@ export class DevicePolicy {
     private readonly directory: DeviceDirectory,
     private readonly log: { warn(obj: object, msg: string): void } = { warn: () => undefined },
   ) {}
-
-  /** Where play-log batches are stored (the play-log module sets it while it is wired; null on close). */
-  setPlayLogSink(sink: PlayLogSink | null): void {
-    this.playLogSink = sink
-  }
 
   /** The screen id a connected client authenticated as, or null. */
   screenOf(client: Client | null): string | null {
@@ -143,7 +144,7 @@ export class DevicePolicy {
   }
 
   private storePlayLog(screenId: string, packet: PublishPacket, cb: (err: Error | null) => void): void {
-    const sink = this.playLogSink
+    const sink = this.playLogSinks.all()[0]
     if (!sink) return cb(new Error('play log not available'))
     packet.retain = false
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)

@@ -15,6 +15,8 @@
 // validated with the shared parser; each delivery applies the results of its own kind, and
 // only the screen a job was queued for can close it (the source checks). stop() waits for
 // the deliveries under way.
+// A delivery is built with its source and joins the source's `queued` hook then (the
+// module that builds both starts and stops the delivery through the platform's `running`).
 import type { Logger } from '@svc/shared'
 import { cloudFilters, encodeMessage, parseJobResult, parseScreenTopic, topics, type JobResult } from '@svc/shared/mqtt/index'
 import type {
@@ -24,15 +26,12 @@ import type {
   DeviceSubscription as Subscription,
   EmbeddedBroker,
 } from '../../platform/broker/EmbeddedBroker.js'
-
-/** Hands a job to its device (the service calls it when a job is queued). */
-export interface JobDeliverer {
-  deliver(screenId: string): void
-}
+import type { Hook } from '../../platform/hooks.js'
 
 /** The table side of one kind of job (a service). */
 export interface JobSource<J extends { id: string; kind: string }> {
-  setDeliverer(d: JobDeliverer | null): void
+  /** Jobs were queued for a screen (after they committed): the delivery hands them to its device. */
+  readonly queued: Hook<(screenId: string) => void>
   /**
    * The screen's open jobs, oldest first, as the MQTT job message. `expire: false` (a job was
    * just queued) asks for a read without the expiry write; jobs past their TTL stay out.
@@ -63,7 +62,7 @@ export interface JobDeliveryOptions {
   sweepIntervalMs?: number
 }
 
-export class JobDelivery<J extends { id: string; kind: string }> implements JobDeliverer {
+export class JobDelivery<J extends { id: string; kind: string }> {
   private started = false
   private stopFollowing: (() => void)[] = []
   private unsubscribeResults: (() => Promise<void>) | null = null
@@ -84,12 +83,14 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
     private readonly source: JobSource<J>,
     private readonly log: Pick<Logger, 'warn' | 'error'>,
     private readonly opts: JobDeliveryOptions,
-  ) {}
+  ) {
+    // Until start() (and after stop()) a queued job only waits in the table.
+    source.queued.add((screenId) => this.deliver(screenId))
+  }
 
   async start(): Promise<void> {
     if (this.started) return
     this.started = true
-    this.source.setDeliverer(this)
     this.stopFollowing = [
       this.broker.onClient('clientReady', this.onClientReady),
       this.broker.onClient('subscribe', this.onSubscribe),
@@ -117,7 +118,6 @@ export class JobDelivery<J extends { id: string; kind: string }> implements JobD
     this.started = false
     if (this.sweep) clearInterval(this.sweep)
     this.sweep = null
-    this.source.setDeliverer(null)
     for (const stop of this.stopFollowing) stop()
     this.stopFollowing = []
     await this.unsubscribeResults?.()

@@ -1,6 +1,6 @@
 // The device link: what each screen is told (desired state, built and published), what it
 // reports (presence, reported state), and its sessions after a restart.
-import { type DomainProvisions, domainModule } from '../provisions.js'
+import { type DomainProvisions, domainModule } from '../../platform/provisions.js'
 import { ClusterPresence } from './ClusterPresence.js'
 import { DesiredStateBuilder } from './DesiredStateBuilder.js'
 import { DesiredStatePublisher } from './DesiredStatePublisher.js'
@@ -24,7 +24,7 @@ export const devicelinkModule = domainModule({
     'drainSteps',
     'contentOverride',
     'panelSettings',
-    'startSteps',
+    'running',
     'screenRecords',
     'takeoverRecords',
     'operatingHoursRecords',
@@ -56,8 +56,7 @@ export const devicelinkModule = domainModule({
     // After a restart the broker knows no sessions: devices get theirs back from the database.
     const presenceRows = new ScreenPresenceRepository(db.kysely)
     const sessions = new DeviceSessions(broker, { workspacesOf: (ids) => presenceRows.workspacesOf(ids), markDirty: (ws, ids) => markDirty(ws, ids) }, log)
-    sessions.start()
-    d.stopSteps.add('device sessions', () => sessions.stop())
+    d.running.add('device sessions', sessions)
 
     // Presence stops its timers before the broker closes, records the drops the close causes
     // after it, then (shared presence) forgets what is left of this instance in Redis.
@@ -68,10 +67,13 @@ export const devicelinkModule = domainModule({
     if (clusterPresence) d.drainSteps.add('shared presence heartbeat', () => clusterPresence.stop())
     d.drainSteps.add('presence drops recorded', () => presence.idle())
     if (shared) d.drainSteps.add('shared presence of this instance', () => shared.forgetInstance(presence.instance))
-    // Presence starts once the alerts and the takeovers listen to it.
-    d.startSteps.add(async () => {
-      await presence.start({ timers })
-      await clusterPresence?.start(timers)
+    // Presence starts once every module is wired (the alerts and the takeovers listen to it);
+    // its stop steps are above (before the broker closes, and the drains after it).
+    d.running.add('presence', {
+      start: async () => {
+        await presence.start({ timers })
+        await clusterPresence?.start(timers)
+      },
     })
     return {
       contentResolver,

@@ -1,6 +1,6 @@
 // Drift: whether each screen does what it was told, judged when it reports, comes online or
 // goes offline, and by the periodic check (the alert worker's tick runs drift.sweep()).
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { DriftService } from './DriftService.js'
 
 export const driftModule = domainModule({

@@ -21,7 +21,7 @@ import { ApiError } from '../../platform/errors.js'
 import { actorRef, type Principal, principalOf } from '../../platform/http/Principal.js'
 import { bearerOrCookieToken, principalOfToken } from '../access/index.js'
 import { errorResponses, PATTERN_MESSAGES } from '../../platform/contract.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import type { StreamEvent } from './EventStream.js'
 
 const HEARTBEAT_MS = 15_000

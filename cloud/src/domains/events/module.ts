@@ -1,6 +1,6 @@
 // Domain events: the in-process bus and the outbox that records each event with the change
 // that causes it (webhooks and alerts consume the outbox's batches).
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { EventBus } from './EventBus.js'
 import { EventOutbox } from './EventOutbox.js'
 import { EventStreamHub } from './EventStream.js'

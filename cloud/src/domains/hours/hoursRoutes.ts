@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { OperatingHoursSchema } from '@svc/shared/schedule/index'
 import { Data, IdParams, errorResponses } from '../../platform/contract.js'
 import { principalOf } from '../../platform/http/Principal.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { HoursView } from './OperatingHoursService.js'
 
 const hoursRoutes =

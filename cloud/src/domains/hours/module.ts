@@ -1,7 +1,7 @@
 // Operating hours: when locations' and screens' panels should be on. The records (effective
 // hours) are built before the device link, whose desired states carry them; the service and
 // routes after it, since a change republishes the screens it reaches.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { OperatingHoursRecords } from './OperatingHoursRecords.js'
 import { OperatingHoursService } from './OperatingHoursService.js'
 

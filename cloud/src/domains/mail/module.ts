@@ -1,5 +1,5 @@
 // Mail to owners and alert recipients: SMTP when configured, the mail outbox table always.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { Mailer } from './Mailer.js'
 
 export const mailModule = domainModule({

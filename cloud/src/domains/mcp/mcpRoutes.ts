@@ -25,7 +25,7 @@ import { ApiError } from '../../platform/errors.js'
 import { ErrorBody } from '../../platform/contract.js'
 import { createMcpServer, McpToolRunner, type McpCaller } from './server.js'
 import { McpSessionStore, MCP_SESSION_LIMITS, RedisMcpSessionDirectory, type McpSessionDirectory, type McpSessionRecord } from './sessions.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 export const MCP_RATE = { limit: 30, windowSeconds: 60 }
 

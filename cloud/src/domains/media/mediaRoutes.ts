@@ -16,9 +16,7 @@ import { checkNoNul } from '../../platform/http/jsonBounds.js'
 import { fingerprintForm } from '../../platform/http/idempotency.js'
 import type { StagedFile } from './MediaStore.js'
 import { optionalPage } from '../../platform/paging.js'
-import { ownWorker } from '../../platform/workers/ownWorker.js'
-import { MediaUrlRefreshWorker } from './MediaUrlRefreshWorker.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const Upload = Type.Object({
   id: Type.String({ description: 'Prefix mup_.' }),
@@ -39,24 +37,9 @@ const Placement = {
 }
 
 const mediaRoutes =
-  (d: Pick<Provisions, 'clock' | 'config' | 'content' | 'screenRecords' | 'desiredPublisher' | 'media' | 'mediaUrls'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'config' | 'content' | 'media' | 'mediaUrls'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { media, config, content } = d
-    // Desired states whose signed media URLs are getting old are republished, on one instance at a time.
-    ownWorker(
-      app,
-      'mediaUrlRefresh',
-      new MediaUrlRefreshWorker(
-        d.screenRecords,
-        d.clock,
-        d.mediaUrls.ttlSeconds,
-        (ws, ids) => d.desiredPublisher.markDirty(ws, ids),
-        config.mediaUrlRefreshIntervalMs,
-        app.log,
-      ).oncePerCloud(app.leases, 'media-url-refresh'),
-    )
-    // Files left `processing` by a previous run are probed once the app is ready.
-    app.addHook('onReady', async () => media.kick())
     /** A new file homed where approval is required is held: the answer carries `approval`. */
     const withHold = async <T extends { id: string; name: string; nodeId: string | null }>(p: Principal, item: T) => {
       const approval = await content.holdNewMedia(p, item)

@@ -1,6 +1,6 @@
 // Locations: the node tree every credential, screen and content item is homed in.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { type NodeRemoval, NodeService, type NodeUsage } from './NodeService.js'
 
 export { default as nodeRoutes } from './nodeRoutes.js'

@@ -5,7 +5,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, errorResponses } from '../../platform/contract.js'
 import { Node, NodeKindSchema as Kind } from './NodeService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const nodeRoutes =
   (d: Pick<Provisions, 'nodes'>): FastifyPluginAsyncTypebox =>

@@ -1,7 +1,7 @@
 // Proof of play: batches from devices (stored before their PUBACK), bounded per screen and
 // per workspace, read and exported as CSV.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { RedisDailyCounter } from './PlayLogLimits.js'
 import { type PlayLogLimitSink, PlayLogService } from './PlayLogService.js'
 
@@ -29,9 +29,9 @@ export const playLogModule = domainModule({
       playLogLimits,
     )
     // Batches published on the device link are stored before their PUBACK.
-    devicePolicy.setPlayLogSink((screenId, payload) => playLog.ingest(screenId, payload))
+    const leave = devicePolicy.playLogBatches.add((screenId, payload) => playLog.ingest(screenId, payload))
     stopSteps.add('play log', () => {
-      devicePolicy.setPlayLogSink(null)
+      leave()
       playLog.close()
     })
     housekeeping.add({ name: 'old plays', run: () => playLog.purgeOld() })

@@ -10,7 +10,7 @@ import { pageQuery, parsePage } from '../../platform/paging.js'
 import { IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PANEL_POWERS } from '@svc/shared/mqtt/index'
 import { CSV_MAX_ROWS, CSV_MAX_SCREENS, PlaySummary, SUMMARY_DEFAULT_LIMIT, SUMMARY_MAX_DAYS } from './PlayLogService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 export const PlayRecord = Type.Object({
   id: Type.String({ description: 'Prefix `play_`; the same reported play always has the same id.' }),

@@ -8,7 +8,7 @@ import { screenTopicPrefix } from '@svc/shared/mqtt/index'
 import { ApiError } from '../../platform/errors.js'
 import { Data, ErrorBody, IdParams, Timestamp } from '../../platform/contract.js'
 import { rateHeaders } from '../../platform/http/rateLimit.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 /** Unauthenticated registrations per client IP per 60-second window. */
 export const REGISTER_LIMIT_PER_MINUTE = 30

@@ -15,4 +15,5 @@ export {
   type DriftState,
   type ScreenService,
 } from './ScreenService.js'
+export { cleanTags, MAX_TAGS_PER_SCREEN, TAG_PATTERN } from './tags.js'
 export { resolveSelection, resolveTargets, SCOPE_KINDS, type GroupConditions, type ScopeKind, type TargetScope, type TargetSelection } from './targets.js'

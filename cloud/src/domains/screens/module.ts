@@ -1,7 +1,7 @@
 // Screens and pairing: the screen records, device registration and pairing codes, panel
 // profiles; and the screens' assignments, which republish the screens showing an item when it changes.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { AssignmentService } from './AssignmentService.js'
 import { PairingService } from './PairingService.js'
 import { ScreenRepository } from './ScreenRepository.js'

@@ -9,8 +9,8 @@ import { Data, Deleted, IdParams, Nullable, Paged, StringEnum, Timestamp, errorR
 import { ASSIGN_KINDS, BULK_ASSIGN_MAX } from './AssignmentService.js'
 import { DRIFT_FIELDS, DRIFT_STATES } from './ScreenService.js'
 import { ReportedSchema } from '@svc/shared/mqtt/index'
-import type { Provisions } from '../provisions.js'
-import { cleanTags, MAX_TAGS_PER_SCREEN, TAG_PATTERN } from '../targeting/index.js'
+import type { Provisions } from '../../platform/provisions.js'
+import { cleanTags, MAX_TAGS_PER_SCREEN, TAG_PATTERN } from './tags.js'
 
 const AssignKind = Type.Union(ASSIGN_KINDS.map((k) => Type.Literal(k)))
 const AssignFields = {

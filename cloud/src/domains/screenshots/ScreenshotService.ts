@@ -12,6 +12,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Principal } from '../../platform/http/Principal.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
+import { type Hook, Listeners } from '../../platform/hooks.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
@@ -55,11 +56,6 @@ export const Screenshot = Type.Object({
 })
 export type ScreenshotView = Static<typeof Screenshot>
 
-export interface ScreenshotDeliverer {
-  /** Publishes the screen's open jobs if it is connected. */
-  deliver(screenId: string): void
-}
-
 const view = (r: ScreenshotRow): ScreenshotView => ({
   id: r.id,
   screenId: r.screen_id,
@@ -79,7 +75,13 @@ export class ScreenshotService {
   private readonly repo: ScreenshotRepository
   /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
   private readonly connectSweep: SharedSweep
-  private deliverer: ScreenshotDeliverer | null = null
+  private readonly queuedJobs = new Listeners<(screenId: string) => void>()
+  /** Jobs were queued for a screen (after they committed): its delivery (devicelink's JobDelivery) joins this when it is built. */
+  readonly queued: Hook<(screenId: string) => void> = this.queuedJobs
+
+  private tellQueued(screenId: string): void {
+    for (const l of this.queuedJobs.all()) l(screenId)
+  }
 
   constructor(
     private readonly db: Database,
@@ -92,10 +94,6 @@ export class ScreenshotService {
   ) {
     this.repo = new ScreenshotRepository(db.kysely)
     this.connectSweep = new SharedSweep(clock, () => this.expireStale())
-  }
-
-  setDeliverer(d: ScreenshotDeliverer | null): void {
-    this.deliverer = d
   }
 
   private now(): string {
@@ -120,7 +118,7 @@ export class ScreenshotService {
       completed_at: null,
     }
     await this.repo.insert(row)
-    this.deliverer?.deliver(screen.id)
+    this.tellQueued(screen.id)
     return view(row)
   }
 

@@ -9,17 +9,12 @@ import type { Readable } from 'node:stream'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, errorResponses } from '../../platform/contract.js'
 import { SCREENSHOT_MAX_BYTES, Screenshot } from './ScreenshotService.js'
-import { ScreenshotJobDelivery } from './ScreenshotJobDelivery.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const screenshotRoutes =
-  (d: Pick<Provisions, 'broker' | 'screenshots'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'screenshots'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { screenshots } = d
-    // Screenshot jobs reach devices through the broker, like serial jobs.
-    const delivery = new ScreenshotJobDelivery(d.broker, screenshots, app.log)
-    app.addHook('onReady', () => delivery.start())
-    app.addHook('onClose', () => delivery.stop())
     // The upload body is the PNG's bytes, streamed to disk under its own size limit; only
     // this plugin accepts image/png.
     app.addContentTypeParser('image/png', (_req, payload, done) => done(null, payload))

@@ -9,6 +9,7 @@ import { isPanelProtocolName, panelPreset, type PanelProtocolName } from '@svc/s
 import type { JobResult, SerialJob as SerialJobMessage } from '@svc/shared/mqtt/index'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
+import { type Hook, Listeners } from '../../platform/hooks.js'
 import type { Database } from '../../platform/db/Database.js'
 import { notFound, validation } from '../../platform/errors.js'
 import type { Principal } from '../../platform/http/Principal.js'
@@ -77,11 +78,6 @@ export interface SerialScopeBody extends SerialCommandBody {
   groupId?: string
 }
 
-/** Hands a job to its device; implemented by the broker link (SerialJobDelivery). */
-export interface SerialJobDeliverer {
-  deliver(screenId: string): void
-}
-
 const spaced = (contiguous: string): string => hexPreview(Buffer.from(contiguous, 'hex'))
 
 const view = (r: JobRow): SerialJobView => ({
@@ -106,7 +102,13 @@ export interface PanelIntent {
 }
 
 export class SerialJobService {
-  private deliverer: SerialJobDeliverer | null = null
+  private readonly queuedJobs = new Listeners<(screenId: string) => void>()
+  /** Jobs were queued for a screen (after they committed): its delivery (devicelink's JobDelivery) joins this when it is built. */
+  readonly queued: Hook<(screenId: string) => void> = this.queuedJobs
+
+  private tellQueued(screenId: string): void {
+    for (const l of this.queuedJobs.all()) l(screenId)
+  }
   private readonly jobs: SerialJobRepository
   /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
   private readonly connectSweep: SharedSweep
@@ -127,10 +129,6 @@ export class SerialJobService {
   ) {
     this.jobs = new SerialJobRepository(db.kysely)
     this.connectSweep = new SharedSweep(clock, () => this.expireStale())
-  }
-
-  setDeliverer(d: SerialJobDeliverer | null): void {
-    this.deliverer = d
   }
 
   /** Queues one job for one screen the credential reaches. */
@@ -302,7 +300,7 @@ export class SerialJobService {
     await this.db.transaction(async (tx) => {
       for (let i = 0; i < rows.length; i += 200) await this.jobs.insertMany(rows.slice(i, i + 200), tx.kysely)
     })
-    for (const screenId of new Set(screenIds)) this.deliverer?.deliver(screenId)
+    for (const screenId of new Set(screenIds)) this.tellQueued(screenId)
     const byId = new Map(((await this.jobs.byIds(ids)) as JobRow[]).map((r) => [r.id, r]))
     // Views are read after delivery started: a connected screen's jobs may already show `sent`.
     return ids.map((id) => view(byId.get(id)!))

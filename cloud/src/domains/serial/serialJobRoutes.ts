@@ -13,8 +13,7 @@ import { SerialEncodingInput, SerialEolInput } from './serialTemplateRoutes.js'
 
 import { PANEL_PROTOCOLS, SerialJob } from './SerialJobService.js'
 import { PANEL_MAX_POLL_SECONDS } from '../screens/index.js'
-import { SerialJobDelivery } from './SerialJobDelivery.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const commandFields = {
   templateId: Type.Optional(Type.String({ maxLength: 100, description: 'With itemId: a saved command.' })),
@@ -50,13 +49,9 @@ export const PanelProfile = Nullable(
 )
 
 const serialJobRoutes =
-  (d: Pick<Provisions, 'broker' | 'screenPanels' | 'serialJobs'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'screenPanels' | 'serialJobs'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { serialJobs, screenPanels } = d
-    // Jobs reach devices through the broker; pending ones go out as screens connect.
-    const delivery = new SerialJobDelivery(d.broker, serialJobs, app.log)
-    app.addHook('onReady', () => delivery.start())
-    app.addHook('onClose', () => delivery.stop())
 
     app.post(
       '/screens/:id/serial',

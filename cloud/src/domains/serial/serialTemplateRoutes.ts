@@ -20,7 +20,7 @@ export const SerialEolInput = Type.String({
   examples: ['cr'],
 })
 import { templateItemsFromPreset } from './serialPresetRoutes.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 export const SerialTemplateItem = Type.Object({
   id: Type.String({ description: 'Prefix `sti_`. Kept across edits.' }),

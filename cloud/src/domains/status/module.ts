@@ -1,26 +1,35 @@
 // Platform status: the database's and the broker's health, measured and kept as incidents.
 import { performance } from 'node:perf_hooks'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { StatusRepository } from './StatusRepository.js'
 import { StatusService } from './StatusService.js'
+import { StatusMonitor } from './StatusMonitor.js'
 
 export { default as statusRoutes } from './statusRoutes.js'
 
 export const statusModule = domainModule({
   name: 'status',
-  needs: ['db', 'clock', 'ids', 'broker'],
-  provides: ['status'],
-  create: ({ db, clock, ids, broker }) => {
+  needs: ['db', 'clock', 'ids', 'broker', 'config', 'log', 'leases', 'running'],
+  provides: ['status', 'statusMonitor'],
+  create: ({ db, clock, ids, broker, config, log, leases, running }) => {
     const reads = new StatusRepository(db.kysely)
-    return {
-      status: new StatusService(db, clock, ids, {
-        database: async () => {
-          const t = performance.now()
-          await reads.ping()
-          return performance.now() - t
-        },
-        broker: () => broker.probe(),
-      }),
-    }
+    const status = new StatusService(db, clock, ids, {
+      database: async () => {
+        const t = performance.now()
+        await reads.ping()
+        return performance.now() - t
+      },
+      broker: () => broker.probe(),
+    })
+    const statusMonitor = new StatusMonitor(status, config.statusIntervalMs, log).oncePerCloud(leases, 'status')
+    running.add('status monitor', {
+      start: () => {
+        statusMonitor.start()
+        // A first measurement right away, so a fresh server does not report `unknown`.
+        if (config.statusIntervalMs > 0) void statusMonitor.runScheduled().catch((err) => log.error({ err }, 'first status measurement failed'))
+      },
+      stop: () => statusMonitor.stop(),
+    })
+    return { status, statusMonitor }
   },
 })

@@ -5,9 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Data, ErrorBody, Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { DEPRECATION_POLICY, NOTICE_DAYS, deprecationEntry, type Deprecation } from '../../platform/http/deprecations.js'
 import { DAY_STATES, Incident, PLATFORM_STATES, statusText } from './StatusService.js'
-import { ownWorker } from '../../platform/workers/ownWorker.js'
-import { StatusMonitor } from './StatusMonitor.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const Status = Type.Object({
   state: StringEnum(PLATFORM_STATES),
@@ -19,15 +17,8 @@ const Status = Type.Object({
   days: Type.Array(Type.Object({ date: Type.String(), state: StringEnum(DAY_STATES) })),
 })
 
-export default function statusRoutes(d: Pick<Provisions, 'config' | 'status'>, deprecations: Deprecation[]): FastifyPluginAsyncTypebox {
+export default function statusRoutes(d: Pick<Provisions, 'status'>, deprecations: Deprecation[]): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const { config } = d
-    const monitor = ownWorker(app, 'status', new StatusMonitor(d.status, config.statusIntervalMs, app.log).oncePerCloud(app.leases, 'status'))
-    // A first measurement right away (after the worker's own onReady), so a fresh server does not report `unknown`.
-    app.addHook('onReady', async () => {
-      if (config.statusIntervalMs > 0) void monitor.runScheduled().catch((err) => app.log.error({ err }, 'first status measurement failed'))
-    })
-
     app.get(
       '/status',
       {

@@ -10,9 +10,7 @@ import { ScreenReach } from './ReachReceipts.js'
 import { validation } from '../../platform/errors.js'
 import { CAST_STATUS_FILTERS, Cast } from './CastService.js'
 import { SCOPE_KINDS, TAKEOVER_CONTENT_KINDS } from './Takeover.js'
-import { ownWorker } from '../../platform/workers/ownWorker.js'
-import { CastExpiryWorker } from './CastExpiryWorker.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)))
 
@@ -35,12 +33,9 @@ export function parseListLimit(raw: string | undefined, def: number, max: number
 }
 
 const castRoutes =
-  (d: Pick<Provisions, 'casts' | 'clock' | 'config' | 'reach'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'casts'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { casts, clock, config } = d
-    // Casts end at their expiresAt; this worker runs on every instance (each cast ends, and
-    // each emergency's reach is recorded, with a conditional update).
-    ownWorker(app, 'castExpiry', new CastExpiryWorker(casts, clock, config.castExpiryIntervalMs, app.log, () => d.reach.recordDue()))
+    const { casts } = d
 
     app.post(
       '/casts',

@@ -9,7 +9,7 @@ import { pageQuery, parsePage } from '../../platform/paging.js'
 import { ScreenReach } from './ReachReceipts.js'
 import { EMERGENCY_STATUSES, Emergency } from './EmergencyService.js'
 import { TakeoverTarget, parseListLimit } from './castRoutes.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const emergencyRoutes =
   (d: Pick<Provisions, 'emergencies'>): FastifyPluginAsyncTypebox =>

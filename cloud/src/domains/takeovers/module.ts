@@ -1,6 +1,7 @@
 // Takeovers: casts (timed) and emergencies (until cleared) that override what screens play,
 // and the count of screens that applied each.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
+import { CastExpiryWorker } from './CastExpiryWorker.js'
 import { CastService } from './CastService.js'
 import { EmergencyService } from './EmergencyService.js'
 import { Takeover } from './Takeover.js'
@@ -26,6 +27,8 @@ export const takeoversModule = domainModule({
     'clock',
     'ids',
     'log',
+    'config',
+    'running',
     'drainSteps',
     'nodes',
     'screenRecords',
@@ -43,7 +46,7 @@ export const takeoversModule = domainModule({
     'groupChanges',
     'screenChanges',
   ],
-  provides: ['casts', 'emergencies', 'takeoverDelivery', 'reach'],
+  provides: ['casts', 'emergencies', 'takeoverDelivery', 'reach', 'castExpiry'],
   create: (d) => {
     const { db, clock, ids, log, nodes, markDirty, takeoverRecords } = d
     const takeover = new Takeover(d.screenRecords, nodes, d.contentResolver, d.groups)
@@ -82,11 +85,11 @@ export const takeoversModule = domainModule({
       versions.set(r.screenId, v)
       follow(r.workspaceId)
     })
-    return {
-      casts: new CastService(db, clock, ids, nodes, takeover, markDirty, reach),
-      emergencies,
-      reach,
-      takeoverDelivery,
-    }
+    const casts = new CastService(db, clock, ids, nodes, takeover, markDirty, reach)
+    // Casts end at their expiresAt; this worker runs on every instance (each cast ends, and
+    // each emergency's reach is recorded, with a conditional update).
+    const castExpiry = new CastExpiryWorker(casts, clock, d.config.castExpiryIntervalMs, log, () => reach.recordDue())
+    d.running.add('cast expiry', castExpiry)
+    return { casts, emergencies, reach, takeoverDelivery, castExpiry }
   },
 })

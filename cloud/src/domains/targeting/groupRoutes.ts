@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, Deleted, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PageQuery, parsePage } from '../../platform/paging.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { GROUP_KINDS, PREVIEW_SCREENS, STATIC_GROUP_MAX } from './GroupService.js'
 import type { Rule } from './rules.js'
 

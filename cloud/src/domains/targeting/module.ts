@@ -1,7 +1,7 @@
 // Targeting: screens' tags and groups of screens (static lists and rules), and the rule
 // compiler that turns a group into one SQL condition for every write that names screens.
 import { Listeners } from '../../platform/hooks.js'
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { GroupService, type GroupChange, type GroupUsage } from './GroupService.js'
 import { TagService, type TagChange } from './TagService.js'
 

@@ -5,10 +5,10 @@
 //           location and below) | {panelProtocol} | {agentVersion: {lt|lte|gt|gte: "x.y.z"}}
 //           | {group: "grp_…"} | {not: cond} | rule
 import { validation } from '../../platform/errors.js'
+import { cleanTags } from '../screens/index.js'
 
-export const TAG_PATTERN = '^[A-Za-z0-9_.:/-]{1,64}$'
-const TAG_RE = new RegExp(TAG_PATTERN)
-export const MAX_TAGS_PER_SCREEN = 50
+// What a tag may be is the screens' (a tag is a screen's); the targeting domain selects by them.
+export { cleanTags, MAX_TAGS_PER_SCREEN, TAG_PATTERN } from '../screens/index.js'
 /** Conditions in one rule, nested ones included. */
 export const MAX_RULE_CONDITIONS = 100
 export const MAX_RULE_DEPTH = 8
@@ -27,16 +27,6 @@ export type Condition =
   | { not: Condition }
   | Rule
 export type Rule = { all: Condition[] } | { any: Condition[] }
-
-/** Tags as stored: lower case, distinct, in order; 422 naming the field for one that is not a tag. */
-export function cleanTags(tags: readonly unknown[], field = 'tags'): string[] {
-  const out = new Set<string>()
-  for (const [i, t] of tags.entries()) {
-    if (typeof t !== 'string' || !TAG_RE.test(t)) throw validation(`${field}[${i}]: a tag is 1 to 64 letters, digits and "-_.:/" (got ${JSON.stringify(t)}).`)
-    out.add(t.toLowerCase())
-  }
-  return [...out]
-}
 
 const LEAVES = ['tag', 'tagPrefix', 'name', 'nodeId', 'panelProtocol', 'agentVersion', 'group', 'not', 'all', 'any'] as const
 

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, errorResponses } from '../../platform/contract.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { TAG_PATTERN } from './rules.js'
 import { BULK_TAG_MAX, BULK_TAG_TAGS } from './TagService.js'
 

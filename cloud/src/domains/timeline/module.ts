@@ -1,6 +1,6 @@
 // The timeline: what a screen will play and why, from its desired state and the shared
 // playback decision.
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { PreviewService } from './PreviewService.js'
 import { TimelineService } from './TimelineService.js'
 

@@ -9,7 +9,7 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { REQUEST_ID_HEADER } from '../../platform/http/requestId.js'
 import { DateTimeField } from '../../platform/timeRange.js'
 import { PREVIEW_MAX_DAYS, PreviewAnswer, PreviewBody } from './PreviewService.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 import { Timeline } from './TimelineService.js'
 
 const timelineRoutes =

@@ -1,6 +1,6 @@
 // Webhooks: endpoints, and the delivery of every domain event to them (signed, retried,
 // exactly once per endpoint whichever instance dispatches).
-import { domainModule } from '../provisions.js'
+import { domainModule } from '../../platform/provisions.js'
 import { WebhookDeliveryWorker } from './WebhookDeliveryWorker.js'
 import { WebhookEndpoints } from './WebhookEndpoints.js'
 import { WebhookQueue } from './WebhookQueue.js'
@@ -10,9 +10,9 @@ export { default as webhookRoutes } from './webhookRoutes.js'
 
 export const webhooksModule = domainModule({
   name: 'webhooks',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'log', 'outbound', 'mailer', 'users', 'outbox'],
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'log', 'outbound', 'running', 'mailer', 'users', 'outbox'],
   provides: ['webhookEndpoints', 'webhookQueue', 'webhookSender', 'webhookWorker'],
-  create: ({ db, clock, ids, random, config, log, outbound, mailer, users, outbox }) => {
+  create: ({ db, clock, ids, random, config, log, outbound, running, mailer, users, outbox }) => {
     const webhookEndpoints = new WebhookEndpoints(db, clock, ids, outbound, random)
     const webhookQueue = new WebhookQueue(db, clock, ids, config.webhookLeaseMs)
     const webhookSender = new WebhookSender(db, clock, outbound, webhookQueue, webhookEndpoints, mailer, users, {
@@ -28,6 +28,8 @@ export const webhooksModule = domainModule({
     outbox.consume(async (tx, batch) => {
       if ((await webhookQueue.enqueueManyIn(tx, batch)).length) queueMicrotask(() => webhookWorker.kick())
     })
+    // Delivery claims its rows, so it runs on every instance.
+    running.add('webhook delivery', webhookWorker)
     return { webhookEndpoints, webhookQueue, webhookSender, webhookWorker }
   },
 })

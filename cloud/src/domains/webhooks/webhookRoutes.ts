@@ -10,8 +10,7 @@ import { Data, ErrorBody, IdParams, LimitParam, Nullable, errorResponses } from 
 import { EVENT_NAMES } from '../events/index.js'
 import { EVENT_CATALOG } from './catalog.js'
 import { CreatedEndpoint, WebhookDelivery, WebhookEndpoint } from './model.js'
-import { ownWorker } from '../../platform/workers/ownWorker.js'
-import type { Provisions } from '../provisions.js'
+import type { Provisions } from '../../platform/provisions.js'
 
 const SendResult = Type.Object({
   deliveryId: Type.String(),
@@ -29,11 +28,9 @@ const asBadRequest = (e: unknown): never => {
 }
 
 const webhookRoutes =
-  (d: Pick<Provisions, 'webhookWorker' | 'webhookEndpoints' | 'webhookQueue' | 'webhookSender'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'webhookEndpoints' | 'webhookQueue' | 'webhookSender'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { webhookEndpoints, webhookQueue, webhookSender } = d
-    // Delivery claims its rows, so it runs on every instance.
-    ownWorker(app, 'webhooks', d.webhookWorker)
     const view = { permission: 'integration.view', rootOnly: true, validationError: { status: 400, code: 'bad_request' } } as const
     const edit = { ...view, permission: 'integration.edit' } as const
     const tags = ['webhooks']

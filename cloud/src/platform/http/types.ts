@@ -1,6 +1,5 @@
 // Fastify type augmentation: what routes declare in `config` and what hooks attach to a request.
 import type { IntervalWorker } from '../workers/Worker.js'
-import type { WorkerName } from '../workers/ownWorker.js'
 import type { WorkLeases } from '../cluster/WorkLeases.js'
 import type { Permission } from '@svc/shared'
 import type { Principal } from './Principal.js'
@@ -44,7 +43,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Route schemas, compiled on each route's first use (platform/http/lazySchemas.ts). */
     routeSchemas: LazySchemas
-    /** The interval workers by name (tests drive them with runOnce()); each domain plugin adds its own (platform/workers/ownWorker.ts). */
+    /** The interval workers by name (tests drive them with runOnce()): built by their modules, started and stopped through `running` (platform/modules.ts). */
     workers: Record<WorkerName, IntervalWorker>
     /** The work leases that keep a `oncePerCloud` worker's runs on one instance (platform/cluster/WorkLeases.ts). */
     leases: WorkLeases
@@ -54,6 +53,8 @@ declare module 'fastify' {
     lifecycle: Lifecycle
   }
 }
+
+export type WorkerName = 'status' | 'housekeeper' | 'castExpiry' | 'webhooks' | 'alerts' | 'mediaUrlRefresh' | 'agentRollouts'
 
 export interface RouteInfo {
   method: string

@@ -1,0 +1,16 @@
+// What the access domain provides to the other modules, by name and type: merged into
+// `DomainProvisions` (platform/provisions.ts) as its tables are into the database's type.
+import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './index.js'
+
+declare module '../../platform/provisions.js' {
+  interface DomainProvisions {
+    /** Changes to credentials and workspaces that cached copies must drop. */
+    credentialChanges: CredentialChanges
+    apiKeys: ApiKeyService
+    users: UserService
+    /** Console sign-in: invite links, passwords, sessions opened and ended. */
+    signIns: SignInService
+    /** OAuth client credentials: access tokens that act as their API key. */
+    oauth: OAuthService
+  }
+}

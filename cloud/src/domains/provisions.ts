@@ -18,7 +18,7 @@ import type { StopSteps } from '../platform/lifecycle.js'
 import type { Hook } from '../platform/hooks.js'
 import type { Module, Names } from '../platform/modules.js'
 import type { HousekeepingTask } from '../platform/workers/Housekeeper.js'
-import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './access/index.js'
+import type { ApiKeyService, CredentialChanges, OAuthService, PasswordRule, SignInService, UserService } from './access/index.js'
 import type { WorkspaceService } from './account/index.js'
 import type { AgentLogService } from './agentlogs/index.js'
 import type { AgentReleaseService, AgentRolloutService } from './agentupdates/index.js'
@@ -53,6 +53,7 @@ import type { PlayLogLimitSink, PlayLogService } from './playlog/index.js'
 import type { AssignmentService, MarkDirtyLater, PairingService, ScreenPanelService, ScreenRecords, ScreenReport, ScreenService } from './screens/index.js'
 import type { ScreenshotService } from './screenshots/index.js'
 import type { SerialJobService, SerialTemplateService } from './serial/index.js'
+import type { OidcSignIn, SsoService, SsoSignInListener } from './sso/index.js'
 import type { StatusService } from './status/index.js'
 import type { GroupChange, GroupService, TagChange, TagService } from './targeting/index.js'
 import type { CastService, EmergencyService, ReachReceipts, TakeoverDelivery, TakeoverRecords } from './takeovers/index.js'
@@ -152,6 +153,8 @@ export interface DomainProvisions {
   signIns: SignInService
   /** OAuth client credentials: access tokens that act as their API key. */
   oauth: OAuthService
+  /** Who may sign in with a password (single sign-on keeps it for owners, or for nobody). */
+  passwordRules: Hook<PasswordRule>
   workspaces: WorkspaceService
   screens: ScreenService
   /** The screens' rows as other domains may read them (and the device link bump their desired version). */
@@ -253,6 +256,12 @@ export interface DomainProvisions {
   /** Moves of screens to an agent version in stages (update jobs), and each screen's target version (drift). */
   agentRollouts: AgentRolloutService
   status: StatusService
+  /** A workspace's identity provider: settings, claimed domains, role mapping, the password rule. */
+  sso: SsoService
+  /** Sign-in through an OIDC provider (start, callback, test connection). */
+  oidcSignIn: OidcSignIn
+  /** Every sign-in through a provider, good or refused (the audit log listens). */
+  ssoSignIns: Hook<SsoSignInListener>
 }
 
 export type Provisions = PlatformProvisions & DomainProvisions

@@ -80,6 +80,11 @@ export interface Config {
   webhookAllowHosts: string[]
   /** Extra CA trusted for such test receivers (SVC_WEBHOOK_CA_FILE). */
   webhookCaFile: string | null
+  /**
+   * Key that seals stored provider secrets such as an OIDC client secret (SVC_SECRET_KEY: 32
+   * bytes as 64 hex characters or base64); unset = a random key kept in the database.
+   */
+  secretKey?: string | null
   /** A dropped screen counts as offline after this long without reconnecting, ms (SVC_SCREEN_OFFLINE_GRACE_MS, 30000). */
   screenOfflineGraceMs: number
   /** How often an instance of a cloud joined through Redis beats for shared presence; dead after 3 missed (SVC_PRESENCE_HEARTBEAT_MS, 5000). */
@@ -306,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
     webhookCaFile: env.SVC_WEBHOOK_CA_FILE || null,
+    secretKey: env.SVC_SECRET_KEY || null,
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
     presenceHeartbeatMs: int(env, 'SVC_PRESENCE_HEARTBEAT_MS', 5000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),

@@ -2396,6 +2396,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's identity provider (the client secret is never answered) */
+        get: operations["getSso"];
+        /** Set up or change the identity provider: OIDC issuer and client, claimed e-mail domains, role mapping, who may still sign in with a password */
+        put: operations["putSso"];
+        post?: never;
+        /** Remove the identity provider: its domains are released and everyone signs in with a password again */
+        delete: operations["deleteSso"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether an address signs in through its workspace's identity provider (the console's e-mail-first sign-in) */
+        get: operations["getSsoLookup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Back from the OIDC provider: checks state, nonce, PKCE and the ID token, signs the user in and redirects to the console */
+        get: operations["getSsoOidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Continue with SSO: the identity provider's sign-in address for the address's claimed domain, and the browser's state cookie (404 when no workspace claims the domain) */
+        get: operations["getSsoStart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test the connection: reads the provider's discovery document and keys (422 with what failed) */
+        post: operations["testSso"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/status": {
         parameters: {
             query?: never;
@@ -41202,6 +41289,1282 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            clientId: string;
+                            /** @description A client secret is stored (it is never answered). */
+                            clientSecretSet: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @enum {string} */
+                            defaultRole: "owner" | "admin" | "editor" | "viewer";
+                            emailDomains: string[];
+                            issuer: string;
+                            /** @enum {string} */
+                            passwordSignIn: "owners" | "all" | "none";
+                            /** @enum {string} */
+                            protocol: "oidc";
+                            /** @description The redirect (callback) URI to register at the provider. */
+                            redirectUri: string;
+                            roleClaim: string | null;
+                            roleMap: {
+                                [key: string]: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    putSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    clientId: string;
+                    /** @description Write-only: stored sealed, never answered. Required the first time; left out, the stored one is kept. */
+                    clientSecret?: string;
+                    /**
+                     * @description Role of a user whose claim maps to none (default `viewer`).
+                     * @enum {string}
+                     */
+                    defaultRole?: "owner" | "admin" | "editor" | "viewer";
+                    /** @description E-mail domains whose addresses sign in through this provider; a domain belongs to one workspace. */
+                    emailDomains: string[];
+                    /** @description The provider's issuer URL (https); its discovery document is read from `<issuer>/.well-known/openid-configuration`. */
+                    issuer: string;
+                    /**
+                     * @description Who may still sign in with a password: `owners` (default), `all` or `none`.
+                     * @enum {string}
+                     */
+                    passwordSignIn?: "owners" | "all" | "none";
+                    /** @enum {string} */
+                    protocol: "oidc";
+                    roleClaim?: string | null;
+                    /** @description Claim value → role; of several mapped values the highest role wins. */
+                    roleMap?: {
+                        [key: string]: "owner" | "admin" | "editor" | "viewer";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            clientId: string;
+                            /** @description A client secret is stored (it is never answered). */
+                            clientSecretSet: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @enum {string} */
+                            defaultRole: "owner" | "admin" | "editor" | "viewer";
+                            emailDomains: string[];
+                            issuer: string;
+                            /** @enum {string} */
+                            passwordSignIn: "owners" | "all" | "none";
+                            /** @enum {string} */
+                            protocol: "oidc";
+                            /** @description The redirect (callback) URI to register at the provider. */
+                            redirectUri: string;
+                            roleClaim: string | null;
+                            roleMap: {
+                                [key: string]: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            clientId: string;
+                            /** @description A client secret is stored (it is never answered). */
+                            clientSecretSet: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @enum {string} */
+                            defaultRole: "owner" | "admin" | "editor" | "viewer";
+                            emailDomains: string[];
+                            issuer: string;
+                            /** @enum {string} */
+                            passwordSignIn: "owners" | "all" | "none";
+                            /** @enum {string} */
+                            protocol: "oidc";
+                            /** @description The redirect (callback) URI to register at the provider. */
+                            redirectUri: string;
+                            roleClaim: string | null;
+                            roleMap: {
+                                [key: string]: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSsoLookup: {
+        parameters: {
+            query: {
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description False when the provider is the only way in for this domain. */
+                            passwordSignIn: boolean;
+                            sso: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSsoOidcCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                iss?: string;
+                session_state?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in (the session cookie is set): a page that forwards the browser to the console. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSsoStart: {
+        parameters: {
+            query: {
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            protocol: "oidc";
+                            /** @description Send the browser here: the provider's authorization endpoint. */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    testSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            authorizationEndpoint: string;
+                            issuer: string;
+                            keys: number;
+                            /** @enum {boolean} */
+                            ok: true;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
             415: {
                 headers: {

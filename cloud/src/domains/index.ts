@@ -25,6 +25,7 @@ import type { Provisions } from '../platform/provisions.js'
 import { assignmentsModule, deviceRoutes, screenRoutes, screensModule } from './screens/module.js'
 import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
 import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
+import { ssoModule, ssoRoutes } from './sso/module.js'
 import { statusModule, statusRoutes } from './status/module.js'
 import { groupRoutes, tagRoutes, targetingModule } from './targeting/module.js'
 import { castRoutes, emergencyRoutes, takeoverRecordsModule, takeoversModule } from './takeovers/module.js'
@@ -68,6 +69,7 @@ export const MODULES: readonly AnyModule[] = [
   agentLogsModule,
   agentUpdatesModule,
   statusModule,
+  ssoModule,
 ]
 
 /**
@@ -98,6 +100,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(alertRoutes(p))
     await v1.register(userRoutes(p))
     await v1.register(sessionRoutes(p))
+    await v1.register(ssoRoutes(p))
     await v1.register(eventStreamRoutes(p))
     await v1.register(oauthRoutes(p))
     await v1.register(playLogRoutes(p))

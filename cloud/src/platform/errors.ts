@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   no_screens: 422,
   rate_limited: 429,
   internal_error: 500,
+  provider_unreachable: 502,
   database_busy: 503,
 } as const
 

@@ -14,6 +14,8 @@ import { fakeRelease, releaseForm } from '../fixtures/agentRelease.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { createApiClient, ok } from '../../src/client/index.js'
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../../scripts/openapi-types.js'
+import { CA_FILE } from '../fixtures/receiver.js'
+import { startOidcProvider } from '../fixtures/oidcProvider.js'
 
 type Doc = { paths: Record<string, Record<string, unknown>> }
 
@@ -28,7 +30,8 @@ t.test('the checked-in client types are the ones the served document generates',
 })
 
 t.test('every read operation and the main writes, through the typed client on a real socket', async (t) => {
-  const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+  // The outbound guard lets the test's OpenID provider on localhost through (single sign-on below).
+  const h = await build(t, { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }, { content: InMemoryContentResolver.permissive() })
   await h.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`
   const { apiKey, workspaceId } = await h.workspace()
@@ -365,6 +368,34 @@ t.test('every read operation and the main writes, through the typed client on a 
   const tarball = await deviceApi.GET('/v1/devices/agent-releases/{id}/tarball', { ...path(release.id), parseAs: 'arrayBuffer' })
   t.same(Buffer.from(tarball.data as ArrayBuffer), fake.bytes, 'the tarball, downloaded with the device credential')
   t.equal((await ok(api.POST('/v1/agent-rollouts/{id}/abort', path(rollout.id)))).data.state, 'aborted')
+
+  // --- single sign-on: settings, the e-mail lookup, and a browser's sign-in through a real OpenID provider ---
+  const idp = await startOidcProvider({ redirectUris: [`${base}/v1/sso/oidc/callback`] })
+  t.after(() => idp.close())
+  idp.accounts.set('ada', { email: 'ada@sso.example' })
+  const sso = (
+    await ok(
+      api.PUT('/v1/sso', {
+        body: { protocol: 'oidc', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, emailDomains: ['sso.example'] },
+      }),
+    )
+  ).data
+  t.equal(sso.redirectUri, `${base}/v1/sso/oidc/callback`)
+  t.equal((await ok(api.GET('/v1/sso'))).data.issuer, idp.issuer)
+  t.equal((await ok(api.GET('/v1/sso/lookup', { params: { query: { email: 'ada@sso.example' } } }))).data.sso, true)
+  const started = await api.GET('/v1/sso/start', { params: { query: { email: 'ada@sso.example' } } })
+  const stateCookie = started.response.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('svc_sso_state='))!
+    .split(';')[0]!
+  const back = await idp.signIn(started.data!.data.url, 'ada')
+  const landed = await api.GET('/v1/sso/oidc/callback', {
+    params: { query: Object.fromEntries(back.searchParams) },
+    headers: { cookie: stateCookie },
+    parseAs: 'text',
+  })
+  t.equal(landed.response.status, 200, 'signed in through the provider')
+  t.match(landed.response.headers.getSetCookie().join(), /svc_session=ust_/)
 
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')

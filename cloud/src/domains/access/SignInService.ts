@@ -24,6 +24,7 @@ import { ApiError, validation } from '../../platform/errors.js'
 import { hashSecret, randomToken, secretMatches } from '../../platform/secrets.js'
 import type { Mailer } from '../mail/index.js'
 import type { AuditTrail } from '../audit/index.js'
+import { Listeners } from '../../platform/hooks.js'
 import type { CredentialChanges } from './CredentialChanges.js'
 import { hashPassword, passwordProblem, SCRYPT_LOG_N, ScryptBusy, verifyPassword } from './passwords.js'
 import type { SignInLimits, SignInCount } from './SignInLimits.js'
@@ -43,6 +44,13 @@ const EMAIL_MAX = 254
 export function csrfFor(sessionToken: string): string {
   return hash('sha256', `csrf:${sessionToken}`, 'base64url')
 }
+
+/**
+ * Whether a user may sign in with a password (a workspace that signs in through its identity
+ * provider keeps passwords for its owners, or for nobody): false refuses. Other domains add
+ * theirs to the `passwordRules` hook.
+ */
+export type PasswordRule = (user: { workspace_id: string; role: string }) => boolean | Promise<boolean>
 
 export interface SignedIn {
   user: UserRow
@@ -70,6 +78,7 @@ export class SignInService {
     private readonly scryptLogN = SCRYPT_LOG_N,
     /** Where sign-ins and refused sign-ins are recorded (the audit log); null: not recorded (the CLI). */
     private readonly audit: Pick<AuditTrail, 'recordSignIn'> | null = null,
+    private readonly passwordRules: Listeners<PasswordRule> = new Listeners(),
   ) {
     this.repo = new UserRepository(db.kysely)
   }
@@ -170,7 +179,16 @@ export class SignInService {
     const refused = async (reason: string) => {
       if (!this.audit) return
       for (const c of candidates.length ? candidates : [null])
-        await this.audit.recordSignIn({ workspaceId: c?.workspace_id ?? null, userId: c?.id ?? null, name: email, via: 'console', outcome: 'denied', requestId, ip, reason })
+        await this.audit.recordSignIn({
+          workspaceId: c?.workspace_id ?? null,
+          userId: c?.id ?? null,
+          name: email,
+          via: 'console',
+          outcome: 'denied',
+          requestId,
+          ip,
+          reason,
+        })
     }
     if (attempt.heldFor > 0) await refused('rate_limited')
     if (attempt.heldFor > 0)
@@ -184,6 +202,10 @@ export class SignInService {
       fits = []
       for (const u of candidates.length ? candidates : [null])
         if ((await verifyPassword(input.password, u?.password_hash ?? null, this.scryptLogN, device ? 'known' : 'stranger')) && u) fits.push(u)
+      // An account whose workspace signs in through its provider is checked all the same (timing), but never fits.
+      const allowed: typeof fits = []
+      for (const u of fits) if (await this.passwordAllowed(u)) allowed.push(u)
+      fits = allowed
     } catch (e) {
       // Refused by the password work queue: nothing was learnt, so nothing is counted.
       if (e instanceof ScryptBusy) await attempt.takeBack()
@@ -199,6 +221,16 @@ export class SignInService {
     const opened = await this.open(u as UserRow, { id: u.workspace_id, name: u.workspace_name }, device ? deviceToken : undefined)
     await this.audit?.recordSignIn({ workspaceId: u.workspace_id, userId: u.id, name: email, via: 'console', outcome: 'success', requestId, ip })
     return opened
+  }
+
+  /** Opens a session for a user an identity provider vouched for (no device cookie: its failed sign-ins are the provider's). */
+  signInVouched(user: UserRow, workspace: { id: string; name: string }): Promise<SignedIn> {
+    return this.open(user, workspace, 'vouched')
+  }
+
+  private async passwordAllowed(u: { workspace_id: string; role: string }): Promise<boolean> {
+    for (const rule of this.passwordRules.all()) if (!(await rule(u))) return false
+    return true
   }
 
   /** Ends the session of `token` (sign-out); its cached principal goes with the credential change. */

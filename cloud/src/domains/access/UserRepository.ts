@@ -17,6 +17,10 @@ export class UserRepository {
     return k.selectFrom('users').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
   }
 
+  byEmailIn(workspaceId: string, email: string, k: Executor = this.k): Promise<UserRecord | undefined> {
+    return k.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst()
+  }
+
   /** Oldest first (ids are time-ordered). */
   list(workspaceId: string, page: PageRequest): Promise<UserRecord[]> {
     return paged(this.k.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId), page, 'asc').execute()

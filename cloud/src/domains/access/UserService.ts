@@ -182,6 +182,45 @@ export class UserService {
     if (!owners.some((o) => o.id !== id)) throw new ApiError('conflict', 'This is the last owner of the workspace: make another user owner first.')
   }
 
+  /**
+   * The user of `email` an identity provider vouched for, made on their first sign-in and given
+   * `role` at every one (their provider decides). A role change ends their earlier sessions; the
+   * workspace's last owner stays owner whatever the provider says.
+   */
+  async vouched(workspaceId: string, input: { email: string; name: string | null; role: Role }): Promise<UserRow> {
+    const email = input.email.trim().toLowerCase()
+    if (!EMAIL.test(email) || email.length > 254) throw new ApiError('invalid_credentials', 'The identity provider gave no usable e-mail address.')
+    let changed = false
+    const out = await this.db.transaction(async (tx) => {
+      const u = await this.repo.byEmailIn(workspaceId, email, tx.kysely)
+      if (!u) {
+        const row: UserRecord = {
+          id: this.ids.next('user'),
+          workspace_id: workspaceId,
+          name: input.name?.trim().slice(0, 200) || null,
+          email,
+          role: input.role,
+          // The provider vouches for the address.
+          email_verified_at: this.clock.now().toISOString(),
+          created_at: this.clock.now().toISOString(),
+          password_hash: null,
+          password_set_at: null,
+        }
+        await this.repo.insert(row, tx.kysely)
+        return row
+      }
+      if (u.role === input.role) return u
+      const owners = u.role === 'owner' ? await this.repo.ownersForUpdate(workspaceId, tx.kysely, tx.dialect === 'postgres') : []
+      if (u.role === 'owner' && !owners.some((o) => o.id !== u.id)) return u
+      await this.repo.update(u.id, { role: input.role }, tx.kysely)
+      await this.repo.revokeUserSessions(u.id, this.clock.now().toISOString(), undefined, tx.kysely)
+      changed = true
+      return { ...u, role: input.role }
+    })
+    if (changed) this.changes.publish({ kind: 'user', ids: [out.id] })
+    return out as UserRow
+  }
+
   get(workspaceId: string, id: string): Promise<UserRow | undefined> {
     return this.repo.byId(workspaceId, id) as Promise<UserRow | undefined>
   }

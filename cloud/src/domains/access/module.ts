@@ -6,7 +6,8 @@ import { LocalCredentialChanges } from './CredentialChanges.js'
 import { OAuthService } from './OAuthService.js'
 import { RedisCredentialChanges } from './RedisCredentialChanges.js'
 import { SignInLimits, RedisFailureStore } from './SignInLimits.js'
-import { SignInService } from './SignInService.js'
+import { Listeners } from '../../platform/hooks.js'
+import { SignInService, type PasswordRule } from './SignInService.js'
 import { UserService } from './UserService.js'
 
 export { default as apiKeyRoutes } from './apiKeyRoutes.js'
@@ -19,7 +20,7 @@ export { default as userRoutes } from './userRoutes.js'
 export const accessModule = domainModule({
   name: 'access',
   needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'mailer', 'nodes', 'nodeUsage', 'nodeRemoval', 'audit'],
-  provides: ['credentialChanges', 'apiKeys', 'users', 'signIns', 'oauth'],
+  provides: ['credentialChanges', 'apiKeys', 'users', 'signIns', 'oauth', 'passwordRules'],
   create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, mailer, nodes, nodeUsage, nodeRemoval, audit }) => {
     // Instances joined through Redis drop each other's cached credentials at once.
     const credentialChanges = redis ? new RedisCredentialChanges(redis) : new LocalCredentialChanges()
@@ -31,10 +32,24 @@ export const accessModule = domainModule({
     nodeRemoval.add((tx, ws, nodeId) => apiKeys.locationRemoved(tx, ws, nodeId))
     const users = new UserService(db, clock, ids, random, config.sessionTtlHours, credentialChanges, apiKeys.principals)
     const limits = new SignInLimits(clock, redis ? new RedisFailureStore(redis) : undefined)
-    const signIns = new SignInService(db, clock, ids, random, users, limits, mailer, config.publicUrl, credentialChanges, config.passwordScryptLogN, audit)
+    const passwordRules = new Listeners<PasswordRule>()
+    const signIns = new SignInService(
+      db,
+      clock,
+      ids,
+      random,
+      users,
+      limits,
+      mailer,
+      config.publicUrl,
+      credentialChanges,
+      config.passwordScryptLogN,
+      audit,
+      passwordRules,
+    )
     housekeeping.add({ name: 'expired invites, sign-in devices and sessions', run: () => signIns.purgeExpired() })
     const oauth = new OAuthService(db, clock, ids, apiKeys, random)
     housekeeping.add({ name: 'expired OAuth tokens', run: () => oauth.purgeExpired() })
-    return { credentialChanges, apiKeys, users, signIns, oauth }
+    return { credentialChanges, apiKeys, users, signIns, oauth, passwordRules }
   },
 })

@@ -1,6 +1,7 @@
 // What the access domain provides to the other modules, by name and type: merged into
 // `DomainProvisions` (platform/provisions.ts) as its tables are into the database's type.
-import type { ApiKeyService, CredentialChanges, OAuthService, SignInService, UserService } from './index.js'
+import type { Hook } from '../../platform/hooks.js'
+import type { ApiKeyService, CredentialChanges, OAuthService, PasswordRule, SignInService, UserService } from './index.js'
 
 declare module '../../platform/provisions.js' {
   interface DomainProvisions {
@@ -12,5 +13,7 @@ declare module '../../platform/provisions.js' {
     signIns: SignInService
     /** OAuth client credentials: access tokens that act as their API key. */
     oauth: OAuthService
+    /** Who may sign in with a password (single sign-on keeps it for owners, or for nobody). */
+    passwordRules: Hook<PasswordRule>
   }
 }

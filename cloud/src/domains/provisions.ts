@@ -23,6 +23,7 @@ import type { WorkspaceService } from './account/index.js'
 import type { AgentLogService } from './agentlogs/index.js'
 import type { AgentReleaseService, AgentRolloutService } from './agentupdates/index.js'
 import type { AlertEvaluator, AlertRuleService, AlertWorker } from './alerts/index.js'
+import type { CapService, CapWorker } from './cap/index.js'
 import type { ApprovalService, HeldChangeHandler } from './approvals/index.js'
 import type {
   ContentAccess,
@@ -213,6 +214,10 @@ export interface DomainProvisions {
   /** The casts and emergencies holding screens, as the device link reads and records them. */
   takeoverRecords: TakeoverRecords
   emergencies: EmergencyService
+  /** CAP alert feeds: their settings, the alert log, and the documents they receive. */
+  capFeeds: CapService
+  /** Expires CAP alerts and fetches the pull feeds (tests drive it with runOnce()). */
+  capWorker: CapWorker
   /** Counts casts and emergencies applied from the screens' reported state; idle() for tests. */
   takeoverDelivery: TakeoverDelivery
   /** Reach receipts of casts and emergencies, and `emergency.reach`. */

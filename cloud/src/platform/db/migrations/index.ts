@@ -42,6 +42,7 @@ import m0575 from './0575-agent-rollout-downgrades.js'
 import m0580 from './0580-sign-in-device-user.js'
 import m0590 from './0590-agent-logs-bounds.js'
 import m0600 from './0600-tags-and-groups.js'
+import m0620 from './0620-cap-feeds.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -84,4 +85,5 @@ export const migrations: readonly Migration[] = [
   m0580,
   m0590,
   m0600,
+  m0620,
 ]

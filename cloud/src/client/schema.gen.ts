@@ -1637,7 +1637,7 @@ export interface paths {
         delete: operations["deleteNode"];
         options?: never;
         head?: never;
-        /** Rename or move a location */
+        /** Rename or move a location, or set its point and geocodes */
         patch: operations["updateNode"];
         trace?: never;
     };
@@ -28300,6 +28300,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;
@@ -28466,6 +28472,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;
@@ -28657,6 +28669,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;
@@ -29006,6 +29024,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    geo?: {
+                        lat: number;
+                        lon: number;
+                    } | null;
+                    /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); [] removes them. */
+                    geocodes?: string[];
                     kind?: "org_unit" | "location" | "screen_group";
                     name?: string;
                     parentId?: string | null;
@@ -29023,6 +29047,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;

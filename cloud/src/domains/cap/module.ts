@@ -13,7 +13,7 @@ export const capModule = domainModule({
   needs: ['db', 'clock', 'ids', 'random', 'config', 'log', 'outbound', 'startSteps', 'stopSteps', 'nodes', 'emergencies', 'screenRecords', 'groups'],
   provides: ['capFeeds', 'capWorker'],
   create: ({ db, clock, ids, random, config, log, outbound, startSteps, stopSteps, nodes, emergencies, screenRecords, groups }) => {
-    const capFeeds = new CapService(db, clock, ids, random, nodes, emergencies, outbound, new ScreenGeo(db, nodes, screenRecords, groups))
+    const capFeeds = new CapService(db, clock, ids, random, nodes, emergencies, outbound, new ScreenGeo(nodes, screenRecords, groups))
     const capWorker = new CapWorker(capFeeds, config.capIntervalMs, log)
     startSteps.add(() => capWorker.start())
     stopSteps.add('cap feeds', () => capWorker.stop())

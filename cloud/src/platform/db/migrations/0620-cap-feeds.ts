@@ -72,6 +72,10 @@ export default {
       cancel_alert_id TEXT NOT NULL,
       PRIMARY KEY (feed_id, sender, identifier)
     )`,
+    // A location's point (JSON {lat, lon}) and geocodes (JSON ["SAME:006037", …]): a CAP
+    // feed with areaMatch "geo" reaches a screen whose nearest location with them is in the area.
+    `ALTER TABLE nodes ADD COLUMN geo TEXT`,
+    `ALTER TABLE nodes ADD COLUMN geocodes TEXT`,
     // Emergencies: full screen or a banner over the running content, and the CAP alert that
     // started one.
     `ALTER TABLE emergencies ADD COLUMN presentation TEXT NOT NULL DEFAULT 'fullscreen'`,

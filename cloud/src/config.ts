@@ -91,6 +91,8 @@ export interface Config {
   presenceHeartbeatMs: number
   /** How often ended casts are swept, ms (SVC_CAST_EXPIRY_INTERVAL_MS, 5000); 0 = never, no timers (tests drive it). */
   castExpiryIntervalMs: number
+  /** CAP feeds: how often alert expiry is checked and due pull feeds fetched (SVC_CAP_INTERVAL_MS; 0 = never, tests). */
+  capIntervalMs: number
   /** scrypt's work factor for new console passwords, log2 N (SVC_PASSWORD_SCRYPT_LOG_N, 15 = 32 MiB per derivation; 14–20). */
   passwordScryptLogN: number
   /** How often running agent rollouts are judged, ms (SVC_ROLLOUT_INTERVAL_MS, 10000); 0 = never (tests drive it). */
@@ -315,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     screenOfflineGraceMs: int(env, 'SVC_SCREEN_OFFLINE_GRACE_MS', 30_000),
     presenceHeartbeatMs: int(env, 'SVC_PRESENCE_HEARTBEAT_MS', 5000),
     castExpiryIntervalMs: int(env, 'SVC_CAST_EXPIRY_INTERVAL_MS', 5000),
+    capIntervalMs: int(env, 'SVC_CAP_INTERVAL_MS', 5000),
     rolloutIntervalMs: int(env, 'SVC_ROLLOUT_INTERVAL_MS', 10_000),
     passwordScryptLogN: scryptLogN(env),
     agentReleaseMaxBytes: int(env, 'SVC_AGENT_RELEASE_MAX_BYTES', 256 * 1024 * 1024, 1),
@@ -364,6 +367,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     statusIntervalMs: 0,
     housekeepingIntervalMs: 0,
     castExpiryIntervalMs: 0,
+    capIntervalMs: 0,
     rolloutIntervalMs: 0,
     // Tests sign in hundreds of times: a cheaper derivation (2^10); production's is 2^15.
     passwordScryptLogN: 10,

@@ -23,6 +23,8 @@ export const ID_PREFIX = {
   celebration: 'cel',
   cast: 'cast',
   emergency: 'emg',
+  capFeed: 'capf',
+  capAlert: 'capa',
   alertRule: 'alr',
   alertEvent: 'ale',
   approval: 'ar',

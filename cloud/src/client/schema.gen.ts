@@ -647,6 +647,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cap-feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List CAP alert feeds */
+        get: operations["listCapFeeds"];
+        put?: never;
+        /** Create a CAP alert feed: push (answers pushUrl and pushSecret, shown once) or pull (fetched every intervalSeconds) */
+        post: operations["createCapFeed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cap-feeds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a CAP alert feed */
+        get: operations["getCapFeed"];
+        put?: never;
+        post?: never;
+        /** Delete a CAP alert feed (emergencies it started stay until cleared) */
+        delete: operations["deleteCapFeed"];
+        options?: never;
+        head?: never;
+        /** Change a CAP alert feed (its mode stays) */
+        patch: operations["updateCapFeed"];
+        trace?: never;
+    };
+    "/v1/cap-feeds/{id}/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The alert log: each CAP document the feed received, newest first, what happened to it and why (100 per page unless limit says otherwise) */
+        get: operations["listCapFeedAlerts"];
+        put?: never;
+        /**
+         * A push feed's sender delivers one CAP 1.2 document (Authorization: Bearer <pushSecret>; application/cap+xml, application/xml or text/xml; at most 1 MiB)
+         * @description Answers 202 with what happened to it; a repeated sender and identifier answers what happened the first time and changes nothing. A body that is not CAP 1.2 answers 422 validation_error naming the element.
+         */
+        post: operations["pushCapAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/casts": {
         parameters: {
             query?: never;
@@ -1613,7 +1671,7 @@ export interface paths {
         delete: operations["deleteNode"];
         options?: never;
         head?: never;
-        /** Rename or move a location */
+        /** Rename or move a location, or set its point and geocodes */
         patch: operations["updateNode"];
         trace?: never;
     };
@@ -12612,6 +12670,1452 @@ export interface operations {
             };
         };
     };
+    listCapFeeds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accept: {
+                                certainty: string[];
+                                events: string[];
+                                severity: string[];
+                                status: string[];
+                                urgency: string[];
+                            };
+                            areaMatch: string;
+                            contentId: string;
+                            contentKind: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `capf_`. */
+                            id: string;
+                            intervalSeconds: number;
+                            language: string;
+                            lastError: string | null;
+                            lastFetchedAt: string | null;
+                            /** @enum {string} */
+                            mode: "push" | "pull";
+                            name: string;
+                            presentation: {
+                                banner: string[];
+                                fullscreen: string[];
+                            };
+                            pushUrl: string | null;
+                            /** @description As for emergencies; default the whole workspace. */
+                            target: {
+                                groupId?: string;
+                                /** @enum {string} */
+                                scopeKind?: "screens" | "node" | "group" | "all";
+                                scopeNodeId?: string;
+                                screenIds?: string[];
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                            url: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createCapFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    accept?: {
+                        certainty?: ("Observed" | "Likely" | "Possible" | "Unlikely" | "Unknown")[];
+                        /** @description Event names (any case); empty = every event. */
+                        events?: string[];
+                        /** @description Empty = every severity. */
+                        severity?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                        /** @description Default ["Actual"]; Test or Exercise alerts accepted are shown marked as a test. */
+                        status?: ("Actual" | "Exercise" | "System" | "Test" | "Draft")[];
+                        urgency?: ("Immediate" | "Expected" | "Future" | "Past" | "Unknown")[];
+                    };
+                    /**
+                     * @description `target`: every target screen; `geo`: only the target screens inside the alert area.
+                     * @enum {string}
+                     */
+                    areaMatch?: "target" | "geo";
+                    contentId: string;
+                    /**
+                     * @description The content shown beneath the alert message.
+                     * @enum {string}
+                     */
+                    contentKind: "media" | "playlist" | "app" | "creative" | "schedule";
+                    /** @description Pull: seconds between fetches (default 60). */
+                    intervalSeconds?: number;
+                    /** @description The <info> language shown (default "en"); the first <info> when none matches. */
+                    language?: string;
+                    /** @enum {string} */
+                    mode?: "push" | "pull";
+                    name: string;
+                    /** @description Which severities take the whole screen and which show as a banner; default Extreme and Severe full screen. */
+                    presentation?: {
+                        banner?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                        fullscreen?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                    };
+                    /** @description As for emergencies; default the whole workspace. */
+                    target?: {
+                        groupId?: string;
+                        /** @enum {string} */
+                        scopeKind?: "screens" | "node" | "group" | "all";
+                        scopeNodeId?: string;
+                        screenIds?: string[];
+                    };
+                    url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accept: {
+                                certainty: string[];
+                                events: string[];
+                                severity: string[];
+                                status: string[];
+                                urgency: string[];
+                            };
+                            areaMatch: string;
+                            contentId: string;
+                            contentKind: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `capf_`. */
+                            id: string;
+                            intervalSeconds: number;
+                            language: string;
+                            lastError: string | null;
+                            lastFetchedAt: string | null;
+                            /** @enum {string} */
+                            mode: "push" | "pull";
+                            name: string;
+                            presentation: {
+                                banner: string[];
+                                fullscreen: string[];
+                            };
+                            pushUrl: string | null;
+                            /** @description As for emergencies; default the whole workspace. */
+                            target: {
+                                groupId?: string;
+                                /** @enum {string} */
+                                scopeKind?: "screens" | "node" | "group" | "all";
+                                scopeNodeId?: string;
+                                screenIds?: string[];
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                            url: string | null;
+                        } & {
+                            /** @description Push: the bearer secret for pushUrl, shown only in this answer. */
+                            pushSecret?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getCapFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accept: {
+                                certainty: string[];
+                                events: string[];
+                                severity: string[];
+                                status: string[];
+                                urgency: string[];
+                            };
+                            areaMatch: string;
+                            contentId: string;
+                            contentKind: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `capf_`. */
+                            id: string;
+                            intervalSeconds: number;
+                            language: string;
+                            lastError: string | null;
+                            lastFetchedAt: string | null;
+                            /** @enum {string} */
+                            mode: "push" | "pull";
+                            name: string;
+                            presentation: {
+                                banner: string[];
+                                fullscreen: string[];
+                            };
+                            pushUrl: string | null;
+                            /** @description As for emergencies; default the whole workspace. */
+                            target: {
+                                groupId?: string;
+                                /** @enum {string} */
+                                scopeKind?: "screens" | "node" | "group" | "all";
+                                scopeNodeId?: string;
+                                screenIds?: string[];
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                            url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteCapFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    updateCapFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    accept?: {
+                        certainty?: ("Observed" | "Likely" | "Possible" | "Unlikely" | "Unknown")[];
+                        /** @description Event names (any case); empty = every event. */
+                        events?: string[];
+                        /** @description Empty = every severity. */
+                        severity?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                        /** @description Default ["Actual"]; Test or Exercise alerts accepted are shown marked as a test. */
+                        status?: ("Actual" | "Exercise" | "System" | "Test" | "Draft")[];
+                        urgency?: ("Immediate" | "Expected" | "Future" | "Past" | "Unknown")[];
+                    };
+                    /**
+                     * @description `target`: every target screen; `geo`: only the target screens inside the alert area.
+                     * @enum {string}
+                     */
+                    areaMatch?: "target" | "geo";
+                    contentId?: string;
+                    /**
+                     * @description The content shown beneath the alert message.
+                     * @enum {string}
+                     */
+                    contentKind?: "media" | "playlist" | "app" | "creative" | "schedule";
+                    /** @description Pull: seconds between fetches (default 60). */
+                    intervalSeconds?: number;
+                    /** @description The <info> language shown (default "en"); the first <info> when none matches. */
+                    language?: string;
+                    name?: string;
+                    /** @description Which severities take the whole screen and which show as a banner; default Extreme and Severe full screen. */
+                    presentation?: {
+                        banner?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                        fullscreen?: ("Extreme" | "Severe" | "Moderate" | "Minor" | "Unknown")[];
+                    };
+                    /** @description As for emergencies; default the whole workspace. */
+                    target?: {
+                        groupId?: string;
+                        /** @enum {string} */
+                        scopeKind?: "screens" | "node" | "group" | "all";
+                        scopeNodeId?: string;
+                        screenIds?: string[];
+                    };
+                    url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accept: {
+                                certainty: string[];
+                                events: string[];
+                                severity: string[];
+                                status: string[];
+                                urgency: string[];
+                            };
+                            areaMatch: string;
+                            contentId: string;
+                            contentKind: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Prefix `capf_`. */
+                            id: string;
+                            intervalSeconds: number;
+                            language: string;
+                            lastError: string | null;
+                            lastFetchedAt: string | null;
+                            /** @enum {string} */
+                            mode: "push" | "pull";
+                            name: string;
+                            presentation: {
+                                banner: string[];
+                                fullscreen: string[];
+                            };
+                            pushUrl: string | null;
+                            /** @description As for emergencies; default the whole workspace. */
+                            target: {
+                                groupId?: string;
+                                /** @enum {string} */
+                                scopeKind?: "screens" | "node" | "group" | "all";
+                                scopeNodeId?: string;
+                                screenIds?: string[];
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                            url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listCapFeedAlerts: {
+        parameters: {
+            query?: {
+                /** @description `1` adds `total`. */
+                count?: "0" | "1";
+                /** @description The previous answer's nextCursor. */
+                cursor?: string;
+                /**
+                 * @description Page size, 1 to 500; sending it turns paging on.
+                 * @example 50
+                 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            certainty: string | null;
+                            emergencyId: string | null;
+                            event: string | null;
+                            expires: string | null;
+                            headline: string | null;
+                            /** @description Prefix `capa_`. */
+                            id: string;
+                            identifier: string;
+                            msgType: string;
+                            reason: string | null;
+                            /** Format: date-time */
+                            receivedAt: string;
+                            screensTargeted: number | null;
+                            sender: string;
+                            sent: string;
+                            severity: string | null;
+                            /** @enum {string} */
+                            state: "received" | "started" | "updated" | "cleared" | "expired" | "ignored";
+                            status: string;
+                            urgency: string | null;
+                        }[];
+                        nextCursor?: string | null;
+                        total?: number;
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    pushCapAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The CAP 1.2 <alert> document. */
+        requestBody: {
+            content: {
+                "application/cap+xml": string;
+                "application/xml": string;
+                "text/xml": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            alertId: string;
+                            emergencyId: string | null;
+                            /** @enum {string} */
+                            state: "received" | "started" | "updated" | "cleared" | "expired" | "ignored";
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `not_found`: nothing with this id here (absent, outside your location, another workspace). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listCasts: {
         parameters: {
             query?: {
@@ -17650,10 +19154,21 @@ export interface operations {
                             /** @enum {string} */
                             kind: "emergency";
                             message: string | null;
+                            /**
+                             * @description `fullscreen`: the content and message take the whole screen; `banner`: the message in a band over the running content.
+                             * @enum {string}
+                             */
+                            presentation: "fullscreen" | "banner";
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
                             screensReleased: number | null;
+                            source: {
+                                /** @description The alert in its log (prefix `capa_`). */
+                                alertId: string;
+                                /** @description The CAP feed (prefix `capf_`). */
+                                capFeedId: string;
+                            } | null;
                             /** Format: date-time */
                             startedAt: string;
                             /** @enum {string} */
@@ -17800,6 +19315,11 @@ export interface operations {
                     /** @description scopeKind `group`: the group whose members it aims at. */
                     groupId?: string;
                     message?: string;
+                    /**
+                     * @description `fullscreen` (default) or `banner`: the message in a band over the running content.
+                     * @enum {string}
+                     */
+                    presentation?: "fullscreen" | "banner";
                     scopeKind?: "screens" | "node" | "group" | "all";
                     scopeNodeId?: string;
                     screenIds?: string[];
@@ -17834,10 +19354,21 @@ export interface operations {
                             /** @enum {string} */
                             kind: "emergency";
                             message: string | null;
+                            /**
+                             * @description `fullscreen`: the content and message take the whole screen; `banner`: the message in a band over the running content.
+                             * @enum {string}
+                             */
+                            presentation: "fullscreen" | "banner";
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
                             screensReleased: number | null;
+                            source: {
+                                /** @description The alert in its log (prefix `capa_`). */
+                                alertId: string;
+                                /** @description The CAP feed (prefix `capf_`). */
+                                capFeedId: string;
+                            } | null;
                             /** Format: date-time */
                             startedAt: string;
                             /** @enum {string} */
@@ -18033,10 +19564,21 @@ export interface operations {
                             /** @enum {string} */
                             kind: "emergency";
                             message: string | null;
+                            /**
+                             * @description `fullscreen`: the content and message take the whole screen; `banner`: the message in a band over the running content.
+                             * @enum {string}
+                             */
+                            presentation: "fullscreen" | "banner";
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
                             screensReleased: number | null;
+                            source: {
+                                /** @description The alert in its log (prefix `capa_`). */
+                                alertId: string;
+                                /** @description The CAP feed (prefix `capf_`). */
+                                capFeedId: string;
+                            } | null;
                             /** Format: date-time */
                             startedAt: string;
                             /** @enum {string} */
@@ -18215,10 +19757,21 @@ export interface operations {
                             /** @enum {string} */
                             kind: "emergency";
                             message: string | null;
+                            /**
+                             * @description `fullscreen`: the content and message take the whole screen; `banner`: the message in a band over the running content.
+                             * @enum {string}
+                             */
+                            presentation: "fullscreen" | "banner";
                             scopeKind: string;
                             scopeNodeId: string | null;
                             screenCount: number;
                             screensReleased: number | null;
+                            source: {
+                                /** @description The alert in its log (prefix `capa_`). */
+                                alertId: string;
+                                /** @description The CAP feed (prefix `capf_`). */
+                                capFeedId: string;
+                            } | null;
                             /** Format: date-time */
                             startedAt: string;
                             /** @enum {string} */
@@ -27219,6 +28772,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;
@@ -27385,6 +28944,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;
@@ -27576,6 +29141,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;
@@ -27925,6 +29496,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    geo?: {
+                        lat: number;
+                        lon: number;
+                    } | null;
+                    /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); [] removes them. */
+                    geocodes?: string[];
                     kind?: "org_unit" | "location" | "screen_group";
                     name?: string;
                     parentId?: string | null;
@@ -27942,6 +29519,12 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             createdAt: string;
+                            geo: {
+                                lat: number;
+                                lon: number;
+                            } | null;
+                            /** @description Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's. */
+                            geocodes: string[];
                             id: string;
                             kind: "org_unit" | "location" | "screen_group";
                             name: string;

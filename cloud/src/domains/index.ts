@@ -9,6 +9,7 @@ import { accountModule, accountRoutes } from './account/module.js'
 import { agentLogRoutes, agentLogsModule } from './agentlogs/module.js'
 import { agentUpdateRoutes, agentUpdatesModule } from './agentupdates/module.js'
 import { alertRoutes, alertsModule } from './alerts/module.js'
+import { capModule, capRoutes } from './cap/module.js'
 import { approvalRoutes, approvalsModule } from './approvals/module.js'
 import { auditModule, auditRoutes } from './audit/module.js'
 import { contentModule, contentRoutes } from './content/module.js'
@@ -59,6 +60,7 @@ export const MODULES: readonly AnyModule[] = [
   assignmentsModule,
   hoursModule,
   takeoversModule,
+  capModule,
   timelineModule,
   serialModule,
   driftModule,
@@ -91,6 +93,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(hoursRoutes(p))
     await v1.register(castRoutes(p))
     await v1.register(emergencyRoutes(p))
+    await v1.register(capRoutes(p))
     await v1.register(serialTemplateRoutes(p))
     await v1.register(serialJobRoutes(p))
     await v1.register(serialPresetRoutes)

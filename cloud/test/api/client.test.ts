@@ -173,6 +173,11 @@ t.test('every read operation and the main writes, through the typed client on a 
   await ok(api.GET('/v1/emergencies'))
   await ok(api.GET('/v1/emergencies/{id}', path(emergency.id)))
   t.match((await ok(api.GET('/v1/emergencies/{id}/screens', path(emergency.id)))).data[0], { state: 'unreachable' }, 'no device is connected')
+  const capFeed = (await ok(api.POST('/v1/cap-feeds', { body: { name: 'Weather', contentKind: 'media', contentId: media.id } }))).data
+  t.match(capFeed.pushSecret, /^capk_/)
+  t.equal((await ok(api.GET('/v1/cap-feeds'))).data.length, 1)
+  await ok(api.GET('/v1/cap-feeds/{id}', path(capFeed.id)))
+  t.same((await ok(api.GET('/v1/cap-feeds/{id}/alerts', path(capFeed.id)))).data, [])
   await ok(api.GET('/v1/serial-templates'))
   await ok(api.GET('/v1/serial-templates/{id}', path(template.id)))
   await ok(api.GET('/v1/serial-jobs/{id}', path(job.id)))

@@ -63,6 +63,9 @@ const emergencyRow = (id: string, n: number): EmergencyRecord => ({
   created_by: 'key:test',
   cleared_by: null,
   reach_at: null,
+  presentation: 'fullscreen',
+  source_cap_feed_id: null,
+  source_cap_alert_id: null,
 })
 
 eachEngine(t, 'cast rows: a newer cast takes screens without rewriting the older rows; replaced, end and pause follow', async (t, db) => {

@@ -102,6 +102,8 @@ export const DesiredEmergencySchema = Type.Object({
   contentId: Id,
   content: Type.Optional(PlayableContentSchema),
   message: Type.Optional(Type.String()),
+  /** `banner`: the message in a band over the running content instead of the emergency's content; absent = full screen. */
+  presentation: Type.Optional(Type.Union([Type.Literal('fullscreen'), Type.Literal('banner')])),
   startedAt: Timestamp,
 })
 export type DesiredEmergency = Static<typeof DesiredEmergencySchema>

@@ -170,6 +170,7 @@ export class DesiredStateBuilder {
         contentId: emergencyRow.content_id,
         ...(described ? { content: described } : {}),
         ...(emergencyRow.message ? { message: emergencyRow.message } : {}),
+        ...(emergencyRow.presentation === 'banner' ? { presentation: 'banner' as const } : {}),
         startedAt: emergencyRow.started_at,
       }
     }

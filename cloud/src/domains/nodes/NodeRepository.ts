@@ -62,7 +62,16 @@ export class NodeRepository {
     await this.k.insertInto('nodes').values(row).execute()
   }
 
-  async update(workspaceId: string, id: string, patch: Pick<NodeRow, 'name' | 'parent_id' | 'kind' | 'updated_at'>): Promise<void> {
+  /** Every location's parent, point and geocodes (the CAP feeds' area matching). */
+  geoRows(workspaceId: string): Promise<{ id: string; parent_id: string | null; geo: string | null; geocodes: string | null }[]> {
+    return this.k.selectFrom('nodes').select(['id', 'parent_id', 'geo', 'geocodes']).where('workspace_id', '=', workspaceId).execute()
+  }
+
+  async update(
+    workspaceId: string,
+    id: string,
+    patch: Pick<NodeRow, 'name' | 'parent_id' | 'kind' | 'updated_at'> & Partial<Pick<NodeRow, 'geo' | 'geocodes'>>,
+  ): Promise<void> {
     await this.k.updateTable('nodes').set(patch).where('id', '=', id).where('workspace_id', '=', workspaceId).execute()
   }
 

@@ -26,6 +26,13 @@ export const Node = Type.Object({
   kind: NodeKindSchema,
   name: Type.String(),
   path: Type.Array(Type.String(), { description: 'Ids from the top of the tree down to this node.' }),
+  geo: Nullable(
+    Type.Object(
+      { lat: Type.Number(), lon: Type.Number() },
+      { description: 'The location\'s point (WGS 84); screens take their nearest location\'s (CAP feeds with areaMatch "geo").' },
+    ),
+  ),
+  geocodes: Type.Array(Type.String(), { description: "Geocodes as `valueName:value` (e.g. `SAME:006037`); screens take their nearest location's." }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -154,6 +161,8 @@ export class NodeService {
       kind: r.kind,
       name: r.name,
       path: lineage.reverse(),
+      geo: r.geo ? (JSON.parse(r.geo) as { lat: number; lon: number }) : null,
+      geocodes: r.geocodes ? (JSON.parse(r.geocodes) as string[]) : [],
       createdAt: r.created_at,
       updatedAt: r.updated_at,
     }
@@ -184,11 +193,38 @@ export class NodeService {
     const parentId = await this.resolveHome(p, input.parentId)
     const now = this.clock.now().toISOString()
     const id = this.ids.next('node')
-    await this.repo.insert({ id, workspace_id: p.workspaceId, parent_id: parentId, kind: input.kind, name, created_at: now, updated_at: now })
+    await this.repo.insert({
+      id,
+      workspace_id: p.workspaceId,
+      parent_id: parentId,
+      kind: input.kind,
+      name,
+      created_at: now,
+      updated_at: now,
+      geo: null,
+      geocodes: null,
+    })
     return this.get(p, id)
   }
 
-  async update(p: Principal, id: string, input: { name?: string; parentId?: string | null; kind?: NodeKind }): Promise<NodeView> {
+  /** Every location's parent, point and geocodes, by id (the CAP feeds' area matching). */
+  async geoOf(workspaceId: string): Promise<Map<string, { parentId: string | null; geo: { lat: number; lon: number } | null; geocodes: string[] }>> {
+    const out = new Map<string, { parentId: string | null; geo: { lat: number; lon: number } | null; geocodes: string[] }>()
+    for (const r of await this.repo.geoRows(workspaceId)) {
+      out.set(r.id, {
+        parentId: r.parent_id,
+        geo: r.geo ? (JSON.parse(r.geo) as { lat: number; lon: number }) : null,
+        geocodes: r.geocodes ? (JSON.parse(r.geocodes) as string[]) : [],
+      })
+    }
+    return out
+  }
+
+  async update(
+    p: Principal,
+    id: string,
+    input: { name?: string; parentId?: string | null; kind?: NodeKind; geo?: { lat: number; lon: number } | null; geocodes?: string[] },
+  ): Promise<NodeView> {
     const current = await this.get(p, id)
     const name = input.name !== undefined ? cleanName(input.name) : current.name
     let parentId = current.parentId
@@ -204,7 +240,17 @@ export class NodeService {
         }
       }
     }
-    await this.repo.update(p.workspaceId, id, { name, parent_id: parentId, kind: input.kind ?? current.kind, updated_at: this.clock.now().toISOString() })
+    const geocodes = input.geocodes === undefined ? undefined : [...new Set(input.geocodes.map((g) => g.trim()).filter(Boolean))]
+    for (const g of geocodes ?? [])
+      if (!/^[^:\s]{1,40}:\S{1,60}$/.test(g)) throw validation(`geocodes: ${JSON.stringify(g)} is not "valueName:value" (e.g. "SAME:006037").`)
+    await this.repo.update(p.workspaceId, id, {
+      name,
+      parent_id: parentId,
+      kind: input.kind ?? current.kind,
+      updated_at: this.clock.now().toISOString(),
+      ...(input.geo !== undefined ? { geo: input.geo === null ? null : JSON.stringify({ lat: input.geo.lat, lon: input.geo.lon }) } : {}),
+      ...(geocodes !== undefined ? { geocodes: geocodes.length ? JSON.stringify(geocodes) : null } : {}),
+    })
     return this.get(p, id)
   }
 

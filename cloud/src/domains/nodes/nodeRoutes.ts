@@ -66,13 +66,27 @@ const nodeRoutes =
         config: { permission: 'node.edit' },
         schema: {
           tags: ['locations'],
-          summary: 'Rename or move a location',
+          summary: 'Rename or move a location, or set its point and geocodes',
           params: IdParams,
           body: Type.Object(
             {
               name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
               kind: Type.Optional(Kind),
               parentId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+              geo: Type.Optional(
+                Nullable(
+                  Type.Object(
+                    { lat: Type.Number({ minimum: -90, maximum: 90 }), lon: Type.Number({ minimum: -180, maximum: 180 }) },
+                    { additionalProperties: false, description: 'The location\'s point (WGS 84), for CAP feeds with areaMatch "geo"; null removes it.' },
+                  ),
+                ),
+              ),
+              geocodes: Type.Optional(
+                Type.Array(Type.String({ minLength: 3, maxLength: 101 }), {
+                  maxItems: 50,
+                  description: 'Geocodes as `valueName:value` (e.g. `SAME:006037`); [] removes them.',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),

@@ -2,6 +2,7 @@
 // column types, added to the database's type (`DB` in platform/db/schema.ts) by declaration
 // merging, so every query is checked against them while the platform names no domain.
 import type { Selectable } from 'kysely'
+import type { Defaulted } from '../../platform/db/schema.js'
 
 export interface NodesTable {
   id: string
@@ -11,6 +12,10 @@ export interface NodesTable {
   name: string
   created_at: string
   updated_at: string
+  /** JSON {lat, lon} (WGS 84), or null. */
+  geo: Defaulted<string | null>
+  /** JSON array of `valueName:value` geocodes (e.g. `SAME:006037`), or null. */
+  geocodes: Defaulted<string | null>
 }
 
 export type NodeRow = Selectable<NodesTable>

@@ -17,6 +17,7 @@ export interface HeldEmergency {
   content_id: string
   content_name: string | null
   message: string | null
+  presentation: string
   started_at: string
 }
 
@@ -134,6 +135,14 @@ export class EmergencyRepository {
     return ids
   }
 
+  /** Replaces an active emergency's message and presentation; answers its screens, or null when it is not active. */
+  async replaceMessage(id: string, message: string | null, presentation: string, k: Executor): Promise<string[] | null> {
+    const u = await k.updateTable('emergencies').set({ message, presentation }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()
+    if (Number(u.numUpdatedRows) !== 1) return null
+    const rows = await k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', id).where('active', '=', 1).execute()
+    return rows.map((r) => r.screen_id)
+  }
+
   // ---- desired state and delivery ----
 
   /** The active emergencies holding each of these screens: one row per (screen, emergency), newest first per screen. */
@@ -143,7 +152,7 @@ export class EmergencyRepository {
       const rows = await this.k
         .selectFrom('emergency_screens as es')
         .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
-        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.started_at'])
+        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.presentation', 'e.started_at'])
         .where('es.screen_id', 'in', screenIds.slice(i, i + CHUNK))
         .where('es.active', '=', 1)
         .where('e.status', '=', 'active')

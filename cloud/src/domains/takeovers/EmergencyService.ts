@@ -17,11 +17,11 @@ import type { Target, Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
 import type { TargetFilter } from '../screens/index.js'
 import { castsOnScreens, castsOnTarget, refreshCastPause } from './CastService.js'
 import type { MarkDirtyLater } from '../screens/index.js'
-import { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView } from './takeoverSchemas.js'
+import { EMERGENCY_STATUSES, Emergency, type EmergencySource, type EmergencyStatus, type EmergencyView, type Presentation } from './takeoverSchemas.js'
 import type { RowWith } from '../../platform/db/schema.js'
 import type { EmergenciesTable } from './tables.js'
 
-export { EMERGENCY_STATUSES, Emergency, type EmergencyStatus, type EmergencyView }
+export { EMERGENCY_STATUSES, Emergency, type EmergencySource, type EmergencyStatus, type EmergencyView, type Presentation }
 
 type EmergencyRow = RowWith<EmergenciesTable, { status: EmergencyStatus }>
 
@@ -33,6 +33,8 @@ const view = (r: EmergencyRow): EmergencyView => ({
   contentId: r.content_id,
   contentName: r.content_name,
   message: r.message,
+  presentation: r.presentation === 'banner' ? 'banner' : 'fullscreen',
+  source: r.source_cap_feed_id && r.source_cap_alert_id ? { capFeedId: r.source_cap_feed_id, alertId: r.source_cap_alert_id } : null,
   scopeKind: r.scope_kind,
   scopeNodeId: r.scope_node_id,
   groupId: r.scope_group_id ?? null,
@@ -47,6 +49,9 @@ export interface EmergencyInput extends TargetInput {
   contentId: string
   contentName?: string | undefined
   message?: string | undefined
+  presentation?: Presentation | undefined
+  /** Set by a CAP feed; never taken from a request body. */
+  source?: EmergencySource | undefined
 }
 
 export class EmergencyService {
@@ -130,6 +135,9 @@ export class EmergencyService {
       created_by: actorRef(p),
       cleared_by: null,
       reach_at: null,
+      presentation: input.presentation ?? 'fullscreen',
+      source_cap_feed_id: input.source?.capFeedId ?? null,
+      source_cap_alert_id: input.source?.alertId ?? null,
     }
     // Set-based: the screens are selected in SQL (INSERT … SELECT), never read into the request.
     const v = await this.db.transaction(async (tx) => {
@@ -204,6 +212,17 @@ export class EmergencyService {
       for (const id of [...added, ...removed]) changed.add(id)
     }
     if (changed.size) await this.markDirty(workspaceId, [...changed])
+  }
+
+  /**
+   * Replaces an active emergency's message (and presentation): a CAP `Update`. Answers false
+   * when it is no longer active. Its screens are republished behind the answer.
+   */
+  async replaceMessage(workspaceId: string, id: string, message: string | null, presentation: Presentation): Promise<boolean> {
+    const ids = await this.db.transaction((tx) => this.repo.replaceMessage(id, message?.trim().slice(0, 1000) || null, presentation, tx.kysely))
+    if (ids === null) return false
+    this.markDirty(workspaceId, ids).catch(() => undefined) // the publisher logs failures
+    return true
   }
 
   /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */

@@ -4,7 +4,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { dryRan } from '../../platform/http/innerRequests.js'
 import { principalOf } from '../../platform/http/Principal.js'
-import { Data, IdParams, LimitParam, Paged, errorResponses } from '../../platform/contract.js'
+import { Data, IdParams, LimitParam, Paged, StringEnum, errorResponses } from '../../platform/contract.js'
+import { PRESENTATIONS } from './takeoverSchemas.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
 import { ScreenReach } from './ReachReceipts.js'
 import { EMERGENCY_STATUSES, Emergency } from './EmergencyService.js'
@@ -23,7 +24,16 @@ const emergencyRoutes =
         schema: {
           tags: ['emergencies'],
           summary: 'Start an emergency: content above everything on the target screens until cleared',
-          body: Type.Object({ ...TakeoverTarget, message: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false }),
+          body: Type.Object(
+            {
+              ...TakeoverTarget,
+              message: Type.Optional(Type.String({ maxLength: 1000 })),
+              presentation: Type.Optional(
+                StringEnum(PRESENTATIONS, { description: '`fullscreen` (default) or `banner`: the message in a band over the running content.' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           response: { 201: Data(Emergency), ...errorResponses },
         },
       },

@@ -53,6 +53,11 @@ export interface EmergenciesTable {
   cleared_by: string | null
   /** When `emergency.reach` was recorded (every screen applied it, or 60 s passed); null before. */
   reach_at: Defaulted<string | null>
+  /** 'fullscreen' (the default) or 'banner' over the running content. */
+  presentation: Defaulted<string>
+  /** Started by a CAP feed: the feed and the alert (domains/cap). */
+  source_cap_feed_id: Defaulted<string | null>
+  source_cap_alert_id: Defaulted<string | null>
 }
 
 export interface EmergencyScreensTable {

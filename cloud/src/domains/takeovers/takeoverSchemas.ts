@@ -17,6 +17,15 @@ export const Delivery = Type.Object(
 export type Delivery = Static<typeof Delivery>
 
 export const EMERGENCY_STATUSES = ['active', 'cleared'] as const
+export const PRESENTATIONS = ['fullscreen', 'banner'] as const
+export type Presentation = (typeof PRESENTATIONS)[number]
+
+/** What started an emergency, when it was not started by hand: a CAP feed's alert. */
+export const EmergencySource = Type.Object({
+  capFeedId: Type.String({ description: 'The CAP feed (prefix `capf_`).' }),
+  alertId: Type.String({ description: 'The alert in its log (prefix `capa_`).' }),
+})
+export type EmergencySource = Static<typeof EmergencySource>
 export type EmergencyStatus = (typeof EMERGENCY_STATUSES)[number]
 
 /** An emergency as the API answers it: the routes' response schema, and EmergencyView is derived from it. */
@@ -28,6 +37,10 @@ export const Emergency = Type.Object({
   contentId: Type.String(),
   contentName: Nullable(Type.String()),
   message: Nullable(Type.String()),
+  presentation: StringEnum(PRESENTATIONS, {
+    description: '`fullscreen`: the content and message take the whole screen; `banner`: the message in a band over the running content.',
+  }),
+  source: Nullable(EmergencySource),
   scopeKind: Type.String(),
   scopeNodeId: Nullable(Type.String()),
   groupId: Nullable(Type.String({ description: 'scopeKind `group`: the group it is aimed at.' })),

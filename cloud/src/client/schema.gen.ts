@@ -32933,6 +32933,8 @@ export interface operations {
                 drift?: "in_sync" | "drifting" | "unknown";
                 /** @description Only this group's members. */
                 group?: string;
+                /** @description `tags`: each item carries its `tags`. */
+                include?: "tags";
                 /**
                  * @description Page size, 1 to 500; sending it turns paging on.
                  * @example 50
@@ -33015,6 +33017,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | null;
+                            /** @description With `include=tags`: the screen's tags, lower case, sorted. */
+                            tags?: string[];
                         })[];
                         nextCursor?: string | null;
                         total?: number;

@@ -38,6 +38,24 @@ forEngines(t, (t, build) => {
     t.same(await ids('tag=format:kiosk&tag=floor:2'), ['scr_1'], 'all of them')
     t.same(await ids('tag=nothing'), [])
     t.same(await ids('tag=format:kiosk&limit=1&count=1'), ['scr_1'])
+    // include=tags: each item carries its tags (the console's Tags column); without it, none.
+    const items = async (q: string) => (await h.req('GET', `/v1/screens?${q}`, apiKey)).json()
+    t.same(
+      (await items('include=tags')).data.map((s: { id: string; tags: string[] }) => [s.id, s.tags]),
+      [
+        ['scr_1', ['floor:2', 'format:kiosk']],
+        ['scr_2', ['format:kiosk']],
+        ['scr_3', []],
+      ],
+      'include=tags: the tags of each item',
+    )
+    t.match(
+      await items('include=tags&tag=floor:2&limit=1&count=1'),
+      { data: [{ id: 'scr_1', tags: ['floor:2', 'format:kiosk'] }], total: 1 },
+      'with filters, a page and a total',
+    )
+    t.notOk('tags' in (await items('limit=5')).data[0], 'not asked: no tags')
+    t.equal((await h.req('GET', '/v1/screens?include=colour', apiKey)).statusCode, 422)
 
     res = await h.req('GET', '/v1/tags', apiKey)
     t.same(res.json().data, [

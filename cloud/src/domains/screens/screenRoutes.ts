@@ -99,6 +99,7 @@ const ScreenItem = Type.Intersect([
     lastScreenshot: Type.Union([Type.Object({ id: Type.String(), at: StringOrNull({ format: 'date-time' }) }), Type.Null()], {
       description: 'The newest screenshot that came back (GET /v1/screenshots/<id>/image); null when none.',
     }),
+    tags: Type.Optional(Type.Array(Type.String(), { description: "With `include=tags`: the screen's tags, lower case, sorted." })),
   }),
 ])
 
@@ -216,6 +217,7 @@ const screenRoutes =
                 }),
               ),
               group: Type.Optional(Type.String({ maxLength: 100, description: "Only this group's members." })),
+              include: Type.Optional(StringEnum(['tags'] as const, { description: '`tags`: each item carries its `tags`.' })),
             },
             { additionalProperties: false },
           ),
@@ -223,16 +225,25 @@ const screenRoutes =
         },
       },
       // The answer comes as JSON text serialised by the database (the schema above documents it).
-      async (req, reply) =>
-        reply
-          .type('application/json; charset=utf-8')
-          // JSON text is sent as it is (the typed reply expects the object the schema describes).
-          .send(
-            (await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), {
-              ...req.query,
-              where: await tags.listCondition(principalOf(req), req.query),
-            })) as never,
-          ),
+      async (req, reply) => {
+        const p = principalOf(req)
+        let text = await screens.listJson(p, parsePage(req.query, { defaultLimit: null, max: 500 }), {
+          ...req.query,
+          where: await tags.listCondition(p, req.query),
+        })
+        // The tags are read apart (the targeting domain's) and put on the items of this answer only.
+        if (req.query.include === 'tags') {
+          const body = JSON.parse(text) as { data: { id: string; tags?: string[] }[] }
+          const held = await tags.tagsOf(
+            p.workspaceId,
+            body.data.map((s) => s.id),
+          )
+          for (const s of body.data) s.tags = held.get(s.id) ?? []
+          text = JSON.stringify(body)
+        }
+        // JSON text is sent as it is (the typed reply expects the object the schema describes).
+        return reply.type('application/json; charset=utf-8').send(text as never)
+      },
     )
 
     app.get(

@@ -103,6 +103,7 @@ t.test(
     // a cloud that takes it lists the rule as watching the group, one that does not yet says why
     // next to the field.
     await page.goto(`${c.base}/console/alerts`)
+    await page.waitForFunction("[...document.querySelectorAll('button')].some((b) => b.textContent.trim() === 'New rule')")
     await clickButton(page, 'New rule')
     await page.type('#f-rule-name', 'Zone A offline')
     await page.select('#f-rule-scope', 'group')

@@ -142,7 +142,7 @@ function BulkTag(props: { selected: string[]; onDone: () => void }): JSX.Element
   })
   // A message naming no field (both lists empty, a tag in both) is shown under the buttons.
   return (
-    <form class="panel bulk" onSubmit={submit} aria-labelledby="h-bulk-tag" noValidate>
+    <form class="panel bulk-tag" onSubmit={submit} aria-labelledby="h-bulk-tag" noValidate>
       <h2 id="h-bulk-tag" class="panel-title">
         Tag {n} chosen {n === 1 ? 'screen' : 'screens'}
       </h2>

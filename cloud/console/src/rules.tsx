@@ -293,7 +293,11 @@ export function RuleBuilder(p: {
     }, 300)
     return () => clearTimeout(timer)
   }, [rule, ready])
-  const shownError = p.error ?? previewError
+  // The save's refusal is about the rule as it was saved: once the rule changes, the preview speaks.
+  const savedWith = useRef<{ error: string | null; rule: string }>({ error: null, rule: '' })
+  if (p.error !== savedWith.current.error) savedWith.current = { error: p.error, rule }
+  const saveError = p.error && savedWith.current.rule === rule ? p.error : null
+  const shownError = saveError ?? previewError
   const at = shownError ? errorAt(root, shownError) : null
   const ctx: Ctx = {
     nodes: p.nodes,

@@ -81,6 +81,7 @@ t.test('screens page: the Tags column, one screen tagged in place, three tagged 
   await page.waitForFunction("[...document.querySelectorAll('.scroller tbody .badge.tag')].filter((b) => b.textContent === 'format:kiosk').length === 3")
   t.same(await tagCells(page), { Atrium: 'floor:1 format:kiosk', Bar: 'floor:1 format:kiosk', Cafe: 'format:kiosk', Desk: 'lobby' }, 'the table shows it')
   await noSerious(t, page, 'screens page with the bulk tag form')
+  await page.$eval('.bulk-panels', (e) => e.scrollIntoView())
   await docShot(page, 'screens-tags')
   await clickButton(page, 'Clear the selection')
 })

@@ -393,22 +393,24 @@ export function Screens(props: PageProps): JSX.Element {
           </button>
         </section>
       ) : null}
-      {canAssign && chosen.size > 0 ? <BulkTag selected={[...chosen]} onDone={() => setReloads((n) => n + 1)} /> : null}
-      {canAssign && (chosen.size > 0 || assigning) ? (
-        <BulkAssign
-          key={chosen.size > 0 ? 'chosen' : 'group'}
-          selected={[...chosen]}
-          groups={groups}
-          onClear={() => {
-            setChosen(new Set())
-            setAssigning(false)
-          }}
-          onDone={(r) => {
-            const got = new Set(r.screenIds)
-            setRows((old) => old.map((x) => (got.has(x.id) ? { ...x, contentKind: r.contentKind, contentId: r.contentId } : x)))
-          }}
-        />
-      ) : null}
+      <div class="bulk-panels">
+        {canAssign && chosen.size > 0 ? <BulkTag selected={[...chosen]} onDone={() => setReloads((n) => n + 1)} /> : null}
+        {canAssign && (chosen.size > 0 || assigning) ? (
+          <BulkAssign
+            key={chosen.size > 0 ? 'chosen' : 'group'}
+            selected={[...chosen]}
+            groups={groups}
+            onClear={() => {
+              setChosen(new Set())
+              setAssigning(false)
+            }}
+            onDone={(r) => {
+              const got = new Set(r.screenIds)
+              setRows((old) => old.map((x) => (got.has(x.id) ? { ...x, contentKind: r.contentKind, contentId: r.contentId } : x)))
+            }}
+          />
+        ) : null}
+      </div>
       <section class="scroller" ref={scroller} aria-label="Screens table">
         <table aria-rowcount={count + 1}>
           <thead>

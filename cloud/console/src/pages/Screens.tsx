@@ -306,10 +306,10 @@ export function Screens(props: PageProps): JSX.Element {
       actions={
         canAssign ? (
           <>
+            <PairScreen nodes={nodes.data ?? []} />
             <button type="button" class="secondary" onClick={() => setAssigning(true)}>
               Assign content to a group…
             </button>
-            <PairScreen nodes={nodes.data ?? []} />
           </>
         ) : null
       }

@@ -1,5 +1,5 @@
 // What casts and emergencies share: the form part that picks content (kind, and an id from
-// the library, searched by name, or typed) and the scope (every screen, a location, chosen screens),
+// the library, searched by name, or typed) and the scope (every screen, a location, a group, chosen screens),
 // and the reach receipts (counts per state and a paged list of screens) that follow live
 // events and re-read at most every 2 s.
 import type { ComponentChildren, JSX } from 'preact'
@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, call } from './api.js'
 import { useLive } from './live.js'
 import { ContentPicker } from './picker.js'
+import { GroupSelect, groupLabel, useGroups } from './groups.js'
 import { Link } from './router.js'
 import { Ago, ErrorNote } from './ui.js'
 
@@ -35,12 +36,15 @@ export function errProps(id: string, error?: string | null) {
 export interface Target {
   contentKind: Kind
   contentId: string
-  scopeKind: 'all' | 'node' | 'screens'
+  scopeKind: 'all' | 'node' | 'group' | 'screens'
   scopeNodeId: string
+  groupId: string
+  /** The chosen group's name and member count, for the confirmation's words. */
+  groupLabel?: string
   screenIds: string[]
 }
 
-export const EMPTY_TARGET: Target = { contentKind: 'media', contentId: '', scopeKind: 'all', scopeNodeId: '', screenIds: [] }
+export const EMPTY_TARGET: Target = { contentKind: 'media', contentId: '', scopeKind: 'all', scopeNodeId: '', groupId: '', screenIds: [] }
 
 /** The body fields a target sends. */
 export function targetBody(t: Target) {
@@ -49,6 +53,7 @@ export function targetBody(t: Target) {
     contentId: t.contentId.trim(),
     scopeKind: t.scopeKind,
     ...(t.scopeKind === 'node' ? { scopeNodeId: t.scopeNodeId } : {}),
+    ...(t.scopeKind === 'group' ? { groupId: t.groupId } : {}),
     ...(t.scopeKind === 'screens' ? { screenIds: t.screenIds } : {}),
   }
 }
@@ -60,6 +65,7 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
   const [contentName, setContentName] = useState<string | null>(null)
   const [nodes, setNodes] = useState<{ id: string; name: string }[]>([])
   const [screens, setScreens] = useState<{ id: string; name: string }[]>([])
+  const groups = useGroups(v.scopeKind === 'group')
   useEffect(() => {
     if (v.scopeKind === 'node' && !nodes.length)
       call(api.GET('/v1/nodes')).then(
@@ -107,6 +113,7 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
           [
             ['all', 'Every screen'],
             ['node', 'A location (and everything under it)'],
+            ['group', 'A group'],
             ['screens', 'Chosen screens'],
           ] as const
         ).map(([k, label]) => (
@@ -131,6 +138,19 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
             ))}
           </select>
         </Shell>
+      ) : null}
+      {v.scopeKind === 'group' ? (
+        <GroupSelect
+          id={id('group')}
+          label="Group"
+          value={v.groupId}
+          groups={groups}
+          error={e.groupId}
+          onChange={(groupId) => {
+            const g = groups?.find((x) => x.id === groupId)
+            set({ groupId, groupLabel: g ? groupLabel(g) : '' })
+          }}
+        />
       ) : null}
       {v.scopeKind === 'screens' ? (
         <fieldset class="choices" aria-describedby={e.screenIds ? id('screens-error') : undefined}>
@@ -159,7 +179,7 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
   )
 }
 
-export const TARGET_FIELDS = ['contentKind', 'contentId', 'scopeKind', 'scopeNodeId', 'screenIds'] as const
+export const TARGET_FIELDS = ['contentKind', 'contentId', 'scopeKind', 'scopeNodeId', 'groupId', 'screenIds'] as const
 
 type State = 'targeted' | 'published' | 'applied' | 'displayed' | 'unreachable'
 const STATES: State[] = ['targeted', 'published', 'applied', 'displayed', 'unreachable']

@@ -35278,6 +35278,8 @@ export interface operations {
                                     mute?: boolean;
                                     obeying?: boolean;
                                     power: "on" | "off" | "unknown";
+                                    /** @enum {string} */
+                                    problem?: "no-cec";
                                     volume?: number;
                                 };
                                 playing: {
@@ -35700,6 +35702,8 @@ export interface operations {
                                     mute?: boolean;
                                     obeying?: boolean;
                                     power: "on" | "off" | "unknown";
+                                    /** @enum {string} */
+                                    problem?: "no-cec";
                                     volume?: number;
                                 };
                                 playing: {
@@ -38962,6 +38966,8 @@ export interface operations {
                                     mute?: boolean;
                                     obeying?: boolean;
                                     power: "on" | "off" | "unknown";
+                                    /** @enum {string} */
+                                    problem?: "no-cec";
                                     volume?: number;
                                 };
                                 playing: {

@@ -156,6 +156,7 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
     'Agent version',
     'Drift',
     'Last screenshot',
+    'Tags',
   ])
   await noSerious(t, page, 'screens page')
   await docShot(page, 'screens')

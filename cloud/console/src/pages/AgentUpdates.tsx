@@ -1,10 +1,11 @@
 // Settings, agent updates: the releases of the packed agent (upload a tarball with its
 // signature file), and rollouts that move screens to a version in stages (start one, watch
-// each stage's counts, pause, resume, abort). Reading needs screen.view; uploading and
+// each stage's counts, pause, resume, abort) to every screen or a group's members. Reading needs screen.view; uploading and
 // running rollouts account.edit (owners and admins): without it no control is offered.
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, api, call, getCsrf } from '../api.js'
+import { GroupSelect, useGroups } from '../groups.js'
 import { useSession } from '../session.js'
 import { Ago, ConfirmButton, ErrorNote, Field, FileField, SelectField, useLoad, useSubmit } from '../ui.js'
 
@@ -22,7 +23,7 @@ async function uploadRelease(file: File, signature: File): Promise<Release> {
   return body.data!
 }
 
-const ROLLOUT_FIELDS = ['version', 'stages', 'stageMinutes', 'abortIf', 'allowDowngrade', 'nodeId'] as const
+const ROLLOUT_FIELDS = ['version', 'stages', 'stageMinutes', 'abortIf', 'allowDowngrade', 'nodeId', 'groupId'] as const
 
 export function AgentUpdates(): JSX.Element {
   const s = useSession()
@@ -198,6 +199,9 @@ function StartRollout(props: { versions: string[]; disabled: boolean; onDone: ()
   const [minutes, setMinutes] = useState('30')
   const [unhealthy, setUnhealthy] = useState('10')
   const [downgrade, setDowngrade] = useState(false)
+  const [to, setTo] = useState<'all' | 'group'>('all')
+  const [groupId, setGroupId] = useState('')
+  const groups = useGroups(to === 'group')
   const submit = useSubmit(ROLLOUT_FIELDS, async () => {
     const list = stages
       .split(/[,\s]+/)
@@ -213,6 +217,7 @@ function StartRollout(props: { versions: string[]; disabled: boolean; onDone: ()
           stageMinutes: Number(minutes),
           abortIf: { unhealthyPercent: Number(unhealthy) },
           ...(downgrade ? { allowDowngrade: true } : {}),
+          ...(to === 'group' ? { groupId } : {}),
         },
       }),
     )
@@ -220,7 +225,20 @@ function StartRollout(props: { versions: string[]; disabled: boolean; onDone: ()
   })
   return (
     <form class="form-box" noValidate onSubmit={submit.submit} aria-label="Start a rollout">
-      <h3>Start a rollout to every screen</h3>
+      <h3>Start a rollout</h3>
+      <fieldset class="choices">
+        <legend class="legend">Screens</legend>
+        <label class="choice">
+          <input type="radio" name="rollout-to" value="all" checked={to === 'all'} onChange={() => setTo('all')} /> Every screen
+        </label>
+        <label class="choice">
+          <input type="radio" name="rollout-to" value="group" checked={to === 'group'} onChange={() => setTo('group')} /> A group (its members when the rollout
+          starts)
+        </label>
+      </fieldset>
+      {to === 'group' ? (
+        <GroupSelect id="rollout-group" label="Group" value={groupId} onChange={setGroupId} groups={groups} error={submit.fieldErrors.groupId} />
+      ) : null}
       <SelectField
         label="Version"
         name="rollout-version"

@@ -1,10 +1,12 @@
 // Alerts: the alert events (open and closed, newest first: screen, code, message, what to do
-// next), the alert rules (created, edited, deleted with alert.edit) and the webhooks
+// next), the alert rules (created, edited, deleted with alert.edit; watching every screen or
+// a group's members) and the webhooks
 // (integration.view): endpoints, a new endpoint's signing secret shown once, an endpoint's
 // delivery log with each attempt's status, "Send test" and "Replay" with integration.edit.
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
+import { GroupSelect, type GroupItem, useGroups } from '../groups.js'
 import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
@@ -121,7 +123,7 @@ function Events(): JSX.Element {
   )
 }
 
-const RULE_FIELDS = ['name', 'config', 'codes', 'severity', 'enabled', 'recipients', 'thresholds'] as const
+const RULE_FIELDS = ['name', 'config', 'codes', 'severity', 'enabled', 'recipients', 'thresholds', 'scopeId', 'scopeKind'] as const
 
 interface RuleDraft {
   id: string | null
@@ -131,9 +133,29 @@ interface RuleDraft {
   minutes: string
   recipients: string
   enabled: boolean
+  /** What it watches: `workspace` (every screen), `group` (a group's members, `scopeId` its id) or a kind set through the API, kept. */
+  scopeKind: string
+  scopeId: string
 }
 
-const EMPTY: RuleDraft = { id: null, name: '', code: 'connection-lost', severity: 'warning', minutes: '', recipients: '', enabled: true }
+const EMPTY: RuleDraft = {
+  id: null,
+  name: '',
+  code: 'connection-lost',
+  severity: 'warning',
+  minutes: '',
+  recipients: '',
+  enabled: true,
+  scopeKind: 'workspace',
+  scopeId: '',
+}
+
+/** What a rule watches, in words. */
+function watches(kind: string | undefined, id: string | undefined, groups: GroupItem[] | null): string {
+  if (!kind || kind === 'workspace') return 'every screen'
+  if (kind === 'group') return `group ${groups?.find((g) => g.id === id)?.name ?? id}`
+  return `${kind.replace('_', ' ')} ${id}`
+}
 
 function Rules(): JSX.Element {
   const s = useSession()
@@ -141,6 +163,7 @@ function Rules(): JSX.Element {
   const rules = useLoad(async () => (await call(api.GET('/v1/alert-rules', { params: { query: { limit: '200' } } }))).data, [])
   const [draft, setDraft] = useState<RuleDraft | null>(null)
   const [rowError, setRowError] = useState<unknown>(null)
+  const groups = useGroups()
   const save = useSubmit(RULE_FIELDS, async () => {
     if (!draft) return
     const config: Record<string, unknown> = {
@@ -152,6 +175,8 @@ function Rules(): JSX.Element {
         .filter(Boolean),
     }
     if (draft.minutes) config.thresholds = { minutes: Number(draft.minutes) }
+    config.scopeKind = draft.scopeKind
+    if (draft.scopeKind !== 'workspace') config.scopeId = draft.scopeId
     if (draft.id)
       await call(api.PATCH('/v1/alert-rules/{id}', { params: { path: { id: draft.id } }, body: { name: draft.name, enabled: draft.enabled, config } }))
     else await call(api.POST('/v1/alert-rules', { body: { name: draft.name, enabled: draft.enabled, config } }))
@@ -159,6 +184,8 @@ function Rules(): JSX.Element {
     rules.reload()
   })
   const set = (patch: Partial<RuleDraft>) => setDraft((d) => ({ ...(d ?? EMPTY), ...patch }))
+  // `config.scopeId …` / `config.scopeKind …`: shown next to what the rule watches.
+  const scopeError = /^config\.scope/.test(save.fieldErrors.config ?? '') ? save.fieldErrors.config : null
   return (
     <section aria-labelledby="rules">
       <h2 id="rules">Rules</h2>
@@ -177,7 +204,7 @@ function Rules(): JSX.Element {
             value={draft.code}
             onInput={(v) => set({ code: v })}
             options={CODES.map((c) => [c, c] as const)}
-            error={save.fieldErrors.codes ?? save.fieldErrors.config}
+            error={save.fieldErrors.codes ?? (scopeError ? null : save.fieldErrors.config)}
           />
           <SelectField
             label="Severity"
@@ -187,6 +214,30 @@ function Rules(): JSX.Element {
             options={SEVERITIES}
             error={save.fieldErrors.severity}
           />
+          <SelectField
+            label="Watch"
+            name="rule-scope"
+            value={draft.scopeKind}
+            onInput={(v) => set({ scopeKind: v, scopeId: v === 'group' ? '' : draft.scopeId })}
+            options={[
+              ['workspace', 'Every screen'] as const,
+              ['group', 'The screens of a group'] as const,
+              ...(draft.scopeKind !== 'workspace' && draft.scopeKind !== 'group'
+                ? [[draft.scopeKind, `${watches(draft.scopeKind, draft.scopeId, groups)} (as set through the API)`] as const]
+                : []),
+            ]}
+            error={draft.scopeKind === 'group' ? null : (save.fieldErrors.scopeKind ?? scopeError)}
+          />
+          {draft.scopeKind === 'group' ? (
+            <GroupSelect
+              id="rule-group"
+              label="Group"
+              value={draft.scopeId}
+              onChange={(v) => set({ scopeId: v })}
+              groups={groups}
+              error={save.fieldErrors.scopeId ?? scopeError}
+            />
+          ) : null}
           <Field
             label="After (minutes, optional)"
             name="rule-minutes"
@@ -226,6 +277,7 @@ function Rules(): JSX.Element {
                 <th scope="col">Name</th>
                 <th scope="col">When</th>
                 <th scope="col">Severity</th>
+                <th scope="col">Watches</th>
                 <th scope="col">Enabled</th>
                 {edit ? <th scope="col">Actions</th> : null}
               </tr>
@@ -236,6 +288,7 @@ function Rules(): JSX.Element {
                   <td>{r.name}</td>
                   <td>{(r.config.codes ?? [r.trigger]).join(', ')}</td>
                   <td>{r.config.severity}</td>
+                  <td>{watches(r.config.scopeKind, r.config.scopeId, groups)}</td>
                   <td>{r.enabled ? 'yes' : 'no'}</td>
                   {edit ? (
                     <td>
@@ -253,6 +306,8 @@ function Rules(): JSX.Element {
                               minutes: typeof r.config.thresholds?.minutes === 'number' ? String(r.config.thresholds.minutes) : '',
                               recipients: (r.config.recipients ?? []).join(', '),
                               enabled: r.enabled,
+                              scopeKind: r.config.scopeKind ?? 'workspace',
+                              scopeId: r.config.scopeKind === 'workspace' ? '' : (r.config.scopeId ?? ''),
                             })
                           }
                         >

@@ -1,6 +1,6 @@
 // Casts (timed takeovers): the list with content, status, screens and times; starting one
-// (content from the library, a duration or an end, every screen / a location / chosen
-// screens) where the role holds screen.cast; clearing an active one; a cast's page with its
+// (content from the library, a duration or an end, every screen / a location / a group /
+// chosen screens) where the role holds screen.cast; clearing an active one; a cast's page with its
 // reach receipts, live.
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
@@ -159,7 +159,9 @@ export function CastPage(props: PageProps): JSX.Element {
               {c.contentName ?? c.contentId} ({c.contentKind})
             </dd>
             <dt>Scope</dt>
-            <dd>{c.scopeKind}</dd>
+            <dd>
+              {c.scopeKind === 'group' && c.groupId ? <Link to={`/screens?group=${encodeURIComponent(c.groupId)}`}>group {c.groupId}</Link> : c.scopeKind}
+            </dd>
             <dt>Started</dt>
             <dd>
               <Ago at={c.triggeredAt} />

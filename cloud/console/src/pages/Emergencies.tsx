@@ -1,5 +1,5 @@
 // Emergencies: the list; starting one (content, a message, every screen / a location /
-// chosen screens) and clearing it where the role holds emergency.manage, each after a
+// a group / chosen screens) and clearing it where the role holds emergency.manage, each after a
 // confirmation step; an emergency's page shows its reach live (targeted, published,
 // applied, displayed, unreachable) and the screens with their state.
 import type { JSX } from 'preact'
@@ -29,7 +29,13 @@ function StartEmergency(): JSX.Element {
   // While asking for confirmation, an earlier attempt's 422s are not shown (the fields may have changed since).
   const shownErrors: Record<string, string> = confirming ? {} : fieldErrors
   const where =
-    target.scopeKind === 'all' ? 'every screen' : target.scopeKind === 'node' ? 'the chosen location' : `${target.screenIds.length} chosen screen(s)`
+    target.scopeKind === 'all'
+      ? 'every screen'
+      : target.scopeKind === 'node'
+        ? 'the chosen location'
+        : target.scopeKind === 'group'
+          ? `the group ${target.groupLabel || target.groupId} (and any screen that joins it while the emergency is on)`
+          : `${target.screenIds.length} chosen screen(s)`
   return (
     <form
       class="panel"

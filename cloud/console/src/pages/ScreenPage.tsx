@@ -7,6 +7,7 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
+import { TagEditor, Tags } from '../groups.js'
 import { ContentPicker } from '../picker.js'
 import { Ago, ErrorNote, Page, Status, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
@@ -279,7 +280,17 @@ export function ScreenPage(props: PageProps): JSX.Element {
         <dd>{d.agentVersion ?? '—'}</dd>
         <dt>Time zone</dt>
         <dd>{d.timezone}</dd>
+        <dt>Tags</dt>
+        <dd>
+          <Tags tags={d.tags} />
+        </dd>
       </dl>
+      {s.can('screen.edit') ? (
+        <section aria-labelledby="h-tags">
+          <h2 id="h-tags">Tags</h2>
+          <TagEditor screenId={id} screenName={d.name} tags={d.tags ?? []} onSaved={(tags) => screen.set({ ...d, tags })} />
+        </section>
+      ) : null}
       {s.can('screen.edit') ? (
         <section aria-labelledby="h-assign">
           <h2 id="h-assign">Content</h2>

@@ -1,7 +1,9 @@
 // The screens table: one row per screen (name, Online/Offline, now playing, location, last
-// seen, agent version, drift, last screenshot), searched and filtered by the API, fetched a
-// page at a time as the table scrolls, and only the rows in view are in the document, so
-// 10,000 screens cost what 40 do. Presence changes arrive live and update their rows.
+// seen, agent version, drift, last screenshot, tags), searched and filtered by the API (by
+// name, state, location, tag and group, kept in the address), fetched a page at a time as
+// the table scrolls, and only the rows in view are in the document, so 10,000 screens cost
+// what 40 do. Presence changes arrive live and update their rows. Chosen rows take content
+// (or a group does) and tags added or removed in one request each.
 import type { JSX } from 'preact'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, call } from '../api.js'
@@ -9,7 +11,8 @@ import { useLive } from '../live.js'
 import { current, Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
 import { ContentPicker } from '../picker.js'
-import { Ago, ErrorNote, Page, SelectField, Status, useLoad, useSubmit } from '../ui.js'
+import { GroupSelect, parseTags, TagEditor, Tags, useGroups, useTags, type GroupItem } from '../groups.js'
+import { Ago, ErrorNote, Field, Page, SelectField, Status, useLoad, useSubmit } from '../ui.js'
 import { PairScreen } from './PairScreen.js'
 import type { PageProps } from './types.js'
 
@@ -25,14 +28,19 @@ export interface ScreenRow {
   drift: { state: string; items: { field: string }[] }
   contentKind?: string | null
   contentId?: string | null
+  tags?: string[]
 }
 
 const BULK_KINDS = ['playlist', 'schedule', 'media', 'creative', 'layout', 'signage', 'app'] as const
-const BULK_FIELDS = ['contentKind', 'contentId', 'screenIds'] as const
+const BULK_FIELDS = ['contentKind', 'contentId', 'screenIds', 'groupId'] as const
 
-/** The chosen screens get one piece of content in one request (POST /v1/screens/bulk-assign). */
+/**
+ * The chosen screens (or a group's members) get one piece of content in one request
+ * (POST /v1/screens/bulk-assign).
+ */
 function BulkAssign(props: {
   selected: string[]
+  groups: GroupItem[] | null
   onDone: (r: { screenIds: string[]; contentKind: string | null; contentId: string | null }) => void
   onClear: () => void
 }): JSX.Element {
@@ -41,11 +49,12 @@ function BulkAssign(props: {
   const [contentName, setContentName] = useState<string | null>(null)
   const [done, setDone] = useState<string | null>(null)
   const n = props.selected.length
+  const [to, setTo] = useState<'chosen' | 'group'>(n ? 'chosen' : 'group')
+  const [groupId, setGroupId] = useState('')
+  const target = to === 'group' ? { groupId } : { screenIds: props.selected }
   const { busy, fieldErrors, error, submit } = useSubmit(BULK_FIELDS, async () => {
     setDone(null)
-    const r = (
-      await call(api.POST('/v1/screens/bulk-assign', { body: { screenIds: props.selected, contentKind: kind as never, contentId: contentId.trim() || null } }))
-    ).data
+    const r = (await call(api.POST('/v1/screens/bulk-assign', { body: { ...target, contentKind: kind as never, contentId: contentId.trim() || null } }))).data
     const skipped = Object.entries(r.skipped).filter(([, k]) => k > 0)
     setDone(
       `Assigned ${contentName ?? r.contentId} to ${r.assigned} ${r.assigned === 1 ? 'screen' : 'screens'}.` +
@@ -56,8 +65,21 @@ function BulkAssign(props: {
   return (
     <form class="panel bulk" onSubmit={submit} aria-labelledby="h-bulk" noValidate>
       <h2 id="h-bulk" class="panel-title">
-        Assign content to {n} chosen {n === 1 ? 'screen' : 'screens'}
+        {to === 'group' ? 'Assign content to a group' : `Assign content to ${n} chosen ${n === 1 ? 'screen' : 'screens'}`}
       </h2>
+      <fieldset class="choices">
+        <legend class="legend">To</legend>
+        <label class="choice">
+          <input type="radio" name="bulk-to" value="chosen" checked={to === 'chosen'} disabled={n === 0} onChange={() => setTo('chosen')} /> The {n} chosen{' '}
+          {n === 1 ? 'screen' : 'screens'}
+        </label>
+        <label class="choice">
+          <input type="radio" name="bulk-to" value="group" checked={to === 'group'} onChange={() => setTo('group')} /> Every screen of a group
+        </label>
+      </fieldset>
+      {to === 'group' ? (
+        <GroupSelect id="bulk-group" label="Group" value={groupId} onChange={setGroupId} groups={props.groups} error={fieldErrors.groupId} />
+      ) : null}
       <div class="row">
         <SelectField
           label="Kind"
@@ -87,13 +109,52 @@ function BulkAssign(props: {
       <ErrorNote error={error ?? (fieldErrors.screenIds ? new Error(fieldErrors.screenIds) : null)} />
       <p aria-live="polite">{done}</p>
       <div class="form-buttons">
-        <button type="submit" disabled={busy || n === 0}>
-          {busy ? 'Assigning…' : `Assign to ${n} ${n === 1 ? 'screen' : 'screens'}`}
+        <button type="submit" disabled={busy || (to === 'chosen' && n === 0)}>
+          {busy ? 'Assigning…' : to === 'group' ? 'Assign to the group' : `Assign to ${n} ${n === 1 ? 'screen' : 'screens'}`}
         </button>
         <button type="button" class="secondary" onClick={props.onClear}>
-          Clear the selection
+          {n ? 'Clear the selection' : 'Close'}
         </button>
       </div>
+    </form>
+  )
+}
+
+const TAG_FIELDS = ['add', 'remove', 'screenIds'] as const
+
+/** Tags added to and removed from the chosen screens in one request (POST /v1/screens/bulk-tag). */
+function BulkTag(props: { selected: string[]; onDone: () => void }): JSX.Element {
+  const [add, setAdd] = useState('')
+  const [remove, setRemove] = useState('')
+  const [done, setDone] = useState<string | null>(null)
+  const n = props.selected.length
+  const { busy, fieldErrors, error, submit } = useSubmit(TAG_FIELDS, async () => {
+    setDone(null)
+    const a = parseTags(add)
+    const r = parseTags(remove)
+    const got = (
+      await call(api.POST('/v1/screens/bulk-tag', { body: { screenIds: props.selected, ...(a.length ? { add: a } : {}), ...(r.length ? { remove: r } : {}) } }))
+    ).data
+    setDone(`Changed the tags of ${got.changed} of ${got.matched} ${got.matched === 1 ? 'screen' : 'screens'}.`)
+    setAdd('')
+    setRemove('')
+    props.onDone()
+  })
+  // A message naming no field (both lists empty, a tag in both) is shown under the buttons.
+  return (
+    <form class="panel bulk-tag" onSubmit={submit} aria-labelledby="h-bulk-tag" noValidate>
+      <h2 id="h-bulk-tag" class="panel-title">
+        Tag {n} chosen {n === 1 ? 'screen' : 'screens'}
+      </h2>
+      <div class="row">
+        <Field label="Add tags" name="bulk-add" value={add} onInput={setAdd} error={fieldErrors.add} hint="Commas or spaces between tags" />
+        <Field label="Remove tags" name="bulk-remove" value={remove} onInput={setRemove} error={fieldErrors.remove} />
+      </div>
+      <ErrorNote error={error ?? (fieldErrors.screenIds ? new Error(fieldErrors.screenIds) : null)} />
+      <p aria-live="polite">{done}</p>
+      <button type="submit" disabled={busy || n === 0}>
+        {busy ? 'Changing…' : `Change the tags of ${n} ${n === 1 ? 'screen' : 'screens'}`}
+      </button>
     </form>
   )
 }
@@ -108,8 +169,11 @@ export function Screens(props: PageProps): JSX.Element {
     status: props.query.get('status') ?? '',
     drift: props.query.get('drift') ?? '',
     nodeId: props.query.get('nodeId') ?? '',
+    tags: props.query.getAll('tag'),
+    group: props.query.get('group') ?? '',
   }
-  const key = JSON.stringify(filters)
+  const [reloads, setReloads] = useState(0)
+  const key = JSON.stringify({ ...filters, reloads })
   const nodes = useLoad(async () => (await call(api.GET('/v1/nodes'))).data as { id: string; name: string }[], [])
   const nodeName = useMemo(() => new Map((nodes.data ?? []).map((n) => [n.id, n.name])), [nodes.data])
 
@@ -123,11 +187,13 @@ export function Screens(props: PageProps): JSX.Element {
 
   const query = useCallback(
     (extra: Record<string, string>) => {
-      const q: Record<string, string> = { limit: String(PAGE), ...extra }
+      const q: Record<string, string | string[]> = { limit: String(PAGE), ...extra }
       if (filters.q.trim()) q.q = filters.q.trim()
       if (filters.status) q.status = filters.status
       if (filters.drift) q.drift = filters.drift
       if (filters.nodeId) q.nodeId = filters.nodeId
+      if (filters.tags.length) q.tag = filters.tags
+      if (filters.group) q.group = filters.group
       return q
     },
     [key],
@@ -214,6 +280,11 @@ export function Screens(props: PageProps): JSX.Element {
       return next
     })
   const allShown = shown.length > 0 && shown.every((r) => chosen.has(r.id))
+  const groups = useGroups()
+  const tagList = useTags(reloads)
+  const [assigning, setAssigning] = useState(false)
+  const [editing, setEditing] = useState<string | null>(null)
+  const editRow = editing ? rows.find((r) => r.id === editing) : undefined
   const setFilter = (name: string, value: string) => {
     // A search typed just before leaving the page must not bring the operator back to it.
     if (current().path !== '/screens') return
@@ -230,7 +301,19 @@ export function Screens(props: PageProps): JSX.Element {
   }, [text])
 
   return (
-    <Page title="Screens" actions={session.can('screen.edit') ? <PairScreen nodes={nodes.data ?? []} /> : null}>
+    <Page
+      title="Screens"
+      actions={
+        canAssign ? (
+          <>
+            <PairScreen nodes={nodes.data ?? []} />
+            <button type="button" class="secondary" onClick={() => setAssigning(true)}>
+              Assign content to a group…
+            </button>
+          </>
+        ) : null
+      }
+    >
       <form class="filters" aria-label="Filter screens" onSubmit={(e) => e.preventDefault()}>
         <label class="filter">
           Search
@@ -268,19 +351,66 @@ export function Screens(props: PageProps): JSX.Element {
             ))}
           </select>
         </label>
+        <label class="filter">
+          Tag
+          <select name="tag" value={filters.tags[0] ?? ''} onChange={(e) => setFilter('tag', (e.currentTarget as HTMLSelectElement).value)}>
+            <option value="">Any tag</option>
+            {filters.tags[0] && !tagList.some((t) => t.tag === filters.tags[0]) ? <option value={filters.tags[0]}>{filters.tags[0]}</option> : null}
+            {tagList.map((t) => (
+              <option key={t.tag} value={t.tag}>
+                {t.tag} ({t.count})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="filter">
+          Group
+          <select name="group" value={filters.group} onChange={(e) => setFilter('group', (e.currentTarget as HTMLSelectElement).value)}>
+            <option value="">Any group</option>
+            {(groups ?? []).map((g) => (
+              <option key={g.id} value={g.id}>
+                {g.name}
+              </option>
+            ))}
+          </select>
+        </label>
         <output aria-live="polite">{total === null ? 'Loading…' : `${count} ${count === 1 ? 'screen' : 'screens'}`}</output>
       </form>
       <ErrorNote error={error} />
-      {canAssign && chosen.size > 0 ? (
-        <BulkAssign
-          selected={[...chosen]}
-          onClear={() => setChosen(new Set())}
-          onDone={(r) => {
-            const got = new Set(r.screenIds)
-            setRows((old) => old.map((x) => (got.has(x.id) ? { ...x, contentKind: r.contentKind, contentId: r.contentId } : x)))
-          }}
-        />
+      {canAssign && editRow ? (
+        <section class="panel" aria-labelledby="h-row-tags">
+          <h2 id="h-row-tags" class="panel-title">
+            Tags of {editRow.name}
+          </h2>
+          <TagEditor
+            screenId={editRow.id}
+            screenName={editRow.name}
+            tags={editRow.tags ?? []}
+            onSaved={(tags) => setRows((old) => old.map((x) => (x.id === editRow.id ? { ...x, tags } : x)))}
+          />
+          <button type="button" class="secondary" onClick={() => setEditing(null)}>
+            Close
+          </button>
+        </section>
       ) : null}
+      <div class="bulk-panels">
+        {canAssign && chosen.size > 0 ? <BulkTag selected={[...chosen]} onDone={() => setReloads((n) => n + 1)} /> : null}
+        {canAssign && (chosen.size > 0 || assigning) ? (
+          <BulkAssign
+            key={chosen.size > 0 ? 'chosen' : 'group'}
+            selected={[...chosen]}
+            groups={groups}
+            onClear={() => {
+              setChosen(new Set())
+              setAssigning(false)
+            }}
+            onDone={(r) => {
+              const got = new Set(r.screenIds)
+              setRows((old) => old.map((x) => (got.has(x.id) ? { ...x, contentKind: r.contentKind, contentId: r.contentId } : x)))
+            }}
+          />
+        ) : null}
+      </div>
       <section class="scroller" ref={scroller} aria-label="Screens table">
         <table aria-rowcount={count + 1}>
           <thead>
@@ -314,6 +444,7 @@ export function Screens(props: PageProps): JSX.Element {
               <th scope="col">Agent version</th>
               <th scope="col">Drift</th>
               <th scope="col">Last screenshot</th>
+              <th scope="col">Tags</th>
             </tr>
           </thead>
           <tbody>
@@ -360,6 +491,14 @@ export function Screens(props: PageProps): JSX.Element {
                   ) : (
                     'none'
                   )}
+                </td>
+                <td class="tags-cell">
+                  <Tags tags={r.tags} />
+                  {canAssign ? (
+                    <button type="button" class="link" aria-label={`Edit tags of ${r.name}`} onClick={() => setEditing(r.id)}>
+                      Edit
+                    </button>
+                  ) : null}
                 </td>
               </tr>
             ))}

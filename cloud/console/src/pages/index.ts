@@ -8,6 +8,7 @@ import { CastPage, Casts } from './Casts.js'
 import { Alerts } from './Alerts.js'
 import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
+import { Groups } from './Groups.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
@@ -29,6 +30,7 @@ export const PAGES: PageEntry[] = [
   { path: '/', name: 'Dashboard', permission: null, nav: true, component: Dashboard },
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
+  { path: '/groups', name: 'Groups', permission: 'screen.view', nav: true, component: Groups },
   { path: '/content', name: 'Content', permission: ['media.view', 'playlist.view'], nav: true, component: Content },
   { path: '/schedules', name: 'Schedules', permission: 'schedule.view', nav: true, component: Schedules },
   { path: '/casts', name: 'Casts', permission: 'screen.view', nav: true, component: Casts },

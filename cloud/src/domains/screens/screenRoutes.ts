@@ -224,16 +224,15 @@ const screenRoutes =
         },
       },
       // The answer comes as JSON text serialised by the database (the schema above documents it).
-      async (req, reply) =>
-        reply
-          .type('application/json; charset=utf-8')
-          // JSON text is sent as it is (the typed reply expects the object the schema describes).
-          .send(
-            (await screens.listJson(principalOf(req), parsePage(req.query, { defaultLimit: null, max: 500 }), {
-              ...req.query,
-              where: await tags.listCondition(principalOf(req), req.query),
-            })) as never,
-          ),
+      async (req, reply) => {
+        const p = principalOf(req)
+        const text = await screens.listJson(p, parsePage(req.query, { defaultLimit: null, max: 500 }), {
+          ...req.query,
+          where: await tags.listCondition(p, req.query),
+        })
+        // JSON text is sent as it is (the typed reply expects the object the schema describes).
+        return reply.type('application/json; charset=utf-8').send(text as never)
+      },
     )
 
     app.get(

@@ -170,7 +170,16 @@ export class SignInService {
     const refused = async (reason: string) => {
       if (!this.audit) return
       for (const c of candidates.length ? candidates : [null])
-        await this.audit.recordSignIn({ workspaceId: c?.workspace_id ?? null, userId: c?.id ?? null, name: email, via: 'console', outcome: 'denied', requestId, ip, reason })
+        await this.audit.recordSignIn({
+          workspaceId: c?.workspace_id ?? null,
+          userId: c?.id ?? null,
+          name: email,
+          via: 'console',
+          outcome: 'denied',
+          requestId,
+          ip,
+          reason,
+        })
     }
     if (attempt.heldFor > 0) await refused('rate_limited')
     if (attempt.heldFor > 0)

@@ -10,7 +10,6 @@ export type AuditRow = AuditEntriesTable
 /** The first entry of a chain links to this. */
 export const GENESIS = '0'.repeat(64)
 
-
 const COLUMNS =
   'chain, seq, id, at, actor_kind, actor_id, actor_name, via, action, resource_kind, resource_id, resource_name, node_id, changes, request_id, ip, outcome, prev_hash, hash'
 
@@ -33,35 +32,41 @@ export class AuditRepository {
     return this.db.transaction(async (tx) => {
       let head = await this.lockHead(tx, chain)
       if (!head) {
-        await tx.run(
-          'INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING',
-          [chain, GENESIS, GENESIS],
-        )
+        await tx.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING', [
+          chain,
+          GENESIS,
+          GENESIS,
+        ])
         head = await this.lockHead(tx, chain)
         if (!head) throw new Error(`audit chain ${chain} has no head`)
       }
       const row = make({ seq: num(head.head_seq), hash: head.head_hash })
-      await tx.run(`INSERT INTO audit_entries (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`, [
-        row.chain,
-        row.seq,
-        row.id,
-        row.at,
-        row.actor_kind,
-        row.actor_id,
-        row.actor_name,
-        row.via,
-        row.action,
-        row.resource_kind,
-        row.resource_id,
-        row.resource_name,
-        row.node_id,
-        row.changes,
-        row.request_id,
-        row.ip,
-        row.outcome,
-        row.prev_hash,
-        row.hash,
-      ])
+      await tx.run(
+        `INSERT INTO audit_entries (${COLUMNS}) VALUES (${COLUMNS.split(',')
+          .map(() => '?')
+          .join(', ')})`,
+        [
+          row.chain,
+          row.seq,
+          row.id,
+          row.at,
+          row.actor_kind,
+          row.actor_id,
+          row.actor_name,
+          row.via,
+          row.action,
+          row.resource_kind,
+          row.resource_id,
+          row.resource_name,
+          row.node_id,
+          row.changes,
+          row.request_id,
+          row.ip,
+          row.outcome,
+          row.prev_hash,
+          row.hash,
+        ],
+      )
       await tx.run('UPDATE audit_chains SET head_seq = ?, head_hash = ? WHERE chain = ?', [row.seq, row.hash, chain])
       return row
     })

@@ -53,7 +53,25 @@ const Query = Type.Object(
   { additionalProperties: false },
 )
 
-const CSV_COLUMNS = ['id', 'seq', 'at', 'actorKind', 'actorId', 'actorName', 'via', 'action', 'resourceKind', 'resourceId', 'resourceName', 'nodeId', 'changes', 'requestId', 'ip', 'outcome', 'hash'] as const
+const CSV_COLUMNS = [
+  'id',
+  'seq',
+  'at',
+  'actorKind',
+  'actorId',
+  'actorName',
+  'via',
+  'action',
+  'resourceKind',
+  'resourceId',
+  'resourceName',
+  'nodeId',
+  'changes',
+  'requestId',
+  'ip',
+  'outcome',
+  'hash',
+] as const
 
 function csvField(v: unknown): string {
   if (v === null || v === undefined) return ''
@@ -171,7 +189,8 @@ const auditRoutes =
                   id: Nullable(Type.String({ description: 'The entry where the chain breaks (null: entries missing after the last one).' })),
                   seq: Type.Integer(),
                   reason: StringEnum(['hash', 'link', 'missing', 'head'] as const, {
-                    description: '`hash`: the entry was changed; `link`: it does not follow the one before; `missing`: entries before it were removed; `head`: entries after the last one were removed.',
+                    description:
+                      '`hash`: the entry was changed; `link`: it does not follow the one before; `missing`: entries before it were removed; `head`: entries after the last one were removed.',
                   }),
                 }),
               ),

@@ -10,7 +10,9 @@
 //     devices pair; routes GET /v1/me (the owner key), GET /v1/screens?limit=100 (the owner
 //     key), GET /v1/status (no credential); then, started again on a fresh data folder and
 //     database with SVC_SCREEN_LIST_KEEP_MS=0, the list with no page kept (every answer read
-//     from the database, as while the listed screens keep changing).
+//     from the database, as while the listed screens keep changing); POST /v1/playlists
+//     (each write recorded in the audit log) in the first run, and again in a third run with
+//     SVC_AUDIT=off: the audit log's cost on a write's median, in the same bench run.
 // Each route is loaded for the given duration with the given connections after a 2-second
 // warm-up; the report is req/s (autocannon's average) and the ratio to the bare route of
 // the same run. Every child process is killed at the end, also on failure.
@@ -38,8 +40,9 @@ interface Result {
 }
 
 /** autocannon's CLI in its own process; answers its JSON summary. */
-async function cannon(url: string, headers: Record<string, string>, duration: number): Promise<Result> {
+async function cannon(url: string, headers: Record<string, string>, duration: number, body?: string): Promise<Result> {
   const args = [join(ROOT, 'node_modules', 'autocannon', 'autocannon.js'), '-c', String(C), '-d', String(duration), '-j']
+  if (body !== undefined) args.push('-m', 'POST', '-b', body)
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`)
   args.push(url)
   const c = track(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] }))
@@ -97,8 +100,14 @@ async function measured(serverPid: number, dbName: string | null, run: () => Pro
   return { ...r, cpuUs: { server: (s1 - s0) / r.total, db: db / r.total } }
 }
 
-/** Starts the product with `extra` settings, pairs S screens, loads its routes (only the list with `listOnly`); answers a row per route. */
-async function product(dir: string, extra: Record<string, string>, listOnly: boolean): Promise<{ name: string; r: Result }[]> {
+/** A write: a playlist created per request (recorded in the audit log unless SVC_AUDIT=off). */
+const PLAYLIST_BODY = JSON.stringify({ name: 'Bench playlist' })
+
+/**
+ * Starts the product with `extra` settings, pairs S screens, loads its routes (`list`: only
+ * the list; `write`: only POST /v1/playlists); answers a row per route.
+ */
+async function product(dir: string, extra: Record<string, string>, only: 'all' | 'list' | 'write'): Promise<{ name: string; r: Result }[]> {
   mkdirSync(dir, { recursive: true })
   const pgdb = databaseUrl ? await freshDatabase(databaseUrl) : null
   try {
@@ -118,22 +127,28 @@ async function product(dir: string, extra: Record<string, string>, listOnly: boo
     const listed = expect(await call(`${cloud.base}/v1/screens?limit=100`, { headers: auth }), 200, 'list').body.data as unknown[]
     if (listed.length !== Math.min(100, S)) throw new Error(`the list answered ${listed.length} screens`)
     const list = `GET /v1/screens?limit=100 (${S} screens)`
-    const routes: { name: string; path: string; headers: Record<string, string> }[] = listOnly
-      ? [{ name: `${list}, no page kept (SVC_SCREEN_LIST_KEEP_MS=0)`, path: '/v1/screens?limit=100', headers: auth }]
-      : [
-          { name: 'GET /v1/me (authentication only)', path: '/v1/me', headers: auth },
-          { name: list, path: '/v1/screens?limit=100', headers: auth },
-          { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
-        ]
+    const write = { path: '/v1/playlists', headers: { ...auth, 'content-type': 'application/json' }, body: PLAYLIST_BODY }
+    const routes: { name: string; path: string; headers: Record<string, string>; body?: string }[] =
+      only === 'list'
+        ? [{ name: `${list}, no page kept (SVC_SCREEN_LIST_KEEP_MS=0)`, path: '/v1/screens?limit=100', headers: auth }]
+        : only === 'write'
+          ? [{ name: 'POST /v1/playlists, audit log off (SVC_AUDIT=off)', ...write }]
+          : [
+              { name: 'GET /v1/me (authentication only)', path: '/v1/me', headers: auth },
+              { name: list, path: '/v1/screens?limit=100', headers: auth },
+              { name: 'GET /v1/status (no credential)', path: '/v1/status', headers: {} },
+              { name: 'POST /v1/playlists (recorded in the audit log)', ...write },
+            ]
     // CPU per request (/proc, user + system) is much less moved by the machine's load than requests per second.
     const results: { name: string; r: Result }[] = []
     for (const route of routes) {
-      expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
-      await cannon(cloud.base + route.path, route.headers, 2)
+      if (route.body === undefined) expect(await call(cloud.base + route.path, { headers: route.headers }), 200, route.name)
+      else expect(await call(cloud.base + route.path, { method: 'POST', headers: route.headers, body: JSON.parse(route.body) }), 201, route.name)
+      await cannon(cloud.base + route.path, route.headers, 2, route.body)
       if (profDir) cloud.proc.kill('SIGWINCH')
       // The pool's backends are all open after the warm-up (the bench database has no other client).
       const dbName = pgdb ? new URL(pgdb.url).pathname.slice(1) : null
-      results.push({ name: route.name, r: await measured(cloud.proc.pid!, dbName, () => cannon(cloud.base + route.path, route.headers, D)) })
+      results.push({ name: route.name, r: await measured(cloud.proc.pid!, dbName, () => cannon(cloud.base + route.path, route.headers, D, route.body)) })
       if (profDir) cloud.proc.kill('SIGWINCH')
     }
     await stop(cloud.proc)
@@ -156,7 +171,12 @@ async function main(): Promise<void> {
     // (b) the product: the three routes with its defaults, then the list again with no page
     // kept (SVC_SCREEN_LIST_KEEP_MS=0: every answer read from the database, as while the
     // screens keep changing), each on a fresh data folder and database.
-    const results = [...(await product(join(dir, 'kept'), {}, false)), ...(await product(join(dir, 'unkept'), { SVC_SCREEN_LIST_KEEP_MS: '0' }, true))]
+    // Then POST /v1/playlists once more with the audit log off, beside the recorded run above.
+    const results = [
+      ...(await product(join(dir, 'kept'), {}, 'all')),
+      ...(await product(join(dir, 'unkept'), { SVC_SCREEN_LIST_KEEP_MS: '0' }, 'list')),
+      ...(await product(join(dir, 'unaudited'), { SVC_AUDIT: 'off' }, 'write')),
+    ]
 
     const cpu = (r: Result) => (r.cpuUs ? `${Math.round(r.cpuUs.server + r.cpuUs.db)} (${Math.round(r.cpuUs.server)} + ${Math.round(r.cpuUs.db)})` : '')
     const row = (name: string, r: Result) =>
@@ -167,6 +187,12 @@ async function main(): Promise<void> {
     console.log('| --- | --- | --- | --- | --- |')
     console.log(row("bare Fastify GET / → {hello: 'world'}", hello))
     for (const { name, r } of results) console.log(row(name, r))
+    const on = results.find((x) => x.name.startsWith('POST /v1/playlists (recorded'))!.r
+    const off = results.find((x) => x.name.startsWith('POST /v1/playlists, audit log off'))!.r
+    console.log('')
+    console.log(
+      `audit recording on POST /v1/playlists: median ${on.p50} ms against ${off.p50} ms without (${(((on.p50 - off.p50) / off.p50) * 100).toFixed(1)} %; target ≤ 5 %)`,
+    )
   } finally {
     killAll()
   }

@@ -26,6 +26,9 @@ import { NodeService } from './domains/nodes/NodeService.js'
 import { ApiKeyService } from './domains/access/ApiKeyService.js'
 import { StatusService } from './domains/status/StatusService.js'
 import { isApiError } from './platform/errors.js'
+import { AuditTrail } from './domains/audit/AuditTrail.js'
+import { diff } from './domains/audit/changes.js'
+import type { AuditResource } from './domains/audit/types.js'
 
 class UsageError extends Error {}
 
@@ -48,6 +51,23 @@ async function withDb<T>(fn: (deps: { db: Database; ids: IdGenerator }) => Promi
   } finally {
     await db.close()
   }
+}
+
+/** Records what a command changed in the workspace's audit log (actor `system`, via `cli`). */
+async function audited(db: Database, ids: IdGenerator, workspaceId: string, action: string, resource: AuditResource, after: object): Promise<void> {
+  const config = loadConfig()
+  await new AuditTrail(db, systemClock, ids, config.auditEnabled).record({
+    workspaceId,
+    actor: { kind: 'system', id: null, name: 'pnpm cloud' },
+    via: 'cli',
+    action,
+    resource,
+    nodeId: null,
+    changes: diff(null, after),
+    requestId: null,
+    ip: null,
+    outcome: 'success',
+  })
 }
 
 function out(obj: unknown): void {
@@ -87,11 +107,14 @@ async function main(argv: string[]): Promise<void> {
         const workspaces = new WorkspaceService(db, systemClock, ids, config.rateLimitPerMinute)
         const ws = await workspaces.create(values.workspace!, values.region)
         const keys = new ApiKeyService(db, systemClock, ids, new NodeService(db, systemClock, ids))
-        const { secret } = await keys.createRoot(ws.id, ws.region, 'Owner key (bootstrap)', 'all')
+        const { secret, key } = await keys.createRoot(ws.id, ws.region, 'Owner key (bootstrap)', 'all')
+        await audited(db, ids, ws.id, 'workspace.create', { kind: 'workspace', id: ws.id, name: ws.name }, { name: ws.name, region: ws.region })
+        await audited(db, ids, ws.id, 'api-key.create', { kind: 'api-key', id: key.id, name: key.name }, { name: key.name, permissions: 'all' })
         if (!values.email) return out({ workspaceId: ws.id, apiKey: secret })
         // With --email, the workspace's first owner too, and the console link where they set a password.
         const users = new UserService(db, systemClock, ids, undefined, config.sessionTtlHours)
         const user = await users.create(ws.id, { email: values.email, role: 'owner' })
+        await audited(db, ids, ws.id, 'user.create', { kind: 'user', id: user.id, name: user.email }, { email: user.email, role: user.role })
         const link = await consoleInvite(db, ids, config, users, user, ws.name)
         out({ workspaceId: ws.id, apiKey: secret, userId: user.id, inviteUrl: link.inviteUrl, inviteExpiresAt: link.expiresAt })
       })
@@ -110,6 +133,7 @@ async function main(argv: string[]): Promise<void> {
         if (!ws) throw new UsageError(`no workspace ${values.workspace}`)
         const users = new UserService(db, systemClock, ids, undefined, config.sessionTtlHours)
         const user = await users.create(ws.id, { email: values.email!, name: values.name ?? null, role: values.role })
+        await audited(db, ids, ws.id, 'user.create', { kind: 'user', id: user.id, name: user.email }, { email: user.email, name: user.name, role: user.role })
         const session = await users.createSession(user)
         const link = await consoleInvite(db, ids, config, users, user, ws.name)
         out({

@@ -209,7 +209,7 @@ forEngines(t, (t, build) => {
     for (let i = 0; i < 3; i++) await h2.req('POST', '/v1/nodes', w2.apiKey, { name: `M${i}` })
     const db2 = servicesOf(h2.app).db
     const { contentOf, hashOf } = await import('../../src/domains/audit/AuditTrail.js')
-    const row = await db2.get<Record<string, unknown>>("SELECT * FROM audit_entries WHERE chain = ? AND seq = 2", [w2.workspaceId])
+    const row = await db2.get<Record<string, unknown>>('SELECT * FROM audit_entries WHERE chain = ? AND seq = 2', [w2.workspaceId])
     const edited = { ...row, actor_name: 'someone else', seq: Number(row!.seq) } as never
     const newHash = hashOf(String(row!.prev_hash), contentOf(edited))
     await db2.run('UPDATE audit_entries SET actor_name = ?, hash = ? WHERE chain = ? AND seq = 2', ['someone else', newHash, w2.workspaceId])

@@ -48,7 +48,8 @@ t.test('every write operation of the OpenAPI document leaves an audit entry', as
         payload: { lines: [] },
       }),
     'POST /v1/invites/accept': () => h.req('POST', '/v1/invites/accept', null, { token: invite.split(/[#=/]/).pop(), password: 'a long enough password' }),
-    'POST /v1/oauth/token': () => h.req('POST', '/v1/oauth/token', null, { grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
+    'POST /v1/oauth/token': () =>
+      h.req('POST', '/v1/oauth/token', null, { grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
     'POST /v1/session': () => h.req('POST', '/v1/session', null, { email: 'nobody@example.com', password: 'not a password at all' }),
   }
 
@@ -64,5 +65,9 @@ t.test('every write operation of the OpenAPI document leaves an audit entry', as
     if (!entry) missing.push(`${name} (answered ${res.statusCode})`)
   }
   t.same(missing, [], 'every write operation left an entry')
-  for (const name of EXEMPT) t.ok(ops.some(([m, p]) => `${m} ${p}` === name), `${name} is still an operation (else drop it from EXEMPT)`)
+  for (const name of EXEMPT)
+    t.ok(
+      ops.some(([m, p]) => `${m} ${p}` === name),
+      `${name} is still an operation (else drop it from EXEMPT)`,
+    )
 })

@@ -139,6 +139,21 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
   // and the session the invite opened is the user's from now on.
   t.equal((await get('/v1/me', user.sessionToken)).status, 401, 'the printed session ended with the new password')
   const userSession = /svc_session=(ust_[^;]+)/.exec(accepted.headers.get('set-cookie') ?? '')?.[1]
+  // What the commands did is in the workspace's audit log, as the CLI's, and the chain verifies.
+  const audit = (await get('/v1/audit-log?limit=20', ws.apiKey)).body.data as { action: string; via: string; actor: { kind: string } }[]
+  t.same(
+    audit.filter((e) => e.via === 'cli').map((e) => [e.action, e.actor.kind]),
+    [
+      ['user.create', 'system'],
+      ['api-key.create', 'system'],
+      ['workspace.create', 'system'],
+    ],
+  )
+  t.ok(
+    audit.some((e) => e.action === 'invite.accept'),
+    'the invite accepted on the server is there too',
+  )
+  t.equal(((await get('/v1/audit-log/verify', ws.apiKey)).body as unknown as { ok: boolean }).ok, true)
   const incident = oneLine(t, openRun)
   t.match(incident.id, /^\S+$/)
   t.equal(incident.status, 'investigating')

@@ -152,6 +152,22 @@ onOneEngine(t, (t, build) => {
     const unknownArg = await call(client, 'getScreen', { id: screenId, zz: 1 })
     t.match(unknownArg, { isError: true, structuredContent: { error: 'validation_error', message: 'zz is not an argument of getScreen.' } })
     await t.rejects(call(client, 'noSuchTool'), /Unknown tool/, 'an unknown tool is a JSON-RPC error')
+
+    // The audit log: each write tool call is recorded as its operation, via mcp; the MCP transport itself and the reads are not.
+    const audit = (await h.req('GET', `/v1/audit-log?resourceId=${castId}`, apiKey)).json().data as { action: string; via: string }[]
+    t.same(
+      audit.map((e) => [e.action, e.via]),
+      [
+        ['cast.clear', 'mcp'],
+        ['cast.clear', 'mcp'],
+        ['cast.create', 'mcp'],
+      ],
+    )
+    const all = (await h.req('GET', '/v1/audit-log?limit=500', apiKey)).json().data as { action: string }[]
+    t.notOk(
+      all.some((e) => e.action.startsWith('mcp.create')),
+      'the MCP messages themselves are no entry',
+    )
   })
 
   t.test('a read-only key sees fewer tools and is refused the others; another workspace gets not_found', async (t) => {

@@ -25,7 +25,7 @@ async function workspace(d: Pick<Domains<DomainName>, 'db' | 'clock'>, id = 'ws_
 t.test('the modules of the named provisions and what they need, in wiring order', async (t) => {
   t.same(
     modulesFor(['content']).map((m) => m.name),
-    ['events', 'mail', 'nodes', 'access', 'approvals', 'content'],
+    ['audit', 'events', 'mail', 'nodes', 'access', 'approvals', 'content'],
   )
   t.ok(
     modulesFor(['desiredState'])

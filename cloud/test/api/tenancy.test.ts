@@ -67,6 +67,11 @@ const FIXTURES: Record<string, Fixture> = {
     body: { name: 'renamed' },
     exists: async (h, a, id) => (await h.req('GET', `/v1/groups/${id}`, a)).json().data?.name === 'A group',
   },
+  '/v1/cap-feeds/:id': {
+    create: async (h, a) => (await h.req('POST', '/v1/cap-feeds', a, { name: 'A feed', contentKind: 'media', contentId: 'med_a' })).json().data.id,
+    body: { name: 'renamed' },
+    exists: async (h, a, id) => (await h.req('GET', `/v1/cap-feeds/${id}`, a)).json().data?.name === 'A feed',
+  },
   '/v1/serial-templates/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/serial-templates', a, { name: 'A template', items: [{ name: 'on', value: 'ON' }] })).json().data.id,
     body: { name: 'renamed' },

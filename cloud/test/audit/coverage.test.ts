@@ -11,6 +11,7 @@ import { InMemoryContentResolver } from '../../src/domains/content/testing/InMem
 import { build, makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { PNG_1x1 } from '../content/fixtures.js'
+import { capDoc } from '../cap/capDocs.js'
 
 /** Writes that change nothing, so they are no entry: the only ones the walk lets through. */
 const EXEMPT = new Set(['POST /v1/groups/preview', 'POST /v1/timeline/preview', 'POST /v1/mcp'])
@@ -32,7 +33,16 @@ t.test('every write operation of the OpenAPI document leaves an audit entry', as
   const logs = (await h.req('POST', `/v1/screens/${screen.screenId}/logs`, apiKey)).json().data.id as string
   const invite = (await h.req('POST', '/v1/users', apiKey, { email: 'walk@example.com', role: 'viewer' })).json().data.inviteUrl as string
   const client = await makeKey(h, apiKey, ['node.view'])
+  const feed = (await h.req('POST', '/v1/cap-feeds', apiKey, { name: 'Walk feed', contentKind: 'media', contentId: 'med_walk' })).json().data
   const special: Record<string, () => Promise<{ statusCode: number; headers: Record<string, unknown> }>> = {
+    // A push feed's document, proven by the feed's secret: recorded in the feed's workspace.
+    'POST /v1/cap-feeds/{id}/alerts': () =>
+      h.app.inject({
+        method: 'POST',
+        url: `/v1/cap-feeds/${feed.id}/alerts`,
+        headers: { 'content-type': 'application/cap+xml', authorization: `Bearer ${feed.pushSecret}` },
+        payload: capDoc({ identifier: 'walk-1' }),
+      }),
     'PUT /v1/devices/screenshots/{id}': () =>
       h.app.inject({
         method: 'PUT',
@@ -65,6 +75,12 @@ t.test('every write operation of the OpenAPI document leaves an audit entry', as
     if (!entry) missing.push(`${name} (answered ${res.statusCode})`)
   }
   t.same(missing, [], 'every write operation left an entry')
+  // A document pushed with the feed's secret is the feed's write, in the feed's workspace.
+  t.match(
+    await db.get('SELECT chain, actor_kind, actor_id, via FROM audit_entries WHERE actor_id = ?', [feed.id]),
+    { chain: feed.workspaceId ?? /^ws_/, actor_kind: 'system', actor_id: feed.id, via: 'api' },
+    'the push is recorded as the feed, in its workspace',
+  )
   for (const name of EXEMPT)
     t.ok(
       ops.some(([m, p]) => `${m} ${p}` === name),

@@ -11,6 +11,7 @@
 // credential, and after it (the write's answer when it is that resource, otherwise the same
 // GET again). The entry holds the field-level differences, secrets masked (changes.ts).
 // A create's answer is its after; a delete's after is nothing.
+import { actingFor } from './actingFor.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Principal } from '../../platform/http/Principal.js'
 import { dryRunOf, innerOriginOf, INNER_REQUEST_HEADER, openInnerRequest } from '../../platform/http/innerRequests.js'
@@ -202,7 +203,9 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
         actor = { kind: 'device', id: screenId, name: origin.name }
       } else actor = { kind: 'device', id: null, name: null }
     } else {
-      actor = { kind: 'anonymous', id: null, name: null }
+      const as = actingFor(req)
+      workspaceId = as?.workspaceId ?? null
+      actor = as?.actor ?? { kind: 'anonymous', id: null, name: null }
       via = req.routeOptions.url?.startsWith('/scim/') ? 'scim' : 'api'
     }
     // Without a workspace only what succeeded is kept (the cloud's own chain): refused

@@ -344,12 +344,19 @@ export class CapService {
   // ---- receiving ----
 
   /** A pushed document: 401 unless the feed is a push feed and the secret matches. */
-  async push(feedId: string, secret: string | null, body: string): Promise<PushAnswer> {
+  /** `proven` hears the feed once its push secret holds (the audit log records the push as the feed's). */
+  async push(
+    feedId: string,
+    secret: string | null,
+    body: string,
+    proven?: (feed: { id: string; workspaceId: string; name: string }) => void,
+  ): Promise<PushAnswer> {
     const feed = await this.repo.feedById(feedId)
     // The same answer for an unknown feed and a wrong secret; the hash is compared in constant time.
     if (feed?.mode !== 'push' || !feed.push_secret_hash || !secret || !secretMatches(secret, feed.push_secret_hash)) {
       throw new ApiError('invalid_credentials', 'Unknown feed or wrong push secret.')
     }
+    proven?.({ id: feed.id, workspaceId: feed.workspace_id, name: feed.name })
     if (Buffer.byteLength(body) > CAP_MAX_BYTES) throw new ApiError('too_large', 'A CAP document is at most 1 MiB.')
     let alert: CapAlert
     try {

@@ -1,6 +1,7 @@
 // /v1/cap-feeds: CAP alert feeds (emergency.manage to write, emergency.view to read) and
 // their alert log; POST /v1/cap-feeds/<id>/alerts is where a push feed's sender delivers a
 // CAP 1.2 document, authenticated by the feed's push secret (not an API key).
+import { actFor } from '../audit/index.js'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
@@ -261,7 +262,9 @@ const capRoutes =
       },
       async (req, reply) => {
         const m = /^Bearer\s+(\S{1,200})$/i.exec(req.headers.authorization ?? '')
-        return reply.code(202).send({ data: await capFeeds.push(req.params.id, m?.[1] ?? null, req.body) })
+        // The push is the feed's own write: recorded in its workspace's audit log, as the feed.
+        const proven = (f: { id: string; workspaceId: string; name: string }) => actFor(req, f.workspaceId, { kind: 'system', id: f.id, name: f.name })
+        return reply.code(202).send({ data: await capFeeds.push(req.params.id, m?.[1] ?? null, req.body, proven) })
       },
     )
   }

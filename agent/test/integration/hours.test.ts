@@ -140,13 +140,13 @@ t.test('a CEC TV: the hours put it in standby and wake it on the injected clock;
   t.equal(sim.panel.model.state.input, 'hdmi1', 'Active Source: the TV shows the player')
 
   await time.advanceSettling(off - time.nowMs)
-  t.ok(await until(5000, () => (sim.panel.model.state.power === 'standby' ? true : undefined)), 'Standby at the minute the hours end')
+  t.ok(await until(2 * 60_000, () => (sim.panel.model.state.power === 'standby' ? true : undefined)), 'Standby at the minute the hours end')
   await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => {
     const p = r.panel as { intended?: string; obeying?: boolean; power?: string } | undefined
     return p?.intended === 'off' && p.obeying === true && p.power === 'off'
   })
   await time.advanceSettling(on - time.nowMs)
-  t.ok(await until(5000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'Image View On at the next "on"')
+  t.ok(await until(2 * 60_000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'Image View On at the next "on"')
 })
 
 t.test('a CEC TV that acknowledges Standby and stays on is reported not obeying: alert panel-not-obeying', async (t) => {
@@ -162,12 +162,12 @@ t.test('a CEC TV that acknowledges Standby and stays on is reported not obeying:
   await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { intended?: string } | undefined)?.intended === 'off')
   for (const wait of [10_000, 30_000, 60_000]) {
     await time.advanceSettling(wait)
-    await until(2000, () => undefined) // the command and its read-back travel over the serial link
+    await new Promise((r) => setTimeout(r, 2000)) // the command and its read-back travel over the serial link (as before: a 2-s pause)
   }
   const notObeying = await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { obeying?: boolean } | undefined)?.obeying === false)
   t.match(notObeying.panel, { power: 'on', intended: 'off', obeying: false })
   t.equal(sim.panel.model.state.power, 'on', 'the TV never went to standby')
-  const open = await until(5000, async () => {
+  const open = await until(2 * 60_000, async () => {
     const events = ((await (await cloud.request('GET', '/v1/alert-events?state=open&code=panel-not-obeying')).json()) as { data: unknown[] }).data
     return events.length ? events : undefined
   })

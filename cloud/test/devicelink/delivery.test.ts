@@ -88,7 +88,11 @@ forEngines(t, async (t, build) => {
   })
 
   t.test('takeovers are set-based: the same statements for 3 or 1,200 screens, none binding a screen list; screens read behind the answer', async (t) => {
-    const h = await build(t, {}, { content: InMemoryContentResolver.permissive() })
+    // The statements counted are the takeover's: the audit log's entry for each write (its chain
+    // made by the first, 21 columns bound) is left out, its cost is bench/api-latency.ts's.
+    const h = await build(t, { auditEnabled: false }, { content: InMemoryContentResolver.permissive() })
+    // What one row binds at most (an emergency's row: 21 columns); a screen list would bind N.
+    const MAX_ROW_PARAMS = 40
     const { workspaceId, apiKey } = await h.workspace()
     const s = servicesOf(h.app)
     const N = 1200
@@ -137,7 +141,7 @@ forEngines(t, async (t, build) => {
     t.same(all.data.delivery, { targeted: N, published: 0, applied: 0 })
     t.equal(all.data.screenCount, N)
     t.equal(all.queries, few.queries, `as many statements for ${N} screens as for 3 (${all.queries})`)
-    t.ok(all.params < 20 && few.params < 20, `no statement binds a screen list (at most ${all.params} parameters)`)
+    t.ok(all.params < MAX_ROW_PARAMS && few.params < MAX_ROW_PARAMS, `no statement binds a screen list (at most ${all.params} parameters)`)
     t.same((await get(`/v1/casts/${all.data.id}`)).delivery, { targeted: N, published: 0, applied: 0 }, 'nothing published before the reader runs')
     await release(1)
     t.same((await get(`/v1/casts/${all.data.id}`)).delivery, { targeted: N, published: N, applied: 0 }, 'every screen published behind the answer')
@@ -172,7 +176,7 @@ forEngines(t, async (t, build) => {
     const eAll = await post('/v1/emergencies', { contentKind: 'media', contentId: 'med_g' })
     t.same(eAll.data.delivery, { targeted: N, published: 0, applied: 0 })
     t.equal(eAll.queries, e3.queries, `as many statements for ${N} screens as for 3 (${eAll.queries})`)
-    t.ok(eAll.params < 20 && e3.params < 20, `no statement binds a screen list (at most ${eAll.params} parameters)`)
+    t.ok(eAll.params < MAX_ROW_PARAMS && e3.params < MAX_ROW_PARAMS, `no statement binds a screen list (at most ${eAll.params} parameters)`)
     t.equal((await get(`/v1/casts/${last.data.id}`)).status, 'paused', 'every screen of the cast is under the emergency')
     await release(1)
     t.same((await get(`/v1/emergencies/${eAll.data.id}`)).delivery, { targeted: N, published: N, applied: 0 })

@@ -18,9 +18,12 @@ async function send(h: Harness, token: string, method: 'POST' | 'PATCH', url: st
   return h.app.inject({ method, url, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: raw })
 }
 
+// The audit log's rows are the record of each refused request, not its effect: left out.
+const AUDIT_TABLES = new Set(['audit_entries', 'audit_chains'])
 const countRows = async (h: Harness) => {
   const out: Record<string, number> = {}
-  for (const name of await tableNames(h)) out[name] = Number((await servicesOf(h.app).db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM "${name}"`))!.n)
+  for (const name of await tableNames(h))
+    if (!AUDIT_TABLES.has(name)) out[name] = Number((await servicesOf(h.app).db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM "${name}"`))!.n)
   return out
 }
 

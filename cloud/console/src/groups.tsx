@@ -4,6 +4,7 @@
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, call } from './api.js'
+import { errProps, Shell } from './ui.js'
 
 export interface GroupItem {
   id: string
@@ -62,16 +63,8 @@ export function GroupSelect(p: {
   error?: string | null | undefined
 }): JSX.Element {
   return (
-    <div class={`field${p.error ? ' invalid' : ''}`}>
-      <label for={p.id}>{p.label}</label>
-      <select
-        id={p.id}
-        name={p.id}
-        value={p.value}
-        aria-invalid={p.error ? 'true' : undefined}
-        aria-describedby={p.error ? `${p.id}-error` : undefined}
-        onChange={(e) => p.onChange((e.currentTarget as HTMLSelectElement).value)}
-      >
+    <Shell id={p.id} label={p.label} error={p.error ?? null}>
+      <select {...errProps(p.id, p.error)} name={p.id} value={p.value} onChange={(e) => p.onChange((e.currentTarget as HTMLSelectElement).value)}>
         <option value="">{p.groups === null ? 'Loading the groups…' : p.groups.length ? 'Choose a group' : 'No groups yet (see Groups)'}</option>
         {(p.groups ?? []).map((g) => (
           <option key={g.id} value={g.id}>
@@ -79,12 +72,7 @@ export function GroupSelect(p: {
           </option>
         ))}
       </select>
-      {p.error ? (
-        <small id={`${p.id}-error`} class="field-error">
-          {p.error}
-        </small>
-      ) : null}
-    </div>
+    </Shell>
   )
 }
 

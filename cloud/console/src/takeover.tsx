@@ -2,36 +2,17 @@
 // the library, searched by name, or typed) and the scope (every screen, a location, a group, chosen screens),
 // and the reach receipts (counts per state and a paged list of screens) that follow live
 // events and re-read at most every 2 s.
-import type { ComponentChildren, JSX } from 'preact'
+import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, call } from './api.js'
 import { useLive } from './live.js'
 import { ContentPicker } from './picker.js'
 import { GroupSelect, groupLabel, useGroups } from './groups.js'
 import { Link } from './router.js'
-import { Ago, ErrorNote } from './ui.js'
+import { Ago, ErrorNote, errProps, Shell } from './ui.js'
 
 export const KINDS = ['media', 'playlist', 'creative', 'schedule', 'app'] as const
 export type Kind = (typeof KINDS)[number]
-
-/** A labelled control with the API's 422 next to it (the select/textarea sibling of `Field`). */
-export function Shell(p: { id: string; label: string; error?: string | null; children: ComponentChildren }): JSX.Element {
-  return (
-    <div class={`field${p.error ? ' invalid' : ''}`}>
-      <label for={p.id}>{p.label}</label>
-      {p.children}
-      {p.error ? (
-        <small id={`${p.id}-error`} class="field-error">
-          {p.error}
-        </small>
-      ) : null}
-    </div>
-  )
-}
-
-export function errProps(id: string, error?: string | null) {
-  return { id, 'aria-invalid': error ? ('true' as const) : undefined, 'aria-describedby': error ? `${id}-error` : undefined }
-}
 
 export interface Target {
   contentKind: Kind

@@ -84,6 +84,25 @@ export function Field(p: FieldProps): JSX.Element {
   )
 }
 
+/** A labelled control with the API's 422 next to it (the select/textarea sibling of `Field`). */
+export function Shell(p: { id: string; label: string; error?: string | null; children: ComponentChildren }): JSX.Element {
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={p.id}>{p.label}</label>
+      {p.children}
+      {p.error ? (
+        <small id={`${p.id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
+  )
+}
+
+export function errProps(id: string, error?: string | null) {
+  return { id, 'aria-invalid': error ? ('true' as const) : undefined, 'aria-describedby': error ? `${id}-error` : undefined }
+}
+
 /**
  * A form's submit: runs `action`, and on failure puts a 422 next to the field its message
  * names (one of `fields`), anything else above the button.

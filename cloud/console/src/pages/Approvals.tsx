@@ -7,8 +7,7 @@ import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { useSession } from '../session.js'
-import { Shell, errProps } from '../takeover.js'
-import { Ago, ErrorNote, Page, useLoad, useSubmit } from '../ui.js'
+import { Ago, ErrorNote, errProps, Page, Shell, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 type Request = Awaited<ReturnType<typeof load>>['data'][number]

@@ -8,8 +8,8 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
-import { EMPTY_TARGET, errProps, Reach, Shell, TARGET_FIELDS, TargetFields, targetBody, type Target } from '../takeover.js'
-import { Ago, ErrorNote, Page, useLoad, useSubmit } from '../ui.js'
+import { EMPTY_TARGET, Reach, TARGET_FIELDS, TargetFields, targetBody, type Target } from '../takeover.js'
+import { Ago, ErrorNote, errProps, Page, Shell, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const FIELDS = [...TARGET_FIELDS, 'expiresAt'] as const

@@ -46,7 +46,7 @@ export function captureLog(clock?: Clock, level: 'debug' | 'info' = 'info'): Log
   return {
     log,
     lines,
-    async waitFor(pred, ms = 10_000) {
+    async waitFor(pred, ms = 2 * 60_000) {
       const hit = await until(ms, async () => lines.find(pred))
       if (!hit) throw new Error(`no matching log line within ${ms} ms; got:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)
       return hit

@@ -10,7 +10,7 @@ import { socat, toolTest } from '@svc/shared/testing'
 import { FirmwareSim } from '../src/FirmwareSim.js'
 
 /** Reads from a stream until the framer yields a frame. */
-function nextFrame(stream: NodeJS.EventEmitter, framer: Framer, timeoutMs = 3000): Promise<Buffer> {
+function nextFrame(stream: NodeJS.EventEmitter, framer: Framer, timeoutMs = 2 * 60_000): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       stream.off('data', onData)

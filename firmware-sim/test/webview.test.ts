@@ -10,7 +10,7 @@ import { TRACE_REPLAY } from '../src/WebView.js'
 
 type Msg = { type: string; direction?: string; hex?: string }
 
-async function collect(url: string, until: (ms: Msg[]) => boolean, ms = 5000): Promise<Msg[]> {
+async function collect(url: string, until: (ms: Msg[]) => boolean, ms = 2 * 60_000): Promise<Msg[]> {
   const ws = new WebSocket(url)
   const messages: Msg[] = []
   ws.on('message', (d: Buffer) => messages.push(JSON.parse(d.toString())))

@@ -74,6 +74,8 @@ export async function launch(t: Test): Promise<{ browser: BrowserContext; page: 
   const browser = await chromium.createBrowserContext()
   t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
+  // A hang guard for every wait on the page (puppeteer's own is 30 s, which a busy machine overruns).
+  page.setDefaultTimeout(3 * 60_000)
   await page.setViewport({ width: WIDTH, height: HEIGHT })
   return { browser, page }
 }
@@ -232,6 +234,7 @@ export async function fileServer(
 /** A short solid-colour WebM made by the browser itself (canvas → MediaRecorder), as bytes. */
 export async function makeWebm(browser: Browser | BrowserContext, rgb: Rgb, ms: number): Promise<Buffer> {
   const p = await browser.newPage()
+  p.setDefaultTimeout(3 * 60_000)
   try {
     // As text: this package has no DOM typings.
     const b64 = (await p.evaluate(`(async () => {

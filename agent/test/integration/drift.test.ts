@@ -31,12 +31,12 @@ t.test('a panel switched off by hand on the simulator makes its screen drift; sw
     ((await (await cloud.request('GET', '/v1/screens?drift=drifting')).json()) as { data: { id: string }[] }).data.map((s) => s.id)
   // The list's drift filter reads what the device link has written; it follows the screen's view a moment later on a busy machine.
   const listedAs = (want: string[]) =>
-    until(60_000, async () => {
+    until(2 * 60_000, async () => {
       const ids = await driftingIds()
       return ids.join() === want.join() ? ids : undefined
     })
   // The view that matched, not a second read: a reading still on its way (the poll's, the job's read-back) may land between two reads.
-  const waitDrift = (state: string, ms = 60_000) =>
+  const waitDrift = (state: string, ms = 2 * 60_000) =>
     until(ms, async () => {
       const d = await drift()
       return d.state === state ? d : undefined

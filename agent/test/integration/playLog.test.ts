@@ -29,10 +29,10 @@ function agentOptions(base: string, dataDir: string, time: FakeTime): AgentOptio
 
 const PLAY = { source: 'assignment', contentKind: 'playlist', contentId: 'pl_1', castId: null, emergencyId: null, itemKind: 'media', zone: null }
 
-/** One play of `itemId` lasting `ms` on the agent's clock. */
-async function play(agent: Agent, time: FakeTime, itemId: string, ms = 10_000): Promise<void> {
+/** One play of `itemId` lasting `lengthMs` on the agent's clock. */
+async function play(agent: Agent, time: FakeTime, itemId: string, lengthMs = 10_000): Promise<void> {
   agent.playLog.start('p1:main', { ...PLAY, screenId: agent.screenId!, itemId })
-  time.advance(ms)
+  time.advance(lengthMs)
   agent.playLog.end('p1:main')
   await agent.playLog.flush()
 }

@@ -21,9 +21,6 @@ import { bundledEntry } from '@svc/shared/testing/bundle'
 import { CHROMIUM, fileServer, solidPng } from '../browser/chromium.js'
 import { VERSION, nodeOnly, pack, run, unpack } from './packed.js'
 
-// Packing bundles the agent with esbuild and compresses it: over a minute on a busy 2-core machine, so this file gets more than tap's 120 s.
-t.setTimeout(6 * 60_000)
-
 const nodeDir = nodeOnly(t)
 const packing = pack(t, [], { nodeOnlyPath: nodeDir })
 const TARBALL = `svc-agent-${VERSION}-linux-${os.arch()}.tar.gz`

@@ -19,9 +19,9 @@ const play = (itemId: string) => ({
   zone: null,
 })
 
-function record(pl: PlayLog, time: FakeTime, itemId: string, ms = 1000): void {
+function record(pl: PlayLog, time: FakeTime, itemId: string, lengthMs = 1000): void {
   pl.start('1:main', play(itemId))
-  time.advance(ms)
+  time.advance(lengthMs)
   pl.end('1:main')
 }
 

@@ -120,7 +120,7 @@ t.test('a log request waits for the offline screen, reaches it when it connects,
   })
   t.equal(closed.status, 200)
   const next = (await cloud.call('POST', `/v1/screens/${a.screenId}/logs`)).body.data
-  t.ok(await until(60_000, () => (back.jobs.some((j) => j.id === next.id) ? true : undefined), 20), 'the next request arrives')
+  t.ok(await until(2 * 60_000, () => (back.jobs.some((j) => j.id === next.id) ? true : undefined), 20), 'the next request arrives')
   t.same(
     back.jobs.map((j) => j.id),
     [fresh.id, next.id],

@@ -39,6 +39,9 @@ export async function startConsoleCloud(t: Test, opts: Parameters<typeof startCl
  * after the last test using it has ended (as the shared browser does), so the next file of a
  * folder starts with a cloud of its own. Tests sharing one use their own names and emails.
  */
+/** How long a file's cloud outlives its last user, for the file's next test to take it over. */
+const LINGER_MS = 1000
+
 export function fileCloud(opts: Parameters<typeof startCloud>[1] = {}): (t: Test) => Promise<ConsoleCloud> {
   let cloud: Promise<ConsoleCloud> | null = null
   let afters: (() => unknown)[] = []
@@ -62,7 +65,7 @@ export function fileCloud(opts: Parameters<typeof startCloud>[1] = {}): (t: Test
         afters = []
         cloud = null
         for (const fn of closing) await Promise.resolve(fn()).catch(() => {})
-      }, 1000)
+      }, LINGER_MS)
     })
     cloud ??= startConsoleCloud(owner, opts)
     return cloud
@@ -124,11 +127,17 @@ const chromiumShared = processShared<{ browser: Browser; userDataDir: string }>(
   ({ browser }, lost) => browser.once('disconnected', lost),
 )
 
+/** How long a page's wait may take before the test fails naming it: a hang guard of minutes. */
+export const PAGE_WAIT_MS = 3 * 60_000
+
 export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
   const { browser: chromium } = await chromiumShared.use(t)
   const browser = await chromium.createBrowserContext()
   t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
+  // A hang guard for every wait on the page (puppeteer's own is 30 s, which a busy machine
+  // overruns): the page's waits are on what it shows, not on how fast it shows it.
+  page.setDefaultTimeout(PAGE_WAIT_MS)
   await page.setViewport({ width: 1280, height: 800 })
   if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }])
   const errors: string[] = []
@@ -165,8 +174,8 @@ export async function docShot(page: Page, name: string): Promise<void> {
 }
 
 /** Waits until the page's text includes `text`. */
-export async function textShown(page: Page, text: string, timeout = 5000): Promise<void> {
-  await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, { timeout })
+export async function textShown(page: Page, text: string): Promise<void> {
+  await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`)
 }
 
 /** The password the browser tests set through invite links. */

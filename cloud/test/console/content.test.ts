@@ -39,7 +39,7 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   await (input as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(file)
   await page.type('#f-upload-name', 'Welcome board')
   await clickButton(page, 'Upload')
-  await page.waitForFunction("document.querySelector('#upload-progress')?.value === 100", { timeout: 10_000 })
+  await page.waitForFunction("document.querySelector('#upload-progress')?.value === 100")
   t.equal(await page.$eval('#upload-progress', (e) => e.getAttribute('value')), '100', 'the progress bar reaches 100%')
   await textShown(page, '1 file')
   const row = await page.$$eval('section[aria-labelledby=h-media] tbody tr td', (tds) => tds.map((td) => td.textContent))
@@ -97,7 +97,7 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   // A recall made elsewhere shows on the page without reloading (the live event stream).
   const recalled = await c.call('POST', `/v1/media/${media[0]!.id}/recall`, { reason: 'Wrong prices' })
   t.equal(recalled.status, 200, 'recalled through the API')
-  await page.waitForSelector('.badge.recalled', { timeout: 5000 })
+  await page.waitForSelector('.badge.recalled')
   t.equal(await page.$eval('.badge.recalled', (e) => e.textContent), 'Recalled', 'the file shows as recalled')
 })
 

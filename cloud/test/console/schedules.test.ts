@@ -111,9 +111,9 @@ t.test('create a schedule with a weekday rule and see it in the week view; a 422
   t.equal((await c.call('POST', `/v1/screens/${screen.screenId}/assign`, { contentKind: 'schedule', contentId: schedule })).status, 200)
   await page.click('button[aria-label="Delete Weekdays"]')
   await page.waitForSelector('button[aria-label="Yes, Delete Weekdays"]')
-  // The focus moves in an effect after the paint: wait for it (briefly), then say where it is.
-  await page.waitForFunction('document.activeElement?.getAttribute("aria-label") === "Yes, Delete Weekdays"', { timeout: 2000 }).catch(() => undefined)
-  t.equal(await page.evaluate('document.activeElement?.getAttribute("aria-label")'), 'Yes, Delete Weekdays', 'the confirmation has the focus')
+  // The focus moves in an effect after the paint: wait for it.
+  await page.waitForFunction('document.activeElement?.getAttribute("aria-label") === "Yes, Delete Weekdays"')
+  t.pass('the confirmation has the focus')
   await page.keyboard.press('Enter')
   await page.waitForSelector('.page .error')
   t.match(await page.$eval('.page .error', (e) => e.textContent), /use|assign|screen/i, 'a schedule in use: refused, saying why')

@@ -178,7 +178,7 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
     }),
     { qos: 1 },
   )
-  await textShown(page, `${power}: ok`, 8000)
+  await textShown(page, `${power}: ok`)
   t.pass("the page shows the device's answer")
   t.equal((await c.call('GET', `/v1/serial-jobs/${job.id}`)).body.data.status, 'ok', 'and the API')
 
@@ -198,7 +198,7 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
     }),
     { qos: 1 },
   )
-  await textShown(page, `${second}: nak`, 8000)
+  await textShown(page, `${second}: nak`)
   t.pass('a nak is shown as such')
 
   // The screenshot button: a job with an upload URL; the device PUTs a PNG with its credential.
@@ -213,10 +213,8 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
     body: image,
   })
   t.equal(up.status, 200, 'the upload with the device credential is taken')
-  await textShown(page, 'Screenshot taken.', 8000)
-  await page.waitForFunction("(() => { const i = document.querySelector('img.shot'); return !!i && i.complete && i.naturalWidth === 320 })()", {
-    timeout: 5000,
-  })
+  await textShown(page, 'Screenshot taken.')
+  await page.waitForFunction("(() => { const i = document.querySelector('img.shot'); return !!i && i.complete && i.naturalWidth === 320 })()")
   t.equal(await page.$eval('img.shot', (i) => i.getAttribute('src')), `/v1/screenshots/${shot.id}/image`, "the page shows the device's image")
   await noSerious(t, page, "a screen's page with a command's outcome and a screenshot")
   await page.$eval('#h-shot', (e) => e.scrollIntoView())

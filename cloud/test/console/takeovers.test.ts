@@ -18,8 +18,8 @@ async function counts(page: Page): Promise<Record<string, number>> {
   )) as Record<string, number>
 }
 
-async function countIs(page: Page, state: string, n: number, timeout = 6000): Promise<void> {
-  await page.waitForFunction(`document.querySelector('[data-state=${state}] strong')?.textContent === '${n}'`, { timeout })
+async function countIs(page: Page, state: string, n: number): Promise<void> {
+  await page.waitForFunction(`document.querySelector('[data-state=${state}] strong')?.textContent === '${n}'`)
 }
 
 t.test('an emergency to three screens from the page: reach counts follow the devices live; cleared; a cast started and cleared', { skip }, async (t) => {

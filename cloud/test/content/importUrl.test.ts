@@ -118,7 +118,7 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   // While the sender holds after 512 KB, those bytes are already in a temporary file.
   const pending = h.req('POST', '/v1/media/import-url', apiKey, { url: `${base}/paused.png` })
   let onDisk = 0
-  for (let i = 0; i < 100 && onDisk < FIRST; i++) {
+  for (const guardEnd = Date.now() + 2 * 60_000; onDisk < FIRST && Date.now() < guardEnd; ) {
     await new Promise((r) => setTimeout(r, 50))
     onDisk = Math.max(
       0,

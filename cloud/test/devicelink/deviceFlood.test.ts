@@ -33,8 +33,11 @@ function bytesRead(c: Cloud, screenId: string): number {
   return [...wss.clients].reduce((n, ws) => n + ws._socket.bytesRead, 0)
 }
 
-const until = async (what: string, pred: () => boolean, ms = 10_000) => {
-  for (const end = performance.now() + ms; !pred(); await new Promise((r) => setTimeout(r, 5)))
+/** How often the waits below look again. */
+const POLL_MS = 5
+
+const until = async (what: string, pred: () => boolean, ms = 2 * 60_000) => {
+  for (const end = performance.now() + ms; !pred(); await new Promise((r) => setTimeout(r, POLL_MS)))
     if (performance.now() > end) throw new Error(`timed out: ${what}`)
 }
 
@@ -156,7 +159,7 @@ t.test('a flood over WebSocket: the TCP socket under the stream stops being read
   // ws has no write backpressure signal of its own: keep up to 4 MiB queued in it.
   const chunk = floodChunk(d.screenId)
   const room = () => ws.bufferedAmount < 4 * 1024 * 1024
-  const poll = (go: () => void): void => void setTimeout(() => (room() ? go() : poll(go)), 5)
+  const poll = (go: () => void): void => void setTimeout(() => (room() ? go() : poll(go)), POLL_MS)
   const f = new Flood(() => (ws.send(chunk), room()), poll, closed)
   t.after(() => f.stop())
   await checkFlood(t, c, d, f)

@@ -127,7 +127,7 @@ export class DeviceClient {
     return [...this.states].sort((a, b) => b.version - a.version)[0]
   }
   /** Resolves with the first desired state (already received or coming) that matches. */
-  next(pred: (s: DesiredState) => boolean, timeoutMs = 5000): Promise<DesiredState> {
+  next(pred: (s: DesiredState) => boolean, timeoutMs = 2 * 60_000): Promise<DesiredState> {
     const hit = this.states.find(pred)
     if (hit) return Promise.resolve(hit)
     return new Promise((resolve, reject) => {
@@ -160,7 +160,7 @@ export async function connectDevice(t: Test, url: string, d: Device, extra: Part
  * its socket's close has reached the broker's listeners, so presence has the drop queued
  * (`presence.idle()` then waits for it). True once it has.
  */
-export async function droppedAtBroker(c: Cloud, screenId: string, ms = 5000): Promise<boolean> {
+export async function droppedAtBroker(c: Cloud, screenId: string, ms = 2 * 60_000): Promise<boolean> {
   return (await until(ms, () => (servicesOf(c.running.app).broker.isConnected(screenId) ? undefined : true), 5)) === true
 }
 

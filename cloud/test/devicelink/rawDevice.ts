@@ -102,7 +102,7 @@ export class RawDevice {
   }
 
   /** Resolves with the next packet of this type (2 = CONNACK, 3 = PUBLISH, 9 = SUBACK). */
-  next(type: number, timeoutMs = 5000): Promise<{ type: number; body: Buffer }> {
+  next(type: number, timeoutMs = 2 * 60_000): Promise<{ type: number; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no packet of type ${type}`)), timeoutMs)
       this.waiters.push({

@@ -9,7 +9,7 @@ import { connectDevice, startCloud, type Cloud } from './link.js'
 
 const AT = '2026-06-01T12:00:00.000Z'
 
-async function reportedOf(cloud: Cloud, screenId: string, pred: (r: any) => boolean, ms = 5000): Promise<any> {
+async function reportedOf(cloud: Cloud, screenId: string, pred: (r: any) => boolean, ms = 2 * 60_000): Promise<any> {
   const until = Date.now() + ms
   for (;;) {
     const r = (await cloud.call('GET', `/v1/screens/${screenId}`)).body.data.reported

@@ -45,7 +45,7 @@ function open(t: Test, c: Cloud, headers: Record<string, string>): Promise<Strea
         get body() {
           return body
         },
-        async next(pred = () => true, ms = 5000) {
+        async next(pred = () => true, ms = 2 * 60_000) {
           const until = Date.now() + ms
           for (;;) {
             while (taken < messages.length) {
@@ -59,9 +59,9 @@ function open(t: Test, c: Cloud, headers: Record<string, string>): Promise<Strea
             })
           }
         },
-        async quiet(pred, ms = 300) {
+        async quiet(pred, windowMs = 300) {
           try {
-            await s.next(pred, ms)
+            await s.next(pred, windowMs)
             return false
           } catch {
             return true

@@ -41,7 +41,7 @@ async function connect(t: Test, base: string, token: string): Promise<{ client: 
   await client.connect(transport)
   t.after(() => client.close())
   // The client opens the session's event stream right after initialize, without waiting.
-  for (let i = 0; i < 200 && !seen.some((s) => s.method === 'GET'); i++) await new Promise((r) => setTimeout(r, 5))
+  for (const guardEnd = Date.now() + 2 * 60_000; !seen.some((s) => s.method === 'GET') && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 5))
   return { client, seen }
 }
 

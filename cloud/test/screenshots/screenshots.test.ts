@@ -139,7 +139,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
     { qos: 1 },
   )
   let failed = (await cloud.call('GET', `/v1/screenshots/${second.id}`)).body.data
-  for (let i = 0; i < 100 && failed.status !== 'failed'; i++) {
+  for (const guardEnd = Date.now() + 2 * 60_000; failed.status !== 'failed' && Date.now() < guardEnd; ) {
     await new Promise((r) => setTimeout(r, 20))
     failed = (await cloud.call('GET', `/v1/screenshots/${second.id}`)).body.data
   }

@@ -272,7 +272,7 @@ forEngines(t, (t, build) => {
     const { apiKey, workspaceId } = await h.workspace()
     await endpoint(h, apiKey, receiver)
     await recalled(h, workspaceId)
-    await receiver.waitFor(1, 5000)
+    await receiver.waitFor(1)
     t.equal(receiver.received.length, 1, 'kicked right after the insert')
   })
 

@@ -15,7 +15,10 @@
 //       5,000 screens of a group: the answer, then until GET /v1/groups/<id> counts them,
 //       then until the active emergency aimed at a group on that tag holds them all and
 //       their desired states are handed to the broker.
-//   pnpm exec tsx bench/groups.ts [N=10000] [--rounds=9] [--database-url=postgres://…]
+//   pnpm exec tsx bench/groups.ts [N=10000] [--rounds=9] [--database-url=postgres://…] [--casts-only]
+// (c) is also reported in process CPU time (process.cpuUsage around each request: on SQLite
+// the SQL included, on PostgreSQL not), which other processes on a shared machine disturb far
+// less than the wall time.
 import { join } from 'node:path'
 import { PostgresDatabase } from '../cloud/src/platform/db/PostgresDatabase.js'
 import { databaseUrlArg, engineLabel, freshSchema } from './lib/engine.js'
@@ -35,6 +38,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2)
   const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000)
   const R = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 9)
+  // --casts-only: (a), (b) and (c), without (d) (for iterating on the casts' cost).
+  const castsOnly = args.includes('--casts-only')
   const dir = tempDir('svc-bench-groups-')
   const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
   const db = pgSchema ? await PostgresDatabase.open(databaseUrl!, { busyTimeoutMs: 5000, schema: pgSchema.schema }) : undefined
@@ -48,11 +53,13 @@ async function main(): Promise<void> {
   const ws = await s.workspaces.create('Bench', 'us')
   const { secret } = await s.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')
   const req = async (method: 'GET' | 'POST' | 'PATCH', path: string, body?: object) => {
+    const c0 = process.cpuUsage()
     const t0 = now()
     const r = await app.inject({ method, url: path, headers: { authorization: `Bearer ${secret}` }, ...(body ? { payload: body } : {}) })
     const ms = now() - t0
+    const c = process.cpuUsage(c0)
     if (r.statusCode >= 300) throw new Error(`${method} ${path}: ${r.statusCode} ${r.body}`)
-    return { ms, data: r.json().data }
+    return { ms, cpu: (c.user + c.system) / 1000, data: r.json().data }
   }
 
   // The fleet: half:a on even screens (5,000 of 10,000), also the only screens at location "Half A".
@@ -114,12 +121,14 @@ async function main(): Promise<void> {
     ids1k: { scopeKind: 'screens', screenIds: tenthIds },
   } as const
   const casts: Record<keyof typeof targets, number[]> = { dynamic5k: [], static5k: [], node5k: [], dynamic1k: [], ids1k: [] }
+  const castCpu: Record<keyof typeof targets, number[]> = { dynamic5k: [], static5k: [], node5k: [], dynamic1k: [], ids1k: [] }
   const counts: Record<string, number> = {}
   for (let i = 0; i < R; i++) {
     const order = (Object.keys(targets) as (keyof typeof targets)[]).sort(() => (i % 2 ? 1 : -1))
     for (const k of order) {
       const r = await req('POST', '/v1/casts', { contentKind: 'media', contentId: mediaId, ...targets[k] })
       casts[k].push(r.ms)
+      castCpu[k].push(r.cpu)
       counts[k] = r.data.screenCount
       await s.desiredPublisher.idle()
       await req('POST', `/v1/casts/${r.data.id}/clear`)
@@ -167,6 +176,32 @@ async function main(): Promise<void> {
     `(c) ratios of medians: dynamic 5,000 / static 5,000 = ${(med(casts.dynamic5k) / med(casts.static5k)).toFixed(2)}×, dynamic 5,000 / location 5,000 = ${(med(casts.dynamic5k) / med(casts.node5k)).toFixed(2)}×, dynamic 1,000 / ids 1,000 = ${(med(casts.dynamic1k) / med(casts.ids1k)).toFixed(2)}×`,
   )
   console.log('')
+  console.log(
+    'Process CPU time of the same casts (the request, and on SQLite the SQL it waits on; not the PostgreSQL backends): less moved by other processes on the machine than the wall time:',
+  )
+  console.log('')
+  console.log('| (c) cast, CPU ms | median | each |')
+  console.log('| --- | --- | --- |')
+  for (const k of Object.keys(targets) as (keyof typeof targets)[])
+    console.log(`| ${label[k]} (${counts[k]} screens) | ${f1(med(castCpu[k]))} ms | ${each(castCpu[k])} |`)
+  console.log('')
+  console.log(
+    `(c) CPU ratios of medians: dynamic 5,000 / static 5,000 = ${(med(castCpu.dynamic5k) / med(castCpu.static5k)).toFixed(2)}×, dynamic 5,000 / location 5,000 = ${(med(castCpu.dynamic5k) / med(castCpu.node5k)).toFixed(2)}×, dynamic 1,000 / ids 1,000 = ${(med(castCpu.dynamic1k) / med(castCpu.ids1k)).toFixed(2)}×`,
+  )
+  // Round by round the casts grow (the cleared casts' rows stay), the same for each target: the
+  // ratio of the two casts of one round cancels that drift, and its median the outliers.
+  const paired = (xs: Record<keyof typeof targets, number[]>, a: keyof typeof targets, b: keyof typeof targets) =>
+    med(xs[a].map((x, i) => x / xs[b][i]!)).toFixed(2)
+  console.log(
+    `(c) medians of the per-round ratios, wall / CPU: dynamic 5,000 / static 5,000 = ${paired(casts, 'dynamic5k', 'static5k')}× / ${paired(castCpu, 'dynamic5k', 'static5k')}×, dynamic 5,000 / location 5,000 = ${paired(casts, 'dynamic5k', 'node5k')}× / ${paired(castCpu, 'dynamic5k', 'node5k')}×, dynamic 1,000 / ids 1,000 = ${paired(casts, 'dynamic1k', 'ids1k')}× / ${paired(castCpu, 'dynamic1k', 'ids1k')}×`,
+  )
+  console.log('')
+  if (castsOnly) {
+    await app.close()
+    await db?.close()
+    await pgSchema?.drop()
+    return
+  }
   console.log('| (d) bulk tag of a group | matched, changed | answered | group counts them | emergency holds them | … handed to the broker |')
   console.log('| --- | --- | --- | --- | --- | --- |')
   for (const r of rows)

@@ -133,7 +133,7 @@ export class GroupService implements GroupConditions {
         }
       }
     }
-    return { dialect: this.db.dialect, subtrees, groups }
+    return { dialect: this.db.dialect, workspaceId: p.workspaceId, subtrees, groups }
   }
 
   /** The rule's condition on a `screens` row. */

@@ -186,13 +186,21 @@ forEngines(t, (t, build) => {
       .values(worlds.map((w) => screenRow(w.id, workspaceId, iso(w.created), { node_id: w.node, timezone: w.zone, name: `Screen ${w.id}` })))
       .execute()
     // A screen of another workspace with a full history: never counted here.
-    await db.insertInto('screens').values(screenRow('scr_other', other.workspaceId, iso(W0 - 86_400_000))).execute()
-    await db.insertInto('presence_intervals').values({ workspace_id: other.workspaceId, screen_id: 'scr_other', started_at: iso(W0), ended_at: null }).execute()
+    await db
+      .insertInto('screens')
+      .values(screenRow('scr_other', other.workspaceId, iso(W0 - 86_400_000)))
+      .execute()
+    await db
+      .insertInto('presence_intervals')
+      .values({ workspace_id: other.workspaceId, screen_id: 'scr_other', started_at: iso(W0), ended_at: null })
+      .execute()
     for (const w of worlds) {
       if (w.presence.length)
         await db
           .insertInto('presence_intervals')
-          .values(w.presence.map((p) => ({ workspace_id: workspaceId, screen_id: w.id, started_at: iso(p.start), ended_at: p.end === null ? null : iso(p.end) })))
+          .values(
+            w.presence.map((p) => ({ workspace_id: workspaceId, screen_id: w.id, started_at: iso(p.start), ended_at: p.end === null ? null : iso(p.end) })),
+          )
           .execute()
       if (w.panel.length)
         await db
@@ -230,12 +238,7 @@ forEngines(t, (t, build) => {
     t.same(pick(report.total), sum([...expected.values()]), 'the total adds every screen up')
 
     const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
-    for (const r of byNode.rows)
-      t.same(
-        pick(r),
-        sum(worlds.filter((w) => w.node === r.id).map((w) => expected.get(w.id)!)),
-        `location ${r.id ?? 'root'}`,
-      )
+    for (const r of byNode.rows) t.same(pick(r), sum(worlds.filter((w) => w.node === r.id).map((w) => expected.get(w.id)!)), `location ${r.id ?? 'root'}`)
     t.equal(byNode.rows.length, new Set(worlds.map((w) => w.node)).size)
 
     const members = worlds.filter((_, i) => i % 3 === 0).map((w) => w.id)

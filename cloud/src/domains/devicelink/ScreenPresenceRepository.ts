@@ -82,7 +82,11 @@ export class ScreenPresenceRepository {
       const open = await this.k
         .selectFrom('presence_intervals')
         .select(['screen_id', 'started_at'])
-        .where('screen_id', 'in', rows.map((r) => r.id))
+        .where(
+          'screen_id',
+          'in',
+          rows.map((r) => r.id),
+        )
         .where('ended_at', 'is', null)
         .execute()
       for (const o of open) {

@@ -175,7 +175,13 @@ export class AvailabilityService {
         const start = Math.max(from, Date.parse(s.created_at))
         out.push({
           screen: s,
-          figures: figures(online.get(s.id) ?? [], shown.get(s.id) ?? [], this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache), start, to),
+          figures: figures(
+            online.get(s.id) ?? [],
+            shown.get(s.id) ?? [],
+            this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache),
+            start,
+            to,
+          ),
         })
       }
       yield out
@@ -217,7 +223,10 @@ export class AvailabilityService {
           if (!s) sums.set(r.screen.node_id, (s = emptySum()))
           add(s, r.figures)
         }
-      const names = await this.repo.nodeNames(plan.workspaceId, [...sums.keys()].filter((k): k is string => k !== null))
+      const names = await this.repo.nodeNames(
+        plan.workspaceId,
+        [...sums.keys()].filter((k): k is string => k !== null),
+      )
       const keys = [...sums.keys()].sort((a, b) => (a ?? '').localeCompare(b ?? ''))
       yield keys.map((k) => row(k, k === null ? '(workspace root)' : (names.get(k) ?? k), sums.get(k)!))
       return row(null, 'Total', total)

@@ -51,7 +51,11 @@ export class ReportsRepository {
     for (let i = 0; i < ids.length; i += SCREEN_BATCH) {
       let q = withinNodes(this.k.selectFrom('screens').where('workspace_id', '=', workspaceId), 'node_id', f.scopeIds)
       if (f.where) q = q.where(f.where)
-      for (const r of await q.select('id').where('id', 'in', ids.slice(i, i + SCREEN_BATCH)).execute()) out.add(r.id)
+      for (const r of await q
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + SCREEN_BATCH))
+        .execute())
+        out.add(r.id)
     }
     return out
   }

@@ -1872,6 +1872,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Availability of the screens the credential reaches over [from, to) (at most 366 days), per screen, location or group: time online, outages, and over the operating hours the share of time really showing content */
+        get: operations["getAvailabilityReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/schedules": {
         parameters: {
             query?: never;
@@ -33016,6 +33033,207 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getAvailabilityReport: {
+        parameters: {
+            query: {
+                /** @description `csv`: the rows, then the total, as CSV (streamed). */
+                format?: "json" | "csv";
+                /** @description Start of the window, an ISO 8601 date-time (required). */
+                from: string;
+                /** @description One row per screen (default), per home location, or per group. */
+                groupBy?: "screen" | "node" | "group";
+                /** @description Only this group's members. */
+                groupId?: string;
+                /** @description Only screens at this location or under it. */
+                nodeId?: string;
+                /** @description End of the window, an ISO 8601 date-time (required); time after now counts as nothing. */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report; with `format=csv` one header line, one line per row and a last line for the total (RFC 4180, CRLF). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            from: string;
+                            /** @enum {string} */
+                            groupBy: "screen" | "node" | "group";
+                            rows: {
+                                availability: number | null;
+                                displayAvailability: number | null;
+                                /** @description Scheduled time online with the panel not read back off and content playing. */
+                                displaySeconds: number;
+                                id: string | null;
+                                longestOutageSeconds: number;
+                                name: string;
+                                offlineSeconds: number;
+                                onlineSeconds: number;
+                                /** @description Stretches of the window offline. */
+                                outages: number;
+                                /** @description Time the operating hours want the panel on (the whole window for a screen without hours). */
+                                scheduledSeconds: number;
+                                /** @description Screens added up in this row. */
+                                screens: number;
+                                /** @description The window, from each screen's creation at the earliest and up to now at the latest. */
+                                windowSeconds: number;
+                            }[];
+                            /** Format: date-time */
+                            to: string;
+                            total: {
+                                availability: number | null;
+                                displayAvailability: number | null;
+                                /** @description Scheduled time online with the panel not read back off and content playing. */
+                                displaySeconds: number;
+                                id: string | null;
+                                longestOutageSeconds: number;
+                                name: string;
+                                offlineSeconds: number;
+                                onlineSeconds: number;
+                                /** @description Stretches of the window offline. */
+                                outages: number;
+                                /** @description Time the operating hours want the panel on (the whole window for a screen without hours). */
+                                scheduledSeconds: number;
+                                /** @description Screens added up in this row. */
+                                screens: number;
+                                /** @description The window, from each screen's creation at the earliest and up to now at the latest. */
+                                windowSeconds: number;
+                            };
+                        };
+                    };
+                    "text/csv": Blob;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Default Response */

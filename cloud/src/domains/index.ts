@@ -23,6 +23,7 @@ import { mediaModule, mediaRoutes, mediaUrlRefreshModule } from './media/module.
 import { nodeRoutes, nodesModule } from './nodes/module.js'
 import { playLogModule, playLogRoutes } from './playlog/module.js'
 import type { Provisions } from '../platform/provisions.js'
+import { reportRoutes, reportsModule } from './reports/module.js'
 import { assignmentsModule, deviceRoutes, screenRoutes, screensModule } from './screens/module.js'
 import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
 import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
@@ -65,6 +66,7 @@ export const MODULES: readonly AnyModule[] = [
   serialModule,
   driftModule,
   playLogModule,
+  reportsModule,
   alertsModule,
   webhooksModule,
   screenshotsModule,
@@ -107,6 +109,7 @@ export function v1Routes(p: Provisions, deprecations: Deprecation[]): FastifyPlu
     await v1.register(eventStreamRoutes(p))
     await v1.register(oauthRoutes(p))
     await v1.register(playLogRoutes(p))
+    await v1.register(reportRoutes(p))
     await v1.register(mcpRoutes(p))
     await v1.register(screenshotRoutes(p))
     await v1.register(agentLogRoutes(p))

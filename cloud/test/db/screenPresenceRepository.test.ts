@@ -45,7 +45,7 @@ eachEngine(t, 'screen presence repository', async (t, db) => {
 
   t.equal(await repo.markOffline(ids[0]!, LATER), true)
   t.equal(await repo.markOffline(ids[0]!, LATER), false, 'a second offline changes nothing')
-  t.equal((await repo.onlineIds()).length, ids.length - 1)
+  t.equal((await repo.online()).length, ids.length - 1)
 
   t.equal(await repo.storeReported(ids[0]!, '{"x":1}', LATER), true)
   t.equal(await repo.storeReported('scr_nope', '{}', LATER), false)

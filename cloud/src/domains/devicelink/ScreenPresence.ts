@@ -66,6 +66,8 @@ type Link = Pick<EmbeddedBroker, 'subscribe' | 'onConnections' | 'isConnected'>
 
 export class ScreenPresence {
   private readonly timers = new Map<string, NodeJS.Timeout>()
+  /** Screens online when this process started and not yet back: when they were last known connected (ms). */
+  private readonly droppedBeforeStart = new Map<string, number>()
   private readonly statusListeners: ((c: ScreenStatusChange[]) => void | Promise<void>)[] = []
   private readonly reportedListeners: ((r: ScreenReport) => void | Promise<void>)[] = []
   private chain: Promise<void> = Promise.resolve()
@@ -110,10 +112,17 @@ export class ScreenPresence {
     await this.broker.subscribe(cloudFilters.allStatus, (m) => this.onStatus(m.topic, m.payload))
     await this.broker.subscribe(cloudFilters.allReported, (m) => this.onReportedMessage(m.topic, m.payload))
     // Screens still marked online were connected to a previous process: they must
-    // reconnect within the grace period or be announced offline.
+    // reconnect within the grace period or be announced offline, as offline from the last
+    // moment they were known connected (their last report, or the drop the previous process
+    // recorded as it stopped), not from this start.
     await this.enqueue(async () => {
       const now = this.clock.now().getTime()
-      for (const id of await this.repo.onlineIds()) if (!(await this.store.isLive(id))) await this.markAway(id, now)
+      for (const { id, last_seen_at } of await this.repo.online()) {
+        if (await this.store.isLive(id)) continue
+        const seen = last_seen_at ? Date.parse(last_seen_at) : Number.NaN
+        if (Number.isFinite(seen) && seen < now) this.droppedBeforeStart.set(id, seen)
+        await this.markAway(id, now)
+      }
     })
   }
 
@@ -183,7 +192,9 @@ export class ScreenPresence {
         if (await this.store.isLive(screenId)) continue
         const row = await this.screen(screenId)
         if (row?.status !== 'online') continue
-        const sinceIso = new Date(since).toISOString()
+        const dropped = this.droppedBeforeStart.get(screenId)
+        this.droppedBeforeStart.delete(screenId)
+        const sinceIso = new Date(dropped !== undefined && dropped < since ? dropped : since).toISOString()
         const changed = await this.db.transaction(async (tx) => {
           if (!(await new ScreenPresenceRepository(tx.kysely).markOffline(screenId, sinceIso))) return false
           await this.outbox.record(tx, statusEvent(screenId, row, 'offline', now.toISOString(), sinceIso))
@@ -230,6 +241,7 @@ export class ScreenPresence {
 
   private async opened(run: ConnEvent[]): Promise<void> {
     for (const { id, key } of run) {
+      this.droppedBeforeStart.delete(id)
       await this.store.open(id, key)
       await this.store.clearAway(id)
       this.disarm(id)

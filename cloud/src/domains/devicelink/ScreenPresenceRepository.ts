@@ -35,9 +35,9 @@ export class ScreenPresenceRepository {
     return out
   }
 
-  /** Screens marked online (by this process or a previous one). */
-  async onlineIds(): Promise<string[]> {
-    return (await this.k.selectFrom('screens').select('id').where('status', '=', 'online').execute()).map((r) => r.id)
+  /** Screens marked online (by this process or a previous one), with the last moment each was known connected. */
+  async online(): Promise<{ id: string; last_seen_at: string | null }[]> {
+    return this.k.selectFrom('screens').select(['id', 'last_seen_at']).where('status', '=', 'online').execute()
   }
 
   /** The presence rows of these screens, by id (absent: deleted). */
@@ -60,24 +60,55 @@ export class ScreenPresenceRepository {
     if (ids.length) announce(this.k, { kind: 'screens', screenIds: ids })
   }
 
-  /** Marks these screens online since `at` where they were not; resolves with those that changed. */
+  /**
+   * Marks these screens online since `at` where they were not; resolves with those that
+   * changed. Each of those starts a presence interval at `at` (one left open by a lost
+   * offline is closed where the screen's outage began, its previous `status_since`).
+   */
   async markOnline(ids: readonly string[], at: string): Promise<Set<string>> {
     const changed = new Set<string>()
     for (const part of chunks(ids)) {
+      const before = await this.k.selectFrom('screens').select(['id', 'status_since']).where('id', 'in', part).where('status', '<>', 'online').execute()
       const rows = await this.k
         .updateTable('screens')
         .set({ status: 'online', status_since: at, last_seen_at: at })
         .where('id', 'in', part)
         .where('status', '<>', 'online')
-        .returning('id')
+        .returning(['id', 'workspace_id'])
         .execute()
       for (const r of rows) changed.add(r.id)
+      if (!rows.length) continue
+      const since = new Map(before.map((b) => [b.id, b.status_since]))
+      const open = await this.k
+        .selectFrom('presence_intervals')
+        .select(['screen_id', 'started_at'])
+        .where(
+          'screen_id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .where('ended_at', 'is', null)
+        .execute()
+      for (const o of open) {
+        const end = since.get(o.screen_id) ?? at
+        await this.k
+          .updateTable('presence_intervals')
+          .set({ ended_at: end > o.started_at && end <= at ? end : o.started_at })
+          .where('screen_id', '=', o.screen_id)
+          .where('started_at', '=', o.started_at)
+          .execute()
+      }
+      await this.k
+        .insertInto('presence_intervals')
+        .values(rows.map((r) => ({ workspace_id: r.workspace_id, screen_id: r.id, started_at: at, ended_at: null })))
+        .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
+        .execute()
     }
     if (changed.size) announce(this.k, { kind: 'screens', screenIds: [...changed] })
     return changed
   }
 
-  /** Marks the screen offline since `since` if it was online; true if it changed. */
+  /** Marks the screen offline since `since` if it was online, ending its presence interval there; true if it changed. */
   async markOffline(id: string, since: string): Promise<boolean> {
     const r = await this.k
       .updateTable('screens')
@@ -86,7 +117,16 @@ export class ScreenPresenceRepository {
       .where('status', '=', 'online')
       .executeTakeFirst()
     const changed = Number(r.numUpdatedRows) === 1
-    if (changed) announce(this.k, { kind: 'screens', screenIds: [id] })
+    if (changed) {
+      // Never before the interval's start (a clock stepping back): an empty interval then.
+      await this.k
+        .updateTable('presence_intervals')
+        .set({ ended_at: sql<string>`CASE WHEN started_at > ${since} THEN started_at ELSE ${since} END` })
+        .where('screen_id', '=', id)
+        .where('ended_at', 'is', null)
+        .execute()
+      announce(this.k, { kind: 'screens', screenIds: [id] })
+    }
     return changed
   }
 

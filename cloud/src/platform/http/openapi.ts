@@ -55,6 +55,7 @@ export const TAGS: Record<string, string> = {
   oauth: 'OAuth 2.0 client credentials: trade an API key for a short-lived access token.',
   mcp: 'The Model Context Protocol endpoint: the API operations as tools for AI agents (Streamable HTTP, JSON-RPC).',
   'play-log': 'Proof of play: what screens actually showed, as their agents reported it; CSV export.',
+  reports: 'Reports: availability of screens (online, and really showing content over their operating hours), as JSON or CSV.',
   approvals: 'Approval policies per location and the requests that hold content changes until approved.',
   session: "The console's sign-in: invite links, email and password, the session cookie and its CSRF token.",
   events: 'Live events (server-sent events) the credential may see, resumable with Last-Event-ID.',

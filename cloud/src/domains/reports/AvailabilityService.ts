@@ -1,0 +1,270 @@
+// The availability report: for each screen of a selection, over a window, how long it was
+// online (its presence intervals), its outages, and over its operating hours how long it
+// was really showing content: online, the panel not read back off, content playing
+// (`displayAvailability`). Screens are read a batch at a time with their intervals, so a
+// year over a large fleet is a few linear passes per screen and a CSV streams in constant
+// memory; rows per location or group add the screens' figures up.
+import { Type, type Static } from '@sinclair/typebox'
+import type { Clock } from '../../platform/clock.js'
+import { Nullable, StringEnum } from '../../platform/contract.js'
+import type { Database } from '../../platform/db/Database.js'
+import { validation } from '../../platform/errors.js'
+import type { Principal } from '../../platform/http/Principal.js'
+import { decodeCursor } from '../../platform/paging.js'
+import { parseTimeRange } from '../../platform/timeRange.js'
+import type { EffectiveHours, OperatingHoursRecords } from '../hours/index.js'
+import type { NodeService } from '../nodes/index.js'
+import type { GroupService } from '../targeting/index.js'
+import { figures, hoursOn, type ScreenFigures, type Span } from './intervals.js'
+import { type IntervalRow, type ReportScreen, ReportsRepository, SCREEN_BATCH, type ScreenFilter } from './ReportsRepository.js'
+
+/** The widest window of a report, days. */
+export const AVAILABILITY_MAX_DAYS = 366
+const DAY_MS = 86_400_000
+
+export const AVAILABILITY_GROUP_BY = ['screen', 'node', 'group'] as const
+export type AvailabilityGroupBy = (typeof AVAILABILITY_GROUP_BY)[number]
+
+export const AvailabilityRow = Type.Object({
+  id: Nullable(Type.String({ description: 'The screen, location or group; null for screens at the workspace root (groupBy node) and for the total.' })),
+  name: Type.String(),
+  screens: Type.Integer({ minimum: 0, description: 'Screens added up in this row.' }),
+  windowSeconds: Type.Number({ minimum: 0, description: "The window, from each screen's creation at the earliest and up to now at the latest." }),
+  onlineSeconds: Type.Number({ minimum: 0 }),
+  offlineSeconds: Type.Number({ minimum: 0 }),
+  availability: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'onlineSeconds ÷ windowSeconds; null for an empty window.' })),
+  outages: Type.Integer({ minimum: 0, description: 'Stretches of the window offline.' }),
+  longestOutageSeconds: Type.Number({ minimum: 0 }),
+  scheduledSeconds: Type.Number({
+    minimum: 0,
+    description: 'Time the operating hours want the panel on (the whole window for a screen without hours).',
+  }),
+  displaySeconds: Type.Number({ minimum: 0, description: 'Scheduled time online with the panel not read back off and content playing.' }),
+  displayAvailability: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'displaySeconds ÷ scheduledSeconds; null when nothing was scheduled.' })),
+})
+export type AvailabilityRowT = Static<typeof AvailabilityRow>
+
+export const AvailabilityReport = Type.Object({
+  from: Type.String({ format: 'date-time' }),
+  to: Type.String({ format: 'date-time' }),
+  groupBy: StringEnum(AVAILABILITY_GROUP_BY),
+  rows: Type.Array(AvailabilityRow),
+  total: AvailabilityRow,
+})
+export type AvailabilityReportT = Static<typeof AvailabilityReport>
+
+export interface AvailabilityQuery {
+  from?: string | undefined
+  to?: string | undefined
+  groupBy?: AvailabilityGroupBy | undefined
+  nodeId?: string | undefined
+  groupId?: string | undefined
+}
+
+/** One screen's figures. */
+export interface ScreenResult {
+  screen: ReportScreen
+  figures: ScreenFigures
+}
+
+interface Sum {
+  screens: number
+  windowMs: number
+  onlineMs: number
+  outages: number
+  longestOutageMs: number
+  scheduledMs: number
+  displayMs: number
+}
+
+const emptySum = (): Sum => ({ screens: 0, windowMs: 0, onlineMs: 0, outages: 0, longestOutageMs: 0, scheduledMs: 0, displayMs: 0 })
+
+function add(s: Sum, f: ScreenFigures): void {
+  s.screens++
+  s.windowMs += f.windowMs
+  s.onlineMs += f.onlineMs
+  s.outages += f.outages
+  s.longestOutageMs = Math.max(s.longestOutageMs, f.longestOutageMs)
+  s.scheduledMs += f.scheduledMs
+  s.displayMs += f.displayMs
+}
+
+function row(id: string | null, name: string, s: Sum): AvailabilityRowT {
+  return {
+    id,
+    name,
+    screens: s.screens,
+    windowSeconds: s.windowMs / 1000,
+    onlineSeconds: s.onlineMs / 1000,
+    offlineSeconds: (s.windowMs - s.onlineMs) / 1000,
+    availability: s.windowMs > 0 ? s.onlineMs / s.windowMs : null,
+    outages: s.outages,
+    longestOutageSeconds: s.longestOutageMs / 1000,
+    scheduledSeconds: s.scheduledMs / 1000,
+    displaySeconds: s.displayMs / 1000,
+    displayAvailability: s.scheduledMs > 0 ? s.displayMs / s.scheduledMs : null,
+  }
+}
+
+function spansOf(rows: readonly IntervalRow[], now: number): Map<string, Span[]> {
+  const out = new Map<string, Span[]>()
+  for (const r of rows) {
+    let list = out.get(r.screen_id)
+    if (!list) out.set(r.screen_id, (list = []))
+    list.push([Date.parse(r.started_at), r.ended_at === null ? now : Date.parse(r.ended_at)])
+  }
+  return out
+}
+
+/** A resolved report request: its window, its screens' filter, and how rows are formed. */
+export interface AvailabilityPlan {
+  workspaceId: string
+  from: string
+  to: string
+  groupBy: AvailabilityGroupBy
+  filter: ScreenFilter
+  principal: Principal
+}
+
+export class AvailabilityService {
+  private readonly repo: ReportsRepository
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly nodes: Pick<NodeService, 'scopeIds' | 'subtree' | 'resolveHome'>,
+    private readonly groups: Pick<GroupService, 'memberCondition' | 'list'>,
+    private readonly hours: Pick<OperatingHoursRecords, 'effective'>,
+  ) {
+    this.repo = new ReportsRepository(db.kysely)
+  }
+
+  /** Checks a request (400/422 before anything is answered) and resolves its screens' filter. */
+  async plan(p: Principal, q: AvailabilityQuery): Promise<AvailabilityPlan> {
+    if (!q.from || !q.to) throw validation('from and to are required.')
+    const range = parseTimeRange(q) as { from: string; to: string }
+    if (Date.parse(range.to) - Date.parse(range.from) > AVAILABILITY_MAX_DAYS * DAY_MS)
+      throw validation(`from and to are at most ${AVAILABILITY_MAX_DAYS} days apart.`)
+    const scopeIds = await this.nodes.scopeIds(p)
+    const nodeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : null
+    const where = q.groupId !== undefined ? await this.groups.memberCondition(p, q.groupId, 'groupId') : undefined
+    return { workspaceId: p.workspaceId, from: range.from, to: range.to, groupBy: q.groupBy ?? 'screen', filter: { scopeIds, nodeIds, where }, principal: p }
+  }
+
+  /** Every selected screen's figures, in id order, a batch at a time. */
+  async *screens(plan: AvailabilityPlan): AsyncGenerator<ScreenResult[]> {
+    const now = this.clock.now().getTime()
+    const from = Date.parse(plan.from)
+    const to = Math.min(Date.parse(plan.to), now)
+    const scheduleCache = new Map<string, Span[]>()
+    let after: string | null = null
+    for (;;) {
+      const batch = await this.repo.screens(plan.workspaceId, plan.filter, after, SCREEN_BATCH)
+      if (!batch.length) return
+      after = batch[batch.length - 1]!.id
+      const ids = batch.map((s) => s.id)
+      const [presence, showing, hours] = await Promise.all([
+        this.repo.presence(ids, plan.from, plan.to),
+        this.repo.showing(ids, plan.from, plan.to),
+        this.hours.effective(plan.workspaceId, batch),
+      ])
+      const online = spansOf(presence, now)
+      const shown = spansOf(showing, now)
+      const out: ScreenResult[] = []
+      for (const s of batch) {
+        const start = Math.max(from, Date.parse(s.created_at))
+        out.push({
+          screen: s,
+          figures: figures(
+            online.get(s.id) ?? [],
+            shown.get(s.id) ?? [],
+            this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache),
+            start,
+            to,
+          ),
+        })
+      }
+      yield out
+      if (batch.length < SCREEN_BATCH) return
+    }
+  }
+
+  /** The hours' on-spans over the whole window, shared by the screens with the same hours and zone. */
+  private scheduled(h: EffectiveHours | null, timeZone: string, from: number, to: number, cache: Map<string, Span[]>): Span[] | null {
+    if (!h) return null
+    const key = `${h.source.kind}:${h.source.id}|${timeZone}`
+    let spans = cache.get(key)
+    if (!spans) cache.set(key, (spans = hoursOn(h.hours, timeZone, from, to)))
+    return spans
+  }
+
+  /** The rows of a report (per screen, location or group) and its total, a batch at a time (screens) or at the end. */
+  async *rows(plan: AvailabilityPlan): AsyncGenerator<AvailabilityRowT[], AvailabilityRowT> {
+    const total = emptySum()
+    if (plan.groupBy === 'screen') {
+      for await (const batch of this.screens(plan)) {
+        const rows: AvailabilityRowT[] = []
+        for (const r of batch) {
+          add(total, r.figures)
+          const one = emptySum()
+          add(one, r.figures)
+          rows.push(row(r.screen.id, r.screen.name, one))
+        }
+        yield rows
+      }
+      return row(null, 'Total', total)
+    }
+    if (plan.groupBy === 'node') {
+      const sums = new Map<string | null, Sum>()
+      for await (const batch of this.screens(plan))
+        for (const r of batch) {
+          add(total, r.figures)
+          let s = sums.get(r.screen.node_id)
+          if (!s) sums.set(r.screen.node_id, (s = emptySum()))
+          add(s, r.figures)
+        }
+      const names = await this.repo.nodeNames(
+        plan.workspaceId,
+        [...sums.keys()].filter((k): k is string => k !== null),
+      )
+      const keys = [...sums.keys()].sort((a, b) => (a ?? '').localeCompare(b ?? ''))
+      yield keys.map((k) => row(k, k === null ? '(workspace root)' : (names.get(k) ?? k), sums.get(k)!))
+      return row(null, 'Total', total)
+    }
+    // Per group: every screen's figures, then each group's members among them.
+    const figuresOf = new Map<string, ScreenFigures>()
+    for await (const batch of this.screens(plan))
+      for (const r of batch) {
+        add(total, r.figures)
+        figuresOf.set(r.screen.id, r.figures)
+      }
+    const ids = [...figuresOf.keys()]
+    const rows: AvailabilityRowT[] = []
+    let cursor: string | null = null
+    do {
+      const page = await this.groups.list(plan.principal, { limit: 100, after: cursor, count: false })
+      for (const g of page.data) {
+        const where = await this.groups.memberCondition(plan.principal, g.id, 'groupId')
+        const members = await this.repo.matching(plan.workspaceId, { scopeIds: plan.filter.scopeIds, nodeIds: null, where }, ids)
+        const s = emptySum()
+        for (const id of members) add(s, figuresOf.get(id)!)
+        rows.push(row(g.id, g.name, s))
+      }
+      cursor = page.nextCursor ? decodeCursor(page.nextCursor) : null
+    } while (cursor)
+    yield rows
+    return row(null, 'Total', total)
+  }
+
+  /** The whole report as one answer. */
+  async report(p: Principal, q: AvailabilityQuery): Promise<AvailabilityReportT> {
+    const plan = await this.plan(p, q)
+    const rows: AvailabilityRowT[] = []
+    const it = this.rows(plan)
+    for (;;) {
+      const n = await it.next()
+      if (n.done) return { from: plan.from, to: plan.to, groupBy: plan.groupBy, rows, total: n.value }
+      rows.push(...n.value)
+    }
+  }
+}

@@ -1,0 +1,3 @@
+// What other domains may use of the reports domain.
+export type { AvailabilityService } from './AvailabilityService.js'
+export type { PanelHistory } from './PanelHistory.js'

@@ -1,0 +1,28 @@
+// Reports: availability (presence intervals, the panel's history, operating hours) over a
+// window per screen, location or group, as JSON or CSV.
+import { domainModule } from '../../platform/provisions.js'
+import { AvailabilityService } from './AvailabilityService.js'
+import { PanelHistory } from './PanelHistory.js'
+import { ReportsRepository } from './ReportsRepository.js'
+
+export { default as reportRoutes } from './reportRoutes.js'
+
+/** History older than this many days is forgotten (a report's window is at most 366 days). */
+export const HISTORY_DAYS = 400
+
+export const reportsModule = domainModule({
+  name: 'reports',
+  needs: ['db', 'clock', 'log', 'housekeeping', 'nodes', 'groups', 'operatingHoursRecords', 'screenReports'],
+  provides: ['availability', 'panelHistory'],
+  create: ({ db, clock, log, housekeeping, nodes, groups, operatingHoursRecords, screenReports }) => {
+    const availability = new AvailabilityService(db, clock, nodes, groups, operatingHoursRecords)
+    const panelHistory = new PanelHistory(db, log)
+    screenReports.add((r) => panelHistory.record(r))
+    const repo = new ReportsRepository(db.kysely)
+    housekeeping.add({
+      name: 'old availability history',
+      run: () => repo.purge(new Date(clock.now().getTime() - HISTORY_DAYS * 86_400_000).toISOString()),
+    })
+    return { availability, panelHistory }
+  },
+})

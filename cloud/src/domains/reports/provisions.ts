@@ -1,0 +1,12 @@
+// What the reports domain provides to the other modules, by name and type: merged into
+// `DomainProvisions` (platform/provisions.ts) as its tables are into the database's type.
+import type { AvailabilityService, PanelHistory } from './index.js'
+
+declare module '../../platform/provisions.js' {
+  interface DomainProvisions {
+    /** The availability report: presence, panel and operating hours over a window. */
+    availability: AvailabilityService
+    /** The panel's history, recorded from the screens' reports. */
+    panelHistory: PanelHistory
+  }
+}

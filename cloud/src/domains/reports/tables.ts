@@ -1,0 +1,25 @@
+// The reports domain's tables, as the migrations (platform/db/migrations) leave them: their
+// column types, added to the database's type (`DB` in platform/db/schema.ts) by declaration
+// merging, so every query is checked against them while the platform names no domain.
+
+/** The panel's history: one stretch of the same read-back power and playing state (ReportsRepository). */
+export interface PanelIntervalsTable {
+  workspace_id: string
+  screen_id: string
+  /** UTC ISO with milliseconds: when the report that began it arrived. */
+  started_at: string
+  /** When a report with another state arrived; null while it lasts. */
+  ended_at: string | null
+  /** `on`, `off` or `unknown`, as the player read the panel back. */
+  power: string
+  /** 1 when the player was playing content (its `playing.source` not `none`). */
+  playing: number
+  /** 1 when the panel was not read back off and content played. */
+  showing: number
+}
+
+declare module '../../platform/db/schema.js' {
+  interface DB {
+    panel_intervals: PanelIntervalsTable
+  }
+}

@@ -1,0 +1,264 @@
+// The availability report against a brute-force oracle: random presence and panel histories
+// and operating hours (own, inherited from a location, none; several time zones) are
+// seeded, and every figure the report answers per screen, per location and per group must
+// equal what the oracle counts minute by minute. On both engines.
+import t from 'tap'
+import { panelIntentAt, type OperatingHours } from '@svc/shared/schedule/index'
+import { servicesOf } from '../../src/app.js'
+import { forEngines } from '../db/engines.js'
+import { screenRow } from '../fixtures/screenRows.js'
+
+const MIN = 60_000
+const W0 = Date.parse('2026-05-01T00:00:00.000Z')
+const W1 = Date.parse('2026-05-15T00:00:00.000Z')
+const NOW = '2026-05-14T18:00:00.000Z'
+const SCREENS = 24
+const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
+const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const
+
+/** mulberry32: seeded, so a failure can be replayed. */
+function seeded(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = Math.imul(a ^ (a >>> 15), 1 | a)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+interface Interval {
+  start: number
+  end: number | null
+}
+interface PanelStretch extends Interval {
+  power: 'on' | 'off' | 'unknown'
+  playing: number
+}
+interface World {
+  id: string
+  node: string | null
+  zone: string
+  created: number
+  presence: Interval[]
+  panel: PanelStretch[]
+  hours: OperatingHours | null
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+function randomHours(rnd: () => number): OperatingHours {
+  const clock = () => {
+    const q = Math.floor(rnd() * 96)
+    return `${String(Math.floor(q / 4)).padStart(2, '0')}:${String((q % 4) * 15).padStart(2, '0')}`
+  }
+  const weekly = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => ({
+    days: DAYS.filter(() => rnd() < 0.5).concat(DAYS[Math.floor(rnd() * 7)]!) as (typeof DAYS)[number][],
+    on: clock(),
+    off: clock(),
+  })).map((w) => ({ ...w, days: [...new Set(w.days)] }))
+  const exceptions = rnd() < 0.5 ? [{ date: '2026-05-06', off: true as const }] : [{ date: '2026-05-09', on: clock(), off: clock() }]
+  return { weekly, exceptions }
+}
+
+function randomWorld(rnd: () => number, i: number, nodes: string[]): World {
+  const created = rnd() < 0.7 ? W0 - 3 * 86_400_000 : W0 + Math.floor(rnd() * 10 * 24 * 60) * MIN
+  const now = Date.parse(NOW)
+  const walk = (from: number, gap: () => number) => {
+    const cuts: number[] = []
+    for (let at = from; at < now; ) {
+      cuts.push(at)
+      at += gap()
+    }
+    return cuts
+  }
+  // Presence: alternate stretches from before the window; the last may still be open.
+  const presence: Interval[] = []
+  let online = rnd() < 0.5
+  const cuts = walk(created, () => (1 + Math.floor(rnd() * (rnd() < 0.3 ? 30 : 2000))) * MIN)
+  cuts.forEach((c, j) => {
+    if (online) presence.push({ start: c, end: j + 1 < cuts.length ? cuts[j + 1]! : rnd() < 0.5 ? null : Math.min(now, c + 5 * MIN) })
+    online = !online
+  })
+  const panel: PanelStretch[] = []
+  const pcuts = walk(created + Math.floor(rnd() * 60) * MIN, () => (1 + Math.floor(rnd() * 1500)) * MIN)
+  pcuts.forEach((c, j) => {
+    const power = (['on', 'off', 'unknown'] as const)[Math.floor(rnd() * 3)]!
+    panel.push({ start: c, end: j + 1 < pcuts.length ? pcuts[j + 1]! : null, power, playing: rnd() < 0.7 ? 1 : 0 })
+  })
+  const kind = rnd()
+  return {
+    id: `scr_${String(i).padStart(3, '0')}`,
+    node: rnd() < 0.75 ? nodes[Math.floor(rnd() * nodes.length)]! : null,
+    zone: ZONES[Math.floor(rnd() * ZONES.length)]!,
+    created,
+    presence,
+    panel,
+    hours: kind < 0.5 ? randomHours(rnd) : null,
+  }
+}
+
+interface Figures {
+  windowSeconds: number
+  onlineSeconds: number
+  outages: number
+  longestOutageSeconds: number
+  scheduledSeconds: number
+  displaySeconds: number
+}
+
+/** Minute by minute (every edge is on a minute): what the report must say of one screen. */
+function oracle(w: World, hours: OperatingHours | null): Figures {
+  const now = Date.parse(NOW)
+  const covers = (xs: Interval[], at: number) => xs.some((x) => x.start <= at && at < (x.end ?? now))
+  const onAt = new Map<number, boolean>()
+  const f: Figures = { windowSeconds: 0, onlineSeconds: 0, outages: 0, longestOutageSeconds: 0, scheduledSeconds: 0, displaySeconds: 0 }
+  let run = 0
+  const shows = w.panel.filter((p) => p.power !== 'off' && p.playing)
+  for (let m = W0; m < Math.min(W1, now); m += MIN) {
+    if (m < w.created) continue
+    const mid = m + MIN / 2
+    f.windowSeconds += 60
+    const online = covers(w.presence, mid)
+    const showing = covers(shows, mid)
+    // Hours change on quarter hours (every zone here is offset by whole or half hours).
+    let scheduled = true
+    if (hours) {
+      const block = Math.floor(m / (15 * MIN))
+      let v = onAt.get(block)
+      if (v === undefined) onAt.set(block, (v = panelIntentAt(hours, new Date(block * 15 * MIN + MIN / 2), w.zone).power === 'on'))
+      scheduled = v
+    }
+    if (online) f.onlineSeconds += 60
+    if (scheduled) f.scheduledSeconds += 60
+    if (online && showing && scheduled) f.displaySeconds += 60
+    if (!online) {
+      if (run === 0) f.outages++
+      run += 60
+      f.longestOutageSeconds = Math.max(f.longestOutageSeconds, run)
+    } else run = 0
+  }
+  return f
+}
+
+const pick = (r: Record<string, unknown>): Figures => ({
+  windowSeconds: r.windowSeconds as number,
+  onlineSeconds: r.onlineSeconds as number,
+  outages: r.outages as number,
+  longestOutageSeconds: r.longestOutageSeconds as number,
+  scheduledSeconds: r.scheduledSeconds as number,
+  displaySeconds: r.displaySeconds as number,
+})
+
+function sum(fs: Figures[]): Figures {
+  const s: Figures = { windowSeconds: 0, onlineSeconds: 0, outages: 0, longestOutageSeconds: 0, scheduledSeconds: 0, displaySeconds: 0 }
+  for (const f of fs) {
+    s.windowSeconds += f.windowSeconds
+    s.onlineSeconds += f.onlineSeconds
+    s.outages += f.outages
+    s.longestOutageSeconds = Math.max(s.longestOutageSeconds, f.longestOutageSeconds)
+    s.scheduledSeconds += f.scheduledSeconds
+    s.displaySeconds += f.displaySeconds
+  }
+  return s
+}
+
+forEngines(t, (t, build) => {
+  t.test('every figure per screen, location and group equals the minute-by-minute oracle', async (t) => {
+    const h = await build(t)
+    h.clock.set(NOW)
+    const { apiKey, workspaceId } = await h.workspace()
+    const other = await h.workspace('Other')
+    const rnd = seeded(4901)
+    const nodes: string[] = []
+    for (const name of ['North', 'South']) {
+      const res = await h.req('POST', '/v1/nodes', apiKey, { name, kind: 'location' })
+      t.equal(res.statusCode, 201, res.body)
+      nodes.push(res.json().data.id)
+    }
+    // One location has hours its screens without their own inherit.
+    const nodeHours = randomHours(rnd)
+    t.equal((await h.req('PUT', `/v1/nodes/${nodes[0]}/operating-hours`, apiKey, nodeHours)).statusCode, 200)
+    const worlds = Array.from({ length: SCREENS }, (_, i) => randomWorld(rnd, i, nodes))
+    const db = servicesOf(h.app).db.kysely
+    await db
+      .insertInto('screens')
+      .values(worlds.map((w) => screenRow(w.id, workspaceId, iso(w.created), { node_id: w.node, timezone: w.zone, name: `Screen ${w.id}` })))
+      .execute()
+    // A screen of another workspace with a full history: never counted here.
+    await db
+      .insertInto('screens')
+      .values(screenRow('scr_other', other.workspaceId, iso(W0 - 86_400_000)))
+      .execute()
+    await db
+      .insertInto('presence_intervals')
+      .values({ workspace_id: other.workspaceId, screen_id: 'scr_other', started_at: iso(W0), ended_at: null })
+      .execute()
+    for (const w of worlds) {
+      if (w.presence.length)
+        await db
+          .insertInto('presence_intervals')
+          .values(
+            w.presence.map((p) => ({ workspace_id: workspaceId, screen_id: w.id, started_at: iso(p.start), ended_at: p.end === null ? null : iso(p.end) })),
+          )
+          .execute()
+      if (w.panel.length)
+        await db
+          .insertInto('panel_intervals')
+          .values(
+            w.panel.map((p) => ({
+              workspace_id: workspaceId,
+              screen_id: w.id,
+              started_at: iso(p.start),
+              ended_at: p.end === null ? null : iso(p.end),
+              power: p.power,
+              playing: p.playing,
+              showing: p.power !== 'off' && p.playing ? 1 : 0,
+            })),
+          )
+          .execute()
+      if (w.hours) t.equal((await h.req('PUT', `/v1/screens/${w.id}/operating-hours`, apiKey, w.hours)).statusCode, 200)
+    }
+    const effective = (w: World) => w.hours ?? (w.node === nodes[0] ? nodeHours : null)
+    const expected = new Map(worlds.map((w) => [w.id, oracle(w, effective(w))]))
+
+    const q = `from=${iso(W0)}&to=${iso(W1)}`
+    const res = await h.req('GET', `/v1/reports/availability?${q}`, apiKey)
+    t.equal(res.statusCode, 200, res.body)
+    const report = res.json().data
+    t.equal(report.rows.length, SCREENS, 'one row per screen of the workspace, none of another')
+    for (const r of report.rows) {
+      const want = expected.get(r.id)!
+      t.same(pick(r), want, `screen ${r.id}`)
+      t.equal(r.offlineSeconds, want.windowSeconds - want.onlineSeconds)
+      if (want.windowSeconds) t.ok(Math.abs(r.availability - want.onlineSeconds / want.windowSeconds) < 1e-9)
+      if (want.scheduledSeconds) t.ok(Math.abs(r.displayAvailability - want.displaySeconds / want.scheduledSeconds) < 1e-9)
+      else t.equal(r.displayAvailability, null)
+    }
+    t.same(pick(report.total), sum([...expected.values()]), 'the total adds every screen up')
+
+    const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
+    for (const r of byNode.rows) t.same(pick(r), sum(worlds.filter((w) => w.node === r.id).map((w) => expected.get(w.id)!)), `location ${r.id ?? 'root'}`)
+    t.equal(byNode.rows.length, new Set(worlds.map((w) => w.node)).size)
+
+    const members = worlds.filter((_, i) => i % 3 === 0).map((w) => w.id)
+    const group = await h.req('POST', '/v1/groups', apiKey, { name: 'Every third', kind: 'static', screenIds: members })
+    t.equal(group.statusCode, 201, group.body)
+    const byGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=group`, apiKey)).json().data
+    t.same(pick(byGroup.rows[0]), sum(members.map((id) => expected.get(id)!)), 'the group adds its members up')
+    t.equal(byGroup.rows[0].screens, members.length)
+
+    const oneNode = (await h.req('GET', `/v1/reports/availability?${q}&nodeId=${nodes[1]}`, apiKey)).json().data
+    t.same(
+      oneNode.rows.map((r: { id: string }) => r.id),
+      worlds.filter((w) => w.node === nodes[1]).map((w) => w.id),
+      'nodeId keeps the screens at that location',
+    )
+    const inGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupId=${group.json().data.id}`, apiKey)).json().data
+    t.same(
+      inGroup.rows.map((r: { id: string }) => r.id),
+      members,
+      "groupId keeps the group's members",
+    )
+  })
+})

@@ -10,7 +10,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pnpm, toolTest } from '@svc/shared/testing'
-import { cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
+import { HANG_GUARD_MS, cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
 
@@ -63,7 +63,7 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
 
   // Ctrl-C: SIGINT to the whole process group (pnpm, and the service it runs).
   process.kill(-first.child.pid!, 'SIGINT')
-  const outcome = await Promise.race([first.exited, sleep(15_000, undefined, { ref: false }).then(() => null)])
+  const outcome = await Promise.race([first.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
   t.same(outcome, { code: 0, signal: null }, `exit 0 (output: ${first.output().slice(-500)})`)
   t.notMatch(first.output(), /ELIFECYCLE|Command failed/)
   t.notMatch(first.output(), /^\s+at /m, 'no stack trace')
@@ -84,7 +84,7 @@ t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the 
     // SIGTERM). Both are pending before the service has done anything about the first.
     process.kill(-proc.child.pid!, 'SIGINT')
     if (echo) process.kill(proc.child.pid!, echo)
-    const outcome = await Promise.race([proc.exited, sleep(20_000, undefined, { ref: false }).then(() => null)])
+    const outcome = await Promise.race([proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
     const label = `SIGINT${echo ? ` then ${echo}` : ''}`
     t.same(outcome, { code: 0, signal: null }, `${label}: exit 0 (output: ${proc.output().slice(-400)})`)
     t.notMatch(proc.output(), /second SIG/, `${label}: the echo is not a second request to stop`)
@@ -136,7 +136,7 @@ toolTest(t, pnpm, '`pnpm agent start` and `pnpm sim start`: Ctrl-C exits 0 witho
     ['sim', sim],
   ] as const) {
     process.kill(-p.child.pid!, 'SIGINT')
-    const outcome = await Promise.race([p.exited, sleep(15_000, undefined, { ref: false }).then(() => null)])
+    const outcome = await Promise.race([p.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
     t.same(outcome, { code: 0, signal: null }, `${name}: exit 0`)
     t.notMatch(p.output(), /ELIFECYCLE|Command failed/, `${name}: no failure line`)
   }

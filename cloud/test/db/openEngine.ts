@@ -45,7 +45,7 @@ export async function freshPostgresSchema(t: Test, url: string, opts: { migrated
   try {
     await admin.query(`CREATE SCHEMA ${schema}`)
     // One round trip, one transaction: the template's statements aimed at this schema.
-    if (template) await admin.query(`BEGIN;\n${template.replaceAll(TEMPLATE_SCHEMA, schema)}\nCOMMIT;`)
+    if (template) await admin.query(`BEGIN;\n${template.text.replaceAll(template.placeholder, schema)}\nCOMMIT;`)
   } finally {
     await admin.end()
   }
@@ -87,7 +87,13 @@ function pgDump(args: string[]): Promise<string | null> {
   )
 }
 
-function migratedTemplate(url: string): Promise<string | null> {
+/** The migrated schema's statements, its name written as `placeholder`; null without pg_dump. */
+export async function migratedTemplate(url: string): Promise<{ text: string; placeholder: string } | null> {
+  const text = await migratedTemplateText(url)
+  return text === null ? null : { text, placeholder: TEMPLATE_SCHEMA }
+}
+
+function migratedTemplateText(url: string): Promise<string | null> {
   templateText ??= (async () => {
     const dumpVersion = await pgDump(['--version'])
     if (dumpVersion === null) return null

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pnpm, useTool } from '@svc/shared/testing'
+import { bundledEntry } from '@svc/shared/testing/bundle'
 import { tempDir } from '../helpers.js'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
@@ -71,12 +72,11 @@ export async function pack(
   opts: { nodeOnlyPath?: string } = {},
 ): Promise<{ out: string; code: number | null; stdout: string; stderr: string }> {
   const out = tempDir(t, 'svc-pack-out-')
-  // From the sources through tsx, not the tests' bundle (bundledEntry): that bundle rewrites
-  // `import.meta.url`, which pack's own banner for the packed program spells as text.
-  const cli = ['--import', 'tsx', 'agent/src/cli.ts', 'pack', '--out', out, ...extra]
+  // The CLI's bundle (scripts/bundle.mjs, built once per run), as the pnpm script runs it.
+  const cli = [await bundledEntry('agent/src/cli.ts'), 'pack', '--out', out, ...extra]
   let p: Run
   if (opts.nodeOnlyPath) p = run(t, process.execPath, cli, { env: { PATH: opts.nodeOnlyPath, HOME: out } })
-  else if (useTool(t, pnpm, 'node --import tsx agent/src/cli.ts (what the pnpm script runs)'))
+  else if (useTool(t, pnpm, 'node scripts/run.mjs agent/src/cli.ts (what the pnpm script runs)'))
     p = run(t, 'pnpm', ['--silent', 'agent', 'pack', '--out', out, ...extra])
   else p = run(t, process.execPath, cli)
   const { code } = await p.exited

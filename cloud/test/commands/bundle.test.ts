@@ -20,8 +20,16 @@ function run(bundleDir: string, args: string[], extra: Record<string, string> = 
     })
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    // A hang guard, not a bound on how fast it is.
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`waited 3 minutes for \`scripts/cloud.mjs ${args.join(' ')}\` to exit; stderr: ${stderr}`))
+    }, 3 * 60_000)
     child.once('error', reject)
-    child.once('exit', (code) => resolve({ code, stderr }))
+    child.once('exit', (code) => {
+      clearTimeout(guard)
+      resolve({ code, stderr })
+    })
   })
 }
 

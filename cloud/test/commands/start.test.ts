@@ -10,7 +10,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pnpm, toolTest } from '@svc/shared/testing'
-import { cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
+import { HANG_GUARD_MS, cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
 
@@ -28,7 +28,7 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   const httpPort = await freePort()
   const env = { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'debug' }
   const first = run(t, 'pnpm', ['start'], env)
-  t.ok(await waitFor(3 * 60_000, () => /no workspace yet/.test(first.output()) || first.child.exitCode !== null), 'started')
+  t.ok(await waitFor(60_000, () => /no workspace yet/.test(first.output()) || first.child.exitCode !== null), 'started')
   const lines = first
     .output()
     .split('\n')
@@ -42,7 +42,7 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   const res = await fetch(`http://127.0.0.1:${httpPort}/v1/status`)
   t.equal(res.status, 200)
   const requestId = res.headers.get('x-svc-request-id')!
-  t.ok(await waitFor(2 * 60_000, () => first.output().includes(requestId)))
+  t.ok(await waitFor(5000, () => first.output().includes(requestId)))
   const requestLines = first
     .output()
     .split('\n')
@@ -63,7 +63,7 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
 
   // Ctrl-C: SIGINT to the whole process group (pnpm, and the service it runs).
   process.kill(-first.child.pid!, 'SIGINT')
-  const outcome = await Promise.race([first.exited, sleep(2 * 60_000, undefined, { ref: false }).then(() => null)])
+  const outcome = await Promise.race([first.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
   t.same(outcome, { code: 0, signal: null }, `exit 0 (output: ${first.output().slice(-500)})`)
   t.notMatch(first.output(), /ELIFECYCLE|Command failed/)
   t.notMatch(first.output(), /^\s+at /m, 'no stack trace')
@@ -76,7 +76,7 @@ t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the 
     const httpPort = await freePort()
     const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
     t.ok(
-      await until(3 * 60_000, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
+      await until(60_000, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
       'ready',
     )
     // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm
@@ -84,7 +84,7 @@ t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the 
     // SIGTERM). Both are pending before the service has done anything about the first.
     process.kill(-proc.child.pid!, 'SIGINT')
     if (echo) process.kill(proc.child.pid!, echo)
-    const outcome = await Promise.race([proc.exited, sleep(2 * 60_000, undefined, { ref: false }).then(() => null)])
+    const outcome = await Promise.race([proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
     const label = `SIGINT${echo ? ` then ${echo}` : ''}`
     t.same(outcome, { code: 0, signal: null }, `${label}: exit 0 (output: ${proc.output().slice(-400)})`)
     t.notMatch(proc.output(), /second SIG/, `${label}: the echo is not a second request to stop`)
@@ -129,14 +129,14 @@ toolTest(t, pnpm, '`pnpm agent start` and `pnpm sim start`: Ctrl-C exits 0 witho
   const dataDir = tempDir(t)
   const agent = run(t, 'pnpm', ['agent', 'start', '--cloud', 'http://127.0.0.1:9', '--data', dataDir, '--player-port', '0'], {})
   const sim = run(t, 'pnpm', ['sim', 'start', '--protocol', 'lg', '--tcp', '0'], {})
-  t.ok(await waitFor(3 * 60_000, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
-  t.ok(await waitFor(3 * 60_000, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
+  t.ok(await waitFor(60_000, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
+  t.ok(await waitFor(60_000, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
   for (const [name, p] of [
     ['agent', agent],
     ['sim', sim],
   ] as const) {
     process.kill(-p.child.pid!, 'SIGINT')
-    const outcome = await Promise.race([p.exited, sleep(2 * 60_000, undefined, { ref: false }).then(() => null)])
+    const outcome = await Promise.race([p.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
     t.same(outcome, { code: 0, signal: null }, `${name}: exit 0`)
     t.notMatch(p.output(), /ELIFECYCLE|Command failed/, `${name}: no failure line`)
   }

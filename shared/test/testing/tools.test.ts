@@ -7,13 +7,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { missingTool, onPath, postgres, socat, toolsRequired } from '@svc/shared/testing'
+import { REPO_ROOT, bundledEntry } from '@svc/shared/testing/bundle'
 
-const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/needsFake.ts')
+// The fixture as a bundle (built once per run), not through tsx: a child process each run.
+const FIXTURE = await bundledEntry(path.relative(REPO_ROOT, path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/needsFake.ts')))
 
 function run(env: NodeJS.ProcessEnv): { status: number | null; out: string } {
   const base: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (k !== 'CI' && !k.startsWith('TAP')) base[k] = v
-  const r = spawnSync(process.execPath, ['--import', 'tsx', FIXTURE], { env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 })
+  const r = spawnSync(process.execPath, [FIXTURE], { env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 })
   return { status: r.status, out: r.stdout + r.stderr }
 }
 

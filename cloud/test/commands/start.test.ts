@@ -28,7 +28,7 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   const httpPort = await freePort()
   const env = { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'debug' }
   const first = run(t, 'pnpm', ['start'], env)
-  t.ok(await waitFor(60_000, () => /no workspace yet/.test(first.output()) || first.child.exitCode !== null), 'started')
+  t.ok(await waitFor(HANG_GUARD_MS, () => /no workspace yet/.test(first.output()) || first.child.exitCode !== null), 'started')
   const lines = first
     .output()
     .split('\n')
@@ -42,7 +42,7 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   const res = await fetch(`http://127.0.0.1:${httpPort}/v1/status`)
   t.equal(res.status, 200)
   const requestId = res.headers.get('x-svc-request-id')!
-  t.ok(await waitFor(5000, () => first.output().includes(requestId)))
+  t.ok(await waitFor(HANG_GUARD_MS, () => first.output().includes(requestId)))
   const requestLines = first
     .output()
     .split('\n')
@@ -76,7 +76,7 @@ t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the 
     const httpPort = await freePort()
     const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
     t.ok(
-      await until(60_000, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
+      await until(HANG_GUARD_MS, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
       'ready',
     )
     // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm
@@ -129,8 +129,8 @@ toolTest(t, pnpm, '`pnpm agent start` and `pnpm sim start`: Ctrl-C exits 0 witho
   const dataDir = tempDir(t)
   const agent = run(t, 'pnpm', ['agent', 'start', '--cloud', 'http://127.0.0.1:9', '--data', dataDir, '--player-port', '0'], {})
   const sim = run(t, 'pnpm', ['sim', 'start', '--protocol', 'lg', '--tcp', '0'], {})
-  t.ok(await waitFor(60_000, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
-  t.ok(await waitFor(60_000, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
+  t.ok(await waitFor(HANG_GUARD_MS, () => /"msg":"(pairing|cannot reach)/.test(agent.output()) || agent.child.exitCode !== null), 'agent running')
+  t.ok(await waitFor(HANG_GUARD_MS, () => /"tcpPort":\d+/.test(sim.output()) || sim.child.exitCode !== null), 'simulator running')
   for (const [name, p] of [
     ['agent', agent],
     ['sim', sim],

@@ -40,7 +40,17 @@ import { OutboundGuard } from './platform/net/OutboundGuard.js'
 import { Lifecycle, type StopSteps } from './platform/lifecycle.js'
 import { Listeners } from './platform/hooks.js'
 import { ModuleRuns, startModules } from './platform/modules.js'
-import { consoleRoutes, installAudit, installAuth, MODULES, oauthMetadataRoutes, v1Routes, type PlatformProvisions, type Provisions } from './domains/index.js'
+import {
+  consoleRoutes,
+  installAudit,
+  installAuth,
+  MODULES,
+  oauthMetadataRoutes,
+  scimRoutes,
+  v1Routes,
+  type PlatformProvisions,
+  type Provisions,
+} from './domains/index.js'
 import type { ContentResolver } from './domains/content/index.js'
 import { DevicePolicy, type PanelSettingsSource } from './domains/devicelink/index.js'
 import { screenDirectory } from './domains/screens/index.js'
@@ -258,6 +268,7 @@ async function assemble(
 
   await app.register(v1Routes(provided, deprecations), { prefix: '/v1' })
   await app.register(oauthMetadataRoutes(provided))
+  await app.register(scimRoutes(provided), { prefix: '/scim/v2' })
   // The operator console: /console/ (and / leading there), built from cloud/console.
   await app.register(consoleRoutes(config))
   return app

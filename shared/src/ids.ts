@@ -44,6 +44,8 @@ export const ID_PREFIX = {
   measurement: 'msr',
   event: 'evt',
   auditEntry: 'aud',
+  scimGroup: 'sgrp',
+  samlRequest: 'saml',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

@@ -2524,6 +2524,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sso/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The SAML provider's answer (HTTP-POST binding): checks the signature, audience, recipient, time window and InResponseTo, signs the user in and forwards to the console */
+        post: operations["createSsoSamlAc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/saml/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's SAML service-provider metadata: entity ID (the audience), ACS URL, signed assertions wanted (404 without a SAML provider) */
+        get: operations["getSsoSamlMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/scim-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the workspace has a SCIM token (never the token itself), and the SCIM base URL */
+        get: operations["getSsoScimToken"];
+        put?: never;
+        /** A new SCIM token for the workspace (shown once; the earlier one stops working at once) */
+        post: operations["scimTokenSso"];
+        /** Revoke the workspace's SCIM token: provisioning stops until a new one is made */
+        delete: operations["deleteSsoScimToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sso/start": {
         parameters: {
             query?: never;
@@ -43214,6 +43267,38 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                        } | {
+                            /** @description The Assertion Consumer Service URL (single sign-on URL, reply URL) to register at the provider. */
+                            acsUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @enum {string} */
+                            defaultRole: "owner" | "admin" | "editor" | "viewer";
+                            emailDomains: string[];
+                            /** @description The provider's SAML sign-in URL. */
+                            entryPoint: string;
+                            /** @description The signing certificates assertions must be signed with. */
+                            idpCertificates: {
+                                fingerprint256: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                subject: string;
+                            }[];
+                            idpIssuer: string | null;
+                            /** @description This workspace's service-provider metadata, for providers that read it. */
+                            metadataUrl: string;
+                            /** @enum {string} */
+                            passwordSignIn: "owners" | "all" | "none";
+                            /** @enum {string} */
+                            protocol: "saml";
+                            roleAttribute: string | null;
+                            roleMap: {
+                                [key: string]: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            /** @description This workspace's entity ID (the audience) to register at the provider. */
+                            spEntityId: string;
+                            /** Format: date-time */
+                            updatedAt: string;
                         };
                     };
                 };
@@ -43374,6 +43459,33 @@ export interface operations {
                     roleMap?: {
                         [key: string]: "owner" | "admin" | "editor" | "viewer";
                     };
+                } | {
+                    /**
+                     * @description Role of a user whose claim maps to none (default `viewer`).
+                     * @enum {string}
+                     */
+                    defaultRole?: "owner" | "admin" | "editor" | "viewer";
+                    /** @description E-mail domains whose addresses sign in through this provider; a domain belongs to one workspace. */
+                    emailDomains: string[];
+                    /** @description Without metadata: the provider's SAML sign-in URL (HTTP-Redirect binding). */
+                    entryPoint?: string;
+                    /** @description Without metadata: the provider's signing certificate (PEM or base64). */
+                    idpCertificate?: string;
+                    idpIssuer?: string | null;
+                    /** @description The provider's metadata document (XML): its sign-in URL, entityID and signing certificates are read from it. */
+                    idpMetadataXml?: string;
+                    /**
+                     * @description Who may still sign in with a password: `owners` (default), `all` or `none`.
+                     * @enum {string}
+                     */
+                    passwordSignIn?: "owners" | "all" | "none";
+                    /** @enum {string} */
+                    protocol: "saml";
+                    roleAttribute?: string | null;
+                    /** @description Claim (or attribute, or SCIM group) value → role; of several mapped values the highest role wins. */
+                    roleMap?: {
+                        [key: string]: "owner" | "admin" | "editor" | "viewer";
+                    };
                 };
             };
         };
@@ -43407,6 +43519,38 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                        } | {
+                            /** @description The Assertion Consumer Service URL (single sign-on URL, reply URL) to register at the provider. */
+                            acsUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @enum {string} */
+                            defaultRole: "owner" | "admin" | "editor" | "viewer";
+                            emailDomains: string[];
+                            /** @description The provider's SAML sign-in URL. */
+                            entryPoint: string;
+                            /** @description The signing certificates assertions must be signed with. */
+                            idpCertificates: {
+                                fingerprint256: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                subject: string;
+                            }[];
+                            idpIssuer: string | null;
+                            /** @description This workspace's service-provider metadata, for providers that read it. */
+                            metadataUrl: string;
+                            /** @enum {string} */
+                            passwordSignIn: "owners" | "all" | "none";
+                            /** @enum {string} */
+                            protocol: "saml";
+                            roleAttribute: string | null;
+                            roleMap: {
+                                [key: string]: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            /** @description This workspace's entity ID (the audience) to register at the provider. */
+                            spEntityId: string;
+                            /** Format: date-time */
+                            updatedAt: string;
                         };
                     };
                 };
@@ -43438,6 +43582,38 @@ export interface operations {
                             roleMap: {
                                 [key: string]: "owner" | "admin" | "editor" | "viewer";
                             };
+                            /** Format: date-time */
+                            updatedAt: string;
+                        } | {
+                            /** @description The Assertion Consumer Service URL (single sign-on URL, reply URL) to register at the provider. */
+                            acsUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @enum {string} */
+                            defaultRole: "owner" | "admin" | "editor" | "viewer";
+                            emailDomains: string[];
+                            /** @description The provider's SAML sign-in URL. */
+                            entryPoint: string;
+                            /** @description The signing certificates assertions must be signed with. */
+                            idpCertificates: {
+                                fingerprint256: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                subject: string;
+                            }[];
+                            idpIssuer: string | null;
+                            /** @description This workspace's service-provider metadata, for providers that read it. */
+                            metadataUrl: string;
+                            /** @enum {string} */
+                            passwordSignIn: "owners" | "all" | "none";
+                            /** @enum {string} */
+                            protocol: "saml";
+                            roleAttribute: string | null;
+                            roleMap: {
+                                [key: string]: "owner" | "admin" | "editor" | "viewer";
+                            };
+                            /** @description This workspace's entity ID (the audience) to register at the provider. */
+                            spEntityId: string;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -44111,6 +44287,817 @@ export interface operations {
             };
         };
     };
+    createSsoSamlAc: {
+        parameters: {
+            query: {
+                workspace: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    RelayState?: string;
+                    SAMLResponse: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in (the session cookie is set): a page that forwards the browser to the console. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not the one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSsoSamlMetadata: {
+        parameters: {
+            query: {
+                workspace: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSsoScimToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            baseUrl: string;
+                            createdAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    scimTokenSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The SCIM base URL to give the identity provider (`…/scim/v2`). */
+                            baseUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The bearer token for the identity provider: shown once, only its hash is kept. */
+                            token: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteSsoScimToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     getSsoStart: {
         parameters: {
             query: {
@@ -44131,7 +45118,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             /** @enum {string} */
-                            protocol: "oidc";
+                            protocol: "oidc" | "saml";
                             /** @description Send the browser here: the provider's authorization endpoint. */
                             url: string;
                         };

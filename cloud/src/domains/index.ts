@@ -27,7 +27,7 @@ import { reportRoutes, reportsModule } from './reports/module.js'
 import { assignmentsModule, deviceRoutes, screenRoutes, screensModule } from './screens/module.js'
 import { screenshotRoutes, screenshotsModule } from './screenshots/module.js'
 import { serialJobRoutes, serialModule, serialPresetRoutes, serialTemplateRoutes } from './serial/module.js'
-import { ssoModule, ssoRoutes } from './sso/module.js'
+import { scimRoutes, ssoModule, ssoRoutes } from './sso/module.js'
 import { statusModule, statusRoutes } from './status/module.js'
 import { groupRoutes, tagRoutes, targetingModule } from './targeting/module.js'
 import { castRoutes, emergencyRoutes, takeoverRecordsModule, takeoversModule } from './takeovers/module.js'
@@ -40,6 +40,8 @@ export { installAuth, oauthMetadataRoutes } from './access/module.js'
 /** The HTTP edge's recording of every write in the audit log, which app.ts installs after authentication. */
 export { installAudit } from './audit/module.js'
 export { consoleRoutes } from './console/index.js'
+/** SCIM 2.0 provisioning at /scim/v2 (its own errors and token), which app.ts registers beside /v1. */
+export { scimRoutes }
 
 /** Every domain module. Built in dependency order; where that leaves a choice, in this order. */
 export const MODULES: readonly AnyModule[] = [

@@ -16,6 +16,7 @@ import { createApiClient, ok } from '../../src/client/index.js'
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../../scripts/openapi-types.js'
 import { CA_FILE } from '../fixtures/receiver.js'
 import { startOidcProvider } from '../fixtures/oidcProvider.js'
+import { idpMetadata } from '../fixtures/samlIdp.js'
 
 type Doc = { paths: Record<string, Record<string, unknown>> }
 
@@ -389,8 +390,10 @@ t.test('every read operation and the main writes, through the typed client on a 
       }),
     )
   ).data
+  if (sso.protocol !== 'oidc') throw new Error('the answer is an OIDC provider')
   t.equal(sso.redirectUri, `${base}/v1/sso/oidc/callback`)
-  t.equal((await ok(api.GET('/v1/sso'))).data.issuer, idp.issuer)
+  const readBack = (await ok(api.GET('/v1/sso'))).data
+  t.equal(readBack.protocol === 'oidc' ? readBack.issuer : null, idp.issuer)
   t.equal((await ok(api.GET('/v1/sso/lookup', { params: { query: { email: 'ada@sso.example' } } }))).data.sso, true)
   const started = await api.GET('/v1/sso/start', { params: { query: { email: 'ada@sso.example' } } })
   const stateCookie = started.response.headers
@@ -405,6 +408,17 @@ t.test('every read operation and the main writes, through the typed client on a 
   })
   t.equal(landed.response.status, 200, 'signed in through the provider')
   t.match(landed.response.headers.getSetCookie().join(), /svc_session=ust_/)
+
+  // --- SAML: the workspace's SP metadata; SCIM: the token (made, then whether there is one) ---
+  const saml = (await ok(api.PUT('/v1/sso', { body: { protocol: 'saml', idpMetadataXml: idpMetadata(), emailDomains: ['sso.example'] } }))).data
+  if (saml.protocol !== 'saml') throw new Error('the answer is a SAML provider')
+  const metadata = await api.GET('/v1/sso/saml/metadata', {
+    params: { query: { workspace: new URL(saml.metadataUrl).searchParams.get('workspace')! } },
+    parseAs: 'text',
+  })
+  t.equal(metadata.response.status, 200, 'the SP metadata')
+  t.match((await ok(api.POST('/v1/sso/scim-token'))).data.token, /^scim_/)
+  t.ok((await ok(api.GET('/v1/sso/scim-token'))).data.createdAt, 'a SCIM token exists')
 
   // --- update, clear, delete ---
   t.equal((await ok(api.PATCH('/v1/screens/{id}', { ...path(screen.id), body: { name: 'Front door' } }))).data.name, 'Front door')

@@ -60,6 +60,14 @@ t.test('every write operation of the OpenAPI document leaves an audit entry', as
     'POST /v1/invites/accept': () => h.req('POST', '/v1/invites/accept', null, { token: invite.split(/[#=/]/).pop(), password: 'a long enough password' }),
     'POST /v1/oauth/token': () =>
       h.req('POST', '/v1/oauth/token', null, { grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
+    // A SAML answer for a workspace without a SAML provider: refused, and the refusal recorded.
+    'POST /v1/sso/saml/acs': () =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/sso/saml/acs?workspace=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'SAMLResponse=bm90IHNhbWw%3D',
+      }),
     'POST /v1/session': () => h.req('POST', '/v1/session', null, { email: 'nobody@example.com', password: 'not a password at all' }),
   }
 

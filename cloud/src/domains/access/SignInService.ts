@@ -50,7 +50,7 @@ export function csrfFor(sessionToken: string): string {
  * provider keeps passwords for its owners, or for nobody): false refuses. Other domains add
  * theirs to the `passwordRules` hook.
  */
-export type PasswordRule = (user: { workspace_id: string; role: string }) => boolean | Promise<boolean>
+export type PasswordRule = (user: { id: string; workspace_id: string; role: string }) => boolean | Promise<boolean>
 
 export interface SignedIn {
   user: UserRow
@@ -228,7 +228,7 @@ export class SignInService {
     return this.open(user, workspace, 'vouched')
   }
 
-  private async passwordAllowed(u: { workspace_id: string; role: string }): Promise<boolean> {
+  private async passwordAllowed(u: { id: string; workspace_id: string; role: string }): Promise<boolean> {
     for (const rule of this.passwordRules.all()) if (!(await rule(u))) return false
     return true
   }

@@ -221,6 +221,45 @@ export class UserService {
     return out as UserRow
   }
 
+  /** Every user of the workspace, oldest first (SCIM's listing). */
+  async allOf(workspaceId: string): Promise<UserRow[]> {
+    return (await this.repo.list(workspaceId, { limit: null, after: null, count: false })) as UserRow[]
+  }
+
+  /** The user of `email` in the workspace, if there is one. */
+  byEmail(workspaceId: string, email: string): Promise<UserRow | undefined> {
+    return this.repo.byEmailIn(workspaceId, email.trim().toLowerCase()) as Promise<UserRow | undefined>
+  }
+
+  /** Renames a user for their identity provider (SCIM). */
+  async rename(workspaceId: string, id: string, name: string | null): Promise<void> {
+    const u = await this.repo.byId(workspaceId, id)
+    if (!u) throw notFound('No user with this id.')
+    await this.repo.update(id, { name: name?.trim().slice(0, 200) || null })
+  }
+
+  /** Ends every session of the user at once (deactivated by their provider): cached principals go before this answers. */
+  async endSessions(workspaceId: string, id: string): Promise<number> {
+    const u = await this.repo.byId(workspaceId, id)
+    if (!u) return 0
+    const n = await this.repo.revokeUserSessions(id, this.clock.now().toISOString())
+    this.changes.publish({ kind: 'user', ids: [id] })
+    return n
+  }
+
+  /** Removes a user for their identity provider (SCIM's DELETE); the workspace's last owner stays (409). */
+  async removeVouched(workspaceId: string, id: string): Promise<boolean> {
+    const gone = await this.db.transaction(async (tx) => {
+      const u = await this.repo.byId(workspaceId, id, tx.kysely)
+      if (!u) return false
+      if (u.role === 'owner') await this.keepAnOwner(workspaceId, id, tx)
+      await this.repo.delete(id, tx.kysely)
+      return true
+    })
+    if (gone) this.changes.publish({ kind: 'user', ids: [id] })
+    return gone
+  }
+
   get(workspaceId: string, id: string): Promise<UserRow | undefined> {
     return this.repo.byId(workspaceId, id) as Promise<UserRow | undefined>
   }

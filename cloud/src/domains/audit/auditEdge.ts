@@ -48,7 +48,7 @@ export function singular(s: string): string {
 export function planOf(method: string, url: string, hasGet: (url: string) => boolean, device: boolean): WritePlan {
   const path = url.replace(/^\/(v1|scim\/v2)\//, '')
   const segs = path.split('/').filter(Boolean)
-  const kind = singular(segs[0] ?? 'root')
+  const kind = singular(segs[0] ?? 'root').toLowerCase()
   const firstParam = segs.findIndex((s) => s.startsWith(':'))
   const idParam = firstParam > 0 ? segs[firstParam]!.slice(1) : null
   const words = segs.slice(1).filter((s) => !s.startsWith(':'))
@@ -76,11 +76,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-function dataOf(payload: unknown): unknown {
+/** The resource an answer carries: `data` of the API's envelope, or the whole body of a SCIM answer. */
+function dataOf(payload: unknown, scim = false): unknown {
   if (typeof payload !== 'string' || payload.length === 0 || payload[0] !== '{' || payload.length > 1_000_000) return undefined
   try {
     const v = JSON.parse(payload) as unknown
-    return isObject(v) ? v.data : undefined
+    return isObject(v) ? (scim ? v : v.data) : undefined
   } catch {
     return undefined
   }
@@ -151,7 +152,7 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
       if (req.headers.cookie) headers.cookie = req.headers.cookie
       const res = await app.inject({ method: 'GET', url: fill(template, req.params as Record<string, string>), headers, remoteAddress: req.ip })
       if (res.statusCode !== 200) return null
-      const data = dataOf(res.body)
+      const data = dataOf(res.body, template.startsWith('/scim/'))
       return data === undefined ? null : data
     } finally {
       inner.close()
@@ -178,7 +179,7 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
     const status = reply.statusCode
     const outcome = outcomeOf(status)
     const params = req.params as Record<string, string>
-    const data = dataOf(payload)
+    const data = dataOf(payload, !!req.routeOptions.url?.startsWith('/scim/'))
     let workspaceId: string | null = null
     let actor: AuditActor
     let via: AuditVia

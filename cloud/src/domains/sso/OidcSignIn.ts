@@ -30,13 +30,15 @@ export const STATE_COOKIE = 'svc_sso_state'
 /** What a sign-in through the provider came to: each one, good or refused, is told to the listeners (the audit log). */
 export interface SsoSignInEvent {
   workspaceId: string | null
-  protocol: 'oidc'
+  protocol: 'oidc' | 'saml'
   outcome: 'success' | 'failure'
   userId: string | null
   email: string | null
   /** Why it was refused. */
   reason: string | null
   ip: string
+  /** The request that brought the answer (the audit entry's requestId). */
+  requestId?: string | null
 }
 export type SsoSignInListener = (e: SsoSignInEvent) => void | Promise<void>
 
@@ -55,7 +57,7 @@ export class OidcSignIn {
     private readonly random: RandomSource | undefined,
     private readonly outbound: Pick<OutboundGuard, 'check' | 'dispatcher'>,
     private readonly sso: SsoService,
-    private readonly users: Pick<UserService, 'vouched'>,
+    private readonly users: Pick<UserService, 'vouched' | 'byEmail'>,
     private readonly signIns: Pick<SignInService, 'signInVouched'>,
     private readonly workspaces: Pick<WorkspaceService, 'require'>,
     private readonly told: (e: SsoSignInEvent) => Promise<void>,
@@ -92,7 +94,7 @@ export class OidcSignIn {
 
   /** Reads the provider's discovery document and keys (the console's "test connection"). */
   async test(workspaceId: string): Promise<{ issuer: string; authorizationEndpoint: string; keys: number }> {
-    const p = await this.sso.provider(workspaceId)
+    const p = await this.sso.oidcProvider(workspaceId)
     if (!p) throw new ApiError('not_found', 'This workspace has no single sign-on set up.')
     this.configs.delete(workspaceId)
     let meta: oidc.ServerMetadata
@@ -117,7 +119,7 @@ export class OidcSignIn {
   /** The provider's authorization URL for `email`'s workspace, and the state for the browser's cookie; 404 for an unclaimed domain. */
   async start(email: string, origin: string): Promise<{ url: string; state: string }> {
     const ws = await this.sso.workspaceOfEmail(email)
-    const p = ws === undefined ? undefined : await this.sso.provider(ws)
+    const p = ws === undefined ? undefined : await this.sso.oidcProvider(ws)
     if (!p) throw new ApiError('not_found', 'No workspace signs in this e-mail domain through single sign-on.')
     let config: oidc.Configuration
     try {
@@ -165,7 +167,7 @@ export class OidcSignIn {
       workspaceId = flow.workspace_id
       if (query.error)
         throw refused(`The identity provider refused the sign-in: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}.`)
-      const p = await this.sso.provider(flow.workspace_id)
+      const p = await this.sso.oidcProvider(flow.workspace_id)
       if (!p) throw refused('This workspace no longer signs in through single sign-on.')
       const config = await this.configuration(p)
       const current = new URL(flow.redirect_uri)
@@ -189,6 +191,8 @@ export class OidcSignIn {
       if (!email) throw refused('The ID token carries no `email` claim: add the `email` scope or claim at the provider.')
       if (claims.email_verified === false) throw refused('The identity provider says this e-mail address is not verified.')
       if ((await this.sso.workspaceOfEmail(email)) !== flow.workspace_id) throw refused(`${email} is not of an e-mail domain this workspace claims.`)
+      if (await this.sso.deactivatedEmail(flow.workspace_id, email, this.users))
+        throw refused(`${email} was deactivated by the identity provider's provisioning.`)
       const role = mappedRole(p, p.roleClaim ? claims[p.roleClaim] : undefined)
       const name = typeof claims.name === 'string' ? claims.name : null
       const user = await this.users.vouched(flow.workspace_id, { email, name, role })

@@ -40,6 +40,7 @@ export class SsoRepository {
     const r = await k.deleteFrom('sso_providers').where('workspace_id', '=', workspaceId).executeTakeFirst()
     await k.deleteFrom('sso_domains').where('workspace_id', '=', workspaceId).execute()
     await k.deleteFrom('sso_flows').where('workspace_id', '=', workspaceId).execute()
+    await k.deleteFrom('sso_saml_requests').where('workspace_id', '=', workspaceId).execute()
     return Number(r.numDeletedRows) > 0
   }
 
@@ -67,5 +68,40 @@ export class SsoRepository {
       .onConflict((oc) => oc.column('name').doNothing())
       .execute()
     return (await this.k.selectFrom('sso_keys').select('value').where('name', '=', name).executeTakeFirstOrThrow()).value
+  }
+
+  /** Whether SCIM deactivated the user. */
+  async deactivated(userId: string): Promise<boolean> {
+    const r = await this.k.selectFrom('scim_users').select('active').where('user_id', '=', userId).executeTakeFirst()
+    return r !== undefined && Number(r.active) === 0
+  }
+
+  async insertSamlRequest(row: { id: string; workspace_id: string; created_at: string; expires_at: string }): Promise<void> {
+    await this.k
+      .insertInto('sso_saml_requests')
+      .values({ ...row, used_at: null })
+      .execute()
+  }
+
+  /** Marks the AuthnRequest answered, when it was the workspace's, open and not expired: one use, even with two answers at once. */
+  async takeSamlRequest(id: string, workspaceId: string, now: string): Promise<boolean> {
+    const r = await this.k
+      .updateTable('sso_saml_requests')
+      .set({ used_at: now })
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  }
+
+  async samlRequestKnown(id: string): Promise<boolean> {
+    return (await this.k.selectFrom('sso_saml_requests').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+  }
+
+  async purgeSamlRequests(now: string): Promise<number> {
+    const r = await this.k.deleteFrom('sso_saml_requests').where('expires_at', '<', now).executeTakeFirst()
+    return Number(r.numDeletedRows)
   }
 }

@@ -1,20 +1,23 @@
-// Single sign-on: a workspace's identity provider (OIDC), its claimed e-mail domains, the
+// Single sign-on: a workspace's identity provider (OIDC or SAML), SCIM provisioning, its claimed e-mail domains, the
 // sign-in through it, and who may still sign in with a password (access's `passwordRules`).
 import { randomBytes } from 'node:crypto'
 import { Listeners } from '../../platform/hooks.js'
 import { domainModule } from '../../platform/provisions.js'
 import { OidcSignIn, type SsoSignInListener } from './OidcSignIn.js'
+import { SamlSignIn } from './SamlSignIn.js'
+import { ScimService } from './ScimService.js'
 import { SecretBox } from './secretBox.js'
 import { SsoRepository } from './SsoRepository.js'
 import { SsoService } from './SsoService.js'
 
 export { default as ssoRoutes } from './ssoRoutes.js'
+export { default as scimRoutes } from './scimRoutes.js'
 
 export const ssoModule = domainModule({
   name: 'sso',
-  needs: ['db', 'clock', 'random', 'config', 'outbound', 'housekeeping', 'users', 'signIns', 'passwordRules', 'workspaces', 'log', 'audit'],
-  provides: ['sso', 'oidcSignIn', 'ssoSignIns'],
-  create: ({ db, clock, random, config, outbound, housekeeping, users, signIns, passwordRules, workspaces, log, audit }) => {
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'outbound', 'housekeeping', 'users', 'signIns', 'passwordRules', 'workspaces', 'log', 'audit'],
+  provides: ['sso', 'oidcSignIn', 'samlSignIn', 'scim', 'ssoSignIns'],
+  create: ({ db, clock, ids, random, config, outbound, housekeeping, users, signIns, passwordRules, workspaces, log, audit }) => {
     // SVC_SECRET_KEY, checked at boot; else the database's key, made by the first instance to need one.
     const configured = config.secretKey ? SecretBox.fromSetting(config.secretKey, random) : null
     let stored: Promise<SecretBox> | null = null
@@ -38,7 +41,7 @@ export const ssoModule = domainModule({
         via: 'sso',
         action: `sso.${e.protocol}`,
         outcome: e.outcome === 'success' ? 'success' : 'denied',
-        requestId: null,
+        requestId: e.requestId ?? null,
         ip: e.ip,
         ...(e.reason ? { reason: e.reason } : {}),
       })
@@ -53,7 +56,9 @@ export const ssoModule = domainModule({
         }
     }
     const oidcSignIn = new OidcSignIn(db, clock, random, outbound, sso, users, signIns, workspaces, told)
+    const samlSignIn = new SamlSignIn(db, clock, ids, sso, users, signIns, workspaces, told)
+    const scim = new ScimService(db, clock, ids, random, sso, users)
     housekeeping.add({ name: 'expired SSO sign-ins', run: () => sso.purgeFlows() })
-    return { sso, oidcSignIn, ssoSignIns }
+    return { sso, oidcSignIn, samlSignIn, scim, ssoSignIns }
   },
 })

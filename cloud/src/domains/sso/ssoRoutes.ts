@@ -4,16 +4,21 @@
 //   GET    /v1/sso/lookup       whether an address signs in through a provider (no credential)
 //   GET    /v1/sso/start        where to send the browser: the provider of the address's claimed domain (no credential)
 //   GET    /v1/sso/oidc/callback  back from the provider: sets the session cookie, forwards to the console
+//   GET    /v1/sso/saml/metadata  the workspace's SAML service-provider metadata (no credential)
+//   POST   /v1/sso/saml/acs       the SAML provider's answer (HTTP-POST binding): sets the session cookie, forwards to the console
+//   GET|POST|DELETE /v1/sso/scim-token  the workspace's SCIM token: whether there is one, a new one (shown once), none
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { principalOf } from '../../platform/http/Principal.js'
-import { Data, ErrorBody, errorResponses } from '../../platform/contract.js'
+import { Data, ErrorBody, errorResponses, Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
+import { ApiError } from '../../platform/errors.js'
 import { SESSION_COOKIE } from '../access/index.js'
 import type { Provisions } from '../../platform/provisions.js'
 import { FLOW_TTL_MS, STATE_COOKIE } from './OidcSignIn.js'
 import { SsoSettings, SsoSettingsBody } from './SsoService.js'
 
+const FORM = 'application/x-www-form-urlencoded'
 const EmailQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
 const CallbackQuery = Type.Object(
   {
@@ -28,9 +33,9 @@ const CallbackQuery = Type.Object(
 )
 
 const ssoRoutes =
-  (d: Pick<Provisions, 'sso' | 'oidcSignIn' | 'config'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'sso' | 'oidcSignIn' | 'samlSignIn' | 'scim' | 'config'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { sso, oidcSignIn } = d
+    const { sso, oidcSignIn, samlSignIn, scim } = d
     const secure = d.config.publicUrl?.startsWith('https://') ?? false
     const manage = { permission: 'user.manage', rootOnly: true } as const
     const tags = ['sso']
@@ -96,7 +101,13 @@ const ssoRoutes =
           },
         },
       },
-      async (req) => ({ data: { ok: true as const, ...(await oidcSignIn.test(principalOf(req).workspaceId)) } }),
+      async (req) => {
+        const ws = principalOf(req).workspaceId
+        const saml = await sso.samlProvider(ws)
+        // SAML: what the provider's settings say (its sign-in URL, issuer, certificates still valid).
+        if (saml) return { data: { ok: true as const, ...samlSignIn.test(saml) } }
+        return { data: { ok: true as const, ...(await oidcSignIn.test(ws)) } }
+      },
     )
 
     app.get(
@@ -138,7 +149,7 @@ const ssoRoutes =
             200: Data(
               Type.Object({
                 url: Type.String({ description: "Send the browser here: the provider's authorization endpoint." }),
-                protocol: Type.Literal('oidc'),
+                protocol: StringEnum(['oidc', 'saml'] as const),
               }),
             ),
             502: ErrorBody,
@@ -147,6 +158,12 @@ const ssoRoutes =
         },
       },
       async (req, reply) => {
+        const ws = await sso.workspaceOfEmail(req.query.email)
+        if (ws !== undefined && (await sso.samlProvider(ws))) {
+          // SAML: the AuthnRequest's ID, answered once, ties the answer to this sign-in.
+          const { url } = await samlSignIn.start(ws, req.query.email, origin(req))
+          return { data: { url, protocol: 'saml' as const } }
+        }
         const { url, state } = await oidcSignIn.start(req.query.email, origin(req))
         // Lax: the provider sends the browser back with a top-level GET from its own site.
         reply.setCookie(STATE_COOKIE, state, { httpOnly: true, sameSite: 'lax', secure, path: '/v1/sso', maxAge: FLOW_TTL_MS / 1000 })
@@ -180,14 +197,133 @@ const ssoRoutes =
         reply.setCookie(SESSION_COOKIE, s.session.token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(s.session.expiresAt) })
         // A page of this site forwards to the console: a navigation it starts is same-site, so the
         // SameSite=Strict session cookie goes with it (after a redirect from the provider's site it would not).
-        return reply
-          .type('text/html; charset=utf-8')
-          .header('cache-control', 'no-store')
-          .send(
-            '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/console/"><title>Signed in</title></head>' +
-              '<body><p>Signed in. <a href="/console/">Continue to the console</a>.</p></body></html>',
-          )
+        return forward(reply)
       },
     )
+
+    app.get(
+      '/sso/saml/metadata',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags,
+          summary: "The workspace's SAML service-provider metadata: entity ID (the audience), ACS URL, signed assertions wanted (404 without a SAML provider)",
+          querystring: Type.Object({ workspace: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+          response: {
+            200: { description: 'The metadata document.', content: { 'application/samlmetadata+xml': { schema: Type.String() } } },
+            ...errorResponses,
+          },
+        },
+      },
+      async (req, reply) => reply.type('application/samlmetadata+xml; charset=utf-8').send(await samlSignIn.metadata(req.query.workspace, origin(req))),
+    )
+
+    // The ACS takes the provider's form post (HTTP-POST binding).
+    app.addContentTypeParser(FORM, { parseAs: 'string' }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)))
+    })
+
+    app.post(
+      '/sso/saml/acs',
+      {
+        // The sign-in is recorded by the SAML sign-in itself (sso.saml), good or refused.
+        config: { auth: 'none', audit: 'self' },
+        schema: {
+          tags,
+          summary:
+            "The SAML provider's answer (HTTP-POST binding): checks the signature, audience, recipient, time window and InResponseTo, signs the user in and forwards to the console",
+          consumes: [FORM],
+          security: [],
+          querystring: Type.Object({ workspace: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+          body: Type.Object(
+            {
+              SAMLResponse: Type.String({ minLength: 1, maxLength: 1_000_000 }),
+              RelayState: Type.Optional(Type.String({ maxLength: 2000 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: {
+              description: 'Signed in (the session cookie is set): a page that forwards the browser to the console.',
+              content: { 'text/html': { schema: Type.String() } },
+            },
+            ...errorResponses,
+          },
+        },
+      },
+      async (req, reply) => {
+        const s = await samlSignIn.acs(req.query.workspace, req.body.SAMLResponse, origin(req), req.ip, req.id)
+        reply.setCookie(SESSION_COOKIE, s.session.token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(s.session.expiresAt) })
+        return forward(reply)
+      },
+    )
+
+    const ScimToken = Type.Object({
+      token: Type.String({ description: 'The bearer token for the identity provider: shown once, only its hash is kept.' }),
+      createdAt: Timestamp,
+      baseUrl: Type.String({ description: 'The SCIM base URL to give the identity provider (`…/scim/v2`).' }),
+    })
+
+    app.get(
+      '/sso/scim-token',
+      {
+        config: manage,
+        schema: {
+          tags,
+          summary: 'Whether the workspace has a SCIM token (never the token itself), and the SCIM base URL',
+          response: { 200: Data(Type.Object({ createdAt: Nullable(Timestamp), baseUrl: Type.String() })), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: { createdAt: await scim.tokenCreatedAt(principalOf(req).workspaceId), baseUrl: scimBase(req) } }),
+    )
+
+    app.post(
+      '/sso/scim-token',
+      {
+        config: manage,
+        schema: {
+          tags,
+          summary: 'A new SCIM token for the workspace (shown once; the earlier one stops working at once)',
+          response: { 201: Data(ScimToken), ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        const t = await scim.newToken(principalOf(req).workspaceId)
+        return reply.code(201).send({ data: { ...t, baseUrl: scimBase(req) } })
+      },
+    )
+
+    app.delete(
+      '/sso/scim-token',
+      {
+        config: manage,
+        schema: {
+          tags,
+          summary: "Revoke the workspace's SCIM token: provisioning stops until a new one is made",
+          response: { 200: Data(Type.Object({ deleted: Type.Literal(true) })), ...errorResponses },
+        },
+      },
+      async (req) => {
+        if (!(await scim.deleteToken(principalOf(req).workspaceId))) throw new ApiError('not_found', 'This workspace has no SCIM token.')
+        return { data: { deleted: true as const } }
+      },
+    )
+
+    function scimBase(req: FastifyRequest): string {
+      return `${d.config.publicUrl ?? origin(req)}/scim/v2`
+    }
   }
+
+/** A page of this site that forwards to the console: a navigation it starts is same-site, so the
+ * SameSite=Strict session cookie goes with it (after a redirect or a form post from the
+ * provider's site it would not). */
+function forward(reply: FastifyReply) {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/console/"><title>Signed in</title></head>' +
+        '<body><p>Signed in. <a href="/console/">Continue to the console</a>.</p></body></html>',
+    )
+}
 export default ssoRoutes

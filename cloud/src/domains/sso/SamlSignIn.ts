@@ -1,0 +1,251 @@
+// SAML 2.0 sign-in, with @node-saml/node-saml as the service provider: SP-initiated, the
+// HTTP-Redirect binding out (an AuthnRequest) and the HTTP-POST binding back to the ACS.
+// What an answer must be to sign someone in:
+// - its assertion signed by one of the provider's configured certificates (node-saml checks the
+//   signature and takes only what it covers; an unsigned assertion is refused);
+// - addressed to this workspace: the audience is the workspace's SP entity ID, the bearer
+//   subject confirmation's Recipient the workspace's ACS URL, the Issuer the provider's
+//   entityID when it is known;
+// - in its time window on the cloud's clock (NotBefore / NotOnOrAfter, 60 s of skew);
+// - the answer to an AuthnRequest of this cloud that is still open (InResponseTo): the request
+//   is taken once, after the signature holds, so a replayed answer, an unsolicited one
+//   (IdP-initiated) or one to an expired request is refused.
+// The e-mail is the `email` attribute (or Entra's emailaddress claim, or an e-mail NameID); it
+// must be of a domain the workspace claims. The role follows the role attribute at every sign-in.
+import { X509Certificate } from 'node:crypto'
+import { XMLParser } from 'fast-xml-parser'
+import { type CacheProvider, type Profile, SAML, type SamlConfig, ValidateInResponseTo } from '@node-saml/node-saml'
+import type { Clock, IdGenerator } from '../../platform/clock.js'
+import type { Database } from '../../platform/db/Database.js'
+import { ApiError } from '../../platform/errors.js'
+import type { SignedIn, SignInService, UserService } from '../access/index.js'
+import type { WorkspaceService } from '../account/index.js'
+import { FLOW_TTL_MS, type SsoSignInEvent } from './OidcSignIn.js'
+import { SsoRepository } from './SsoRepository.js'
+import { mappedRole, type SamlProvider, type SsoService } from './SsoService.js'
+
+/** Clock skew allowed on the assertion's time window. */
+export const SAML_CLOCK_SKEW_MS = 60_000
+
+const EMAIL_ATTRIBUTES = [
+  'email',
+  'mail',
+  'emailAddress',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  'urn:oid:0.9.2342.19200300.100.1.3',
+]
+const NAME_ATTRIBUTES = ['name', 'displayName', 'http://schemas.microsoft.com/identity/claims/displayname', 'urn:oid:2.16.840.1.113730.3.1.241']
+const GIVEN = ['firstName', 'givenName', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname']
+const FAMILY = ['lastName', 'surname', 'sn', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname']
+
+const refused = (message: string) => new ApiError('invalid_credentials', message)
+
+const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', removeNSPrefix: true, processEntities: false, parseTagValue: false })
+const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+type Node = Record<string, unknown>
+
+/** The assertion's Issuer and the Recipients of its bearer subject confirmations. */
+function addressOf(assertionXml: string): { issuer: string | null; recipients: string[] } {
+  const doc = parser.parse(assertionXml) as Node
+  const assertion = doc.Assertion as Node | undefined
+  const subject = assertion?.Subject as Node | undefined
+  const recipients: string[] = []
+  for (const c of asArray(subject?.SubjectConfirmation as Node | Node[])) {
+    if (c['@Method'] !== 'urn:oasis:names:tc:SAML:2.0:cm:bearer') continue
+    for (const d of asArray(c.SubjectConfirmationData as Node | Node[])) if (typeof d['@Recipient'] === 'string') recipients.push(d['@Recipient'])
+  }
+  const iss = assertion?.Issuer
+  const issuer = typeof iss === 'string' ? iss : iss && typeof (iss as Node)['#text'] === 'string' ? ((iss as Node)['#text'] as string) : null
+  return { issuer: issuer?.trim() ?? null, recipients }
+}
+
+/** node-saml, on the cloud's clock, with the recipient checked and the AuthnRequest taken once. */
+class WorkspaceSaml extends SAML {
+  constructor(
+    config: SamlConfig,
+    private readonly clock: Clock,
+    private readonly acsUrl: string,
+    /** The provider's entityID: the signed assertion's Issuer must be it (null: not checked). */
+    private readonly idpIssuer: string | null,
+    private readonly requests: { known(id: string): Promise<boolean>; take(id: string): Promise<boolean> },
+  ) {
+    super(config)
+  }
+
+  protected override checkTimestampsValidityError(_nowMs: number, notBefore: string, notOnOrAfter: string, maxTimeLimitMs?: number): Error | null {
+    return super.checkTimestampsValidityError(this.clock.now().getTime(), notBefore, notOnOrAfter, maxTimeLimitMs)
+  }
+
+  /** Before the signature is checked: only whether the request is one of ours (taken after). */
+  protected override async validateInResponseTo(inResponseTo: string | null): Promise<void> {
+    if (!inResponseTo) throw new Error('InResponseTo is missing from response')
+    if (!(await this.requests.known(inResponseTo))) throw new Error('InResponseTo is not valid')
+  }
+
+  protected override async processValidlySignedAssertionAsync(
+    this: WorkspaceSaml,
+    xml: string,
+    samlResponseXml: string,
+    inResponseTo: string | null,
+  ): Promise<{ profile: Profile; loggedOut: boolean }> {
+    const { issuer, recipients } = addressOf(xml)
+    if (!recipients.includes(this.acsUrl)) throw new Error(`the assertion's Recipient is not ${this.acsUrl}`)
+    if (this.idpIssuer !== null && issuer !== this.idpIssuer) throw new Error(`unknown SAML issuer ${issuer ?? '(none)'}: expected ${this.idpIssuer}`)
+    if (!inResponseTo || !(await this.requests.take(inResponseTo))) throw new Error('InResponseTo is not valid')
+    return super.processValidlySignedAssertionAsync(xml, samlResponseXml, inResponseTo)
+  }
+}
+
+export class SamlSignIn {
+  private readonly repo: SsoRepository
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly sso: SsoService,
+    private readonly users: Pick<UserService, 'vouched' | 'byEmail'>,
+    private readonly signIns: Pick<SignInService, 'signInVouched'>,
+    private readonly workspaces: Pick<WorkspaceService, 'require'>,
+    private readonly told: (e: SsoSignInEvent) => Promise<void>,
+  ) {
+    this.repo = new SsoRepository(db.kysely)
+  }
+
+  private saml(p: SamlProvider, origin: string): WorkspaceSaml {
+    const urls = this.sso.samlUrls(p.workspaceId, origin)
+    const cache: CacheProvider = {
+      saveAsync: async (key, value) => {
+        const now = this.clock.now()
+        await this.repo.insertSamlRequest({
+          id: key,
+          workspace_id: p.workspaceId,
+          created_at: now.toISOString(),
+          expires_at: new Date(now.getTime() + FLOW_TTL_MS).toISOString(),
+        })
+        return { value, createdAt: now.getTime() }
+      },
+      // Asked after processValidlySignedAssertionAsync took the request: it was open then (its
+      // expiry is checked on the cloud's clock there), so node-saml's own wall-clock check passes.
+      getAsync: async (key) => ((await this.repo.samlRequestKnown(key)) ? new Date().toISOString() : null),
+      removeAsync: async () => null,
+    }
+    return new WorkspaceSaml(
+      {
+        callbackUrl: urls.acsUrl,
+        entryPoint: p.entryPoint,
+        issuer: urls.spEntityId,
+        audience: urls.spEntityId,
+        idpCert: p.idpCertificates,
+        wantAssertionsSigned: true,
+        wantAuthnResponseSigned: false,
+        acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
+        validateInResponseTo: ValidateInResponseTo.always,
+        requestIdExpirationPeriodMs: FLOW_TTL_MS,
+        cacheProvider: cache,
+        identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+        disableRequestedAuthnContext: true,
+        generateUniqueId: () => `_${this.ids.next('samlRequest')}`,
+      },
+      this.clock,
+      urls.acsUrl,
+      p.idpIssuer,
+      {
+        known: (id) => this.repo.samlRequestKnown(id),
+        take: (id) => this.repo.takeSamlRequest(id, p.workspaceId, this.clock.now().toISOString()),
+      },
+    )
+  }
+
+  /** The console's "test connection" for a SAML provider: its certificates still valid on the cloud's clock. */
+  test(p: SamlProvider): { issuer: string; authorizationEndpoint: string; keys: number } {
+    const now = this.clock.now().getTime()
+    const valid = p.idpCertificates.filter((pem) => {
+      const c = new X509Certificate(pem)
+      return new Date(c.validFrom).getTime() <= now && now < new Date(c.validTo).getTime()
+    })
+    if (!valid.length)
+      throw new ApiError('validation_error', "Every signing certificate of the provider is expired (or not yet valid): upload the provider's current one.")
+    return { issuer: p.idpIssuer ?? p.entryPoint, authorizationEndpoint: p.entryPoint, keys: valid.length }
+  }
+
+  /** The workspace's service-provider metadata (XML): entity ID, ACS, signed assertions wanted. */
+  async metadata(workspaceId: string, origin: string): Promise<string> {
+    const p = await this.sso.samlProvider(workspaceId)
+    if (!p) throw new ApiError('not_found', 'This workspace signs in through no SAML provider.')
+    return this.saml(p, origin).generateServiceProviderMetadata(null, null)
+  }
+
+  /** The provider's sign-in URL carrying a new AuthnRequest (10 minutes, one answer) for `workspaceId`. */
+  async start(workspaceId: string, email: string, origin: string): Promise<{ url: string }> {
+    const p = await this.sso.samlProvider(workspaceId)
+    if (!p) throw new ApiError('not_found', 'No workspace signs in this e-mail domain through single sign-on.')
+    const url = new URL(await this.saml(p, origin).getAuthorizeUrlAsync('', undefined, {}))
+    url.searchParams.set('login_hint', email)
+    return { url: url.href }
+  }
+
+  /** Checks the provider's answer posted to the workspace's ACS, and signs the user in. */
+  async acs(workspaceId: string, samlResponse: string, origin: string, ip: string, requestId: string | null = null): Promise<SignedIn> {
+    let email: string | null = null
+    const known = await this.sso.samlProvider(workspaceId)
+    try {
+      if (!known) throw refused('This workspace signs in through no SAML provider.')
+      let profile: Profile | null
+      try {
+        profile = (await this.saml(known, origin).validatePostResponseAsync({ SAMLResponse: samlResponse })).profile
+      } catch (e) {
+        throw refused(`The SAML response was refused: ${(e as Error).message}.`)
+      }
+      if (!profile) throw refused('The SAML response carries no assertion.')
+      email = emailOf(profile)
+      if (!email) throw refused('The assertion carries no e-mail address: send an `email` attribute or an e-mail NameID.')
+      if ((await this.sso.workspaceOfEmail(email)) !== workspaceId) throw refused(`${email} is not of an e-mail domain this workspace claims.`)
+      if (await this.sso.deactivatedEmail(workspaceId, email, this.users)) throw refused(`${email} was deactivated by the identity provider's provisioning.`)
+      const role = mappedRole(known, known.roleClaim ? attribute(profile, known.roleClaim) : undefined)
+      const user = await this.users.vouched(workspaceId, { email, name: nameOf(profile), role })
+      const ws = await this.workspaces.require(workspaceId)
+      const out = await this.signIns.signInVouched(user, { id: ws.id, name: ws.name })
+      await this.told({ workspaceId, protocol: 'saml', outcome: 'success', userId: user.id, email, reason: null, ip, requestId })
+      return out
+    } catch (e) {
+      await this.told({
+        workspaceId: known ? workspaceId : null,
+        protocol: 'saml',
+        outcome: 'failure',
+        userId: null,
+        email,
+        reason: (e as Error).message,
+        ip,
+        requestId,
+      })
+      throw e
+    }
+  }
+}
+
+function attribute(p: Profile, name: string): unknown {
+  const attrs = (p.attributes ?? {}) as Record<string, unknown>
+  return Object.hasOwn(attrs, name) ? attrs[name] : (p as Record<string, unknown>)[name]
+}
+
+function first(p: Profile, names: string[]): string | null {
+  for (const n of names) {
+    const v = attribute(p, n)
+    const s = Array.isArray(v) ? v[0] : v
+    if (typeof s === 'string' && s.trim()) return s.trim()
+  }
+  return null
+}
+
+function emailOf(p: Profile): string | null {
+  const v = first(p, EMAIL_ATTRIBUTES) ?? (/^[^\s@]+@[^\s@]+$/.test(p.nameID ?? '') ? p.nameID : null)
+  return v ? v.toLowerCase() : null
+}
+
+function nameOf(p: Profile): string | null {
+  const n = first(p, NAME_ATTRIBUTES)
+  if (n) return n
+  const parts = [first(p, GIVEN), first(p, FAMILY)].filter(Boolean)
+  return parts.length ? parts.join(' ') : null
+}

@@ -20143,7 +20143,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue's events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions. */
+            /** @description Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue's events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `stopping` (`{"retryMs"}`, after a `retry:` line) when the instance stops (reconnect with Last-Event-ID after that wait), `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -37178,6 +37178,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             pollSeconds: number;
+                            portHint: string | null;
                             /** @enum {string} */
                             protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
@@ -37331,6 +37332,7 @@ export interface operations {
                 "application/json": {
                     /** @description Power poll interval; 0 = never; default 60. */
                     pollSeconds?: number;
+                    portHint?: string | null;
                     protocol?: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                     /** @description Set / monitor id on the bus; default 1. */
                     setId?: number;
@@ -37347,6 +37349,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             pollSeconds: number;
+                            portHint: string | null;
                             /** @enum {string} */
                             protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;

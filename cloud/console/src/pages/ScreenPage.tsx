@@ -1,6 +1,8 @@
-// One screen: its state (presence, what it reports playing, its panel, drift), what it will
+// One screen: its state (presence, what it reports playing, its panel, drift), followed live;
+// its details, operating hours and panel profile edited (screenSettings.tsx); what it will
 // play and why (the timeline, in its time zone), a screenshot on request, the panel's
-// controls from its protocol's presets with each command's outcome, and its play log.
+// controls from its protocol's presets with each command's outcome (a command that switches
+// the panel is confirmed first), its play log, and deleting it.
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
@@ -9,7 +11,8 @@ import { Link } from '../router.js'
 import { useSession } from '../session.js'
 import { TagEditor, Tags } from '../groups.js'
 import { ContentPicker } from '../picker.js'
-import { Ago, ErrorNote, Page, Status, useLoad, useSubmit } from '../ui.js'
+import { DeleteScreen, HoursEditor, PanelProfileForm, ScreenDetails } from '../screenSettings.js'
+import { Ago, ConfirmButton, ErrorNote, Page, Status, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -81,7 +84,7 @@ function Screenshot(props: { id: string }): JSX.Element {
   )
 }
 
-function PanelControls(props: { id: string }): JSX.Element | null {
+function PanelControls(props: { id: string; screenName: string }): JSX.Element | null {
   const presets = useLoad(async () => {
     const panel = (await call(api.GET('/v1/screens/{id}/panel', { params: { path: { id: props.id } } }))).data
     if (!panel?.protocol) return null
@@ -121,9 +124,7 @@ function PanelControls(props: { id: string }): JSX.Element | null {
       <fieldset class="buttons">
         <legend>Panel commands</legend>
         {shown.map((c) => (
-          <button key={c.key} type="button" onClick={() => send(c)}>
-            {c.name}
-          </button>
+          <ConfirmButton key={c.key} label={c.name} name={`on ${props.screenName}`} onConfirm={() => void send(c)} />
         ))}
       </fieldset>
       <p aria-live="polite">{outcome}</p>
@@ -241,6 +242,7 @@ export function ScreenPage(props: PageProps): JSX.Element {
   const id = props.params.id!
   const s = useSession()
   const screen = useLoad(async () => (await call(api.GET('/v1/screens/{id}', { params: { path: { id } } }))).data, [id])
+  const [panelVersion, setPanelVersion] = useState(0)
   useLive(
     (e) => {
       if (e.event.startsWith('screen.') && e.data.screenId === id) screen.reload()
@@ -286,6 +288,23 @@ export function ScreenPage(props: PageProps): JSX.Element {
         </dd>
       </dl>
       {s.can('screen.edit') ? (
+        <section aria-labelledby="h-details">
+          <h2 id="h-details">Details</h2>
+          <ScreenDetails
+            key={`${d.name}|${d.nodeId}|${d.timezone}`}
+            id={id}
+            name={d.name}
+            nodeId={d.nodeId ?? null}
+            timezone={d.timezone}
+            onSaved={(x) => screen.set({ ...d, ...x })}
+          />
+        </section>
+      ) : null}
+      <section aria-labelledby="h-hours">
+        <h2 id="h-hours">Operating hours</h2>
+        <HoursEditor kind="screen" id={id} canEdit={s.can('screen.edit')} />
+      </section>
+      {s.can('screen.edit') ? (
         <section aria-labelledby="h-tags">
           <h2 id="h-tags">Tags</h2>
           <TagEditor screenId={id} screenName={d.name} tags={d.tags ?? []} onSaved={(tags) => screen.set({ ...d, tags })} />
@@ -308,13 +327,21 @@ export function ScreenPage(props: PageProps): JSX.Element {
       {s.can('screen.edit') ? (
         <section aria-labelledby="h-panel">
           <h2 id="h-panel">Panel</h2>
-          <PanelControls id={id} />
+          <h3>Panel profile</h3>
+          <PanelProfileForm id={id} onSaved={() => setPanelVersion((n) => n + 1)} />
+          <PanelControls key={panelVersion} id={id} screenName={d.name} />
         </section>
       ) : null}
       <section aria-labelledby="h-plays">
         <h2 id="h-plays">Play log</h2>
         <PlayLog id={id} />
       </section>
+      {s.can('screen.delete') ? (
+        <section aria-labelledby="h-delete">
+          <h2 id="h-delete">Delete</h2>
+          <DeleteScreen id={id} name={d.name} />
+        </section>
+      ) : null}
     </Page>
   )
 }

@@ -45,6 +45,7 @@ import m0600 from './0600-tags-and-groups.js'
 import m0620 from './0620-cap-feeds.js'
 import m0630 from './0630-audit-log.js'
 import m0640 from './0640-single-sign-on.js'
+import m0670 from './0670-panel-port-hint.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -90,4 +91,5 @@ export const migrations: readonly Migration[] = [
   m0620,
   m0630,
   m0640,
+  m0670,
 ]

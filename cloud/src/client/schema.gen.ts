@@ -2109,7 +2109,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the screen played (as its agent reported it), oldest first; 100 per page unless limit says otherwise */
+        /** What the screen played (as its agent reported it), oldest first (order=desc: newest first); 100 per page unless limit says otherwise */
         get: operations["listScreenPlayLog"];
         put?: never;
         post?: never;
@@ -37521,6 +37521,8 @@ export interface operations {
                  * @example 50
                  */
                 limit?: string;
+                /** @description `asc` (default): oldest first; `desc`: newest first. The cursor pages on in the same order. */
+                order?: "asc" | "desc";
                 /** @description Plays that started before this ISO 8601 date-time. */
                 to?: string;
             };

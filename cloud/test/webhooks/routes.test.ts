@@ -133,6 +133,7 @@ forEngines(t, (t, build) => {
       'screen.offline',
       'screen.online',
       'screen.panel_mismatch',
+      'screen.reported',
     ])
     for (const e of data) t.ok(e.label && e.what, e.event)
   })

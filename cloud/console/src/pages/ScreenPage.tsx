@@ -12,7 +12,7 @@ import { useSession } from '../session.js'
 import { TagEditor, Tags } from '../groups.js'
 import { ContentPicker } from '../picker.js'
 import { DeleteScreen, HoursEditor, PanelProfileForm, ScreenDetails } from '../screenSettings.js'
-import { Ago, ConfirmButton, ErrorNote, Page, Status, useLoad, useSubmit } from '../ui.js'
+import { Ago, ConfirmButton, ErrorNote, Page, Shell, Status, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -189,52 +189,137 @@ function Assignment(props: { id: string; kind: string | null; contentId: string 
         <button type="submit" disabled={set.busy}>
           Assign
         </button>
-        {props.kind ? (
-          <button type="button" class="link" onClick={() => clear.submit()} disabled={clear.busy}>
-            Clear the assignment
-          </button>
-        ) : null}
+        {props.kind ? <ConfirmButton label="Clear the assignment" name="of this screen" onConfirm={() => void clear.submit()} /> : null}
       </div>
     </form>
   )
 }
 
+const PLAYS_PER_PAGE = 20
+const DAY_MS = 86_400_000
+
+/** A `datetime-local` value (local time, to the minute) for an instant. */
+function localInput(ms: number): string {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000)
+  return d.toISOString().slice(0, 16)
+}
+
+/**
+ * The play log, newest first, a page at a time (Older follows the API's cursor, Newer goes
+ * back), in a time range (default: the last 24 hours), with the same range as CSV.
+ */
 function PlayLog(props: { id: string }): JSX.Element {
+  const [from, setFrom] = useState(() => localInput(Date.now() - DAY_MS))
+  const [to, setTo] = useState('')
+  const [range, setRange] = useState<{ from: string; to: string | null }>(() => ({ from: new Date(Date.now() - DAY_MS).toISOString(), to: null }))
+  const [cursors, setCursors] = useState<(string | null)[]>([null])
+  const cursor = cursors[cursors.length - 1] ?? null
   const plays = useLoad(
-    async () => (await call(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: props.id }, query: { limit: '20' } } }))).data,
-    [props.id],
+    async () =>
+      await call(
+        api.GET('/v1/screens/{id}/play-log', {
+          params: {
+            path: { id: props.id },
+            query: {
+              limit: String(PLAYS_PER_PAGE),
+              order: 'desc',
+              from: range.from,
+              ...(range.to ? { to: range.to } : {}),
+              ...(cursor ? { cursor } : {}),
+            } as never,
+          },
+        }),
+      ),
+    [props.id, range.from, range.to, cursor],
   )
-  if (plays.error) return <ErrorNote error={plays.error} />
-  if (!plays.data) return <p>Loading…</p>
-  if (!plays.data.length) return <p>No plays reported yet.</p>
+  const [rangeError, setRangeError] = useState<string | null>(null)
+  const apply = (e: Event) => {
+    e.preventDefault()
+    const f = from ? Date.parse(from) : Number.NaN
+    const u = to ? Date.parse(to) : null
+    if (Number.isNaN(f)) return setRangeError('Give the start of the range.')
+    if (u !== null && !(u > f)) return setRangeError('The end of the range must come after its start.')
+    setRangeError(null)
+    setCursors([null])
+    setRange({ from: new Date(f).toISOString(), to: u === null ? null : new Date(u).toISOString() })
+  }
+  const csvTo = range.to ?? new Date(Date.now() + 60_000).toISOString()
+  const csv = `/v1/play-log.csv?${new URLSearchParams({ from: range.from, to: csvTo, screenIds: props.id })}`
+  const page = plays.data as
+    | {
+        data: {
+          id: string
+          startedAt: string
+          contentKind: string
+          contentId: string
+          itemId: string
+          durationMs: number
+          panelPower: string
+          source: string
+        }[]
+        nextCursor?: string | null
+      }
+    | undefined
   return (
-    <table>
-      <caption>Oldest first, as the screen reported them</caption>
-      <thead>
-        <tr>
-          <th scope="col">Started</th>
-          <th scope="col">Content</th>
-          <th scope="col">Item</th>
-          <th scope="col">Seconds</th>
-          <th scope="col">Panel</th>
-        </tr>
-      </thead>
-      <tbody>
-        {plays.data.map((p) => (
-          <tr key={p.id}>
-            <td>
-              <Ago at={p.startedAt} />
-            </td>
-            <td>
-              {p.contentKind} {p.contentId}
-            </td>
-            <td>{p.itemId}</td>
-            <td>{Math.round(p.durationMs / 1000)}</td>
-            <td>{p.panelPower}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div>
+      <form class="row" onSubmit={apply} noValidate aria-label="Play log range">
+        <Shell id="plays-from" label="From" error={rangeError}>
+          <input id="plays-from" type="datetime-local" value={from} onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)} />
+        </Shell>
+        <Shell id="plays-to" label="Until (empty: now)">
+          <input id="plays-to" type="datetime-local" value={to} onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)} />
+        </Shell>
+        <button type="submit">Show plays</button>
+        <a class="button secondary" href={csv} download="play-log.csv">
+          Download CSV
+        </a>
+      </form>
+      {plays.error ? (
+        <ErrorNote error={plays.error} />
+      ) : !page ? (
+        <p>Loading…</p>
+      ) : !page.data.length ? (
+        <p>No plays in this range.</p>
+      ) : (
+        <table>
+          <caption>Newest first{cursors.length > 1 ? `, page ${cursors.length}` : ''}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Content</th>
+              <th scope="col">Item</th>
+              <th scope="col">Why</th>
+              <th scope="col">Seconds</th>
+              <th scope="col">Panel</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.data.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <Ago at={p.startedAt} />
+                </td>
+                <td>
+                  {p.contentKind} {p.contentId}
+                </td>
+                <td>{p.itemId}</td>
+                <td>{p.source}</td>
+                <td>{Math.round(p.durationMs / 1000)}</td>
+                <td>{p.panelPower}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div class="pager">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer plays
+        </button>
+        <button type="button" disabled={!page?.nextCursor} onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}>
+          Older plays
+        </button>
+      </div>
+    </div>
   )
 }
 

@@ -289,6 +289,8 @@ export function HoursEditor(props: { kind: 'screen' | 'node'; id: string; canEdi
         : (await call(api.GET('/v1/nodes/{id}/operating-hours', { params: { path: { id: props.id } } }))).data) as HoursView,
     [props.kind, props.id],
   )
+  // Kept here: a save re-creates the form (its key is the saved hours), the message stays.
+  const [done, setDone] = useState<string | null>(null)
   if (view.error) return <ErrorNote error={view.error} />
   if (!view.data) return <p>Loading…</p>
   const v = view.data
@@ -305,21 +307,30 @@ export function HoursEditor(props: { kind: 'screen' | 'node'; id: string; canEdi
           ? `In effect: ${describeHours(v.effective.hours)} (from ${from(v.effective.source)}).`
           : 'In effect: none. The panel is not switched by time.'}
       </p>
-      {props.canEdit ? <HoursForm key={JSON.stringify(v.hours)} {...props} own={v.hours} onSaved={(x) => view.set(x)} /> : null}
+      {props.canEdit ? (
+        <HoursForm
+          key={JSON.stringify(v.hours)}
+          {...props}
+          own={v.hours}
+          onSaved={(x, message) => {
+            view.set(x)
+            setDone(message)
+          }}
+        />
+      ) : null}
+      <p aria-live="polite">{done}</p>
     </div>
   )
 }
 
-function HoursForm(props: { kind: 'screen' | 'node'; id: string; own: Hours | null; onSaved: (v: HoursView) => void }): JSX.Element {
+function HoursForm(props: { kind: 'screen' | 'node'; id: string; own: Hours | null; onSaved: (v: HoursView, message: string) => void }): JSX.Element {
   const [weekly, setWeekly] = useState<Window[]>(props.own?.weekly.map((w) => ({ ...w, days: [...w.days] })) ?? [])
   const [exceptions, setExceptions] = useState<Exception[]>(
     props.own?.exceptions.map((e) => ('on' in e ? { date: e.date, closed: false, on: e.on, off: e.off } : { date: e.date, closed: true, on: '', off: '' })) ??
       [],
   )
-  const [done, setDone] = useState<string | null>(null)
   const path = { params: { path: { id: props.id } } }
   const save = useSubmit([], async () => {
-    setDone(null)
     const body = {
       weekly,
       exceptions: exceptions.map((e) => (e.closed ? { date: e.date, off: true as const } : { date: e.date, on: e.on, off: e.off })),
@@ -328,17 +339,14 @@ function HoursForm(props: { kind: 'screen' | 'node'; id: string; own: Hours | nu
       props.kind === 'screen'
         ? (await call(api.PUT('/v1/screens/{id}/operating-hours', { ...path, body: body as never }))).data
         : (await call(api.PUT('/v1/nodes/{id}/operating-hours', { ...path, body: body as never }))).data
-    setDone('Hours saved.')
-    props.onSaved(r as HoursView)
+    props.onSaved(r as HoursView, 'Hours saved.')
   })
   const remove = useSubmit([], async () => {
-    setDone(null)
     const r =
       props.kind === 'screen'
         ? (await call(api.DELETE('/v1/screens/{id}/operating-hours', path))).data
         : (await call(api.DELETE('/v1/nodes/{id}/operating-hours', path))).data
-    setDone(props.kind === 'screen' ? 'Own hours removed: the location’s apply.' : 'Own hours removed: the parent location’s apply.')
-    props.onSaved(r as HoursView)
+    props.onSaved(r as HoursView, props.kind === 'screen' ? 'Own hours removed: the location’s apply.' : 'Own hours removed: the parent location’s apply.')
   })
   const setW = (i: number, w: Partial<Window>) => setWeekly(weekly.map((x, j) => (j === i ? { ...x, ...w } : x)))
   const setE = (i: number, e: Partial<Exception>) => setExceptions(exceptions.map((x, j) => (j === i ? { ...x, ...e } : x)))
@@ -413,7 +421,6 @@ function HoursForm(props: { kind: 'screen' | 'node'; id: string; own: Hours | nu
         </button>
       </div>
       <ErrorNote error={save.error ?? remove.error} />
-      <p aria-live="polite">{done}</p>
       <div class="row">
         <button type="submit" disabled={save.busy}>
           Save hours

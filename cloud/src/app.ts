@@ -265,6 +265,9 @@ async function assemble(
   // Teardown of everything above (the stop steps: what the modules run first, then what they
   // and the platform opened, in reverse).
   app.addHook('onClose', () => lifecycle.close())
+  // Event streams are watchers, not work in flight: a stop ends them first (each told to come
+  // back, `retry` and `stopping`), so closing waits only for real requests, not open consoles.
+  app.addHook('preClose', async () => provided.eventStream.close())
 
   await app.register(v1Routes(provided, deprecations), { prefix: '/v1' })
   await app.register(oauthMetadataRoutes(provided))

@@ -19,6 +19,7 @@ const NAMES = [
   'screen.drifting',
   'screen.in_sync',
   'screen.panel_mismatch',
+  'screen.reported',
   'content.recalled',
   'content.restored',
   'approval.requested',

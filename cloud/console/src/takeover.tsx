@@ -163,7 +163,6 @@ export function TargetFields(p: { prefix: string; value: Target; onChange: (t: T
 export const TARGET_FIELDS = ['contentKind', 'contentId', 'scopeKind', 'scopeNodeId', 'groupId', 'screenIds'] as const
 
 type State = 'targeted' | 'published' | 'applied' | 'displayed' | 'unreachable'
-const STATES: State[] = ['targeted', 'published', 'applied', 'displayed', 'unreachable']
 interface Receipt {
   screenId: string
   screenName: string
@@ -172,6 +171,32 @@ interface Receipt {
   panelPower: string
 }
 const PAGE = 25
+
+type Tally = 'targeted' | 'delivered' | 'playing' | 'displayed' | 'unreachable'
+const TALLIES: [Tally, string][] = [
+  ['targeted', 'targeted'],
+  ['delivered', 'delivered'],
+  ['playing', 'playing'],
+  ['displayed', 'displayed'],
+  ['unreachable', 'unreachable'],
+]
+
+/**
+ * Counts over the takeover's life, not the screens' current step: every screen was
+ * targeted; delivered = sent its desired state (or further); playing = reported it playing
+ * (displayed ones too); displayed = playing with the panel on; unreachable = offline before
+ * it played.
+ */
+export function reachTally(rows: readonly { state: State }[]): Record<Tally, number> {
+  const c: Record<Tally, number> = { targeted: rows.length, delivered: 0, playing: 0, displayed: 0, unreachable: 0 }
+  for (const r of rows) {
+    if (r.state === 'published' || r.state === 'applied' || r.state === 'displayed') c.delivered++
+    if (r.state === 'applied' || r.state === 'displayed') c.playing++
+    if (r.state === 'displayed') c.displayed++
+    if (r.state === 'unreachable') c.unreachable++
+  }
+  return c
+}
 
 async function receipts(kind: 'casts' | 'emergencies', id: string): Promise<Receipt[]> {
   const all: Receipt[] = []
@@ -249,21 +274,22 @@ export function Reach(p: { kind: 'casts' | 'emergencies'; id: string; active: bo
   }, [rows, moving])
   if (error && !rows) return <ErrorNote error={error} />
   if (!rows) return <p>Loading reach…</p>
-  const counts = Object.fromEntries(STATES.map((s) => [s, rows.filter((r) => r.state === s).length])) as Record<State, number>
+  const counts = reachTally(rows)
   const pages = Math.max(1, Math.ceil(rows.length / PAGE))
   const shown = rows.slice(page * PAGE, page * PAGE + PAGE)
   return (
     <section aria-labelledby="h-reach">
       <h2 id="h-reach">Reach</h2>
       <ul class="tiles" aria-label="Reach counts" aria-live="polite">
-        {STATES.map((s) => (
+        {TALLIES.map(([s, label]) => (
           <li key={s} class={`tile reach-${s}`} data-state={s}>
             <span class="tile-link">
-              <strong>{counts[s]}</strong> {s}
+              <strong>{counts[s]}</strong> {label}
             </span>
           </li>
         ))}
       </ul>
+      <p class="hint">Each screen counts in every step it got through: a screen showing it counts as targeted, delivered, playing and displayed.</p>
       <ErrorNote error={error} />
       <table>
         <caption>

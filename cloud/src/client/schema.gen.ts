@@ -2126,7 +2126,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the screen played (as its agent reported it), oldest first; 100 per page unless limit says otherwise */
+        /** What the screen played (as its agent reported it), oldest first (order=desc: newest first); 100 per page unless limit says otherwise */
         get: operations["listScreenPlayLog"];
         put?: never;
         post?: never;
@@ -20213,7 +20213,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue's events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions. */
+            /** @description Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue's events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `stopping` (`{"retryMs"}`, after a `retry:` line) when the instance stops (reconnect with Last-Event-ID after that wait), `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -37449,6 +37449,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             pollSeconds: number;
+                            portHint: string | null;
                             /** @enum {string} */
                             protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
@@ -37602,6 +37603,7 @@ export interface operations {
                 "application/json": {
                     /** @description Power poll interval; 0 = never; default 60. */
                     pollSeconds?: number;
+                    portHint?: string | null;
                     protocol?: ("samsung-mdc" | "lg" | "nec" | "pjlink" | "cec") | null;
                     /** @description Set / monitor id on the bus; default 1. */
                     setId?: number;
@@ -37618,6 +37620,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             pollSeconds: number;
+                            portHint: string | null;
                             /** @enum {string} */
                             protocol: "samsung-mdc" | "lg" | "nec" | "pjlink" | "cec";
                             setId: number;
@@ -37789,6 +37792,8 @@ export interface operations {
                  * @example 50
                  */
                 limit?: string;
+                /** @description `asc` (default): oldest first; `desc`: newest first. The cursor pages on in the same order. */
+                order?: "asc" | "desc";
                 /** @description Plays that started before this ISO 8601 date-time. */
                 to?: string;
             };

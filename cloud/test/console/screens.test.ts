@@ -159,6 +159,8 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
 
   // The operator clicks it: the device gets the serial job on its jobs topic and answers.
   await clickButton(page, power!)
+  // A command that switches the panel is confirmed first.
+  await clickButton(page, `Yes, ${power}`)
   const job = await nextJob('serial')
   t.match(job, { kind: 'serial', bytesHex: /^([0-9a-fA-F]{2})+$/, protocol: 'samsung-mdc' }, 'the serial job, with the bytes to write')
   const queued = (await c.call('GET', `/v1/screens/${device.screenId}/serial-jobs`)).body.data as { id: string; bytesHex: string }[]
@@ -185,6 +187,7 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
   // A refusal reads as one: the next command answered `nak`.
   const second = buttons.find((b) => b !== power && !/status/i.test(b)) ?? power!
   await clickButton(page, second)
+  await clickButton(page, `Yes, ${second}`)
   const nakJob = await nextJob('serial')
   await dev.client.publishAsync(
     topics.jobResults(device.screenId),

@@ -1,7 +1,8 @@
 // Casts and emergencies in the console, in a real Chromium against a real cloud with real
 // MQTT devices: an emergency started from the page (after its confirmation step) to three
-// screens, its reach counts changing while the devices report applying it, then cleared;
-// a cast to chosen screens started and cleared; a viewer offered no start or clear controls; no serious or
+// screens, its reach counts (over its life: targeted, delivered, playing, displayed,
+// unreachable) changing while the devices report applying it, then cleared; a cast to
+// chosen screens started and cleared after its confirmation; a viewer offered no start or clear controls; no serious or
 // critical axe-core violation on each page; the keyboard reaches the main controls.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
@@ -70,17 +71,21 @@ t.test('an emergency to three screens from the page: reach counts follow the dev
   await page.waitForFunction("location.pathname.startsWith('/console/emergencies/emg_')")
   const emgId = new URL(page.url()).pathname.split('/').pop()!
   await page.waitForSelector('[data-state]')
-  await countIs(page, 'published', 3)
-  t.same(await counts(page), { targeted: 0, published: 3, applied: 0, displayed: 0, unreachable: 0 }, 'handed to the broker for three screens')
+  await countIs(page, 'delivered', 3)
+  t.same(await counts(page), { targeted: 3, delivered: 3, playing: 0, displayed: 0, unreachable: 0 }, 'handed to the broker for three screens')
 
   await reportPlaying(c, devA, (x) => x.emergency?.id === emgId, 'on')
   await countIs(page, 'displayed', 1)
   t.pass('a screen showing it counted as displayed while watching')
   await reportPlaying(c, devB, (x) => x.emergency?.id === emgId, 'off')
-  await countIs(page, 'applied', 1)
+  await countIs(page, 'playing', 2)
   await reportPlaying(c, devD, (x) => x.emergency?.id === emgId, 'on')
   await countIs(page, 'displayed', 2)
-  t.same(await counts(page), { targeted: 0, published: 0, applied: 1, displayed: 2, unreachable: 0 })
+  t.same(
+    await counts(page),
+    { targeted: 3, delivered: 3, playing: 3, displayed: 2, unreachable: 0 },
+    "counts over the takeover's life: every screen targeted and delivered, three playing, two of them displayed",
+  )
   t.match(await page.$$eval('tbody tr', (rs) => rs.map((r) => r.textContent)), [/Entrance.*displayed/, /Cafeteria.*applied/, /Loading dock.*displayed/])
   t.same(await seriousViolations(page), [], 'emergency page: no serious or critical axe-core violation')
   await docShot(page, 'emergency')
@@ -118,6 +123,9 @@ t.test('an emergency to three screens from the page: reach counts follow the dev
   t.same(await seriousViolations(page), [], 'cast page: no serious or critical axe-core violation')
   await docShot(page, 'cast')
   await page.click('.page-head .actions button')
+  t.equal((await c.call('GET', `/v1/casts/${castId}`)).body.data.status, 'active', 'Clear cast asks first: still active')
+  await page.waitForFunction("[...document.querySelectorAll('.page-head .actions button')].some((b) => b.textContent === 'Yes, Clear cast')")
+  await page.evaluate("[...document.querySelectorAll('.page-head .actions button')].find((b) => b.textContent === 'Yes, Clear cast').click()")
   await page.waitForFunction("!document.querySelector('.page-head .actions button')")
   t.equal((await c.call('GET', `/v1/casts/${castId}`)).body.data.status, 'cleared', 'cast cleared')
   await page.goto(`${c.base}/console/casts`)

@@ -176,8 +176,12 @@ eachEngine(t, 'screens and pairing registrations', async (t, db) => {
   t.equal(v, 0)
   t.equal(typeof v, 'number')
 
-  await screens.setPanel('ws_1', ids[0]!, { panel_protocol: 'samsung-mdc', panel_set_id: 3, panel_poll_seconds: 30 }, T1)
-  t.same(await screens.panel('ws_1', ids[0]!), { panel_protocol: 'samsung-mdc', panel_set_id: 3, panel_poll_seconds: 30 }, 'integers as numbers')
+  await screens.setPanel('ws_1', ids[0]!, { panel_protocol: 'samsung-mdc', panel_set_id: 3, panel_poll_seconds: 30, panel_port_hint: '/dev/ttyUSB0' }, T1)
+  t.same(
+    await screens.panel('ws_1', ids[0]!),
+    { panel_protocol: 'samsung-mdc', panel_set_id: 3, panel_poll_seconds: 30, panel_port_hint: '/dev/ttyUSB0' },
+    'integers as numbers',
+  )
   t.equal(await screens.panel('ws_2', ids[0]!), undefined, 'another workspace sees nothing')
 
   const pairing = new PairingRepository(db.kysely)

@@ -115,11 +115,11 @@ forEngines(t, (t, build) => {
     t.equal((await h.req('GET', '/v1/webhooks', null)).statusCode, 401)
   })
 
-  t.test('event catalogue: twelve entries', async (t) => {
+  t.test('event catalogue: thirteen entries', async (t) => {
     const h = await build(t)
     const { apiKey } = await h.workspace()
     const data = (await h.req('GET', '/v1/webhooks/events', apiKey)).json().data
-    t.equal(data.length, 12)
+    t.equal(data.length, 13)
     t.same(data.map((e: { event: string }) => e.event).sort(), [
       'approval.decided',
       'approval.requested',
@@ -133,6 +133,7 @@ forEngines(t, (t, build) => {
       'screen.offline',
       'screen.online',
       'screen.panel_mismatch',
+      'screen.reported',
     ])
     for (const e of data) t.ok(e.label && e.what, e.event)
   })

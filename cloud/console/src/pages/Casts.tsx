@@ -9,7 +9,7 @@ import { useLive } from '../live.js'
 import { Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
 import { EMPTY_TARGET, Reach, TARGET_FIELDS, TargetFields, targetBody, type Target } from '../takeover.js'
-import { Ago, ErrorNote, errProps, Page, Shell, useLoad, useSubmit } from '../ui.js'
+import { Ago, ConfirmButton, ErrorNote, errProps, Page, Shell, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const FIELDS = [...TARGET_FIELDS, 'expiresAt'] as const
@@ -104,9 +104,7 @@ export function Casts(): JSX.Element {
                 {s.can('screen.cast') ? (
                   <td>
                     {c.status === 'active' || c.status === 'paused' ? (
-                      <button type="button" onClick={() => clear(c.id)} aria-label={`Clear cast of ${c.contentName ?? c.contentId}`}>
-                        Clear
-                      </button>
+                      <ConfirmButton label="Clear cast" name={`of ${c.contentName ?? c.contentId}`} onConfirm={() => void clear(c.id)} />
                     ) : null}
                   </td>
                 ) : null}
@@ -142,9 +140,7 @@ export function CastPage(props: PageProps): JSX.Element {
       title={c ? `Cast: ${c.contentName ?? c.contentId}` : 'Cast'}
       actions={
         c && active && s.can('screen.cast') ? (
-          <button type="button" onClick={clear}>
-            Clear cast
-          </button>
+          <ConfirmButton label="Clear cast" name={`of ${c.contentName ?? c.contentId}`} onConfirm={() => void clear()} />
         ) : null
       }
     >

@@ -1,6 +1,8 @@
-// One screen: its state (presence, what it reports playing, its panel, drift), what it will
+// One screen: its state (presence, what it reports playing, its panel, drift), followed live;
+// its details, operating hours and panel profile edited (screenSettings.tsx); what it will
 // play and why (the timeline, in its time zone), a screenshot on request, the panel's
-// controls from its protocol's presets with each command's outcome, and its play log.
+// controls from its protocol's presets with each command's outcome (a command that switches
+// the panel is confirmed first), its play log, and deleting it.
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
@@ -9,7 +11,8 @@ import { Link } from '../router.js'
 import { useSession } from '../session.js'
 import { TagEditor, Tags } from '../groups.js'
 import { ContentPicker } from '../picker.js'
-import { Ago, ErrorNote, Page, Status, useLoad, useSubmit } from '../ui.js'
+import { DeleteScreen, HoursEditor, PanelProfileForm, ScreenDetails } from '../screenSettings.js'
+import { Ago, ConfirmButton, ErrorNote, Page, Shell, Status, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -81,7 +84,7 @@ function Screenshot(props: { id: string }): JSX.Element {
   )
 }
 
-function PanelControls(props: { id: string }): JSX.Element | null {
+function PanelControls(props: { id: string; screenName: string }): JSX.Element | null {
   const presets = useLoad(async () => {
     const panel = (await call(api.GET('/v1/screens/{id}/panel', { params: { path: { id: props.id } } }))).data
     if (!panel?.protocol) return null
@@ -121,9 +124,7 @@ function PanelControls(props: { id: string }): JSX.Element | null {
       <fieldset class="buttons">
         <legend>Panel commands</legend>
         {shown.map((c) => (
-          <button key={c.key} type="button" onClick={() => send(c)}>
-            {c.name}
-          </button>
+          <ConfirmButton key={c.key} label={c.name} name={`on ${props.screenName}`} onConfirm={() => void send(c)} />
         ))}
       </fieldset>
       <p aria-live="polite">{outcome}</p>
@@ -188,52 +189,137 @@ function Assignment(props: { id: string; kind: string | null; contentId: string 
         <button type="submit" disabled={set.busy}>
           Assign
         </button>
-        {props.kind ? (
-          <button type="button" class="link" onClick={() => clear.submit()} disabled={clear.busy}>
-            Clear the assignment
-          </button>
-        ) : null}
+        {props.kind ? <ConfirmButton label="Clear the assignment" name="of this screen" onConfirm={() => void clear.submit()} /> : null}
       </div>
     </form>
   )
 }
 
+const PLAYS_PER_PAGE = 20
+const DAY_MS = 86_400_000
+
+/** A `datetime-local` value (local time, to the minute) for an instant. */
+function localInput(ms: number): string {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000)
+  return d.toISOString().slice(0, 16)
+}
+
+/**
+ * The play log, newest first, a page at a time (Older follows the API's cursor, Newer goes
+ * back), in a time range (default: the last 24 hours), with the same range as CSV.
+ */
 function PlayLog(props: { id: string }): JSX.Element {
+  const [from, setFrom] = useState(() => localInput(Date.now() - DAY_MS))
+  const [to, setTo] = useState('')
+  const [range, setRange] = useState<{ from: string; to: string | null }>(() => ({ from: new Date(Date.now() - DAY_MS).toISOString(), to: null }))
+  const [cursors, setCursors] = useState<(string | null)[]>([null])
+  const cursor = cursors[cursors.length - 1] ?? null
   const plays = useLoad(
-    async () => (await call(api.GET('/v1/screens/{id}/play-log', { params: { path: { id: props.id }, query: { limit: '20' } } }))).data,
-    [props.id],
+    async () =>
+      await call(
+        api.GET('/v1/screens/{id}/play-log', {
+          params: {
+            path: { id: props.id },
+            query: {
+              limit: String(PLAYS_PER_PAGE),
+              order: 'desc',
+              from: range.from,
+              ...(range.to ? { to: range.to } : {}),
+              ...(cursor ? { cursor } : {}),
+            } as never,
+          },
+        }),
+      ),
+    [props.id, range.from, range.to, cursor],
   )
-  if (plays.error) return <ErrorNote error={plays.error} />
-  if (!plays.data) return <p>Loading…</p>
-  if (!plays.data.length) return <p>No plays reported yet.</p>
+  const [rangeError, setRangeError] = useState<string | null>(null)
+  const apply = (e: Event) => {
+    e.preventDefault()
+    const f = from ? Date.parse(from) : Number.NaN
+    const u = to ? Date.parse(to) : null
+    if (Number.isNaN(f)) return setRangeError('Give the start of the range.')
+    if (u !== null && !(u > f)) return setRangeError('The end of the range must come after its start.')
+    setRangeError(null)
+    setCursors([null])
+    setRange({ from: new Date(f).toISOString(), to: u === null ? null : new Date(u).toISOString() })
+  }
+  const csvTo = range.to ?? new Date(Date.now() + 60_000).toISOString()
+  const csv = `/v1/play-log.csv?${new URLSearchParams({ from: range.from, to: csvTo, screenIds: props.id })}`
+  const page = plays.data as
+    | {
+        data: {
+          id: string
+          startedAt: string
+          contentKind: string
+          contentId: string
+          itemId: string
+          durationMs: number
+          panelPower: string
+          source: string
+        }[]
+        nextCursor?: string | null
+      }
+    | undefined
   return (
-    <table>
-      <caption>Oldest first, as the screen reported them</caption>
-      <thead>
-        <tr>
-          <th scope="col">Started</th>
-          <th scope="col">Content</th>
-          <th scope="col">Item</th>
-          <th scope="col">Seconds</th>
-          <th scope="col">Panel</th>
-        </tr>
-      </thead>
-      <tbody>
-        {plays.data.map((p) => (
-          <tr key={p.id}>
-            <td>
-              <Ago at={p.startedAt} />
-            </td>
-            <td>
-              {p.contentKind} {p.contentId}
-            </td>
-            <td>{p.itemId}</td>
-            <td>{Math.round(p.durationMs / 1000)}</td>
-            <td>{p.panelPower}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div>
+      <form class="row" onSubmit={apply} noValidate aria-label="Play log range">
+        <Shell id="plays-from" label="From" error={rangeError}>
+          <input id="plays-from" type="datetime-local" value={from} onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)} />
+        </Shell>
+        <Shell id="plays-to" label="Until (empty: now)">
+          <input id="plays-to" type="datetime-local" value={to} onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)} />
+        </Shell>
+        <button type="submit">Show plays</button>
+        <a class="button secondary" href={csv} download="play-log.csv">
+          Download CSV
+        </a>
+      </form>
+      {plays.error ? (
+        <ErrorNote error={plays.error} />
+      ) : !page ? (
+        <p>Loading…</p>
+      ) : !page.data.length ? (
+        <p>No plays in this range.</p>
+      ) : (
+        <table>
+          <caption>Newest first{cursors.length > 1 ? `, page ${cursors.length}` : ''}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Content</th>
+              <th scope="col">Item</th>
+              <th scope="col">Why</th>
+              <th scope="col">Seconds</th>
+              <th scope="col">Panel</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.data.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <Ago at={p.startedAt} />
+                </td>
+                <td>
+                  {p.contentKind} {p.contentId}
+                </td>
+                <td>{p.itemId}</td>
+                <td>{p.source}</td>
+                <td>{Math.round(p.durationMs / 1000)}</td>
+                <td>{p.panelPower}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div class="pager">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer plays
+        </button>
+        <button type="button" disabled={!page?.nextCursor} onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}>
+          Older plays
+        </button>
+      </div>
+    </div>
   )
 }
 
@@ -241,6 +327,7 @@ export function ScreenPage(props: PageProps): JSX.Element {
   const id = props.params.id!
   const s = useSession()
   const screen = useLoad(async () => (await call(api.GET('/v1/screens/{id}', { params: { path: { id } } }))).data, [id])
+  const [panelVersion, setPanelVersion] = useState(0)
   useLive(
     (e) => {
       if (e.event.startsWith('screen.') && e.data.screenId === id) screen.reload()
@@ -286,6 +373,23 @@ export function ScreenPage(props: PageProps): JSX.Element {
         </dd>
       </dl>
       {s.can('screen.edit') ? (
+        <section aria-labelledby="h-details">
+          <h2 id="h-details">Details</h2>
+          <ScreenDetails
+            key={`${d.name}|${d.nodeId}|${d.timezone}`}
+            id={id}
+            name={d.name}
+            nodeId={d.nodeId ?? null}
+            timezone={d.timezone}
+            onSaved={(x) => screen.set({ ...d, ...x })}
+          />
+        </section>
+      ) : null}
+      <section aria-labelledby="h-hours">
+        <h2 id="h-hours">Operating hours</h2>
+        <HoursEditor kind="screen" id={id} canEdit={s.can('screen.edit')} />
+      </section>
+      {s.can('screen.edit') ? (
         <section aria-labelledby="h-tags">
           <h2 id="h-tags">Tags</h2>
           <TagEditor screenId={id} screenName={d.name} tags={d.tags ?? []} onSaved={(tags) => screen.set({ ...d, tags })} />
@@ -308,13 +412,21 @@ export function ScreenPage(props: PageProps): JSX.Element {
       {s.can('screen.edit') ? (
         <section aria-labelledby="h-panel">
           <h2 id="h-panel">Panel</h2>
-          <PanelControls id={id} />
+          <h3>Panel profile</h3>
+          <PanelProfileForm id={id} onSaved={() => setPanelVersion((n) => n + 1)} />
+          <PanelControls key={panelVersion} id={id} screenName={d.name} />
         </section>
       ) : null}
       <section aria-labelledby="h-plays">
         <h2 id="h-plays">Play log</h2>
         <PlayLog id={id} />
       </section>
+      {s.can('screen.delete') ? (
+        <section aria-labelledby="h-delete">
+          <h2 id="h-delete">Delete</h2>
+          <DeleteScreen id={id} name={d.name} />
+        </section>
+      ) : null}
     </Page>
   )
 }

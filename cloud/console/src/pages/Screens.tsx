@@ -2,7 +2,7 @@
 // seen, agent version, drift, last screenshot, tags), searched and filtered by the API (by
 // name, state, location, tag and group, kept in the address), fetched a page at a time as
 // the table scrolls, and only the rows in view are in the document, so 10,000 screens cost
-// what 40 do. Presence changes arrive live and update their rows. Chosen rows take content
+// what 40 do. Presence changes, what devices report and drift arrive live and update their rows. Chosen rows take content
 // (or a group does) and tags added or removed in one request each.
 import type { JSX } from 'preact'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
@@ -29,6 +29,15 @@ export interface ScreenRow {
   contentKind?: string | null
   contentId?: string | null
   tags?: string[]
+}
+
+/** The row fields a live `screen.reported`, `screen.drifting` or `screen.in_sync` changes (null for other events). */
+export function livePatch(e: { event: string; data: Record<string, unknown> }): Partial<ScreenRow> | null {
+  if (e.event === 'screen.reported')
+    return { playing: e.data.playing as ScreenRow['playing'], agentVersion: (e.data.agentVersion as string | null) ?? null, lastSeenAt: e.data.at as string }
+  if (e.event === 'screen.drifting' || e.event === 'screen.in_sync')
+    return { drift: { state: e.data.state as string, items: (e.data.items as { field: string }[]) ?? [] } }
+  return null
 }
 
 const BULK_KINDS = ['playlist', 'schedule', 'media', 'creative', 'layout', 'signage', 'app'] as const
@@ -233,8 +242,11 @@ export function Screens(props: PageProps): JSX.Element {
 
   // Live presence: the rows on hand change in place.
   useLive((e) => {
-    if (e.event !== 'screen.online' && e.event !== 'screen.offline') return
     const id = e.data.screenId as string
+    // What a device reports (what plays, its agent) and its drift follow the stream too.
+    const patch = livePatch(e)
+    if (patch) return setRows((old) => old.map((r) => (r.id === id ? { ...r, ...patch } : r)))
+    if (e.event !== 'screen.online' && e.event !== 'screen.offline') return
     const status = e.event === 'screen.online' ? 'online' : 'offline'
     setRows((old) =>
       old.map((r) =>

@@ -9,6 +9,7 @@ import { Alerts } from './Alerts.js'
 import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { Groups } from './Groups.js'
+import { LocationPage, Locations } from './Locations.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
@@ -31,6 +32,8 @@ export const PAGES: PageEntry[] = [
   { path: '/screens', name: 'Screens', permission: 'screen.view', nav: true, component: Screens },
   { path: '/screens/:id', name: 'Screen', permission: 'screen.view', nav: false, component: ScreenPage },
   { path: '/groups', name: 'Groups', permission: 'screen.view', nav: true, component: Groups },
+  { path: '/locations', name: 'Locations', permission: 'node.view', nav: true, component: Locations },
+  { path: '/locations/:id', name: 'Location', permission: 'node.view', nav: false, component: LocationPage },
   { path: '/content', name: 'Content', permission: ['media.view', 'playlist.view'], nav: true, component: Content },
   { path: '/schedules', name: 'Schedules', permission: 'schedule.view', nav: true, component: Schedules },
   { path: '/casts', name: 'Casts', permission: 'screen.view', nav: true, component: Casts },

@@ -15,7 +15,11 @@
 //
 // The device's `status` topic (its `online`, its Last Will `offline`) is validated but does
 // not move presence: the connection is the truth. `reported` messages are coalesced per
-// screen (ReportedCoalescer) and written outside the presence queue.
+// screen (ReportedCoalescer) and written outside the presence queue. When a report changes
+// what an operator watches (what plays, the panel's power and input, the agent's version),
+// `screen.reported` is recorded with those facts, so the console follows without reloading;
+// the facts last seen per screen are kept here (the stored report is read only for a screen
+// not seen since this process started), so a report that changes nothing costs nothing more.
 //
 // Announcements go through the event outbox (domains/events/EventOutbox.ts): a status change and
 // its `screen.online` / `screen.offline` row commit in one transaction, so a crash between
@@ -55,6 +59,22 @@ export interface ScreenStatusChange {
 
 type ScreenRow = PresenceRow
 
+/** What `screen.reported` carries: the facts of a report the console shows. */
+export interface ReportedFacts {
+  playing: { source: string; contentKind: string | null; contentId: string | null; castId: string | null; emergencyId: string | null }
+  panel: { power: string; input: string | null } | null
+  agentVersion: string | null
+}
+
+export function factsOf(r: Reported): ReportedFacts {
+  const p = r.playing
+  return {
+    playing: { source: p.source, contentKind: p.contentKind, contentId: p.contentId, castId: p.castId ?? null, emergencyId: p.emergencyId ?? null },
+    panel: r.panel ? { power: r.panel.power, input: r.panel.input ?? null } : null,
+    agentVersion: r.agentVersion ?? null,
+  }
+}
+
 /** A connection event waiting for its turn. */
 interface ConnEvent {
   open: boolean
@@ -82,6 +102,8 @@ export class ScreenPresence {
   private readonly reported: ReportedCoalescer<{ payload: Buffer; at: string }>
   /** Reports the coalescer let through this tick, written together (writeReports). */
   private dueReports: { screenId: string; payload: Buffer; at: string; done: () => void }[] = []
+  /** The facts of each screen's last report seen here (JSON of ReportedFacts). */
+  private readonly lastFacts = new Map<string, string>()
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -345,9 +367,11 @@ export class ScreenPresence {
       }
       const rows = valid.length ? await this.repo.rows(valid.map((v) => v.screenId)) : new Map<string, ScreenRow>()
       const known = valid.filter((v) => rows.has(v.screenId))
+      await this.primeFacts(known)
       await this.repo.storeReportedMany(
         known.map((v) => ({ id: v.screenId, reported: JSON.stringify(v.reported), at: v.at, agentVersion: v.reported.agentVersion ?? null })),
       )
+      await this.announceFacts(known, rows)
       for (const v of known) {
         const row = rows.get(v.screenId)!
         for (const l of [...this.reportedListeners]) {
@@ -362,6 +386,37 @@ export class ScreenPresence {
       this.log.error({ err }, 'storing reported state failed')
     } finally {
       for (const d of due) d.done()
+    }
+  }
+
+  /** Records `screen.reported` for the reports whose facts differ from the screen's previous report. */
+  private async announceFacts(known: readonly { screenId: string; reported: Reported; at: string }[], rows: Map<string, ScreenRow>): Promise<void> {
+    const events: DomainEvent[] = []
+    for (const v of known) {
+      const facts = factsOf(v.reported)
+      const text = JSON.stringify(facts)
+      if (this.lastFacts.get(v.screenId) === text) continue
+      this.lastFacts.set(v.screenId, text)
+      const row = rows.get(v.screenId)!
+      events.push({
+        event: 'screen.reported',
+        workspaceId: row.workspace_id,
+        occurredAt: v.at,
+        data: { screenId: v.screenId, screenName: row.name, nodeId: row.node_id, ...facts, at: v.at },
+      })
+    }
+    if (!events.length) return
+    await this.outbox.recordMany(this.db, events)
+    this.relay()
+  }
+
+  /** The facts of the stored reports of screens not seen here yet (read before this batch is stored). */
+  private async primeFacts(known: readonly { screenId: string }[]): Promise<void> {
+    const unseen = known.filter((v) => !this.lastFacts.has(v.screenId)).map((v) => v.screenId)
+    if (!unseen.length) return
+    for (const [id, text] of await this.repo.reportedOf(unseen)) {
+      const r = parseReported(text)
+      if (r.ok && !this.lastFacts.has(id)) this.lastFacts.set(id, JSON.stringify(factsOf(r.value)))
     }
   }
 

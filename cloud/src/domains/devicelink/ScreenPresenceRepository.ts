@@ -54,6 +54,16 @@ export class ScreenPresenceRepository {
     return out
   }
 
+  /** The stored `reported` text of these screens, by id (absent: deleted or never reported). */
+  async reportedOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>()
+    for (const part of chunks(ids)) {
+      const rows = await this.k.selectFrom('screens').select(['id', 'reported']).where('id', 'in', part).execute()
+      for (const r of rows) if (r.reported) out.set(r.id, r.reported)
+    }
+    return out
+  }
+
   /** Records that these screens were connected at `at`. */
   async touch(ids: readonly string[], at: string): Promise<void> {
     for (const part of chunks(ids)) await this.k.updateTable('screens').set({ last_seen_at: at }).where('id', 'in', part).execute()

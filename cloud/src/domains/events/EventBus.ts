@@ -13,6 +13,7 @@ export const EVENT_NAMES = [
   'screen.drifting',
   'screen.in_sync',
   'screen.panel_mismatch',
+  'screen.reported',
   'content.recalled',
   'content.restored',
   'approval.requested',

@@ -45,8 +45,8 @@ export interface StreamListener {
   /** Whether this listener may see `e` (permission, reach). */
   accepts(e: StreamEvent): boolean
   send(e: StreamEvent): void
-  /** Ends the stream (the service is stopping). */
-  end(): void
+  /** Ends the stream: `stopping` when the service is (the client should come back after a short wait). */
+  end(reason?: 'stopping'): void
 }
 
 /** The smallest outbox id made at `ms` (ids are `evt_` + a lower-case ULID). */
@@ -174,14 +174,14 @@ export class EventStreamHub {
     if (this.listeners.size) void this.poll()
   }
 
-  /** Ends every stream and reads no more. */
+  /** Ends every stream (telling each the service is stopping) and reads no more. */
   close(): void {
     this.closed = true
     if (this.timer !== null) this.timers.clearTimer(this.timer)
     if (this.renewTimer !== null) this.timers.clearTimer(this.renewTimer)
     this.timer = null
     this.renewTimer = null
-    for (const l of [...this.listeners]) l.end()
+    for (const l of [...this.listeners]) l.end('stopping')
   }
 
   private get lag(): number {

@@ -13,7 +13,8 @@
 // Opening a stream needs at least one of those view permissions (403). A stream lives no
 // longer than its credential: revoked, expired, signed out, its user removed or given a
 // role without any of them, it gets `ended` (`{reason, message}`) and is closed, on every
-// instance, and its place (StreamSlots.ts) is free at once.
+// instance, and its place (StreamSlots.ts) is free at once. When the instance stops, every
+// stream gets `retry: 1000` and `stopping` and ends before the drain waits on requests.
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { holds, type Permission, type PermissionGrant } from '@svc/shared'
@@ -25,6 +26,8 @@ import type { Provisions } from '../../platform/provisions.js'
 import type { StreamEvent } from './EventStream.js'
 
 const HEARTBEAT_MS = 15_000
+/** How long a client of a stopping instance waits before it reconnects (to another instance, or this one restarted). */
+export const STOPPING_RETRY_MS = 1000
 /** Bytes a stream may have waiting for a slow client before it is ended with `overflow`. */
 const MAX_BUFFERED_BYTES = 1024 * 1024
 
@@ -76,7 +79,7 @@ const eventStreamRoutes =
           response: {
             200: {
               description:
-                'Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue\'s events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions.',
+                'Messages `id: <event id>`, `event: <name>`, `data: {"id","event","occurredAt","data"}` (the webhook catalogue\'s events), a `ready` message first, a comment every 15 s, `reset` when Last-Event-ID is too old, `overflow` before the server ends a stream its client reads too slowly, `stopping` (`{"retryMs"}`, after a `retry:` line) when the instance stops (reconnect with Last-Event-ID after that wait), `ended` (`{"reason","message"}`, reason `credential_invalid` or `forbidden`) before the server ends a stream whose credential was revoked, expired, signed out, removed or lost its view permissions.',
               content: { 'text/event-stream': { schema: Type.String() } },
             },
             ...errorResponses,
@@ -122,7 +125,7 @@ const eventStreamRoutes =
             if (replaying) held.push(e)
             else if (!replayed.has(e.id)) write(message(e))
           },
-          end: () => end(),
+          end: (reason) => (reason === 'stopping' ? stopping() : end()),
         })
         let heartbeat: unknown = null
         const end = (): void => {
@@ -132,6 +135,15 @@ const eventStreamRoutes =
           if (heartbeat !== null) timers.clearTimer(heartbeat)
           // The client sees the end once the place is free on every instance.
           void remove().finally(() => res.end())
+        }
+        /**
+         * The service is stopping: the client is told to come back (`retry`, and `stopping` with
+         * the wait) and the stream ends at once, so a stop never waits on watchers; its
+         * connection closes with it (the server takes no new requests on it).
+         */
+        const stopping = (): void => {
+          write(`retry: ${STOPPING_RETRY_MS}\nevent: stopping\ndata: ${JSON.stringify({ retryMs: STOPPING_RETRY_MS })}\n\n`)
+          end()
         }
         /** Ends the stream with an `ended` message saying why (the client should not reconnect with this credential). */
         const finish = (reason: 'credential_invalid' | 'forbidden', message: string): void => {

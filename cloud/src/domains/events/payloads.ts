@@ -8,6 +8,16 @@ export interface EventData {
   'screen.offline': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string; test?: boolean; note?: string }
   /** A screen announced offline is back: `at` = when it came back, `since` = when the outage began (absent if unknown). */
   'screen.online': { screenId: string; screenName: string; nodeId: string | null; at: string; since?: string }
+  /** A screen's report changed what it plays, its panel's power or input, or its agent's version. */
+  'screen.reported': {
+    screenId: string
+    screenName: string
+    nodeId: string | null
+    playing: { source: string; contentKind: string | null; contentId: string | null; castId: string | null; emergencyId: string | null }
+    panel: { power: string; input: string | null } | null
+    agentVersion: string | null
+    at: string
+  }
   /** `name` is the label of the kind, `contentName` the item's own; `recalledBy` is `apikey:<id>` or a user id. */
   'content.recalled': { kind: ContentKind; id: string; name: string; contentName: string; reason: string | null; recalledBy: string }
   'content.restored': { kind: ContentKind; id: string; name: string; contentName: string; restoredBy: string }

@@ -196,7 +196,14 @@ export class PlayLogRepository {
   }
 
   /** Plays of some screens started within the range, oldest first, after `after`; at most `limit` (null = all). */
-  list(workspaceId: string, screenIds: readonly string[], range: PlayLogRange, after: PlayLogPosition | null, limit: number | null): Promise<PlayLogRow[]> {
+  list(
+    workspaceId: string,
+    screenIds: readonly string[],
+    range: PlayLogRange,
+    after: PlayLogPosition | null,
+    limit: number | null,
+    order: 'asc' | 'desc' = 'asc',
+  ): Promise<PlayLogRow[]> {
     if (!screenIds.length) return Promise.resolve([])
     let q = this.k
       .selectFrom('play_log')
@@ -205,8 +212,10 @@ export class PlayLogRepository {
       .where('screen_id', 'in', [...screenIds])
     if (range.from) q = q.where('started_at', '>=', range.from)
     if (range.to) q = q.where('started_at', '<', range.to)
-    if (after) q = q.where((eb) => eb.or([eb('started_at', '>', after.startedAt), eb.and([eb('started_at', '=', after.startedAt), eb('id', '>', after.id)])]))
-    q = q.orderBy('started_at', 'asc').orderBy('id', 'asc')
+    // Newest first pages backwards from the cursor (the same index read the other way).
+    const past = order === 'asc' ? '>' : '<'
+    if (after) q = q.where((eb) => eb.or([eb('started_at', past, after.startedAt), eb.and([eb('started_at', '=', after.startedAt), eb('id', past, after.id)])]))
+    q = q.orderBy('started_at', order).orderBy('id', order)
     if (limit !== null) q = q.limit(limit)
     return q.execute()
   }

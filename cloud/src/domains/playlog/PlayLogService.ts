@@ -430,10 +430,17 @@ export class PlayLogService {
   }
 
   /** One screen's plays started in the range, oldest first, cursor paged. */
-  async listForScreen(p: Principal, screenId: string, q: { from?: string; to?: string }, page: PageRequest): Promise<Page<PlayView>> {
+  async listForScreen(p: Principal, screenId: string, q: { from?: string; to?: string; order?: 'asc' | 'desc' }, page: PageRequest): Promise<Page<PlayView>> {
     await this.screens.get(p, screenId)
     const range = parseTimeRange(q)
-    const rows = await this.repo.list(p.workspaceId, [screenId], range, decodePosition(page.after), page.limit === null ? null : page.limit + 1)
+    const rows = await this.repo.list(
+      p.workspaceId,
+      [screenId],
+      range,
+      decodePosition(page.after),
+      page.limit === null ? null : page.limit + 1,
+      q.order ?? 'asc',
+    )
     const out: Page<PlayView> = { data: [] }
     const more = page.limit !== null && rows.length > page.limit
     const kept = more ? rows.slice(0, page.limit!) : rows

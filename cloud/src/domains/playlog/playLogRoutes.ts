@@ -1,5 +1,5 @@
 // Proof of play (what screens actually showed, as their agents reported it):
-//   GET /v1/screens/:id/play-log     one screen's plays in a time range, oldest first, paged
+//   GET /v1/screens/:id/play-log     one screen's plays in a time range, oldest first (or newest: order=desc), paged
 //   GET /v1/play-log.csv             CSV export of a time range for a set of screens
 //   GET /v1/play-log/summary         proof of display per content for a window and a location
 import { DateTimeField } from '../../platform/timeRange.js'
@@ -50,9 +50,20 @@ const playLogRoutes =
         schema: {
           tags: ['play-log'],
           operationId: 'listScreenPlayLog',
-          summary: 'What the screen played (as its agent reported it), oldest first; 100 per page unless limit says otherwise',
+          summary: 'What the screen played (as its agent reported it), oldest first (order=desc: newest first); 100 per page unless limit says otherwise',
           params: IdParams,
-          querystring: Type.Object({ ...pageQuery(1000).properties, ...RangeFields }, { additionalProperties: false }),
+          querystring: Type.Object(
+            {
+              ...pageQuery(1000).properties,
+              ...RangeFields,
+              order: Type.Optional(
+                StringEnum(['asc', 'desc'] as const, {
+                  description: '`asc` (default): oldest first; `desc`: newest first. The cursor pages on in the same order.',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           response: { 200: Paged(PlayRecord), ...errorResponses },
         },
       },

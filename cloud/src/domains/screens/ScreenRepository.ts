@@ -11,7 +11,7 @@ import type { PageRequest } from '../../platform/paging.js'
 import { withinNodes } from '../../platform/db/keyset.js'
 
 export type ScreenRecord = Selectable<ScreensTable>
-export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'>
+export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds' | 'panel_port_hint'>
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
 const LIST_COLUMNS = [
@@ -449,7 +449,7 @@ export class ScreenRepository {
   panel(workspaceId: string, id: string): Promise<ScreenPanelRecord | undefined> {
     return this.k
       .selectFrom('screens')
-      .select(['panel_protocol', 'panel_set_id', 'panel_poll_seconds'])
+      .select(['panel_protocol', 'panel_set_id', 'panel_poll_seconds', 'panel_port_hint'])
       .where('id', '=', id)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst()

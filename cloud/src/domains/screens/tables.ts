@@ -27,6 +27,8 @@ export interface ScreensTable {
   panel_protocol: string | null
   panel_set_id: number | null
   panel_poll_seconds: number | null
+  /** Where the panel is wired (a note for installers; migration 670). */
+  panel_port_hint: string | null
   desired_published_at: string | null
   /** `in_sync`, `drifting` or `unknown` (domains/drift). */
   drift_state: Defaulted<string>

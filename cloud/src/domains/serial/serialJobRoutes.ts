@@ -45,6 +45,11 @@ export const PanelProfile = Nullable(
     protocol: StringEnum(PANEL_PROTOCOLS),
     setId: Type.Integer(),
     pollSeconds: Type.Integer(),
+    portHint: Nullable(
+      Type.String({
+        description: 'Where the installer wired the panel (`/dev/ttyUSB0`, `192.168.1.50:1515`): a note for whoever services it, not sent to the device.',
+      }),
+    ),
   }),
 )
 
@@ -134,6 +139,14 @@ const serialJobRoutes =
               setId: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Set / monitor id on the bus; default 1.' })),
               pollSeconds: Type.Optional(
                 Type.Integer({ minimum: 0, maximum: PANEL_MAX_POLL_SECONDS, description: 'Power poll interval; 0 = never; default 60.' }),
+              ),
+              portHint: Type.Optional(
+                Nullable(
+                  Type.String({
+                    maxLength: 200,
+                    description: 'Where the panel is wired (a serial device or an RS232-over-TCP address); null or empty clears it.',
+                  }),
+                ),
               ),
             },
             { additionalProperties: false },

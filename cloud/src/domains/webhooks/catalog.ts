@@ -1,4 +1,4 @@
-// The twelve subscribable events with their console labels (GET /v1/webhooks/events).
+// The thirteen subscribable events with their console labels (GET /v1/webhooks/events).
 // Payloads are documented in docs/events.md.
 import { EVENT_NAMES, type EventName } from '../events/index.js'
 
@@ -19,6 +19,11 @@ export const EVENT_CATALOG: { event: EventName; label: string; what: string }[] 
     event: 'screen.in_sync',
     label: 'Screen back in sync',
     what: 'A drifting screen does what it was told again; data: screenId, screenName, nodeId, state, since, items.',
+  },
+  {
+    event: 'screen.reported',
+    label: 'Screen reported a change',
+    what: "A screen's report changed what it plays, its panel's power or input, or its agent's version; data: screenId, screenName, nodeId, playing, panel, agentVersion, at.",
   },
   {
     event: 'content.recalled',

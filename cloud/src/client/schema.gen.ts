@@ -18931,7 +18931,10 @@ export interface operations {
     };
     uploadScreenshot: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `display` = captured from the screen output (the compositor); `page` (the default) = the player page rendered. */
+                source?: "display" | "page";
+            };
             header?: never;
             path: {
                 id: string;
@@ -18960,6 +18963,7 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
+                            source: ("display" | "page") | null;
                             /**
                              * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
                              * @enum {string}
@@ -37732,6 +37736,7 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
+                            source: ("display" | "page") | null;
                             /**
                              * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
                              * @enum {string}
@@ -39184,6 +39189,7 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
+                            source: ("display" | "page") | null;
                             /**
                              * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
                              * @enum {string}

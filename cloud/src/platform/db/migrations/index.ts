@@ -45,6 +45,7 @@ import m0600 from './0600-tags-and-groups.js'
 import m0620 from './0620-cap-feeds.js'
 import m0630 from './0630-audit-log.js'
 import m0640 from './0640-single-sign-on.js'
+import m0650 from './0650-screenshot-source.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -90,4 +91,5 @@ export const migrations: readonly Migration[] = [
   m0620,
   m0630,
   m0640,
+  m0650,
 ]

@@ -19,7 +19,7 @@ import { StateReconciler } from './state/StateReconciler.js'
 import type { StorageProbe } from './state/storage.js'
 import { JobDispatcher } from './jobs/JobDispatcher.js'
 import { SeenJobs } from './jobs/SeenJobs.js'
-import { ScreenshotRunner, findChromium } from './jobs/Screenshotter.js'
+import { ScreenshotRunner, findChromium, waylandSocket } from './jobs/Screenshotter.js'
 import { LogUploader } from './jobs/LogUploader.js'
 import { UpdateInstaller, type UpdateSetup } from './jobs/UpdateInstaller.js'
 import { UpdateReporter } from './releases/UpdateReporter.js'
@@ -47,9 +47,12 @@ export interface AgentOptions {
   playLog?: { maxBytes?: number; maxAgeMs?: number }
   /**
    * Screenshot jobs: the browser that captures the page (default CHROME_PATH, else Chromium
-   * on PATH; null = none, the jobs fail saying so) and the capture size (default 1920×1080).
+   * on PATH; null = none, the jobs fail saying so) and the capture size (default 1920×1080);
+   * the compositor's Wayland socket for display captures (default from the environment:
+   * SVC_AGENT_WAYLAND_DISPLAY, else WAYLAND_DISPLAY; null = render the page) and the capture
+   * program (default `grim` on PATH).
    */
-  screenshot?: { executablePath?: string | null; width?: number; height?: number }
+  screenshot?: { executablePath?: string | null; width?: number; height?: number; waylandDisplay?: string | null; grim?: string }
   /** Player page port (default 7070; 0 picks one). */
   playerPort?: number
   playerHost?: string
@@ -368,6 +371,10 @@ export class Agent extends EventEmitter<AgentEvents> {
         executablePath: this.#o.screenshot?.executablePath !== undefined ? this.#o.screenshot.executablePath : findChromium(),
         ...(this.#o.screenshot?.width ? { width: this.#o.screenshot.width } : {}),
         ...(this.#o.screenshot?.height ? { height: this.#o.screenshot.height } : {}),
+      },
+      display: {
+        waylandDisplay: this.#o.screenshot?.waylandDisplay !== undefined ? this.#o.screenshot.waylandDisplay : waylandSocket(),
+        ...(this.#o.screenshot?.grim ? { grim: this.#o.screenshot.grim } : {}),
       },
       ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
       log: log.child({ part: 'screenshot' }),

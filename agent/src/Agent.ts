@@ -4,6 +4,7 @@
 // class wires them and owns the life cycle: pairing → session → (revoked) → pairing.
 import { EventEmitter } from 'node:events'
 import { promises as fs } from 'node:fs'
+import type { VideoReport } from '@svc/shared/mqtt/index'
 import type { BackoffOptions } from './runtime/Backoff.js'
 import { JsonLogger, type Logger, type LogLevel } from './runtime/Logger.js'
 import { AGENT_LOG_RING_LINES, KIOSK_CONSOLE_RING_LINES, LogRing, RingLogger } from './runtime/LogRing.js'
@@ -148,6 +149,9 @@ export class Agent extends EventEmitter<AgentEvents> {
   #session: Session | null = null
   #phase: AgentPhase = 'stopped'
   #busy: Promise<void> = Promise.resolve()
+  /** Video frame counts of the kiosk pages connected now, and of those gone since the agent started. */
+  readonly #frames = new Map<number, VideoReport>()
+  readonly #framesGone: VideoReport = { decoded: 0, dropped: 0 }
 
   constructor(options: AgentOptions) {
     super()
@@ -211,11 +215,31 @@ export class Agent extends EventEmitter<AgentEvents> {
     })
     this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`))
     this.player.on('console', (e) => this.consoleLines.add(this.#clock.now(), e.level, e.message))
+    // Video frame counts, per kiosk page as last told; reported as their sum.
+    this.player.on('frames', (e) => this.#frames.set(e.page, { decoded: e.decoded, dropped: e.dropped }))
+    this.player.on('pageGone', (page) => {
+      const gone = this.#frames.get(page)
+      if (!gone) return
+      this.#frames.delete(page)
+      this.#framesGone.decoded += gone.decoded
+      this.#framesGone.dropped += gone.dropped
+    })
     // A written play goes out at once when connected (one batch in flight at a time).
     this.playLog.onWritten(() => this.#session?.playLogSender.kick())
     this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) })
     this.#credentials = new CredentialStore(options.dataDir)
     this.#desired = new DesiredStore(options.dataDir)
+  }
+
+  /** Video frames the kiosk pages decoded and dropped since the agent started; null before a page told any. */
+  videoFrames(): VideoReport | null {
+    if (!this.#frames.size && !this.#framesGone.decoded && !this.#framesGone.dropped) return null
+    const out = { ...this.#framesGone }
+    for (const f of this.#frames.values()) {
+      out.decoded += f.decoded
+      out.dropped += f.dropped
+    }
+    return out
   }
 
   get phase(): AgentPhase {
@@ -357,6 +381,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       timers: this.#o.playbackTimers ?? this.#timers,
       heartbeatMs: this.#o.reportEveryMs ?? 300_000,
       heartbeatTimers: this.#timers,
+      video: () => this.videoFrames(),
       ...(this.#o.storage ? { storage: this.#o.storage } : {}),
     })
     const seen = new SeenJobs({ dataDir: this.#o.dataDir })

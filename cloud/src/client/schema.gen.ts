@@ -35299,6 +35299,10 @@ export interface operations {
                                     usedBytes: number;
                                 };
                                 version: number;
+                                video?: {
+                                    decoded: number;
+                                    dropped: number;
+                                };
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -35723,6 +35727,10 @@ export interface operations {
                                     usedBytes: number;
                                 };
                                 version: number;
+                                video?: {
+                                    decoded: number;
+                                    dropped: number;
+                                };
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -38988,6 +38996,10 @@ export interface operations {
                                     usedBytes: number;
                                 };
                                 version: number;
+                                video?: {
+                                    decoded: number;
+                                    dropped: number;
+                                };
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;

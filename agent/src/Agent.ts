@@ -4,6 +4,7 @@
 // class wires them and owns the life cycle: pairing → session → (revoked) → pairing.
 import { EventEmitter } from 'node:events'
 import { promises as fs } from 'node:fs'
+import type { VideoReport } from '@svc/shared/mqtt/index'
 import type { BackoffOptions } from './runtime/Backoff.js'
 import { JsonLogger, type Logger, type LogLevel } from './runtime/Logger.js'
 import { AGENT_LOG_RING_LINES, KIOSK_CONSOLE_RING_LINES, LogRing, RingLogger } from './runtime/LogRing.js'
@@ -19,7 +20,7 @@ import { StateReconciler } from './state/StateReconciler.js'
 import type { StorageProbe } from './state/storage.js'
 import { JobDispatcher } from './jobs/JobDispatcher.js'
 import { SeenJobs } from './jobs/SeenJobs.js'
-import { ScreenshotRunner, findChromium } from './jobs/Screenshotter.js'
+import { ScreenshotRunner, findChromium, waylandSocket } from './jobs/Screenshotter.js'
 import { LogUploader } from './jobs/LogUploader.js'
 import { UpdateInstaller, type UpdateSetup } from './jobs/UpdateInstaller.js'
 import { UpdateReporter } from './releases/UpdateReporter.js'
@@ -47,9 +48,12 @@ export interface AgentOptions {
   playLog?: { maxBytes?: number; maxAgeMs?: number }
   /**
    * Screenshot jobs: the browser that captures the page (default CHROME_PATH, else Chromium
-   * on PATH; null = none, the jobs fail saying so) and the capture size (default 1920×1080).
+   * on PATH; null = none, the jobs fail saying so) and the capture size (default 1920×1080);
+   * the compositor's Wayland socket for display captures (default from the environment:
+   * SVC_AGENT_WAYLAND_DISPLAY, else WAYLAND_DISPLAY; null = render the page) and the capture
+   * program (default `grim` on PATH).
    */
-  screenshot?: { executablePath?: string | null; width?: number; height?: number }
+  screenshot?: { executablePath?: string | null; width?: number; height?: number; waylandDisplay?: string | null; grim?: string }
   /** Player page port (default 7070; 0 picks one). */
   playerPort?: number
   playerHost?: string
@@ -145,6 +149,9 @@ export class Agent extends EventEmitter<AgentEvents> {
   #session: Session | null = null
   #phase: AgentPhase = 'stopped'
   #busy: Promise<void> = Promise.resolve()
+  /** Video frame counts of the kiosk pages connected now, and of those gone since the agent started. */
+  readonly #frames = new Map<number, VideoReport>()
+  readonly #framesGone: VideoReport = { decoded: 0, dropped: 0 }
 
   constructor(options: AgentOptions) {
     super()
@@ -208,11 +215,31 @@ export class Agent extends EventEmitter<AgentEvents> {
     })
     this.player.on('pageGone', (page) => this.playLog.endAll(`${page}:`))
     this.player.on('console', (e) => this.consoleLines.add(this.#clock.now(), e.level, e.message))
+    // Video frame counts, per kiosk page as last told; reported as their sum.
+    this.player.on('frames', (e) => this.#frames.set(e.page, { decoded: e.decoded, dropped: e.dropped }))
+    this.player.on('pageGone', (page) => {
+      const gone = this.#frames.get(page)
+      if (!gone) return
+      this.#frames.delete(page)
+      this.#framesGone.decoded += gone.decoded
+      this.#framesGone.dropped += gone.dropped
+    })
     // A written play goes out at once when connected (one batch in flight at a time).
     this.playLog.onWritten(() => this.#session?.playLogSender.kick())
     this.#cloud = new CloudClient({ cloudUrl: options.cloudUrl, ...(options.fetch ? { fetch: options.fetch } : {}) })
     this.#credentials = new CredentialStore(options.dataDir)
     this.#desired = new DesiredStore(options.dataDir)
+  }
+
+  /** Video frames the kiosk pages decoded and dropped since the agent started; null before a page told any. */
+  videoFrames(): VideoReport | null {
+    if (!this.#frames.size && !this.#framesGone.decoded && !this.#framesGone.dropped) return null
+    const out = { ...this.#framesGone }
+    for (const f of this.#frames.values()) {
+      out.decoded += f.decoded
+      out.dropped += f.dropped
+    }
+    return out
   }
 
   get phase(): AgentPhase {
@@ -354,6 +381,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       timers: this.#o.playbackTimers ?? this.#timers,
       heartbeatMs: this.#o.reportEveryMs ?? 300_000,
       heartbeatTimers: this.#timers,
+      video: () => this.videoFrames(),
       ...(this.#o.storage ? { storage: this.#o.storage } : {}),
     })
     const seen = new SeenJobs({ dataDir: this.#o.dataDir })
@@ -368,6 +396,10 @@ export class Agent extends EventEmitter<AgentEvents> {
         executablePath: this.#o.screenshot?.executablePath !== undefined ? this.#o.screenshot.executablePath : findChromium(),
         ...(this.#o.screenshot?.width ? { width: this.#o.screenshot.width } : {}),
         ...(this.#o.screenshot?.height ? { height: this.#o.screenshot.height } : {}),
+      },
+      display: {
+        waylandDisplay: this.#o.screenshot?.waylandDisplay !== undefined ? this.#o.screenshot.waylandDisplay : waylandSocket(),
+        ...(this.#o.screenshot?.grim ? { grim: this.#o.screenshot.grim } : {}),
       },
       ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
       log: log.child({ part: 'screenshot' }),

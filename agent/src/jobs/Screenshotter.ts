@@ -1,10 +1,15 @@
-// Screenshot jobs: the agent opens its own player page (the same page the kiosk shows, fed
-// the same view) in a headless Chromium, waits until the page has put its content on
-// screen, captures a PNG and uploads it to the job's URL on the cloud with the device
+// Screenshot jobs. Under the kiosk compositor (cage) the agent captures what the display
+// shows: the compositor's output, through `grim` on its Wayland socket, whatever window is
+// up (the player page, a crashed browser's error, a system dialog); the upload says
+// `source=display`. Without a compositor (no socket) or without grim, or when grim fails,
+// it renders its own player page instead (the same page the kiosk shows, fed the same view)
+// in a headless Chromium, waits until the page has put its content on screen and captures
+// that (`source=page`). The PNG goes to the job's URL on the cloud with the device
 // credential (HTTP Basic, screenId:deviceSecret). The capture page connects with
 // `?capture=1`, so what it plays is never counted in the play log. Without a browser the
-// job fails saying so. The browser is the system one (CHROME_PATH, else chromium on PATH);
-// it is started per job and closed after, so an idle player runs no browser.
+// page capture fails saying so. The browser is the system one (CHROME_PATH, else chromium
+// on PATH); it is started per job and closed after, so an idle player runs no browser.
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -23,6 +28,55 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | nul
       if (fs.existsSync(p)) return p
     }
   return null
+}
+
+/**
+ * The compositor's Wayland socket this agent can capture, as an absolute path, or null:
+ * SVC_AGENT_WAYLAND_DISPLAY (the kiosk's socket, for an agent running beside the
+ * compositor), else WAYLAND_DISPLAY (an agent running under it), a name resolved in
+ * XDG_RUNTIME_DIR.
+ */
+export function waylandSocket(env: NodeJS.ProcessEnv = process.env): string | null {
+  const given = env.SVC_AGENT_WAYLAND_DISPLAY || env.WAYLAND_DISPLAY
+  if (!given) return null
+  if (path.isAbsolute(given)) return given
+  return env.XDG_RUNTIME_DIR ? path.join(env.XDG_RUNTIME_DIR, given) : null
+}
+
+export interface DisplayCaptureOptions {
+  /** The compositor's Wayland socket (absolute path); null = no compositor: the page is rendered instead. */
+  waylandDisplay: string | null
+  /** The capture program; default `grim` on PATH. */
+  grim?: string
+  /** A capture taking longer is killed and the page is rendered instead; default 15 s. */
+  timeoutMs?: number
+}
+
+/** A PNG of the compositor's whole output, from `grim -` (PNG on its standard output). */
+export function captureDisplay(o: DisplayCaptureOptions): Promise<Buffer> {
+  const socket = o.waylandDisplay
+  if (!socket) return Promise.reject(new Error('not under a compositor (no Wayland socket configured)'))
+  if (!fs.existsSync(socket)) return Promise.reject(new Error(`no compositor socket at ${socket}`))
+  const grim = o.grim ?? 'grim'
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', WAYLAND_DISPLAY: socket, XDG_RUNTIME_DIR: path.dirname(socket) }
+    const child = spawn(grim, ['-t', 'png', '-'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    let err = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 15_000)
+    child.stdout.on('data', (c: Buffer) => out.push(c))
+    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-400)))
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      reject(new Error(e.code === 'ENOENT' ? `${grim} is not installed (apt-get install -y grim)` : `${grim}: ${e.message}`))
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      const png = Buffer.concat(out)
+      if (code === 0 && png.length > 8) return resolve(png)
+      reject(new Error(`${grim} ${signal ? `was killed (${signal})` : `exited ${code}`}${err.trim() ? `: ${err.trim()}` : ''}`))
+    })
+  })
 }
 
 export interface CaptureOptions {
@@ -85,6 +139,8 @@ export interface ScreenshotRunnerOptions {
   /** The local player page's URL (null while its server is not listening). */
   pageUrl: () => string | null
   capture: CaptureOptions
+  /** The display capture, tried first; absent or without a socket = the page is rendered. */
+  display?: DisplayCaptureOptions
   fetch?: (input: string, init?: RequestInit) => Promise<Response>
   log: Logger
   clock: Clock
@@ -113,16 +169,29 @@ export class ScreenshotRunner {
       ...(reason ? { reason } : {}),
       at: clock.now().toISOString(),
     })
-    const page = this.#o.pageUrl()
-    if (!page) return done('failed', 'the player page is not running')
-    let png: Buffer
-    try {
-      png = await capturePage(`${page}?capture=1`, this.#o.capture)
-    } catch (err) {
-      return done('failed', err instanceof NoBrowserError ? err.message : `capture failed: ${(err as Error).message}`.slice(0, 400))
+    let png: Buffer | null = null
+    let source: 'display' | 'page' = 'display'
+    if (this.#o.display?.waylandDisplay) {
+      try {
+        png = await captureDisplay(this.#o.display)
+      } catch (err) {
+        log.info({ jobId: job.id, reason: (err as Error).message }, 'display capture failed; rendering the player page instead')
+      }
     }
+    if (!png) {
+      source = 'page'
+      const page = this.#o.pageUrl()
+      if (!page) return done('failed', 'the player page is not running')
+      try {
+        png = await capturePage(`${page}?capture=1`, this.#o.capture)
+      } catch (err) {
+        return done('failed', err instanceof NoBrowserError ? err.message : `capture failed: ${(err as Error).message}`.slice(0, 400))
+      }
+    }
+    const url = new URL(uploadTarget(job, this.#o.cloudUrl))
+    url.searchParams.set('source', source)
     const refused = await putDeviceUpload({
-      url: uploadTarget(job, this.#o.cloudUrl),
+      url: url.toString(),
       screenId: this.#o.screenId,
       deviceSecret: this.#o.deviceSecret,
       contentType: 'image/png',
@@ -130,7 +199,7 @@ export class ScreenshotRunner {
       ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
     })
     if (refused) return done('failed', refused)
-    log.info({ jobId: job.id, bytes: png.length }, 'screenshot uploaded')
+    log.info({ jobId: job.id, bytes: png.length, source }, 'screenshot uploaded')
     return done('ok')
   }
 }

@@ -209,7 +209,7 @@ Architecture: ${o.arch}
 Maintainer: svc <svc@localhost>
 Installed-Size: ${o.installedKiB}
 Depends: nodejs (>= 20.19), init-system-helpers, passwd
-Recommends: chromium | chromium-browser, cage, xwayland
+Recommends: chromium | chromium-browser, cage, xwayland, grim
 Section: misc
 Priority: optional
 Description: svc screen-player agent

@@ -7,7 +7,8 @@
 // `{type:"alive"}` every 10 s from its main thread, so a hung browser goes quiet
 // (`svc-agent health`, the watchdog of the packed agent, reads it). A kiosk page also sends
 // its console's messages (`{type:"console", level, message}`), which the agent keeps for the
-// cloud's `logs` jobs; a message on the feed is at most FEED_MAX_MESSAGE_BYTES.
+// cloud's `logs` jobs, and its video frame counts (`{type:"frames", decoded, dropped}`);
+// a message on the feed is at most FEED_MAX_MESSAGE_BYTES.
 import { EventEmitter } from 'node:events'
 import { createReadStream } from 'node:fs'
 import http from 'node:http'
@@ -66,6 +67,13 @@ export interface ConsoleEvent {
   message: string
 }
 
+/** A kiosk page's video frame counts since it loaded (`{type:"frames"}`, every 10 s and when a video ends). */
+export interface FramesEvent {
+  page: number
+  decoded: number
+  dropped: number
+}
+
 /** The largest message a page may send on the feed (a console message is cut to 2000 characters by the page). */
 export const FEED_MAX_MESSAGE_BYTES = 64 * 1024
 
@@ -74,6 +82,8 @@ export interface PlayerServerEvents {
   page: [event: PageEvent]
   /** A console message from a kiosk page. */
   console: [event: ConsoleEvent]
+  /** A kiosk page's video frame counts. */
+  frames: [event: FramesEvent]
   /** A page connection closed (what it showed is no longer known to be on screen). */
   pageGone: [page: number]
 }
@@ -154,6 +164,13 @@ export class PlayerServer extends EventEmitter<PlayerServerEvents> {
           if (m.type === 'console') {
             const level = consoleLevel(m.level)
             if (level && typeof m.message === 'string') this.emit('console', { page, level, message: m.message })
+            return
+          }
+          if (m.type === 'frames') {
+            const count = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null)
+            const decoded = count(m.decoded)
+            const dropped = count(m.dropped)
+            if (decoded !== null && dropped !== null) this.emit('frames', { page, decoded, dropped })
             return
           }
           const e = parsePageEvent(m, page)

@@ -1,13 +1,19 @@
 // The kiosk page: full-bleed content that follows /feed. Nothing is drawn over or around
 // content in normal play; the pairing code and diagnostics appear only when there is
 // nothing to play, or always with `?debug=1`. Plays images, video (muted autoplay, looped
-// when alone, `ended` advances a playlist), playlists with per-item durations, web/app
+// when alone, `ended` advances a playlist; the next video of a playlist is loaded in a
+// second, hidden element while the current item plays, and the item before stays on screen
+// until the new one has presented its first frame, so a switch shows no black frame),
+// playlists with per-item durations, web/app
 // pages, and layouts (one region per zone). Each item is fit `contain` (default) or
 // `cover` (its own, else its playlist's). A playlist with `transition: "fade"` fades each
 // item in over the last (`transitionMs`, default 500 ms); otherwise items cut. An emergency shows its message in a large band above everything. An item that
 // fails to load is reported and skipped. The page reports what it actually showed over
 // the same WebSocket: `{type:"play", event:"start"|"end"|"error", slot, …}`, from the
-// elements' own `load` / `playing` / `ended` / `error` events, and `{type:"alive"}` every 10 s.
+// elements' own `load` / `playing` / `ended` / `error` events, and `{type:"alive"}` every 10 s,
+// with `{type:"frames", decoded, dropped}`: the video frames decoded and dropped since the
+// page loaded (getVideoPlaybackQuality of every video element it played), also sent when a
+// video ends.
 // It also sends its console's messages (console.debug/log/info/warn/error, uncaught errors
 // and unhandled rejections) as `{type:"console", level, message}`, each cut to 2000
 // characters, at most 100 a minute (then one line saying how many were dropped), the last
@@ -119,19 +125,64 @@ export const PLAYER_PAGE = `<!doctype html>
     if (kind === 'app' || /^text\\/html/.test(mime) || !mime) return 'web';
     return 'none';
   }
+  // Video frames decoded and dropped by the elements already let go of; frames() adds the live ones.
+  var framesGone = { decoded: 0, dropped: 0 };
+  function quality(v) {
+    var q = v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality() : null;
+    return q ? { decoded: q.totalVideoFrames || 0, dropped: q.droppedVideoFrames || 0 } : { decoded: 0, dropped: 0 };
+  }
+  function frames() {
+    var out = { type: 'frames', decoded: framesGone.decoded, dropped: framesGone.dropped };
+    var live = document.querySelectorAll('video');
+    for (var i = 0; i < live.length; i++) { var q = quality(live[i]); out.decoded += q.decoded; out.dropped += q.dropped; }
+    return out;
+  }
+  function sendFrames() { if (!capture && ws && ws.readyState === 1) ws.send(JSON.stringify(frames())); }
   // Stops and drops what a slot showed (a video lets go of its file).
   function drop(e) {
-    if (e.tagName === 'VIDEO') { e.pause(); e.removeAttribute('src'); e.load(); }
+    if (e.tagName === 'VIDEO') {
+      var q = quality(e); framesGone.decoded += q.decoded; framesGone.dropped += q.dropped;
+      e.pause(); e.removeAttribute('src'); e.load();
+    }
     if (e.parentNode) e.parentNode.removeChild(e);
+  }
+  function video(item, single) {
+    var v = el('video', item.fit === 'cover' ? 'cover' : ''); v.muted = true; v.playsInline = true; v.loop = single; v.preload = 'auto';
+    return v;
+  }
+  // Loads a video in the box, hidden, to be shown next (showItem takes it as 'pre').
+  function preload(box, item) {
+    var v = video(item, false); v.style.visibility = 'hidden'; v.dataset.pre = '1';
+    v.src = item.url; box.appendChild(v);
+    return v;
+  }
+  // Calls fn once the video has presented a frame (requestVideoFrameCallback where there is one).
+  function firstFrame(v, fn) {
+    var called = false;
+    function once() { if (!called) { called = true; fn(); } }
+    if (v.requestVideoFrameCallback) v.requestVideoFrameCallback(once);
+    else v.addEventListener('playing', function () { requestAnimationFrame(function () { requestAnimationFrame(once); }); });
+  }
+  // A video cut: shown on top (a video without a frame paints nothing), what was there goes
+  // once it has presented its first frame: never a black frame between two items.
+  function cutTo(box, v) {
+    v.style.visibility = ''; delete v.dataset.pre;
+    if (v.parentNode !== box) box.appendChild(v);
+    firstFrame(v, function () {
+      if (v.parentNode !== box) return;
+      var old = [].slice.call(box.childNodes);
+      for (var i = 0; i < old.length; i++) if (old[i] !== v && !(old[i].dataset && old[i].dataset.pre)) drop(old[i]);
+    });
   }
   // Puts an item's element in its box: a cut, or with a transition (fadeMs > 0) the new
   // element fades in over what was there, which goes once it is covered.
   function put(box, e, fadeMs) {
-    var old = [].slice.call(box.childNodes);
-    if (!fadeMs || !old.length) { for (var i = 0; i < old.length; i++) drop(old[i]); box.textContent = ''; box.appendChild(e); return; }
+    var old = [].slice.call(box.childNodes).filter(function (o) { return o !== e && !(o.dataset && o.dataset.pre); });
+    e.style.visibility = ''; if (e.dataset) delete e.dataset.pre;
+    if (!fadeMs || !old.length) { for (var i = 0; i < old.length; i++) drop(old[i]); if (e.parentNode !== box) box.appendChild(e); return; }
     e.style.opacity = '0';
     e.style.transition = 'opacity ' + fadeMs + 'ms linear';
-    box.appendChild(e);
+    if (e.parentNode !== box) box.appendChild(e);
     void e.offsetWidth; // the start state is on screen before the change
     e.style.opacity = '1';
     setTimeout(function () { for (var i = 0; i < old.length; i++) if (old[i].parentNode === box) drop(old[i]); }, fadeMs + 50);
@@ -145,8 +196,9 @@ export const PLAYER_PAGE = `<!doctype html>
   }
 
   // Shows one item in a slot box; calls done() when it should move on (duration or
-  // 'ended'), or bad() when it cannot load. single = the only item (video loops).
-  function showItem(box, slot, item, single, done, bad) {
+  // 'ended'), or bad() when it cannot load. single = the only item (video loops); pre = its
+  // video element, already loading (preload); shown() once it is on screen.
+  function showItem(box, slot, item, single, done, bad, pre, shown) {
     var what = kindOf(item.mimeType || '', item.kind, item.url), fit = item.fit === 'cover' ? 'cover' : '';
     var fade = item.transition === 'fade' ? (item.transitionMs != null ? item.transitionMs : 500) : 0;
     var finished = false;
@@ -156,7 +208,7 @@ export const PLAYER_PAGE = `<!doctype html>
       img.className = fit;
       img.onload = function () {
         if (img.dataset.gone) return;
-        put(box, img, fade); started(slot, item);
+        put(box, img, fade); started(slot, item); shown();
         if (!single) later(function () { fin(true); }, item.durationMs || DEFAULT_MS);
       };
       img.onerror = function () { fin(false); };
@@ -164,12 +216,13 @@ export const PLAYER_PAGE = `<!doctype html>
       return function () { finished = true; img.dataset.gone = '1'; };
     }
     if (what === 'video') {
-      var v = el('video', fit); v.muted = true; v.autoplay = true; v.playsInline = true; v.loop = single; v.preload = 'auto';
-      v.addEventListener('playing', function () { if (!open[slot]) started(slot, item); });
-      v.addEventListener('ended', function () { fin(true); });
+      var v = pre || video(item, single); v.autoplay = true;
+      v.addEventListener('playing', function () { if (!open[slot]) { started(slot, item); shown(); } });
+      v.addEventListener('ended', function () { sendFrames(); fin(true); });
       v.addEventListener('error', function () { fin(false); });
-      v.src = item.url;
-      put(box, v, fade);
+      if (v.error) later(function () { fin(false); }, 0);
+      if (!pre) v.src = item.url;
+      if (fade) put(box, v, fade); else cutTo(box, v);
       var p = v.play(); if (p && p.catch) p.catch(function () {});
       if (!single && item.durationMs) later(function () { fin(true); }, item.durationMs);
       // Paused now, kept on screen until the next item covers it (put drops it then).
@@ -177,7 +230,7 @@ export const PLAYER_PAGE = `<!doctype html>
     }
     if (what === 'web') {
       var f = el('iframe', fit); f.setAttribute('allow', 'autoplay; fullscreen');
-      f.onload = function () { if (!open[slot]) started(slot, item); };
+      f.onload = function () { if (!open[slot]) { started(slot, item); shown(); } };
       f.src = item.url;
       put(box, f, fade);
       if (!single) later(function () { fin(true); }, item.durationMs || DEFAULT_MS);
@@ -215,11 +268,20 @@ export const PLAYER_PAGE = `<!doctype html>
     } else {
       items.push({ kind: kind, id: id, url: c.url, mimeType: c.mimeType, durationMs: c.durationMs, fit: c.fit, name: c.name });
     }
-    var at = -1, failures = 0, cancel = null;
+    var at = -1, failures = 0, cancel = null, pre = null;
+    // Once an item is on screen, the next one (a video of a playlist) starts loading.
+    function preloadNext() {
+      if (items.length < 2 || pre) return;
+      var n = (at + 1) % items.length, it = items[n];
+      if (kindOf(it.mimeType || '', it.kind, it.url) === 'video') pre = { at: n, el: preload(box, it) };
+    }
     function next() {
       if (cancel) cancel();
       at = (at + 1) % items.length;
       var item = items[at];
+      var ready = pre && pre.at === at ? pre.el : null;
+      if (pre && !ready) drop(pre.el);
+      pre = null;
       cancel = showItem(box, slot, item, items.length === 1,
         function () { failures = 0; ended(slot); next(); },
         function () {
@@ -230,7 +292,7 @@ export const PLAYER_PAGE = `<!doctype html>
             failures = 0;
             later(next, RETRY_MS);
           } else next();
-        });
+        }, ready, preloadNext);
     }
     next();
   }
@@ -285,7 +347,7 @@ export const PLAYER_PAGE = `<!doctype html>
   }
   connect();
   // A sign of life from the page's main thread: a hung page goes quiet (the watchdog restarts the browser).
-  if (!capture) setInterval(function () { if (ws && ws.readyState === 1) ws.send('{"type":"alive"}'); }, 10000);
+  if (!capture) setInterval(function () { if (ws && ws.readyState === 1) { ws.send('{"type":"alive"}'); sendFrames(); } }, 10000);
 })();
 </script>
 </body>

@@ -5,7 +5,15 @@
 // or the panel reading changes, and again on every (re)connect.
 import { EventEmitter } from 'node:events'
 import { isDeepStrictEqual } from 'node:util'
-import { parseDesiredState, TOPIC_SPECS, type DesiredState, type PanelReport, type PanelSettings, type Reported } from '@svc/shared/mqtt/index'
+import {
+  parseDesiredState,
+  TOPIC_SPECS,
+  type DesiredState,
+  type PanelReport,
+  type PanelSettings,
+  type Reported,
+  type VideoReport,
+} from '@svc/shared/mqtt/index'
 import { toPlaying, type PlaybackDecision } from '@svc/shared/playback/index'
 import { PlaybackController } from '../playback/index.js'
 import type { Logger } from '../runtime/Logger.js'
@@ -37,6 +45,8 @@ export interface StateReconcilerOptions {
   heartbeatMs?: number
   /** Timers for the heartbeat (default: `timers`). */
   heartbeatTimers?: Timers
+  /** The player page's video frame counts, carried by each report (not a change of its own). */
+  video?: () => VideoReport | null
 }
 
 export interface StateReconcilerEvents {
@@ -195,6 +205,8 @@ export class StateReconciler extends EventEmitter<StateReconcilerEvents> {
     }
     if (this.#panel) message.panel = this.#panel
     if (storage) message.storage = storage
+    const video = this.#o.video?.()
+    if (video) message.video = video
     // Not waiting for the PUBACK: a connection lost in between would hold every later
     // report (and stop()) until it came back; mqtt.js resends unacknowledged QoS 1 itself.
     this.#o.publisher.publish('reported', message, TOPIC_SPECS.reported.retained).catch((err: unknown) => {

@@ -5,6 +5,8 @@
 // counted as a play. An agent without a browser fails the job saying so.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
+import fs from 'node:fs'
+import path from 'node:path'
 import { topics } from '@svc/shared/mqtt/index'
 import { Agent } from '../../src/Agent.js'
 import { captureLog, tempDir, until } from '../helpers.js'
@@ -14,14 +16,19 @@ import { CHROMIUM, decodePng, fileServer, grid, missingChromium, near, solidPng,
 const RED: Rgb = [230, 20, 20]
 const skip = missingChromium(t)
 
-async function pairedAgent(t: Test, cloud: TestCloud, screenshot: { executablePath: string | null; width: number; height: number }) {
+async function pairedAgent(
+  t: Test,
+  cloud: TestCloud,
+  screenshot: { executablePath: string | null; width: number; height: number; waylandDisplay?: string | null; grim?: string },
+) {
   const { log, lines } = captureLog()
   const agent = new Agent({
     cloudUrl: cloud.base,
     dataDir: tempDir(t),
     playerPort: 0,
     log,
-    screenshot,
+    // Not under a compositor unless the test says so (whatever this machine's environment has).
+    screenshot: { waylandDisplay: null, ...screenshot },
     pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
     backoff: { baseMs: 200, capMs: 1000 },
   })
@@ -47,7 +54,16 @@ async function finished(cloud: TestCloud, id: string): Promise<Record<string, an
 t.test('a screenshot job returns a PNG of what the page shows', { skip: skip ?? false }, async (t) => {
   const media = await fileServer(t, { 'red.png': { body: solidPng(64, 36, RED), type: 'image/png' } })
   const cloud = await startCloud(t)
-  const { agent, screenId } = await pairedAgent(t, cloud, { executablePath: CHROMIUM, width: 640, height: 360 })
+  // A compositor socket is configured but grim is missing: the page is rendered instead.
+  const socket = path.join(tempDir(t), 'wayland-0')
+  fs.writeFileSync(socket, '')
+  const { agent, screenId, lines } = await pairedAgent(t, cloud, {
+    executablePath: CHROMIUM,
+    width: 640,
+    height: 360,
+    waylandDisplay: socket,
+    grim: '/nonexistent/grim',
+  })
   await cloud.publish(topics.desired(screenId), {
     version: 5000,
     screenId,
@@ -78,7 +94,16 @@ t.test('a screenshot job returns a PNG of what the page shows', { skip: skip ?? 
   t.equal(res.status, 202)
   const { id } = ((await res.json()) as { data: { id: string } }).data
   const shot = await finished(cloud, id)
-  t.match(shot, { status: 'ok', width: 640, height: 360, mimeType: 'image/png', imageUrl: `/v1/screenshots/${id}/image` }, `done in ${Date.now() - started} ms`)
+  t.match(
+    shot,
+    { status: 'ok', width: 640, height: 360, mimeType: 'image/png', imageUrl: `/v1/screenshots/${id}/image`, source: 'page' },
+    `done in ${Date.now() - started} ms`,
+  )
+  t.match(
+    lines.find((l) => l.msg === 'display capture failed; rendering the player page instead'),
+    { jobId: id, reason: '/nonexistent/grim is not installed (apt-get install -y grim)' },
+    'without grim the page is rendered, and the log says why',
+  )
   const img = await cloud.request('GET', shot.imageUrl)
   t.equal(img.status, 200)
   const bm = decodePng(Buffer.from(await img.arrayBuffer()))
@@ -95,5 +120,6 @@ t.test('without a browser the job fails with a clear reason', async (t) => {
   const { screenId } = await pairedAgent(t, cloud, { executablePath: null, width: 640, height: 360 })
   const { id } = ((await (await cloud.request('POST', `/v1/screens/${screenId}/screenshot`)).json()) as { data: { id: string } }).data
   const shot = await finished(cloud, id)
-  t.match(shot, { status: 'failed', reason: /no browser for screenshots on this player: install chromium/, imageUrl: null })
+  // Not under a compositor (no socket): the page is what it captures, and there is no browser for it.
+  t.match(shot, { status: 'failed', reason: /no browser for screenshots on this player: install chromium/, imageUrl: null, source: null })
 })

@@ -35,6 +35,7 @@ async function feed(port: number) {
   return {
     views,
     close: () => ws.terminate(),
+    send: (m: unknown) => ws.send(JSON.stringify(m)),
     async waitFor(pred: (v: PlayerView) => boolean) {
       const v = await until(2 * 60_000, () => views.find(pred))
       if (!v) throw new Error(`no matching view; got ${JSON.stringify(views)}`)
@@ -84,6 +85,12 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
 
   const screen = await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()
   t.equal((screen as { data: { id: string } }).data.id, screenId)
+  t.equal(first.video, undefined, 'no video frame counts before a page told any')
+
+  // The page tells its video frame counts (a bad count is ignored); the next report carries them.
+  page.send({ type: 'frames', decoded: -1, dropped: 'many' })
+  page.send({ type: 'frames', decoded: 1200, dropped: 7 })
+  t.same(await until(2 * 60_000, () => agent.videoFrames() ?? undefined), { decoded: 1200, dropped: 7 }, 'the agent holds the counts')
 
   // Desired state through the broker, as the cloud publishes it.
   const now = time.nowMs
@@ -110,7 +117,16 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   await cloud.publish(topic('desired'), { version: 'bad' })
   await cloud.publish(topic('desired'), desired)
   const reported = await cloud.waitFor(topic('reported'), (p) => p.version === 7)
-  t.match(reported, { version: 7, playing: { source: 'cast', contentKind: 'media', contentId: 'med_promo', castId: 'cast_1' } })
+  t.match(reported, {
+    version: 7,
+    playing: { source: 'cast', contentKind: 'media', contentId: 'med_promo', castId: 'cast_1' },
+    video: { decoded: 1200, dropped: 7 },
+  })
+  const served = await until(2 * 60_000, async () => {
+    const s = ((await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()) as { data: { reported?: { version: number; video?: unknown } } }).data
+    return s.reported?.version === 7 ? s.reported : undefined
+  })
+  t.same(served?.video, { decoded: 1200, dropped: 7 }, "the screen's reported state in the API carries the frame counts")
   t.equal(cloud.seen(topic('reported')).at(-1)?.retain, false, 'reported is not retained: the cloud keeps the last report, the broker stores only status')
   t.ok(
     lines.some((l) => l.msg === 'ignoring an invalid desired state'),

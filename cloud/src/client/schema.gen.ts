@@ -19001,7 +19001,10 @@ export interface operations {
     };
     uploadScreenshot: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `display` = captured from the screen output (the compositor); `page` (the default) = the player page rendered. */
+                source?: "display" | "page";
+            };
             header?: never;
             path: {
                 id: string;
@@ -19030,6 +19033,7 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
+                            source: ("display" | "page") | null;
                             /**
                              * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
                              * @enum {string}
@@ -35566,6 +35570,10 @@ export interface operations {
                                     usedBytes: number;
                                 };
                                 version: number;
+                                video?: {
+                                    decoded: number;
+                                    dropped: number;
+                                };
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -35990,6 +35998,10 @@ export interface operations {
                                     usedBytes: number;
                                 };
                                 version: number;
+                                video?: {
+                                    decoded: number;
+                                    dropped: number;
+                                };
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -38008,6 +38020,7 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
+                            source: ("display" | "page") | null;
                             /**
                              * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
                              * @enum {string}
@@ -39259,6 +39272,10 @@ export interface operations {
                                     usedBytes: number;
                                 };
                                 version: number;
+                                video?: {
+                                    decoded: number;
+                                    dropped: number;
+                                };
                             } | null;
                             reportedAt: string | null;
                             serialNumber: string | null;
@@ -39460,6 +39477,7 @@ export interface operations {
                             screenId: string;
                             sentAt: string | null;
                             sizeBytes: number | null;
+                            source: ("display" | "page") | null;
                             /**
                              * @description `queued` until the screen holds the job, `sent`, then `ok` (image uploaded) or `failed` (see reason).
                              * @enum {string}

@@ -16,6 +16,7 @@ const row = (id: string, screenId: string, createdAt: string): ScreenshotRow => 
   size_bytes: null,
   width: null,
   height: null,
+  source: null,
   created_at: createdAt,
   sent_at: null,
   completed_at: null,

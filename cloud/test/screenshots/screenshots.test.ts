@@ -18,7 +18,8 @@ function corrupt(bytes: Buffer, at: number): Buffer {
 }
 
 async function upload(cloud: Cloud, url: string, body: Buffer, auth: string | null, type = 'image/png') {
-  const res = await fetch(`http://127.0.0.1:${cloud.running.httpPort}${new URL(url, 'http://x').pathname}`, {
+  const at = new URL(url, 'http://x')
+  const res = await fetch(`http://127.0.0.1:${cloud.running.httpPort}${at.pathname}${at.search}`, {
     method: 'PUT',
     headers: { 'content-type': type, ...(auth ? { authorization: auth } : {}) },
     body,
@@ -93,7 +94,16 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
 
   r = await upload(cloud, up, image, basic(a.screenId, a.deviceSecret))
   t.equal(r.status, 200)
-  t.match(r.body.data, { status: 'ok', width: 640, height: 360, sizeBytes: image.length, mimeType: 'image/png', imageUrl: `/v1/screenshots/${shot.id}/image` })
+  t.match(r.body.data, {
+    status: 'ok',
+    width: 640,
+    height: 360,
+    sizeBytes: image.length,
+    mimeType: 'image/png',
+    imageUrl: `/v1/screenshots/${shot.id}/image`,
+    source: 'page',
+  })
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.source, 'page', 'an upload naming no source rendered the page')
   const got = await fetch(`http://127.0.0.1:${cloud.running.httpPort}${r.body.data.imageUrl}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
   t.equal(got.status, 200)
   t.equal(got.headers.get('content-type'), 'image/png')
@@ -161,6 +171,25 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
     .map(String)
     .filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f))
   t.same(left, [], 'and its file')
+})
+
+t.test('an upload says what it shows: the display (the compositor) or the page', async (t) => {
+  const cloud = await startCloud(t)
+  const a = await cloud.pair('A')
+  const auth = basic(a.screenId, a.deviceSecret)
+  const ask = async () => (await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`)).body.data as { id: string; source: unknown }
+  const shot = await ask()
+  t.equal(shot.source, null, 'no source before the image')
+  const image = png(320, 180)
+  let r = await upload(cloud, `/v1/devices/screenshots/${shot.id}?source=glass`, image, auth)
+  t.match(r, { status: 422, body: { error: 'validation_error', message: /source/ } }, 'a source that is not display or page')
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status, 'queued', 'the job stays open')
+  r = await upload(cloud, `/v1/devices/screenshots/${shot.id}?source=display`, image, auth)
+  t.match(r, { status: 200, body: { data: { status: 'ok', source: 'display' } } })
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.source, 'display', 'stored and served')
+  const page = await ask()
+  r = await upload(cloud, `/v1/devices/screenshots/${page.id}?source=page`, image, auth)
+  t.match(r, { status: 200, body: { data: { status: 'ok', source: 'page' } } })
 })
 
 function expectString() {

@@ -321,6 +321,13 @@ export const StorageReportSchema = Type.Object({
 })
 export type StorageReport = Static<typeof StorageReportSchema>
 
+/** Video frames the player page decoded and dropped (getVideoPlaybackQuality), since the page loaded. */
+export const VideoReportSchema = Type.Object({
+  decoded: Count,
+  dropped: Count,
+})
+export type VideoReport = Static<typeof VideoReportSchema>
+
 /** `screens/<id>/reported` — not retained; what the screen is doing now. */
 export const ReportedSchema = Type.Object({
   /** The desired `version` the agent has applied (0 before any). */
@@ -328,6 +335,11 @@ export const ReportedSchema = Type.Object({
   playing: PlayingSchema,
   panel: Type.Optional(PanelReportSchema),
   storage: Type.Optional(StorageReportSchema),
+  /**
+   * Video frames decoded and dropped by the kiosk page since it loaded (its pages' sum, as
+   * last told: they tell every 10 s and when a video ends); absent before a page told any.
+   */
+  video: Type.Optional(VideoReportSchema),
   /** The agent's own version (its package's), shown on the screen's views. */
   agentVersion: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_VERSION_PATTERN })),
   /** The player's CPU architecture as Node names it (`x64`, `arm64`, …): which release of an update it needs. */

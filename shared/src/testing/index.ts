@@ -97,6 +97,21 @@ export const kiosk: SystemTool = {
     ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some((p) => fs.existsSync(p)),
 }
 
+/** The kiosk compositor's output captured: cage (headless), Chromium in it, and grim (as root). */
+export const displayCapture: SystemTool = {
+  name: 'the display capture (cage, grim, Chromium, as root)',
+  install: 'run the tests as root with apt-get install -y cage grim chromium',
+  found: (env) =>
+    isRoot() && ['cage', 'grim', 'runuser'].every((n) => onPath(n, env)) && ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some((p) => fs.existsSync(p)),
+}
+
+/** ffmpeg, for the test videos (VP9 and H.264 made on the spot, never downloaded) and Chromium to play them. */
+export const ffmpegChromium: SystemTool = {
+  name: 'ffmpeg and Chromium',
+  install: 'apt-get install -y ffmpeg chromium (or set CHROME_PATH)',
+  found: (env = process.env) => onPath('ffmpeg', env) && chromium.found(env),
+}
+
 export const systemdAnalyze: SystemTool = {
   name: 'systemd-analyze',
   install: 'apt-get install -y systemd',

@@ -52,7 +52,7 @@ export class ScreenshotRepository {
   /** Closes an open job; false when it was already closed (a late or repeated answer). */
   async complete(
     id: string,
-    patch: Pick<ScreenshotRow, 'status' | 'reason' | 'completed_at'> & Partial<Pick<ScreenshotRow, 'sha256' | 'size_bytes' | 'width' | 'height'>>,
+    patch: Pick<ScreenshotRow, 'status' | 'reason' | 'completed_at'> & Partial<Pick<ScreenshotRow, 'sha256' | 'size_bytes' | 'width' | 'height' | 'source'>>,
   ): Promise<boolean> {
     const r = await this.k.updateTable('screenshots').set(patch).where('id', '=', id).where('status', 'in', OPEN).executeTakeFirst()
     return Number(r.numUpdatedRows) > 0

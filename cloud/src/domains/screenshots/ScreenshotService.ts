@@ -31,6 +31,9 @@ export const SCREENSHOT_RETENTION_DAYS = 30
 const REASON_CHARS = 500
 
 export const SCREENSHOT_STATUSES = ['queued', 'sent', 'ok', 'failed'] as const
+/** What the image shows: the display's output as the compositor shows it, or the player page rendered apart. */
+export const SCREENSHOT_SOURCES = ['display', 'page'] as const
+export type ScreenshotSource = (typeof SCREENSHOT_SOURCES)[number]
 export type ScreenshotStatus = (typeof SCREENSHOT_STATUSES)[number]
 
 /** A screenshot job as the API answers it: the routes' response schema, and ScreenshotView is derived from it. */
@@ -50,6 +53,12 @@ export const Screenshot = Type.Object({
   width: Nullable(Type.Integer()),
   height: Nullable(Type.Integer()),
   sizeBytes: Nullable(Type.Integer()),
+  source: Nullable(
+    StringEnum(SCREENSHOT_SOURCES, {
+      description:
+        "What the image shows, once `ok`: `display` = the player's screen output as its compositor shows it (whatever is on the glass, the player page or not); `page` = the player page rendered in a browser of its own (the player has no compositor or no capture tool).",
+    }),
+  ),
   createdAt: Timestamp,
   sentAt: Nullable(Timestamp),
   completedAt: Nullable(Timestamp),
@@ -66,6 +75,8 @@ const view = (r: ScreenshotRow): ScreenshotView => ({
   width: r.width,
   height: r.height,
   sizeBytes: r.size_bytes === null ? null : Number(r.size_bytes),
+  // Agents from before the display capture upload no source: they rendered the page.
+  source: r.status === 'ok' ? (r.source === 'display' ? 'display' : 'page') : null,
   createdAt: r.created_at,
   sentAt: r.sent_at,
   completedAt: r.completed_at,
@@ -113,6 +124,7 @@ export class ScreenshotService {
       size_bytes: null,
       width: null,
       height: null,
+      source: null,
       created_at: this.now(),
       sent_at: null,
       completed_at: null,
@@ -190,9 +202,10 @@ export class ScreenshotService {
 
   /**
    * The device's upload: `authorization` must be Basic screenId:deviceSecret of the screen
-   * the job is for; the body a PNG of at most SCREENSHOT_MAX_BYTES. Closes the job `ok`.
+   * the job is for; the body a PNG of at most SCREENSHOT_MAX_BYTES. Closes the job `ok`,
+   * recording what the image shows (`source`; an agent that names none rendered the page).
    */
-  async upload(id: string, authorization: string | undefined, body: Readable): Promise<ScreenshotView> {
+  async upload(id: string, authorization: string | undefined, body: Readable, source: ScreenshotSource = 'page'): Promise<ScreenshotView> {
     const screenId = await deviceScreen(this.db, authorization)
     const row = await this.repo.byId(id)
     if (!row || !screenId || row.screen_id !== screenId)
@@ -218,6 +231,7 @@ export class ScreenshotService {
           size_bytes: staged.sizeBytes,
           width: size.width,
           height: size.height,
+          source,
         }),
       )
       if (!closed) throw new ApiError('conflict', 'The screenshot was closed while the image was uploading.')

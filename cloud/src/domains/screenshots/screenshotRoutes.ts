@@ -2,13 +2,14 @@
 //   POST /v1/screens/:id/screenshot      queue a screenshot job (202)
 //   GET  /v1/screenshots/:id             the job: status, reason, imageUrl once done
 //   GET  /v1/screenshots/:id/image       the PNG
-//   PUT  /v1/devices/screenshots/:id     the agent's upload (device credential, PNG body)
+//   PUT  /v1/devices/screenshots/:id     the agent's upload (device credential, PNG body;
+//                                         ?source=display|page says what the PNG shows)
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Readable } from 'node:stream'
 import { principalOf } from '../../platform/http/Principal.js'
-import { Data, ErrorBody, IdParams, errorResponses } from '../../platform/contract.js'
-import { SCREENSHOT_MAX_BYTES, Screenshot } from './ScreenshotService.js'
+import { Data, ErrorBody, IdParams, StringEnum, errorResponses } from '../../platform/contract.js'
+import { SCREENSHOT_MAX_BYTES, SCREENSHOT_SOURCES, Screenshot } from './ScreenshotService.js'
 import type { Provisions } from '../../platform/provisions.js'
 
 const screenshotRoutes =
@@ -82,10 +83,20 @@ const screenshotRoutes =
           security: [{ deviceCredential: [] }],
           summary: `The agent uploads a screenshot job's PNG (Content-Type image/png, at most ${SCREENSHOT_MAX_BYTES} bytes), authenticated with its device credential: Authorization: Basic base64(screenId:deviceSecret)`,
           params: IdParams,
+          querystring: Type.Object(
+            {
+              source: Type.Optional(
+                StringEnum(SCREENSHOT_SOURCES, {
+                  description: '`display` = captured from the screen output (the compositor); `page` (the default) = the player page rendered.',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           response: { 200: Data(Screenshot), 401: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 500: ErrorBody, 503: ErrorBody },
         },
       },
-      async (req) => ({ data: await screenshots.upload(req.params.id, req.headers.authorization, req.body as Readable) }),
+      async (req) => ({ data: await screenshots.upload(req.params.id, req.headers.authorization, req.body as Readable, req.query.source) }),
     )
   }
 export default screenshotRoutes

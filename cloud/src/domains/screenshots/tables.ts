@@ -15,6 +15,8 @@ export interface ScreenshotsTable {
   size_bytes: number | null
   width: number | null
   height: number | null
+  /** `display` (the compositor's output) or `page` (the player page rendered); null until uploaded, and on rows from before the column. */
+  source: string | null
   created_at: string
   sent_at: string | null
   completed_at: string | null

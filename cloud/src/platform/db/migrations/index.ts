@@ -46,6 +46,7 @@ import m0620 from './0620-cap-feeds.js'
 import m0630 from './0630-audit-log.js'
 import m0640 from './0640-single-sign-on.js'
 import m0641 from './0641-saml-and-scim.js'
+import m0650 from './0650-screenshot-source.js'
 import m0670 from './0670-panel-port-hint.js'
 import m0680 from './0680-availability-history.js'
 
@@ -94,6 +95,7 @@ export const migrations: readonly Migration[] = [
   m0630,
   m0640,
   m0641,
+  m0650,
   m0670,
   m0680,
 ]

@@ -1,0 +1,150 @@
+// A screenshot of what the display shows: cage (the kiosk compositor) runs headless
+// (wlroots' headless backend, software rendering) with a Chromium kiosk on a page that is
+// NOT the player page (solid blue), as an unprivileged user the way the kiosk unit runs it.
+// The agent is configured with the compositor's Wayland socket; its player plays a red cast.
+// Its screenshot job captures the compositor's output with grim: the image the cloud hands
+// back is the compositor's output (its size, never the red of a page render), marked
+// `source: "display"`; blue (the window on the glass) where the compositor draws headless.
+import t, { type Test } from 'tap'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import fs from 'node:fs'
+import path from 'node:path'
+import { topics } from '@svc/shared/mqtt/index'
+import { displayCapture, toolTest } from '@svc/shared/testing'
+import { Agent } from '../../src/Agent.js'
+import { captureDisplay } from '../../src/jobs/Screenshotter.js'
+import { KIOSK_FLAGS } from '../../src/pack/files.js'
+import { captureLog, eventually, tempDir } from '../helpers.js'
+import { startCloud } from '../cloud.js'
+import { decodePng, fileServer, grid, near, solidPng, type Bitmap, type Rgb } from './chromium.js'
+
+const RED: Rgb = [230, 20, 20]
+const BLUE: Rgb = [20, 40, 230]
+const BROWSER = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium'
+
+/** Samples away from the edges (the output is the page's colour everywhere, but keep clear of any border). */
+const inner = (bm: Bitmap) => grid(bm, 9, 5).filter((p) => p.x > 4 && p.y > 4 && p.x < bm.width - 5 && p.y < bm.height - 5)
+
+/** cage with a Chromium kiosk on `url`, as `nobody`, headless; its Wayland socket once it is up. Stopped in t.after. */
+async function kioskInCage(t: Test, url: string): Promise<string> {
+  const home = tempDir(t)
+  execFileSync('chown', ['nobody', home])
+  fs.chmodSync(home, 0o700)
+  const vars = [`HOME=${home}`, `XDG_RUNTIME_DIR=${home}`, 'WLR_BACKENDS=headless', 'WLR_RENDERER=pixman', 'WLR_LIBINPUT_NO_DEVICES=1']
+  const flags = [...KIOSK_FLAGS, '--no-sandbox', '--disable-gpu', `--user-data-dir=${home}/chromium`]
+  const child = spawn('runuser', ['-u', 'nobody', '--', 'env', '-i', 'PATH=/usr/bin:/bin', ...vars, 'cage', '-s', '--', BROWSER, ...flags, url], {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)))
+  const exited = once(child, 'exit')
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, 'SIGTERM')
+      } catch {
+        /* gone */
+      }
+      const guard = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL')
+        } catch {
+          /* gone */
+        }
+      }, 10_000)
+      await exited
+      clearTimeout(guard)
+    }
+  })
+  return eventually(`cage's Wayland socket in ${home}`, () => {
+    if (child.exitCode !== null) throw new Error(`cage exited ${child.exitCode}: ${stderr}`)
+    const name = fs.readdirSync(home).find((f) => /^wayland-\d+$/.test(f))
+    return name ? path.join(home, name) : undefined
+  }).catch((err: Error) => {
+    throw new Error(`${err.message} (cage: ${stderr.slice(-1500)})`)
+  })
+}
+
+toolTest(t, displayCapture, 'under cage the screenshot is what the display shows, marked display', async (t) => {
+  const files = await fileServer(t, {
+    'red.png': { body: solidPng(64, 36, RED), type: 'image/png' },
+    'other.html': {
+      body: Buffer.from(`<!doctype html><title>not the player</title><body style="margin:0;background:rgb(${BLUE.join(',')})"></body>`),
+      type: 'text/html',
+    },
+  })
+  const socket = await kioskInCage(t, files.url('other.html'))
+  await eventually('the kiosk browser in cage loading its page', () => (files.hits.includes('other.html') ? true : undefined))
+  // The compositor's output as grim takes it directly: its size is the display's, not the page render's.
+  const direct = decodePng(await eventually("a grim capture of cage's output", () => captureDisplay({ waylandDisplay: socket }).catch(() => undefined)))
+  t.not(`${direct.width}x${direct.height}`, '640x360', `the compositor's output is ${direct.width}×${direct.height}`)
+
+  const cloud = await startCloud(t)
+  const { log, lines } = captureLog()
+  const agent = new Agent({
+    cloudUrl: cloud.base,
+    dataDir: tempDir(t),
+    playerPort: 0,
+    log,
+    screenshot: { executablePath: BROWSER, width: 640, height: 360, waylandDisplay: socket },
+    pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
+    backoff: { baseMs: 200, capMs: 1000 },
+  })
+  t.after(() => agent.stop())
+  const code = once(agent, 'code')
+  await agent.start()
+  const [registration] = await code
+  const connected = once(agent, 'connected')
+  const screenId = await cloud.pair(registration.pairingCode)
+  await connected
+  await cloud.publish(topics.desired(screenId), {
+    version: 5000,
+    screenId,
+    timezone: 'UTC',
+    assignment: null,
+    schedule: null,
+    casts: [
+      {
+        id: 'cast_red',
+        contentKind: 'media',
+        contentId: 'med_red',
+        content: { name: 'Red', url: files.url('red.png'), mimeType: 'image/png' },
+        triggeredAt: new Date(Date.now() - 1000).toISOString(),
+        expiresAt: null,
+      },
+    ],
+    emergency: null,
+    panel: null,
+    generatedAt: new Date().toISOString(),
+  })
+  await eventually('the red cast as the view', () => (agent.player.view.type === 'playing' && agent.player.view.castId === 'cast_red' ? true : undefined))
+
+  const { id } = ((await (await cloud.request('POST', `/v1/screens/${screenId}/screenshot`)).json()) as { data: { id: string } }).data
+  const shot = await eventually(`screenshot ${id} finished`, async () => {
+    const s = ((await (await cloud.request('GET', `/v1/screenshots/${id}`)).json()) as { data: Record<string, any> }).data
+    return s.status === 'ok' || s.status === 'failed' ? s : undefined
+  })
+  t.match(shot, { status: 'ok', source: 'display', width: direct.width, height: direct.height }, `the display's size, marked display (${shot.reason ?? ''})`)
+  const bm = decodePng(Buffer.from(await (await cloud.request('GET', shot.imageUrl)).arrayBuffer()))
+  t.same(
+    inner(bm).filter((p) => near(p.rgb, RED)),
+    [],
+    'the image is not the player page (the red cast a page render shows)',
+  )
+  // What the window shows is checked only where the compositor draws: Debian 12's cage 0.1.4
+  // (wlroots 0.15) commits no frame on its headless output, so its captures are black there.
+  const drawn = inner(direct).some((p) => !near(p.rgb, [0, 0, 0], 8))
+  if (drawn)
+    t.same(
+      inner(bm).filter((p) => !near(p.rgb, BLUE)),
+      [],
+      'the image is the window the display shows (blue)',
+    )
+  else t.comment("this cage draws nothing on its headless output (black): the window's colour is not checked")
+  t.match(
+    lines.find((l) => l.msg === 'screenshot uploaded'),
+    { jobId: id, source: 'display' },
+  )
+})

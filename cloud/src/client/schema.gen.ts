@@ -43737,7 +43737,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Default Response */
+            /** @description The callback belongs to no sign-in started in this browser (unknown, used or expired state). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -43752,9 +43752,10 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
-            /** @description Default Response */
+            /** @description The provider's answer was refused (its error, the ID token, or an address this workspace does not claim). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -43769,6 +43770,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */
@@ -43788,7 +43790,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Not found. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -43803,6 +43805,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */
@@ -43857,7 +43860,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The identity provider could not be reached. */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -43872,6 +43875,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */

@@ -31,5 +31,5 @@ t.test('refused by the callback: an address the workspace does not claim, a sign
   t.pass('a callback of another browser is refused in words')
   const api = await fetch(`${c.base}/v1/sso/oidc/callback?code=abc&state=not-ours`)
   t.equal(api.status, 400, 'an API client still gets the status')
-  t.equal((await api.json()).error, 'bad_request', 'and the error envelope')
+  t.equal(((await api.json()) as { error: string }).error, 'bad_request', 'and the error envelope')
 })

@@ -21602,6 +21602,8 @@ export interface operations {
                                 email: string;
                                 emailVerifiedAt: string | null;
                                 id: string;
+                                joinedAt: string | null;
+                                lastSignInAt: string | null;
                                 name: string | null;
                                 /** @enum {string} */
                                 role: "owner" | "admin" | "editor" | "viewer";
@@ -41013,6 +41015,8 @@ export interface operations {
                                 email: string;
                                 emailVerifiedAt: string | null;
                                 id: string;
+                                joinedAt: string | null;
+                                lastSignInAt: string | null;
                                 name: string | null;
                                 /** @enum {string} */
                                 role: "owner" | "admin" | "editor" | "viewer";
@@ -41183,6 +41187,8 @@ export interface operations {
                                 email: string;
                                 emailVerifiedAt: string | null;
                                 id: string;
+                                joinedAt: string | null;
+                                lastSignInAt: string | null;
                                 name: string | null;
                                 /** @enum {string} */
                                 role: "owner" | "admin" | "editor" | "viewer";
@@ -44845,6 +44851,8 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
@@ -45007,12 +45015,23 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                         } & {
                             /** Format: date-time */
                             inviteExpiresAt: string;
+                            /** @description Whether the invite mail left. */
+                            inviteMail: {
+                                error: string | null;
+                                /**
+                                 * @description `sent`: the mail server took the invite mail; `failed`: it refused it (`error`); `unsent`: no mail server is set up (SVC_SMTP_URL), the mail stays in the outbox: pass the link on yourself.
+                                 * @enum {string}
+                                 */
+                                state: "sent" | "failed" | "unsent";
+                            };
                             /** @description The console link where the user sets a password (`…/console/welcome#token=inv_…`): one use, 7 days; also mailed to them. */
                             inviteUrl: string;
                             /** Format: date-time */
@@ -45213,6 +45232,8 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
@@ -45577,6 +45598,8 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
@@ -45772,6 +45795,15 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             expiresAt: string;
+                            /** @description Whether the invite mail left. */
+                            inviteMail: {
+                                error: string | null;
+                                /**
+                                 * @description `sent`: the mail server took the invite mail; `failed`: it refused it (`error`); `unsent`: no mail server is set up (SVC_SMTP_URL), the mail stays in the outbox: pass the link on yourself.
+                                 * @enum {string}
+                                 */
+                                state: "sent" | "failed" | "unsent";
+                            };
                             /** @description One use, 7 days; earlier unused links of the user stop working. Also mailed to them. */
                             inviteUrl: string;
                         };

@@ -21676,6 +21676,8 @@ export interface operations {
                                 email: string;
                                 emailVerifiedAt: string | null;
                                 id: string;
+                                joinedAt: string | null;
+                                lastSignInAt: string | null;
                                 name: string | null;
                                 /** @enum {string} */
                                 role: "owner" | "admin" | "editor" | "viewer";
@@ -41307,6 +41309,8 @@ export interface operations {
                                 email: string;
                                 emailVerifiedAt: string | null;
                                 id: string;
+                                joinedAt: string | null;
+                                lastSignInAt: string | null;
                                 name: string | null;
                                 /** @enum {string} */
                                 role: "owner" | "admin" | "editor" | "viewer";
@@ -41477,6 +41481,8 @@ export interface operations {
                                 email: string;
                                 emailVerifiedAt: string | null;
                                 id: string;
+                                joinedAt: string | null;
+                                lastSignInAt: string | null;
                                 name: string | null;
                                 /** @enum {string} */
                                 role: "owner" | "admin" | "editor" | "viewer";
@@ -44154,7 +44160,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Default Response */
+            /** @description The callback belongs to no sign-in started in this browser (unknown, used or expired state). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -44169,9 +44175,10 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
-            /** @description Default Response */
+            /** @description The provider's answer was refused (its error, the ID token, or an address this workspace does not claim). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -44186,6 +44193,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */
@@ -44205,7 +44213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Not found. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -44220,6 +44228,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */
@@ -44274,7 +44283,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The identity provider could not be reached. */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -44289,6 +44298,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */
@@ -46069,6 +46079,8 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
@@ -46231,12 +46243,23 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                         } & {
                             /** Format: date-time */
                             inviteExpiresAt: string;
+                            /** @description Whether the invite mail left. */
+                            inviteMail: {
+                                error: string | null;
+                                /**
+                                 * @description `sent`: the mail server took the invite mail; `failed`: it refused it (`error`); `unsent`: no mail server is set up (SVC_SMTP_URL), the mail stays in the outbox: pass the link on yourself.
+                                 * @enum {string}
+                                 */
+                                state: "sent" | "failed" | "unsent";
+                            };
                             /** @description The console link where the user sets a password (`…/console/welcome#token=inv_…`): one use, 7 days; also mailed to them. */
                             inviteUrl: string;
                             /** Format: date-time */
@@ -46437,6 +46460,8 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
@@ -46801,6 +46826,8 @@ export interface operations {
                             email: string;
                             emailVerifiedAt: string | null;
                             id: string;
+                            joinedAt: string | null;
+                            lastSignInAt: string | null;
                             name: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
@@ -46996,6 +47023,15 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             expiresAt: string;
+                            /** @description Whether the invite mail left. */
+                            inviteMail: {
+                                error: string | null;
+                                /**
+                                 * @description `sent`: the mail server took the invite mail; `failed`: it refused it (`error`); `unsent`: no mail server is set up (SVC_SMTP_URL), the mail stays in the outbox: pass the link on yourself.
+                                 * @enum {string}
+                                 */
+                                state: "sent" | "failed" | "unsent";
+                            };
                             /** @description One use, 7 days; earlier unused links of the user stop working. Also mailed to them. */
                             inviteUrl: string;
                         };

@@ -6,6 +6,7 @@
 import { Fragment, type JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
+import { Link } from '../router.js'
 import { useSession } from '../session.js'
 import { AgentUpdates } from './AgentUpdates.js'
 import { Ago, ConfirmButton, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
@@ -37,6 +38,11 @@ export function Settings(): JSX.Element {
                 <a href={`#${id}`}>{name}</a>
               </li>
             ))}
+            {s.can('user.manage') ? (
+              <li>
+                <Link to="/settings/sso">Single sign-on</Link>
+              </li>
+            ) : null}
           </ul>
         </nav>
       ) : (
@@ -53,18 +59,30 @@ export function Settings(): JSX.Element {
 
 const INVITE_FIELDS = ['email', 'name', 'role'] as const
 
+/** "1 user", "2 users". */
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`
+}
+
+/** Whether the invite mail left, in words (the outbox's state). */
+function mailNote(mail: { state: string; error: string | null }): string {
+  if (mail.state === 'sent') return 'It was also sent by email.'
+  if (mail.state === 'failed') return `The invite email could not be sent (${mail.error ?? 'the mail server refused it'}): pass the link on yourself.`
+  return 'No email was sent: this service has no mail server set up, so pass the link on yourself.'
+}
+
 function Users(): JSX.Element {
   const s = useSession()
   const users = useLoad(async () => (await call(api.GET('/v1/users', { params: { query: { limit: '200' } } }))).data, [])
   const [email, setEmail] = useState('')
   const [name, setName] = useState('')
   const [role, setRole] = useState<Role>('viewer')
-  const [link, setLink] = useState<{ who: string; url: string } | null>(null)
+  const [link, setLink] = useState<{ who: string; url: string; mail: { state: string; error: string | null } } | null>(null)
   const [rowError, setRowError] = useState<unknown>(null)
   const manage = s.can('user.manage')
   const invite = useSubmit(INVITE_FIELDS, async () => {
     const r = await call(api.POST('/v1/users', { body: { email, name: name || null, role } }))
-    setLink({ who: r.data.email, url: new URL(r.data.inviteUrl, location.origin).href })
+    setLink({ who: r.data.email, url: new URL(r.data.inviteUrl, location.origin).href, mail: r.data.inviteMail })
     setEmail('')
     setName('')
     users.reload()
@@ -85,7 +103,7 @@ function Users(): JSX.Element {
         <SecretOnce
           title={`Invite link for ${link.who}`}
           value={link.url}
-          note="It was also sent by email. Copy it now if you want to pass it on yourself: it is not shown again."
+          note={`${mailNote(link.mail)} Copy it now if you want to pass it on yourself: it is not shown again.`}
           onDismiss={() => setLink(null)}
         />
       ) : null}
@@ -104,13 +122,14 @@ function Users(): JSX.Element {
       <ErrorNote error={users.error ?? rowError} />
       {users.data ? (
         <table>
-          <caption>{users.data.length} users</caption>
+          <caption>{count(users.data.length, 'user', 'users')}</caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Email</th>
               <th scope="col">Role</th>
               <th scope="col">Joined</th>
+              <th scope="col">Last signed in</th>
               {manage ? <th scope="col">Actions</th> : null}
             </tr>
           </thead>
@@ -145,19 +164,20 @@ function Users(): JSX.Element {
                     u.role
                   )}
                 </td>
-                <td>{u.emailVerifiedAt ? <Ago at={u.emailVerifiedAt} /> : 'invited'}</td>
+                <td>{u.joinedAt ? <Ago at={u.joinedAt} /> : 'invited'}</td>
+                <td>{u.lastSignInAt ? <Ago at={u.lastSignInAt} /> : '—'}</td>
                 {manage ? (
                   <td>
                     {u.id !== s.user.id ? (
                       <div class="row">
-                        {!u.emailVerifiedAt ? (
+                        {!u.joinedAt ? (
                           <button
                             type="button"
                             class="secondary"
                             onClick={() =>
                               act(async () => {
                                 const r = await call(api.POST('/v1/users/{id}/invite', { params: { path: { id: u.id } } }))
-                                setLink({ who: u.email, url: new URL(r.data.inviteUrl, location.origin).href })
+                                setLink({ who: u.email, url: new URL(r.data.inviteUrl, location.origin).href, mail: r.data.inviteMail })
                               })
                             }
                           >
@@ -285,7 +305,7 @@ function ApiKeys(): JSX.Element {
       <ErrorNote error={keys.error ?? rowError} />
       {keys.data ? (
         <table>
-          <caption>{keys.data.length} API keys</caption>
+          <caption>{count(keys.data.length, 'API key', 'API keys')}</caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -448,10 +468,52 @@ function Locations(): JSX.Element {
   )
 }
 
+const STATUS: Record<string, string> = {
+  active: 'active',
+  cancel_scheduled: 'cancellation scheduled',
+  paused: 'paused',
+  past_due: 'payment overdue',
+  suspended: 'suspended',
+  cancelled: 'cancelled',
+}
+const REGIONS: Record<string, string> = { us: 'United States', eu: 'Europe', oc: 'Oceania', apac: 'Asia-Pacific' }
+
+function date(v: unknown): string | null {
+  return typeof v === 'string' && v ? new Date(v).toLocaleDateString() : null
+}
+
+/**
+ * The workspace's facts in words, and billing only where the service bills this workspace:
+ * a billing record (a subscription, a term, a trial, a payment) or a partner who bills it.
+ */
 function Workspace(): JSX.Element {
   const s = useSession()
-  const account = useLoad(async () => (await call(api.GET('/v1/account'))).data, [])
-  const shown = Object.entries(account.data ?? {}).filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+  const account = useLoad(async () => (await call(api.GET('/v1/account'))).data as Record<string, unknown>, [])
+  const a = account.data
+  const billed =
+    !!a &&
+    (a.whiteLabel === true ||
+      a.billingProvider !== 'svc' ||
+      a.everPaid === true ||
+      ['subscriptionStatus', 'cadence', 'contract', 'nextBillingAt', 'trialEndsAt', 'currentTermEndsAt', 'pauseUntil', 'cancelEffectiveAt'].some(
+        (k) => a[k] !== null && a[k] !== undefined,
+      ))
+  const billable = typeof a?.billableScreens === 'number' ? a.billableScreens : null
+  const licensed = typeof a?.licensedScreens === 'number' ? a.licensedScreens : null
+  const prefs = (a?.prefs ?? {}) as { timezone?: string; locale?: string }
+  const billingFacts: [string, string | null][] = a
+    ? [
+        ['Billed by', a.whiteLabel === true ? 'your partner' : a.billingProvider === 'svc' ? 'this service, by invoice' : 'card subscription'],
+        ['Subscription', typeof a.subscriptionStatus === 'string' ? a.subscriptionStatus : null],
+        ['Billing cycle', a.cadence === 'annual' ? 'yearly' : a.cadence === 'monthly' ? 'monthly' : null],
+        ['Screens billed', billable === null ? null : count(billable, 'screen', 'screens')],
+        ['Trial ends', date(a.trialEndsAt)],
+        ['Next invoice', date(a.nextBillingAt)],
+        ['Term ends', date(a.currentTermEndsAt)],
+        ['Paused until', date(a.pauseUntil)],
+        ['Cancels on', date(a.cancelEffectiveAt)],
+      ]
+    : []
   return (
     <section aria-labelledby="workspace">
       <h2 id="workspace">Workspace</h2>
@@ -462,15 +524,42 @@ function Workspace(): JSX.Element {
         <dd>
           <code>{s.workspace.id}</code>
         </dd>
-        {shown
-          .filter(([k]) => k !== 'name' && k !== 'id')
-          .map(([k, v]) => (
-            <Fragment key={k}>
-              <dt>{k.replace(/([A-Z])/g, ' $1').toLowerCase()}</dt>
-              <dd>{v === null ? '—' : String(v)}</dd>
-            </Fragment>
-          ))}
+        {a ? (
+          <>
+            <dt>Status</dt>
+            <dd>{STATUS[String(a.status)] ?? String(a.status)}</dd>
+            <dt>Region</dt>
+            <dd>{REGIONS[String(a.region)] ?? String(a.region)}</dd>
+            <dt>Screens</dt>
+            <dd>
+              {billable === null ? '—' : count(billable, 'screen', 'screens')} in use{licensed === null ? '' : ` of ${licensed} licensed`}
+            </dd>
+            <dt>Time zone and language</dt>
+            <dd>
+              {prefs.timezone ?? 'UTC'}, {prefs.locale ?? 'en'}
+            </dd>
+          </>
+        ) : null}
       </dl>
+      <p class="hint">
+        What you change here: people and their roles, API keys, locations, single sign-on and agent updates (the sections above and below). The name and region
+        are set when the workspace is made.
+      </p>
+      {billed ? (
+        <section aria-labelledby="billing">
+          <h3 id="billing">Billing</h3>
+          <dl class="facts">
+            {billingFacts
+              .filter(([, v]) => v !== null)
+              .map(([k, v]) => (
+                <Fragment key={k}>
+                  <dt>{k}</dt>
+                  <dd>{v}</dd>
+                </Fragment>
+              ))}
+          </dl>
+        </section>
+      ) : null}
       <ErrorNote error={account.error} />
     </section>
   )

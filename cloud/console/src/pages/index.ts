@@ -6,6 +6,7 @@ import { Content } from './Content.js'
 import { Approvals } from './Approvals.js'
 import { CastPage, Casts } from './Casts.js'
 import { Alerts } from './Alerts.js'
+import { AuditLog } from './AuditLog.js'
 import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { Groups } from './Groups.js'
@@ -14,6 +15,7 @@ import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
 import { Settings } from './Settings.js'
+import { SingleSignOn } from './SingleSignOn.js'
 import type { PageProps } from './types.js'
 
 export type { PageProps } from './types.js'
@@ -42,7 +44,9 @@ export const PAGES: PageEntry[] = [
   { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
   { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
   { path: '/alerts', name: 'Alerts', permission: 'alert.view', nav: true, component: Alerts },
+  { path: '/audit-log', name: 'Audit log', permission: 'audit.view', nav: true, component: AuditLog },
   { path: '/settings', name: 'Settings', permission: null, nav: true, component: Settings },
+  { path: '/settings/sso', name: 'Single sign-on', permission: 'user.manage', nav: false, component: SingleSignOn },
 ]
 
 /** Whether a role holding what `can` says may see the page. */

@@ -60,6 +60,12 @@ export interface SignedIn {
   device?: { token: string; expiresAt: string }
 }
 
+/** Whether an invite's mail left: `sent` through the mail server, `failed` (its error), `unsent` (no mail server: kept in the outbox). */
+export interface InviteMail {
+  state: 'sent' | 'failed' | 'unsent'
+  error: string | null
+}
+
 export class SignInService {
   private readonly repo: UserRepository
 
@@ -92,7 +98,7 @@ export class SignInService {
   async invite(
     user: Pick<UserRecord, 'id' | 'workspace_id' | 'email' | 'name'>,
     opts: { workspaceName?: string; invitedBy?: string | null } = {},
-  ): Promise<{ inviteUrl: string; expiresAt: string }> {
+  ): Promise<{ inviteUrl: string; expiresAt: string; mail: InviteMail }> {
     const token = `inv_${randomToken(40, this.random)}`
     const now = this.clock.now()
     const expiresAt = new Date(now.getTime() + INVITE_TTL_MS).toISOString()
@@ -108,21 +114,27 @@ export class SignInService {
       used_at: null,
     })
     const inviteUrl = this.consoleUrl(`/console/welcome#token=${token}`)
-    if (this.mail)
-      await this.mail.send({
-        workspaceId: user.workspace_id,
-        to: [user.email],
-        subject: `You are invited to ${opts.workspaceName ?? 'a workspace'} on the signage console`,
-        text: [
-          `Hello${user.name ? ` ${user.name}` : ''},`,
-          '',
-          `${opts.invitedBy ? `${opts.invitedBy} invited you` : 'You are invited'} to ${opts.workspaceName ?? 'a workspace'} on the signage console.`,
-          'Open this link to set your password and sign in (it works once, for 7 days):',
-          '',
-          inviteUrl,
-        ].join('\n'),
-      })
-    return { inviteUrl, expiresAt }
+    if (!this.mail) return { inviteUrl, expiresAt, mail: { state: 'unsent', error: null } }
+    const sent = await this.mail.send({
+      workspaceId: user.workspace_id,
+      to: [user.email],
+      subject: `You are invited to ${opts.workspaceName ?? 'a workspace'} on the signage console`,
+      text: [
+        `Hello${user.name ? ` ${user.name}` : ''},`,
+        '',
+        `${opts.invitedBy ? `${opts.invitedBy} invited you` : 'You are invited'} to ${opts.workspaceName ?? 'a workspace'} on the signage console.`,
+        'Open this link to set your password and sign in (it works once, for 7 days):',
+        '',
+        inviteUrl,
+      ].join('\n'),
+    })
+    // Without a mail server the message stays in the outbox: it has not left.
+    const mail: InviteMail = sent.sent_at
+      ? { state: 'sent', error: null }
+      : sent.error
+        ? { state: 'failed', error: sent.error }
+        : { state: 'unsent', error: null }
+    return { inviteUrl, expiresAt, mail }
   }
 
   /** Sets the password of an invite's user, uses the invite up and signs them in. */

@@ -70,6 +70,18 @@ export class UserRepository {
     await k.deleteFrom('users').where('id', '=', id).execute()
   }
 
+  /** Per user, when their newest session opened (sign-ins, and the session an invite hands out). */
+  async lastSessions(userIds: readonly string[]): Promise<Map<string, string>> {
+    if (userIds.length === 0) return new Map()
+    const rows = await this.k
+      .selectFrom('sessions')
+      .select((eb) => ['user_id', eb.fn.max('created_at').as('at')])
+      .where('user_id', 'in', [...userIds])
+      .groupBy('user_id')
+      .execute()
+    return new Map(rows.map((r) => [r.user_id, String(r.at)]))
+  }
+
   async insertSession(row: SessionRecord, k: Executor = this.k): Promise<void> {
     await k.insertInto('sessions').values(row).execute()
   }

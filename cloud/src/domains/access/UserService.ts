@@ -32,6 +32,18 @@ export const User = Type.Object({
   role: StringEnum(ROLES),
   emailVerifiedAt: Nullable(Timestamp),
   createdAt: Timestamp,
+  joinedAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'When the user joined: accepted their invite (set a password) or first came through single sign-on; null while only invited.',
+    }),
+  ),
+  lastSignInAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'When the user last signed in (a password, an invite or single sign-on); null before the first, or when older than the kept sessions.',
+    }),
+  ),
 })
 export type UserView = Static<typeof User>
 
@@ -65,8 +77,19 @@ export class UserService {
     return this.repo.emailsWithRole(workspaceId, role)
   }
 
-  static view(u: UserRow | UserRecord): UserView {
-    return { id: u.id, name: u.name, email: u.email, role: u.role as Role, emailVerifiedAt: u.email_verified_at, createdAt: u.created_at }
+  static view(u: UserRow | UserRecord, lastSessionAt: string | null = null): UserView {
+    const joinedAt = u.email_verified_at ?? u.password_set_at ?? null
+    return {
+      id: u.id,
+      name: u.name,
+      email: u.email,
+      role: u.role as Role,
+      emailVerifiedAt: u.email_verified_at,
+      createdAt: u.created_at,
+      joinedAt,
+      // The session an invite hands out opens before the user joins: only those since count as sign-ins.
+      lastSignInAt: joinedAt !== null && lastSessionAt !== null && lastSessionAt >= joinedAt ? lastSessionAt : null,
+    }
   }
 
   private static role(input: string | undefined, fallback: Role): Role {
@@ -127,13 +150,14 @@ export class UserService {
 
   async list(p: Principal, page: PageRequest): Promise<Page<UserView>> {
     const rows = await this.repo.list(p.workspaceId, page)
-    return pageOf(rows, page, UserService.view, page.count ? await this.repo.count(p.workspaceId) : undefined)
+    const last = await this.repo.lastSessions(rows.map((r) => r.id))
+    return pageOf(rows, page, (u) => UserService.view(u, last.get(u.id) ?? null), page.count ? await this.repo.count(p.workspaceId) : undefined)
   }
 
   async view(p: Principal, id: string): Promise<UserView> {
     const u = await this.repo.byId(p.workspaceId, id)
     if (!u) throw notFound('No user with this id.')
-    return UserService.view(u)
+    return UserService.view(u, (await this.repo.lastSessions([u.id])).get(u.id) ?? null)
   }
 
   /** Changes a name or role; a role change ends the user's sessions (but `callerToken`'s, when they change their own). */

@@ -11,6 +11,17 @@ import { parsePage, PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import type { Provisions } from '../../platform/provisions.js'
 
+const InviteMail = Type.Object(
+  {
+    state: StringEnum(['sent', 'failed', 'unsent'] as const, {
+      description:
+        '`sent`: the mail server took the invite mail; `failed`: it refused it (`error`); `unsent`: no mail server is set up (SVC_SMTP_URL), the mail stays in the outbox: pass the link on yourself.',
+    }),
+    error: Nullable(Type.String()),
+  },
+  { description: 'Whether the invite mail left.' },
+)
+
 const Invited = Type.Intersect([
   User,
   Type.Object({
@@ -20,12 +31,14 @@ const Invited = Type.Intersect([
       description: 'The console link where the user sets a password (`…/console/welcome#token=inv_…`): one use, 7 days; also mailed to them.',
     }),
     inviteExpiresAt: Timestamp,
+    inviteMail: InviteMail,
   }),
 ])
 
 const InviteLink = Type.Object({
   inviteUrl: Type.String({ description: 'One use, 7 days; earlier unused links of the user stop working. Also mailed to them.' }),
   expiresAt: Timestamp,
+  inviteMail: InviteMail,
 })
 
 const InviteBody = Type.Object(
@@ -84,7 +97,9 @@ const userRoutes =
         const p = principalOf(req)
         const { user, row, sessionToken, sessionExpiresAt } = await users.invite(p, req.body)
         const link = await inviteLink(p, row)
-        return reply.code(201).send({ data: { ...user, sessionToken, sessionExpiresAt, inviteUrl: link.inviteUrl, inviteExpiresAt: link.expiresAt } })
+        return reply
+          .code(201)
+          .send({ data: { ...user, sessionToken, sessionExpiresAt, inviteUrl: link.inviteUrl, inviteExpiresAt: link.expiresAt, inviteMail: link.mail } })
       },
     )
 
@@ -102,7 +117,7 @@ const userRoutes =
       async (req, reply) => {
         const p = principalOf(req)
         const link = await inviteLink(p, await users.invitable(p, req.params.id))
-        return reply.code(201).send({ data: link })
+        return reply.code(201).send({ data: { inviteUrl: link.inviteUrl, expiresAt: link.expiresAt, inviteMail: link.mail } })
       },
     )
 

@@ -12,7 +12,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, errorResponses, Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
-import { ApiError } from '../../platform/errors.js'
+import { ApiError, isApiError } from '../../platform/errors.js'
 import { SESSION_COOKIE } from '../access/index.js'
 import type { Provisions } from '../../platform/provisions.js'
 import { FLOW_TTL_MS, STATE_COOKIE } from './OidcSignIn.js'
@@ -31,6 +31,24 @@ const CallbackQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+
+/** A refusal of the callback: the API's envelope, or for a browser (it asks for HTML) a page saying it in words. */
+const Refusal = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: ErrorBody }, 'text/html': { schema: Type.String() } },
+})
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/** The page a browser is shown when the provider's answer is refused: what went wrong, and the way back to the sign-in page. */
+function refusalPage(message: string): string {
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+    '<title>Single sign-on refused</title></head><body><main><h1>Single sign-on did not sign you in</h1>' +
+    `<p role="alert">${escapeHtml(message)}</p>` +
+    '<p><a href="/console/">Back to the sign-in page</a></p></main></body></html>'
+  )
+}
 
 const ssoRoutes =
   (d: Pick<Provisions, 'sso' | 'oidcSignIn' | 'samlSignIn' | 'scim' | 'config'>): FastifyPluginAsyncTypebox =>
@@ -184,16 +202,25 @@ const ssoRoutes =
               description: 'Signed in (the session cookie is set): a page that forwards the browser to the console.',
               content: { 'text/html': { schema: Type.String() } },
             },
-            400: ErrorBody,
-            502: ErrorBody,
             ...errorResponses,
+            400: Refusal('The callback belongs to no sign-in started in this browser (unknown, used or expired state).'),
+            401: Refusal("The provider's answer was refused (its error, the ID token, or an address this workspace does not claim)."),
+            404: Refusal('Not found.'),
+            502: Refusal('The identity provider could not be reached.'),
           },
         },
       },
       async (req, reply) => {
         const cookie = req.cookies[STATE_COOKIE]
         reply.clearCookie(STATE_COOKIE, { httpOnly: true, sameSite: 'lax', secure, path: '/v1/sso' })
-        const s = await oidcSignIn.callback(req.query as Record<string, string>, cookie, req.ip)
+        let s: Awaited<ReturnType<typeof oidcSignIn.callback>>
+        try {
+          s = await oidcSignIn.callback(req.query as Record<string, string>, cookie, req.ip)
+        } catch (e) {
+          // A browser comes here from the provider: it is told in words, with the way back.
+          if (!isApiError(e) || !(req.headers.accept ?? '').includes('text/html')) throw e
+          return reply.code(e.status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(refusalPage(e.message))
+        }
         reply.setCookie(SESSION_COOKIE, s.session.token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(s.session.expiresAt) })
         // A page of this site forwards to the console: a navigation it starts is same-site, so the
         // SameSite=Strict session cookie goes with it (after a redirect from the provider's site it would not).

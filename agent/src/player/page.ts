@@ -37,7 +37,7 @@ export const PLAYER_PAGE = `<!doctype html>
   .hint { font-size: 2.2vw; opacity: 0.8; }
   .name { font-size: 4vw; }
   #band { position: absolute; left: 0; right: 0; bottom: 0; z-index: 100; display: none; box-sizing: border-box; overflow: hidden;
-          background: #c00; color: #fff; font-size: calc(var(--s, 1) * 6vmin); font-weight: 800; line-height: 1.15; text-align: center;
+          background: #c00; color: #fff; font-size: calc(var(--s, 1) * 8.5vmin); font-weight: 800; line-height: 1.15; text-align: center;
           padding: 2.5vmin 3.5vmin; overflow-wrap: anywhere; max-height: 62vh; }
   #band.on { display: flex; flex-direction: column; gap: 1.4vmin; }
   #band.banner { max-height: 34vh; }

@@ -1,5 +1,5 @@
 // What the local player page shows, as pushed over its WebSocket feed.
-import type { ContentKind, PlayableContent, PlayingSource } from '@svc/shared/mqtt/index'
+import type { ContentKind, EmergencyAlert, PlayableContent, PlayingSource } from '@svc/shared/mqtt/index'
 import type { PlaybackDecision } from '@svc/shared/playback/index'
 
 export type PlayerView =
@@ -19,6 +19,10 @@ export type PlayerView =
       emergencyId: string | null
       /** Emergency text, shown in a large band over the emergency content. */
       message: string | null
+      /** `banner`: the emergency's message over the content playing beneath it; absent = full screen. */
+      presentation?: 'banner'
+      /** A CAP alert's text field by field (severity colours, headline, instruction on its own line). */
+      alert?: EmergencyAlert
     }
 
 /** Media URLs may come as paths on the cloud (signed `/v1/media/…` links): make them absolute. */
@@ -90,5 +94,7 @@ export function playingView(screenId: string, connected: boolean, version: numbe
     castId: d.castId,
     emergencyId: d.emergencyId,
     message: d.message,
+    ...(d.presentation ? { presentation: d.presentation } : {}),
+    ...(d.alert ? { alert: d.alert } : {}),
   }
 }

@@ -7,7 +7,14 @@
 // playlists with per-item durations, web/app
 // pages, and layouts (one region per zone). Each item is fit `contain` (default) or
 // `cover` (its own, else its playlist's). A playlist with `transition: "fade"` fades each
-// item in over the last (`transitionMs`, default 500 ms); otherwise items cut. An emergency shows its message in a large band above everything. An item that
+// item in over the last (`transitionMs`, default 500 ms); otherwise items cut. An emergency
+// shows its message in a large band above everything: over its own content (full screen),
+// or over the content running beneath it (`presentation: "banner"`, a lower band of at most
+// a third of the screen). A CAP alert's message is laid out from its fields: the severity
+// (and TEST) on top, the headline, the description, the instruction on its own line, the
+// sender and the time it was sent, on the severity's colours (each pair meets WCAG AA
+// contrast); the text is sized in vmin and shrunk until it fits (the description gives way
+// first), so it reads from across a room in landscape and portrait. An item that
 // fails to load is reported and skipped. The page reports what it actually showed over
 // the same WebSocket: `{type:"play", event:"start"|"end"|"error", slot, …}`, from the
 // elements' own `load` / `playing` / `ended` / `error` events, and `{type:"alive"}` every 10 s,
@@ -35,9 +42,22 @@ export const PLAYER_PAGE = `<!doctype html>
   .code { font-size: 14vw; letter-spacing: 0.15em; font-weight: 700; font-family: ui-monospace, monospace; }
   .hint { font-size: 2.2vw; opacity: 0.8; }
   .name { font-size: 4vw; }
-  #band { position: absolute; left: 0; right: 0; bottom: 0; z-index: 100; display: none; background: #c00; color: #fff;
-          font-size: 6vw; font-weight: 800; line-height: 1.15; text-align: center; padding: 3vh 3vw; text-shadow: 0 0.3vw 0.6vw rgba(0,0,0,.5); }
-  #band.on { display: block; }
+  #band { position: absolute; left: 0; right: 0; bottom: 0; z-index: 100; display: none; box-sizing: border-box; overflow: hidden;
+          background: #c00; color: #fff; font-size: calc(var(--s, 1) * 8.5vmin); font-weight: 800; line-height: 1.15; text-align: center;
+          padding: 2.5vmin 3.5vmin; overflow-wrap: anywhere; max-height: 62vh; }
+  #band.on { display: flex; flex-direction: column; gap: 1.4vmin; }
+  #band.banner { max-height: 34vh; }
+  #band.cap { text-align: left; font-size: calc(var(--s, 1) * 5vmin); }
+  #band .sev { font-size: 0.62em; letter-spacing: 0.08em; text-transform: uppercase; font-weight: 800; }
+  #band .head { font-size: 1.2em; font-weight: 800; line-height: 1.1; }
+  #band .desc { font-size: 0.72em; font-weight: 500; line-height: 1.25; }
+  #band .instr { font-size: 0.92em; font-weight: 800; line-height: 1.15; border-left: 0.9vmin solid currentColor; padding-left: 1.6vmin; }
+  #band .meta { font-size: 0.56em; font-weight: 600; }
+  #band.sev-Extreme { background: #8b0000; color: #fff; }
+  #band.sev-Severe { background: #c2410c; color: #fff; }
+  #band.sev-Moderate { background: #facc15; color: #111; }
+  #band.sev-Minor { background: #1d4ed8; color: #fff; }
+  #band.sev-Unknown { background: #374151; color: #fff; }
   #debug { position: absolute; left: 0; top: 0; z-index: 200; font: 14px ui-monospace, monospace; background: rgba(0,0,0,.7); color: #0f0; padding: 6px 10px; white-space: pre; display: none; }
 </style>
 </head>
@@ -299,6 +319,55 @@ export const PLAYER_PAGE = `<!doctype html>
 
   function endAll() { for (var s in open) ended(s); }
 
+  // The emergency's message: one text, or a CAP alert's fields; then fitted to the screen.
+  var bandKey = '';
+  var SEVERITIES = { Extreme: 1, Severe: 1, Moderate: 1, Minor: 1, Unknown: 1 };
+  function sentText(s) {
+    var m = /^(\\d{4}-\\d\\d-\\d\\d)T(\\d\\d:\\d\\d)(?::\\d\\d(?:\\.\\d+)?)?(Z|[+-]\\d\\d:\\d\\d)?$/.exec(s || '');
+    if (!m) return s || '';
+    return m[1] + ' ' + m[2] + (m[3] ? (m[3] === 'Z' ? ' UTC' : ' (UTC' + m[3] + ')') : '');
+  }
+  function showBand(v) {
+    var key = v ? JSON.stringify([v.message, v.presentation || '', v.alert || null]) : '';
+    if (key === bandKey) return;
+    bandKey = key;
+    band.textContent = '';
+    band.style.removeProperty('--s');
+    delete document.documentElement.dataset.alertFit;
+    if (!v) { band.className = ''; return; }
+    var a = v.alert, cls = 'on' + (v.presentation === 'banner' ? ' banner' : '');
+    if (a) {
+      cls += ' cap sev-' + (SEVERITIES[a.severity] ? a.severity : 'Unknown');
+      band.appendChild(el('div', 'sev', (a.test ? 'TEST · ' : '') + (a.severity || 'Alert')));
+      band.appendChild(el('div', 'head', a.headline));
+      if (a.description) band.appendChild(el('div', 'desc', a.description));
+      if (a.instruction) band.appendChild(el('div', 'instr', a.instruction));
+      band.appendChild(el('div', 'meta', a.senderName + ' · ' + sentText(a.sent)));
+    } else {
+      band.textContent = v.message;
+    }
+    band.className = cls;
+    fitBand();
+  }
+  // Shrinks the text (down to 0.55 of its size) until the band holds it; then drops the
+  // description; what still does not fit is marked clipped (data-alert-fit).
+  function fits() { return band.scrollHeight <= band.clientHeight + 1 && band.scrollWidth <= band.clientWidth + 1; }
+  function fitBand() {
+    if (!bandKey) return;
+    var desc = band.querySelector('.desc');
+    if (desc) desc.style.display = '';
+    for (var pass = 0; pass < 2; pass++) {
+      for (var s = 1; s >= 0.549; s -= 0.05) {
+        band.style.setProperty('--s', s.toFixed(2));
+        if (fits()) { document.documentElement.dataset.alertFit = pass ? 'short' : 'ok'; return; }
+      }
+      if (!desc) break;
+      desc.style.display = 'none';
+    }
+    document.documentElement.dataset.alertFit = 'clipped';
+  }
+  window.addEventListener('resize', fitBand);
+
   function render(v) {
     view = v;
     if (debug) {
@@ -306,8 +375,7 @@ export const PLAYER_PAGE = `<!doctype html>
       dbg.textContent = [v.type, v.screenId ? 'screen ' + v.screenId : '', v.type === 'playing' ? (v.connected ? 'online' : 'OFFLINE') + ' · v' + v.version : '',
         v.source ? v.source + ' ' + (v.contentKind || '') + ' ' + (v.contentId || '') : ''].filter(Boolean).join('\\n');
     }
-    if (v.type === 'playing' && v.source === 'emergency' && v.message) { band.textContent = v.message; band.className = 'on'; }
-    else { band.textContent = ''; band.className = ''; }
+    showBand(v.type === 'playing' && v.emergencyId && v.message ? v : null);
     var key = JSON.stringify([v.type, v.pairingCode, v.source, v.contentKind, v.contentId, v.castId, v.emergencyId, v.content]);
     if (key === shown) return;
     shown = key;

@@ -676,7 +676,7 @@ export interface paths {
         get: operations["getCapFeed"];
         put?: never;
         post?: never;
-        /** Delete a CAP alert feed (emergencies it started stay until cleared) */
+        /** Delete a CAP alert feed; the emergencies its alerts still hold are cleared (emergenciesCleared says how many) */
         delete: operations["deleteCapFeed"];
         options?: never;
         head?: never;
@@ -13398,6 +13398,8 @@ export interface operations {
                         data: {
                             /** @enum {boolean} */
                             deleted: true;
+                            /** @description Active emergencies its alerts held, cleared with it. */
+                            emergenciesCleared: number;
                             id: string;
                         };
                     };

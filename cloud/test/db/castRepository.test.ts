@@ -66,6 +66,7 @@ const emergencyRow = (id: string, n: number): EmergencyRecord => ({
   presentation: 'fullscreen',
   source_cap_feed_id: null,
   source_cap_alert_id: null,
+  alert: null,
 })
 
 eachEngine(t, 'cast rows: a newer cast takes screens without rewriting the older rows; replaced, end and pause follow', async (t, db) => {

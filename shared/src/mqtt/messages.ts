@@ -96,6 +96,22 @@ export const DesiredCastSchema = Type.Object({
 })
 export type DesiredCast = Static<typeof DesiredCastSchema>
 
+/** A CAP alert's text, field by field, so the player lays it out (headline, instruction on its own line, severity colours). */
+export const EmergencyAlertSchema = Type.Object({
+  /** CAP severity: Extreme, Severe, Moderate, Minor or Unknown. */
+  severity: Type.String(),
+  headline: Type.String(),
+  description: Type.Optional(Type.String()),
+  instruction: Type.Optional(Type.String()),
+  /** The sender's name (CAP senderName, else sender). */
+  senderName: Type.String(),
+  /** When the sender sent it (CAP sent, with its offset). */
+  sent: Type.String(),
+  /** A Test or Exercise alert a feed accepts: shown marked as a test. */
+  test: Type.Optional(Type.Boolean()),
+})
+export type EmergencyAlert = Static<typeof EmergencyAlertSchema>
+
 export const DesiredEmergencySchema = Type.Object({
   id: Id,
   contentKind: ContentKindSchema,
@@ -104,6 +120,8 @@ export const DesiredEmergencySchema = Type.Object({
   message: Type.Optional(Type.String()),
   /** `banner`: the message in a band over the running content instead of the emergency's content; absent = full screen. */
   presentation: Type.Optional(Type.Union([Type.Literal('fullscreen'), Type.Literal('banner')])),
+  /** Started by a CAP alert: its text field by field (message carries the same text as one string). */
+  alert: Type.Optional(EmergencyAlertSchema),
   startedAt: Timestamp,
 })
 export type DesiredEmergency = Static<typeof DesiredEmergencySchema>

@@ -4,7 +4,7 @@
 // window, so the two cannot disagree. Order: emergency > newest unexpired cast >
 // assignment (a schedule assignment is evaluated with the shared schedule evaluator).
 import { evaluateSchedule, type ContentRef, type Schedule, type ScheduleEvaluation } from '../schedule/index.js'
-import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, PlayableContent, Playing, PlayingSource } from '../mqtt/index.js'
+import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, EmergencyAlert, PlayableContent, Playing, PlayingSource } from '../mqtt/index.js'
 
 export interface PlaybackDecision {
   source: PlayingSource
@@ -19,6 +19,13 @@ export interface PlaybackDecision {
   ruleId: string | null
   /** Emergency text to show over the content. */
   message: string | null
+  /**
+   * `banner`: an emergency shown as a band over what plays beneath it (emergencyId and
+   * message are the emergency's, the content the layer below's); absent = full screen.
+   */
+  presentation?: 'banner'
+  /** A CAP alert's text field by field, for the layout of its message. */
+  alert?: EmergencyAlert
   /** The next instant this decision could change by time alone; null = never. */
   nextChangeAt: Date | null
 }
@@ -36,6 +43,10 @@ export interface PlaybackLayer {
   castId: string | null
   emergencyId: string | null
   message: string | null
+  /** An emergency layer shown as a banner over the layers below. */
+  banner?: boolean
+  /** An emergency layer's CAP alert text. */
+  alert?: EmergencyAlert
   /** The schedule this layer evaluated (the assignment's or the takeover's), else null. */
   scheduleId: string | null
   /** When this layer's own answer could change (schedule boundary, cast expiry); null = never. */
@@ -115,6 +126,8 @@ export function playbackLayers(desired: DesiredState | null, now: Date, evaluate
       ...none,
       emergencyId: e.id,
       message: e.message ?? null,
+      ...(e.presentation === 'banner' ? { banner: true } : {}),
+      ...(e.alert ? { alert: e.alert } : {}),
       scheduleId: e.contentKind === 'schedule' ? e.contentId : null,
       ...r,
     })
@@ -149,8 +162,31 @@ export function playbackLayers(desired: DesiredState | null, now: Date, evaluate
 
 const NOTHING: Chosen = { contentKind: null, contentId: null, content: null, ruleId: null }
 
-/** The decision `layers` make: the first layer showing something, and when that could change. */
+/**
+ * The decision `layers` make: the first layer showing something, and when that could change.
+ * A banner emergency on top lets the layers below play and lays its message over them (its
+ * own content plays only when nothing below does).
+ */
 export function decideFromLayers(layers: readonly PlaybackLayer[]): PlaybackDecision {
+  const top = layers[0]
+  if (top?.source === 'emergency' && top.banner) {
+    const below = decideLayers(layers.slice(1))
+    const over = below.source === 'none' ? decideLayers([top]) : below
+    const changeAt = earliest(over.nextChangeAt?.getTime() ?? null, top.changeAt)
+    return {
+      ...over,
+      emergencyId: top.emergencyId,
+      message: top.message,
+      presentation: 'banner',
+      ...(top.alert ? { alert: top.alert } : {}),
+      nextChangeAt: changeAt === null ? null : new Date(changeAt),
+    }
+  }
+  const d = decideLayers(layers)
+  return d.source === 'emergency' && top?.alert ? { ...d, alert: top.alert } : d
+}
+
+function decideLayers(layers: readonly PlaybackLayer[]): PlaybackDecision {
   let changeAt: number | null = null
   for (const layer of layers) {
     // A layer's boundaries count while it or one above it could change what plays; those

@@ -145,3 +145,25 @@ t.test('emergency of a schedule uses the schedule; paused casts still matter aft
   t.match(d, { source: 'emergency', contentId: 'pl_lunch', emergencyId: 'emg', message: null })
   t.equal(d.nextChangeAt?.toISOString(), '2026-03-08T14:00:00.000Z')
 })
+
+t.test('a banner emergency: the layer below plays, the emergency lays its message and alert over it', async (t) => {
+  const alert = { severity: 'Moderate', headline: 'STORM', senderName: 'NWS', sent: '2026-03-08T11:00:00-07:00' }
+  const emergency = {
+    id: 'emg_1',
+    contentKind: 'media' as const,
+    contentId: 'med_warn',
+    message: 'STORM',
+    presentation: 'banner' as const,
+    alert,
+    startedAt: '2026-03-08T11:00:00Z',
+  }
+  let d = decidePlayback(desired({ emergency, casts: [cast('c1', '2026-03-08T10:00:00Z', '2026-03-08T13:00:00Z')] }), NOW)
+  t.match(d, { source: 'cast', castId: 'c1', contentId: 'med_c1', emergencyId: 'emg_1', message: 'STORM', presentation: 'banner', alert })
+  t.equal(d.nextChangeAt?.toISOString(), '2026-03-08T13:00:00.000Z', 'the cast below still ends on time')
+  t.match(toPlaying(d), { source: 'cast', castId: 'c1', emergencyId: 'emg_1' }, 'reported with the emergency: its reach counts')
+  d = decidePlayback(desired({ emergency, assignment: null }), NOW)
+  t.match(d, { source: 'emergency', contentId: 'med_warn', emergencyId: 'emg_1', presentation: 'banner' }, 'nothing below: its own content')
+  d = decidePlayback(desired({ emergency: { ...emergency, presentation: 'fullscreen' } }), NOW)
+  t.match(d, { source: 'emergency', contentId: 'med_warn', message: 'STORM', alert })
+  t.equal(d.presentation, undefined, 'full screen')
+})

@@ -78,15 +78,57 @@ export class CapRepository {
       .executeTakeFirst()
   }
 
-  async updateAlert(id: string, set: Updateable<CapAlertsTable>): Promise<void> {
-    await this.k.updateTable('cap_alerts').set(set).where('id', '=', id).execute()
+  alertById(id: string): Promise<CapAlertRow | undefined> {
+    return this.k.selectFrom('cap_alerts').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  /** Writes a document's outcome if its handling still holds the lease `lease`: true when it did. */
+  async finishAlert(id: string, lease: string, set: Updateable<CapAlertsTable>): Promise<boolean> {
+    const u = await this.k
+      .updateTable('cap_alerts')
+      .set(set)
+      .where('id', '=', id)
+      .where('state', '=', 'received')
+      .where('lease_until', '=', lease)
+      .executeTakeFirst()
+    return Number(u.numUpdatedRows) === 1
+  }
+
+  /** Documents left `received` past their lease (their handling was interrupted). */
+  stuck(now: string, limit: number): Promise<CapAlertRow[]> {
+    return this.k
+      .selectFrom('cap_alerts')
+      .selectAll()
+      .where('state', '=', 'received')
+      .where('lease_until', '<=', now)
+      .orderBy('lease_until')
+      .limit(limit)
+      .execute()
+  }
+
+  /** Takes over a stuck document's handling: true when its lease was still `was` (one instance wins). */
+  async renewLease(id: string, was: string | null, next: string): Promise<boolean> {
+    if (was === null) return false
+    const u = await this.k
+      .updateTable('cap_alerts')
+      .set({ lease_until: next })
+      .where('id', '=', id)
+      .where('state', '=', 'received')
+      .where('lease_until', '=', was)
+      .executeTakeFirst()
+    return Number(u.numUpdatedRows) === 1
+  }
+
+  /** The feed's rows still holding an emergency. */
+  holdingOfFeed(feedId: string): Promise<CapAlertRow[]> {
+    return this.k.selectFrom('cap_alerts').selectAll().where('feed_id', '=', feedId).where('holding', '=', 1).execute()
   }
 
   /** Hands the holding of an emergency from one row to another (an Update): true when `from` still held it. */
-  async passHolding(from: string, to: string, expires: string | null): Promise<boolean> {
+  async passHolding(from: string, to: string, emergencyId: string, expires: string | null): Promise<boolean> {
     const u = await this.k.updateTable('cap_alerts').set({ holding: 0 }).where('id', '=', from).where('holding', '=', 1).executeTakeFirst()
     if (Number(u.numUpdatedRows) !== 1) return false
-    await this.k.updateTable('cap_alerts').set({ holding: 1, expires }).where('id', '=', to).execute()
+    await this.k.updateTable('cap_alerts').set({ holding: 1, expires, emergency_id: emergencyId }).where('id', '=', to).execute()
     return true
   }
 

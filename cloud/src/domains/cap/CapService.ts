@@ -19,12 +19,14 @@ import type { OutboundGuard } from '../../platform/net/OutboundGuard.js'
 import type { NodeService } from '../nodes/index.js'
 import type { TargetScope } from '../screens/index.js'
 import type { EmergencyService, Presentation } from '../takeovers/index.js'
-import type { ContentKind } from '@svc/shared/mqtt/index'
+import type { ContentKind, EmergencyAlert } from '@svc/shared/mqtt/index'
 import { CAP_SEVERITIES, CapFormatError, parseCap, parseFetched, type CapAlert, type CapInfo } from './capXml.js'
 import { CapRepository, type CapAlertRow, type CapFeedRow } from './CapRepository.js'
 import type { GeoMatcher } from './geo.js'
 
 export const CAP_MAX_BYTES = 1024 * 1024
+/** How long an instance owns a document it claimed; past it, a row still `received` is handled again (the instance died). */
+export const CAP_LEASE_MS = 60_000
 export const FEED_MODES = ['push', 'pull'] as const
 export const AREA_MATCHES = ['target', 'geo'] as const
 export const ALERT_STATES = ['received', 'started', 'updated', 'cleared', 'expired', 'ignored'] as const
@@ -172,6 +174,22 @@ export function messageOf(alert: CapAlert, info: CapInfo, test: boolean): string
   // The last line (sender and time) is kept whole: the description gives way first.
   const last = lines.pop()!
   return `${lines.join('\n').slice(0, 1000 - last.length - 1)}\n${last}`
+}
+
+/** The alert's text field by field, for the player's layout (each cut as the message would be). */
+export function alertOf(alert: CapAlert, info: CapInfo, test: boolean): EmergencyAlert {
+  const cut = (s: string | null | undefined, n: number) => (s?.trim() ? s.trim().slice(0, n) : undefined)
+  const description = cut(info.description, 600)
+  const instruction = cut(info.instruction, 400)
+  return {
+    severity: info.severity,
+    headline: cut(info.headline, 200) ?? info.event.slice(0, 200),
+    ...(description ? { description } : {}),
+    ...(instruction ? { instruction } : {}),
+    senderName: (info.senderName ?? alert.sender).slice(0, 200),
+    sent: alert.sent,
+    ...(test ? { test: true } : {}),
+  }
 }
 
 /** The latest `<expires>` of the alert's info blocks (null when one has none: it lasts until cancelled). */
@@ -328,10 +346,22 @@ export class CapService {
     return feedView((await this.repo.feed(p.workspaceId, id))!)
   }
 
-  /** Deletes the feed; emergencies it started stay until cleared by hand (or by their screens' operators). */
-  async remove(p: Principal, id: string): Promise<void> {
-    await this.row(p, id)
+  /**
+   * Deletes the feed and clears the emergencies its alerts still hold: once the feed is gone
+   * nothing its sender sends (an Update, a Cancel) can reach them and their expiry is no
+   * longer watched, so they would stay on screen until someone cleared them by hand.
+   * Answers how many it cleared.
+   */
+  async remove(p: Principal, id: string): Promise<{ emergenciesCleared: number }> {
+    const feed = await this.row(p, id)
     await this.repo.deleteFeed(id)
+    let emergenciesCleared = 0
+    for (const held of await this.repo.holdingOfFeed(id)) {
+      if (!held.emergency_id) continue
+      if (await this.clearEmergency(feed, held.emergency_id)) emergenciesCleared++
+      await this.repo.release(held.id, { reason: `${held.reason ? `${held.reason}; ` : ''}cleared: its feed was deleted`.slice(0, 500) })
+    }
+    return { emergenciesCleared }
   }
 
   async alerts(p: Principal, id: string, page: PageRequest): Promise<Page<CapAlertView>> {
@@ -372,6 +402,7 @@ export class CapService {
   async handle(feed: CapFeedRow, alert: CapAlert, sourceUrl: string | null): Promise<PushAnswer> {
     const info = chooseInfo(alert, feed.language)
     const id = this.ids.next('capAlert')
+    const lease = this.leaseEnd()
     const claimed = await this.repo.claimAlert({
       id,
       feed_id: feed.id,
@@ -393,12 +424,24 @@ export class CapService {
       emergency_id: null,
       screens_targeted: null,
       received_at: this.clock.now().toISOString(),
+      // Kept while it is handled: an instance that dies mid-handling leaves it for recoverStuck.
+      document: JSON.stringify(alert),
+      lease_until: lease,
     })
     if (!claimed) {
       const was = (await this.repo.alertByKey(feed.id, alert.sender, alert.identifier))!
       return { alertId: was.id, state: was.state as AlertState, emergencyId: was.emergency_id }
     }
-    const outcome: Outcome = await this.decide(feed, alert, info, id).catch((err: unknown) => ({
+    return this.finish(feed, id, lease, () => this.decide(feed, alert, info, id))
+  }
+
+  private leaseEnd(): string {
+    return new Date(this.clock.now().getTime() + CAP_LEASE_MS).toISOString()
+  }
+
+  /** Decides what a claimed document does and writes its outcome, if this instance still holds its lease. */
+  private async finish(feed: CapFeedRow, id: string, lease: string, decide: () => Promise<Outcome>): Promise<PushAnswer> {
+    const outcome: Outcome = await decide().catch((err: unknown) => ({
       state: 'ignored' as const,
       reason: `failed: ${isApiError(err) ? err.message : 'internal error'}`.slice(0, 500),
     }))
@@ -407,9 +450,72 @@ export class CapService {
       reason: outcome.reason?.slice(0, 500) ?? null,
       emergency_id: outcome.emergencyId ?? null,
       screens_targeted: outcome.screensTargeted ?? null,
+      document: null,
+      lease_until: null,
     }
-    await this.repo.updateAlert(id, outcome.holding ? { ...set, holding: 1 } : set)
-    return { alertId: id, state: outcome.state, emergencyId: outcome.emergencyId ?? null }
+    if (await this.repo.finishAlert(id, lease, outcome.holding ? { ...set, holding: 1 } : set)) {
+      return { alertId: id, state: outcome.state, emergencyId: outcome.emergencyId ?? null }
+    }
+    // Too slow: its lease ran out and another run handled the document. An emergency this run
+    // started is a second one: cleared, so the alert shows once.
+    if (outcome.state === 'started' && outcome.emergencyId) {
+      const adopted = await this.repo.alertById(id)
+      if (adopted?.emergency_id !== outcome.emergencyId) await this.clearEmergency(feed, outcome.emergencyId)
+    }
+    const now = (await this.repo.alertById(id))!
+    return { alertId: id, state: now.state as AlertState, emergencyId: now.emergency_id }
+  }
+
+  /**
+   * Handles again the documents left `received` past their lease (the instance handling them
+   * died, or the cloud stopped mid-handling); answers how many. An emergency the interrupted
+   * run had already started is adopted, not started twice; an Update that had taken the
+   * emergency over writes its message again.
+   */
+  async recoverStuck(): Promise<number> {
+    const now = this.clock.now().toISOString()
+    let n = 0
+    for (const row of await this.repo.stuck(now, 50)) {
+      const lease = this.leaseEnd()
+      if (!(await this.repo.renewLease(row.id, row.lease_until, lease))) continue
+      n++
+      const feed = await this.repo.feedById(row.feed_id)
+      const alert = row.document ? (JSON.parse(row.document) as CapAlert) : null
+      if (!feed || !alert) {
+        await this.repo.finishAlert(row.id, lease, {
+          state: 'ignored',
+          reason: feed ? 'handling was interrupted' : 'its feed was deleted',
+          document: null,
+          lease_until: null,
+        })
+        continue
+      }
+      const info = chooseInfo(alert, feed.language)
+      await this.finish(feed, row.id, lease, async (): Promise<Outcome> => {
+        const started = await this.emergencies.activeFromCapAlert(feed.workspace_id, row.id)
+        if (started)
+          return {
+            state: 'started',
+            reason: 'recovered after an interrupted handling',
+            emergencyId: started.id,
+            screensTargeted: started.screenCount,
+            holding: true,
+          }
+        if (row.holding && row.emergency_id && info && alert.msgType === 'Update') {
+          const test = alert.status !== 'Actual'
+          await this.emergencies.replaceMessage(
+            feed.workspace_id,
+            row.emergency_id,
+            messageOf(alert, info, test),
+            this.presentationOf(feed, info),
+            alertOf(alert, info, test),
+          )
+          return { state: 'updated', reason: 'recovered after an interrupted handling', emergencyId: row.emergency_id, holding: true }
+        }
+        return this.decide(feed, alert, info, row.id)
+      })
+    }
+    return n
   }
 
   private async decide(feed: CapFeedRow, alert: CapAlert, info: CapInfo | undefined, alertId: string): Promise<Outcome> {
@@ -423,8 +529,14 @@ export class CapService {
       for (const ref of alert.references) {
         const held = await this.repo.alertByKey(feed.id, ref.sender, ref.identifier)
         if (!held?.holding || !held.emergency_id) continue
-        if (!(await this.repo.passHolding(held.id, alertId, expiresOf(alert)))) continue
-        await this.emergencies.replaceMessage(feed.workspace_id, held.emergency_id, messageOf(alert, info, test), this.presentationOf(feed, info))
+        if (!(await this.repo.passHolding(held.id, alertId, held.emergency_id, expiresOf(alert)))) continue
+        await this.emergencies.replaceMessage(
+          feed.workspace_id,
+          held.emergency_id,
+          messageOf(alert, info, test),
+          this.presentationOf(feed, info),
+          alertOf(alert, info, test),
+        )
         return { state: 'updated', reason: `replaces the message of ${ref.identifier}`, emergencyId: held.emergency_id, holding: true }
       }
       for (const ref of alert.references) {
@@ -455,6 +567,7 @@ export class CapService {
         contentId: feed.content_id,
         message: messageOf(alert, info, test),
         presentation: this.presentationOf(feed, info),
+        alert: alertOf(alert, info, test),
         source: { capFeedId: feed.id, alertId },
       })
       return {
@@ -493,20 +606,17 @@ export class CapService {
         continue
       }
       if (!held.holding || !held.emergency_id) continue
-      // An update may hold it now: the row holding the emergency is let go.
-      if (await this.repo.release(held.id, {})) {
-        await this.clearEmergency(feed, held.emergency_id)
-        cleared = held.emergency_id
-      }
+      // Cleared before the row lets go: a cancel interrupted between the two is redone whole.
+      await this.clearEmergency(feed, held.emergency_id)
+      if (await this.repo.release(held.id, {})) cleared = held.emergency_id
     }
     // An update's row holds the emergency after the alert it updated: cancel names the first alert.
     if (!cleared) {
       for (const ref of alert.references) {
         const holder = await this.holderOf(feed.id, ref.sender, ref.identifier)
-        if (holder?.emergency_id && (await this.repo.release(holder.id, {}))) {
-          await this.clearEmergency(feed, holder.emergency_id)
-          cleared = holder.emergency_id
-        }
+        if (!holder?.emergency_id) continue
+        await this.clearEmergency(feed, holder.emergency_id)
+        if (await this.repo.release(holder.id, {})) cleared = holder.emergency_id
       }
     }
     if (cleared) return { state: 'cleared' as const, reason: 'cancelled by the sender', emergencyId: cleared }
@@ -520,12 +630,15 @@ export class CapService {
     return this.repo.holding(first.emergency_id)
   }
 
-  private async clearEmergency(feed: CapFeedRow, emergencyId: string): Promise<void> {
+  /** Clears an emergency the feed started: true when it was still active. */
+  private async clearEmergency(feed: CapFeedRow, emergencyId: string): Promise<boolean> {
     try {
-      await this.emergencies.clear(this.principalOf(feed), emergencyId)
+      const v = await this.emergencies.clear(this.principalOf(feed), emergencyId)
+      return v.status === 'cleared'
     } catch (err) {
       // Cleared by hand meanwhile, or out of the feed's reach: nothing left to clear.
       if (!isApiError(err)) throw err
+      return false
     }
   }
 

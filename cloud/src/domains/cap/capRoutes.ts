@@ -5,7 +5,7 @@ import { actFor } from '../audit/index.js'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../platform/http/Principal.js'
-import { Data, Deleted, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
+import { Data, ErrorBody, IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
 import { SCOPE_KINDS } from '../screens/index.js'
 import { TAKEOVER_CONTENT_KINDS } from '../takeovers/index.js'
@@ -113,6 +113,12 @@ const CapAlertEntry = Type.Object({
   receivedAt: Timestamp,
 })
 
+const DeletedFeed = Type.Object({
+  id: Type.String(),
+  deleted: Type.Literal(true),
+  emergenciesCleared: Type.Integer({ description: 'Active emergencies its alerts held, cleared with it.' }),
+})
+
 const PushAnswer = Type.Object({ alertId: Type.String(), state: StringEnum(ALERT_STATES), emergencyId: Nullable(Type.String()) })
 
 const capRoutes =
@@ -205,14 +211,14 @@ const capRoutes =
         config: { permission: 'emergency.manage' },
         schema: {
           tags: ['cap-feeds'],
-          summary: 'Delete a CAP alert feed (emergencies it started stay until cleared)',
+          summary: 'Delete a CAP alert feed; the emergencies its alerts still hold are cleared (emergenciesCleared says how many)',
           params: IdParams,
-          response: { 200: Data(Deleted), ...errorResponses },
+          response: { 200: Data(DeletedFeed), ...errorResponses },
         },
       },
       async (req) => {
-        await capFeeds.remove(principalOf(req), req.params.id)
-        return { data: { id: req.params.id, deleted: true as const } }
+        const { emergenciesCleared } = await capFeeds.remove(principalOf(req), req.params.id)
+        return { data: { id: req.params.id, deleted: true as const, emergenciesCleared } }
       },
     )
 

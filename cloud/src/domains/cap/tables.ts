@@ -1,4 +1,4 @@
-// The CAP domain's tables, as the migrations (platform/db/migrations 0620) leave them, merged
+// The CAP domain's tables, as the migrations (platform/db/migrations 0620, 0621) leave them, merged
 // into the database's type by declaration merging.
 import type { Defaulted } from '../../platform/db/schema.js'
 
@@ -52,6 +52,10 @@ export interface CapAlertsTable {
   screens_targeted: number | null
   holding: Defaulted<number>
   received_at: string
+  /** The parsed document (JSON) while it is handled; null once its outcome is written. */
+  document: Defaulted<string | null>
+  /** Until when the instance that claimed it owns its handling; null once handled. */
+  lease_until: Defaulted<string | null>
 }
 
 export interface CapCancelsTable {

@@ -11,7 +11,16 @@
 // 500 screens; each content item's playability, availability per location, description
 // and signed URLs are asked of the content resolver once per batch, not once per screen.
 import type { Clock } from '../../platform/clock.js'
-import type { ContentKind, DesiredCast, DesiredEmergency, DesiredState, LibraryEntry, PanelSettings, PlayableContent } from '@svc/shared/mqtt/index'
+import type {
+  ContentKind,
+  DesiredCast,
+  DesiredEmergency,
+  DesiredState,
+  EmergencyAlert,
+  LibraryEntry,
+  PanelSettings,
+  PlayableContent,
+} from '@svc/shared/mqtt/index'
 import type { Schedule } from '@svc/shared/schedule/index'
 import { PANEL_PROTOCOL_NAMES, type PanelProtocolName } from '@svc/shared/panels/index'
 import type { ContentRef, ContentResolver, Playability } from '../content/index.js'
@@ -171,6 +180,7 @@ export class DesiredStateBuilder {
         ...(described ? { content: described } : {}),
         ...(emergencyRow.message ? { message: emergencyRow.message } : {}),
         ...(emergencyRow.presentation === 'banner' ? { presentation: 'banner' as const } : {}),
+        ...(emergencyRow.alert ? { alert: JSON.parse(emergencyRow.alert) as EmergencyAlert } : {}),
         startedAt: emergencyRow.started_at,
       }
     }

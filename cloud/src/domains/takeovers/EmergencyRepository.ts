@@ -18,6 +18,7 @@ export interface HeldEmergency {
   content_name: string | null
   message: string | null
   presentation: string
+  alert: string | null
   started_at: string
 }
 
@@ -136,11 +137,22 @@ export class EmergencyRepository {
   }
 
   /** Replaces an active emergency's message and presentation; answers its screens, or null when it is not active. */
-  async replaceMessage(id: string, message: string | null, presentation: string, k: Executor): Promise<string[] | null> {
-    const u = await k.updateTable('emergencies').set({ message, presentation }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()
+  async replaceMessage(id: string, message: string | null, presentation: string, alert: string | null, k: Executor): Promise<string[] | null> {
+    const u = await k.updateTable('emergencies').set({ message, presentation, alert }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()
     if (Number(u.numUpdatedRows) !== 1) return null
     const rows = await k.selectFrom('emergency_screens').select('screen_id').where('emergency_id', '=', id).where('active', '=', 1).execute()
     return rows.map((r) => r.screen_id)
+  }
+
+  /** The active emergency a CAP alert started, if any. */
+  activeFromCapAlert(workspaceId: string, alertId: string): Promise<EmergencyRecord | undefined> {
+    return this.k
+      .selectFrom('emergencies')
+      .selectAll()
+      .where('source_cap_alert_id', '=', alertId)
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'active')
+      .executeTakeFirst()
   }
 
   // ---- desired state and delivery ----
@@ -152,7 +164,7 @@ export class EmergencyRepository {
       const rows = await this.k
         .selectFrom('emergency_screens as es')
         .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
-        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.presentation', 'e.started_at'])
+        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.presentation', 'e.alert', 'e.started_at'])
         .where('es.screen_id', 'in', screenIds.slice(i, i + CHUNK))
         .where('es.active', '=', 1)
         .where('e.status', '=', 'active')

@@ -12,7 +12,7 @@ import { EmergencyRepository } from './EmergencyRepository.js'
 import type { ReachReceipts, ScreenReachView } from './ReachReceipts.js'
 import type { Page, PageRequest } from '../../platform/paging.js'
 import type { NodeService } from '../nodes/index.js'
-import type { ContentKind } from '@svc/shared/mqtt/index'
+import type { ContentKind, EmergencyAlert } from '@svc/shared/mqtt/index'
 import type { Target, Takeover, TakeoverPlan, TargetInput } from './Takeover.js'
 import type { TargetFilter } from '../screens/index.js'
 import { castsOnScreens, castsOnTarget, refreshCastPause } from './CastService.js'
@@ -52,6 +52,8 @@ export interface EmergencyInput extends TargetInput {
   presentation?: Presentation | undefined
   /** Set by a CAP feed; never taken from a request body. */
   source?: EmergencySource | undefined
+  /** Set by a CAP feed: the alert's text field by field, for the player's layout. */
+  alert?: EmergencyAlert | undefined
 }
 
 export class EmergencyService {
@@ -138,6 +140,7 @@ export class EmergencyService {
       presentation: input.presentation ?? 'fullscreen',
       source_cap_feed_id: input.source?.capFeedId ?? null,
       source_cap_alert_id: input.source?.alertId ?? null,
+      alert: input.alert ? JSON.stringify(input.alert) : null,
     }
     // Set-based: the screens are selected in SQL (INSERT … SELECT), never read into the request.
     const v = await this.db.transaction(async (tx) => {
@@ -218,11 +221,19 @@ export class EmergencyService {
    * Replaces an active emergency's message (and presentation): a CAP `Update`. Answers false
    * when it is no longer active. Its screens are republished behind the answer.
    */
-  async replaceMessage(workspaceId: string, id: string, message: string | null, presentation: Presentation): Promise<boolean> {
-    const ids = await this.db.transaction((tx) => this.repo.replaceMessage(id, message?.trim().slice(0, 1000) || null, presentation, tx.kysely))
+  async replaceMessage(workspaceId: string, id: string, message: string | null, presentation: Presentation, alert?: EmergencyAlert): Promise<boolean> {
+    const ids = await this.db.transaction((tx) =>
+      this.repo.replaceMessage(id, message?.trim().slice(0, 1000) || null, presentation, alert ? JSON.stringify(alert) : null, tx.kysely),
+    )
     if (ids === null) return false
     this.markDirty(workspaceId, ids).catch(() => undefined) // the publisher logs failures
     return true
+  }
+
+  /** The active emergency a CAP alert started (a handling recovered after a crash adopts it), if any. */
+  async activeFromCapAlert(workspaceId: string, alertId: string): Promise<EmergencyView | undefined> {
+    const r = await this.repo.activeFromCapAlert(workspaceId, alertId)
+    return r ? view(r as EmergencyRow) : undefined
   }
 
   /** Clears it: its screens go back to their cast or assignment unless another emergency holds them. */

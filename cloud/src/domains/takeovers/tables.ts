@@ -58,6 +58,8 @@ export interface EmergenciesTable {
   /** Started by a CAP feed: the feed and the alert (domains/cap). */
   source_cap_feed_id: Defaulted<string | null>
   source_cap_alert_id: Defaulted<string | null>
+  /** A CAP alert's text field by field (JSON EmergencyAlert), for the player's layout. */
+  alert: Defaulted<string | null>
 }
 
 export interface EmergencyScreensTable {

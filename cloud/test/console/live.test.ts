@@ -12,8 +12,6 @@ import { fileCloud, missingChromium, noSerious, signedIn, textShown, type Consol
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud()
-/** A hang guard (minutes), not a performance bound. */
-const GUARD = 2 * 60_000
 
 async function report(c: ConsoleCloud, dev: DeviceClient, r: Partial<Reported>): Promise<void> {
   const reported: Reported = {
@@ -48,9 +46,9 @@ t.test("a screen's page and the screens table follow a real device's reports wit
     panel: { power: 'on', input: 'HDMI1', at: at() },
     agentVersion: '9.1.0',
   })
-  await textShown(page, 'med_live_one', GUARD)
-  await textShown(page, 'power on, input HDMI1', GUARD)
-  await textShown(page, '9.1.0', GUARD)
+  await textShown(page, 'med_live_one')
+  await textShown(page, 'power on, input HDMI1')
+  await textShown(page, '9.1.0')
   t.ok(await notReloaded(page), 'what plays, the panel and the agent version changed on the page without a reload')
   const event = await stream.next((m) => m.event === 'screen.reported')
   t.match(
@@ -71,7 +69,7 @@ t.test("a screen's page and the screens table follow a real device's reports wit
     panel: { power: 'off', input: 'HDMI1', at: at() },
     agentVersion: '9.1.0',
   })
-  await textShown(page, 'power off, input HDMI1', GUARD)
+  await textShown(page, 'power off, input HDMI1')
   await report(c, dev, {
     playing: { source: 'assignment', contentKind: 'media', contentId: 'med_live_one' },
     panel: { power: 'off', input: 'HDMI1', at: at() },
@@ -82,15 +80,15 @@ t.test("a screen's page and the screens table follow a real device's reports wit
 
   // The screens table: the row's now playing and agent version follow.
   await page.goto(`${c.base}/console/screens`)
-  await textShown(page, 'med_live_one', GUARD)
+  await textShown(page, 'med_live_one')
   await mark(page)
   await report(c, dev, {
     playing: { source: 'assignment', contentKind: 'media', contentId: 'med_live_two' },
     panel: { power: 'off', input: 'HDMI1', at: at() },
     agentVersion: '9.2.0',
   })
-  await textShown(page, 'med_live_two', GUARD)
-  await textShown(page, '9.2.0', GUARD)
+  await textShown(page, 'med_live_two')
+  await textShown(page, '9.2.0')
   t.ok(await notReloaded(page), "the screens table's row changed without a reload")
   const events = stream.messages.filter((m) => m.event === 'screen.reported').map((m) => m.data.data.playing.contentId)
   t.same(events, ['med_live_one', 'med_live_one', 'med_live_two'], 'one event per change: power off was one, a repeat none')

@@ -16,7 +16,7 @@ t.test('refused by the callback: an address the workspace does not claim, a sign
   const page = await ssoBrowser(t, true)
   await emailFirst(page, c, 'mallory@acme.example')
   await throughProvider(page, idp, 'mallory')
-  await textShown(page, 'mallory@elsewhere.example is not of an e-mail domain this workspace claims', GUARD_MS)
+  await textShown(page, 'mallory@elsewhere.example is not of an e-mail domain this workspace claims')
   t.equal(await page.$eval('h1', (h) => h.textContent), 'Single sign-on did not sign you in', 'the refusal in words, not an error body')
   const session = await page.evaluate("fetch('/v1/session').then((r) => r.status)")
   t.equal(session, 401, 'no session')
@@ -27,7 +27,7 @@ t.test('refused by the callback: an address the workspace does not claim, a sign
 
   // The callback opened in a browser that did not start the sign-in (no state cookie).
   await page.goto(`${c.base}/v1/sso/oidc/callback?code=abc&state=not-ours`)
-  await textShown(page, 'This sign-in was not started in this browser: start it again.', GUARD_MS)
+  await textShown(page, 'This sign-in was not started in this browser: start it again.')
   t.pass('a callback of another browser is refused in words')
   const api = await fetch(`${c.base}/v1/sso/oidc/callback?code=abc&state=not-ours`)
   t.equal(api.status, 400, 'an API client still gets the status')

@@ -34,7 +34,7 @@ t.test('Continue with SSO: offered for a claimed domain, through the provider an
   t.match(end, `${c.base}/v1/sso/oidc/callback?code=`, 'the provider sent the browser back to the callback')
   await page.waitForSelector('h1#page-title', { timeout: GUARD_MS })
   t.equal(new URL(page.url()).pathname, '/console/', 'and the callback forwarded it to the console')
-  await textShown(page, 'Ada Lovelace', GUARD_MS)
+  await textShown(page, 'Ada Lovelace')
   const me = (await page.evaluate("fetch('/v1/me').then((r) => r.json())")) as { data: { actor: { email: string }; permissions: string[] } }
   t.equal(me.data.actor.email, 'ada@acme.example', 'signed in as the address the provider vouched for')
   t.ok(me.data.permissions.includes('user.manage'), 'with the role its groups claim maps to (admin)')

@@ -67,16 +67,33 @@ export function SingleSignOn(): JSX.Element {
               <dl class="facts">
                 <dt>Protocol</dt>
                 <dd>{PROTOCOLS.find((p) => p.id === current.protocol)?.name ?? current.protocol}</dd>
-                <dt>Redirect URI</dt>
-                <dd>
-                  <code>{current.redirectUri}</code>
-                  <br />
-                  <small class="hint">Register this address at your provider as the application's sign-in redirect URI.</small>
-                </dd>
+                {current.protocol === 'oidc' ? (
+                  <>
+                    <dt>Redirect URI</dt>
+                    <dd>
+                      <code>{current.redirectUri}</code>
+                      <br />
+                      <small class="hint">Register this address at your provider as the application's sign-in redirect URI.</small>
+                    </dd>
+                  </>
+                ) : (
+                  <>
+                    <dt>Assertion consumer service URL</dt>
+                    <dd>
+                      <code>{current.acsUrl}</code>
+                      <br />
+                      <small class="hint">Register this address at your provider as the application's single sign-on URL.</small>
+                    </dd>
+                  </>
+                )}
                 <dt>Claimed domains</dt>
                 <dd>{current.emailDomains.join(', ')}</dd>
-                <dt>Client secret</dt>
-                <dd>{current.clientSecretSet ? 'stored (never shown)' : 'not set'}</dd>
+                {current.protocol === 'oidc' ? (
+                  <>
+                    <dt>Client secret</dt>
+                    <dd>{current.clientSecretSet ? 'stored (never shown)' : 'not set'}</dd>
+                  </>
+                ) : null}
               </dl>
               <TestConnection />
               <ErrorNote error={removed} />
@@ -173,7 +190,8 @@ function parseRoleMap(text: string): Record<string, Role> {
 }
 
 function OidcForm(props: { current: Settings; onSaved: (s: NonNullable<Settings>) => void }): JSX.Element {
-  const c = props.current
+  // A SAML connection is replaced by this form, not edited by it.
+  const c = props.current?.protocol === 'oidc' ? props.current : null
   const [issuer, setIssuer] = useState(c?.issuer ?? '')
   const [clientId, setClientId] = useState(c?.clientId ?? '')
   const [clientSecret, setClientSecret] = useState('')

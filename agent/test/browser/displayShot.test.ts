@@ -19,6 +19,9 @@ import { captureLog, eventually, tempDir } from '../helpers.js'
 import { startCloud } from '../cloud.js'
 import { decodePng, fileServer, grid, near, solidPng, type Bitmap, type Rgb } from './chromium.js'
 
+/** How long the kiosk gets after SIGTERM before it is killed. */
+const KILL_AFTER_MS = 10_000
+
 const RED: Rgb = [230, 20, 20]
 const BLUE: Rgb = [20, 40, 230]
 const BROWSER = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium'
@@ -53,7 +56,7 @@ async function kioskInCage(t: Test, url: string): Promise<string> {
         } catch {
           /* gone */
         }
-      }, 10_000)
+      }, KILL_AFTER_MS)
       await exited
       clearTimeout(guard)
     }

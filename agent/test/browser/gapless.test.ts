@@ -143,6 +143,13 @@ toolTest(t, ffmpegChromium, 'a playlist of videos switches without a black frame
     // Two switches: red → green, then green → red (the playlist loops): a third start.
     const starts = () => events.filter((e) => e.type === 'play' && e.event === 'start' && e.itemId?.endsWith(`_${c.codec}`)).map((e) => e.itemId)
     await eventually(`${c.codec}: three starts (red, green, red again)`, () => (starts().length >= 3 ? true : undefined))
+    // A start is told when the item is put up; its first frame is presented after: sampling
+    // goes on until a red frame follows a green one.
+    await eventually(`${c.codec}: a red frame after a green one`, async () => {
+      const s = await js<Array<[number, number, number] | string>>('window.__samples')
+      const g = s.findIndex((x) => typeof x !== 'string' && near(x, GREEN))
+      return g >= 0 && s.slice(g).some((x) => typeof x !== 'string' && near(x, RED)) ? true : undefined
+    })
     await js('window.__sampling = false')
     t.same(starts().slice(0, 3), [`med_red_${c.codec}`, `med_green_${c.codec}`, `med_red_${c.codec}`], `${c.codec}: red, green, red`)
     t.notOk(

@@ -111,6 +111,17 @@ export class ReportsRepository {
       .executeTakeFirst()
   }
 
+  /** The open panel stretch of each of `screenIds` (one read for a batch of reports). */
+  openPanels(screenIds: readonly string[]): Promise<Pick<PanelIntervalsTable, 'screen_id' | 'started_at' | 'power' | 'playing'>[]> {
+    if (!screenIds.length) return Promise.resolve([])
+    return this.k
+      .selectFrom('panel_intervals')
+      .select(['screen_id', 'started_at', 'power', 'playing'])
+      .where('screen_id', 'in', screenIds)
+      .where('ended_at', 'is', null)
+      .execute()
+  }
+
   /** Ends the screen's open panel stretch at `at` and starts the next one there. */
   async nextPanel(row: PanelIntervalsTable): Promise<void> {
     await this.k

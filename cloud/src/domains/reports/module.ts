@@ -12,12 +12,14 @@ export const HISTORY_DAYS = 400
 
 export const reportsModule = domainModule({
   name: 'reports',
-  needs: ['db', 'clock', 'log', 'housekeeping', 'nodes', 'groups', 'operatingHoursRecords', 'screenReports'],
+  needs: ['db', 'clock', 'log', 'housekeeping', 'nodes', 'groups', 'operatingHoursRecords', 'screenReports', 'running'],
   provides: ['availability', 'panelHistory'],
-  create: ({ db, clock, log, housekeeping, nodes, groups, operatingHoursRecords, screenReports }) => {
+  create: ({ db, clock, log, housekeeping, nodes, groups, operatingHoursRecords, screenReports, running }) => {
     const availability = new AvailabilityService(db, clock, nodes, groups, operatingHoursRecords)
     const panelHistory = new PanelHistory(db, log)
     screenReports.add((r) => panelHistory.record(r))
+    // Reports are recorded in batches after they are heard: a stop waits for the last one.
+    running.add('panel history', { start: () => undefined, stop: () => panelHistory.idle() })
     const repo = new ReportsRepository(db.kysely)
     housekeeping.add({
       name: 'old availability history',

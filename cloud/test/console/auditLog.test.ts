@@ -33,6 +33,8 @@ t.test('the audit log: newest first, paging, filters, details, verify, CSV; hidd
   t.notMatch(older, /Store 55/, 'and not the newest')
   await clickButton(page, 'Newer')
   await page.waitForFunction("!document.querySelector('table.audit caption')?.textContent.includes('page 2')", { timeout: GUARD_MS })
+  // The caption can change before the rows do: wait for the first row itself.
+  await page.waitForFunction("document.querySelector('table.audit tbody tr')?.innerText.includes('Store 55')", { timeout: GUARD_MS })
   t.match(await firstRow(), /Store 55/, 'Newer goes back to the first page')
 
   // An entry's details: its field-level changes.

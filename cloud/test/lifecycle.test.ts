@@ -125,9 +125,12 @@ t.test('a hanging step with a timeout does not hold the close', async (t) => {
   const lines: Line[] = []
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const ran: string[] = []
-  const lc = new Lifecycle({ log: recordingLog(lines), timers: clock, timeoutMs: 60_000 })
+  // Both limits run on the ManualClock.
+  const CLOSE_TIMEOUT_MS = 60_000
+  const STEP_TIMEOUT_MS = 500
+  const lc = new Lifecycle({ log: recordingLog(lines), timers: clock, timeoutMs: CLOSE_TIMEOUT_MS })
   lc.add('database', () => void ran.push('database'))
-  lc.add('hangs', () => new Promise(() => undefined), { timeoutMs: 500 })
+  lc.add('hangs', () => new Promise(() => undefined), { timeoutMs: STEP_TIMEOUT_MS })
   lc.add('first', () => void ran.push('first'))
   let done = false
   const closing = lc.close().then(() => {

@@ -16,6 +16,11 @@ export interface PanelPollerOptions {
   pollSeconds: number
   onReport: (report: PanelReport) => void
   now?: () => Date
+  /**
+   * CEC: how long to wait for an answer to Request Active Source, which goes unanswered by
+   * design while the player itself is the source shown; default the driver's reply timeout.
+   */
+  inputAnswerMs?: number
 }
 
 /** Warming up counts as on and cooling down as off: what the viewer will see in a moment. */
@@ -94,7 +99,7 @@ export class PanelPoller {
       // CEC: nobody answers while the player itself shows, so one try is enough.
       const i = await this.driver.send(codec.inputQuery(this.opts.setId), {
         protocol: this.opts.protocol,
-        ...(this.opts.protocol === 'cec' ? { retries: 0 } : {}),
+        ...(this.opts.protocol === 'cec' ? { retries: 0, ...(this.opts.inputAnswerMs ? { timeoutMs: this.opts.inputAnswerMs } : {}) } : {}),
       })
       if (i.outcome === 'ok' && i.reply?.input) input = i.reply.input
     }

@@ -21,7 +21,7 @@ async function rig(t: Test, protocol: 'samsung-mdc' | 'cec' = 'samsung-mdc') {
   const start = Math.ceil(Date.now() / MINUTE) * MINUTE + 10_000
   const time = new FakeTime(start)
   const dataDir = tempDir(t)
-  const agent = startPanelAgent(t, cloud, dataDir, panelPath, time)
+  const agent = startPanelAgent(t, cloud, dataDir, panelPath, time, protocol === 'cec' ? 'cec' : 'other')
   const code = once(agent, 'code')
   await agent.start()
   const [registration] = await code

@@ -10,6 +10,16 @@ import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
 import type { TestCloud } from '../cloud.js'
 import { FakeTime, captureLog } from '../helpers.js'
 
+/**
+ * The driver's reply timeout is a hang guard: the simulated panel answers every command (its
+ * faults acknowledge and disobey, they do not fall silent), and socat's relay may be slow to
+ * run on a busy machine. On CEC one query goes unanswered by design (the TV asked for its
+ * source while the player shows), and the agent's poller waits the driver's timeout for it,
+ * so a CEC panel keeps the protocol's answer window.
+ */
+const REPLY_GUARD_MS = 2 * 60_000
+const CEC_ANSWER_WINDOW_MS = 1000
+
 /** A started simulator and the path the agent opens it at. */
 export async function startPanelSim(t: Test, opts: Pick<FirmwareSimOptions, 'protocol' | 'state'>): Promise<{ sim: FirmwareSim; panelPath: string }> {
   const pty = useTool(t, socat, 'TCP (tcp://127.0.0.1:PORT, as through a serial-over-IP gateway)')
@@ -20,9 +30,16 @@ export async function startPanelSim(t: Test, opts: Pick<FirmwareSimOptions, 'pro
 }
 
 /** An agent of `cloud` with its panel at `panelPath`, playback and hours on `time` (stopped after the test). */
-export function startPanelAgent(t: Test, cloud: TestCloud, dataDir: string, panelPath: string, time = new FakeTime(Date.now())): Agent {
+export function startPanelAgent(
+  t: Test,
+  cloud: TestCloud,
+  dataDir: string,
+  panelPath: string,
+  time = new FakeTime(Date.now()),
+  protocol: 'cec' | 'other' = 'other',
+): Agent {
   const { log } = captureLog(time.clock)
-  const driver = new DisplayDriver({ path: panelPath, timeoutMs: 1000 })
+  const driver = new DisplayDriver({ path: panelPath, timeoutMs: protocol === 'cec' ? CEC_ANSWER_WINDOW_MS : REPLY_GUARD_MS })
   const agent = new Agent({
     cloudUrl: cloud.base,
     dataDir,

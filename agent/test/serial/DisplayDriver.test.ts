@@ -19,13 +19,16 @@ interface Rig {
   send(bytes: Uint8Array, opts?: CommandOptions): Promise<CommandResult>
 }
 
+/** On the rig's ManualClock, which `send` advances: a limit of the clock's time, not the machine's. */
+const REPLY_TIMEOUT_MS = 200
+
 async function setup(t: Test, protocol: SimProtocol, opts: Partial<DisplayDriverOptions> = {}): Promise<Rig> {
   const clock = new ManualClock()
   const line = await mockLine({ protocol, clock })
   const driver = new DisplayDriver({
     path: '/dev/mock',
     protocol: protocol === 'raw' ? null : protocol,
-    timeoutMs: 200,
+    timeoutMs: REPLY_TIMEOUT_MS,
     retryDelayMs: 10,
     reopenDelayMs: 20,
     openPort: line.factory,
@@ -78,7 +81,8 @@ t.test('NAK is reported at once, never retried', async (t) => {
 })
 
 t.test('silence: timeout after the retries, with growing delays', async (t) => {
-  const rig = await setup(t, 'lg', { timeoutMs: 100, retries: 2, retryDelayMs: 40 })
+  const SILENCE_TIMEOUT_MS = 100 // on the rig's clock; the panel never answers
+  const rig = await setup(t, 'lg', { timeoutMs: SILENCE_TIMEOUT_MS, retries: 2, retryDelayMs: 40 })
   const { line, send } = rig
   line.mock.panel.setFaults({ noReply: true })
   const { clock } = rig
@@ -188,7 +192,8 @@ t.test('unplug: reopen with backoff; a held command runs after the reopen', asyn
 })
 
 t.test('unplug during a command fails that attempt; retried after the reopen', async (t) => {
-  const { line, driver, clock } = await setup(t, 'samsung-mdc', { timeoutMs: 500 })
+  const UNPLUG_TIMEOUT_MS = 500 // on the rig's clock, longer than the 50 ms advanced before the unplug
+  const { line, driver, clock } = await setup(t, 'samsung-mdc', { timeoutMs: UNPLUG_TIMEOUT_MS })
   line.mock.panel.setFaults({ noReply: true })
   const pending = driver.send(panelProtocols['samsung-mdc'].powerOn(1))
   await clock.advanceSettling(50)

@@ -5,7 +5,13 @@ import { panelProtocols } from '@svc/shared/panels/index'
 import { parseJobResult, type SerialJob } from '@svc/shared/mqtt/index'
 import { SimulatedPanel, TcpTransport } from '@svc/firmware-sim'
 import { DisplayDriver, PanelPoller, SerialJobRunner } from '../../src/serial/index.js'
-import { mockLine } from './harness.js'
+import { ManualClock } from '@svc/shared'
+import { drive, mockLine } from './harness.js'
+
+/** A hang guard: the panel answers; on a busy machine its answer can be late by seconds. */
+const REPLY_GUARD_MS = 2 * 60_000
+/** The limit under test where the panel is silent (it never answers, so no machine is too slow for it). */
+const SILENT_TIMEOUT_MS = 50
 
 const job = (bytesHex: string, extra: Partial<SerialJob> = {}): SerialJob => ({
   id: 'sjob_1',
@@ -17,8 +23,8 @@ const job = (bytesHex: string, extra: Partial<SerialJob> = {}): SerialJob => ({
 
 t.test('runner: a job becomes a valid job result for each outcome', async (t) => {
   const line = await mockLine({ protocol: 'samsung-mdc' })
-  // Long enough for a reply on a busy machine; the timeouts the test wants are set per job.
-  const driver = new DisplayDriver({ path: '/dev/mock', openPort: line.factory, timeoutMs: 2000, retries: 0 })
+  // The timeouts the test wants are set per job.
+  const driver = new DisplayDriver({ path: '/dev/mock', openPort: line.factory, timeoutMs: REPLY_GUARD_MS, retries: 0 })
   await driver.start()
   t.teardown(async () => {
     await driver.stop()
@@ -38,9 +44,9 @@ t.test('runner: a job becomes a valid job result for each outcome', async (t) =>
   const nak = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'samsung-mdc' }))
   t.equal(nak.outcome, 'nak')
   line.mock.panel.setFaults({ nak: false, noReply: true })
-  const timeout = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'samsung-mdc', timeoutMs: 50 }))
+  const timeout = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'samsung-mdc', timeoutMs: SILENT_TIMEOUT_MS }))
   t.equal(timeout.outcome, 'timeout')
-  const raw = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'unknown-codec', timeoutMs: 50 }))
+  const raw = await runner.run(job(panelProtocols['samsung-mdc'].powerOff(1).toString('hex'), { protocol: 'unknown-codec', timeoutMs: SILENT_TIMEOUT_MS }))
   t.equal(raw.outcome, 'timeout', 'an unknown protocol is read raw')
   const bad = await runner.run(job('zz'))
   t.match(bad, { outcome: 'failed', reason: /hex/ })
@@ -48,9 +54,12 @@ t.test('runner: a job becomes a valid job result for each outcome', async (t) =>
 })
 
 t.test('poller: power state through the driver; unknown when the panel is silent', async (t) => {
-  const line = await mockLine({ protocol: 'lg' })
-  const driver = new DisplayDriver({ path: '/dev/mock', protocol: 'lg', openPort: line.factory, timeoutMs: 500, retries: 0 })
-  await driver.start()
+  // On a ManualClock: the silent panel's timeout passes when the test advances it.
+  const clock = new ManualClock()
+  const line = await mockLine({ protocol: 'lg', clock })
+  const POLL_TIMEOUT_MS = 500 // on the clock
+  const driver = new DisplayDriver({ path: '/dev/mock', protocol: 'lg', openPort: line.factory, timeoutMs: POLL_TIMEOUT_MS, retries: 0, clock })
+  await drive(clock, driver.start(), 'the port to open')
   const reports: unknown[] = []
   const poller = new PanelPoller(driver, {
     protocol: 'lg',
@@ -64,11 +73,11 @@ t.test('poller: power state through the driver; unknown when the panel is silent
     await driver.stop()
     await line.close()
   })
-  t.same(await poller.pollOnce(), { power: 'off', at: '2026-06-01T12:00:00.000Z' })
-  await driver.send(panelProtocols.lg.powerOn(1))
-  t.equal((await poller.pollOnce()).power, 'on')
+  t.same(await drive(clock, poller.pollOnce()), { power: 'off', at: '2026-06-01T12:00:00.000Z' })
+  await drive(clock, driver.send(panelProtocols.lg.powerOn(1)))
+  t.equal((await drive(clock, poller.pollOnce())).power, 'on')
   line.mock.panel.setFaults({ noReply: true })
-  t.equal((await poller.pollOnce()).power, 'unknown')
+  t.equal((await drive(clock, poller.pollOnce())).power, 'unknown')
   t.equal(reports.length, 3, 'every poll is reported')
   t.throws(() => new PanelPoller(driver, { protocol: 'lg', setId: 1, pollSeconds: -1, onReport: () => undefined }), TypeError)
 })
@@ -77,7 +86,7 @@ t.test('tcp://host:port reaches a serial-over-IP gateway; a dropped connection r
   const panel = new SimulatedPanel({ protocol: 'samsung-mdc' })
   const tcp = new TcpTransport(panel, { port: 0 })
   await tcp.start()
-  const driver = new DisplayDriver({ path: `tcp://127.0.0.1:${tcp.port}`, protocol: 'samsung-mdc', timeoutMs: 300, reopenDelayMs: 20 })
+  const driver = new DisplayDriver({ path: `tcp://127.0.0.1:${tcp.port}`, protocol: 'samsung-mdc', timeoutMs: REPLY_GUARD_MS, reopenDelayMs: 20 })
   t.teardown(async () => {
     await driver.stop()
     await tcp.stop()

@@ -10,13 +10,28 @@ import type { PanelReport } from '@svc/shared/mqtt/index'
 import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim'
 import { DisplayDriver, PanelPoller } from '../../src/serial/index.js'
 
+/**
+ * A hang guard: the adapter and the TV answer every command here, and socat's relay may be
+ * slow to run on a busy machine. Request Active Source while the player shows goes
+ * unanswered by design: the poller waits the CEC answer window for it instead (its limit is
+ * the subject: no answer ever comes, so no machine is too slow for it).
+ */
+const REPLY_GUARD_MS = 2 * 60_000
+const CEC_ANSWER_WINDOW_MS = 1000
+
 async function rig(t: Test, playerPort = 2) {
   const panel = new SimulatedPanel({ protocol: 'cec', state: { id: playerPort, power: 'standby', input: 'hdmi1' } })
   const pty = new PtyTransport(panel)
   await pty.start()
-  const driver = new DisplayDriver({ path: pty.hostPath, protocol: 'cec', timeoutMs: 1000, retryDelayMs: 10 })
+  const driver = new DisplayDriver({ path: pty.hostPath, protocol: 'cec', timeoutMs: REPLY_GUARD_MS, retryDelayMs: 10 })
   const reports: PanelReport[] = []
-  const poller = new PanelPoller(driver, { protocol: 'cec', setId: playerPort, pollSeconds: 0, onReport: (r) => reports.push(r) })
+  const poller = new PanelPoller(driver, {
+    protocol: 'cec',
+    setId: playerPort,
+    pollSeconds: 0,
+    onReport: (r) => reports.push(r),
+    inputAnswerMs: CEC_ANSWER_WINDOW_MS,
+  })
   t.teardown(async () => {
     await poller.stop()
     await driver.stop()
@@ -44,7 +59,9 @@ toolTest(t, socat, 'CEC over a socat pty: power on, status, input, standby', asy
   const input = await driver.send(Cec.setInput(2, 'hdmi3'))
   t.equal(input.outcome, 'ok')
   t.equal(panel.model.state.input, 'hdmi3', 'Set Stream Path 3.0.0.0')
-  t.match(await poller.readNow(), { power: 'on', input: 'hdmi3' }, 'Request Active Source: the device on HDMI 3 answers')
+  // Another source shows, so an answer is due: a poller that waits for it as long as the hang guard.
+  const patient = new PanelPoller(driver, { protocol: 'cec', setId: 2, pollSeconds: 0, onReport: () => undefined, inputAnswerMs: REPLY_GUARD_MS })
+  t.match(await patient.readNow(), { power: 'on', input: 'hdmi3' }, 'Request Active Source: the device on HDMI 3 answers')
 
   const standby = await driver.send(Cec.powerOff(2))
   t.equal(standby.outcome, 'ok')

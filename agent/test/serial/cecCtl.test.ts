@@ -15,6 +15,11 @@ import { onPath, toolTest, type SystemTool } from '@svc/shared/testing'
 import { tempDir } from '../helpers.js'
 
 const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-cec-ctl')
+/**
+ * A hang guard, not a limit under test: every transmission here is a stand-in cec-ctl
+ * process that answers and exits, and on a busy machine starting one has taken over 5 s.
+ */
+const RUN_GUARD_MS = 2 * 60_000
 
 function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
   const dir = tempDir(t)
@@ -25,9 +30,9 @@ function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
   const driver = new DisplayDriver({
     path: device,
     protocol: 'cec',
-    timeoutMs: 5000,
+    timeoutMs: RUN_GUARD_MS,
     retries: 0,
-    openPort: (o) => new CecCtlPort(o.path, { env, command: path.join(FAKE, 'cec-ctl') }),
+    openPort: (o) => new CecCtlPort(o.path, { env, command: path.join(FAKE, 'cec-ctl'), runTimeoutMs: RUN_GUARD_MS }),
   })
   const reports: PanelReport[] = []
   const poller = new PanelPoller(driver, { protocol: 'cec', setId: 1, pollSeconds: 0, onReport: (r) => reports.push(r) })

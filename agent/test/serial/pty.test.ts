@@ -5,11 +5,14 @@ import { socat, toolTest } from '@svc/shared/testing'
 import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim'
 import { DisplayDriver } from '../../src/serial/index.js'
 
+/** A hang guard: the simulated panel answers every command; socat's relay may be slow to run on a busy machine. */
+const REPLY_GUARD_MS = 2 * 60_000
+
 toolTest(t, socat, 'MDC power on over a socat pty → ok with the ACK bytes', async (t) => {
   const panel = new SimulatedPanel({ protocol: 'samsung-mdc' })
   const pty = new PtyTransport(panel)
   await pty.start()
-  const driver = new DisplayDriver({ path: pty.hostPath, protocol: 'samsung-mdc', timeoutMs: 1000 })
+  const driver = new DisplayDriver({ path: pty.hostPath, protocol: 'samsung-mdc', timeoutMs: REPLY_GUARD_MS })
   t.teardown(async () => {
     await driver.stop()
     await pty.stop()

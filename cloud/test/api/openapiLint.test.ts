@@ -16,6 +16,9 @@ const configDir = path.join(here, '..', '..', 'openapi')
 const require = createRequire(import.meta.url)
 const redoclyCli = path.join(path.dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js')
 
+/** A hang guard: Redocly takes seconds alone, and minutes on a machine busy with the rest of the suite. */
+const LINT_GUARD_MS = 5 * 60_000
+
 interface Problem {
   ruleId: string
   severity: string
@@ -32,12 +35,13 @@ function lint(dir: string): Promise<{ code: number; problems: Problem[]; stderr:
         cwd: dir,
         env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
         maxBuffer: 64 * 1024 * 1024,
-        timeout: 90_000,
+        timeout: LINT_GUARD_MS,
       },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0
         const start = stdout.indexOf('{')
-        if (start < 0) return reject(new Error(`redocly printed no report (exit ${code}): ${stderr}`))
+        if (start < 0)
+          return reject(new Error(`redocly printed no report (exit ${code}, signal ${err?.signal ?? 'none'}): ${stderr.slice(-2000)} ${stdout.slice(-2000)}`))
         try {
           resolve({ code, problems: (JSON.parse(stdout.slice(start)) as { problems: Problem[] }).problems, stderr })
         } catch (e) {

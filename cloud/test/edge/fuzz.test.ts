@@ -250,7 +250,7 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   const rnd = mulberry32(SEED)
   // Outbound calls (webhook tests, import-url) fail at once instead of reaching the network.
   const lookup: LookupFn = (_h, _o, cb) => cb(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), '')
-  const outbound = new OutboundGuard({ lookup, timeoutMs: 1000 })
+  const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
   const h = await build(t, { rateLimitPerMinute: 1_000_000 }, { outbound })
   const { apiKey } = await h.workspace()
 

@@ -280,7 +280,8 @@ forEngines(t, (t, build) => {
     const receiver = await startReceiver(() => 'hold')
     t.after(() => receiver.close())
     // The production limit is 10 s; a guard with a shorter one keeps the test fast.
-    const outbound = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: 300 })
+    const HOLD_TIMEOUT_MS = 300 // the limit under test: the receiver never answers
+    const outbound = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: HOLD_TIMEOUT_MS })
     const h = await build(t, {}, { clock: new ManualClock(Date.now()), outbound })
     const { apiKey } = await h.workspace()
     const ep = await endpoint(h, apiKey, receiver)

@@ -30,7 +30,7 @@ t.test('a pool reuses keep-alive connections and puts every new one through the 
   const receiver = await startReceiver(() => ({ status: 200, headers: close ? { connection: 'close' } : ({} as Record<string, string>) }))
   t.after(() => receiver.close())
   const { lookup, hosts } = countingLookup()
-  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 5000 })
+  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 2 * 60_000 })
   t.after(() => guard.close())
   const pool = guard.pool(4)
 
@@ -68,7 +68,10 @@ t.test("post(): the worker's lean POST answers the status, keeps the 64 KiB answ
     server.close()
   })
   const base = `https://localhost:${(server.address() as import('node:net').AddressInfo).port}`
-  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: 400 })
+  // The limit under test (/hold never ends its body). The answered requests share the guard,
+  // so it is seconds: a busy machine answers /ok well within it.
+  const HOLD_LIMIT_MS = 5000
+  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, timeoutMs: HOLD_LIMIT_MS })
   t.after(() => guard.close())
   const pool = guard.pool(4)
   const post = (p: string) => guard.post(`${base}${p}`, { headers: { 'content-type': 'application/json' }, body: '{}', dispatcher: pool })
@@ -233,7 +236,7 @@ forEngines(t, (t, build) => {
 
   t.test('a batch to a name that resolves to a private address: every delivery refused at connect time', async (t) => {
     const lookup: LookupFn = (_host, _opts, cb) => cb(null, [{ address: '10.0.0.7', family: 4 }])
-    const outbound = new OutboundGuard({ lookup, timeoutMs: 2000 })
+    const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
     const h = await build(t, {}, { outbound })
     const { apiKey, workspaceId } = await h.workspace()
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).statusCode, 201)

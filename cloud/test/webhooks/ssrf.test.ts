@@ -54,7 +54,7 @@ t.test('DNS rebinding: a public-looking name resolving to a private address is r
     answers.push(host)
     cb(null, [{ address: host === 'rebind.example.com' ? '127.0.0.1' : '10.1.2.3', family: 4 }])
   }
-  const outbound = new OutboundGuard({ lookup, timeoutMs: 2000 })
+  const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
   const h = await build(t, {}, { outbound })
   const { apiKey, workspaceId } = await h.workspace()
   const ep = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://rebind.example.com/hook', events: ['screen.offline'] })).json().data

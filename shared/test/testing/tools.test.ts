@@ -15,7 +15,7 @@ const FIXTURE = await bundledEntry(path.relative(REPO_ROOT, path.join(path.dirna
 function run(env: NodeJS.ProcessEnv): { status: number | null; out: string } {
   const base: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (k !== 'CI' && !k.startsWith('TAP')) base[k] = v
-  const r = spawnSync(process.execPath, [FIXTURE], { env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 })
+  const r = spawnSync(process.execPath, [FIXTURE], { env: { ...base, ...env }, encoding: 'utf8', timeout: 2 * 60_000 })
   return { status: r.status, out: r.stdout + r.stderr }
 }
 

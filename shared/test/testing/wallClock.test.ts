@@ -15,6 +15,10 @@
 // (`end = Date.now() + 5000`, then `Date.now() < end`) is a bound in seconds, which a busy
 // machine overruns, and is reported too; so is a polling helper's guard under a minute
 // (`until(5000, fn)`).
+// So is a reply or request time limit handed to the code under test as a number of seconds
+// (`new DisplayDriver({ timeoutMs: 1000 })`): a busy machine overruns it on the path that was
+// meant to succeed. A limit that is the subject (a peer that never answers, a limit on the
+// injected clock) is a named constant whose comment says so (`REPLY_TIMEOUT_MS`).
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -147,6 +151,15 @@ export function wallClockComparisons(file: string, text: string): string[] {
       if (/setTimeout\(|sleep\(|delay\(/.test(body))
         found.push(`${source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1}: for (${n.condition.getText(source)}) … pause`)
     }
+    // A time limit given to the code under test as a literal of seconds: `{ timeoutMs: 1000 }` in a
+    // call's or constructor's arguments (a message's `timeoutMs` field is data, not a limit; a
+    // database's busy timeout bounds lock waits, not answers).
+    if (ts.isPropertyAssignment(n) && /(^t|T)imeoutMs$/.test(n.name.getText(source)) && n.name.getText(source) !== 'busyTimeoutMs') {
+      const holder = ts.findAncestor(n.parent, (a) => ts.isCallExpression(a) || ts.isNewExpression(a) || ts.isVariableDeclaration(a) || ts.isFunctionLike(a))
+      const guard = valueOf(n.initializer)
+      if (holder && (ts.isCallExpression(holder) || ts.isNewExpression(holder)) && guard !== null && guard > 0 && guard < MINUTE_MS)
+        found.push(`${source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1}: ${n.getText(source)}`)
+    }
     if (ts.isCallExpression(n)) {
       const callee = ts.isIdentifier(n.expression) ? n.expression.text : ts.isPropertyAccessExpression(n.expression) ? n.expression.name.text : ''
       const report = (what: string) => found.push(`${source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1}: ${what}`)
@@ -157,7 +170,8 @@ export function wallClockComparisons(file: string, text: string): string[] {
         if (guard !== null && guard < MINUTE_MS) report(`${callee}(${first.getText(source)}, …)`)
       }
       // A browser's or an emitter's wait with a limit (`page.waitForSelector(s, { timeout: 5000 })`).
-      if (/^waitFor/.test(callee))
+      // …and a child process's (`execFile(cmd, args, { timeout: 90_000 }, cb)`: the child is killed).
+      if (/^waitFor|^(exec|execFile|execSync|execFileSync|spawn|spawnSync|fork)$/.test(callee))
         for (const a of n.arguments)
           if (ts.isObjectLiteralExpression(a))
             for (const p of a.properties)
@@ -214,6 +228,7 @@ t.test('the check finds a duration compared with a number, and leaves deadlines 
   t.same(flagged('t.ok(await until(2 * 60_000, () => (jobs.length ? true : undefined)))'), [], "a polling helper's guard of minutes")
   t.same(flagged("await page.waitForSelector('.badge', { timeout: 5000 })"), ['waitForSelector(…, { timeout: 5000 })'], "a browser's wait of seconds")
   t.same(flagged("await page.waitForFunction('x', { timeout: 2 * 60_000 })"), [], "a browser's wait of minutes")
+  t.same(flagged('execFile(node, [cli], { cwd, timeout: 90_000 }, done)'), ['execFile(…, { timeout: 90_000 })'], "a child's time limit of seconds")
   t.same(flagged("const timer = setTimeout(() => reject(new Error('not closed')), 5000)"), ['setTimeout(…, 5000)'], 'a timer that ends a wait')
   t.same(flagged('await new Promise((r) => setTimeout(r, 20))'), [], 'a polling interval')
   t.same(flagged('for (let i = 0; i < 100 && !done; i++) await new Promise((r) => setTimeout(r, 20))'), ['for (i < 100 && !done) … pause'], 'a count of pauses')
@@ -225,6 +240,10 @@ t.test('the check finds a duration compared with a number, and leaves deadlines 
   )
   t.same(flagged('const end = Date.now() + GUARD_MS; if (Date.now() > end) throw new Error()'), [], 'a named guard is not judged here')
   t.same(flagged("call('POST', '/v1/casts', { expiresAt: new Date(Date.now() + 2500).toISOString() })"), [], 'an instant sent, not a deadline')
+  t.same(flagged('const d = new DisplayDriver({ path: p, timeoutMs: 1000 })'), ['timeoutMs: 1000'], 'a reply limit of seconds handed to the code')
+  t.same(flagged('const g = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 }); setup(t, { runTimeoutMs: 5000 })'), ['runTimeoutMs: 5000'])
+  t.same(flagged('const d = new DisplayDriver({ path: p, timeoutMs: REPLY_TIMEOUT_MS })'), [], 'a named limit: its comment says why')
+  t.same(flagged("const job: Job = { id: 'sjob_1', timeoutMs: 2000 }; open({ busyTimeoutMs: 2000 })"), [], "a message's field, a lock wait")
 })
 
 t.test('no test file compares a wall-clock duration with a number (durations are bench figures: bench/)', async (t) => {

@@ -81,7 +81,7 @@ function cecNotes(id: number, faults: string[]): string {
       'cec: the TV answers no CEC (fault no-cec): the adapter reports every message to it unacknowledged; the agent reports power unknown with problem "no-cec", never "off" (on site: the TV\'s CEC setting is off, or the cable or an HDMI switch drops CEC)',
     )
   if (faults.includes('ignore-standby'))
-    lines.push('cec: the TV acknowledges Standby and stays on (fault ignore-standby): the hours\' read-back reports it not obeying (panel-not-obeying)')
+    lines.push("cec: the TV acknowledges Standby and stays on (fault ignore-standby): the hours' read-back reports it not obeying (panel-not-obeying)")
   return `${lines.join('\n')}\n`
 }
 

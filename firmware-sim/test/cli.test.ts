@@ -192,7 +192,10 @@ t.test('start --protocol cec: stderr says what is simulated, the panel settings 
       check()
     })
   await seen('the CEC notes', /problem "no-cec"/)
-  t.match(stderr, /^cec: a Pulse-Eight USB-CEC adapter with a TV behind it; the player is on the TV's HDMI 2: give the screen the panel \{"protocol":"cec","setId":2\}/m)
+  t.match(
+    stderr,
+    /^cec: a Pulse-Eight USB-CEC adapter with a TV behind it; the player is on the TV's HDMI 2: give the screen the panel \{"protocol":"cec","setId":2\}/m,
+  )
   t.match(stderr, /^cec: the TV answers no CEC \(fault no-cec\): .*power unknown with problem "no-cec", never "off"/m)
   child.stdin.write('fault ignore-standby\n')
   await seen('the ignore-standby note', /fault ignore-standby/)
@@ -206,7 +209,10 @@ t.test('start --serial on a port that does not exist: exit 1 saying so, and what
   const path = `/dev/svc-missing-${process.pid}`
   const r = await run(['start', '--protocol', 'cec', '--serial', path])
   t.equal(r.code, 1)
-  t.match(r.stderr, new RegExp(`^firmware-sim: cannot start: serial port ${path} does not exist \\(.*\\); without hardware, --pty makes a pseudo-terminal pair instead$`, 'm'))
+  t.match(
+    r.stderr,
+    new RegExp(`^firmware-sim: cannot start: serial port ${path} does not exist \\(.*\\); without hardware, --pty makes a pseudo-terminal pair instead$`, 'm'),
+  )
   t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
 })
 
@@ -219,5 +225,8 @@ toolTest(t, socat, 'start --serial on a port another program holds: exit 1, in u
   t.after(() => new Promise<void>((resolve) => (holder.isOpen ? holder.close(() => resolve()) : resolve())))
   const r = await run(['start', '--protocol', 'cec', '--serial', path])
   t.equal(r.code, 1)
-  t.match(r.stderr, new RegExp(`^firmware-sim: cannot start: serial port ${path} is in use by another program \\(.*Cannot lock port\\); one program per port`, 'm'))
+  t.match(
+    r.stderr,
+    new RegExp(`^firmware-sim: cannot start: serial port ${path} is in use by another program \\(.*Cannot lock port\\); one program per port`, 'm'),
+  )
 })

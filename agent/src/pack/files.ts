@@ -131,16 +131,17 @@ exit 1
  */
 export const KIOSK_SESSION = `#!/bin/sh
 # svc kiosk session, run by svc-kiosk.service: cage (the Wayland compositor) on tty1 showing
-# ${PREFIX}/share/kiosk full screen, its socket in \$RUNTIME_DIRECTORY (${KIOSK_RUNTIME_DIR}) for the
-# agent's screenshots of the display (grim, as svc-agent, in the group svc-kiosk).
+# the kiosk script beside this one (${PREFIX}/share/kiosk) full screen, its socket in
+# $RUNTIME_DIRECTORY (${KIOSK_RUNTIME_DIR}) for the agent's screenshots of the display
+# (grim, as svc-agent, in the group svc-kiosk).
 if [ -n "\${RUNTIME_DIRECTORY:-}" ]; then
-  if [ -n "\${XDG_RUNTIME_DIR:-}" ] && [ -S "\$XDG_RUNTIME_DIR/pulse/native" ]; then
-    export PULSE_SERVER="unix:\$XDG_RUNTIME_DIR/pulse/native"
+  if [ -n "\${XDG_RUNTIME_DIR:-}" ] && [ -S "$XDG_RUNTIME_DIR/pulse/native" ]; then
+    export PULSE_SERVER="unix:$XDG_RUNTIME_DIR/pulse/native"
   fi
-  export XDG_RUNTIME_DIR="\$RUNTIME_DIRECTORY"
+  export XDG_RUNTIME_DIR="$RUNTIME_DIRECTORY"
 fi
 umask 0007
-exec /usr/bin/cage -s -- ${PREFIX}/share/kiosk
+exec /usr/bin/cage -s -- "$(dirname "$0")/kiosk"
 `
 
 export const KIOSK_UNIT = `[Unit]

@@ -9,7 +9,23 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ARCHES, agentPackageVersion, bundleAgent, type PackArch } from './bundle.js'
-import { AGENT_ENV, CONFFILES, ENV_FILE, KIOSK, KIOSK_SESSION, LAUNCHER, POSTINST, POSTRM, PREFIX, PRERM, UNITS, UNIT_DIR, WATCHDOG, control, debianVersion } from './files.js'
+import {
+  AGENT_ENV,
+  CONFFILES,
+  ENV_FILE,
+  KIOSK,
+  KIOSK_SESSION,
+  LAUNCHER,
+  POSTINST,
+  POSTRM,
+  PREFIX,
+  PRERM,
+  UNITS,
+  UNIT_DIR,
+  WATCHDOG,
+  control,
+  debianVersion,
+} from './files.js'
 import { writeTarGz } from './tar.js'
 
 export interface PackOptions {

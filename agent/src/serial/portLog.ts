@@ -95,7 +95,7 @@ export function logPanelPort(
         `CEC device ${path} does not exist; ${
           devices.length
             ? `CEC devices on this machine: ${devices.join(', ')}`
-            : "this machine has no CEC device (its HDMI port has no CEC or its kernel driver is not loaded): use a Pulse-Eight USB-CEC adapter on --serial /dev/serial/by-id/usb-Pulse-Eight…"
+            : 'this machine has no CEC device (its HDMI port has no CEC or its kernel driver is not loaded): use a Pulse-Eight USB-CEC adapter on --serial /dev/serial/by-id/usb-Pulse-Eight…'
         }`,
       )
       return

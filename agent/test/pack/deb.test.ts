@@ -108,7 +108,7 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
   t.match(kiosk, /^ExecStartPre=\/opt\/svc-agent\/bin\/svc-agent health --wait 60 /m, 'the browser opens once the page answers')
   t.match(kiosk, /^ExecStart=\/opt\/svc-agent\/share\/kiosk-session$/m, 'the kiosk session: cage with its socket where the agent reaches it')
   const session = fs.readFileSync(path.join(root, 'opt/svc-agent/share/kiosk-session'), 'utf8')
-  t.match(session, /^exec \/usr\/bin\/cage -s -- \/opt\/svc-agent\/share\/kiosk$/m, 'cage shows the kiosk script full screen')
+  t.match(session, /^exec \/usr\/bin\/cage -s -- "\$\(dirname "\$0"\)\/kiosk"$/m, 'cage shows the kiosk script beside it full screen')
   t.match(session, /^ {2}export XDG_RUNTIME_DIR="\$RUNTIME_DIRECTORY"$/m, 'the socket in the unit’s runtime folder, not the login session’s')
   t.match(session, /^umask 0007$/m, 'the socket open to the group svc-kiosk')
   // Coherent: the agent's socket is in the kiosk unit's runtime folder, which the group may enter.

@@ -466,8 +466,21 @@ export class Agent extends EventEmitter<AgentEvents> {
           log: log.child({ part: 'operating-hours' }),
         })
       : null
+    // A CEC TV that acknowledges nothing is said once in the log when it starts and when it ends.
+    let problem: string | undefined
+    const panelLog = log.child({ part: 'panel' })
     panel = driver
       ? new PanelSupervisor(driver, (r) => {
+          if (r?.problem !== problem) {
+            const setId = state.panelSettings?.setId
+            if (r?.problem === 'no-cec')
+              panelLog.info(
+                { problem: 'no-cec', setId },
+                "the TV answers no CEC: nothing on the HDMI line acknowledged the player (power reads unknown, not off); turn the TV's CEC setting on (Anynet+, SimpLink, BRAVIA Sync, EasyLink, VIERA Link …), check that the cable or an HDMI switch passes CEC, and that the TV has mains power",
+              )
+            else if (problem === 'no-cec') panelLog.info({ setId }, 'the TV answers CEC again')
+            problem = r?.problem
+          }
           power?.observed(r)
           state.setPanel(r && power ? withPowerStatus(r, power.status) : r)
         })

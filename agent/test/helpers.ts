@@ -90,10 +90,10 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 
 /**
  * Runs the agent's CLI (agent/src/cli.ts, as its bundle: `bundledEntry`) with `args` from the
- * repo root; killed in t.after if still running.
+ * repo root (in `env`, default this process's); killed in t.after if still running.
  */
-export async function runAgentCli(t: Test, args: string[]): Promise<AgentProcess> {
-  const child = spawn(process.execPath, [await bundledEntry('agent/src/cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function runAgentCli(t: Test, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<AgentProcess> {
+  const child = spawn(process.execPath, [await bundledEntry('agent/src/cli.ts'), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const out: string[] = []
   let buf = ''
   let err = ''

@@ -26,7 +26,7 @@ const USAGE = `usage:
             [--timeout MS] [--json]
 faults: no-reply | nak | delay:MS | split[:CHUNK[:GAP_MS]] | garbage[:HEX] | bad-checksum
         | ignore-power | ignore-standby | no-cec (cec: a TV without CEC)
-cec: --id N is the TV's HDMI input the player is on (1-15)
+cec: --id N is the TV's HDMI input the player is on (1-15, default 1)
 `
 
 class UsageError extends Error {}
@@ -56,6 +56,45 @@ function protocolArg(v: string | undefined): SimProtocol {
     throw new UsageError(`--protocol must be one of ${SIM_PROTOCOLS.join(', ')}, got "${v}"`)
   }
   return v as SimProtocol
+}
+
+/** CEC: --id is the TV's HDMI input the player is on (the physical address N.0.0.0); default 1. */
+function cecInputArg(v: string | undefined): number {
+  if (v === undefined) return 1
+  const n = Number(v)
+  if (v.trim() === '' || !Number.isInteger(n) || n < 1 || n > 15)
+    throw new UsageError(`--id for cec is the TV's HDMI input the player is on, a whole number from 1 to 15, got "${v}"`)
+  return n
+}
+
+/**
+ * What an installer reads on stderr when the CEC simulator starts (and when its faults
+ * change): what is simulated, the panel settings that match it, and what each CEC fault
+ * looks like from the agent.
+ */
+function cecNotes(id: number, faults: string[]): string {
+  const lines = [
+    `cec: a Pulse-Eight USB-CEC adapter with a TV behind it; the player is on the TV's HDMI ${id}: give the screen the panel {"protocol":"cec","setId":${id}} and the agent --serial this port`,
+  ]
+  if (faults.includes('no-cec'))
+    lines.push(
+      'cec: the TV answers no CEC (fault no-cec): the adapter reports every message to it unacknowledged; the agent reports power unknown with problem "no-cec", never "off" (on site: the TV\'s CEC setting is off, or the cable or an HDMI switch drops CEC)',
+    )
+  if (faults.includes('ignore-standby'))
+    lines.push("cec: the TV acknowledges Standby and stays on (fault ignore-standby): the hours' read-back reports it not obeying (panel-not-obeying)")
+  return `${lines.join('\n')}\n`
+}
+
+/** Why the simulator's own port did not open, as an installer reads it. */
+function startFailure(err: Error & { code?: string }, serialPath: string | undefined): string {
+  const reason = err.message
+  if (serialPath !== undefined) {
+    if (err.code === 'ENOENT' || /no such file or directory|ENOENT/i.test(reason))
+      return `serial port ${serialPath} does not exist (${reason}); without hardware, --pty makes a pseudo-terminal pair instead`
+    if (err.code === 'EBUSY' || /cannot lock port|resource busy|EBUSY/i.test(reason))
+      return `serial port ${serialPath} is in use by another program (${reason}); one program per port: stop the other one (the agent, cec-client, a second simulator)`
+  }
+  return reason
 }
 
 function faultsArg(specs: string[] | undefined): Faults {
@@ -130,7 +169,7 @@ async function start(argv: string[]): Promise<number> {
     return 0
   }
   const protocol = protocolArg(values.protocol)
-  const id = intArg('id', values.id, 0, 255) ?? 1
+  const id = protocol === 'cec' ? cecInputArg(values.id) : (intArg('id', values.id, 0, 255) ?? 1)
   let tcpPort = intArg('tcp', values.tcp, 0, 65535)
   const webPort = intArg('web', values.web, 0, 65535)
   const faults = faultsArg(values.fault)
@@ -178,7 +217,7 @@ async function start(argv: string[]): Promise<number> {
   try {
     info = await sim.start()
   } catch (err) {
-    process.stderr.write(`firmware-sim: cannot start: ${(err as Error).message}\n`)
+    process.stderr.write(`firmware-sim: cannot start: ${startFailure(err as Error & { code?: string }, values.serial)}\n`)
     return 1
   }
   process.stdout.write(
@@ -192,6 +231,7 @@ async function start(argv: string[]): Promise<number> {
       faults: sim.panel.describeFaults(),
     })}\n`,
   )
+  if (protocol === 'cec') process.stderr.write(cecNotes(id, sim.panel.describeFaults()))
 
   return new Promise<number>((resolve) => {
     finish = resolve
@@ -210,6 +250,7 @@ async function start(argv: string[]): Promise<number> {
           /* fall through to the status line */
         } else throw new Error(`unknown control "${line.trim()}"; use fault F | clear | unplug | state | quit`)
         process.stderr.write(`${JSON.stringify({ state: sim.panel.state, faults: sim.panel.describeFaults() })}\n`)
+        if (protocol === 'cec' && (cmd === 'fault' || cmd === 'clear')) process.stderr.write(cecNotes(id, sim.panel.describeFaults()))
       } catch (err) {
         process.stderr.write(`firmware-sim: ${(err as Error).message}\n`)
       }

@@ -6,7 +6,10 @@ import { once } from 'node:events'
 import { dirname, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { SerialPort } from 'serialport'
+import { socat, toolTest } from '@svc/shared/testing'
 import { bundledEntry } from '@svc/shared/testing/bundle'
+import { FirmwareSim } from '../src/index.js'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 // The simulator's CLI from its bundle (built once per run, cached by content), not its sources through tsx.
@@ -19,8 +22,16 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d))
     child.stderr.on('data', (d: Buffer) => (stderr += d))
+    // Hang guard: a command that should have ended keeps running (a simulator that started after all).
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`sim ${args.join(' ')} did not exit within 2 minutes; stderr: ${stderr}`))
+    }, 120_000)
     child.on('error', reject)
-    child.on('close', (code) => resolveRun({ code, stdout, stderr }))
+    child.on('close', (code) => {
+      clearTimeout(guard)
+      resolveRun({ code, stdout, stderr })
+    })
   })
 }
 
@@ -104,6 +115,8 @@ t.test('bad arguments: message on stderr, exit 2, no stack trace', async (t) => 
     [['start', '--protocol', 'lg', '--tcp', 'abc'], /--tcp must be a whole number/],
     [['start', '--protocol', 'lg', '--fault', 'melt'], /unknown fault "melt"/],
     [['start', '--protocol', 'lg', '--frobnicate'], /Unknown option '--frobnicate'/],
+    [['start', '--protocol', 'cec', '--id', '0'], /--id for cec is the TV's HDMI input the player is on, a whole number from 1 to 15, got "0"/],
+    [['start', '--protocol', 'cec', '--id', '16'], /--id for cec is the TV's HDMI input .* got "16"/],
     [['explode'], /unknown command "explode"/],
   ]
   await Promise.all(
@@ -151,4 +164,69 @@ t.test('start prints what it opened, serves TCP, traces, and stops on SIGTERM', 
   t.match(trace, /Z rx \[tcp 127\.0\.0\.1:\d+\] 6B 61 20 30 32 20 30 31 0D {2}\|ka 02 01\.\|/)
   t.match(trace, /Z tx \[tcp [^\]]+\] 61 20 30 32 20 4F 4B 30 31 78/)
   t.match(trace, /state power off -> on/)
+})
+
+// What the CEC simulator tells an installer: what it simulates and the matching panel settings,
+// what a TV without CEC looks like from the agent (and when that fault is switched on at run
+// time), and why its own port did not open: missing, or held by another program.
+t.test('start --protocol cec: stderr says what is simulated, the panel settings to give, and what no-cec means', async (t) => {
+  const child = spawn(process.execPath, [cli, 'start', '--protocol', 'cec', '--tcp', '0', '--id', '2', '--fault', 'no-cec'], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  t.after(() => child.kill('SIGKILL'))
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  const [first] = (await once(createInterface({ input: child.stdout }), 'line')) as [string]
+  t.match(JSON.parse(first), { protocol: 'cec', id: 2, faults: ['no-cec'] })
+  const seen = (what: string, re: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error(`no ${what} on stderr within 2 minutes; got: ${stderr}`)), 120_000)
+      const check = () => {
+        if (!re.test(stderr)) return
+        clearTimeout(guard)
+        child.stderr.off('data', check)
+        resolve()
+      }
+      child.stderr.on('data', check)
+      check()
+    })
+  await seen('the CEC notes', /problem "no-cec"/)
+  t.match(
+    stderr,
+    /^cec: a Pulse-Eight USB-CEC adapter with a TV behind it; the player is on the TV's HDMI 2: give the screen the panel \{"protocol":"cec","setId":2\}/m,
+  )
+  t.match(stderr, /^cec: the TV answers no CEC \(fault no-cec\): .*power unknown with problem "no-cec", never "off"/m)
+  child.stdin.write('fault ignore-standby\n')
+  await seen('the ignore-standby note', /fault ignore-standby/)
+  t.match(stderr, /^cec: the TV acknowledges Standby and stays on \(fault ignore-standby\): .*panel-not-obeying/m)
+  child.kill('SIGTERM')
+  const [code] = (await once(child, 'exit')) as [number | null]
+  t.equal(code, 0, 'clean exit on SIGTERM')
+})
+
+t.test('start --serial on a port that does not exist: exit 1 saying so, and what to use without hardware', async (t) => {
+  const path = `/dev/svc-missing-${process.pid}`
+  const r = await run(['start', '--protocol', 'cec', '--serial', path])
+  t.equal(r.code, 1)
+  t.match(
+    r.stderr,
+    new RegExp(`^firmware-sim: cannot start: serial port ${path} does not exist \\(.*\\); without hardware, --pty makes a pseudo-terminal pair instead$`, 'm'),
+  )
+  t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
+})
+
+toolTest(t, socat, 'start --serial on a port another program holds: exit 1, in use, one program per port', async (t) => {
+  const sim = new FirmwareSim({ protocol: 'cec', pty: true })
+  const path = (await sim.start()).ptyPath!
+  t.after(() => sim.stop())
+  const holder = new SerialPort({ path, baudRate: 9600, autoOpen: false })
+  await new Promise<void>((resolve, reject) => holder.open((err) => (err ? reject(err) : resolve())))
+  t.after(() => new Promise<void>((resolve) => (holder.isOpen ? holder.close(() => resolve()) : resolve())))
+  const r = await run(['start', '--protocol', 'cec', '--serial', path])
+  t.equal(r.code, 1)
+  t.match(
+    r.stderr,
+    new RegExp(`^firmware-sim: cannot start: serial port ${path} is in use by another program \\(.*Cannot lock port\\); one program per port`, 'm'),
+  )
 })

@@ -14,6 +14,13 @@ export const DATA_DIR = '/var/lib/svc-agent'
 export const KIOSK_HOME = '/var/lib/svc-kiosk'
 export const ENV_FILE = '/etc/svc-agent/agent.env'
 export const UNIT_DIR = '/usr/lib/systemd/system'
+/**
+ * The kiosk compositor's runtime folder (svc-kiosk.service's RuntimeDirectory, svc-kiosk's,
+ * mode 0750): cage's Wayland socket is made there, group svc-kiosk, so the agent (in that
+ * group) captures the display with grim. A fresh folder at each start: the socket is wayland-0.
+ */
+export const KIOSK_RUNTIME_DIR = '/run/svc-kiosk'
+export const KIOSK_WAYLAND_SOCKET = `${KIOSK_RUNTIME_DIR}/wayland-0`
 
 /**
  * The launcher, bin/svc-agent: checks Node's version; `start` runs the supervisor
@@ -61,8 +68,11 @@ StartLimitIntervalSec=0
 Type=simple
 User=svc-agent
 Group=svc-agent
-SupplementaryGroups=dialout
+SupplementaryGroups=dialout svc-kiosk
 Environment=SVC_AGENT_PLAYER_PORT=7070
+# The kiosk compositor's socket, for screenshots of what the display shows (grim); in the
+# group svc-kiosk to reach it. No kiosk running: the screenshots render the player page.
+Environment=SVC_AGENT_WAYLAND_DISPLAY=${KIOSK_WAYLAND_SOCKET}
 EnvironmentFile=${ENV_FILE}
 WorkingDirectory=${DATA_DIR}
 ExecStart=${PREFIX}/bin/svc-agent start --cloud \${SVC_AGENT_CLOUD} --data ${DATA_DIR} --player-port \${SVC_AGENT_PLAYER_PORT} $SVC_AGENT_ARGS
@@ -110,6 +120,30 @@ echo "svc-kiosk: no Chromium on this player (apt-get install chromium)" >&2
 exit 1
 `
 
+/**
+ * share/kiosk-session: what svc-kiosk.service starts. cage makes its Wayland socket in
+ * XDG_RUNTIME_DIR; the login session (PAM) points that at /run/user/UID, which only
+ * svc-kiosk may enter, so the session moves it to the unit's RuntimeDirectory (systemd
+ * passes it as RUNTIME_DIRECTORY) and makes the socket group-accessible (umask 0007): the
+ * agent, in the group svc-kiosk, captures the display there. The browser keeps the login
+ * session's sound server (PULSE_SERVER) where it has one. Without RUNTIME_DIRECTORY (run by
+ * hand) XDG_RUNTIME_DIR stays as given.
+ */
+export const KIOSK_SESSION = `#!/bin/sh
+# svc kiosk session, run by svc-kiosk.service: cage (the Wayland compositor) on tty1 showing
+# the kiosk script beside this one (${PREFIX}/share/kiosk) full screen, its socket in
+# $RUNTIME_DIRECTORY (${KIOSK_RUNTIME_DIR}) for the agent's screenshots of the display
+# (grim, as svc-agent, in the group svc-kiosk).
+if [ -n "\${RUNTIME_DIRECTORY:-}" ]; then
+  if [ -n "\${XDG_RUNTIME_DIR:-}" ] && [ -S "$XDG_RUNTIME_DIR/pulse/native" ]; then
+    export PULSE_SERVER="unix:$XDG_RUNTIME_DIR/pulse/native"
+  fi
+  export XDG_RUNTIME_DIR="$RUNTIME_DIRECTORY"
+fi
+umask 0007
+exec /usr/bin/cage -s -- "$(dirname "$0")/kiosk"
+`
+
 export const KIOSK_UNIT = `[Unit]
 Description=svc kiosk browser: the player page full screen (Chromium in the cage compositor on tty1)
 Wants=svc-agent.service
@@ -138,9 +172,13 @@ StandardOutput=journal
 StandardError=journal
 UtmpIdentifier=tty1
 UtmpMode=user
+# cage's Wayland socket goes here (${KIOSK_WAYLAND_SOCKET}), readable by the group svc-kiosk: the agent's
+# screenshots capture the display through it.
+RuntimeDirectory=svc-kiosk
+RuntimeDirectoryMode=0750
 # The page opens once the agent answers; it then follows the agent across its restarts.
 ExecStartPre=${PREFIX}/bin/svc-agent health --wait 60 --player-port \${SVC_AGENT_PLAYER_PORT}
-ExecStart=/usr/bin/cage -s -- ${PREFIX}/share/kiosk
+ExecStart=${PREFIX}/share/kiosk-session
 # A crash restarts it; a hang is found by the watchdog (svc-agent-watchdog.timer).
 Restart=always
 RestartSec=3
@@ -243,6 +281,8 @@ if [ "$1" = configure ]; then
     if getent group "$g" >/dev/null; then usermod -a -G "$g" svc-kiosk; fi
   done
   install -d -m 0700 -o svc-kiosk -g svc-kiosk ${KIOSK_HOME}
+  # The agent reaches the kiosk compositor's socket (screenshots of the display): group svc-kiosk.
+  usermod -a -G svc-kiosk svc-agent
 fi
 if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigure ] || [ "$1" = abort-remove ]; then
   for unit in ${ENABLED.join(' ')}; do

@@ -9,7 +9,23 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ARCHES, agentPackageVersion, bundleAgent, type PackArch } from './bundle.js'
-import { AGENT_ENV, CONFFILES, ENV_FILE, KIOSK, LAUNCHER, POSTINST, POSTRM, PREFIX, PRERM, UNITS, UNIT_DIR, WATCHDOG, control, debianVersion } from './files.js'
+import {
+  AGENT_ENV,
+  CONFFILES,
+  ENV_FILE,
+  KIOSK,
+  KIOSK_SESSION,
+  LAUNCHER,
+  POSTINST,
+  POSTRM,
+  PREFIX,
+  PRERM,
+  UNITS,
+  UNIT_DIR,
+  WATCHDOG,
+  control,
+  debianVersion,
+} from './files.js'
 import { writeTarGz } from './tar.js'
 
 export interface PackOptions {
@@ -66,6 +82,7 @@ async function stageProgram(root: string, version: string, arch: PackArch, relea
   write(path.join(root, 'share/agent.env'), AGENT_ENV)
   write(path.join(root, 'share/watchdog'), WATCHDOG, 0o755)
   write(path.join(root, 'share/kiosk'), KIOSK, 0o755)
+  write(path.join(root, 'share/kiosk-session'), KIOSK_SESSION, 0o755)
   for (const [name, text] of Object.entries(UNITS)) write(path.join(root, 'share/systemd', name), text)
 }
 

@@ -43,7 +43,12 @@ export interface CecCtlRun {
   code: number | null
   stdout: string
   stderr: string
+  /** The program could not be started (ENOENT: not installed). */
+  spawnError?: NodeJS.ErrnoException
 }
+
+/** The error code of an open that failed because `cec-ctl` is not installed. */
+export const CEC_CTL_MISSING = 'CEC_CTL_MISSING'
 
 /** cec-ctl's options for one CEC message: the named option where it has one (so it waits for the reply). */
 export function cecCtlArgs(device: string, m: CecMessage): string[] {
@@ -127,6 +132,8 @@ export class CecCtlPort extends EventEmitter {
 
   open(callback: (err: Error | null) => void): void {
     void this.run(['-d', this.device, '--playback']).then((r) => {
+      if (r.spawnError?.code === 'ENOENT')
+        return callback(Object.assign(new Error(`${this.command} is not installed (apt-get install -y v4l-utils)`), { code: CEC_CTL_MISSING }))
       if (r.code !== 0) return callback(new Error(`${this.command} -d ${this.device} --playback failed: ${(r.stderr || r.stdout).trim().slice(0, 300)}`))
       this.opened = true
       callback(null)
@@ -181,15 +188,15 @@ export class CecCtlPort extends EventEmitter {
       try {
         child = spawn(this.command, args, { env: this.o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
       } catch (err) {
-        resolve({ code: null, stdout: '', stderr: (err as Error).message })
+        resolve({ code: null, stdout: '', stderr: (err as Error).message, spawnError: err as NodeJS.ErrnoException })
         return
       }
       const timer = setTimeout(() => child.kill('SIGKILL'), this.runTimeoutMs)
       child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
       child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
-      child.on('error', (err) => {
+      child.on('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer)
-        resolve({ code: null, stdout, stderr: `${stderr}${err.message}` })
+        resolve({ code: null, stdout, stderr: `${stderr}${err.message}`, spawnError: err })
       })
       child.on('close', (code) => {
         clearTimeout(timer)

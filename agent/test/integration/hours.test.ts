@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { startCloud } from '../cloud.js'
-import { FakeTime, tempDir, until } from '../helpers.js'
+import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
 import { startPanelAgent, startPanelSim } from './panelRig.js'
 import { servicesOf } from '../../../cloud/src/app.js'
 
@@ -21,7 +21,8 @@ async function rig(t: Test, protocol: 'samsung-mdc' | 'cec' = 'samsung-mdc') {
   const start = Math.ceil(Date.now() / MINUTE) * MINUTE + 10_000
   const time = new FakeTime(start)
   const dataDir = tempDir(t)
-  const agent = startPanelAgent(t, cloud, dataDir, panelPath, time, protocol === 'cec' ? 'cec' : 'other')
+  const logs = captureLog(time.clock)
+  const agent = startPanelAgent(t, cloud, dataDir, panelPath, time, logs, protocol === 'cec' ? 'cec' : 'other')
   const code = once(agent, 'code')
   await agent.start()
   const [registration] = await code
@@ -29,7 +30,7 @@ async function rig(t: Test, protocol: 'samsung-mdc' | 'cec' = 'samsung-mdc') {
   const screenId = await cloud.pair(registration.pairingCode, 'Window')
   await connected
   t.equal((await cloud.request('PATCH', `/v1/screens/${screenId}/panel`, { protocol, setId: 1, pollSeconds: 0 })).status, 200)
-  return { cloud, sim, panelPath, time, dataDir, agent, screenId, start }
+  return { cloud, sim, panelPath, time, dataDir, agent, screenId, start, logs }
 }
 
 t.test('hours that end a minute from now switch the panel off then; after a restart with the cloud stopped, on again at the next "on"', async (t) => {
@@ -172,4 +173,28 @@ t.test('a CEC TV that acknowledges Standby and stays on is reported not obeying:
     return events.length ? events : undefined
   })
   t.match(open, [{ code: 'panel-not-obeying', screenId }])
+})
+
+t.test('a TV without CEC is reported as such, not off, and the log tells the installer what to check; CEC back, the hours switch it on', async (t) => {
+  const { cloud, sim, time, screenId, logs } = await rig(t, 'cec')
+  sim.panel.model.setPower('standby')
+  sim.panel.setFaults({ noCec: true })
+  const always = { weekly: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], on: '00:00', off: '24:00' }], exceptions: [] }
+  t.equal((await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, always)).status, 200)
+  const reported = await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { problem?: string } | undefined)?.problem === 'no-cec')
+  t.match(reported.panel, { power: 'unknown', problem: 'no-cec', intended: 'on' }, 'unknown with the reason, never "off"')
+  const said = await logs.waitFor((l) => l.part === 'panel' && l.problem === 'no-cec')
+  t.match(said, { level: 'info', setId: 1, msg: /^the TV answers no CEC: .*not off.*CEC setting on/ }, 'what to check, in the log')
+  t.equal(sim.panel.model.state.power, 'standby', 'nothing reached the TV')
+
+  await logs.waitFor((l) => l.msg === 'the panel did not follow its operating hours' && l.retryInMs === 10_000)
+  sim.panel.clearFaults()
+  await time.advanceSettling(10_000)
+  t.ok(await until(2 * 60_000, () => (sim.panel.model.state.power === 'on' ? true : undefined)), 'a retry of the hours wakes the TV once CEC answers')
+  await logs.waitFor((l) => l.part === 'panel' && l.msg === 'the TV answers CEC again')
+  await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => {
+    const p = r.panel as { power?: string; problem?: string; obeying?: boolean } | undefined
+    return p?.power === 'on' && p.problem === undefined && p.obeying === true
+  })
+  t.equal(logs.lines.filter((l) => l.part === 'panel' && l.problem === 'no-cec').length, 1, 'said once, not at every reading')
 })

@@ -8,7 +8,7 @@ import { Agent } from '../../src/Agent.js'
 import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
 import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
 import type { TestCloud } from '../cloud.js'
-import { FakeTime, captureLog } from '../helpers.js'
+import { FakeTime, captureLog, type LogCapture } from '../helpers.js'
 
 /**
  * The driver's reply timeout is a hang guard: the simulated panel answers every command (its
@@ -29,16 +29,17 @@ export async function startPanelSim(t: Test, opts: Pick<FirmwareSimOptions, 'pro
   return { sim, panelPath: pty ? info.ptyPath! : `tcp://127.0.0.1:${info.tcpPort}` }
 }
 
-/** An agent of `cloud` with its panel at `panelPath`, playback and hours on `time` (stopped after the test). */
+/** An agent of `cloud` with its panel at `panelPath`, playback and hours on `time` (stopped after the test); its log lines go to `logs`. */
 export function startPanelAgent(
   t: Test,
   cloud: TestCloud,
   dataDir: string,
   panelPath: string,
   time = new FakeTime(Date.now()),
+  logs: LogCapture = captureLog(time.clock),
   protocol: 'cec' | 'other' = 'other',
 ): Agent {
-  const { log } = captureLog(time.clock)
+  const { log } = logs
   const driver = new DisplayDriver({ path: panelPath, timeoutMs: protocol === 'cec' ? CEC_ANSWER_WINDOW_MS : REPLY_GUARD_MS })
   const agent = new Agent({
     cloudUrl: cloud.base,

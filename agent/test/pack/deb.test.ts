@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { dpkgDeb, dpkgInstall, missingTool, systemdAnalyze, toolTest, toolsRequired } from '@svc/shared/testing'
+import { displayCapture, dpkgDeb, dpkgInstall, missingTool, systemdAnalyze, toolTest, toolsRequired } from '@svc/shared/testing'
 import { newReleaseKey } from '@svc/shared/releases'
 import { tempDir } from '../helpers.js'
 import { VERSION, pack, run } from './packed.js'
@@ -48,6 +48,8 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
   t.equal(field('Architecture'), DEB_ARCH)
   t.match(field('Depends'), /^nodejs \(>= 20\.19\)/, 'Node from the distribution (or NodeSource)')
   t.match(field('Recommends'), /chromium/)
+  t.match(field('Recommends'), /\bcage\b/, 'the kiosk compositor')
+  t.match(field('Recommends'), /\bgrim\b/, 'grim: screenshots of what the display shows')
 
   const list = dpkg(['--contents', r.deb])
   const files = list.split('\n').filter(Boolean)
@@ -64,6 +66,7 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
     `./opt/svc-agent/lib/prebuilds/linux-${ARCH}/@serialport+bindings-cpp.${ARCH === 'arm64' ? 'armv8.' : ''}glibc.node`,
     './opt/svc-agent/share/watchdog',
     './opt/svc-agent/share/kiosk',
+    './opt/svc-agent/share/kiosk-session',
     './etc/svc-agent/agent.env',
     ...UNITS.map((u) => `./usr/lib/systemd/system/${u}`),
   ])
@@ -97,13 +100,22 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
   }
   const agent = fs.readFileSync(path.join(root, 'usr/lib/systemd/system/svc-agent.service'), 'utf8')
   t.match(agent, /^User=svc-agent$/m)
-  t.match(agent, /^SupplementaryGroups=dialout$/m)
+  t.match(agent, /^SupplementaryGroups=dialout svc-kiosk$/m, 'serial ports, and the kiosk compositor’s socket')
   t.match(agent, /^EnvironmentFile=\/etc\/svc-agent\/agent\.env$/m)
   t.match(agent, /^ExecStart=\/opt\/svc-agent\/bin\/svc-agent start --cloud \$\{SVC_AGENT_CLOUD\} --data \/var\/lib\/svc-agent /m)
   t.notMatch(agent, /network-online/, 'the agent does not wait for the network')
   const kiosk = fs.readFileSync(path.join(root, 'usr/lib/systemd/system/svc-kiosk.service'), 'utf8')
   t.match(kiosk, /^ExecStartPre=\/opt\/svc-agent\/bin\/svc-agent health --wait 60 /m, 'the browser opens once the page answers')
-  t.match(kiosk, /^ExecStart=\/usr\/bin\/cage -s -- \/opt\/svc-agent\/share\/kiosk$/m, 'cage shows the kiosk script full screen')
+  t.match(kiosk, /^ExecStart=\/opt\/svc-agent\/share\/kiosk-session$/m, 'the kiosk session: cage with its socket where the agent reaches it')
+  const session = fs.readFileSync(path.join(root, 'opt/svc-agent/share/kiosk-session'), 'utf8')
+  t.match(session, /^exec \/usr\/bin\/cage -s -- "\$\(dirname "\$0"\)\/kiosk"$/m, 'cage shows the kiosk script beside it full screen')
+  t.match(session, /^ {2}export XDG_RUNTIME_DIR="\$RUNTIME_DIRECTORY"$/m, 'the socket in the unit’s runtime folder, not the login session’s')
+  t.match(session, /^umask 0007$/m, 'the socket open to the group svc-kiosk')
+  // Coherent: the agent's socket is in the kiosk unit's runtime folder, which the group may enter.
+  const runtime = /^RuntimeDirectory=(.+)$/m.exec(kiosk)?.[1]
+  t.equal(runtime, 'svc-kiosk', 'the kiosk has a runtime folder of its own')
+  t.match(kiosk, /^RuntimeDirectoryMode=0750$/m, 'which the group svc-kiosk may enter')
+  t.match(agent, new RegExp(`^Environment=SVC_AGENT_WAYLAND_DISPLAY=/run/${runtime}/wayland-0$`, 'm'), 'the agent captures through the socket there')
   t.match(
     fs.readFileSync(path.join(root, 'opt/svc-agent/share/kiosk'), 'utf8'),
     /exec "\$browser" --kiosk .*--autoplay-policy=no-user-gesture-required .*"http:\/\/127\.0\.0\.1:\$\{SVC_AGENT_PLAYER_PORT:-7070\}\/"/,
@@ -163,6 +175,38 @@ ${steps}
   return sections
 }
 
+/**
+ * The kiosk unit's ExecStart as svc-kiosk (headless, the browser replaced by a sleep: not
+ * this step's business), with the runtime folder systemd would make (RuntimeDirectory,
+ * 0750) and a login session's XDG_RUNTIME_DIR the session must not use (`command install`:
+ * the steps' `install` is the package's); then grim as
+ * svc-agent on the agent unit's SVC_AGENT_WAYLAND_DISPLAY, the way the agent runs it, and
+ * as nobody (not in the group: refused). The socket is awaited at most 2 minutes.
+ */
+const DISPLAY_STEP = `mount -t tmpfs tmpfs /run
+command install -d -m 0750 -o svc-kiosk -g svc-kiosk /run/svc-kiosk
+# A /tmp of its own, as at boot (cage's Xwayland wants /tmp/.X11-unix root's, and leaves its lock there)
+command install -d -m 1777 "$W/tmp"
+mount --bind "$W/tmp" /tmp
+command install -d -m 1777 /tmp/.X11-unix
+printf '#!/bin/sh\\nexec sleep 120\\n' > /opt/svc-agent/share/kiosk
+SESSION=$(sed -n 's/^ExecStart=//p' /usr/lib/systemd/system/svc-kiosk.service)
+SOCKET=$(sed -n 's/^Environment=SVC_AGENT_WAYLAND_DISPLAY=//p' /usr/lib/systemd/system/svc-agent.service)
+echo "socket-path=$SOCKET"
+setsid runuser -u svc-kiosk -- env -i PATH=/usr/bin:/bin HOME=/var/lib/svc-kiosk XDG_RUNTIME_DIR=/run/user/4242 RUNTIME_DIRECTORY=/run/svc-kiosk \\
+  WLR_BACKENDS=headless WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1 $SESSION >/dev/null 2>/run/cage.log &
+KIOSK=$!
+i=0; while [ ! -S "$SOCKET" ] && [ $i -lt 1200 ] && kill -0 $KIOSK 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+echo "socket=$(stat -c '%U %G %a' "$SOCKET" 2>/dev/null || echo none)"
+shot() { runuser -u "$1" -- env -i PATH=/usr/bin:/bin WAYLAND_DISPLAY="$SOCKET" XDG_RUNTIME_DIR="$(dirname "$SOCKET")" grim -t png - 2>/dev/null | head -c 8 | od -An -tx1 | tr -d ' \\n'; }
+echo "agent-capture=$(shot svc-agent)"
+echo "other-capture=$(shot nobody)"
+echo "cage-log=$(tail -c 600 /run/cage.log | tr '\\n' ' ')"
+kill -TERM -- -$KIOSK 2>/dev/null || true
+wait $KIOSK || true
+umount -l /tmp || true
+umount -l /run || true`
+
 const field = (section: string | undefined, key: string): string =>
   new RegExp(`^${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}=(.*)$`, 'm').exec(section ?? '')?.[1] ?? '(missing)'
 
@@ -177,12 +221,19 @@ toolTest(
       if (toolsRequired()) t.fail(`${missingTool(systemdAnalyze)} (CI is set: a missing tool fails)`)
       else t.comment(`${missingTool(systemdAnalyze)}; the units are not verified`)
     }
+    const capture = !missingTool(displayCapture)
+    if (!capture) {
+      if (toolsRequired()) t.fail(`${missingTool(displayCapture)} (CI is set: a missing tool fails)`)
+      else t.comment(`${missingTool(displayCapture)}; the display capture between the two users is not tried`)
+    }
     const out = await inNamespace(
       t,
       deb,
       `echo "@@ installed"; install; state
 echo "@@ verify"
 ${analyze ? `for u in ${UNITS.join(' ')}; do systemd-analyze verify "/usr/lib/systemd/system/$u" 2>&1 | sed "s|^|$u: |" || true; done` : 'true'}
+echo "@@ display"
+${capture ? DISPLAY_STEP : 'true'}
 # The agent pairs (its credential is the pairing); the installer sets the cloud and turns the kiosk off.
 echo '{"screenId":"scr_kept"}' > /var/lib/svc-agent/credentials.json
 chown svc-agent:svc-agent /var/lib/svc-agent/credentials.json
@@ -196,7 +247,7 @@ echo "@@ purged"; dpkg -P svc-agent >/dev/null 2>&1; state
     )
     const installed = out.get('installed')
     t.equal(field(installed, 'status'), 'install ok installed')
-    t.match(field(installed, 'agent-groups'), /^svc-agent dialout$/, 'svc-agent, in dialout')
+    t.match(field(installed, 'agent-groups'), /^svc-agent dialout svc-kiosk$/, 'svc-agent, in dialout and svc-kiosk (the compositor’s socket)')
     t.match(field(installed, 'kiosk-groups'), /^svc-kiosk\b.*\bvideo\b/, 'svc-kiosk, in video')
     t.equal(field(installed, 'agent-home'), '/var/lib/svc-agent')
     t.equal(field(installed, 'data'), 'svc-agent svc-agent 700', 'the data folder, the agent’s own')
@@ -216,6 +267,15 @@ echo "@@ purged"; dpkg -P svc-agent >/dev/null 2>&1; state
         [],
         'systemd-analyze verify: nothing to say about the units',
       )
+    }
+
+    if (capture) {
+      const display = out.get('display')
+      const log = `cage: ${field(display, 'cage-log')}`
+      t.equal(field(display, 'socket-path'), '/run/svc-kiosk/wayland-0', 'the agent unit names the socket in the kiosk unit’s runtime folder')
+      t.equal(field(display, 'socket'), 'svc-kiosk svc-kiosk 770', `the kiosk session made its socket there, open to the group (${log})`)
+      t.equal(field(display, 'agent-capture'), '89504e470d0a1a0a', `svc-agent captures the display: a PNG from grim (${log})`)
+      t.equal(field(display, 'other-capture'), '', 'a user outside the group svc-kiosk cannot')
     }
 
     const upgraded = out.get('upgraded')

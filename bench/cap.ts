@@ -55,6 +55,18 @@ type FromDevices =
   | { type: 'ended' }
   | { type: 'error'; message: string }
 
+/** A connect that a reset during the storm does not end (a loaded machine drops some): five tries. */
+async function connectRetrying(url: string, opts: Parameters<typeof connectAsync>[1]): Promise<MqttClient> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await connectAsync(url, opts)
+    } catch (err) {
+      if (tries >= 5) throw err
+      await sleep(1000 * tries)
+    }
+  }
+}
+
 // ---- the devices (child process) ----
 function devices(): void {
   const send = (m: FromDevices) => process.send!(m)
@@ -73,7 +85,7 @@ function devices(): void {
             m.creds.slice(i, i + BATCH).map(async ({ id, password }, j) => {
               const k = i + j
               const desired = topics.desired(id)
-              const c = await connectAsync(m.url, {
+              const c = await connectRetrying(m.url, {
                 clientId: id,
                 username: id,
                 password,

@@ -27,125 +27,129 @@ async function clickButton(page: Page, text: string): Promise<void> {
 /** The alert log's rows as text, newest first. */
 const logRows = (page: Page) => page.$$eval('tr[data-alert]', (rs) => rs.map((r) => r.textContent ?? ''))
 
-t.test('CAP feeds from Emergencies: push and pull feeds added, the alert log, a sample alert shown on a device and cleared, a feed deleted', { skip }, async (t) => {
-  const c = await cloud(t)
-  c.content.add(c.workspaceId, { kind: 'media', id: 'med_warn' })
-  const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
-  const [a, b] = [await c.pair('Atrium'), await c.pair('Boiler room')]
-  const [da, db] = [await connectDevice(t, url, a), await connectDevice(t, url, b)]
-  for (const d of [da, db]) await d.next(() => true, GUARD).catch(() => t.fail(`no first desired state for ${d.screenId}`))
+t.test(
+  'CAP feeds from Emergencies: push and pull feeds added, the alert log, a sample alert shown on a device and cleared, a feed deleted',
+  { skip },
+  async (t) => {
+    const c = await cloud(t)
+    c.content.add(c.workspaceId, { kind: 'media', id: 'med_warn' })
+    const url = `mqtt://127.0.0.1:${c.running.mqttPort}`
+    const [a, b] = [await c.pair('Atrium'), await c.pair('Boiler room')]
+    const [da, db] = [await connectDevice(t, url, a), await connectDevice(t, url, b)]
+    for (const d of [da, db]) await d.next(() => true, GUARD).catch(() => t.fail(`no first desired state for ${d.screenId}`))
 
-  const page = await signedIn(t, c, 'cara@example.com', 'admin')
-  await page.goto(`${c.base}/console/emergencies`)
-  await page.waitForSelector('.page-head .actions a')
-  await page.click('.page-head .actions a')
-  await page.waitForFunction("location.pathname === '/console/emergencies/cap-feeds'")
-  await page.waitForSelector('#h-add-feed')
-  t.match(await page.$eval('caption', (e) => e.textContent), /^0 CAP feeds/, 'no feed yet')
-  await noSerious(t, page, 'CAP feeds page')
+    const page = await signedIn(t, c, 'cara@example.com', 'admin')
+    await page.goto(`${c.base}/console/emergencies`)
+    await page.waitForSelector('.page-head .actions a')
+    await page.click('.page-head .actions a')
+    await page.waitForFunction("location.pathname === '/console/emergencies/cap-feeds'")
+    await page.waitForSelector('#h-add-feed')
+    t.match(await page.$eval('caption', (e) => e.textContent), /^0 CAP feeds/, 'no feed yet')
+    await noSerious(t, page, 'CAP feeds page')
 
-  // A push feed for Severe and Extreme alerts on every screen.
-  await page.type('#f-feed-name', 'County alerts')
-  await page.type('#cap-content', 'med_warn')
-  await page.click('input[name=feed-severity][value=Extreme]')
-  await page.click('input[name=feed-severity][value=Severe]')
-  await clickButton(page, 'Add feed')
-  await page.waitForSelector('.secret-value')
-  const secret = await page.$eval('.secret-value', (e) => e.textContent ?? '')
-  t.match(secret, /^capk_[A-Za-z0-9]{40}$/, 'the push secret is shown')
-  const feeds = (await c.call('GET', '/v1/cap-feeds')).body.data as { id: string; name: string; pushUrl: string }[]
-  t.equal(feeds.length, 1)
-  const push = feeds[0]!
-  t.match(await page.$eval('.secret', (e) => e.textContent), `${c.base}${push.pushUrl}`, 'with the address to POST to')
-  await docShot(page, 'cap-feed-secret')
+    // A push feed for Severe and Extreme alerts on every screen.
+    await page.type('#f-feed-name', 'County alerts')
+    await page.type('#cap-content', 'med_warn')
+    await page.click('input[name=feed-severity][value=Extreme]')
+    await page.click('input[name=feed-severity][value=Severe]')
+    await clickButton(page, 'Add feed')
+    await page.waitForSelector('.secret-value')
+    const secret = await page.$eval('.secret-value', (e) => e.textContent ?? '')
+    t.match(secret, /^capk_[A-Za-z0-9]{40}$/, 'the push secret is shown')
+    const feeds = (await c.call('GET', '/v1/cap-feeds')).body.data as { id: string; name: string; pushUrl: string }[]
+    t.equal(feeds.length, 1)
+    const push = feeds[0]!
+    t.match(await page.$eval('.secret', (e) => e.textContent), `${c.base}${push.pushUrl}`, 'with the address to POST to')
+    await docShot(page, 'cap-feed-secret')
 
-  // The secret shown is the one the push address accepts: a Minor alert, filtered out.
-  const res = await fetch(`${c.base}${push.pushUrl}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/cap+xml', authorization: `Bearer ${secret}` },
-    body: capDoc({ identifier: 'CNTY-1', severity: 'Minor', headline: 'FROST ADVISORY' }),
-  })
-  t.equal(res.status, 202, 'the push address accepts the secret shown')
-  t.match(((await res.json()) as { data: unknown }).data, { state: 'ignored' })
+    // The secret shown is the one the push address accepts: a Minor alert, filtered out.
+    const res = await fetch(`${c.base}${push.pushUrl}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cap+xml', authorization: `Bearer ${secret}` },
+      body: capDoc({ identifier: 'CNTY-1', severity: 'Minor', headline: 'FROST ADVISORY' }),
+    })
+    t.equal(res.status, 202, 'the push address accepts the secret shown')
+    t.match(((await res.json()) as { data: unknown }).data, { state: 'ignored' })
 
-  await clickButton(page, 'Done')
-  await page.waitForFunction("!document.querySelector('.secret')")
-  await textShown(page, 'severity Extreme, Severe')
-  t.notOk((await page.content()).includes(secret), 'the secret is gone from the page once dismissed')
+    await clickButton(page, 'Done')
+    await page.waitForFunction("!document.querySelector('.secret')")
+    await textShown(page, 'severity Extreme, Severe')
+    t.notOk((await page.content()).includes(secret), 'the secret is gone from the page once dismissed')
 
-  // A pull feed: a private address refused beside its field, then a public one.
-  await page.type('#f-feed-name', 'Weather service')
-  await page.click('input[name=feed-mode][value=pull]')
-  await page.waitForSelector('#f-feed-url')
-  // The content and screens stay as they were for the next feed: the same content beneath it.
-  t.equal(await page.$eval('#cap-content', (e) => (e as unknown as { value: string }).value), 'med_warn', 'the content stays chosen')
-  await page.type('#f-feed-url', 'https://127.0.0.1/alerts.atom')
-  await clickButton(page, 'Add feed')
-  await page.waitForSelector('#f-feed-url-error')
-  t.match(await page.$eval('#f-feed-url-error', (e) => e.textContent), /^url/, "an unsafe address: the API's refusal beside the field")
-  await page.$eval('#f-feed-url', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-feed-url', 'https://alerts.weather.example/active.atom')
-  await clickButton(page, 'Add feed')
-  await textShown(page, 'pull every 60 s')
-  t.equal(await page.$('.secret'), null, 'a pull feed has no secret to show')
-  t.match(await page.$eval('caption', (e) => e.textContent), /^2 CAP feeds/)
-  await noSerious(t, page, 'CAP feeds page with two feeds')
-  await docShot(page, 'cap-feeds')
+    // A pull feed: a private address refused beside its field, then a public one.
+    await page.type('#f-feed-name', 'Weather service')
+    await page.click('input[name=feed-mode][value=pull]')
+    await page.waitForSelector('#f-feed-url')
+    // The content and screens stay as they were for the next feed: the same content beneath it.
+    t.equal(await page.$eval('#cap-content', (e) => (e as unknown as { value: string }).value), 'med_warn', 'the content stays chosen')
+    await page.type('#f-feed-url', 'https://127.0.0.1/alerts.atom')
+    await clickButton(page, 'Add feed')
+    await page.waitForSelector('#f-feed-url-error')
+    t.match(await page.$eval('#f-feed-url-error', (e) => e.textContent), /^url/, "an unsafe address: the API's refusal beside the field")
+    await page.$eval('#f-feed-url', (e) => {
+      ;(e as unknown as { value: string }).value = ''
+    })
+    await page.type('#f-feed-url', 'https://alerts.weather.example/active.atom')
+    await clickButton(page, 'Add feed')
+    await textShown(page, 'pull every 60 s')
+    t.equal(await page.$('.secret'), null, 'a pull feed has no secret to show')
+    t.match(await page.$eval('caption', (e) => e.textContent), /^2 CAP feeds/)
+    await noSerious(t, page, 'CAP feeds page with two feeds')
+    await docShot(page, 'cap-feeds')
 
-  // The push feed's page: its log says what happened to the Minor alert and why.
-  await page.click(`a[href$="/emergencies/cap-feeds/${push.id}"]`)
-  await page.waitForSelector('tr[data-alert]')
-  t.match(await logRows(page), [/FROST ADVISORY.*ignored.*severity Minor is not accepted by this feed/], 'the alert log: ignored, and why')
+    // The push feed's page: its log says what happened to the Minor alert and why.
+    await page.click(`a[href$="/emergencies/cap-feeds/${push.id}"]`)
+    await page.waitForSelector('tr[data-alert]')
+    t.match(await logRows(page), [/FROST ADVISORY.*ignored.*severity Minor is not accepted by this feed/], 'the alert log: ignored, and why')
 
-  // A sample alert to the Boiler room only: its device holds the emergency, marked as a test.
-  await page.waitForSelector(`#f-sample-screen option[value=${b.screenId}]`)
-  await page.select('#f-sample-screen', b.screenId)
-  await clickButton(page, 'Send sample alert')
-  await textShown(page, 'Sample started on Boiler room')
-  const shown = await db.next((s) => Boolean(s.emergency), GUARD).catch(() => null)
-  t.ok(shown, 'the chosen screen receives the emergency in its desired state')
-  t.match(shown?.emergency, { contentId: 'med_warn', message: /^TEST: Sample alert\n/, alert: { test: true, headline: 'Sample alert' } }, 'marked as a test')
-  t.notOk(da.latest?.emergency, 'the other screen is untouched')
-  const emgId = shown!.emergency!.id
-  t.match((await c.call('GET', `/v1/emergencies/${emgId}`)).body.data, { status: 'active', source: { capFeedId: push.id }, screenCount: 1 })
-  await page.waitForFunction("document.querySelectorAll('tr[data-alert]').length === 2")
-  t.match((await logRows(page))[0], /Sample alert.*Alert \(Test\).*started.*a sample sent from the console/, 'the sample in the log')
-  await noSerious(t, page, 'CAP feed page with a sample on')
-  await docShot(page, 'cap-feed')
+    // A sample alert to the Boiler room only: its device holds the emergency, marked as a test.
+    await page.waitForSelector(`#f-sample-screen option[value=${b.screenId}]`)
+    await page.select('#f-sample-screen', b.screenId)
+    await clickButton(page, 'Send sample alert')
+    await textShown(page, 'Sample started on Boiler room')
+    const shown = await db.next((s) => Boolean(s.emergency), GUARD).catch(() => null)
+    t.ok(shown, 'the chosen screen receives the emergency in its desired state')
+    t.match(shown?.emergency, { contentId: 'med_warn', message: /^TEST: Sample alert\n/, alert: { test: true, headline: 'Sample alert' } }, 'marked as a test')
+    t.notOk(da.latest?.emergency, 'the other screen is untouched')
+    const emgId = shown!.emergency!.id
+    t.match((await c.call('GET', `/v1/emergencies/${emgId}`)).body.data, { status: 'active', source: { capFeedId: push.id }, screenCount: 1 })
+    await page.waitForFunction("document.querySelectorAll('tr[data-alert]').length === 2")
+    t.match((await logRows(page))[0], /Sample alert.*Alert \(Test\).*started.*a sample sent from the console/, 'the sample in the log')
+    await noSerious(t, page, 'CAP feed page with a sample on')
+    await docShot(page, 'cap-feed')
 
-  await clickButton(page, 'Clear sample alert')
-  await textShown(page, 'The sample is off Boiler room.')
-  const off = await db.next((s) => s.emergency === null && s.version > shown!.version, GUARD).catch(() => null)
-  t.ok(off, 'the device loses the emergency')
-  t.equal((await c.call('GET', `/v1/emergencies/${emgId}`)).body.data.status, 'cleared')
-  await page.waitForFunction("document.querySelectorAll('tr[data-alert]').length === 3")
-  t.match((await logRows(page))[0], /Cancel \(Test\).*cleared.*cancelled by the sender/, 'the cancel in the log')
+    await clickButton(page, 'Clear sample alert')
+    await textShown(page, 'The sample is off Boiler room.')
+    const off = await db.next((s) => s.emergency === null && s.version > shown!.version, GUARD).catch(() => null)
+    t.ok(off, 'the device loses the emergency')
+    t.equal((await c.call('GET', `/v1/emergencies/${emgId}`)).body.data.status, 'cleared')
+    await page.waitForFunction("document.querySelectorAll('tr[data-alert]').length === 3")
+    t.match((await logRows(page))[0], /Cancel \(Test\).*cleared.*cancelled by the sender/, 'the cancel in the log')
 
-  // What the sample endpoints refuse: another screen id, a pushed alert taken for a sample.
-  t.match(
-    await c.call('POST', `/v1/cap-feeds/${push.id}/sample`, { screenId: 'scr_nope' }),
-    { status: 422, body: { error: 'validation_error' } },
-    'a screen the caller does not reach: refused as an emergency to it would be',
-  )
-  const pushed = (await c.call('GET', `/v1/cap-feeds/${push.id}/alerts`)).body.data.find((x: { identifier: string }) => x.identifier === 'CNTY-1')
-  t.equal((await c.call('POST', `/v1/cap-feeds/${push.id}/sample/clear`, { alertId: pushed.id })).status, 404, "a sender's alert is no sample")
-  t.equal((await c.call('POST', '/v1/cap-feeds/capf_nope/sample', { screenId: b.screenId })).status, 404, 'an unknown feed')
+    // What the sample endpoints refuse: another screen id, a pushed alert taken for a sample.
+    t.match(
+      await c.call('POST', `/v1/cap-feeds/${push.id}/sample`, { screenId: 'scr_nope' }),
+      { status: 422, body: { error: 'validation_error' } },
+      'a screen the caller does not reach: refused as an emergency to it would be',
+    )
+    const pushed = (await c.call('GET', `/v1/cap-feeds/${push.id}/alerts`)).body.data.find((x: { identifier: string }) => x.identifier === 'CNTY-1')
+    t.equal((await c.call('POST', `/v1/cap-feeds/${push.id}/sample/clear`, { alertId: pushed.id })).status, 404, "a sender's alert is no sample")
+    t.equal((await c.call('POST', '/v1/cap-feeds/capf_nope/sample', { screenId: b.screenId })).status, 404, 'an unknown feed')
 
-  // Deleting the pull feed from the list, after its confirmation.
-  await page.click('a[href$="/emergencies/cap-feeds"]')
-  await page.waitForSelector('button[aria-label="Delete Weather service"]')
-  await page.click('button[aria-label="Delete Weather service"]')
-  t.equal((await c.call('GET', '/v1/cap-feeds')).body.data.length, 2, 'Delete asks first')
-  await page.click('button[aria-label="Yes, Delete Weather service"]')
-  await textShown(page, 'Deleted Weather service')
-  t.same(
-    (await c.call('GET', '/v1/cap-feeds')).body.data.map((f: { name: string }) => f.name),
-    ['County alerts'],
-    'deleted',
-  )
-})
+    // Deleting the pull feed from the list, after its confirmation.
+    await page.click('a[href$="/emergencies/cap-feeds"]')
+    await page.waitForSelector('button[aria-label="Delete Weather service"]')
+    await page.click('button[aria-label="Delete Weather service"]')
+    t.equal((await c.call('GET', '/v1/cap-feeds')).body.data.length, 2, 'Delete asks first')
+    await page.click('button[aria-label="Yes, Delete Weather service"]')
+    await textShown(page, 'Deleted Weather service')
+    t.same(
+      (await c.call('GET', '/v1/cap-feeds')).body.data.map((f: { name: string }) => f.name),
+      ['County alerts'],
+      'deleted',
+    )
+  },
+)
 
 t.test('a viewer sees the feeds and their log, and no add, delete or sample controls', { skip }, async (t) => {
   const c = await cloud(t)

@@ -8,7 +8,7 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, call } from '../api.js'
 import { useLive } from '../live.js'
-import { Link, navigate } from '../router.js'
+import { Link } from '../router.js'
 import { useSession } from '../session.js'
 import { EMPTY_TARGET, TARGET_FIELDS, TargetFields, type Target } from '../takeover.js'
 import { Ago, ConfirmButton, ErrorNote, errProps, Field, Page, SecretOnce, SelectField, Shell, useLoad, useSubmit } from '../ui.js'
@@ -47,14 +47,7 @@ function targetOf(t: { scopeKind?: string; screenIds?: string[]; scopeNodeId?: s
 }
 
 /** A group of checkboxes over fixed values (empty = every value, unless `hint` says otherwise). */
-function Checks(p: {
-  id: string
-  legend: string
-  values: readonly string[]
-  value: string[]
-  onChange: (v: string[]) => void
-  hint: string
-}): JSX.Element {
+function Checks(p: { id: string; legend: string; values: readonly string[]; value: string[]; onChange: (v: string[]) => void; hint: string }): JSX.Element {
   return (
     <fieldset class="choices" aria-describedby={`${p.id}-hint`}>
       <legend class="legend">{p.legend}</legend>
@@ -134,12 +127,12 @@ function AddFeed(props: { onCreated: (feed: { name: string; pushUrl: string | nu
       <fieldset class="choices">
         <legend class="legend">How alerts arrive</legend>
         <label class="choice">
-          <input type="radio" name="feed-mode" value="push" checked={mode === 'push'} onChange={() => setMode('push')} /> Push: the alerting system
-          sends them to an address of ours
+          <input type="radio" name="feed-mode" value="push" checked={mode === 'push'} onChange={() => setMode('push')} /> Push: the alerting system sends them
+          to an address of ours
         </label>
         <label class="choice">
-          <input type="radio" name="feed-mode" value="pull" checked={mode === 'pull'} onChange={() => setMode('pull')} /> Pull: we fetch a CAP
-          document or an Atom feed of them
+          <input type="radio" name="feed-mode" value="pull" checked={mode === 'pull'} onChange={() => setMode('pull')} /> Pull: we fetch a CAP document or an
+          Atom feed of them
         </label>
         {errors.mode ? <small class="field-error">{errors.mode}</small> : null}
       </fieldset>
@@ -230,8 +223,8 @@ export function CapFeeds(): JSX.Element {
   return (
     <Page title="CAP alert feeds">
       <p>
-        Emergencies started by the alerting systems you already run (IPAWS, weather services, Alertus, Rave, Singlewire, InformaCast…) in the Common
-        Alerting Protocol 1.2. <Link to="/emergencies">Back to emergencies</Link>
+        Emergencies started by the alerting systems you already run (IPAWS, weather services, Alertus, Rave, Singlewire, InformaCast…) in the Common Alerting
+        Protocol 1.2. <Link to="/emergencies">Back to emergencies</Link>
       </p>
       {created ? (
         <SecretOnce

@@ -89,8 +89,7 @@ export function Emergencies(): JSX.Element {
   return (
     <Page title="Emergencies" actions={<Link to="/emergencies/cap-feeds">CAP alert feeds</Link>}>
       <p>
-        Emergencies also start from alerting systems through <Link to="/emergencies/cap-feeds">CAP alert feeds</Link>, each with the log of what
-        its alerts did.
+        Emergencies also start from alerting systems through <Link to="/emergencies/cap-feeds">CAP alert feeds</Link>, each with the log of what its alerts did.
       </p>
       {s.can('emergency.manage') ? <StartEmergency /> : null}
       <ErrorNote error={list.error} />

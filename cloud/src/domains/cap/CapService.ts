@@ -399,7 +399,11 @@ export class CapService {
     const screenId = sampleScreen(sample?.source_url ?? null)
     if (!sample || sample.feed_id !== feed.id || sample.sender !== SAMPLE_SENDER || sample.msg_type !== 'Alert' || !screenId)
       throw notFound('No such sample alert on this feed.')
-    const xml = sampleCancelDoc({ identifier: this.ids.next('capAlert'), sent: this.clock.now(), cancels: { identifier: sample.identifier, sent: sample.sent } })
+    const xml = sampleCancelDoc({
+      identifier: this.ids.next('capAlert'),
+      sent: this.clock.now(),
+      cancels: { identifier: sample.identifier, sent: sample.sent },
+    })
     return this.handle(feed, parseCap(xml), sampleSource(screenId))
   }
 
@@ -605,7 +609,11 @@ export class CapService {
       })
       return {
         state: 'started',
-        ...(sampleTo ? { reason: 'a sample sent from the console: shown marked as a test' } : test ? { reason: `${alert.status}: shown marked as a test` } : {}),
+        ...(sampleTo
+          ? { reason: 'a sample sent from the console: shown marked as a test' }
+          : test
+            ? { reason: `${alert.status}: shown marked as a test` }
+            : {}),
         emergencyId: e.id,
         screensTargeted: e.screenCount,
         holding: true,

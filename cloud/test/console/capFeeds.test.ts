@@ -129,7 +129,7 @@ t.test(
     // What the sample endpoints refuse: another screen id, a pushed alert taken for a sample.
     t.match(
       await c.call('POST', `/v1/cap-feeds/${push.id}/sample`, { screenId: 'scr_nope' }),
-      { status: 422, body: { error: 'validation_error' } },
+      { status: 422, body: { error: 'no_screens' } },
       'a screen the caller does not reach: refused as an emergency to it would be',
     )
     const pushed = (await c.call('GET', `/v1/cap-feeds/${push.id}/alerts`)).body.data.find((x: { identifier: string }) => x.identifier === 'CNTY-1')

@@ -226,28 +226,6 @@ export function CapFeeds(): JSX.Element {
         Emergencies started by the alerting systems you already run (IPAWS, weather services, Alertus, Rave, Singlewire, InformaCast…) in the Common Alerting
         Protocol 1.2. <Link to="/emergencies">Back to emergencies</Link>
       </p>
-      {created ? (
-        <SecretOnce
-          title={`Push secret of ${created.name}`}
-          value={created.secret}
-          note={`Your alerting system POSTs each CAP document to ${location.origin}${created.pushUrl} with the header "Authorization: Bearer <this secret>". Copy it now: it will not be shown again.`}
-          onDismiss={() => setCreated(null)}
-        />
-      ) : null}
-      {manage ? (
-        <AddFeed
-          onCreated={(f) => {
-            setNote(`Added ${f.name}.`)
-            if (f.pushUrl && f.pushSecret) setCreated({ name: f.name, pushUrl: f.pushUrl, secret: f.pushSecret })
-            feeds.reload()
-          }}
-        />
-      ) : null}
-      {note ? (
-        <p role="status" class="note">
-          {note}
-        </p>
-      ) : null}
       <ErrorNote error={feeds.error ?? deleteError} />
       {feeds.data ? (
         <table>
@@ -288,6 +266,28 @@ export function CapFeeds(): JSX.Element {
         </table>
       ) : feeds.loading ? (
         <p>Loading…</p>
+      ) : null}
+      {created ? (
+        <SecretOnce
+          title={`Push secret of ${created.name}`}
+          value={created.secret}
+          note={`Your alerting system POSTs each CAP document to ${location.origin}${created.pushUrl} with the header "Authorization: Bearer <this secret>". Copy it now: it will not be shown again.`}
+          onDismiss={() => setCreated(null)}
+        />
+      ) : null}
+      {note ? (
+        <p role="status" class="note">
+          {note}
+        </p>
+      ) : null}
+      {manage ? (
+        <AddFeed
+          onCreated={(f) => {
+            setNote(`Added ${f.name}.`)
+            if (f.pushUrl && f.pushSecret) setCreated({ name: f.name, pushUrl: f.pushUrl, secret: f.pushSecret })
+            feeds.reload()
+          }}
+        />
       ) : null}
     </Page>
   )

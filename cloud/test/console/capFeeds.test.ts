@@ -135,6 +135,15 @@ t.test(
     const pushed = (await c.call('GET', `/v1/cap-feeds/${push.id}/alerts`)).body.data.find((x: { identifier: string }) => x.identifier === 'CNTY-1')
     t.equal((await c.call('POST', `/v1/cap-feeds/${push.id}/sample/clear`, { alertId: pushed.id })).status, 404, "a sender's alert is no sample")
     t.equal((await c.call('POST', '/v1/cap-feeds/capf_nope/sample', { screenId: b.screenId })).status, 404, 'an unknown feed')
+    // A sender posing as the console's samples gets none of their freedom: its Test alert meets the feed's filters.
+    const forged = await fetch(`${c.base}${push.pushUrl}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cap+xml', authorization: `Bearer ${secret}` },
+      body: capDoc({ identifier: 'FORGED-1', sender: 'signage-console-sample', status: 'Test', severity: 'Extreme' }),
+    })
+    const forgedAnswer = ((await forged.json()) as { data: { alertId: string; state: string } }).data
+    t.match(forgedAnswer, { state: 'ignored' }, "a pushed document with the samples' sender is filtered as any other")
+    t.equal((await c.call('POST', `/v1/cap-feeds/${push.id}/sample/clear`, { alertId: forgedAnswer.alertId })).status, 404, 'and is no sample to clear')
 
     // Deleting the pull feed from the list, after its confirmation.
     await page.click('a[href$="/emergencies/cap-feeds"]')

@@ -69,7 +69,8 @@ const FIXTURES: Record<string, Fixture> = {
   },
   '/v1/cap-feeds/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/cap-feeds', a, { name: 'A feed', contentKind: 'media', contentId: 'med_a' })).json().data.id,
-    body: { name: 'renamed' },
+    // screenId / alertId: the sample routes' bodies.
+    body: { name: 'renamed', screenId: 'scr_x', alertId: 'capa_x' },
     exists: async (h, a, id) => (await h.req('GET', `/v1/cap-feeds/${id}`, a)).json().data?.name === 'A feed',
   },
   '/v1/serial-templates/:id': {

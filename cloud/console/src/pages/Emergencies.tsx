@@ -1,7 +1,8 @@
 // Emergencies: the list; starting one (content, a message, every screen / a location /
 // a group / chosen screens) and clearing it where the role holds emergency.manage, each after a
 // confirmation step; an emergency's page shows its reach live (targeted, published,
-// applied, displayed, unreachable) and the screens with their state.
+// applied, displayed, unreachable) and the screens with their state, and the CAP feed that
+// started it, if one did. The CAP alert feeds (CapFeeds.tsx) are reached from the list.
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
@@ -86,7 +87,10 @@ export function Emergencies(): JSX.Element {
     if (e.event === 'emergency.started' || e.event === 'emergency.cleared') list.reload()
   })
   return (
-    <Page title="Emergencies">
+    <Page title="Emergencies" actions={<Link to="/emergencies/cap-feeds">CAP alert feeds</Link>}>
+      <p>
+        Emergencies also start from alerting systems through <Link to="/emergencies/cap-feeds">CAP alert feeds</Link>, each with the log of what its alerts did.
+      </p>
       {s.can('emergency.manage') ? <StartEmergency /> : null}
       <ErrorNote error={list.error} />
       {list.data ? (
@@ -196,6 +200,14 @@ export function EmergencyPage(props: PageProps): JSX.Element {
             <dd>
               <Ago at={e.startedAt} />
             </dd>
+            {e.source ? (
+              <>
+                <dt>Started by</dt>
+                <dd>
+                  <Link to={`/emergencies/cap-feeds/${e.source.capFeedId}`}>a CAP feed</Link> (alert {e.source.alertId})
+                </dd>
+              </>
+            ) : null}
             {e.clearedAt ? (
               <>
                 <dt>Cleared</dt>

@@ -4,6 +4,7 @@
 import type { JSX } from 'preact'
 import { Content } from './Content.js'
 import { Approvals } from './Approvals.js'
+import { CapFeedPage, CapFeeds } from './CapFeeds.js'
 import { CastPage, Casts } from './Casts.js'
 import { Alerts } from './Alerts.js'
 import { AuditLog } from './AuditLog.js'
@@ -41,6 +42,9 @@ export const PAGES: PageEntry[] = [
   { path: '/casts', name: 'Casts', permission: 'screen.view', nav: true, component: Casts },
   { path: '/casts/:id', name: 'Cast', permission: 'screen.view', nav: false, component: CastPage },
   { path: '/emergencies', name: 'Emergencies', permission: 'emergency.view', nav: true, component: Emergencies },
+  // Before /emergencies/:id, which would take `cap-feeds` for an id.
+  { path: '/emergencies/cap-feeds', name: 'CAP alert feeds', permission: 'emergency.view', nav: false, component: CapFeeds },
+  { path: '/emergencies/cap-feeds/:id', name: 'CAP feed', permission: 'emergency.view', nav: false, component: CapFeedPage },
   { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
   { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
   { path: '/alerts', name: 'Alerts', permission: 'alert.view', nav: true, component: Alerts },

@@ -23,6 +23,7 @@ import type { ContentKind, EmergencyAlert } from '@svc/shared/mqtt/index'
 import { CAP_SEVERITIES, CapFormatError, parseCap, parseFetched, type CapAlert, type CapInfo } from './capXml.js'
 import { CapRepository, type CapAlertRow, type CapFeedRow } from './CapRepository.js'
 import type { GeoMatcher } from './geo.js'
+import { SAMPLE_SENDER, sampleAlertDoc, sampleCancelDoc, sampleScreen, sampleSource } from './sample.js'
 
 export const CAP_MAX_BYTES = 1024 * 1024
 /** How long an instance owns a document it claimed; past it, a row still `received` is handled again (the instance died). */
@@ -371,6 +372,41 @@ export class CapService {
     return pageOf(rows, { ...page, limit }, alertView)
   }
 
+  // ---- samples ----
+
+  /**
+   * Sends a sample alert (CAP status Test) through the feed to one screen the caller reaches:
+   * handled as a pushed document is, logged in the feed's alert log, shown marked as a test.
+   */
+  async sample(p: Principal, id: string, screenId: string): Promise<PushAnswer> {
+    const feed = await this.row(p, id)
+    // The caller must reach the screen (404 otherwise), checked as an emergency would be.
+    await this.emergencies.plan(p, { scopeKind: 'screens', screenIds: [screenId], contentKind: feed.content_kind as ContentKind, contentId: feed.content_id })
+    const xml = sampleAlertDoc({
+      identifier: this.ids.next('capAlert'),
+      sent: this.clock.now(),
+      language: feed.language,
+      feedName: feed.name,
+      screenName: `screen ${screenId}`,
+    })
+    return this.handle(feed, parseCap(xml), sampleSource(screenId))
+  }
+
+  /** Clears a sample the feed showed, by a CAP Cancel through the feed (logged as the sender's would be). */
+  async clearSample(p: Principal, id: string, alertId: string): Promise<PushAnswer> {
+    const feed = await this.row(p, id)
+    const sample = await this.repo.alertById(alertId)
+    const screenId = sampleScreen(sample?.source_url ?? null)
+    if (!sample || sample.feed_id !== feed.id || sample.sender !== SAMPLE_SENDER || sample.msg_type !== 'Alert' || !screenId)
+      throw notFound('No such sample alert on this feed.')
+    const xml = sampleCancelDoc({
+      identifier: this.ids.next('capAlert'),
+      sent: this.clock.now(),
+      cancels: { identifier: sample.identifier, sent: sample.sent },
+    })
+    return this.handle(feed, parseCap(xml), sampleSource(screenId))
+  }
+
   // ---- receiving ----
 
   /** A pushed document: 401 unless the feed is a push feed and the secret matches. */
@@ -432,7 +468,7 @@ export class CapService {
       const was = (await this.repo.alertByKey(feed.id, alert.sender, alert.identifier))!
       return { alertId: was.id, state: was.state as AlertState, emergencyId: was.emergency_id }
     }
-    return this.finish(feed, id, lease, () => this.decide(feed, alert, info, id))
+    return this.finish(feed, id, lease, () => this.decide(feed, alert, info, id, sampleScreen(sourceUrl)))
   }
 
   private leaseEnd(): string {
@@ -512,15 +548,16 @@ export class CapService {
           )
           return { state: 'updated', reason: 'recovered after an interrupted handling', emergencyId: row.emergency_id, holding: true }
         }
-        return this.decide(feed, alert, info, row.id)
+        return this.decide(feed, alert, info, row.id, sampleScreen(row.source_url))
       })
     }
     return n
   }
 
-  private async decide(feed: CapFeedRow, alert: CapAlert, info: CapInfo | undefined, alertId: string): Promise<Outcome> {
+  /** `sampleTo`: the screen a console sample goes to (it skips the feed's filters, target and area). */
+  private async decide(feed: CapFeedRow, alert: CapAlert, info: CapInfo | undefined, alertId: string, sampleTo: string | null): Promise<Outcome> {
     const accept = JSON.parse(feed.accept) as Accept
-    if (!accept.status.includes(alert.status)) return { state: 'ignored', reason: `status ${alert.status} is not accepted by this feed` }
+    if (!sampleTo && !accept.status.includes(alert.status)) return { state: 'ignored', reason: `status ${alert.status} is not accepted by this feed` }
     if (alert.msgType === 'Ack' || alert.msgType === 'Error') return { state: 'ignored', reason: `${alert.msgType} messages show nothing` }
     if (alert.msgType === 'Cancel') return this.cancel(feed, alert, alertId)
     const test = alert.status !== 'Actual'
@@ -549,13 +586,13 @@ export class CapService {
     }
     const cancel = await this.repo.cancelled(feed.id, alert.sender, alert.identifier)
     if (cancel) return { state: 'ignored', reason: `cancelled before it arrived (by ${cancel.cancel_alert_id})` }
-    const miss = this.filtered(accept, info)
+    const miss = sampleTo ? null : this.filtered(accept, info)
     if (miss) return { state: 'ignored', reason: miss }
     const expires = expiresOf(alert)
     if (expires !== null && expires <= this.clock.now().toISOString()) return { state: 'expired', reason: `expired on arrival (${expires})` }
     const p = this.principalOf(feed)
-    let target = JSON.parse(feed.target) as TargetScope
-    if (feed.area_match === 'geo') {
+    let target = sampleTo ? ({ scopeKind: 'screens', screenIds: [sampleTo] } as TargetScope) : (JSON.parse(feed.target) as TargetScope)
+    if (feed.area_match === 'geo' && !sampleTo) {
       const screenIds = await this.geo.inside(p, target, info.areas)
       if (!screenIds.length) return { state: 'ignored', reason: 'no target screen is inside the alert area', screensTargeted: 0 }
       target = { scopeKind: 'screens', screenIds }
@@ -572,7 +609,11 @@ export class CapService {
       })
       return {
         state: 'started',
-        ...(test ? { reason: `${alert.status}: shown marked as a test` } : {}),
+        ...(sampleTo
+          ? { reason: 'a sample sent from the console: shown marked as a test' }
+          : test
+            ? { reason: `${alert.status}: shown marked as a test` }
+            : {}),
         emergencyId: e.id,
         screensTargeted: e.screenCount,
         holding: true,

@@ -239,6 +239,40 @@ const capRoutes =
     )
 
     app.post(
+      '/cap-feeds/:id/sample',
+      {
+        config: { permission: 'emergency.manage' },
+        schema: {
+          tags: ['cap-feeds'],
+          operationId: 'sendCapSample',
+          summary: 'Send a sample CAP alert (status Test) through the feed to one screen',
+          description:
+            "Handled as a pushed document is (logged in the feed's alert log, the emergency carrying its source) but sent to the chosen screen whatever the feed's filters, target and area, shown marked as a test; it clears itself after 15 minutes unless cleared sooner (POST …/sample/clear).",
+          params: IdParams,
+          body: Type.Object({ screenId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+          response: { 202: Data(PushAnswer), 400: ErrorBody, ...errorResponses },
+        },
+      },
+      async (req, reply) => reply.code(202).send({ data: await capFeeds.sample(principalOf(req), req.params.id, req.body.screenId) }),
+    )
+
+    app.post(
+      '/cap-feeds/:id/sample/clear',
+      {
+        config: { permission: 'emergency.manage' },
+        schema: {
+          tags: ['cap-feeds'],
+          operationId: 'clearCapSample',
+          summary: "Clear a sample alert: a CAP Cancel for it through the feed (alertId: the sample's alert log id)",
+          params: IdParams,
+          body: Type.Object({ alertId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+          response: { 200: Data(PushAnswer), 400: ErrorBody, ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await capFeeds.clearSample(principalOf(req), req.params.id, req.body.alertId) }),
+    )
+
+    app.post(
       '/cap-feeds/:id/alerts',
       {
         config: { auth: 'none' },

@@ -50,7 +50,7 @@ t.test('listens on real sockets; the first measurement runs on start', async (t)
   t.match(res.headers.get('content-type'), /^application\/json/)
 
   type Status = { data: { state: string; computedAt: string | null; stale: boolean } }
-  const measured = await until(2 * 60_000, async () => {
+  const measured = await until(5 * 60_000, async () => {
     const body = (await (await fetch(`${base}/v1/status`)).json()) as Status
     return body.data.computedAt ? body.data : undefined
   })
@@ -132,7 +132,7 @@ t.test('the CLI `start` serves, then exits 0 on SIGTERM', async (t) => {
   })
   const { child, output, exited } = cloudCli(t, ['start'], env)
 
-  const ready = await until(2 * 60_000, async () => {
+  const ready = await until(5 * 60_000, async () => {
     if (child.exitCode !== null) return false
     const res = await fetch(`http://127.0.0.1:${httpPort}/v1/status`)
     return res.status === 200 ? true : undefined

@@ -75,7 +75,7 @@ t.test('CAP alerts on the player page: full screen and banner, landscape and por
   await server.start()
   t.after(() => server.stop())
   await page.goto(`http://127.0.0.1:${server.port}/`)
-  t.ok(await until(2 * 60_000, () => (server.health.pages === 1 ? true : undefined)), 'the kiosk page connected')
+  t.ok(await until(5 * 60_000, () => (server.health.pages === 1 ? true : undefined)), 'the kiosk page connected')
 
   const layout = (): Promise<Layout> =>
     page.evaluate(`(() => {
@@ -95,7 +95,7 @@ t.test('CAP alerts on the player page: full screen and banner, landscape and por
   let n = 0
   const show = async (v: PlayerView, expectText: string): Promise<Layout> => {
     server.show({ ...v, version: ++n } as PlayerView)
-    const got = await until(2 * 60_000, async () => {
+    const got = await until(5 * 60_000, async () => {
       const l = await layout()
       return l.fit && l.parts.some((p) => p.text.includes(expectText)) ? l : undefined
     })
@@ -157,7 +157,7 @@ t.test('CAP alerts on the player page: full screen and banner, landscape and por
       l = await show(view({ alert: { ...NWS, headline: `TESTED ${width}`, test: true, severity: 'Minor' } }), `TESTED ${width}`)
       t.equal(l.parts[0]!.text, 'TEST · Minor')
       server.show(view({ message: `Evacuate the building now ${width}`, version: ++n }))
-      const plain = await until(2 * 60_000, async () => {
+      const plain = await until(5 * 60_000, async () => {
         const x = await layout()
         return x.parts.length === 0 && x.fit === 'ok' ? x : undefined
       })
@@ -170,5 +170,5 @@ t.test('CAP alerts on the player page: full screen and banner, landscape and por
 
   // Cleared: the band goes.
   server.show({ ...view({ emergencyId: null, message: null, source: 'assignment' }), version: ++n } as PlayerView)
-  t.ok(await until(2 * 60_000, async () => ((await layout()).band.h === 0 ? true : undefined)), 'the band is gone once cleared')
+  t.ok(await until(5 * 60_000, async () => ((await layout()).band.h === 0 ? true : undefined)), 'the band is gone once cleared')
 })

@@ -59,7 +59,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
   /** Evaluates an expression in the page (as text: this package has no DOM typings). */
   const js = <T>(expr: string): Promise<T> => page.evaluate(expr) as Promise<T>
   await page.goto(`http://127.0.0.1:${agent.player.port}/`)
-  await until(2 * 60_000, async () => ((await js<string>('document.body.innerText')).includes(registration.pairingCode) ? true : undefined))
+  await until(5 * 60_000, async () => ((await js<string>('document.body.innerText')).includes(registration.pairingCode) ? true : undefined))
   t.match(await js<string>('document.body.innerText'), registration.pairingCode, 'while unpaired the page shows the pairing code')
   const connected = once(agent, 'connected')
   const screenId = await cloud.pair(registration.pairingCode)
@@ -137,7 +137,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
 
   // 2. Fit: a 4:3 picture letterboxes with the default `contain`, fills with `cover`.
   await publish({ casts: [cast('cast_43', 'media', 'med_43', { name: '4:3', ...image('cyan43.png') })] })
-  await until(2 * 60_000, async () => (near((await screenshot(page)).at(640, 360), PALETTE.cyan!) ? true : undefined))
+  await until(5 * 60_000, async () => (near((await screenshot(page)).at(640, 360), PALETTE.cyan!) ? true : undefined))
   const contain = await screenshot(page)
   t.ok(near(contain.at(10, 360), [0, 0, 0], 10) && near(contain.at(1270, 360), [0, 0, 0], 10), 'contain: black bars left and right')
   t.ok(near(contain.at(170, 10), PALETTE.cyan!) && near(contain.at(1109, 710), PALETTE.cyan!), 'contain: the whole picture, 960 px wide, centred')
@@ -162,7 +162,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
   await waitColour('green')
   const playlistRuns = () => runsOf(seen.slice(startPl)).filter((r) => r.colour === 'green' || r.colour === 'blue')
   // The fifth run has begun: the four before it are whole (about 4 s).
-  await until(2 * 60_000, () => (playlistRuns().length >= 5 ? true : undefined))
+  await until(5 * 60_000, () => (playlistRuns().length >= 5 ? true : undefined))
   const runs = playlistRuns()
   t.ok(runs.length >= 5, `at least 4 alternations within 10 s (${runs.map((r) => r.colour).join(' ')})`)
   for (let i = 1; i < runs.length; i++) t.not(runs[i]!.colour, runs[i - 1]!.colour, 'colours alternate')
@@ -198,7 +198,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
   // Half of each item's time is a fade: the samples land in fades as often as the sampler
   // runs, which on a busy machine is seldom, so the loop goes on until two have.
   const blendsOf = (frames: typeof seen) => frames.filter((f) => f.colour === null && f.top === null)
-  await until(2 * 60_000, () => (blendsOf(seen.slice(startFade)).length >= 2 ? true : undefined))
+  await until(5 * 60_000, () => (blendsOf(seen.slice(startFade)).length >= 2 ? true : undefined))
   const fadeFrames = seen.slice(startFade)
   const blends = blendsOf(fadeFrames)
   t.ok(blends.length >= 2, `frames between cyan and blue are a blend (${blends.length} of ${fadeFrames.length} samples)`)
@@ -239,7 +239,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     ],
   })
   await waitColour('green')
-  await until(2 * 60_000, () => lines.find((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'))
+  await until(5 * 60_000, () => lines.find((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'))
   t.ok(
     lines.some((l) => l.msg === 'an item failed to load on the page and was skipped' && l.itemId === 'med_gone'),
     'the failure is reported',
@@ -264,7 +264,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     },
   })
   t.ok(
-    await until(2 * 60_000, async () => (near((await screenshot(page)).at(640, 100), PALETTE.red!) ? true : undefined)),
+    await until(5 * 60_000, async () => (near((await screenshot(page)).at(640, 100), PALETTE.red!) ? true : undefined)),
     'the emergency content is on screen',
   )
   const band = await js<{ text: string; top: number; height: number; width: number; font: number }>(`(() => {

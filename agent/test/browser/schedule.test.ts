@@ -76,12 +76,12 @@ t.test('a schedule turns from its fallback to a two-zone layout at 09:00 local t
     generatedAt: time.clock.now().toISOString(),
   })
   t.ok(
-    await until(2 * 60_000, async () => (solid(await screenshot(page), PALETTE) === 'red' ? true : undefined)),
+    await until(5 * 60_000, async () => (solid(await screenshot(page), PALETTE) === 'red' ? true : undefined)),
     '08:59:50 local: the fallback fills the screen',
   )
 
   time.advance(15_000) // 09:00:05 local
-  const split = await until(2 * 60_000, async () => {
+  const split = await until(5 * 60_000, async () => {
     const bm = await screenshot(page)
     return near(bm.at(5, 5), PALETTE.green!) && near(bm.at(1274, 714), PALETTE.blue!) ? bm : undefined
   })

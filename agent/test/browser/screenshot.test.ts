@@ -43,7 +43,7 @@ async function pairedAgent(
 }
 
 async function finished(cloud: TestCloud, id: string): Promise<Record<string, any>> {
-  const done = await until(2 * 60_000, async () => {
+  const done = await until(5 * 60_000, async () => {
     const shot = ((await (await cloud.request('GET', `/v1/screenshots/${id}`)).json()) as { data: Record<string, any> }).data
     return shot.status === 'ok' || shot.status === 'failed' ? shot : undefined
   })
@@ -85,7 +85,7 @@ t.test('a screenshot job returns a PNG of what the page shows', { skip: skip ?? 
     generatedAt: new Date().toISOString(),
   })
   t.ok(
-    await until(2 * 60_000, () => (agent.player.view.type === 'playing' && agent.player.view.castId === 'cast_red' ? true : undefined)),
+    await until(5 * 60_000, () => (agent.player.view.type === 'playing' && agent.player.view.castId === 'cast_red' ? true : undefined)),
     'the cast is the view',
   )
 

@@ -37,7 +37,7 @@ async function feed(port: number) {
     close: () => ws.terminate(),
     send: (m: unknown) => ws.send(JSON.stringify(m)),
     async waitFor(pred: (v: PlayerView) => boolean) {
-      const v = await until(2 * 60_000, () => views.find(pred))
+      const v = await until(5 * 60_000, () => views.find(pred))
       if (!v) throw new Error(`no matching view; got ${JSON.stringify(views)}`)
       return v
     },
@@ -90,7 +90,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   // The page tells its video frame counts (a bad count is ignored); the next report carries them.
   page.send({ type: 'frames', decoded: -1, dropped: 'many' })
   page.send({ type: 'frames', decoded: 1200, dropped: 7 })
-  t.same(await until(2 * 60_000, () => agent.videoFrames() ?? undefined), { decoded: 1200, dropped: 7 }, 'the agent holds the counts')
+  t.same(await until(5 * 60_000, () => agent.videoFrames() ?? undefined), { decoded: 1200, dropped: 7 }, 'the agent holds the counts')
 
   // Desired state through the broker, as the cloud publishes it.
   const now = time.nowMs
@@ -122,7 +122,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
     playing: { source: 'cast', contentKind: 'media', contentId: 'med_promo', castId: 'cast_1' },
     video: { decoded: 1200, dropped: 7 },
   })
-  const served = await until(2 * 60_000, async () => {
+  const served = await until(5 * 60_000, async () => {
     const s = ((await (await cloud.request('GET', `/v1/screens/${screenId}`)).json()) as { data: { reported?: { version: number; video?: unknown } } }).data
     return s.reported?.version === 7 ? s.reported : undefined
   })
@@ -135,7 +135,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   const castView = await page.waitFor((v) => v.type === 'playing' && v.source === 'cast')
   t.match(castView, { type: 'playing', screenId, connected: true, version: 7, contentId: 'med_promo', castId: 'cast_1', content: { name: 'Promo' } })
   // The state is stored right after it is applied (the report can arrive before the write ends).
-  const stored = await until(2 * 60_000, () => {
+  const stored = await until(5 * 60_000, () => {
     const v = JSON.parse(fs.readFileSync(path.join(dataDir, 'desired.json'), 'utf8')).version as number
     return v === 7 ? v : undefined
   })
@@ -163,7 +163,7 @@ t.test('pairs, connects, applies desired state, reports, and keeps playing offli
   t.equal(again.state?.version, 7)
   t.match(again.state?.decision, { source: 'assignment', contentId: 'med_loop' })
   // The page view follows once the media cache has been checked (files first, then the switch).
-  const state = await until(2 * 60_000, async () => {
+  const state = await until(5 * 60_000, async () => {
     const v = (await (await fetch(`http://127.0.0.1:${again.player.port}/state`)).json()) as PlayerView
     return v.type === 'starting' ? undefined : v
   })
@@ -197,7 +197,7 @@ t.test('a deleted screen: the agent says so, drops the credential and pairs agai
     panel: null,
     generatedAt: new Date().toISOString(),
   })
-  await until(2 * 60_000, () => (agent.state?.version === 1 ? true : undefined))
+  await until(5 * 60_000, () => (agent.state?.version === 1 ? true : undefined))
 
   const revoked = once(agent, 'revoked')
   const nextCode = once(agent, 'code')

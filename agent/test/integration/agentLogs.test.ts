@@ -22,7 +22,7 @@ async function fetchLogs(cloud: TestCloud, screenId: string, body: unknown): Pro
   const res = await cloud.request('POST', `/v1/screens/${screenId}/logs`, body)
   if (res.status !== 202) throw new Error(`logs: ${res.status} ${await res.text()}`)
   const { id } = ((await res.json()) as { data: { id: string } }).data
-  const done = await until(2 * 60_000, async () => {
+  const done = await until(5 * 60_000, async () => {
     const got = (
       (await (await cloud.request('GET', `/v1/agent-logs/${id}`)).json()) as { data: { id: string; state: string; lines: Line[]; truncated: boolean } }
     ).data
@@ -62,7 +62,7 @@ t.test("the lines the agent logged and its kiosk page's console reach the cloud"
   const pageAt = time.now().toISOString()
   agent.log.child({ part: 'test' }).warn({ reason: 'a marker' }, 'something to find')
   page.send(JSON.stringify({ type: 'console', level: 'error', message: 'Uncaught TypeError: x is undefined (http://127.0.0.1/app.js:3)' }))
-  t.ok(await until(2 * 60_000, () => (agent.consoleLines.size ? true : undefined)), 'the agent heard the page')
+  t.ok(await until(5 * 60_000, () => (agent.consoleLines.size ? true : undefined)), 'the agent heard the page')
 
   const first = await fetchLogs(cloud, screenId, {})
   t.equal(first.state, 'done')
@@ -90,7 +90,7 @@ t.test("the lines the agent logged and its kiosk page's console reach the cloud"
 
   // `since` and `lines` choose: only what came after, and only the newest. The first job's
   // last line (`job done`, logged once its result is out, after the upload) comes first.
-  t.ok(await until(2 * 60_000, () => (stdout.some((l) => l.msg === 'job done' && l.jobId === first.id) ? true : undefined)), 'the first job is over')
+  t.ok(await until(5 * 60_000, () => (stdout.some((l) => l.msg === 'job done' && l.jobId === first.id) ? true : undefined)), 'the first job is over')
   time.advance(60_000)
   const since = time.now().toISOString()
   agent.log.info('after the mark 1')

@@ -31,7 +31,7 @@ t.test('a panel switched off by hand on the simulator makes its screen drift; sw
     ((await (await cloud.request('GET', '/v1/screens?drift=drifting')).json()) as { data: { id: string }[] }).data.map((s) => s.id)
   // The list's drift filter reads what the device link has written; it follows the screen's view a moment later on a busy machine.
   const listedAs = (want: string[]) =>
-    until(2 * 60_000, async () => {
+    until(5 * 60_000, async () => {
       const ids = await driftingIds()
       return ids.join() === want.join() ? ids : undefined
     })
@@ -54,14 +54,14 @@ t.test('a panel switched off by hand on the simulator makes its screen drift; sw
   const job = (
     (await (await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: on.value, encoding: on.encoding })).json()) as { data: { id: string } }
   ).data
-  const done = await until(2 * 60_000, async () => {
+  const done = await until(5 * 60_000, async () => {
     const j = ((await (await cloud.request('GET', `/v1/serial-jobs/${job.id}`)).json()) as { data: { status: string } }).data
     return j.status === 'queued' || j.status === 'sent' ? undefined : j
   })
   t.equal(done?.status, 'ok')
   t.equal(sim.panel.model.state.power, 'on')
 
-  const inSync = await until(2 * 60_000, async () => {
+  const inSync = await until(5 * 60_000, async () => {
     const d = await drift()
     return d.state === 'in_sync' && d.items.length === 0 ? d : undefined
   })

@@ -63,21 +63,21 @@ t.test('the page switches only once the new content is downloaded', async (t) =>
     panel: null,
     generatedAt: new Date().toISOString(),
   })
-  await until(2 * 60_000, () => views.find((v) => v.type === 'playing' && v.source === 'none'))
+  await until(5 * 60_000, () => views.find((v) => v.type === 'playing' && v.source === 'none'))
   await cloud.publish(topics.desired(screenId), desired(10, `${host}/slow.png`))
-  await until(2 * 60_000, () => (agent.state?.version === 10 ? true : undefined))
+  await until(5 * 60_000, () => (agent.state?.version === 10 ? true : undefined))
   await sleep(500)
   t.notOk(
     views.some((v) => v.type === 'playing' && v.source === 'assignment'),
     'while the file downloads, the page is not switched (no half-loaded item)',
   )
   release()
-  const shown = await until(2 * 60_000, () => views.find((v) => v.type === 'playing' && v.source === 'assignment'))
+  const shown = await until(5 * 60_000, () => views.find((v) => v.type === 'playing' && v.source === 'assignment'))
   t.equal(served, 1)
   t.match(shown, { type: 'playing', version: 10, content: { url: /^\/media\/[0-9a-f]{64}$/ } }, 'then it switches, to the local copy')
 
   // A file that cannot be fetched: the view still goes out, with the remote URL.
   await cloud.publish(topics.desired(screenId), desired(11, `${host}/missing.png`))
-  const fallback = await until(2 * 60_000, () => views.find((v) => v.type === 'playing' && v.version === 11))
+  const fallback = await until(5 * 60_000, () => views.find((v) => v.type === 'playing' && v.version === 11))
   t.match(fallback, { content: { url: `${host}/missing.png` } })
 })

@@ -74,7 +74,7 @@ t.test('plays recorded offline and across a restart arrive after reconnect, once
 
   // Online: the play goes out as soon as it is written.
   await play(agent, time, 'med_online')
-  const first = await until(2 * 60_000, async () => ((await api(`/v1/screens/${screenId}/play-log`)).body.data.length === 1 ? true : undefined))
+  const first = await until(5 * 60_000, async () => ((await api(`/v1/screens/${screenId}/play-log`)).body.data.length === 1 ? true : undefined))
   t.ok(first, 'the online play arrived')
   await agent.playLogSender!.idle()
 
@@ -95,7 +95,7 @@ t.test('plays recorded offline and across a restart arrive after reconnect, once
   const back = once(agent, 'connected')
   cloud = await startServer(config(Number(new URL(base).port), mqttPort), { clock: cloudClock })
   await back
-  const all = await until(2 * 60_000, async () => {
+  const all = await until(5 * 60_000, async () => {
     const r = await api(`/v1/screens/${screenId}/play-log`)
     return r.body.data.length >= 4 ? r.body.data : undefined
   })
@@ -123,7 +123,7 @@ t.test('plays recorded offline and across a restart arrive after reconnect, once
   const reconnected = once(agent, 'connected')
   await agent.start()
   await reconnected
-  await until(2 * 60_000, () => (fs.existsSync(path.join(dataDir, 'play-log.cursor')) ? true : undefined))
+  await until(5 * 60_000, () => (fs.existsSync(path.join(dataDir, 'play-log.cursor')) ? true : undefined))
   await agent.playLogSender!.idle()
   t.ok(agent.playLogSender!.sentBatches >= 1, 'the log was sent again')
   t.equal((await api(`/v1/screens/${screenId}/play-log`)).body.data.length, 4, 'and nothing was stored twice')

@@ -15,7 +15,7 @@ async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
 }
 
 async function waitJob(cloud: TestCloud, id: string): Promise<Record<string, unknown>> {
-  const done = await until(2 * 60_000, async () => {
+  const done = await until(5 * 60_000, async () => {
     const job = (await json<{ data: Record<string, unknown> }>(await cloud.request('GET', `/v1/serial-jobs/${id}`))).data
     return ['ok', 'nak', 'timeout', 'failed'].includes(String(job.status)) ? job : undefined
   })
@@ -57,7 +57,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
     (await json<{ data: { reported?: { panel?: { power?: string; input?: string } } } }>(await cloud.request('GET', `/v1/screens/${screenId}`))).data.reported
       ?.panel
   // Waited for with a hang guard of 2 minutes, well short of the next poll.
-  const reportedOn = await until(120_000, async () => ((await panelState())?.power === 'on' ? true : undefined))
+  const reportedOn = await until(5 * 60_000, async () => ((await panelState())?.power === 'on' ? true : undefined))
   t.ok(reportedOn, 'the power state read back after the job reaches the screen in the API')
   t.equal((await panelState())?.input, 'hdmi1', 'the input is reported too (MDC can read it)')
 
@@ -78,7 +78,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   agent.playLog.end('probe')
   await agent.playLog.flush()
   t.equal((await agent.playLog.all()).at(-1)?.panelPower, 'on', 'the play log stamps the power read back')
-  const stored = await until(2 * 60_000, async () => {
+  const stored = await until(5 * 60_000, async () => {
     const plays = (await json<{ data: { itemId: string; panelPower: string }[] }>(await cloud.request('GET', `/v1/screens/${screenId}/play-log`))).data
     return plays.find((p) => p.itemId === 'med_probe')
   })
@@ -89,7 +89,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
     await json<{ data: { id: string } }>(await cloud.request('POST', `/v1/screens/${screenId}/serial`, { value: 'AA 14 01 01 23 39', encoding: 'hex' }))
   ).data
   t.equal((await waitJob(cloud, hdmi2.id)).status, 'ok')
-  t.ok(await until(120_000, async () => ((await panelState())?.input === 'hdmi2' ? true : undefined)), 'reported.panel.input follows the input job')
+  t.ok(await until(5 * 60_000, async () => ((await panelState())?.input === 'hdmi2' ? true : undefined)), 'reported.panel.input follows the input job')
 
   // The agent goes away; a power-off job is queued; it completes when the agent returns.
   await agent.stop()

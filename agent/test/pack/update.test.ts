@@ -136,7 +136,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
       group: true,
     })
   let agent = start(60)
-  const code = await until(2 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
+  const code = await until(5 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
   t.ok(code, `a pairing code (stderr: ${agent.stderr()})`)
   const screenId = await cloud.pair(code!)
   await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
@@ -164,7 +164,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const releases = path.join(data, 'releases')
   // A trial or a rollback record is cleared once the broker acknowledged its report: a moment after the cloud has it.
   const settled = () =>
-    until(2 * 60_000, () => {
+    until(5 * 60_000, () => {
       const st = readState(path.join(releases, 'state.json'))
       return st && st.trial === null && st.rolledBack === null ? true : undefined
     })
@@ -281,7 +281,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
       env: { PATH: nodeDir, SVC_AGENT_UPDATE_TRIAL_SECONDS: '60' },
       group: true,
     })
-    const code = await until(2 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
+    const code = await until(5 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
     t.ok(code, `${name}: a pairing code (stderr: ${agent.stderr()})`)
     const screenId = await cloud.pair(code!, name)
     await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
@@ -305,7 +305,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
 
   // B to both in one stage: each installs it, restarts into it, and reports it.
   const toB = ((await (await cloud.request('POST', '/v1/agent-rollouts', { version: B, stages: [100] })).json()) as { data: { id: string } }).data
-  const updated = await until(120_000, async () => {
+  const updated = await until(5 * 60_000, async () => {
     const v = await get(toB.id)
     return v.counts.updated === 2 ? v : undefined
   })
@@ -322,7 +322,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
       data: { id: string }
     }
   ).data
-  const stopped = await until(120_000, async () => {
+  const stopped = await until(5 * 60_000, async () => {
     const v = await get(toBroken.id)
     return v.state === 'stopped' ? v : undefined
   })
@@ -342,7 +342,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
     untouched.agent.json().some((l) => l.msg === 'restarting into the update' && l.to === '9.0.5-broken'),
     'the second player never installed it',
   )
-  const drift = await until(2 * 60_000, async () => {
+  const drift = await until(5 * 60_000, async () => {
     const s = (
       (await (await cloud.request('GET', `/v1/screens/${first.screenId}`)).json()) as {
         data: { agentVersion: string; drift: { state: string; items: unknown[] } }

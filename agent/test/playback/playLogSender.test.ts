@@ -67,7 +67,7 @@ t.test('acknowledged only after the PUBACK, one batch at a time, bounded', async
   const sender = new PlayLogSender({ playLog: pl, link: pub, screenId: 'scr_1', log })
   sender.kick()
   sender.kick()
-  await until(2 * 60_000, () => (pub.sent.length === 1 ? true : undefined))
+  await until(5 * 60_000, () => (pub.sent.length === 1 ? true : undefined))
   const first = pub.sent[0] as { records: Array<{ itemId: string }> }
   t.equal(first.records.length, PLAY_LOG_LIMITS.maxRecords, 'a full batch')
   t.ok(parsePlayLogBatch(encodeMessage(first)).ok, 'valid by the contract')
@@ -76,7 +76,7 @@ t.test('acknowledged only after the PUBACK, one batch at a time, bounded', async
   t.equal(cursorOf(dir), 0, 'nothing acknowledged before the PUBACK')
 
   pub.puback()
-  await until(2 * 60_000, () => (pub.sent.length === 2 ? true : undefined))
+  await until(5 * 60_000, () => (pub.sent.length === 2 ? true : undefined))
   const firstCursor = cursorOf(dir)
   t.ok(firstCursor > 0, 'the first batch is acknowledged after its PUBACK')
   const second = pub.sent[1] as { records: Array<{ itemId: string }> }
@@ -100,7 +100,7 @@ t.test('acknowledged only after the PUBACK, one batch at a time, bounded', async
   t.equal(pub.sent.length, 2)
   pub.connected = true
   sender.kick()
-  await until(2 * 60_000, () => (pub.sent.length === 3 ? true : undefined))
+  await until(5 * 60_000, () => (pub.sent.length === 3 ? true : undefined))
   t.same(pub.sent[2], pub.sent[1], 'the unacknowledged batch is sent again, unchanged')
   pub.puback()
   await sender.idle()
@@ -135,7 +135,7 @@ t.test('stop waits for the batch in flight: its cursor is written before stop re
   const pub = new Publisher()
   const sender = new PlayLogSender({ playLog: pl, link: pub, screenId: 'scr_1', log })
   sender.kick()
-  await until(2 * 60_000, () => (pub.sent.length === 1 ? true : undefined))
+  await until(5 * 60_000, () => (pub.sent.length === 1 ? true : undefined))
   let stopped = false
   const stopping = sender.stop().then(() => (stopped = true))
   await new Promise((r) => setTimeout(r, 20))
@@ -151,7 +151,7 @@ t.test('stop waits for the batch in flight: its cursor is written before stop re
   pl.endAll()
   await pl.flush()
   again.kick()
-  await until(2 * 60_000, () => (pub.sent.length === 2 ? true : undefined))
+  await until(5 * 60_000, () => (pub.sent.length === 2 ? true : undefined))
   let gaveUp = false
   const givingUp = again.stop(50).then(() => (gaveUp = true))
   time.advance(49)

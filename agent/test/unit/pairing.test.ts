@@ -59,7 +59,7 @@ t.test('an expired code is replaced by a new registration; the credential is sto
   pairing.start()
   t.after(() => pairing.stop())
   for (let i = 0; i < 10 && !done; i++) {
-    await until(2 * 60_000, () => (time.timers.size || done ? true : undefined))
+    await until(5 * 60_000, () => (time.timers.size || done ? true : undefined))
     time.advance(1200)
   }
   const creds = await paired
@@ -103,7 +103,7 @@ t.test('a wrong cloud address: a clear error and retries with backoff, not a cra
   t.after(() => pairing.stop())
   for (let i = 1; i <= 4; i++) {
     await waitFor(() => lines.filter((l) => l.level === 'warn').length >= i)
-    await until(2 * 60_000, () => (time.timers.size ? true : undefined))
+    await until(5 * 60_000, () => (time.timers.size ? true : undefined))
     time.advance(time.delays.at(-1)!)
   }
   const warn = lines.find((l) => l.level === 'warn')!

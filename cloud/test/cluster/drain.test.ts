@@ -46,7 +46,7 @@ async function startCloud(t: Test, drainTimeoutMs: number) {
   t.same(await boot.exited, { code: 0, signal: null }, `bootstrap (${boot.output()})`)
   const { apiKey } = JSON.parse(boot.output().trim().split('\n').at(-1)!) as { apiKey: string }
   const proc = cli(t, ['start'], env)
-  const ready = await until(120_000, async () => {
+  const ready = await until(5 * 60_000, async () => {
     if (proc.child.exitCode !== null) return false
     return (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).status === 200 ? true : undefined
   })
@@ -80,14 +80,14 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   })
   t.after(() => client.endAsync(true).catch(() => undefined))
   const deviceClosed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())))
-  const online = await until(120_000, async () => ((await call('GET', `/v1/screens/${dev.screenId}`)).data.status === 'online' ? true : undefined))
+  const online = await until(5 * 60_000, async () => ((await call('GET', `/v1/screens/${dev.screenId}`)).data.status === 'online' ? true : undefined))
   t.equal(online, true, 'the screen is online')
 
   // Alert evaluation runs under a lease (every 200 ms here): this instance holds it.
   const db = await openDatabase(testConfig({ dataDir: c.dataDir, dbFile: path.join(c.dataDir, 'svc.sqlite') }))
   t.after(() => db.close())
   const leases = () => db.kysely.selectFrom('work_leases').select(['name', 'holder']).execute()
-  t.ok(await until(120_000, async () => ((await leases()).some((l) => l.name === 'alerts') ? true : undefined)), 'the instance holds the alerts lease')
+  t.ok(await until(5 * 60_000, async () => ((await leases()).some((l) => l.name === 'alerts') ? true : undefined)), 'the instance holds the alerts lease')
 
   const inflight = await halfSentRequest(c.httpPort)
   await sleep(300) // the server has the request's headers: it is in flight

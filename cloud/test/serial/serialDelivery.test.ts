@@ -76,7 +76,7 @@ t.test('offline → queued; the device connects and gets it; its result closes t
   const dev = await device(t, s, d)
   const got = await dev.next()
   t.match(got, { id: job.id, kind: 'serial', bytesHex: 'aa1101010114', protocol: null, createdAt: job.createdAt })
-  const sent = await until(2 * 60_000, async () => {
+  const sent = await until(5 * 60_000, async () => {
     const j = (await api(s, 'GET', `/v1/serial-jobs/${job.id}`, key)).json.data
     return j.status === 'sent' ? j : undefined
   })
@@ -98,7 +98,7 @@ t.test('offline → queued; the device connects and gets it; its result closes t
     }),
     { qos: 1 },
   )
-  const done = await until(2 * 60_000, async () => {
+  const done = await until(5 * 60_000, async () => {
     const j = (await api(s, 'GET', `/v1/serial-jobs/${job.id}`, key)).json.data
     return j.status === 'ok' ? j : undefined
   })
@@ -116,7 +116,7 @@ t.test('offline → queued; the device connects and gets it; its result closes t
     JSON.stringify({ jobId: live.id, sentHex: '6b', replyHex: '', outcome: 'failed', reason: 'port closed', at: new Date().toISOString() }),
     { qos: 1 },
   )
-  const failed = await until(2 * 60_000, async () => {
+  const failed = await until(5 * 60_000, async () => {
     const j = (await api(s, 'GET', `/v1/serial-jobs/${live.id}`, key)).json.data
     return j.status === 'failed' ? j : undefined
   })
@@ -166,7 +166,7 @@ t.test('a result near the packet limit is stored cut to its bounds', async (t) =
     }),
     { qos: 1 },
   )
-  const failed = await until(2 * 60_000, async () => {
+  const failed = await until(5 * 60_000, async () => {
     const j = (await api(s, 'GET', `/v1/serial-jobs/${job.id}`, key)).json.data
     return j.status === 'failed' ? j : undefined
   })

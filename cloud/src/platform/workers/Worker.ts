@@ -8,6 +8,11 @@ export abstract class IntervalWorker {
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
   private lease: { leases: WorkLeases; name: string } | null = null
+  /** Runs ended on this instance, and of them the failed ones (read by the metrics). */
+  runs = 0
+  failures = 0
+  /** When the last run that succeeded ended (epoch ms; 0 = none yet). */
+  lastRunAt = 0
 
   constructor(
     protected readonly intervalMs: number,
@@ -29,7 +34,19 @@ export abstract class IntervalWorker {
 
   async runOnce(): Promise<void> {
     if (this.running) return this.running
-    this.running = this.tick().finally(() => (this.running = null))
+    this.running = this.tick()
+      .then(
+        () => {
+          this.runs++
+          this.lastRunAt = Date.now()
+        },
+        (err: unknown) => {
+          this.runs++
+          this.failures++
+          throw err
+        },
+      )
+      .finally(() => (this.running = null))
     return this.running
   }
 

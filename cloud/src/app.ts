@@ -234,10 +234,9 @@ async function assemble(
     'svc_worker_runs_total',
     'Runs of each interval worker on this instance, by outcome (ok, failed).',
     () =>
-      running.workers().flatMap(([worker, w]) => [
-        [{ worker, outcome: 'ok' }, w.runs - w.failures] as const,
-        [{ worker, outcome: 'failed' }, w.failures] as const,
-      ]),
+      running
+        .workers()
+        .flatMap(([worker, w]) => [[{ worker, outcome: 'ok' }, w.runs - w.failures] as const, [{ worker, outcome: 'failed' }, w.failures] as const]),
     ['worker', 'outcome'],
   )
   metrics.gauge(

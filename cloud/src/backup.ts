@@ -234,7 +234,9 @@ async function readManifest(dir: string): Promise<Manifest> {
     typeof f.sha256 === 'string' &&
     /^[0-9a-f]{64}$/.test(f.sha256)
   if (m?.format !== FORMAT || m.version !== 1 || !Array.isArray(m.files) || !m.files.every(fileOk) || (m.engine !== 'sqlite' && m.engine !== 'postgres'))
-    throw new BackupError(`${path.join(dir, MANIFEST)} is not a manifest this release reads (format ${FORMAT}, version 1): the backup is damaged or from another program`)
+    throw new BackupError(
+      `${path.join(dir, MANIFEST)} is not a manifest this release reads (format ${FORMAT}, version 1): the backup is damaged or from another program`,
+    )
   if (m.engine === 'sqlite' && !m.files.some((f) => f.path === DB_NAME)) throw new BackupError(`the manifest names no ${DB_NAME}: the backup is damaged`)
   return m
 }
@@ -267,11 +269,14 @@ export async function restore(config: Pick<Config, 'dataDir' | 'dbFile' | 'datab
       throw e
     }
     if (got.bytes !== f.bytes || got.sha256 !== f.sha256)
-      throw new BackupError(`${f.path} does not match its checksum in the manifest (${got.bytes} bytes, sha256 ${got.sha256}): the backup is damaged, restore refused`)
+      throw new BackupError(
+        `${f.path} does not match its checksum in the manifest (${got.bytes} bytes, sha256 ${got.sha256}): the backup is damaged, restore refused`,
+      )
   }
   const dataDir = path.resolve(config.dataDir)
   const media = path.resolve(mediaRoot(config))
-  if (!(await isEmptyOrMissing(dataDir))) throw new BackupError(`the data folder ${dataDir} (SVC_DATA_DIR) is not empty: restore goes into an empty folder only`)
+  if (!(await isEmptyOrMissing(dataDir)))
+    throw new BackupError(`the data folder ${dataDir} (SVC_DATA_DIR) is not empty: restore goes into an empty folder only`)
   if (!(await isEmptyOrMissing(media))) throw new BackupError(`the media folder ${media} (SVC_MEDIA_DIR) is not empty: restore goes into an empty folder only`)
   const dbFile = manifest.engine === 'sqlite' ? path.resolve(config.dbFile) : null
   if (dbFile && fs.existsSync(dbFile)) throw new BackupError(`${dbFile} (SVC_DB_FILE) exists: restore goes into an empty data folder only`)
@@ -329,7 +334,8 @@ export async function integrityCheck(file: string): Promise<'ok'> {
       throw new BackupError(`the restored database cannot be read (${e.message}): the backup is damaged`)
     })
     const found = rows.map((r) => r.integrity_check)
-    if (found.length !== 1 || found[0] !== 'ok') throw new BackupError(`the restored database fails its integrity check (${found.slice(0, 3).join('; ')}): the backup is damaged`)
+    if (found.length !== 1 || found[0] !== 'ok')
+      throw new BackupError(`the restored database fails its integrity check (${found.slice(0, 3).join('; ')}): the backup is damaged`)
     return 'ok'
   } finally {
     await closeSqlite(db)

@@ -50,7 +50,12 @@ async function service(t: Test) {
   const base = `http://127.0.0.1:${running.httpPort}`
   const form = new FormData()
   form.append('file', new Blob([PNG], { type: 'image/png' }), 'dot.png')
-  const up = await fetch(`${base}/v1/media/upload`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form, signal: AbortSignal.timeout(120_000) })
+  const up = await fetch(`${base}/v1/media/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}` },
+    body: form,
+    signal: AbortSignal.timeout(120_000),
+  })
   if (up.status !== 201) throw new Error(`upload answered ${up.status}: ${await up.text()}`)
   return { dataDir, running, base, apiKey, media: (await up.json()).data as { id: string } }
 }

@@ -25,7 +25,11 @@ export const eventsModule = domainModule({
       return backlog
     }
     metrics.cloudGauge('svc_outbox_pending', 'Domain events recorded but not yet dispatched to webhooks and alerts.', async () => (await read()).pending)
-    metrics.cloudGauge('svc_outbox_lag_seconds', 'How long the oldest event not yet dispatched has waited (0 when none waits).', async () => (await read()).lagSeconds)
+    metrics.cloudGauge(
+      'svc_outbox_lag_seconds',
+      'How long the oldest event not yet dispatched has waited (0 when none waits).',
+      async () => (await read()).lagSeconds,
+    )
     // Live streams read the outbox; this process's dispatches wake them at once.
     const eventStream = new EventStreamHub(db.kysely, clock, timers ?? systemTimers, log, {
       maxPerWorkspace: config.eventStreamsPerWorkspace,

@@ -288,7 +288,11 @@ export class ScreenRepository {
 
   /** How many screens each status has, every workspace (the metrics). */
   async countByStatus(): Promise<[string, number][]> {
-    const rows = await this.k.selectFrom('screens').select(['status', (eb) => eb.fn.countAll<number | string>().as('n')]).groupBy('status').execute()
+    const rows = await this.k
+      .selectFrom('screens')
+      .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .groupBy('status')
+      .execute()
     return rows.map((r) => [r.status, Number(r.n)])
   }
 

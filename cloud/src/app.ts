@@ -236,13 +236,16 @@ async function assemble(
     () =>
       running
         .workers()
-        .flatMap(([worker, w]) => [[{ worker, outcome: 'ok' }, w.runs - w.failures] as const, [{ worker, outcome: 'failed' }, w.failures] as const]),
+        .flatMap(([worker, w]) => [
+          [{ worker, outcome: 'ok' }, w.runStats.ended - w.runStats.failed] as const,
+          [{ worker, outcome: 'failed' }, w.runStats.failed] as const,
+        ]),
     ['worker', 'outcome'],
   )
   metrics.gauge(
     'svc_worker_last_run_timestamp_seconds',
     'When the last successful run of each interval worker on this instance ended (Unix seconds); absent until one has.',
-    () => running.workers().flatMap(([worker, w]) => (w.lastRunAt > 0 ? [[{ worker }, w.lastRunAt / 1000] as const] : [])),
+    () => running.workers().flatMap(([worker, w]) => (w.runStats.lastOkAt > 0 ? [[{ worker }, w.runStats.lastOkAt / 1000] as const] : [])),
     ['worker'],
   )
   // The interval workers by name, for tests that drive them (runOnce).

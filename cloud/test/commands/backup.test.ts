@@ -57,7 +57,7 @@ async function service(t: Test) {
     signal: AbortSignal.timeout(120_000),
   })
   if (up.status !== 201) throw new Error(`upload answered ${up.status}: ${await up.text()}`)
-  return { dataDir, running, base, apiKey, media: (await up.json()).data as { id: string } }
+  return { dataDir, running, base, apiKey, media: ((await up.json()) as { data: { id: string } }).data }
 }
 
 t.test('a backup taken while a writer commits restores to a sound database with every row committed before it began, and the media', async (t) => {

@@ -8,11 +8,8 @@ export abstract class IntervalWorker {
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
   private lease: { leases: WorkLeases; name: string } | null = null
-  /** Runs ended on this instance, and of them the failed ones (read by the metrics). */
-  runs = 0
-  failures = 0
-  /** When the last run that succeeded ended (epoch ms; 0 = none yet). */
-  lastRunAt = 0
+  /** Runs ended on this instance, of them the failed ones, and when the last that succeeded ended (epoch ms; 0 = none yet): the metrics. */
+  readonly runStats = { ended: 0, failed: 0, lastOkAt: 0 }
 
   constructor(
     protected readonly intervalMs: number,
@@ -37,12 +34,12 @@ export abstract class IntervalWorker {
     this.running = this.tick()
       .then(
         () => {
-          this.runs++
-          this.lastRunAt = Date.now()
+          this.runStats.ended++
+          this.runStats.lastOkAt = Date.now()
         },
         (err: unknown) => {
-          this.runs++
-          this.failures++
+          this.runStats.ended++
+          this.runStats.failed++
           throw err
         },
       )

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { servicesOf } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { startServer } from '../../src/server.js'
+import { StartupError, startServer } from '../../src/server.js'
 import { scrape, samples, value } from '../fixtures/prometheus.js'
 import { connectDevice, droppedAtBroker, startCloud, tempDir } from './link.js'
 
@@ -44,6 +44,14 @@ t.test('the metrics listener: Prometheus text with the process defaults; nothing
 
   const off = await startCloud(t)
   t.equal(off.running.metricsPort, null, 'without SVC_METRICS_PORT there is no listener')
+
+  // A port in use stops the start with one sentence naming the setting, and nothing stays open.
+  await t.rejects(
+    startServer(testConfig({ dataDir: tempDir(t), host: '127.0.0.1', metricsPort: port, metricsHost: '127.0.0.1' })),
+    new StartupError(
+      `Metrics port ${port} is in use on 127.0.0.1 (SVC_METRICS_PORT): stop the program that holds it, or set SVC_METRICS_PORT to a free port (0 = any)`,
+    ),
+  )
 })
 
 t.test('real devices connecting move the MQTT connections and the screens by status; requests counted by route template', async (t) => {

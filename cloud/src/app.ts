@@ -23,6 +23,7 @@ import { EmbeddedBroker } from './platform/broker/EmbeddedBroker.js'
 import { closeRedis, openRedis, redisReachable, type RedisClient } from './platform/cluster/redis.js'
 import { WorkLeases } from './platform/cluster/WorkLeases.js'
 import { WorkLeaseRepository } from './platform/cluster/WorkLeaseRepository.js'
+import { Metrics } from './platform/metrics/Metrics.js'
 import { RedisDataChanges } from './platform/cluster/RedisDataChanges.js'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling, MAX_PATH_SEGMENT, NOSNIFF } from './platform/http/errors.js'
 import { installJsonBounds } from './platform/http/jsonBounds.js'
@@ -188,6 +189,10 @@ async function assemble(
   // Leases live in the database, so a cloud holds with or without Redis.
   const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
   app.decorate('leases', leases)
+  // Served by server.ts when SVC_METRICS_PORT is set; the lease it may hold is given back before the database closes.
+  const metrics = new Metrics(config.metricsPort !== null, leases)
+  releaseSteps.add('metrics lease', () => metrics.close())
+  metrics.gauge('svc_mqtt_connections', 'Devices connected to this instance over MQTT (authenticated connections).', () => broker.connections.count)
   const housekeeping = new Listeners<HousekeepingTask>()
   const running = new ModuleRuns()
   const idempotency = new IdempotencyStore(db, clock)
@@ -208,6 +213,7 @@ async function assemble(
     idempotency,
     dataChanges: sharedChanges ?? db.changes,
     leases,
+    metrics,
     devicePolicy: policy,
     stopSteps: lifecycle,
     drainSteps,
@@ -224,6 +230,24 @@ async function assemble(
   // stop steps and what it runs; then what they run starts.
   const provided = (await startModules(MODULES, platform as unknown as Record<string, unknown>, running, lifecycle)) as unknown as Provisions
   wired.set(app, provided)
+  metrics.counter(
+    'svc_worker_runs_total',
+    'Runs of each interval worker on this instance, by outcome (ok, failed).',
+    () =>
+      running
+        .workers()
+        .flatMap(([worker, w]) => [
+          [{ worker, outcome: 'ok' }, w.runStats.ended - w.runStats.failed] as const,
+          [{ worker, outcome: 'failed' }, w.runStats.failed] as const,
+        ]),
+    ['worker', 'outcome'],
+  )
+  metrics.gauge(
+    'svc_worker_last_run_timestamp_seconds',
+    'When the last successful run of each interval worker on this instance ended (Unix seconds); absent until one has.',
+    () => running.workers().flatMap(([worker, w]) => (w.runStats.lastOkAt > 0 ? [[{ worker }, w.runStats.lastOkAt / 1000] as const] : [])),
+    ['worker'],
+  )
   // The interval workers by name, for tests that drive them (runOnce).
   app.decorate('workers', {
     housekeeper,
@@ -242,6 +266,12 @@ async function assemble(
     reply.header(NOSNIFF[0], NOSNIFF[1])
     done()
   })
+  // Requests timed by route template (the metrics are served: server.ts); callback style, no promise per request.
+  if (metrics.enabled)
+    app.addHook('onResponse', (req, reply, done) => {
+      metrics.http(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime)
+      done()
+    })
   const routeCatalog: RouteInfo[] = []
   app.decorate('routeCatalog', routeCatalog)
   app.addHook('onRoute', (route) => {

@@ -9,6 +9,8 @@
 //   incident update ID --status S --message M [--impact I]
 //   incident resolve ID [--message M]
 //   incident list
+//   backup --out DIR                        a consistent copy of the running SQLite database and the media files, with a manifest (backup.ts)
+//   restore --from DIR                      a backup into an empty data folder, refused when damaged or partial; prints one JSON line
 // Bad arguments print a message on stderr and exit 2; never a stack trace.
 import { parseArgs } from 'node:util'
 import { type Config, loadConfig } from './config.js'
@@ -29,10 +31,11 @@ import { isApiError } from './platform/errors.js'
 import { AuditTrail } from './domains/audit/AuditTrail.js'
 import { diff } from './domains/audit/changes.js'
 import type { AuditResource } from './domains/audit/types.js'
+import { backup, BackupError, restore } from './backup.js'
 
 class UsageError extends Error {}
 
-const USAGE = `usage: pnpm cloud <start | migrate | bootstrap | create-user | incident> [options]
+const USAGE = `usage: pnpm cloud <start | migrate | bootstrap | create-user | incident | backup | restore> [options]
   start
   migrate
   bootstrap --workspace NAME [--region us|eu|oc|apac] [--email YOU@EXAMPLE.COM]
@@ -40,7 +43,9 @@ const USAGE = `usage: pnpm cloud <start | migrate | bootstrap | create-user | in
   incident open --title T --impact degraded|outage|none [--status S] [--message M] [--screens-playing yes|no]
   incident update ID --status investigating|identified|monitoring|resolved --message M [--impact I]
   incident resolve ID [--message M]
-  incident list`
+  incident list
+  backup --out DIR
+  restore --from DIR`
 
 async function withDb<T>(fn: (deps: { db: Database; ids: IdGenerator }) => Promise<T>): Promise<T> {
   const config = loadConfig()
@@ -195,6 +200,22 @@ async function main(argv: string[]): Promise<void> {
       })
       return
     }
+    case 'backup': {
+      const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } }, strict: true })
+      if (!values.out) throw new UsageError('backup needs --out DIR')
+      const result = await backup(loadConfig(), values.out)
+      out(result)
+      if (result.pgDump) process.stderr.write(`the database is on PostgreSQL and is not in this backup: back it up with\n  ${result.pgDump}\n`)
+      return
+    }
+    case 'restore': {
+      const { values } = parseArgs({ args: rest, options: { from: { type: 'string' } }, strict: true })
+      if (!values.from) throw new UsageError('restore needs --from DIR')
+      const result = await restore(loadConfig(), values.from)
+      out(result)
+      if (result.pgRestore) process.stderr.write(`media restored; restore the PostgreSQL database with\n  ${result.pgRestore}\n`)
+      return
+    }
     default:
       throw new UsageError(cmd ? `unknown command ${cmd}` : 'no command given')
   }
@@ -204,6 +225,10 @@ main(process.argv.slice(2)).catch((e: unknown) => {
   if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${(e as Error).message}\n${USAGE}\n`)
     process.exit(2)
+  }
+  if (e instanceof BackupError) {
+    process.stderr.write(`${e.message}\n`)
+    process.exit(1)
   }
   if (isApiError(e)) {
     process.stderr.write(`${e.code}: ${e.message}\n`)

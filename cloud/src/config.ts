@@ -21,6 +21,10 @@ export interface Config {
   httpPort: number
   /** MQTT over TCP; 0 picks a free port, -1 turns the TCP listener off (SVC_MQTT_PORT, 1883). */
   mqttPort: number
+  /** Prometheus metrics at GET /metrics on their own listener (SVC_METRICS_PORT; 0 picks a free port); unset = no listener, no HTTP timing. */
+  metricsPort: number | null
+  /** The address the metrics listener binds to (SVC_METRICS_HOST, 127.0.0.1: only this machine scrapes unless told otherwise). */
+  metricsHost: string
   /**
    * The embedded broker's heartbeat, ms (SVC_MQTT_HEARTBEAT_MS, 60000). Every 4 heartbeats
    * it publishes the Last Wills a previous process left (devices that dropped while it was down).
@@ -288,6 +292,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.SVC_HOST || '0.0.0.0',
     httpPort: int(env, 'SVC_HTTP_PORT', 8080),
     mqttPort: env.SVC_MQTT_PORT === '-1' ? -1 : int(env, 'SVC_MQTT_PORT', 1883),
+    metricsPort: env.SVC_METRICS_PORT ? int(env, 'SVC_METRICS_PORT', 0) : null,
+    metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',
     mqttHeartbeatMs: int(env, 'SVC_MQTT_HEARTBEAT_MS', 60_000, 1),
     trustProxy: trustProxy(env.SVC_TRUST_PROXY),
     publicUrl: publicUrl(env.SVC_PUBLIC_URL),

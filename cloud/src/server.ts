@@ -13,6 +13,7 @@ import { buildApp, servicesOf, type AppDeps } from './app.js'
 import type { Config } from './config.js'
 import { lockDataDir, StartupError } from './dataLock.js'
 import { TlsFileError } from './platform/broker/TlsCertificate.js'
+import { listenMetrics, type MetricsListener } from './platform/metrics/listen.js'
 
 export { StartupError } from './dataLock.js'
 
@@ -21,6 +22,8 @@ export interface Running {
   mqttPort: number | null
   /** MQTT over TLS, when SVC_MQTT_TLS_CERT and SVC_MQTT_TLS_KEY are set. */
   mqttsPort: number | null
+  /** Prometheus metrics at GET /metrics, when SVC_METRICS_PORT is set. */
+  metricsPort: number | null
   /** The app behind the listeners (services, embedded broker), for in-process tests and tools. */
   app: FastifyInstance
   close(): Promise<void>
@@ -32,7 +35,7 @@ export interface Running {
 const STOP_MARGIN_MS = 10_000
 
 /** A listen failure a person can act on (port taken, port not allowed) as one sentence naming the setting. */
-function listenError(e: unknown, what: string, port: number, host: string, setting: string): unknown {
+function listenError(e: unknown, what: string, port: number, host: string, setting: string, hostSetting = 'SVC_HOST'): unknown {
   const code = (e as NodeJS.ErrnoException).code
   if (code === 'EADDRINUSE')
     return new StartupError(
@@ -40,7 +43,7 @@ function listenError(e: unknown, what: string, port: number, host: string, setti
     )
   if (code === 'EACCES')
     return new StartupError(`${what} port ${port} needs privileges this process does not have (${setting}): set ${setting} to a port above 1023`)
-  if (code === 'EADDRNOTAVAIL') return new StartupError(`${what} cannot listen on ${host}, not an address of this machine (SVC_HOST)`)
+  if (code === 'EADDRNOTAVAIL') return new StartupError(`${what} cannot listen on ${host}, not an address of this machine (${hostSetting})`)
   return e
 }
 
@@ -66,9 +69,12 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
   // only runs after it, so a connected device would hold shutdown open.
   /** Stops compiling the route schemas no request has needed yet (set once listening). */
   let stopWarmup = (): void => undefined
+  let metricsListener: MetricsListener | null = null
   app.addHook('preClose', async () => {
     draining = true
     stopWarmup()
+    // Scrapes end with the service (a stopping instance reports nothing more).
+    await metricsListener?.close()
     // The HTTP listener stops first (Fastify closes it again later and waits for the
     // requests in flight); idle keep-alive connections close now.
     if (app.server.listening) app.server.close()
@@ -105,12 +111,19 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
           throw listenError(tlsError(e), 'MQTT over TLS', config.mqttsPort, config.host, 'SVC_MQTTS_PORT')
         })
     }
+    if (config.metricsPort !== null) {
+      const port = config.metricsPort
+      metricsListener = await listenMetrics(servicesOf(app).metrics, port, config.metricsHost, app.log).catch((e: unknown) => {
+        throw listenError(e, 'Metrics', port, config.metricsHost, 'SVC_METRICS_PORT', 'SVC_METRICS_HOST')
+      })
+    }
   } catch (e) {
     await app.close().catch(() => undefined)
     throw e
   }
   const httpPort = (app.server.address() as { port: number }).port
-  app.log.info({ httpPort, mqttPort, mqttsPort, dataDir: config.dataDir }, 'cloud ready')
+  const metricsPort = metricsListener?.port ?? null
+  app.log.info({ httpPort, mqttPort, mqttsPort, metricsPort, dataDir: config.dataDir }, 'cloud ready')
   if (mqttPort !== null && config.publicUrl?.startsWith('https:'))
     app.log.warn(
       { mqttPort },
@@ -130,7 +143,7 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
       clearTimeout(cut)
     }
   }
-  return { httpPort, mqttPort, mqttsPort, app, close: () => app.close(), drain }
+  return { httpPort, mqttPort, mqttsPort, metricsPort, app, close: () => app.close(), drain }
 }
 
 /** The next step for someone who just started a fresh service: the bootstrap command, the console's and the docs' addresses. */

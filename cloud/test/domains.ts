@@ -15,6 +15,7 @@ import { migrate } from '../src/platform/db/migrate.js'
 import type { Database } from '../src/platform/db/Database.js'
 import { EmbeddedBroker } from '../src/platform/broker/EmbeddedBroker.js'
 import { WorkLeases } from '../src/platform/cluster/WorkLeases.js'
+import { Metrics } from '../src/platform/metrics/Metrics.js'
 import { WorkLeaseRepository } from '../src/platform/cluster/WorkLeaseRepository.js'
 import { RateLimiter } from '../src/platform/http/rateLimit.js'
 import { AuthFailureGuard } from '../src/platform/http/authFailures.js'
@@ -83,6 +84,7 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
   releaseSteps.add('outbound pool', () => outbound.close())
   const housekeeping = new Listeners<HousekeepingTask>()
   const running = new ModuleRuns()
+  const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
   const platform: PlatformProvisions = {
     config: cfg,
     db,
@@ -99,7 +101,8 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
     authFailures: new AuthFailureGuard(clock),
     idempotency: new IdempotencyStore(db, clock),
     dataChanges: db.changes,
-    leases: new WorkLeases(new WorkLeaseRepository(db.kysely), clock),
+    leases,
+    metrics: new Metrics(false, leases),
     devicePolicy,
     stopSteps: lifecycle,
     drainSteps,

@@ -25,6 +25,7 @@
 // boot (app.ts) and the tests' domain harness (test/domains.ts) both call it; route plugins
 // serve HTTP only.
 import type { StopSteps } from './lifecycle.js'
+import { IntervalWorker } from './workers/Worker.js'
 
 /** One `true` per key of T: a list of names the compiler checks is complete (the platform's, domains/provisions.ts). */
 export type Names<T> = { readonly [K in keyof T]-?: true }
@@ -142,6 +143,11 @@ export class ModuleRuns implements Runs {
   add(name: string, run: Running): void {
     if (this.started) throw new WiringError(`"${name}" added to running after the modules started`)
     this.list.push({ name, run })
+  }
+
+  /** The interval workers added, by name (their runs are metrics). */
+  workers(): [string, IntervalWorker][] {
+    return this.list.filter((r) => r.run instanceof IntervalWorker).map((r) => [r.name, r.run as IntervalWorker])
   }
 
   /** The names added, in start order. */

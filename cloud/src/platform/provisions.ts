@@ -23,6 +23,7 @@ import type { DataChanges } from './db/changes.js'
 import type { EmbeddedBroker } from './broker/EmbeddedBroker.js'
 import type { RedisClient } from './cluster/redis.js'
 import type { WorkLeases } from './cluster/WorkLeases.js'
+import type { Metrics } from './metrics/Metrics.js'
 import type { OutboundGuard } from './net/OutboundGuard.js'
 import type { RateLimiter } from './http/rateLimit.js'
 import type { AuthFailureGuard } from './http/authFailures.js'
@@ -56,6 +57,8 @@ export interface PlatformProvisions {
   dataChanges: DataChanges
   /** Work leases: a `oncePerCloud` worker runs on one instance at a time. */
   leases: WorkLeases
+  /** The Prometheus metrics: modules add what they count (platform/metrics/Metrics.ts). */
+  metrics: Metrics
   /** Stop steps that run before the broker closes (in reverse order of adding). */
   stopSteps: StopSteps
   /**
@@ -88,6 +91,7 @@ export const PLATFORM_NAMES: Names<PlatformProvisions> = {
   idempotency: true,
   dataChanges: true,
   leases: true,
+  metrics: true,
   // Added by the device link's provisions.ts (the broker's guard), and with the next two, the test seams.
   devicePolicy: true,
   stopSteps: true,

@@ -41,6 +41,8 @@ export class DesiredStatePublisher {
   /** A batch is being published; marks made meanwhile wait for the next one. */
   private running = false
   private chain: Promise<void> = Promise.resolve()
+  /** Desired states the broker has taken from this instance (the metrics; a bare increment on the fan-out's path). */
+  published = 0
   private readonly publishedListeners: ((screenId: string, version: number) => void)[] = []
   /** Screens whose last publish the broker is still writing (a slow receiver): settles when it has finished. */
   private readonly inFlight = new Map<string, Promise<void>>()
@@ -227,6 +229,7 @@ export class DesiredStatePublisher {
   }
 
   private taken(screenId: string, version: number): void {
+    this.published++
     for (const l of this.publishedListeners) l(screenId, version)
   }
 

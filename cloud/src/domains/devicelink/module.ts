@@ -25,6 +25,7 @@ export const devicelinkModule = domainModule({
     'contentOverride',
     'panelSettings',
     'running',
+    'metrics',
     'screenRecords',
     'takeoverRecords',
     'operatingHoursRecords',
@@ -42,6 +43,11 @@ export const devicelinkModule = domainModule({
     // Without a test's own panel source, the builder reads the panel profile from the screen rows it loads.
     const desiredState = new DesiredStateBuilder(d.screenRecords, d.takeoverRecords, clock, contentResolver, d.panelSettings ?? null, d.operatingHoursRecords)
     const desiredPublisher = new DesiredStatePublisher(d.screenRecords, d.takeoverRecords, desiredState, broker, log, clock)
+    d.metrics.counter(
+      'svc_desired_states_published_total',
+      'Desired states handed to the broker for a screen by this instance.',
+      () => desiredPublisher.published,
+    )
     const markDirty: DomainProvisions['markDirty'] = (ws, screens) => desiredPublisher.markDirty(ws, screens)
     // Desired-state fan-outs in flight finish before the broker closes.
     d.stopSteps.add('desired state publishing', () => desiredPublisher.idle({ behindSlowReceivers: false }))

@@ -61,6 +61,13 @@ export class EventOutbox {
     return { id: this.ids.next('event'), workspace_id: e.workspaceId, event: e.event, data: JSON.stringify(e.data ?? {}), occurred_at: e.occurredAt }
   }
 
+  /** How many events wait to be dispatched, and how long the oldest of them has waited (seconds; 0 when none). */
+  async backlog(): Promise<{ pending: number; lagSeconds: number }> {
+    const { pending, oldest } = await this.repo.backlog()
+    const lagMs = oldest ? this.clock.now().getTime() - Date.parse(oldest) : 0
+    return { pending, lagSeconds: Math.max(0, lagMs) / 1000 }
+  }
+
   /** Drops dispatched events older than DISPATCHED_RETENTION_MS (the housekeeper); pending ones stay. */
   purgeDispatched(): Promise<number> {
     return this.repo.purgeDispatchedBefore(new Date(this.clock.now().getTime() - DISPATCHED_RETENTION_MS).toISOString())

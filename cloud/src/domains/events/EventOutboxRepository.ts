@@ -28,6 +28,16 @@ export class EventOutboxRepository {
     }
   }
 
+  /** How many events wait to be dispatched, and when the oldest of them occurred (null: none). */
+  async backlog(): Promise<{ pending: number; oldest: string | null }> {
+    const row = await this.k
+      .selectFrom('events_outbox')
+      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('occurred_at').as('oldest')])
+      .where('dispatched_at', 'is', null)
+      .executeTakeFirst()
+    return { pending: Number(row?.n ?? 0), oldest: (row?.oldest as string | null | undefined) ?? null }
+  }
+
   /** Events not yet dispatched, oldest first. */
   pending(limit: number): Promise<OutboxRow[]> {
     return this.k.selectFrom('events_outbox').selectAll().where('dispatched_at', 'is', null).orderBy('id', 'asc').limit(limit).execute()

@@ -286,6 +286,16 @@ export class ScreenRepository {
     announce(k, { kind: 'workspaceScreens', workspaceId })
   }
 
+  /** How many screens each status has, every workspace (the metrics). */
+  async countByStatus(): Promise<[string, number][]> {
+    const rows = await this.k
+      .selectFrom('screens')
+      .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .groupBy('status')
+      .execute()
+    return rows.map((r) => [r.status, Number(r.n)])
+  }
+
   /**
    * Online screens told a new desired state at or before `cutoff` that have not reported
    * since: their applied version may lag (the drift sweep judges them).

@@ -13,9 +13,9 @@ export { default as deviceRoutes } from './deviceRoutes.js'
 
 export const screensModule = domainModule({
   name: 'screens',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'broker', 'dataChanges', 'housekeeping', 'nodes', 'nodeUsage'],
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'broker', 'dataChanges', 'housekeeping', 'metrics', 'nodes', 'nodeUsage'],
   provides: ['screens', 'screenRecords', 'screenChanges', 'pairing', 'screenPanels'],
-  create: ({ db, clock, ids, random, config, broker, dataChanges, housekeeping, nodes, nodeUsage }) => {
+  create: ({ db, clock, ids, random, config, broker, dataChanges, housekeeping, metrics, nodes, nodeUsage }) => {
     const screenChanges = new Listeners<(workspaceId: string, screenId: string) => void>()
     const screens = new ScreenService(db, clock, ids, nodes, (screenId) => broker.disconnect(screenId), config.screenListKeepMs, dataChanges, screenChanges)
     nodeUsage.add(async (ws, nodeId) => ({ what: 'screen(s)', count: await screens.countAtNode(ws, nodeId) }))
@@ -23,6 +23,12 @@ export const screensModule = domainModule({
     housekeeping.add({ name: 'pairing registrations', run: () => pairing.purgeExpired() })
     // Other domains read (and the device link bumps the desired version of) screens through these methods.
     const screenRecords = new ScreenRepository(db.kysely)
+    metrics.cloudGauge(
+      'svc_screens',
+      'Paired screens by status (online, offline).',
+      async () => (await screenRecords.countByStatus()).map(([status, n]) => [{ status }, n] as const),
+      ['status'],
+    )
     return { screens, screenRecords, screenChanges, pairing, screenPanels: new ScreenPanelService(db, clock, screens) }
   },
 })

@@ -10,6 +10,12 @@ export class StatusMonitor extends IntervalWorker {
   ) {
     super(intervalMs, log)
   }
+  /** Scheduled, with a first measurement right away, so a fresh server does not report `unknown`. */
+  override start(): void {
+    super.start()
+    if (this.intervalMs > 0) void this.runScheduled().catch((err) => this.log.error({ err }, 'first status measurement failed'))
+  }
+
   protected async tick(): Promise<void> {
     await this.status.measure()
     await this.status.prune()

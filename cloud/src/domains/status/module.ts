@@ -22,14 +22,7 @@ export const statusModule = domainModule({
       broker: () => broker.probe(),
     })
     const statusMonitor = new StatusMonitor(status, config.statusIntervalMs, log).oncePerCloud(leases, 'status')
-    running.add('status monitor', {
-      start: () => {
-        statusMonitor.start()
-        // A first measurement right away, so a fresh server does not report `unknown`.
-        if (config.statusIntervalMs > 0) void statusMonitor.runScheduled().catch((err) => log.error({ err }, 'first status measurement failed'))
-      },
-      stop: () => statusMonitor.stop(),
-    })
+    running.add('status monitor', statusMonitor)
     return { status, statusMonitor }
   },
 })

@@ -29,6 +29,8 @@ import {
 } from './model.js'
 
 export class WebhookSender {
+  /** Deliveries settled by this instance, by outcome (`delivered`, `failed`: to be retried, `abandoned`): the metrics. */
+  readonly outcomes: Record<string, number> = { delivered: 0, failed: 0, abandoned: 0 }
   private readonly repo: WebhookRepository
   /** Keep-alive connections per endpoint origin, through the guard's connect-time checks. */
   private readonly pool: Agent
@@ -86,8 +88,9 @@ export class WebhookSender {
    */
   async record(done: readonly Outcome[]): Promise<void> {
     if (!done.length) return
+    let settled = new Set<string>()
     const switchedOff = await this.db.transaction(async (tx) => {
-      const settled = await this.repo.settleMany(
+      settled = await this.repo.settleMany(
         done.map((o) => o.settle),
         tx.kysely,
       )
@@ -109,6 +112,8 @@ export class WebhookSender {
       }
       return off
     })
+    // Counted once committed: a lost claim is another run's outcome.
+    for (const o of done) if (settled.has(o.d.id)) this.outcomes[o.settle.status] = (this.outcomes[o.settle.status] ?? 0) + 1
     for (const { ep, status } of switchedOff) await this.switchedOff(ep, status)
   }
 

@@ -10,9 +10,9 @@ export { default as webhookRoutes } from './webhookRoutes.js'
 
 export const webhooksModule = domainModule({
   name: 'webhooks',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'log', 'outbound', 'running', 'mailer', 'users', 'outbox'],
+  needs: ['db', 'clock', 'ids', 'random', 'config', 'log', 'outbound', 'running', 'metrics', 'mailer', 'users', 'outbox'],
   provides: ['webhookEndpoints', 'webhookQueue', 'webhookSender', 'webhookWorker'],
-  create: ({ db, clock, ids, random, config, log, outbound, running, mailer, users, outbox }) => {
+  create: ({ db, clock, ids, random, config, log, outbound, running, metrics, mailer, users, outbox }) => {
     const webhookEndpoints = new WebhookEndpoints(db, clock, ids, outbound, random)
     const webhookQueue = new WebhookQueue(db, clock, ids, config.webhookLeaseMs)
     const webhookSender = new WebhookSender(db, clock, outbound, webhookQueue, webhookEndpoints, mailer, users, {
@@ -20,6 +20,12 @@ export const webhooksModule = domainModule({
       log,
       endpointConcurrency: config.webhookEndpointConcurrency,
     })
+    metrics.counter(
+      'svc_webhook_deliveries_total',
+      'Webhook delivery attempts settled by this instance, by outcome (delivered; failed: retried later; abandoned).',
+      () => Object.entries(webhookSender.outcomes).map(([outcome, n]) => [{ outcome }, n] as const),
+      ['outcome'],
+    )
     const webhookWorker = new WebhookDeliveryWorker(webhookQueue, webhookSender, clock, config.webhookIntervalMs, log, 200, () => outbox.dispatch(), {
       leaseMs: config.webhookLeaseMs,
     })

@@ -61,6 +61,11 @@ export class LiveConnections {
     return () => this.listeners.splice(this.listeners.indexOf(l) >>> 0, 1)
   }
 
+  /** How many client ids have a live connection now. */
+  get count(): number {
+    return this.live.size
+  }
+
   isConnected(clientId: string): boolean {
     return this.live.has(clientId)
   }

@@ -8,6 +8,8 @@ export abstract class IntervalWorker {
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
   private lease: { leases: WorkLeases; name: string } | null = null
+  /** Runs ended on this instance, of them the failed ones, and when the last that succeeded ended (epoch ms; 0 = none yet): the metrics. */
+  readonly runStats = { ended: 0, failed: 0, lastOkAt: 0 }
 
   constructor(
     protected readonly intervalMs: number,
@@ -29,7 +31,19 @@ export abstract class IntervalWorker {
 
   async runOnce(): Promise<void> {
     if (this.running) return this.running
-    this.running = this.tick().finally(() => (this.running = null))
+    this.running = this.tick()
+      .then(
+        () => {
+          this.runStats.ended++
+          this.runStats.lastOkAt = Date.now()
+        },
+        (err: unknown) => {
+          this.runStats.ended++
+          this.runStats.failed++
+          throw err
+        },
+      )
+      .finally(() => (this.running = null))
     return this.running
   }
 

@@ -113,12 +113,22 @@ forEngines(t, (t, build) => {
       ['metadata with a DTD', settings({ idpMetadataXml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${idpMetadata()}` })],
       ['metadata without a certificate', settings({ idpMetadataXml: idpMetadata().replace(/<md:KeyDescriptor[\s\S]*<\/md:KeyDescriptor>/, '') })],
       ['an http sign-in URL', { protocol: 'saml', entryPoint: 'http://idp.example/sso', idpCertificate: IDP_CERT, emailDomains: ['acme.example'] }],
-      ['neither metadata nor URL', { protocol: 'saml', emailDomains: ['acme.example'] }],
     ] as const) {
       const res = await h.req('PUT', '/v1/sso', apiKey, body)
       t.equal(res.statusCode, 422, `${what}: ${res.body}`)
       t.equal(res.json().error, 'validation_error', what)
     }
+
+    // A change without the provider's part (the console's form after set-up) keeps the stored one.
+    const kept = await h.req('PUT', '/v1/sso', apiKey, { protocol: 'saml', emailDomains: ['acme.example'], passwordSignIn: 'all' })
+    t.equal(kept.statusCode, 200, kept.body)
+    t.equal(kept.json().data.entryPoint, IDP_SSO_URL, 'the sign-in URL kept')
+    t.equal(kept.json().data.idpCertificates.length, 1, 'the certificate kept')
+    t.equal(kept.json().data.passwordSignIn, 'all')
+    // A workspace with no SAML provider yet must say which one.
+    const first = await h.req('PUT', '/v1/sso', other.apiKey, { protocol: 'saml', emailDomains: ['other.example'] })
+    t.equal(first.statusCode, 422, `neither metadata nor URL: ${first.body}`)
+    t.match(first.json().message, /idpMetadataXml, or entryPoint and idpCertificate/)
   })
 
   t.test('sign-in: AuthnRequest, a signed answer, a just-in-time user whose role follows the attribute', async (t) => {

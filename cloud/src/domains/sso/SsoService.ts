@@ -413,6 +413,11 @@ export class SsoService {
     return rule === 'all' || (rule === 'owners' && user.role === 'owner')
   }
 
+  /** Whether SCIM deactivated the user (access's `deactivations`). */
+  deactivated(userId: string): Promise<boolean> {
+    return this.repo.deactivated(userId)
+  }
+
   /** Whether the workspace's user of `email` was deactivated by SCIM (their provider may still vouch for them: they stay out). */
   async deactivatedEmail(workspaceId: string, email: string, users: Pick<UserService, 'byEmail'>): Promise<boolean> {
     const u = await users.byEmail(workspaceId, email)

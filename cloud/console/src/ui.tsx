@@ -318,7 +318,15 @@ export function ConfirmButton(props: { label: string; name: string; onConfirm: (
 }
 
 /** A labelled textarea whose 422 shows next to it, like Field (a hint under it when given). */
-export function TextArea(p: { label: string; name: string; value: string; onInput: (v: string) => void; rows?: number; error?: string | null; hint?: string }): JSX.Element {
+export function TextArea(p: {
+  label: string
+  name: string
+  value: string
+  onInput: (v: string) => void
+  rows?: number
+  error?: string | null
+  hint?: string
+}): JSX.Element {
   const id = `f-${p.name}`
   const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
   return (

@@ -255,7 +255,7 @@ forEngines(t, (t, build) => {
     t.match(denied[0]!.changes, /signature/i, 'with why')
   })
 
-  t.test("an answer is taken only from the browser that started the sign-in (its request cookie)", async (t) => {
+  t.test('an answer is taken only from the browser that started the sign-in (its request cookie)', async (t) => {
     const s = await setup(t, build)
     const { h } = s
     const email = 'ada@acme.example'
@@ -269,7 +269,10 @@ forEngines(t, (t, build) => {
     t.equal(none.statusCode, 401, `a browser without the cookie: ${none.body}`)
     t.equal(none.json().error, 'invalid_credentials')
     t.match(none.json().message, /not the sign-in started in this browser/)
-    t.notOk((none.cookies as { name: string }[]).some((c) => c.name === 'svc_session'), 'no session')
+    t.notOk(
+      (none.cookies as { name: string }[]).some((c) => c.name === 'svc_session'),
+      'no session',
+    )
     await start(t, s, email)
     const other = await post(h, s.acsUrl, good, s.cookie)
     t.equal(other.statusCode, 401, `a browser that started another sign-in: ${other.body}`)
@@ -283,8 +286,7 @@ forEngines(t, (t, build) => {
 
   t.test('starting single sign-on is rate limited per address (429 with Retry-After), as the other doors without a credential are', async (t) => {
     const s = await setup(t, build)
-    const startFrom = (ip: string) =>
-      s.h.app.inject({ method: 'GET', url: '/v1/sso/start?email=ada%40acme.example', remoteAddress: ip })
+    const startFrom = (ip: string) => s.h.app.inject({ method: 'GET', url: '/v1/sso/start?email=ada%40acme.example', remoteAddress: ip })
     for (let i = 0; i < START_RATE.limit; i++) {
       const res = await startFrom('192.0.2.7')
       if (res.statusCode !== 200) t.fail(`start ${i + 1} of ${START_RATE.limit}: ${res.statusCode} ${res.body}`)

@@ -348,14 +348,17 @@ forEngines(t, (t, build) => {
 
     const off = await scim(h, token, 'PATCH', `/Users/${ada.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: false } }] })
     t.equal(off.statusCode, 200, off.body)
-    t.equal(await works(key), 401, "her key stops at once (the cached principal too)")
+    t.equal(await works(key), 401, 'her key stops at once (the cached principal too)')
     t.equal(await works(childKey), 401, 'and the key it made')
-    t.equal(await works(apiKey), 200, "a key she did not make goes on")
+    t.equal(await works(apiKey), 200, 'a key she did not make goes on')
     const refused = await accept(invite)
     t.equal(refused.statusCode, 403, `her open invite is refused: ${refused.body}`)
     t.equal(refused.json().error, 'forbidden')
     t.match(refused.json().message, /deactivated/)
-    t.notOk((refused.cookies as { name: string }[]).some((c) => c.name === 'svc_session'), 'no session')
+    t.notOk(
+      (refused.cookies as { name: string }[]).some((c) => c.name === 'svc_session'),
+      'no session',
+    )
 
     // Activated again, her keys and the invite still open work again.
     const on = await scim(h, token, 'PATCH', `/Users/${ada.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: true } }] })

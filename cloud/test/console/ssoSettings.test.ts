@@ -108,7 +108,11 @@ t.test('an admin sets up SAML from metadata or by hand, and creates, replaces an
   await page.type('#f-sso-role-map', 'signage-editors = editor')
   await clickButton(page, 'Set up single sign-on')
   await page.waitForSelector('#f-saml-metadata-error', { timeout: GUARD_MS })
-  t.match(await page.$eval('#f-saml-metadata-error', (e) => e.textContent), /no EntityDescriptor with an IDPSSODescriptor/, "the API's 422 next to the metadata")
+  t.match(
+    await page.$eval('#f-saml-metadata-error', (e) => e.textContent),
+    /no EntityDescriptor with an IDPSSODescriptor/,
+    "the API's 422 next to the metadata",
+  )
   await noSerious(t, page, 'the SAML form with a field error')
 
   await paste(page, '#f-saml-metadata', idpMetadata())
@@ -126,7 +130,10 @@ t.test('an admin sets up SAML from metadata or by hand, and creates, replaces an
     ['ACS URL', stored.acsUrl],
     ['SP metadata URL', stored.metadataUrl],
   ])
-    t.ok(await page.evaluate(`[...document.querySelectorAll('dd code')].some((e) => e.textContent === ${JSON.stringify(url)})`), `the ${what} to register is shown`)
+    t.ok(
+      await page.evaluate(`[...document.querySelectorAll('dd code')].some((e) => e.textContent === ${JSON.stringify(url)})`),
+      `the ${what} to register is shown`,
+    )
   const metadata = await fetch(stored.metadataUrl.replace(/^https?:\/\/[^/]+/, c.base))
   t.equal(metadata.status, 200, 'the SP metadata URL shown answers')
 

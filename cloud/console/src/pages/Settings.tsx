@@ -12,7 +12,6 @@ import { AgentUpdates } from './AgentUpdates.js'
 import { ROLES, type Role } from './settingsFrame.js'
 import { Ago, ConfirmButton, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
 
-
 export function Settings(): JSX.Element {
   const s = useSession()
   const sections = [

@@ -10,7 +10,7 @@
 //   ACS URL and SP metadata URL to register at the provider.
 // Test connection: OIDC reads the discovery document and keys; SAML checks the certificates are
 // valid today. The SCIM token is shown once with the SCIM base URL; a new one replaces it.
-import type { JSX } from 'preact'
+import type { ComponentChildren, JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, ApiFailure, call } from '../api.js'
 import { Ago, ConfirmButton, ErrorNote, Field, SecretOnce, SelectField, TextArea, useLoad, useSubmit } from '../ui.js'
@@ -65,7 +65,11 @@ export function SingleSignOn(): JSX.Element {
                 <dd>{PROTOCOLS.find((p) => p.id === current.protocol)?.name ?? current.protocol}</dd>
                 {current.protocol === 'oidc' ? (
                   <>
-                    <Register term="Redirect URI" value={current.redirectUri} hint="Register this address at your provider as the application's sign-in redirect URI." />
+                    <Register
+                      term="Redirect URI"
+                      value={current.redirectUri}
+                      hint="Register this address at your provider as the application's sign-in redirect URI."
+                    />
                     <dt>Client secret</dt>
                     <dd>{current.clientSecretSet ? 'stored (never shown)' : 'not set'}</dd>
                   </>
@@ -200,7 +204,13 @@ function parseRoleMap(text: string): Record<string, Role> {
     if (!line) continue
     const eq = line.lastIndexOf('=')
     const key = eq > 0 ? line.slice(0, eq).trim() : ''
-    const role = eq > 0 ? line.slice(eq + 1).trim().toLowerCase() : ''
+    const role =
+      eq > 0
+        ? line
+            .slice(eq + 1)
+            .trim()
+            .toLowerCase()
+        : ''
     if (!key || !ROLES.some(([r]) => r === role))
       throw new ApiFailure(422, 'validation_error', `roleMap: “${line}” is not “claim value = role” (a role of ${ROLES.map(([r]) => r).join(', ')}).`, {})
     out[key] = role as Role
@@ -304,7 +314,7 @@ function ProviderForm(props: {
   editing: boolean
   save: ReturnType<typeof useSubmit>
   saved: boolean
-  children: JSX.Element | JSX.Element[]
+  children: ComponentChildren
 }): JSX.Element {
   return (
     <form class="form-box" noValidate onSubmit={props.save.submit} aria-labelledby={props.id}>

@@ -19,7 +19,22 @@ export { default as userRoutes } from './userRoutes.js'
 
 export const accessModule = domainModule({
   name: 'access',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'redis', 'releaseSteps', 'housekeeping', 'mailer', 'nodes', 'nodeUsage', 'nodeRemoval', 'audit', 'authFailures'],
+  needs: [
+    'db',
+    'clock',
+    'ids',
+    'random',
+    'config',
+    'redis',
+    'releaseSteps',
+    'housekeeping',
+    'mailer',
+    'nodes',
+    'nodeUsage',
+    'nodeRemoval',
+    'audit',
+    'authFailures',
+  ],
   provides: ['credentialChanges', 'apiKeys', 'users', 'signIns', 'oauth', 'passwordRules', 'deactivations'],
   create: ({ db, clock, ids, random, config, redis, releaseSteps, housekeeping, mailer, nodes, nodeUsage, nodeRemoval, audit, authFailures }) => {
     // Instances joined through Redis drop each other's cached credentials at once.

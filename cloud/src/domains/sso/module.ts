@@ -15,7 +15,22 @@ export { default as scimRoutes } from './scimRoutes.js'
 
 export const ssoModule = domainModule({
   name: 'sso',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'outbound', 'housekeeping', 'users', 'signIns', 'passwordRules', 'deactivations', 'workspaces', 'log', 'audit'],
+  needs: [
+    'db',
+    'clock',
+    'ids',
+    'random',
+    'config',
+    'outbound',
+    'housekeeping',
+    'users',
+    'signIns',
+    'passwordRules',
+    'deactivations',
+    'workspaces',
+    'log',
+    'audit',
+  ],
   provides: ['sso', 'oidcSignIn', 'samlSignIn', 'scim', 'ssoSignIns'],
   create: ({ db, clock, ids, random, config, outbound, housekeeping, users, signIns, passwordRules, deactivations, workspaces, log, audit }) => {
     // SVC_SECRET_KEY, checked at boot; else the database's key, made by the first instance to need one.

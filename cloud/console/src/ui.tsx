@@ -316,3 +316,41 @@ export function ConfirmButton(props: { label: string; name: string; onConfirm: (
     </span>
   )
 }
+
+/** A labelled textarea whose 422 shows next to it, like Field (a hint under it when given). */
+export function TextArea(p: {
+  label: string
+  name: string
+  value: string
+  onInput: (v: string) => void
+  rows?: number
+  error?: string | null
+  hint?: string
+}): JSX.Element {
+  const id = `f-${p.name}`
+  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  return (
+    <div class={`field${p.error ? ' invalid' : ''}`}>
+      <label for={id}>{p.label}</label>
+      <textarea
+        id={id}
+        name={p.name}
+        rows={p.rows ?? 3}
+        value={p.value}
+        aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={described}
+        onInput={(e) => p.onInput((e.currentTarget as HTMLTextAreaElement).value)}
+      />
+      {p.hint ? (
+        <small id={`${id}-hint`} class="hint">
+          {p.hint}
+        </small>
+      ) : null}
+      {p.error ? (
+        <small id={`${id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </div>
+  )
+}

@@ -43922,7 +43922,7 @@ export interface operations {
                     /** @description Without metadata: the provider's signing certificate (PEM or base64). */
                     idpCertificate?: string;
                     idpIssuer?: string | null;
-                    /** @description The provider's metadata document (XML): its sign-in URL, entityID and signing certificates are read from it. */
+                    /** @description The provider's metadata document (XML): its sign-in URL, entityID and signing certificates are read from it. Left out with entryPoint and idpCertificate, a SAML provider's stored ones are kept. */
                     idpMetadataXml?: string;
                     /**
                      * @description Who may still sign in with a password: `owners` (default), `all` or `none`.

@@ -9,6 +9,7 @@
 import t, { type Test } from 'tap'
 import { ManualClock } from '@svc/shared'
 import { servicesOf } from '../../src/app.js'
+import { START_RATE } from '../../src/domains/sso/ssoRoutes.js'
 import type { Harness } from '../helpers.js'
 import { forEngines } from '../db/engines.js'
 import { CA_FILE } from '../fixtures/receiver.js'
@@ -28,13 +29,13 @@ function settings(extra: Record<string, unknown> = {}) {
   }
 }
 
-/** Posts a SAMLResponse to the workspace's ACS the way the provider's auto-submitted form does. */
-function post(h: Harness, acsUrl: string, samlResponse: string) {
+/** Posts a SAMLResponse to the workspace's ACS the way the provider's auto-submitted form does, from the browser holding `cookie` (its SAML request cookie). */
+function post(h: Harness, acsUrl: string, samlResponse: string, cookie: string | null) {
   const u = new URL(acsUrl)
   return h.app.inject({
     method: 'POST',
     url: `${u.pathname}${u.search}`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === null ? {} : { cookie: `svc_sso_saml=${cookie}` }) },
     payload: new URLSearchParams({ SAMLResponse: samlResponse, RelayState: '' }).toString(),
   })
 }
@@ -46,6 +47,8 @@ interface Setup {
   workspaceId: string
   acsUrl: string
   spEntityId: string
+  /** The SAML request cookie the last start set (the test's one browser). */
+  cookie: string | null
 }
 
 async function setup(t: Test, build: Parameters<Parameters<typeof forEngines>[1]>[1]): Promise<Setup> {
@@ -55,7 +58,7 @@ async function setup(t: Test, build: Parameters<Parameters<typeof forEngines>[1]
   const put = await h.req('PUT', '/v1/sso', apiKey, settings())
   t.equal(put.statusCode, 201, put.body)
   const { acsUrl, spEntityId } = put.json().data
-  return { h, clock, apiKey, workspaceId, acsUrl, spEntityId }
+  return { h, clock, apiKey, workspaceId, acsUrl, spEntityId, cookie: null }
 }
 
 /** Starts a sign-in for `email` and answers the AuthnRequest's ID. */
@@ -63,7 +66,13 @@ async function start(t: Test, s: Setup, email: string): Promise<string> {
   const res = await s.h.req('GET', `/v1/sso/start?email=${encodeURIComponent(email)}`, null)
   t.equal(res.statusCode, 200, res.body)
   t.equal(res.json().data.protocol, 'saml')
+  s.cookie = cookieOf(res)
   return authnRequestOf(res.json().data.url).id
+}
+
+/** The SAML request cookie a response set (its value), or null. */
+function cookieOf(res: { cookies: unknown }): string | null {
+  return (res.cookies as { name: string; value: string }[]).find((c) => c.name === 'svc_sso_saml')?.value ?? null
 }
 
 function answer(s: Setup, inResponseTo: string | null, email: string, extra: Partial<Answer> = {}): string {
@@ -113,12 +122,22 @@ forEngines(t, (t, build) => {
       ['metadata with a DTD', settings({ idpMetadataXml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${idpMetadata()}` })],
       ['metadata without a certificate', settings({ idpMetadataXml: idpMetadata().replace(/<md:KeyDescriptor[\s\S]*<\/md:KeyDescriptor>/, '') })],
       ['an http sign-in URL', { protocol: 'saml', entryPoint: 'http://idp.example/sso', idpCertificate: IDP_CERT, emailDomains: ['acme.example'] }],
-      ['neither metadata nor URL', { protocol: 'saml', emailDomains: ['acme.example'] }],
     ] as const) {
       const res = await h.req('PUT', '/v1/sso', apiKey, body)
       t.equal(res.statusCode, 422, `${what}: ${res.body}`)
       t.equal(res.json().error, 'validation_error', what)
     }
+
+    // A change without the provider's part (the console's form after set-up) keeps the stored one.
+    const kept = await h.req('PUT', '/v1/sso', apiKey, { protocol: 'saml', emailDomains: ['acme.example'], passwordSignIn: 'all' })
+    t.equal(kept.statusCode, 200, kept.body)
+    t.equal(kept.json().data.entryPoint, IDP_SSO_URL, 'the sign-in URL kept')
+    t.equal(kept.json().data.idpCertificates.length, 1, 'the certificate kept')
+    t.equal(kept.json().data.passwordSignIn, 'all')
+    // A workspace with no SAML provider yet must say which one.
+    const first = await h.req('PUT', '/v1/sso', other.apiKey, { protocol: 'saml', emailDomains: ['other.example'] })
+    t.equal(first.statusCode, 422, `neither metadata nor URL: ${first.body}`)
+    t.match(first.json().message, /idpMetadataXml, or entryPoint and idpCertificate/)
   })
 
   t.test('sign-in: AuthnRequest, a signed answer, a just-in-time user whose role follows the attribute', async (t) => {
@@ -129,6 +148,8 @@ forEngines(t, (t, build) => {
     t.equal(`${to.origin}${to.pathname}`, IDP_SSO_URL, "to the provider's sign-in URL")
     t.equal(to.searchParams.get('login_hint'), 'ada@acme.example')
     const req = authnRequestOf(to.href)
+    s.cookie = cookieOf(res)
+    t.equal(s.cookie, req.id, "the browser's cookie holds the AuthnRequest's ID")
     t.equal(req.acs, s.acsUrl, "the request names the workspace's ACS")
     t.equal(req.issuer, s.spEntityId, "and the workspace's entity ID")
 
@@ -136,6 +157,7 @@ forEngines(t, (t, build) => {
       h,
       s.acsUrl,
       answer(s, req.id, 'Ada@acme.example', { attributes: { name: ['Ada L'], groups: ['staff', 'signage-editors', 'signage-admins'] } }),
+      s.cookie,
     )
     t.equal(ok.statusCode, 200, ok.body)
     t.match(ok.body, /http-equiv="refresh" content="0;url=\/console\/"/, 'a page that forwards to the console')
@@ -147,7 +169,8 @@ forEngines(t, (t, build) => {
     t.equal(session.user.role, 'admin', 'of several mapped groups, the highest role')
 
     // The next sign-in without the admins' group: the mapped role follows, the earlier session ends.
-    const again = await post(h, s.acsUrl, answer(s, await start(t, s, 'ada@acme.example'), 'ada@acme.example', { attributes: { groups: ['staff'] } }))
+    const againAnswer = answer(s, await start(t, s, 'ada@acme.example'), 'ada@acme.example', { attributes: { groups: ['staff'] } })
+    const again = await post(h, s.acsUrl, againAnswer, s.cookie)
     t.equal(again.statusCode, 200, again.body)
     t.equal(
       (await h.app.inject({ method: 'GET', url: '/v1/session', headers: { cookie: `svc_session=${cookie!.value}` } })).statusCode,
@@ -179,7 +202,7 @@ forEngines(t, (t, build) => {
     const s = await setup(t, build)
     const { h, workspaceId } = s
     const refused = async (what: string, body: string, message: RegExp) => {
-      const res = await post(h, s.acsUrl, body)
+      const res = await post(h, s.acsUrl, body, s.cookie)
       t.equal(res.statusCode, 401, `${what}: ${res.body}`)
       t.equal(res.json().error, 'invalid_credentials', what)
       t.match(res.json().message, message, what)
@@ -209,7 +232,7 @@ forEngines(t, (t, build) => {
     await refused('expired', late, /expired|NotOnOrAfter|subject confirmation/i)
 
     const good = answer(s, await start(t, s, email), email)
-    t.equal((await post(h, s.acsUrl, good)).statusCode, 200, 'the same kind of answer, valid, signs in')
+    t.equal((await post(h, s.acsUrl, good, s.cookie)).statusCode, 200, 'the same kind of answer, valid, signs in')
     await refused('replayed', good, /InResponseTo/)
 
     // The AuthnRequest is used once even when its first answer was refused.
@@ -218,7 +241,7 @@ forEngines(t, (t, build) => {
     await refused('then a good answer to the same request', answer(s, id, email), /InResponseTo/)
 
     const other = await h.workspace('Other')
-    const wrongWs = await post(h, `${PUBLIC_URL}/v1/sso/saml/acs?workspace=${other.workspaceId}`, good)
+    const wrongWs = await post(h, `${PUBLIC_URL}/v1/sso/saml/acs?workspace=${other.workspaceId}`, good, s.cookie)
     t.equal(wrongWs.statusCode, 401, 'a workspace without a SAML provider refuses')
 
     const denied = await servicesOf(h.app)
@@ -230,5 +253,53 @@ forEngines(t, (t, build) => {
       .execute()
     t.equal(denied.length, 13, 'every refused answer is in the audit log')
     t.match(denied[0]!.changes, /signature/i, 'with why')
+  })
+
+  t.test('an answer is taken only from the browser that started the sign-in (its request cookie)', async (t) => {
+    const s = await setup(t, build)
+    const { h } = s
+    const email = 'ada@acme.example'
+    // The attacker starts a sign-in for their own account and gets the provider's good answer.
+    const theirs = await start(t, s, email)
+    const theirCookie = s.cookie
+    t.equal(theirCookie, theirs, 'the start sets the request cookie')
+    const good = answer(s, theirs, email)
+    // ... and makes another browser post it: one that started nothing, then one that started its own sign-in.
+    const none = await post(h, s.acsUrl, good, null)
+    t.equal(none.statusCode, 401, `a browser without the cookie: ${none.body}`)
+    t.equal(none.json().error, 'invalid_credentials')
+    t.match(none.json().message, /not the sign-in started in this browser/)
+    t.notOk(
+      (none.cookies as { name: string }[]).some((c) => c.name === 'svc_session'),
+      'no session',
+    )
+    await start(t, s, email)
+    const other = await post(h, s.acsUrl, good, s.cookie)
+    t.equal(other.statusCode, 401, `a browser that started another sign-in: ${other.body}`)
+    t.match(other.json().message, /not the sign-in started in this browser/)
+    // Refused before the request is taken: the browser that started it still signs in, and its cookie is cleared.
+    const mine = await post(h, s.acsUrl, good, theirCookie)
+    t.equal(mine.statusCode, 200, mine.body)
+    const cleared = (mine.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]).find((c) => c.name === 'svc_sso_saml')
+    t.ok(cleared && cleared.value === '', 'the request cookie is cleared at the ACS')
+  })
+
+  t.test('starting single sign-on is rate limited per address (429 with Retry-After), as the other doors without a credential are', async (t) => {
+    const s = await setup(t, build)
+    const startFrom = (ip: string) => s.h.app.inject({ method: 'GET', url: '/v1/sso/start?email=ada%40acme.example', remoteAddress: ip })
+    for (let i = 0; i < START_RATE.limit; i++) {
+      const res = await startFrom('192.0.2.7')
+      if (res.statusCode !== 200) t.fail(`start ${i + 1} of ${START_RATE.limit}: ${res.statusCode} ${res.body}`)
+    }
+    const over = await startFrom('192.0.2.7')
+    t.equal(over.statusCode, 429, over.body)
+    t.equal(over.json().error, 'rate_limited')
+    t.ok(Number(over.headers['retry-after']) > 0, 'with Retry-After')
+    t.equal(over.headers['ratelimit-limit'], String(START_RATE.limit))
+    const unclaimed = await s.h.app.inject({ method: 'GET', url: '/v1/sso/start?email=eve%40elsewhere.example', remoteAddress: '192.0.2.7' })
+    t.equal(unclaimed.statusCode, 429, 'counted before the address is looked up')
+    t.equal((await startFrom('192.0.2.8')).statusCode, 200, 'another address is not held')
+    s.clock.advance(START_RATE.windowSeconds * 1000)
+    t.equal((await startFrom('192.0.2.7')).statusCode, 200, 'the next window lets it start again')
   })
 })

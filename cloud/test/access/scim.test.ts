@@ -311,4 +311,59 @@ forEngines(t, (t, build) => {
     )
     t.equal((await scim(h, token, 'GET', '/Users?count=0')).json().Resources.length, 0, 'count=0 answers only the total')
   })
+
+  t.test('a deactivated user accepts no invite, and the API keys they made (and keys made by those) stop at once', async (t) => {
+    const h = await build(t, {}, { clock: new ManualClock(Date.now()) })
+    const { apiKey } = await h.workspace('Acme')
+    const put = await h.req('PUT', '/v1/sso', apiKey, {
+      protocol: 'saml',
+      idpMetadataXml: idpMetadata(),
+      emailDomains: ['acme.example'],
+      defaultRole: 'admin',
+      passwordSignIn: 'all',
+    })
+    t.equal(put.statusCode, 201, put.body)
+    const token = (await h.req('POST', '/v1/sso/scim-token', apiKey)).json().data.token
+    const ada = (await scim(h, token, 'POST', '/Users', { schemas: [USER], userName: 'ada@acme.example', active: true })).json()
+    const inviteToken = async () => {
+      const res = await h.req('POST', `/v1/users/${ada.id}/invite`, apiKey)
+      t.equal(res.statusCode, 201, res.body)
+      return new URLSearchParams(new URL(`https://x${res.json().data.inviteUrl}`).hash.slice(1)).get('token')!
+    }
+    const accept = async (invite: string) => h.req('POST', '/v1/invites/accept', null, { token: invite, password: PASSWORD })
+    const accepted = await accept(await inviteToken())
+    t.equal(accepted.statusCode, 200, accepted.body)
+    const session = cookieOf(accepted)
+    // Ada makes a key, and that key makes another.
+    const made = await h.req('POST', '/v1/api-keys', session, { name: "Ada's script", permissions: 'all' })
+    t.equal(made.statusCode, 201, made.body)
+    const key = made.json().data.secret
+    const child = await h.req('POST', '/v1/api-keys', key, { name: "the script's helper", permissions: ['screen.view'] })
+    t.equal(child.statusCode, 201, child.body)
+    const childKey = child.json().data.secret
+    const works = async (k: string) => (await h.req('GET', '/v1/screens', k)).statusCode
+    t.equal(await works(key), 200, "Ada's key works (and its principal is cached)")
+    t.equal(await works(childKey), 200)
+    const invite = await inviteToken()
+
+    const off = await scim(h, token, 'PATCH', `/Users/${ada.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: false } }] })
+    t.equal(off.statusCode, 200, off.body)
+    t.equal(await works(key), 401, 'her key stops at once (the cached principal too)')
+    t.equal(await works(childKey), 401, 'and the key it made')
+    t.equal(await works(apiKey), 200, 'a key she did not make goes on')
+    const refused = await accept(invite)
+    t.equal(refused.statusCode, 403, `her open invite is refused: ${refused.body}`)
+    t.equal(refused.json().error, 'forbidden')
+    t.match(refused.json().message, /deactivated/)
+    t.notOk(
+      (refused.cookies as { name: string }[]).some((c) => c.name === 'svc_session'),
+      'no session',
+    )
+
+    // Activated again, her keys and the invite still open work again.
+    const on = await scim(h, token, 'PATCH', `/Users/${ada.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: true } }] })
+    t.equal(on.statusCode, 200, on.body)
+    t.equal(await works(key), 200, 'her key works again')
+    t.equal((await accept(invite)).statusCode, 200, 'the invite link was left open')
+  })
 })

@@ -91,3 +91,33 @@ toolTest(t, redis, 'a new password set through A ends the sessions B holds cache
     )
   }),
 )
+
+toolTest(t, redis, 'a user deactivated through SCIM on A: the API key they made, cached on B, stops there; activated again, it works there again', async (t) =>
+  eachEngine(t, 'two instances', async (t, db) => {
+    const c = await twoInstances(t, db)
+    const owner = { authorization: `Bearer ${c.apiKey}` }
+    const { id, cookie } = await userWithPassword(c.a, c.apiKey, 'hal@example.com')
+    const session = cookie.slice('svc_session='.length)
+    const made = await call(c.b, 'POST', '/v1/api-keys', { name: "Hal's script", permissions: 'all' }, { authorization: `Bearer ${session}` })
+    t.equal(made.statusCode, 201, made.body)
+    const key = { authorization: `Bearer ${made.json().data.secret}` }
+    t.equal((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode, 200, 'B has the key cached')
+    const scimToken = (await call(c.a, 'POST', '/v1/sso/scim-token', undefined, owner)).json().data.token
+    const setActive = async (active: boolean) => {
+      const res = await c.a.inject({
+        method: 'PATCH',
+        url: `/scim/v2/Users/${id}`,
+        headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
+        payload: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active } }] },
+      })
+      t.equal(res.statusCode, 200, res.body)
+    }
+    const onB = async (want: number) =>
+      until(2 * 60_000, async () => ((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode === want ? want : undefined), 100)
+    await setActive(false)
+    t.equal(await onB(401), 401, 'B refuses the key within the Redis round trip (the clock did not move)')
+    t.equal((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode, 401, 'and again (now from its refused tokens)')
+    await setActive(true)
+    t.equal(await onB(200), 200, 'activated again on A: B forgets it refused the key')
+  }),
+)

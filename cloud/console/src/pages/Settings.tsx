@@ -9,15 +9,8 @@ import { api, call } from '../api.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
 import { AgentUpdates } from './AgentUpdates.js'
+import { ROLES, type Role } from './settingsFrame.js'
 import { Ago, ConfirmButton, ErrorNote, Field, Page, SecretOnce, SelectField, useLoad, useSubmit } from '../ui.js'
-
-const ROLES = [
-  ['viewer', 'Viewer'],
-  ['editor', 'Editor'],
-  ['admin', 'Admin'],
-  ['owner', 'Owner'],
-] as const
-type Role = (typeof ROLES)[number][0]
 
 export function Settings(): JSX.Element {
   const s = useSession()

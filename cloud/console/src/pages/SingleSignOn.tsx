@@ -1,23 +1,20 @@
 // Settings → Single sign-on (user.manage): the workspace's identity provider (GET/PUT/DELETE
-// /v1/sso). The OpenID Connect connection: issuer, client id, client secret (write-only: typed
-// once, never shown back; left empty a change keeps the stored one), the e-mail domains it
-// claims, the default role, the role claim and its mapping, and who may still sign in with a
-// password. Test connection reads the provider's discovery document and keys. The redirect
-// URI to register at the provider is shown once the connection is saved. Each protocol is an
-// entry of PROTOCOLS with its own form, so another (SAML) is one more entry.
-import type { JSX } from 'preact'
+// /v1/sso) and its SCIM token (/v1/sso/scim-token). A provider speaks OpenID Connect or SAML 2.0,
+// each an entry of PROTOCOLS with its own form; both forms share the fields of what the provider
+// is for (the e-mail domains it claims, the default role, the claim or attribute the role is read
+// from and its mapping, who may still sign in with a password).
+// - OIDC: issuer, client id, client secret (write-only: typed once, never shown back; left empty
+//   a change keeps the stored one); the redirect URI to register is shown once saved.
+// - SAML: the provider's metadata XML, or its sign-in URL, entity ID and signing certificate;
+//   left empty on a change, the stored ones are kept. Once saved: this workspace's entity ID,
+//   ACS URL and SP metadata URL to register at the provider.
+// Test connection: OIDC reads the discovery document and keys; SAML checks the certificates are
+// valid today. The SCIM token is shown once with the SCIM base URL; a new one replaces it.
+import type { ComponentChildren, JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, ApiFailure, call } from '../api.js'
-import { Link } from '../router.js'
-import { ConfirmButton, ErrorNote, Field, Page, SelectField, Shell, errProps, useLoad, useSubmit } from '../ui.js'
-
-const ROLES = [
-  ['viewer', 'Viewer'],
-  ['editor', 'Editor'],
-  ['admin', 'Admin'],
-  ['owner', 'Owner'],
-] as const
-type Role = (typeof ROLES)[number][0]
+import { Ago, ConfirmButton, ErrorNote, Field, SecretOnce, SelectField, TextArea, useLoad, useSubmit } from '../ui.js'
+import { ROLES, type Role, SettingsPage } from './settingsFrame.js'
 
 const PASSWORD_RULES = [
   ['owners', 'Owners only (the way in when the provider is down)'],
@@ -27,6 +24,8 @@ const PASSWORD_RULES = [
 type PasswordRule = (typeof PASSWORD_RULES)[number][0]
 
 type Settings = Awaited<ReturnType<typeof load>>
+type Saved = NonNullable<Settings>
+type FormProps = { current: Settings; onSaved: (s: Saved) => void }
 
 async function load() {
   try {
@@ -38,25 +37,22 @@ async function load() {
 }
 
 /** The protocols a workspace's provider may speak: each its name and its form. */
-const PROTOCOLS: { id: 'oidc'; name: string; form: (p: { current: Settings; onSaved: (s: NonNullable<Settings>) => void }) => JSX.Element }[] = [
+const PROTOCOLS: { id: Saved['protocol']; name: string; form: (p: FormProps) => JSX.Element }[] = [
   { id: 'oidc', name: 'OpenID Connect', form: OidcForm },
+  { id: 'saml', name: 'SAML 2.0', form: SamlForm },
 ]
 
 export function SingleSignOn(): JSX.Element {
   const settings = useLoad(load, [])
-  const [protocol, setProtocol] = useState<(typeof PROTOCOLS)[number]['id']>('oidc')
+  const [protocol, setProtocol] = useState<Saved['protocol']>('oidc')
   const [removed, setRemoved] = useState<unknown>(null)
   const current = settings.data
   const chosen = PROTOCOLS.find((p) => p.id === (current?.protocol ?? protocol)) ?? PROTOCOLS[0]!
   return (
-    <Page title="Single sign-on">
-      <p>
-        <Link to="/settings">Back to settings</Link>
-      </p>
-      <p class="hint">
-        People of the e-mail domains you claim sign in through your organisation's identity provider: the sign-in page offers them Continue with SSO. Their user
-        is made at their first sign-in, and their role follows the provider's claim at every one.
-      </p>
+    <SettingsPage
+      title="Single sign-on"
+      intro="People of the e-mail domains you claim sign in through your organisation's identity provider: the sign-in page offers them Continue with SSO. Their user is made at their first sign-in, and their role follows the provider's claim at every one."
+    >
       <ErrorNote error={settings.error} />
       {settings.loading && current === undefined ? <p class="loading">Loading…</p> : null}
       {current !== undefined ? (
@@ -69,33 +65,49 @@ export function SingleSignOn(): JSX.Element {
                 <dd>{PROTOCOLS.find((p) => p.id === current.protocol)?.name ?? current.protocol}</dd>
                 {current.protocol === 'oidc' ? (
                   <>
-                    <dt>Redirect URI</dt>
-                    <dd>
-                      <code>{current.redirectUri}</code>
-                      <br />
-                      <small class="hint">Register this address at your provider as the application's sign-in redirect URI.</small>
-                    </dd>
+                    <Register
+                      term="Redirect URI"
+                      value={current.redirectUri}
+                      hint="Register this address at your provider as the application's sign-in redirect URI."
+                    />
+                    <dt>Client secret</dt>
+                    <dd>{current.clientSecretSet ? 'stored (never shown)' : 'not set'}</dd>
                   </>
                 ) : (
                   <>
-                    <dt>Assertion consumer service URL</dt>
+                    <Register
+                      term="Entity ID (audience)"
+                      value={current.spEntityId}
+                      hint="Register this as the application's entity ID (Okta: Audience URI; Entra ID: Identifier)."
+                    />
+                    <Register
+                      term="Assertion consumer service URL"
+                      value={current.acsUrl}
+                      hint="Register this address at your provider as the application's single sign-on URL (Entra ID: Reply URL)."
+                    />
+                    <Register
+                      term="Service-provider metadata URL"
+                      value={current.metadataUrl}
+                      hint="Or give your provider this address: it reads the entity ID and the ACS URL from it."
+                    />
+                    <dt>Provider's sign-in URL</dt>
                     <dd>
-                      <code>{current.acsUrl}</code>
-                      <br />
-                      <small class="hint">Register this address at your provider as the application's single sign-on URL.</small>
+                      <code>{current.entryPoint}</code>
+                    </dd>
+                    <dt>Signing certificates</dt>
+                    <dd>
+                      {current.idpCertificates.map((c) => (
+                        <div key={c.fingerprint256}>
+                          {c.subject.replace(/\n/g, ', ')}, valid until {new Date(c.notAfter).toLocaleDateString()}
+                        </div>
+                      ))}
                     </dd>
                   </>
                 )}
                 <dt>Claimed domains</dt>
                 <dd>{current.emailDomains.join(', ')}</dd>
-                {current.protocol === 'oidc' ? (
-                  <>
-                    <dt>Client secret</dt>
-                    <dd>{current.clientSecretSet ? 'stored (never shown)' : 'not set'}</dd>
-                  </>
-                ) : null}
               </dl>
-              <TestConnection />
+              <TestConnection protocol={current.protocol} />
               <ErrorNote error={removed} />
               <ConfirmButton
                 label="Remove single sign-on"
@@ -124,14 +136,29 @@ export function SingleSignOn(): JSX.Element {
               ))}
             </fieldset>
           )}
-          <chosen.form key={current?.updatedAt ?? 'new'} current={current} onSaved={(s) => settings.set(s)} />
+          <chosen.form key={current?.updatedAt ?? `new-${chosen.id}`} current={current} onSaved={(s) => settings.set(s)} />
+          <ScimToken />
         </>
       ) : null}
-    </Page>
+    </SettingsPage>
   )
 }
 
-function TestConnection(): JSX.Element {
+/** An address of this workspace to register at the provider. */
+function Register(props: { term: string; value: string; hint: string }): JSX.Element {
+  return (
+    <>
+      <dt>{props.term}</dt>
+      <dd>
+        <code>{props.value}</code>
+        <br />
+        <small class="hint">{props.hint}</small>
+      </dd>
+    </>
+  )
+}
+
+function TestConnection(props: { protocol: Saved['protocol'] }): JSX.Element {
   const [state, setState] = useState<{ busy: boolean; text: string | null; error: unknown }>({ busy: false, text: null, error: null })
   return (
     <div>
@@ -143,9 +170,13 @@ function TestConnection(): JSX.Element {
           setState({ busy: true, text: null, error: null })
           try {
             const r = (await call(api.POST('/v1/sso/test'))).data
+            const keys = r.keys === 1 ? '1 signing key' : `${r.keys} signing keys`
             setState({
               busy: false,
-              text: `The connection works: ${r.issuer} answered its discovery document and ${r.keys === 1 ? '1 signing key' : `${r.keys} signing keys`}.`,
+              text:
+                props.protocol === 'oidc'
+                  ? `The connection works: ${r.issuer} answered its discovery document and ${keys}.`
+                  : `The settings hold: sign-in goes to ${r.authorizationEndpoint}, and ${r.keys === 1 ? '1 signing certificate is' : `${r.keys} signing certificates are`} valid today.`,
               error: null,
             })
           } catch (e) {
@@ -164,8 +195,6 @@ function TestConnection(): JSX.Element {
     </div>
   )
 }
-
-const OIDC_FIELDS = ['issuer', 'clientId', 'clientSecret', 'emailDomains', 'defaultRole', 'roleClaim', 'roleMap', 'passwordSignIn'] as const
 
 /** "value = role" lines → the role map; a line that is not one is named. */
 function parseRoleMap(text: string): Record<string, Role> {
@@ -189,21 +218,130 @@ function parseRoleMap(text: string): Record<string, Role> {
   return out
 }
 
-function OidcForm(props: { current: Settings; onSaved: (s: NonNullable<Settings>) => void }): JSX.Element {
+/** What both protocols' forms take: the claimed domains, the roles and the password rule. */
+interface Common {
+  domains: string
+  defaultRole: Role
+  roleSource: string
+  roleMap: string
+  passwordSignIn: PasswordRule
+}
+
+const COMMON_FIELDS = ['emailDomains', 'defaultRole', 'roleMap', 'passwordSignIn'] as const
+
+function commonOf(c: Saved | null): Common {
+  return {
+    domains: c?.emailDomains.join(', ') ?? '',
+    defaultRole: c?.defaultRole ?? 'viewer',
+    roleSource: (c?.protocol === 'oidc' ? c.roleClaim : c?.roleAttribute) ?? '',
+    roleMap: Object.entries(c?.roleMap ?? {})
+      .map(([k, v]) => `${k} = ${v}`)
+      .join('\n'),
+    passwordSignIn: c?.passwordSignIn ?? 'owners',
+  }
+}
+
+/** The common part of PUT /v1/sso (the role's source is the protocol's own field). */
+function commonBody(v: Common) {
+  return {
+    emailDomains: v.domains
+      .split(/[\s,]+/)
+      .map((d) => d.trim())
+      .filter(Boolean),
+    defaultRole: v.defaultRole,
+    roleMap: parseRoleMap(v.roleMap),
+    passwordSignIn: v.passwordSignIn,
+  }
+}
+
+function CommonFields(props: {
+  value: Common
+  set: (v: Partial<Common>) => void
+  errors: Record<string, string>
+  /** The field the role is read from: the ID token's claim or the assertion's attribute. */
+  source: { field: string; label: string; hint: string }
+}): JSX.Element {
+  const { value: v, set, errors } = props
+  return (
+    <>
+      <Field
+        label="E-mail domains"
+        name="sso-domains"
+        value={v.domains}
+        onInput={(domains) => set({ domains })}
+        error={errors.emailDomains}
+        hint="Comma-separated, such as example.com: addresses of these domains sign in through this provider. A domain belongs to one workspace."
+      />
+      <SelectField
+        label="Default role"
+        name="sso-default-role"
+        value={v.defaultRole}
+        onInput={(r) => set({ defaultRole: r as Role })}
+        options={ROLES}
+        error={errors.defaultRole}
+      />
+      <Field
+        label={props.source.label}
+        name="sso-role-claim"
+        value={v.roleSource}
+        onInput={(roleSource) => set({ roleSource })}
+        error={errors[props.source.field]}
+        hint={props.source.hint}
+      />
+      <TextArea
+        label="Role mapping (one “claim value = role” a line)"
+        name="sso-role-map"
+        value={v.roleMap}
+        onInput={(roleMap) => set({ roleMap })}
+        error={errors.roleMap}
+      />
+      <SelectField
+        label="Password sign-in"
+        name="sso-password"
+        value={v.passwordSignIn}
+        onInput={(r) => set({ passwordSignIn: r as PasswordRule })}
+        options={PASSWORD_RULES}
+        error={errors.passwordSignIn}
+      />
+    </>
+  )
+}
+
+/** A protocol's form: its title, the save button and its outcome around its fields. */
+function ProviderForm(props: {
+  id: string
+  title: string
+  editing: boolean
+  save: ReturnType<typeof useSubmit>
+  saved: boolean
+  children: ComponentChildren
+}): JSX.Element {
+  return (
+    <form class="form-box" noValidate onSubmit={props.save.submit} aria-labelledby={props.id}>
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+      <ErrorNote error={props.save.error} />
+      {props.saved ? (
+        <p role="status" class="notice">
+          Saved.
+        </p>
+      ) : null}
+      <button type="submit" disabled={props.save.busy}>
+        {props.editing ? 'Save changes' : 'Set up single sign-on'}
+      </button>
+    </form>
+  )
+}
+
+const OIDC_FIELDS = ['issuer', 'clientId', 'clientSecret', 'roleClaim', ...COMMON_FIELDS] as const
+
+function OidcForm(props: FormProps): JSX.Element {
   // A SAML connection is replaced by this form, not edited by it.
   const c = props.current?.protocol === 'oidc' ? props.current : null
   const [issuer, setIssuer] = useState(c?.issuer ?? '')
   const [clientId, setClientId] = useState(c?.clientId ?? '')
   const [clientSecret, setClientSecret] = useState('')
-  const [domains, setDomains] = useState(c?.emailDomains.join(', ') ?? '')
-  const [defaultRole, setDefaultRole] = useState<Role>(c?.defaultRole ?? 'viewer')
-  const [roleClaim, setRoleClaim] = useState(c?.roleClaim ?? '')
-  const [roleMap, setRoleMap] = useState(
-    Object.entries(c?.roleMap ?? {})
-      .map(([k, v]) => `${k} = ${v}`)
-      .join('\n'),
-  )
-  const [passwordSignIn, setPasswordSignIn] = useState<PasswordRule>(c?.passwordSignIn ?? 'owners')
+  const [common, setCommon] = useState(() => commonOf(c))
   const [saved, setSaved] = useState(false)
   const save = useSubmit(OIDC_FIELDS, async () => {
     setSaved(false)
@@ -214,14 +352,8 @@ function OidcForm(props: { current: Settings; onSaved: (s: NonNullable<Settings>
           issuer: issuer.trim(),
           clientId: clientId.trim(),
           ...(clientSecret ? { clientSecret } : {}),
-          emailDomains: domains
-            .split(/[\s,]+/)
-            .map((d) => d.trim())
-            .filter(Boolean),
-          defaultRole,
-          roleClaim: roleClaim.trim() || null,
-          roleMap: parseRoleMap(roleMap),
-          passwordSignIn,
+          ...commonBody(common),
+          roleClaim: common.roleSource.trim() || null,
         },
       }),
     )
@@ -230,8 +362,7 @@ function OidcForm(props: { current: Settings; onSaved: (s: NonNullable<Settings>
     props.onSaved(r.data)
   })
   return (
-    <form class="form-box" noValidate onSubmit={save.submit} aria-labelledby="oidc-title">
-      <h2 id="oidc-title">OpenID Connect</h2>
+    <ProviderForm id="oidc-title" title="OpenID Connect" editing={!!c} save={save} saved={saved}>
       <Field
         label="Issuer URL"
         name="sso-issuer"
@@ -256,56 +387,193 @@ function OidcForm(props: { current: Settings; onSaved: (s: NonNullable<Settings>
             : 'Stored sealed and never shown again.'
         }
       />
-      <Field
-        label="E-mail domains"
-        name="sso-domains"
-        value={domains}
-        onInput={setDomains}
-        error={save.fieldErrors.emailDomains}
-        hint="Comma-separated, such as example.com: addresses of these domains sign in through this provider. A domain belongs to one workspace."
+      <CommonFields
+        value={common}
+        set={(v) => setCommon((o) => ({ ...o, ...v }))}
+        errors={save.fieldErrors}
+        source={{ field: 'roleClaim', label: 'Role claim (optional)', hint: 'The ID-token claim the role is read from, such as groups or roles.' }}
       />
-      <SelectField
-        label="Default role"
-        name="sso-default-role"
-        value={defaultRole}
-        onInput={(v) => setDefaultRole(v as Role)}
-        options={ROLES}
-        error={save.fieldErrors.defaultRole}
-      />
-      <Field
-        label="Role claim (optional)"
-        name="sso-role-claim"
-        value={roleClaim}
-        onInput={setRoleClaim}
-        error={save.fieldErrors.roleClaim}
-        hint="The ID-token claim the role is read from, such as groups or roles."
-      />
-      <Shell id="f-sso-role-map" label="Role mapping (one “claim value = role” a line)" error={save.fieldErrors.roleMap}>
-        <textarea
-          {...errProps('f-sso-role-map', save.fieldErrors.roleMap)}
-          name="sso-role-map"
-          rows={3}
-          value={roleMap}
-          onInput={(e) => setRoleMap((e.currentTarget as HTMLTextAreaElement).value)}
+    </ProviderForm>
+  )
+}
+
+const SAML_FIELDS = ['idpMetadataXml', 'entryPoint', 'idpCertificate', 'idpIssuer', 'roleAttribute', ...COMMON_FIELDS] as const
+
+function SamlForm(props: FormProps): JSX.Element {
+  // An OIDC connection is replaced by this form, not edited by it.
+  const c = props.current?.protocol === 'saml' ? props.current : null
+  const [by, setBy] = useState<'metadata' | 'hand'>('metadata')
+  const [metadata, setMetadata] = useState('')
+  const [entryPoint, setEntryPoint] = useState('')
+  const [certificate, setCertificate] = useState('')
+  const [idpIssuer, setIdpIssuer] = useState('')
+  const [common, setCommon] = useState(() => commonOf(c))
+  const [saved, setSaved] = useState(false)
+  const save = useSubmit(SAML_FIELDS, async () => {
+    setSaved(false)
+    // Left empty on a change, the stored provider settings are kept.
+    const idp =
+      by === 'metadata'
+        ? metadata.trim()
+          ? { idpMetadataXml: metadata.trim() }
+          : {}
+        : entryPoint.trim() || certificate.trim()
+          ? { entryPoint: entryPoint.trim(), idpCertificate: certificate.trim(), idpIssuer: idpIssuer.trim() || null }
+          : {}
+    const r = await call(
+      api.PUT('/v1/sso', {
+        body: { protocol: 'saml', ...idp, ...commonBody(common), roleAttribute: common.roleSource.trim() || null },
+      }),
+    )
+    setMetadata('')
+    setCertificate('')
+    setSaved(true)
+    props.onSaved(r.data)
+  })
+  return (
+    <ProviderForm id="saml-title" title="SAML 2.0" editing={!!c} save={save} saved={saved}>
+      <fieldset class="checks">
+        <legend class="checks-legend">The identity provider</legend>
+        <label>
+          <input type="radio" name="saml-by" value="metadata" checked={by === 'metadata'} onChange={() => setBy('metadata')} /> Its metadata document (XML)
+        </label>
+        <label>
+          <input type="radio" name="saml-by" value="hand" checked={by === 'hand'} onChange={() => setBy('hand')} /> Its sign-in URL and certificate
+        </label>
+      </fieldset>
+      {c ? <p class="hint">The provider's settings are stored: leave these fields empty to keep them, or give new ones to replace them.</p> : null}
+      {by === 'metadata' ? (
+        <TextArea
+          label="Provider metadata XML"
+          name="saml-metadata"
+          rows={6}
+          value={metadata}
+          onInput={setMetadata}
+          error={save.fieldErrors.idpMetadataXml}
+          hint="Paste the federation metadata your provider offers to download (Okta: Identity Provider metadata; Entra ID: Federation Metadata XML; Keycloak: the realm's SAML descriptor)."
         />
-      </Shell>
-      <SelectField
-        label="Password sign-in"
-        name="sso-password"
-        value={passwordSignIn}
-        onInput={(v) => setPasswordSignIn(v as PasswordRule)}
-        options={PASSWORD_RULES}
-        error={save.fieldErrors.passwordSignIn}
+      ) : (
+        <>
+          <Field
+            label="Provider sign-in URL"
+            name="saml-entry-point"
+            type="url"
+            value={entryPoint}
+            onInput={setEntryPoint}
+            error={save.fieldErrors.entryPoint}
+            hint="https; the provider's SAML single sign-on URL (HTTP-Redirect binding)."
+          />
+          <Field
+            label="Provider entity ID (optional)"
+            name="saml-idp-issuer"
+            value={idpIssuer}
+            onInput={setIdpIssuer}
+            error={save.fieldErrors.idpIssuer}
+            hint="Given, every assertion's Issuer must be it."
+          />
+          <TextArea
+            label="Provider signing certificate"
+            name="saml-certificate"
+            rows={6}
+            value={certificate}
+            onInput={setCertificate}
+            error={save.fieldErrors.idpCertificate}
+            hint="PEM (-----BEGIN CERTIFICATE-----) or base64: assertions must be signed with its key."
+          />
+        </>
+      )}
+      <CommonFields
+        value={common}
+        set={(v) => setCommon((o) => ({ ...o, ...v }))}
+        errors={save.fieldErrors}
+        source={{
+          field: 'roleAttribute',
+          label: 'Role attribute (optional)',
+          hint: 'The assertion attribute the role is read from, such as groups or memberOf.',
+        }}
       />
-      <ErrorNote error={save.error} />
-      {saved ? (
-        <p role="status" class="notice">
-          Saved.
-        </p>
+    </ProviderForm>
+  )
+}
+
+/** The workspace's SCIM token: whether there is one, a new one shown once with the base URL, revoke. */
+function ScimToken(): JSX.Element {
+  const state = useLoad(async () => (await call(api.GET('/v1/sso/scim-token'))).data, [])
+  const [shown, setShown] = useState<{ token: string; baseUrl: string } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const s = state.data
+  async function create(): Promise<void> {
+    setError(null)
+    setBusy(true)
+    try {
+      const r = (await call(api.POST('/v1/sso/scim-token'))).data
+      setShown({ token: r.token, baseUrl: r.baseUrl })
+      state.set({ createdAt: r.createdAt, baseUrl: r.baseUrl })
+    } catch (e) {
+      setError(e)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <section aria-labelledby="scim-title" class="form-box">
+      <h2 id="scim-title">SCIM provisioning</h2>
+      <p class="hint">
+        Your identity provider creates, updates and deactivates this workspace's users through SCIM 2.0: give it the base URL and a token. A deactivated user is
+        signed out at once.
+      </p>
+      <ErrorNote error={state.error ?? error} />
+      {shown ? (
+        <SecretOnce
+          title="SCIM token"
+          value={shown.token}
+          note={`Give your provider this token as its bearer token, with the SCIM base URL ${shown.baseUrl}. It is not shown again: copy it now.`}
+          onDismiss={() => setShown(null)}
+        />
       ) : null}
-      <button type="submit" disabled={save.busy}>
-        {c ? 'Save changes' : 'Set up single sign-on'}
-      </button>
-    </form>
+      {s ? (
+        <>
+          <dl class="facts">
+            <dt>SCIM base URL</dt>
+            <dd>
+              <code>{s.baseUrl}</code>
+            </dd>
+            <dt>Token</dt>
+            <dd>
+              {s.createdAt ? (
+                <>
+                  made <Ago at={s.createdAt} /> (never shown again)
+                </>
+              ) : (
+                'none: provisioning is off'
+              )}
+            </dd>
+          </dl>
+          <div class="row">
+            <button type="button" class={s.createdAt ? 'secondary' : ''} disabled={busy} onClick={create}>
+              {s.createdAt ? 'Replace the SCIM token' : 'Create a SCIM token'}
+            </button>
+            {s.createdAt ? (
+              <ConfirmButton
+                label="Revoke the SCIM token"
+                name=""
+                onConfirm={async () => {
+                  setError(null)
+                  try {
+                    await call(api.DELETE('/v1/sso/scim-token'))
+                    setShown(null)
+                    state.set({ createdAt: null, baseUrl: s.baseUrl })
+                  } catch (e) {
+                    setError(e)
+                  }
+                }}
+              />
+            ) : null}
+          </div>
+          {s.createdAt ? <p class="hint">A new token stops the earlier one at once.</p> : null}
+        </>
+      ) : null}
+    </section>
   )
 }

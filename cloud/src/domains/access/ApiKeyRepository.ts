@@ -13,7 +13,7 @@ export type ApiKeyAuthRecord = Pick<
   'id' | 'workspace_id' | 'name' | 'secret_hash' | 'permissions' | 'node_id' | 'created_by' | 'expires_at' | 'revoked_at'
 >
 /** A key above another on its creator chain, with what decides its validity. */
-export type ApiKeyAncestor = Pick<ApiKeyRecord, 'id' | 'revoked_at' | 'expires_at'>
+export type ApiKeyAncestor = Pick<ApiKeyRecord, 'id' | 'revoked_at' | 'expires_at' | 'created_by'>
 
 const AUTH_COLUMNS = ['id', 'workspace_id', 'name', 'secret_hash', 'permissions', 'node_id', 'created_by', 'expires_at', 'revoked_at'] as const
 
@@ -68,7 +68,7 @@ export class ApiKeyRepository {
     const r = await sql<ApiKeyAncestor>`WITH RECURSIVE up(id, depth) AS (
          SELECT CAST(${parentId} AS TEXT), 0
          UNION ALL SELECT substr(k.created_by, 8), up.depth + 1 FROM api_keys k JOIN up ON k.id = up.id WHERE k.created_by LIKE 'apikey:%' AND up.depth < 64)
-       SELECT k.id, k.revoked_at, k.expires_at FROM api_keys k JOIN up ON k.id = up.id ORDER BY up.depth`.execute(this.k)
+       SELECT k.id, k.revoked_at, k.expires_at, k.created_by FROM api_keys k JOIN up ON k.id = up.id ORDER BY up.depth`.execute(this.k)
     return r.rows
   }
 

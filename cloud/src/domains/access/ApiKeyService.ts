@@ -20,7 +20,9 @@ import type { Database, Queryable } from '../../platform/db/Database.js'
 import { ApiError, validation } from '../../platform/errors.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
-import { freezePrincipal, keyTag, PrincipalCache } from './PrincipalCache.js'
+import { freezePrincipal, keyTag, PrincipalCache, userTag } from './PrincipalCache.js'
+import { Listeners } from '../../platform/hooks.js'
+import type { Deactivation } from './SignInService.js'
 import { apiKeyPreview, hashSecret, newApiKeySecret, API_KEY_PATTERN, type Region } from '../../platform/secrets.js'
 import { pageOf, type Page, type PageRequest } from '../../platform/paging.js'
 import { ApiKeyRepository, type ApiKeyAncestor, type ApiKeyAuthRecord, type ApiKeyRecord } from './ApiKeyRepository.js'
@@ -71,6 +73,8 @@ export class ApiKeyService {
     private readonly nodes: NodeService,
     private readonly random?: RandomSource,
     private readonly changes: CredentialChanges = new LocalCredentialChanges(),
+    /** Whether a user was deactivated (SCIM): the keys they made, and the keys made under those, stop. */
+    private readonly deactivations: Listeners<Deactivation> = new Listeners(),
   ) {
     this.repo = new ApiKeyRepository(db.kysely)
     this.lastFlushAt = clock.now().getTime()
@@ -234,9 +238,9 @@ export class ApiKeyService {
     if (!hit) return null
     const found = await this.validPrincipal(hit, now)
     if (!found) return null
-    const { principal, chain, expiresAt } = found
+    const { principal, tags, expiresAt } = found
     this.touch(hit.id, now)
-    this.principals.set(gen, cacheKey, principal, chain.map(keyTag), expiresAt)
+    this.principals.set(gen, cacheKey, principal, tags, expiresAt)
     return principal
   }
 
@@ -256,7 +260,7 @@ export class ApiKeyService {
    * `secretHash` (an OAuth access token acts as its key until the key is revoked, rotated
    * or expires). Null otherwise.
    */
-  async principalOfKey(id: string, secretHash: string): Promise<{ principal: Principal; chain: string[]; expiresAt: number } | null> {
+  async principalOfKey(id: string, secretHash: string): Promise<{ principal: Principal; tags: string[]; expiresAt: number } | null> {
     const row = await this.repo.authById(id)
     if (!row) return null
     const a = Buffer.from(row.secret_hash, 'hex')
@@ -269,16 +273,29 @@ export class ApiKeyService {
     return found
   }
 
-  /** The key's principal, its creator chain and earliest expiry; null when it or a key above it is revoked or expired. */
-  private async validPrincipal(hit: ApiKeyAuthRecord, now: Date): Promise<{ principal: Principal; chain: string[]; expiresAt: number } | null> {
+  /**
+   * The key's principal, the cache tags that drop it (its creator chain's keys and the user who
+   * made the chain's first key) and its earliest expiry; null when it or a key above it is revoked
+   * or expired, or the user who made the chain's first key is deactivated.
+   */
+  private async validPrincipal(hit: ApiKeyAuthRecord, now: Date): Promise<{ principal: Principal; tags: string[]; expiresAt: number } | null> {
     const iso = now.toISOString()
     if (hit.revoked_at || (hit.expires_at && hit.expires_at <= iso)) return null
     let expiresAt = hit.expires_at ? Date.parse(hit.expires_at) : Infinity
     const chain = [hit.id]
+    let maker = hit.created_by
     for (const a of await this.ancestors(hit.created_by)) {
       if (a.revoked_at || (a.expires_at && a.expires_at <= iso)) return null
       if (a.expires_at) expiresAt = Math.min(expiresAt, Date.parse(a.expires_at))
       chain.push(a.id)
+      maker = a.created_by
+    }
+    const tags = chain.map(keyTag)
+    // A key made by a user (not at bootstrap, nor by a key whose chain is cut at 64): the user's
+    // deactivation stops it, and the credential change it publishes drops the cached principal.
+    if (!maker.startsWith('apikey:') && maker !== 'bootstrap') {
+      for (const deactivated of this.deactivations.all()) if (await deactivated(maker)) return null
+      tags.push(userTag(maker))
     }
     const principal = freezePrincipal({
       actor: { kind: 'key', id: hit.id, name: hit.name, nodeId: hit.node_id },
@@ -286,7 +303,7 @@ export class ApiKeyService {
       grant: JSON.parse(hit.permissions) as PermissionGrant,
       nodeId: hit.node_id,
     })
-    return { principal, chain, expiresAt }
+    return { principal, tags, expiresAt }
   }
 
   /** Records a use; written with the next batch. */

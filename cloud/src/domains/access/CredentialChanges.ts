@@ -11,8 +11,11 @@ export type CredentialChange =
   | { kind: 'apiKey'; ids: string[] }
   /** This workspace's row changed (status, rate limit, name…). */
   | { kind: 'workspace'; id: string }
-  /** These users were removed or their role changed: their sessions' principals are stale. */
-  | { kind: 'user'; ids: string[] }
+  /**
+   * These users were removed or their role changed: their sessions' principals are stale.
+   * `reactivated`: they were activated again (SCIM), so credentials refused a moment ago may be good again.
+   */
+  | { kind: 'user'; ids: string[]; reactivated?: true }
 
 export interface CredentialChanges {
   /** Delivers `change` to every subscriber before it returns. */

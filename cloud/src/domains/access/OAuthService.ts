@@ -9,7 +9,6 @@ import type { Clock, IdGenerator, RandomSource } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { hashSecret, randomToken } from '../../platform/secrets.js'
 import type { Principal } from '../../platform/http/Principal.js'
-import { keyTag } from './PrincipalCache.js'
 import { OAuthTokenRepository } from './OAuthTokenRepository.js'
 import type { ApiKeyService } from './ApiKeyService.js'
 
@@ -60,7 +59,7 @@ export class OAuthService {
     if (!row || row.expires_at <= this.clock.now().toISOString()) return null
     const key = await this.apiKeys.principalOfKey(row.api_key_id, row.key_secret_hash)
     if (!key) return null
-    cache.set(gen, cacheKey, key.principal, key.chain.map(keyTag), Math.min(key.expiresAt, Date.parse(row.expires_at)))
+    cache.set(gen, cacheKey, key.principal, key.tags, Math.min(key.expiresAt, Date.parse(row.expires_at)))
     return key.principal
   }
 

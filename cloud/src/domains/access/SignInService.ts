@@ -52,6 +52,13 @@ export function csrfFor(sessionToken: string): string {
  */
 export type PasswordRule = (user: { id: string; workspace_id: string; role: string }) => boolean | Promise<boolean>
 
+/**
+ * Whether a domain deactivated the user (SCIM's `active: false`): such a user has no way in,
+ * neither an invite link nor the API keys they made. Other domains add theirs to the
+ * `deactivations` hook.
+ */
+export type Deactivation = (userId: string) => boolean | Promise<boolean>
+
 export interface SignedIn {
   user: UserRow
   workspace: { id: string; name: string }
@@ -85,6 +92,7 @@ export class SignInService {
     /** Where sign-ins and refused sign-ins are recorded (the audit log); null: not recorded (the CLI). */
     private readonly audit: Pick<AuditTrail, 'recordSignIn'> | null = null,
     private readonly passwordRules: Listeners<PasswordRule> = new Listeners(),
+    private readonly deactivations: Listeners<Deactivation> = new Listeners(),
   ) {
     this.repo = new UserRepository(db.kysely)
   }
@@ -148,6 +156,10 @@ export class SignInService {
     if (!invite || invite.used_at || invite.expires_at <= now) throw refused
     const user = await this.users.get(invite.workspace_id, invite.user_id)
     if (!user) throw refused
+    // A deactivated user stays out: the link is left as it is (their provider may activate them again).
+    for (const deactivated of this.deactivations.all())
+      if (await deactivated(user.id))
+        throw new ApiError('forbidden', "This user was deactivated by the identity provider's provisioning: ask an administrator.")
     const passwordHash = await hashPassword(input.password, this.random, this.scryptLogN, 'known')
     // One use: the invite is closed in the same statement that finds it open.
     if ((await this.repo.closeInvites(user.id, now)) === 0) throw refused

@@ -271,6 +271,11 @@ export class UserService {
     return n
   }
 
+  /** The user was activated again (SCIM): credentials of theirs refused while they were not are looked up again on every instance. */
+  reactivated(id: string): void {
+    this.changes.publish({ kind: 'user', ids: [id], reactivated: true })
+  }
+
   /** Removes a user for their identity provider (SCIM's DELETE); the workspace's last owner stays (409). */
   async removeVouched(workspaceId: string, id: string): Promise<boolean> {
     const gone = await this.db.transaction(async (tx) => {

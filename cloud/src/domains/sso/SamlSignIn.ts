@@ -9,10 +9,14 @@
 // - in its time window on the cloud's clock (NotBefore / NotOnOrAfter, 60 s of skew);
 // - the answer to an AuthnRequest of this cloud that is still open (InResponseTo): the request
 //   is taken once, after the signature holds, so a replayed answer, an unsolicited one
-//   (IdP-initiated) or one to an expired request is refused.
+//   (IdP-initiated) or one to an expired request is refused;
+// - posted by the browser that started the sign-in: /v1/sso/start sets the request's ID in a
+//   cookie (SAML_COOKIE), and the answer's InResponseTo must be it, so an answer the attacker
+//   got for their own account cannot be posted from someone else's browser (login CSRF), as
+//   the OIDC state cookie does for OIDC.
 // The e-mail is the `email` attribute (or Entra's emailaddress claim, or an e-mail NameID); it
 // must be of a domain the workspace claims. The role follows the role attribute at every sign-in.
-import { X509Certificate } from 'node:crypto'
+import { timingSafeEqual, X509Certificate } from 'node:crypto'
 import { XMLParser } from 'fast-xml-parser'
 import { type CacheProvider, type Profile, SAML, type SamlConfig, ValidateInResponseTo } from '@node-saml/node-saml'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
@@ -23,6 +27,9 @@ import type { WorkspaceService } from '../account/index.js'
 import { FLOW_TTL_MS, type SsoSignInEvent } from './OidcSignIn.js'
 import { SsoRepository } from './SsoRepository.js'
 import { mappedRole, type SamlProvider, type SsoService } from './SsoService.js'
+
+/** The cookie that binds a SAML sign-in to the browser that started it: the AuthnRequest's ID. */
+export const SAML_COOKIE = 'svc_sso_saml'
 
 /** Clock skew allowed on the assertion's time window. */
 export const SAML_CLOCK_SKEW_MS = 60_000
@@ -68,6 +75,8 @@ class WorkspaceSaml extends SAML {
     /** The provider's entityID: the signed assertion's Issuer must be it (null: not checked). */
     private readonly idpIssuer: string | null,
     private readonly requests: { known(id: string): Promise<boolean>; take(id: string): Promise<boolean> },
+    /** The AuthnRequest ID the answering browser's cookie holds (undefined: none, or not an answer). */
+    private readonly bound: string | undefined,
   ) {
     super(config)
   }
@@ -79,6 +88,8 @@ class WorkspaceSaml extends SAML {
   /** Before the signature is checked: only whether the request is one of ours (taken after). */
   protected override async validateInResponseTo(inResponseTo: string | null): Promise<void> {
     if (!inResponseTo) throw new Error('InResponseTo is missing from response')
+    if (this.bound === undefined || !sameText(this.bound, inResponseTo))
+      throw new Error('its InResponseTo is not the sign-in started in this browser (start it again from the sign-in page)')
     if (!(await this.requests.known(inResponseTo))) throw new Error('InResponseTo is not valid')
   }
 
@@ -112,7 +123,7 @@ export class SamlSignIn {
     this.repo = new SsoRepository(db.kysely)
   }
 
-  private saml(p: SamlProvider, origin: string): WorkspaceSaml {
+  private saml(p: SamlProvider, origin: string, bound?: string, made?: (id: string) => void): WorkspaceSaml {
     const urls = this.sso.samlUrls(p.workspaceId, origin)
     const cache: CacheProvider = {
       saveAsync: async (key, value) => {
@@ -145,7 +156,11 @@ export class SamlSignIn {
         cacheProvider: cache,
         identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
         disableRequestedAuthnContext: true,
-        generateUniqueId: () => `_${this.ids.next('samlRequest')}`,
+        generateUniqueId: () => {
+          const id = `_${this.ids.next('samlRequest')}`
+          made?.(id)
+          return id
+        },
       },
       this.clock,
       urls.acsUrl,
@@ -154,6 +169,7 @@ export class SamlSignIn {
         known: (id) => this.repo.samlRequestKnown(id),
         take: (id) => this.repo.takeSamlRequest(id, p.workspaceId, this.clock.now().toISOString()),
       },
+      bound,
     )
   }
 
@@ -176,24 +192,37 @@ export class SamlSignIn {
     return this.saml(p, origin).generateServiceProviderMetadata(null, null)
   }
 
-  /** The provider's sign-in URL carrying a new AuthnRequest (10 minutes, one answer) for `workspaceId`. */
-  async start(workspaceId: string, email: string, origin: string): Promise<{ url: string }> {
+  /** The provider's sign-in URL carrying a new AuthnRequest (10 minutes, one answer) for `workspaceId`, and its ID for the browser's cookie. */
+  async start(workspaceId: string, email: string, origin: string): Promise<{ url: string; requestId: string }> {
     const p = await this.sso.samlProvider(workspaceId)
     if (!p) throw new ApiError('not_found', 'No workspace signs in this e-mail domain through single sign-on.')
-    const url = new URL(await this.saml(p, origin).getAuthorizeUrlAsync('', undefined, {}))
+    let requestId: string | null = null
+    const url = new URL(
+      await this.saml(p, origin, undefined, (id) => {
+        requestId = id
+      }).getAuthorizeUrlAsync('', undefined, {}),
+    )
+    if (requestId === null) throw new Error('node-saml made no AuthnRequest ID')
     url.searchParams.set('login_hint', email)
-    return { url: url.href }
+    return { url: url.href, requestId }
   }
 
-  /** Checks the provider's answer posted to the workspace's ACS, and signs the user in. */
-  async acs(workspaceId: string, samlResponse: string, origin: string, ip: string, requestId: string | null = null): Promise<SignedIn> {
+  /** Checks the provider's answer posted to the workspace's ACS by the browser holding `boundCookie` (SAML_COOKIE), and signs the user in. */
+  async acs(
+    workspaceId: string,
+    samlResponse: string,
+    boundCookie: string | undefined,
+    origin: string,
+    ip: string,
+    requestId: string | null = null,
+  ): Promise<SignedIn> {
     let email: string | null = null
     const known = await this.sso.samlProvider(workspaceId)
     try {
       if (!known) throw refused('This workspace signs in through no SAML provider.')
       let profile: Profile | null
       try {
-        profile = (await this.saml(known, origin).validatePostResponseAsync({ SAMLResponse: samlResponse })).profile
+        profile = (await this.saml(known, origin, boundCookie).validatePostResponseAsync({ SAMLResponse: samlResponse })).profile
       } catch (e) {
         throw refused(`The SAML response was refused: ${(e as Error).message}.`)
       }
@@ -248,4 +277,10 @@ function nameOf(p: Profile): string | null {
   if (n) return n
   const parts = [first(p, GIVEN), first(p, FAMILY)].filter(Boolean)
   return parts.length ? parts.join(' ') : null
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
 }

@@ -83,7 +83,7 @@ export class ScimService {
     private readonly ids: IdGenerator,
     private readonly random: RandomSource | undefined,
     private readonly sso: Pick<SsoService, 'provider'>,
-    private readonly users: Pick<UserService, 'allOf' | 'get' | 'byEmail' | 'vouched' | 'rename' | 'endSessions' | 'removeVouched'>,
+    private readonly users: Pick<UserService, 'allOf' | 'get' | 'byEmail' | 'vouched' | 'rename' | 'endSessions' | 'reactivated' | 'removeVouched'>,
   ) {
     this.repo = new ScimRepository(db.kysely)
   }
@@ -200,6 +200,7 @@ export class ScimService {
       updated_at: this.clock.now().toISOString(),
     })
     if (!nowActive) await this.users.endSessions(workspaceId, userId)
+    else if (!wasActive) this.users.reactivated(userId)
   }
 
   async createUser(workspaceId: string, body: Json, base: string): Promise<Json> {

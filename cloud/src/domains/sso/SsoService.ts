@@ -46,7 +46,8 @@ export const SamlSettingsBody = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200_000,
-        description: "The provider's metadata document (XML): its sign-in URL, entityID and signing certificates are read from it.",
+        description:
+          "The provider's metadata document (XML): its sign-in URL, entityID and signing certificates are read from it. Left out with entryPoint and idpCertificate, a SAML provider's stored ones are kept.",
       }),
     ),
     entryPoint: Type.Optional(
@@ -278,8 +279,12 @@ export class SsoService {
   }
 
   /** The SAML identity provider's part of a PUT: from its metadata, or its sign-in URL and certificate. */
-  private samlIdp(input: SamlSettingsInput): SamlIdp {
+  private samlIdp(input: SamlSettingsInput, kept: SamlIdp | null): SamlIdp {
     let idp: SamlIdp
+    if (input.idpMetadataXml === undefined && input.entryPoint === undefined && input.idpCertificate === undefined && kept) {
+      // A change of the domains, roles or password rule: the stored provider stays as it is.
+      return { entryPoint: kept.entryPoint, idpCertificates: kept.idpCertificates, idpIssuer: kept.idpIssuer }
+    }
     if (input.idpMetadataXml !== undefined) {
       if (input.entryPoint !== undefined || input.idpCertificate !== undefined)
         throw validation('Give idpMetadataXml, or entryPoint and idpCertificate, not both.')
@@ -307,7 +312,8 @@ export class SsoService {
     const roleMap = input.roleMap ?? {}
     if (input.protocol === 'saml') {
       // The browser is sent to the sign-in URL: it must be https and public like an issuer's.
-      stored = { ...this.samlIdp(input), defaultRole, roleClaim: input.roleAttribute ?? null, roleMap }
+      const kept = await this.samlProvider(p.workspaceId)
+      stored = { ...this.samlIdp(input, kept ?? null), defaultRole, roleClaim: input.roleAttribute ?? null, roleMap }
     } else {
       let issuer: string
       try {
@@ -405,6 +411,11 @@ export class SsoService {
     if (!row) return true
     const rule = row.password_sign_in as PasswordSignIn
     return rule === 'all' || (rule === 'owners' && user.role === 'owner')
+  }
+
+  /** Whether SCIM deactivated the user (access's `deactivations`). */
+  deactivated(userId: string): Promise<boolean> {
+    return this.repo.deactivated(userId)
   }
 
   /** Whether the workspace's user of `email` was deactivated by SCIM (their provider may still vouch for them: they stay out). */

@@ -15,9 +15,24 @@ export { default as scimRoutes } from './scimRoutes.js'
 
 export const ssoModule = domainModule({
   name: 'sso',
-  needs: ['db', 'clock', 'ids', 'random', 'config', 'outbound', 'housekeeping', 'users', 'signIns', 'passwordRules', 'workspaces', 'log', 'audit'],
+  needs: [
+    'db',
+    'clock',
+    'ids',
+    'random',
+    'config',
+    'outbound',
+    'housekeeping',
+    'users',
+    'signIns',
+    'passwordRules',
+    'deactivations',
+    'workspaces',
+    'log',
+    'audit',
+  ],
   provides: ['sso', 'oidcSignIn', 'samlSignIn', 'scim', 'ssoSignIns'],
-  create: ({ db, clock, ids, random, config, outbound, housekeeping, users, signIns, passwordRules, workspaces, log, audit }) => {
+  create: ({ db, clock, ids, random, config, outbound, housekeeping, users, signIns, passwordRules, deactivations, workspaces, log, audit }) => {
     // SVC_SECRET_KEY, checked at boot; else the database's key, made by the first instance to need one.
     const configured = config.secretKey ? SecretBox.fromSetting(config.secretKey, random) : null
     let stored: Promise<SecretBox> | null = null
@@ -31,6 +46,8 @@ export const ssoModule = domainModule({
     }
     const sso = new SsoService(db, clock, outbound, box, config.publicUrl)
     passwordRules.add((u) => sso.passwordAllowed(u))
+    // A user SCIM deactivated accepts no invite and their API keys stop.
+    deactivations.add((userId) => sso.deactivated(userId))
     const ssoSignIns = new Listeners<SsoSignInListener>()
     // Every sign-in through the provider, good or refused, is in the audit log.
     ssoSignIns.add(async (e) => {

@@ -11,14 +11,19 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { principalOf } from '../../platform/http/Principal.js'
+import { rateHeaders } from '../../platform/http/rateLimit.js'
 import { Data, ErrorBody, errorResponses, Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import { ApiError, isApiError } from '../../platform/errors.js'
 import { SESSION_COOKIE } from '../access/index.js'
 import type { Provisions } from '../../platform/provisions.js'
 import { FLOW_TTL_MS, STATE_COOKIE } from './OidcSignIn.js'
+import { SAML_COOKIE } from './SamlSignIn.js'
 import { SsoSettings, SsoSettingsBody } from './SsoService.js'
 
 const FORM = 'application/x-www-form-urlencoded'
+
+/** Sign-ins started per IP address: each writes a row (a flow or an AuthnRequest) and may ask the provider. */
+export const START_RATE = { limit: 20, windowSeconds: 60 }
 const EmailQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
 const CallbackQuery = Type.Object(
   {
@@ -51,12 +56,13 @@ function refusalPage(message: string): string {
 }
 
 const ssoRoutes =
-  (d: Pick<Provisions, 'sso' | 'oidcSignIn' | 'samlSignIn' | 'scim' | 'config'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'sso' | 'oidcSignIn' | 'samlSignIn' | 'scim' | 'config' | 'rateLimiter'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { sso, oidcSignIn, samlSignIn, scim } = d
     const secure = d.config.publicUrl?.startsWith('https://') ?? false
     const manage = { permission: 'user.manage', rootOnly: true } as const
     const tags = ['sso']
+    const samlCookie = { httpOnly: true, path: '/v1/sso/saml', ...(secure ? { secure: true, sameSite: 'none' as const } : {}) }
     const origin = (req: FastifyRequest) => `${req.protocol}://${req.host}`
 
     app.get(
@@ -158,6 +164,20 @@ const ssoRoutes =
       '/sso/start',
       {
         config: { auth: 'none' },
+        // Counted per address before anything is looked up, as the other doors without a credential are.
+        onRequest: async (req, reply) => {
+          const r = await d.rateLimiter.hit(`sso-start:${req.ip}`, START_RATE.limit, START_RATE.windowSeconds)
+          reply.headers(rateHeaders(r))
+          if (!r.allowed)
+            throw new ApiError(
+              'rate_limited',
+              `Over the limit of ${r.limit} single sign-ons started per ${r.windowSeconds} seconds from this address; retry after ${r.resetSeconds} s.`,
+              {
+                extra: { limit: r.limit, windowSeconds: r.windowSeconds, retryAfterSeconds: r.resetSeconds },
+                headers: { 'retry-after': String(r.resetSeconds) },
+              },
+            )
+        },
         schema: {
           tags,
           summary:
@@ -178,8 +198,12 @@ const ssoRoutes =
       async (req, reply) => {
         const ws = await sso.workspaceOfEmail(req.query.email)
         if (ws !== undefined && (await sso.samlProvider(ws))) {
-          // SAML: the AuthnRequest's ID, answered once, ties the answer to this sign-in.
-          const { url } = await samlSignIn.start(ws, req.query.email, origin(req))
+          // SAML: the AuthnRequest's ID, answered once, ties the answer to this sign-in, and its
+          // cookie to this browser. The provider posts the answer from its own site: on https the
+          // cookie is SameSite=None (Secure) so that cross-site POST carries it; on plain http
+          // (development) it has no SameSite, the browser's default.
+          const { url, requestId } = await samlSignIn.start(ws, req.query.email, origin(req))
+          reply.setCookie(SAML_COOKIE, requestId, { ...samlCookie, maxAge: FLOW_TTL_MS / 1000 })
           return { data: { url, protocol: 'saml' as const } }
         }
         const { url, state } = await oidcSignIn.start(req.query.email, origin(req))
@@ -279,7 +303,9 @@ const ssoRoutes =
         },
       },
       async (req, reply) => {
-        const s = await samlSignIn.acs(req.query.workspace, req.body.SAMLResponse, origin(req), req.ip, req.id)
+        const bound = req.cookies[SAML_COOKIE]
+        reply.clearCookie(SAML_COOKIE, samlCookie)
+        const s = await samlSignIn.acs(req.query.workspace, req.body.SAMLResponse, bound, origin(req), req.ip, req.id)
         reply.setCookie(SESSION_COOKIE, s.session.token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(s.session.expiresAt) })
         return forward(reply)
       },

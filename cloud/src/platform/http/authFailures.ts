@@ -111,6 +111,11 @@ export class AuthFailureGuard {
   }
 
   /** True when `token` was refused recently (answer without a lookup). */
+  /** Forgets every refused token (a credential refused a moment ago may be good again: a user activated again). */
+  forgetRefused(): void {
+    this.refused.clear()
+  }
+
   knownBad(token: string): boolean {
     const key = digest(token)
     const until = this.refused.get(key)

@@ -1519,6 +1519,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/media/{id}/thumbnail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A small picture of the file (image/webp, at most 320 px on its longer side): 404 when the item has none (see the item's thumbnailUrl) */
+        get: operations["getMediaThumbnail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/media/import-url": {
         parameters: {
             query?: never;
@@ -24088,6 +24105,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -25701,6 +25719,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -26085,6 +26104,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -27377,6 +27397,158 @@ export interface operations {
             };
         };
     };
+    getMediaThumbnail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thumbnail. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": Blob;
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     importMediaFromUrl: {
         parameters: {
             query?: never;
@@ -27429,6 +27601,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -27677,6 +27850,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -28252,6 +28426,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;

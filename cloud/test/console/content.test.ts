@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
+import { servicesOf } from '../../src/app.js'
 import { png } from '../content/fixtures.js'
 import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
 
@@ -47,6 +48,16 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   t.same(row.slice(0, 3), ['Welcome board', 'image/png', bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`], 'listed with name, type, size')
   const media = (await c.call('GET', '/v1/media')).body.data as { id: string; name: string }[]
   t.equal(media[0]?.name, 'Welcome board', 'the API has it')
+
+  // Probed (the background step after an upload): the library shows its thumbnail and size.
+  await servicesOf(c.running.app).media.processPending()
+  await page.reload()
+  await textShown(page, '64×48')
+  const thumb = await page.waitForFunction(
+    "[...document.querySelectorAll('section[aria-labelledby=h-media] tbody img.thumb')].find((i) => i.complete && i.naturalWidth > 0)?.getAttribute('src')",
+  )
+  t.equal(await thumb.jsonValue(), `/v1/media/${media[0]!.id}/thumbnail`, "the file's thumbnail is shown in its row")
+  await noSerious(t, page, 'content page with a thumbnail')
 
   // A playlist: an empty name is the API's 422, shown next to the name field.
   await clickButton(page, 'New playlist')

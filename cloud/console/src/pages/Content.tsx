@@ -6,6 +6,7 @@ import { ApiFailure, api, call, getCsrf } from '../api.js'
 import { useLive } from '../live.js'
 import { ContentPicker } from '../picker.js'
 import { useSession } from '../session.js'
+import { facts, Thumb } from '../thumb.js'
 import { Ago, ErrorNote, Field, FileField, Page, useLoad, useSubmit } from '../ui.js'
 
 interface Media {
@@ -16,6 +17,10 @@ interface Media {
   sizeBytes: number
   createdAt: string
   recalledAt?: string | null
+  thumbnailUrl?: string | null
+  width?: number | null
+  height?: number | null
+  durationMs?: number | null
 }
 interface MediaPage {
   items: Media[]
@@ -150,10 +155,18 @@ function MediaLibrary(props: { onChange: () => void }): JSX.Element {
             {media.data.items.map((m) => (
               <tr key={m.id}>
                 <td>
-                  {m.name}
-                  {m.recalledAt ? <span class="badge off recalled">Recalled</span> : null}
+                  <span class="with-thumb">
+                    <Thumb item={m} />
+                    <span>
+                      {m.name}
+                      {m.recalledAt ? <span class="badge off recalled">Recalled</span> : null}
+                    </span>
+                  </span>
                 </td>
-                <td>{m.mimeType || m.kind}</td>
+                <td>
+                  {m.mimeType || m.kind}
+                  {facts(m) ? <span class="media-facts">{facts(m)}</span> : null}
+                </td>
                 <td>{size(m.sizeBytes)}</td>
                 <td>
                   <Ago at={m.createdAt} />

@@ -35476,6 +35476,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -35508,6 +35510,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {
@@ -35679,6 +35685,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -35711,6 +35719,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {
@@ -36107,6 +36119,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -36139,6 +36153,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {
@@ -39381,6 +39399,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -39413,6 +39433,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {

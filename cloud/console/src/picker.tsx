@@ -51,7 +51,8 @@ export interface PickerProps {
   value: string
   /** The chosen item's name, when known. */
   name?: string | null
-  onChange: (id: string, name: string | null) => void
+  /** The chosen id and name, and the item as the list answered it when it was picked from the list. */
+  onChange: (id: string, name: string | null, item?: Named) => void
   error?: string | null
   /** How many a page (25). */
   pageSize?: number
@@ -148,7 +149,7 @@ export function ContentPicker(p: PickerProps): JSX.Element {
     setText(x.name)
     setOpen(false)
     setActive(-1)
-    p.onChange(x.id, x.name)
+    p.onChange(x.id, x.name, x)
   }
 
   const onKeyDown = (e: KeyboardEvent) => {

@@ -93,7 +93,10 @@ eachEngine(t, 'media repository', async (t, db) => {
   t.same([...(await repo.shares('ws_1', ['med_1', 'med_2']))], [['med_2', ['nod_b', 'nod_a']]], 'shares oldest first')
 
   t.ok(await repo.settleProbe('med_1', { state: 'ready', failure: null, width: 1920, height: 1080, durationMs: null, thumbnailAt: AT }, AT))
-  t.notOk(await repo.settleProbe('med_1', { state: 'failed', failure: 'x', width: null, height: null, durationMs: null, thumbnailAt: null }, AT), 'settled once')
+  t.notOk(
+    await repo.settleProbe('med_1', { state: 'failed', failure: 'x', width: null, height: null, durationMs: null, thumbnailAt: null }, AT),
+    'settled once',
+  )
   t.same(ids(await repo.processing()), ['med_2', 'med_3'])
   t.match(await repo.byId('ws_1', 'med_1'), { state: 'ready', width: 1920, height: 1080, thumbnail_at: AT })
 

@@ -315,7 +315,11 @@ const mediaRoutes =
         } catch {
           throw notFound('The thumbnail is missing from the media store.')
         }
-        return reply.header('content-type', 'image/webp').header('etag', f.etag).header('cache-control', 'private, max-age=3600').send(bytes as never)
+        return reply
+          .header('content-type', 'image/webp')
+          .header('etag', f.etag)
+          .header('cache-control', 'private, max-age=3600')
+          .send(bytes as never)
       },
     )
 

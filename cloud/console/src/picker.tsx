@@ -5,6 +5,7 @@
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiFailure } from './api.js'
+import { facts, type Pictured, Thumb } from './thumb.js'
 
 /** Where each content kind is listed (GET, paged, `search` by name). */
 export const CONTENT_LISTS: Record<string, string> = {
@@ -20,13 +21,13 @@ export const CONTENT_LISTS: Record<string, string> = {
 /** An id as the API makes them: a short prefix, an underscore, the rest. */
 const ID_LIKE = /^[a-z]{2,5}_[A-Za-z0-9_-]+$/
 
-export interface Named {
+export interface Named extends Pictured {
   id: string
   name: string
 }
 
 interface ListPage {
-  data: { id: string; name?: string }[]
+  data: ({ id: string; name?: string } & Pictured)[]
   nextCursor?: string | null
 }
 
@@ -50,7 +51,8 @@ export interface PickerProps {
   value: string
   /** The chosen item's name, when known. */
   name?: string | null
-  onChange: (id: string, name: string | null) => void
+  /** The chosen id and name, and the item as the list answered it when it was picked from the list. */
+  onChange: (id: string, name: string | null, item?: Named) => void
   error?: string | null
   /** How many a page (25). */
   pageSize?: number
@@ -100,7 +102,7 @@ export function ContentPicker(p: PickerProps): JSX.Element {
       listPage(path, query, null, size).then(
         (r) => {
           if (g !== gen.current) return
-          setItems(r.data.map((x) => ({ id: x.id, name: x.name ?? x.id })))
+          setItems(r.data.map((x) => ({ ...x, id: x.id, name: x.name ?? x.id })))
           setShown(Math.min(size, r.data.length))
           setNext(r.nextCursor ?? null)
           setActive(-1)
@@ -132,7 +134,7 @@ export function ContentPicker(p: PickerProps): JSX.Element {
     try {
       const r = await listPage(path, query, next, size)
       if (g !== gen.current) return
-      setItems((old) => [...old, ...r.data.map((x) => ({ id: x.id, name: x.name ?? x.id }))])
+      setItems((old) => [...old, ...r.data.map((x) => ({ ...x, id: x.id, name: x.name ?? x.id }))])
       setShown((n) => n + r.data.length)
       setNext(r.nextCursor ?? null)
     } catch (e) {
@@ -147,7 +149,7 @@ export function ContentPicker(p: PickerProps): JSX.Element {
     setText(x.name)
     setOpen(false)
     setActive(-1)
-    p.onChange(x.id, x.name)
+    p.onChange(x.id, x.name, x)
   }
 
   const onKeyDown = (e: KeyboardEvent) => {
@@ -238,7 +240,11 @@ export function ContentPicker(p: PickerProps): JSX.Element {
                     if (e.key === 'Enter') pick(x)
                   }}
                 >
-                  {x.name} <span class="picker-id">{x.id}</span>
+                  {p.kind === 'media' ? <Thumb item={x} /> : null} {x.name}{' '}
+                  <span class="picker-id">
+                    {facts(x) ? `${facts(x)} · ` : ''}
+                    {x.id}
+                  </span>
                 </div>
               ))}
             </div>

@@ -1556,6 +1556,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/media/{id}/thumbnail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A small picture of the file (image/webp, at most 320 px on its longer side): 404 when the item has none (see the item's thumbnailUrl) */
+        get: operations["getMediaThumbnail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/media/import-url": {
         parameters: {
             query?: never;
@@ -24507,6 +24524,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -26120,6 +26138,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -26504,6 +26523,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -27796,6 +27816,158 @@ export interface operations {
             };
         };
     };
+    getMediaThumbnail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thumbnail. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": Blob;
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     importMediaFromUrl: {
         parameters: {
             query?: never;
@@ -27848,6 +28020,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -28096,6 +28269,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -28671,6 +28845,7 @@ export interface operations {
                             spaceId: string;
                             /** @enum {string} */
                             state: "processing" | "ready" | "failed";
+                            thumbnailUrl: string | null;
                             /** Format: date-time */
                             updatedAt: string;
                             width: number | null;
@@ -35720,6 +35895,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -35752,6 +35929,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {
@@ -35923,6 +36104,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -35955,6 +36138,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {
@@ -36351,6 +36538,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -36383,6 +36572,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {
@@ -39625,6 +39818,8 @@ export interface operations {
                             agentVersion: string | null;
                             contentId: string | null;
                             contentKind: string | null;
+                            /** @description The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned. */
+                            contentName?: string | null;
                             /** @description Whether the screen does what it was told (docs/api-guide.md, "Drift"). */
                             drift: {
                                 items: {
@@ -39657,6 +39852,10 @@ export interface operations {
                             name: string;
                             /** @description Home location; null = workspace root. */
                             nodeId: string | null;
+                            /** @description The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>). */
+                            playingName?: string | null;
+                            /** @description The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>). */
+                            playingThumbnailUrl?: string | null;
                             /** @description `online` or `offline`. */
                             status: string;
                         } & {

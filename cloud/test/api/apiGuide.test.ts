@@ -1,7 +1,8 @@
 // docs/api-guide.md runs: its fenced sh blocks, in order, in one bash session, against a
 // real listening cloud. curl is made to fail on any 4xx/5xx (--fail-with-body), so an
 // example that no longer matches the server fails this test, naming the command. The
-// pairing code comes from the device registration call the guide makes (what an agent
+// guide starts in an empty folder (it makes its sample picture itself; only the agent release
+// `agent pack` would make is put there). The pairing code comes from the device registration call the guide makes (what an agent
 // does); the webhook and import hosts are a local HTTPS receiver let through by the test
 // allowlist (SVC_WEBHOOK_ALLOW_HOSTS / SVC_WEBHOOK_CA_FILE); dates are computed by `date`.
 import t, { type Test } from 'tap'
@@ -89,8 +90,8 @@ async function runGuide(t: Test, engine: EngineName): Promise<void> {
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-guide-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  fs.writeFileSync(path.join(dir, 'welcome.png'), PNG_1x1)
-  // The agent release the guide uploads, as `agent pack` and `agent sign-release` leave it.
+  // The guide makes its own sample picture (welcome.png); the agent release it uploads, as
+  // `agent pack` and `agent sign-release` leave it the guide uploads, as `agent pack` and `agent sign-release` leave it.
   const release = await fakeRelease(t, { version: '2.0.0' })
   fs.writeFileSync(path.join(dir, 'svc-agent-2.0.0-linux-x64.tar.gz'), release.bytes)
   fs.writeFileSync(path.join(dir, 'svc-agent-2.0.0-linux-x64.tar.gz.sig'), release.signature)

@@ -212,6 +212,12 @@ t.test('every read operation and the main writes, through the typed client on a 
   const range = await api.GET('/v1/media/{id}/content', { params: { path: { id: media.id }, header: { Range: 'bytes=0-7' } }, parseAs: 'arrayBuffer' })
   t.equal(range.response.status, 206)
   t.same(Buffer.from(range.data as ArrayBuffer), PNG_1x1.subarray(0, 8))
+  const pictureForm = new FormData()
+  pictureForm.append('file', new Blob([png(16, 9)], { type: 'image/png' }), 'picture.png')
+  const picture = (await ok(api.POST('/v1/media/upload', { body: { file: new Blob([png(16, 9)]) }, bodySerializer: () => pictureForm }))).data
+  await servicesOf(h.app).media.processPending()
+  const thumb = await api.GET('/v1/media/{id}/thumbnail', { ...path(picture.id), parseAs: 'arrayBuffer' })
+  t.equal(thumb.response.headers.get('content-type'), 'image/webp', "a file's thumbnail, made by the background probe")
   await ok(api.GET('/v1/webhooks'))
   await ok(api.GET('/v1/webhooks/events'))
   await ok(api.GET('/v1/webhooks/deliveries', { params: { query: { limit: '200' } } }))

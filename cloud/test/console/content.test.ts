@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
+import { servicesOf } from '../../src/app.js'
 import { png } from '../content/fixtures.js'
 import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
 
@@ -48,12 +49,33 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   const media = (await c.call('GET', '/v1/media')).body.data as { id: string; name: string }[]
   t.equal(media[0]?.name, 'Welcome board', 'the API has it')
 
+  // Probed (the background step after an upload): the library shows its thumbnail and size.
+  await servicesOf(c.running.app).media.processPending()
+  await page.reload()
+  await textShown(page, '64×48')
+  const thumb = await page.waitForFunction(
+    "[...document.querySelectorAll('section[aria-labelledby=h-media] tbody img.thumb')].find((i) => i.complete && i.naturalWidth > 0)?.getAttribute('src')",
+  )
+  t.equal(await thumb.jsonValue(), `/v1/media/${media[0]!.id}/thumbnail`, "the file's thumbnail is shown in its row")
+  await noSerious(t, page, 'content page with a thumbnail')
+
   // A playlist: an empty name is the API's 422, shown next to the name field.
   await clickButton(page, 'New playlist')
   await page.waitForSelector('#f-playlist-name')
   await page.waitForFunction("[...document.querySelectorAll('button')].some((b) => b.textContent === 'Add media')")
   await clickButton(page, 'Add media')
   await page.waitForSelector('#dur-0')
+  // An item without a file: named in words beside its picker, nothing sent.
+  await clickButton(page, 'Create playlist')
+  await textShown(page, 'Choose a file for item 1.')
+  t.equal((await c.call('GET', '/v1/playlists')).body.data.length, 0, 'nothing was created')
+  // Picked from the library (by name, Enter): a picture gets the default 10 s.
+  await page.type('#item-0', 'Welcome')
+  await page.waitForSelector('#item-0-opt-0')
+  await page.keyboard.press('ArrowDown')
+  await page.keyboard.press('Enter')
+  await page.waitForFunction("document.querySelector('#dur-0')?.value === '10'")
+  await textShown(page, 'The loop: 1 item, 0:10')
   await clickButton(page, 'Create playlist')
   await page.waitForSelector('#f-playlist-name-error')
   t.match(await page.$eval('#f-playlist-name-error', (e) => e.textContent), /name/, "the API's 422 next to the field it names")
@@ -82,8 +104,31 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   t.equal(await page.$eval('#f-playlist-name', (e) => (e as unknown as { value: string }).value), 'Lobby loop')
   t.equal(await page.$eval('#dur-0', (e) => (e as unknown as { value: string }).value), '8')
   await page.type('#f-playlist-name', ' 2')
+  // A second item, moved to the front with the keyboard (Alt+Up in its row).
+  await clickButton(page, 'Add media')
+  await page.type('#item-1', 'Welcome')
+  await page.waitForSelector('#item-1-opt-0')
+  await page.keyboard.press('ArrowDown')
+  await page.keyboard.press('Enter')
+  await page.waitForFunction("document.querySelector('#dur-1')?.value === '10'")
+  await page.$eval('#dur-1', (e) => {
+    ;(e as unknown as { value: string }).value = ''
+  })
+  await page.type('#dur-1', '5')
+  await textShown(page, 'The loop: 2 items, 0:13')
+  await page.focus('#dur-1')
+  await page.keyboard.down('Alt')
+  await page.keyboard.press('ArrowUp')
+  await page.keyboard.up('Alt')
+  await page.waitForFunction("document.querySelector('#dur-0')?.value === '5'")
   await clickButton(page, 'Save playlist')
   await textShown(page, 'Lobby loop 2')
+  const saved = (await c.call('GET', '/v1/playlists')).body.data as { items: { durationMs: number }[] }[]
+  t.same(
+    saved[0]?.items.map((i) => i.durationMs),
+    [5000, 8000],
+    'the item moved up by the keyboard plays first',
+  )
   await noSerious(t, page, 'content page with a file and a playlist')
   await page.evaluate('window.scrollTo(0, 0)')
   await docShot(page, 'content')

@@ -93,3 +93,65 @@ t.test("a screen's page and the screens table follow a real device's reports wit
   const events = stream.messages.filter((m) => m.event === 'screen.reported').map((m) => m.data.data.playing.contentId)
   t.same(events, ['med_live_one', 'med_live_one', 'med_live_two'], 'one event per change: power off was one, a repeat none')
 })
+
+// The console's live connection is one per browser: twenty pages loaded in a row in one tab
+// (each leaving its stream as it is hidden, the back/forward cache included) and three tabs
+// open at once hold one stream on the server between them, the tabs that do not hold it get
+// its events through the leader, a tab closing hands the stream on, and a console request
+// answers while all of that history exists.
+t.test('twenty page loads and three tabs hold one event stream between them', { skip }, async (t) => {
+  const c = await cloud(t)
+  const device = await c.pair('Stream hall')
+  const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, device)
+  const hub = servicesOf(c.running.app).eventStream
+  const page = await signedIn(t, c, 'streams@example.com', 'admin')
+  const paths = ['/console/', '/console/screens', `/console/screens/${device.screenId}`, '/console/content', '/console/emergencies']
+  for (let i = 0; i < 20; i++) {
+    await page.goto(`${c.base}${paths[i % paths.length]}`)
+    await page.waitForSelector('h1#page-title')
+  }
+  const tabs = [page]
+  for (let i = 0; i < 2; i++) {
+    const tab = await page.browserContext().newPage()
+    tab.setDefaultTimeout(page.getDefaultTimeout())
+    tabs.push(tab)
+  }
+  for (const tab of tabs) {
+    await tab.goto(`${c.base}/console/screens/${device.screenId}`)
+    await tab.waitForSelector('dl.facts')
+  }
+  const playing = (contentId: string) =>
+    report(c, dev, {
+      playing: { source: 'assignment', contentKind: 'media', contentId },
+      panel: { power: 'on', input: 'HDMI1', at: c.clock.now().toISOString() },
+    })
+  await playing('med_stream_one')
+  for (const tab of tabs) await textShown(tab, 'med_stream_one')
+
+  // Every tab has its events: the streams of the twenty pages are closed, and only one stream
+  // serves the three tabs (a stream per page would be 3, or up to 23 with the cache).
+  await until(
+    () => hub.size <= 1,
+    () => `at most one event stream open on the server for this browser (open: ${hub.size})`,
+  )
+  t.equal(hub.size, 1, 'one event stream for twenty page loads and three tabs')
+  const status = await page.evaluate(`fetch('/v1/screens').then((r) => r.status)`)
+  t.equal(status, 200, 'a console request answers while the stream and the pages history exist')
+
+  // The tabs close one by one but the last: the stream passes to a tab still open.
+  await tabs[0]!.close()
+  await tabs[1]!.close()
+  await playing('med_stream_two')
+  await textShown(tabs[2]!, 'med_stream_two')
+  t.ok(hub.size <= 1, 'still one stream at most once the leader changed')
+  await noSerious(t, tabs[2]!, "a screen's page in a tab sharing the stream")
+})
+
+/** Waits until `ok()` holds, checking on the server's own events loop turns; fails naming `what` after a minute. */
+async function until(ok: () => boolean, what: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what()}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}

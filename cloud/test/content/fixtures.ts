@@ -31,6 +31,8 @@ export function png(width: number, height: number): Buffer {
   ihdr[8] = 8
   ihdr[9] = 2
   const raw = Buffer.alloc(height * (1 + width * 3), 0x7f)
+  // Each row starts with its filter type (0, none): an image decoder reads it (thumbnails).
+  for (let y = 0; y < height; y++) raw[y * (1 + width * 3)] = 0
   return Buffer.concat([PNG_1x1.subarray(0, 8), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))])
 }
 

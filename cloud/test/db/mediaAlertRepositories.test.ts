@@ -44,6 +44,7 @@ const media = (id: string, over: Partial<MediaRow> = {}): MediaRow => ({
   width: null,
   height: null,
   duration_ms: null,
+  thumbnail_at: null,
   folder_id: null,
   node_id: null,
   recalled_at: null,
@@ -91,10 +92,13 @@ eachEngine(t, 'media repository', async (t, db) => {
   t.same(ids(await repo.list('ws_1', [], {}, page(null))), [], 'an empty subtree sees nothing')
   t.same([...(await repo.shares('ws_1', ['med_1', 'med_2']))], [['med_2', ['nod_b', 'nod_a']]], 'shares oldest first')
 
-  t.ok(await repo.settleProbe('med_1', { state: 'ready', failure: null, width: 1920, height: 1080, durationMs: null }, AT))
-  t.notOk(await repo.settleProbe('med_1', { state: 'failed', failure: 'x', width: null, height: null, durationMs: null }, AT), 'settled once')
+  t.ok(await repo.settleProbe('med_1', { state: 'ready', failure: null, width: 1920, height: 1080, durationMs: null, thumbnailAt: AT }, AT))
+  t.notOk(
+    await repo.settleProbe('med_1', { state: 'failed', failure: 'x', width: null, height: null, durationMs: null, thumbnailAt: null }, AT),
+    'settled once',
+  )
   t.same(ids(await repo.processing()), ['med_2', 'med_3'])
-  t.match(await repo.byId('ws_1', 'med_1'), { state: 'ready', width: 1920, height: 1080 })
+  t.match(await repo.byId('ws_1', 'med_1'), { state: 'ready', width: 1920, height: 1080, thumbnail_at: AT })
 
   await repo.delete('ws_1', 'med_1')
   t.ok(await new StoredBytesRepository(db.kysely).inUse('sha_med_1'), 'another item still holds the bytes')

@@ -21,8 +21,24 @@ t.test('the list pages by id ascending; without limit it is the whole list', asy
   t.notOk('nextCursor' in whole.json(), 'no paging without limit')
   t.same(
     Object.keys(whole.json().data[0]).sort(),
-    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastScreenshot', 'lastSeenAt', 'name', 'nodeId', 'playing', 'status', 'tags'],
-    'the trimmed list item plus nodeId, agentVersion, drift, what it plays, its last screenshot and its tags',
+    [
+      'agentVersion',
+      'contentId',
+      'contentKind',
+      'contentName',
+      'drift',
+      'id',
+      'lastScreenshot',
+      'lastSeenAt',
+      'name',
+      'nodeId',
+      'playing',
+      'playingName',
+      'playingThumbnailUrl',
+      'status',
+      'tags',
+    ],
+    'the trimmed list item plus nodeId, agentVersion, drift, what it plays (with the names beside the ids), its last screenshot and its tags',
   )
 
   const seen: string[] = []
@@ -77,6 +93,9 @@ t.test('the list (serialised by the database) answers each item as the screen it
         playing: one.reported?.playing ?? null,
         lastScreenshot: null,
         tags: one.tags,
+        contentName: one.contentName,
+        playingName: one.playingName,
+        playingThumbnailUrl: one.playingThumbnailUrl,
       },
       `${item.id} as GET reads it`,
     )

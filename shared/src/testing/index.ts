@@ -105,6 +105,13 @@ export const displayCapture: SystemTool = {
     isRoot() && ['cage', 'grim', 'runuser'].every((n) => onPath(n, env)) && ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some((p) => fs.existsSync(p)),
 }
 
+/** ffmpeg and ffprobe, for the cloud's video thumbnails and facts (test videos made on the spot). */
+export const ffmpeg: SystemTool = {
+  name: 'ffmpeg',
+  install: 'apt-get install -y ffmpeg',
+  found: (env = process.env) => onPath('ffmpeg', env) && onPath('ffprobe', env),
+}
+
 /** ffmpeg, for the test videos (VP9 and H.264 made on the spot, never downloaded) and Chromium to play them. */
 export const ffmpegChromium: SystemTool = {
   name: 'ffmpeg and Chromium',

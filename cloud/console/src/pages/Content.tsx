@@ -6,6 +6,7 @@ import { ApiFailure, api, call, getCsrf } from '../api.js'
 import { useLive } from '../live.js'
 import { ContentPicker } from '../picker.js'
 import { useSession } from '../session.js'
+import { clock, facts, type Pictured, Thumb } from '../thumb.js'
 import { Ago, ErrorNote, Field, FileField, Page, useLoad, useSubmit } from '../ui.js'
 
 interface Media {
@@ -16,6 +17,10 @@ interface Media {
   sizeBytes: number
   createdAt: string
   recalledAt?: string | null
+  thumbnailUrl?: string | null
+  width?: number | null
+  height?: number | null
+  durationMs?: number | null
 }
 interface MediaPage {
   items: Media[]
@@ -150,10 +155,18 @@ function MediaLibrary(props: { onChange: () => void }): JSX.Element {
             {media.data.items.map((m) => (
               <tr key={m.id}>
                 <td>
-                  {m.name}
-                  {m.recalledAt ? <span class="badge off recalled">Recalled</span> : null}
+                  <span class="with-thumb">
+                    <Thumb item={m} />
+                    <span>
+                      {m.name}
+                      {m.recalledAt ? <span class="badge off recalled">Recalled</span> : null}
+                    </span>
+                  </span>
                 </td>
-                <td>{m.mimeType || m.kind}</td>
+                <td>
+                  {m.mimeType || m.kind}
+                  {facts(m) ? <span class="media-facts">{facts(m)}</span> : null}
+                </td>
                 <td>{size(m.sizeBytes)}</td>
                 <td>
                   <Ago at={m.createdAt} />
@@ -299,6 +312,28 @@ interface Row {
   id: string
   name: string | null
   seconds: string
+  /** The picked file's picture and facts, for the row and the loop's preview. */
+  item?: Pictured | undefined
+}
+
+/** Seconds an image (or any file without a length of its own) shows by default. */
+const STILL_SECONDS = 10
+
+/** The seconds a picked file plays by default: a video its own length, anything else STILL_SECONDS. */
+function defaultSeconds(item: Pictured | undefined): string {
+  return item?.kind === 'video' && item.durationMs ? String(Math.round(item.durationMs / 100) / 10) : String(STILL_SECONDS)
+}
+
+/** The API's complaint about one item (`body.items.2.id …`) in words, by row. */
+function rowErrors(rows: Row[], message: string | undefined): (string | null)[] {
+  const out = rows.map((r, i): string | null => (r.id.trim() ? null : `Choose a file for item ${i + 1}.`))
+  const m = message ? /items\.(\d+)\.(\w+)/.exec(message) : null
+  if (m) {
+    const i = Number(m[1])
+    if (i < out.length && !out[i])
+      out[i] = m[2] === 'durationMs' ? `Item ${i + 1}: seconds must be a number of 0 or more.` : `Item ${i + 1}: choose a file from the library.`
+  }
+  return out
 }
 
 function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone: () => void; onCancel: () => void }): JSX.Element {
@@ -310,15 +345,32 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
         id: i.id,
         name: props.media.find((m) => m.id === i.id)?.name ?? null,
         seconds: i.durationMs ? String(i.durationMs / 1000) : '',
+        item: props.media.find((m) => m.id === i.id),
       })),
   )
+  const [tried, setTried] = useState(false)
+  const [dragged, setDragged] = useState<number | null>(null)
   const { busy, fieldErrors, error, submit } = useSubmit(PLAYLIST_FIELDS, async () => {
+    setTried(true)
+    // An item without a file is named beside its picker (in words), not sent.
+    if (rows.some((r) => !r.id.trim())) return
     const items = rows.map((r) => ({ kind: 'media' as const, id: r.id, durationMs: r.seconds.trim() ? Math.round(Number(r.seconds) * 1000) : null }))
     if (props.playlist) await call(api.PATCH('/v1/playlists/{id}', { params: { path: { id: props.playlist.id } }, body: { name, items } }))
     else await call(api.POST('/v1/playlists', { body: { name, items } }))
     props.onDone()
   })
   const set = (i: number, r: Partial<Row>) => setRows((all) => all.map((x, j) => (j === i ? { ...x, ...r } : x)))
+  /** Moves row `from` to position `to` (the buttons, the keyboard and a drop). */
+  const move = (from: number, to: number) =>
+    setRows((all) => {
+      if (to < 0 || to >= all.length || from === to) return all
+      const next = [...all]
+      const [r] = next.splice(from, 1)
+      next.splice(to, 0, r!)
+      return next
+    })
+  const errors = tried || fieldErrors.items ? rowErrors(rows, fieldErrors.items) : rows.map(() => null)
+  const loopMs = rows.reduce((n, r) => n + (Number(r.seconds) > 0 ? Number(r.seconds) * 1000 : (r.item?.durationMs ?? STILL_SECONDS * 1000)), 0)
   const title = props.playlist ? `Edit ${props.playlist.name}` : 'New playlist'
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="h-playlist-form">
@@ -331,8 +383,39 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
         {rows.length === 0 ? <p class="hint">No items yet.</p> : null}
         <ol class="item-rows">
           {rows.map((r, i) => (
-            <li key={i} class="item-row">
-              <ContentPicker id={`item-${i}`} label={`Media ${i + 1}`} kind="media" value={r.id} name={r.name} onChange={(id, name) => set(i, { id, name })} />
+            <li
+              key={`${r.id}-${i}`}
+              class={dragged === i ? 'item-row dragging' : 'item-row'}
+              draggable
+              onDragStart={(e) => {
+                setDragged(i)
+                e.dataTransfer?.setData('text/plain', String(i))
+              }}
+              onDragOver={(e) => e.preventDefault()}
+              onDrop={(e) => {
+                e.preventDefault()
+                const from = Number(e.dataTransfer?.getData('text/plain') ?? dragged)
+                if (Number.isInteger(from)) move(from, i)
+                setDragged(null)
+              }}
+              onDragEnd={() => setDragged(null)}
+              onKeyDown={(e) => {
+                // Alt+Up / Alt+Down move the row the focus is in.
+                if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')) return
+                e.preventDefault()
+                move(i, e.key === 'ArrowUp' ? i - 1 : i + 1)
+              }}
+            >
+              <Thumb item={r.item ?? {}} />
+              <ContentPicker
+                id={`item-${i}`}
+                label={`Media ${i + 1}`}
+                kind="media"
+                value={r.id}
+                name={r.name}
+                error={errors[i] ?? null}
+                onChange={(id, name, item) => set(i, { id, name, item, ...(item ? { seconds: defaultSeconds(item) } : {}) })}
+              />
               <label for={`dur-${i}`}>Seconds</label>
               <input
                 id={`dur-${i}`}
@@ -344,21 +427,42 @@ function PlaylistForm(props: { playlist: Playlist | null; media: Media[]; onDone
                 placeholder="own"
                 onInput={(e) => set(i, { seconds: (e.currentTarget as HTMLInputElement).value })}
               />
+              <button type="button" class="link" disabled={i === 0} onClick={() => move(i, i - 1)} aria-label={`Move item ${i + 1} up`}>
+                Up
+              </button>
+              <button type="button" class="link" disabled={i === rows.length - 1} onClick={() => move(i, i + 1)} aria-label={`Move item ${i + 1} down`}>
+                Down
+              </button>
               <button type="button" class="link" onClick={() => setRows((all) => all.filter((_, j) => j !== i))} aria-label={`Remove item ${i + 1}`}>
                 Remove
               </button>
             </li>
           ))}
         </ol>
-        <button
-          type="button"
-          class="secondary"
-          onClick={() => setRows((all) => [...all, { id: props.media[0]?.id ?? '', name: props.media[0]?.name ?? null, seconds: '10' }])}
-        >
+        <button type="button" class="secondary" onClick={() => setRows((all) => [...all, { id: '', name: null, seconds: '' }])}>
           Add media
         </button>
+        <p class="hint">
+          Drag an item, use Up and Down, or Alt+Up and Alt+Down in its row, to change the order. Empty seconds: a video plays its length, a picture{' '}
+          {STILL_SECONDS} s.
+        </p>
+        {rows.length ? (
+          <section class="loop-preview" aria-label="The loop">
+            <p>
+              The loop: {rows.length === 1 ? '1 item' : `${rows.length} items`}, {clock(loopMs)}, then again from the first.
+            </p>
+            <ol class="loop-strip">
+              {rows.map((r, i) => (
+                <li key={`${r.id}-${i}`}>
+                  <Thumb item={r.item ?? {}} />
+                  <span>{r.name ?? 'no file yet'}</span>
+                </li>
+              ))}
+            </ol>
+          </section>
+        ) : null}
         {props.media.length ? null : <p class="hint">Upload media first to add it here.</p>}
-        {fieldErrors.items ? (
+        {fieldErrors.items && !/items\.\d+\./.test(fieldErrors.items) ? (
           <small id="f-items-error" class="field-error">
             {fieldErrors.items}
           </small>

@@ -6,6 +6,7 @@
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
+import { Thumb } from '../thumb.js'
 import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
@@ -137,7 +138,7 @@ const ASSIGN_KINDS = ['playlist', 'schedule', 'media', 'creative', 'layout', 'si
 const ASSIGN_FIELDS = ['contentKind', 'contentId'] as const
 
 /** What the screen plays when nothing overrides it: assign a playlist, a schedule, a file…, or clear it. */
-function Assignment(props: { id: string; kind: string | null; contentId: string | null; onDone: () => void }): JSX.Element {
+function Assignment(props: { id: string; kind: string | null; contentId: string | null; contentName: string | null; onDone: () => void }): JSX.Element {
   const [kind, setKind] = useState<string>(props.kind ?? 'playlist')
   const [contentId, setContentId] = useState(props.contentId ?? '')
   const [contentName, setContentName] = useState<string | null>(null)
@@ -152,7 +153,7 @@ function Assignment(props: { id: string; kind: string | null; contentId: string 
   const clear = assign({ contentKind: null, contentId: null })
   return (
     <form onSubmit={set.submit} noValidate>
-      <p>Now: {props.kind ? `${props.kind} ${props.contentId}` : 'nothing assigned'}</p>
+      <p>Now: {props.kind ? `${props.kind} ${props.contentName ?? props.contentId}` : 'nothing assigned'}</p>
       <div class={`field${set.fieldErrors.contentKind ? ' invalid' : ''}`}>
         <label for="f-contentKind">Kind</label>
         <select
@@ -352,7 +353,16 @@ export function ScreenPage(props: PageProps): JSX.Element {
           <Status status={d.status} /> last seen <Ago at={d.lastSeenAt} />
         </dd>
         <dt>Now playing</dt>
-        <dd>{playing && playing.source !== 'none' ? `${playing.contentKind} ${playing.contentId} (${playing.source})` : 'nothing'}</dd>
+        <dd>
+          {playing && playing.source !== 'none' ? (
+            <span class="with-thumb">
+              {playing.contentKind === 'media' ? <Thumb item={{ thumbnailUrl: d.playingThumbnailUrl ?? null }} /> : null}
+              <span>{`${playing.contentKind} ${d.playingName ?? playing.contentId} (${playing.source})`}</span>
+            </span>
+          ) : (
+            'nothing'
+          )}
+        </dd>
         <dt>Panel</dt>
         <dd>
           {d.reported?.panel
@@ -398,7 +408,7 @@ export function ScreenPage(props: PageProps): JSX.Element {
       {s.can('screen.edit') ? (
         <section aria-labelledby="h-assign">
           <h2 id="h-assign">Content</h2>
-          <Assignment id={id} kind={d.contentKind} contentId={d.contentId} onDone={screen.reload} />
+          <Assignment id={id} kind={d.contentKind} contentId={d.contentId} contentName={d.contentName ?? null} onDone={screen.reload} />
         </section>
       ) : null}
       <section aria-labelledby="h-timeline">

@@ -7,6 +7,7 @@
 import type { JSX } from 'preact'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, call } from '../api.js'
+import { Thumb } from '../thumb.js'
 import { useLive } from '../live.js'
 import { current, Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
@@ -28,6 +29,10 @@ export interface ScreenRow {
   drift: { state: string; items: { field: string }[] }
   contentKind?: string | null
   contentId?: string | null
+  /** The names beside the ids (the assigned content, what plays) and the thumbnail of what plays. */
+  contentName?: string | null
+  playingName?: string | null
+  playingThumbnailUrl?: string | null
   tags?: string[]
 }
 
@@ -240,12 +245,35 @@ export function Screens(props: PageProps): JSX.Element {
     void loadMore()
   }, [key])
 
+  /** The name and thumbnail of what a screen now plays, from its own answer. */
+  const renamePlaying = async (id: string) => {
+    const got = await api.GET('/v1/screens/{id}', { params: { path: { id } } }).catch(() => null)
+    const s = got?.data?.data
+    if (!s) return
+    setRows((old) =>
+      old.map((r) =>
+        r.id === id && r.playing?.contentId === s.reported?.playing?.contentId
+          ? { ...r, playingName: s.playingName ?? null, playingThumbnailUrl: s.playingThumbnailUrl ?? null }
+          : r,
+      ),
+    )
+  }
+
   // Live presence: the rows on hand change in place.
   useLive((e) => {
     const id = e.data.screenId as string
     // What a device reports (what plays, its agent) and its drift follow the stream too.
     const patch = livePatch(e)
-    if (patch) return setRows((old) => old.map((r) => (r.id === id ? { ...r, ...patch } : r)))
+    // Another item playing: its name and picture are the screen's to tell (asked for that row).
+    if (patch)
+      return setRows((old) =>
+        old.map((r) => {
+          if (r.id !== id) return r
+          const other = patch.playing !== undefined && patch.playing?.contentId !== r.playing?.contentId
+          if (other) void renamePlaying(id)
+          return { ...r, ...patch, ...(other ? { playingName: null, playingThumbnailUrl: null } : {}) }
+        }),
+      )
     if (e.event !== 'screen.online' && e.event !== 'screen.offline') return
     const status = e.event === 'screen.online' ? 'online' : 'offline'
     setRows((old) =>
@@ -479,8 +507,17 @@ export function Screens(props: PageProps): JSX.Element {
                 <td>
                   <Status status={r.status} />
                 </td>
-                <td>{r.contentKind ? `${r.contentKind} ${r.contentId}` : 'nothing'}</td>
-                <td>{r.playing && r.playing.source !== 'none' ? `${r.playing.contentId ?? '—'} (${r.playing.source})` : 'nothing'}</td>
+                <td>{r.contentKind ? `${r.contentKind} ${r.contentName ?? r.contentId}` : 'nothing'}</td>
+                <td>
+                  {r.playing && r.playing.source !== 'none' ? (
+                    <span class="with-thumb">
+                      {r.playing.contentKind === 'media' ? <Thumb item={{ thumbnailUrl: r.playingThumbnailUrl ?? null }} /> : null}
+                      <span>{`${r.playingName ?? r.playing.contentId ?? '—'} (${r.playing.source})`}</span>
+                    </span>
+                  ) : (
+                    'nothing'
+                  )}
+                </td>
                 <td>{r.nodeId ? (nodeName.get(r.nodeId) ?? r.nodeId) : 'Workspace'}</td>
                 <td>
                   <Ago at={r.lastSeenAt} />
@@ -497,7 +534,8 @@ export function Screens(props: PageProps): JSX.Element {
                 </td>
                 <td>
                   {r.lastScreenshot ? (
-                    <a href={`/v1/screenshots/${r.lastScreenshot.id}/image`} target="_blank" rel="noreferrer">
+                    <a class="with-thumb" href={`/v1/screenshots/${r.lastScreenshot.id}/image`} target="_blank" rel="noreferrer">
+                      <img class="thumb small" src={`/v1/screenshots/${r.lastScreenshot.id}/image`} alt="" loading="lazy" decoding="async" />
                       <Ago at={r.lastScreenshot.at} />
                     </a>
                   ) : (

@@ -26,6 +26,8 @@ export interface ProbeOutcome {
   width: number | null
   height: number | null
   durationMs: number | null
+  /** When the thumbnail was made, null without one. */
+  thumbnailAt: string | null
 }
 
 export class MediaRepository {
@@ -132,7 +134,15 @@ export class MediaRepository {
   async settleProbe(id: string, o: ProbeOutcome, at: string): Promise<boolean> {
     const r = await this.k
       .updateTable('media')
-      .set({ state: o.state, failure_reason: o.failure, width: o.width, height: o.height, duration_ms: o.durationMs, updated_at: at })
+      .set({
+        state: o.state,
+        failure_reason: o.failure,
+        width: o.width,
+        height: o.height,
+        duration_ms: o.durationMs,
+        thumbnail_at: o.thumbnailAt,
+        updated_at: at,
+      })
       .where('id', '=', id)
       .where('state', '=', 'processing')
       .executeTakeFirst()

@@ -19,6 +19,7 @@ import { isUnsafeUrlError, UnsafeUrlError, type OutboundGuard } from '../../plat
 import type { MediaStore, StagedFile } from './MediaStore.js'
 import { sniffFile } from './sniff.js'
 import { probe } from './probe.js'
+import { imageThumbnail, videoThumbnail } from './thumbnail.js'
 import { cleanName, type NodeService } from '../nodes/index.js'
 import type { ContentAccess } from '../content/index.js'
 import type { ContentSharing } from '../content/index.js'
@@ -44,6 +45,12 @@ export const MediaItem = Type.Object(
     width: Nullable(Type.Integer()),
     height: Nullable(Type.Integer()),
     durationMs: Nullable(Type.Integer()),
+    thumbnailUrl: Nullable(
+      Type.String({
+        description:
+          'A small picture of the file (WebP, at most 320 px on its longer side): images, and videos where the cloud has ffmpeg. Null until made, or for other kinds.',
+      }),
+    ),
     folderId: Nullable(Type.String()),
     nodeId: Nullable(Type.String()),
     sharedWith: Type.Array(Type.String()),
@@ -104,6 +111,7 @@ export class MediaService {
       width: r.width,
       height: r.height,
       durationMs: r.duration_ms,
+      thumbnailUrl: r.thumbnail_at ? `/v1/media/${r.id}/thumbnail` : null,
       folderId: r.folder_id,
       nodeId: r.node_id,
       sharedWith: shares,
@@ -173,6 +181,7 @@ export class MediaService {
         width: null,
         height: null,
         duration_ms: null,
+        thumbnail_at: null,
         folder_id: where.folderId,
         node_id: where.nodeId,
         recalled_at: null,
@@ -266,14 +275,37 @@ export class MediaService {
     for (const r of rows) {
       let update: ProbeOutcome
       try {
-        const res = await probe(this.store.pathOf(r.sha256), r.kind as MediaKind, r.mime_type)
-        update = { state: 'ready', failure: null, ...res }
+        const file = this.store.pathOf(r.sha256)
+        const res = await probe(file, r.kind as MediaKind, r.mime_type)
+        const made = await this.thumbnail(r, file, res.durationMs)
+        update = { state: 'ready', failure: null, ...res, thumbnailAt: made ? this.clock.now().toISOString() : null }
       } catch (e) {
-        update = { state: 'failed', failure: e instanceof Error ? e.message : String(e), width: null, height: null, durationMs: null }
+        update = { state: 'failed', failure: e instanceof Error ? e.message : String(e), width: null, height: null, durationMs: null, thumbnailAt: null }
       }
       if (await this.repo.settleProbe(r.id, update, this.clock.now().toISOString())) await this.content.changed(r.workspace_id, 'media', r.id)
     }
     return rows.length
+  }
+
+  /** Makes the thumbnail of an image or a video; false when there is none (another kind, no ffmpeg, bytes sharp cannot decode). */
+  private async thumbnail(r: MediaRow, file: string, durationMs: number | null): Promise<boolean> {
+    try {
+      const webp = r.kind === 'image' ? await imageThumbnail(file) : r.kind === 'video' ? await videoThumbnail(file, durationMs) : null
+      if (!webp) return false
+      await this.store.putThumb(r.sha256, webp)
+      return true
+    } catch (err) {
+      this.log.error({ err, mediaId: r.id }, 'media thumbnail could not be made; the item is ready without one')
+      return false
+    }
+  }
+
+  /** The thumbnail of a media item the principal may see (404 when it has none). */
+  async thumbnailFile(p: Principal, id: string): Promise<{ path: string; etag: string }> {
+    await this.access.requireVisible(p, 'media', id)
+    const r = await this.repo.byId(p.workspaceId, id)
+    if (!r?.thumbnail_at) throw notFound('This media item has no thumbnail.')
+    return { path: this.store.thumbPath(r.sha256), etag: `"${r.sha256}-thumb"` }
   }
 
   // ---- multipart (resumable) upload --------------------------------------------------

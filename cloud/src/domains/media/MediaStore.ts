@@ -60,6 +60,21 @@ export class MediaStore {
     return path.join(this.root, sha256.slice(0, 2), sha256)
   }
 
+  /** Where the thumbnail of the stored bytes `sha256` is kept (made by the background probe). */
+  thumbPath(sha256: string): string {
+    if (!SHA.test(sha256)) throw new Error('not a sha256')
+    return path.join(this.root, 'thumbs', sha256.slice(0, 2), `${sha256}.webp`)
+  }
+
+  /** Keeps the thumbnail of the bytes `sha256` (written beside, then renamed into place). */
+  async putThumb(sha256: string, webp: Buffer): Promise<void> {
+    const final = this.thumbPath(sha256)
+    await fsp.mkdir(path.dirname(final), { recursive: true })
+    const tmp = await this.tempPath()
+    await fsp.writeFile(tmp, webp)
+    await fsp.rename(tmp, final)
+  }
+
   /** Folder for the parts of one multipart upload. */
   uploadDir(uploadId: string): string {
     return path.join(this.root, 'uploads', uploadId.replace(/[^a-z0-9_]/gi, ''))
@@ -128,6 +143,7 @@ export class MediaStore {
     return this.inTurn(sha256, async () => {
       if (await this.owners(sha256)) return false
       await fsp.rm(this.pathOf(sha256), { force: true })
+      await fsp.rm(this.thumbPath(sha256), { force: true })
       return true
     })
   }

@@ -2,6 +2,7 @@
 // from a URL, list/get/rename/move/delete, and download with HTTP Range. Multipart
 // parsing and the raw-bytes parser for parts are registered in this plugin only, so no
 // other route accepts form or octet-stream bodies.
+import fsp from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
@@ -9,7 +10,7 @@ import multipart from '@fastify/multipart'
 import { principalOf, type Principal } from '../../platform/http/Principal.js'
 import { PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
-import { ApiError, validation } from '../../platform/errors.js'
+import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { MEDIA_KINDS } from './sniff.js'
 import { MediaItem } from './MediaService.js'
 import { checkNoNul } from '../../platform/http/jsonBounds.js'
@@ -293,6 +294,33 @@ const mediaRoutes =
         },
       },
       async (req) => ({ data: await media.remove(principalOf(req), req.params.id) }),
+    )
+
+    app.get(
+      '/media/:id/thumbnail',
+      {
+        config: { permission: 'media.view' },
+        schema: {
+          tags: ['media'],
+          summary: "A small picture of the file (image/webp, at most 320 px on its longer side): 404 when the item has none (see the item's thumbnailUrl)",
+          params: IdParams,
+          response: { 200: { description: 'The thumbnail.', content: { 'image/webp': { schema: Type.String({ format: 'binary' }) } } }, ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        const f = await media.thumbnailFile(principalOf(req), req.params.id)
+        let bytes: Buffer
+        try {
+          bytes = await fsp.readFile(f.path)
+        } catch {
+          throw notFound('The thumbnail is missing from the media store.')
+        }
+        return reply
+          .header('content-type', 'image/webp')
+          .header('etag', f.etag)
+          .header('cache-control', 'private, max-age=3600')
+          .send(bytes as never)
+      },
     )
 
     app.get(

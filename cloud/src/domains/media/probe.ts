@@ -1,8 +1,10 @@
 // The background step after an upload: image dimensions read from the format's own
-// header, and video duration from the MP4/QuickTime `mvhd` box. Only headers are read,
-// never the whole file; a file whose headers cannot be read is marked failed.
+// header; a video's width, height and duration through ffprobe where it is installed,
+// else its duration from the MP4/QuickTime `mvhd` box. Only headers are read, never the
+// whole file; a file whose headers cannot be read is marked failed.
 import fsp from 'node:fs/promises'
 import type { MediaKind } from './sniff.js'
+import { ffprobe } from './thumbnail.js'
 
 export interface ProbeResult {
   width: number | null
@@ -115,7 +117,11 @@ export async function probe(file: string, kind: MediaKind, mimeType: string): Pr
     } finally {
       await fh.close()
     }
-  } else if (mimeType === 'video/mp4' || mimeType === 'video/quicktime') {
+  } else if (kind === 'video') {
+    const facts = await ffprobe(file)
+    if (facts && facts.durationMs !== null) return facts
+  }
+  if (kind === 'video' && (mimeType === 'video/mp4' || mimeType === 'video/quicktime')) {
     const d = await mp4DurationMs(file)
     if (d === null) throw new ProbeError('The video has no readable moov/mvhd box.')
     out.durationMs = d

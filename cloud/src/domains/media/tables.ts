@@ -16,6 +16,8 @@ export interface MediaTable {
   width: number | null
   height: number | null
   duration_ms: number | null
+  /** When the thumbnail was made (MediaStore.thumbPath), null when there is none. */
+  thumbnail_at: string | null
   folder_id: string | null
   node_id: string | null
   recalled_at: string | null

@@ -14,6 +14,26 @@ export type ScreenRecord = Selectable<ScreensTable>
 export type ScreenPanelRecord = Pick<ScreenRecord, 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds' | 'panel_port_hint'>
 export type ScreenAssignmentRecord = Pick<ScreenRecord, 'id' | 'node_id' | 'content_kind' | 'content_id'>
 
+// Names beside ids: the assigned content's name, and the name and thumbnail of what the
+// screen reports playing, read from the content tables by primary key in the screen's own
+// workspace (media first, then the other kinds; null when it is gone or never existed).
+const nameOf = (id: RawBuilder<unknown>) =>
+  sql<
+    string | null
+  >`COALESCE((SELECT m.name FROM media m WHERE m.id = ${id} AND m.workspace_id = screens.workspace_id), (SELECT ci.name FROM content_items ci WHERE ci.id = ${id} AND ci.workspace_id = screens.workspace_id))`
+const thumbnailOf = (id: RawBuilder<unknown>) =>
+  sql<
+    string | null
+  >`(SELECT '/v1/media/' || m.id || '/thumbnail' FROM media m WHERE m.id = ${id} AND m.workspace_id = screens.workspace_id AND m.thumbnail_at IS NOT NULL)`
+const PLAYING_ID_SQLITE = sql`json_extract(screens.reported, '$.playing.contentId')`
+const PLAYING_ID_PG = sql`(CAST(screens.reported AS JSON)->'playing'->>'contentId')`
+const ASSIGNED_ID = sql`screens.content_id`
+/** The names' columns for one engine (`screenNames` and the list). */
+const nameColumns = (dialect: Dialect) => {
+  const playing = dialect === 'postgres' ? PLAYING_ID_PG : PLAYING_ID_SQLITE
+  return [nameOf(ASSIGNED_ID).as('content_name'), nameOf(playing).as('playing_name'), thumbnailOf(playing).as('playing_thumbnail_url')] as const
+}
+
 const LIST_COLUMNS = [
   'id',
   'name',
@@ -35,6 +55,7 @@ const LIST_COLUMNS = [
   ),
   // The screen's tags, sorted, as a JSON array (the targeting domain's screen_tags, by its primary key).
   sql<string>`(SELECT json_group_array(st.tag ORDER BY st.tag) FROM screen_tags st WHERE st.screen_id = screens.id)`.as('tag_list'),
+  ...nameColumns('sqlite'),
 ] as const
 /** The same columns named as the list item's fields (PostgreSQL builds each item from its row). */
 const LIST_FIELDS = [
@@ -52,6 +73,9 @@ const LIST_FIELDS = [
     'lastScreenshot',
   ),
   sql<unknown>`(SELECT COALESCE(json_agg(st.tag ORDER BY st.tag), '[]') FROM screen_tags st WHERE st.screen_id = screens.id)`.as('tags'),
+  nameOf(ASSIGNED_ID).as('contentName'),
+  nameOf(PLAYING_ID_PG).as('playingName'),
+  thumbnailOf(PLAYING_ID_PG).as('playingThumbnailUrl'),
 ] as const
 const DRIFT_INPUT_COLUMNS = [
   'id',
@@ -91,6 +115,15 @@ export type DesiredScreenRow = Pick<
   Selectable<ScreensTable>,
   'id' | 'node_id' | 'content_kind' | 'content_id' | 'timezone' | 'desired_version' | 'panel_protocol' | 'panel_set_id' | 'panel_poll_seconds'
 >
+
+export interface ScreenNames {
+  /** The assigned content's name. */
+  contentName: string | null
+  /** The name of what the screen reports playing. */
+  playingName: string | null
+  /** The thumbnail of the media the screen reports playing. */
+  playingThumbnailUrl: string | null
+}
 
 interface ListRow {
   data: string
@@ -149,7 +182,7 @@ function buildListStatement(k: Executor, dialect: Dialect, workspaceId: string, 
     ),
     filter,
   )
-  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]'))), 'playing', json(json_extract(p.reported, '$.playing')), 'lastScreenshot', json(p.last_shot), 'tags', json(p.tag_list)`
+  const fields = sql`'id', p.id, 'name', p.name, 'status', p.status, 'contentKind', p.content_kind, 'contentId', p.content_id, 'lastSeenAt', p.last_seen_at, 'nodeId', p.node_id, 'agentVersion', p.agent_version, 'drift', json_object('state', p.drift_state, 'since', p.drift_since, 'items', json(COALESCE(p.drift_items, '[]'))), 'playing', json(json_extract(p.reported, '$.playing')), 'lastScreenshot', json(p.last_shot), 'tags', json(p.tag_list), 'contentName', p.content_name, 'playingName', p.playing_name, 'playingThumbnailUrl', p.playing_thumbnail_url`
   // The aggregate's own ORDER BY: neither engine promises that an aggregate reads the
   // ordered subquery's rows in its order.
   const array =
@@ -220,6 +253,12 @@ function listStatement(
 
 export class ScreenRepository {
   constructor(private readonly k: Executor) {}
+
+  /** The names beside a screen's ids (its assigned content, what it plays) and the thumbnail of what it plays. */
+  async names(dialect: Dialect, workspaceId: string, id: string): Promise<ScreenNames> {
+    const r = await this.k.selectFrom('screens').select(nameColumns(dialect)).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+    return { contentName: r?.content_name ?? null, playingName: r?.playing_name ?? null, playingThumbnailUrl: r?.playing_thumbnail_url ?? null }
+  }
 
   /** Screens of the workspace matching the filter, in id order, with their home node. */
   targets(workspaceId: string, f: TargetFilter): Promise<{ id: string; node_id: string | null }[]> {

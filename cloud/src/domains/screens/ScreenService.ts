@@ -12,7 +12,7 @@ import { ApiError, notFound, validation } from '../../platform/errors.js'
 import { basicCredentials, secretMatches } from '../../platform/secrets.js'
 import { encodeCursor, type PageRequest } from '../../platform/paging.js'
 import { PairingRepository } from './PairingRepository.js'
-import { namePattern, ScreenRepository, type ScreenListFilter, type ScreenRecord } from './ScreenRepository.js'
+import { namePattern, ScreenRepository, type ScreenListFilter, type ScreenNames, type ScreenRecord } from './ScreenRepository.js'
 import { cleanName, type NodeService } from '../nodes/index.js'
 import { ScreenListCache } from './ScreenListCache.js'
 import { parseReported, type Reported } from '@svc/shared/mqtt/index'
@@ -268,6 +268,12 @@ export class ScreenService {
 
   async get(p: Principal, id: string): Promise<ScreenView> {
     return view(await this.row(p, id))
+  }
+
+  /** A screen with the names beside its ids (what is assigned, what plays) and the thumbnail of what plays (GET /v1/screens/<id>). */
+  async getNamed(p: Principal, id: string): Promise<ScreenView & ScreenNames> {
+    const r = await this.row(p, id)
+    return { ...view(r), ...(await this.repo.names(this.db.dialect, p.workspaceId, id)) }
   }
 
   /** Inserts a freshly paired screen (inside the pairing transaction); returns its id. */

@@ -56,6 +56,11 @@ const ScreenBase = Type.Object({
   lastSeenAt: StringOrNull({ format: 'date-time' }),
   nodeId: StringOrNull({ description: 'Home location; null = workspace root.' }),
   agentVersion: StringOrNull({ description: "The screen's agent version, as its last report said; null before one that carries it." }),
+  contentName: Type.Optional(StringOrNull({ description: "The assigned content's name (GET /v1/screens and /v1/screens/<id>); null when none is assigned." })),
+  playingName: Type.Optional(StringOrNull({ description: 'The name of what the screen last reported playing (GET /v1/screens and /v1/screens/<id>).' })),
+  playingThumbnailUrl: Type.Optional(
+    StringOrNull({ description: 'The thumbnail of the media file the screen last reported playing, when it has one (GET /v1/screens and /v1/screens/<id>).' }),
+  ),
   drift: Type.Object(
     {
       state: StringEnum(DRIFT_STATES, { description: '`unknown` while the screen is offline or before it reports.' }),
@@ -241,7 +246,7 @@ const screenRoutes =
         config: { permission: 'screen.view' },
         schema: { tags: ['screens'], summary: 'Get a screen', params: IdParams, response: { 200: Data(Screen), ...errorResponses } },
       },
-      async (req) => ({ data: await tagged(principalOf(req).workspaceId, await screens.get(principalOf(req), req.params.id)) }),
+      async (req) => ({ data: await tagged(principalOf(req).workspaceId, await screens.getNamed(principalOf(req), req.params.id)) }),
     )
 
     app.patch(

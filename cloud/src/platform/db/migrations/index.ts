@@ -49,6 +49,7 @@ import m0640 from './0640-single-sign-on.js'
 import m0641 from './0641-saml-and-scim.js'
 import m0650 from './0650-screenshot-source.js'
 import m0670 from './0670-panel-port-hint.js'
+import m0671 from './0671-media-thumbnails.js'
 import m0680 from './0680-availability-history.js'
 
 export const migrations: readonly Migration[] = [
@@ -99,5 +100,6 @@ export const migrations: readonly Migration[] = [
   m0641,
   m0650,
   m0670,
+  m0671,
   m0680,
 ]

@@ -1,6 +1,7 @@
 // Reports: availability (presence intervals, the panel's history, operating hours) over a
 // window per screen, location or group, as JSON or CSV.
 import { domainModule } from '../../platform/provisions.js'
+import { AvailabilityRollup } from './AvailabilityRollup.js'
 import { AvailabilityService } from './AvailabilityService.js'
 import { PanelHistory } from './PanelHistory.js'
 import { ReportsRepository } from './ReportsRepository.js'
@@ -12,9 +13,9 @@ export const HISTORY_DAYS = 400
 
 export const reportsModule = domainModule({
   name: 'reports',
-  needs: ['db', 'clock', 'log', 'housekeeping', 'nodes', 'groups', 'operatingHoursRecords', 'screenReports', 'running'],
-  provides: ['availability', 'panelHistory'],
-  create: ({ db, clock, log, housekeeping, nodes, groups, operatingHoursRecords, screenReports, running }) => {
+  needs: ['db', 'clock', 'log', 'housekeeping', 'nodes', 'groups', 'operatingHoursRecords', 'screenReports', 'running', 'leases', 'config'],
+  provides: ['availability', 'panelHistory', 'availabilityRollup'],
+  create: ({ db, clock, log, housekeeping, nodes, groups, operatingHoursRecords, screenReports, running, leases, config }) => {
     const availability = new AvailabilityService(db, clock, nodes, groups, operatingHoursRecords)
     const panelHistory = new PanelHistory(db, log)
     screenReports.add((r) => panelHistory.record(r))
@@ -25,6 +26,8 @@ export const reportsModule = domainModule({
       name: 'old availability history',
       run: () => repo.purge(new Date(clock.now().getTime() - HISTORY_DAYS * 86_400_000).toISOString()),
     })
-    return { availability, panelHistory }
+    const availabilityRollup = new AvailabilityRollup(db, config.reportRollupIntervalMs, log).oncePerCloud(leases, 'availability-rollup')
+    running.add('availability roll-up', { start: () => availabilityRollup.start(), stop: () => availabilityRollup.stop() })
+    return { availability, panelHistory, availabilityRollup }
   },
 })

@@ -50,6 +50,7 @@ import m0641 from './0641-saml-and-scim.js'
 import m0650 from './0650-screenshot-source.js'
 import m0670 from './0670-panel-port-hint.js'
 import m0680 from './0680-availability-history.js'
+import m0681 from './0681-availability-rollups.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -100,4 +101,5 @@ export const migrations: readonly Migration[] = [
   m0650,
   m0670,
   m0680,
+  m0681,
 ]

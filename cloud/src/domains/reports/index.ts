@@ -2,3 +2,4 @@
 export type { AvailabilityService } from './AvailabilityService.js'
 export type { PanelHistory } from './PanelHistory.js'
 export type { AvailabilityRollup } from './AvailabilityRollup.js'
+export type { ReportSubscriptionWorker, ReportSubscriptions } from './ReportSubscriptions.js'

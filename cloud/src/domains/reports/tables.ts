@@ -33,9 +33,31 @@ export interface AvailabilityHoursTable {
   showing: string
 }
 
+/** Reports mailed on a cadence (ReportSubscriptions). */
+export interface ReportSubscriptionsTable {
+  id: string
+  workspace_id: string
+  /** `availability` or `proof-of-play`. */
+  report: string
+  /** JSON of the report's query (groupBy, nodeId, groupId, contentKind, contentId). */
+  params: string
+  /** `weekly` or `monthly`. */
+  cadence: string
+  /** JSON array of e-mail addresses. */
+  recipients: string
+  /** The creating credential's pinned location (its reach); null = the whole workspace. */
+  scope_node_id: string | null
+  created_by: string
+  created_at: string
+  /** When it is next due: the end of the next period (UTC ISO). */
+  next_run_at: string
+  last_sent_at: string | null
+}
+
 declare module '../../platform/db/schema.js' {
   interface DB {
     panel_intervals: PanelIntervalsTable
     availability_hours: AvailabilityHoursTable
+    report_subscriptions: ReportSubscriptionsTable
   }
 }

@@ -11,6 +11,7 @@ import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { Groups } from './Groups.js'
 import { LocationPage, Locations } from './Locations.js'
+import { Reports } from './Reports.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
@@ -43,6 +44,7 @@ export const PAGES: PageEntry[] = [
   { path: '/emergencies', name: 'Emergencies', permission: 'emergency.view', nav: true, component: Emergencies },
   { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
   { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
+  { path: '/reports', name: 'Reports', permission: 'screen.view', nav: true, component: Reports },
   { path: '/alerts', name: 'Alerts', permission: 'alert.view', nav: true, component: Alerts },
   { path: '/audit-log', name: 'Audit log', permission: 'audit.view', nav: true, component: AuditLog },
   { path: '/settings', name: 'Settings', permission: null, nav: true, component: Settings },

@@ -86,7 +86,10 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
   t.equal((await tableRows('r-locations')).length, 30, 'a row per day')
 
   await page.waitForSelector('#f-report-content option')
-  t.match(await page.$eval('#f-report-content', (s) => (s as unknown as { selectedOptions: { textContent: string }[] }).selectedOptions[0]!.textContent), /pl_spring \(3 plays\)/)
+  t.match(
+    await page.$eval('#f-report-content', (s) => (s as unknown as { selectedOptions: { textContent: string }[] }).selectedOptions[0]!.textContent),
+    /pl_spring \(3 plays\)/,
+  )
   await page.waitForSelector('section[aria-labelledby=r-plays] table tbody tr')
   const plays = await tableRows('r-plays')
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)

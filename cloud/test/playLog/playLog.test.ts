@@ -371,16 +371,23 @@ t.test('summary: per content, seconds with the panel on, by location and content
     t.equal(r.body.nextCursor, null, `groupBy ${groupBy}: one answer`)
     return r.body.data
   }
-  t.same(await by('screen'), [
-    { screenId: a.screenId, name: 'A', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 },
-    { screenId: b.screenId, name: 'B', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
-  ].sort((x, y) => x.screenId.localeCompare(y.screenId)))
+  t.same(
+    await by('screen'),
+    [
+      { screenId: a.screenId, name: 'A', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 },
+      { screenId: b.screenId, name: 'B', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
+    ].sort((x, y) => x.screenId.localeCompare(y.screenId)),
+  )
   t.same(await by('node'), [
     { nodeId: null, name: '(workspace root)', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 },
     { nodeId: store, name: 'Store', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
   ])
   t.same(await by('group'), [{ groupId: pilot, name: 'Pilot', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 }])
-  t.same(await by('day', '&contentKind=playlist&contentId=pl_1'), [{ day: '2026-06-01', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 2 }], 'plays per day of one content')
+  t.same(
+    await by('day', '&contentKind=playlist&contentId=pl_1'),
+    [{ day: '2026-06-01', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 2 }],
+    'plays per day of one content',
+  )
   const csv = async (q: string) => {
     const res = await fetch(`http://127.0.0.1:${cloud.running.httpPort}/v1/play-log/summary?${q}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
     t.equal(res.status, 200)
@@ -389,12 +396,22 @@ t.test('summary: per content, seconds with the panel on, by location and content
     t.ok(text.endsWith('\r\n'), 'CRLF lines')
     return parse(text, { columns: true }) as Record<string, string>[]
   }
-  t.same(await csv(`${day}&format=csv`), [
-    { contentKind: 'playlist', contentId: 'pl_1', plays: '3', seconds: '30', secondsPanelOn: '20', screens: '2' },
-    { contentKind: 'playlist', contentId: 'pl_2', plays: '1', seconds: '10', secondsPanelOn: '10', screens: '1' },
-  ], 'per content, every page')
+  t.same(
+    await csv(`${day}&format=csv`),
+    [
+      { contentKind: 'playlist', contentId: 'pl_1', plays: '3', seconds: '30', secondsPanelOn: '20', screens: '2' },
+      { contentKind: 'playlist', contentId: 'pl_2', plays: '1', seconds: '10', secondsPanelOn: '10', screens: '1' },
+    ],
+    'per content, every page',
+  )
   t.same(await csv(`${day}&format=csv&groupBy=day`), [{ day: '2026-06-01', plays: '4', seconds: '40', secondsPanelOn: '30', screens: '2' }])
-  t.same((await csv(`${day}&format=csv&groupBy=node`)).map((r) => [r.nodeId, r.name, r.plays]), [['', '(workspace root)', '3'], [store, 'Store', '1']])
+  t.same(
+    (await csv(`${day}&format=csv&groupBy=node`)).map((r) => [r.nodeId, r.name, r.plays]),
+    [
+      ['', '(workspace root)', '3'],
+      [store, 'Store', '1'],
+    ],
+  )
   const badCsv = await cloud.call('GET', `/v1/play-log/summary?from=2026-06-01T00:00:00Z&format=csv&groupBy=screen`)
   t.match(badCsv, { status: 422, body: { error: 'validation_error' } }, 'a bad CSV request is an error, not a broken stream')
   t.ok([400, 422].includes((await cloud.call('GET', `/v1/play-log/summary?${day}&groupBy=colour`)).status), 'an unknown groupBy is refused')

@@ -267,7 +267,10 @@ forEngines(t, (t, build) => {
     await t.test('read from the raw history', check)
     const rollup = servicesOf(h.app).availabilityRollup
     t.ok((await rollup.rollAll()) > 0, 'the roll-up looked at the closed stretches')
-    const rolledUp = await db.selectFrom('availability_hours').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const rolledUp = await db
+      .selectFrom('availability_hours')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     t.ok(Number(rolledUp.n) > 0, 'short stretches were folded into hourly rows')
     t.equal(await rollup.rollAll(), 0, 'a second run finds nothing left')
     await t.test('read with the hourly roll-ups in play', check)

@@ -10,7 +10,8 @@ import { PlayLogRepository } from '../../src/domains/playlog/PlayLogRepository.j
 import { build } from '../helpers.js'
 import { screenRow } from '../fixtures/screenRows.js'
 
-const attachmentsOf = (row: { attachments: string | null }) => JSON.parse(row.attachments ?? '[]') as { filename: string; contentType: string; content: string }[]
+const attachmentsOf = (row: { attachments: string | null }) =>
+  JSON.parse(row.attachments ?? '[]') as { filename: string; contentType: string; content: string }[]
 
 t.test('weekly availability and monthly proof of play, mailed when their period ends', async (t) => {
   const h = await build(t)
@@ -46,7 +47,12 @@ t.test('weekly availability and monthly proof of play, mailed when their period 
     durationMs: 10_000,
     panelPower: 'on' as const,
   })
-  await new PlayLogRepository(db).insert(workspaceId, 'scr_a', [play(0, '2026-06-02'), play(1, '2026-06-02'), play(2, '2026-06-20')], '2026-06-03T10:00:00.000Z')
+  await new PlayLogRepository(db).insert(
+    workspaceId,
+    'scr_a',
+    [play(0, '2026-06-02'), play(1, '2026-06-02'), play(2, '2026-06-20')],
+    '2026-06-03T10:00:00.000Z',
+  )
 
   const weekly = await h.req('POST', '/v1/report-subscriptions', apiKey, {
     report: 'availability',
@@ -55,7 +61,12 @@ t.test('weekly availability and monthly proof of play, mailed when their period 
     recipients: ['Ops@Example.com', 'ops@example.com', 'boss@example.com'],
   })
   t.equal(weekly.statusCode, 201, weekly.body)
-  t.match(weekly.json().data, { report: 'availability', cadence: 'weekly', recipients: ['ops@example.com', 'boss@example.com'], nextRunAt: '2026-06-08T00:00:00.000Z' })
+  t.match(weekly.json().data, {
+    report: 'availability',
+    cadence: 'weekly',
+    recipients: ['ops@example.com', 'boss@example.com'],
+    nextRunAt: '2026-06-08T00:00:00.000Z',
+  })
   const monthly = await h.req('POST', '/v1/report-subscriptions', apiKey, {
     report: 'proof-of-play',
     params: { groupBy: 'day', contentKind: 'playlist', contentId: 'pl_1' },

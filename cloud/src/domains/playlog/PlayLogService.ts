@@ -42,13 +42,15 @@ export const SUMMARY_DEFAULT_LIMIT = 100
 
 /** One content's plays in a window (proof of display): the summary route's item schema, and PlaySummaryView is derived from it. */
 export const PlaySummary = Type.Object({
-  contentKind: Type.Optional(Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…); per content (groupBy content).' })),
+  contentKind: Type.Optional(
+    Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…); per content (groupBy content).' }),
+  ),
   contentId: Type.Optional(Type.String({ description: 'Per content (groupBy content).' })),
   day: Type.Optional(Type.String({ description: 'The UTC day `YYYY-MM-DD` the plays started (groupBy day).' })),
   screenId: Type.Optional(Type.String({ description: 'groupBy screen.' })),
-  nodeId: Type.Optional(Nullable(Type.String({ description: 'The screens\' home location; null for the workspace root (groupBy node).' }))),
+  nodeId: Type.Optional(Nullable(Type.String({ description: "The screens' home location; null for the workspace root (groupBy node)." }))),
   groupId: Type.Optional(Type.String({ description: 'groupBy group.' })),
-  name: Type.Optional(Type.String({ description: 'The screen\'s, location\'s or group\'s name.' })),
+  name: Type.Optional(Type.String({ description: "The screen's, location's or group's name." })),
   plays: Type.Integer({ minimum: 0, description: 'Plays started in the window.' }),
   seconds: Type.Number({ minimum: 0, description: 'Seconds played.' }),
   secondsPanelOn: Type.Number({
@@ -601,7 +603,11 @@ export class PlayLogService {
     if (by !== 'content') {
       const rows = await this.summaryBy(p, q, by)
       yield `${columns.join(',')}\r\n`
-      for (let i = 0; i < rows.length; i += 500) yield rows.slice(i, i + 500).map(line).join('')
+      for (let i = 0; i < rows.length; i += 500)
+        yield rows
+          .slice(i, i + 500)
+          .map(line)
+          .join('')
       return
     }
     let after: string | null = null

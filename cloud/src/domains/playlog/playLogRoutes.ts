@@ -90,7 +90,8 @@ const playLogRoutes =
               contentId: Type.Optional(Type.String({ maxLength: 256, description: 'Only this content (with contentKind).' })),
               groupBy: Type.Optional(
                 StringEnum(SUMMARY_GROUP_BY, {
-                  description: '`content` (default, paged): one row per content. `screen`, `node` (home location), `group` or `day` (UTC): every row in one answer.',
+                  description:
+                    '`content` (default, paged): one row per content. `screen`, `node` (home location), `group` or `day` (UTC): every row in one answer.',
                 }),
               ),
               format: Type.Optional(StringEnum(['json', 'csv'] as const, { description: '`csv`: every row (every page) as CSV, streamed.' })),

@@ -78,7 +78,7 @@ export function periodEnd(cadence: string, at: number): number {
   if (cadence === 'monthly') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)
   const midnight = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
   // Days to the next Monday (getUTCDay: 0 Sunday … 1 Monday).
-  return midnight + (((8 - d.getUTCDay()) % 7 || 7) * DAY_MS)
+  return midnight + ((8 - d.getUTCDay()) % 7 || 7) * DAY_MS
 }
 
 /** The start of the period that ends at `end`. */
@@ -151,7 +151,11 @@ export class ReportSubscriptions {
       await this.availability.plan(p, { from, to, groupBy: params.groupBy as never, nodeId: params.nodeId, groupId: params.groupId })
     } else {
       if (params.contentId && !params.contentKind) throw validation('params.contentKind is required with contentId.')
-      await this.playLog.summary(p, { from, to, nodeId: params.nodeId, groupId: params.groupId, contentKind: params.contentKind }, { limit: 1, after: null, count: false })
+      await this.playLog.summary(
+        p,
+        { from, to, nodeId: params.nodeId, groupId: params.groupId, contentKind: params.contentKind },
+        { limit: 1, after: null, count: false },
+      )
     }
     const k = this.db.kysely
     const n = await k
@@ -201,7 +205,13 @@ export class ReportSubscriptions {
   async runDue(): Promise<number> {
     const now = this.clock.now().getTime()
     const nowIso = new Date(now).toISOString()
-    const due = await this.db.kysely.selectFrom('report_subscriptions').selectAll().where('next_run_at', '<=', nowIso).orderBy('next_run_at').limit(100).execute()
+    const due = await this.db.kysely
+      .selectFrom('report_subscriptions')
+      .selectAll()
+      .where('next_run_at', '<=', nowIso)
+      .orderBy('next_run_at')
+      .limit(100)
+      .execute()
     let sent = 0
     for (const r of due) {
       const end = lastPeriodEnd(r.cadence, now)
@@ -255,7 +265,10 @@ export class ReportSubscriptions {
         `  online ${pct(total.availability)} of the time, ${total.outages} outage${total.outages === 1 ? '' : 's'} (longest ${Math.round(total.longestOutageSeconds / 60)} min)`,
         `  showing content ${pct(total.displayAvailability)} of the scheduled hours`,
       )
-      const worst = rows.filter((x) => x.availability !== null).sort((a, b) => a.availability! - b.availability!).slice(0, 3)
+      const worst = rows
+        .filter((x) => x.availability !== null)
+        .sort((a, b) => a.availability! - b.availability!)
+        .slice(0, 3)
       if (worst.length && plan.groupBy !== 'group') summary.push(`Lowest: ${worst.map((w) => `${w.name} ${pct(w.availability)}`).join(', ')}`)
     } else {
       name = 'proof-of-play'

@@ -111,18 +111,23 @@ export class ReportsRepository {
 
   /** Closed stretches not yet looked at by the roll-up (presence, or the panel showing content), oldest screens first. */
   unrolled(table: 'presence_intervals' | 'panel_intervals', limit: number): Promise<UnrolledRow[]> {
-    let q = this.k
-      .selectFrom(table)
-      .select(['workspace_id', 'screen_id', 'started_at', 'ended_at'])
-      .where('rolled', '=', 0)
-      .where('ended_at', 'is not', null)
+    let q = this.k.selectFrom(table).select(['workspace_id', 'screen_id', 'started_at', 'ended_at']).where('rolled', '=', 0).where('ended_at', 'is not', null)
     if (table === 'panel_intervals') q = q.where('showing', '=', 1)
     return q.orderBy('screen_id').orderBy('started_at').limit(limit).execute() as Promise<UnrolledRow[]>
   }
 
-  /** Marks stretches rolled (1) or kept (2). */
+  /** Marks stretches rolled (1) or kept (2): one statement per screen. */
   async markRolled(table: 'presence_intervals' | 'panel_intervals', rows: readonly UnrolledRow[], rolled: 1 | 2): Promise<void> {
-    for (const r of rows) await this.k.updateTable(table).set({ rolled }).where('screen_id', '=', r.screen_id).where('started_at', '=', r.started_at).execute()
+    const byScreen = new Map<string, string[]>()
+    for (const r of rows) byScreen.set(r.screen_id, [...(byScreen.get(r.screen_id) ?? []), r.started_at])
+    for (const [screenId, starts] of byScreen)
+      for (let i = 0; i < starts.length; i += SCREEN_BATCH)
+        await this.k
+          .updateTable(table)
+          .set({ rolled })
+          .where('screen_id', '=', screenId)
+          .where('started_at', 'in', starts.slice(i, i + SCREEN_BATCH))
+          .execute()
   }
 
   /** The roll-ups at these (screen, hour) keys. */

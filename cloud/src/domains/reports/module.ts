@@ -15,7 +15,22 @@ export const HISTORY_DAYS = 400
 
 export const reportsModule = domainModule({
   name: 'reports',
-  needs: ['db', 'clock', 'log', 'housekeeping', 'nodes', 'groups', 'operatingHoursRecords', 'screenReports', 'running', 'leases', 'config', 'ids', 'mailer', 'playLog'],
+  needs: [
+    'db',
+    'clock',
+    'log',
+    'housekeeping',
+    'nodes',
+    'groups',
+    'operatingHoursRecords',
+    'screenReports',
+    'running',
+    'leases',
+    'config',
+    'ids',
+    'mailer',
+    'playLog',
+  ],
   provides: ['availability', 'panelHistory', 'availabilityRollup', 'reportSubscriptions', 'reportSubscriptionWorker'],
   create: ({ db, clock, log, housekeeping, nodes, groups, operatingHoursRecords, screenReports, running, leases, config, ids, mailer, playLog }) => {
     const availability = new AvailabilityService(db, clock, nodes, groups, operatingHoursRecords)
@@ -31,7 +46,10 @@ export const reportsModule = domainModule({
     const availabilityRollup = new AvailabilityRollup(db, config.reportIntervalMs, log).oncePerCloud(leases, 'availability-rollup')
     running.add('availability roll-up', { start: () => availabilityRollup.start(), stop: () => availabilityRollup.stop() })
     const reportSubscriptions = new ReportSubscriptions(db, clock, ids, nodes, availability, playLog, mailer, log)
-    const reportSubscriptionWorker = new ReportSubscriptionWorker(reportSubscriptions, config.reportIntervalMs, log).oncePerCloud(leases, 'report-subscriptions')
+    const reportSubscriptionWorker = new ReportSubscriptionWorker(reportSubscriptions, config.reportIntervalMs, log).oncePerCloud(
+      leases,
+      'report-subscriptions',
+    )
     running.add('report subscriptions', { start: () => reportSubscriptionWorker.start(), stop: () => reportSubscriptionWorker.stop() })
     return { availability, panelHistory, availabilityRollup, reportSubscriptions, reportSubscriptionWorker }
   },

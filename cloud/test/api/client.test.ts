@@ -254,7 +254,9 @@ t.test('every read operation and the main writes, through the typed client on a 
   })
   t.equal(csv.response.status, 200)
   t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
-  const summary = (await ok(api.GET('/v1/play-log/summary', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } } }))) as { data: unknown[] }
+  const summary = (await ok(api.GET('/v1/play-log/summary', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } } }))) as {
+    data: unknown[]
+  }
   t.same(summary.data, [], 'no plays to sum yet')
   const availability = (await ok(
     api.GET('/v1/reports/availability', { params: { query: { from: '2026-05-01T00:00:00Z', to: '2026-06-01T00:00:00Z', groupBy: 'node' } } }),

@@ -158,6 +158,8 @@ export interface Config {
   webhookEndpointConcurrency: number
   /** How often alert rules are checked for time-based triggers (connection-lost, drift) and drift is swept, ms (SVC_ALERT_INTERVAL_MS, 30000); 0 = never. */
   alertIntervalMs: number
+  /** How often the reports' background work runs (the availability roll-up, due report subscriptions), on one instance, ms (SVC_REPORT_INTERVAL_MS, 600000); 0 = never. */
+  reportIntervalMs: number
   /** How long a published desired state may go unapplied before the screen's content counts as drifting, ms (SVC_DRIFT_GRACE_MS, 60000). */
   driftGraceMs: number
   /**
@@ -351,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLeaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 1),
     webhookEndpointConcurrency: int(env, 'SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     alertIntervalMs: int(env, 'SVC_ALERT_INTERVAL_MS', 30_000),
+    reportIntervalMs: int(env, 'SVC_REPORT_INTERVAL_MS', 600_000),
     driftGraceMs: int(env, 'SVC_DRIFT_GRACE_MS', 60_000),
     drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000),
     schemaWarmupMs: int(env, 'SVC_SCHEMA_WARMUP_MS', 5000),
@@ -382,6 +385,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mediaUrlRefreshIntervalMs: 0,
     webhookIntervalMs: 0,
     alertIntervalMs: 0,
+    reportIntervalMs: 0,
     schemaWarmupMs: 0,
     ...overrides,
   }

@@ -46,6 +46,7 @@ export const ID_PREFIX = {
   auditEntry: 'aud',
   scimGroup: 'sgrp',
   samlRequest: 'saml',
+  reportSubscription: 'rsub',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

@@ -1926,6 +1926,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/report-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The report subscriptions the credential sees (a pinned credential: those made within its location) */
+        get: operations["listReportSubscriptions"];
+        put?: never;
+        /** Mail a report (availability or proof of play, with its query) weekly or monthly to some addresses, as a CSV attachment with a short summary; at most 100 per workspace */
+        post: operations["createReportSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/report-subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One report subscription */
+        get: operations["getReportSubscription"];
+        put?: never;
+        post?: never;
+        /** Stop a report subscription */
+        delete: operations["deleteReportSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reports/availability": {
         parameters: {
             query?: never;
@@ -31732,8 +31768,12 @@ export interface operations {
                 count?: "0" | "1";
                 /** @description The previous answer's nextCursor. */
                 cursor?: string;
+                /** @description `csv`: every row (every page) as CSV, streamed. */
+                format?: "json" | "csv";
                 /** @description Plays that started at or after this ISO 8601 date-time (required). */
                 from: string;
+                /** @description `content` (default, paged): one row per content. `screen`, `node` (home location), `group` or `day` (UTC): every row in one answer. */
+                groupBy?: "content" | "screen" | "node" | "group" | "day";
                 /** @description Only this group's members. */
                 groupId?: string;
                 /**
@@ -31752,7 +31792,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The summary; with `format=csv` one header line, then one line per row (RFC 4180, CRLF). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -31760,11 +31800,21 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            contentId: string;
-                            /** @description What was assigned, cast or raised (a playlist, a layout, a media file…). */
-                            contentKind: string;
+                            /** @description Per content (groupBy content). */
+                            contentId?: string;
+                            /** @description What was assigned, cast or raised (a playlist, a layout, a media file…); per content (groupBy content). */
+                            contentKind?: string;
+                            /** @description The UTC day `YYYY-MM-DD` the plays started (groupBy day). */
+                            day?: string;
+                            /** @description groupBy group. */
+                            groupId?: string;
+                            /** @description The screen's, location's or group's name. */
+                            name?: string;
+                            nodeId?: string | null;
                             /** @description Plays started in the window. */
                             plays: number;
+                            /** @description groupBy screen. */
+                            screenId?: string;
                             /** @description Screens that played it. */
                             screens: number;
                             /** @description Seconds played. */
@@ -31775,6 +31825,7 @@ export interface operations {
                         nextCursor?: string | null;
                         total?: number;
                     };
+                    "text/csv": Blob;
                 };
             };
             /** @description Default Response */
@@ -33607,6 +33658,763 @@ export interface operations {
                             /** @enum {boolean} */
                             deleted: true;
                             nodeId: string;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path; a body sent as application/json that is not valid JSON or not UTF-8 (this operation reads no body: send none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: a body over the size limit was sent (this operation reads none). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `unsupported_type`: a body was sent with a Content-Type other than application/json (this operation reads none: send no body). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listReportSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            cadence: "weekly" | "monthly";
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string;
+                            /** @description Prefix `rsub_`. */
+                            id: string;
+                            lastSentAt: string | null;
+                            /** Format: date-time */
+                            nextRunAt: string;
+                            params: {
+                                /** @description Proof of play: only this content (with contentKind). */
+                                contentId?: string;
+                                /** @description Proof of play: only this kind of content. */
+                                contentKind?: string;
+                                /**
+                                 * @description How rows are formed: availability `screen | node | group`; proof of play `content | screen | node | group | day`.
+                                 * @enum {string}
+                                 */
+                                groupBy?: "screen" | "node" | "group" | "content" | "day";
+                                /** @description Only this group's members. */
+                                groupId?: string;
+                                /** @description Only screens at this location or under it. */
+                                nodeId?: string;
+                            };
+                            recipients: string[];
+                            /** @enum {string} */
+                            report: "availability" | "proof-of-play";
+                            scopeNodeId: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createReportSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    cadence: "weekly" | "monthly";
+                    params?: {
+                        /** @description Proof of play: only this content (with contentKind). */
+                        contentId?: string;
+                        /** @description Proof of play: only this kind of content. */
+                        contentKind?: string;
+                        /**
+                         * @description How rows are formed: availability `screen | node | group`; proof of play `content | screen | node | group | day`.
+                         * @enum {string}
+                         */
+                        groupBy?: "screen" | "node" | "group" | "content" | "day";
+                        /** @description Only this group's members. */
+                        groupId?: string;
+                        /** @description Only screens at this location or under it. */
+                        nodeId?: string;
+                    };
+                    /** @description E-mail addresses. */
+                    recipients: string[];
+                    /** @enum {string} */
+                    report: "availability" | "proof-of-play";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            cadence: "weekly" | "monthly";
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string;
+                            /** @description Prefix `rsub_`. */
+                            id: string;
+                            lastSentAt: string | null;
+                            /** Format: date-time */
+                            nextRunAt: string;
+                            params: {
+                                /** @description Proof of play: only this content (with contentKind). */
+                                contentId?: string;
+                                /** @description Proof of play: only this kind of content. */
+                                contentKind?: string;
+                                /**
+                                 * @description How rows are formed: availability `screen | node | group`; proof of play `content | screen | node | group | day`.
+                                 * @enum {string}
+                                 */
+                                groupBy?: "screen" | "node" | "group" | "content" | "day";
+                                /** @description Only this group's members. */
+                                groupId?: string;
+                                /** @description Only screens at this location or under it. */
+                                nodeId?: string;
+                            };
+                            recipients: string[];
+                            /** @enum {string} */
+                            report: "availability" | "proof-of-play";
+                            scopeNodeId: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: the body is not valid JSON or not UTF-8, or holds a key named `__proto__` (or `constructor.prototype`), named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `too_large`: the body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_type`: the Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getReportSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            cadence: "weekly" | "monthly";
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string;
+                            /** @description Prefix `rsub_`. */
+                            id: string;
+                            lastSentAt: string | null;
+                            /** Format: date-time */
+                            nextRunAt: string;
+                            params: {
+                                /** @description Proof of play: only this content (with contentKind). */
+                                contentId?: string;
+                                /** @description Proof of play: only this kind of content. */
+                                contentKind?: string;
+                                /**
+                                 * @description How rows are formed: availability `screen | node | group`; proof of play `content | screen | node | group | day`.
+                                 * @enum {string}
+                                 */
+                                groupBy?: "screen" | "node" | "group" | "content" | "day";
+                                /** @description Only this group's members. */
+                                groupId?: string;
+                                /** @description Only screens at this location or under it. */
+                                nodeId?: string;
+                            };
+                            recipients: string[];
+                            /** @enum {string} */
+                            report: "availability" | "proof-of-play";
+                            scopeNodeId: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteReportSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
                         };
                     };
                 };

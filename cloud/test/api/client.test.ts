@@ -260,12 +260,26 @@ t.test('every read operation and the main writes, through the typed client on a 
   })
   t.equal(csv.response.status, 200)
   t.match(csv.data, /^screenId,startedAt,/, 'the CSV header line')
-  const summary = await ok(api.GET('/v1/play-log/summary', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } } }))
+  const summary = (await ok(api.GET('/v1/play-log/summary', { params: { query: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } } }))) as {
+    data: unknown[]
+  }
   t.same(summary.data, [], 'no plays to sum yet')
   const availability = (await ok(
     api.GET('/v1/reports/availability', { params: { query: { from: '2026-05-01T00:00:00Z', to: '2026-06-01T00:00:00Z', groupBy: 'node' } } }),
   )) as { data: { groupBy: string } }
   t.equal(availability.data.groupBy, 'node')
+  const subscription = (
+    await ok(
+      api.POST('/v1/report-subscriptions', {
+        body: { report: 'proof-of-play', params: { groupBy: 'day' }, cadence: 'monthly', recipients: ['ops@example.com'] },
+      }),
+    )
+  ).data
+  t.same(
+    (await ok(api.GET('/v1/report-subscriptions'))).data.map((s) => s.id),
+    [subscription.id],
+  )
+  t.equal((await ok(api.GET('/v1/report-subscriptions/{id}', path(subscription.id)))).data.cadence, 'monthly')
   const policy = (await ok(api.PUT('/v1/nodes/{id}/approval-policy', { ...path(node.id), body: { required: true, approvers: [invited.id] } }))).data
   t.equal(policy.effective.required, true)
   t.same((await ok(api.GET('/v1/nodes/{id}/approval-policy', path(node.id)))).data.approvers, [invited.id])

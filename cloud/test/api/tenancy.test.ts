@@ -62,6 +62,11 @@ const FIXTURES: Record<string, Fixture> = {
     },
     exists: async (h, a, id) => (await h.req('GET', `/v1/emergencies/${id}`, a)).json().data?.status === 'active',
   },
+  '/v1/report-subscriptions/:id': {
+    create: async (h, a) =>
+      (await h.req('POST', '/v1/report-subscriptions', a, { report: 'availability', cadence: 'weekly', recipients: ['ops@example.com'] })).json().data.id,
+    exists: getOk('/v1/report-subscriptions/:id'),
+  },
   '/v1/groups/:id': {
     create: async (h, a) => (await h.req('POST', '/v1/groups', a, { name: 'A group', kind: 'dynamic', rule: { all: [{ tag: 'a' }] } })).json().data.id,
     body: { name: 'renamed' },

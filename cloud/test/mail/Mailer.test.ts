@@ -69,6 +69,25 @@ t.test('with SMTP configured the mail is sent and marked sent', async (t) => {
   t.match(smtp.messages[0]!.data, /Body line/)
 })
 
+t.test('an attachment is kept in the outbox and sent as a MIME part', async (t) => {
+  const smtp = await smtpListener(t)
+  const { mailer, workspaceId } = await mail(t, { smtpUrl: `smtp://127.0.0.1:${smtp.port}` })
+  const row = await mailer.send({
+    workspaceId,
+    to: ['a@example.com'],
+    subject: 'Report',
+    text: 'Summary line',
+    attachments: [{ filename: 'availability-2026-06-01.csv', contentType: 'text/csv', content: 'screenId,name\r\nscr_1,Lobby\r\n' }],
+  })
+  t.ok(row.sent_at, 'marked sent')
+  t.same(JSON.parse(row.attachments!), [{ filename: 'availability-2026-06-01.csv', contentType: 'text/csv', content: 'screenId,name\r\nscr_1,Lobby\r\n' }])
+  const data = smtp.messages[0]!.data
+  t.match(data, /Content-Type: multipart\/mixed/)
+  t.match(data, /Content-Type: text\/csv; name=availability-2026-06-01\.csv/)
+  t.match(data, /Content-Disposition: attachment; filename=availability-2026-06-01\.csv/)
+  t.match(data, /Summary line/)
+})
+
 t.test('an unreachable SMTP server keeps the mail in the outbox with the error', async (t) => {
   const { mailer, workspaceId } = await mail(t, { smtpUrl: 'smtp://127.0.0.1:1' })
   const row = await mailer.send({ workspaceId, to: ['a@example.com'], subject: 'S', text: 'T' })

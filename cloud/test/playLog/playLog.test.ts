@@ -4,6 +4,7 @@
 // (range, paging, tenancy) and export CSV.
 import { servicesOf } from '../../src/app.js'
 import t, { type Test } from 'tap'
+import { parse } from 'csv-parse/sync'
 import { topics, PLAY_LOG_LIMITS } from '@svc/shared/mqtt/index'
 import { ManualClock } from '../../src/platform/clock.js'
 import { connectDevice, startCloud, type Cloud, type Device } from '../devicelink/link.js'
@@ -362,6 +363,58 @@ t.test('summary: per content, seconds with the panel on, by location and content
     t.type(r.body.error, 'string')
   }
   t.ok([404, 422].includes((await cloud.call('GET', `/v1/play-log/summary?${day}&nodeId=node_nope`)).status), 'an unknown location is refused')
+
+  // Added up per screen, location, group and UTC day; every form also as CSV (parsed by a CSV library).
+  const by = async (groupBy: string, extra = '') => {
+    const r = await cloud.call('GET', `/v1/play-log/summary?${day}&groupBy=${groupBy}${extra}`)
+    t.equal(r.status, 200, JSON.stringify(r.body))
+    t.equal(r.body.nextCursor, null, `groupBy ${groupBy}: one answer`)
+    return r.body.data
+  }
+  t.same(
+    await by('screen'),
+    [
+      { screenId: a.screenId, name: 'A', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 },
+      { screenId: b.screenId, name: 'B', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
+    ].sort((x, y) => x.screenId.localeCompare(y.screenId)),
+  )
+  t.same(await by('node'), [
+    { nodeId: null, name: '(workspace root)', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 },
+    { nodeId: store, name: 'Store', plays: 1, seconds: 10, secondsPanelOn: 10, screens: 1 },
+  ])
+  t.same(await by('group'), [{ groupId: pilot, name: 'Pilot', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 1 }])
+  t.same(
+    await by('day', '&contentKind=playlist&contentId=pl_1'),
+    [{ day: '2026-06-01', plays: 3, seconds: 30, secondsPanelOn: 20, screens: 2 }],
+    'plays per day of one content',
+  )
+  const csv = async (q: string) => {
+    const res = await fetch(`http://127.0.0.1:${cloud.running.httpPort}/v1/play-log/summary?${q}`, { headers: { authorization: `Bearer ${cloud.apiKey}` } })
+    t.equal(res.status, 200)
+    t.match(res.headers.get('content-type'), /^text\/csv/)
+    const text = await res.text()
+    t.ok(text.endsWith('\r\n'), 'CRLF lines')
+    return parse(text, { columns: true }) as Record<string, string>[]
+  }
+  t.same(
+    await csv(`${day}&format=csv`),
+    [
+      { contentKind: 'playlist', contentId: 'pl_1', plays: '3', seconds: '30', secondsPanelOn: '20', screens: '2' },
+      { contentKind: 'playlist', contentId: 'pl_2', plays: '1', seconds: '10', secondsPanelOn: '10', screens: '1' },
+    ],
+    'per content, every page',
+  )
+  t.same(await csv(`${day}&format=csv&groupBy=day`), [{ day: '2026-06-01', plays: '4', seconds: '40', secondsPanelOn: '30', screens: '2' }])
+  t.same(
+    (await csv(`${day}&format=csv&groupBy=node`)).map((r) => [r.nodeId, r.name, r.plays]),
+    [
+      ['', '(workspace root)', '3'],
+      [store, 'Store', '1'],
+    ],
+  )
+  const badCsv = await cloud.call('GET', `/v1/play-log/summary?from=2026-06-01T00:00:00Z&format=csv&groupBy=screen`)
+  t.match(badCsv, { status: 422, body: { error: 'validation_error' } }, 'a bad CSV request is an error, not a broken stream')
+  t.ok([400, 422].includes((await cloud.call('GET', `/v1/play-log/summary?${day}&groupBy=colour`)).status), 'an unknown groupBy is refused')
 
   // Another workspace sees none of these plays.
   const other = await servicesOf(cloud.running.app).workspaces.create('Other', 'us')

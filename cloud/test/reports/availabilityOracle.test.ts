@@ -2,7 +2,7 @@
 // and operating hours (own, inherited from a location, none; several time zones) are
 // seeded, and every figure the report answers per screen, per location and per group must
 // equal what the oracle counts minute by minute. On both engines.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { panelIntentAt, type OperatingHours } from '@svc/shared/schedule/index'
 import { servicesOf } from '../../src/app.js'
 import { forEngines } from '../db/engines.js'
@@ -222,43 +222,71 @@ forEngines(t, (t, build) => {
     const effective = (w: World) => w.hours ?? (w.node === nodes[0] ? nodeHours : null)
     const expected = new Map(worlds.map((w) => [w.id, oracle(w, effective(w))]))
 
-    const q = `from=${iso(W0)}&to=${iso(W1)}`
-    const res = await h.req('GET', `/v1/reports/availability?${q}`, apiKey)
-    t.equal(res.statusCode, 200, res.body)
-    const report = res.json().data
-    t.equal(report.rows.length, SCREENS, 'one row per screen of the workspace, none of another')
-    for (const r of report.rows) {
-      const want = expected.get(r.id)!
-      t.same(pick(r), want, `screen ${r.id}`)
-      t.equal(r.offlineSeconds, want.windowSeconds - want.onlineSeconds)
-      if (want.windowSeconds) t.ok(Math.abs(r.availability - want.onlineSeconds / want.windowSeconds) < 1e-9)
-      if (want.scheduledSeconds) t.ok(Math.abs(r.displayAvailability - want.displaySeconds / want.scheduledSeconds) < 1e-9)
-      else t.equal(r.displayAvailability, null)
-    }
-    t.same(pick(report.total), sum([...expected.values()]), 'the total adds every screen up')
-
-    const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
-    for (const r of byNode.rows) t.same(pick(r), sum(worlds.filter((w) => w.node === r.id).map((w) => expected.get(w.id)!)), `location ${r.id ?? 'root'}`)
-    t.equal(byNode.rows.length, new Set(worlds.map((w) => w.node)).size)
-
     const members = worlds.filter((_, i) => i % 3 === 0).map((w) => w.id)
     const group = await h.req('POST', '/v1/groups', apiKey, { name: 'Every third', kind: 'static', screenIds: members })
     t.equal(group.statusCode, 201, group.body)
-    const byGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=group`, apiKey)).json().data
-    t.same(pick(byGroup.rows[0]), sum(members.map((id) => expected.get(id)!)), 'the group adds its members up')
-    t.equal(byGroup.rows[0].screens, members.length)
+    const groupId = group.json().data.id
 
-    const oneNode = (await h.req('GET', `/v1/reports/availability?${q}&nodeId=${nodes[1]}`, apiKey)).json().data
-    t.same(
-      oneNode.rows.map((r: { id: string }) => r.id),
-      worlds.filter((w) => w.node === nodes[1]).map((w) => w.id),
-      'nodeId keeps the screens at that location',
-    )
-    const inGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupId=${group.json().data.id}`, apiKey)).json().data
-    t.same(
-      inGroup.rows.map((r: { id: string }) => r.id),
-      members,
-      "groupId keeps the group's members",
-    )
+    const check = async (t: Test) => {
+      const q = `from=${iso(W0)}&to=${iso(W1)}`
+      const res = await h.req('GET', `/v1/reports/availability?${q}`, apiKey)
+      t.equal(res.statusCode, 200, res.body)
+      const report = res.json().data
+      t.equal(report.rows.length, SCREENS, 'one row per screen of the workspace, none of another')
+      for (const r of report.rows) {
+        const want = expected.get(r.id)!
+        t.same(pick(r), want, `screen ${r.id}`)
+        t.equal(r.offlineSeconds, want.windowSeconds - want.onlineSeconds)
+        if (want.windowSeconds) t.ok(Math.abs(r.availability - want.onlineSeconds / want.windowSeconds) < 1e-9)
+        if (want.scheduledSeconds) t.ok(Math.abs(r.displayAvailability - want.displaySeconds / want.scheduledSeconds) < 1e-9)
+        else t.equal(r.displayAvailability, null)
+      }
+      t.same(pick(report.total), sum([...expected.values()]), 'the total adds every screen up')
+
+      const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
+      for (const r of byNode.rows) t.same(pick(r), sum(worlds.filter((w) => w.node === r.id).map((w) => expected.get(w.id)!)), `location ${r.id ?? 'root'}`)
+      t.equal(byNode.rows.length, new Set(worlds.map((w) => w.node)).size)
+
+      const byGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=group`, apiKey)).json().data
+      t.same(pick(byGroup.rows[0]), sum(members.map((id) => expected.get(id)!)), 'the group adds its members up')
+      t.equal(byGroup.rows[0].screens, members.length)
+
+      const oneNode = (await h.req('GET', `/v1/reports/availability?${q}&nodeId=${nodes[1]}`, apiKey)).json().data
+      t.same(
+        oneNode.rows.map((r: { id: string }) => r.id),
+        worlds.filter((w) => w.node === nodes[1]).map((w) => w.id),
+        'nodeId keeps the screens at that location',
+      )
+      const inGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupId=${groupId}`, apiKey)).json().data
+      t.same(
+        inGroup.rows.map((r: { id: string }) => r.id),
+        members,
+        "groupId keeps the group's members",
+      )
+    }
+    await t.test('read from the raw history', check)
+    const rollup = servicesOf(h.app).availabilityRollup
+    t.ok((await rollup.rollAll()) > 0, 'the roll-up looked at the closed stretches')
+    const rolledUp = await db
+      .selectFrom('availability_hours')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    t.ok(Number(rolledUp.n) > 0, 'short stretches were folded into hourly rows')
+    t.equal(await rollup.rollAll(), 0, 'a second run finds nothing left')
+    await t.test('read with the hourly roll-ups in play', check)
+    // A stretch closed after a run (a restart finding a device gone): read raw until the next run.
+    const open = worlds.find((w) => w.presence.some((p) => p.end === null && p.start < Date.parse(NOW) - 30 * MIN))!
+    const last = open.presence.find((p) => p.end === null)!
+    last.end = last.start + 20 * MIN
+    await db
+      .updateTable('presence_intervals')
+      .set({ ended_at: iso(last.end) })
+      .where('screen_id', '=', open.id)
+      .where('started_at', '=', iso(last.start))
+      .execute()
+    expected.set(open.id, oracle(open, effective(open)))
+    await t.test('a stretch closed after a run, before the next', check)
+    t.ok((await rollup.rollAll()) > 0)
+    await t.test('and after the next run', check)
   })
 })

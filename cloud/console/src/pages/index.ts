@@ -12,6 +12,7 @@ import { Dashboard } from './Dashboard.js'
 import { Emergencies, EmergencyPage } from './Emergencies.js'
 import { Groups } from './Groups.js'
 import { LocationPage, Locations } from './Locations.js'
+import { Reports } from './Reports.js'
 import { ScreenPage } from './ScreenPage.js'
 import { Schedules } from './Schedules.js'
 import { Screens } from './Screens.js'
@@ -47,6 +48,7 @@ export const PAGES: PageEntry[] = [
   { path: '/emergencies/cap-feeds/:id', name: 'CAP feed', permission: 'emergency.view', nav: false, component: CapFeedPage },
   { path: '/emergencies/:id', name: 'Emergency', permission: 'emergency.view', nav: false, component: EmergencyPage },
   { path: '/approvals', name: 'Approvals', permission: 'approval.view', nav: true, component: Approvals },
+  { path: '/reports', name: 'Reports', permission: 'screen.view', nav: true, component: Reports },
   { path: '/alerts', name: 'Alerts', permission: 'alert.view', nav: true, component: Alerts },
   { path: '/audit-log', name: 'Audit log', permission: 'audit.view', nav: true, component: AuditLog },
   { path: '/settings', name: 'Settings', permission: null, nav: true, component: Settings },

@@ -6,7 +6,7 @@ import type { MailOutboxRow } from './tables.js'
 export class MailRepository {
   constructor(private readonly k: Executor) {}
 
-  async insert(row: Omit<MailOutboxRow, 'sent_at' | 'error'>): Promise<void> {
+  async insert(row: Omit<MailOutboxRow, 'sent_at' | 'error' | 'attachments'> & { attachments?: string | null }): Promise<void> {
     await this.k.insertInto('outbox').values(row).execute()
   }
 

@@ -1,4 +1,5 @@
-// Outgoing mail (webhook auto-disable notices to Owners, alert e-mails). Every message is
+// Outgoing mail (webhook auto-disable notices to Owners, alert e-mails, reports with their
+// CSV attached). Every message is
 // first recorded in the `outbox` table, so nothing is lost and tests can read it; with
 // SVC_SMTP_URL set it is then sent through nodemailer and marked sent (or its error kept).
 // Without SMTP the message stays in the outbox and is logged.
@@ -10,11 +11,19 @@ import type { Database } from '../../platform/db/Database.js'
 import type { MailOutboxRow } from './tables.js'
 import { MailRepository } from './MailRepository.js'
 
+export interface MailAttachment {
+  filename: string
+  contentType: string
+  /** The file's text (a CSV). */
+  content: string
+}
+
 export interface MailMessage {
   to: string[]
   subject: string
   text: string
   workspaceId?: string | null
+  attachments?: MailAttachment[]
 }
 
 export type OutboxRow = MailOutboxRow
@@ -43,6 +52,7 @@ export class Mailer {
       to_addresses: JSON.stringify(to),
       subject: msg.subject,
       body: msg.text,
+      attachments: msg.attachments?.length ? JSON.stringify(msg.attachments) : null,
       created_at: this.clock.now().toISOString(),
     })
     if (!this.transport || to.length === 0) {
@@ -52,7 +62,13 @@ export class Mailer {
       )
     } else {
       try {
-        await this.transport.sendMail({ from: this.opts.from, to, subject: msg.subject, text: msg.text })
+        await this.transport.sendMail({
+          from: this.opts.from,
+          to,
+          subject: msg.subject,
+          text: msg.text,
+          attachments: msg.attachments?.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
+        })
         await this.repo.markSent(id, this.clock.now().toISOString())
       } catch (err) {
         this.log.error({ err, mailId: id }, 'mail send failed; kept in outbox')

@@ -13,6 +13,8 @@ export interface OutboxTable {
   created_at: string
   sent_at: string | null
   error: string | null
+  /** JSON [{filename, contentType, content}] of the files sent with it; null for none. */
+  attachments: string | null
 }
 
 export type MailOutboxRow = Selectable<OutboxTable>

@@ -24,6 +24,16 @@ export interface PlaySummaryRow {
   screens: number
 }
 
+/** What a summary counts: the screens reached, at or under locations, a group's members, one content. */
+export interface SummaryFilter {
+  scopeIds: readonly string[] | null
+  nodeIds: readonly string[] | null
+  /** A condition on the `screens` row (a group's members, as the targeting domain builds it). */
+  where?: RawBuilder<boolean> | undefined
+  contentKind?: string | undefined
+  contentId?: string | undefined
+}
+
 /** A record as the device reports it (times already normalised to UTC ISO with milliseconds). */
 export interface PlayLogInput {
   source: string
@@ -333,6 +343,123 @@ export class PlayLogRepository {
       ms_on: Number(r.ms_on),
       screens: Number(r.screens),
     }))
+  }
+
+  /**
+   * The summary's plays per screen (and per UTC day with `byDay`) for the other ways of adding
+   * them up (per screen, location, group, day): the same pieces and filters as `summary`.
+   */
+  async perScreen(
+    workspaceId: string,
+    range: { from: string; to: string },
+    f: SummaryFilter,
+    byDay: boolean,
+  ): Promise<{ screen_id: string; day: string | null; plays: number; ms: number; ms_on: number }[]> {
+    const pieces = windowPieces(range)
+    const narrow = <Q extends SelectQueryBuilder<DB, 'play_log' | 'play_log_daily' | 'play_log_hourly', object>>(q: Q): Q => {
+      let n = q as unknown as SelectQueryBuilder<DB, 'play_log', object>
+      if (f.contentKind) n = n.where('content_kind', '=', f.contentKind)
+      if (f.contentId) n = n.where('content_id', '=', f.contentId)
+      n = n.where('screen_id', 'in', (eb) => {
+        let homed = eb.selectFrom('screens').select('id').where('workspace_id', '=', workspaceId)
+        homed = withinNodes(homed, 'node_id', f.scopeIds)
+        if (f.where) homed = homed.where(f.where)
+        return withinNodes(homed, 'node_id', f.nodeIds)
+      })
+      return n as unknown as Q
+    }
+    const day = (col: 'period' | 'started_at') => (byDay ? sql<string | null>`substr(${sql.ref(col)}, 1, 10)` : sql<string | null>`null`)
+    const rows = await this.k
+      .selectFrom((db) => {
+        const totals = (table: 'play_log_daily' | 'play_log_hourly', [from, to]: [string, string]) =>
+          narrow(
+            db
+              .selectFrom(table)
+              .select(['screen_id', day('period').as('day'), 'plays', 'duration_ms', 'panel_on_ms'])
+              .where('workspace_id', '=', workspaceId)
+              .where('period', '>=', from)
+              .where('period', '<', to),
+          )
+        const plays = ([from, to]: [string, string]) =>
+          narrow(
+            db
+              .selectFrom('play_log')
+              .select([
+                'screen_id',
+                day('started_at').as('day'),
+                sql<number>`1`.as('plays'),
+                'duration_ms',
+                sql<number>`case when panel_power = 'on' then duration_ms else 0 end`.as('panel_on_ms'),
+              ])
+              .where('workspace_id', '=', workspaceId)
+              .where('started_at', '>=', from)
+              .where('started_at', '<', to),
+          )
+        const parts = [
+          ...(pieces.days ? [totals('play_log_daily', pieces.days)] : []),
+          ...pieces.hours.map((h) => totals('play_log_hourly', h)),
+          ...pieces.plays.map(plays),
+        ]
+        return parts
+          .slice(1)
+          .reduce((all, part) => all.unionAll(part), parts[0]!)
+          .as('u')
+      })
+      .select([
+        'u.screen_id',
+        'u.day',
+        sql<number | string>`sum(u.plays)`.as('plays'),
+        sql<number | string>`sum(u.duration_ms)`.as('ms'),
+        sql<number | string>`sum(u.panel_on_ms)`.as('ms_on'),
+      ])
+      .groupBy(['u.screen_id', 'u.day'])
+      .orderBy('u.screen_id')
+      .orderBy('u.day')
+      .execute()
+    return rows.map((r) => ({ screen_id: r.screen_id, day: r.day, plays: Number(r.plays), ms: Number(r.ms), ms_on: Number(r.ms_on) }))
+  }
+
+  /** Name and home of these screens of the workspace. */
+  async screenHomes(workspaceId: string, ids: readonly string[]): Promise<Map<string, { name: string; node_id: string | null }>> {
+    const out = new Map<string, { name: string; node_id: string | null }>()
+    for (let i = 0; i < ids.length; i += 500)
+      for (const r of await this.k
+        .selectFrom('screens')
+        .select(['id', 'name', 'node_id'])
+        .where('workspace_id', '=', workspaceId)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute())
+        out.set(r.id, { name: r.name, node_id: r.node_id })
+    return out
+  }
+
+  /** Names of these locations of the workspace. */
+  async nodeNames(workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>()
+    for (let i = 0; i < ids.length; i += 500)
+      for (const r of await this.k
+        .selectFrom('nodes')
+        .select(['id', 'name'])
+        .where('workspace_id', '=', workspaceId)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute())
+        out.set(r.id, r.name)
+    return out
+  }
+
+  /** The ids among `ids` matching `where` (a group's members among some screens). */
+  async matching(workspaceId: string, where: RawBuilder<boolean>, ids: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>()
+    for (let i = 0; i < ids.length; i += 500)
+      for (const r of await this.k
+        .selectFrom('screens')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where(where)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute())
+        out.add(r.id)
+    return out
   }
 
   async count(workspaceId: string, screenIds: readonly string[], range: PlayLogRange): Promise<number> {

@@ -23,11 +23,13 @@ import type { Principal } from '../../platform/http/Principal.js'
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { notFound, validation } from '../../platform/errors.js'
+import { Nullable } from '../../platform/contract.js'
 import { parseTimeRange } from '../../platform/timeRange.js'
-import { encodeCursor, type Page, type PageRequest } from '../../platform/paging.js'
+import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../../platform/paging.js'
 import type { ContentService } from '../content/index.js'
 import type { NodeService } from '../nodes/index.js'
-import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRow } from './PlayLogRepository.js'
+import type { GroupService } from '../targeting/index.js'
+import { PlayLogRepository, playRecordId, type PlayLogInput, type PlayLogPosition, type PlayLogRow, type SummaryFilter } from './PlayLogRepository.js'
 import { DAY_MS, MemoryDailyCounter, OVERLAP_ROWS, PLAY_CLOCK_SKEW_MS, ScreenRates, overZones, span, type DailyCounter, type Span } from './PlayLogLimits.js'
 import type { GroupConditions, ScreenService } from '../screens/index.js'
 
@@ -40,8 +42,15 @@ export const SUMMARY_DEFAULT_LIMIT = 100
 
 /** One content's plays in a window (proof of display): the summary route's item schema, and PlaySummaryView is derived from it. */
 export const PlaySummary = Type.Object({
-  contentKind: Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…).' }),
-  contentId: Type.String(),
+  contentKind: Type.Optional(
+    Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…); per content (groupBy content).' }),
+  ),
+  contentId: Type.Optional(Type.String({ description: 'Per content (groupBy content).' })),
+  day: Type.Optional(Type.String({ description: 'The UTC day `YYYY-MM-DD` the plays started (groupBy day).' })),
+  screenId: Type.Optional(Type.String({ description: 'groupBy screen.' })),
+  nodeId: Type.Optional(Nullable(Type.String({ description: "The screens' home location; null for the workspace root (groupBy node)." }))),
+  groupId: Type.Optional(Type.String({ description: 'groupBy group.' })),
+  name: Type.Optional(Type.String({ description: "The screen's, location's or group's name." })),
   plays: Type.Integer({ minimum: 0, description: 'Plays started in the window.' }),
   seconds: Type.Number({ minimum: 0, description: 'Seconds played.' }),
   secondsPanelOn: Type.Number({
@@ -51,6 +60,28 @@ export const PlaySummary = Type.Object({
   screens: Type.Integer({ minimum: 0, description: 'Screens that played it.' }),
 })
 export type PlaySummaryView = Static<typeof PlaySummary>
+
+/** How a summary adds plays up: per content (paged), or all at once per screen, location, group or UTC day. */
+export const SUMMARY_GROUP_BY = ['content', 'screen', 'node', 'group', 'day'] as const
+export type SummaryGroupBy = (typeof SUMMARY_GROUP_BY)[number]
+
+export interface SummaryQuery {
+  from?: string
+  to?: string
+  nodeId?: string
+  groupId?: string
+  contentKind?: string
+  contentId?: string
+}
+
+/** The summary's CSV columns per groupBy. */
+export const SUMMARY_CSV_COLUMNS: Record<SummaryGroupBy, readonly (keyof PlaySummaryView)[]> = {
+  content: ['contentKind', 'contentId', 'plays', 'seconds', 'secondsPanelOn', 'screens'],
+  screen: ['screenId', 'name', 'plays', 'seconds', 'secondsPanelOn', 'screens'],
+  node: ['nodeId', 'name', 'plays', 'seconds', 'secondsPanelOn', 'screens'],
+  group: ['groupId', 'name', 'plays', 'seconds', 'secondsPanelOn', 'screens'],
+  day: ['day', 'plays', 'seconds', 'secondsPanelOn', 'screens'],
+}
 
 /** At most this many screens in one export. */
 export const CSV_MAX_SCREENS = 100
@@ -174,7 +205,7 @@ const CSV_COLUMNS: (keyof PlayView)[] = [
 ]
 
 /** One CSV field (RFC 4180); a leading =, +, - or @ is prefixed with ' so spreadsheets do not run it. */
-function csvField(v: unknown): string {
+export function csvField(v: unknown): string {
   if (v === null || v === undefined) return ''
   let s = String(v)
   if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`
@@ -458,27 +489,11 @@ export class PlayLogService {
    * apart), of the screens the credential reaches at or under `nodeId`, in content order,
    * cursor paged.
    */
-  async summary(
-    p: Principal,
-    q: { from?: string; to?: string; nodeId?: string; groupId?: string; contentKind?: string; contentId?: string },
-    page: PageRequest,
-  ): Promise<Page<PlaySummaryView>> {
-    if (!q.from || !q.to) throw validation('from and to are required.')
-    const range = parseTimeRange(q) as { from: string; to: string }
-    if (Date.parse(range.to) - Date.parse(range.from) > SUMMARY_MAX_DAYS * 86_400_000)
-      throw validation(`from and to are at most ${SUMMARY_MAX_DAYS} days apart.`)
-    if (q.contentId && !q.contentKind) throw validation('contentKind is required with contentId.')
-    const scopeIds = await this.nodes.scopeIds(p)
-    const nodeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : null
+  async summary(p: Principal, q: SummaryQuery, page: PageRequest): Promise<Page<PlaySummaryView>> {
+    const { range, filter } = await this.summaryFilter(p, q)
     const pair = page.after === null ? null : cursorPair(page.after)
     const after = pair && { kind: pair[0], id: pair[1] }
     const limit = page.limit ?? SUMMARY_DEFAULT_LIMIT
-    let where: RawBuilder<boolean> | undefined
-    if (q.groupId !== undefined) {
-      if (!this.options.groups) throw validation('groupId is not accepted here.')
-      where = await this.options.groups.memberCondition(p, q.groupId, 'groupId')
-    }
-    const filter = { scopeIds, nodeIds, where, contentKind: q.contentKind, contentId: q.contentId }
     // On PostgreSQL the per-screen totals are added up in memory rather than spilled to disk:
     // a transaction of its own lets the read raise work_mem for itself only.
     const rows =
@@ -501,6 +516,109 @@ export class PlayLogService {
       })),
       nextCursor: rows.length > limit && last ? encodeCursor(`${last.content_kind}|${last.content_id}`) : null,
     }
+  }
+
+  /** Checks a summary's request (400/422) and resolves what it counts. */
+  private async summaryFilter(p: Principal, q: SummaryQuery): Promise<{ range: { from: string; to: string }; filter: SummaryFilter }> {
+    if (!q.from || !q.to) throw validation('from and to are required.')
+    const range = parseTimeRange(q) as { from: string; to: string }
+    if (Date.parse(range.to) - Date.parse(range.from) > SUMMARY_MAX_DAYS * 86_400_000)
+      throw validation(`from and to are at most ${SUMMARY_MAX_DAYS} days apart.`)
+    if (q.contentId && !q.contentKind) throw validation('contentKind is required with contentId.')
+    const scopeIds = await this.nodes.scopeIds(p)
+    const nodeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : null
+    let where: RawBuilder<boolean> | undefined
+    if (q.groupId !== undefined) {
+      if (!this.options.groups) throw validation('groupId is not accepted here.')
+      where = await this.options.groups.memberCondition(p, q.groupId, 'groupId')
+    }
+    return { range, filter: { scopeIds, nodeIds, where, contentKind: q.contentKind, contentId: q.contentId } }
+  }
+
+  /**
+   * The summary added up another way, every row at once: per screen (by id), per home
+   * location, per group (each group the credential sees, its members among the screens
+   * counted), or per UTC day.
+   */
+  async summaryBy(p: Principal, q: SummaryQuery, by: Exclude<SummaryGroupBy, 'content'>): Promise<PlaySummaryView[]> {
+    const { range, filter } = await this.summaryFilter(p, q)
+    const perScreen = await this.repo.perScreen(p.workspaceId, range, filter, by === 'day')
+    interface Sum {
+      plays: number
+      ms: number
+      msOn: number
+      screens: Set<string>
+    }
+    const sums = new Map<string | null, Sum>()
+    const addTo = (key: string | null, r: (typeof perScreen)[number]) => {
+      let s = sums.get(key)
+      if (!s) sums.set(key, (s = { plays: 0, ms: 0, msOn: 0, screens: new Set() }))
+      s.plays += r.plays
+      s.ms += r.ms
+      s.msOn += r.ms_on
+      s.screens.add(r.screen_id)
+    }
+    const figures = (s: Sum) => ({ plays: s.plays, seconds: s.ms / 1000, secondsPanelOn: s.msOn / 1000, screens: s.screens.size })
+    if (by === 'day') {
+      for (const r of perScreen) addTo(r.day, r)
+      return [...sums].map(([day, s]) => ({ day: day!, ...figures(s) })).sort((a, b) => a.day.localeCompare(b.day))
+    }
+    const ids = [...new Set(perScreen.map((r) => r.screen_id))]
+    if (by === 'group') {
+      const groups = this.options.groups as (GroupConditions & Partial<Pick<GroupService, 'list'>>) | undefined
+      if (!groups?.list) throw validation('groupBy group is not accepted here.')
+      const out: PlaySummaryView[] = []
+      let cursor: string | null = null
+      do {
+        const page: Page<{ id: string; name: string }> = await groups.list(p, { limit: 100, after: cursor, count: false })
+        for (const g of page.data) {
+          const members = await this.repo.matching(p.workspaceId, await groups.memberCondition(p, g.id, 'groupId'), ids)
+          sums.set(g.id, { plays: 0, ms: 0, msOn: 0, screens: new Set() })
+          for (const r of perScreen) if (members.has(r.screen_id)) addTo(g.id, r)
+          out.push({ groupId: g.id, name: g.name, ...figures(sums.get(g.id)!) })
+        }
+        cursor = page.nextCursor ? decodeCursor(page.nextCursor) : null
+      } while (cursor)
+      return out
+    }
+    const homes = await this.repo.screenHomes(p.workspaceId, ids)
+    if (by === 'screen') {
+      for (const r of perScreen) addTo(r.screen_id, r)
+      return [...sums].map(([id, s]) => ({ screenId: id!, name: homes.get(id!)?.name ?? id!, ...figures(s) }))
+    }
+    for (const r of perScreen) addTo(homes.get(r.screen_id)?.node_id ?? null, r)
+    const names = await this.repo.nodeNames(
+      p.workspaceId,
+      [...sums.keys()].filter((k): k is string => k !== null),
+    )
+    return [...sums]
+      .sort(([a], [b]) => (a ?? '').localeCompare(b ?? ''))
+      .map(([id, s]) => ({ nodeId: id, name: id === null ? '(workspace root)' : (names.get(id) ?? id), ...figures(s) }))
+  }
+
+  /** The summary as CSV lines (RFC 4180, CRLF): a header, then every row (per content: every page). */
+  async *summaryCsv(p: Principal, q: SummaryQuery, by: SummaryGroupBy): AsyncGenerator<string> {
+    const columns = SUMMARY_CSV_COLUMNS[by]
+    const line = (r: PlaySummaryView) => `${columns.map((c) => csvField(r[c])).join(',')}\r\n`
+    if (by !== 'content') {
+      const rows = await this.summaryBy(p, q, by)
+      yield `${columns.join(',')}\r\n`
+      for (let i = 0; i < rows.length; i += 500)
+        yield rows
+          .slice(i, i + 500)
+          .map(line)
+          .join('')
+      return
+    }
+    let after: string | null = null
+    let first = true
+    do {
+      const page = await this.summary(p, q, { limit: 500, after, count: false } as PageRequest)
+      if (first) yield `${columns.join(',')}\r\n`
+      first = false
+      yield page.data.map(line).join('')
+      after = page.nextCursor ? decodeCursor(page.nextCursor) : null
+    } while (after)
   }
 
   /** The CSV export: plays of `screenIds` started in [from, to), oldest first, one line each. */

@@ -9,7 +9,8 @@ import { principalOf } from '../../platform/http/Principal.js'
 import { pageQuery, parsePage } from '../../platform/paging.js'
 import { IdParams, Nullable, Paged, StringEnum, Timestamp, errorResponses } from '../../platform/contract.js'
 import { PANEL_POWERS } from '@svc/shared/mqtt/index'
-import { CSV_MAX_ROWS, CSV_MAX_SCREENS, PlaySummary, SUMMARY_DEFAULT_LIMIT, SUMMARY_MAX_DAYS } from './PlayLogService.js'
+import { Readable } from 'node:stream'
+import { CSV_MAX_ROWS, CSV_MAX_SCREENS, PlaySummary, SUMMARY_DEFAULT_LIMIT, SUMMARY_GROUP_BY, SUMMARY_MAX_DAYS } from './PlayLogService.js'
 import type { Provisions } from '../../platform/provisions.js'
 
 export const PlayRecord = Type.Object({
@@ -87,13 +88,47 @@ const playLogRoutes =
               groupId: Type.Optional(Type.String({ maxLength: 100, description: "Only this group's members." })),
               contentKind: Type.Optional(Type.String({ maxLength: 32, description: 'Only this kind of content.' })),
               contentId: Type.Optional(Type.String({ maxLength: 256, description: 'Only this content (with contentKind).' })),
+              groupBy: Type.Optional(
+                StringEnum(SUMMARY_GROUP_BY, {
+                  description:
+                    '`content` (default, paged): one row per content. `screen`, `node` (home location), `group` or `day` (UTC): every row in one answer.',
+                }),
+              ),
+              format: Type.Optional(StringEnum(['json', 'csv'] as const, { description: '`csv`: every row (every page) as CSV, streamed.' })),
             },
             { additionalProperties: false },
           ),
-          response: { 200: Paged(PlaySummary), ...errorResponses },
+          response: {
+            200: {
+              description: 'The summary; with `format=csv` one header line, then one line per row (RFC 4180, CRLF).',
+              content: {
+                'application/json': { schema: Paged(PlaySummary) },
+                'text/csv': { schema: Type.String({ format: 'binary' }) },
+              },
+            },
+            ...errorResponses,
+          },
         },
       },
-      async (req) => playLog.summary(principalOf(req), req.query, parsePage(req.query, { defaultLimit: SUMMARY_DEFAULT_LIMIT, max: 500 })),
+      async (req, reply) => {
+        const p = principalOf(req)
+        const by = req.query.groupBy ?? 'content'
+        if (req.query.format === 'csv') {
+          const lines = playLog.summaryCsv(p, req.query, by)
+          // The first line is awaited here, so a bad request is answered with its error, not a broken stream.
+          const first = await lines.next()
+          const all = async function* () {
+            if (!first.done) yield first.value
+            yield* lines
+          }
+          return reply
+            .type('text/csv; charset=utf-8')
+            .header('content-disposition', `attachment; filename="proof-of-play-by-${by}.csv"`)
+            .send(Readable.from(all()) as never)
+        }
+        if (by !== 'content') return { data: await playLog.summaryBy(p, req.query, by), nextCursor: null }
+        return playLog.summary(p, req.query, parsePage(req.query, { defaultLimit: SUMMARY_DEFAULT_LIMIT, max: 500 }))
+      },
     )
 
     app.get(

@@ -1,7 +1,8 @@
 // The availability report: for each screen of a selection, over a window, how long it was
 // online (its presence intervals), its outages, and over its operating hours how long it
 // was really showing content: online, the panel not read back off, content playing
-// (`displayAvailability`). Screens are read a batch at a time with their intervals, so a
+// (`displayAvailability`). Short closed stretches are read from the hourly roll-ups
+// (AvailabilityRollup), the rest as they are. Screens are read a batch at a time with their intervals, so a
 // year over a large fleet is a few linear passes per screen and a CSV streams in constant
 // memory; rows per location or group add the screens' figures up.
 import { Type, type Static } from '@sinclair/typebox'
@@ -116,6 +117,14 @@ function spansOf(rows: readonly IntervalRow[], now: number): Map<string, Span[]>
   return out
 }
 
+function addSpans(into: Map<string, Span[]>, screenId: string, json: string): void {
+  const spans = JSON.parse(json) as Span[]
+  if (!spans.length) return
+  let list = into.get(screenId)
+  if (!list) into.set(screenId, (list = []))
+  for (const sp of spans) list.push(sp)
+}
+
 /** A resolved report request: its window, its screens' filter, and how rows are formed. */
 export interface AvailabilityPlan {
   workspaceId: string
@@ -163,13 +172,19 @@ export class AvailabilityService {
       if (!batch.length) return
       after = batch[batch.length - 1]!.id
       const ids = batch.map((s) => s.id)
-      const [presence, showing, hours] = await Promise.all([
+      const [presence, showing, rolled, hours] = await Promise.all([
         this.repo.presence(ids, plan.from, plan.to),
         this.repo.showing(ids, plan.from, plan.to),
+        this.repo.hours(ids, plan.from, plan.to),
         this.hours.effective(plan.workspaceId, batch),
       ])
       const online = spansOf(presence, now)
       const shown = spansOf(showing, now)
+      // The hourly roll-ups hold the rest (stretches folded in are not read raw).
+      for (const r of rolled) {
+        addSpans(online, r.screen_id, r.online)
+        addSpans(shown, r.screen_id, r.showing)
+      }
       const out: ScreenResult[] = []
       for (const s of batch) {
         const start = Math.max(from, Date.parse(s.created_at))

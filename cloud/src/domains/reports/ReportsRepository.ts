@@ -5,7 +5,17 @@
 import type { RawBuilder } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
 import { withinNodes } from '../../platform/db/keyset.js'
-import type { PanelIntervalsTable } from './tables.js'
+import type { AvailabilityHoursTable, PanelIntervalsTable } from './tables.js'
+
+const HOUR_MS = 3_600_000
+
+/** A closed stretch waiting for the roll-up. */
+export interface UnrolledRow {
+  workspace_id: string
+  screen_id: string
+  started_at: string
+  ended_at: string
+}
 
 /** Screens per `IN (…)` list: well inside both engines' parameter limits. */
 export const SCREEN_BATCH = 500
@@ -67,6 +77,7 @@ export class ReportsRepository {
       .selectFrom('presence_intervals')
       .select(['screen_id', 'started_at', 'ended_at'])
       .where('screen_id', 'in', screenIds)
+      .where('rolled', '<>', 1)
       .where('started_at', '<', to)
       .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', from)]))
       .execute()
@@ -80,9 +91,75 @@ export class ReportsRepository {
       .select(['screen_id', 'started_at', 'ended_at'])
       .where('screen_id', 'in', screenIds)
       .where('showing', '=', 1)
+      .where('rolled', '<>', 1)
       .where('started_at', '<', to)
       .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', from)]))
       .execute()
+  }
+
+  /** The hourly roll-ups of these screens overlapping [from, to) (rows whose hour starts before `to` and ends after `from`). */
+  hours(screenIds: readonly string[], from: string, to: string): Promise<Pick<AvailabilityHoursTable, 'screen_id' | 'online' | 'showing'>[]> {
+    if (!screenIds.length) return Promise.resolve([])
+    return this.k
+      .selectFrom('availability_hours')
+      .select(['screen_id', 'online', 'showing'])
+      .where('screen_id', 'in', screenIds)
+      .where('hour', '>', new Date(Date.parse(from) - HOUR_MS).toISOString())
+      .where('hour', '<', to)
+      .execute()
+  }
+
+  /** Closed stretches not yet looked at by the roll-up (presence, or the panel showing content), oldest screens first. */
+  unrolled(table: 'presence_intervals' | 'panel_intervals', limit: number): Promise<UnrolledRow[]> {
+    let q = this.k.selectFrom(table).select(['workspace_id', 'screen_id', 'started_at', 'ended_at']).where('rolled', '=', 0).where('ended_at', 'is not', null)
+    if (table === 'panel_intervals') q = q.where('showing', '=', 1)
+    return q.orderBy('screen_id').orderBy('started_at').limit(limit).execute() as Promise<UnrolledRow[]>
+  }
+
+  /** Marks stretches rolled (1) or kept (2): one statement per screen. */
+  async markRolled(table: 'presence_intervals' | 'panel_intervals', rows: readonly UnrolledRow[], rolled: 1 | 2): Promise<void> {
+    const byScreen = new Map<string, string[]>()
+    for (const r of rows) byScreen.set(r.screen_id, [...(byScreen.get(r.screen_id) ?? []), r.started_at])
+    for (const [screenId, starts] of byScreen)
+      for (let i = 0; i < starts.length; i += SCREEN_BATCH)
+        await this.k
+          .updateTable(table)
+          .set({ rolled })
+          .where('screen_id', '=', screenId)
+          .where('started_at', 'in', starts.slice(i, i + SCREEN_BATCH))
+          .execute()
+  }
+
+  /** The roll-ups at these (screen, hour) keys. */
+  async hoursAt(keys: readonly { screen_id: string; hour: string }[]): Promise<AvailabilityHoursTable[]> {
+    const out: AvailabilityHoursTable[] = []
+    const byScreen = new Map<string, string[]>()
+    for (const k of keys) byScreen.set(k.screen_id, [...(byScreen.get(k.screen_id) ?? []), k.hour])
+    const ids = [...byScreen.keys()]
+    for (let i = 0; i < ids.length; i += SCREEN_BATCH) {
+      const part = ids.slice(i, i + SCREEN_BATCH)
+      const hours = [...new Set(part.flatMap((id) => byScreen.get(id)!))]
+      for (let j = 0; j < hours.length; j += SCREEN_BATCH)
+        out.push(
+          ...(await this.k
+            .selectFrom('availability_hours')
+            .selectAll()
+            .where('screen_id', 'in', part)
+            .where('hour', 'in', hours.slice(j, j + SCREEN_BATCH))
+            .execute()),
+        )
+    }
+    return out
+  }
+
+  /** Writes roll-ups (replacing those at the same key). */
+  async putHours(rows: readonly AvailabilityHoursTable[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 100)
+      await this.k
+        .insertInto('availability_hours')
+        .values(rows.slice(i, i + 100))
+        .onConflict((oc) => oc.columns(['screen_id', 'hour']).doUpdateSet((eb) => ({ online: eb.ref('excluded.online'), showing: eb.ref('excluded.showing') })))
+        .execute()
   }
 
   /** Names of these locations. */
@@ -123,7 +200,7 @@ export class ReportsRepository {
   }
 
   /** Ends the screen's open panel stretch at `at` and starts the next one there. */
-  async nextPanel(row: PanelIntervalsTable): Promise<void> {
+  async nextPanel(row: Omit<PanelIntervalsTable, 'rolled'>): Promise<void> {
     await this.k
       .updateTable('panel_intervals')
       .set({ ended_at: row.started_at })
@@ -141,6 +218,15 @@ export class ReportsRepository {
   /** Forgets history that ended before `before`, and that of deleted screens. */
   async purge(before: string): Promise<number> {
     let n = 0
+    n += Number((await this.k.deleteFrom('availability_hours').where('hour', '<', before).executeTakeFirst()).numDeletedRows)
+    n += Number(
+      (
+        await this.k
+          .deleteFrom('availability_hours')
+          .where('screen_id', 'not in', (eb) => eb.selectFrom('screens').select('id'))
+          .executeTakeFirst()
+      ).numDeletedRows,
+    )
     for (const table of ['presence_intervals', 'panel_intervals'] as const) {
       const old = await this.k.deleteFrom(table).where('ended_at', '<', before).executeTakeFirst()
       const orphan = await this.k

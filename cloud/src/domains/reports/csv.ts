@@ -1,4 +1,5 @@
 // CSV lines of the reports (RFC 4180, CRLF), safe to open in a spreadsheet.
+import type { AvailabilityRowT } from './AvailabilityService.js'
 
 export function csvField(v: unknown): string {
   if (v === null || v === undefined) return ''
@@ -10,4 +11,28 @@ export function csvField(v: unknown): string {
 
 export function csvLine(values: readonly unknown[]): string {
   return `${values.map(csvField).join(',')}\r\n`
+}
+
+const CSV_COLUMNS = [
+  'id',
+  'name',
+  'screens',
+  'windowSeconds',
+  'onlineSeconds',
+  'offlineSeconds',
+  'availability',
+  'outages',
+  'longestOutageSeconds',
+  'scheduledSeconds',
+  'displaySeconds',
+  'displayAvailability',
+] as const satisfies readonly (keyof AvailabilityRowT)[]
+
+/** A row as a CSV line, its first column named after what the rows are. */
+export function availabilityCsvLine(r: AvailabilityRowT): string {
+  return csvLine(CSV_COLUMNS.map((c) => r[c]))
+}
+
+export function availabilityCsvHeader(groupBy: string): string {
+  return csvLine([groupBy === 'node' ? 'nodeId' : groupBy === 'group' ? 'groupId' : 'screenId', ...CSV_COLUMNS.slice(1)])
 }

@@ -1,6 +1,6 @@
 // What the reports domain provides to the other modules, by name and type: merged into
 // `DomainProvisions` (platform/provisions.ts) as its tables are into the database's type.
-import type { AvailabilityService, PanelHistory } from './index.js'
+import type { AvailabilityRollup, AvailabilityService, PanelHistory, ReportSubscriptionWorker, ReportSubscriptions } from './index.js'
 
 declare module '../../platform/provisions.js' {
   interface DomainProvisions {
@@ -8,5 +8,11 @@ declare module '../../platform/provisions.js' {
     availability: AvailabilityService
     /** The panel's history, recorded from the screens' reports. */
     panelHistory: PanelHistory
+    /** The hourly roll-up of the availability history (a worker under a work lease). */
+    availabilityRollup: AvailabilityRollup
+    /** Reports mailed weekly or monthly. */
+    reportSubscriptions: ReportSubscriptions
+    /** The worker that mails the due subscriptions (under a work lease). */
+    reportSubscriptionWorker: ReportSubscriptionWorker
   }
 }

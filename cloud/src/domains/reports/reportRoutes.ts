@@ -1,43 +1,83 @@
 // Reports:
-//   GET /v1/reports/availability   availability per screen, location or group over a window (JSON or CSV)
+//   GET /v1/reports/availability          availability per screen, location or group over a window (JSON or CSV)
+//   POST /v1/report-subscriptions         mail a report weekly or monthly (CSV attached)
+//   GET /v1/report-subscriptions          the subscriptions the credential sees
+//   GET /v1/report-subscriptions/:id      one
+//   DELETE /v1/report-subscriptions/:id   stop one
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { Data, StringEnum, errorResponses } from '../../platform/contract.js'
+import { Data, Deleted, IdParams, StringEnum, errorResponses } from '../../platform/contract.js'
 import { principalOf } from '../../platform/http/Principal.js'
 import type { Provisions } from '../../platform/provisions.js'
 import { DateTimeField } from '../../platform/timeRange.js'
-import { AVAILABILITY_GROUP_BY, AVAILABILITY_MAX_DAYS, AvailabilityReport, type AvailabilityRowT } from './AvailabilityService.js'
-import { csvLine } from './csv.js'
-
-const CSV_COLUMNS = [
-  'id',
-  'name',
-  'screens',
-  'windowSeconds',
-  'onlineSeconds',
-  'offlineSeconds',
-  'availability',
-  'outages',
-  'longestOutageSeconds',
-  'scheduledSeconds',
-  'displaySeconds',
-  'displayAvailability',
-] as const satisfies readonly (keyof AvailabilityRowT)[]
-
-/** A row as a CSV line, its first column named after what the rows are. */
-export function availabilityCsvLine(r: AvailabilityRowT): string {
-  return csvLine(CSV_COLUMNS.map((c) => r[c]))
-}
-
-export function availabilityCsvHeader(groupBy: string): string {
-  return csvLine([groupBy === 'node' ? 'nodeId' : groupBy === 'group' ? 'groupId' : 'screenId', ...CSV_COLUMNS.slice(1)])
-}
+import { AVAILABILITY_GROUP_BY, AVAILABILITY_MAX_DAYS, AvailabilityReport } from './AvailabilityService.js'
+import { availabilityCsvHeader, availabilityCsvLine } from './csv.js'
+import { CreateSubscription, MAX_SUBSCRIPTIONS, ReportSubscription } from './ReportSubscriptions.js'
 
 const reportRoutes =
-  (d: Pick<Provisions, 'availability'>): FastifyPluginAsyncTypebox =>
+  (d: Pick<Provisions, 'availability' | 'reportSubscriptions'>): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { availability } = d
+    const { availability, reportSubscriptions } = d
+
+    app.post(
+      '/report-subscriptions',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['reports'],
+          operationId: 'createReportSubscription',
+          summary: `Mail a report (availability or proof of play, with its query) weekly or monthly to some addresses, as a CSV attachment with a short summary; at most ${MAX_SUBSCRIPTIONS} per workspace`,
+          body: CreateSubscription,
+          response: { 201: Data(ReportSubscription), ...errorResponses },
+        },
+      },
+      async (req, reply) => reply.code(201).send({ data: await reportSubscriptions.create(principalOf(req), req.body) }),
+    )
+
+    app.get(
+      '/report-subscriptions',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['reports'],
+          operationId: 'listReportSubscriptions',
+          summary: 'The report subscriptions the credential sees (a pinned credential: those made within its location)',
+          response: { 200: Data(Type.Array(ReportSubscription)), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await reportSubscriptions.list(principalOf(req)) }),
+    )
+
+    app.get(
+      '/report-subscriptions/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['reports'],
+          operationId: 'getReportSubscription',
+          summary: 'One report subscription',
+          params: IdParams,
+          response: { 200: Data(ReportSubscription), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await reportSubscriptions.get(principalOf(req), req.params.id) }),
+    )
+
+    app.delete(
+      '/report-subscriptions/:id',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['reports'],
+          operationId: 'deleteReportSubscription',
+          summary: 'Stop a report subscription',
+          params: IdParams,
+          response: { 200: Data(Deleted), ...errorResponses },
+        },
+      },
+      async (req) => ({ data: await reportSubscriptions.remove(principalOf(req), req.params.id) }),
+    )
 
     app.get(
       '/reports/availability',

@@ -51,6 +51,8 @@ import m0650 from './0650-screenshot-source.js'
 import m0670 from './0670-panel-port-hint.js'
 import m0671 from './0671-media-thumbnails.js'
 import m0680 from './0680-availability-history.js'
+import m0681 from './0681-availability-rollups.js'
+import m0682 from './0682-report-subscriptions.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -102,4 +104,6 @@ export const migrations: readonly Migration[] = [
   m0670,
   m0671,
   m0680,
+  m0681,
+  m0682,
 ]

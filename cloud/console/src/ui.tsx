@@ -53,9 +53,32 @@ export interface FieldProps {
   hint?: string
 }
 
+/** The ids of a field's hint and error, as its control's aria-describedby names them. */
+function describedBy(id: string, hint?: string | null, error?: string | null): string | undefined {
+  return [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+}
+
+/** A field's hint and the API's message for it, under the control. */
+function FieldNotes(p: { id: string; hint?: string | null | undefined; error?: string | null | undefined }): JSX.Element {
+  return (
+    <>
+      {p.hint ? (
+        <small id={`${p.id}-hint`} class="hint">
+          {p.hint}
+        </small>
+      ) : null}
+      {p.error ? (
+        <small id={`${p.id}-error`} class="field-error">
+          {p.error}
+        </small>
+      ) : null}
+    </>
+  )
+}
+
 export function Field(p: FieldProps): JSX.Element {
   const id = p.id ?? `f-${p.name}`
-  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  const described = describedBy(id, p.hint, p.error)
   return (
     <div class={`field${p.error ? ' invalid' : ''}`}>
       <label for={id}>{p.label}</label>
@@ -70,16 +93,7 @@ export function Field(p: FieldProps): JSX.Element {
         aria-describedby={described}
         onInput={(e) => p.onInput((e.currentTarget as HTMLInputElement).value)}
       />
-      {p.hint ? (
-        <small id={`${id}-hint`} class="hint">
-          {p.hint}
-        </small>
-      ) : null}
-      {p.error ? (
-        <small id={`${id}-error`} class="field-error">
-          {p.error}
-        </small>
-      ) : null}
+      <FieldNotes id={id} hint={p.hint} error={p.error} />
     </div>
   )
 }
@@ -328,7 +342,7 @@ export function TextArea(p: {
   hint?: string
 }): JSX.Element {
   const id = `f-${p.name}`
-  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  const described = describedBy(id, p.hint, p.error)
   return (
     <div class={`field${p.error ? ' invalid' : ''}`}>
       <label for={id}>{p.label}</label>
@@ -341,16 +355,7 @@ export function TextArea(p: {
         aria-describedby={described}
         onInput={(e) => p.onInput((e.currentTarget as HTMLTextAreaElement).value)}
       />
-      {p.hint ? (
-        <small id={`${id}-hint`} class="hint">
-          {p.hint}
-        </small>
-      ) : null}
-      {p.error ? (
-        <small id={`${id}-error`} class="field-error">
-          {p.error}
-        </small>
-      ) : null}
+      <FieldNotes id={id} hint={p.hint} error={p.error} />
     </div>
   )
 }

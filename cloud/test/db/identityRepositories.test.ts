@@ -141,7 +141,23 @@ eachEngine(t, 'screens and pairing registrations', async (t, db) => {
   t.same(page, { data: page.data, ids: ids.slice(1, 3), count: 2, lastId: ids[2], more: true }, 'the page says more follow, and which screens it holds')
   t.same(
     Object.keys(items[0]!).sort(),
-    ['agentVersion', 'contentId', 'contentKind', 'drift', 'id', 'lastScreenshot', 'lastSeenAt', 'name', 'nodeId', 'playing', 'status', 'tags'],
+    [
+      'agentVersion',
+      'contentId',
+      'contentKind',
+      'contentName',
+      'drift',
+      'id',
+      'lastScreenshot',
+      'lastSeenAt',
+      'name',
+      'nodeId',
+      'playing',
+      'playingName',
+      'playingThumbnailUrl',
+      'status',
+      'tags',
+    ],
     'only the list fields',
   )
   t.equal(items[0]!.status, 'offline')

@@ -590,10 +590,19 @@ export class EmbeddedBroker {
   }
 }
 
+/**
+ * The accept queue the MQTT listeners ask the kernel for. After a cloud restart the whole
+ * fleet reconnects at once; with Node's default of 511 a burst of connections beyond it, while
+ * the process is busy with the TLS handshakes of the first ones, is dropped by the kernel
+ * unseen (the device thinks it is connected and waits for its CONNACK until its own timeout).
+ * The kernel caps it at `net.core.somaxconn` (4096 on current kernels; docs/operator-guide.md).
+ */
+export const ACCEPT_BACKLOG = 4096
+
 /** Binds a listener; resolves with its port. */
 function listen(server: net.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, host, () => resolve((server.address() as net.AddressInfo).port))
+    server.listen({ port, host, backlog: ACCEPT_BACKLOG }, () => resolve((server.address() as net.AddressInfo).port))
   })
 }

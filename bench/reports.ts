@@ -21,22 +21,12 @@ import { PostgresDatabase } from '../cloud/src/platform/db/PostgresDatabase.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
 import { databaseUrlArg, freshSchema } from './lib/engine.js'
 import { call, f1, loadAvg, now, pct, tempDir } from './lib/harness.js'
+import { seededRandom } from '../shared/src/testing/random.js'
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
 const MIN = 60_000
 const DAY = 86_400_000
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
-
-/** mulberry32: the same history every run. */
-function seeded(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 async function main(): Promise<void> {
   const S = arg('screens', 10_000)
@@ -75,7 +65,7 @@ async function main(): Promise<void> {
       }
     }
     const t0 = now()
-    const rnd = seeded(49)
+    const rnd = seededRandom(49)
     const created = new Date(start - DAY).toISOString()
     let presenceRows = 0
     let panelRows = 0

@@ -37,6 +37,7 @@ import {
   tempDir,
   uploadImage,
 } from './lib/harness.js'
+import { seededRandom } from '../shared/src/testing/random.js'
 
 const arg = (name: string, def: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def)
 const N = arg('rules', 1000)
@@ -57,19 +58,8 @@ async function timed(n: number, f: (i: number) => Promise<unknown>): Promise<num
   return out
 }
 
-/** mulberry32, so every run measures the same rules. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 function randomRules(n: number, content: { kind: string; id: string }) {
-  const r = rng(42)
+  const r = seededRandom(42)
   const hhmm = () => `${String(Math.floor(r() * 24)).padStart(2, '0')}:${String(Math.floor(r() * 60)).padStart(2, '0')}`
   return Array.from({ length: n }, (_, i) => ({
     id: `rule${i}`,

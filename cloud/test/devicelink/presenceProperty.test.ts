@@ -12,22 +12,12 @@ import { topics } from '@svc/shared/mqtt/index'
 import { ManualClock } from '../../src/platform/clock.js'
 import { startCloud, tempDir, type Cloud, type Device } from './link.js'
 import { DISCONNECT, RawDevice, connectPacket, subscribePacket } from './rawDevice.js'
+import { seededRandom } from '@svc/shared/testing'
 
 const GRACE = 2000
 const SEQUENCES = Number(process.env.PRESENCE_SEQUENCES ?? 5)
 const STEPS = 14
 const DEVICES = 3
-
-/** mulberry32: small, seeded, good enough to pick actions. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -280,7 +270,7 @@ t.test('random sequences: presence equals the connection truth one grace after e
   let webhooks = 0
   const failed: number[] = []
   for (const seed of seeds) {
-    const r = rng(seed)
+    const r = seededRandom(seed)
     const w = await setupWorld(t)
     let restarted = false
     let ok = true

@@ -12,19 +12,9 @@ import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build, makeKey, tableNames, type Harness } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
+import { seededRandom } from '@svc/shared/testing'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 type Schema = Record<string, unknown> & {
   type?: string | string[]
@@ -247,7 +237,7 @@ async function snapshot(h: Harness): Promise<string> {
 }
 
 t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
-  const rnd = mulberry32(SEED)
+  const rnd = seededRandom(SEED)
   // Outbound calls (webhook tests, import-url) fail at once instead of reaching the network.
   const lookup: LookupFn = (_h, _o, cb) => cb(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), '')
   const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })

@@ -7,6 +7,7 @@ import { panelIntentAt, type OperatingHours } from '@svc/shared/schedule/index'
 import { servicesOf } from '../../src/app.js'
 import { forEngines } from '../db/engines.js'
 import { screenRow } from '../fixtures/screenRows.js'
+import { seededRandom } from '@svc/shared/testing'
 
 const MIN = 60_000
 const W0 = Date.parse('2026-05-01T00:00:00.000Z')
@@ -15,17 +16,6 @@ const NOW = '2026-05-14T18:00:00.000Z'
 const SCREENS = 24
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const
-
-/** mulberry32: seeded, so a failure can be replayed. */
-function seeded(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Interval {
   start: number
@@ -169,7 +159,7 @@ forEngines(t, (t, build) => {
     h.clock.set(NOW)
     const { apiKey, workspaceId } = await h.workspace()
     const other = await h.workspace('Other')
-    const rnd = seeded(4901)
+    const rnd = seededRandom(4901)
     const nodes: string[] = []
     for (const name of ['North', 'South']) {
       const res = await h.req('POST', '/v1/nodes', apiKey, { name, kind: 'location' })

@@ -7,20 +7,15 @@ import type { Condition, Rule } from '../../src/domains/targeting/rules.js'
 import { forEngines } from '../db/engines.js'
 import { screenRow } from '../fixtures/screenRows.js'
 import { matches, type OracleScreen, type OracleWorld } from './ruleOracle.js'
+import { seededRandom } from '@svc/shared/testing'
 
 const AT = '2026-06-01T12:00:00.000Z'
 const SCREENS = 80
 const RULES = 60
 
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
+/** Seeded helpers over mulberry32, so a failure can be replayed. */
 function seeded(seed: number) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
+  const next = seededRandom(seed)
   const int = (n: number) => Math.floor(next() * n)
   const pick = <T>(list: readonly T[]): T => list[int(list.length)]!
   return { next, int, pick }

@@ -8,6 +8,7 @@ import { servicesOf } from '../../src/app.js'
 import { makeKey } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { buildMedia, PNG_1x1, type MediaHarness } from '../content/fixtures.js'
+import { seededRandom } from '@svc/shared/testing'
 
 const WINDOW = { from: '2026-06-01T12:00:00Z', to: '2026-06-03T12:00:00Z' }
 
@@ -217,20 +218,9 @@ t.test("refused writes answer the write's own error; the preview's own window an
   t.equal((await h.req('GET', `/v1/screens/${ids[0]}`, apiKey)).json().data.contentKind, 'schedule', 'nothing was assigned along the way')
 })
 
-/** mulberry32 */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 t.test('property: over 24 seeded writes in a row, each preview’s after equals the timeline read after making it', async (t) => {
   const { h, apiKey, ids, idle, promo, lunch, sch } = await setup(t)
-  const r = rng(7)
+  const r = seededRandom(7)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!
   const hhmm = () => `${String(Math.floor(r() * 24)).padStart(2, '0')}:${pick(['00', '30'])}`
   const content = [

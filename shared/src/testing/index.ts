@@ -158,3 +158,4 @@ export function useTool(t: Test, tool: SystemTool, standIn: string, env: NodeJS.
   else t.comment(`${missing}; running over ${standIn} instead`)
   return false
 }
+export { seededRandom } from './random.js'

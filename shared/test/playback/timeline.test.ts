@@ -2,6 +2,7 @@ import t from 'tap'
 import type { DesiredCast, DesiredState } from '../../src/mqtt/index.js'
 import { decidePlayback, localIso, playbackTimeline, type PlaybackDecision } from '../../src/playback/index.js'
 import type { Schedule, ScheduleRule } from '../../src/schedule/index.js'
+import { seededRandom } from '../../src/testing/random.js'
 
 function desired(extra: Partial<DesiredState> = {}): DesiredState {
   return {
@@ -173,17 +174,6 @@ t.test('a window with more segments than allowed stops early and says so', async
 
 // ---- the agent's decision and the timeline agree, over seeded random states ----
 
-/** mulberry32: a small seeded generator, so a failure names the seed that reproduces it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const ZONES = ['Europe/Berlin', 'Australia/Sydney', 'Australia/Adelaide', 'America/New_York', 'UTC']
 
 function randomState(r: () => number, base: number): DesiredState {
@@ -220,7 +210,7 @@ const winnerOf = (d: PlaybackDecision) => [d.source, d.contentKind, d.contentId,
 t.test('over 300 seeded states, 5 days each: the agent stepping from change to change plays exactly the timeline', async (t) => {
   let segments = 0
   for (let seed = 1; seed <= 300; seed++) {
-    const r = rng(seed)
+    const r = seededRandom(seed)
     const from = Date.parse('2027-03-25T00:00:00Z') + Math.floor(r() * 20) * 86_400_000 + Math.floor(r() * 1440) * 60_000
     const to = from + 5 * 86_400_000
     const d = randomState(r, from)

@@ -4,22 +4,12 @@ import { playbackTimeline, playbackTimelineAsync } from '../../src/playback/inde
 import { evaluateSchedule, type Schedule, type ScheduleRule, scheduleEvaluator } from '../../src/schedule/index.js'
 import { evaluateScheduleOracle } from '../schedule/evaluateOracle.js'
 import { playbackTimelineOracle } from './timelineOracle.js'
+import { seededRandom } from '../../src/testing/random.js'
 
 // The fast evaluation (each schedule laid out once per window) against the one it
 // replaced, kept as an oracle: identical answers over seeded random schedules, in zones
 // with and without DST changes in the window, with date ranges, overnight windows,
 // equal priorities, disabled rules, casts and emergencies of schedules.
-
-/** mulberry32: a small seeded generator, so a failure names the seed that reproduces it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const ZONES = ['Europe/Berlin', 'Australia/Sydney', 'Australia/Lord_Howe', 'America/New_York', 'Asia/Kolkata', 'UTC', 'Not/AZone']
 const DAY = 86_400_000
@@ -83,7 +73,7 @@ function randomState(r: () => number, base: number): DesiredState {
 t.test('over 150 seeded schedules, the evaluator laid out for a window answers exactly as the oracle, at every edge and in between', async (t) => {
   let compared = 0
   for (let seed = 1; seed <= 150; seed++) {
-    const r = rng(seed)
+    const r = seededRandom(seed)
     const base = BASES[seed % BASES.length]! + Math.floor(r() * 1440) * 60_000
     const schedule = randomSchedule(r, Math.floor(r() * 30), base)
     const zone = ZONES[seed % ZONES.length]!
@@ -121,7 +111,7 @@ t.test('over 150 seeded schedules, the evaluator laid out for a window answers e
 t.test('over 300 seeded screens, the timeline equals the oracle walk, segment for segment, reasons and truncation included', async (t) => {
   let segments = 0
   for (let seed = 1; seed <= 300; seed++) {
-    const r = rng(seed * 7919)
+    const r = seededRandom(seed * 7919)
     const from = BASES[seed % BASES.length]! + Math.floor(r() * 1440) * 60_000 + (r() < 0.2 ? Math.floor(r() * 60_000) : 0)
     const to = from + Math.floor(1 + r() * 6) * DAY
     const d = randomState(r, from)
@@ -138,7 +128,7 @@ t.test('over 300 seeded screens, the timeline equals the oracle walk, segment fo
 })
 
 t.test('a 1,000-rule schedule over 3 days: the same timeline as the oracle, and the async walk pauses and answers the same', async (t) => {
-  const r = rng(1000)
+  const r = seededRandom(1000)
   const from = Date.parse('2027-03-27T09:13:00Z')
   const d = randomState(r, from)
   d.schedule = randomSchedule(r, 1000, from)

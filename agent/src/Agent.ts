@@ -53,7 +53,15 @@ export interface AgentOptions {
    * SVC_AGENT_WAYLAND_DISPLAY, else WAYLAND_DISPLAY; null = render the page) and the capture
    * program (default `grim` on PATH).
    */
-  screenshot?: { executablePath?: string | null; width?: number; height?: number; waylandDisplay?: string | null; grim?: string }
+  screenshot?: {
+    executablePath?: string | null
+    width?: number
+    height?: number
+    waylandDisplay?: string | null
+    grim?: string
+    /** A display capture taking longer falls back to the page render (default 15 s). */
+    displayTimeoutMs?: number
+  }
   /** Player page port (default 7070; 0 picks one). */
   playerPort?: number
   playerHost?: string
@@ -400,6 +408,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       display: {
         waylandDisplay: this.#o.screenshot?.waylandDisplay !== undefined ? this.#o.screenshot.waylandDisplay : waylandSocket(),
         ...(this.#o.screenshot?.grim ? { grim: this.#o.screenshot.grim } : {}),
+        ...(this.#o.screenshot?.displayTimeoutMs ? { timeoutMs: this.#o.screenshot.displayTimeoutMs } : {}),
       },
       ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
       log: log.child({ part: 'screenshot' }),

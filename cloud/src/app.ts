@@ -165,6 +165,10 @@ async function assemble(
     // removeAdditional off: an unknown body field is refused (platform/http/bodies.ts), not dropped.
     ajv: { customOptions: { coerceTypes: false, allErrors: false, removeAdditional: false } },
     return503OnClosing: true,
+    // No limit on one plugin's start (Fastify's default is 10 s): plugins wait on the database,
+    // and a busy machine or a large database made a healthy start fail. A start that hangs is
+    // the service manager's start timeout to catch (docs/decisions.md).
+    pluginTimeout: 0,
     // Answers refused before routing, or by Node before Fastify, keep the envelope too.
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,

@@ -332,9 +332,11 @@ if [ "$1" = purge ]; then
     done
   fi
   rm -rf ${DATA_DIR} ${KIOSK_HOME}
+  # -f: a process of the user that outlived its unit (a kiosk browser still exiting) must not
+  # keep the account; whatever still fails is said, not hidden.
   for user in svc-agent svc-kiosk; do
-    if getent passwd "$user" >/dev/null; then userdel "$user" >/dev/null 2>&1 || true; fi
-    if getent group "$user" >/dev/null; then groupdel "$user" >/dev/null 2>&1 || true; fi
+    if getent passwd "$user" >/dev/null; then userdel -f "$user" >/dev/null 2>&1 || echo "svc-agent: could not remove the user $user: $(userdel -f "$user" 2>&1)" >&2; fi
+    if getent group "$user" >/dev/null; then groupdel "$user" >/dev/null 2>&1 || echo "svc-agent: could not remove the group $user: $(groupdel "$user" 2>&1)" >&2; fi
   done
   rmdir /etc/svc-agent 2>/dev/null || true
 fi

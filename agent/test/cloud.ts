@@ -14,6 +14,7 @@ import { startServer, type Running } from '../../cloud/src/server.js'
 import type { EmbeddedBroker } from '../../cloud/src/platform/broker/EmbeddedBroker.js'
 import { testConfig, type Config } from '../../cloud/src/config.js'
 import { tempDir, until } from './helpers.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 type Aedes = EmbeddedBroker['aedes']
 type PublishPacket = Parameters<Aedes['publish']>[0]
@@ -95,7 +96,7 @@ export async function startCloud(t: Test, config: Partial<Config> = {}): Promise
       )
     },
     seen: (topic) => messages.get(topic) ?? [],
-    async waitFor(topic, pred, ms = 120_000) {
+    async waitFor(topic, pred, ms = HANG_GUARD_MS) {
       const hit = await until(ms, () => (messages.get(topic) ?? []).map((m) => m.payload).find(pred))
       if (!hit) throw new Error(`nothing matching on ${topic} within ${ms} ms; saw ${JSON.stringify(messages.get(topic) ?? [])}`)
       return hit

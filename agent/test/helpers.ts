@@ -11,6 +11,7 @@ import { JsonLogger, type Logger } from '../src/runtime/Logger.js'
 import { ManualClock } from '@svc/shared'
 import { bundledEntry } from '@svc/shared/testing/bundle'
 import type { Clock } from '../src/runtime/time.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** Wall time that moves only on advance(); its timers fire in order as it passes them (the shared ManualClock, starting now by default). */
 export class FakeTime extends ManualClock {
@@ -46,7 +47,7 @@ export function captureLog(clock?: Clock, level: 'debug' | 'info' = 'info'): Log
   return {
     log,
     lines,
-    async waitFor(pred, ms = 2 * 60_000) {
+    async waitFor(pred, ms = HANG_GUARD_MS) {
       const hit = await until(ms, async () => lines.find(pred))
       if (!hit) throw new Error(`no matching log line within ${ms} ms; got:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)
       return hit
@@ -56,10 +57,10 @@ export function captureLog(clock?: Clock, level: 'debug' | 'info' = 'info'): Log
 
 /**
  * Polls `fn` every 20 ms until it answers something other than undefined: what a test waits
- * for from a real process or socket. The bound is a hang guard (2 minutes by default): when
+ * for from a real process or socket. The bound is a hang guard (HANG_GUARD_MS by default): when
  * it runs out this throws, naming `what` was awaited.
  */
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 120_000): Promise<T> {
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = HANG_GUARD_MS): Promise<T> {
   const v = await until(ms, fn)
   if (v === undefined) throw new Error(`gave up after ${Math.round(ms / 1000)} s waiting for ${what}`)
   return v

@@ -13,6 +13,7 @@ import { startServer, type Running } from '../src/server.js'
 import { testConfig } from '../src/config.js'
 import { DevicePolicy } from '../src/domains/devicelink/DevicePolicy.js'
 import { hashSecret } from '../src/platform/secrets.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 interface Device {
   screenId: string
@@ -122,7 +123,7 @@ t.test('a device publishes only its own status/reported/job-results and subscrib
   await ca.publishAsync(topics.jobResults(a.screenId), JSON.stringify({ jobId: 'j1' }), { qos: 1 })
   // The broker may emit `publish` for a retained message after its PUBACK (it stores the
   // retained copy first), so the order may differ too: wait, bounded, for all three.
-  for (const until = Date.now() + 2 * 60_000; seen.length < 3 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5))
+  for (const until = Date.now() + HANG_GUARD_MS; seen.length < 3 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5))
   t.same(
     seen.map((s) => [s.topic, s.client]).sort(),
     [

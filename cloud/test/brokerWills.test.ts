@@ -12,6 +12,7 @@ import { connectAsync, type IClientOptions } from 'mqtt'
 import { topics } from '@svc/shared/mqtt/index'
 import type { BrokerPersistence } from '../src/platform/broker/persistence.js'
 import { connectDevice, startCloud, tempDir, type Device } from './devicelink/link.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const AT = '2026-06-01T12:00:00.000Z'
 const status = (s: string) => Buffer.from(JSON.stringify({ status: s, at: AT }))
@@ -123,7 +124,7 @@ t.test('a store with forbidden wills is cleaned at start and the will sweep runs
   })
   const broker = servicesOf(second.running.app).broker
   // The allowed will (C's own offline) is published by the sweep, then deleted from the store.
-  for (const until = Date.now() + 2 * 60_000; (await store.getWill({ id: c.screenId })) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20))
+  for (const until = Date.now() + HANG_GUARD_MS; (await store.getWill({ id: c.screenId })) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20))
   t.equal(await store.getWill({ id: c.screenId }), undefined, "the sweep ran: C's allowed will was published and removed")
   await new Promise((r) => setTimeout(r, 400)) // a few more sweeps
   t.same(crashes, [], 'no uncaught error')
@@ -146,7 +147,7 @@ t.test('a store with forbidden wills is cleaned at start and the will sweep runs
         if (late) yield { ...late, brokerId: 'a-broker-that-is-gone' }
       })(),
     )
-  for (const until = Date.now() + 2 * 60_000; (await store.getWill({ id: b.screenId })) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20))
+  for (const until = Date.now() + HANG_GUARD_MS; (await store.getWill({ id: b.screenId })) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20))
   t.equal(await store.getWill({ id: b.screenId }), undefined, 'deleted when the sweep met it')
   t.ok(logged.includes('MQTT broker error'), "aedes' error event is logged")
   t.same(crashes, [], 'still no uncaught error')

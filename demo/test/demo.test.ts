@@ -10,11 +10,10 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 import { bundledEntry } from '@svc/shared/testing/bundle'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-/** A hang guard, not a bound on how fast the demo is: the machine may be busy. */
-const HANG_GUARD_MS = 5 * 60_000
 
 interface Verdict {
   ok: boolean

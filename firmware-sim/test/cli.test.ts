@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { SerialPort } from 'serialport'
-import { socat, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, socat, toolTest } from '@svc/shared/testing'
 import { bundledEntry } from '@svc/shared/testing/bundle'
 import { FirmwareSim } from '../src/index.js'
 
@@ -25,8 +25,8 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
     // Hang guard: a command that should have ended keeps running (a simulator that started after all).
     const guard = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`sim ${args.join(' ')} did not exit within 2 minutes; stderr: ${stderr}`))
-    }, 120_000)
+      reject(new Error(`sim ${args.join(' ')} did not exit within ${HANG_GUARD_MS / 60_000} minutes; stderr: ${stderr}`))
+    }, HANG_GUARD_MS)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(guard)
@@ -181,7 +181,7 @@ t.test('start --protocol cec: stderr says what is simulated, the panel settings 
   t.match(JSON.parse(first), { protocol: 'cec', id: 2, faults: ['no-cec'] })
   const seen = (what: string, re: RegExp) =>
     new Promise<void>((resolve, reject) => {
-      const guard = setTimeout(() => reject(new Error(`no ${what} on stderr within 2 minutes; got: ${stderr}`)), 120_000)
+      const guard = setTimeout(() => reject(new Error(`no ${what} on stderr within ${HANG_GUARD_MS / 60_000} minutes; got: ${stderr}`)), HANG_GUARD_MS)
       const check = () => {
         if (!re.test(stderr)) return
         clearTimeout(guard)

@@ -6,15 +6,15 @@ import { SerialPort } from 'serialport'
 import WebSocket from 'ws'
 import { SamsungMdc, PjLink, createMdcReplyFramer, createPjLinkReplyFramer, type Framer } from '@svc/shared/panels/index'
 import { hexPreview } from '@svc/shared/serial/index'
-import { socat, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, socat, toolTest } from '@svc/shared/testing'
 import { FirmwareSim } from '../src/FirmwareSim.js'
 
 /** Reads from a stream until the framer yields a frame. */
-function nextFrame(stream: NodeJS.EventEmitter, framer: Framer, timeoutMs = 2 * 60_000): Promise<Buffer> {
+function nextFrame(stream: NodeJS.EventEmitter, framer: Framer, timeoutMs = HANG_GUARD_MS): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       stream.off('data', onData)
-      reject(new Error('no frame in time'))
+      reject(new Error(`no whole frame from the stream within ${timeoutMs / 60_000} minutes`))
     }, timeoutMs)
     const onData = (chunk: Buffer) => {
       const [frame] = framer.push(chunk)

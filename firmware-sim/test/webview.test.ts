@@ -7,10 +7,11 @@ import { once } from 'node:events'
 import WebSocket from 'ws'
 import { FirmwareSim } from '../src/FirmwareSim.js'
 import { TRACE_REPLAY } from '../src/WebView.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 type Msg = { type: string; direction?: string; hex?: string }
 
-async function collect(url: string, until: (ms: Msg[]) => boolean, ms = 2 * 60_000): Promise<Msg[]> {
+async function collect(url: string, until: (ms: Msg[]) => boolean, ms = HANG_GUARD_MS): Promise<Msg[]> {
   const ws = new WebSocket(url)
   const messages: Msg[] = []
   ws.on('message', (d: Buffer) => messages.push(JSON.parse(d.toString())))

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
-import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
+import { chromium, HANG_GUARD_MS, missingTool, toolsRequired } from '@svc/shared/testing'
 import { processShared } from '@svc/shared/testing/processShared'
 
 /** The browser: CHROME_PATH, else the first Chromium on PATH (Debian's is /usr/bin/chromium). */
@@ -75,7 +75,7 @@ export async function launch(t: Test): Promise<{ browser: BrowserContext; page: 
   t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
   // A hang guard for every wait on the page (puppeteer's own is 30 s, which a busy machine overruns).
-  page.setDefaultTimeout(3 * 60_000)
+  page.setDefaultTimeout(HANG_GUARD_MS)
   await page.setViewport({ width: WIDTH, height: HEIGHT })
   return { browser, page }
 }
@@ -234,7 +234,7 @@ export async function fileServer(
 /** A short solid-colour WebM made by the browser itself (canvas → MediaRecorder), as bytes. */
 export async function makeWebm(browser: Browser | BrowserContext, rgb: Rgb, ms: number): Promise<Buffer> {
   const p = await browser.newPage()
-  p.setDefaultTimeout(3 * 60_000)
+  p.setDefaultTimeout(HANG_GUARD_MS)
   try {
     // As text: this package has no DOM typings.
     const b64 = (await p.evaluate(`(async () => {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { ffmpegChromium, toolTest } from '@svc/shared/testing'
+import { ffmpegChromium, HANG_GUARD_MS, toolTest } from '@svc/shared/testing'
 import { PlayerServer, type FramesEvent, type PageEvent } from '../../src/player/PlayerServer.js'
 import type { PlayerView } from '../../src/player/PlayerView.js'
 import { captureLog, eventually, tempDir } from '../helpers.js'
@@ -34,7 +34,7 @@ async function clip(dir: string, name: string, rgb: Rgb, codec: 'vp9' | 'h264'):
     'ffmpeg',
     ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `color=c=0x${hex}:s=160x90:r=30:d=1`, ...encode, '-pix_fmt', 'yuv420p', file],
     {
-      timeout: 120_000,
+      timeout: HANG_GUARD_MS,
     },
   )
 }

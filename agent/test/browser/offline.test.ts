@@ -10,6 +10,7 @@ import { Agent, type AgentOptions } from '../../src/Agent.js'
 import { captureLog, tempDir, until } from '../helpers.js'
 import { startCloud } from '../cloud.js'
 import { fileServer, launch, missingChromium, screenshot, solid, solidPng, type Rgb } from './chromium.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const PALETTE: Record<string, Rgb> = { red: [230, 20, 20], green: [20, 200, 40] }
 const skip = missingChromium(t)
@@ -61,11 +62,11 @@ t.test('with the cloud gone, the content keeps playing from the cache across an 
   /**
    * Colours seen in screenshots, runs merged, until `runs` of them were seen (on a busy machine
    * a screenshot can take longer than an item plays, so it watches for the runs, not for a
-   * fixed time); a hang guard of 2 minutes ends it with what it saw.
+   * fixed time); a hang guard (HANG_GUARD_MS) ends it with what it saw.
    */
   const watch = async (runs: number): Promise<string[]> => {
     const out: string[] = []
-    const end = Date.now() + 2 * 60_000
+    const end = Date.now() + HANG_GUARD_MS
     while (out.length < runs && Date.now() < end) {
       const c = solid(await screenshot(page), PALETTE)
       if (c && out.at(-1) !== c) out.push(c)

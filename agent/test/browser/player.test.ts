@@ -17,6 +17,7 @@ import type { PlayRecord } from '../../src/playback/PlayLog.js'
 import { captureLog, tempDir, until } from '../helpers.js'
 import { startCloud } from '../cloud.js'
 import { HEIGHT, WIDTH, fileServer, grid, launch, makeWebm, missingChromium, near, screenshot, solid, solidPng, type Rgb } from './chromium.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const PALETTE: Record<string, Rgb> = {
   red: [230, 20, 20],
@@ -112,7 +113,7 @@ t.test('the page plays full-bleed content, playlists, video and emergencies, and
     sampling = false
     await sampler
   })
-  const waitColour = async (colour: string, ms = 2 * 60_000): Promise<void> => {
+  const waitColour = async (colour: string, ms = HANG_GUARD_MS): Promise<void> => {
     const from = seen.length
     const hit = await until(ms, () => (seen.slice(from).some((s) => s.colour === colour) ? true : undefined))
     if (!hit)

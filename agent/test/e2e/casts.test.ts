@@ -23,6 +23,7 @@ import { topics } from '@svc/shared/mqtt/index'
 import { startServer, type Running } from '../../../cloud/src/server.js'
 import { testConfig, type Config } from '../../../cloud/src/config.js'
 import { eventually, runAgentCli, tempDir, until, type AgentProcess } from '../helpers.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const PNG_1x1 = Buffer.from(
   '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f000500020127efa3d50000000049454e44ae426082',
@@ -81,7 +82,7 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
       async () => (await call('GET', '/v1/casts?status=expired')).body.data.find((c: { id: string }) => c.id === id)?.status as string | undefined,
     )
   /** Waits until the screen, as the cloud shows it, satisfies `pred` (the bound is a hang guard whose expiry names `what`). */
-  const screenUntil = async (id: string, what: string, pred: (s: ScreenView) => boolean, ms = 120_000): Promise<ScreenView> => {
+  const screenUntil = async (id: string, what: string, pred: (s: ScreenView) => boolean, ms = HANG_GUARD_MS): Promise<ScreenView> => {
     let last: ScreenView | undefined
     const hit = await until(ms, async () => {
       last = await screen(id)
@@ -285,6 +286,6 @@ t.test('casts reach a real agent process, end, pause under an emergency, and sur
   t.ok(dev.connected, 'a refused subscription keeps the connection')
   const closed = new Promise<void>((r) => dev.once('close', () => r()))
   dev.publish(topics.status(otherId), JSON.stringify({ status: 'offline', at: new Date().toISOString() }), { qos: 1, retain: true })
-  const wasClosed = await Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2 * 60_000).unref())])
+  const wasClosed = await Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), HANG_GUARD_MS).unref())])
   t.ok(wasClosed, 'publishing to another screen’s status closes the connection')
 })

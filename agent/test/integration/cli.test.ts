@@ -34,7 +34,7 @@ t.test('pairs from the command line; Last Will on a kill; reconnects with the st
   )
   const screenId = await cloud.pair(code)
   const status = `svc/v1/screens/${screenId}/status`
-  await cloud.waitFor(status, (p) => p.status === 'online', 120_000)
+  await cloud.waitFor(status, (p) => p.status === 'online')
   await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (p) => p.version === 0)
 
   first.child.kill('SIGKILL')

@@ -8,6 +8,7 @@ import { once } from 'node:events'
 import { startCloud } from '../cloud.js'
 import { tempDir, until } from '../helpers.js'
 import { startPanelAgent, startPanelSim } from './panelRig.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 interface Drift {
   state: string
@@ -36,7 +37,7 @@ t.test('a panel switched off by hand on the simulator makes its screen drift; sw
       return ids.join() === want.join() ? ids : undefined
     })
   // The view that matched, not a second read: a reading still on its way (the poll's, the job's read-back) may land between two reads.
-  const waitDrift = (state: string, ms = 2 * 60_000) =>
+  const waitDrift = (state: string, ms = HANG_GUARD_MS) =>
     until(ms, async () => {
       const d = await drift()
       return d.state === state ? d : undefined

@@ -3,7 +3,7 @@
 // socat is missing) and a real agent driving it, on an injected clock.
 import type { Test } from 'tap'
 import { FirmwareSim, type FirmwareSimOptions } from '@svc/firmware-sim'
-import { socat, useTool } from '@svc/shared/testing'
+import { HANG_GUARD_MS, socat, useTool } from '@svc/shared/testing'
 import { Agent } from '../../src/Agent.js'
 import { DisplayDriver } from '../../src/serial/DisplayDriver.js'
 import { SerialJobRunner } from '../../src/serial/SerialJobRunner.js'
@@ -17,7 +17,7 @@ import { FakeTime, captureLog, type LogCapture } from '../helpers.js'
  * source while the player shows), and the agent's poller waits the driver's timeout for it,
  * so a CEC panel keeps the protocol's answer window.
  */
-const REPLY_GUARD_MS = 2 * 60_000
+const REPLY_GUARD_MS = HANG_GUARD_MS
 const CEC_ANSWER_WINDOW_MS = 1000
 
 /** A started simulator and the path the agent opens it at. */

@@ -56,7 +56,7 @@ t.test('API → MQTT → agent → panel over a pty and back; offline jobs compl
   const panelState = async () =>
     (await json<{ data: { reported?: { panel?: { power?: string; input?: string } } } }>(await cloud.request('GET', `/v1/screens/${screenId}`))).data.reported
       ?.panel
-  // Waited for with a hang guard of 2 minutes, well short of the next poll.
+  // Waited for with a hang guard of 5 minutes, well short of the next poll.
   const reportedOn = await until(5 * 60_000, async () => ((await panelState())?.power === 'on' ? true : undefined))
   t.ok(reportedOn, 'the power state read back after the job reaches the screen in the API')
   t.equal((await panelState())?.input, 'hdmi1', 'the input is reported too (MDC can read it)')

@@ -9,6 +9,7 @@ import { once } from 'node:events'
 import { Agent, type AgentOptions } from '../../src/Agent.js'
 import { CA_FILE, CERT_FILE, KEY_FILE, httpsFront, startCloud } from '../cloud.js'
 import { captureLog, eventually, runAgentCli, tempDir } from '../helpers.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const CA = fs.readFileSync(CA_FILE, 'utf8')
 
@@ -40,10 +41,10 @@ async function pairAgent(t: Test, cloud: Awaited<ReturnType<typeof startCloud>>,
   t.after(() => agent.stop())
   const code = once(agent, 'code')
   await agent.start()
-  const [registration] = await within(code, 15_000, 'a pairing code')
+  const [registration] = await within(code, HANG_GUARD_MS, 'a pairing code')
   const paired = once(agent, 'paired')
   const screenId = await cloud.pair(registration.pairingCode)
-  await within(paired, 15_000, 'paired')
+  await within(paired, HANG_GUARD_MS, 'paired')
   return { agent, screenId }
 }
 
@@ -141,7 +142,7 @@ t.test(
 
     const codeLine = await eventually('a pairing code over HTTPS', () => agent.json().find((l) => l.msg === 'pairing code'))
     const screenId = await cloud.pair(String(codeLine.pairingCode))
-    await cloud.waitFor(`svc/v1/screens/${screenId}/status`, (p) => p.status === 'online', 120_000)
+    await cloud.waitFor(`svc/v1/screens/${screenId}/status`, (p) => p.status === 'online')
     t.match(
       agent.json().find((l) => l.msg === 'connected to the broker'),
       { url: `mqtts://localhost:${cloud.running.mqttsPort}` },
@@ -159,7 +160,7 @@ t.test(
     )
     t.match(refusal, { level: 'error', msg: /--allow-insecure-mqtt/ }, 'refused, saying why')
     const allowed = await pairCli(allowing)
-    await plainCloud.waitFor(`svc/v1/screens/${allowed}/status`, (p) => p.status === 'online', 120_000)
+    await plainCloud.waitFor(`svc/v1/screens/${allowed}/status`, (p) => p.status === 'online')
     t.match(
       allowing.json().find((l) => l.msg === 'connected to the broker'),
       { url: `mqtt://localhost:${plainCloud.running.mqttPort}` },

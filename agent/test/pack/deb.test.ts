@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { displayCapture, dpkgDeb, dpkgInstall, missingTool, systemdAnalyze, toolTest, toolsRequired } from '@svc/shared/testing'
+import { displayCapture, dpkgDeb, dpkgInstall, HANG_GUARD_MS, missingTool, systemdAnalyze, toolTest, toolsRequired } from '@svc/shared/testing'
 import { newReleaseKey } from '@svc/shared/releases'
 import { tempDir } from '../helpers.js'
 import { VERSION, pack, run } from './packed.js'
@@ -181,7 +181,7 @@ ${steps}
  * 0750) and a login session's XDG_RUNTIME_DIR the session must not use (`command install`:
  * the steps' `install` is the package's); then grim as
  * svc-agent on the agent unit's SVC_AGENT_WAYLAND_DISPLAY, the way the agent runs it, and
- * as nobody (not in the group: refused). The socket is awaited at most 2 minutes.
+ * as nobody (not in the group: refused). The socket is awaited at most HANG_GUARD_MS (a hang guard).
  */
 const DISPLAY_STEP = `mount -t tmpfs tmpfs /run
 command install -d -m 0750 -o svc-kiosk -g svc-kiosk /run/svc-kiosk
@@ -196,7 +196,7 @@ echo "socket-path=$SOCKET"
 setsid runuser -u svc-kiosk -- env -i PATH=/usr/bin:/bin HOME=/var/lib/svc-kiosk XDG_RUNTIME_DIR=/run/user/4242 RUNTIME_DIRECTORY=/run/svc-kiosk \\
   WLR_BACKENDS=headless WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1 $SESSION >/dev/null 2>/run/cage.log &
 KIOSK=$!
-i=0; while [ ! -S "$SOCKET" ] && [ $i -lt 1200 ] && kill -0 $KIOSK 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+i=0; while [ ! -S "$SOCKET" ] && [ $i -lt ${HANG_GUARD_MS / 100} ] && kill -0 $KIOSK 2>/dev/null; do sleep 0.1; i=$((i+1)); done
 echo "socket=$(stat -c '%U %G %a' "$SOCKET" 2>/dev/null || echo none)"
 shot() { runuser -u "$1" -- env -i PATH=/usr/bin:/bin WAYLAND_DISPLAY="$SOCKET" XDG_RUNTIME_DIR="$(dirname "$SOCKET")" grim -t png - 2>/dev/null | head -c 8 | od -An -tx1 | tr -d ' \\n'; }
 echo "agent-capture=$(shot svc-agent)"

@@ -14,7 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { topics } from '@svc/shared/mqtt/index'
-import { chromium, kiosk, missingTool, netns, socat, toolTest, toolsRequired } from '@svc/shared/testing'
+import { chromium, HANG_GUARD_MS, kiosk, missingTool, netns, socat, toolTest, toolsRequired } from '@svc/shared/testing'
 import { startCloud } from '../cloud.js'
 import { eventually, tempDir } from '../helpers.js'
 import { bundledEntry } from '@svc/shared/testing/bundle'
@@ -235,7 +235,7 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
     process.execPath,
     '-e',
     `(async () => {
-      const end = Date.now() + 120000
+      const end = Date.now() + ${HANG_GUARD_MS}
       for (;;) {
         try {
           const res = await fetch('http://127.0.0.1:7070/state')
@@ -247,7 +247,7 @@ toolTest(t, netns, 'paired and cached, then started with no network: the page an
           console.log(JSON.stringify({ state, page, file: { status: file.status, type: file.headers.get('content-type'), bytes } }))
           return
         } catch {
-          if (Date.now() > end) return console.log(JSON.stringify({ timeout: 'gave up after 2 minutes waiting for the offline player page to answer with the cached playlist' }))
+          if (Date.now() > end) return console.log(JSON.stringify({ timeout: 'gave up after ${HANG_GUARD_MS / 60_000} minutes waiting for the offline player page to answer with the cached playlist' }))
           await new Promise((r) => setTimeout(r, 20))
         }
       }

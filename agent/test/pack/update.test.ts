@@ -21,6 +21,7 @@ import { readState } from '../../src/releases/state.js'
 import { startCloud } from '../cloud.js'
 import { tempDir, until } from '../helpers.js'
 import { nodeOnly, pack, run, unpack } from './packed.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const A = '9.0.0-a'
 const B = '9.0.1'
@@ -139,7 +140,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const code = await until(5 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
   t.ok(code, `a pairing code (stderr: ${agent.stderr()})`)
   const screenId = await cloud.pair(code!)
-  await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
+  await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch)
 
   const upload = (r: Release) => uploadRelease(t, cloud, r)
   /** A rollout of `version` to this screen; answers its screen's state once it has one other than waiting/pending/sent. */
@@ -147,7 +148,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
     const res = await cloud.request('POST', '/v1/agent-rollouts', { version, screenIds: [screenId] })
     const ro = ((await res.json()) as { data: { id: string } }).data
     t.equal(res.status, 201, `rollout of ${version}`)
-    const screen = await until(3 * 60_000, async () => {
+    const screen = await until(HANG_GUARD_MS, async () => {
       const list = ((await (await cloud.request('GET', `/v1/agent-rollouts/${ro.id}/screens`)).json()) as { data: Array<Record<string, unknown>> }).data
       const s = list[0]
       return s && !['waiting', 'pending', 'sent'].includes(String(s.state)) ? s : undefined
@@ -159,7 +160,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
     t.ok(job, 'the cloud sent the update job')
     return { id: ro.id, screen: screen ?? {}, jobId: String(job?.payload.id) }
   }
-  const resultOf = (id: string) => cloud.waitFor(topics.jobResults(screenId), (p) => p.jobId === id, 60_000)
+  const resultOf = (id: string) => cloud.waitFor(topics.jobResults(screenId), (p) => p.jobId === id)
   const restarts = () => agent.json().filter((l) => l.msg === 'restarting into the update').length
   const releases = path.join(data, 'releases')
   // A trial or a rollback record is cleared once the broker acknowledged its report: a moment after the cloud has it.
@@ -237,7 +238,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   agent = start(5)
   t.ok(
     await until(
-      2 * 60_000,
+      HANG_GUARD_MS,
       () =>
         cloud
           .seen(topics.status(screenId))
@@ -284,7 +285,7 @@ t.test('a staged rollout to two players: B to both; then a release that cannot s
     const code = await until(5 * 60_000, () => agent.json().find((l) => l.msg === 'pairing code')?.pairingCode as string | undefined)
     t.ok(code, `${name}: a pairing code (stderr: ${agent.stderr()})`)
     const screenId = await cloud.pair(code!, name)
-    await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch, 20_000)
+    await cloud.waitFor(topics.reported(screenId), (p) => p.agentVersion === A && p.agentArch === arch)
     players.push({ screenId, agent })
   }
   const upload = (r: Release) => uploadRelease(t, cloud, r)

@@ -12,6 +12,7 @@ import { type ReleaseState, readState, stateFile, writeState } from '../../src/r
 import { ManualClock } from '@svc/shared'
 import type { ChildProcess } from 'node:child_process'
 import { tempDir } from '../helpers.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 type Step =
   | { do: 'exit'; code: number }
@@ -78,9 +79,9 @@ function runs(dir: string): Array<{ args: string[]; state: string; program: stri
     : []
 }
 
-/** Polls `read` (every 20 ms) until it answers something; after 2 minutes (a hang guard) fails naming `what`. */
+/** Polls `read` (every 20 ms) until it answers something; after HANG_GUARD_MS (a hang guard) fails naming `what`. */
 async function waitFor<T>(read: () => T | undefined | null, what: string): Promise<T> {
-  for (const end = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 20))) {
+  for (const end = Date.now() + HANG_GUARD_MS; ; await new Promise((r) => setTimeout(r, 20))) {
     const v = (() => {
       try {
         return read()
@@ -89,7 +90,7 @@ async function waitFor<T>(read: () => T | undefined | null, what: string): Promi
       }
     })()
     if (v !== undefined && v !== null) return v
-    if (Date.now() > end) throw new Error(`gave up after 2 minutes waiting for ${what}`)
+    if (Date.now() > end) throw new Error(`gave up after ${HANG_GUARD_MS / 60_000} minutes waiting for ${what}`)
   }
 }
 

@@ -7,9 +7,10 @@ import { SimulatedPanel, TcpTransport } from '@svc/firmware-sim'
 import { DisplayDriver, PanelPoller, SerialJobRunner } from '../../src/serial/index.js'
 import { ManualClock } from '@svc/shared'
 import { drive, mockLine } from './harness.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** A hang guard: the panel answers; on a busy machine its answer can be late by seconds. */
-const REPLY_GUARD_MS = 2 * 60_000
+const REPLY_GUARD_MS = HANG_GUARD_MS
 /** The limit under test where the panel is silent (it never answers, so no machine is too slow for it). */
 const SILENT_TIMEOUT_MS = 50
 

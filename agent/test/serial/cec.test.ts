@@ -4,7 +4,7 @@
 // Source), standby, status, input, and the faults: a TV that ignores standby, a TV
 // without CEC (reported as such, not as "off").
 import t, { type Test } from 'tap'
-import { socat, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, socat, toolTest } from '@svc/shared/testing'
 import { Cec, CecReplyFramer, splitCecCommand } from '@svc/shared/panels/index'
 import type { PanelReport } from '@svc/shared/mqtt/index'
 import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim'
@@ -16,7 +16,7 @@ import { DisplayDriver, PanelPoller } from '../../src/serial/index.js'
  * unanswered by design: the poller waits the CEC answer window for it instead (its limit is
  * the subject: no answer ever comes, so no machine is too slow for it).
  */
-const REPLY_GUARD_MS = 2 * 60_000
+const REPLY_GUARD_MS = HANG_GUARD_MS
 const CEC_ANSWER_WINDOW_MS = 1000
 
 async function rig(t: Test, playerPort = 2) {

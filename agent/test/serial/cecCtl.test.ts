@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { Cec, P8Code, encodeP8Message, parseCecReply } from '@svc/shared/panels/index'
 import type { PanelReport } from '@svc/shared/mqtt/index'
 import { CecCtlPort, DisplayDriver, PanelPoller, cecCtlAnswer, cecCtlArgs, isCecDevicePath, openPanelPort } from '../../src/serial/index.js'
-import { onPath, toolTest, type SystemTool } from '@svc/shared/testing'
+import { HANG_GUARD_MS, onPath, toolTest, type SystemTool } from '@svc/shared/testing'
 import { tempDir } from '../helpers.js'
 
 const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-cec-ctl')
@@ -19,7 +19,7 @@ const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-cec-c
  * A hang guard, not a limit under test: every transmission here is a stand-in cec-ctl
  * process that answers and exits, and on a busy machine starting one has taken over 5 s.
  */
-const RUN_GUARD_MS = 2 * 60_000
+const RUN_GUARD_MS = HANG_GUARD_MS
 
 function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
   const dir = tempDir(t)

@@ -9,6 +9,7 @@ import { type ManualClock, settle, systemClock } from '@svc/shared'
 import { createMockSerialPanel, type MockSerialPanel } from '@svc/firmware-sim/testing'
 import type { SimulatedPanelOptions } from '@svc/firmware-sim'
 import type { PanelPort, PanelPortFactory } from '../../src/serial/index.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 class BridgePort extends EventEmitter implements PanelPort {
   isOpen = false
@@ -92,7 +93,7 @@ export async function mockLine(opts: SimulatedPanelOptions): Promise<MockLine> {
  * Resolves with `p` once it settles, moving `clock` meanwhile: the mock port's bytes travel
  * on promise jobs and nextTicks, so once those have run and `p` is still pending, the clock
  * goes to its next due timer (a reply gap, a silence, a timeout, a retry delay, a reopen).
- * With no timer due either, it waits on real events (a hang guard of 2 minutes names `what`).
+ * With no timer due either, it waits on real events (a hang guard, HANG_GUARD_MS, names `what`).
  */
 export async function drive<T>(clock: ManualClock, p: Promise<T>, what = 'the command'): Promise<T> {
   let settled = false
@@ -100,14 +101,14 @@ export async function drive<T>(clock: ManualClock, p: Promise<T>, what = 'the co
     () => (settled = true),
     () => (settled = true),
   )
-  const giveUp = Date.now() + 120_000
+  const giveUp = Date.now() + HANG_GUARD_MS
   for (;;) {
     await settle(20)
     if (settled) return p
     let next: number | undefined
     for (const { at } of clock.timers.values()) if (next === undefined || at < next) next = at
     if (next !== undefined) await clock.advanceSettling(Math.max(0, next - clock.nowMs))
-    else if (Date.now() > giveUp) throw new Error(`gave up after 2 minutes waiting for ${what} (no timer due on the clock)`)
+    else if (Date.now() > giveUp) throw new Error(`gave up after ${HANG_GUARD_MS / 60_000} minutes waiting for ${what} (no timer due on the clock)`)
     else await new Promise((r) => setTimeout(r, 5))
   }
 }

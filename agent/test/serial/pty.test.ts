@@ -1,12 +1,12 @@
 // One integration test over a REAL pseudo-terminal pair (socat): the DisplayDriver opens
 // the host end with serialport, firmware-sim's PtyTransport holds the other.
 import t from 'tap'
-import { socat, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, socat, toolTest } from '@svc/shared/testing'
 import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim'
 import { DisplayDriver } from '../../src/serial/index.js'
 
 /** A hang guard: the simulated panel answers every command; socat's relay may be slow to run on a busy machine. */
-const REPLY_GUARD_MS = 2 * 60_000
+const REPLY_GUARD_MS = HANG_GUARD_MS
 
 toolTest(t, socat, 'MDC power on over a socat pty → ok with the ACK bytes', async (t) => {
   const panel = new SimulatedPanel({ protocol: 'samsung-mdc' })

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { PERMISSIONS } from '@svc/shared'
-import { redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { countReads, makeKey } from '../helpers.js'
 import { eachEngine, forEngines } from '../db/engines.js'
 import { buildApp, servicesOf } from '../../src/app.js'
@@ -139,9 +139,9 @@ async function twoInstances(t: Test, db: Database) {
   return { a, b, clock, apiKey: secret, workspaceId: ws.id }
 }
 
-/** Polls `f` until it is true (real time: Redis delivers the change); false after a hang guard of 2 minutes. */
+/** Polls `f` until it is true (real time: Redis delivers the change); false after a hang guard (HANG_GUARD_MS). */
 async function soon(f: () => Promise<boolean>): Promise<boolean> {
-  const until = Date.now() + 2 * 60_000
+  const until = Date.now() + HANG_GUARD_MS
   while (Date.now() < until) {
     if (await f()) return true
     await new Promise((r) => setTimeout(r, 10))

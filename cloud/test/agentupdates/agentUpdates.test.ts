@@ -9,6 +9,7 @@ import { newReleaseKey } from '@svc/shared/releases'
 import { topics, type UpdateJob } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud, type Device, type DeviceClient } from '../devicelink/link.js'
 import { fakeRelease, releaseForm } from '../fixtures/agentRelease.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 async function upload(c: Cloud, form: FormData, token = c.apiKey): Promise<{ status: number; body: any }> {
   const res = await fetch(`http://127.0.0.1:${c.running.httpPort}/v1/agent-releases`, {
@@ -62,12 +63,12 @@ async function player(t: Test, c: Cloud, name: string, version = '1.0.0'): Promi
   return p
 }
 
-async function until<T>(f: () => Promise<T | undefined> | T | undefined, ms = 2 * 60_000): Promise<T> {
+async function until<T>(f: () => Promise<T | undefined> | T | undefined, ms = HANG_GUARD_MS): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const v = await f()
     if (v !== undefined && v !== false) return v
-    if (Date.now() > end) throw new Error('timed out')
+    if (Date.now() > end) throw new Error(`waited ${ms / 60_000} minutes for ${f.toString()}`)
     await new Promise((r) => setTimeout(r, 10))
   }
 }

@@ -8,9 +8,10 @@ import t, { type Test } from 'tap'
 import { servicesOf } from '../../src/app.js'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { capDoc, NWS_SENDER } from './capDocs.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** A hang guard: what was awaited is named in the rejection. */
-const GUARD = 120_000
+const GUARD = HANG_GUARD_MS
 
 async function push(c: Cloud, feedId: string, secret: string | null, body: string, type = 'application/cap+xml') {
   const res = await fetch(`http://127.0.0.1:${c.running.httpPort}/v1/cap-feeds/${feedId}/alerts`, {

@@ -11,8 +11,9 @@ import { servicesOf } from '../../src/app.js'
 import { CA_FILE, TLS_DIR } from '../fixtures/receiver.js'
 import { connectDevice, startCloud } from '../devicelink/link.js'
 import { capDoc, NWS_SENDER } from './capDocs.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
-const GUARD = 120_000
+const GUARD = HANG_GUARD_MS
 
 function atom(entries: string[]): string {
   return `<?xml version="1.0" encoding="UTF-8"?>

@@ -11,9 +11,10 @@ import { ENGINES, openEngine, requirePostgres } from '../db/engines.js'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
 import { capDoc } from './capDocs.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** A hang guard: what was awaited is named in the rejection. */
-const GUARD = 120_000
+const GUARD = HANG_GUARD_MS
 
 function guard<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined

@@ -6,7 +6,7 @@
 // On both engines; needs a Redis (SVC_TEST_REDIS_URL).
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { servicesOf } from '../../src/app.js'
 import { connectDevice, droppedAtBroker, startCloud, type Cloud, type Device } from '../devicelink/link.js'
 import type { Database } from '../../src/platform/db/Database.js'
@@ -17,7 +17,7 @@ import { InMemoryContentResolver } from '../../src/domains/content/testing/InMem
 const GRACE = 5000
 const MIN = 60_000
 /** A hang guard: what was awaited is named in the failure. */
-const GUARD = 120_000
+const GUARD = HANG_GUARD_MS
 
 async function twoClouds(t: Test, db: Database): Promise<{ a: Cloud; b: Cloud; clock: ManualClock }> {
   const config = {
@@ -45,7 +45,7 @@ async function stint(t: Test, clouds: { a: Cloud; b: Cloud; clock: ManualClock }
   await settle(clouds.a, clouds.b)
   clouds.clock.advance(minutes * MIN)
   await dev.client.endAsync()
-  t.ok(await droppedAtBroker(on, d.screenId, GUARD), 'the broker saw the device go (waited up to 2 minutes)')
+  t.ok(await droppedAtBroker(on, d.screenId, GUARD), 'the broker saw the device go (waited up to HANG_GUARD_MS)')
   await settle(clouds.a, clouds.b)
   clouds.clock.advance(GRACE)
   for (const c of [clouds.a, clouds.b]) {

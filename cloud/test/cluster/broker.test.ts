@@ -6,7 +6,7 @@
 import { servicesOf } from '../../src/app.js'
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { openDatabase } from '../../src/platform/db/open.js'
@@ -106,7 +106,7 @@ toolTest(t, redis, "a device's reported state is handled by its own instance onl
     }),
     { qos: 1 },
   )
-  for (const guardEnd = Date.now() + 2 * 60_000; counts.a + counts.b === 0 && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; counts.a + counts.b === 0 && Date.now() < guardEnd; ) {
     await new Promise((r) => setTimeout(r, 50))
     await servicesOf(b.running.app).presence.flushReported()
   }
@@ -127,14 +127,14 @@ toolTest(t, redis, 'a serial job queued on A goes out to the device connected to
   const queued = await a.call('POST', `/v1/screens/${d.screenId}/serial`, { value: 'AA 11 01 01 01 14', encoding: 'hex' })
   t.equal(queued.status, 202)
   const id = queued.body.data.id as string
-  for (const guardEnd = Date.now() + 2 * 60_000; !jobs.length && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 50))
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; !jobs.length && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 50))
   t.same(
     jobs.map((j) => j.id),
     [id],
     'B, which holds the connection, published it',
   )
   let status = ''
-  for (const guardEnd = Date.now() + 2 * 60_000; status !== 'sent' && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; status !== 'sent' && Date.now() < guardEnd; ) {
     status = (await a.call('GET', `/v1/serial-jobs/${id}`)).body.data.status
     if (status !== 'sent') await new Promise((r) => setTimeout(r, 50))
   }

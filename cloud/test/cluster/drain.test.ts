@@ -12,6 +12,7 @@ import { connectAsync } from 'mqtt'
 import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
 import { accepts, cleanEnv, cloudCli, freePort, tempDir as newTempDir, until as untilValue, type Proc } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-drain-')
 const cli = (t: Test, args: string[], env: NodeJS.ProcessEnv): Proc => cloudCli(t, args, env)
@@ -94,8 +95,8 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   c.proc.child.kill('SIGTERM')
 
   // Before the request in flight is finished: the drain closes the devices first.
-  const closedAt = await Promise.race([deviceClosed, sleep(120_000, undefined, { ref: false }).then(() => null)])
-  t.ok(closedAt, 'the device sees its connection closed (hang guard: 2 minutes) while a request is still in flight')
+  const closedAt = await Promise.race([deviceClosed, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+  t.ok(closedAt, 'the device sees its connection closed (hang guard: HANG_GUARD_MS) while a request is still in flight')
   t.equal(await accepts(c.mqttPort), false, 'no new MQTT connection is accepted')
   t.equal(await accepts(c.httpPort), false, 'no new HTTP connection is accepted')
   t.equal(c.proc.child.exitCode, null, 'the process waits for the request in flight')
@@ -104,7 +105,7 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   const answer = await inflight.response
   t.match(answer, /^HTTP\/1\.1 201 /, `the request in flight is answered (${answer.slice(0, 80)})`)
   t.match(answer, /\r\nconnection: close\r\n/i, 'and its connection closed behind the answer')
-  const outcome = await Promise.race([c.proc.exited, sleep(120_000, undefined, { ref: false }).then(() => null)])
+  const outcome = await Promise.race([c.proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
   t.same(outcome, { code: 0, signal: null }, `exit 0 (${c.proc.output().slice(-800)})`)
   t.match(c.proc.output(), /received SIGTERM/)
   t.match(c.proc.output(), /"msg":"draining/)
@@ -118,8 +119,8 @@ t.test('a request that does not finish is cut after SVC_DRAIN_TIMEOUT_MS, and th
   const stuck = await halfSentRequest(c.httpPort)
   await sleep(300)
   c.proc.child.kill('SIGTERM')
-  const outcome = await Promise.race([c.proc.exited, sleep(120_000, undefined, { ref: false }).then(() => null)])
-  t.same(outcome, { code: 0, signal: null }, `exit 0 (hang guard: 2 minutes) (${c.proc.output().slice(-800)})`)
+  const outcome = await Promise.race([c.proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+  t.same(outcome, { code: 0, signal: null }, `exit 0 (hang guard: HANG_GUARD_MS) (${c.proc.output().slice(-800)})`)
   t.equal(await stuck.response, '', 'the unfinished request got no answer: its connection was cut')
   t.match(c.proc.output(), /drain timeout: cutting the HTTP connections still open/)
 })

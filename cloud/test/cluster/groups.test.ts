@@ -5,7 +5,7 @@
 // Needs a Redis (SVC_TEST_REDIS_URL).
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { openDatabase } from '../../src/platform/db/open.js'
 import { testConfig } from '../../src/config.js'
@@ -13,7 +13,7 @@ import { ManualClock } from '../../src/platform/clock.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 
 /** A hang guard: what was awaited is named in the rejection. */
-const GUARD = 120_000
+const GUARD = HANG_GUARD_MS
 
 async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud }> {
   const config = { redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:` }

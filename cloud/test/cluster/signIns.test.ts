@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { buildApp, servicesOf } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -113,7 +113,7 @@ toolTest(t, redis, 'a user deactivated through SCIM on A: the API key they made,
       t.equal(res.statusCode, 200, res.body)
     }
     const onB = async (want: number) =>
-      until(2 * 60_000, async () => ((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode === want ? want : undefined), 100)
+      until(HANG_GUARD_MS, async () => ((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode === want ? want : undefined), 100)
     await setActive(false)
     t.equal(await onB(401), 401, 'B refuses the key within the Redis round trip (the clock did not move)')
     t.equal((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode, 401, 'and again (now from its refused tokens)')

@@ -16,7 +16,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { postgres, redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, postgres, redis, toolTest } from '@svc/shared/testing'
 import { connectDevice } from '../devicelink/link.js'
 import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
 import { cleanEnv, freePort, tempDir } from '../fixtures/processes.js'
@@ -117,7 +117,7 @@ function caller(i: Instance, apiKey: string): Call {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 2 * 60_000): Promise<T> {
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = HANG_GUARD_MS): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const v = await fn()
@@ -164,12 +164,12 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     t.equal((await onA('POST', '/v1/screens/pair', { code: reg2.pairingCode, name: 'Back room' })).status, 201)
     const poll2 = (await onB('GET', `/v1/devices/register/${reg2.registrationId}`, undefined, reg2.pollSecret)).body.data
     const orphan = { screenId: poll2.screenId as string, deviceSecret: poll2.deviceSecret as string, mqtt: { url: B.mqtt } }
-    await (await connectDevice(t, B.mqtt, orphan)).next(() => true, 10_000)
+    await (await connectDevice(t, B.mqtt, orphan)).next(() => true)
     await until('the second screen online on A', async () => (await onA('GET', `/v1/screens/${orphan.screenId}`)).body.data.status === 'online')
 
     // The device connects to B; its state is rebuilt there from the database.
     const dev = await connectDevice(t, B.mqtt, device)
-    const first = await dev.next(() => true, 10_000)
+    const first = await dev.next(() => true)
     t.same(first.casts, [])
 
     // Presence: B holds the connection, A's API shows it.
@@ -183,7 +183,7 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     const cast = await onA('POST', '/v1/casts', { contentKind: 'creative', contentId: creative.id })
     t.equal(cast.status, 201, JSON.stringify(cast.body))
     const castId = cast.body.data.id as string
-    await dev.next((s) => s.casts[0]?.id === castId, 10_000)
+    await dev.next((s) => s.casts[0]?.id === castId)
     t.pass('the cast made on A reached the device on B')
 
     // A recall on B (of other content: a recalled cast would leave the screen): exactly one webhook.
@@ -221,11 +221,11 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     await once(B.child, 'exit')
     await closed
     const back = await connectDevice(t, A.mqtt, device)
-    const onAState = await back.next(() => true, 10_000)
+    const onAState = await back.next(() => true)
     t.equal(onAState.casts[0]?.id, castId, 'the state A rebuilt carries the cast')
     t.ok(onAState.version > first.version)
     t.equal((await onA('POST', `/v1/casts/${castId}/clear`)).status, 200)
-    const cleared = await back.next((s) => s.version > onAState.version, 10_000)
+    const cleared = await back.next((s) => s.version > onAState.version)
     t.same(cleared.casts, [], 'the clear made on A reached it')
     t.equal((await onA('GET', `/v1/screens/${device.screenId}`)).body.data.status, 'online')
     // The device left on B: offline once B is found dead and the grace has passed, announced once.

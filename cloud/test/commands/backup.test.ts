@@ -11,6 +11,7 @@ import sqlite3 from 'sqlite3'
 import { servicesOf } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { cleanEnv, cloudCli, startRunning, tempDir } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64')
 
@@ -54,7 +55,7 @@ async function service(t: Test) {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}` },
     body: form,
-    signal: AbortSignal.timeout(120_000),
+    signal: AbortSignal.timeout(HANG_GUARD_MS),
   })
   if (up.status !== 201) throw new Error(`upload answered ${up.status}: ${await up.text()}`)
   return { dataDir, running, base, apiKey, media: ((await up.json()) as { data: { id: string } }).data }
@@ -71,7 +72,7 @@ t.test('a backup taken while a writer commits restores to a sound database with 
         method: 'POST',
         headers: { authorization: `Bearer ${svc.apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: `Site ${i}` }),
-        signal: AbortSignal.timeout(120_000),
+        signal: AbortSignal.timeout(HANG_GUARD_MS),
       })
       if (res.status !== 201) throw new Error(`the writer's POST /v1/nodes answered ${res.status}`)
       committed.push(((await res.json()) as { data: { id: string } }).data.id)

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { cleanEnv } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 
@@ -23,8 +24,8 @@ function run(bundleDir: string, args: string[], extra: Record<string, string> = 
     // A hang guard, not a bound on how fast it is.
     const guard = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`waited 3 minutes for \`scripts/cloud.mjs ${args.join(' ')}\` to exit; stderr: ${stderr}`))
-    }, 3 * 60_000)
+      reject(new Error(`waited ${HANG_GUARD_MS / 60_000} minutes for \`scripts/cloud.mjs ${args.join(' ')}\` to exit; stderr: ${stderr}`))
+    }, HANG_GUARD_MS)
     child.once('error', reject)
     child.once('exit', (code) => {
       clearTimeout(guard)

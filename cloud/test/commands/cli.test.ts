@@ -10,6 +10,7 @@ import { memoryPersistence } from '../../src/platform/broker/persistence.js'
 import { testConfig } from '../../src/config.js'
 import { startServer } from '../../src/server.js'
 import { tempDir as newTempDir } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const tempDir = (t: Test) => newTempDir(t, 'svc-cli-')
@@ -160,7 +161,7 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
 
   // the running server shows the open incident within its status view's age (1 s)
   let during = (await get('/v1/status')).body.data
-  for (const until = Date.now() + 2 * 60_000; !during.incidents.length && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+  for (const until = Date.now() + HANG_GUARD_MS; !during.incidents.length && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
     during = (await get('/v1/status')).body.data
   }
   t.same(

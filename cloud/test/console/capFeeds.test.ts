@@ -11,11 +11,12 @@ import type { Page } from 'puppeteer-core'
 import { connectDevice } from '../devicelink/link.js'
 import { capDoc } from '../cap/capDocs.js'
 import { docShot, fileCloud, missingChromium, noSerious, signedIn, textShown } from './console.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud()
 /** A hang guard for a device's desired state: its expiry names what was awaited. */
-const GUARD = 3 * 60_000
+const GUARD = HANG_GUARD_MS
 
 async function clickButton(page: Page, text: string): Promise<void> {
   const ok = await page.evaluate(

@@ -15,6 +15,7 @@ import { CONSOLE_CSP } from '../../src/domains/console/index.js'
 import { connectDevice, droppedAtBroker } from '../devicelink/link.js'
 import { screenRow } from '../fixtures/screenRows.js'
 import { consoleDir, docShot, launch, missingChromium, noSerious, PASSWORD, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** Why the browser tests skip (Chromium missing outside CI; with CI=true that fails instead). */
 const skip = missingChromium(t) ?? false
@@ -188,7 +189,7 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
   await presence.idle()
   c.clock.advance(presence.offlineAfterMs)
   await presence.sweep()
-  await page.waitForFunction("document.querySelector('tbody tr:not(.spacer) .badge')?.textContent === 'Offline'", { timeout: 120_000 })
+  await page.waitForFunction("document.querySelector('tbody tr:not(.spacer) .badge')?.textContent === 'Offline'", { timeout: HANG_GUARD_MS })
   t.pass('offline shown without reloading once the API knew it')
 
   // The screen's own page.

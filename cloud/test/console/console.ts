@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
-import { chromium, missingTool, toolsRequired } from '@svc/shared/testing'
+import { chromium, HANG_GUARD_MS, missingTool, toolsRequired } from '@svc/shared/testing'
 import { processShared } from '@svc/shared/testing/processShared'
 import { buildConsole } from '../../console/build.mjs'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -128,7 +128,7 @@ const chromiumShared = processShared<{ browser: Browser; userDataDir: string }>(
 )
 
 /** How long a page's wait may take before the test fails naming it: a hang guard of minutes. */
-export const PAGE_WAIT_MS = 3 * 60_000
+export const PAGE_WAIT_MS = HANG_GUARD_MS
 
 export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
   const { browser: chromium } = await chromiumShared.use(t)

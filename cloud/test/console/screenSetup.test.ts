@@ -8,10 +8,11 @@ import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { panelPreset } from '@svc/shared/panels/index'
 import { connectDevice } from '../devicelink/link.js'
 import { fileCloud, missingChromium, noSerious, signedIn, textShown } from './console.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud()
-const GUARD = 2 * 60_000
+const GUARD = HANG_GUARD_MS
 
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.waitForFunction(`[...document.querySelectorAll('button')].some((b) => b.textContent === ${JSON.stringify(text)})`, { timeout: GUARD })

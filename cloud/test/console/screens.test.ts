@@ -15,6 +15,7 @@ import { servicesOf } from '../../src/app.js'
 import { form, png } from '../content/fixtures.js'
 import { connectDevice } from '../devicelink/link.js'
 import { docShot, missingChromium, noSerious, signedIn, textShown, type ConsoleCloud, fileCloud } from './console.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
 /** One cloud for this file's tests. */
@@ -140,7 +141,7 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
     if (r.ok) jobs.push(r.value)
   })
   const nextJob = async (kind: string): Promise<Job> => {
-    const deadline = Date.now() + 2 * 60_000 // a hang guard
+    const deadline = Date.now() + HANG_GUARD_MS // a hang guard
     for (;;) {
       const j = jobs.find((x) => x.kind === kind)
       if (j) return jobs.splice(jobs.indexOf(j), 1)[0]!

@@ -6,9 +6,10 @@ import type { Page } from 'puppeteer-core'
 import { CA_FILE } from '../fixtures/receiver.js'
 import { startOidcProvider, type TestProvider } from '../fixtures/oidcProvider.js'
 import { launch, startConsoleCloud, type ConsoleCloud } from './console.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** The hang guard of every wait on the browser (a busy machine is slow, not stuck). */
-export const GUARD_MS = 120_000
+export const GUARD_MS = HANG_GUARD_MS
 
 /** Outbound checks that let the test provider through (its certificate is the test CA's). */
 export const PROVIDER_REACHABLE = { webhookAllowHosts: ['localhost'], webhookCaFile: CA_FILE }

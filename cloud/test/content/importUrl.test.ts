@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { build } from '../helpers.js'
 import { CA_FILE, TLS_DIR } from '../fixtures/receiver.js'
 import { PNG_1x1 } from './fixtures.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 async function fileServer(t: Test): Promise<string> {
   const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>')
@@ -118,7 +119,7 @@ t.test('import-url streams to a temporary file while downloading and stops at th
   // While the sender holds after 512 KB, those bytes are already in a temporary file.
   const pending = h.req('POST', '/v1/media/import-url', apiKey, { url: `${base}/paused.png` })
   let onDisk = 0
-  for (const guardEnd = Date.now() + 2 * 60_000; onDisk < FIRST && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; onDisk < FIRST && Date.now() < guardEnd; ) {
     await new Promise((r) => setTimeout(r, 50))
     onDisk = Math.max(
       0,

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import sharp from 'sharp'
-import { ffmpeg, toolTest } from '@svc/shared/testing'
+import { ffmpeg, HANG_GUARD_MS, toolTest } from '@svc/shared/testing'
 import { buildMedia } from './fixtures.js'
 
 const picture = async (h: Awaited<ReturnType<typeof buildMedia>>, url: string, token: string) => {
@@ -58,7 +58,9 @@ toolTest(t, ffmpeg, "a video gets its width, height and duration and a frame as 
   const h = await buildMedia(t)
   const { apiKey } = await h.workspace()
   const file = path.join(h.dataDir, 'clip.mp4')
-  execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=10', '-t', '6', '-pix_fmt', 'yuv420p', file], { timeout: 120_000 })
+  execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=10', '-t', '6', '-pix_fmt', 'yuv420p', file], {
+    timeout: HANG_GUARD_MS,
+  })
   const res = await h.upload(apiKey, { name: 'clip', file: { filename: 'clip.mp4', data: fs.readFileSync(file) } })
   t.equal(res.statusCode, 201)
   t.match(res.json().data, { state: 'processing', width: null, thumbnailUrl: null }, 'the upload answers before the video is probed')

@@ -1,14 +1,15 @@
 // What the kill -9 tests of an outbox event check once the restarted cloud has sent its
-// webhook: the delivery is marked delivered (polled every 100 ms, with a hang guard of two minutes), a
+// webhook: the delivery is marked delivered (polled every 100 ms, with a hang guard, HANG_GUARD_MS), a
 // few more worker runs make no second delivery, the receiver got it once, and the event is
 // marked dispatched.
 import type { Test } from 'tap'
 import type { Database } from '../../src/platform/db/Database.js'
 import type { Receiver } from '../fixtures/receiver.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 export async function deliveredOnce(t: Test, db: Database, receiver: Receiver): Promise<void> {
   let status: string | undefined
-  for (const guardEnd = Date.now() + 2 * 60_000; status !== 'delivered' && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; status !== 'delivered' && Date.now() < guardEnd; ) {
     status = (await db.kysely.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status
     if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100))
   }

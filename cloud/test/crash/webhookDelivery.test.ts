@@ -11,6 +11,7 @@ import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { startReceiver } from '../fixtures/receiver.js'
 import { fixtureCloud } from '../fixtures/processes.js'
 import { ENDPOINT_CONCURRENCY } from '../../src/domains/webhooks/model.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 t.test('a delivery in flight when the process is killed -9 is delivered after restart', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-crash-'))
@@ -83,7 +84,7 @@ t.test('a whole batch in flight when the process is killed -9: every delivery ar
   // they were recorded as failed with a 30 s backoff before the rest were even sent.)
   let delivered = 0
   const readyAt = Date.now()
-  for (const guardEnd = Date.now() + 2 * 60_000; delivered < n && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; delivered < n && Date.now() < guardEnd; ) {
     delivered = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered'"))?.n ?? 0
     if (delivered < n) await new Promise((r) => setTimeout(r, 100))
   }

@@ -13,6 +13,7 @@ import { WebSocket } from 'ws'
 import { topics } from '@svc/shared/mqtt/index'
 import { startCloud, type Cloud, type Device } from './link.js'
 import { connectPacket, publishPacket, RawDevice } from './rawDevice.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const status = (screenId: string) => publishPacket(topics.status(screenId), JSON.stringify({ status: 'online', at: '2026-06-01T12:00:00.000Z' }))
 
@@ -36,7 +37,7 @@ function bytesRead(c: Cloud, screenId: string): number {
 /** How often the waits below look again. */
 const POLL_MS = 5
 
-const until = async (what: string, pred: () => boolean, ms = 2 * 60_000) => {
+const until = async (what: string, pred: () => boolean, ms = HANG_GUARD_MS) => {
   for (const end = performance.now() + ms; !pred(); await new Promise((r) => setTimeout(r, POLL_MS)))
     if (performance.now() > end) throw new Error(`timed out: ${what}`)
 }

@@ -11,6 +11,7 @@ import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud } from './link.js'
 import { DeviceBudget } from '../../src/platform/broker/DeviceBudget.js'
 import { ManualClock } from '../../src/platform/clock.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const reported = (k: number) =>
   JSON.stringify({
@@ -37,7 +38,7 @@ t.test('a burst of reported state within the budget is coalesced: the latest is 
   for (let k = 0; k < N; k++) dev.client.publish(topics.reported(d.screenId), reported(k), { qos: 0 })
   await dev.client.publishAsync(topics.reported(d.screenId), reported(N), { qos: 0 })
   let stored: { storage?: { usedBytes: number } } | null = null
-  for (const until = performance.now() + 2 * 60_000; performance.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+  for (const until = performance.now() + HANG_GUARD_MS; performance.now() < until; await new Promise((r) => setTimeout(r, 20))) {
     await presence.idle()
     stored = (await c.call('GET', `/v1/screens/${d.screenId}`)).body.data.reported
     if (stored?.storage?.usedBytes === N) break
@@ -85,9 +86,9 @@ t.test('a device flooding reported state does not delay another screen going onl
     reconnectPeriod: 0,
   })
   t.after(() => quietDev.endAsync(true))
-  // Polled with a hang guard of 2 minutes.
+  // Polled with a hang guard (HANG_GUARD_MS).
   let online = false
-  for (const until = performance.now() + 120_000; !online && performance.now() < until; await new Promise((r) => setTimeout(r, 20)))
+  for (const until = performance.now() + HANG_GUARD_MS; !online && performance.now() < until; await new Promise((r) => setTimeout(r, 20)))
     online = (await quietStatus()) === 'online'
   t.ok(online, 'the other screen, connected in the middle of the flood, is online')
   // Over budget the broker reads the flooder no more until its budget refills; still flooding 2 s on, it is cut.

@@ -12,6 +12,7 @@ import net from 'node:net'
 import { topics, type DesiredState } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Device } from './link.js'
 import { connectPacket, subscribePacket } from './rawDevice.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** A raw MQTT 3.1.1 device that can stop reading: the PUBLISH packets on its desired topic, in arrival order. */
 class FrozenDevice {
@@ -45,7 +46,7 @@ class FrozenDevice {
 
   private connacked = false
 
-  until(pred: () => boolean, timeoutMs = 2 * 60_000): Promise<void> {
+  until(pred: () => boolean, timeoutMs = HANG_GUARD_MS): Promise<void> {
     if (pred()) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`frozen device: condition not met; versions ${this.states.map((s) => s.version)}`)), timeoutMs)
@@ -117,7 +118,7 @@ t.test('a device that stops reading does not stall a cast to the others; it gets
   const big = await c.call('POST', '/v1/casts', { contentKind: 'media', contentId: 'med_big', scopeKind: 'screens', screenIds: [frozenId] })
   t.equal(big.status, 201)
   const conn = () => (broker.aedes as unknown as { clients: Record<string, { conn: net.Socket } | undefined> }).clients[frozenId]?.conn
-  for (const guardEnd = Date.now() + 2 * 60_000; !conn()?.writableNeedDrain && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; !conn()?.writableNeedDrain && Date.now() < guardEnd; ) {
     // Today's publisher never resolves a mark once the socket is full: race it.
     await Promise.race([desiredPublisher.markDirty(c.workspaceId, [frozenId]), deadline(1000)])
   }
@@ -148,7 +149,7 @@ t.test('a device that stops reading does not stall a cast to the others; it gets
   if (!reached.every(Boolean)) return
   const delivery = async () => (await c.call('GET', `/v1/casts/${cast.id}`)).body.data.delivery
   let d = await delivery()
-  for (const guardEnd = Date.now() + 2 * 60_000; d.published < 3 && Date.now() < guardEnd; ) d = (await sleep(20), await delivery())
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; d.published < 3 && Date.now() < guardEnd; ) d = (await sleep(20), await delivery())
   t.same(d, { targeted: 4, published: 3, applied: 0 }, 'published to the three the broker took it for; the frozen one waits behind its slow write')
   t.ok(broker.isConnected(frozenId), 'the frozen device is still connected (aedes cuts it only after its drain timeout)')
   t.notOk(
@@ -159,7 +160,7 @@ t.test('a device that stops reading does not stall a cast to the others; it gets
   // It reads again: every version it gets is newer than the one before, ending with the latest.
   const latest = (await c.call('GET', `/v1/screens/${frozenId}`)).body.data.desiredVersion as number
   frozen.socket.resume()
-  await frozen.until(() => frozen.states.at(-1)?.version === latest, 10_000)
+  await frozen.until(() => frozen.states.at(-1)?.version === latest)
   const versions = frozen.states.map((s) => s.version)
   t.ok(
     versions.every((v, i) => i === 0 || v > versions[i - 1]!),

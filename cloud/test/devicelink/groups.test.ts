@@ -5,9 +5,10 @@ import t from 'tap'
 import { servicesOf } from '../../src/app.js'
 import { until } from '../fixtures/processes.js'
 import { connectDevice, droppedAtBroker, startCloud } from './link.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** A hang guard: what was awaited is named in the rejection. */
-const GUARD = 120_000
+const GUARD = HANG_GUARD_MS
 
 t.test('a cast to a group changes exactly the members; a group emergency follows the tags and a location emergency follows a move', async (t) => {
   const c = await startCloud(t)

@@ -12,6 +12,7 @@ import { ManualClock } from '@svc/shared'
 import { EmbeddedBroker } from '../../src/platform/broker/EmbeddedBroker.js'
 import { TLS_DIR } from '../fixtures/receiver.js'
 import { cleanEnv, freePort, spawnProcess, tempDir, until } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const fixture = (name: string): string => path.join(TLS_DIR, name)
 const CA = fs.readFileSync(fixture('ca.pem'), 'utf8')
@@ -133,10 +134,10 @@ t.test('a cloud with 1024 file descriptors keeps answering HTTP under 1100 stall
   // The cloud's bundle, as `pnpm start` runs it, with its open-file limit lowered; the
   // handshake limits are the defaults.
   const cloud = spawnProcess(t, 'prlimit', ['--nofile=1024', process.execPath, 'scripts/cloud.mjs', 'start'], env)
-  const status = (): Promise<number> => fetch(`http://127.0.0.1:${httpPort}/v1/status`, { signal: AbortSignal.timeout(30_000) }).then((r) => r.status)
+  const status = (): Promise<number> => fetch(`http://127.0.0.1:${httpPort}/v1/status`, { signal: AbortSignal.timeout(HANG_GUARD_MS) }).then((r) => r.status)
   // A hang guard: a first start builds the bundle, which on a machine busy with the rest of the
   // suite has taken over two minutes.
-  const START_GUARD_MS = 5 * 60_000
+  const START_GUARD_MS = HANG_GUARD_MS
   const ready = await until(START_GUARD_MS, async () => (cloud.child.exitCode !== null ? false : (await status()) === 200 ? true : undefined), 200)
   t.equal(ready, true, `the cloud is up (output: ${cloud.output()})`)
 

@@ -13,6 +13,7 @@ import { ManualClock } from '../../src/platform/clock.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import type { AppDeps } from '../../src/app.js'
 import { until } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 export interface Device {
   screenId: string
@@ -127,7 +128,7 @@ export class DeviceClient {
     return [...this.states].sort((a, b) => b.version - a.version)[0]
   }
   /** Resolves with the first desired state (already received or coming) that matches. */
-  next(pred: (s: DesiredState) => boolean, timeoutMs = 2 * 60_000): Promise<DesiredState> {
+  next(pred: (s: DesiredState) => boolean, timeoutMs = HANG_GUARD_MS): Promise<DesiredState> {
     const hit = this.states.find(pred)
     if (hit) return Promise.resolve(hit)
     return new Promise((resolve, reject) => {
@@ -160,7 +161,7 @@ export async function connectDevice(t: Test, url: string, d: Device, extra: Part
  * its socket's close has reached the broker's listeners, so presence has the drop queued
  * (`presence.idle()` then waits for it). True once it has.
  */
-export async function droppedAtBroker(c: Cloud, screenId: string, ms = 2 * 60_000): Promise<boolean> {
+export async function droppedAtBroker(c: Cloud, screenId: string, ms = HANG_GUARD_MS): Promise<boolean> {
   return (await until(ms, () => (servicesOf(c.running.app).broker.isConnected(screenId) ? undefined : true), 5)) === true
 }
 

@@ -4,6 +4,7 @@ import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, droppedAtBroker, startCloud } from './link.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const status = (s: 'online' | 'offline') => JSON.stringify({ status: s, at: '2026-06-01T12:00:00.000Z' })
 
@@ -169,7 +170,7 @@ t.test('devices dropping together: one read and one write for the run, each scre
   const droppedAt = c.clock.now().toISOString()
   for (const d of clients) d.client.stream.destroy()
   const live = () => devices.filter((d) => servicesOf(c.running.app).broker.isConnected(d.screenId)).length
-  for (const guardEnd = Date.now() + 2 * 60_000; live() > 0 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 20))
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; live() > 0 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 20))
   t.equal(live(), 0, 'every connection closed')
   const statements: string[] = []
   const executor = (db.kysely as unknown as { getExecutor(): { executeQuery(q: { sql: string }, ...a: unknown[]): Promise<unknown> } }).getExecutor()

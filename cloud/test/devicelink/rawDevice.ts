@@ -3,6 +3,7 @@
 // still being sent, after SUBSCRIBE) exactly as a flaky link or a crashing player would.
 import net from 'node:net'
 import { packet, utf8 } from '@svc/shared/testing/mqttWire'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 export interface ConnectOptions {
   clientId: string
@@ -102,7 +103,7 @@ export class RawDevice {
   }
 
   /** Resolves with the next packet of this type (2 = CONNACK, 3 = PUBLISH, 9 = SUBACK). */
-  next(type: number, timeoutMs = 2 * 60_000): Promise<{ type: number; body: Buffer }> {
+  next(type: number, timeoutMs = HANG_GUARD_MS): Promise<{ type: number; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no packet of type ${type}`)), timeoutMs)
       this.waiters.push({

@@ -6,10 +6,11 @@ import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from './link.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const AT = '2026-06-01T12:00:00.000Z'
 
-async function reportedOf(cloud: Cloud, screenId: string, pred: (r: any) => boolean, ms = 2 * 60_000): Promise<any> {
+async function reportedOf(cloud: Cloud, screenId: string, pred: (r: any) => boolean, ms = HANG_GUARD_MS): Promise<any> {
   const until = Date.now() + ms
   for (;;) {
     const r = (await cloud.call('GET', `/v1/screens/${screenId}`)).body.data.reported

@@ -90,7 +90,7 @@ t.test('a device connected across a restart reconnects by itself and holds its l
     workspace: { id: first.workspaceId, apiKey: first.apiKey },
   })
   for (const [i, dev] of [devA, devB].entries()) {
-    const s = await dev.next((x) => x.version > held[i]!, 10_000)
+    const s = await dev.next((x) => x.version > held[i]!)
     t.same(castIds(s), [cast.id], `${dev === devA ? 'A' : 'B'}: its latest state, the cast, again after the restart`)
     t.ok(increasing(dev), `${dev === devA ? 'A' : 'B'}: no older version after a newer one (${dev.states.map((x) => x.version)})`)
   }

@@ -12,7 +12,7 @@ import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import { build, makeKey, tableNames, type Harness } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
-import { seededRandom } from '@svc/shared/testing'
+import { HANG_GUARD_MS, seededRandom } from '@svc/shared/testing'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 
@@ -240,7 +240,7 @@ t.test(`fuzz sweep over /v1/openapi.json (seed ${SEED})`, async (t) => {
   const rnd = seededRandom(SEED)
   // Outbound calls (webhook tests, import-url) fail at once instead of reaching the network.
   const lookup: LookupFn = (_h, _o, cb) => cb(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), '')
-  const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
+  const outbound = new OutboundGuard({ lookup, timeoutMs: HANG_GUARD_MS })
   const h = await build(t, { rateLimitPerMinute: 1_000_000 }, { outbound })
   const { apiKey } = await h.workspace()
 

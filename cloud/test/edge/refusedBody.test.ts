@@ -8,6 +8,7 @@ import t from 'tap'
 import { build, type Harness } from '../helpers.js'
 import { pairScreen } from '../screenHelpers.js'
 import { SCREENSHOT_MAX_BYTES } from '../../src/domains/screenshots/ScreenshotService.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 interface Exchange {
   /** Everything the server wrote, as text (heads and small bodies). */
@@ -21,7 +22,7 @@ interface Exchange {
  * request on the same socket; collects what comes back until the server closes the socket
  * or `waitMs` passes.
  */
-function exchange(port: number, head: string, bodyBytes: number, waitMs = 2 * 60_000, prefix = '', suffix = ''): Promise<Exchange> {
+function exchange(port: number, head: string, bodyBytes: number, waitMs = HANG_GUARD_MS, prefix = '', suffix = ''): Promise<Exchange> {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1')
     let text = ''
@@ -133,7 +134,7 @@ t.test('the same on every body-limited route: a multipart part, a form upload, a
   s.write(
     `POST /v1/nodes HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n`,
   )
-  const deadline = Date.now() + 2 * 60_000 // a hang guard: the two answers are awaited
+  const deadline = Date.now() + HANG_GUARD_MS // a hang guard: the two answers are awaited
   while (answers(text).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   t.same(
     answers(text).map((a) => [a.status, a.headers.connection]),

@@ -5,6 +5,7 @@
 import t from 'tap'
 import { startCloud } from '../devicelink/link.js'
 import { bearer, openStream } from './sse.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 t.test('draining with an open event stream ends the stream first, with a retry hint, and never reaches the cut', async (t) => {
   const c = await startCloud(t)
@@ -21,7 +22,7 @@ t.test('draining with an open event stream ends the stream first, with a retry h
   }
   void s.closed().then(() => order.push('stream ended'))
   // The timeout is a hang guard: reaching it is the failure this test is about.
-  await c.running.drain(120_000)
+  await c.running.drain(HANG_GUARD_MS)
   order.push('drained')
   await s.closed()
   t.same(order, ['stream ended', 'drained'], 'the stream ended before the drain finished, and nothing was cut')

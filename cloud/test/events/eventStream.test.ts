@@ -11,6 +11,7 @@ import { testConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/platform/db/open.js'
 import { connectDevice, droppedAtBroker, startCloud, type Cloud } from '../devicelink/link.js'
 import { type Message, takeMessages } from './sse.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 interface Stream {
   status: number
@@ -45,7 +46,7 @@ function open(t: Test, c: Cloud, headers: Record<string, string>): Promise<Strea
         get body() {
           return body
         },
-        async next(pred = () => true, ms = 2 * 60_000) {
+        async next(pred = () => true, ms = HANG_GUARD_MS) {
           const until = Date.now() + ms
           for (;;) {
             while (taken < messages.length) {

@@ -3,6 +3,7 @@
 // response; both with a hang guard of minutes whose expiry says what was awaited.
 import { request, type IncomingMessage } from 'node:http'
 import type { Test } from 'tap'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 export interface Message {
   id: string | null
@@ -25,7 +26,7 @@ export interface SseStream {
   close(): void
 }
 
-const GUARD_MS = 120_000
+const GUARD_MS = HANG_GUARD_MS
 
 /** Moves the complete server-sent events of `buf` into `into`; returns the incomplete rest. */
 export function takeMessages(buf: string, into: Message[]): string {

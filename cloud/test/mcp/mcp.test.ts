@@ -14,6 +14,7 @@ import { onOneEngine } from '../db/engines.js'
 import { pairScreen } from '../screenHelpers.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 import { MCP_OPERATIONS } from '../../src/domains/mcp/tools.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 interface Seen {
   method: string
@@ -41,7 +42,7 @@ async function connect(t: Test, base: string, token: string): Promise<{ client: 
   await client.connect(transport)
   t.after(() => client.close())
   // The client opens the session's event stream right after initialize, without waiting.
-  for (const guardEnd = Date.now() + 2 * 60_000; !seen.some((s) => s.method === 'GET') && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 5))
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; !seen.some((s) => s.method === 'GET') && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 5))
   return { client, seen }
 }
 

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { OutboundGuard, UnsafeUrlError, isPublicAddress, isUnsafeUrlError, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 t.test('isPublicAddress refuses every non-public form', async (t) => {
   const refused = [
@@ -69,7 +70,7 @@ t.test('a DNS name resolving to a private address is refused at connect time (re
     calls++
     cb(null, [{ address: '127.0.0.1', family: 4 }])
   }
-  const g = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
+  const g = new OutboundGuard({ lookup, timeoutMs: HANG_GUARD_MS })
   t.after(() => g.close())
   const err = await g.request('https://rebind.example.com/hook', { body: '{}' }).catch((e: unknown) => e)
   t.ok(isUnsafeUrlError(err), `refused: ${String(err)}`)
@@ -119,7 +120,7 @@ t.test('connect time: the guarded pool refuses embedded-IPv4 literals, dotted na
     if (host === 'localhost') return cb(null, [{ address: '127.0.0.1', family: 4 }])
     cb(null, [{ address: '::7f00:1', family: 6 }])
   }
-  const g = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 2 * 60_000 })
+  const g = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: HANG_GUARD_MS })
   t.after(() => g.close())
   // The allowed test receiver is reachable through the same pool.
   const ok = await request(`https://localhost:${rec.port}/ok`, { method: 'POST', body: '{}', dispatcher: g.dispatcher })

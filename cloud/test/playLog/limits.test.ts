@@ -11,6 +11,7 @@ import { topics } from '@svc/shared/mqtt/index'
 import { loadConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { connectDevice, startCloud, type Cloud, type Device } from '../devicelink/link.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const PAIRED = '2026-06-01T09:00:00.000Z'
 const NOW = '2026-06-01T12:00:00.000Z'
@@ -46,7 +47,7 @@ async function setUp(t: Test, config = {}): Promise<{ cloud: Cloud; screen: Devi
 /** Moves the cloud's clock on by `ms`, a step at a time, each step once a batch waits for its screen's rate (or after 0.4 s without one). */
 async function runClock(cloud: Cloud, ms: number, step = 1000): Promise<void> {
   for (let left = ms; left > 0; left -= step) {
-    for (const guardEnd = Date.now() + 2 * 60_000; cloud.clock.pending === 0 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 2))
+    for (const guardEnd = Date.now() + HANG_GUARD_MS; cloud.clock.pending === 0 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 2))
     await cloud.clock.advanceSettling(Math.min(step, left))
   }
 }
@@ -177,7 +178,7 @@ t.test('a flood of 30,000 plausible plays is held to the burst and the rate', as
   const acked: number[] = []
   batches.forEach((p, b) => dev.client.publish(topics.playLog(id), p, { qos: 1 }, () => acked.push(b)))
   // The burst (2,000 plays) is stored at once; the next batch waits for the rate (10 s on the cloud's clock).
-  for (const guardEnd = Date.now() + 2 * 60_000; svc.stats.waits === 0 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 10))
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; svc.stats.waits === 0 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 10))
   t.equal(svc.stats.waits, 1, 'a batch is waiting for the rate')
   t.equal(await count(cloud, id), 2000, 'the burst stored, nothing more')
   t.equal(acked.length, 10, 'the batches stored are acknowledged, the rest wait')

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { redis, toolTest } from '@svc/shared/testing'
+import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, droppedAtBroker, startCloud, type Cloud } from '../devicelink/link.js'
 import { ENGINES, openEngine, requirePostgres } from '../db/engines.js'
@@ -88,7 +88,7 @@ for (const engine of ENGINES) {
     c.clock.advance(1000)
     const reported = { version: 0, playing: { source: 'none', contentKind: null, contentId: null }, at: c.clock.now().toISOString() }
     await dev.client.publishAsync(topics.reported(a.screenId), JSON.stringify(reported), { qos: 1 })
-    for (const guardEnd = Date.now() + 2 * 60_000; (await c.call('GET', `/v1/screens/${a.screenId}`)).body.data.reported === null && Date.now() < guardEnd; )
+    for (const guardEnd = Date.now() + HANG_GUARD_MS; (await c.call('GET', `/v1/screens/${a.screenId}`)).body.data.reported === null && Date.now() < guardEnd; )
       await new Promise((r) => setTimeout(r, 20))
     await presence.idle()
     t.equal((await item(c, a.screenId))!.lastSeenAt, c.clock.now().toISOString(), 'reported state: last seen')
@@ -178,7 +178,7 @@ toolTest(t, redis, "two instances on one database: a change made through one dro
 
   // B has heard A's pairing before it lists, so what it keeps is not dropped by that.
   const heard = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("B did not hear A's pairing within 2 minutes")), 2 * 60_000)
+    const timer = setTimeout(() => reject(new Error(`B did not hear A's pairing within ${HANG_GUARD_MS / 60_000} minutes`)), HANG_GUARD_MS)
     servicesOf(b.running.app).dataChanges.subscribe((ch) => void (ch.kind === 'workspaceScreens' && (clearTimeout(timer), resolve())))
   })
   const d = await a.pair('Lobby')
@@ -188,7 +188,7 @@ toolTest(t, redis, "two instances on one database: a change made through one dro
   t.equal((await item(b, d.screenId))?.name, 'Lobby', 'B answers from its kept page')
   t.equal((await a.call('PATCH', `/v1/screens/${d.screenId}`, { name: 'Foyer' })).status, 200)
   let seen = (await item(b, d.screenId))?.name
-  for (const guardEnd = Date.now() + 2 * 60_000; seen !== 'Foyer' && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; seen !== 'Foyer' && Date.now() < guardEnd; ) {
     await new Promise((r) => setTimeout(r, 20))
     seen = (await item(b, d.screenId))?.name
   }

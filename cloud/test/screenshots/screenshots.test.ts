@@ -9,6 +9,7 @@ import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/inde
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { png } from '../content/fixtures.js'
 import { SCREENSHOT_MAX_BYTES, SCREENSHOT_TTL_MS } from '../../src/domains/screenshots/ScreenshotService.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** `bytes` with the byte at `at` flipped. */
 function corrupt(bytes: Buffer, at: number): Buffer {
@@ -50,7 +51,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
     if (r.ok) jobs.push(r.value)
   })
   await dev.client.subscribeAsync(topics.jobs(a.screenId), { qos: 1 })
-  const deadline = Date.now() + 2 * 60_000 // a hang guard
+  const deadline = Date.now() + HANG_GUARD_MS // a hang guard
   while (!jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   t.match(jobs[0], { id: shot.id, kind: 'screenshot', uploadUrl: `/v1/devices/screenshots/${shot.id}` }, 'the job, with where to upload')
   while ((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status !== 'sent' && Date.now() < deadline)
@@ -129,7 +130,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   // Counted before asking: the job may reach the device before the answer does.
   const sentBefore = jobs.length
   const second = (await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`)).body.data
-  for (const again = Date.now() + 2 * 60_000; !jobs.some((j) => j.id === second.id) && Date.now() < again; ) await new Promise((r) => setTimeout(r, 20))
+  for (const again = Date.now() + HANG_GUARD_MS; !jobs.some((j) => j.id === second.id) && Date.now() < again; ) await new Promise((r) => setTimeout(r, 20))
   t.same(
     jobs.slice(sentBefore).map((j) => j.id),
     [second.id],
@@ -149,7 +150,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
     { qos: 1 },
   )
   let failed = (await cloud.call('GET', `/v1/screenshots/${second.id}`)).body.data
-  for (const guardEnd = Date.now() + 2 * 60_000; failed.status !== 'failed' && Date.now() < guardEnd; ) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; failed.status !== 'failed' && Date.now() < guardEnd; ) {
     await new Promise((r) => setTimeout(r, 20))
     failed = (await cloud.call('GET', `/v1/screenshots/${second.id}`)).body.data
   }

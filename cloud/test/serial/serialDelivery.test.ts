@@ -9,6 +9,7 @@ import { parseJob, topics, type SerialJob } from '@svc/shared/mqtt/index'
 import type { Running } from '../../src/server.js'
 import { startRunning, tempDir as newTempDir, until as untilValue } from '../fixtures/processes.js'
 import { api, ownerKey, pair, socketConfig } from './sockets.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-serial-')
 const until = <T>(ms: number, fn: () => Promise<T | undefined>) => untilValue(ms, fn, 30)
@@ -46,7 +47,7 @@ async function device(
     client,
     jobs,
     /** The next job not seen before (delivery is at least once; the agent dedupes by id). */
-    async next(ms = 2 * 60_000) {
+    async next(ms = HANG_GUARD_MS) {
       const end = Date.now() + ms
       for (;;) {
         while (taken < jobs.length) {

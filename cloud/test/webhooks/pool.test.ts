@@ -15,6 +15,7 @@ import { CA_FILE, TLS_DIR, startReceiver } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
 import { recordEvent } from '../fixtures/events.js'
 import { until } from '../fixtures/processes.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 function countingLookup(): { lookup: LookupFn; hosts: string[] } {
   const hosts: string[] = []
@@ -30,7 +31,7 @@ t.test('a pool reuses keep-alive connections and puts every new one through the 
   const receiver = await startReceiver(() => ({ status: 200, headers: close ? { connection: 'close' } : ({} as Record<string, string>) }))
   t.after(() => receiver.close())
   const { lookup, hosts } = countingLookup()
-  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: 2 * 60_000 })
+  const guard = new OutboundGuard({ allowHosts: ['localhost'], caFile: CA_FILE, lookup, timeoutMs: HANG_GUARD_MS })
   t.after(() => guard.close())
   const pool = guard.pool(4)
 
@@ -236,7 +237,7 @@ forEngines(t, (t, build) => {
 
   t.test('a batch to a name that resolves to a private address: every delivery refused at connect time', async (t) => {
     const lookup: LookupFn = (_host, _opts, cb) => cb(null, [{ address: '10.0.0.7', family: 4 }])
-    const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
+    const outbound = new OutboundGuard({ lookup, timeoutMs: HANG_GUARD_MS })
     const h = await build(t, {}, { outbound })
     const { apiKey, workspaceId } = await h.workspace()
     t.equal((await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://hooks.example.com/in', events: ['screen.offline'] })).statusCode, 201)

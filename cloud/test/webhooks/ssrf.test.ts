@@ -6,6 +6,7 @@ import t from 'tap'
 import { build } from '../helpers.js'
 import { OutboundGuard, type LookupFn } from '../../src/platform/net/OutboundGuard.js'
 import { recordEvent } from '../fixtures/events.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 t.test('creation refuses every private, local and non-https form', async (t) => {
   const h = await build(t)
@@ -54,7 +55,7 @@ t.test('DNS rebinding: a public-looking name resolving to a private address is r
     answers.push(host)
     cb(null, [{ address: host === 'rebind.example.com' ? '127.0.0.1' : '10.1.2.3', family: 4 }])
   }
-  const outbound = new OutboundGuard({ lookup, timeoutMs: 2 * 60_000 })
+  const outbound = new OutboundGuard({ lookup, timeoutMs: HANG_GUARD_MS })
   const h = await build(t, {}, { outbound })
   const { apiKey, workspaceId } = await h.workspace()
   const ep = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://rebind.example.com/hook', events: ['screen.offline'] })).json().data

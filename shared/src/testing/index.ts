@@ -159,3 +159,4 @@ export function useTool(t: Test, tool: SystemTool, standIn: string, env: NodeJS.
   return false
 }
 export { seededRandom } from './random.js'
+export { HANG_GUARD_MS } from './guards.js'

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { missingTool, onPath, postgres, socat, toolsRequired } from '@svc/shared/testing'
+import { HANG_GUARD_MS, missingTool, onPath, postgres, socat, toolsRequired } from '@svc/shared/testing'
 import { REPO_ROOT, bundledEntry } from '@svc/shared/testing/bundle'
 
 // The fixture as a bundle (built once per run), not through tsx: a child process each run.
@@ -15,7 +15,7 @@ const FIXTURE = await bundledEntry(path.relative(REPO_ROOT, path.join(path.dirna
 function run(env: NodeJS.ProcessEnv): { status: number | null; out: string } {
   const base: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (k !== 'CI' && !k.startsWith('TAP')) base[k] = v
-  const r = spawnSync(process.execPath, [FIXTURE], { env: { ...base, ...env }, encoding: 'utf8', timeout: 2 * 60_000 })
+  const r = spawnSync(process.execPath, [FIXTURE], { env: { ...base, ...env }, encoding: 'utf8', timeout: HANG_GUARD_MS })
   return { status: r.status, out: r.stdout + r.stderr }
 }
 

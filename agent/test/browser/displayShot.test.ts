@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import { topics } from '@svc/shared/mqtt/index'
-import { displayCapture, toolTest } from '@svc/shared/testing'
+import { displayCapture, HANG_GUARD_MS, toolTest } from '@svc/shared/testing'
 import { Agent } from '../../src/Agent.js'
 import { captureDisplay } from '../../src/jobs/Screenshotter.js'
 import { KIOSK_FLAGS } from '../../src/pack/files.js'
@@ -93,7 +93,7 @@ toolTest(t, displayCapture, 'under cage the screenshot is what the display shows
     log,
     // grim's limit is a hang guard here: on a busy machine a capture can take longer than the
     // product's 15 s, and the fallback to the page render is not what this test is about.
-    screenshot: { executablePath: BROWSER, width: 640, height: 360, waylandDisplay: socket, displayTimeoutMs: 5 * 60_000 },
+    screenshot: { executablePath: BROWSER, width: 640, height: 360, waylandDisplay: socket, displayTimeoutMs: HANG_GUARD_MS },
     pairing: { pollIntervalMs: 50, pollIntervalCapMs: 200 },
     backoff: { baseMs: 200, capMs: 1000 },
   })

@@ -152,4 +152,17 @@ toolTest(t, displayWindow, 'under cage the screenshot is what the display shows 
     lines.find((l) => l.msg === 'screenshot uploaded'),
     { jobId: id, source: 'display' },
   )
+
+  // A capture over the limit (the cloud's 16 MiB: a 4K display showing a photo can make one)
+  // is taken again at half the scale: here the limit is a byte under the full capture's size.
+  const full = await captureDisplay({ waylandDisplay: socket })
+  const fitted = await captureDisplay({ waylandDisplay: socket, maxBytes: full.length - 1 })
+  const half = decodePng(fitted)
+  t.equal(`${half.width}x${half.height}`, `${direct.width / 2}x${direct.height / 2}`, 'taken again at half the scale')
+  t.ok(fitted.length < full.length, `and it fits (${fitted.length} < ${full.length} bytes)`)
+  t.same(
+    inner(half).filter((p) => !near(p.rgb, BLUE)),
+    [],
+    'still the window the display shows',
+  )
 })

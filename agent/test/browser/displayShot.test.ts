@@ -80,13 +80,17 @@ toolTest(t, displayWindow, 'under cage the screenshot is what the display shows 
   // The compositor's output as grim takes it directly, once the window is on it: a hang
   // guard whose expiry fails the test (a compositor that draws nothing leaves it black).
   let last = 'no capture yet'
-  const direct = await eventually("the blue window in cage's output", async () => {
-    await new Promise((r) => setTimeout(r, 200)) // a grim capture at most five times a second
-    const bm = decodePng(await captureDisplay({ waylandDisplay: socket }))
-    const off = inner(bm).filter((p) => !near(p.rgb, BLUE))
-    last = off.length ? `${off.length} samples not blue, e.g. rgb(${off[0]!.rgb.join(',')}) at ${off[0]!.x},${off[0]!.y}` : 'blue'
-    return off.length ? undefined : bm
-  }, 180_000).catch((err: Error) => {
+  const direct = await eventually(
+    "the blue window in cage's output",
+    async () => {
+      await new Promise((r) => setTimeout(r, 200)) // a grim capture at most five times a second
+      const bm = decodePng(await captureDisplay({ waylandDisplay: socket }))
+      const off = inner(bm).filter((p) => !near(p.rgb, BLUE))
+      last = off.length ? `${off.length} samples not blue, e.g. rgb(${off[0]!.rgb.join(',')}) at ${off[0]!.x},${off[0]!.y}` : 'blue'
+      return off.length ? undefined : bm
+    },
+    180_000,
+  ).catch((err: Error) => {
     throw new Error(`${err.message}; last grim capture: ${last}`)
   })
   t.not(`${direct.width}x${direct.height}`, '640x360', `the compositor's output is ${direct.width}×${direct.height}, not the page render's size`)

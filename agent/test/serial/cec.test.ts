@@ -51,7 +51,11 @@ toolTest(t, socat, 'CEC over a socat pty: power on, status, input, standby', asy
   t.equal(on.sentHex, Cec.powerOn(2).toString('hex'), 'both transmissions were sent')
   t.same([panel.model.state.power, panel.model.state.input], ['on', 'hdmi2'], 'Image View On turned the TV on, Active Source 2.0.0.0 chose the player')
   t.ok(on.replyHex.endsWith('ff10fe'), 'the reply ends with TRANSMIT_SUCCEEDED')
-  t.same((panel.personality as CecPersonality).adapter, { controlled: true, ackMask: 1 << CEC_PLAYER_ADDRESS }, 'the adapter was set up first: the host controls it, it acknowledges the player')
+  t.same(
+    (panel.personality as CecPersonality).adapter,
+    { controlled: true, ackMask: 1 << CEC_PLAYER_ADDRESS },
+    'the adapter was set up first: the host controls it, it acknowledges the player',
+  )
 
   const status = await driver.send(Cec.powerQuery(2))
   t.match(status, { outcome: 'ok', reply: { kind: 'power', power: 'on', id: 0 } }, 'Report Power Status from the TV')

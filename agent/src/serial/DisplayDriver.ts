@@ -242,7 +242,7 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
       await this.sleep(this.lastExchangeEnd + this.gapFor(this.protocol) - this.clock.now().getTime())
       const a = await this.attempt(bytes, codec, this.timeoutFor(this.protocol))
       if (a.kind === 'ok') continue
-      const why = a.kind === 'nak' ? `refused (${String(a.reply?.errorCode ?? 'rejected')})` : a.kind === 'timeout' ? 'no answer' : a.reason
+      const why = a.kind === 'timeout' ? 'no answer' : 'reason' in a ? a.reason : `refused (${String(a.reply?.errorCode ?? 'rejected')})`
       this.warn(new Error(`${codec!.name}: the set-up command ${bytes.toString('hex')} sent on opening ${this.o.path}: ${why}`))
     }
   }

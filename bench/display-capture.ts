@@ -1,15 +1,14 @@
 // A display capture's cost on the agent: the kiosk compositor (cage, wlroots' headless
-// backend, software rendering, as `nobody`) runs; the agent's own captureDisplay (the
-// screenshot job's first step) spawns grim on its Wayland socket and reads the PNG, N times
-// in a row. Per capture: the wall time until the PNG is in the agent's hands, the agent
-// process's CPU (user + system, process.cpuUsage) and grim's CPU (user + system, from
-// GNU time around it), and the PNG's size.
+// backend, software rendering, as `nobody`) runs with a window in it (a foot terminal full of
+// random text, so the frame is not one colour: the PNG encoder has real work); the agent's
+// own captureDisplay (the screenshot job's first step) spawns grim on its Wayland socket and
+// reads the PNG, N times in a row. Per capture: the wall time until the PNG is in the agent's
+// hands, the agent process's CPU (user + system, process.cpuUsage) and grim's CPU (user +
+// system, from GNU time around it), and the PNG's size.
 // wlroots' headless output is 1280×720 and has no mode to set, so the 1920×1080 row runs grim
 // with `-s 1.5`: a 1920×1080 PNG from the 1280×720 output (the copy is smaller, the scaling and
-// the encoding of 1080p are there). Debian 12's cage 0.1.4 commits no frame on its headless
-// output, so the frame is black there: PNG's compression is at its cheapest; a real frame
-// (a photo, video) costs more in the encoder.
-// Needs: root (runuser), cage, grim, GNU time (/usr/bin/time).
+// the encoding of 1080p are there).
+// Needs: root (runuser), cage, foot (and a font), grim, GNU time (/usr/bin/time).
 // Run: npx tsx bench/display-capture.ts [captures=20]
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -41,8 +40,10 @@ const cage = spawn(
     'cage',
     '-s',
     '--',
-    'sleep',
-    '600',
+    'foot',
+    'sh',
+    '-c',
+    'head -c 60000 /dev/urandom | base64 -w 0; sleep 600',
   ],
   { detached: true, stdio: 'ignore' },
 )
@@ -60,6 +61,21 @@ const until = Date.now() + 120_000
 while (!fs.existsSync(socket)) {
   if (Date.now() > until) throw new Error(`no cage socket at ${socket} within 2 minutes`)
   await new Promise((r) => setTimeout(r, 50))
+}
+
+// The window drawn: captures until two in a row are the same size and far from a black
+// frame's few KiB (the screen full of text).
+{
+  let prev = -1
+  for (;;) {
+    if (Date.now() > until) throw new Error('the foot window never showed in the capture within 2 minutes')
+    const n = await captureDisplay({ waylandDisplay: socket })
+      .then((png) => png.length)
+      .catch(() => 0)
+    if (n > 64 * 1024 && n === prev) break
+    prev = n
+    await new Promise((r) => setTimeout(r, 200))
+  }
 }
 
 /** A grim that GNU time wraps (its CPU goes to `cpuLog`), with extra arguments (the scale). */

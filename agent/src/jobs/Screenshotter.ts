@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
+import { SCREENSHOT_MAX_BYTES, type JobResult, type ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Logger } from '../runtime/Logger.js'
 import type { Clock } from '../runtime/time.js'
 import { onOwnCloud, putDeviceUpload } from './deviceUpload.js'
@@ -50,17 +50,37 @@ export interface DisplayCaptureOptions {
   grim?: string
   /** A capture taking longer is killed and the page is rendered instead; default 15 s. */
   timeoutMs?: number
+  /** The largest PNG to hand back; a larger capture is taken again at half the scale, then a quarter. Default: the cloud's limit. */
+  maxBytes?: number
 }
 
-/** A PNG of the compositor's whole output, from `grim -` (PNG on its standard output). */
-export function captureDisplay(o: DisplayCaptureOptions): Promise<Buffer> {
+/** The scales a capture is taken at, one after the other while its PNG is over `maxBytes`. */
+const CAPTURE_SCALES = [1, 0.5, 0.25] as const
+
+/**
+ * A PNG of the compositor's whole output, from `grim -` (PNG on its standard output). A
+ * display of many pixels showing a photo makes a PNG over the cloud's limit (a 4K frame
+ * can): it is taken again scaled down (`grim -s 0.5`, then 0.25) until it fits; the last
+ * one is handed back whatever its size, and the cloud says it is too large.
+ */
+export async function captureDisplay(o: DisplayCaptureOptions): Promise<Buffer> {
+  const maxBytes = o.maxBytes ?? SCREENSHOT_MAX_BYTES
+  let png: Buffer | null = null
+  for (const scale of CAPTURE_SCALES) {
+    png = await grimOnce(o, scale)
+    if (png.length <= maxBytes) break
+  }
+  return png!
+}
+
+function grimOnce(o: DisplayCaptureOptions, scale: number): Promise<Buffer> {
   const socket = o.waylandDisplay
   if (!socket) return Promise.reject(new Error('not under a compositor (no Wayland socket configured)'))
   if (!fs.existsSync(socket)) return Promise.reject(new Error(`no compositor socket at ${socket}`))
   const grim = o.grim ?? 'grim'
   return new Promise((resolve, reject) => {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', WAYLAND_DISPLAY: socket, XDG_RUNTIME_DIR: path.dirname(socket) }
-    const child = spawn(grim, ['-t', 'png', '-'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(grim, [...(scale === 1 ? [] : ['-s', String(scale)]), '-t', 'png', '-'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const out: Buffer[] = []
     let err = ''
     const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 15_000)

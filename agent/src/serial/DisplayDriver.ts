@@ -99,6 +99,8 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
   private port: PanelPort | null = null
   private started = false
   private reopenDelay: number
+  /** The port opened and its protocol's open commands (CEC: the adapter's set-up) are not sent yet. */
+  private setupPending = false
   private reopenTimer: unknown = null
   private openWaiters = new Set<() => void>()
   private chain: Promise<unknown> = Promise.resolve()
@@ -197,6 +199,7 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
       if (!(await this.waitOpen())) {
         return { outcome: 'failed', sentHex: last ? sentHex : '', replyHex: '', reason: this.started ? 'port closed' : 'driver stopped', attempts: n - 1 }
       }
+      if (this.setupPending) await this.setUp()
       await this.sleep(this.lastExchangeEnd + this.gapFor(protocol) - this.clock.now().getTime())
       last = await this.attempt(bytes, codec, timeoutMs)
       if (last.kind === 'ok') return { outcome: 'ok', sentHex, replyHex: last.frame.toString('hex'), ...(last.reply ? { reply: last.reply } : {}), attempts: n }
@@ -223,6 +226,24 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
       replyHex: 'received' in last ? last.received.toString('hex') : '',
       reason: `no reply within ${timeoutMs} ms (${tries} attempt${tries > 1 ? 's' : ''})`,
       attempts: tries,
+    }
+  }
+
+  /**
+   * The port's protocol's open commands, once after each open and before the first command
+   * (run inside the queue, so nothing else is on the line). One that fails is said (`warn`)
+   * and the command goes ahead: an adapter that refuses its set-up may still transmit.
+   */
+  private async setUp(): Promise<void> {
+    this.setupPending = false
+    const codec = this.protocol ? panelProtocols[this.protocol] : null
+    for (const bytes of codec?.openCommands?.() ?? []) {
+      if (!this.isOpen) return
+      await this.sleep(this.lastExchangeEnd + this.gapFor(this.protocol) - this.clock.now().getTime())
+      const a = await this.attempt(bytes, codec, this.timeoutFor(this.protocol))
+      if (a.kind === 'ok') continue
+      const why = a.kind === 'timeout' ? 'no answer' : 'reason' in a ? a.reason : `refused (${String(a.reply?.errorCode ?? 'rejected')})`
+      this.warn(new Error(`${codec!.name}: the set-up command ${bytes.toString('hex')} sent on opening ${this.o.path}: ${why}`))
     }
   }
 
@@ -322,6 +343,7 @@ export class DisplayDriver extends EventEmitter<DisplayDriverEvents> {
     }
     this.port = port
     this.reopenDelay = this.o.reopenDelayMs
+    this.setupPending = true
     port.on('data', (chunk) => this.onChunk?.(chunk))
     port.on('error', (err) => this.warn(err))
     port.on('close', (err) => this.onClose(port, err))

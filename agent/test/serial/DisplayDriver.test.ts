@@ -5,8 +5,8 @@
 // the instants the clock is moved to (`drive`), so the test asserts them exactly.
 import t, { type Test } from 'tap'
 import { ManualClock } from '@svc/shared'
-import { panelProtocols, type PanelProtocolName } from '@svc/shared/panels/index'
-import { DEFAULT_GARBAGE, type SimProtocol } from '@svc/firmware-sim'
+import { CEC_PLAYER_ADDRESS, Cec, P8Code, encodeP8Setup, panelProtocols, splitP8Messages, type PanelProtocolName } from '@svc/shared/panels/index'
+import { DEFAULT_GARBAGE, type CecPersonality, type SimProtocol } from '@svc/firmware-sim'
 import { DisplayDriver, type DisplayDriverOptions } from '../../src/serial/index.js'
 import type { CommandOptions, CommandResult } from '../../src/serial/DisplayDriver.js'
 import { drive, mockLine, type MockLine } from './harness.js'
@@ -190,6 +190,47 @@ t.test('unplug: reopen with backoff; a held command runs after the reopen', asyn
   t.equal(line.opens, opensBefore + 1)
   t.equal(line.mock.panel.model.state.power, 'off')
 })
+
+t.test(
+  'cec: each open puts the adapter under the host and has it acknowledge the player, before the first command; a refusal is said, the command goes ahead',
+  async (t) => {
+    const { line, send, driver } = await setup(t, 'cec', { holdMs: 2000 })
+    const adapter = () => (line.mock.panel.personality as CecPersonality).adapter
+    const setupHex = encodeP8Setup().map((b) => b.toString('hex'))
+    t.same(adapter(), { controlled: false, ackMask: 0 }, 'a fresh adapter: on its own, acknowledging nobody')
+    t.equal(line.sent.length, 0, 'nothing is written until there is a command')
+    t.equal((await send(Cec.powerQuery(1))).outcome, 'ok')
+    t.same(
+      line.sent.slice(0, 2).map((b) => b.toString('hex')),
+      setupHex,
+      'SET_CONTROLLED 1, then SET_ACK_MASK 0x0010 (Playback Device 1), one exchange each',
+    )
+    t.same(adapter(), { controlled: true, ackMask: 1 << CEC_PLAYER_ADDRESS })
+    const q = await send(Cec.powerQuery(1))
+    t.equal(q.outcome, 'ok')
+    const heard = splitP8Messages(Buffer.from(q.replyHex, 'hex')).filter((m) => m.code === P8Code.frameStart || m.code === P8Code.frameData)
+    t.ok(heard.length > 0 && heard.every((m) => m.ack), "the TV's Report Power Status to the player is acknowledged")
+    const writes = line.sent.length
+    t.equal((await send(Cec.powerQuery(1))).outcome, 'ok')
+    t.equal(line.sent.length, writes + 1, 'the set-up is not sent again while the port stays open')
+
+    // Unplugged and back: a new adapter session, set up again; one that refuses is said.
+    const closed = new Promise((r) => driver.once('close', r))
+    line.unplug()
+    await closed
+    const warnings: string[] = []
+    driver.on('warn', (e) => warnings.push(e.message))
+    line.mock.panel.setFaults({ nak: true })
+    const refused = await send(Cec.powerQuery(1))
+    t.equal(refused.outcome, 'nak', 'the command itself was sent (and refused, as everything is here)')
+    t.same(
+      line.sent.slice(writes + 1, writes + 4).map((b) => b.toString('hex')),
+      [...setupHex, Cec.powerQuery(1).toString('hex')],
+      'after the reopen: the set-up again, then the command',
+    )
+    t.match(warnings, [/cec: the set-up command ff1801fe sent on opening \/dev\/mock: refused/, /cec: the set-up command ff0a0010fe .*refused/])
+  },
+)
 
 t.test('unplug during a command fails that attempt; retried after the reopen', async (t) => {
   const UNPLUG_TIMEOUT_MS = 500 // on the rig's clock, longer than the 50 ms advanced before the unplug

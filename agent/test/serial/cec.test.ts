@@ -5,9 +5,9 @@
 // without CEC (reported as such, not as "off").
 import t, { type Test } from 'tap'
 import { HANG_GUARD_MS, socat, toolTest } from '@svc/shared/testing'
-import { Cec, CecReplyFramer, splitCecCommand } from '@svc/shared/panels/index'
+import { CEC_PLAYER_ADDRESS, Cec, CecReplyFramer, P8Code, splitCecCommand, splitP8Messages } from '@svc/shared/panels/index'
 import type { PanelReport } from '@svc/shared/mqtt/index'
-import { SimulatedPanel, PtyTransport } from '@svc/firmware-sim'
+import { SimulatedPanel, PtyTransport, type CecPersonality } from '@svc/firmware-sim'
 import { DisplayDriver, PanelPoller } from '../../src/serial/index.js'
 
 /**
@@ -51,9 +51,16 @@ toolTest(t, socat, 'CEC over a socat pty: power on, status, input, standby', asy
   t.equal(on.sentHex, Cec.powerOn(2).toString('hex'), 'both transmissions were sent')
   t.same([panel.model.state.power, panel.model.state.input], ['on', 'hdmi2'], 'Image View On turned the TV on, Active Source 2.0.0.0 chose the player')
   t.ok(on.replyHex.endsWith('ff10fe'), 'the reply ends with TRANSMIT_SUCCEEDED')
+  t.same(
+    (panel.personality as CecPersonality).adapter,
+    { controlled: true, ackMask: 1 << CEC_PLAYER_ADDRESS },
+    'the adapter was set up first: the host controls it, it acknowledges the player',
+  )
 
   const status = await driver.send(Cec.powerQuery(2))
   t.match(status, { outcome: 'ok', reply: { kind: 'power', power: 'on', id: 0 } }, 'Report Power Status from the TV')
+  const heard = splitP8Messages(Buffer.from(status.replyHex, 'hex')).filter((m) => m.code === P8Code.frameStart || m.code === P8Code.frameData)
+  t.ok(heard.length > 0 && heard.every((m) => m.ack), 'acknowledged on the bus (the TV does not send it again)')
   t.match(await poller.readNow(), { power: 'on' }, 'the poller reads on (the player shows: no input answer)')
 
   const input = await driver.send(Cec.setInput(2, 'hdmi3'))

@@ -12,6 +12,11 @@
  * - User Control Pressed Mute Function / Restore Volume Function / Mute: mute, unmute, toggle.
  * - Anything else sent to the TV: Feature Abort (unrecognized opcode).
  *
+ * The adapter starts as a fresh one does: not under the host's control and acknowledging
+ * no logical address. SET_CONTROLLED and SET_ACK_MASK change that (`adapter`); a TV's
+ * message to an address outside the mask is reported unacknowledged (FRAME flags without
+ * ACK), as the adapter hears it go unanswered on the bus.
+ *
  * Faults: `no-cec` (a TV that does not speak CEC: nothing acknowledges a message sent
  * to it, TRANSMIT_FAILED_ACK), `ignore-standby` (SimulatedPanel: acknowledged, not
  * obeyed), `nak` (the adapter rejects every message), `bad-checksum` (a broken escape).
@@ -59,6 +64,13 @@ const cec = (initiator: number, destination: number, opcode: number, ...operands
 export class CecPersonality implements Personality {
   readonly protocol = 'cec' as const
   private readonly assembler = new P8Assembler()
+  private controlled = false
+  private ackMask = 0
+
+  /** The adapter's set-up as the host left it: under its control, the logical addresses it acknowledges. */
+  get adapter(): { controlled: boolean; ackMask: number } {
+    return { controlled: this.controlled, ackMask: this.ackMask }
+  }
 
   createFramer() {
     return new P8TransmissionFramer()
@@ -101,7 +113,7 @@ export class CecPersonality implements Personality {
       out.push(result(P8Code.transmitSucceeded))
       if (faults.noCec) continue
       const answer = this.tv(msg, model)
-      if (answer) out.push(encodeP8Received(answer))
+      if (answer) out.push(encodeP8Received(answer, answer.destination === CecAddress.broadcast || (this.ackMask & (1 << answer.destination)) !== 0))
     }
     return Buffer.concat(out)
   }
@@ -122,6 +134,14 @@ export class CecPersonality implements Personality {
 
   private adapterAnswer(m: P8Message): Buffer {
     if (m.code === P8Code.firmwareVersion) return encodeP8Message({ code: P8Code.firmwareVersion, data: Uint8Array.of(0, 12) })
+    if (m.code === P8Code.setControlled) {
+      if (m.data.length !== 1) return encodeP8Message({ code: P8Code.commandRejected, data: Uint8Array.of(m.code) })
+      this.controlled = m.data[0] !== 0
+    }
+    if (m.code === P8Code.setAckMask) {
+      if (m.data.length !== 2) return encodeP8Message({ code: P8Code.commandRejected, data: Uint8Array.of(m.code) })
+      this.ackMask = (m.data[0]! << 8) | m.data[1]!
+    }
     return accepted(m)
   }
 

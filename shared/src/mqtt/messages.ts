@@ -198,6 +198,9 @@ export const ScreenshotJobSchema = Type.Object({
 })
 export type ScreenshotJob = Static<typeof ScreenshotJobSchema>
 
+/** The largest screenshot PNG the cloud takes (bytes); the agent scales a larger display capture down to fit. */
+export const SCREENSHOT_MAX_BYTES = 16 * 1024 ** 2
+
 /**
  * Bounds of the agent's log lines and of one upload of them (the `logs` job's answer): the
  * agent keeps within them, the cloud refuses more. At its bounds an upload is about

@@ -338,6 +338,23 @@ export function parseP8Message(frame: Uint8Array): P8Message {
   return m
 }
 
+/**
+ * What a host tells a Pulse-Eight adapter when it opens it, as the kernel's pulse8-cec driver
+ * and libcec do: SET_CONTROLLED 1 (the host drives the adapter, which stops acting on its
+ * own saved settings) and SET_ACK_MASK with the bit of each logical address the adapter
+ * must acknowledge on the bus (the player's, Playback Device 1). Without the mask nobody
+ * acknowledges the TV's answers to the player: the TV counts them failed and sends them again.
+ * Each is answered by COMMAND_ACCEPTED (COMMAND_REJECTED by an adapter that does not know it).
+ */
+export function encodeP8Setup(address: number = CEC_PLAYER_ADDRESS): Buffer[] {
+  if (!Number.isInteger(address) || address < 0 || address > 14) throw new RangeError(`CEC logical address must be 0–14, got ${address}`)
+  const mask = 1 << address
+  return [
+    encodeP8Message({ code: P8Code.setControlled, data: Uint8Array.of(1) }),
+    encodeP8Message({ code: P8Code.setAckMask, data: Uint8Array.of(mask >> 8, mask & 0xff) }),
+  ]
+}
+
 /** The adapter messages that send one CEC message (as libcec writes them: polarity, then a byte each). */
 export function encodeP8Transmit(m: CecMessage): Buffer {
   const bytes = encodeCecMessage(m)
@@ -708,6 +725,7 @@ export const Cec: PanelProtocol = {
   createReplyFramer: (command?: Uint8Array) => new CecReplyFramer(command),
   createCommandFramer: () => new P8TransmissionFramer(),
   splitCommand: splitCecCommand,
+  openCommands: () => encodeP8Setup(),
 }
 
 function hex(n: number): string {

@@ -73,4 +73,10 @@ export interface PanelProtocol {
   splitCommand?(bytes: Uint8Array): Buffer[]
   /** Splits host → panel bytes into command frames (used by the simulator). */
   createCommandFramer(): Framer
+  /**
+   * Commands sent once each time the port opens, before any other, one exchange each
+   * (CEC: the Pulse-Eight adapter is put under the host's control and told which logical
+   * address to acknowledge). Absent = none.
+   */
+  openCommands?(): Buffer[]
 }

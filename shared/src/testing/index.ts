@@ -105,6 +105,16 @@ export const displayCapture: SystemTool = {
     isRoot() && ['cage', 'grim', 'runuser'].every((n) => onPath(n, env)) && ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some((p) => fs.existsSync(p)),
 }
 
+/**
+ * A window drawn in the kiosk compositor and captured: cage (headless, pixman), a foot
+ * terminal as the window (cage draws it whole in software, unlike Chromium), grim (as root).
+ */
+export const displayWindow: SystemTool = {
+  name: 'the display capture of a window (cage, foot, grim, as root)',
+  install: 'run the tests as root with apt-get install -y cage foot fonts-dejavu-core grim',
+  found: (env) => isRoot() && ['cage', 'foot', 'grim', 'runuser'].every((n) => onPath(n, env)),
+}
+
 /** ffmpeg and ffprobe, for the cloud's video thumbnails and facts (test videos made on the spot). */
 export const ffmpeg: SystemTool = {
   name: 'ffmpeg',

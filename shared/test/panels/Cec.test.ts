@@ -8,6 +8,7 @@ import {
   encodeCecMessage,
   encodeP8Message,
   encodeP8Received,
+  encodeP8Setup,
   encodeP8Transmit,
   panelPreset,
   parseCecMessage,
@@ -116,6 +117,17 @@ t.test('Pulse-Eight transmissions: as libcec writes them', async (t) => {
   t.equal(show(encodeP8Transmit(m(4, 0, 0x04))), 'FF 0E 00 FE FF 0B 40 FE FF 0C 04 FE', 'Image View On: polarity 0, header, opcode with EOM')
   t.equal(show(encodeP8Transmit(m(4, 15, 0x82, 0x10, 0x00))), 'FF 0E 01 FE FF 0B 4F FE FF 0B 82 FE FF 0B 10 FE FF 0C 00 FE', 'broadcast: polarity 1')
   t.equal(show(encodeP8Received(m(0, 4, 0x90, 0x01))), 'FF 45 04 FE FF 46 90 FE FF C6 01 FE')
+})
+
+t.test("Pulse-Eight set-up on open: as the kernel's pulse8-cec driver writes it", async (t) => {
+  t.same(encodeP8Setup().map(show), ['FF 18 01 FE', 'FF 0A 00 10 FE'], 'SET_CONTROLLED 1; SET_ACK_MASK with bit 4 (Playback Device 1)')
+  t.same(encodeP8Setup(14).map(show), ['FF 18 01 FE', 'FF 0A 40 00 FE'], 'address 14: the high byte')
+  t.same(Cec.openCommands?.().map(show), encodeP8Setup().map(show), 'what the protocol sends on each open')
+  for (const bad of [-1, 15, 1.5]) t.throws(() => encodeP8Setup(bad), RangeError, `logical address ${bad}`)
+  // each is one exchange: the reply framer ends at the adapter's answer
+  const framer = new CecReplyFramer(encodeP8Setup()[0])
+  t.same(framer.push(Buffer.from('ff0818fe', 'hex')).map(show), ['FF 08 18 FE'], 'COMMAND_ACCEPTED ends it')
+  t.same(parseCecReply(Buffer.from('ff0918fe', 'hex')), { ok: false, nak: true, kind: 'other', errorCode: 'rejected' }, 'COMMAND_REJECTED')
 })
 
 t.test('the panel commands', async (t) => {

@@ -120,7 +120,7 @@ export const Screen = Type.Intersect([
     reported: Nullable(
       Type.Object(ReportedSchema.properties, {
         description:
-          'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `agentVersion`, `at`; only these fields, as the MQTT contract defines them.',
+          'What the device last reported: `version` applied, `playing`, `panel`, `storage`, `video` (decoded and dropped frames of the kiosk page), `agentVersion`, `agentArch`, `at`; only these fields, as the MQTT contract defines them.',
       }),
     ),
     reportedAt: Nullable(Timestamp),

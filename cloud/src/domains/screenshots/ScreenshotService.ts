@@ -9,7 +9,7 @@
 // after SCREENSHOT_RETENTION_DAYS (housekeeper).
 import type { Readable } from 'node:stream'
 import { Type, type Static } from '@sinclair/typebox'
-import type { JobResult, ScreenshotJob } from '@svc/shared/mqtt/index'
+import { SCREENSHOT_MAX_BYTES as SHARED_SCREENSHOT_MAX_BYTES, type JobResult, type ScreenshotJob } from '@svc/shared/mqtt/index'
 import type { Principal } from '../../platform/http/Principal.js'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import { type Hook, Listeners } from '../../platform/hooks.js'
@@ -23,7 +23,7 @@ import { deviceScreen, type ScreenService } from '../screens/index.js'
 import { SharedSweep } from '../serial/index.js'
 
 /** Largest PNG a device may upload (a 4K frame of photos compresses well under this). */
-export const SCREENSHOT_MAX_BYTES = 16 * 1024 ** 2
+export const SCREENSHOT_MAX_BYTES = SHARED_SCREENSHOT_MAX_BYTES
 /** A job without an upload or a result after this long fails as `expired`. */
 export const SCREENSHOT_TTL_MS = 10 * 60_000
 /** Screenshots (rows and files) are deleted this many days after they were asked for. */

@@ -245,7 +245,7 @@ echo "@@ reinstalled"; install; state
 # A kiosk process that outlived its unit does not keep the account.
 setpriv --reuid=svc-kiosk --regid=svc-kiosk --clear-groups sleep 600 & linger=$!
 echo "@@ purged"; dpkg -P svc-agent >/dev/null 2>&1; state
-kill $linger 2>/dev/null; wait $linger 2>/dev/null
+kill $linger 2>/dev/null; wait $linger 2>/dev/null || true
 `,
     )
     const installed = out.get('installed')

@@ -39253,6 +39253,7 @@ export interface operations {
                             contentId: string;
                             /** @description What was assigned, cast or raised (a playlist, a layout, a media file…). */
                             contentKind: string;
+                            contentName?: string | null;
                             durationMs: number;
                             emergencyId: string | null;
                             /** Format: date-time */
@@ -39262,6 +39263,7 @@ export interface operations {
                             itemId: string;
                             /** @description The piece that was on screen: a playlist item, a layout zone's content, or the content itself. */
                             itemKind: string;
+                            itemName?: string | null;
                             /**
                              * @description Proof of display: the panel's power as the player last read it back when the play started; `unknown` without a panel, a reading, or from players that do not report it.
                              * @enum {string}

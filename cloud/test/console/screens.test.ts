@@ -257,7 +257,7 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
 
 /** Elements reaching past the viewport's right edge (what makes a page scroll sideways), for the message. */
 const OVERFLOW = `(() => {
-  const w = window.innerWidth
+  const w = 390
   const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroller'))
   return { scrollWidth: document.documentElement.scrollWidth, innerWidth: w, wide: wide.slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : '') + ' ' + Math.round(e.getBoundingClientRect().right)) }
 })()`
@@ -289,8 +289,10 @@ t.test('on a phone (390×844) the screens, a screen, a cast and the emergency fi
     for (const [path, ready] of pages) {
       await page.goto(`${c.base}${path}`)
       await page.waitForSelector(ready)
+      // Everything the page loads is there (a mobile browser widens its layout to content wider than the screen).
+      await page.waitForFunction(`!document.body.innerText.includes('Loading')`)
       const o = (await page.evaluate(OVERFLOW)) as { scrollWidth: number; innerWidth: number; wide: string[] }
-      t.ok(o.scrollWidth <= o.innerWidth && !o.wide.length, `${path} (${theme}) fits 390 px: ${JSON.stringify(o)}`)
+      t.ok(o.innerWidth === 390 && o.scrollWidth <= 390 && !o.wide.length, `${path} (${theme}) fits 390 px: ${JSON.stringify(o)}`)
       await noSerious(t, page, `${path} on a phone (${theme})`)
     }
   }

@@ -155,25 +155,26 @@ export function useLoad<T>(
   const [error, setError] = useState<unknown>(null)
   const [loading, setLoading] = useState(true)
   const [n, setN] = useState(0)
-  const alive = useRef(true)
   useEffect(() => {
-    alive.current = true
+    // Each load has its own flag: an answer to an earlier load (a reload asked for by a live
+    // event while it was in flight) that arrives after a later one is dropped, not shown.
+    let current = true
     setLoading(true)
     load().then(
       (v) => {
-        if (!alive.current) return
+        if (!current) return
         setData(v)
         setError(null)
         setLoading(false)
       },
       (e) => {
-        if (!alive.current) return
+        if (!current) return
         setError(e)
         setLoading(false)
       },
     )
     return () => {
-      alive.current = false
+      current = false
     }
   }, [...deps, n])
   return { data, error, loading, reload: () => setN((x) => x + 1), set: setData }

@@ -34582,6 +34582,8 @@ export interface operations {
                 groupId?: string;
                 /** @description Only screens at this location or under it. */
                 nodeId?: string;
+                /** @description With groupBy `node` (else 422): also the rows of each UTC day (or week of 7 days) from `from`, in `periods` (JSON only; the CSV is the whole window). */
+                per?: "day" | "week";
                 /** @description End of the window, an ISO 8601 date-time (required); time after now counts as nothing. */
                 to: string;
             };
@@ -34603,6 +34605,32 @@ export interface operations {
                             from: string;
                             /** @enum {string} */
                             groupBy: "screen" | "node" | "group";
+                            /** @description With `per`: the same rows for each day or week of the window, oldest first (a chart over time in one request). */
+                            periods?: {
+                                /** Format: date-time */
+                                from: string;
+                                rows: {
+                                    availability: number | null;
+                                    displayAvailability: number | null;
+                                    /** @description Scheduled time online with the panel not read back off and content playing. */
+                                    displaySeconds: number;
+                                    id: string | null;
+                                    longestOutageSeconds: number;
+                                    name: string;
+                                    offlineSeconds: number;
+                                    onlineSeconds: number;
+                                    /** @description Stretches of the window offline. */
+                                    outages: number;
+                                    /** @description Time the operating hours want the panel on (the whole window for a screen without hours). */
+                                    scheduledSeconds: number;
+                                    /** @description Screens added up in this row. */
+                                    screens: number;
+                                    /** @description The window, from each screen's creation at the earliest and up to now at the latest. */
+                                    windowSeconds: number;
+                                }[];
+                                /** Format: date-time */
+                                to: string;
+                            }[];
                             rows: {
                                 availability: number | null;
                                 displayAvailability: number | null;
@@ -39253,6 +39281,7 @@ export interface operations {
                             contentId: string;
                             /** @description What was assigned, cast or raised (a playlist, a layout, a media file…). */
                             contentKind: string;
+                            contentName?: string | null;
                             durationMs: number;
                             emergencyId: string | null;
                             /** Format: date-time */
@@ -39262,6 +39291,7 @@ export interface operations {
                             itemId: string;
                             /** @description The piece that was on screen: a playlist item, a layout zone's content, or the content itself. */
                             itemKind: string;
+                            itemName?: string | null;
                             /**
                              * @description Proof of display: the panel's power as the player last read it back when the play started; `unknown` without a panel, a reading, or from players that do not report it.
                              * @enum {string}

@@ -17,6 +17,7 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
   const now = c.clock.now().getTime()
   const today = Math.floor(now / DAY) * DAY
   const iso = (ms: number) => new Date(ms).toISOString()
+  const day = (ms: number) => iso(ms).slice(0, 10)
   const node = async (name: string) => (await c.call('POST', '/v1/nodes', { name, kind: 'location', parentId: null })).body.data.id as string
   const [north, south] = [await node('North'), await node('South')]
   const db = servicesOf(c.running.app).db.kysely
@@ -57,6 +58,11 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
 
   const page = await signedIn(t, c, 'vic@example.com', 'viewer')
   t.ok((await page.$$eval('nav[aria-label=Main] a', (as) => as.map((a) => a.textContent))).includes('Reports'), 'a viewer sees Reports in the navigation')
+  // The requests the chart by location makes: one per chart, not one per day.
+  const byLocation: string[] = []
+  page.on('request', (r) => {
+    if (r.url().includes('/v1/reports/availability') && r.url().includes('groupBy=node') && !r.url().includes('format=csv')) byLocation.push(r.url())
+  })
   await page.goto(`${c.base}/console/reports`)
   await textShown(page, 'Screens online the least')
   await page.waitForSelector('section[aria-labelledby=r-worst] table tbody tr')
@@ -84,6 +90,10 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
   const heads = await page.$$eval('section[aria-labelledby=r-locations] table thead th', (hs) => hs.map((h) => h.textContent))
   t.same(heads, ['Day', 'North', 'South'], 'a column per location')
   t.equal((await tableRows('r-locations')).length, 30, 'a row per day')
+  t.equal(byLocation.length, 1, `one request for the chart by location over 30 days (${byLocation.join(' ')})`)
+  t.match(byLocation[0], /per=day/, 'cut into days by the API')
+  const firstDay = (await tableRows('r-locations'))[0]!
+  t.equal(firstDay[0], day(today - 29 * DAY), 'the first row is the first day of the window')
 
   await page.waitForSelector('#f-report-content option')
   t.match(
@@ -92,7 +102,6 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
   )
   await page.waitForSelector('section[aria-labelledby=r-plays] table tbody tr')
   const plays = await tableRows('r-plays')
-  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
   t.same(
     plays.filter((r) => r[1] !== '0').map((r) => [r[0], r[1]]),
     [
@@ -135,6 +144,11 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
   )
   await page.waitForFunction(`document.querySelectorAll('section[aria-labelledby=r-locations] table tbody tr').length === 7`)
   t.pass('the locations table has a row per day of the week')
+  t.equal(byLocation.length, 2, 'one more request for the new period, not seven')
+  await page.select('#f-report-period', '90')
+  await page.waitForFunction(`document.querySelectorAll('section[aria-labelledby=r-locations] table tbody tr').length === 13`)
+  t.equal(byLocation.length, 3, 'over 90 days: one request, cut into weeks')
+  t.match(byLocation[2], /per=week/)
 
   const dark = await signedIn(t, c, 'dan@example.com', 'viewer', true)
   await dark.goto(`${c.base}/console/reports`)

@@ -7,7 +7,8 @@
 // - a panel command clicked on a screen's page reaches the device as a serial job on its jobs
 //   topic, the device answers a job result, and the page shows the outcome;
 // - the screenshot button queues a screenshot job that the device receives and answers by
-//   uploading a PNG with its credential to the job's uploadUrl; the page shows the image.
+//   uploading a PNG with its credential to the job's uploadUrl; the page shows the image;
+// - the screens page as a grid of the screens' last screenshots, switched to by keyboard.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
@@ -223,4 +224,77 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
   await noSerious(t, page, "a screen's page with a command's outcome and a screenshot")
   await page.$eval('#h-shot', (e) => e.scrollIntoView())
   await docShot(page, 'screen-device')
+
+  // The screens page as a grid: switched to by keyboard, a card per screen with its last
+  // screenshot (the one just taken), the card a link to the screen's page; the choice is kept
+  // in the address; axe-core in both themes.
+  await page.goto(`${c.base}/console/screens`)
+  await page.waitForSelector('section[aria-label="Screens table"] tbody tr td a')
+  await page.focus('.view-switch button[aria-pressed="false"]')
+  t.equal(await page.evaluate('document.activeElement.textContent'), 'Grid of screenshots', 'the grid switch is reached by keyboard')
+  await page.keyboard.press('Enter')
+  await page.waitForFunction(
+    `(() => { const i = document.querySelector('.screen-grid img[alt="Last screenshot of Lobby"]'); return !!i && i.complete && i.naturalWidth === 320 })()`,
+  )
+  t.equal(
+    await page.$eval('.screen-grid img[alt="Last screenshot of Lobby"]', (i) => i.getAttribute('src')),
+    `/v1/screenshots/${shot.id}/image`,
+    "the card shows the screen's last screenshot",
+  )
+  t.equal(
+    await page.$eval('.screen-grid img[alt="Last screenshot of Lobby"]', (i) => i.closest('a')?.getAttribute('href')),
+    `/console/screens/${device.screenId}`,
+    "the card is a link to the screen's page",
+  )
+  t.match(await page.evaluate('location.search'), /view=grid/, 'the grid is kept in the address')
+  t.equal(await page.$eval('.view-switch button[aria-pressed="true"]', (b) => b.textContent), 'Grid of screenshots', 'the switch says which view is on')
+  t.equal(await page.$('section[aria-label="Screens table"]'), null, 'no table beside the grid')
+  await noSerious(t, page, 'the screens as a grid (light)')
+  const dark = await signedIn(t, c, 'grid-dark@example.com', 'viewer', true)
+  await dark.goto(`${c.base}/console/screens?view=grid`)
+  await dark.waitForSelector('.screen-grid img[alt="Last screenshot of Lobby"]')
+  await noSerious(t, dark, 'the screens as a grid (dark)')
+})
+
+/** Elements reaching past the viewport's right edge (what makes a page scroll sideways), for the message. */
+const OVERFLOW = `(() => {
+  const w = 390
+  const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroller'))
+  return { scrollWidth: document.documentElement.scrollWidth, innerWidth: w, wide: wide.slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : '') + ' ' + Math.round(e.getBoundingClientRect().right)) }
+})()`
+
+// The pages an operator uses on a phone (the screens, a screen's page, a cast, the
+// emergency) at 390×844 fit the width: nothing reaches past the right edge (tables wrap
+// their cells; the screens table, when chosen, scrolls in its own box), in both themes, with
+// no serious axe-core violation.
+t.test('on a phone (390×844) the screens, a screen, a cast and the emergency fit the width, in both themes', { skip }, async (t) => {
+  const c = await cloud(t)
+  c.content.add(c.workspaceId, { kind: 'media', id: 'med_phone' })
+  const device = await c.pair('Phone hall')
+  const target = { contentKind: 'media', contentId: 'med_phone', scopeKind: 'screens', screenIds: [device.screenId] }
+  const cast = await c.call('POST', '/v1/casts', target)
+  t.equal(cast.status, 201, 'a cast to the screen')
+  const emg = await c.call('POST', '/v1/emergencies', { ...target, message: 'Phone drill' })
+  t.equal(emg.status, 201, 'an emergency on the screen')
+  t.teardown(() => c.call('POST', `/v1/emergencies/${emg.body.data.id}/clear`, {}))
+  const pages: [string, string][] = [
+    ['/console/screens', 'a[href$="/screens/' + device.screenId + '"]'],
+    [`/console/screens/${device.screenId}`, 'dl.facts'],
+    [`/console/casts/${cast.body.data.id}`, '[data-state]'],
+    [`/console/emergencies/${emg.body.data.id}`, '[data-state]'],
+  ]
+  for (const dark of [false, true]) {
+    const theme = dark ? 'dark' : 'light'
+    const page = await signedIn(t, c, `phone-${theme}@example.com`, 'admin', dark)
+    await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true })
+    for (const [path, ready] of pages) {
+      await page.goto(`${c.base}${path}`)
+      await page.waitForSelector(ready)
+      // Everything the page loads is there (a mobile browser widens its layout to content wider than the screen).
+      await page.waitForFunction(`!document.body.innerText.includes('Loading')`)
+      const o = (await page.evaluate(OVERFLOW)) as { scrollWidth: number; innerWidth: number; wide: string[] }
+      t.ok(o.innerWidth === 390 && o.scrollWidth <= 390 && !o.wide.length, `${path} (${theme}) fits 390 px: ${JSON.stringify(o)}`)
+      await noSerious(t, page, `${path} on a phone (${theme})`)
+    }
+  }
 })

@@ -151,12 +151,14 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
     'castId',
     'contentId',
     'contentKind',
+    'contentName',
     'durationMs',
     'emergencyId',
     'endedAt',
     'id',
     'itemId',
     'itemKind',
+    'itemName',
     'panelPower',
     'receivedAt',
     'screenId',
@@ -209,6 +211,33 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
     404,
   )
 
+  // Names beside ids: the content's and the item's names as the library has them now, read
+  // in the screen's own workspace only (another workspace's playlist id gets no name).
+  const lobby = await cloud.call('POST', '/v1/playlists', { name: 'Lobby loop' })
+  const theirs = await cloud.call('POST', '/v1/playlists', { name: 'Their loop' }, otherKey)
+  t.equal(lobby.status, 201)
+  t.equal(theirs.status, 201)
+  await db.client.publishAsync(
+    topics.playLog(b.screenId),
+    JSON.stringify({
+      batchId: 'names',
+      records: [
+        rec(b.screenId, 3, { contentId: lobby.body.data.id, itemKind: 'playlist', itemId: theirs.body.data.id }),
+        rec(b.screenId, 4, { contentId: 'pl_gone', itemId: lobby.body.data.id }),
+      ],
+    }),
+    { qos: 1 },
+  )
+  const named = await cloud.call('GET', `/v1/screens/${b.screenId}/play-log?from=2026-06-01T10:00:30Z`)
+  t.same(
+    named.body.data.map((r: any) => [r.contentName, r.itemName]),
+    [
+      ['Lobby loop', null],
+      [null, 'Lobby loop'],
+    ],
+    "names beside ids, only the workspace's own, null for an id the library does not hold",
+  )
+
   // CSV: header, one line per play of the chosen screens, oldest first, fields escaped.
   const base = `http://127.0.0.1:${cloud.running.httpPort}`
   const res = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${a.screenId},${b.screenId}`, {
@@ -218,7 +247,7 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   t.match(res.headers.get('content-type'), /^text\/csv/)
   const lines = (await res.text()).trimEnd().split('\r\n')
   t.equal(lines[0], 'screenId,startedAt,endedAt,durationMs,panelPower,source,contentKind,contentId,itemKind,itemId,zone,castId,emergencyId,id')
-  t.equal(lines.length, 1 + 8)
+  t.equal(lines.length, 1 + 10)
   t.ok(lines.some((l) => l.startsWith(`${b.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,on,cast,media,med_9,media,med_0,,cast_1,,play_`)))
   t.ok(lines.some((l) => l.startsWith(`${a.screenId},2026-06-01T10:00:00.000Z,2026-06-01T10:00:10.000Z,10000,unknown,assignment,`)))
   t.ok(
@@ -228,7 +257,7 @@ t.test('routes: range, paging, tenancy, CSV', async (t) => {
   const onlyB = await fetch(`${base}/v1/play-log.csv?from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=${b.screenId}`, {
     headers: { authorization: `Bearer ${cloud.apiKey}` },
   })
-  t.equal((await onlyB.text()).trimEnd().split('\r\n').length, 2)
+  t.equal((await onlyB.text()).trimEnd().split('\r\n').length, 4)
   for (const bad of [
     'to=2026-06-02T00:00:00Z&screenIds=x',
     `from=2026-06-01T00:00:00Z&to=2026-06-02T00:00:00Z&screenIds=`,

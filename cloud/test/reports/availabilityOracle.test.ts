@@ -10,6 +10,7 @@ import { screenRow } from '../fixtures/screenRows.js'
 import { seededRandom } from '@svc/shared/testing'
 
 const MIN = 60_000
+const WEEK = 7 * 24 * 60 * MIN
 const W0 = Date.parse('2026-05-01T00:00:00.000Z')
 const W1 = Date.parse('2026-05-15T00:00:00.000Z')
 const NOW = '2026-05-14T18:00:00.000Z'
@@ -236,6 +237,26 @@ forEngines(t, (t, build) => {
       const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
       for (const r of byNode.rows) t.same(pick(r), sum(worlds.filter((w) => w.node === r.id).map((w) => expected.get(w.id)!)), `location ${r.id ?? 'root'}`)
       t.equal(byNode.rows.length, new Set(worlds.map((w) => w.node)).size)
+
+      // Cut into weeks in one answer: each period's rows are the report of that period alone,
+      // and the whole window's rows are as without `per`.
+      const perWeek = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node&per=week`, apiKey)).json().data
+      t.same(perWeek.rows, byNode.rows, 'per keeps the whole window rows')
+      t.same(
+        perWeek.periods.map((p: { from: string; to: string }) => [p.from, p.to]),
+        [
+          [iso(W0), iso(W0 + WEEK)],
+          [iso(W0 + WEEK), iso(W1)],
+        ],
+        'two weeks from `from`',
+      )
+      for (const p of perWeek.periods) {
+        const alone = (await h.req('GET', `/v1/reports/availability?from=${p.from}&to=${p.to}&groupBy=node`, apiKey)).json().data
+        t.same(p.rows, alone.rows, `the week from ${p.from} as its own report`)
+      }
+      const refused = await h.req('GET', `/v1/reports/availability?${q}&per=day`, apiKey)
+      t.equal(refused.statusCode, 422, 'per without groupBy=node is refused')
+      t.match(refused.json(), { error: 'validation_error', message: /groupBy=node/ })
 
       const byGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=group`, apiKey)).json().data
       t.same(pick(byGroup.rows[0]), sum(members.map((id) => expected.get(id)!)), 'the group adds its members up')

@@ -110,13 +110,13 @@ t.test('a cast and an emergency: after equals the timeline once started (the pla
       source: 'cast',
       castId: 'cast_preview',
       end: '2026-06-01T13:00:00.000Z',
-      reason: 'Cast cast_preview overrides the fallback of schedule "Opening hours" until 16:00.',
+      reason: 'Cast "promo.png" overrides the fallback of schedule "Opening hours" until 16:00.',
     },
     {
       source: 'cast',
       castId: 'cast_preview',
       end: '2026-06-01T14:00:00.000Z',
-      reason: 'Cast cast_preview overrides rule "lunch" of schedule "Opening hours" until 16:00.',
+      reason: 'Cast "promo.png" overrides rule "lunch" of schedule "Opening hours" until 16:00.',
     },
     { source: 'schedule', ruleId: 'lunch', start: '2026-06-01T14:00:00.000Z' },
   ])

@@ -55,7 +55,7 @@ t.test("the next 24 hours by default: the schedule's fallback and its lunch rule
   t.equal(tl.segments[0].reason, 'No rule of schedule "Opening hours" is on from 14:00 to 15:00, so its fallback plays.')
 })
 
-t.test('a cast over the lunch rule: the reason names the cast, the rule and when the cast ends', async (t) => {
+t.test('a cast over the lunch rule: the reason names the cast (by its name), the rule and when the cast ends', async (t) => {
   const { h, apiKey, screen, promo, lunch } = await setup(t)
   const cast = await h.req('POST', '/v1/casts', apiKey, {
     contentKind: 'media',
@@ -75,7 +75,11 @@ t.test('a cast over the lunch rule: the reason names the cast, the rule and when
       ['2026-06-01T15:00:00.000Z', '2026-06-01T16:00:00.000Z', 'schedule', null],
     ],
   )
-  t.equal(tl.segments[0].reason, `Cast ${castId} overrides rule "lunch" of schedule "Opening hours" until 16:00.`)
+  t.equal(
+    tl.segments[0].reason,
+    'Cast "promo.png" overrides rule "lunch" of schedule "Opening hours" until 16:00.',
+    "the cast by its content's name, not its id",
+  )
   t.match(tl.segments[0].overridden, [{ source: 'schedule', contentId: lunch.id, ruleId: 'lunch' }])
 })
 

@@ -204,9 +204,15 @@ function clock(ms: number, zone: string, dayOf: number): string {
 
 const quoted = (name: string | null, id: string | null) => (name ? `"${name}"` : (id ?? 'unnamed'))
 
-function describe(e: TimelineEntry): string {
-  if (e.source === 'emergency') return `emergency ${e.emergencyId}`
-  if (e.source === 'cast') return `cast ${e.castId}`
+/** The emergency or a cast by its content's name as the desired state carries it, quoted (else its id). */
+function takeover(desired: DesiredState | null, e: TimelineEntry): string {
+  if (e.source === 'emergency') return quoted(desired?.emergency?.content?.name ?? null, e.emergencyId)
+  return quoted(desired?.casts.find((c) => c.id === e.castId)?.content?.name ?? null, e.castId)
+}
+
+function describe(desired: DesiredState | null, e: TimelineEntry): string {
+  if (e.source === 'emergency') return `emergency ${takeover(desired, e)}`
+  if (e.source === 'cast') return `cast ${takeover(desired, e)}`
   if (e.source === 'schedule') {
     const schedule = `schedule ${quoted(e.scheduleName, e.scheduleId)}`
     return e.ruleId ? `rule "${e.ruleId}" of ${schedule}` : `the fallback of ${schedule}`
@@ -217,14 +223,14 @@ function describe(e: TimelineEntry): string {
 function reasonFor(desired: DesiredState | null, s: Open, zone: string): string {
   const w = s.winner
   const span = `from ${clock(s.start, zone, s.start)} to ${clock(s.end, zone, s.start)}`
-  const over = s.overridden[0] ? describe(s.overridden[0]) : null
+  const over = s.overridden[0] ? describe(desired, s.overridden[0]) : null
   switch (w.source) {
     case 'emergency':
-      return `Emergency ${w.emergencyId} ${over ? `overrides ${over}` : 'plays'} until it is cleared.`
+      return `Emergency ${takeover(desired, w)} ${over ? `overrides ${over}` : 'plays'} until it is cleared.`
     case 'cast': {
       const expires = desired?.casts.find((c) => c.id === w.castId)?.expiresAt ?? null
       const until = expires === null ? 'until it is stopped' : `until ${clock(Date.parse(expires), zone, s.start)}`
-      return `Cast ${w.castId} ${over ? `overrides ${over}` : 'plays'} ${until}.`
+      return `Cast ${takeover(desired, w)} ${over ? `overrides ${over}` : 'plays'} ${until}.`
     }
     case 'schedule': {
       const schedule = `schedule ${quoted(w.scheduleName, w.scheduleId)}`

@@ -133,8 +133,8 @@ t.test('a cast over a daypart: the reason names both and when the cast ends; ove
       ['schedule', '2027-03-01T13:00:00.000Z', '2027-03-01T14:00:00.000Z', []],
     ],
   )
-  t.equal(segs[0]?.reason, 'Cast cst_1 overrides the fallback of schedule "Opening hours" until 14:00.')
-  t.equal(segs[1]?.reason, 'Cast cst_1 overrides rule "lunch" of schedule "Opening hours" until 14:00.')
+  t.equal(segs[0]?.reason, 'Cast "Promo" overrides the fallback of schedule "Opening hours" until 14:00.')
+  t.equal(segs[1]?.reason, 'Cast "Promo" overrides rule "lunch" of schedule "Opening hours" until 14:00.')
   t.match(segs[1], { castId: 'cst_1', contentName: 'Promo', overridden: [{ source: 'schedule', ruleId: 'lunch', contentName: 'Lunch menu' }] })
 })
 

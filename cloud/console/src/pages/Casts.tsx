@@ -5,6 +5,7 @@
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, call } from '../api.js'
+import { useGroups } from '../groups.js'
 import { useLive } from '../live.js'
 import { Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
@@ -135,6 +136,8 @@ export function CastPage(props: PageProps): JSX.Element {
     }
   }
   const active = c?.status === 'active' || c?.status === 'paused'
+  // The group's name beside its id (the cast names only the id).
+  const groups = useGroups(c?.scopeKind === 'group')
   return (
     <Page
       title={c ? `Cast: ${c.contentName ?? c.contentId}` : 'Cast'}
@@ -156,7 +159,11 @@ export function CastPage(props: PageProps): JSX.Element {
             </dd>
             <dt>Scope</dt>
             <dd>
-              {c.scopeKind === 'group' && c.groupId ? <Link to={`/screens?group=${encodeURIComponent(c.groupId)}`}>group {c.groupId}</Link> : c.scopeKind}
+              {c.scopeKind === 'group' && c.groupId ? (
+                <Link to={`/screens?group=${encodeURIComponent(c.groupId)}`}>group {groups?.find((g) => g.id === c.groupId)?.name ?? c.groupId}</Link>
+              ) : (
+                c.scopeKind
+              )}
             </dd>
             <dt>Started</dt>
             <dd>

@@ -253,7 +253,10 @@ function PlayLog(props: { id: string }): JSX.Element {
           startedAt: string
           contentKind: string
           contentId: string
+          contentName?: string | null
+          itemKind: string
           itemId: string
+          itemName?: string | null
           durationMs: number
           panelPower: string
           source: string
@@ -301,9 +304,9 @@ function PlayLog(props: { id: string }): JSX.Element {
                   <Ago at={p.startedAt} />
                 </td>
                 <td>
-                  {p.contentKind} {p.contentId}
+                  {p.contentKind} {p.contentName ?? p.contentId}
                 </td>
-                <td>{p.itemId}</td>
+                <td>{p.itemId === p.contentId ? '—' : `${p.itemKind} ${p.itemName ?? p.itemId}`}</td>
                 <td>{p.source}</td>
                 <td>{Math.round(p.durationMs / 1000)}</td>
                 <td>{p.panelPower}</td>

@@ -176,6 +176,8 @@ function BulkTag(props: { selected: string[]; onDone: () => void }): JSX.Element
 const ROW = 40
 const PAGE = 500
 const OVERSCAN = 10
+/** A phone's width (styles.css uses the same bound). */
+const NARROW = '(max-width: 40rem)'
 
 export function Screens(props: PageProps): JSX.Element {
   const filters = {
@@ -334,6 +336,10 @@ export function Screens(props: PageProps): JSX.Element {
     const s = q.toString()
     navigate(`/screens${s ? `?${s}` : ''}`, { replace: true })
   }
+  // Table or grid (a wall of the screens' last screenshots), kept in the address like the filters.
+  // On a phone the grid is the default (eleven columns do not fit 390 px); `view=table` asks for the table there.
+  const chosenView = props.query.get('view')
+  const grid = chosenView === 'grid' || (chosenView === null && typeof matchMedia === 'function' && matchMedia(NARROW).matches)
   const [text, setText] = useState(filters.q)
   useEffect(() => {
     const t = setTimeout(() => text !== filters.q && setFilter('q', text), 300)
@@ -416,6 +422,15 @@ export function Screens(props: PageProps): JSX.Element {
         </label>
         <output aria-live="polite">{total === null ? 'Loading…' : `${count} ${count === 1 ? 'screen' : 'screens'}`}</output>
       </form>
+      <fieldset class="view-switch">
+        <legend class="sr-only">Show the screens as</legend>
+        <button type="button" class="secondary" aria-pressed={!grid} onClick={() => setFilter('view', 'table')}>
+          Table
+        </button>
+        <button type="button" class="secondary" aria-pressed={grid} onClick={() => setFilter('view', 'grid')}>
+          Grid of screenshots
+        </button>
+      </fieldset>
       <ErrorNote error={error} />
       {canAssign && editRow ? (
         <section class="panel" aria-labelledby="h-row-tags">
@@ -451,111 +466,164 @@ export function Screens(props: PageProps): JSX.Element {
           />
         ) : null}
       </div>
-      <section class="scroller" ref={scroller} aria-label="Screens table">
-        <table aria-rowcount={count + 1}>
-          <thead>
-            <tr aria-rowindex={1}>
-              {canAssign ? (
-                <th scope="col" class="check">
-                  <input
-                    type="checkbox"
-                    aria-label="Choose every screen in view"
-                    checked={allShown}
-                    onChange={(e) => {
-                      const on = (e.currentTarget as HTMLInputElement).checked
-                      setChosen((old) => {
-                        const next = new Set(old)
-                        for (const r of shown) {
-                          if (on) next.add(r.id)
-                          else next.delete(r.id)
-                        }
-                        return next
-                      })
-                    }}
-                  />
-                </th>
-              ) : null}
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Assigned</th>
-              <th scope="col">Now playing</th>
-              <th scope="col">Location</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Agent version</th>
-              <th scope="col">Drift</th>
-              <th scope="col">Last screenshot</th>
-              <th scope="col">Tags</th>
-            </tr>
-          </thead>
-          <tbody>
-            {first > 0 ? <tr class="spacer" style={{ height: `${first * ROW}px` }} /> : null}
-            {shown.map((r, i) => (
-              <tr key={r.id} aria-rowindex={first + i + 2} style={{ height: `${ROW}px` }}>
+      {grid ? (
+        <ScreenGrid rows={rows} count={count} nodeName={nodeName} onMore={() => void loadMore()} />
+      ) : (
+        <section class="scroller" ref={scroller} aria-label="Screens table">
+          <table aria-rowcount={count + 1}>
+            <thead>
+              <tr aria-rowindex={1}>
                 {canAssign ? (
-                  <td class="check">
+                  <th scope="col" class="check">
                     <input
                       type="checkbox"
-                      aria-label={`Choose ${r.name}`}
-                      checked={chosen.has(r.id)}
-                      onChange={(e) => toggle(r.id, (e.currentTarget as HTMLInputElement).checked)}
+                      aria-label="Choose every screen in view"
+                      checked={allShown}
+                      onChange={(e) => {
+                        const on = (e.currentTarget as HTMLInputElement).checked
+                        setChosen((old) => {
+                          const next = new Set(old)
+                          for (const r of shown) {
+                            if (on) next.add(r.id)
+                            else next.delete(r.id)
+                          }
+                          return next
+                        })
+                      }}
                     />
-                  </td>
+                  </th>
                 ) : null}
-                <td>
-                  <Link to={`/screens/${r.id}`}>{r.name}</Link>
-                </td>
-                <td>
-                  <Status status={r.status} />
-                </td>
-                <td>{r.contentKind ? `${r.contentKind} ${r.contentName ?? r.contentId}` : 'nothing'}</td>
-                <td>
-                  {r.playing && r.playing.source !== 'none' ? (
-                    <span class="with-thumb">
-                      {r.playing.contentKind === 'media' ? <Thumb item={{ thumbnailUrl: r.playingThumbnailUrl ?? null }} /> : null}
-                      <span>{`${r.playingName ?? r.playing.contentId ?? '—'} (${r.playing.source})`}</span>
-                    </span>
-                  ) : (
-                    'nothing'
-                  )}
-                </td>
-                <td>{r.nodeId ? (nodeName.get(r.nodeId) ?? r.nodeId) : 'Workspace'}</td>
-                <td>
-                  <Ago at={r.lastSeenAt} />
-                </td>
-                <td>{r.agentVersion ?? '—'}</td>
-                <td>
-                  {r.drift.state === 'drifting' ? (
-                    <span class="badge warn">Drifting: {r.drift.items.map((x) => x.field).join(', ')}</span>
-                  ) : r.drift.state === 'in_sync' ? (
-                    'In sync'
-                  ) : (
-                    'Unknown'
-                  )}
-                </td>
-                <td>
-                  {r.lastScreenshot ? (
-                    <a class="with-thumb" href={`/v1/screenshots/${r.lastScreenshot.id}/image`} target="_blank" rel="noreferrer">
-                      <img class="thumb small" src={`/v1/screenshots/${r.lastScreenshot.id}/image`} alt="" loading="lazy" decoding="async" />
-                      <Ago at={r.lastScreenshot.at} />
-                    </a>
-                  ) : (
-                    'none'
-                  )}
-                </td>
-                <td class="tags-cell">
-                  <Tags tags={r.tags} />
-                  {canAssign ? (
-                    <button type="button" class="link" aria-label={`Edit tags of ${r.name}`} onClick={() => setEditing(r.id)}>
-                      Edit
-                    </button>
-                  ) : null}
-                </td>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Assigned</th>
+                <th scope="col">Now playing</th>
+                <th scope="col">Location</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Agent version</th>
+                <th scope="col">Drift</th>
+                <th scope="col">Last screenshot</th>
+                <th scope="col">Tags</th>
               </tr>
-            ))}
-            {count > first + shown.length ? <tr class="spacer" style={{ height: `${(count - first - shown.length) * ROW}px` }} /> : null}
-          </tbody>
-        </table>
-      </section>
+            </thead>
+            <tbody>
+              {first > 0 ? <tr class="spacer" style={{ height: `${first * ROW}px` }} /> : null}
+              {shown.map((r, i) => (
+                <tr key={r.id} aria-rowindex={first + i + 2} style={{ height: `${ROW}px` }}>
+                  {canAssign ? (
+                    <td class="check">
+                      <input
+                        type="checkbox"
+                        aria-label={`Choose ${r.name}`}
+                        checked={chosen.has(r.id)}
+                        onChange={(e) => toggle(r.id, (e.currentTarget as HTMLInputElement).checked)}
+                      />
+                    </td>
+                  ) : null}
+                  <td>
+                    <Link to={`/screens/${r.id}`}>{r.name}</Link>
+                  </td>
+                  <td>
+                    <Status status={r.status} />
+                  </td>
+                  <td>{r.contentKind ? `${r.contentKind} ${r.contentName ?? r.contentId}` : 'nothing'}</td>
+                  <td>
+                    {r.playing && r.playing.source !== 'none' ? (
+                      <span class="with-thumb">
+                        {r.playing.contentKind === 'media' ? <Thumb item={{ thumbnailUrl: r.playingThumbnailUrl ?? null }} /> : null}
+                        <span>{`${r.playingName ?? r.playing.contentId ?? '—'} (${r.playing.source})`}</span>
+                      </span>
+                    ) : (
+                      'nothing'
+                    )}
+                  </td>
+                  <td>{r.nodeId ? (nodeName.get(r.nodeId) ?? r.nodeId) : 'Workspace'}</td>
+                  <td>
+                    <Ago at={r.lastSeenAt} />
+                  </td>
+                  <td>{r.agentVersion ?? '—'}</td>
+                  <td>
+                    {r.drift.state === 'drifting' ? (
+                      <span class="badge warn">Drifting: {r.drift.items.map((x) => x.field).join(', ')}</span>
+                    ) : r.drift.state === 'in_sync' ? (
+                      'In sync'
+                    ) : (
+                      'Unknown'
+                    )}
+                  </td>
+                  <td>
+                    {r.lastScreenshot ? (
+                      <a class="with-thumb" href={`/v1/screenshots/${r.lastScreenshot.id}/image`} target="_blank" rel="noreferrer">
+                        <img class="thumb small" src={`/v1/screenshots/${r.lastScreenshot.id}/image`} alt="" loading="lazy" decoding="async" />
+                        <Ago at={r.lastScreenshot.at} />
+                      </a>
+                    ) : (
+                      'none'
+                    )}
+                  </td>
+                  <td class="tags-cell">
+                    <Tags tags={r.tags} />
+                    {canAssign ? (
+                      <button type="button" class="link" aria-label={`Edit tags of ${r.name}`} onClick={() => setEditing(r.id)}>
+                        Edit
+                      </button>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+              {count > first + shown.length ? <tr class="spacer" style={{ height: `${(count - first - shown.length) * ROW}px` }} /> : null}
+            </tbody>
+          </table>
+        </section>
+      )}
     </Page>
+  )
+}
+
+/**
+ * The screens as a wall of their last screenshots (the way peers show a fleet at a glance):
+ * one card per loaded screen, the whole card a link to its page, in the table's order; more
+ * are loaded on demand.
+ */
+function ScreenGrid(p: { rows: ScreenRow[]; count: number; nodeName: Map<string, string>; onMore: () => void }): JSX.Element {
+  return (
+    <section aria-label="Screens as a grid of screenshots">
+      <ul class="screen-grid">
+        {p.rows.map((r) => (
+          <li key={r.id} class="screen-card">
+            <Link to={`/screens/${r.id}`}>
+              {r.lastScreenshot ? (
+                <img
+                  class="thumb large"
+                  src={`/v1/screenshots/${r.lastScreenshot.id}/image`}
+                  alt={`Last screenshot of ${r.name}`}
+                  loading="lazy"
+                  decoding="async"
+                />
+              ) : (
+                <span class="thumb large no-shot">No screenshot yet</span>
+              )}
+              <span class="screen-card-name">{r.name}</span>
+            </Link>
+            <span class="screen-card-facts">
+              <Status status={r.status} /> {r.nodeId ? (p.nodeName.get(r.nodeId) ?? r.nodeId) : 'Workspace'}
+            </span>
+            <span class="screen-card-facts">
+              {r.playing && r.playing.source !== 'none' ? `Playing ${r.playingName ?? r.playing.contentId ?? '—'}` : 'Playing nothing'}
+              {r.lastScreenshot ? (
+                <>
+                  {' · shot '}
+                  <Ago at={r.lastScreenshot.at} />
+                </>
+              ) : null}
+            </span>
+          </li>
+        ))}
+      </ul>
+      {p.rows.length < p.count ? (
+        <button type="button" class="secondary" onClick={p.onMore}>
+          Show more screens ({p.count - p.rows.length} more)
+        </button>
+      ) : null}
+    </section>
   )
 }

@@ -4,7 +4,7 @@
 // lost PUBACK, or after an agent restart before it acknowledged) inserts nothing the second
 // time: `ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike.
 import { createHash } from 'node:crypto'
-import { type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import { type AliasedRawBuilder, type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { Executor } from '../../platform/db/Database.js'
 import type { DB } from '../../platform/db/schema.js'
@@ -125,6 +125,58 @@ export function windowPieces(range: { from: string; to: string }): WindowPieces 
 
 const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
+
+/** What the parts of a window select beside their keys: the plays, their milliseconds and those with the panel on. */
+type PieceSums = { plays: number; duration_ms: number; panel_on_ms: number }
+/** A filter every part of the window applies (the three tables share the columns it names). */
+type Narrow = <Q extends SelectQueryBuilder<DB, 'play_log' | 'play_log_daily' | 'play_log_hourly', object>>(q: Q) => Q
+
+/**
+ * A window's plays as one UNION ALL of its pieces (windowPieces): the whole UTC days from the
+ * daily totals, the whole hours beside them from the hourly ones, the partial hours at its
+ * ends from the plays themselves (one each). Every part selects `keys` (given the part's time
+ * column: `period` for the totals, `started_at` for the plays), then `plays`, `duration_ms`
+ * and `panel_on_ms`, in the workspace, narrowed by `narrow`; `K` names the keys' types.
+ */
+function piecesUnion<K extends object>(
+  k: Executor,
+  workspaceId: string,
+  pieces: WindowPieces,
+  narrow: Narrow,
+  keys: (time: 'period' | 'started_at') => readonly (string | AliasedRawBuilder<unknown, string>)[],
+): SelectQueryBuilder<DB, 'play_log', K & PieceSums> {
+  // The three tables have these columns; the builders are typed on one of them.
+  type Part = SelectQueryBuilder<DB, 'play_log', K & PieceSums>
+  const totals = (table: 'play_log_daily' | 'play_log_hourly', [from, to]: [string, string]): Part =>
+    narrow(
+      k
+        .selectFrom(table)
+        .select([...keys('period'), 'plays', 'duration_ms', 'panel_on_ms'] as never)
+        .where('workspace_id', '=', workspaceId)
+        .where('period', '>=', from)
+        .where('period', '<', to),
+    ) as unknown as Part
+  const plays = ([from, to]: [string, string]): Part =>
+    narrow(
+      k
+        .selectFrom('play_log')
+        .select([
+          ...keys('started_at'),
+          sql<number>`1`.as('plays'),
+          'duration_ms',
+          sql<number>`case when panel_power = 'on' then duration_ms else 0 end`.as('panel_on_ms'),
+        ] as never)
+        .where('workspace_id', '=', workspaceId)
+        .where('started_at', '>=', from)
+        .where('started_at', '<', to),
+    ) as unknown as Part
+  const parts = [
+    ...(pieces.days ? [totals('play_log_daily', pieces.days)] : []),
+    ...pieces.hours.map((h) => totals('play_log_hourly', h)),
+    ...pieces.plays.map(plays),
+  ]
+  return parts.slice(1).reduce((all, part) => all.unionAll(part), parts[0]!)
+}
 
 export class PlayLogRepository {
   constructor(private readonly k: Executor) {}
@@ -275,42 +327,13 @@ export class PlayLogRepository {
     const rows = await this.k
       .selectFrom((outer) =>
         outer
-          .selectFrom((db) => {
-            const totals = (table: 'play_log_daily' | 'play_log_hourly', [from, to]: [string, string]) =>
-              narrow(
-                db
-                  .selectFrom(table)
-                  .select(['content_kind', 'content_id', 'screen_id', 'plays', 'duration_ms', 'panel_on_ms'])
-                  .where('workspace_id', '=', workspaceId)
-                  .where('period', '>=', from)
-                  .where('period', '<', to),
-              )
-            const plays = ([from, to]: [string, string]) =>
-              narrow(
-                db
-                  .selectFrom('play_log')
-                  .select([
-                    'content_kind',
-                    'content_id',
-                    'screen_id',
-                    sql<number>`1`.as('plays'),
-                    'duration_ms',
-                    sql<number>`case when panel_power = 'on' then duration_ms else 0 end`.as('panel_on_ms'),
-                  ])
-                  .where('workspace_id', '=', workspaceId)
-                  .where('started_at', '>=', from)
-                  .where('started_at', '<', to),
-              )
-            const parts = [
-              ...(pieces.days ? [totals('play_log_daily', pieces.days)] : []),
-              ...pieces.hours.map((h) => totals('play_log_hourly', h)),
-              ...pieces.plays.map(plays),
-            ]
-            return parts
-              .slice(1)
-              .reduce((all, part) => all.unionAll(part), parts[0]!)
-              .as('u')
-          })
+          .selectFrom(
+            piecesUnion<{ content_kind: string; content_id: string; screen_id: string }>(this.k, workspaceId, pieces, narrow, () => [
+              'content_kind',
+              'content_id',
+              'screen_id',
+            ]).as('u'),
+          )
           .select([
             'u.content_kind',
             'u.content_id',
@@ -370,41 +393,9 @@ export class PlayLogRepository {
     }
     const day = (col: 'period' | 'started_at') => (byDay ? sql<string | null>`substr(${sql.ref(col)}, 1, 10)` : sql<string | null>`null`)
     const rows = await this.k
-      .selectFrom((db) => {
-        const totals = (table: 'play_log_daily' | 'play_log_hourly', [from, to]: [string, string]) =>
-          narrow(
-            db
-              .selectFrom(table)
-              .select(['screen_id', day('period').as('day'), 'plays', 'duration_ms', 'panel_on_ms'])
-              .where('workspace_id', '=', workspaceId)
-              .where('period', '>=', from)
-              .where('period', '<', to),
-          )
-        const plays = ([from, to]: [string, string]) =>
-          narrow(
-            db
-              .selectFrom('play_log')
-              .select([
-                'screen_id',
-                day('started_at').as('day'),
-                sql<number>`1`.as('plays'),
-                'duration_ms',
-                sql<number>`case when panel_power = 'on' then duration_ms else 0 end`.as('panel_on_ms'),
-              ])
-              .where('workspace_id', '=', workspaceId)
-              .where('started_at', '>=', from)
-              .where('started_at', '<', to),
-          )
-        const parts = [
-          ...(pieces.days ? [totals('play_log_daily', pieces.days)] : []),
-          ...pieces.hours.map((h) => totals('play_log_hourly', h)),
-          ...pieces.plays.map(plays),
-        ]
-        return parts
-          .slice(1)
-          .reduce((all, part) => all.unionAll(part), parts[0]!)
-          .as('u')
-      })
+      .selectFrom(
+        piecesUnion<{ screen_id: string; day: string | null }>(this.k, workspaceId, pieces, narrow, (time) => ['screen_id', day(time).as('day')]).as('u'),
+      )
       .select([
         'u.screen_id',
         'u.day',
@@ -430,6 +421,22 @@ export class PlayLogRepository {
         .where('id', 'in', ids.slice(i, i + 500))
         .execute())
         out.set(r.id, { name: r.name, node_id: r.node_id })
+    return out
+  }
+
+  /**
+   * Names of these content ids of the workspace, read by primary key: media files, then the
+   * library's other kinds (playlists, layouts, apps, schedules). An id that is neither (gone,
+   * or an item that is not a library entry) has none.
+   */
+  async contentNames(workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>()
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500)
+      for (const table of ['media', 'content_items'] as const)
+        for (const r of await this.k.selectFrom(table).select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', 'in', chunk).execute())
+          if (!out.has(r.id)) out.set(r.id, r.name)
+    }
     return out
   }
 

@@ -96,6 +96,9 @@ export interface PlayView extends PlayLogInput {
   screenId: string
   receivedAt: string
   panelPower: PanelPower
+  /** The content's and the item's names now (null: gone from the library, or not a library item). */
+  contentName?: string | null
+  itemName?: string | null
 }
 
 /** Records of a batch refused, by reason. */
@@ -155,7 +158,7 @@ const SHAPE_TTL_MS = 60_000
 const none = (): Refused => ({ future: 0, beforePairing: 0, overlap: 0, quota: 0 })
 const total = (r: Refused): number => r.future + r.beforePairing + r.overlap + r.quota
 
-const view = (r: PlayLogRow): PlayView => ({
+const view = (r: PlayLogRow, names?: ReadonlyMap<string, string>): PlayView => ({
   id: r.id,
   screenId: r.screen_id,
   source: r.source,
@@ -171,6 +174,7 @@ const view = (r: PlayLogRow): PlayView => ({
   durationMs: Number(r.duration_ms),
   receivedAt: r.received_at,
   panelPower: r.panel_power as PanelPower,
+  ...(names ? { contentName: names.get(r.content_id) ?? null, itemName: names.get(r.item_id) ?? null } : {}),
 })
 
 /** `from`/`to` query values to UTC ISO bounds; 422 for anything that is not a date-time. */
@@ -475,7 +479,8 @@ export class PlayLogService {
     const out: Page<PlayView> = { data: [] }
     const more = page.limit !== null && rows.length > page.limit
     const kept = more ? rows.slice(0, page.limit!) : rows
-    out.data = kept.map(view)
+    const names = await this.repo.contentNames(p.workspaceId, [...new Set(kept.flatMap((r) => [r.content_id, r.item_id]))])
+    out.data = kept.map((r) => view(r, names))
     if (page.limit !== null) {
       const last = kept[kept.length - 1]
       out.nextCursor = more && last ? encodeCursor(`${last.started_at}|${last.id}`) : null

@@ -19,10 +19,16 @@ export const PlayRecord = Type.Object({
   source: Type.String({ description: 'Why it played: `assignment`, `schedule`, `cast` or `emergency`.' }),
   contentKind: Type.String({ description: 'What was assigned, cast or raised (a playlist, a layout, a media file…).' }),
   contentId: Type.String(),
+  contentName: Type.Optional(
+    Nullable(Type.String({ description: "The content's name now (null once it left the library). In GET /v1/screens/:id/play-log." })),
+  ),
   castId: Nullable(Type.String()),
   emergencyId: Nullable(Type.String()),
   itemKind: Type.String({ description: "The piece that was on screen: a playlist item, a layout zone's content, or the content itself." }),
   itemId: Type.String(),
+  itemName: Type.Optional(
+    Nullable(Type.String({ description: "The item's name now, when it is a library entry (a media file, a playlist…). In GET /v1/screens/:id/play-log." })),
+  ),
   zone: Nullable(Type.String({ description: 'The layout zone it played in.' })),
   startedAt: Timestamp,
   endedAt: Timestamp,

@@ -25,6 +25,10 @@ const DAY_MS = 86_400_000
 
 export const AVAILABILITY_GROUP_BY = ['screen', 'node', 'group'] as const
 export type AvailabilityGroupBy = (typeof AVAILABILITY_GROUP_BY)[number]
+/** Periods a report by location can be cut into (`per`): UTC days from `from`, or weeks of 7 such days. */
+export const AVAILABILITY_PER = ['day', 'week'] as const
+export type AvailabilityPer = (typeof AVAILABILITY_PER)[number]
+const PER_MS: Record<AvailabilityPer, number> = { day: DAY_MS, week: 7 * DAY_MS }
 
 export const AvailabilityRow = Type.Object({
   id: Nullable(Type.String({ description: 'The screen, location or group; null for screens at the workspace root (groupBy node) and for the total.' })),
@@ -51,6 +55,16 @@ export const AvailabilityReport = Type.Object({
   groupBy: StringEnum(AVAILABILITY_GROUP_BY),
   rows: Type.Array(AvailabilityRow),
   total: AvailabilityRow,
+  periods: Type.Optional(
+    Type.Array(
+      Type.Object({
+        from: Type.String({ format: 'date-time' }),
+        to: Type.String({ format: 'date-time' }),
+        rows: Type.Array(AvailabilityRow),
+      }),
+      { description: 'With `per`: the same rows for each day or week of the window, oldest first (a chart over time in one request).' },
+    ),
+  ),
 })
 export type AvailabilityReportT = Static<typeof AvailabilityReport>
 
@@ -60,12 +74,14 @@ export interface AvailabilityQuery {
   groupBy?: AvailabilityGroupBy | undefined
   nodeId?: string | undefined
   groupId?: string | undefined
+  per?: AvailabilityPer | undefined
 }
 
-/** One screen's figures. */
+/** One screen's figures (and, when the report is cut into periods, its figures in each). */
 export interface ScreenResult {
   screen: ReportScreen
   figures: ScreenFigures
+  periods?: ScreenFigures[]
 }
 
 interface Sum {
@@ -133,6 +149,8 @@ export interface AvailabilityPlan {
   groupBy: AvailabilityGroupBy
   filter: ScreenFilter
   principal: Principal
+  /** With `per`: the periods' starts and ends (ms), the last one ending at `to`. */
+  periods?: [number, number][]
 }
 
 export class AvailabilityService {
@@ -157,7 +175,22 @@ export class AvailabilityService {
     const scopeIds = await this.nodes.scopeIds(p)
     const nodeIds = q.nodeId ? await this.nodes.subtree(p.workspaceId, (await this.nodes.resolveHome(p, q.nodeId))!) : null
     const where = q.groupId !== undefined ? await this.groups.memberCondition(p, q.groupId, 'groupId') : undefined
-    return { workspaceId: p.workspaceId, from: range.from, to: range.to, groupBy: q.groupBy ?? 'screen', filter: { scopeIds, nodeIds, where }, principal: p }
+    const plan: AvailabilityPlan = {
+      workspaceId: p.workspaceId,
+      from: range.from,
+      to: range.to,
+      groupBy: q.groupBy ?? 'screen',
+      filter: { scopeIds, nodeIds, where },
+      principal: p,
+    }
+    if (q.per) {
+      if (plan.groupBy !== 'node') throw validation('per needs groupBy=node (the rows of each period are per location).')
+      const periods: [number, number][] = []
+      const end = Date.parse(range.to)
+      for (let at = Date.parse(range.from); at < end; at += PER_MS[q.per]) periods.push([at, Math.min(at + PER_MS[q.per], end)])
+      plan.periods = periods
+    }
+    return plan
   }
 
   /** Every selected screen's figures, in id order, a batch at a time. */
@@ -187,16 +220,15 @@ export class AvailabilityService {
       }
       const out: ScreenResult[] = []
       for (const s of batch) {
-        const start = Math.max(from, Date.parse(s.created_at))
+        const created = Date.parse(s.created_at)
+        const on = online.get(s.id) ?? []
+        const showing = shown.get(s.id) ?? []
+        const scheduled = this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache)
         out.push({
           screen: s,
-          figures: figures(
-            online.get(s.id) ?? [],
-            shown.get(s.id) ?? [],
-            this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache),
-            start,
-            to,
-          ),
+          figures: figures(on, showing, scheduled, Math.max(from, created), to),
+          // Each period from the same spans (figures cuts them to its window).
+          ...(plan.periods ? { periods: plan.periods.map(([a, b]) => figures(on, showing, scheduled, Math.max(a, created), Math.min(b, to))) } : {}),
         })
       }
       yield out
@@ -271,9 +303,45 @@ export class AvailabilityService {
     return row(null, 'Total', total)
   }
 
+  /**
+   * A report by location cut into the plan's periods: the whole window's rows and total and
+   * each period's rows, added up in one pass over the screens.
+   */
+  private async byNodeAndPeriod(plan: AvailabilityPlan, spans: [number, number][]): Promise<AvailabilityReportT> {
+    const total = emptySum()
+    const whole = new Map<string | null, Sum>()
+    const sums = spans.map(() => new Map<string | null, Sum>())
+    const into = (m: Map<string | null, Sum>, k: string | null, f: ScreenFigures) => {
+      let s = m.get(k)
+      if (!s) m.set(k, (s = emptySum()))
+      add(s, f)
+    }
+    for await (const batch of this.screens(plan))
+      for (const r of batch) {
+        add(total, r.figures)
+        into(whole, r.screen.node_id, r.figures)
+        r.periods?.forEach((f, i) => into(sums[i]!, r.screen.node_id, f))
+      }
+    const names = await this.repo.nodeNames(
+      plan.workspaceId,
+      [...whole.keys()].filter((k): k is string => k !== null),
+    )
+    const rowsOf = (m: Map<string | null, Sum>) =>
+      [...m.keys()].sort((a, b) => (a ?? '').localeCompare(b ?? '')).map((k) => row(k, k === null ? '(workspace root)' : (names.get(k) ?? k), m.get(k)!))
+    return {
+      from: plan.from,
+      to: plan.to,
+      groupBy: plan.groupBy,
+      rows: rowsOf(whole),
+      total: row(null, 'Total', total),
+      periods: spans.map(([a, b], i) => ({ from: new Date(a).toISOString(), to: new Date(b).toISOString(), rows: rowsOf(sums[i]!) })),
+    }
+  }
+
   /** The whole report as one answer. */
   async report(p: Principal, q: AvailabilityQuery): Promise<AvailabilityReportT> {
     const plan = await this.plan(p, q)
+    if (plan.periods) return this.byNodeAndPeriod(plan, plan.periods)
     const rows: AvailabilityRowT[] = []
     const it = this.rows(plan)
     for (;;) {

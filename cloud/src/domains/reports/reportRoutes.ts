@@ -11,7 +11,7 @@ import { Data, Deleted, IdParams, StringEnum, errorResponses } from '../../platf
 import { principalOf } from '../../platform/http/Principal.js'
 import type { Provisions } from '../../platform/provisions.js'
 import { DateTimeField } from '../../platform/timeRange.js'
-import { AVAILABILITY_GROUP_BY, AVAILABILITY_MAX_DAYS, AvailabilityReport } from './AvailabilityService.js'
+import { AVAILABILITY_GROUP_BY, AVAILABILITY_MAX_DAYS, AVAILABILITY_PER, AvailabilityReport } from './AvailabilityService.js'
 import { availabilityCsvHeader, availabilityCsvLine } from './csv.js'
 import { CreateSubscription, MAX_SUBSCRIPTIONS, ReportSubscription } from './ReportSubscriptions.js'
 
@@ -94,6 +94,12 @@ const reportRoutes =
               groupBy: Type.Optional(StringEnum(AVAILABILITY_GROUP_BY, { description: 'One row per screen (default), per home location, or per group.' })),
               nodeId: Type.Optional(Type.String({ maxLength: 100, description: 'Only screens at this location or under it.' })),
               groupId: Type.Optional(Type.String({ maxLength: 100, description: "Only this group's members." })),
+              per: Type.Optional(
+                StringEnum(AVAILABILITY_PER, {
+                  description:
+                    'With groupBy `node` (else 422): also the rows of each UTC day (or week of 7 days) from `from`, in `periods` (JSON only; the CSV is the whole window).',
+                }),
+              ),
               format: Type.Optional(StringEnum(['json', 'csv'] as const, { description: '`csv`: the rows, then the total, as CSV (streamed).' })),
             },
             { additionalProperties: false },
@@ -113,6 +119,8 @@ const reportRoutes =
       async (req, reply) => {
         const plan = await availability.plan(principalOf(req), req.query)
         if (req.query.format === 'csv') {
+          // The CSV is the whole window: its rows need no periods.
+          delete plan.periods
           const lines = async function* () {
             yield availabilityCsvHeader(plan.groupBy)
             const it = availability.rows(plan)

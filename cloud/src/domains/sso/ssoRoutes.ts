@@ -24,6 +24,25 @@ const FORM = 'application/x-www-form-urlencoded'
 
 /** Sign-ins started per IP address: each writes a row (a flow or an AuthnRequest) and may ask the provider. */
 export const START_RATE = { limit: 20, windowSeconds: 60 }
+/** Addresses looked up per IP address (the console asks each time the typing of an address stops). */
+export const LOOKUP_RATE = { limit: 60, windowSeconds: 60 }
+
+/** An onRequest hook counting requests per remote address under `key`: over `rate`, 429 with Retry-After. */
+function perAddress(key: string, rate: { limit: number; windowSeconds: number }, what: string, d: { rateLimiter: Provisions['rateLimiter'] }) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const r = await d.rateLimiter.hit(`${key}:${req.ip}`, rate.limit, rate.windowSeconds)
+    reply.headers(rateHeaders(r))
+    if (!r.allowed)
+      throw new ApiError(
+        'rate_limited',
+        `Over the limit of ${r.limit} ${what} per ${r.windowSeconds} seconds from this address; retry after ${r.resetSeconds} s.`,
+        {
+          extra: { limit: r.limit, windowSeconds: r.windowSeconds, retryAfterSeconds: r.resetSeconds },
+          headers: { 'retry-after': String(r.resetSeconds) },
+        },
+      )
+  }
+}
 const EmailQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
 const CallbackQuery = Type.Object(
   {
@@ -138,6 +157,9 @@ const ssoRoutes =
       '/sso/lookup',
       {
         config: { auth: 'none' },
+        // Counted per address before the address is looked up: without a limit, asking about
+        // address after address would say which of them have accounts behind a provider.
+        onRequest: perAddress('sso-lookup', LOOKUP_RATE, 'addresses looked up', d),
         schema: {
           tags,
           summary: "Whether an address signs in through its workspace's identity provider (the console's e-mail-first sign-in)",
@@ -165,19 +187,7 @@ const ssoRoutes =
       {
         config: { auth: 'none' },
         // Counted per address before anything is looked up, as the other doors without a credential are.
-        onRequest: async (req, reply) => {
-          const r = await d.rateLimiter.hit(`sso-start:${req.ip}`, START_RATE.limit, START_RATE.windowSeconds)
-          reply.headers(rateHeaders(r))
-          if (!r.allowed)
-            throw new ApiError(
-              'rate_limited',
-              `Over the limit of ${r.limit} single sign-ons started per ${r.windowSeconds} seconds from this address; retry after ${r.resetSeconds} s.`,
-              {
-                extra: { limit: r.limit, windowSeconds: r.windowSeconds, retryAfterSeconds: r.resetSeconds },
-                headers: { 'retry-after': String(r.resetSeconds) },
-              },
-            )
-        },
+        onRequest: perAddress('sso-start', START_RATE, 'single sign-ons started', d),
         schema: {
           tags,
           summary:

@@ -32,7 +32,7 @@ async function cannon(url: string, headers: Record<string, string>, d: number, b
 async function run(label: string, extra: Record<string, string>) {
   const dir = join(tempDir('svc-bench-audit-'), label)
   mkdirSync(dir, { recursive: true })
-  const prof = process.env.BENCH_CPU_PROF
+  const prof: Record<string, string> = process.env.BENCH_CPU_PROF
     ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: process.env.BENCH_CPU_PROF }
     : {}
   const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000', ...prof, ...extra })

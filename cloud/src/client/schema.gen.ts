@@ -45805,16 +45805,25 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description `bad_request`: a body sent as application/json that is not valid JSON. */
+            /** @description The answer could not be read. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "text/html": string;
                 };
             };
-            /** @description Default Response */
+            /** @description The provider's answer was refused (unsigned, altered, another audience or recipient, expired, replayed, or not of the sign-in started in this browser). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -45829,6 +45838,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description Default Response */
@@ -45848,7 +45858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Not found. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -45863,6 +45873,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    "text/html": string;
                 };
             };
             /** @description `too_large`: the body is over the size limit. */

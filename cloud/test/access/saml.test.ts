@@ -9,7 +9,7 @@
 import t, { type Test } from 'tap'
 import { ManualClock } from '@svc/shared'
 import { servicesOf } from '../../src/app.js'
-import { START_RATE } from '../../src/domains/sso/ssoRoutes.js'
+import { LOOKUP_RATE, START_RATE } from '../../src/domains/sso/ssoRoutes.js'
 import type { Harness } from '../helpers.js'
 import { forEngines } from '../db/engines.js'
 import { CA_FILE } from '../fixtures/receiver.js'
@@ -301,5 +301,33 @@ forEngines(t, (t, build) => {
     t.equal((await startFrom('192.0.2.8')).statusCode, 200, 'another address is not held')
     s.clock.advance(START_RATE.windowSeconds * 1000)
     t.equal((await startFrom('192.0.2.7')).statusCode, 200, 'the next window lets it start again')
+  })
+
+  t.test('looking an address up is rate limited per address (429 with Retry-After): no enumeration of who signs in through a provider', async (t) => {
+    const s = await setup(t, build)
+    const lookupFrom = (ip: string, email = 'ada@acme.example') =>
+      s.h.app.inject({ method: 'GET', url: `/v1/sso/lookup?email=${encodeURIComponent(email)}`, remoteAddress: ip })
+    const first = await lookupFrom('192.0.2.9')
+    t.same(first.json(), { data: { sso: true, passwordSignIn: true } }, 'a claimed domain is found')
+    t.equal(first.headers['ratelimit-limit'], String(LOOKUP_RATE.limit), 'with its RateLimit headers')
+    for (let i = 1; i < LOOKUP_RATE.limit; i++) {
+      const res = await lookupFrom('192.0.2.9', `user${i}@acme.example`)
+      if (res.statusCode !== 200) t.fail(`lookup ${i + 1} of ${LOOKUP_RATE.limit}: ${res.statusCode} ${res.body}`)
+    }
+    for (const email of ['ada@acme.example', 'eve@elsewhere.example']) {
+      const over = await lookupFrom('192.0.2.9', email)
+      t.equal(over.statusCode, 429, `${email}: ${over.body}`)
+      t.same(Object.keys(over.json()).sort(), ['error', 'limit', 'message', 'retryAfterSeconds', 'windowSeconds'], 'the error envelope, nothing of the address')
+      t.equal(over.json().error, 'rate_limited')
+      t.ok(Number(over.headers['retry-after']) > 0, 'with Retry-After')
+    }
+    t.equal((await lookupFrom('192.0.2.10')).statusCode, 200, 'another address is not held')
+    t.equal(
+      (await s.h.app.inject({ method: 'GET', url: '/v1/sso/start?email=ada%40acme.example', remoteAddress: '192.0.2.9' })).statusCode,
+      200,
+      'starting is counted apart',
+    )
+    s.clock.advance(LOOKUP_RATE.windowSeconds * 1000)
+    t.equal((await lookupFrom('192.0.2.9')).statusCode, 200, 'the next window lets it look up again')
   })
 })

@@ -307,6 +307,56 @@ function CommonFields(props: {
   )
 }
 
+/** A provider setting typed as text: a one-line field, or (with `rows`) a text area. */
+interface TextInput<K extends string> {
+  /** The state's key and the API's field (its error is shown under the control). */
+  key: K
+  label: string
+  name: string
+  hint?: string
+  type?: 'url' | 'password'
+  autoComplete?: string
+  rows?: number
+}
+
+/** The provider's text settings of a form, each bound to its value in `values` and its error. */
+function TextInputs<K extends string>(props: {
+  inputs: readonly TextInput<K>[]
+  values: Record<K, string>
+  set: (key: K, value: string) => void
+  errors: Record<string, string>
+}): JSX.Element {
+  return (
+    <>
+      {props.inputs.map(({ key, rows, ...f }) =>
+        rows ? (
+          <TextArea key={key} {...f} rows={rows} value={props.values[key]} onInput={(v) => props.set(key, v)} error={props.errors[key]} />
+        ) : (
+          <Field key={key} {...f} value={props.values[key]} onInput={(v) => props.set(key, v)} error={props.errors[key]} />
+        ),
+      )}
+    </>
+  )
+}
+
+/** A form's fields: the protocol's own text settings, then what both protocols share. */
+function ProviderFields<K extends string>(props: {
+  inputs: readonly TextInput<K>[]
+  text: Record<K, string>
+  setText: (update: (o: Record<K, string>) => Record<K, string>) => void
+  common: Common
+  setCommon: (update: (o: Common) => Common) => void
+  errors: Record<string, string>
+  source: { field: string; label: string; hint: string }
+}): JSX.Element {
+  return (
+    <>
+      <TextInputs inputs={props.inputs} values={props.text} set={(k, v) => props.setText((o) => ({ ...o, [k]: v }))} errors={props.errors} />
+      <CommonFields value={props.common} set={(v) => props.setCommon((o) => ({ ...o, ...v }))} errors={props.errors} source={props.source} />
+    </>
+  )
+}
+
 /** A protocol's form: its title, the save button and its outcome around its fields. */
 function ProviderForm(props: {
   id: string
@@ -338,9 +388,8 @@ const OIDC_FIELDS = ['issuer', 'clientId', 'clientSecret', 'roleClaim', ...COMMO
 function OidcForm(props: FormProps): JSX.Element {
   // A SAML connection is replaced by this form, not edited by it.
   const c = props.current?.protocol === 'oidc' ? props.current : null
-  const [issuer, setIssuer] = useState(c?.issuer ?? '')
-  const [clientId, setClientId] = useState(c?.clientId ?? '')
-  const [clientSecret, setClientSecret] = useState('')
+  const [text, setText] = useState({ issuer: c?.issuer ?? '', clientId: c?.clientId ?? '', clientSecret: '' })
+  const { issuer, clientId, clientSecret } = text
   const [common, setCommon] = useState(() => commonOf(c))
   const [saved, setSaved] = useState(false)
   const save = useSubmit(OIDC_FIELDS, async () => {
@@ -357,39 +406,37 @@ function OidcForm(props: FormProps): JSX.Element {
         },
       }),
     )
-    setClientSecret('')
+    setText((o) => ({ ...o, clientSecret: '' }))
     setSaved(true)
     props.onSaved(r.data)
   })
   return (
     <ProviderForm id="oidc-title" title="OpenID Connect" editing={!!c} save={save} saved={saved}>
-      <Field
-        label="Issuer URL"
-        name="sso-issuer"
-        type="url"
-        value={issuer}
-        onInput={setIssuer}
-        error={save.fieldErrors.issuer}
-        hint="https; its discovery document is read from <issuer>/.well-known/openid-configuration."
-      />
-      <Field label="Client ID" name="sso-client-id" value={clientId} onInput={setClientId} error={save.fieldErrors.clientId} />
-      <Field
-        label="Client secret"
-        name="sso-client-secret"
-        type="password"
-        autoComplete="new-password"
-        value={clientSecret}
-        onInput={setClientSecret}
-        error={save.fieldErrors.clientSecret}
-        hint={
-          c?.clientSecretSet
-            ? 'A secret is stored and never shown. Leave this empty to keep it, or type a new one to replace it.'
-            : 'Stored sealed and never shown again.'
-        }
-      />
-      <CommonFields
-        value={common}
-        set={(v) => setCommon((o) => ({ ...o, ...v }))}
+      <ProviderFields
+        inputs={[
+          {
+            key: 'issuer',
+            label: 'Issuer URL',
+            name: 'sso-issuer',
+            type: 'url',
+            hint: 'https; its discovery document is read from <issuer>/.well-known/openid-configuration.',
+          },
+          { key: 'clientId', label: 'Client ID', name: 'sso-client-id' },
+          {
+            key: 'clientSecret',
+            label: 'Client secret',
+            name: 'sso-client-secret',
+            type: 'password',
+            autoComplete: 'new-password',
+            hint: c?.clientSecretSet
+              ? 'A secret is stored and never shown. Leave this empty to keep it, or type a new one to replace it.'
+              : 'Stored sealed and never shown again.',
+          },
+        ]}
+        text={text}
+        setText={setText}
+        common={common}
+        setCommon={setCommon}
         errors={save.fieldErrors}
         source={{ field: 'roleClaim', label: 'Role claim (optional)', hint: 'The ID-token claim the role is read from, such as groups or roles.' }}
       />
@@ -399,14 +446,44 @@ function OidcForm(props: FormProps): JSX.Element {
 
 const SAML_FIELDS = ['idpMetadataXml', 'entryPoint', 'idpCertificate', 'idpIssuer', 'roleAttribute', ...COMMON_FIELDS] as const
 
+type SamlText = 'idpMetadataXml' | 'entryPoint' | 'idpCertificate' | 'idpIssuer'
+
+/** The provider given by its metadata document. */
+const SAML_METADATA: TextInput<SamlText>[] = [
+  {
+    key: 'idpMetadataXml',
+    label: 'Provider metadata XML',
+    name: 'saml-metadata',
+    rows: 6,
+    hint: "Paste the federation metadata your provider offers to download (Okta: Identity Provider metadata; Entra ID: Federation Metadata XML; Keycloak: the realm's SAML descriptor).",
+  },
+]
+
+/** The provider given by hand: its sign-in URL, entity ID and signing certificate. */
+const SAML_BY_HAND: TextInput<SamlText>[] = [
+  {
+    key: 'entryPoint',
+    label: 'Provider sign-in URL',
+    name: 'saml-entry-point',
+    type: 'url',
+    hint: "https; the provider's SAML single sign-on URL (HTTP-Redirect binding).",
+  },
+  { key: 'idpIssuer', label: 'Provider entity ID (optional)', name: 'saml-idp-issuer', hint: "Given, every assertion's Issuer must be it." },
+  {
+    key: 'idpCertificate',
+    label: 'Provider signing certificate',
+    name: 'saml-certificate',
+    rows: 6,
+    hint: 'PEM (-----BEGIN CERTIFICATE-----) or base64: assertions must be signed with its key.',
+  },
+]
+
 function SamlForm(props: FormProps): JSX.Element {
   // An OIDC connection is replaced by this form, not edited by it.
   const c = props.current?.protocol === 'saml' ? props.current : null
   const [by, setBy] = useState<'metadata' | 'hand'>('metadata')
-  const [metadata, setMetadata] = useState('')
-  const [entryPoint, setEntryPoint] = useState('')
-  const [certificate, setCertificate] = useState('')
-  const [idpIssuer, setIdpIssuer] = useState('')
+  const [text, setText] = useState({ idpMetadataXml: '', entryPoint: '', idpCertificate: '', idpIssuer: '' })
+  const { idpMetadataXml: metadata, entryPoint, idpCertificate: certificate, idpIssuer } = text
   const [common, setCommon] = useState(() => commonOf(c))
   const [saved, setSaved] = useState(false)
   const save = useSubmit(SAML_FIELDS, async () => {
@@ -425,8 +502,7 @@ function SamlForm(props: FormProps): JSX.Element {
         body: { protocol: 'saml', ...idp, ...commonBody(common), roleAttribute: common.roleSource.trim() || null },
       }),
     )
-    setMetadata('')
-    setCertificate('')
+    setText((o) => ({ ...o, idpMetadataXml: '', idpCertificate: '' }))
     setSaved(true)
     props.onSaved(r.data)
   })
@@ -442,49 +518,12 @@ function SamlForm(props: FormProps): JSX.Element {
         </label>
       </fieldset>
       {c ? <p class="hint">The provider's settings are stored: leave these fields empty to keep them, or give new ones to replace them.</p> : null}
-      {by === 'metadata' ? (
-        <TextArea
-          label="Provider metadata XML"
-          name="saml-metadata"
-          rows={6}
-          value={metadata}
-          onInput={setMetadata}
-          error={save.fieldErrors.idpMetadataXml}
-          hint="Paste the federation metadata your provider offers to download (Okta: Identity Provider metadata; Entra ID: Federation Metadata XML; Keycloak: the realm's SAML descriptor)."
-        />
-      ) : (
-        <>
-          <Field
-            label="Provider sign-in URL"
-            name="saml-entry-point"
-            type="url"
-            value={entryPoint}
-            onInput={setEntryPoint}
-            error={save.fieldErrors.entryPoint}
-            hint="https; the provider's SAML single sign-on URL (HTTP-Redirect binding)."
-          />
-          <Field
-            label="Provider entity ID (optional)"
-            name="saml-idp-issuer"
-            value={idpIssuer}
-            onInput={setIdpIssuer}
-            error={save.fieldErrors.idpIssuer}
-            hint="Given, every assertion's Issuer must be it."
-          />
-          <TextArea
-            label="Provider signing certificate"
-            name="saml-certificate"
-            rows={6}
-            value={certificate}
-            onInput={setCertificate}
-            error={save.fieldErrors.idpCertificate}
-            hint="PEM (-----BEGIN CERTIFICATE-----) or base64: assertions must be signed with its key."
-          />
-        </>
-      )}
-      <CommonFields
-        value={common}
-        set={(v) => setCommon((o) => ({ ...o, ...v }))}
+      <ProviderFields
+        inputs={by === 'metadata' ? SAML_METADATA : SAML_BY_HAND}
+        text={text}
+        setText={setText}
+        common={common}
+        setCommon={setCommon}
         errors={save.fieldErrors}
         source={{
           field: 'roleAttribute',

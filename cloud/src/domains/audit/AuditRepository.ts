@@ -1,6 +1,7 @@
 // The audit log's rows. Appending takes the chain's head row under a lock (SELECT … FOR
 // UPDATE on PostgreSQL; SQLite runs one write transaction at a time), so the entries of one
-// workspace form one chain whichever instance of the cloud records them.
+// workspace form one chain whichever instance of the cloud records them. Entries are
+// appended a batch at a time, one transaction for the batch (AuditTrail's group commit).
 import type { Database, Queryable, SqlValue } from '../../platform/db/Database.js'
 import type { AuditChainsTable, AuditEntriesTable } from './tables.js'
 import type { AuditFilter } from './types.js'
@@ -12,6 +13,10 @@ export const GENESIS = '0'.repeat(64)
 
 const COLUMNS =
   'chain, seq, id, at, actor_kind, actor_id, actor_name, via, action, resource_kind, resource_id, resource_name, node_id, changes, request_id, ip, outcome, prev_hash, hash'
+
+const COLUMN_LIST = COLUMNS.split(', ') as (keyof AuditRow)[]
+/** Rows per INSERT statement (19 parameters each: well under either engine's limit). */
+const INSERT_ROWS = 200
 
 function num(v: unknown): number {
   return typeof v === 'number' ? v : Number(v)
@@ -25,51 +30,53 @@ export class AuditRepository {
   constructor(private readonly db: Database) {}
 
   /**
-   * Appends one entry to its chain: `make` receives the chain's head (seq and hash) and
-   * returns the row that follows it. One transaction; the head is locked until it commits.
+   * Appends entries to their chains in ONE transaction (a group commit): for each chain, in
+   * the order of the chain names (so two instances appending to the same chains lock their
+   * heads in the same order and never wait on each other in a cycle), the head is locked,
+   * `make` is asked for each of the chain's entries in turn with the head it follows, the
+   * rows are inserted and the head moved once. Answers the rows in the order of `batch`.
    */
-  async append(chain: string, make: (head: { seq: number; hash: string }) => AuditRow): Promise<AuditRow> {
-    return this.db.transaction(async (tx) => {
-      let head = await this.lockHead(tx, chain)
-      if (!head) {
-        await tx.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING', [
-          chain,
-          GENESIS,
-          GENESIS,
-        ])
-        head = await this.lockHead(tx, chain)
-        if (!head) throw new Error(`audit chain ${chain} has no head`)
-      }
-      const row = make({ seq: num(head.head_seq), hash: head.head_hash })
-      await tx.run(
-        `INSERT INTO audit_entries (${COLUMNS}) VALUES (${COLUMNS.split(',')
-          .map(() => '?')
-          .join(', ')})`,
-        [
-          row.chain,
-          row.seq,
-          row.id,
-          row.at,
-          row.actor_kind,
-          row.actor_id,
-          row.actor_name,
-          row.via,
-          row.action,
-          row.resource_kind,
-          row.resource_id,
-          row.resource_name,
-          row.node_id,
-          row.changes,
-          row.request_id,
-          row.ip,
-          row.outcome,
-          row.prev_hash,
-          row.hash,
-        ],
-      )
-      await tx.run('UPDATE audit_chains SET head_seq = ?, head_hash = ? WHERE chain = ?', [row.seq, row.hash, chain])
-      return row
+  async appendMany(batch: readonly { chain: string; make: (head: { seq: number; hash: string }) => AuditRow }[]): Promise<AuditRow[]> {
+    const byChain = new Map<string, number[]>()
+    batch.forEach((e, i) => {
+      const list = byChain.get(e.chain)
+      if (list) list.push(i)
+      else byChain.set(e.chain, [i])
     })
+    const out = new Array<AuditRow>(batch.length)
+    await this.db.transaction(async (tx) => {
+      for (const chain of [...byChain.keys()].sort()) {
+        let head = await this.lockHead(tx, chain)
+        if (!head) {
+          await tx.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING', [
+            chain,
+            GENESIS,
+            GENESIS,
+          ])
+          head = await this.lockHead(tx, chain)
+          if (!head) throw new Error(`audit chain ${chain} has no head`)
+        }
+        let at = { seq: num(head.head_seq), hash: head.head_hash }
+        const rows: AuditRow[] = []
+        for (const i of byChain.get(chain)!) {
+          const row = batch[i]!.make(at)
+          out[i] = row
+          rows.push(row)
+          at = { seq: row.seq, hash: row.hash }
+        }
+        for (let k = 0; k < rows.length; k += INSERT_ROWS) await this.insert(tx, rows.slice(k, k + INSERT_ROWS))
+        await tx.run('UPDATE audit_chains SET head_seq = ?, head_hash = ? WHERE chain = ?', [at.seq, at.hash, chain])
+      }
+    })
+    return out
+  }
+
+  /** One INSERT of several rows. */
+  private async insert(tx: Queryable, rows: readonly AuditRow[]): Promise<void> {
+    const one = `(${COLUMN_LIST.map(() => '?').join(', ')})`
+    const params: SqlValue[] = []
+    for (const row of rows) for (const c of COLUMN_LIST) params.push(row[c])
+    await tx.run(`INSERT INTO audit_entries (${COLUMNS}) VALUES ${rows.map(() => one).join(', ')}`, params)
   }
 
   private lockHead(tx: Queryable, chain: string): Promise<Pick<AuditChainsTable, 'head_seq' | 'head_hash'> | undefined> {

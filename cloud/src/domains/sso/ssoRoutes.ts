@@ -21,9 +21,30 @@ import { SAML_COOKIE } from './SamlSignIn.js'
 import { SsoSettings, SsoSettingsBody } from './SsoService.js'
 
 const FORM = 'application/x-www-form-urlencoded'
+/** This machine's own address: localhost, 127.x, ::1. */
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)$/i
 
 /** Sign-ins started per IP address: each writes a row (a flow or an AuthnRequest) and may ask the provider. */
 export const START_RATE = { limit: 20, windowSeconds: 60 }
+/** Addresses looked up per IP address (the console asks each time the typing of an address stops). */
+export const LOOKUP_RATE = { limit: 60, windowSeconds: 60 }
+
+/** An onRequest hook counting requests per remote address under `key`: over `rate`, 429 with Retry-After. */
+function perAddress(key: string, rate: { limit: number; windowSeconds: number }, what: string, d: { rateLimiter: Provisions['rateLimiter'] }) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const r = await d.rateLimiter.hit(`${key}:${req.ip}`, rate.limit, rate.windowSeconds)
+    reply.headers(rateHeaders(r))
+    if (!r.allowed)
+      throw new ApiError(
+        'rate_limited',
+        `Over the limit of ${r.limit} ${what} per ${r.windowSeconds} seconds from this address; retry after ${r.resetSeconds} s.`,
+        {
+          extra: { limit: r.limit, windowSeconds: r.windowSeconds, retryAfterSeconds: r.resetSeconds },
+          headers: { 'retry-after': String(r.resetSeconds) },
+        },
+      )
+  }
+}
 const EmailQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
 const CallbackQuery = Type.Object(
   {
@@ -62,7 +83,15 @@ const ssoRoutes =
     const secure = d.config.publicUrl?.startsWith('https://') ?? false
     const manage = { permission: 'user.manage', rootOnly: true } as const
     const tags = ['sso']
-    const samlCookie = { httpOnly: true, path: '/v1/sso/saml', ...(secure ? { secure: true, sameSite: 'none' as const } : {}) }
+    // The SAML request cookie must come back on the provider's cross-site POST: SameSite=None,
+    // which browsers take only with Secure: on https, and on plain http to this machine's own
+    // loopback address (browsers keep Secure cookies of http://localhost and 127.0.0.1), where
+    // a default (Lax) cookie would be left out of that POST and every sign-in refused.
+    const samlCookie = (req: FastifyRequest) => ({
+      httpOnly: true,
+      path: '/v1/sso/saml',
+      ...(secure || LOOPBACK.test(req.hostname) ? { secure: true, sameSite: 'none' as const } : {}),
+    })
     const origin = (req: FastifyRequest) => `${req.protocol}://${req.host}`
 
     app.get(
@@ -138,6 +167,9 @@ const ssoRoutes =
       '/sso/lookup',
       {
         config: { auth: 'none' },
+        // Counted per address before the address is looked up: without a limit, asking about
+        // address after address would say which of them have accounts behind a provider.
+        onRequest: perAddress('sso-lookup', LOOKUP_RATE, 'addresses looked up', d),
         schema: {
           tags,
           summary: "Whether an address signs in through its workspace's identity provider (the console's e-mail-first sign-in)",
@@ -165,19 +197,7 @@ const ssoRoutes =
       {
         config: { auth: 'none' },
         // Counted per address before anything is looked up, as the other doors without a credential are.
-        onRequest: async (req, reply) => {
-          const r = await d.rateLimiter.hit(`sso-start:${req.ip}`, START_RATE.limit, START_RATE.windowSeconds)
-          reply.headers(rateHeaders(r))
-          if (!r.allowed)
-            throw new ApiError(
-              'rate_limited',
-              `Over the limit of ${r.limit} single sign-ons started per ${r.windowSeconds} seconds from this address; retry after ${r.resetSeconds} s.`,
-              {
-                extra: { limit: r.limit, windowSeconds: r.windowSeconds, retryAfterSeconds: r.resetSeconds },
-                headers: { 'retry-after': String(r.resetSeconds) },
-              },
-            )
-        },
+        onRequest: perAddress('sso-start', START_RATE, 'single sign-ons started', d),
         schema: {
           tags,
           summary:
@@ -203,7 +223,7 @@ const ssoRoutes =
           // cookie is SameSite=None (Secure) so that cross-site POST carries it; on plain http
           // (development) it has no SameSite, the browser's default.
           const { url, requestId } = await samlSignIn.start(ws, req.query.email, origin(req))
-          reply.setCookie(SAML_COOKIE, requestId, { ...samlCookie, maxAge: FLOW_TTL_MS / 1000 })
+          reply.setCookie(SAML_COOKIE, requestId, { ...samlCookie(req), maxAge: FLOW_TTL_MS / 1000 })
           return { data: { url, protocol: 'saml' as const } }
         }
         const { url, state } = await oidcSignIn.start(req.query.email, origin(req))
@@ -299,13 +319,25 @@ const ssoRoutes =
               content: { 'text/html': { schema: Type.String() } },
             },
             ...errorResponses,
+            400: Refusal('The answer could not be read.'),
+            401: Refusal(
+              "The provider's answer was refused (unsigned, altered, another audience or recipient, expired, replayed, or not of the sign-in started in this browser).",
+            ),
+            404: Refusal('Not found.'),
           },
         },
       },
       async (req, reply) => {
         const bound = req.cookies[SAML_COOKIE]
-        reply.clearCookie(SAML_COOKIE, samlCookie)
-        const s = await samlSignIn.acs(req.query.workspace, req.body.SAMLResponse, bound, origin(req), req.ip, req.id)
+        reply.clearCookie(SAML_COOKIE, samlCookie(req))
+        let s: Awaited<ReturnType<typeof samlSignIn.acs>>
+        try {
+          s = await samlSignIn.acs(req.query.workspace, req.body.SAMLResponse, bound, origin(req), req.ip, req.id)
+        } catch (e) {
+          // The provider's page posted the browser here: it is told in words, with the way back.
+          if (!isApiError(e) || !(req.headers.accept ?? '').includes('text/html')) throw e
+          return reply.code(e.status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(refusalPage(e.message))
+        }
         reply.setCookie(SESSION_COOKIE, s.session.token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(s.session.expiresAt) })
         return forward(reply)
       },

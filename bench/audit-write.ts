@@ -1,0 +1,64 @@
+// The audit log's cost on a write, alone: POST /v1/playlists on fresh clouds (`pnpm start`,
+// file SQLite) with the audit log off and on, alternating, so the machine's load falls on
+// both alike:
+//   pnpm exec tsx bench/audit-write.ts   (env: ORDER=off,on,off,on  C=50 connections  D=8 s  SLEEP=12 s)
+// Each cloud waits SLEEP seconds after it answers (the schemas no request needed yet are
+// compiled in the background meanwhile), is warmed for 2 s, then loaded for D seconds; the
+// line per cloud is autocannon's req/s, median and total, and the cloud's CPU per request
+// (user + system of all its threads, from /proc). A recorded run ends with /verify's answer.
+// BENCH_CPU_PROF=<dir> profiles each measured run (bench/lib/cpu-prof.mjs).
+import { spawn } from 'node:child_process'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT, cli, cloudEnv, expect, call, freePort, killAll, startCloud, stop, tempDir, track } from './lib/harness.js'
+const D = Number(process.env.D ?? 8)
+const C = Number(process.env.C ?? 50)
+function cpuOf(pid: number): number {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) * 1e4
+}
+async function cannon(url: string, headers: Record<string, string>, d: number, body: string) {
+  const args = [join(ROOT, 'node_modules', 'autocannon', 'autocannon.js'), '-c', String(C), '-d', String(d), '-j', '-m', 'POST', '-b', body]
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`)
+  args.push(url)
+  const c = track(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] }))
+  let out = ''
+  c.stdout!.on('data', (x: Buffer) => (out += x))
+  await new Promise((r) => c.once('exit', r))
+  const j = JSON.parse(out.trim().split('\n').pop()!)
+  return { rps: j.requests.average, p50: j.latency.p50, total: j.requests.total, non2xx: j.non2xx }
+}
+async function run(label: string, extra: Record<string, string>) {
+  const dir = join(tempDir('svc-bench-audit-'), label)
+  mkdirSync(dir, { recursive: true })
+  const prof: Record<string, string> = process.env.BENCH_CPU_PROF
+    ? { NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'lib', 'cpu-prof.mjs')}`, BENCH_CPU_PROF: process.env.BENCH_CPU_PROF }
+    : {}
+  const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000', ...prof, ...extra })
+  const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench']))
+  const cloud = await startCloud(env, join(dir, 'cloud.log'))
+  await new Promise((r) => setTimeout(r, Number(process.env.SLEEP ?? 12) * 1000))
+  const h = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
+  const body = JSON.stringify({ name: 'Bench playlist' })
+  expect(await call(`${cloud.base}/v1/playlists`, { method: 'POST', headers: h, body: JSON.parse(body) }), 201, 'w')
+  await cannon(`${cloud.base}/v1/playlists`, h, 2, body)
+  if (process.env.BENCH_CPU_PROF) cloud.proc.kill('SIGWINCH')
+  const c0 = cpuOf(cloud.proc.pid!)
+  const r = await cannon(`${cloud.base}/v1/playlists`, h, D, body)
+  const cpu = (cpuOf(cloud.proc.pid!) - c0) / r.total
+  if (process.env.BENCH_CPU_PROF) {
+    cloud.proc.kill('SIGWINCH')
+    await new Promise((r) => setTimeout(r, 2000))
+  }
+  if (extra.SVC_AUDIT !== 'off') {
+    const v = await call(`${cloud.base}/v1/audit-log/verify`, { headers: h })
+    console.log('verify', JSON.stringify(v.body))
+  }
+  await stop(cloud.proc)
+  console.log(label, JSON.stringify(r), 'cpu us/req', Math.round(cpu))
+}
+const order = (process.env.ORDER ?? 'on,off').split(',')
+for (const o of order) await run(o, o === 'off' ? { SVC_AUDIT: 'off' } : {})
+killAll()
+process.exit(0)

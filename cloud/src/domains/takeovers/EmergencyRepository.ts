@@ -13,8 +13,8 @@ const CHUNK = 500
 export interface HeldEmergency {
   screen_id: string
   id: string
-  content_kind: string
-  content_id: string
+  content_kind: string | null
+  content_id: string | null
   content_name: string | null
   message: string | null
   presentation: string

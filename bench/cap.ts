@@ -19,18 +19,13 @@
 // (performance.timeOrigin + performance.now()). Every child process is killed at the end,
 // on failure and on the time limit.
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { ChildProcess } from 'node:child_process'
-import { connectAsync, type MqttClient } from 'mqtt'
-import { encodeMessage, topics, type DesiredState, type Reported } from '@svc/shared/mqtt/index'
-import { decidePlayback, toPlaying } from '@svc/shared/playback/index'
+import { forkFleet, type Match } from './lib/device-fleet.js'
 import {
   call,
   cli,
   cloudEnv,
   expect,
   f1,
-  forkScript,
   freePort,
   killAll,
   loadAvg,
@@ -43,125 +38,6 @@ import {
   tempDir,
   uploadImage,
 } from './lib/harness.js'
-
-const BATCH = 100
-
-type Match = { kind: 'emergency'; token: string } | { kind: 'none' }
-type ToDevices = { type: 'connect'; url: string; creds: { id: string; password: string }[] } | { type: 'arm'; phase: string; match: Match } | { type: 'end' }
-type FromDevices =
-  | { type: 'connected'; ms: number }
-  | { type: 'armed' }
-  | { type: 'done'; phase: string; times: number[] }
-  | { type: 'ended' }
-  | { type: 'error'; message: string }
-
-/** A connect that a reset during the storm does not end (a loaded machine drops some): five tries. */
-async function connectRetrying(url: string, opts: Parameters<typeof connectAsync>[1]): Promise<MqttClient> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await connectAsync(url, opts)
-    } catch (err) {
-      if (tries >= 5) throw err
-      await sleep(1000 * tries)
-    }
-  }
-}
-
-// ---- the devices (child process) ----
-function devices(): void {
-  const send = (m: FromDevices) => process.send!(m)
-  let clients: MqttClient[] = []
-  /** Per client: its newest desired state. */
-  let held: (DesiredState | null)[] = []
-  let watch: ((k: number) => void) | null = null
-  process.on('message', async (m: ToDevices) => {
-    try {
-      if (m.type === 'connect') {
-        const t0 = performance.now()
-        clients = new Array(m.creds.length)
-        held = m.creds.map(() => null)
-        for (let i = 0; i < m.creds.length; i += BATCH) {
-          await Promise.all(
-            m.creds.slice(i, i + BATCH).map(async ({ id, password }, j) => {
-              const k = i + j
-              const desired = topics.desired(id)
-              const c = await connectRetrying(m.url, {
-                clientId: id,
-                username: id,
-                password,
-                clean: false,
-                protocolVersion: 4,
-                reconnectPeriod: 1000,
-                connectTimeout: 120_000,
-              })
-              c.on('message', (topic, payload) => {
-                if (topic !== desired) return
-                const state = JSON.parse(payload.toString()) as DesiredState
-                if (held[k] && state.version < held[k]!.version) return
-                held[k] = state
-                watch?.(k)
-                // As the agent does once it applied a desired state: report the version and what plays.
-                const report: Reported = { version: state.version, playing: toPlaying(decidePlayback(state, new Date())), at: new Date().toISOString() }
-                c.publish(topics.reported(id), encodeMessage(report), { qos: 1 }, () => undefined)
-              })
-              await c.subscribeAsync(desired, { qos: 1 })
-              clients[k] = c
-            }),
-          )
-        }
-        send({ type: 'connected', ms: performance.now() - t0 })
-      } else if (m.type === 'arm') {
-        const match = m.match
-        const holds = (k: number): boolean => {
-          const e = held[k]?.emergency ?? null
-          return match.kind === 'none' ? held[k] !== null && e === null : (e?.message?.includes(match.token) ?? false)
-        }
-        const times = new Map<number, number>()
-        const check = (k: number) => {
-          if (times.has(k) || !holds(k)) return
-          times.set(k, now())
-          if (times.size === clients.length) {
-            watch = null
-            send({ type: 'done', phase: m.phase, times: [...times.values()] })
-          }
-        }
-        watch = check
-        send({ type: 'armed' })
-        for (let k = 0; k < clients.length; k++) check(k)
-      } else if (m.type === 'end') {
-        await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)))
-        clients = []
-        send({ type: 'ended' })
-      }
-    } catch (err) {
-      send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) })
-    }
-  })
-  process.on('disconnect', () => process.exit(0))
-}
-
-// ---- the orchestrator ----
-function channel(child: ChildProcess) {
-  const next = <T extends FromDevices['type']>(type: T, timeoutMs = 600_000, phase?: string): Promise<Extract<FromDevices, { type: T }>> =>
-    new Promise((resolve, reject) => {
-      const t = setTimeout(() => done(new Error(`no "${type}"${phase ? ` (${phase})` : ''} from the devices within ${timeoutMs / 1000} s`)), timeoutMs)
-      const onExit = (code: number | null) => done(new Error(`devices process exited (${code})`))
-      const on = (m: FromDevices) => {
-        if (m.type === 'error') done(new Error(`devices: ${m.message}`))
-        else if (m.type === type && (phase === undefined || (m as { phase?: string }).phase === phase)) done(null, m as Extract<FromDevices, { type: T }>)
-      }
-      const done = (err: Error | null, v?: Extract<FromDevices, { type: T }>) => {
-        clearTimeout(t)
-        child.off('message', on)
-        child.off('exit', onExit)
-        if (err) reject(err)
-        else resolve(v!)
-      }
-      child.on('message', on)
-      child.once('exit', onExit)
-    })
-  return { next, tell: (m: ToDevices) => child.send(m) }
-}
 
 const capTime = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, '+00:00')
 const SENDER = 'bench@alerts.example'
@@ -192,7 +68,6 @@ async function main(): Promise<void> {
     killAll()
     process.exit(1)
   }, limitS * 1000).unref()
-  const self = fileURLToPath(import.meta.url)
   const dir = tempDir('svc-bench-cap-')
   const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`)
   try {
@@ -210,10 +85,9 @@ async function main(): Promise<void> {
       'create feed',
     ).body.data as { id: string; pushSecret: string }
 
-    const devicesProc = forkScript(self, { BENCH_ROLE: 'devices' })
-    const dev = channel(devicesProc)
+    const { proc: devicesProc, channel: dev } = forkFleet()
     const connecting = dev.next('connected')
-    dev.tell({ type: 'connect', url: paired[0]!.mqttUrl, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })) })
+    dev.tell({ type: 'connect', url: paired[0]!.mqttUrl, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })), report: true, tries: 5 })
     log(`connect storm: ${f1((await connecting).ms)} ms`)
     await sleep(5000) // presence writes and what the storm left behind settle
 
@@ -250,7 +124,7 @@ async function main(): Promise<void> {
             if (a.body.data.state !== 'started') throw new Error(`the alert was not started: ${a.text}`)
           }),
         )
-        await timed(`cap-clear-${r}`, { kind: 'none' }, async () => {
+        await timed(`cap-clear-${r}`, { kind: 'no-emergency' }, async () => {
           expect(
             await call(`${cloud.base}/v1/cap-feeds/${feed.id}/alerts`, {
               method: 'POST',
@@ -278,7 +152,7 @@ async function main(): Promise<void> {
             ).body.data.id
           }),
         )
-        await timed(`manual-clear-${r}`, { kind: 'none' }, async () => {
+        await timed(`manual-clear-${r}`, { kind: 'no-emergency' }, async () => {
           expect(await call(`${cloud.base}/v1/emergencies/${emgId}/clear`, { method: 'POST', headers: auth }), 200, 'clear')
         })
       }
@@ -308,13 +182,11 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.env.BENCH_ROLE === 'devices') devices()
-else
-  main().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e)
-      killAll()
-      process.exit(1)
-    },
-  )
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    killAll()
+    process.exit(1)
+  },
+)

@@ -32,12 +32,9 @@
 // on failure and on the time limit.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { ChildProcess } from 'node:child_process'
-import { connectAsync, type MqttClient } from 'mqtt'
-import { encodeMessage, topics, type DesiredState, type Reported } from '@svc/shared/mqtt/index'
+import { topics } from '@svc/shared/mqtt/index'
 import { randomUUID } from 'node:crypto'
-import { decidePlayback, toPlaying } from '@svc/shared/playback/index'
+import { BATCH, forkFleet } from './lib/device-fleet.js'
 import { databaseUrlArg, freshDatabase } from './lib/engine.js'
 import {
   ROOT,
@@ -63,8 +60,6 @@ import {
   PER_ADDRESS,
   type Cloud,
 } from './lib/harness.js'
-
-const BATCH = 100
 
 /** The cloud's CPU time so far (user + system), in ms, from /proc. */
 function cpuMsOf(pid: number): number {
@@ -103,157 +98,6 @@ async function settle(pid: number, limitMs = 180_000): Promise<number> {
   return now() - t0
 }
 
-interface Cred {
-  id: string
-  password: string | undefined
-}
-type Match = { kind: 'cast'; contentId: string } | { kind: 'version'; min: number } | { kind: 'cast-since-restart'; contentId: string }
-type ToDevices =
-  | { type: 'connect'; url: string | string[]; creds: Cred[]; report: boolean }
-  | { type: 'arm'; phase: string; match: Match }
-  | { type: 'arm-reconnect'; phase: string }
-  | { type: 'end' }
-type FromDevices =
-  | { type: 'connected'; ms: number; rss: number }
-  | { type: 'armed' }
-  | { type: 'done'; phase: string; times: number[]; sizes: number[]; sample: string }
-  | { type: 'ended'; regressions: number }
-  | { type: 'error'; message: string }
-
-// ---- the devices (child process) ----
-function devices(): void {
-  const send = (m: FromDevices) => process.send!(m)
-  let clients: MqttClient[] = []
-  /** Per client: the newest desired version seen, whether it carries the watched content, its size. */
-  let held: { version: number; raw: string }[] = []
-  let regressions = 0
-  let watch: ((i: number) => void) | null = null
-  let onConnect: ((i: number) => void) | null = null
-  /** Per client: the version it held when the restart began (what it gets after must be newer). */
-  let baseline: number[] = []
-
-  process.on('message', async (m: ToDevices) => {
-    try {
-      if (m.type === 'connect') {
-        const t0 = performance.now()
-        clients = new Array(m.creds.length)
-        held = m.creds.map(() => ({ version: -1, raw: '' }))
-        for (let i = 0; i < m.creds.length; i += BATCH) {
-          await Promise.all(
-            m.creds.slice(i, i + BATCH).map(async ({ id, password }, j) => {
-              const k = i + j
-              const desired = topics.desired(id)
-              const c = await connectAsync(Array.isArray(m.url) ? m.url[k % m.url.length]! : m.url, {
-                clientId: id,
-                username: id,
-                password,
-                clean: false,
-                protocolVersion: 4,
-                reconnectPeriod: 1000,
-                connectTimeout: 120_000,
-              })
-              const reported = topics.reported(id)
-              c.on('message', (topic, payload) => {
-                if (topic !== desired) return
-                const raw = payload.toString()
-                let version = -1
-                let state: DesiredState | null = null
-                try {
-                  state = JSON.parse(raw) as DesiredState
-                  version = state.version
-                } catch {
-                  // not JSON: ignored
-                }
-                if (version < held[k]!.version) regressions++
-                else held[k] = { version, raw }
-                watch?.(k)
-                // As the agent does once it applied a desired state: report the version and what
-                // plays (QoS 1, not retained). The bare broker's padded payloads are no desired
-                // states: nothing to apply, nothing reported (nothing there would take reports).
-                if (version < 0 || !m.report || !state || !Array.isArray(state.casts)) return
-                const playing = toPlaying(decidePlayback(state, new Date()))
-                const report: Reported = { version, playing, at: new Date().toISOString() }
-                c.publish(reported, encodeMessage(report), { qos: 1 }, () => undefined)
-              })
-              c.on('connect', () => onConnect?.(k))
-              await c.subscribeAsync(desired, { qos: 1 })
-              clients[k] = c
-            }),
-          )
-        }
-        send({ type: 'connected', ms: performance.now() - t0, rss: process.memoryUsage().rss })
-      } else if (m.type === 'arm') {
-        const match = m.match
-        const holds = (k: number): boolean => {
-          const h = held[k]!
-          if (match.kind === 'version') return h.version >= match.min
-          if (match.kind === 'cast-since-restart' && h.version <= baseline[k]!) return false
-          try {
-            return (JSON.parse(h.raw) as { casts?: { contentId: string }[] }).casts?.some((c) => c.contentId === match.contentId) ?? false
-          } catch {
-            return false
-          }
-        }
-        const times = new Map<number, number>()
-        const check = (k: number) => {
-          if (times.has(k) || !holds(k)) return
-          times.set(k, now())
-          if (times.size === clients.length) {
-            watch = null
-            send({ type: 'done', phase: m.phase, times: [...times.values()], sizes: held.map((h) => Buffer.byteLength(h.raw)), sample: held[0]?.raw ?? '' })
-          }
-        }
-        watch = check
-        send({ type: 'armed' })
-        for (let k = 0; k < clients.length; k++) check(k) // some may hold it already
-      } else if (m.type === 'arm-reconnect') {
-        // every client has to lose its connection and get it back
-        baseline = held.map((h) => h.version)
-        const times = new Map<number, number>()
-        onConnect = (k) => {
-          if (times.has(k)) return
-          times.set(k, now())
-          if (times.size === clients.length) {
-            onConnect = null
-            send({ type: 'done', phase: m.phase, times: [...times.values()], sizes: held.map((h) => Buffer.byteLength(h.raw)), sample: held[0]?.raw ?? '' })
-          }
-        }
-        send({ type: 'armed' })
-      } else if (m.type === 'end') {
-        await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)))
-        clients = []
-        send({ type: 'ended', regressions })
-      }
-    } catch (err) {
-      send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) })
-    }
-  })
-  process.on('disconnect', () => process.exit(0))
-}
-
-// ---- the orchestrator (this process; the cloud and the bare broker are children) ----
-function channel(child: ChildProcess) {
-  const next = <T extends FromDevices['type']>(type: T, timeoutMs = 600_000, phase?: string): Promise<Extract<FromDevices, { type: T }>> =>
-    new Promise((resolve, reject) => {
-      const t = setTimeout(() => done(new Error(`no "${type}" from the devices within ${timeoutMs / 1000} s`)), timeoutMs)
-      const onExit = (code: number | null) => done(new Error(`devices process exited (${code})`))
-      const on = (m: FromDevices) => {
-        if (m.type === 'error') done(new Error(`devices: ${m.message}`))
-        else if (m.type === type && (phase === undefined || (m as { phase?: string }).phase === phase)) done(null, m as Extract<FromDevices, { type: T }>)
-      }
-      const done = (err: Error | null, v?: Extract<FromDevices, { type: T }>) => {
-        clearTimeout(t)
-        child.off('message', on)
-        child.off('exit', onExit)
-        if (err) reject(err)
-        else resolve(v!)
-      }
-      child.on('message', on)
-      child.once('exit', onExit)
-    })
-  return { next, tell: (m: ToDevices) => child.send(m) }
-}
-
 async function main(): Promise<void> {
   if (process.argv.some((a) => a === '--instances=2')) return twoInstances()
   const args = process.argv.slice(2)
@@ -268,7 +112,6 @@ async function main(): Promise<void> {
     process.exit(1)
   }, limitS * 1000).unref()
 
-  const self = fileURLToPath(import.meta.url)
   const dir = tempDir('svc-bench-fanout-')
   const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`)
   try {
@@ -296,8 +139,7 @@ async function main(): Promise<void> {
     const url = paired[0]!.mqttUrl
     if (!url.startsWith('mqtt://127.0.0.1:')) throw new Error(`unexpected device MQTT url ${url}`)
 
-    const devicesProc = forkScript(self, { BENCH_ROLE: 'devices' })
-    const dev = channel(devicesProc)
+    const { proc: devicesProc, channel: dev } = forkFleet()
     await sleep(500)
     const rssIdle = await steadyRss(cloud.proc.pid!)
     const connecting = dev.next('connected')
@@ -534,8 +376,7 @@ async function twoInstances(): Promise<void> {
     const paired = await pairMany(a.base, apiKey, N, 16, (d) => log(`  ${d} paired`))
     const mediaId = await uploadImage(a.base, apiKey)
     const creds = paired.map((p) => ({ id: p.screenId, password: p.deviceSecret }))
-    const devicesProc = forkScript(fileURLToPath(import.meta.url), { BENCH_ROLE: 'devices' })
-    const dev = channel(devicesProc)
+    const { proc: devicesProc, channel: dev } = forkFleet()
     const auth = { authorization: `Bearer ${apiKey}` }
     const urlA = `mqtt://127.0.0.1:${a.mqttPort}`
     const urlB = `mqtt://127.0.0.1:${b.mqttPort}`
@@ -592,13 +433,11 @@ async function twoInstances(): Promise<void> {
   }
 }
 
-if (process.env.BENCH_ROLE === 'devices') devices()
-else
-  main().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e)
-      killAll()
-      process.exit(1)
-    },
-  )
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    killAll()
+    process.exit(1)
+  },
+)

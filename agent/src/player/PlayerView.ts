@@ -19,8 +19,12 @@ export type PlayerView =
       emergencyId: string | null
       /** Emergency text, shown in a large band over the emergency content. */
       message: string | null
-      /** `banner`: the emergency's message over the content playing beneath it; absent = full screen. */
-      presentation?: 'banner'
+      /**
+       * `banner`: the emergency's message over the content playing beneath it; `message`: an
+       * emergency without content, its message alone filling the screen; absent = full screen
+       * over the emergency's content.
+       */
+      presentation?: 'banner' | 'message'
       /** A CAP alert's text field by field (severity colours, headline, instruction on its own line). */
       alert?: EmergencyAlert
     }

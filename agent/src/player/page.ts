@@ -10,7 +10,8 @@
 // item in over the last (`transitionMs`, default 500 ms); otherwise items cut. An emergency
 // shows its message in a large band above everything: over its own content (full screen),
 // or over the content running beneath it (`presentation: "banner"`, a lower band of at most
-// a third of the screen). A CAP alert's message is laid out from its fields: the severity
+// a third of the screen), or alone filling the screen when the emergency has no content
+// (`presentation: "message"`, black beneath, larger text). A CAP alert's message is laid out from its fields: the severity
 // (and TEST) on top, the headline, the description, the instruction on its own line, the
 // sender and the time it was sent, on the severity's colours (each pair meets WCAG AA
 // contrast); the text is sized in vmin and shrunk until it fits (the description gives way
@@ -47,6 +48,8 @@ export const PLAYER_PAGE = `<!doctype html>
           padding: 2.5vmin 3.5vmin; overflow-wrap: anywhere; max-height: 62vh; }
   #band.on { display: flex; flex-direction: column; gap: 1.4vmin; }
   #band.banner { max-height: 34vh; }
+  #band.full { top: 0; max-height: none; justify-content: center; padding: 5vmin 6vmin; gap: 2.4vmin; }
+  #band.full.cap { font-size: calc(var(--s, 1) * 6.5vmin); }
   #band.cap { text-align: left; font-size: calc(var(--s, 1) * 5vmin); }
   #band .sev { font-size: 0.62em; letter-spacing: 0.08em; text-transform: uppercase; font-weight: 800; }
   #band .head { font-size: 1.2em; font-weight: 800; line-height: 1.1; }
@@ -335,7 +338,7 @@ export const PLAYER_PAGE = `<!doctype html>
     band.style.removeProperty('--s');
     delete document.documentElement.dataset.alertFit;
     if (!v) { band.className = ''; return; }
-    var a = v.alert, cls = 'on' + (v.presentation === 'banner' ? ' banner' : '');
+    var a = v.alert, cls = 'on' + (v.presentation === 'banner' ? ' banner' : v.presentation === 'message' ? ' full' : '');
     if (a) {
       cls += ' cap sev-' + (SEVERITIES[a.severity] ? a.severity : 'Unknown');
       band.appendChild(el('div', 'sev', (a.test ? 'TEST · ' : '') + (a.severity || 'Alert')));
@@ -393,6 +396,8 @@ export const PLAYER_PAGE = `<!doctype html>
       card.appendChild(el('div', 'hint', 'valid until ' + new Date(v.expiresAt).toLocaleTimeString()));
     } else if (v.type === 'playing' && v.contentKind && v.source !== 'none') {
       play(stage, 'main', v.contentKind, v.contentId, v.content);
+    } else if (v.type === 'playing' && v.emergencyId && v.message) {
+      // An emergency without content: its message is all there is (black beneath the band).
     } else if (v.type === 'playing') {
       diag(stage, 'Nothing to play', ['screen ' + v.screenId, v.connected ? 'connected' : 'offline — waiting for the cloud']);
     } else {

@@ -4,7 +4,8 @@
 // description, instruction and sender line all inside the band and the screen (nothing
 // clipped), its text large enough to read across a room, on colours meeting WCAG AA
 // contrast; a description too long for the band gives way, the headline and instruction
-// stay; a hand-started emergency's one-line message still shows in the band.
+// stay; a hand-started emergency's one-line message still shows in the band; an emergency
+// without content shows its message alone, filling the screen, in larger text.
 import t from 'tap'
 import type { EmergencyAlert } from '@svc/shared/mqtt/index'
 import type { PlayerView } from '../../src/player/PlayerView.js'
@@ -140,6 +141,28 @@ t.test('CAP alerts on the player page: full screen and banner, landscape and por
             t.ok(l.band.y + l.band.h >= height - 1, `${what}: at the bottom, the running content above it`)
           }
         }
+      }
+
+      // An emergency without content: the message alone fills the screen, black beneath it.
+      for (const severity of ['Extreme', 'Severe', 'Moderate', 'Minor', 'Unknown']) {
+        const alert = { ...NWS, severity, headline: `${severity} message only ${width}` }
+        const l = await show(view({ alert, presentation: 'message' }), alert.headline)
+        const what = `${severity} message only`
+        t.equal(l.fit, 'ok', `${what}: everything fits`)
+        t.ok(l.band.y <= 1 && l.band.x <= 1 && l.band.h >= height - 1 && l.band.w >= width - 1, `${what}: the band fills the screen`)
+        t.ok(l.scroll.h <= l.scroll.ch + 1 && l.scroll.w <= l.scroll.cw + 1, `${what}: nothing overflows`)
+        t.same(
+          l.parts.map((p) => p.cls),
+          ['sev', 'head', 'desc', 'instr', 'meta'],
+        )
+        for (const p of l.parts) t.ok(inside(p.box, screen), `${what}: ${p.cls} is not clipped`)
+        // Larger than over content: the headline at least 1/20 of the shorter side (54 px at 1080).
+        const px = (cls: string) => l.parts.find((p) => p.cls === cls)!.fontPx
+        t.ok(px('head') >= short / 20, `${what}: headline ${px('head')} px`)
+        t.ok(px('instr') >= short / 30, `${what}: instruction ${px('instr')} px`)
+        t.ok(Math.min(...l.parts.map((p) => p.fontPx)) >= short / 60, `${what}: smallest text`)
+        t.ok(contrast(l.colors.fg, l.colors.bg) >= 4.5, `${what}: contrast ${contrast(l.colors.fg, l.colors.bg).toFixed(2)} meets WCAG AA`)
+        t.equal(await page.evaluate(`document.querySelectorAll('#stage .diag').length`), 0, `${what}: nothing drawn beneath`)
       }
 
       // A description too long for a banner gives way; the headline and instruction stay whole.

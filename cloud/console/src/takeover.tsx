@@ -332,3 +332,8 @@ export function Reach(p: { kind: 'casts' | 'emergencies'; id: string; active: bo
     </section>
   )
 }
+
+/** What names an emergency in lists and titles: its content, else (message only) its message's first line. */
+export function emergencyLabel(e: { contentName: string | null; contentId: string | null; message: string | null }): string {
+  return e.contentName ?? e.contentId ?? e.message?.split('\n')[0] ?? 'Message only'
+}

@@ -12855,8 +12855,8 @@ export interface operations {
                                 urgency: string[];
                             };
                             areaMatch: string;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** @description Prefix `capf_`. */
@@ -13035,12 +13035,12 @@ export interface operations {
                      * @enum {string}
                      */
                     areaMatch?: "target" | "geo";
-                    contentId: string;
+                    contentId?: string;
                     /**
-                     * @description The content shown beneath the alert message.
+                     * @description The content shown beneath the alert message, with contentId; without both, the alert message alone takes the screens.
                      * @enum {string}
                      */
-                    contentKind: "media" | "playlist" | "app" | "creative" | "schedule";
+                    contentKind?: "media" | "playlist" | "app" | "creative" | "schedule";
                     /** @description Pull: seconds between fetches (default 60). */
                     intervalSeconds?: number;
                     /** @description The <info> language shown (default "en"); the first <info> when none matches. */
@@ -13082,8 +13082,8 @@ export interface operations {
                                 urgency: string[];
                             };
                             areaMatch: string;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** @description Prefix `capf_`. */
@@ -13302,8 +13302,8 @@ export interface operations {
                                 urgency: string[];
                             };
                             areaMatch: string;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** @description Prefix `capf_`. */
@@ -13672,12 +13672,8 @@ export interface operations {
                      * @enum {string}
                      */
                     areaMatch?: "target" | "geo";
-                    contentId?: string;
-                    /**
-                     * @description The content shown beneath the alert message.
-                     * @enum {string}
-                     */
-                    contentKind?: "media" | "playlist" | "app" | "creative" | "schedule";
+                    contentId?: string | null;
+                    contentKind?: ("media" | "playlist" | "app" | "creative" | "schedule") | null;
                     /** @description Pull: seconds between fetches (default 60). */
                     intervalSeconds?: number;
                     /** @description The <info> language shown (default "en"); the first <info> when none matches. */
@@ -13717,8 +13713,8 @@ export interface operations {
                                 urgency: string[];
                             };
                             areaMatch: string;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** @description Prefix `capf_`. */
@@ -19684,8 +19680,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             clearedAt: string | null;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             contentName: string | null;
                             /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
                             delivery?: {
@@ -19884,8 +19880,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             clearedAt: string | null;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             contentName: string | null;
                             /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
                             delivery?: {
@@ -20094,8 +20090,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             clearedAt: string | null;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             contentName: string | null;
                             /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
                             delivery?: {
@@ -20287,8 +20283,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             clearedAt: string | null;
-                            contentId: string;
-                            contentKind: string;
+                            contentId: string | null;
+                            contentKind: string | null;
                             contentName: string | null;
                             /** @description Delivery so far; the create answer comes before publishing, so it starts at published 0. Not on list answers. */
                             delivery?: {

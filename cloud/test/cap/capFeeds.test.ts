@@ -9,6 +9,9 @@ import { servicesOf } from '../../src/app.js'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { capDoc, NWS_SENDER } from './capDocs.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
+import { topics, type Reported } from '@svc/shared/mqtt/index'
+import { decidePlayback, toPlaying } from '@svc/shared/playback/index'
+import { until } from '../fixtures/processes.js'
 
 /** A hang guard: what was awaited is named in the rejection. */
 const GUARD = HANG_GUARD_MS
@@ -290,4 +293,96 @@ t.test('feed settings: validation, permissions, tenancy, delete', async (t) => {
   t.equal((await c.call('DELETE', `/v1/cap-feeds/${feed.id}`)).status, 200)
   t.equal((await c.call('GET', `/v1/cap-feeds/${feed.id}`)).status, 404)
   t.equal((await push(c, feed.id, feed.pushSecret, capDoc({ identifier: 'A' }))).status, 401, 'a deleted feed takes nothing')
+})
+
+t.test('a feed without content: its alerts take the screens with their message alone', async (t) => {
+  const c = await startCloud(t)
+  const a = await c.pair('Lobby')
+  const da = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, a)
+  await da.next(() => true, GUARD)
+
+  // Created without contentKind / contentId: accepted, and read back with null content.
+  let res = await c.call('POST', '/v1/cap-feeds', { name: 'Message only' })
+  t.equal(res.status, 201, JSON.stringify(res.body))
+  const feed = res.body.data
+  t.match(feed, { contentKind: null, contentId: null })
+  t.match((await c.call('GET', `/v1/cap-feeds/${feed.id}`)).body.data, { contentKind: null, contentId: null })
+  t.equal((await c.call('POST', '/v1/cap-feeds', { name: 'Half', contentKind: 'media' })).status, 422, 'contentKind without contentId')
+
+  // An Extreme alert: an emergency with null content, full screen.
+  res = await push(c, feed.id, feed.pushSecret, capDoc({ identifier: 'MO1', severity: 'Extreme' }))
+  t.match(res.body.data, { state: 'started', emergencyId: /^emg_/ })
+  const emgId = res.body.data.emergencyId as string
+  t.match((await c.call('GET', `/v1/emergencies/${emgId}`)).body.data, {
+    status: 'active',
+    contentKind: null,
+    contentId: null,
+    contentName: null,
+    presentation: 'fullscreen',
+    message: /^SEVERE THUNDERSTORM WARNING/,
+    source: { capFeedId: feed.id },
+  })
+  t.match((await c.call('GET', '/v1/emergencies?status=active')).body.data, [{ id: emgId, contentKind: null }])
+
+  // The device's desired state: message only, full screen; what an older agent reads is a
+  // schedule takeover with nothing to play, shown as a banner over what runs beneath.
+  const shown = await da.next((s) => s.emergency?.id === emgId, GUARD)
+  t.match(shown.emergency, {
+    messageOnly: 'fullscreen',
+    contentKind: 'schedule',
+    contentId: emgId,
+    presentation: 'banner',
+    alert: { severity: 'Extreme', headline: 'SEVERE THUNDERSTORM WARNING', instruction: /TAKE COVER/ },
+  })
+  t.notOk('content' in shown.emergency!, 'no content')
+  // The device reports it playing (as the agent decides it): the emergency counts as applied.
+  const playing = toPlaying(decidePlayback(shown, c.clock.now()))
+  t.same(playing, { source: 'emergency', contentKind: null, contentId: null, emergencyId: emgId })
+  const reported: Reported = { version: shown.version, playing, at: c.clock.now().toISOString() }
+  await da.client.publishAsync(topics.reported(a.screenId), JSON.stringify(reported), { qos: 1 })
+  const s = servicesOf(c.running.app)
+  const applied = await until(GUARD, async () => {
+    await s.presence.flushReported()
+    await s.presence.idle()
+    await s.takeoverDelivery.idle()
+    const d = (await c.call('GET', `/v1/emergencies/${emgId}`)).body.data.delivery
+    return d.applied === 1 ? d : undefined
+  })
+  t.match(applied, { targeted: 1, published: 1, applied: 1 }, 'the message-only emergency counts as applied')
+
+  // A Moderate update: message-only banner.
+  res = await push(
+    c,
+    feed.id,
+    feed.pushSecret,
+    capDoc({ identifier: 'MO2', msgType: 'Update', references: `${NWS_SENDER},MO1,2026-06-01T04:55:01-07:00`, severity: 'Moderate', headline: 'EASING' }),
+  )
+  t.match(res.body.data, { state: 'updated', emergencyId: emgId })
+  const banner = await da.next((s) => s.emergency?.messageOnly === 'banner', GUARD)
+  t.match(banner.emergency, { id: emgId, presentation: 'banner', alert: { headline: 'EASING' } })
+
+  // Content named later, then removed again.
+  c.content.add(c.workspaceId, { kind: 'media', id: 'med_map' })
+  res = await c.call('PATCH', `/v1/cap-feeds/${feed.id}`, { contentKind: 'media', contentId: 'med_map' })
+  t.match(res.body.data, { contentKind: 'media', contentId: 'med_map' })
+  res = await c.call('PATCH', `/v1/cap-feeds/${feed.id}`, { contentKind: null, contentId: null })
+  t.match(res.body.data, { contentKind: null, contentId: null })
+
+  // Cancel clears it.
+  res = await push(c, feed.id, feed.pushSecret, capDoc({ identifier: 'MO3', msgType: 'Cancel', references: `${NWS_SENDER},MO1,2026-06-01T04:55:01-07:00` }))
+  t.match(res.body.data, { state: 'cleared', emergencyId: emgId })
+  await da.next((s) => s.emergency === null && s.version > banner.version, GUARD)
+
+  // By hand an emergency still names its content (as a cast does): 422 without it.
+  res = await c.call('POST', '/v1/emergencies', { message: 'Evacuate' })
+  t.equal(res.status, 422)
+  t.match(res.body, { error: 'validation_error', message: /content/ })
+
+  // The OpenAPI document says so: content nullable on emergencies and feeds, optional on create.
+  const doc = (await c.call('GET', '/v1/openapi.json')).body
+  const json = JSON.stringify(doc.paths['/v1/cap-feeds'].post)
+  t.notMatch(JSON.stringify(doc.paths['/v1/cap-feeds'].post.requestBody.content['application/json'].schema.required ?? []), /contentKind/)
+  t.match(json, /contentKind/)
+  const emgSchema = JSON.stringify(doc.paths['/v1/emergencies/{id}'].get.responses['200'])
+  t.match(emgSchema, /"contentKind":\{[^}]*"null"|"contentKind":\{"anyOf"/, 'emergency contentKind is nullable')
 })

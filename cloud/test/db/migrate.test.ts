@@ -276,3 +276,95 @@ eachEngine(
   },
   { migrate: false },
 )
+
+eachEngine(
+  t,
+  '0622: emergencies and CAP feeds made before it keep their rows; content may then be null',
+  async (t, db) => {
+    const all = await loadMigrations()
+    await migrate(
+      db,
+      all.filter((m) => m.version < 622),
+    )
+    const k = db.kysely
+    const at = '2026-06-01T12:00:00.000Z'
+    await k.insertInto('workspaces').values({ id: 'ws1', name: 'W', region: 'us', created_at: at }).execute()
+    const emergency = {
+      id: 'emg_old',
+      workspace_id: 'ws1',
+      node_id: null,
+      content_kind: 'media',
+      content_id: 'med_1',
+      content_name: 'Map',
+      message: 'Evacuate',
+      scope_kind: 'all',
+      scope_node_id: null,
+      status: 'active',
+      screen_count: 1,
+      screens_released: null,
+      started_at: at,
+      cleared_at: null,
+      created_by: 'key:k',
+      cleared_by: null,
+      reach_at: null,
+      scope_group_id: null,
+      presentation: 'banner',
+      source_cap_feed_id: 'capf_1',
+      source_cap_alert_id: 'capa_1',
+      alert: '{"severity":"Extreme"}',
+    }
+    await k.insertInto('emergencies').values(emergency).execute()
+    await k.insertInto('emergency_screens').values({ emergency_id: 'emg_old', screen_id: 'scr_1', active: 1 }).execute()
+    const feed = {
+      id: 'capf_1',
+      workspace_id: 'ws1',
+      node_id: null,
+      name: 'F',
+      mode: 'push',
+      url: null,
+      interval_seconds: 60,
+      accept: '{}',
+      target: '{}',
+      content_kind: 'media',
+      content_id: 'med_1',
+      area_match: 'target',
+      presentation: '{}',
+      language: 'en',
+      push_secret_hash: 'h',
+      etag: null,
+      last_modified: null,
+      next_fetch_at: null,
+      last_fetched_at: null,
+      last_error: null,
+      created_at: at,
+      updated_at: at,
+    }
+    await k.insertInto('cap_feeds').values(feed).execute()
+    const r = await migrate(db)
+    t.ok(r.applied.includes(622))
+    t.same(await k.selectFrom('emergencies').selectAll().execute(), [emergency], 'the emergency is intact, column for column')
+    t.match(await k.selectFrom('emergency_screens').selectAll().execute(), [{ emergency_id: 'emg_old', screen_id: 'scr_1', active: 1 }])
+    t.same(await k.selectFrom('cap_feeds').selectAll().execute(), [feed], 'the feed is intact')
+    await k
+      .insertInto('emergencies')
+      .values({ ...emergency, id: 'emg_new', content_kind: null, content_id: null, content_name: null })
+      .execute()
+    await k
+      .insertInto('cap_feeds')
+      .values({ ...feed, id: 'capf_2', content_kind: null, content_id: null })
+      .execute()
+    t.equal((await k.selectFrom('emergencies').select('id').where('content_kind', 'is', null).execute()).length, 1, 'content may be null')
+    // The reads that use the indexes still find them (SQLite rebuilt the tables).
+    t.equal((await k.selectFrom('emergencies').select('id').where('source_cap_alert_id', '=', 'capa_1').execute()).length, 2)
+    if (db.dialect === 'sqlite') {
+      const names = (
+        await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('emergencies', 'cap_feeds') ORDER BY name`.execute(k)
+      ).rows
+      t.same(
+        names.map((n) => n.name).filter((n) => !n.startsWith('sqlite_autoindex')),
+        ['cap_feeds_due', 'cap_feeds_workspace', 'emergencies_cap_alert', 'emergencies_workspace'],
+      )
+    }
+  },
+  { migrate: false },
+)

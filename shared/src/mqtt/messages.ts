@@ -122,6 +122,14 @@ export const DesiredEmergencySchema = Type.Object({
   presentation: Type.Optional(Type.Union([Type.Literal('fullscreen'), Type.Literal('banner')])),
   /** Started by a CAP alert: its text field by field (message carries the same text as one string). */
   alert: Type.Optional(EmergencyAlertSchema),
+  /**
+   * An emergency without content (a CAP feed that names none): the message alone, filling the
+   * screen (`fullscreen`) or as a band over the running content (`banner`). When present it
+   * decides, and contentKind / contentId / presentation are only what an agent that predates
+   * it reads: `schedule` with the emergency's id and no content (nothing of its own to play)
+   * and `banner`, so such an agent plays what runs beneath and lays the message over it.
+   */
+  messageOnly: Type.Optional(Type.Union([Type.Literal('fullscreen'), Type.Literal('banner')])),
   startedAt: Timestamp,
 })
 export type DesiredEmergency = Static<typeof DesiredEmergencySchema>

@@ -210,9 +210,12 @@ function desiredSemantics(v: DesiredState): MessageIssue[] {
 }
 
 function reportedSemantics(v: Reported): MessageIssue[] {
-  const none = v.playing.source === 'none'
-  if (none !== (v.playing.contentKind === null) || none !== (v.playing.contentId === null))
-    return [{ path: '/playing', message: 'contentKind and contentId are null exactly when source is "none"' }]
+  const p = v.playing
+  if ((p.contentKind === null) !== (p.contentId === null)) return [{ path: '/playing', message: 'contentKind and contentId are null together' }]
+  // Without content: nothing plays, or a message-only emergency fills the screen.
+  const bare = p.source === 'none' || (p.source === 'emergency' && p.emergencyId !== undefined)
+  if (p.contentKind === null ? !bare : p.source === 'none')
+    return [{ path: '/playing', message: 'contentKind and contentId are null when source is "none" (or a message-only emergency plays), and only then' }]
   return []
 }
 

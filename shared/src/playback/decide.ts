@@ -21,9 +21,11 @@ export interface PlaybackDecision {
   message: string | null
   /**
    * `banner`: an emergency shown as a band over what plays beneath it (emergencyId and
-   * message are the emergency's, the content the layer below's); absent = full screen.
+   * message are the emergency's, the content the layer below's); `message`: an emergency
+   * without content, its message alone filling the screen (source `emergency`, contentKind
+   * and contentId null); absent = full screen over the emergency's content.
    */
-  presentation?: 'banner'
+  presentation?: 'banner' | 'message'
   /** A CAP alert's text field by field, for the layout of its message. */
   alert?: EmergencyAlert
   /** The next instant this decision could change by time alone; null = never. */
@@ -45,6 +47,8 @@ export interface PlaybackLayer {
   message: string | null
   /** An emergency layer shown as a banner over the layers below. */
   banner?: boolean
+  /** An emergency layer without content: its message alone fills the screen. */
+  messageOnly?: boolean
   /** An emergency layer's CAP alert text. */
   alert?: EmergencyAlert
   /** The schedule this layer evaluated (the assignment's or the takeover's), else null. */
@@ -120,17 +124,19 @@ export function playbackLayers(desired: DesiredState | null, now: Date, evaluate
   const none = { castId: null, emergencyId: null, message: null, scheduleId: null }
   if (desired.emergency) {
     const e = desired.emergency
-    const r = fromTakeover(desired, e, now, evaluate)
-    layers.push({
-      source: 'emergency',
-      ...none,
-      emergencyId: e.id,
-      message: e.message ?? null,
-      ...(e.presentation === 'banner' ? { banner: true } : {}),
-      ...(e.alert ? { alert: e.alert } : {}),
-      scheduleId: e.contentKind === 'schedule' ? e.contentId : null,
-      ...r,
-    })
+    const base = { source: 'emergency' as const, ...none, emergencyId: e.id, message: e.message ?? null, ...(e.alert ? { alert: e.alert } : {}) }
+    if (e.messageOnly === 'banner') layers.push({ ...base, banner: true, chosen: null, changeAt: null })
+    // No content of its own: the layer holds the screen with nothing chosen to play.
+    else if (e.messageOnly) layers.push({ ...base, messageOnly: true, chosen: { ...NOTHING }, changeAt: null })
+    else {
+      const r = fromTakeover(desired, e, now, evaluate)
+      layers.push({
+        ...base,
+        ...(e.presentation === 'banner' ? { banner: true } : {}),
+        scheduleId: e.contentKind === 'schedule' ? e.contentId : null,
+        ...r,
+      })
+    }
   }
   for (const cast of liveCasts(desired.casts, now)) {
     const expiry = cast.expiresAt === null ? null : Date.parse(cast.expiresAt)
@@ -183,7 +189,8 @@ export function decideFromLayers(layers: readonly PlaybackLayer[]): PlaybackDeci
     }
   }
   const d = decideLayers(layers)
-  return d.source === 'emergency' && top?.alert ? { ...d, alert: top.alert } : d
+  if (d.source !== 'emergency' || !top) return d
+  return { ...d, ...(top.messageOnly ? { presentation: 'message' as const } : {}), ...(top.alert ? { alert: top.alert } : {}) }
 }
 
 function decideLayers(layers: readonly PlaybackLayer[]): PlaybackDecision {
@@ -210,9 +217,16 @@ export function decidePlayback(desired: DesiredState | null, now: Date): Playbac
   return decideFromLayers(playbackLayers(desired, now))
 }
 
-/** The `playing` block of a Reported message for a decision. */
+/**
+ * The `playing` block of a Reported message for a decision. An emergency on screen without
+ * content (its message alone, or a message-only banner over nothing) is source `emergency`
+ * with null content, so it counts as applied.
+ */
 export function toPlaying(decision: PlaybackDecision): Playing {
-  if (decision.source === 'none' || decision.contentKind === null || decision.contentId === null) return { source: 'none', contentKind: null, contentId: null }
+  if (decision.source === 'none' || decision.contentKind === null || decision.contentId === null)
+    return decision.emergencyId
+      ? { source: 'emergency', contentKind: null, contentId: null, emergencyId: decision.emergencyId }
+      : { source: 'none', contentKind: null, contentId: null }
   const playing: Playing = { source: decision.source, contentKind: decision.contentKind, contentId: decision.contentId }
   if (decision.castId) playing.castId = decision.castId
   if (decision.emergencyId) playing.emergencyId = decision.emergencyId

@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { DesiredState } from '../../src/mqtt/index.js'
+import { parseDesiredState, parseReported, type DesiredState } from '../../src/mqtt/index.js'
 import { decidePlayback, liveCasts, toPlaying } from '../../src/playback/index.js'
 
 const NOW = new Date('2026-03-08T12:00:00.000Z')
@@ -166,4 +166,55 @@ t.test('a banner emergency: the layer below plays, the emergency lays its messag
   d = decidePlayback(desired({ emergency: { ...emergency, presentation: 'fullscreen' } }), NOW)
   t.match(d, { source: 'emergency', contentId: 'med_warn', message: 'STORM', alert })
   t.equal(d.presentation, undefined, 'full screen')
+})
+
+t.test('an emergency without content: its message alone, full screen or as a banner; an older reader sees a banner', async (t) => {
+  const alert = { severity: 'Extreme', headline: 'EVACUATE', senderName: 'County', sent: '2026-03-08T11:00:00Z' }
+  // As the cloud sends it: messageOnly decides; contentKind / contentId / presentation are for older agents.
+  const emergency = {
+    id: 'emg_m',
+    contentKind: 'schedule' as const,
+    contentId: 'emg_m',
+    message: 'EVACUATE',
+    presentation: 'banner' as const,
+    alert,
+    messageOnly: 'fullscreen' as const,
+    startedAt: '2026-03-08T11:00:00Z',
+  }
+  const withCast = { emergency, casts: [cast('c1', '2026-03-08T10:00:00Z', null)] }
+  let d = decidePlayback(desired(withCast), NOW)
+  t.match(d, {
+    source: 'emergency',
+    contentKind: null,
+    contentId: null,
+    castId: null,
+    emergencyId: 'emg_m',
+    message: 'EVACUATE',
+    presentation: 'message',
+    alert,
+  })
+  t.equal(d.nextChangeAt, null)
+  t.same(toPlaying(d), { source: 'emergency', contentKind: null, contentId: null, emergencyId: 'emg_m' }, 'reported as the emergency playing')
+  t.ok(parseReported(JSON.stringify({ version: 1, playing: toPlaying(d), at: NOW.toISOString() })).ok, 'the report passes the contract')
+
+  // A message-only banner: the layers below play beneath it; over nothing, the emergency still reports.
+  d = decidePlayback(desired({ ...withCast, emergency: { ...emergency, messageOnly: 'banner' } }), NOW)
+  t.match(d, { source: 'cast', castId: 'c1', emergencyId: 'emg_m', message: 'EVACUATE', presentation: 'banner', alert })
+  d = decidePlayback(desired({ assignment: null, emergency: { ...emergency, messageOnly: 'banner' } }), NOW)
+  t.match(d, { source: 'none', emergencyId: 'emg_m', presentation: 'banner' })
+  t.same(toPlaying(d), { source: 'emergency', contentKind: null, contentId: null, emergencyId: 'emg_m' })
+
+  // An agent that predates messageOnly drops the field: a schedule takeover with nothing to
+  // evaluate, as a banner, so what runs beneath plays and the warning is laid over it.
+  const { messageOnly: _dropped, ...older } = emergency
+  d = decidePlayback(desired({ emergency: older }), NOW)
+  t.match(d, { source: 'assignment', contentId: 'pl_main', emergencyId: 'emg_m', message: 'EVACUATE', presentation: 'banner' })
+  t.ok(parseDesiredState(JSON.stringify(desired({ emergency }))).ok, 'the message-only state passes the contract')
+
+  // Reports without content are the emergency's only: not a cast's, nor half-null.
+  const bad = (playing: object) => parseReported(JSON.stringify({ version: 1, playing, at: NOW.toISOString() })).ok
+  t.notOk(bad({ source: 'cast', contentKind: null, contentId: null, castId: 'c1' }))
+  t.notOk(bad({ source: 'emergency', contentKind: null, contentId: null }))
+  t.notOk(bad({ source: 'emergency', contentKind: 'media', contentId: null, emergencyId: 'emg_m' }))
+  t.notOk(bad({ source: 'none', contentKind: 'media', contentId: 'med_1' }))
 })

@@ -90,8 +90,8 @@ function AddFeed(props: { onCreated: (feed: { name: string; pushUrl: string | nu
           name: name.trim(),
           mode,
           ...(mode === 'pull' ? { url: url.trim(), intervalSeconds: Number(interval) } : {}),
-          contentKind: target.contentKind,
-          contentId: target.contentId.trim(),
+          // No content chosen: the feed's alerts show their message alone.
+          ...(target.contentId.trim() ? { contentKind: target.contentKind, contentId: target.contentId.trim() } : {}),
           target: {
             scopeKind: target.scopeKind,
             ...(target.scopeKind === 'node' ? { scopeNodeId: target.scopeNodeId } : {}),
@@ -398,9 +398,7 @@ export function CapFeedPage(props: PageProps): JSX.Element {
           <dt>Banner</dt>
           <dd>{f.presentation.banner.join(', ') || '—'}</dd>
           <dt>Content beneath</dt>
-          <dd>
-            {f.contentId} ({f.contentKind})
-          </dd>
+          <dd>{f.contentId ? `${f.contentId} (${f.contentKind})` : 'none: the alert message alone fills the screen'}</dd>
           {f.mode === 'pull' ? (
             <>
               <dt>Last fetch</dt>

@@ -7,6 +7,7 @@ import { useLive } from '../live.js'
 import { Link } from '../router.js'
 import { useSession } from '../session.js'
 import { Ago, ErrorNote, Page, useLoad } from '../ui.js'
+import { emergencyLabel } from '../takeover.js'
 
 async function total(query: { status?: 'online' | 'offline'; drift?: 'drifting' }): Promise<number> {
   const r = await call(api.GET('/v1/screens', { params: { query: { ...query, limit: '1', count: '1' } } }))
@@ -66,7 +67,7 @@ export function Dashboard(): JSX.Element {
               <ul>
                 {emergencies.data.map((e) => (
                   <li key={e.id}>
-                    <Link to={`/emergencies/${e.id}`}>{e.contentName ?? e.contentId}</Link> since <Ago at={e.startedAt} />
+                    <Link to={`/emergencies/${e.id}`}>{emergencyLabel(e)}</Link> since <Ago at={e.startedAt} />
                   </li>
                 ))}
               </ul>

@@ -9,7 +9,7 @@ import { api, call } from '../api.js'
 import { useLive } from '../live.js'
 import { Link, navigate } from '../router.js'
 import { useSession } from '../session.js'
-import { EMPTY_TARGET, Reach, TARGET_FIELDS, TargetFields, targetBody, type Target } from '../takeover.js'
+import { EMPTY_TARGET, Reach, TARGET_FIELDS, TargetFields, emergencyLabel, targetBody, type Target } from '../takeover.js'
 import { Ago, ErrorNote, errProps, Page, Shell, useLoad, useSubmit } from '../ui.js'
 import type { PageProps } from './types.js'
 
@@ -112,7 +112,7 @@ export function Emergencies(): JSX.Element {
             {list.data.map((e) => (
               <tr key={e.id}>
                 <td>
-                  <Link to={`/emergencies/${e.id}`}>{e.contentName ?? e.contentId}</Link>
+                  <Link to={`/emergencies/${e.id}`}>{emergencyLabel(e)}</Link>
                 </td>
                 <td>{e.message ?? ''}</td>
                 <td>
@@ -161,7 +161,7 @@ export function EmergencyPage(props: PageProps): JSX.Element {
   const active = e?.status === 'active'
   return (
     <Page
-      title={e ? `Emergency: ${e.contentName ?? e.contentId}` : 'Emergency'}
+      title={e ? `Emergency: ${emergencyLabel(e)}` : 'Emergency'}
       actions={
         e && active && s.can('emergency.manage') ? (
           confirming ? (
@@ -193,9 +193,7 @@ export function EmergencyPage(props: PageProps): JSX.Element {
             <dt>Message</dt>
             <dd>{e.message ?? '—'}</dd>
             <dt>Content</dt>
-            <dd>
-              {e.contentName ?? e.contentId} ({e.contentKind})
-            </dd>
+            <dd>{e.contentId ? `${e.contentName ?? e.contentId} (${e.contentKind})` : 'none: the message alone'}</dd>
             <dt>Started</dt>
             <dd>
               <Ago at={e.startedAt} />

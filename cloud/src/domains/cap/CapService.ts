@@ -53,8 +53,9 @@ export interface CapFeedInput {
   intervalSeconds?: number | undefined
   accept?: Partial<Accept> | undefined
   target?: TargetScope | undefined
-  contentKind?: ContentKind | undefined
-  contentId?: string | undefined
+  /** Both or neither; null (on a change) removes the content: alerts show their message alone. */
+  contentKind?: ContentKind | null | undefined
+  contentId?: string | null | undefined
   areaMatch?: (typeof AREA_MATCHES)[number] | undefined
   presentation?: Partial<PresentationBySeverity> | undefined
   language?: string | undefined
@@ -69,8 +70,8 @@ export interface CapFeedView {
   intervalSeconds: number
   accept: Accept
   target: TargetScope
-  contentKind: string
-  contentId: string
+  contentKind: string | null
+  contentId: string | null
   areaMatch: string
   presentation: PresentationBySeverity
   language: string
@@ -286,11 +287,12 @@ export class CapService {
     const both = presentation.fullscreen.filter((s) => presentation.banner.includes(s))
     if (both.length) throw validation(`presentation: ${both.join(', ')} is both full screen and banner.`)
     const target: TargetScope = input.target ?? (was ? (JSON.parse(was.target) as TargetScope) : { scopeKind: 'all' })
-    const contentKind = input.contentKind ?? (was?.content_kind as ContentKind | undefined)
-    const contentId = input.contentId ?? was?.content_id
-    if (!contentKind || !contentId) throw validation('contentKind and contentId: the content an alert shows beneath its message is required.')
-    // The target and the content are checked as an emergency would check them (a dry run).
-    await this.emergencies.plan(p, { ...target, contentKind, contentId })
+    const contentKind = input.contentKind !== undefined ? input.contentKind : ((was?.content_kind ?? null) as ContentKind | null)
+    const contentId = input.contentId !== undefined ? input.contentId : (was?.content_id ?? null)
+    if (!contentKind !== !contentId) throw validation('contentKind and contentId go together: name both, or neither for alerts that show their message alone.')
+    // The target and the content are checked as an emergency would check them (a dry run);
+    // without content the alert's message is what shows.
+    await this.emergencies.plan(p, { ...target, ...this.contentOf({ content_kind: contentKind, content_id: contentId }), message: 'check' })
     return {
       mode,
       url: mode === 'pull' ? url : null,
@@ -381,7 +383,7 @@ export class CapService {
   async sample(p: Principal, id: string, screenId: string): Promise<PushAnswer> {
     const feed = await this.row(p, id)
     // The caller must reach the screen (404 otherwise), checked as an emergency would be.
-    await this.emergencies.plan(p, { scopeKind: 'screens', screenIds: [screenId], contentKind: feed.content_kind as ContentKind, contentId: feed.content_id })
+    await this.emergencies.plan(p, { scopeKind: 'screens', screenIds: [screenId], ...this.contentOf(feed), message: 'check' })
     const xml = sampleAlertDoc({
       identifier: this.ids.next('capAlert'),
       sent: this.clock.now(),
@@ -600,8 +602,7 @@ export class CapService {
     try {
       const e = await this.emergencies.start(p, {
         ...target,
-        contentKind: feed.content_kind as ContentKind,
-        contentId: feed.content_id,
+        ...this.contentOf(feed),
         message: messageOf(alert, info, test),
         presentation: this.presentationOf(feed, info),
         alert: alertOf(alert, info, test),
@@ -622,6 +623,11 @@ export class CapService {
       if (isApiError(err) && err.code === 'no_screens') return { state: 'ignored', reason: 'the target matched no screen', screensTargeted: 0 }
       throw err
     }
+  }
+
+  /** The content a feed's emergencies show beneath the message: none when it names none. */
+  private contentOf(feed: Pick<CapFeedRow, 'content_kind' | 'content_id'>): { contentKind?: ContentKind; contentId?: string } {
+    return feed.content_kind && feed.content_id ? { contentKind: feed.content_kind as ContentKind, contentId: feed.content_id } : {}
   }
 
   private presentationOf(feed: CapFeedRow, info: CapInfo): Presentation {

@@ -14,8 +14,9 @@ export interface CapFeedsTable {
   accept: string
   /** JSON: {scopeKind, screenIds?, scopeNodeId?, groupId?}. */
   target: string
-  content_kind: string
-  content_id: string
+  /** null: the feed names no content, its alerts show their message alone. */
+  content_kind: string | null
+  content_id: string | null
   area_match: string
   /** JSON: {fullscreen: [...], banner: [...]}. */
   presentation: string

@@ -165,18 +165,33 @@ export class DesiredStateBuilder {
 
     let emergencyRow: HeldEmergency | undefined
     for (const r of emergencyRows) {
-      if (await content.playable(r.content_kind, r.content_id)) {
+      // An emergency without content always shows (its message is all it has).
+      if (r.content_kind === null || r.content_id === null || (await content.playable(r.content_kind, r.content_id))) {
         emergencyRow = r
         break
       }
     }
     let emergency: DesiredEmergency | null = null
-    if (emergencyRow) {
-      const described = await this.describe(content, emergencyRow)
+    if (emergencyRow && (emergencyRow.content_kind === null || emergencyRow.content_id === null)) {
+      // Message only. What an agent that predates `messageOnly` reads: a schedule takeover
+      // with nothing to evaluate (it plays what runs beneath) shown as a banner, so the
+      // warning still reaches the screen, in a band over the running content.
+      emergency = {
+        id: emergencyRow.id,
+        contentKind: 'schedule',
+        contentId: emergencyRow.id,
+        ...(emergencyRow.message ? { message: emergencyRow.message } : {}),
+        presentation: 'banner',
+        ...(emergencyRow.alert ? { alert: JSON.parse(emergencyRow.alert) as EmergencyAlert } : {}),
+        messageOnly: emergencyRow.presentation === 'banner' ? 'banner' : 'fullscreen',
+        startedAt: emergencyRow.started_at,
+      }
+    } else if (emergencyRow) {
+      const described = await this.describe(content, emergencyRow as HeldEmergency & { content_kind: string; content_id: string })
       emergency = {
         id: emergencyRow.id,
         contentKind: emergencyRow.content_kind as ContentKind,
-        contentId: emergencyRow.content_id,
+        contentId: emergencyRow.content_id!,
         ...(described ? { content: described } : {}),
         ...(emergencyRow.message ? { message: emergencyRow.message } : {}),
         ...(emergencyRow.presentation === 'banner' ? { presentation: 'banner' as const } : {}),

@@ -13,13 +13,37 @@ const CHUNK = 500
 export interface HeldEmergency {
   screen_id: string
   id: string
-  content_kind: string
-  content_id: string
+  content_kind: string | null
+  content_id: string | null
   content_name: string | null
   message: string | null
   presentation: string
   alert: string | null
   started_at: string
+}
+
+/**
+ * The read behind every desired state: the active emergencies holding these screens. It is
+ * driven from the screens' active rows (emergency_screens(screen_id, active)), a few per
+ * screen, then each emergency by its key. Joined the other way (SQLite's choice without
+ * statistics: the workspace's emergencies by emergencies_workspace, then a key probe per
+ * screen) it walked every emergency the workspace ever had, cleared ones too, for every
+ * batch of screens: each fan-out cost more than the last as emergencies piled up. CROSS JOIN
+ * fixes SQLite's join order (its documented manual control); PostgreSQL plans it as the
+ * inner join it is.
+ */
+export function heldByQuery(k: Executor, workspaceId: string, screenIds: readonly string[]) {
+  return k
+    .selectFrom('emergency_screens as es')
+    .crossJoin('emergencies as e')
+    .whereRef('e.id', '=', 'es.emergency_id')
+    .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.presentation', 'e.alert', 'e.started_at'])
+    .where('es.screen_id', 'in', screenIds)
+    .where('es.active', '=', 1)
+    .where('e.status', '=', 'active')
+    .where('e.workspace_id', '=', workspaceId)
+    .orderBy('e.started_at', 'desc')
+    .orderBy('e.id', 'desc')
 }
 
 export class EmergencyRepository {
@@ -160,20 +184,7 @@ export class EmergencyRepository {
   /** The active emergencies holding each of these screens: one row per (screen, emergency), newest first per screen. */
   async heldBy(workspaceId: string, screenIds: readonly string[]): Promise<HeldEmergency[]> {
     const out: HeldEmergency[] = []
-    for (let i = 0; i < screenIds.length; i += CHUNK) {
-      const rows = await this.k
-        .selectFrom('emergency_screens as es')
-        .innerJoin('emergencies as e', 'e.id', 'es.emergency_id')
-        .select(['es.screen_id', 'e.id', 'e.content_kind', 'e.content_id', 'e.content_name', 'e.message', 'e.presentation', 'e.alert', 'e.started_at'])
-        .where('es.screen_id', 'in', screenIds.slice(i, i + CHUNK))
-        .where('es.active', '=', 1)
-        .where('e.status', '=', 'active')
-        .where('e.workspace_id', '=', workspaceId)
-        .orderBy('e.started_at', 'desc')
-        .orderBy('e.id', 'desc')
-        .execute()
-      out.push(...rows)
-    }
+    for (let i = 0; i < screenIds.length; i += CHUNK) out.push(...(await heldByQuery(this.k, workspaceId, screenIds.slice(i, i + CHUNK)).execute()))
     return out
   }
 

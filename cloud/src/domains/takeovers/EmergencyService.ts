@@ -6,7 +6,7 @@
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { actorRef, type Principal } from '../../platform/http/Principal.js'
-import { ApiError } from '../../platform/errors.js'
+import { ApiError, validation } from '../../platform/errors.js'
 import type { EventOutbox } from '../events/index.js'
 import { EmergencyRepository } from './EmergencyRepository.js'
 import type { ReachReceipts, ScreenReachView } from './ReachReceipts.js'
@@ -45,8 +45,9 @@ const view = (r: EmergencyRow): EmergencyView => ({
 })
 
 export interface EmergencyInput extends TargetInput {
-  contentKind: ContentKind
-  contentId: string
+  /** Absent (with contentId) only for a CAP feed naming no content: the message alone shows. */
+  contentKind?: ContentKind | undefined
+  contentId?: string | undefined
   contentName?: string | undefined
   message?: string | undefined
   presentation?: Presentation | undefined
@@ -100,11 +101,11 @@ export class EmergencyService {
   /** What `start` would do, checked the same way, writing nothing (the timeline preview). */
   async plan(p: Principal, input: EmergencyInput): Promise<TakeoverPlan> {
     const target = await this.takeover.resolveTarget(p, input)
-    const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    const contentName = await this.checkContent(p, input, target)
     return {
       kind: 'emergency',
-      contentKind: input.contentKind,
-      contentId: input.contentId,
+      contentKind: input.contentKind ?? null,
+      contentId: input.contentId ?? null,
       contentName: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
       expiresAt: null,
       message: input.message?.trim().slice(0, 1000) || null,
@@ -113,17 +114,28 @@ export class EmergencyService {
     }
   }
 
+  /**
+   * Checks the content as a cast's would be; an emergency without content needs a message
+   * (the route always asks for content: only a CAP feed starts one without).
+   */
+  private async checkContent(p: Principal, input: EmergencyInput, target: Target): Promise<string | null | undefined> {
+    if (input.contentKind && input.contentId) return this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    if (input.contentKind || input.contentId) throw validation('contentKind and contentId go together.')
+    if (!input.message?.trim() && !input.alert) throw validation('An emergency without content needs a message.')
+    return null
+  }
+
   async start(p: Principal, input: EmergencyInput): Promise<EmergencyView> {
     const target = await this.takeover.resolveTarget(p, input)
-    const contentName = await this.takeover.checkContent(p.workspaceId, input.contentKind, input.contentId, target)
+    const contentName = await this.checkContent(p, input, target)
     const id = this.ids.next('emergency')
     const at = this.clock.now().toISOString()
     const row: EmergencyRow = {
       id,
       workspace_id: p.workspaceId,
       node_id: target.scopeNodeId ?? p.nodeId,
-      content_kind: input.contentKind,
-      content_id: input.contentId,
+      content_kind: input.contentKind ?? null,
+      content_id: input.contentId ?? null,
       content_name: input.contentName?.trim().slice(0, 200) || contentName?.slice(0, 200) || null,
       message: input.message?.trim().slice(0, 1000) || null,
       scope_kind: target.scopeKind,

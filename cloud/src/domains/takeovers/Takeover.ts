@@ -30,8 +30,9 @@ export interface Target {
 /** A cast or an emergency as a dry run answers it (the timeline preview): what would take which screens. */
 export interface TakeoverPlan {
   kind: 'cast' | 'emergency'
-  contentKind: ContentKind
-  contentId: string
+  /** null: an emergency without content (started by a CAP feed naming none). */
+  contentKind: ContentKind | null
+  contentId: string | null
   contentName: string | null
   /** Casts: when it would end (null = until cleared). */
   expiresAt: string | null

@@ -36,8 +36,9 @@ export interface EmergenciesTable {
   id: string
   workspace_id: string
   node_id: string | null
-  content_kind: string
-  content_id: string
+  /** null for an emergency without content (a CAP feed naming none: its message alone). */
+  content_kind: string | null
+  content_id: string | null
   content_name: string | null
   message: string | null
   scope_kind: string

@@ -33,8 +33,8 @@ export const Emergency = Type.Object({
   id: Type.String({ description: 'Prefix `emg_`.' }),
   kind: Type.Literal('emergency'),
   status: StringEnum(EMERGENCY_STATUSES),
-  contentKind: Type.String(),
-  contentId: Type.String(),
+  contentKind: Nullable(Type.String({ description: 'null: no content, the message alone (started by a CAP feed that names no content).' })),
+  contentId: Nullable(Type.String()),
   contentName: Nullable(Type.String()),
   message: Nullable(Type.String()),
   presentation: StringEnum(PRESENTATIONS, {

@@ -254,7 +254,15 @@ export class PreviewService {
       count: async () => plan.screenCount,
       page,
       apply: async (state) => {
-        const described = (await this.content.describeForDevice(workspaceId, ref)) ?? (plan.contentName ? { name: plan.contentName } : null)
+        if (ref.kind === null || ref.id === null) {
+          // An emergency without content (CAP feeds only): its message alone fills the screen.
+          if (plan.kind !== 'emergency') return state
+          const message = plan.message ? { message: plan.message } : {}
+          const e = { id: PREVIEW_EMERGENCY_ID, contentKind: 'schedule' as const, contentId: PREVIEW_EMERGENCY_ID, ...message, startedAt: at }
+          return { ...state, emergency: { ...e, presentation: 'banner' as const, messageOnly: 'fullscreen' as const } }
+        }
+        const described =
+          (await this.content.describeForDevice(workspaceId, { kind: ref.kind, id: ref.id })) ?? (plan.contentName ? { name: plan.contentName } : null)
         const item = { contentKind: ref.kind, contentId: ref.id, ...(described ? { content: described } : {}) }
         if (plan.kind === 'emergency') {
           return { ...state, emergency: { id: PREVIEW_EMERGENCY_ID, ...item, ...(plan.message ? { message: plan.message } : {}), startedAt: at } }

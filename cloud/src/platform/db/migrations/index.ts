@@ -44,6 +44,7 @@ import m0590 from './0590-agent-logs-bounds.js'
 import m0600 from './0600-tags-and-groups.js'
 import m0620 from './0620-cap-feeds.js'
 import m0621 from './0621-cap-alert-leases.js'
+import m0622 from './0622-content-optional-emergencies.js'
 import m0630 from './0630-audit-log.js'
 import m0640 from './0640-single-sign-on.js'
 import m0641 from './0641-saml-and-scim.js'
@@ -97,6 +98,7 @@ export const migrations: readonly Migration[] = [
   m0600,
   m0620,
   m0621,
+  m0622,
   m0630,
   m0640,
   m0641,

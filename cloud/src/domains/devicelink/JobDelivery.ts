@@ -167,11 +167,13 @@ export class JobDelivery<J extends { id: string; kind: string }> {
 
   private async publishPending(screenId: string, full: boolean): Promise<void> {
     const pending = full && this.source.pendingForMany ? await this.readAll(screenId) : await this.source.pendingFor(screenId, { expire: full })
+    // A set only for a screen that had a job: most screens have none, and a connected
+    // fleet would otherwise hold an empty set per screen.
     let done = this.published.get(screenId)
-    if (!done) this.published.set(screenId, (done = new Set()))
     for (const job of pending) {
       if (!this.started || this.broker.closed) return
-      if (done.has(job.id)) continue
+      if (done?.has(job.id)) continue
+      if (!done) this.published.set(screenId, (done = new Set()))
       done.add(job.id)
       // QoS 1, not retained: the PUBACK marks the job sent (onAck).
       await this.broker.publish(topics.jobs(screenId), encodeMessage(job), false)

@@ -96,6 +96,9 @@ export class HandshakeGate {
       if (n > 0) this.byAddress.set(address, n)
       else this.byAddress.delete(address)
       this.releases.delete(socket)
+      // Through its handshake, the connection keeps nothing of the gate (no listener, no timer):
+      // a connected fleet would otherwise hold both for every device.
+      socket.off('close', release)
     }
     this.releases.set(socket, release)
     socket.once('close', release)

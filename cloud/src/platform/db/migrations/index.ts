@@ -54,6 +54,7 @@ import m0671 from './0671-media-thumbnails.js'
 import m0680 from './0680-availability-history.js'
 import m0681 from './0681-availability-rollups.js'
 import m0682 from './0682-report-subscriptions.js'
+import m0690 from './0690-screens-by-status.js'
 
 export const migrations: readonly Migration[] = [
   m0001,
@@ -108,4 +109,5 @@ export const migrations: readonly Migration[] = [
   m0680,
   m0681,
   m0682,
+  m0690,
 ]

@@ -76,3 +76,17 @@ eachEngine(t, 'an entry the database refuses fails alone; the others of its batc
   t.equal(second!.status, 'rejected', 'the duplicate is refused')
   t.same(await trail.verify('ws_a'), { ok: true, checked: 1, firstBroken: null }, 'the chain holds the one entry and verifies')
 })
+
+eachEngine(t, 'a verification while writes go on walks the chain up to the head it read: no false break', async (t, db) => {
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z')
+  const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+  await Promise.all(Array.from({ length: 20 }, (_, i) => trail.record(entry('ws_a', i))))
+  // The verification reads the head, then the entries; the batch recorded meanwhile is
+  // appended between the two reads.
+  const verified = trail.verify('ws_a')
+  const more = Promise.all(Array.from({ length: 20 }, (_, i) => trail.record(entry('ws_a', 100 + i))))
+  const [during] = await Promise.all([verified, more])
+  t.equal(during.ok, true, JSON.stringify(during))
+  t.ok(during.checked >= 20, `checked up to the head it read (${during.checked})`)
+  t.same(await trail.verify('ws_a'), { ok: true, checked: 40, firstBroken: null }, 'afterwards, the whole chain')
+})

@@ -216,9 +216,17 @@ export class AuditTrail {
     let prevHash = c.anchor_seq === 0 ? GENESIS : c.anchor_hash
     let seq = c.anchor_seq
     let checked = 0
-    for (;;) {
+    // The walk ends at the head read above: entries appended while it runs (writes go on
+    // meanwhile) are past that head and are checked by the next verification, not reported
+    // as a break.
+    let end = false
+    while (!end) {
       const rows = await this.repo.ascending(chain, seq, BATCH)
       for (const r of rows) {
+        if (r.seq > c.head_seq) {
+          end = true
+          break
+        }
         if (r.seq !== seq + 1) return { ok: false, checked, firstBroken: { id: r.id, seq: seq + 1, reason: 'missing' } }
         if (r.prev_hash !== prevHash) return { ok: false, checked, firstBroken: { id: r.id, seq: r.seq, reason: 'link' } }
         if (hashOf(r.prev_hash, contentOf(r)) !== r.hash) return { ok: false, checked, firstBroken: { id: r.id, seq: r.seq, reason: 'hash' } }
@@ -226,7 +234,7 @@ export class AuditTrail {
         seq = r.seq
         checked++
       }
-      if (rows.length < BATCH) break
+      if (rows.length < BATCH) end = true
     }
     // Entries removed from the newest end leave the head pointing past the last one.
     if (seq !== c.head_seq || prevHash !== c.head_hash) return { ok: false, checked, firstBroken: { id: null, seq: seq + 1, reason: 'head' } }

@@ -36,6 +36,23 @@ const program = () => [
  * `midway` runs once `before` chunks are written and the cloud has not answered yet.
  * Answers the status, the body and how many chunks went.
  */
+/**
+ * Runs `upload` again (at most three times in all) when the connection broke before the
+ * answer came (EPIPE, ECONNRESET): the cloud answers a refused upload while the client is
+ * still writing and then closes, and the kernel can reset the connection before the client
+ * has read the answer. Any answer that does come is the one checked.
+ */
+async function answered<T>(upload: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await upload()
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code
+      if (attempt >= 3 || (code !== 'EPIPE' && code !== 'ECONNRESET')) throw err
+    }
+  }
+}
+
 function endlessUpload(
   c: Cloud,
   chunk: (i: number) => Buffer,
@@ -89,14 +106,16 @@ t.test('a zip bomb is refused (422) when it unpacks past the limit, an endless o
   const first = zlib.gzipSync(header('svc-agent/big', 2 * 1024 * MiB))
   const zeros = zlib.gzipSync(Buffer.alloc(MiB))
   let during: number | null = null
-  const res = await endlessUpload(
-    c,
-    (i) => (i === 0 ? first : zeros),
-    200,
-    4,
-    async () => {
-      during = (await c.call('GET', '/v1/agent-releases')).status
-    },
+  const res = await answered(() =>
+    endlessUpload(
+      c,
+      (i) => (i === 0 ? first : zeros),
+      200,
+      4,
+      async () => {
+        during = (await c.call('GET', '/v1/agent-releases')).status
+      },
+    ),
   )
   t.equal(during, 200, 'a request sent while the upload was being read was answered')
   t.equal(res.status, 422)
@@ -110,12 +129,14 @@ t.test('an endless upload under the unpacked limit is answered at the file size 
   const first = zlib.gzipSync(header('svc-agent/big', 2 * 1024 * MiB))
   // Bytes that do not compress: the file size limit comes long before the unpacked one.
   const noise = zlib.gzipSync(randomBytes(64 * 1024))
-  const res = await endlessUpload(
-    c,
-    (i) => (i === 0 ? first : noise),
-    40,
-    0,
-    async () => undefined,
+  const res = await answered(() =>
+    endlessUpload(
+      c,
+      (i) => (i === 0 ? first : noise),
+      40,
+      0,
+      async () => undefined,
+    ),
   )
   t.equal(res.status, 413)
   t.match(res.body, { error: 'too_large' })
@@ -126,9 +147,11 @@ t.test('an archive of many empty entries is refused at the entry limit, also whe
   // Each chunk: a gzip member of 100 empty files.
   const batch = (i: number) => zlib.gzipSync(Buffer.concat(Array.from({ length: 100 }, (_, k) => header(`svc-agent/e${i}-${k}`, 0))))
   let during: number | null = null
-  const res = await endlessUpload(c, batch, 50, 2, async () => {
-    during = (await c.call('GET', '/v1/agent-rollouts')).status
-  })
+  const res = await answered(() =>
+    endlessUpload(c, batch, 50, 2, async () => {
+      during = (await c.call('GET', '/v1/agent-rollouts')).status
+    }),
+  )
   t.equal(during, 200)
   t.equal(res.status, 422)
   t.match(res.body, { error: 'validation_error', message: 'file: holds more than 1000 entries; a packed agent holds a few dozen.' })
@@ -137,13 +160,16 @@ t.test('an archive of many empty entries is refused at the entry limit, also whe
   const many = tgz(...program(), file('svc-agent/package.json', '{"version":"1.0.0"}'), ...Array.from({ length: 2000 }, (_, i) => header(`svc-agent/x${i}`, 0)))
   const sig = JSON.stringify(signRelease(releaseKey.privateKeyPem, sha256Hex(many)))
   const form = releaseForm({ bytes: many, signature: sig })
-  const r = await fetch(`http://127.0.0.1:${c.running.httpPort}/v1/agent-releases`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${c.apiKey}` },
-    body: form,
+  const r = await answered(async () => {
+    const res = await fetch(`http://127.0.0.1:${c.running.httpPort}/v1/agent-releases`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${c.apiKey}` },
+      body: form,
+    })
+    return { status: res.status, body: await res.json() }
   })
   t.equal(r.status, 422)
-  t.match(await r.json(), { message: /holds more than 1000 entries/ })
+  t.match(r.body, { message: /holds more than 1000 entries/ })
 })
 
 t.test(

@@ -30,7 +30,6 @@
 // Times cross process boundaries as absolute high-resolution timestamps
 // (performance.timeOrigin + performance.now()). Every child process is killed at the end,
 // on failure and on the time limit.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { topics } from '@svc/shared/mqtt/index'
 import { randomUUID } from 'node:crypto'
@@ -51,52 +50,16 @@ import {
   now,
   pairMany,
   pct,
-  rssOf,
+  settle,
   sleep,
   startCloud,
+  steadyRss,
   stop,
   tempDir,
   uploadImage,
   PER_ADDRESS,
   type Cloud,
 } from './lib/harness.js'
-
-/** The cloud's CPU time so far (user + system), in ms, from /proc. */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // utime, stime in clock ticks (USER_HZ = 100)
-}
-
-/**
- * Waits until the cloud has been quiet (under 5 % of a core) for two 1-second windows in a
- * row, at most `limitMs`; resolves with the time it took.
- */
-/**
- * The cloud's RSS after a full garbage collection (SIGPWR, bench/lib/gc-signal.mjs): the
- * smallest of five readings taken 200 ms apart after two collections.
- */
-async function steadyRss(pid: number): Promise<number> {
-  let min = Infinity
-  for (let i = 0; i < 2; i++) {
-    process.kill(pid, 'SIGPWR')
-    await sleep(300)
-  }
-  for (let i = 0; i < 5; i++, await sleep(200)) min = Math.min(min, rssOf(pid))
-  return min
-}
-
-async function settle(pid: number, limitMs = 180_000): Promise<number> {
-  const t0 = now()
-  let quiet = 0
-  let last = cpuMsOf(pid)
-  while (quiet < 2 && now() - t0 < limitMs) {
-    await sleep(1000)
-    const cpu = cpuMsOf(pid)
-    quiet = cpu - last < 50 ? quiet + 1 : 0
-    last = cpu
-  }
-  return now() - t0
-}
 
 async function main(): Promise<void> {
   if (process.argv.some((a) => a === '--instances=2')) return twoInstances()
@@ -141,7 +104,7 @@ async function main(): Promise<void> {
 
     const { proc: devicesProc, channel: dev } = forkFleet()
     await sleep(500)
-    const rssIdle = await steadyRss(cloud.proc.pid!)
+    const rssIdle = await steadyRss(cloud.proc.pid!, 300)
     const connecting = dev.next('connected')
     if (profDir) cloud.proc.kill('SIGWINCH')
     dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })), report })
@@ -151,9 +114,9 @@ async function main(): Promise<void> {
     if (profDir) cloud.proc.kill('SIGWINCH')
     // What the storm left behind (screen.online events, alert evaluation, webhook enqueues)
     // runs to its end before the cast, so the cast is measured alone, as the bare one is.
-    const settledMs = await settle(cloud.proc.pid!)
+    const settledMs = await settle(cloud.proc.pid!, 180_000)
     log(`cloud quiet again ${f1(settledMs)} ms after that`)
-    const rssConnected = await steadyRss(cloud.proc.pid!)
+    const rssConnected = await steadyRss(cloud.proc.pid!, 300)
     log(`cloud RSS after a full GC: ${f1(rssIdle / 2 ** 20)} MiB paired, ${f1(rssConnected / 2 ** 20)} MiB with the devices connected`)
 
     let done = dev.next('done')

@@ -34,7 +34,7 @@ import { migrate } from '../cloud/src/platform/db/migrate.js'
 import { testConfig } from '../cloud/src/config.js'
 import { hashSecret } from '../cloud/src/platform/secrets.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
-import { ROOT, cli, cloudEnv, f1, forkScript, freePort, killAll, loadAvg, now, rssOf, sleep, startCloud, stop, tempDir } from './lib/harness.js'
+import { ROOT, cli, cloudEnv, f1, forkScript, freePort, killAll, loadAvg, now, settle, sleep, startCloud, steadyRss, stop, tempDir } from './lib/harness.js'
 
 const PER_PROCESS = 10_000
 const SOURCES = 200
@@ -104,36 +104,6 @@ function devices(): void {
   process.on('disconnect', () => process.exit(0))
 }
 
-/** The cloud's CPU time so far (user + system), in ms. */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-}
-
-/** Waits until the process used under 5 % of a core for two 1-second windows in a row (at most `limitMs`). */
-async function settle(pid: number, limitMs = 300_000): Promise<void> {
-  const t0 = now()
-  let quiet = 0
-  let last = cpuMsOf(pid)
-  while (quiet < 2 && now() - t0 < limitMs) {
-    await sleep(1000)
-    const cpu = cpuMsOf(pid)
-    quiet = cpu - last < 50 ? quiet + 1 : 0
-    last = cpu
-  }
-}
-
-/** RSS after two full collections (SIGPWR, bench/lib/gc-signal.mjs): the least of five readings. */
-async function steadyRss(pid: number): Promise<number> {
-  for (let i = 0; i < 2; i++) {
-    process.kill(pid, 'SIGPWR')
-    await sleep(500)
-  }
-  let min = Infinity
-  for (let i = 0; i < 5; i++, await sleep(200)) min = Math.min(min, rssOf(pid))
-  return min
-}
-
 /** The open-files limit of a process, raised to `want` with prlimit; answers the limit it has. */
 function raiseNofile(pid: number, want: number): number {
   try {
@@ -197,7 +167,7 @@ async function main(): Promise<void> {
     await stop(cloud.proc)
     return
   }
-  await settle(pid)
+  await settle(pid, 300_000)
   let snaps = 0
   const snapshot = async (label: string) => {
     if (!snapDir) return
@@ -210,7 +180,7 @@ async function main(): Promise<void> {
     renameSync(file, join(snapDir, `${label}.heapsnapshot`))
     log(`heap snapshot: ${join(snapDir, `${label}.heapsnapshot`)}`)
   }
-  const idle = await steadyRss(pid)
+  const idle = await steadyRss(pid, 500)
   log(`idle (no device connected): RSS ${f1(idle / 1048576)} MiB`)
   await snapshot(`idle-${N}`)
 
@@ -241,8 +211,8 @@ async function main(): Promise<void> {
     await sleep(1000)
   }
   log(`every device holds its desired state`)
-  await settle(pid)
-  const connected = await steadyRss(pid)
+  await settle(pid, 300_000)
+  const connected = await steadyRss(pid, 500)
   await snapshot(`connected-${N}`)
   const per = (connected - idle) / N
   log(`connected: RSS ${f1(connected / 1048576)} MiB`)

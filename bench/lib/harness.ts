@@ -83,6 +83,43 @@ export function rssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : NaN
 }
 
+/** A process's CPU time so far (user + system), in ms (Linux /proc; USER_HZ = 100). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
+/**
+ * Waits until the process has used under 5 % of a core for two 1-second windows in a row, at
+ * most `limitMs`; resolves with the time it took.
+ */
+export async function settle(pid: number, limitMs: number): Promise<number> {
+  const t0 = now()
+  let quiet = 0
+  let last = cpuMsOf(pid)
+  while (quiet < 2 && now() - t0 < limitMs) {
+    await sleep(1000)
+    const cpu = cpuMsOf(pid)
+    quiet = cpu - last < 50 ? quiet + 1 : 0
+    last = cpu
+  }
+  return now() - t0
+}
+
+/**
+ * A cloud's RSS after two full garbage collections (SIGPWR, bench/lib/gc-signal.mjs), each
+ * given `gcWaitMs`: the smallest of five readings taken 200 ms apart.
+ */
+export async function steadyRss(pid: number, gcWaitMs: number): Promise<number> {
+  for (let i = 0; i < 2; i++) {
+    process.kill(pid, 'SIGPWR')
+    await sleep(gcWaitMs)
+  }
+  let min = Infinity
+  for (let i = 0; i < 5; i++, await sleep(200)) min = Math.min(min, rssOf(pid))
+  return min
+}
+
 export async function loadAvg(): Promise<string> {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 }

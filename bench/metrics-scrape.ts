@@ -43,7 +43,11 @@ const gauge = (body: string, line: RegExp): number => Number(body.match(line)?.[
 try {
   const dir = tempDir('svc-bench-metrics-')
   const [httpPort, mqttPort, metricsPort] = [await freePort(), await freePort(), await freePort()]
-  const env = cloudEnv(dir, httpPort, mqttPort, { SVC_METRICS_PORT: String(metricsPort), SVC_LOG_LEVEL: 'warn' })
+  const env = cloudEnv(dir, httpPort, mqttPort, {
+    SVC_METRICS_PORT: String(metricsPort),
+    SVC_LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT: '100000000',
+  })
   const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
   const cloud = await startCloud(env, `${dir}/cloud.log`)
   console.log(`metrics scrape, ${N} screens, ${SAMPLES} samples; load average ${await loadAvg()}`)

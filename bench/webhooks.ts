@@ -9,7 +9,7 @@
 // Run: npx tsx bench/webhooks.ts [events=2000] [samples=50] [--database-url=postgres://…] [--endpoint-concurrency=16] [--publishers=50]
 // (--publishers: events recorded at once; 1 records them one after another, as the bench did before)
 // (--endpoint-concurrency: the cloud's SVC_WEBHOOK_ENDPOINT_CONCURRENCY, requests in flight to the receiver)
-// (or BENCH_DATABASE_URL); BENCH_CPU_PROFILE=<file> writes a CPU profile of the drain, and <file>.events.cpuprofile one of the events phase.
+// (or BENCH_DATABASE_URL); BENCH_CPU_PROFILE=<file> writes a CPU profile of the drain, <file>.events.cpuprofile one of the published events and <file>.tx.cpuprofile one of the events in a transaction each.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -95,7 +95,7 @@ await servicesOf(app).webhookWorker.stop()
 const NT = Math.max(1, Math.floor(N / 5))
 let t0 = performance.now()
 let txCpu = process.cpuUsage()
-await raise(NT, recordInTransaction)
+await profile(() => raise(NT, recordInTransaction), process.env.BENCH_CPU_PROFILE ? `${process.env.BENCH_CPU_PROFILE}.tx.cpuprofile` : undefined)
 const txMs = performance.now() - t0
 txCpu = process.cpuUsage(txCpu)
 const txCpuMs = (txCpu.user + txCpu.system) / 1000

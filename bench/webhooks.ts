@@ -1,12 +1,15 @@
 // Webhook delivery figures against a local HTTPS receiver (the test CA and certificate) in
 // its own process:
-//  1. throughput: N events queued, then the worker drains the queue (deliveries/second),
-//     with the cloud process's CPU time per delivery (steadier than wall time on a busy machine);
-//  2. latency: time from an event's record and dispatch to the receiver holding the request, with the
+//  1. events: N events recorded and dispatched (an outbox row, then a delivery row each) by
+//     P publishers at once, as concurrent requests and services raise them (events/second);
+//  2. throughput: the worker drains the N deliveries (deliveries/second), with the cloud
+//     process's CPU time per delivery (steadier than wall time on a busy machine);
+//  3. latency: time from an event's record and dispatch to the receiver holding the request, with the
 //     worker running as in production (woken right after the insert).
-// Run: npx tsx bench/webhooks.ts [events=2000] [samples=50] [--database-url=postgres://…] [--endpoint-concurrency=16]
+// Run: npx tsx bench/webhooks.ts [events=2000] [samples=50] [--database-url=postgres://…] [--endpoint-concurrency=16] [--publishers=50]
+// (--publishers: events recorded at once; 1 records them one after another, as the bench did before)
 // (--endpoint-concurrency: the cloud's SVC_WEBHOOK_ENDPOINT_CONCURRENCY, requests in flight to the receiver)
-// (or BENCH_DATABASE_URL); BENCH_CPU_PROFILE=<file> writes a CPU profile of the drain.
+// (or BENCH_DATABASE_URL); BENCH_CPU_PROFILE=<file> writes a CPU profile of the drain, <file>.events.cpuprofile one of the published events and <file>.tx.cpuprofile one of the events in a transaction each.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -26,6 +29,8 @@ const N = Number(positional[0] ?? 2000)
 const SAMPLES = Number(positional[1] ?? 50)
 const concurrencyArg = process.argv.find((a) => a.startsWith('--endpoint-concurrency='))
 const endpointConcurrency = concurrencyArg ? Number(concurrencyArg.split('=')[1]) : undefined
+const publishersArg = process.argv.find((a) => a.startsWith('--publishers='))
+const PUBLISHERS = Math.max(1, publishersArg ? Number(publishersArg.split('=')[1]) : 50)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'))
 const receiver = await startReceiverProcess()
 const pgSchema = databaseUrl ? await freshSchema(databaseUrl) : null
@@ -54,42 +59,74 @@ const res = await app.inject({
   payload: { url: receiver.url, events: ['content.recalled'] },
 })
 if (res.statusCode !== 201) throw new Error(res.body)
-// As a service raises an event: recorded in the outbox in its transaction, then dispatched
-// (which inserts the event's webhook deliveries and wakes the worker).
-const publish = async () => {
-  await servicesOf(app).db.transaction((tx) =>
-    servicesOf(app).outbox.record(tx, {
-      event: 'content.recalled',
-      workspaceId: ws.id,
-      occurredAt: new Date().toISOString(),
-      data: { kind: 'media', id: 'med_bench', name: 'File', contentName: 'bench.png', reason: null, recalledBy: 'bench' },
+const event = () =>
+  ({
+    event: 'content.recalled',
+    workspaceId: ws.id,
+    occurredAt: new Date().toISOString(),
+    data: { kind: 'media', id: 'med_bench', name: 'File', contentName: 'bench.png', reason: null, recalledBy: 'bench' },
+  }) as const
+// As a service raises an event that is no change's: published (recorded with the others of
+// its turn in one transaction), then dispatched behind (which inserts the event's webhook
+// deliveries and wakes the worker).
+const publish = () => servicesOf(app).outbox.publish(event())
+// As a change records its event: in the change's own transaction, then dispatched.
+const recordInTransaction = async () => {
+  await servicesOf(app).db.transaction((tx) => servicesOf(app).outbox.record(tx, event()))
+  await servicesOf(app).outbox.dispatch()
+}
+/** `n` events by PUBLISHERS callers at once, each awaiting its own before the next; then every dispatch done. */
+const raise = async (n: number, one: () => Promise<void>) => {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: PUBLISHERS }, async () => {
+      while (next < n) {
+        next++
+        await one()
+      }
     }),
   )
   await servicesOf(app).outbox.dispatch()
 }
 
-// 1. Throughput: queue with the worker stopped, then drain.
+// 1. Events, recorded with the worker stopped; 2. then drained.
 await servicesOf(app).webhookWorker.stop()
+// A fifth as many in a transaction each first (the figure of an event recorded with its change).
+const NT = Math.max(1, Math.floor(N / 5))
 let t0 = performance.now()
-for (let i = 0; i < N; i++) await publish()
+let txCpu = process.cpuUsage()
+await profile(() => raise(NT, recordInTransaction), process.env.BENCH_CPU_PROFILE ? `${process.env.BENCH_CPU_PROFILE}.tx.cpuprofile` : undefined)
+const txMs = performance.now() - t0
+txCpu = process.cpuUsage(txCpu)
+const txCpuMs = (txCpu.user + txCpu.system) / 1000
+t0 = performance.now()
+let queueCpu = process.cpuUsage()
+await profile(() => raise(N, publish), process.env.BENCH_CPU_PROFILE ? `${process.env.BENCH_CPU_PROFILE}.events.cpuprofile` : undefined)
 const queueMs = performance.now() - t0
+queueCpu = process.cpuUsage(queueCpu)
+const queueCpuMs = (queueCpu.user + queueCpu.system) / 1000
+const total = NT + N
 t0 = performance.now()
 const cpu0 = process.cpuUsage()
 await profile(async () => {
-  while (receiver.count() < N) {
+  while (receiver.count() < total) {
     await servicesOf(app).webhookWorker.runOnce()
-    if (receiver.count() < N) await receiver.waitFor(N, 2000).catch(() => undefined)
+    if (receiver.count() < total) await receiver.waitFor(total, 2000).catch(() => undefined)
   }
 })
 const drainMs = performance.now() - t0
 const cpu = process.cpuUsage(cpu0)
 const cpuMs = (cpu.user + cpu.system) / 1000
+const eventsLine = (label: string, n: number, ms: number, cpuMs: number) =>
+  console.log(
+    `${label} ${n} events recorded and dispatched (an outbox row and a delivery row each) by ${PUBLISHERS} callers at once in ${ms.toFixed(0)} ms = ${((n / ms) * 1000).toFixed(0)} events/s; ` +
+      `CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / n).toFixed(0)} µs per event (${((n / cpuMs) * 1000).toFixed(0)} events per CPU-second)`,
+  )
+eventsLine('events:    ', N, queueMs, queueCpuMs)
+eventsLine('events, a transaction each:', NT, txMs, txCpuMs)
 console.log(
-  `queue:      ${N} events recorded and dispatched (an outbox row and a delivery row each) in ${queueMs.toFixed(0)} ms = ${((N / queueMs) * 1000).toFixed(0)} events/s`,
-)
-console.log(
-  `throughput: ${N} deliveries (signed, HTTPS, keep-alive) in ${drainMs.toFixed(0)} ms = ${((N / drainMs) * 1000).toFixed(0)} deliveries/s; ` +
-    `cloud CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / N).toFixed(0)} µs per delivery (${((N / cpuMs) * 1000).toFixed(0)} deliveries per CPU-second); ` +
+  `throughput: ${total} deliveries (signed, HTTPS, keep-alive) in ${drainMs.toFixed(0)} ms = ${((total / drainMs) * 1000).toFixed(0)} deliveries/s; ` +
+    `cloud CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / total).toFixed(0)} µs per delivery (${((total / cpuMs) * 1000).toFixed(0)} deliveries per CPU-second); ` +
     `${receiver.connections()} TLS connections accepted by the receiver`,
 )
 

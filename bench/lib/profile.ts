@@ -3,8 +3,7 @@
 import fs from 'node:fs'
 import { Session } from 'node:inspector/promises'
 
-export async function profile<T>(fn: () => Promise<T>): Promise<T> {
-  const file = process.env.BENCH_CPU_PROFILE
+export async function profile<T>(fn: () => Promise<T>, file = process.env.BENCH_CPU_PROFILE): Promise<T> {
   if (!file) return fn()
   const s = new Session()
   s.connect()

@@ -9,13 +9,26 @@ export { ManualClock, systemClock, type Clock } from '@svc/shared'
 
 export type RandomSource = (n: number) => Buffer
 
+/** Random bytes IdGenerator draws from its source at a time. */
+const RANDOM_BLOCK = 512
+
 export class IdGenerator {
   private readonly ulid: (seedTime?: number) => string
   constructor(
     private readonly clock: Clock,
     random: RandomSource = randomBytes,
   ) {
-    this.ulid = monotonicFactory(() => random(1)[0]! / 256)
+    // Random bytes drawn a block at a time: a new millisecond's id takes 16 of them, and one
+    // call into the random source per byte cost more than the rest of the id.
+    let block: Buffer = Buffer.alloc(0)
+    let at = 0
+    this.ulid = monotonicFactory(() => {
+      if (at >= block.length) {
+        block = random(RANDOM_BLOCK)
+        at = 0
+      }
+      return block[at++]! / 256
+    })
   }
   /** A time-ordered id such as `scr_01JD…`: newest-first order is id order. */
   next(kind: IdKind): string {

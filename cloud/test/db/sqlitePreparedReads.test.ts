@@ -1,4 +1,4 @@
-// SQLite: SELECTs are kept prepared per connection and run again with new parameters; a
+// SQLite: SELECTs and writes are kept prepared per connection and run again with new parameters; a
 // statement that cannot be prepared fails its query (and is not kept), a read prepared
 // before its table changed shape answers with the new shape, more distinct reads than the
 // connection keeps still answer, and the database closes with statements kept.
@@ -43,6 +43,38 @@ t.test('reads are prepared once and reused; failures, shape changes, eviction an
     await sql`UPDATE prep_t SET n = ${5} WHERE id = ${'b'}`.execute(tx)
     t.equal((await sql<{ n: number }>`SELECT * FROM prep_t WHERE id = ${'b'}`.execute(tx)).rows[0]?.n, 5)
   })
+})
+
+t.test('writes are kept prepared too: counts, RETURNING, a refused row, rollback and commit', async (t) => {
+  const { db } = await tempDatabase(t, 2000)
+  const k = db.kysely
+  await sql`CREATE TABLE prep_w (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`.execute(k)
+  const insert = (id: string, n: number | null) => sql`INSERT INTO prep_w (id, n) VALUES (${id}, ${n})`.execute(k)
+  for (let i = 0; i < 5; i++) t.equal((await insert(`r${i}`, i)).numAffectedRows, 1n, `insert ${i} counted`)
+  const bump = (min: number) => sql`UPDATE prep_w SET n = n + 10 WHERE n >= ${min}`.execute(k)
+  t.equal((await bump(3)).numAffectedRows, 2n, 'an update counts the rows it changed')
+  t.equal((await bump(100)).numAffectedRows, 0n, 'the same statement again, changing none')
+  const refused = await insert('r0', 1).catch((e: Error) => e)
+  t.match(String(refused), /UNIQUE/, 'a refused row fails its query')
+  const nullN = await insert('rx', null).catch((e: Error) => e)
+  t.match(String(nullN), /NOT NULL/, 'and another refusal of the same statement')
+  t.equal((await insert('r5', 5)).numAffectedRows, 1n, 'the statement still runs after failing')
+  const returned = await sql<{ id: string; n: number }>`UPDATE prep_w SET n = n + 1 WHERE id = ${'r1'} RETURNING id, n`.execute(k)
+  t.same(returned.rows, [{ id: 'r1', n: 2 }], 'RETURNING answers its rows')
+  const deleted = await sql<{ id: string }>`DELETE FROM prep_w WHERE id = ${'r2'} RETURNING id`.execute(k)
+  t.same(deleted.rows, [{ id: 'r2' }])
+  await k
+    .transaction()
+    .execute(async (tx) => {
+      await sql`INSERT INTO prep_w (id, n) VALUES (${'t1'}, ${1})`.execute(tx)
+      throw new Error('roll back')
+    })
+    .catch(() => undefined)
+  await k.transaction().execute(async (tx) => {
+    await sql`INSERT INTO prep_w (id, n) VALUES (${'t2'}, ${2})`.execute(tx)
+  })
+  const ids = (await sql<{ id: string }>`SELECT id FROM prep_w ORDER BY id`.execute(k)).rows.map((r) => r.id)
+  t.same(ids, ['r0', 'r1', 'r3', 'r4', 'r5', 't2'], 'the rolled-back insert is gone, the committed one stays')
 })
 
 t.test('an in-memory database closes with statements kept', async (t) => {

@@ -8,16 +8,31 @@
 // (alert inputs and other listeners).
 // Dispatch runs right after the change commits and again on every webhook worker run,
 // so an event recorded by a process killed before it dispatched is sent by the next run.
+// An event that is no change's (nothing else to commit with it) goes through `publish(e)`:
+// the events published in one turn of the event loop, and those published while a batch is
+// being written, are recorded together in one transaction (group commit), then dispatched.
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import { EventOutboxRepository } from './EventOutboxRepository.js'
 import type { DomainEvent, EventBus } from './EventBus.js'
 
-/** Runs in the dispatch transaction with a batch of events, oldest first. */
-export type OutboxConsumer = (tx: Queryable, events: readonly DomainEvent[]) => Promise<unknown>
+/**
+ * Runs in the dispatch transaction with a batch of events, oldest first, and each event's
+ * `data` as the outbox stores it (JSON text), so a consumer storing it again need not
+ * serialise it again.
+ */
+export type OutboxConsumer = (tx: Queryable, events: readonly DomainEvent[], storedData: readonly string[]) => Promise<unknown>
 
 /** Events per dispatch transaction. */
-const DISPATCH_BATCH = 200
+const DISPATCH_BATCH = 500
+/** Events per group-commit transaction of publish(). */
+const PUBLISH_BATCH = 500
+
+interface Published {
+  e: DomainEvent
+  resolve: () => void
+  reject: (err: unknown) => void
+}
 /** How long a dispatched event is kept (its webhook deliveries have their own log). */
 export const DISPATCHED_RETENTION_MS = 7 * 86_400_000
 
@@ -55,6 +70,58 @@ export class EventOutbox {
         events.map((e) => this.row(e)),
         tx.kysely,
       )
+  }
+
+  private readonly published: Published[] = []
+  private publishing = false
+  private publishScheduled = false
+
+  /**
+   * Records `e` on its own (an event that is no change's) and dispatches it: resolves once
+   * it is recorded, so it survives a crash from then on; the dispatch runs behind. The
+   * events published in one turn of the event loop, and those published while a batch is
+   * written, are recorded in one transaction.
+   */
+  publish(e: DomainEvent): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.published.push({ e, resolve, reject })
+      if (!this.publishing && !this.publishScheduled) {
+        this.publishScheduled = true
+        setImmediate(() => {
+          this.publishScheduled = false
+          void this.writePublished()
+        })
+      }
+    })
+  }
+
+  private async writePublished(): Promise<void> {
+    if (this.publishing) return
+    this.publishing = true
+    try {
+      while (this.published.length) {
+        const batch = this.published.splice(0, PUBLISH_BATCH)
+        try {
+          // Ids made inside the transaction (the writer's turn): id order stays write order.
+          await this.db.transaction((tx) =>
+            this.recordMany(
+              tx,
+              batch.map((p) => p.e),
+            ),
+          )
+          for (const p of batch) p.resolve()
+        } catch (err) {
+          if (batch.length === 1) batch[0]!.reject(err)
+          else {
+            // One event the database refuses must not take the others with it: each alone.
+            for (const p of batch) await this.db.transaction((tx) => this.record(tx, p.e)).then(p.resolve, p.reject)
+          }
+        }
+        this.dispatch().catch((err) => this.log.error({ err }, 'outbox dispatch failed'))
+      }
+    } finally {
+      this.publishing = false
+    }
   }
 
   private row(e: DomainEvent) {
@@ -101,19 +168,15 @@ export class EventOutbox {
           this.clock.now().toISOString(),
           tx.kysely,
         )
-        const events: DomainEvent[] = rows
-          .filter((r) => marked.has(r.id))
+        const events: DomainEvent[] = []
+        const stored: string[] = []
+        for (const row of rows) {
+          if (!marked.has(row.id)) continue
           // Stored by record() from a typed event: read back as the same shape.
-          .map(
-            (row) =>
-              ({
-                event: row.event,
-                workspaceId: row.workspace_id,
-                occurredAt: row.occurred_at,
-                data: JSON.parse(row.data),
-              }) as DomainEvent,
-          )
-        if (events.length) for (const c of this.consumers) await c(tx, events)
+          events.push({ event: row.event, workspaceId: row.workspace_id, occurredAt: row.occurred_at, data: JSON.parse(row.data) } as DomainEvent)
+          stored.push(row.data)
+        }
+        if (events.length) for (const c of this.consumers) await c(tx, events, stored)
         return events
       })
       n += mine.length

@@ -49,6 +49,16 @@ export class WebhookQueue {
     })
   }
 
+  /**
+   * The same body from `dataJson`, the event's data as JSON text already (what the outbox
+   * stores, or what JSON.stringify just made): spliced in as it is, not parsed and
+   * serialised again. The same text as bodyOf() makes of it.
+   */
+  private bodyWith(d: Pick<DeliveryRow, 'id' | 'event' | 'occurred_at' | 'workspace_id' | 'replay_of'>, attempt: number, dataJson: string): string {
+    const head = `{"deliveryId":${JSON.stringify(d.id)},"event":${JSON.stringify(d.event)},"occurredAt":${JSON.stringify(d.occurred_at)},"workspaceId":${JSON.stringify(d.workspace_id)},"attempt":${attempt},"data":${dataJson}`
+    return d.replay_of ? `${head},"replayOf":${JSON.stringify(d.replay_of)}}` : `${head}}`
+  }
+
   async insertDelivery(
     q: Queryable,
     ep: EndpointRow,
@@ -65,6 +75,8 @@ export class WebhookQueue {
     ep: EndpointRow,
     e: { event: string; occurredAt: string; data: unknown },
     extra: { replayOf?: string | null; status?: DeliveryStatus; error?: string | null; claimToken?: string } = {},
+    /** `e.data` as JSON text already (the outbox's stored data). */
+    dataJson?: string,
   ): NewWebhookDelivery & { id: string } {
     const id = this.ids.next('webhookDelivery')
     const nowDate = this.clock.now()
@@ -75,7 +87,7 @@ export class WebhookQueue {
       event: e.event,
       occurred_at: e.occurredAt,
       workspace_id: ep.workspace_id,
-      data: JSON.stringify(e.data ?? {}),
+      data: dataJson ?? JSON.stringify(e.data ?? {}),
       replay_of: extra.replayOf ?? null,
     }
     return {
@@ -91,7 +103,7 @@ export class WebhookQueue {
       error: extra.error ?? null,
       replay_of: row.replay_of,
       data: row.data,
-      payload: this.bodyOf(row, 1),
+      payload: this.bodyWith(row, 1, row.data),
       // A test or replay is inserted already claimed, so the worker cannot take it first.
       claim_token: extra.claimToken ?? null,
       claimed_until: extra.claimToken ? new Date(nowDate.getTime() + this.leaseMs).toISOString() : null,
@@ -103,7 +115,7 @@ export class WebhookQueue {
    * workspace's enabled endpoints read once for the batch, the deliveries inserted together,
    * in event order. The caller kicks the worker after commit.
    */
-  async enqueueManyIn(tx: Queryable, events: readonly DomainEvent[]): Promise<string[]> {
+  async enqueueManyIn(tx: Queryable, events: readonly DomainEvent[], storedData?: readonly string[]): Promise<string[]> {
     const workspaces = [...new Set(events.map((e) => e.workspaceId))]
     const byWorkspace = new Map<string, { ep: EndpointRow; events: string[] }[]>()
     for (const ep of (await this.repo.enabledEndpointsOf(workspaces, tx.kysely)) as EndpointRow[]) {
@@ -112,8 +124,10 @@ export class WebhookQueue {
       byWorkspace.set(ep.workspace_id, list)
     }
     const rows: (NewWebhookDelivery & { id: string })[] = []
-    for (const e of events)
-      for (const { ep, events: subscribed } of byWorkspace.get(e.workspaceId) ?? []) if (subscribed.includes(e.event)) rows.push(this.deliveryRow(ep, e))
+    events.forEach((e, i) => {
+      for (const { ep, events: subscribed } of byWorkspace.get(e.workspaceId) ?? [])
+        if (subscribed.includes(e.event)) rows.push(this.deliveryRow(ep, e, {}, storedData?.[i]))
+    })
     await this.repo.insertDeliveries(rows, tx.kysely)
     return rows.map((r) => r.id)
   }

@@ -31,8 +31,8 @@ export const webhooksModule = domainModule({
     })
     // Every domain event's webhook deliveries are made in the dispatch transaction; the
     // worker starts at once instead of waiting for its interval.
-    outbox.consume(async (tx, batch) => {
-      if ((await webhookQueue.enqueueManyIn(tx, batch)).length) queueMicrotask(() => webhookWorker.kick())
+    outbox.consume(async (tx, batch, storedData) => {
+      if ((await webhookQueue.enqueueManyIn(tx, batch, storedData)).length) queueMicrotask(() => webhookWorker.kick())
     })
     // Delivery claims its rows, so it runs on every instance.
     running.add('webhook delivery', webhookWorker)

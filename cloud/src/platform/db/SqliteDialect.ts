@@ -48,16 +48,18 @@ function returnsRows(q: CompiledQuery): boolean {
   return READS_ROWS.test(q.sql)
 }
 
-const PREPARABLE = /^\s*select\b/i
+/** Statements kept prepared: reads and writes (`db.run(sql)` prepares, runs and finalises: three trips to the thread pool instead of one). */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i
 
-/** Read statements kept prepared per connection (by text); the oldest is finalised beyond this. */
-const PREPARED_READS = 128
+/** Statements kept prepared per connection (by text); the least recently used is finalised beyond this. */
+const PREPARED_STATEMENTS = 256
 
 class SqliteConnection implements DatabaseConnection {
   /**
-   * Reads prepared once and run again with new parameters: `db.all(sql)` prepares and
-   * finalises a statement on every call, about half of a small read's CPU. The FIFO lock
-   * keeps one holder on the connection, and a statement queues its own runs.
+   * Statements prepared once and run again with new parameters: `db.all(sql)` and
+   * `db.run(sql)` prepare and finalise a statement on every call (three trips to the thread
+   * pool; about half of a small read's CPU). The FIFO lock keeps one holder on the
+   * connection, and a statement queues its own runs; each run resets the statement first.
    */
   private readonly reads = new Map<string, sqlite3.Statement>()
 
@@ -66,7 +68,12 @@ class SqliteConnection implements DatabaseConnection {
   /** The kept statement for `text`, prepared now if new (a failed prepare rejects and keeps nothing). */
   private async prepared(text: string): Promise<sqlite3.Statement> {
     const hit = this.reads.get(text)
-    if (hit) return hit
+    if (hit) {
+      // Most recently used last: the statement finalised first is the one unused longest.
+      this.reads.delete(text)
+      this.reads.set(text, hit)
+      return hit
+    }
     const st = await new Promise<sqlite3.Statement>((resolve, reject) => {
       const made: sqlite3.Statement = this.db.prepare(text, (err: Error | null) => (err ? reject(err) : resolve(made)))
     })
@@ -76,7 +83,7 @@ class SqliteConnection implements DatabaseConnection {
       return raced
     }
     this.reads.set(text, st)
-    if (this.reads.size > PREPARED_READS) {
+    if (this.reads.size > PREPARED_STATEMENTS) {
       const [oldest, old] = this.reads.entries().next().value as [string, sqlite3.Statement]
       this.reads.delete(oldest)
       old.finalize()
@@ -84,13 +91,30 @@ class SqliteConnection implements DatabaseConnection {
     return st
   }
 
+  /** Drops a kept statement that failed (a later run prepares it again). */
+  private forget(text: string, st: sqlite3.Statement): void {
+    if (this.reads.get(text) !== st) return
+    this.reads.delete(text)
+    st.finalize()
+  }
+
   executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
     const params = q.parameters as unknown[]
-    if (PREPARABLE.test(q.sql) && !/\breturning\b/i.test(q.sql)) {
+    if (PREPARABLE.test(q.sql)) {
+      const rows = returnsRows(q)
       return this.prepared(q.sql).then(
         (st) =>
           new Promise((resolve, reject) => {
-            st.all(params, (err: Error | null, rows: R[]) => (err ? reject(mapSqliteError(err)) : resolve({ rows })))
+            const failed = (err: Error) => {
+              this.forget(q.sql, st)
+              reject(mapSqliteError(err))
+            }
+            if (rows) st.all(params, (err: Error | null, out: R[]) => (err ? failed(err) : resolve({ rows: out })))
+            else
+              st.run(params, function (this: sqlite3.RunResult, err: Error | null) {
+                if (err) failed(err)
+                else resolve({ rows: [], numAffectedRows: BigInt(this.changes) })
+              })
           }),
         (err: unknown) => Promise.reject(mapSqliteError(err)),
       )
@@ -106,6 +130,11 @@ class SqliteConnection implements DatabaseConnection {
         else resolve({ rows: [], numAffectedRows: BigInt(this.changes) })
       })
     })
+  }
+
+  /** Runs a statement without parameters in one trip to the thread pool (BEGIN, COMMIT, ROLLBACK). */
+  exec(text: string): Promise<void> {
+    return new Promise((resolve, reject) => this.db.exec(text, (err: Error | null) => (err ? reject(mapSqliteError(err)) : resolve())))
   }
 
   /** Finalises the kept statements (before the database closes). */
@@ -168,15 +197,15 @@ class SqliteDriver implements Driver {
 
   async beginTransaction(conn: DatabaseConnection): Promise<void> {
     // IMMEDIATE takes the write lock up front, so a busy database fails here, before any work.
-    await conn.executeQuery(CompiledQuery.raw('BEGIN IMMEDIATE'))
+    await (conn as SqliteConnection).exec('BEGIN IMMEDIATE')
   }
 
   async commitTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('COMMIT'))
+    await (conn as SqliteConnection).exec('COMMIT')
   }
 
   async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('ROLLBACK')).catch(() => undefined)
+    await (conn as SqliteConnection).exec('ROLLBACK').catch(() => undefined)
   }
 
   async releaseConnection(conn: DatabaseConnection): Promise<void> {

@@ -22,8 +22,7 @@
 // --heap-snapshots=<dir>: a V8 heap snapshot of the cloud (bench/lib/heap-signal.mjs) at idle
 // and connected, to compare what each connection holds (bench/lib/heap-diff.mjs); writing a
 // snapshot grows the RSS, so the RSS figures of such a run are not the memory figure.
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, renameSync } from 'node:fs'
+import { existsSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
@@ -34,7 +33,24 @@ import { migrate } from '../cloud/src/platform/db/migrate.js'
 import { testConfig } from '../cloud/src/config.js'
 import { hashSecret } from '../cloud/src/platform/secrets.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
-import { ROOT, cli, cloudEnv, f1, forkScript, freePort, killAll, loadAvg, now, settle, sleep, startCloud, steadyRss, stop, tempDir } from './lib/harness.js'
+import {
+  ROOT,
+  cli,
+  cloudEnv,
+  f1,
+  forkScript,
+  freePort,
+  killAll,
+  loadAvg,
+  now,
+  raiseNofile,
+  settle,
+  sleep,
+  startCloud,
+  steadyRss,
+  stop,
+  tempDir,
+} from './lib/harness.js'
 
 const PER_PROCESS = 10_000
 const SOURCES = 200
@@ -104,17 +120,6 @@ function devices(): void {
     }
   })
   process.on('disconnect', () => process.exit(0))
-}
-
-/** The open-files limit of a process, raised to `want` with prlimit; answers the limit it has. */
-function raiseNofile(pid: number, want: number): number {
-  try {
-    execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${want}:${want}`], { stdio: 'ignore' })
-  } catch {
-    // not allowed: keep what it has
-  }
-  const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))
-  return m ? Number(m[1]) : 0
 }
 
 async function main(): Promise<void> {

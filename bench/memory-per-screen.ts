@@ -22,7 +22,7 @@
 // --heap-snapshots=<dir>: a V8 heap snapshot of the cloud (bench/lib/heap-signal.mjs) at idle
 // and connected, to compare what each connection holds (bench/lib/heap-diff.mjs); writing a
 // snapshot grows the RSS, so the RSS figures of such a run are not the memory figure.
-import { existsSync, renameSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
@@ -140,6 +140,7 @@ async function main(): Promise<void> {
     SVC_RATE_LIMIT: '100000000',
     SVC_METRICS_PORT: String(metricsPort),
     SVC_LOG_LEVEL: 'warn',
+    BENCH_MEMORY_FILE: join(dir, 'memory-cloud.json'),
     NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...preload.map((f) => `--import ${f}`)].join(' ').trim(),
     ...(snapDir ? { BENCH_HEAP_DIR: snapDir } : {}),
     // BENCH_MALLOC_ARENA_MAX=<n>: glibc's MALLOC_ARENA_MAX for the cloud (an operator setting, docs/operator-guide.md).
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
     renameSync(file, join(snapDir, `${label}.heapsnapshot`))
     log(`heap snapshot: ${join(snapDir, `${label}.heapsnapshot`)}`)
   }
-  const idle = await steadyRss(pid, 500)
+  const { rss: idle, heap: idleHeap } = await steadyMemory(pid, join(dir, 'memory-cloud.json'))
   log(`idle (no device connected): RSS ${f1(idle / 1048576)} MiB`)
   await snapshot(`idle-${N}`)
 
@@ -200,12 +201,12 @@ async function main(): Promise<void> {
   }
   log(`every device holds its desired state`)
   await settle(pid, 300_000)
-  const connected = await steadyRss(pid, 500)
+  const { rss: connected, heap: connectedHeap } = await steadyMemory(pid, join(dir, 'memory-cloud.json'))
   await snapshot(`connected-${N}`)
   const per = (connected - idle) / N
   log(`connected: RSS ${f1(connected / 1048576)} MiB`)
   console.log(
-    `N = ${N}: cloud RSS idle ${f1(idle / 1048576)} MiB, connected ${f1(connected / 1048576)} MiB; ${f1(per / 1024)} KiB per connected screen (target ≤ 10 KiB); load average ${await loadAvg()}`,
+    `N = ${N}: cloud RSS idle ${f1(idle / 1048576)} MiB, connected ${f1(connected / 1048576)} MiB; ${f1(per / 1024)} KiB per connected screen (target ≤ 10 KiB); ${perHeap(idleHeap, connectedHeap, N)}; load average ${await loadAvg()}`,
   )
   // The /metrics scrape at N connected (issue 49's figure), after the memory readings: the
   // first takes the metrics lease, then SCRAPES timed one after another to the last byte.
@@ -236,8 +237,31 @@ async function main(): Promise<void> {
   if (process.argv.includes('--no-bare')) return
   const bare = await bareFloor(N, bytes(), snapDir, log)
   console.log(
-    `N = ${N}: bare Aedes RSS idle ${f1(bare.idle / 1048576)} MiB, connected ${f1(bare.connected / 1048576)} MiB; ${f1(bare.per / 1024)} KiB per connected screen (the floor); product ${f1(per / 1024)} KiB, ${(per / bare.per).toFixed(2)}× the floor, ${f1((per - bare.per) / 1024)} KiB above it`,
+    `N = ${N}: bare Aedes RSS idle ${f1(bare.idle / 1048576)} MiB, connected ${f1(bare.connected / 1048576)} MiB; ${f1(bare.per / 1024)} KiB per connected screen (the floor); ${bare.heap}; product ${f1(per / 1024)} KiB, ${(per / bare.per).toFixed(2)}× the floor, ${f1((per - bare.per) / 1024)} KiB above it`,
   )
+}
+
+/**
+ * RSS after a full GC (steadyRss) and process.memoryUsage() as gc-signal.mjs writes it after
+ * that GC: the file is removed first and awaited (a busy process handles the signal late).
+ */
+async function steadyMemory(pid: number, file: string): Promise<{ rss: number; heap: NodeJS.MemoryUsage | null }> {
+  rmSync(file, { force: true })
+  const rss = await steadyRss(pid, 500)
+  for (let tries = 0; tries < 120 && !existsSync(file); tries++) await sleep(500)
+  await sleep(200) // written at once, but let the write finish
+  try {
+    return { rss, heap: JSON.parse(readFileSync(file, 'utf8')) as NodeJS.MemoryUsage }
+  } catch {
+    return { rss, heap: null }
+  }
+}
+
+/** The V8 heap's and the external (Buffer) memory's growth per connection, for the RSS beside it. */
+function perHeap(idle: NodeJS.MemoryUsage | null, connected: NodeJS.MemoryUsage | null, n: number): string {
+  if (!idle || !connected) return 'heap not read'
+  const kib = (a: number, b: number) => f1((b - a) / n / 1024)
+  return `of which V8 heap used ${kib(idle.heapUsed, connected.heapUsed)} KiB, external ${kib(idle.external, connected.external)} KiB`
 }
 
 /** Starts device processes for [0, N) against `url`; resolves once all are connected and subscribed, with their desired counts. */
@@ -280,12 +304,13 @@ async function bareFloor(
   desiredBytes: number,
   snapDir: string | undefined,
   log: (s: string) => void,
-): Promise<{ idle: number; connected: number; per: number }> {
+): Promise<{ idle: number; connected: number; per: number; heap: string }> {
   const port = await freePort()
+  const memFile = join(tempDir('svc-bench-bare-'), 'memory-bare.json')
   const preload = [join(ROOT, 'bench', 'lib', 'gc-signal.mjs'), ...(snapDir ? [join(ROOT, 'bench', 'lib', 'heap-signal.mjs')] : [])]
   const bare = forkScript(
     join(ROOT, 'bench', 'lib', 'bare-aedes.ts'),
-    { BENCH_PORT: String(port), ...(snapDir ? { BENCH_HEAP_DIR: snapDir } : {}) },
+    { BENCH_PORT: String(port), BENCH_MEMORY_FILE: memFile, ...(snapDir ? { BENCH_HEAP_DIR: snapDir } : {}) },
     preload.flatMap((f) => ['--import', f]),
   )
   await new Promise<void>((resolve, reject) => {
@@ -297,7 +322,7 @@ async function bareFloor(
   const has = raiseNofile(pid, want)
   if (has < want) throw new Error(`stopped: the bare broker's open-files limit is ${has}, ${N} connections need about ${want}`)
   await sleep(1000)
-  const idle = await steadyRss(pid, 500)
+  const { rss: idle, heap: idleHeap } = await steadyMemory(pid, memFile)
   log(`bare Aedes idle: RSS ${f1(idle / 1048576)} MiB`)
   const t0 = now()
   const fleet = await connectFleet(N, `mqtt://127.0.0.1:${port}`)
@@ -311,7 +336,8 @@ async function bareFloor(
     await sleep(1000)
   }
   await settle(pid, 300_000)
-  const connected = await steadyRss(pid, 500)
+  const { rss: connected, heap: connectedHeap } = await steadyMemory(pid, memFile)
+  const heap = perHeap(idleHeap, connectedHeap, N)
   if (snapDir) {
     process.kill(pid, 'SIGWINCH')
     const file = join(snapDir, '1.heapsnapshot')
@@ -324,7 +350,7 @@ async function bareFloor(
   for (const p of fleet.procs) p.disconnect()
   bare.send({ type: 'close' })
   await stop(bare, 'SIGTERM', 10_000)
-  return { idle, connected, per: (connected - idle) / N }
+  return { idle, connected, per: (connected - idle) / N, heap }
 }
 
 if (process.env.BENCH_ROLE === 'devices') devices()

@@ -2,7 +2,7 @@
 // storm): the reports heard in one turn are one batch, their stretches ended and started
 // together (two statements per 500 screens, ReportsRepository.nextPanels). Every screen must
 // end up with exactly the stretches it would have had reporting alone: each open stretch
-// ended at the next report's time, a report that changes nothing starting none, and a
+// ended at that screen's next report's time (each screen's own, in one statement), a report that changes nothing starting none, and a
 // screen whose new report carries the same time as its open stretch keeping that stretch.
 // On both engines, past one chunk of 500.
 import t from 'tap'
@@ -27,14 +27,15 @@ eachEngine(t, 'a fleet reporting at once: each screen gets the stretches it woul
   const errors: unknown[] = []
   const history = new PanelHistory(db, { error: (obj) => errors.push(obj) })
   const T0 = '2026-06-01T12:00:00.000Z'
-  const T1 = '2026-06-01T12:05:00.000Z'
-  const T2 = '2026-06-01T12:09:00.000Z'
+  // Each screen's second report at its own time, so a stretch ended at another screen's time shows.
+  const T1 = (i: number) => new Date(Date.parse('2026-06-01T12:05:00.000Z') + i * 1000).toISOString()
+  const T2 = '2026-06-01T13:00:00.000Z'
   // Every screen's first report, in one turn: one batch.
   for (let i = 0; i < SCREENS; i++) await history.record(report(i, T0, 'on'))
   await history.idle()
   // Then: even screens turn off at T1, screens divisible by 3 stop playing at T1, the rest
   // report the same state again (nothing to record).
-  for (let i = 0; i < SCREENS; i++) await history.record(report(i, T1, i % 2 === 0 ? 'off' : 'on', i % 3 !== 0))
+  for (let i = 0; i < SCREENS; i++) await history.record(report(i, T1(i), i % 2 === 0 ? 'off' : 'on', i % 3 !== 0))
   await history.idle()
   // Screen 1 changes twice in one turn (T2 off, then T2 on again at the same time): the
   // second change goes in the next batch and conflicts with the stretch the first started.
@@ -60,8 +61,8 @@ eachEngine(t, 'a fleet reporting at once: each screen gets the stretches it woul
       ]
     else if (off || stops)
       want = [
-        [T0, T1, 'on', 1, 1],
-        [T1, null, off ? 'off' : 'on', stops ? 0 : 1, off || stops ? 0 : 1],
+        [T0, T1(i), 'on', 1, 1],
+        [T1(i), null, off ? 'off' : 'on', stops ? 0 : 1, off || stops ? 0 : 1],
       ]
     else want = [[T0, null, 'on', 1, 1]]
     if (JSON.stringify(got) !== JSON.stringify(want)) {

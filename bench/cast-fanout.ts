@@ -30,6 +30,7 @@
 // Times cross process boundaries as absolute high-resolution timestamps
 // (performance.timeOrigin + performance.now()). Every child process is killed at the end,
 // on failure and on the time limit.
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { topics } from '@svc/shared/mqtt/index'
 import { randomUUID } from 'node:crypto'
@@ -41,6 +42,8 @@ import {
   countOnline,
   cli,
   cloudEnv,
+  cpuMsOf,
+  raiseNofile,
   expect,
   f1,
   forkScript,
@@ -92,7 +95,30 @@ async function main(): Promise<void> {
     }
     const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '100000000', ...prof })
     const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench'])) as { apiKey: string }
+    // What the machine must hold: the open files of the cloud, the device process and the bare
+    // broker (one per connection each), and their memory (a rough allowance of 70 KiB per
+    // screen for the cloud and the device process together: about 20 KiB per connected screen
+    // in the cloud, the rest the mqtt.js clients and the states they hold).
+    const memNeed = N * 70 * 1024
+    const memAvailable = Number(/MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) * 1024
+    if (memAvailable < memNeed) {
+      console.log(
+        `stopped: ${N} screens need about ${f1(memNeed / 2 ** 30)} GiB of memory (cloud and devices), the machine has ${f1(memAvailable / 2 ** 30)} GiB available`,
+      )
+      return
+    }
     let cloud: Cloud = await startCloud(env, join(dir, 'cloud.log'))
+    const limited = (what: string, pid: number) => {
+      const has = raiseNofile(pid, N + 2000)
+      return has < N + 200
+        ? `stopped: the ${what}'s open-files limit is ${has}, ${N} connections need about ${N + 2000} (raise it: prlimit --nofile as root, LimitNOFILE)`
+        : null
+    }
+    const cloudLimit = limited('cloud', cloud.proc.pid!)
+    if (cloudLimit) {
+      console.log(cloudLimit)
+      return
+    }
     log(`cloud started (pid ${cloud.proc.pid}); pairing ${N} screens from ${Math.ceil(N / PER_ADDRESS)} loopback addresses`)
     const p0 = now()
     const paired = await pairMany(cloud.base, apiKey, N, 16, (d) => log(`  ${d} paired`))
@@ -104,11 +130,18 @@ async function main(): Promise<void> {
 
     const { proc: devicesProc, channel: dev } = forkFleet()
     await sleep(500)
+    const fleetLimit = limited('device process', devicesProc.pid!)
+    if (fleetLimit) {
+      console.log(fleetLimit)
+      return
+    }
     const rssIdle = await steadyRss(cloud.proc.pid!, 300)
     const connecting = dev.next('connected')
     if (profDir) cloud.proc.kill('SIGWINCH')
+    const stormCpu0 = cpuMsOf(cloud.proc.pid!)
     dev.tell({ type: 'connect', url, creds: paired.map((p) => ({ id: p.screenId, password: p.deviceSecret })), report })
     const conn = await connecting
+    const stormCpu = cpuMsOf(cloud.proc.pid!) - stormCpu0
     log(`product connect storm: ${f1(conn.ms)} ms`)
     await sleep(2000) // presence writes and session bookkeeping settle
     if (profDir) cloud.proc.kill('SIGWINCH')
@@ -127,6 +160,7 @@ async function main(): Promise<void> {
       cloud.proc.kill('SIGWINCH')
       await sleep(200)
     }
+    const castCpu0 = cpuMsOf(cloud.proc.pid!)
     const c0 = now()
     const res = expect(
       await call(`${cloud.base}/v1/casts`, {
@@ -139,6 +173,7 @@ async function main(): Promise<void> {
     )
     const castAnswerMs = now() - c0
     const castRun = await done
+    const castCpu = cpuMsOf(cloud.proc.pid!) - castCpu0
     if (profDir) {
       await sleep(1000) // what the cloud still does after the last device holds the cast
       cloud.proc.kill('SIGWINCH')
@@ -189,6 +224,8 @@ async function main(): Promise<void> {
       restartStopMs = now() - r0
       cloud = await startCloud(env, join(dir, 'cloud.log'))
       restartUpMs = now() - r0
+      const again = limited('restarted cloud', cloud.proc.pid!)
+      if (again) throw new Error(again)
       if (profDir) cloud.proc.kill('SIGWINCH') // the new process, from answering until every device holds its state
       const back = await done
       restartMs = Math.max(...back.times) - r0
@@ -222,9 +259,13 @@ async function main(): Promise<void> {
       bare.once('message', () => resolve())
       bare.once('exit', (c) => reject(new Error(`bare aedes exited (${c})`)))
     })
+    const bareLimit = limited('bare broker', bare.pid!)
+    if (bareLimit) throw new Error(bareLimit)
     const bconnecting = dev.next('connected')
+    const bStormCpu0 = cpuMsOf(bare.pid!)
     dev.tell({ type: 'connect', url: `mqtt://127.0.0.1:${bport}`, creds: paired.map((p) => ({ id: p.screenId, password: undefined })), report })
     const bconn = await bconnecting
+    const bStormCpu = cpuMsOf(bare.pid!) - bStormCpu0
     log(`bare connect storm: ${f1(bconn.ms)} ms`)
     // Two publishes to every screen topic. A padded payload of the same size, which the
     // devices do not report. And what the product sent them: the cast's desired state, each
@@ -236,10 +277,12 @@ async function main(): Promise<void> {
       const armed = dev.next('armed')
       dev.tell({ type: 'arm', phase, match: { kind: 'version', min } })
       await armed
+      const cpu0 = cpuMsOf(bare.pid!)
       const t0 = now()
       bare.send({ type: 'publish', topics: paired.map((p) => topics.desired(p.screenId)), ...msg })
       const run = await finished
       return {
+        cpuMs: cpuMsOf(bare.pid!) - cpu0,
         lat: run.times.map((t) => t - t0).sort((a, b) => a - b),
         size: pct(
           [...run.sizes].sort((a, b) => a - b),
@@ -267,14 +310,18 @@ async function main(): Promise<void> {
     // ---- report ----
     const last = (xs: number[]) => xs[xs.length - 1]!
     const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
-    const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
     console.log('')
     console.log(`cast fan-out, N = ${N} screens (load average at the end: ${await loadAvg()})`)
     console.log(`| | product | bare Aedes | ratio |`)
     console.log(`| --- | --- | --- | --- |`)
     console.log(`| connect storm, ${BATCH} at a time | ${s(conn.ms)} | ${s(bconn.ms)} | ${ratio(conn.ms, bconn.ms)} |`)
+    console.log(`| … the broker process's CPU time during the storm | ${s(stormCpu)} | ${s(bStormCpu)} | ${ratio(stormCpu, bStormCpu)} |`)
     console.log(`| … the cloud quiet again (its CPU under 5 % for 2 s), from 2 s after the storm | ${s(settledMs)} | | |`)
     console.log(`| one cast, scope all: last screen holds it | ${s(last(castLat))} | ${s(last(bareLat))} | ${ratio(last(castLat), last(bareLat))} |`)
+    console.log(
+      `| … the broker process's CPU time until the last screen holds it | ${s(castCpu)} | ${s(bareReporting.cpuMs)} | ${ratio(castCpu, bareReporting.cpuMs)} |`,
+    )
     console.log(`| one cast: median screen holds it | ${s(pct(castLat, 50))} | ${s(pct(bareLat, 50))} | ${ratio(pct(castLat, 50), pct(bareLat, 50))} |`)
     console.log(
       `| … last / median screen, against a bare Aedes whose devices do not report (a padded payload) | | ${s(last(bareSilent.lat))} / ${s(pct(bareSilent.lat, 50))} | ${ratio(last(castLat), last(bareSilent.lat))} / ${ratio(pct(castLat, 50), pct(bareSilent.lat, 50))} |`,

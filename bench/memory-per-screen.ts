@@ -22,8 +22,7 @@
 // --heap-snapshots=<dir>: a V8 heap snapshot of the cloud (bench/lib/heap-signal.mjs) at idle
 // and connected, to compare what each connection holds (bench/lib/heap-diff.mjs); writing a
 // snapshot grows the RSS, so the RSS figures of such a run are not the memory figure.
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, renameSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
@@ -34,7 +33,24 @@ import { migrate } from '../cloud/src/platform/db/migrate.js'
 import { testConfig } from '../cloud/src/config.js'
 import { hashSecret } from '../cloud/src/platform/secrets.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
-import { ROOT, cli, cloudEnv, f1, forkScript, freePort, killAll, loadAvg, now, settle, sleep, startCloud, steadyRss, stop, tempDir } from './lib/harness.js'
+import {
+  ROOT,
+  cli,
+  cloudEnv,
+  f1,
+  forkScript,
+  freePort,
+  killAll,
+  loadAvg,
+  now,
+  raiseNofile,
+  settle,
+  sleep,
+  startCloud,
+  steadyRss,
+  stop,
+  tempDir,
+} from './lib/harness.js'
 
 const PER_PROCESS = 10_000
 const SOURCES = 200
@@ -42,12 +58,13 @@ const secretOf = (i: number) => `bench-device-secret-${i}`
 const idOf = (i: number) => `scr_bench${String(i).padStart(7, '0')}`
 
 type ToDevices = { type: 'connect'; url: string; from: number; to: number }
-type FromDevices = { type: 'connected'; ms: number } | { type: 'desired'; count: number } | { type: 'error'; message: string }
+type FromDevices = { type: 'connected'; ms: number } | { type: 'desired'; count: number; bytes: number } | { type: 'error'; message: string }
 
 // ---- a device process ----
 function devices(): void {
   const clients: MqttClient[] = []
   let desired = 0
+  let bytes = 0
   process.on('message', async (m: ToDevices) => {
     try {
       const t0 = now()
@@ -83,9 +100,10 @@ function devices(): void {
               c.once('close', () => reject(new Error(`${id}: connection closed before CONNACK`)))
             })
             let got = false
-            c.on('message', () => {
+            c.on('message', (_topic, payload) => {
               if (got) return
               got = true
+              bytes = payload.length
               desired++
             })
             await c.publishAsync(topics.status(id), encodeMessage({ status: 'online', at: new Date().toISOString() }), { qos: 1, retain: true })
@@ -95,24 +113,13 @@ function devices(): void {
         )
       }
       process.send!({ type: 'connected', ms: now() - t0 } satisfies FromDevices)
-      const t = setInterval(() => process.send!({ type: 'desired', count: desired } satisfies FromDevices), 1000)
+      const t = setInterval(() => process.send!({ type: 'desired', count: desired, bytes } satisfies FromDevices), 1000)
       process.once('disconnect', () => clearInterval(t))
     } catch (e) {
       process.send!({ type: 'error', message: (e as Error).message } satisfies FromDevices)
     }
   })
   process.on('disconnect', () => process.exit(0))
-}
-
-/** The open-files limit of a process, raised to `want` with prlimit; answers the limit it has. */
-function raiseNofile(pid: number, want: number): number {
-  try {
-    execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${want}:${want}`], { stdio: 'ignore' })
-  } catch {
-    // not allowed: keep what it has
-  }
-  const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))
-  return m ? Number(m[1]) : 0
 }
 
 async function main(): Promise<void> {
@@ -133,6 +140,7 @@ async function main(): Promise<void> {
     SVC_RATE_LIMIT: '100000000',
     SVC_METRICS_PORT: String(metricsPort),
     SVC_LOG_LEVEL: 'warn',
+    BENCH_MEMORY_FILE: join(dir, 'memory-cloud.json'),
     NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...preload.map((f) => `--import ${f}`)].join(' ').trim(),
     ...(snapDir ? { BENCH_HEAP_DIR: snapDir } : {}),
     // BENCH_MALLOC_ARENA_MAX=<n>: glibc's MALLOC_ARENA_MAX for the cloud (an operator setting, docs/operator-guide.md).
@@ -180,44 +188,25 @@ async function main(): Promise<void> {
     renameSync(file, join(snapDir, `${label}.heapsnapshot`))
     log(`heap snapshot: ${join(snapDir, `${label}.heapsnapshot`)}`)
   }
-  const idle = await steadyRss(pid, 500)
+  const { rss: idle, heap: idleHeap } = await steadyMemory(pid, join(dir, 'memory-cloud.json'))
   log(`idle (no device connected): RSS ${f1(idle / 1048576)} MiB`)
   await snapshot(`idle-${N}`)
 
-  const self = fileURLToPath(import.meta.url)
-  const procs = Array.from({ length: Math.ceil(N / PER_PROCESS) }, () => forkScript(self, { BENCH_ROLE: 'devices' }))
-  const desiredCounts = procs.map(() => 0)
   const t0 = now()
-  await Promise.all(
-    procs.map((p, i) => {
-      const from = i * PER_PROCESS
-      const to = Math.min(N, from + PER_PROCESS)
-      const limit = raiseNofile(p.pid!, to - from + 1000)
-      if (limit < to - from + 100) throw new Error(`stopped: a device process's open-files limit is ${limit}, ${to - from} connections need more`)
-      return new Promise<void>((resolve, reject) => {
-        p.on('message', (m: FromDevices) => {
-          if (m.type === 'connected') resolve()
-          else if (m.type === 'desired') desiredCounts[i] = m.count
-          else reject(new Error(`devices ${from}–${to}: ${m.message}`))
-        })
-        p.once('exit', (c) => reject(new Error(`a device process exited (${c})`)))
-        p.send({ type: 'connect', url: `mqtt://127.0.0.1:${cloud.mqttPort}`, from, to } satisfies ToDevices)
-      })
-    }),
-  )
+  const { procs, desired, bytes } = await connectFleet(N, `mqtt://127.0.0.1:${cloud.mqttPort}`)
   log(`${N} connected and subscribed in ${f1((now() - t0) / 1000)} s`)
-  for (let tries = 0; desiredCounts.reduce((a, b) => a + b, 0) < N; tries++) {
-    if (tries > 600) throw new Error(`only ${desiredCounts.reduce((a, b) => a + b, 0)} of ${N} devices got a desired state within 10 minutes`)
+  for (let tries = 0; desired() < N; tries++) {
+    if (tries > 600) throw new Error(`only ${desired()} of ${N} devices got a desired state within 10 minutes`)
     await sleep(1000)
   }
   log(`every device holds its desired state`)
   await settle(pid, 300_000)
-  const connected = await steadyRss(pid, 500)
+  const { rss: connected, heap: connectedHeap } = await steadyMemory(pid, join(dir, 'memory-cloud.json'))
   await snapshot(`connected-${N}`)
   const per = (connected - idle) / N
   log(`connected: RSS ${f1(connected / 1048576)} MiB`)
   console.log(
-    `N = ${N}: cloud RSS idle ${f1(idle / 1048576)} MiB, connected ${f1(connected / 1048576)} MiB; ${f1(per / 1024)} KiB per connected screen (target ≤ 10 KiB); load average ${await loadAvg()}`,
+    `N = ${N}: cloud RSS idle ${f1(idle / 1048576)} MiB, connected ${f1(connected / 1048576)} MiB; ${f1(per / 1024)} KiB per connected screen (target ≤ 10 KiB); ${perHeap(idleHeap, connectedHeap, N)}; load average ${await loadAvg()}`,
   )
   // The /metrics scrape at N connected (issue 49's figure), after the memory readings: the
   // first takes the metrics lease, then SCRAPES timed one after another to the last byte.
@@ -243,6 +232,125 @@ async function main(): Promise<void> {
   )
   for (const p of procs) p.disconnect()
   await stop(cloud.proc)
+
+  // ---- the floor: the same connections on a bare Aedes ----
+  if (process.argv.includes('--no-bare')) return
+  const bare = await bareFloor(N, bytes(), snapDir, log)
+  console.log(
+    `N = ${N}: bare Aedes RSS idle ${f1(bare.idle / 1048576)} MiB, connected ${f1(bare.connected / 1048576)} MiB; ${f1(bare.per / 1024)} KiB per connected screen (the floor); ${bare.heap}; product ${f1(per / 1024)} KiB, ${(per / bare.per).toFixed(2)}× the floor, ${f1((per - bare.per) / 1024)} KiB above it`,
+  )
+}
+
+/**
+ * RSS after a full GC (steadyRss) and process.memoryUsage() as gc-signal.mjs writes it after
+ * that GC: the file is removed first and awaited (a busy process handles the signal late).
+ */
+async function steadyMemory(pid: number, file: string): Promise<{ rss: number; heap: NodeJS.MemoryUsage | null }> {
+  rmSync(file, { force: true })
+  const rss = await steadyRss(pid, 500)
+  for (let tries = 0; tries < 120 && !existsSync(file); tries++) await sleep(500)
+  await sleep(200) // written at once, but let the write finish
+  try {
+    return { rss, heap: JSON.parse(readFileSync(file, 'utf8')) as NodeJS.MemoryUsage }
+  } catch {
+    return { rss, heap: null }
+  }
+}
+
+/** The V8 heap's and the external (Buffer) memory's growth per connection, for the RSS beside it. */
+function perHeap(idle: NodeJS.MemoryUsage | null, connected: NodeJS.MemoryUsage | null, n: number): string {
+  if (!idle || !connected) return 'heap not read'
+  const kib = (a: number, b: number) => f1((b - a) / n / 1024)
+  return `of which V8 heap used ${kib(idle.heapUsed, connected.heapUsed)} KiB, external ${kib(idle.external, connected.external)} KiB`
+}
+
+/** Starts device processes for [0, N) against `url`; resolves once all are connected and subscribed, with their desired counts. */
+async function connectFleet(N: number, url: string): Promise<{ procs: ReturnType<typeof forkScript>[]; desired: () => number; bytes: () => number }> {
+  const self = fileURLToPath(import.meta.url)
+  const procs = Array.from({ length: Math.ceil(N / PER_PROCESS) }, () => forkScript(self, { BENCH_ROLE: 'devices' }))
+  const counts = procs.map(() => 0)
+  let bytes = 0
+  await Promise.all(
+    procs.map((p, i) => {
+      const from = i * PER_PROCESS
+      const to = Math.min(N, from + PER_PROCESS)
+      const limit = raiseNofile(p.pid!, to - from + 1000)
+      if (limit < to - from + 100) throw new Error(`stopped: a device process's open-files limit is ${limit}, ${to - from} connections need more`)
+      return new Promise<void>((resolve, reject) => {
+        p.on('message', (m: FromDevices) => {
+          if (m.type === 'connected') resolve()
+          else if (m.type === 'desired') {
+            counts[i] = m.count
+            bytes = m.bytes || bytes
+          } else reject(new Error(`devices ${from}–${to}: ${m.message}`))
+        })
+        p.once('exit', (c) => reject(new Error(`a device process exited (${c})`)))
+        p.send({ type: 'connect', url, from, to } satisfies ToDevices)
+      })
+    }),
+  )
+  return { procs, desired: () => counts.reduce((a, b) => a + b, 0), bytes: () => bytes }
+}
+
+/**
+ * The floor: a bare Aedes (bench/lib/bare-aedes.ts: memory persistence, no authentication,
+ * plain TCP as the product's listener here) with the same N connections doing the same
+ * (Last Will, retained `online`, the two QoS 1 subscriptions), then one retained QoS 1
+ * message per `desired` topic of the size the product's desired state has, as the product
+ * holds one per screen. RSS after a full GC, idle and connected, as for the product.
+ */
+async function bareFloor(
+  N: number,
+  desiredBytes: number,
+  snapDir: string | undefined,
+  log: (s: string) => void,
+): Promise<{ idle: number; connected: number; per: number; heap: string }> {
+  const port = await freePort()
+  const memFile = join(tempDir('svc-bench-bare-'), 'memory-bare.json')
+  const preload = [join(ROOT, 'bench', 'lib', 'gc-signal.mjs'), ...(snapDir ? [join(ROOT, 'bench', 'lib', 'heap-signal.mjs')] : [])]
+  const bare = forkScript(
+    join(ROOT, 'bench', 'lib', 'bare-aedes.ts'),
+    { BENCH_PORT: String(port), BENCH_MEMORY_FILE: memFile, ...(snapDir ? { BENCH_HEAP_DIR: snapDir } : {}) },
+    preload.flatMap((f) => ['--import', f]),
+  )
+  await new Promise<void>((resolve, reject) => {
+    bare.once('message', () => resolve())
+    bare.once('exit', (c) => reject(new Error(`bare aedes exited (${c})`)))
+  })
+  const pid = bare.pid!
+  const want = N + 2000
+  const has = raiseNofile(pid, want)
+  if (has < want) throw new Error(`stopped: the bare broker's open-files limit is ${has}, ${N} connections need about ${want}`)
+  await sleep(1000)
+  const { rss: idle, heap: idleHeap } = await steadyMemory(pid, memFile)
+  log(`bare Aedes idle: RSS ${f1(idle / 1048576)} MiB`)
+  const t0 = now()
+  const fleet = await connectFleet(N, `mqtt://127.0.0.1:${port}`)
+  log(`bare Aedes: ${N} connected and subscribed in ${f1((now() - t0) / 1000)} s`)
+  // A payload of the size of the desired state the product's devices got.
+  const published = new Promise<void>((resolve) => bare.once('message', () => resolve()))
+  bare.send({ type: 'publish', topics: Array.from({ length: N }, (_, i) => topics.desired(idOf(i))), payloadBytes: desiredBytes, version: 1 })
+  await published
+  for (let tries = 0; fleet.desired() < N; tries++) {
+    if (tries > 600) throw new Error(`bare Aedes: only ${fleet.desired()} of ${N} devices got a message within 10 minutes`)
+    await sleep(1000)
+  }
+  await settle(pid, 300_000)
+  const { rss: connected, heap: connectedHeap } = await steadyMemory(pid, memFile)
+  const heap = perHeap(idleHeap, connectedHeap, N)
+  if (snapDir) {
+    process.kill(pid, 'SIGWINCH')
+    const file = join(snapDir, '1.heapsnapshot')
+    for (let tries = 0; !existsSync(file); tries++) {
+      if (tries > 600) throw new Error(`no heap snapshot ${file} within 10 minutes`)
+      await sleep(1000)
+    }
+    renameSync(file, join(snapDir, `bare-connected-${N}.heapsnapshot`))
+  }
+  for (const p of fleet.procs) p.disconnect()
+  bare.send({ type: 'close' })
+  await stop(bare, 'SIGTERM', 10_000)
+  return { idle, connected, per: (connected - idle) / N, heap }
 }
 
 if (process.env.BENCH_ROLE === 'devices') devices()

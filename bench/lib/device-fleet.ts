@@ -9,7 +9,8 @@
 // `arm-reconnect` waits for every device to lose its connection and get it back.
 import { join } from 'node:path'
 import type { ChildProcess } from 'node:child_process'
-import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt'
+import net from 'node:net'
+import { MqttClient, connectAsync, type IClientOptions } from 'mqtt'
 import { encodeMessage, topics, type DesiredState, type Reported } from '@svc/shared/mqtt/index'
 import { decidePlayback, toPlaying } from '@svc/shared/playback/index'
 import { ROOT, forkScript, now, sleep } from './harness.js'
@@ -48,10 +49,38 @@ export type FromFleet =
   | { type: 'ended'; regressions: number }
   | { type: 'error'; message: string }
 
-async function connectTrying(url: string, opts: IClientOptions, tries: number): Promise<MqttClient> {
+/** Loopback source addresses the devices are spread over (127.0.x.9), as a fleet comes from many addresses. */
+const SOURCES = 200
+
+/**
+ * One device's connection. To a loopback broker it comes from its own loopback source address
+ * (127.0.<10 + k mod 200>.9): the broker bounds handshakes per remote address (32 by default,
+ * HandshakeGate), and a fleet of real screens comes from many addresses, not one; it also
+ * keeps a large fleet clear of one address's ephemeral port range. mqtt.js passes no source
+ * address to its socket, so the stream is built here (and again on each reconnect).
+ */
+function connectOnce(url: string, opts: IClientOptions, k: number): Promise<MqttClient> {
+  const u = new URL(url)
+  if (u.protocol !== 'mqtt:' || !u.hostname.startsWith('127.')) return connectAsync(url, opts)
+  const stream = () => net.connect({ host: u.hostname, port: Number(u.port), localAddress: `127.0.${10 + (k % SOURCES)}.9`, noDelay: true })
+  const c = new MqttClient(stream, opts)
+  return new Promise((resolve, reject) => {
+    const fail = (err: Error) => {
+      c.end(true)
+      reject(err)
+    }
+    c.once('connect', () => {
+      c.off('error', fail)
+      resolve(c)
+    })
+    c.once('error', fail)
+  })
+}
+
+async function connectTrying(url: string, opts: IClientOptions, tries: number, k: number): Promise<MqttClient> {
   for (let n = 1; ; n++) {
     try {
-      return await connectAsync(url, opts)
+      return await connectOnce(url, opts, k)
     } catch (err) {
       if (n >= tries) throw err
       await sleep(1000 * n)
@@ -110,7 +139,7 @@ export function runFleet(): void {
                 reconnectPeriod: 1000,
                 connectTimeout: 120_000,
               }
-              const c = await connectTrying(url, opts, m.tries ?? 1)
+              const c = await connectTrying(url, opts, m.tries ?? 1, k)
               c.on('message', (topic, payload) => {
                 if (topic !== desired) return
                 const raw = payload.toString()

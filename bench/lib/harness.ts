@@ -1,7 +1,7 @@
 // Shared pieces of the benchmarks (not tests): child processes that are always killed,
 // the cloud started through its own CLI, HTTP calls that can pick their loopback source
 // address, and pairing screens exactly as devices pair.
-import { spawn, fork, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, fork, type ChildProcess } from 'node:child_process'
 import { openSync, closeSync, readFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import http from 'node:http'
@@ -118,6 +118,17 @@ export async function steadyRss(pid: number, gcWaitMs: number): Promise<number> 
   let min = Infinity
   for (let i = 0; i < 5; i++, await sleep(200)) min = Math.min(min, rssOf(pid))
   return min
+}
+
+/** The open-files limit of a process, raised to `want` with prlimit; answers the limit it has. */
+export function raiseNofile(pid: number, want: number): number {
+  try {
+    execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${want}:${want}`], { stdio: 'ignore' })
+  } catch {
+    // not allowed: keep what it has
+  }
+  const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))
+  return m ? Number(m[1]) : 0
 }
 
 export async function loadAvg(): Promise<string> {

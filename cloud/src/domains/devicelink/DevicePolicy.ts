@@ -67,8 +67,8 @@ export class DevicePolicy {
    * (and leaves it on close). The first listener stores; with none, batches are refused.
    */
   readonly playLogBatches: Hook<PlayLogSink> = this.playLogSinks
-  /** The screen each authenticated client connected as. */
-  private readonly screens = new WeakMap<Client, string>()
+  /** The clients authenticated as a screen (their client id is the screen id: checked at CONNECT). */
+  private readonly screens = new WeakSet<Client>()
   /** The Last Will of each CONNECT between preConnect and authenticate. */
   private readonly wills = new WeakMap<Client, WillMessage | null>()
 
@@ -79,7 +79,7 @@ export class DevicePolicy {
 
   /** The screen id a connected client authenticated as, or null. */
   screenOf(client: Client | null): string | null {
-    return client ? (this.screens.get(client) ?? null) : null
+    return client && this.screens.has(client) ? client.id : null
   }
 
   /** Notes the CONNECT's will for authenticate (which aedes hands only the credentials). */
@@ -110,7 +110,7 @@ export class DevicePolicy {
           this.log.warn({ screenId: username, willTopic: String(will.topic).slice(0, 200) }, 'CONNECT refused: Last Will not allowed')
           return refuse(NOT_AUTHORIZED, "a Last Will may only be the screen's own offline status")
         }
-        this.screens.set(client, username)
+        this.screens.add(client)
         done(null, true)
       },
       (err: unknown) => {

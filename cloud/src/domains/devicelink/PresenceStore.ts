@@ -25,26 +25,39 @@ export interface PresenceStore {
   forgetInstance(instance: string): Promise<void>
 }
 
-/** One process: everything in memory (lost on restart, which is what a restart means). */
+/**
+ * One process: everything in memory (lost on restart, which is what a restart means). A
+ * screen's live connections are nearly always one: its key alone, a Set only while a
+ * take-over has two (a Set per connected screen was about 0.2 KiB of the cloud's memory).
+ */
 export class InMemoryPresenceStore implements PresenceStore {
-  private readonly conns = new Map<string, Set<string>>()
+  private readonly conns = new Map<string, string | Set<string>>()
   private readonly away = new Map<string, number>()
 
   async open(screenId: string, key: string): Promise<void> {
-    let s = this.conns.get(screenId)
-    if (!s) this.conns.set(screenId, (s = new Set()))
-    s.add(key)
+    const s = this.conns.get(screenId)
+    if (s === undefined) this.conns.set(screenId, key)
+    else if (typeof s === 'string') {
+      if (s !== key) this.conns.set(screenId, new Set([s, key]))
+    } else s.add(key)
   }
 
   async close(screenId: string, key: string): Promise<boolean> {
     const s = this.conns.get(screenId)
-    s?.delete(key)
-    if (s?.size === 0) this.conns.delete(screenId)
-    return (s?.size ?? 0) > 0
+    if (s === undefined) return false
+    if (typeof s === 'string') {
+      if (s !== key) return true
+      this.conns.delete(screenId)
+      return false
+    }
+    s.delete(key)
+    if (s.size === 1) this.conns.set(screenId, s.values().next().value!)
+    else if (s.size === 0) this.conns.delete(screenId)
+    return s.size > 0
   }
 
   async isLive(screenId: string): Promise<boolean> {
-    return (this.conns.get(screenId)?.size ?? 0) > 0
+    return this.conns.has(screenId)
   }
 
   async markAway(screenId: string, since: number): Promise<void> {
@@ -60,9 +73,15 @@ export class InMemoryPresenceStore implements PresenceStore {
   }
 
   async forgetInstance(instance: string): Promise<void> {
+    const mine = (k: string) => k.startsWith(`${instance}/`)
     for (const [id, s] of this.conns) {
-      for (const k of s) if (k.startsWith(`${instance}/`)) s.delete(k)
+      if (typeof s === 'string') {
+        if (mine(s)) this.conns.delete(id)
+        continue
+      }
+      for (const k of s) if (mine(k)) s.delete(k)
       if (s.size === 0) this.conns.delete(id)
+      else if (s.size === 1) this.conns.set(id, s.values().next().value!)
     }
   }
 }

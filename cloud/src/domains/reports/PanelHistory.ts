@@ -3,7 +3,8 @@
 // are handled by the instance the device is connected to, one screen's in order; the last
 // state of each screen is remembered here so a report that changes nothing costs no read.
 // Reports that arrive together (a fleet reporting at once) are recorded together: one read of
-// their open stretches and one transaction for the stretches they end and start.
+// their open stretches and one transaction of two statements (per 500 screens) for the
+// stretches they end and start.
 import type { Database } from '../../platform/db/Database.js'
 import type { ScreenReport } from '../screens/index.js'
 import { ReportsRepository } from './ReportsRepository.js'
@@ -72,10 +73,9 @@ export class PanelHistory {
       )
       const changed = items.filter((b) => open.get(b.r.screenId) !== b.state)
       if (changed.length)
-        await this.db.transaction(async (tx) => {
-          const repo = new ReportsRepository(tx.kysely)
-          for (const { r, power, playing } of changed)
-            await repo.nextPanel({
+        await this.db.transaction((tx) =>
+          new ReportsRepository(tx.kysely).nextPanels(
+            changed.map(({ r, power, playing }) => ({
               workspace_id: r.workspaceId,
               screen_id: r.screenId,
               started_at: r.at,
@@ -83,8 +83,9 @@ export class PanelHistory {
               power,
               playing,
               showing: power !== 'off' && playing ? 1 : 0,
-            })
-        })
+            })),
+          ),
+        )
       if (this.last.size + items.length >= REMEMBERED) this.last.clear()
       for (const b of items) this.last.set(b.r.screenId, b.state)
     } catch (err) {

@@ -2,7 +2,7 @@
 // locations' and groups' names) and the one write they own: the panel history. Presence
 // intervals are written by the device link with the status changes they follow; they are
 // only read here.
-import type { RawBuilder } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { AvailabilityHoursTable, PanelIntervalsTable } from './tables.js'
@@ -199,20 +199,37 @@ export class ReportsRepository {
       .execute()
   }
 
-  /** Ends the screen's open panel stretch at `at` and starts the next one there. */
-  async nextPanel(row: Omit<PanelIntervalsTable, 'rolled'>): Promise<void> {
-    await this.k
-      .updateTable('panel_intervals')
-      .set({ ended_at: row.started_at })
-      .where('screen_id', '=', row.screen_id)
-      .where('ended_at', 'is', null)
-      .where('started_at', '<', row.started_at)
-      .execute()
-    await this.k
-      .insertInto('panel_intervals')
-      .values(row)
-      .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
-      .execute()
+  /**
+   * Ends the open panel stretch of each screen (each at most once) at its row's `started_at`
+   * and starts the row's stretch there, in two statements per chunk: one UPDATE ends every
+   * open stretch at its screen's new `started_at` (a CASE on the screen id), one
+   * multi-row INSERT starts the new stretches. A fleet reporting at once (a connect storm,
+   * a cast) was two statements per screen.
+   */
+  async nextPanels(rows: readonly Omit<PanelIntervalsTable, 'rolled'>[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += SCREEN_BATCH) {
+      const chunk = rows.slice(i, i + SCREEN_BATCH)
+      const startOf = sql<string>`CASE screen_id ${sql.join(
+        chunk.map((r) => sql`WHEN ${r.screen_id} THEN ${r.started_at}`),
+        sql` `,
+      )} END`
+      await this.k
+        .updateTable('panel_intervals')
+        .set({ ended_at: startOf })
+        .where(
+          'screen_id',
+          'in',
+          chunk.map((r) => r.screen_id),
+        )
+        .where('ended_at', 'is', null)
+        .where((eb) => eb('started_at', '<', startOf))
+        .execute()
+      await this.k
+        .insertInto('panel_intervals')
+        .values(chunk)
+        .onConflict((oc) => oc.columns(['screen_id', 'started_at']).doNothing())
+        .execute()
+    }
   }
 
   /** Forgets history that ended before `before`, and that of deleted screens. */

@@ -457,8 +457,17 @@ export class EmbeddedBroker {
   /** Keeps a socket until it closes, so closing the broker can end it (connections that have not sent CONNECT are no aedes clients). */
   private track(socket: net.Socket): void {
     this.sockets.add(socket)
-    socket.once('close', () => this.sockets.delete(socket))
+    // One listener function for every socket (`close` comes once): no closure and no once()
+    // wrapper held per connected device.
+    socket.on('close', this.untrack)
   }
+
+  private readonly untrack = (() => {
+    const sockets = this.sockets
+    return function (this: net.Socket): void {
+      sockets.delete(this)
+    }
+  })()
 
   /** Listens for MQTT over TCP; resolves with the bound port. */
   async listenTcp(port: number, host = '0.0.0.0'): Promise<number> {

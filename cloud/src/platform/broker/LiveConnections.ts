@@ -30,7 +30,7 @@ export interface ConnectionListener {
 
 interface Closable {
   closed?: boolean
-  conn?: { destroyed?: boolean; once(ev: 'close', fn: () => void): unknown }
+  conn?: { destroyed?: boolean; on(ev: 'close', fn: () => void): unknown }
   close(): void
 }
 
@@ -104,10 +104,24 @@ export class LiveConnections {
     if (c.closed || !c.conn || c.conn.destroyed) return
     const conn: Connection = { clientId: c.id, generation: ++this.seq }
     this.live.set(c.id, { generation: conn.generation, client: c, next: this.live.get(c.id) ?? null })
-    c.conn.once('close', () => {
-      this.remove(conn.clientId, conn.generation)
-      for (const l of [...this.listeners]) l.close(conn)
-    })
+    // One listener function for every connection, its Connection looked up by socket: no
+    // closure and no once() wrapper held per connected device (`close` comes once).
+    this.bySocket.set(c.conn, conn)
+    c.conn.on('close', this.onSocketClose)
     for (const l of [...this.listeners]) l.open(conn)
   }
+
+  /** The Connection each open socket carries. */
+  private readonly bySocket = new WeakMap<object, Connection>()
+
+  private readonly onSocketClose = (() => {
+    const self = this
+    return function (this: object): void {
+      const conn = self.bySocket.get(this)
+      if (!conn) return
+      self.bySocket.delete(this)
+      self.remove(conn.clientId, conn.generation)
+      for (const l of [...self.listeners]) l.close(conn)
+    }
+  })()
 }

@@ -49,13 +49,18 @@ function returnsRows(q: CompiledQuery): boolean {
 }
 
 const PREPARABLE = /^\s*select\b/i
+/**
+ * Writes kept prepared too: an INSERT whose rows come as one JSON parameter
+ * (`… FROM json_each(?)`), a text that does not change with the data it writes.
+ */
+const PREPARABLE_WRITE = /^\s*insert\b[^;]*\bjson_each\(\?\)[^;?]*$/i
 
 /** Read statements kept prepared per connection (by text); the oldest is finalised beyond this. */
 const PREPARED_READS = 128
 
 class SqliteConnection implements DatabaseConnection {
   /**
-   * Reads prepared once and run again with new parameters: `db.all(sql)` prepares and
+   * Reads (and the JSON-batch inserts) prepared once and run again with new parameters: `db.all(sql)` prepares and
    * finalises a statement on every call, about half of a small read's CPU. The FIFO lock
    * keeps one holder on the connection, and a statement queues its own runs.
    */
@@ -91,6 +96,18 @@ class SqliteConnection implements DatabaseConnection {
         (st) =>
           new Promise((resolve, reject) => {
             st.all(params, (err: Error | null, rows: R[]) => (err ? reject(mapSqliteError(err)) : resolve({ rows })))
+          }),
+        (err: unknown) => Promise.reject(mapSqliteError(err)),
+      )
+    }
+    if (PREPARABLE_WRITE.test(q.sql) && !/\breturning\b/i.test(q.sql)) {
+      return this.prepared(q.sql).then(
+        (st) =>
+          new Promise((resolve, reject) => {
+            st.run(params, function (this: sqlite3.RunResult, err: Error | null) {
+              if (err) reject(mapSqliteError(err))
+              else resolve({ rows: [], numAffectedRows: BigInt(this.changes) })
+            })
           }),
         (err: unknown) => Promise.reject(mapSqliteError(err)),
       )

@@ -196,7 +196,7 @@ export class AuditTrail {
 
   /** Newest first; `limit + 1` rows are read so the caller knows whether more follow. */
   async list(f: AuditFilter, limit: number): Promise<AuditEntry[]> {
-    return (await this.repo.list(f, limit)).map(entryOf)
+    return (await this.repo.list(f, limit)).map((r) => entryOf(r))
   }
 
   /** Every entry matching the filter, newest first, read a batch at a time (the CSV export). */

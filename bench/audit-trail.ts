@@ -48,7 +48,9 @@ for (let round = 1; round <= 2; round++) {
     }),
   )
   const c = process.cpuUsage(c0)
-  console.log(`round ${round}: C=${C}, ${N} entries, ${((c.user + c.system) / N).toFixed(0)} µs CPU per entry, ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  console.log(
+    `round ${round}: C=${C}, ${N} entries, ${((c.user + c.system) / N).toFixed(0)} µs CPU per entry, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  )
 }
 console.log('verify', JSON.stringify(await trail.verify('ws_bench')))
 await db.close()

@@ -135,11 +135,10 @@ export class AuditRepository {
   private async readHead(chain: string): Promise<{ seq: number; hash: string }> {
     let head = await this.lockHead(this.db, chain)
     if (!head) {
-      await this.db.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING', [
-        chain,
-        GENESIS,
-        GENESIS,
-      ])
+      await this.db.run(
+        'INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING',
+        [chain, GENESIS, GENESIS],
+      )
       head = await this.lockHead(this.db, chain)
       if (!head) throw new Error(`audit chain ${chain} has no head`)
     }

@@ -129,7 +129,10 @@ eachEngine(
   t,
   'SQLite: the database itself takes an entry only as the next of its chain (a row not following the head is refused, the head moves with the row)',
   async (t, db, engine) => {
-    if (engine !== 'sqlite') return t.pass('PostgreSQL appends under the head locked in a transaction')
+    if (engine !== 'sqlite') {
+      t.pass('PostgreSQL appends under the head locked in a transaction')
+      return
+    }
     const clock = new ManualClock('2026-06-01T12:00:00.000Z')
     const trail = new AuditTrail(db, clock, new IdGenerator(clock))
     const first = (await trail.record(entry('ws_a', 1)))!

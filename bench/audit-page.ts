@@ -29,6 +29,8 @@ async function main(): Promise<void> {
     const { secret } = await apiKeys.createRoot(ws.id, ws.region, 'Owner key', 'all')
     const seeded = now()
     let prev = GENESIS
+    // The chain's head first: on SQLite each inserted entry must follow it (migration 0643).
+    await db.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?)', [ws.id, GENESIS, GENESIS])
     const BATCH = 1000
     const cols =
       'chain, seq, id, at, actor_kind, actor_id, actor_name, via, action, resource_kind, resource_id, resource_name, node_id, changes, request_id, ip, outcome, prev_hash, hash'
@@ -66,7 +68,8 @@ async function main(): Promise<void> {
         .join(', ')})`
       await db.transaction((tx) => tx.run(`INSERT INTO audit_entries (${cols}) VALUES ${new Array(n).fill(row).join(', ')}`, values))
     }
-    await db.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, ?, ?, 0, ?)', [ws.id, E, prev, GENESIS])
+    // The head as the entries left it (on SQLite the append triggers already moved it).
+    await db.run('UPDATE audit_chains SET head_seq = ?, head_hash = ? WHERE chain = ?', [E, prev, ws.id])
     console.log(`${E} entries seeded in ${f1((now() - seeded) / 1000)} s; load average ${await loadAvg()}`)
 
     const auth = { authorization: `Bearer ${secret}` }

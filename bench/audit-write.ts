@@ -2,6 +2,7 @@
 // file SQLite) with the audit log off and on, alternating, so the machine's load falls on
 // both alike:
 //   pnpm exec tsx bench/audit-write.ts   (env: ORDER=off,on,off,on  C=50 connections  D=8 s  SLEEP=12 s)
+//   ROUNDS=8 D=4 pnpm exec tsx bench/audit-write.ts   (both clouds at once, loaded in turn: below)
 // Each cloud waits SLEEP seconds after it answers (the schemas no request needed yet are
 // compiled in the background meanwhile), is warmed for 2 s, then loaded for D seconds; the
 // line per cloud is autocannon's req/s, median and total, and the cloud's CPU per request
@@ -58,7 +59,57 @@ async function run(label: string, extra: Record<string, string>) {
   await stop(cloud.proc)
   console.log(label, JSON.stringify(r), 'cpu us/req', Math.round(cpu))
 }
-const order = (process.env.ORDER ?? 'on,off').split(',')
-for (const o of order) await run(o, o === 'off' ? { SVC_AUDIT: 'off' } : {})
+/** A cloud started for ROUNDS mode: bootstrapped, answering, its key and the request's headers. */
+async function boot(label: string, extra: Record<string, string>) {
+  const dir = join(tempDir('svc-bench-audit-'), label)
+  mkdirSync(dir, { recursive: true })
+  const env = cloudEnv(dir, await freePort(), await freePort(), { SVC_RATE_LIMIT: '1000000000', ...extra })
+  const { apiKey } = JSON.parse(await cli(env, ['bootstrap', '--workspace', 'Bench']))
+  const cloud = await startCloud(env, join(dir, 'cloud.log'))
+  const h = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
+  return { label, cloud, h }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
+if (process.env.ROUNDS) {
+  // ROUNDS=n: one cloud with the audit log off and one with it on, started together and
+  // loaded in turn, D seconds each, n times (off, on, off, on…): the machine's load changes
+  // between seconds, not between a round and the next, so each pair is compared on the same
+  // load. Printed: each round, then the median over the pairs of the ratio on ÷ off.
+  const body = JSON.stringify({ name: 'Bench playlist' })
+  const clouds = [await boot('off', { SVC_AUDIT: 'off' }), await boot('on', {})]
+  await new Promise((r) => setTimeout(r, Number(process.env.SLEEP ?? 12) * 1000))
+  for (const c of clouds) {
+    expect(await call(`${c.cloud.base}/v1/playlists`, { method: 'POST', headers: c.h, body: JSON.parse(body) }), 201, 'w')
+    await cannon(`${c.cloud.base}/v1/playlists`, c.h, 2, body)
+  }
+  const ratios = { cpu: [] as number[], p50: [] as number[], rps: [] as number[] }
+  for (let i = 0; i < Number(process.env.ROUNDS); i++) {
+    const got: Record<string, { rps: number; p50: number; cpu: number }> = {}
+    for (const c of clouds) {
+      const c0 = cpuOf(c.cloud.proc.pid!)
+      const r = await cannon(`${c.cloud.base}/v1/playlists`, c.h, D, body)
+      got[c.label] = { rps: r.rps, p50: r.p50, cpu: (cpuOf(c.cloud.proc.pid!) - c0) / r.total }
+      console.log(`round ${i + 1} ${c.label}`, JSON.stringify(r), 'cpu us/req', Math.round(got[c.label]!.cpu))
+    }
+    ratios.cpu.push(got.on!.cpu / got.off!.cpu)
+    ratios.p50.push(got.on!.p50 / got.off!.p50)
+    ratios.rps.push(got.on!.rps / got.off!.rps)
+  }
+  const v = await call(`${clouds[1]!.cloud.base}/v1/audit-log/verify`, { headers: clouds[1]!.h })
+  console.log('verify', JSON.stringify(v.body))
+  const f3 = (x: number) => x.toFixed(3)
+  console.log(
+    `on ÷ off, median of ${ratios.cpu.length} pairs: CPU per request ${f3(median(ratios.cpu))}, median latency ${f3(median(ratios.p50))}, req/s ${f3(median(ratios.rps))}`,
+  )
+  for (const c of clouds) await stop(c.cloud.proc)
+} else {
+  const order = (process.env.ORDER ?? 'on,off').split(',')
+  for (const o of order) await run(o, o === 'off' ? { SVC_AUDIT: 'off' } : {})
+}
 killAll()
 process.exit(0)

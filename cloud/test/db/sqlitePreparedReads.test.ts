@@ -1,7 +1,8 @@
 // SQLite: SELECTs and writes are kept prepared per connection and run again with new parameters; a
 // statement that cannot be prepared fails its query (and is not kept), a read prepared
 // before its table changed shape answers with the new shape, more distinct reads than the
-// connection keeps still answer, and the database closes with statements kept.
+// connection keeps still answer, and the database closes with statements kept. INSERTs
+// whose rows come as one JSON parameter (the audit log's batches) are kept prepared too.
 import t from 'tap'
 import { sql } from 'kysely'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
@@ -76,6 +77,39 @@ t.test('writes are kept prepared too: counts, RETURNING, a refused row, rollback
   const ids = (await sql<{ id: string }>`SELECT id FROM prep_w ORDER BY id`.execute(k)).rows.map((r) => r.id)
   t.same(ids, ['r0', 'r1', 'r3', 'r4', 'r5', 't2'], 'the rolled-back insert is gone, the committed one stays')
 })
+
+t.test(
+  'an INSERT of rows given as one JSON parameter is kept prepared too: each run writes its own rows and counts them, a refused run leaves nothing',
+  async (t) => {
+    const { db } = await tempDatabase(t, 2000)
+    await db.run('CREATE TABLE prep_j (id TEXT PRIMARY KEY, n INTEGER NOT NULL)')
+    const insert = (rows: [string, number][]) =>
+      db.run('INSERT INTO prep_j (id, n) SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY key', [JSON.stringify(rows)])
+    t.same(
+      await insert([
+        ['a', 1],
+        ['b', 2],
+      ]),
+      { changes: 2 },
+    )
+    t.same(await insert([['c', 3]]), { changes: 1 }, 'the same statement with other rows')
+    await t.rejects(
+      insert([
+        ['d', 4],
+        ['a', 9],
+      ]),
+      /UNIQUE/,
+      'a row refused refuses the statement',
+    )
+    t.same(await insert([['d', 4]]), { changes: 1 }, 'and the kept statement runs again after it')
+    t.same(await db.all('SELECT id, n FROM prep_j ORDER BY id'), [
+      { id: 'a', n: 1 },
+      { id: 'b', n: 2 },
+      { id: 'c', n: 3 },
+      { id: 'd', n: 4 },
+    ])
+  },
+)
 
 t.test('an in-memory database closes with statements kept', async (t) => {
   const db = await SqliteDatabase.open(':memory:', 2000)

@@ -1,7 +1,10 @@
 // The audit log's rows. Appending takes the chain's head row under a lock (SELECT … FOR
-// UPDATE on PostgreSQL; SQLite runs one write transaction at a time), so the entries of one
-// workspace form one chain whichever instance of the cloud records them. Entries are
-// appended a batch at a time, one transaction for the batch (AuditTrail's group commit).
+// UPDATE on PostgreSQL), so the entries of one workspace form one chain whichever instance
+// of the cloud records them. Entries are appended a batch at a time (AuditTrail's group
+// commit): on PostgreSQL one transaction per batch; on SQLite one INSERT statement per batch
+// whose triggers (migration 0643) refuse a row that does not follow its chain's head and move
+// the head with each row, the head kept in memory between batches and read again when
+// another writer moved it.
 import type { Database, Queryable, SqlValue } from '../../platform/db/Database.js'
 import type { AuditChainsTable, AuditEntriesTable } from './tables.js'
 import type { AuditFilter } from './types.js'
@@ -26,23 +29,46 @@ function rowOf(r: AuditRow): AuditRow {
   return { ...r, seq: num(r.seq) }
 }
 
+/** An entry to append: its chain, and its row once the head it follows is known. */
+export interface Appended {
+  chain: string
+  make: (head: { seq: number; hash: string }) => AuditRow
+}
+
+/** The positions in `batch` of each chain's entries, in order. */
+function chainsOf(batch: readonly Appended[]): Map<string, number[]> {
+  const byChain = new Map<string, number[]>()
+  batch.forEach((e, i) => {
+    const list = byChain.get(e.chain)
+    if (list) list.push(i)
+    else byChain.set(e.chain, [i])
+  })
+  return byChain
+}
+
+/** The message of migration 0643's trigger: a row that does not follow its chain's head. */
+const NOT_NEXT = 'audit_entries: not the next entry of its chain'
+
+/** SQLite: a batch's rows from one JSON array of arrays (each row's values in COLUMN_LIST's order), in that order. */
+const INSERT_FROM_JSON = `INSERT INTO audit_entries (${COLUMNS}) SELECT ${COLUMN_LIST.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?) ORDER BY key`
+
 export class AuditRepository {
+  /** SQLite: each chain's head as this repository last wrote or read it (checked by the triggers on every append). */
+  private readonly heads = new Map<string, { seq: number; hash: string }>()
+
   constructor(private readonly db: Database) {}
 
   /**
-   * Appends entries to their chains in ONE transaction (a group commit): for each chain, in
+   * Appends entries to their chains at once (a group commit). SQLite: appendSqlite.
+   * PostgreSQL: in ONE transaction, for each chain, in
    * the order of the chain names (so two instances appending to the same chains lock their
    * heads in the same order and never wait on each other in a cycle), the head is locked,
    * `make` is asked for each of the chain's entries in turn with the head it follows, the
    * rows are inserted and the head moved once. Answers the rows in the order of `batch`.
    */
-  async appendMany(batch: readonly { chain: string; make: (head: { seq: number; hash: string }) => AuditRow }[]): Promise<AuditRow[]> {
-    const byChain = new Map<string, number[]>()
-    batch.forEach((e, i) => {
-      const list = byChain.get(e.chain)
-      if (list) list.push(i)
-      else byChain.set(e.chain, [i])
-    })
+  async appendMany(batch: readonly Appended[]): Promise<AuditRow[]> {
+    if (this.db.dialect === 'sqlite') return this.appendSqlite(batch, false)
+    const byChain = chainsOf(batch)
     const out = new Array<AuditRow>(batch.length)
     await this.db.transaction(async (tx) => {
       for (const chain of [...byChain.keys()].sort()) {
@@ -69,6 +95,54 @@ export class AuditRepository {
       }
     })
     return out
+  }
+
+  /**
+   * SQLite: the batch in ONE statement, outside any explicit transaction (one trip through
+   * the single writer instead of five: BEGIN, head, insert, head, COMMIT). Its text never
+   * changes (the rows are one JSON parameter), so the connection keeps it prepared. Each
+   * chain continues from the head this repository last wrote, or read; the triggers refuse
+   * the whole statement when that head is no longer the chain's (another instance, or a
+   * hand, moved it), and the batch is then built again from the heads read afresh, once.
+   */
+  private async appendSqlite(batch: readonly Appended[], retried: boolean): Promise<AuditRow[]> {
+    const byChain = chainsOf(batch)
+    const out = new Array<AuditRow>(batch.length)
+    const values: SqlValue[][] = []
+    const heads = new Map<string, { seq: number; hash: string }>()
+    for (const chain of [...byChain.keys()].sort()) {
+      let at = this.heads.get(chain) ?? (await this.readHead(chain))
+      for (const i of byChain.get(chain)!) {
+        const row = batch[i]!.make(at)
+        out[i] = row
+        values.push(COLUMN_LIST.map((c) => row[c]))
+        at = { seq: row.seq, hash: row.hash }
+      }
+      heads.set(chain, at)
+    }
+    try {
+      await this.db.run(INSERT_FROM_JSON, [JSON.stringify(values)])
+    } catch (err) {
+      for (const chain of byChain.keys()) this.heads.delete(chain)
+      if (!retried && String((err as Error)?.message).includes(NOT_NEXT)) return this.appendSqlite(batch, true)
+      throw err
+    }
+    for (const [chain, head] of heads) this.heads.set(chain, head)
+    return out
+  }
+
+  /** A chain's head as stored (made, at the genesis, when the chain has none yet). */
+  private async readHead(chain: string): Promise<{ seq: number; hash: string }> {
+    let head = await this.lockHead(this.db, chain)
+    if (!head) {
+      await this.db.run(
+        'INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING',
+        [chain, GENESIS, GENESIS],
+      )
+      head = await this.lockHead(this.db, chain)
+      if (!head) throw new Error(`audit chain ${chain} has no head`)
+    }
+    return { seq: num(head.head_seq), hash: head.head_hash }
   }
 
   /** One INSERT of several rows. */

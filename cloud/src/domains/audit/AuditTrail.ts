@@ -41,7 +41,8 @@ export function hashOf(prevHash: string, content: string): string {
   return createHash('sha256').update(prevHash).update('\n').update(content).digest('hex')
 }
 
-export function entryOf(r: AuditRow): AuditEntry {
+/** The entry a row holds; `changes` when the caller still has them (no need to parse the stored text again). */
+export function entryOf(r: AuditRow, changes?: AuditEntry['changes']): AuditEntry {
   return {
     id: r.id,
     seq: r.seq,
@@ -51,7 +52,7 @@ export function entryOf(r: AuditRow): AuditEntry {
     action: r.action,
     resource: { kind: r.resource_kind, id: r.resource_id, name: r.resource_name },
     nodeId: r.node_id,
-    changes: JSON.parse(r.changes) as AuditEntry['changes'],
+    changes: changes ?? (JSON.parse(r.changes) as AuditEntry['changes']),
     requestId: r.request_id,
     ip: r.ip,
     outcome: r.outcome as AuditOutcome,
@@ -65,6 +66,7 @@ const MAX_BATCH = 1000
 
 interface Pending {
   chain: string
+  changes: AuditRecord['changes']
   make(head: { seq: number; hash: string }): AuditRow
   resolve(e: AuditEntry): void
   reject(err: unknown): void
@@ -129,7 +131,7 @@ export class AuditTrail {
     const at = this.clock.now().toISOString()
     const id = this.ids.next('auditEntry')
     return new Promise((resolve, reject) => {
-      this.queue.push({ chain, make: (head) => rowOf(r, chain, id, at, head), resolve, reject })
+      this.queue.push({ chain, changes: r.changes, make: (head) => rowOf(r, chain, id, at, head), resolve, reject })
       if (!this.draining && !this.scheduled) {
         this.scheduled = true
         setImmediate(() => {
@@ -153,14 +155,14 @@ export class AuditTrail {
         const batch = this.queue.splice(0, MAX_BATCH)
         try {
           const rows = await this.repo.appendMany(batch)
-          batch.forEach((p, i) => p.resolve(entryOf(rows[i]!)))
+          batch.forEach((p, i) => p.resolve(entryOf(rows[i]!, p.changes)))
         } catch (err) {
           if (batch.length === 1) batch[0]!.reject(err)
           else {
             // One entry the database refuses must not take the others with it: each alone.
             for (const p of batch) {
               await this.repo.appendMany([p]).then(
-                ([row]) => p.resolve(entryOf(row!)),
+                ([row]) => p.resolve(entryOf(row!, p.changes)),
                 (e: unknown) => p.reject(e),
               )
             }
@@ -194,7 +196,7 @@ export class AuditTrail {
 
   /** Newest first; `limit + 1` rows are read so the caller knows whether more follow. */
   async list(f: AuditFilter, limit: number): Promise<AuditEntry[]> {
-    return (await this.repo.list(f, limit)).map(entryOf)
+    return (await this.repo.list(f, limit)).map((r) => entryOf(r))
   }
 
   /** Every entry matching the filter, newest first, read a batch at a time (the CSV export). */

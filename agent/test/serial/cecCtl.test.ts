@@ -22,6 +22,11 @@ const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-cec-c
  * process that answers and exits, and on a busy machine starting one has taken over 5 s.
  */
 const RUN_GUARD_MS = HANG_GUARD_MS
+/**
+ * The driver's reply limit, on the driver's ManualClock (see rig): a limit of the clock's time,
+ * which moves only when an exchange is left waiting for it (and then the test fails).
+ */
+const REPLY_LIMIT_MS = 1000
 
 /**
  * The driver's time is a ManualClock that no test advances: an exchange that waited for the
@@ -40,7 +45,7 @@ function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
   const driver = new DisplayDriver({
     path: device,
     protocol: 'cec',
-    timeoutMs: 1000,
+    timeoutMs: REPLY_LIMIT_MS,
     retries: 0,
     clock,
     openPort: (o) => {
@@ -69,9 +74,9 @@ function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
     const until = results + transmissions
     let ended = false
     const p = run().finally(() => (ended = true))
-    while (results < until && !ended) await new Promise((r) => answered.once('result', r))
+    while (results < until && !ended) await new Promise<void>((r) => answered.once('result', () => r()))
     await settle()
-    if (!ended) await clock.advanceSettling(1000)
+    if (!ended) await clock.advanceSettling(REPLY_LIMIT_MS)
     return { value: await p, waitedMs: clock.nowMs - from }
   }
   return {

@@ -9,7 +9,9 @@
  *
  * On open the adapter is configured as a playback device (`cec-ctl -d DEV --playback`).
  * cec-ctl waits for the reply of a directed query it knows (Give Device Power Status) and
- * prints it; broadcast queries (Request Active Source) get no answer through it.
+ * prints it; broadcast queries (Request Active Source) get no answer through it (the kernel
+ * waits for replies to directed messages only), so the port says so after the transmit
+ * result (encodeP8NoAnswer) and the driver stops waiting at once instead of at its timeout.
  */
 import { spawn } from 'node:child_process'
 import { EventEmitter } from 'node:events'
@@ -18,7 +20,10 @@ import {
   P8Assembler,
   P8Code,
   P8MessageFramer,
+  CecAddress,
+  cecResponseOpcode,
   encodeP8Message,
+  encodeP8NoAnswer,
   encodeP8Received,
   formatPhysicalAddress,
   parseP8Message,
@@ -104,6 +109,7 @@ export function cecCtlAnswer(run: CecCtlRun, sent: CecMessage): Buffer {
     const [a, b, c, d] = active.slice(1, 5).map((x) => parseInt(x, 16)) as [number, number, number, number]
     parts.push(encodeP8Received({ initiator, destination: 15, opcode: CecOpcode.activeSource, operands: Uint8Array.of((a << 4) | b, (c << 4) | d) }))
   } else if (abort && from) reply(CecOpcode.featureAbort, Number(abort[1]), Number(abort[2]))
+  else if (sent.destination === CecAddress.broadcast && cecResponseOpcode(sent.opcode) !== null) parts.push(encodeP8NoAnswer())
   return Buffer.concat(parts)
 }
 

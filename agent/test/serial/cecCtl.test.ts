@@ -8,7 +8,9 @@ import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Cec, P8Code, encodeP8Message, parseCecReply } from '@svc/shared/panels/index'
+import { EventEmitter } from 'node:events'
+import { Cec, P8Code, encodeP8Message, encodeP8Transmit, parseCecReply, splitP8Messages } from '@svc/shared/panels/index'
+import { ManualClock, settle } from '@svc/shared'
 import type { PanelReport } from '@svc/shared/mqtt/index'
 import { CecCtlPort, DisplayDriver, PanelPoller, cecCtlAnswer, cecCtlArgs, isCecDevicePath, openPanelPort } from '../../src/serial/index.js'
 import { HANG_GUARD_MS, onPath, toolTest, type SystemTool } from '@svc/shared/testing'
@@ -20,19 +22,40 @@ const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-cec-c
  * process that answers and exits, and on a busy machine starting one has taken over 5 s.
  */
 const RUN_GUARD_MS = HANG_GUARD_MS
+/**
+ * The driver's reply limit, on the driver's ManualClock (see rig): a limit of the clock's time,
+ * which moves only when an exchange is left waiting for it (and then the test fails).
+ */
+const REPLY_LIMIT_MS = 1000
 
+/**
+ * The driver's time is a ManualClock that no test advances: an exchange that waited for the
+ * driver's reply timeout would never end, so every exchange here must end on the stand-in's
+ * answers alone (`answers` counts the transmit results the port has given).
+ */
 function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
   const dir = tempDir(t)
   const stateFile = path.join(dir, 'tv.json')
   const logFile = path.join(dir, 'calls.log')
   fs.writeFileSync(stateFile, JSON.stringify(state))
   const env = { ...process.env, FAKE_CEC_STATE: stateFile, FAKE_CEC_LOG: logFile }
+  const clock = new ManualClock()
+  const answered = new EventEmitter<{ result: [] }>()
+  let results = 0
   const driver = new DisplayDriver({
     path: device,
     protocol: 'cec',
-    timeoutMs: RUN_GUARD_MS,
+    timeoutMs: REPLY_LIMIT_MS,
     retries: 0,
-    openPort: (o) => new CecCtlPort(o.path, { env, command: path.join(FAKE, 'cec-ctl'), runTimeoutMs: RUN_GUARD_MS }),
+    clock,
+    openPort: (o) => {
+      const port = new CecCtlPort(o.path, { env, command: path.join(FAKE, 'cec-ctl'), runTimeoutMs: RUN_GUARD_MS })
+      port.on('data', (chunk: Buffer) => {
+        for (const m of splitP8Messages(chunk)) if (m.code >= P8Code.transmitSucceeded && m.code <= P8Code.transmitFailedTimeoutLine) results++
+        answered.emit('result')
+      })
+      return port
+    },
   })
   const reports: PanelReport[] = []
   const poller = new PanelPoller(driver, { protocol: 'cec', setId: 1, pollSeconds: 0, onReport: (r) => reports.push(r) })
@@ -40,9 +63,26 @@ function rig(t: Test, state: Record<string, unknown>, device = '/dev/cec0') {
     await poller.stop()
     await driver.stop()
   })
+  /**
+   * Runs one exchange to its end without moving the driver's clock. Once the port has given
+   * `transmissions` more transmit results, the exchange has all its answers: if it still has
+   * not ended then, it waits for the driver's timeout, which the clock is moved to (so the
+   * test goes on) and reported.
+   */
+  const exchange = async <T>(transmissions: number, run: () => Promise<T>): Promise<{ value: T; waitedMs: number }> => {
+    const from = clock.nowMs
+    const until = results + transmissions
+    let ended = false
+    const p = run().finally(() => (ended = true))
+    while (results < until && !ended) await new Promise<void>((r) => answered.once('result', () => r()))
+    await settle()
+    if (!ended) await clock.advanceSettling(REPLY_LIMIT_MS)
+    return { value: await p, waitedMs: clock.nowMs - from }
+  }
   return {
     driver,
     poller,
+    exchange,
     tv: () => JSON.parse(fs.readFileSync(stateFile, 'utf8')) as Record<string, unknown>,
     set: (s: Record<string, unknown>) => fs.writeFileSync(stateFile, JSON.stringify(s)),
     calls: () =>
@@ -61,27 +101,37 @@ t.test('/dev/cecN paths open through cec-ctl, others through serialport', async 
   t.ok(openPanelPort({ path: '/dev/cec1', baudRate: 9600, dataBits: 8, parity: 'none', stopBits: 1 }) instanceof CecCtlPort)
 })
 
-t.test('cec-ctl: power on, status, standby, input and mute, one cec-ctl per transmission', async (t) => {
-  const { driver, poller, tv, calls } = rig(t, { power: 'standby', input: '2.0.0.0' })
+t.test('cec-ctl: power on, status, standby, input and mute, one cec-ctl per transmission, none waiting for the reply timeout', async (t) => {
+  const { driver, poller, tv, calls, exchange } = rig(t, { power: 'standby', input: '2.0.0.0' })
   await driver.start()
   t.equal(driver.isOpen, true)
   t.same(calls()[0], ['-d', '/dev/cec0', '--playback'], 'configured as a playback device on open')
-  const on = await driver.send(Cec.powerOn(1))
-  t.equal(on.outcome, 'ok', on.reason ?? 'ok')
+  const on = await exchange(2, () => driver.send(Cec.powerOn(1)))
+  t.equal(on.value.outcome, 'ok', on.value.reason ?? 'ok')
+  t.equal(on.waitedMs, 0, 'power on: no wait for the reply timeout')
   t.same(tv(), { power: 'on', input: '1.0.0.0' })
   t.same(calls().slice(1, 3), [
     ['-d', '/dev/cec0', '--to', '0', '--image-view-on'],
     ['-d', '/dev/cec0', '--to', '15', '--active-source', 'phys-addr=1.0.0.0'],
   ])
-  t.match(await poller.readNow(), { power: 'on' }, 'Report Power Status read from the output')
-  t.equal((await driver.send(Cec.powerOff(1))).outcome, 'ok')
+  // Power, then the input: Request Active Source, whose answer (a broadcast) cec-ctl cannot hear.
+  const read = await exchange(2, () => poller.readNow())
+  t.match(read.value, { power: 'on' }, 'Report Power Status read from the output')
+  t.same(calls().at(-1), ['-d', '/dev/cec0', '--to', '15', '--request-active-source'], 'the input was asked')
+  t.equal(read.waitedMs, 0, 'the read ends with the transmission: no wait for an answer cec-ctl cannot hear')
+  const off = await exchange(1, () => driver.send(Cec.powerOff(1)))
+  t.equal(off.value.outcome, 'ok')
   t.equal(tv().power, 'standby')
-  t.match(await driver.send(Cec.powerQuery(1)), { outcome: 'ok', reply: { power: 'standby', id: 0 } })
-  t.equal((await driver.send(Cec.setInput(1, 'hdmi3'))).outcome, 'ok')
+  const query = await exchange(1, () => driver.send(Cec.powerQuery(1)))
+  t.match(query.value, { outcome: 'ok', reply: { power: 'standby', id: 0 } })
+  const input = await exchange(1, () => driver.send(Cec.setInput(1, 'hdmi3')))
+  t.equal(input.value.outcome, 'ok')
   t.equal(tv().input, '3.0.0.0')
-  t.equal((await driver.send(Cec.setMute(1, true))).outcome, 'ok')
+  const mute = await exchange(2, () => driver.send(Cec.setMute(1, true)))
+  t.equal(mute.value.outcome, 'ok')
   t.same(calls().at(-2), ['-d', '/dev/cec0', '--to', '0', '--user-control-pressed', 'ui-cmd=0x65'])
   t.same(calls().at(-1), ['-d', '/dev/cec0', '--to', '0', '--user-control-released'])
+  t.same([off.waitedMs, query.waitedMs, input.waitedMs, mute.waitedMs], [0, 0, 0, 0], 'standby, status, input and mute: no wait for the reply timeout')
 })
 
 t.test('cec-ctl: a TV without CEC is reported as such; a missing device fails to open', async (t) => {
@@ -141,6 +191,15 @@ t.test("cecCtlAnswer reads cec-ctl's output", async (t) => {
     sent,
   )
   t.match(parseCecReply(abort), { ok: false, errorCode: 'feature-abort:4' })
+  // Request Active Source is broadcast: cec-ctl prints no answer, and the port says none will come.
+  const ras = { initiator: 4, destination: 15, opcode: 0x85, operands: new Uint8Array() }
+  const unanswered = cecCtlAnswer(
+    { code: 0, stdout: 'Transmit from Playback Device 1 to all (4 to 15):\nREQUEST_ACTIVE_SOURCE (0x85)\n\tSequence: 7 Tx Timestamp: 1000.000s\n', stderr: '' },
+    ras,
+  )
+  const framer = Cec.createReplyFramer(encodeP8Transmit(ras))
+  t.same(framer.push(unanswered), [unanswered], 'the reply framer ends the exchange on the transmit result and the no-answer message')
+  t.same(parseCecReply(unanswered), { ok: true, kind: 'other' })
   t.same(cecCtlArgs('/dev/cec0', { initiator: 4, destination: 0, opcode: 0xa0, operands: Uint8Array.of(1, 0xff) }), [
     '-d',
     '/dev/cec0',

@@ -279,6 +279,16 @@ export const P8_TRANSMIT_FAILURES: Readonly<Record<number, string>> = {
   [P8Code.transmitFailedTimeoutLine]: 'timeout-line',
 }
 
+/**
+ * What an adapter that cannot hear the answers to a broadcast query (the agent's cec-ctl port:
+ * the kernel hands cec-ctl the reply to a directed query only) sends after the query's transmit
+ * result: the answer will not come, so the host stops waiting at once rather than at its reply
+ * timeout. Pulse-Eight's NOTHING code, which an adapter never sends on its own.
+ */
+export function encodeP8NoAnswer(): Buffer {
+  return encodeP8Message({ code: P8Code.nothing, data: new Uint8Array() })
+}
+
 /** The error code of a reply where nothing on the bus acknowledged the message. */
 export const CEC_NO_ACK = 'no-ack'
 
@@ -635,8 +645,10 @@ export class CecReplyFramer implements Framer {
       if (e.kind === 'other') {
         const code = e.message.code
         // COMMAND_REJECTED ends any exchange; an adapter command without a transmission
-        // (ping, set controlled …) is answered by its first message.
-        if (code === P8Code.commandRejected || (this.expectedResults === 0 && !this.monitor)) out.push(...this.flush(raw))
+        // (ping, set controlled …) is answered by its first message; a query's answer that
+        // cannot come (encodeP8NoAnswer, after the transmit results) ends the wait for it.
+        const noAnswer = code === P8Code.nothing && this.awaiting !== null && this.results >= this.expectedResults
+        if (code === P8Code.commandRejected || noAnswer || (this.expectedResults === 0 && !this.monitor)) out.push(...this.flush(raw))
       }
     }
     return out

@@ -145,10 +145,11 @@ export interface PostgresOptions {
 export class PostgresDatabase extends KyselyDatabase {
   declare readonly dialect: 'postgres'
   static async open(url: string, opts: PostgresOptions): Promise<PostgresDatabase> {
-    const settings = [`-c lock_timeout=${opts.busyTimeoutMs}`]
+    const { connectionString, options } = splitOptions(url)
+    const settings = [...(options ? [options] : []), `-c lock_timeout=${opts.busyTimeoutMs}`]
     if (opts.schema) settings.push(`-c search_path=${opts.schema}`)
     const pool = new pg.Pool({
-      connectionString: url,
+      connectionString,
       max: opts.max ?? 10,
       Client: PreparingClient,
       options: settings.join(' '),
@@ -163,4 +164,22 @@ export class PostgresDatabase extends KyselyDatabase {
     }
     return db
   }
+}
+
+/**
+ * The URL's `options` parameter (server settings for each session, as libpq takes them:
+ * `?options=-c%20synchronous_commit%3Doff`) apart from the rest: pg would let it replace the
+ * settings given beside the URL (the lock timeout, the schema), so they are joined instead.
+ */
+export function splitOptions(url: string): { connectionString: string; options: string | null } {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    return { connectionString: url, options: null }
+  }
+  const options = u.searchParams.get('options')
+  if (options === null) return { connectionString: url, options: null }
+  u.searchParams.delete('options')
+  return { connectionString: u.toString(), options }
 }

@@ -8,9 +8,9 @@
 // offered none of the controls; axe-core on each page. One cloud for the file.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { connectDevice } from '../devicelink/link.js'
-import { capDoc } from '../cap/capDocs.js'
-import { docShot, fileCloud, missingChromium, noSerious, signedIn, textShown } from './console.js'
+import { connectDevice } from '../../devicelink/link.js'
+import { capDoc } from '../../cap/capDocs.js'
+import { docShot, fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false

@@ -5,10 +5,10 @@
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { topics, type Reported } from '@svc/shared/mqtt/index'
-import { servicesOf } from '../../src/app.js'
-import { connectDevice, type DeviceClient } from '../devicelink/link.js'
-import { bearer, openStream } from '../events/sse.js'
-import { fileCloud, missingChromium, noSerious, PAGE_WAIT_MS, signedIn, textShown, type ConsoleCloud } from './console.js'
+import { servicesOf } from '../../../src/app.js'
+import { connectDevice, type DeviceClient } from '../../devicelink/link.js'
+import { bearer, openStream } from '../../events/sse.js'
+import { fileCloud, missingChromium, noSerious, PAGE_WAIT_MS, signedIn, textShown, type ConsoleCloud } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud()

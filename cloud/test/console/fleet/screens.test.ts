@@ -12,10 +12,10 @@
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
-import { servicesOf } from '../../src/app.js'
-import { form, png } from '../content/fixtures.js'
-import { connectDevice } from '../devicelink/link.js'
-import { docShot, missingChromium, noSerious, signedIn, textShown, type ConsoleCloud, fileCloud } from './console.js'
+import { servicesOf } from '../../../src/app.js'
+import { form, png } from '../../content/fixtures.js'
+import { connectDevice } from '../../devicelink/link.js'
+import { docShot, missingChromium, noSerious, signedIn, textShown, type ConsoleCloud, fileCloud } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false

@@ -3,8 +3,8 @@
 // across a reload; a screen's page edits its tags; a viewer gets the filters and no editing.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from './console.js'
-import { taggedScreens } from './fleet.js'
+import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 

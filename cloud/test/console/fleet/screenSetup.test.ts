@@ -6,8 +6,8 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { panelPreset } from '@svc/shared/panels/index'
-import { connectDevice } from '../devicelink/link.js'
-import { fileCloud, missingChromium, noSerious, signedIn, textShown } from './console.js'
+import { connectDevice } from '../../devicelink/link.js'
+import { fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false

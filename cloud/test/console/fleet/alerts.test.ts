@@ -5,9 +5,9 @@
 // viewer is offered none of the controls; keyboard and axe-core.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { servicesOf } from '../../src/app.js'
-import { CA_FILE, startReceiver } from '../fixtures/receiver.js'
-import { docShot, missingChromium, noSerious, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from './console.js'
+import { servicesOf } from '../../../src/app.js'
+import { CA_FILE, startReceiver } from '../../fixtures/receiver.js'
+import { docShot, missingChromium, noSerious, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 

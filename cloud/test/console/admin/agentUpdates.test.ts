@@ -7,8 +7,8 @@ import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { fakeRelease } from '../fixtures/agentRelease.js'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { fakeRelease } from '../../fixtures/agentRelease.js'
+import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -6,9 +6,9 @@
 // critical axe-core violation on each page; the keyboard reaches the main controls.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { servicesOf } from '../../src/app.js'
-import { connectDevice, reportPlaying } from '../devicelink/link.js'
-import { docShot, missingChromium, seriousViolations, signedIn, startConsoleCloud, textShown } from './console.js'
+import { servicesOf } from '../../../src/app.js'
+import { connectDevice, reportPlaying } from '../../devicelink/link.js'
+import { docShot, missingChromium, seriousViolations, signedIn, startConsoleCloud, textShown } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -3,8 +3,8 @@
 // browser goes through the provider's login and consent pages and comes back to the console
 // signed in, with the role the provider's claim maps to. axe-core in both themes.
 import t from 'tap'
-import { missingChromium, noSerious, textShown } from './console.js'
-import { emailFirst, GUARD_MS, oidcSettings, ssoBrowser, throughProvider, withProvider } from './sso.js'
+import { missingChromium, noSerious, textShown } from '../console.js'
+import { emailFirst, GUARD_MS, oidcSettings, ssoBrowser, throughProvider, withProvider } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

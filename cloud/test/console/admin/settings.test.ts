@@ -4,7 +4,7 @@
 // the field it names; a viewer is offered no invite or create controls; keyboard and axe-core.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from './console.js'
+import { docShot, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -9,10 +9,10 @@
 // both themes.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { startOidcProvider } from '../fixtures/oidcProvider.js'
-import { IDP_CERT, IDP_ENTITY_ID, IDP_SSO_URL, idpMetadata } from '../fixtures/samlIdp.js'
-import { fileCloud, missingChromium, noSerious, signedIn, textShown } from './console.js'
-import { clickButton, GUARD_MS, PROVIDER_REACHABLE } from './sso.js'
+import { startOidcProvider } from '../../fixtures/oidcProvider.js'
+import { IDP_CERT, IDP_ENTITY_ID, IDP_SSO_URL, idpMetadata } from '../../fixtures/samlIdp.js'
+import { fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
+import { clickButton, GUARD_MS, PROVIDER_REACHABLE } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud({ config: PROVIDER_REACHABLE })

@@ -6,7 +6,7 @@
 // keyboard reaches Approve.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, invitedIn, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { docShot, invitedIn, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 

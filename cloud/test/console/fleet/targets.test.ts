@@ -3,9 +3,9 @@
 // aimed at a group (its confirmation naming it), a bulk assignment and an agent rollout to a
 // group (each checked through the API), and an alert rule watching a group.
 import t from 'tap'
-import { fakeRelease, releaseForm } from '../fixtures/agentRelease.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from './console.js'
-import { clickButton, setValue, taggedScreens } from './fleet.js'
+import { fakeRelease, releaseForm } from '../../fixtures/agentRelease.js'
+import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { clickButton, setValue, taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -3,8 +3,8 @@
 // back to the sign-in page, no session), a callback opened in a browser that did not start
 // the sign-in (ssoProviderDown.test.ts: a provider that cannot be reached). axe-core on the page.
 import t from 'tap'
-import { missingChromium, noSerious, textShown } from './console.js'
-import { emailFirst, GUARD_MS, oidcSettings, ssoBrowser, throughProvider, withProvider } from './sso.js'
+import { missingChromium, noSerious, textShown } from '../console.js'
+import { emailFirst, GUARD_MS, oidcSettings, ssoBrowser, throughProvider, withProvider } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -4,8 +4,8 @@
 // group of a screen picked by name; deleted after a confirmation; a viewer sees the list only.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from './console.js'
-import { clickButton, setValue, taggedScreens } from './fleet.js'
+import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { clickButton, setValue, taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -4,9 +4,9 @@
 // database edit; the filtered entries as CSV; a role without audit.view sees no navigation
 // entry and the page's address says what it needs. axe-core in both themes.
 import t from 'tap'
-import { servicesOf } from '../../src/app.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from './console.js'
-import { clickButton, GUARD_MS } from './sso.js'
+import { servicesOf } from '../../../src/app.js'
+import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { clickButton, GUARD_MS } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -145,6 +145,15 @@ function addSpans(into: Map<string, Span[]>, screenId: string, json: string): vo
   for (const sp of spans) list.push(sp)
 }
 
+/** One batch of screens and what the report reads of them. */
+interface BatchRead {
+  batch: ReportScreen[]
+  presence: SpansRow[]
+  showing: SpansRow[]
+  rolled: Awaited<ReturnType<ReportsRepository['hours']>>
+  hours: Map<string, EffectiveHours | null>
+}
+
 /** A resolved report request: its window, its screens' filter, and how rows are formed. */
 export interface AvailabilityPlan {
   workspaceId: string
@@ -208,7 +217,7 @@ export class AvailabilityService {
     const lineages = new Map<string, Promise<string[]>>()
     // The next batch is read while this one is worked out: the reads (the database's own
     // thread, or PostgreSQL's process) and the interval arithmetic (this one) overlap.
-    const load = async (after: string | null) => {
+    const load = async (after: string | null): Promise<BatchRead | null> => {
       const batch = await this.repo.screens(plan.workspaceId, plan.filter, after, SCREEN_BATCH)
       if (!batch.length) return null
       const ids = batch.map((s) => s.id)
@@ -220,7 +229,7 @@ export class AvailabilityService {
       ])
       return { batch, presence, showing, rolled, hours }
     }
-    let next: ReturnType<typeof load> | null = load(null)
+    let next: Promise<BatchRead | null> | null = load(null)
     while (next) {
       const read = await next
       if (!read) return

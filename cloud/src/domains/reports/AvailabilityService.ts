@@ -231,9 +231,10 @@ export class AvailabilityService {
     }
     let next: Promise<BatchRead | null> | null = load(null)
     while (next) {
-      const read = await next
+      const read: BatchRead | null = await next
       if (!read) return
-      const { batch, presence, showing: shows, rolled, hours } = read
+      const batch: ReportScreen[] = read.batch
+      const { presence, showing: shows, rolled, hours } = read
       next = batch.length < SCREEN_BATCH ? null : load(batch[batch.length - 1]!.id)
       // Not awaited if the reader stops early (a CSV download dropped): its failure is nobody's.
       next?.catch(() => undefined)

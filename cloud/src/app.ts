@@ -194,7 +194,7 @@ async function assemble(
   const leases = new WorkLeases(new WorkLeaseRepository(db.kysely), clock)
   app.decorate('leases', leases)
   // Served by server.ts when SVC_METRICS_PORT is set; the lease it may hold is given back before the database closes.
-  const metrics = new Metrics(config.metricsPort !== null, leases)
+  const metrics = new Metrics(config.metricsPort !== null, leases, clock)
   releaseSteps.add('metrics lease', () => metrics.close())
   metrics.gauge('svc_mqtt_connections', 'Devices connected to this instance over MQTT (authenticated connections).', () => broker.connections.count)
   const housekeeping = new Listeners<HousekeepingTask>()

@@ -43,4 +43,20 @@ forEngines(t, (t, build) => {
     t.equal(value(after, 'svc_outbox_pending', { scope: 'cloud' }), 0, 'dispatched: none pending')
     t.equal(value(after, 'svc_outbox_lag_seconds', { scope: 'cloud' }), 0, 'and no lag')
   })
+
+  t.test('the metrics lease is renewed by a scrape at most every 10 s, not written by each', async (t) => {
+    const h = await build(t)
+    const { metrics, db } = servicesOf(h.app)
+    const expiry = async () =>
+      Date.parse((await db.kysely.selectFrom('work_leases').select('expires_at').where('name', '=', 'metrics').executeTakeFirstOrThrow()).expires_at)
+    const t0 = h.clock.now().getTime()
+    await metrics.scrape()
+    t.equal(await expiry(), t0 + 60_000, 'taken for a minute by the first scrape')
+    h.clock.advance(9_000)
+    t.equal(value(parseScrape(200, metrics.contentType, await metrics.scrape()), 'svc_metrics_cloud_wide'), 1, 'still the holder 9 s later')
+    t.equal(await expiry(), t0 + 60_000, 'with no write')
+    h.clock.advance(2_000)
+    await metrics.scrape()
+    t.equal(await expiry(), t0 + 71_000, '11 s after the last renewal: renewed for a minute from now')
+  })
 })

@@ -22,6 +22,11 @@ t.test('the metrics listener: Prometheus text with the process defaults; nothing
   t.match(s.contentType, /^text\/plain; version=0\.0\.4/, 'the Prometheus text format')
   for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes'])
     t.ok(s.families.has(name), `process default ${name}`)
+  // The descriptors counted off the scrape's path (the first scrape waits for the first count).
+  t.ok((value(s, 'process_open_fds') ?? 0) > 0, 'open descriptors counted')
+  t.ok((value(s, 'process_open_fds_age_seconds') ?? -1) >= 0, 'with how long ago')
+  t.notOk(s.families.has('nodejs_active_handles'), 'no handle walk per scrape (nodejs_active_resources says it)')
+  t.ok(s.families.has('nodejs_active_resources'))
   t.equal(s.families.get('svc_http_request_duration_seconds')?.type, 'HISTOGRAM')
   t.equal(s.families.get('svc_webhook_deliveries_total')?.type, 'COUNTER')
   t.equal(value(s, 'svc_webhook_deliveries_total', { outcome: 'delivered' }), 0, 'webhook outcomes start at 0')

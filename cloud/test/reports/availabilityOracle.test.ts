@@ -5,6 +5,7 @@
 import t, { type Test } from 'tap'
 import { panelIntentAt, type OperatingHours } from '@svc/shared/schedule/index'
 import { servicesOf } from '../../src/app.js'
+import { SCREEN_BATCH } from '../../src/domains/reports/ReportsRepository.js'
 import { forEngines } from '../db/engines.js'
 import { screenRow } from '../fixtures/screenRows.js'
 import { seededRandom } from '@svc/shared/testing'
@@ -299,5 +300,87 @@ forEngines(t, (t, build) => {
     await t.test('a stretch closed after a run, before the next', check)
     t.ok((await rollup.rollAll()) > 0)
     await t.test('and after the next run', check)
+  })
+})
+
+forEngines(t, (t, build) => {
+  t.test('a fleet read over several batches of screens, and hours changed between two equal reports', async (t) => {
+    const h = await build(t)
+    h.clock.set(NOW)
+    const { apiKey, workspaceId } = await h.workspace()
+    const node = await h.req('POST', '/v1/nodes', apiKey, { name: 'Store', kind: 'location' })
+    t.equal(node.statusCode, 201, node.body)
+    const nodeId = node.json().data.id as string
+    const first: OperatingHours = { weekly: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], on: '09:00', off: '17:00' }], exceptions: [] }
+    t.equal((await h.req('PUT', `/v1/nodes/${nodeId}/operating-hours`, apiKey, first)).statusCode, 200)
+    // Three batches of the report's reads (the next read while one is worked out); four kinds of history.
+    const N = 2 * SCREEN_BATCH + 7
+    const kinds: World[] = [0, 1, 2, 3].map((k) => ({
+      id: `kind${k}`,
+      node: k % 2 ? nodeId : null,
+      zone: ZONES[k]!,
+      created: W0 - 86_400_000,
+      presence: [
+        { start: W0 + (k * 97 + 5) * MIN, end: W0 + (k * 97 + 5) * MIN + (k + 1) * 86_400_000 },
+        ...(k === 3 ? [{ start: W0 + 6 * 86_400_000, end: null }] : []),
+      ],
+      panel: [{ start: W0 - 86_400_000, end: null, power: 'on' as const, playing: k === 2 ? 0 : 1 }],
+      hours: null,
+    }))
+    const worlds = Array.from({ length: N }, (_, i) => ({ ...kinds[i % 4]!, id: `scr_${String(i).padStart(5, '0')}` }))
+    const db = servicesOf(h.app).db.kysely
+    for (let i = 0; i < N; i += 200) {
+      const part = worlds.slice(i, i + 200)
+      await db
+        .insertInto('screens')
+        .values(part.map((w) => screenRow(w.id, workspaceId, iso(w.created), { node_id: w.node, timezone: w.zone, name: `Screen ${w.id}` })))
+        .execute()
+      await db
+        .insertInto('presence_intervals')
+        .values(
+          part.flatMap((w) =>
+            w.presence.map((p) => ({ workspace_id: workspaceId, screen_id: w.id, started_at: iso(p.start), ended_at: p.end === null ? null : iso(p.end) })),
+          ),
+        )
+        .execute()
+      await db
+        .insertInto('panel_intervals')
+        .values(
+          part.map((w) => ({
+            workspace_id: workspaceId,
+            screen_id: w.id,
+            started_at: iso(w.panel[0]!.start),
+            ended_at: null,
+            power: 'on',
+            playing: w.panel[0]!.playing,
+            showing: w.panel[0]!.playing,
+          })),
+        )
+        .execute()
+    }
+    const q = `from=${iso(W0)}&to=${iso(W1)}`
+    const check = async (t: Test, hours: OperatingHours) => {
+      const want = kinds.map((k) => oracle(k, k.node ? hours : null))
+      const res = await h.req('GET', `/v1/reports/availability?${q}`, apiKey)
+      t.equal(res.statusCode, 200, res.body)
+      const report = res.json().data
+      t.same(
+        report.rows.map((r: { id: string }) => r.id),
+        worlds.map((w) => w.id),
+        'every screen once, in id order, across the batches',
+      )
+      const wrong = report.rows.filter((r: Record<string, unknown>, i: number) => JSON.stringify(pick(r)) !== JSON.stringify(want[i % 4]))
+      t.same(wrong, [], 'each screen as the oracle counts its kind of history')
+      t.same(pick(report.total), sum(worlds.map((_, i) => want[i % 4]!)), 'the total adds every screen up')
+      const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
+      const at = (home: string | null) => sum(worlds.flatMap((w, i) => (w.node === home ? [want[i % 4]!] : [])))
+      t.same(pick(byNode.rows.find((r: { id: string | null }) => r.id === nodeId)), at(nodeId), 'the location adds its screens up')
+      t.same(pick(byNode.rows.find((r: { id: string | null }) => r.id === null)), at(null), 'so does the workspace root')
+    }
+    await t.test('with the first hours', (t) => check(t, first))
+    await t.test('the same report again (its hours kept from the first)', (t) => check(t, first))
+    const second: OperatingHours = { weekly: [{ days: ['sat', 'sun'], on: '10:00', off: '22:30' }], exceptions: [] }
+    t.equal((await h.req('PUT', `/v1/nodes/${nodeId}/operating-hours`, apiKey, second)).statusCode, 200)
+    await t.test('the location given other hours: the same window reads them', (t) => check(t, second))
   })
 })

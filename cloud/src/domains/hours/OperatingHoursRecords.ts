@@ -30,13 +30,30 @@ export class OperatingHoursRecords {
     this.repo = new OperatingHoursRepository(db.kysely)
   }
 
-  /** The effective hours of each screen (`node_id` its home; null = the root, which has none). */
-  async effective(workspaceId: string, screens: readonly { id: string; node_id: string | null }[]): Promise<Map<string, EffectiveHours | null>> {
+  /**
+   * The effective hours of each screen (`node_id` its home; null = the root, which has none).
+   * `lineages`: the locations' lineages already read, kept by a caller asking batch after batch
+   * (a report over a whole fleet), so each location's is read once.
+   */
+  async effective(
+    workspaceId: string,
+    screens: readonly { id: string; node_id: string | null }[],
+    lineages: Map<string, Promise<string[]>> = new Map(),
+  ): Promise<Map<string, EffectiveHours | null>> {
     const out = new Map<string, EffectiveHours | null>()
     if (!screens.length) return out
     const rows = await this.repo.all(workspaceId)
     const own = new Map(rows.map((r) => [`${r.owner_kind}:${r.owner_id}`, r]))
-    const lineages = new Map<string, Promise<string[]>>()
+    // Each location's hours are parsed once, shared by the screens that inherit them.
+    const nodeHours = new Map<string, OperatingHours | null>()
+    const ofNode = (nodeId: string) => {
+      if (!nodeHours.has(nodeId)) {
+        const row = own.get(`node:${nodeId}`)
+        nodeHours.set(nodeId, (row && parse(row.hours)) || null)
+      }
+      return nodeHours.get(nodeId)!
+    }
+    const anyNodeHours = rows.some((r) => r.owner_kind === 'node')
     for (const s of screens) {
       const mine = own.get(`screen:${s.id}`)
       const hours = mine && parse(mine.hours)
@@ -45,12 +62,11 @@ export class OperatingHoursRecords {
         continue
       }
       out.set(s.id, null)
-      if (!s.node_id || !rows.some((r) => r.owner_kind === 'node')) continue
+      if (!s.node_id || !anyNodeHours) continue
       let lineage = lineages.get(s.node_id)
       if (!lineage) lineages.set(s.node_id, (lineage = this.nodes.lineage(workspaceId, s.node_id)))
       for (const nodeId of await lineage) {
-        const row = own.get(`node:${nodeId}`)
-        const inherited = row && parse(row.hours)
+        const inherited = ofNode(nodeId)
         if (inherited) {
           out.set(s.id, { hours: inherited, source: { kind: 'node', id: nodeId } })
           break

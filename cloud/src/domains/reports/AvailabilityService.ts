@@ -16,12 +16,15 @@ import { parseTimeRange } from '../../platform/timeRange.js'
 import type { EffectiveHours, OperatingHoursRecords } from '../hours/index.js'
 import type { NodeService } from '../nodes/index.js'
 import type { GroupService } from '../targeting/index.js'
-import { figures, hoursOn, type ScreenFigures, type Span } from './intervals.js'
-import { type IntervalRow, type ReportScreen, ReportsRepository, SCREEN_BATCH, type ScreenFilter } from './ReportsRepository.js'
+import { figures, hoursOn, parseSpans, type ScreenFigures, type Span } from './intervals.js'
+import { type ReportScreen, ReportsRepository, SCREEN_BATCH, type ScreenFilter, type SpansRow } from './ReportsRepository.js'
 
 /** The widest window of a report, days. */
 export const AVAILABILITY_MAX_DAYS = 366
 const DAY_MS = 86_400_000
+const HOUR_MS = 3_600_000
+/** Operating hours' on-spans kept across reports (by hours, zone and window). */
+const SCHEDULES_KEPT = 256
 
 export const AVAILABILITY_GROUP_BY = ['screen', 'node', 'group'] as const
 export type AvailabilityGroupBy = (typeof AVAILABILITY_GROUP_BY)[number]
@@ -123,12 +126,13 @@ function row(id: string | null, name: string, s: Sum): AvailabilityRowT {
   }
 }
 
-function spansOf(rows: readonly IntervalRow[], now: number): Map<string, Span[]> {
+/** The screens' spans read as one text each (ReportsRepository.spans). */
+function spansOf(rows: readonly SpansRow[], now: number): Map<string, Span[]> {
   const out = new Map<string, Span[]>()
   for (const r of rows) {
-    let list = out.get(r.screen_id)
-    if (!list) out.set(r.screen_id, (list = []))
-    list.push([Date.parse(r.started_at), r.ended_at === null ? now : Date.parse(r.ended_at)])
+    const list: Span[] = []
+    parseSpans(r.spans, now, list)
+    out.set(r.screen_id, list)
   }
   return out
 }
@@ -139,6 +143,15 @@ function addSpans(into: Map<string, Span[]>, screenId: string, json: string): vo
   let list = into.get(screenId)
   if (!list) into.set(screenId, (list = []))
   for (const sp of spans) list.push(sp)
+}
+
+/** One batch of screens and what the report reads of them. */
+interface BatchRead {
+  batch: ReportScreen[]
+  presence: SpansRow[]
+  showing: SpansRow[]
+  rolled: Awaited<ReturnType<ReportsRepository['hours']>>
+  hours: Map<string, EffectiveHours | null>
 }
 
 /** A resolved report request: its window, its screens' filter, and how rows are formed. */
@@ -155,6 +168,8 @@ export interface AvailabilityPlan {
 
 export class AvailabilityService {
   private readonly repo: ReportsRepository
+  /** Operating hours' on-spans by zone, window and hours, least recently used first (scheduled). */
+  private readonly schedules = new Map<string, Span[]>()
 
   constructor(
     db: Database,
@@ -163,7 +178,7 @@ export class AvailabilityService {
     private readonly groups: Pick<GroupService, 'memberCondition' | 'list'>,
     private readonly hours: Pick<OperatingHoursRecords, 'effective'>,
   ) {
-    this.repo = new ReportsRepository(db.kysely)
+    this.repo = new ReportsRepository(db.kysely, db.dialect)
   }
 
   /** Checks a request (400/422 before anything is answered) and resolves its screens' filter. */
@@ -199,20 +214,32 @@ export class AvailabilityService {
     const from = Date.parse(plan.from)
     const to = Math.min(Date.parse(plan.to), now)
     const scheduleCache = new Map<string, Span[]>()
-    let after: string | null = null
-    for (;;) {
+    const lineages = new Map<string, Promise<string[]>>()
+    // The next batch is read while this one is worked out: the reads (the database's own
+    // thread, or PostgreSQL's process) and the interval arithmetic (this one) overlap.
+    const load = async (after: string | null): Promise<BatchRead | null> => {
       const batch = await this.repo.screens(plan.workspaceId, plan.filter, after, SCREEN_BATCH)
-      if (!batch.length) return
-      after = batch[batch.length - 1]!.id
+      if (!batch.length) return null
       const ids = batch.map((s) => s.id)
       const [presence, showing, rolled, hours] = await Promise.all([
-        this.repo.presence(ids, plan.from, plan.to),
-        this.repo.showing(ids, plan.from, plan.to),
+        this.repo.spans('presence_intervals', ids, plan.from, plan.to),
+        this.repo.spans('panel_intervals', ids, plan.from, plan.to),
         this.repo.hours(ids, plan.from, plan.to),
-        this.hours.effective(plan.workspaceId, batch),
+        this.hours.effective(plan.workspaceId, batch, lineages),
       ])
+      return { batch, presence, showing, rolled, hours }
+    }
+    let next: Promise<BatchRead | null> | null = load(null)
+    while (next) {
+      const read: BatchRead | null = await next
+      if (!read) return
+      const batch: ReportScreen[] = read.batch
+      const { presence, showing: shows, rolled, hours } = read
+      next = batch.length < SCREEN_BATCH ? null : load(batch[batch.length - 1]!.id)
+      // Not awaited if the reader stops early (a CSV download dropped): its failure is nobody's.
+      next?.catch(() => undefined)
       const online = spansOf(presence, now)
-      const shown = spansOf(showing, now)
+      const shown = spansOf(shows, now)
       // The hourly roll-ups hold the rest (stretches folded in are not read raw).
       for (const r of rolled) {
         addSpans(online, r.screen_id, r.online)
@@ -232,16 +259,33 @@ export class AvailabilityService {
         })
       }
       yield out
-      if (batch.length < SCREEN_BATCH) return
     }
   }
 
-  /** The hours' on-spans over the whole window, shared by the screens with the same hours and zone. */
+  /**
+   * The hours' on-spans over the whole window, shared by the screens with the same hours and
+   * zone in a request (`cache`), and kept across requests for the same hours, zone and window
+   * (a dashboard asking again): worked out up to the end of the window's last hour, so a
+   * window ending now finds them again for the rest of that hour (figures cuts them to the
+   * window). Their evaluation in a time zone is most of a whole-fleet report's cost otherwise.
+   */
   private scheduled(h: EffectiveHours | null, timeZone: string, from: number, to: number, cache: Map<string, Span[]>): Span[] | null {
     if (!h) return null
     const key = `${h.source.kind}:${h.source.id}|${timeZone}`
     let spans = cache.get(key)
-    if (!spans) cache.set(key, (spans = hoursOn(h.hours, timeZone, from, to)))
+    if (spans) return spans
+    const until = Math.ceil(to / HOUR_MS) * HOUR_MS
+    const kept = `${timeZone}|${from}|${until}|${JSON.stringify(h.hours)}`
+    spans = this.schedules.get(kept)
+    if (spans) {
+      // Most recently used last (the oldest goes first).
+      this.schedules.delete(kept)
+    } else {
+      spans = hoursOn(h.hours, timeZone, from, until)
+      if (this.schedules.size >= SCHEDULES_KEPT) this.schedules.delete(this.schedules.keys().next().value!)
+    }
+    this.schedules.set(kept, spans)
+    cache.set(key, spans)
     return spans
   }
 

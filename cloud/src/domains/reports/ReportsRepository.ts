@@ -2,8 +2,8 @@
 // locations' and groups' names) and the one write they own: the panel history. Presence
 // intervals are written by the device link with the status changes they follow; they are
 // only read here.
-import { sql, type RawBuilder } from 'kysely'
-import type { Executor } from '../../platform/db/Database.js'
+import { type RawBuilder, sql } from 'kysely'
+import type { Dialect, Executor } from '../../platform/db/Database.js'
 import { withinNodes } from '../../platform/db/keyset.js'
 import type { AvailabilityHoursTable, PanelIntervalsTable } from './tables.js'
 
@@ -37,14 +37,18 @@ export interface ScreenFilter {
   where?: RawBuilder<boolean> | undefined
 }
 
-export interface IntervalRow {
+/** One screen's stretches as one text: `start/end` items (end empty while open) joined by commas (intervals.ts parseSpans). */
+export interface SpansRow {
   screen_id: string
-  started_at: string
-  ended_at: string | null
+  spans: string
 }
 
 export class ReportsRepository {
-  constructor(private readonly k: Executor) {}
+  constructor(
+    private readonly k: Executor,
+    /** Needed by the reads that aggregate text (spans); the others are the same on both engines. */
+    private readonly dialect: Dialect = 'sqlite',
+  ) {}
 
   /** The workspace's screens matching the filter, in id order, a batch after `afterId`. */
   screens(workspaceId: string, f: ScreenFilter, afterId: string | null, limit: number): Promise<ReportScreen[]> {
@@ -70,31 +74,26 @@ export class ReportsRepository {
     return out
   }
 
-  /** Presence intervals of these screens overlapping [from, to). */
-  presence(screenIds: readonly string[], from: string, to: string): Promise<IntervalRow[]> {
+  /**
+   * The stretches of these screens overlapping [from, to) not rolled up, one row per screen
+   * holding them all as text (`start/end,start/end…`, in no set order): presence, or the
+   * panel showing content. A row per screen rather than per stretch: the report reads
+   * hundreds of thousands of stretches, and each row the driver builds costs more than the
+   * stretch's few bytes of text.
+   */
+  spans(table: 'presence_intervals' | 'panel_intervals', screenIds: readonly string[], from: string, to: string): Promise<SpansRow[]> {
     if (!screenIds.length) return Promise.resolve([])
-    return this.k
-      .selectFrom('presence_intervals')
-      .select(['screen_id', 'started_at', 'ended_at'])
+    const item = sql<string>`started_at || '/' || COALESCE(ended_at, '')`
+    const agg = this.dialect === 'postgres' ? sql<string>`string_agg(${item}, ',')` : sql<string>`group_concat(${item}, ',')`
+    let q = this.k
+      .selectFrom(table)
+      .select(['screen_id', agg.as('spans')])
       .where('screen_id', 'in', screenIds)
       .where('rolled', '<>', 1)
       .where('started_at', '<', to)
       .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', from)]))
-      .execute()
-  }
-
-  /** Stretches with the panel showing content, of these screens, overlapping [from, to). */
-  showing(screenIds: readonly string[], from: string, to: string): Promise<IntervalRow[]> {
-    if (!screenIds.length) return Promise.resolve([])
-    return this.k
-      .selectFrom('panel_intervals')
-      .select(['screen_id', 'started_at', 'ended_at'])
-      .where('screen_id', 'in', screenIds)
-      .where('showing', '=', 1)
-      .where('rolled', '<>', 1)
-      .where('started_at', '<', to)
-      .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', from)]))
-      .execute()
+    if (table === 'panel_intervals') q = q.where('showing', '=', 1)
+    return q.groupBy('screen_id').execute()
   }
 
   /** The hourly roll-ups of these screens overlapping [from, to) (rows whose hour starts before `to` and ends after `from`). */

@@ -9,6 +9,8 @@
 // only by the instance holding the `metrics` work lease, taken by the first instance scraped
 // and renewed by each of its scrapes, with `scope="cloud"`; `svc_metrics_cloud_wide` says
 // whether this instance is the one. Every other metric is this instance's own.
+import { readdir } from 'node:fs/promises'
+import { performance } from 'node:perf_hooks'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { WorkLeases } from '../cluster/WorkLeases.js'
 
@@ -19,8 +21,12 @@ type Read = () => Samples | Promise<Samples>
 
 /** The lease naming the instance that reports the cloud-wide gauges. */
 export const METRICS_LEASE = 'metrics'
-/** Held for 3 × this (platform/cluster/WorkLeases.ts): the holder keeps it while scraped at least every minute. */
+/** Held for 3 × this (platform/cluster/WorkLeases.ts): the holder keeps it while scraped at least every 50 s. */
 const LEASE_INTERVAL_MS = 20_000
+/** The holder renews the lease on a scrape at most this often (a write per scrape otherwise). */
+const LEASE_RENEW_MS = 10_000
+/** The open file descriptors are counted again in the background when the last count is older than this. */
+const FDS_REFRESH_MS = 5_000
 
 interface HttpChild {
   count: { inc(): void }
@@ -31,6 +37,8 @@ export class Metrics {
   readonly registry = new Registry()
   private cloudWide = false
   private heldLease = false
+  /** When this instance last took or renewed the lease (the injected clock's ms), while it holds it. */
+  private renewedAt: number | null = null
   private readonly httpCount: Counter<'method' | 'route' | 'status_class'>
   private readonly httpDuration: Histogram<'method' | 'route' | 'status_class'>
   private readonly httpChildren = new Map<string, HttpChild>()
@@ -42,8 +50,17 @@ export class Metrics {
   constructor(
     readonly enabled: boolean,
     private readonly leases: Pick<WorkLeases, 'hold' | 'release'>,
+    private readonly clock: { now(): Date } = { now: () => new Date() },
   ) {
-    if (enabled) collectDefaultMetrics({ register: this.registry })
+    if (enabled) {
+      collectDefaultMetrics({ register: this.registry })
+      // Two defaults walk every handle or descriptor of the process at each scrape, which at
+      // 10,000 connected screens is most of a scrape: the handles by type are dropped (the
+      // resources by type, nodejs_active_resources, say the same more cheaply), and the open
+      // descriptors are counted off the scrape's path (openFds).
+      for (const name of ['nodejs_active_handles', 'nodejs_active_handles_total', 'process_open_fds']) this.registry.removeSingleMetric(name)
+      if (process.platform === 'linux') openFds(this.registry)
+    }
     const labelNames = ['method', 'route', 'status_class'] as const
     this.httpCount = new Counter({
       name: 'svc_http_requests_total',
@@ -137,8 +154,14 @@ export class Metrics {
 
   /** The Prometheus text of every metric (taking or renewing the metrics lease first). */
   async scrape(): Promise<string> {
-    this.cloudWide = await this.leases.hold(METRICS_LEASE, LEASE_INTERVAL_MS).catch(() => false)
-    if (this.cloudWide) this.heldLease = true
+    const now = this.clock.now().getTime()
+    // Held and renewed less than LEASE_RENEW_MS ago, it is still ours for at least 50 s more:
+    // no write. Otherwise take or renew it.
+    if (!(this.cloudWide && this.renewedAt !== null && now - this.renewedAt < LEASE_RENEW_MS && now >= this.renewedAt)) {
+      this.cloudWide = await this.leases.hold(METRICS_LEASE, LEASE_INTERVAL_MS).catch(() => false)
+      this.renewedAt = this.cloudWide ? now : null
+      if (this.cloudWide) this.heldLease = true
+    }
     return this.registry.metrics()
   }
 
@@ -149,6 +172,7 @@ export class Metrics {
   /** Gives the metrics lease back (on stop), so another instance reports the cloud-wide gauges at once. */
   async close(): Promise<void> {
     this.cloudWide = false
+    this.renewedAt = null
     if (this.heldLease) await this.leases.release(METRICS_LEASE)
   }
 }
@@ -156,4 +180,45 @@ export class Metrics {
 function put(samples: Samples, set: (labels: Record<string, string>, v: number) => void): void {
   if (typeof samples === 'number') set({}, samples)
   else for (const [labels, v] of samples) set(labels, v)
+}
+
+/**
+ * `process_open_fds` as prom-client's default names it, counted off the scrape's path: a
+ * scrape answers the last count and, when it is older than FDS_REFRESH_MS, starts another
+ * (listing /proc/self/fd, one entry per connected screen, on the thread pool). The first
+ * scrape waits for the first count. `process_open_fds_age_seconds` says how old it is.
+ */
+function openFds(registry: Registry): void {
+  let count: number | null = null
+  let countedAt = 0
+  let counting: Promise<void> | null = null
+  const recount = () =>
+    (counting ??= readdir('/proc/self/fd')
+      // Minus the descriptor the listing itself held.
+      .then((fds) => {
+        count = fds.length - 1
+        countedAt = performance.now()
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        counting = null
+      }))
+  new Gauge({
+    name: 'process_open_fds',
+    help: 'Number of open file descriptors (counted at most process_open_fds_age_seconds ago).',
+    registers: [registry],
+    async collect() {
+      if (count === null) await recount()
+      else if (performance.now() - countedAt > FDS_REFRESH_MS) void recount()
+      if (count !== null) this.set(count)
+    },
+  })
+  new Gauge({
+    name: 'process_open_fds_age_seconds',
+    help: 'How long ago process_open_fds was counted.',
+    registers: [registry],
+    collect() {
+      if (count !== null) this.set((performance.now() - countedAt) / 1000)
+    },
+  })
 }

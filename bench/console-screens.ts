@@ -19,7 +19,6 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import http from 'node:http'
 import { join } from 'node:path'
 import puppeteer, { type Page } from 'puppeteer-core'
@@ -28,10 +27,8 @@ import { migrate } from '../cloud/src/platform/db/migrate.js'
 import { testConfig } from '../cloud/src/config.js'
 import { screenRow } from '../cloud/test/fixtures/screenRows.js'
 import { THUMB_SIZE, imageThumbnail } from '../cloud/src/domains/media/thumbnail.js'
-import { ROOT, call, cli, cloudEnv, f1, freePort, killAll, loadAvg, now, pct, rssOf, startCloud, tempDir, track, uploadImage } from './lib/harness.js'
-
-// sharp is the cloud's (the bench makes its pictures with the same library that makes thumbnails).
-const sharp = createRequire(join(ROOT, 'cloud', 'package.json'))('sharp') as typeof import('sharp')
+import { call, cli, cloudEnv, f1, freePort, killAll, loadAvg, now, pct, rssOf, startCloud, tempDir, track, uploadImage } from './lib/harness.js'
+import { sharp } from './lib/sharp.js'
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
 
@@ -84,13 +81,13 @@ function store(dir: string, bytes: Buffer): string {
 async function picturesInView(tab: Page, selector: string): Promise<void> {
   await tab.waitForSelector(selector)
   await tab.waitForFunction(
-    () => {
+    `(() => {
       const imgs = [...document.querySelectorAll('img')].filter((i) => {
         const r = i.getBoundingClientRect()
         return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth && r.width > 0
       })
       return imgs.length > 0 && imgs.every((i) => i.complete)
-    },
+    })()`,
     { polling: 20 },
   )
 }

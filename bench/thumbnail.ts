@@ -7,13 +7,12 @@
 // thumbnail and row update as a client sees them. Beside it, the thumbnail's making alone
 // (imageThumbnail, the function the cloud runs) on the same files in this process.
 //   pnpm exec tsx bench/thumbnail.ts [--rounds=5]
-import { createRequire } from 'node:module'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { imageThumbnail, THUMB_SIZE } from '../cloud/src/domains/media/thumbnail.js'
-import { ROOT, call, cli, cloudEnv, expect, f1, freePort, killAll, loadAvg, now, pct, sleep, startCloud, tempDir } from './lib/harness.js'
+import { call, cli, cloudEnv, expect, f1, freePort, killAll, loadAvg, now, pct, sleep, startCloud, tempDir } from './lib/harness.js'
+import { sharp } from './lib/sharp.js'
 
-const sharp = createRequire(join(ROOT, 'cloud', 'package.json'))('sharp') as typeof import('sharp')
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
 
 /** A 3840×2160 photo-like picture (smoothed noise) of its own for `seed`. */

@@ -2382,6 +2382,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screenshots/{id}/thumbnail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A small picture of a finished screenshot (image/webp, at most 320 px on its longer side; 409 while it is not `ok`) */
+        get: operations["getScreenshotThumbnail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/serial-jobs": {
         parameters: {
             query?: never;
@@ -19509,6 +19526,7 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "queued" | "sent" | "ok" | "failed";
+                            thumbnailUrl: string | null;
                             width: number | null;
                         };
                     };
@@ -39476,6 +39494,7 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "queued" | "sent" | "ok" | "failed";
+                            thumbnailUrl: string | null;
                             width: number | null;
                         };
                     };
@@ -40939,6 +40958,7 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "queued" | "sent" | "ok" | "failed";
+                            thumbnailUrl: string | null;
                             width: number | null;
                         };
                     };
@@ -41094,6 +41114,175 @@ export interface operations {
                 };
                 content: {
                     "image/png": Blob;
+                };
+            };
+            /** @description `bad_request`: a malformed %-escape in the path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            431: components["responses"]["RequestHeadersTooLarge"];
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Stable machine code; branch on this. */
+                        error: string;
+                        message?: string;
+                        /** @description Present on 5xx. */
+                        requestId?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getScreenshotThumbnail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thumbnail. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": Blob;
                 };
             };
             /** @description `bad_request`: a malformed %-escape in the path. */

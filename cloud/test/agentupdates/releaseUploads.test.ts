@@ -5,11 +5,14 @@
 // archives are made here, in memory: a gzip member of zeros repeated, ustar headers by hand.
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
+import net from 'node:net'
 import zlib from 'node:zlib'
 import t from 'tap'
 import { startCloud, type Cloud } from '../devicelink/link.js'
 import { releaseForm, releaseKey, tarHeader as header } from '../fixtures/agentRelease.js'
 import { sha256Hex, signRelease } from '@svc/shared/releases'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
+import { LINGER_MAX_BYTES } from '../../src/platform/http/lingeringClose.js'
 
 const MiB = 1024 * 1024
 
@@ -36,23 +39,6 @@ const program = () => [
  * `midway` runs once `before` chunks are written and the cloud has not answered yet.
  * Answers the status, the body and how many chunks went.
  */
-/**
- * Runs `upload` again (at most three times in all) when the connection broke before the
- * answer came (EPIPE, ECONNRESET): the cloud answers a refused upload while the client is
- * still writing and then closes, and the kernel can reset the connection before the client
- * has read the answer. Any answer that does come is the one checked.
- */
-async function answered<T>(upload: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await upload()
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code
-      if (attempt >= 3 || (code !== 'EPIPE' && code !== 'ECONNRESET')) throw err
-    }
-  }
-}
-
 function endlessUpload(
   c: Cloud,
   chunk: (i: number) => Buffer,
@@ -106,16 +92,14 @@ t.test('a zip bomb is refused (422) when it unpacks past the limit, an endless o
   const first = zlib.gzipSync(header('svc-agent/big', 2 * 1024 * MiB))
   const zeros = zlib.gzipSync(Buffer.alloc(MiB))
   let during: number | null = null
-  const res = await answered(() =>
-    endlessUpload(
-      c,
-      (i) => (i === 0 ? first : zeros),
-      200,
-      4,
-      async () => {
-        during = (await c.call('GET', '/v1/agent-releases')).status
-      },
-    ),
+  const res = await endlessUpload(
+    c,
+    (i) => (i === 0 ? first : zeros),
+    200,
+    4,
+    async () => {
+      during = (await c.call('GET', '/v1/agent-releases')).status
+    },
   )
   t.equal(during, 200, 'a request sent while the upload was being read was answered')
   t.equal(res.status, 422)
@@ -129,17 +113,66 @@ t.test('an endless upload under the unpacked limit is answered at the file size 
   const first = zlib.gzipSync(header('svc-agent/big', 2 * 1024 * MiB))
   // Bytes that do not compress: the file size limit comes long before the unpacked one.
   const noise = zlib.gzipSync(randomBytes(64 * 1024))
-  const res = await answered(() =>
-    endlessUpload(
-      c,
-      (i) => (i === 0 ? first : noise),
-      40,
-      0,
-      async () => undefined,
-    ),
+  const res = await endlessUpload(
+    c,
+    (i) => (i === 0 ? first : noise),
+    40,
+    0,
+    async () => undefined,
   )
   t.equal(res.status, 413)
   t.match(res.body, { error: 'too_large' })
+})
+
+/**
+ * POSTs `body` as the `file` part of a release form over a raw socket, the way a simple
+ * client does: every byte written before a byte of the answer is read (the answer waits in
+ * the kernel meanwhile). Answers the raw answer read afterwards and the socket error, if any.
+ */
+async function writeAllThenRead(c: Cloud, body: Buffer): Promise<{ answer: string; error: string | null }> {
+  const boundary = 'svcwriteall'
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n`)
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
+  const form = Buffer.concat([head, body, tail])
+  const socket = net.connect(c.running.httpPort, '127.0.0.1')
+  let error: string | null = null
+  socket.on('error', (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message))
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  const guard = (what: string) =>
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no ${what} within ${HANG_GUARD_MS} ms`)), HANG_GUARD_MS).unref())
+  await Promise.race([new Promise<void>((resolve) => socket.once('connect', () => resolve())), closed, guard('connection')])
+  socket.pause()
+  const chunks: Buffer[] = []
+  socket.on('data', (d: Buffer) => chunks.push(d))
+  socket.write(
+    `POST /v1/agent-releases HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${c.apiKey}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${form.length}\r\n\r\n`,
+  )
+  for (let at = 0; at < form.length && !socket.destroyed; at += 256 * 1024) {
+    if (!socket.write(form.subarray(at, at + 256 * 1024)))
+      await Promise.race([new Promise<void>((resolve) => socket.once('drain', () => resolve())), closed, guard('drain while writing the body')])
+  }
+  // Everything written (or the socket broke): now the answer is read.
+  socket.resume()
+  await Promise.race([new Promise<void>((resolve) => socket.once('end', () => resolve())), closed, guard('end of the answer')])
+  socket.destroy()
+  await closed
+  return { answer: Buffer.concat(chunks).toString('utf8'), error }
+}
+
+t.test('a client writing its whole upload before reading reads the refusal (413), not a reset: the cloud reads on and discards, then closes', async (t) => {
+  const c = await startCloud(t, { config: { agentReleaseMaxBytes: MiB } })
+  // A tar announcing a 2 GiB file, then incompressible gzip members, sixteen times the limit:
+  // refused after the first mebibyte, while most of it is still to come.
+  const noise = zlib.gzipSync(randomBytes(64 * 1024))
+  const body = Buffer.concat([zlib.gzipSync(header('svc-agent/big', 2 * 1024 * MiB)), ...Array.from({ length: 250 }, () => noise)])
+  t.ok(body.length < LINGER_MAX_BYTES, 'within what the cloud reads on after a refusal')
+  for (let round = 1; round <= 3; round++) {
+    const { answer, error } = await writeAllThenRead(c, body)
+    t.match(answer, /^HTTP\/1\.1 413 /, `round ${round}: the answer is read (${error ?? 'no socket error'})`)
+    t.match(answer, /\r\nconnection: close\r\n/i, `round ${round}: it says the connection closes`)
+    t.match(answer, /"error":"too_large"/, `round ${round}: the envelope`)
+  }
+  t.equal((await c.call('GET', '/v1/agent-releases')).status, 200, 'the cloud answers the next request')
 })
 
 t.test('an archive of many empty entries is refused at the entry limit, also when it never ends', async (t) => {
@@ -147,11 +180,9 @@ t.test('an archive of many empty entries is refused at the entry limit, also whe
   // Each chunk: a gzip member of 100 empty files.
   const batch = (i: number) => zlib.gzipSync(Buffer.concat(Array.from({ length: 100 }, (_, k) => header(`svc-agent/e${i}-${k}`, 0))))
   let during: number | null = null
-  const res = await answered(() =>
-    endlessUpload(c, batch, 50, 2, async () => {
-      during = (await c.call('GET', '/v1/agent-rollouts')).status
-    }),
-  )
+  const res = await endlessUpload(c, batch, 50, 2, async () => {
+    during = (await c.call('GET', '/v1/agent-rollouts')).status
+  })
   t.equal(during, 200)
   t.equal(res.status, 422)
   t.match(res.body, { error: 'validation_error', message: 'file: holds more than 1000 entries; a packed agent holds a few dozen.' })
@@ -160,14 +191,12 @@ t.test('an archive of many empty entries is refused at the entry limit, also whe
   const many = tgz(...program(), file('svc-agent/package.json', '{"version":"1.0.0"}'), ...Array.from({ length: 2000 }, (_, i) => header(`svc-agent/x${i}`, 0)))
   const sig = JSON.stringify(signRelease(releaseKey.privateKeyPem, sha256Hex(many)))
   const form = releaseForm({ bytes: many, signature: sig })
-  const r = await answered(async () => {
-    const res = await fetch(`http://127.0.0.1:${c.running.httpPort}/v1/agent-releases`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${c.apiKey}` },
-      body: form,
-    })
-    return { status: res.status, body: await res.json() }
+  const res2 = await fetch(`http://127.0.0.1:${c.running.httpPort}/v1/agent-releases`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${c.apiKey}` },
+    body: form,
   })
+  const r = { status: res2.status, body: await res2.json() }
   t.equal(r.status, 422)
   t.match(r.body, { message: /holds more than 1000 entries/ })
 })

@@ -333,6 +333,8 @@ t.test('every read operation and the main writes, through the typed client on a 
   t.match((await ok(api.GET('/v1/screenshots/{id}', path(shot.id)))).data, { status: 'ok', width: 16, height: 9 })
   const pngBack = await api.GET('/v1/screenshots/{id}/image', { ...path(shot.id), parseAs: 'arrayBuffer' })
   t.same(Buffer.from(pngBack.data as ArrayBuffer), pngHead, 'the PNG back')
+  const shotThumb = await api.GET('/v1/screenshots/{id}/thumbnail', { ...path(shot.id), parseAs: 'arrayBuffer' })
+  t.equal(shotThumb.response.headers.get('content-type'), 'image/webp', 'its thumbnail')
 
   // The other screen's recent log lines, uploaded as its agent would (device credential, JSON).
   const logs = (await ok(api.POST('/v1/screens/{id}/logs', { ...path(other.screenId), body: { lines: 10 } }))).data

@@ -523,6 +523,7 @@ t.test('binary downloads document a typed byte body for each type they are serve
   const downloads: [string, string[]][] = [
     ['/v1/media/{id}/content', ['200', '206']],
     ['/v1/screenshots/{id}/image', ['200']],
+    ['/v1/screenshots/{id}/thumbnail', ['200']],
     ['/v1/devices/agent-releases/{id}/tarball', ['200']],
     ['/v1/play-log.csv', ['200']],
   ]

@@ -173,9 +173,33 @@ export async function docShot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(dir, `${name}.png`) as `${string}.png` })
 }
 
-/** Waits until the page's text includes `text`. */
+/** How often pageHolds reads the page. */
+const PAGE_POLL_MS = 50
+
+/**
+ * Waits until `expression` is truthy in the page, reading it from here every PAGE_POLL_MS
+ * rather than with puppeteer's waitForFunction, which polls on animation frames: a tab in
+ * the background runs none, so a test with more than one tab waited there until its guard.
+ * A read that fails while the page navigates is tried again. The page's default timeout (a
+ * hang guard of minutes) fails naming `what`.
+ */
+export async function pageHolds(page: Page, expression: string, what = expression): Promise<void> {
+  const deadline = Date.now() + page.getDefaultTimeout()
+  for (;;) {
+    const ok = await page.evaluate(expression).catch((e: Error) => {
+      // A navigation replaced the page's context: read the new one.
+      if (/context was destroyed|Cannot find context|navigat/i.test(e.message)) return false
+      throw e
+    })
+    if (ok) return
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} (${page.url()})`)
+    await new Promise((r) => setTimeout(r, PAGE_POLL_MS))
+  }
+}
+
+/** Waits until the page's text includes `text` (in a background tab too). */
 export async function textShown(page: Page, text: string): Promise<void> {
-  await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`)
+  await pageHolds(page, `!!document.body && document.body.innerText.includes(${JSON.stringify(text)})`, `the page to show ${JSON.stringify(text)}`)
 }
 
 /** The password the browser tests set through invite links. */

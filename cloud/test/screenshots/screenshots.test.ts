@@ -5,6 +5,8 @@
 import { servicesOf } from '../../src/app.js'
 import t from 'tap'
 import fs from 'node:fs'
+import { createHash } from 'node:crypto'
+import sharp from 'sharp'
 import { encodeMessage, parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
 import { png } from '../content/fixtures.js'
@@ -39,6 +41,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   const shot = asked.body.data
   t.match(shot, { id: /^shot_/, screenId: a.screenId, status: 'queued', imageUrl: null, reason: null })
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}/image`)).status, 409, 'no image before it is done')
+  t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}/thumbnail`)).status, 409, 'no thumbnail before it is done')
   t.equal((await cloud.call('POST', '/v1/screens/scr_nope/screenshot')).status, 404)
 
   // The device connects: the job arrives with an upload URL, and is `sent` once acknowledged.
@@ -110,6 +113,25 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   t.equal(got.headers.get('content-type'), 'image/png')
   t.equal(got.headers.get('x-content-type-options'), 'nosniff', 'never sniffed past its type')
   t.same(Buffer.from(await got.arrayBuffer()), image, 'the stored bytes')
+  // Its thumbnail: a small WebP (what the screens table and grid show), made after the upload
+  // answered, or on the first GET where it is missing (screenshots from before thumbnails).
+  t.equal(r.body.data.thumbnailUrl, `/v1/screenshots/${shot.id}/thumbnail`)
+  const thumbnail = async (key = cloud.apiKey) => {
+    const res = await fetch(`http://127.0.0.1:${cloud.running.httpPort}/v1/screenshots/${shot.id}/thumbnail`, { headers: { authorization: `Bearer ${key}` } })
+    return { status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control'), bytes: Buffer.from(await res.arrayBuffer()) }
+  }
+  const thumb = await thumbnail()
+  t.match(thumb, { status: 200, type: 'image/webp', cache: /max-age=\d+/ })
+  t.match(await sharp(thumb.bytes).metadata(), { format: 'webp', width: 320, height: 180 }, 'at most 320 px on its longer side')
+  const services = servicesOf(cloud.running.app)
+  await services.screenshots.idle()
+  const thumbFile = services.mediaStore.thumbPath(createHash('sha256').update(image).digest('hex'))
+  t.ok(fs.existsSync(thumbFile), 'kept in the media store beside the PNG')
+  fs.rmSync(thumbFile)
+  const again = await thumbnail()
+  t.equal(again.status, 200, 'a missing thumbnail is made on its first GET')
+  t.same(again.bytes, thumb.bytes)
+  t.ok(fs.existsSync(thumbFile), 'and kept')
   r = await upload(cloud, up, png(10, 10), basic(a.screenId, a.deviceSecret))
   t.match(r, { status: 409, body: { error: 'conflict' } }, 'a second upload is refused')
   // The agent's `ok` result after its upload changes nothing.
@@ -124,6 +146,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   const otherKey = (await servicesOf(cloud.running.app).apiKeys.createRoot(other.id, other.region, 'Owner', 'all')).secret
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`, undefined, otherKey)).status, 404)
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}/image`, undefined, otherKey)).status, 404)
+  t.equal((await thumbnail(otherKey)).status, 404, "another workspace's thumbnail: 404")
   t.equal((await cloud.call('POST', `/v1/screens/${a.screenId}/screenshot`, undefined, otherKey)).status, 404)
 
   // A job the agent could not do fails with its reason.
@@ -172,6 +195,7 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
     .map(String)
     .filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f))
   t.same(left, [], 'and its file')
+  t.notOk(fs.existsSync(thumbFile), 'and its thumbnail')
 })
 
 t.test('an upload says what it shows: the display (the compositor) or the page', async (t) => {

@@ -175,6 +175,8 @@ function BulkTag(props: { selected: string[]; onDone: () => void }): JSX.Element
 
 const ROW = 40
 const PAGE = 500
+/** Cards the grid draws at first and adds per "Show more" (a page of 500 cards cost the grid a second to first draw). */
+const GRID_STEP = 48
 const OVERSCAN = 10
 /** A phone's width (styles.css uses the same bound). */
 const NARROW = '(max-width: 40rem)'
@@ -467,7 +469,7 @@ export function Screens(props: PageProps): JSX.Element {
         ) : null}
       </div>
       {grid ? (
-        <ScreenGrid rows={rows} count={count} nodeName={nodeName} onMore={() => void loadMore()} />
+        <ScreenGrid key={key} rows={rows} count={count} nodeName={nodeName} onMore={() => void loadMore()} />
       ) : (
         <section class="scroller" ref={scroller} aria-label="Screens table">
           <table aria-rowcount={count + 1}>
@@ -553,7 +555,7 @@ export function Screens(props: PageProps): JSX.Element {
                   <td>
                     {r.lastScreenshot ? (
                       <a class="with-thumb" href={`/v1/screenshots/${r.lastScreenshot.id}/image`} target="_blank" rel="noreferrer">
-                        <img class="thumb small" src={`/v1/screenshots/${r.lastScreenshot.id}/image`} alt="" loading="lazy" decoding="async" />
+                        <img class="thumb small" src={`/v1/screenshots/${r.lastScreenshot.id}/thumbnail`} alt="" loading="lazy" decoding="async" />
                         <Ago at={r.lastScreenshot.at} />
                       </a>
                     ) : (
@@ -580,21 +582,23 @@ export function Screens(props: PageProps): JSX.Element {
 }
 
 /**
- * The screens as a wall of their last screenshots (the way peers show a fleet at a glance):
- * one card per loaded screen, the whole card a link to its page, in the table's order; more
- * are loaded on demand.
+ * The screens as a wall of their last screenshots' thumbnails (the way peers show a fleet at
+ * a glance): one card per screen, the whole card a link to its page, in the table's order;
+ * GRID_STEP cards at first, more (loading the next page when needed) on demand.
  */
 function ScreenGrid(p: { rows: ScreenRow[]; count: number; nodeName: Map<string, string>; onMore: () => void }): JSX.Element {
+  const [limit, setLimit] = useState(GRID_STEP)
+  const cards = p.rows.slice(0, limit)
   return (
     <section aria-label="Screens as a grid of screenshots">
       <ul class="screen-grid">
-        {p.rows.map((r) => (
+        {cards.map((r) => (
           <li key={r.id} class="screen-card">
             <Link to={`/screens/${r.id}`}>
               {r.lastScreenshot ? (
                 <img
                   class="thumb large"
-                  src={`/v1/screenshots/${r.lastScreenshot.id}/image`}
+                  src={`/v1/screenshots/${r.lastScreenshot.id}/thumbnail`}
                   alt={`Last screenshot of ${r.name}`}
                   loading="lazy"
                   decoding="async"
@@ -619,9 +623,16 @@ function ScreenGrid(p: { rows: ScreenRow[]; count: number; nodeName: Map<string,
           </li>
         ))}
       </ul>
-      {p.rows.length < p.count ? (
-        <button type="button" class="secondary" onClick={p.onMore}>
-          Show more screens ({p.count - p.rows.length} more)
+      {cards.length < p.count ? (
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            setLimit((n) => n + GRID_STEP)
+            if (limit + GRID_STEP > p.rows.length) p.onMore()
+          }}
+        >
+          Show more screens ({p.count - cards.length} more)
         </button>
       ) : null}
     </section>

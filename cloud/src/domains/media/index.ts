@@ -2,6 +2,7 @@
 export { ALLOWED_TYPES as UPLOAD_TYPES } from './sniff.js'
 export type { MediaStore, StagedFile } from './MediaStore.js'
 export { checkPng } from './png.js'
+export { imageThumbnail } from './thumbnail.js'
 export type { MediaService } from './MediaService.js'
 export type { MediaUrlSigner } from './MediaUrlSigner.js'
 export type { MediaUrlRefreshWorker } from './MediaUrlRefreshWorker.js'

@@ -6,7 +6,12 @@
 // PNG, chunk by chunk to its IEND: domains/media/png.ts; at most SCREENSHOT_MAX_BYTES) and kept in the media store
 // by sha256. The agent's job result closes a job it could not do (`failed` + reason); one
 // without any answer within SCREENSHOT_TTL_MS fails as `expired`. Rows and their files go
-// after SCREENSHOT_RETENTION_DAYS (housekeeper).
+// after SCREENSHOT_RETENTION_DAYS (housekeeper). Each image gets a thumbnail (the media
+// thumbnail: WebP, at most 320 px on its longer side, beside the media thumbnails in the store,
+// by the same sha256) made after the upload answered, or on its first GET where it is missing
+// (screenshots from before thumbnails): the screens table and grid show those, a few dozen KiB
+// each, not the multi-MiB PNG.
+import { existsSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { Type, type Static } from '@sinclair/typebox'
 import { SCREENSHOT_MAX_BYTES as SHARED_SCREENSHOT_MAX_BYTES, type JobResult, type ScreenshotJob } from '@svc/shared/mqtt/index'
@@ -17,7 +22,7 @@ import type { Database } from '../../platform/db/Database.js'
 import { ApiError, notFound } from '../../platform/errors.js'
 import { Nullable, StringEnum, Timestamp } from '../../platform/contract.js'
 import type { MediaStore } from '../media/index.js'
-import { checkPng } from '../media/index.js'
+import { checkPng, imageThumbnail } from '../media/index.js'
 import { ScreenshotRepository, type ScreenshotRow } from './ScreenshotRepository.js'
 import { deviceScreen, type ScreenService } from '../screens/index.js'
 import { SharedSweep } from '../serial/index.js'
@@ -49,6 +54,9 @@ export const Screenshot = Type.Object({
     }),
   ),
   imageUrl: Nullable(Type.String({ description: 'Path of the PNG (GET it with the same credential) once `ok`.' })),
+  thumbnailUrl: Nullable(
+    Type.String({ description: 'Path of a small picture of it (image/webp, at most 320 px on its longer side; GET it with the same credential) once `ok`.' }),
+  ),
   mimeType: Nullable(Type.Literal('image/png')),
   width: Nullable(Type.Integer()),
   height: Nullable(Type.Integer()),
@@ -71,6 +79,7 @@ const view = (r: ScreenshotRow): ScreenshotView => ({
   status: r.status as ScreenshotStatus,
   reason: r.reason,
   imageUrl: r.status === 'ok' ? `/v1/screenshots/${r.id}/image` : null,
+  thumbnailUrl: r.status === 'ok' ? `/v1/screenshots/${r.id}/thumbnail` : null,
   mimeType: r.status === 'ok' ? 'image/png' : null,
   width: r.width,
   height: r.height,
@@ -86,6 +95,8 @@ export class ScreenshotService {
   private readonly repo: ScreenshotRepository
   /** The expiry sweep before a connection's re-send, shared by connections arriving together. */
   private readonly connectSweep: SharedSweep
+  /** Thumbnails being made, by the PNG's sha256 (callers for the same bytes share one run). */
+  private readonly making = new Map<string, Promise<boolean>>()
   private readonly queuedJobs = new Listeners<(screenId: string) => void>()
   /** Jobs were queued for a screen (after they committed): its delivery (devicelink's JobDelivery) joins this when it is built. */
   readonly queued: Hook<(screenId: string) => void> = this.queuedJobs
@@ -158,6 +169,41 @@ export class ScreenshotService {
     if (row.status !== 'ok' || !row.sha256)
       throw new ApiError('conflict', `The screenshot is ${row.status}${row.reason ? ` (${row.reason})` : ''}; there is no image.`)
     return { stream: await this.store.read(row.sha256), sizeBytes: Number(row.size_bytes) }
+  }
+
+  /**
+   * The thumbnail of a finished screenshot: where it is and its ETag; made now when it is
+   * missing. 409 while the job is not `ok`; 404 when the stored PNG is gone or cannot be read.
+   */
+  async thumbnail(p: Principal, id: string): Promise<{ path: string; etag: string }> {
+    const row = await this.owned(p, id)
+    if (row.status !== 'ok' || !row.sha256)
+      throw new ApiError('conflict', `The screenshot is ${row.status}${row.reason ? ` (${row.reason})` : ''}; there is no image.`)
+    const path = this.store.thumbPath(row.sha256)
+    if (!existsSync(path) && !(await this.makeThumbnail(row.sha256))) throw notFound('No thumbnail could be made of this screenshot; its image may be missing.')
+    return { path, etag: `"${row.sha256}-thumb"` }
+  }
+
+  /** Makes and keeps the thumbnail of the stored PNG `sha256` (once for callers arriving together); false when it cannot. */
+  private makeThumbnail(sha256: string): Promise<boolean> {
+    let run = this.making.get(sha256)
+    if (!run) {
+      run = (async () => {
+        try {
+          await this.store.putThumb(sha256, await imageThumbnail(this.store.pathOf(sha256)))
+          return true
+        } catch {
+          return false
+        }
+      })().finally(() => this.making.delete(sha256))
+      this.making.set(sha256, run)
+    }
+    return run
+  }
+
+  /** Waits for the thumbnails being made (shutdown). */
+  async idle(): Promise<void> {
+    while (this.making.size > 0) await Promise.all([...this.making.values()])
   }
 
   /** Jobs of a screen without a result, as the MQTT job message. */
@@ -235,6 +281,9 @@ export class ScreenshotService {
         }),
       )
       if (!closed) throw new ApiError('conflict', 'The screenshot was closed while the image was uploading.')
+      // Not awaited by the upload (a failure leaves it to the first GET of the thumbnail).
+      const sha256 = staged.sha256
+      setImmediate(() => void this.makeThumbnail(sha256))
       return view((await this.repo.byId(id))!)
     } finally {
       await this.store.discard(staged)

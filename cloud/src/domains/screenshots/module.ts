@@ -7,13 +7,14 @@ export { default as screenshotRoutes } from './screenshotRoutes.js'
 
 export const screenshotsModule = domainModule({
   name: 'screenshots',
-  needs: ['db', 'clock', 'ids', 'config', 'log', 'broker', 'running', 'housekeeping', 'screens', 'mediaStore'],
+  needs: ['db', 'clock', 'ids', 'config', 'log', 'broker', 'running', 'housekeeping', 'stopSteps', 'screens', 'mediaStore'],
   provides: ['screenshots'],
-  create: ({ db, clock, ids, config, log, broker, running, housekeeping, screens, mediaStore }) => {
+  create: ({ db, clock, ids, config, log, broker, running, housekeeping, stopSteps, screens, mediaStore }) => {
     const screenshots = new ScreenshotService(db, clock, ids, screens, mediaStore, config.publicUrl)
     // Screenshot jobs reach devices through the broker, like serial jobs.
     running.add('screenshot job delivery', new ScreenshotJobDelivery(broker, screenshots, log))
     housekeeping.add({ name: 'old screenshots', run: () => screenshots.purgeOld() })
+    stopSteps.add('screenshot thumbnails', () => screenshots.idle())
     return { screenshots }
   },
 })

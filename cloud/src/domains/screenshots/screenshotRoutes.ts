@@ -2,13 +2,16 @@
 //   POST /v1/screens/:id/screenshot      queue a screenshot job (202)
 //   GET  /v1/screenshots/:id             the job: status, reason, imageUrl once done
 //   GET  /v1/screenshots/:id/image       the PNG
+//   GET  /v1/screenshots/:id/thumbnail   a small WebP of it (what the console's lists show)
 //   PUT  /v1/devices/screenshots/:id     the agent's upload (device credential, PNG body;
 //                                         ?source=display|page says what the PNG shows)
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fsp from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, StringEnum, errorResponses } from '../../platform/contract.js'
+import { notFound } from '../../platform/errors.js'
 import { SCREENSHOT_MAX_BYTES, SCREENSHOT_SOURCES, Screenshot } from './ScreenshotService.js'
 import type { Provisions } from '../../platform/provisions.js'
 
@@ -70,6 +73,39 @@ const screenshotRoutes =
         const f = await screenshots.image(principalOf(req), req.params.id)
         reply.type('image/png').header('content-length', String(f.sizeBytes)).header('cache-control', 'private, max-age=86400')
         return reply.send(f.stream as never)
+      },
+    )
+
+    app.get(
+      '/screenshots/:id/thumbnail',
+      {
+        config: { permission: 'screen.view' },
+        schema: {
+          tags: ['screenshots'],
+          operationId: 'getScreenshotThumbnail',
+          summary: 'A small picture of a finished screenshot (image/webp, at most 320 px on its longer side; 409 while it is not `ok`)',
+          params: IdParams,
+          response: {
+            200: { description: 'The thumbnail.', content: { 'image/webp': { schema: Type.String({ format: 'binary' }) } } },
+            409: ErrorBody,
+            ...errorResponses,
+          },
+        },
+      },
+      async (req, reply) => {
+        const f = await screenshots.thumbnail(principalOf(req), req.params.id)
+        let bytes: Buffer
+        try {
+          bytes = await fsp.readFile(f.path)
+        } catch {
+          throw notFound('The thumbnail is missing from the media store.')
+        }
+        // A screenshot never changes: kept by the browser for a day, revalidated by its ETag after.
+        return reply
+          .type('image/webp')
+          .header('etag', f.etag)
+          .header('cache-control', 'private, max-age=86400')
+          .send(bytes as never)
       },
     )
 

@@ -4,13 +4,16 @@
 // - JSON must be UTF-8: bytes that are not answer 400 `bad_request` saying so (Node's
 //   decoder would otherwise swap them for U+FFFD and the length check would fail with a
 //   confusing "size did not match Content-Length").
-// - An error answer sent before the body was read through closes the connection (below).
+// - An error answer sent before the body was read through closes the connection (below),
+//   lingering: what the client still sends is read and discarded for a bounded time, so it
+//   reads the answer rather than a reset (lingeringClose.ts).
 // - Objects in a body schema are closed: a field the operation does not know is refused
 //   with the operation's validation error naming it (see docs/decisions.md), and the
 //   document says `additionalProperties: false`. Objects that are free-form on purpose
 //   say `additionalProperties: true` (or a schema) and are left open.
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../errors.js'
+import { installLingeringClose, lingerAfterAnswer } from './lingeringClose.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -94,8 +97,13 @@ export function installBodyRules(app: FastifyInstance): void {
   // refused before it was read at all) ends the connection: kept alive, the socket would
   // have to be read through the rest of that body before the next request, or would hang.
   // A 413 always closes. Fastify does the same for a JSON body it cannot parse.
+  // The body's unread rest is read and discarded for a while after the answer (a lingering
+  // close), so a client still writing reads the answer instead of a connection reset.
+  installLingeringClose(app)
   app.addHook('onSend', (req, reply, payload, done) => {
-    if (reply.statusCode === 413 || (reply.statusCode >= 400 && hasBody(req.headers) && req.raw.complete === false)) reply.header('connection', 'close')
+    const unread = reply.statusCode >= 400 && hasBody(req.headers) && req.raw.complete === false
+    if (reply.statusCode === 413 || unread) reply.header('connection', 'close')
+    if (unread) lingerAfterAnswer(app, req)
     done(null, payload)
   })
 }

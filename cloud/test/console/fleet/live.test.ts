@@ -136,6 +136,9 @@ t.test('twenty page loads and three tabs hold one event stream between them', { 
     })
   await playing('med_stream_one')
   await shownIn(tabs, 'med_stream_one')
+  // textShown reads a tab in the background too (the first two tabs are behind the third).
+  t.equal(await tabs[0]!.evaluate('document.visibilityState'), 'hidden', 'the first tab is in the background')
+  await textShown(tabs[0]!, 'med_stream_one')
   t.comment(`tabs: ${JSON.stringify(await Promise.all(tabs.map((tab) => tab.evaluate('[document.documentElement.dataset.live, document.visibilityState]'))))}`)
   t.equal(hub.size, 1, 'one event stream for twenty page loads and three tabs (a stream per page would be 3, or up to 23 with the cache)')
   const status = await page.evaluate(`fetch('/v1/screens').then((r) => r.status)`)

@@ -15,7 +15,9 @@ import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../../src/app.js'
 import { form, png } from '../../content/fixtures.js'
 import { connectDevice } from '../../devicelink/link.js'
-import { docShot, missingChromium, noSerious, signedIn, textShown, type ConsoleCloud, fileCloud } from '../console.js'
+import { docShot, missingChromium, noSerious, pageHolds, signedIn, textShown, type ConsoleCloud, fileCloud } from '../console.js'
+import { screenRow } from '../../fixtures/screenRows.js'
+import { announce } from '../../../src/platform/db/changes.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
@@ -238,8 +240,8 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
   )
   t.equal(
     await page.$eval('.screen-grid img[alt="Last screenshot of Lobby"]', (i) => i.getAttribute('src')),
-    `/v1/screenshots/${shot.id}/image`,
-    "the card shows the screen's last screenshot",
+    `/v1/screenshots/${shot.id}/thumbnail`,
+    "the card shows the screen's last screenshot, as its thumbnail",
   )
   t.equal(
     await page.$eval('.screen-grid img[alt="Last screenshot of Lobby"]', (i) => i.closest('a')?.getAttribute('href')),
@@ -254,6 +256,25 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
   await dark.goto(`${c.base}/console/screens?view=grid`)
   await dark.waitForSelector('.screen-grid img[alt="Last screenshot of Lobby"]')
   await noSerious(t, dark, 'the screens as a grid (dark)')
+
+  // A fleet: the grid draws its first 48 cards, and 48 more per "Show more screens" (the
+  // rest of the page it holds, then the next page).
+  const at = new Date().toISOString()
+  const k = servicesOf(c.running.app).db.kysely
+  await k
+    .insertInto('screens')
+    .values(Array.from({ length: 60 }, (_, i) => screenRow(`scr_zgrid${String(i).padStart(3, '0')}`, c.workspaceId, at, { name: `Grid ${i}` })))
+    .execute()
+  announce(k, { kind: 'workspaceScreens', workspaceId: c.workspaceId }) // written past the repository: the kept list pages learn it here
+  const total = Number((await c.call('GET', '/v1/screens?limit=1&count=1')).body.total)
+  await page.goto(`${c.base}/console/screens?view=grid`)
+  await page.waitForSelector('.screen-card')
+  const cards = () => page.$$eval('.screen-card', (l) => l.length)
+  t.equal(await cards(), 48, 'the grid draws 48 cards at first')
+  await textShown(page, `Show more screens (${total - 48} more)`)
+  await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent.startsWith('Show more screens')).click()`)
+  await pageHolds(page, `document.querySelectorAll('.screen-card').length === ${total}`, `${total} cards after Show more`)
+  t.equal(await cards(), total, 'the rest after Show more')
 })
 
 /** Elements reaching past the viewport's right edge (what makes a page scroll sideways), for the message. */

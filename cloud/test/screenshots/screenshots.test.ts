@@ -96,8 +96,14 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).body.data.status, 'sent', 'still open')
   t.equal(fs.readdirSync(`${servicesOf(cloud.running.app).config.dataDir}/media/tmp`).length, 0, 'no staged file left behind')
 
+  // The screen list (its pages kept until a change makes them stale) shows the newest screenshot once it is in.
+  const listedShot = async () =>
+    ((await cloud.call('GET', '/v1/screens')).body.data as { id: string; lastScreenshot: { id: string } | null }[]).find((s) => s.id === a.screenId)
+      ?.lastScreenshot ?? null
+  t.equal(await listedShot(), null, 'no screenshot in the list before the upload')
   r = await upload(cloud, up, image, basic(a.screenId, a.deviceSecret))
   t.equal(r.status, 200)
+  t.match(await listedShot(), { id: shot.id }, 'the list shows it at once after the upload, not when its kept page runs out')
   t.match(r.body.data, {
     status: 'ok',
     width: 640,
@@ -188,7 +194,9 @@ t.test('a screenshot job reaches the screen when it connects; its upload closes 
 
   // Retention: the housekeeper deletes month-old screenshots and their files.
   cloud.clock.advance(31 * 86_400_000)
+  t.match(await listedShot(), { id: shot.id }, 'listed until retention deletes it')
   await cloud.running.app.workers.housekeeper.runOnce()
+  t.equal(await listedShot(), null, 'and no longer listed once deleted')
   t.equal((await cloud.call('GET', `/v1/screenshots/${shot.id}`)).status, 404, 'gone after 30 days')
   const left = fs
     .readdirSync(`${servicesOf(cloud.running.app).config.dataDir}/media`, { recursive: true })

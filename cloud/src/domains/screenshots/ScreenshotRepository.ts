@@ -1,6 +1,7 @@
 // The only code that reads or writes `screenshots` (screenshot jobs and their PNGs' hashes).
 import type { Selectable } from 'kysely'
 import type { Executor } from '../../platform/db/Database.js'
+import { announce } from '../../platform/db/changes.js'
 import type { ScreenshotsTable } from './tables.js'
 
 export type ScreenshotRow = Selectable<ScreenshotsTable>
@@ -54,8 +55,10 @@ export class ScreenshotRepository {
     id: string,
     patch: Pick<ScreenshotRow, 'status' | 'reason' | 'completed_at'> & Partial<Pick<ScreenshotRow, 'sha256' | 'size_bytes' | 'width' | 'height' | 'source'>>,
   ): Promise<boolean> {
-    const r = await this.k.updateTable('screenshots').set(patch).where('id', '=', id).where('status', 'in', OPEN).executeTakeFirst()
-    return Number(r.numUpdatedRows) > 0
+    const closed = await this.k.updateTable('screenshots').set(patch).where('id', '=', id).where('status', 'in', OPEN).returning('screen_id').execute()
+    // A screenshot that came back is its screen's newest in the screen list (its kept pages are stale).
+    if (patch.status === 'ok' && closed.length > 0) announce(this.k, { kind: 'screens', screenIds: closed.map((r) => r.screen_id) })
+    return closed.length > 0
   }
 
   /** Fails open jobs created before `cutoff` with `reason`; returns how many. */
@@ -71,8 +74,11 @@ export class ScreenshotRepository {
 
   /** Deletes rows created before `cutoff`; answers the hashes they held. */
   async deleteBefore(cutoff: string): Promise<string[]> {
-    const rows = await this.k.selectFrom('screenshots').select('sha256').where('created_at', '<', cutoff).execute()
+    const rows = await this.k.selectFrom('screenshots').select(['sha256', 'screen_id', 'status']).where('created_at', '<', cutoff).execute()
     await this.k.deleteFrom('screenshots').where('created_at', '<', cutoff).execute()
+    // The screens whose newest screenshot may have gone: the screen list shows another, or none.
+    const screenIds = [...new Set(rows.filter((r) => r.status === 'ok').map((r) => r.screen_id))]
+    if (screenIds.length > 0) announce(this.k, { kind: 'screens', screenIds })
     return [...new Set(rows.map((r) => r.sha256).filter((s): s is string => s !== null))]
   }
 }

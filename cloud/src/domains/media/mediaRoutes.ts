@@ -2,7 +2,6 @@
 // from a URL, list/get/rename/move/delete, and download with HTTP Range. Multipart
 // parsing and the raw-bytes parser for parts are registered in this plugin only, so no
 // other route accepts form or octet-stream bodies.
-import fsp from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
@@ -10,7 +9,8 @@ import multipart from '@fastify/multipart'
 import { principalOf, type Principal } from '../../platform/http/Principal.js'
 import { PageQuery } from '../../platform/paging.js'
 import { Data, Deleted, IdParams, Nullable, Paged, Timestamp, errorResponses } from '../../platform/contract.js'
-import { ApiError, notFound, validation } from '../../platform/errors.js'
+import { ApiError, validation } from '../../platform/errors.js'
+import { sendThumbnail } from '../../platform/http/thumbnails.js'
 import { MEDIA_KINDS } from './sniff.js'
 import { MediaItem } from './MediaService.js'
 import { checkNoNul } from '../../platform/http/jsonBounds.js'
@@ -308,18 +308,7 @@ const mediaRoutes =
         },
       },
       async (req, reply) => {
-        const f = await media.thumbnailFile(principalOf(req), req.params.id)
-        let bytes: Buffer
-        try {
-          bytes = await fsp.readFile(f.path)
-        } catch {
-          throw notFound('The thumbnail is missing from the media store.')
-        }
-        return reply
-          .header('content-type', 'image/webp')
-          .header('etag', f.etag)
-          .header('cache-control', 'private, max-age=3600')
-          .send(bytes as never)
+        return sendThumbnail(reply, await media.thumbnailFile(principalOf(req), req.params.id), 3600)
       },
     )
 

@@ -7,11 +7,10 @@
 //                                         ?source=display|page says what the PNG shows)
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import fsp from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import { principalOf } from '../../platform/http/Principal.js'
 import { Data, ErrorBody, IdParams, StringEnum, errorResponses } from '../../platform/contract.js'
-import { notFound } from '../../platform/errors.js'
+import { sendThumbnail } from '../../platform/http/thumbnails.js'
 import { SCREENSHOT_MAX_BYTES, SCREENSHOT_SOURCES, Screenshot } from './ScreenshotService.js'
 import type { Provisions } from '../../platform/provisions.js'
 
@@ -93,19 +92,8 @@ const screenshotRoutes =
         },
       },
       async (req, reply) => {
-        const f = await screenshots.thumbnail(principalOf(req), req.params.id)
-        let bytes: Buffer
-        try {
-          bytes = await fsp.readFile(f.path)
-        } catch {
-          throw notFound('The thumbnail is missing from the media store.')
-        }
         // A screenshot never changes: kept by the browser for a day, revalidated by its ETag after.
-        return reply
-          .type('image/webp')
-          .header('etag', f.etag)
-          .header('cache-control', 'private, max-age=86400')
-          .send(bytes as never)
+        return sendThumbnail(reply, await screenshots.thumbnail(principalOf(req), req.params.id), 86_400)
       },
     )
 

@@ -172,18 +172,14 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
     queued.some((j) => j.id === job.id),
     'the same job the API lists for the screen',
   )
-  await dev.client.publishAsync(
-    topics.jobResults(device.screenId),
-    JSON.stringify({
-      jobId: job.id,
-      kind: 'serial',
-      sentHex: job.kind === 'serial' ? job.bytesHex : '',
-      replyHex: 'aaff0103411101',
-      outcome: 'ok',
-      at: new Date().toISOString(),
-    }),
-    { qos: 1 },
-  )
+  /** The device answers a serial job with `outcome` (and the panel's reply bytes). */
+  const answer = (j: Job, outcome: 'ok' | 'nak', replyHex: string) =>
+    dev.client.publishAsync(
+      topics.jobResults(device.screenId),
+      JSON.stringify({ jobId: j.id, kind: 'serial', sentHex: j.kind === 'serial' ? j.bytesHex : '', replyHex, outcome, at: new Date().toISOString() }),
+      { qos: 1 },
+    )
+  await answer(job, 'ok', 'aaff0103411101')
   await textShown(page, `${power}: ok`)
   t.pass("the page shows the device's answer")
   t.equal((await c.call('GET', `/v1/serial-jobs/${job.id}`)).body.data.status, 'ok', 'and the API')
@@ -193,18 +189,7 @@ t.test("a panel command and a screenshot from a screen's page, answered by a rea
   await clickButton(page, second)
   await clickButton(page, `Yes, ${second}`)
   const nakJob = await nextJob('serial')
-  await dev.client.publishAsync(
-    topics.jobResults(device.screenId),
-    JSON.stringify({
-      jobId: nakJob.id,
-      kind: 'serial',
-      sentHex: nakJob.kind === 'serial' ? nakJob.bytesHex : '',
-      replyHex: '',
-      outcome: 'nak',
-      at: new Date().toISOString(),
-    }),
-    { qos: 1 },
-  )
+  await answer(nakJob, 'nak', '')
   await textShown(page, `${second}: nak`)
   t.pass('a nak is shown as such')
 

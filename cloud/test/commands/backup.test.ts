@@ -44,7 +44,12 @@ function query<T>(file: string, sql: string): Promise<T[]> {
 /** A SQLite service running in this process on a fresh data folder, with a workspace, its key, one uploaded image. */
 async function service(t: Test) {
   const dataDir = tempDir(t, 'svc-backup-data-')
-  const running = await startRunning(t, testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: -1 }))
+  // The writer below posts as fast as the service answers for as long as the backup runs
+  // (seconds on a busy machine): a workspace limit it cannot reach, so no 429 ends it.
+  const running = await startRunning(
+    t,
+    testConfig({ dataDir, dbFile: path.join(dataDir, 'svc.sqlite'), host: '127.0.0.1', httpPort: 0, mqttPort: -1, rateLimitPerMinute: 1_000_000 }),
+  )
   const s = servicesOf(running.app)
   const ws = await s.workspaces.create('Backup test', 'us')
   const apiKey = (await s.apiKeys.createRoot(ws.id, ws.region, 'Owner', 'all')).secret
@@ -66,7 +71,8 @@ t.test('a backup taken while a writer commits restores to a sound database with 
   // The writer: locations created one after another through the API; an id is committed once its answer came.
   const committed: string[] = []
   let writing = true
-  const writer = (async () => {
+  // Its failure is kept and asserted below (a rejection left unawaited would end the process).
+  const writer: Promise<Error | undefined> = (async () => {
     for (let i = 0; writing; i++) {
       const res = await fetch(`${svc.base}/v1/nodes`, {
         method: 'POST',
@@ -77,15 +83,19 @@ t.test('a backup taken while a writer commits restores to a sound database with 
       if (res.status !== 201) throw new Error(`the writer's POST /v1/nodes answered ${res.status}`)
       committed.push(((await res.json()) as { data: { id: string } }).data.id)
     }
-  })()
+    return undefined
+  })().catch((e: unknown) => e as Error)
   // Some rows first, so the backup has something to miss if it were not consistent.
-  while (committed.length < 20) await new Promise((r) => setImmediate(r))
+  let failed: Error | undefined
+  void writer.then((e) => (failed = e))
+  while (committed.length < 20 && !failed) await new Promise((r) => setImmediate(r))
+  if (failed) throw failed
   const before = new Set(committed)
   const out = path.join(tempDir(t, 'svc-backup-out-'), 'copy')
   const run = await cli(t, svc.dataDir, ['backup', '--out', out])
   const duringBackup = committed.length - before.size
   writing = false
-  await writer
+  t.equal((await writer)?.message, undefined, 'every write the writer made was answered 201')
   t.equal(run.code, 0, `backup exits 0 (stderr: ${run.stderr})`)
   const result = JSON.parse(run.stdout.trim()) as { engine: string; mediaFiles: number; database: string }
   t.equal(result.engine, 'sqlite')

@@ -45,6 +45,8 @@ t.test(
     await page.click('.page-head .actions a')
     await page.waitForFunction("location.pathname === '/console/emergencies/cap-feeds'")
     await page.waitForSelector('#h-add-feed')
+    // The form shows at once; the table once the feeds have loaded.
+    await page.waitForSelector('caption')
     t.match(await page.$eval('caption', (e) => e.textContent), /^0 CAP feeds/, 'no feed yet')
     await noSerious(t, page, 'CAP feeds page')
 

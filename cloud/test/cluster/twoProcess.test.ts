@@ -143,7 +143,10 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
       SVC_WEBHOOK_CA_FILE: CA_FILE,
       SVC_WEBHOOK_INTERVAL_MS: '200',
       SVC_LOG_LEVEL: 'warn',
-      SVC_PRESENCE_HEARTBEAT_MS: '300',
+      // An instance is found dead after 3 missed beats: 1 s beats keep a live instance alive
+      // through the event-loop stalls of a busy machine (at 300 ms, a stall of 0.9 s had A
+      // announce B's screens offline while B still held them).
+      SVC_PRESENCE_HEARTBEAT_MS: '1000',
       SVC_SCREEN_OFFLINE_GRACE_MS: '2000',
     }
     const A = await startInstance(t, 'A', shared)
@@ -235,11 +238,11 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     })
     t.pass(`offline (last seen ${offline.lastSeenAt})`)
     // Its announcement arrives; one for the screen that moved to A would have come from the
-    // same sweep, a repeat from a later one (every 300 ms heartbeat, a delivery run every 200 ms).
+    // same sweep, a repeat from a later one (every 1 s heartbeat, a delivery run every 200 ms).
     await until('the screen.offline webhook', async () =>
       receiver.received.some((r) => r.body.event === 'screen.offline' && (r.body.data as { screenId: string }).screenId === orphan.screenId),
     )
-    await sleep(1000) // a second announcement would be delivered by now
+    await sleep(2500) // two more sweeps and their deliveries: a second announcement would be delivered by now
     const offlines = receiver.received.filter((r) => r.body.event === 'screen.offline')
     t.same(
       offlines.map((r) => (r.body.data as { screenId: string }).screenId),

@@ -13,7 +13,8 @@
 //       after a forced GC every 50 ms (and once after the stream); without, the raw peak
 //       of heapUsed sampled every 20 ms (garbage included);
 // then the hourly roll-up is run and (a) is timed again. --csv-only: (d) alone;
-// --csv-days=N: (d) over N days instead of 366.
+// --csv-days=N: (d) over N days instead of 366; --own-hours=K: every K-th screen has hours of
+// its own (each a little different), besides its location's.
 //   pnpm exec tsx bench/reports.ts [--screens=10000] [--days=90] [--outages=20] [--rounds=5] [--database-url=postgres://…]
 //   node --expose-gc --import tsx bench/reports.ts --csv-only --screens=20000 [--csv-days=90]
 import http from 'node:http'
@@ -141,6 +142,30 @@ async function main(): Promise<void> {
       process.stdout.write(`\rscreens seeded: ${Math.min(S, i + 500).toLocaleString('en')}`)
     }
     process.stdout.write('\n')
+    // --own-hours=K: every K-th screen has its own operating hours, each different up to 1,200
+    // of them (on 06:00–09:59 by the minute, off 18:00–22:00): hours read per screen.
+    const K = arg('own-hours', 0)
+    if (K > 0) {
+      const own: { workspace_id: string; owner_kind: string; owner_id: string; hours: string; updated_at: string }[] = []
+      for (let j = 0; j < S; j += K) {
+        const m = j / K
+        const on = `${String(6 + (Math.floor(m / 60) % 4)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`
+        const hours = { weekly: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], on, off: `${18 + (Math.floor(m / 240) % 5)}:00` }], exceptions: [] }
+        own.push({
+          workspace_id: ws.id,
+          owner_kind: 'screen',
+          owner_id: `scr_bench${String(j).padStart(6, '0')}`,
+          hours: JSON.stringify(hours),
+          updated_at: created,
+        })
+      }
+      for (let x = 0; x < own.length; x += 500)
+        await s.db.kysely
+          .insertInto('operating_hours')
+          .values(own.slice(x, x + 500))
+          .execute()
+      console.log(`${own.length.toLocaleString('en')} screens with their own operating hours`)
+    }
     if (databaseUrl) for (const tb of ['screens', 'presence_intervals', 'panel_intervals']) await s.db.run(`VACUUM ANALYZE ${tb}`)
     else await s.db.run('ANALYZE')
     console.log(`${presenceRows.toLocaleString('en')} presence and ${panelRows.toLocaleString('en')} panel stretches seeded in ${f1((now() - t0) / 1000)} s`)
@@ -184,11 +209,14 @@ async function main(): Promise<void> {
     const before = process.memoryUsage().heapUsed
     let peak = before
     let samples = 0
-    const sampler = setInterval(() => {
-      gc?.()
-      samples++
-      peak = Math.max(peak, process.memoryUsage().heapUsed)
-    }, gc ? 50 : 20)
+    const sampler = setInterval(
+      () => {
+        gc?.()
+        samples++
+        peak = Math.max(peak, process.memoryUsage().heapUsed)
+      },
+      gc ? 50 : 20,
+    )
     const t1 = now()
     const { bytes, lines: csvLines } = await new Promise<{ bytes: number; lines: number }>((resolve, reject) => {
       const u = new URL(`${url}/v1/reports/availability?${yearQ}`)

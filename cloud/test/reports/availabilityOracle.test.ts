@@ -361,9 +361,19 @@ forEngines(t, (t, build) => {
         )
         .execute()
     }
+    // A screen with hours of its own in each batch (their location's are not theirs), and a
+    // group with members in every batch.
+    const own: OperatingHours = { weekly: [{ days: ['tue', 'sat'], on: '06:15', off: '23:45' }], exceptions: [] }
+    const ownAt = new Set([1, SCREEN_BATCH + 1, 2 * SCREEN_BATCH + 1])
+    for (const i of ownAt) t.equal((await h.req('PUT', `/v1/screens/${worlds[i]!.id}/operating-hours`, apiKey, own)).statusCode, 200)
+    const members = worlds.filter((_, i) => i % 37 === 0).map((w) => w.id)
+    const group = await h.req('POST', '/v1/groups', apiKey, { name: 'Every 37th', kind: 'static', screenIds: members })
+    t.equal(group.statusCode, 201, group.body)
     const q = `from=${iso(W0)}&to=${iso(W1)}`
     const check = async (t: Test, hours: OperatingHours) => {
-      const want = kinds.map((k) => oracle(k, k.node ? hours : null))
+      const byKind = kinds.map((k) => oracle(k, k.node ? hours : null))
+      const ownWant = oracle(kinds[1]!, own)
+      const want = worlds.map((_, i) => (ownAt.has(i) ? ownWant : byKind[i % 4]!))
       const res = await h.req('GET', `/v1/reports/availability?${q}`, apiKey)
       t.equal(res.statusCode, 200, res.body)
       const report = res.json().data
@@ -372,13 +382,17 @@ forEngines(t, (t, build) => {
         worlds.map((w) => w.id),
         'every screen once, in id order, across the batches',
       )
-      const wrong = report.rows.filter((r: Record<string, unknown>, i: number) => JSON.stringify(pick(r)) !== JSON.stringify(want[i % 4]))
-      t.same(wrong, [], 'each screen as the oracle counts its kind of history')
-      t.same(pick(report.total), sum(worlds.map((_, i) => want[i % 4]!)), 'the total adds every screen up')
+      const wrong = report.rows.filter((r: Record<string, unknown>, i: number) => JSON.stringify(pick(r)) !== JSON.stringify(want[i]))
+      t.same(wrong, [], 'each screen as the oracle counts its kind of history (or its own hours)')
+      t.same(pick(report.total), sum(want), 'the total adds every screen up')
       const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
-      const at = (home: string | null) => sum(worlds.flatMap((w, i) => (w.node === home ? [want[i % 4]!] : [])))
+      const at = (home: string | null) => sum(worlds.flatMap((w, i) => (w.node === home ? [want[i]!] : [])))
       t.same(pick(byNode.rows.find((r: { id: string | null }) => r.id === nodeId)), at(nodeId), 'the location adds its screens up')
       t.same(pick(byNode.rows.find((r: { id: string | null }) => r.id === null)), at(null), 'so does the workspace root')
+      const byGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=group`, apiKey)).json().data
+      t.equal(byGroup.rows[0].screens, members.length)
+      t.same(pick(byGroup.rows[0]), sum(worlds.flatMap((w, i) => (i % 37 === 0 ? [want[i]!] : []))), 'the group adds its members up across the batches')
+      t.same(pick(byGroup.total), sum(want), 'and the total every screen')
     }
     await t.test('with the first hours', (t) => check(t, first))
     await t.test('the same report again (its hours kept from the first)', (t) => check(t, first))

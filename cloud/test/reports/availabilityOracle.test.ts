@@ -1,14 +1,17 @@
 // The availability report against a brute-force oracle: random presence and panel histories
 // and operating hours (own, inherited from a location, none; several time zones) are
 // seeded, and every figure the report answers per screen, per location and per group must
-// equal what the oracle counts minute by minute. On both engines.
+// equal what the oracle counts minute by minute; the CSV, read over a socket as it streams,
+// holds the same rows. On both engines.
+import http from 'node:http'
 import t, { type Test } from 'tap'
+import { parse } from 'csv-parse/sync'
 import { panelIntentAt, type OperatingHours } from '@svc/shared/schedule/index'
 import { servicesOf } from '../../src/app.js'
 import { SCREEN_BATCH } from '../../src/domains/reports/ReportsRepository.js'
 import { forEngines } from '../db/engines.js'
 import { screenRow } from '../fixtures/screenRows.js'
-import { seededRandom } from '@svc/shared/testing'
+import { HANG_GUARD_MS, seededRandom } from '@svc/shared/testing'
 
 const MIN = 60_000
 const WEEK = 7 * 24 * 60 * MIN
@@ -358,9 +361,19 @@ forEngines(t, (t, build) => {
         )
         .execute()
     }
+    // A screen with hours of its own in each batch (their location's are not theirs), and a
+    // group with members in every batch.
+    const own: OperatingHours = { weekly: [{ days: ['tue', 'sat'], on: '06:15', off: '23:45' }], exceptions: [] }
+    const ownAt = new Set([1, SCREEN_BATCH + 1, 2 * SCREEN_BATCH + 1])
+    for (const i of ownAt) t.equal((await h.req('PUT', `/v1/screens/${worlds[i]!.id}/operating-hours`, apiKey, own)).statusCode, 200)
+    const members = worlds.filter((_, i) => i % 37 === 0).map((w) => w.id)
+    const group = await h.req('POST', '/v1/groups', apiKey, { name: 'Every 37th', kind: 'static', screenIds: members })
+    t.equal(group.statusCode, 201, group.body)
     const q = `from=${iso(W0)}&to=${iso(W1)}`
     const check = async (t: Test, hours: OperatingHours) => {
-      const want = kinds.map((k) => oracle(k, k.node ? hours : null))
+      const byKind = kinds.map((k) => oracle(k, k.node ? hours : null))
+      const ownWant = oracle(kinds[1]!, own)
+      const want = worlds.map((_, i) => (ownAt.has(i) ? ownWant : byKind[i % 4]!))
       const res = await h.req('GET', `/v1/reports/availability?${q}`, apiKey)
       t.equal(res.statusCode, 200, res.body)
       const report = res.json().data
@@ -369,16 +382,79 @@ forEngines(t, (t, build) => {
         worlds.map((w) => w.id),
         'every screen once, in id order, across the batches',
       )
-      const wrong = report.rows.filter((r: Record<string, unknown>, i: number) => JSON.stringify(pick(r)) !== JSON.stringify(want[i % 4]))
-      t.same(wrong, [], 'each screen as the oracle counts its kind of history')
-      t.same(pick(report.total), sum(worlds.map((_, i) => want[i % 4]!)), 'the total adds every screen up')
+      const wrong = report.rows.filter((r: Record<string, unknown>, i: number) => JSON.stringify(pick(r)) !== JSON.stringify(want[i]))
+      t.same(wrong, [], 'each screen as the oracle counts its kind of history (or its own hours)')
+      t.same(pick(report.total), sum(want), 'the total adds every screen up')
       const byNode = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=node`, apiKey)).json().data
-      const at = (home: string | null) => sum(worlds.flatMap((w, i) => (w.node === home ? [want[i % 4]!] : [])))
+      const at = (home: string | null) => sum(worlds.flatMap((w, i) => (w.node === home ? [want[i]!] : [])))
       t.same(pick(byNode.rows.find((r: { id: string | null }) => r.id === nodeId)), at(nodeId), 'the location adds its screens up')
       t.same(pick(byNode.rows.find((r: { id: string | null }) => r.id === null)), at(null), 'so does the workspace root')
+      const byGroup = (await h.req('GET', `/v1/reports/availability?${q}&groupBy=group`, apiKey)).json().data
+      t.equal(byGroup.rows[0].screens, members.length)
+      t.same(pick(byGroup.rows[0]), sum(worlds.flatMap((w, i) => (i % 37 === 0 ? [want[i]!] : []))), 'the group adds its members up across the batches')
+      t.same(pick(byGroup.total), sum(want), 'and the total every screen')
     }
     await t.test('with the first hours', (t) => check(t, first))
     await t.test('the same report again (its hours kept from the first)', (t) => check(t, first))
+    await t.test('the CSV over a real socket: parsed by a CSV library, equal to the JSON, and streamed', async (t) => {
+      const json = (await h.req('GET', `/v1/reports/availability?${q}`, apiKey)).json().data
+      // The reads of a batch of screens, counted as each ends; the read of the last batch (the
+      // third) waits until the client holds the first rows. A CSV built whole before it is sent
+      // would never send them: the guard then opens the read and the test fails.
+      const repo = (servicesOf(h.app).availability as unknown as { repo: { screens: (...a: unknown[]) => Promise<unknown[]> } }).repo
+      const read = repo.screens
+      let started = 0
+      let ended = 0
+      let endedAtFirstRows = -1
+      let gateExpired = false
+      let openGate!: () => void
+      const gate = new Promise<void>((r) => (openGate = r))
+      const guard = setTimeout(() => {
+        gateExpired = true
+        openGate()
+      }, HANG_GUARD_MS)
+      t.teardown(() => {
+        clearTimeout(guard)
+        repo.screens = read
+      })
+      repo.screens = async function (this: unknown, ...a: unknown[]) {
+        if (++started === 3) await gate
+        const rows = await read.apply(this, a)
+        ended++
+        return rows
+      }
+      const base = await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const text = await new Promise<string>((resolve, reject) => {
+        const req = http.get(`${base}/v1/reports/availability?${q}&format=csv`, { headers: { authorization: `Bearer ${apiKey}` } }, (res) => {
+          t.equal(res.statusCode, 200)
+          t.match(res.headers['content-type'], /^text\/csv/)
+          res.setEncoding('utf8')
+          let body = ''
+          res.on('data', (c: string) => {
+            body += c
+            // The header line and at least one row.
+            if (endedAtFirstRows < 0 && body.split('\n').length > 2) {
+              endedAtFirstRows = ended
+              openGate()
+            }
+          })
+          res.on('end', () => resolve(body))
+          res.on('error', reject)
+        })
+        req.on('error', reject)
+        req.setTimeout(HANG_GUARD_MS, () => req.destroy(new Error('hang guard: the CSV response did not end')))
+      })
+      t.equal(gateExpired, false, 'the first rows arrived while the last batch was still to be read (hang guard: they never did)')
+      t.ok(endedAtFirstRows >= 1 && endedAtFirstRows < 3, `batches read when the first rows arrived: ${endedAtFirstRows} of 3`)
+      t.equal(ended, 3, 'three batches of screens read in all')
+      const records = parse(text, { columns: true, cast: true }) as Record<string, unknown>[]
+      const columns = Object.keys(records[0]!)
+      t.equal(columns[0], 'screenId')
+      const asCsv = (r: Record<string, unknown>) => Object.fromEntries(columns.map((c, i) => [c, (i === 0 ? r.id : r[c]) ?? '']))
+      t.equal(records.length, N + 1, 'a line per screen and the total')
+      t.same(records.slice(0, -1), json.rows.map(asCsv), 'every row as in the JSON answer')
+      t.same(records[N], asCsv(json.total), 'the last line is the total')
+    })
     const second: OperatingHours = { weekly: [{ days: ['sat', 'sun'], on: '10:00', off: '22:30' }], exceptions: [] }
     t.equal((await h.req('PUT', `/v1/nodes/${nodeId}/operating-hours`, apiKey, second)).statusCode, 200)
     await t.test('the location given other hours: the same window reads them', (t) => check(t, second))

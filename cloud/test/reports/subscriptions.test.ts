@@ -85,7 +85,7 @@ t.test('weekly availability and monthly proof of play, mailed when their period 
   t.equal(mail[0]!.subject, 'Availability report, 2026-06-01 to 2026-06-07 (UTC)')
   t.match(mail[0]!.body, /Availability of 2 screens/)
   t.match(mail[0]!.body, /online 75\.00 % of the time/, '3.5 days of 7 and 7 of 7')
-  t.match(mail[0]!.body, /Lowest: Lobby 50\.00 %/)
+  t.match(mail[0]!.body, /^Lowest: Lobby 50\.00 %, Hall 100\.00 %$/m, 'the lowest first')
   const [csv] = attachmentsOf(mail[0]!)
   t.match(csv, { filename: 'availability-2026-06-01.csv', contentType: 'text/csv' })
   const rows = parse(csv!.content, { columns: true }) as Record<string, string>[]

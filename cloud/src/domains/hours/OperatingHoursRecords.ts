@@ -42,7 +42,10 @@ export class OperatingHoursRecords {
   ): Promise<Map<string, EffectiveHours | null>> {
     const out = new Map<string, EffectiveHours | null>()
     if (!screens.length) return out
-    const rows = await this.repo.all(workspaceId)
+    const rows = await this.repo.forScreens(
+      workspaceId,
+      screens.map((s) => s.id),
+    )
     const own = new Map(rows.map((r) => [`${r.owner_kind}:${r.owner_id}`, r]))
     // Each location's hours are parsed once, shared by the screens that inherit them.
     const nodeHours = new Map<string, OperatingHours | null>()

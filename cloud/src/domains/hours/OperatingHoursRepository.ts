@@ -18,6 +18,23 @@ export class OperatingHoursRepository {
     return this.k.selectFrom('operating_hours').select(['owner_kind', 'owner_id', 'hours', 'updated_at']).where('workspace_id', '=', workspaceId).execute()
   }
 
+  /**
+   * The locations' rows of the workspace and those of these screens (not every screen's: a
+   * fleet read a batch at a time reads only its batch's own hours).
+   */
+  async forScreens(workspaceId: string, screenIds: readonly string[]): Promise<HoursRow[]> {
+    const q = this.k.selectFrom('operating_hours').select(['owner_kind', 'owner_id', 'hours', 'updated_at']).where('workspace_id', '=', workspaceId)
+    const out = await q.where('owner_kind', '=', 'node').execute()
+    for (let i = 0; i < screenIds.length; i += 500)
+      out.push(
+        ...(await q
+          .where('owner_kind', '=', 'screen')
+          .where('owner_id', 'in', screenIds.slice(i, i + 500))
+          .execute()),
+      )
+    return out
+  }
+
   async put(workspaceId: string, kind: HoursOwnerKind, id: string, hours: string, at: string): Promise<void> {
     await this.k
       .insertInto('operating_hours')

@@ -213,6 +213,11 @@ export class AvailabilityService {
     const now = this.clock.now().getTime()
     const from = Date.parse(plan.from)
     const to = Math.min(Date.parse(plan.to), now)
+    // What a report keeps from one batch for the next (the operating hours' on-spans by
+    // source and zone, the locations' lineages) is only what the batch just worked out used:
+    // a location's screens are spread over the batches (they come in id order), so it is
+    // found again, and the caches hold a batch's worth however many screens and locations the
+    // fleet has (a screen with hours of its own is in one batch only).
     const scheduleCache = new Map<string, Span[]>()
     const lineages = new Map<string, Promise<string[]>>()
     // The next batch is read while this one is worked out: the reads (the database's own
@@ -221,6 +226,8 @@ export class AvailabilityService {
       const batch = await this.repo.screens(plan.workspaceId, plan.filter, after, SCREEN_BATCH)
       if (!batch.length) return null
       const ids = batch.map((s) => s.id)
+      const homes = new Set(batch.map((s) => s.node_id))
+      for (const k of lineages.keys()) if (!homes.has(k)) lineages.delete(k)
       const [presence, showing, rolled, hours] = await Promise.all([
         this.repo.spans('presence_intervals', ids, plan.from, plan.to),
         this.repo.spans('panel_intervals', ids, plan.from, plan.to),
@@ -246,11 +253,12 @@ export class AvailabilityService {
         addSpans(shown, r.screen_id, r.showing)
       }
       const out: ScreenResult[] = []
+      const used = new Set<string>()
       for (const s of batch) {
         const created = Date.parse(s.created_at)
         const on = online.get(s.id) ?? []
         const showing = shown.get(s.id) ?? []
-        const scheduled = this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache)
+        const scheduled = this.scheduled(hours.get(s.id) ?? null, s.timezone, from, to, scheduleCache, used)
         out.push({
           screen: s,
           figures: figures(on, showing, scheduled, Math.max(from, created), to),
@@ -258,20 +266,22 @@ export class AvailabilityService {
           ...(plan.periods ? { periods: plan.periods.map(([a, b]) => figures(on, showing, scheduled, Math.max(a, created), Math.min(b, to))) } : {}),
         })
       }
+      for (const k of scheduleCache.keys()) if (!used.has(k)) scheduleCache.delete(k)
       yield out
     }
   }
 
   /**
    * The hours' on-spans over the whole window, shared by the screens with the same hours and
-   * zone in a request (`cache`), and kept across requests for the same hours, zone and window
+   * zone in a request (`cache`, `used` the keys a batch asks for), and kept across requests for the same hours, zone and window
    * (a dashboard asking again): worked out up to the end of the window's last hour, so a
    * window ending now finds them again for the rest of that hour (figures cuts them to the
    * window). Their evaluation in a time zone is most of a whole-fleet report's cost otherwise.
    */
-  private scheduled(h: EffectiveHours | null, timeZone: string, from: number, to: number, cache: Map<string, Span[]>): Span[] | null {
+  private scheduled(h: EffectiveHours | null, timeZone: string, from: number, to: number, cache: Map<string, Span[]>, used: Set<string>): Span[] | null {
     if (!h) return null
     const key = `${h.source.kind}:${h.source.id}|${timeZone}`
+    used.add(key)
     let spans = cache.get(key)
     if (spans) return spans
     const until = Math.ceil(to / HOUR_MS) * HOUR_MS
@@ -322,28 +332,25 @@ export class AvailabilityService {
       yield keys.map((k) => row(k, k === null ? '(workspace root)' : (names.get(k) ?? k), sums.get(k)!))
       return row(null, 'Total', total)
     }
-    // Per group: every screen's figures, then each group's members among them.
-    const figuresOf = new Map<string, ScreenFigures>()
-    for await (const batch of this.screens(plan))
-      for (const r of batch) {
-        add(total, r.figures)
-        figuresOf.set(r.screen.id, r.figures)
-      }
-    const ids = [...figuresOf.keys()]
-    const rows: AvailabilityRowT[] = []
+    // Per group: the groups first, then each batch of screens added to the groups it is in (a
+    // group's members among the batch's screens), so nothing is kept per screen.
+    const groups: { id: string; name: string; where: Awaited<ReturnType<GroupService['memberCondition']>>; sum: Sum }[] = []
     let cursor: string | null = null
     do {
       const page = await this.groups.list(plan.principal, { limit: 100, after: cursor, count: false })
-      for (const g of page.data) {
-        const where = await this.groups.memberCondition(plan.principal, g.id, 'groupId')
-        const members = await this.repo.matching(plan.workspaceId, { scopeIds: plan.filter.scopeIds, nodeIds: null, where }, ids)
-        const s = emptySum()
-        for (const id of members) add(s, figuresOf.get(id)!)
-        rows.push(row(g.id, g.name, s))
-      }
+      for (const g of page.data)
+        groups.push({ id: g.id, name: g.name, where: await this.groups.memberCondition(plan.principal, g.id, 'groupId'), sum: emptySum() })
       cursor = page.nextCursor ? decodeCursor(page.nextCursor) : null
     } while (cursor)
-    yield rows
+    for await (const batch of this.screens(plan)) {
+      for (const r of batch) add(total, r.figures)
+      const ids = batch.map((r) => r.screen.id)
+      for (const g of groups) {
+        const members = await this.repo.matching(plan.workspaceId, { scopeIds: plan.filter.scopeIds, nodeIds: null, where: g.where }, ids)
+        for (const r of batch) if (members.has(r.screen.id)) add(g.sum, r.figures)
+      }
+    }
+    yield groups.map((g) => row(g.id, g.name, g.sum))
     return row(null, 'Total', total)
   }
 

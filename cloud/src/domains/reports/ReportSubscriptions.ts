@@ -245,7 +245,8 @@ export class ReportSubscriptions {
       name = 'availability'
       const plan = await this.availability.plan(p, { from, to, groupBy: params.groupBy as never, nodeId: params.nodeId, groupId: params.groupId })
       csv += availabilityCsvHeader(plan.groupBy)
-      const rows: AvailabilityRowT[] = []
+      // The three lowest rows, kept as the rows go by (in row order among equals), not every row.
+      const worst: AvailabilityRowT[] = []
       const it = this.availability.rows(plan)
       let total: AvailabilityRowT
       for (;;) {
@@ -256,7 +257,11 @@ export class ReportSubscriptions {
         }
         for (const row of n.value) {
           csv += availabilityCsvLine(row)
-          rows.push(row)
+          if (row.availability === null) continue
+          const at = worst.findIndex((w) => w.availability! > row.availability!)
+          if (at >= 0) worst.splice(at, 0, row)
+          else worst.push(row)
+          if (worst.length > 3) worst.pop()
         }
       }
       csv += availabilityCsvLine(total)
@@ -265,10 +270,6 @@ export class ReportSubscriptions {
         `  online ${pct(total.availability)} of the time, ${total.outages} outage${total.outages === 1 ? '' : 's'} (longest ${Math.round(total.longestOutageSeconds / 60)} min)`,
         `  showing content ${pct(total.displayAvailability)} of the scheduled hours`,
       )
-      const worst = rows
-        .filter((x) => x.availability !== null)
-        .sort((a, b) => a.availability! - b.availability!)
-        .slice(0, 3)
       if (worst.length && plan.groupBy !== 'group') summary.push(`Lowest: ${worst.map((w) => `${w.name} ${pct(w.availability)}`).join(', ')}`)
     } else {
       name = 'proof-of-play'

@@ -163,7 +163,8 @@ export async function openEngine(t: Test, engine: EngineName, opts: OpenOptions 
   const busy = opts.busyTimeoutMs ?? 2000
   let db: Database
   // A migrated in-memory database starts as a copy of the migrated template (./sqliteTemplate.ts).
-  if (engine === 'sqlite') db = opts.file === undefined && opts.migrate !== false ? await freshSqlite(busy) : await SqliteDatabase.open(opts.file ?? ':memory:', busy)
+  if (engine === 'sqlite')
+    db = opts.file === undefined && opts.migrate !== false ? await freshSqlite(busy) : await SqliteDatabase.open(opts.file ?? ':memory:', busy)
   else {
     const url = postgresUrl()!
     const schema = await freshPostgresSchema(t, url, { migrated: opts.migrate !== false })

@@ -200,6 +200,8 @@ class SqliteDriver implements Driver {
   ) {}
 
   async init(): Promise<void> {
+    // Refused before anything is opened.
+    if (this.opts.copyOf !== undefined && this.file !== ':memory:') throw new Error('copyOf is for an in-memory database')
     const readOnly = this.opts.readOnly === true
     if (this.file !== ':memory:' && !readOnly) fs.mkdirSync(path.dirname(this.file), { recursive: true })
     const mode = (readOnly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE) | sqlite3.OPEN_FULLMUTEX
@@ -208,7 +210,6 @@ class SqliteDriver implements Driver {
     })
     db.configure('busyTimeout', this.busyTimeoutMs)
     if (this.opts.copyOf !== undefined) {
-      if (this.file !== ':memory:') throw new Error('copyOf is for an in-memory database')
       await copyInto(db, this.opts.copyOf).catch(async (e) => {
         await new Promise<void>((resolve) => db.close(() => resolve()))
         throw e

@@ -12,6 +12,7 @@ import { testConfig, type Config } from '../src/config.js'
 import { IdGenerator, ManualClock } from '../src/platform/clock.js'
 import { openDatabase } from '../src/platform/db/open.js'
 import { migrate } from '../src/platform/db/migrate.js'
+import { freshSqlite } from './db/sqliteTemplate.js'
 import type { Database } from '../src/platform/db/Database.js'
 import { EmbeddedBroker } from '../src/platform/broker/EmbeddedBroker.js'
 import { WorkLeases } from '../src/platform/cluster/WorkLeases.js'
@@ -67,7 +68,8 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const lifecycle = new Lifecycle()
   t.teardown(() => lifecycle.close())
-  const db = await openDatabase(cfg)
+  // An in-memory database starts as a copy of the migrated template (db/sqliteTemplate.ts).
+  const db = !cfg.databaseUrl && cfg.dbFile === ':memory:' ? await freshSqlite(cfg.dbBusyTimeoutMs) : await openDatabase(cfg)
   lifecycle.add('database', () => db.close())
   await migrate(db)
   const releaseSteps = lifecycle.group()

@@ -1,10 +1,11 @@
-// Test helper: build(t) makes an app on an in-memory database and a manual clock, and
-// closes it in t.after. Workspaces and their owner keys are made the way bootstrap makes them.
+// Test helper: build(t) makes an app on an in-memory database (a copy of the migrated
+// template) and a manual clock, and closes it in t.after. Workspaces and their owner keys are made the way bootstrap makes them.
 import type { Test } from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppDeps, servicesOf } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
 import { ManualClock } from '../src/platform/clock.js'
+import { freshSqlite } from './db/sqliteTemplate.js'
 
 export interface Harness {
   app: FastifyInstance
@@ -23,7 +24,15 @@ export async function build(t: Test, config: Partial<Config> = {}, deps: AppDeps
     const { openEngine } = await import('./db/openEngine.js')
     deps = { ...deps, db: await openEngine(t, 'postgres') }
   }
-  const app = await buildApp(testConfig(config), { ...deps, clock })
+  const cfg = testConfig(config)
+  // The in-memory database starts as a copy of the migrated template (one migration run per
+  // process, cloud/test/db/sqliteTemplate.ts); closed after the app (t.after runs last-in, first-out).
+  if (!deps.db && !cfg.databaseUrl && cfg.dbFile === ':memory:') {
+    const db = await freshSqlite(cfg.dbBusyTimeoutMs)
+    t.after(() => db.close())
+    deps = { ...deps, db }
+  }
+  const app = await buildApp(cfg, { ...deps, clock })
   t.after(() => app.close())
   await app.ready()
   return {

@@ -1,4 +1,4 @@
-// `pnpm --silent agent pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE]`: prints the path of each file it
+// `pnpm --silent agent pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE] [--deb-compression xz|zstd|gzip|none]`: prints the path of each file it
 // built, one a line (the tarball, then the .deb); without dpkg-deb one line on stderr says
 // only the tarball was built. Exit 0; 2 for bad arguments; 1 when the build failed.
 import os from 'node:os'
@@ -8,14 +8,15 @@ import fs from 'node:fs'
 import { AGENT_VERSION_PATTERN } from '@svc/shared/mqtt/index'
 import { releasePublicKey } from '@svc/shared/releases'
 import { ARCHES, agentPackageVersion, type PackArch } from './bundle.js'
-import { packAgent } from './pack.js'
+import { DEB_COMPRESSIONS, type DebCompression, packAgent } from './pack.js'
 
 export const PACK_USAGE = `usage:
-  agent pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE]
+  agent pack [--arch x64|arm64] [--out DIR] [--version V] [--release-key FILE] [--deb-compression xz|zstd|gzip|none]
   builds svc-agent-<version>-linux-<arch>.tar.gz and, where dpkg-deb exists, the .deb
 defaults: --arch this machine's, --out dist, --version agent/package.json's
 --release-key FILE: the release key's public half (release-key.pub from \`agent release-key\`),
           installed as share/release-key.pub; updates must be signed with its private half
+--deb-compression: the .deb's (dpkg-deb -Z); default xz, the smallest; none is the quickest to build
 `
 
 function shown(file: string): string {
@@ -30,7 +31,13 @@ export async function packCommand(argv: string[]): Promise<number> {
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: { arch: { type: 'string' }, out: { type: 'string' }, version: { type: 'string' }, 'release-key': { type: 'string' } },
+      options: {
+        arch: { type: 'string' },
+        out: { type: 'string' },
+        version: { type: 'string' },
+        'release-key': { type: 'string' },
+        'deb-compression': { type: 'string' },
+      },
     }))
   } catch (err) {
     process.stderr.write(`agent: ${(err as Error).message}\n${PACK_USAGE}`)
@@ -49,6 +56,11 @@ export async function packCommand(argv: string[]): Promise<number> {
   const version = values.version ?? agentPackageVersion()
   if (!new RegExp(AGENT_VERSION_PATTERN).test(version) || version.length > 64) {
     process.stderr.write(`agent: --version must be letters, digits and . + _ - (starting with a letter or digit, at most 64), got "${version}"\n${PACK_USAGE}`)
+    return 2
+  }
+  const debCompression = values['deb-compression'] ?? 'xz'
+  if (!(DEB_COMPRESSIONS as readonly string[]).includes(debCompression)) {
+    process.stderr.write(`agent: --deb-compression must be ${DEB_COMPRESSIONS.join(', ')}, got "${debCompression}"\n${PACK_USAGE}`)
     return 2
   }
   let releaseKeyPem: string | undefined
@@ -71,7 +83,13 @@ export async function packCommand(argv: string[]): Promise<number> {
   }
   let result
   try {
-    result = await packAgent({ arch: arch as PackArch, outDir: values.out ?? 'dist', version, ...(releaseKeyPem !== undefined ? { releaseKeyPem } : {}) })
+    result = await packAgent({
+      arch: arch as PackArch,
+      outDir: values.out ?? 'dist',
+      version,
+      debCompression: debCompression as DebCompression,
+      ...(releaseKeyPem !== undefined ? { releaseKeyPem } : {}),
+    })
   } catch (err) {
     process.stderr.write(`agent: pack failed: ${(err as Error).message}\n`)
     return 1

@@ -28,6 +28,10 @@ import {
 } from './files.js'
 import { writeTarGz } from './tar.js'
 
+/** The .deb's compression (dpkg-deb -Z): xz is the default, the smallest; none the quickest to build. */
+export const DEB_COMPRESSIONS = ['xz', 'zstd', 'gzip', 'none'] as const
+export type DebCompression = (typeof DEB_COMPRESSIONS)[number]
+
 export interface PackOptions {
   arch: PackArch
   /** Where the files go (created when missing). */
@@ -38,6 +42,8 @@ export interface PackOptions {
   version?: string
   /** The release key's public half (SPKI PEM), shipped as share/release-key.pub: what updates are checked against. */
   releaseKeyPem?: string
+  /** The .deb's compression (default xz). */
+  debCompression?: DebCompression
 }
 
 export interface PackResult {
@@ -96,7 +102,7 @@ function du(dir: string): number {
 }
 
 /** The .deb's tree around the staged program, built by dpkg-deb into `outFile`. */
-function buildDeb(dpkgDeb: string, program: string, debRoot: string, version: string, arch: PackArch, outFile: string): void {
+function buildDeb(dpkgDeb: string, program: string, debRoot: string, version: string, arch: PackArch, outFile: string, compression: DebCompression): void {
   fs.cpSync(program, path.join(debRoot, PREFIX.slice(1)), { recursive: true })
   write(path.join(debRoot, ENV_FILE.slice(1)), AGENT_ENV)
   for (const [name, text] of Object.entries(UNITS)) write(path.join(debRoot, UNIT_DIR.slice(1), name), text)
@@ -112,7 +118,7 @@ function buildDeb(dpkgDeb: string, program: string, debRoot: string, version: st
     for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) dirs(path.join(d, e.name))
   }
   dirs(debRoot)
-  execFileSync(dpkgDeb, ['--root-owner-group', '-Zxz', '--build', debRoot, outFile], { stdio: ['ignore', 'ignore', 'pipe'] })
+  execFileSync(dpkgDeb, ['--root-owner-group', `-Z${compression}`, '--build', debRoot, outFile], { stdio: ['ignore', 'ignore', 'pipe'] })
 }
 
 export async function packAgent(o: PackOptions): Promise<PackResult> {
@@ -131,7 +137,7 @@ export async function packAgent(o: PackOptions): Promise<PackResult> {
     let deb: string | null = null
     if (dpkgDeb) {
       deb = path.join(outDir, `svc-agent_${debianVersion(version)}_${ARCHES[o.arch]}.deb`)
-      buildDeb(dpkgDeb, program, path.join(stage, 'deb'), version, o.arch, `${deb}.${process.pid}.tmp`)
+      buildDeb(dpkgDeb, program, path.join(stage, 'deb'), version, o.arch, `${deb}.${process.pid}.tmp`, o.debCompression ?? 'xz')
       fs.renameSync(`${deb}.${process.pid}.tmp`, deb)
     }
     return { version, arch: o.arch, tarball, deb }

@@ -15,7 +15,7 @@ import path from 'node:path'
 import { displayCapture, dpkgDeb, dpkgInstall, HANG_GUARD_MS, missingTool, systemdAnalyze, toolTest, toolsRequired } from '@svc/shared/testing'
 import { newReleaseKey } from '@svc/shared/releases'
 import { tempDir } from '../helpers.js'
-import { VERSION, pack, run } from './packed.js'
+import { VERSION, debMembers, pack, run } from './packed.js'
 
 const ARCH = os.arch() === 'arm64' ? 'x64' : 'arm64'
 const DEB_ARCH = ARCH === 'x64' ? 'amd64' : 'arm64'
@@ -42,6 +42,7 @@ toolTest(t, dpkgDeb, `\`agent pack --arch ${ARCH}\` where dpkg-deb exists: the t
   const r = await packed()
   t.equal(r.stdout, `${path.join(r.out, `svc-agent-${VERSION}-linux-${ARCH}.tar.gz`)}\n${r.deb}\n`, 'stdout: the two paths')
   t.equal(r.stderr, '', 'nothing on stderr')
+  t.same(debMembers(r.deb), ['debian-binary', 'control.tar.xz', 'data.tar.xz'], 'compressed with xz, the default')
   const field = (f: string) => dpkg(['--field', r.deb, f]).trim()
   t.equal(field('Package'), 'svc-agent')
   t.equal(field('Version'), VERSION, 'the version of agent/package.json')

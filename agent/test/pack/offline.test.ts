@@ -67,6 +67,7 @@ t.test('`agent pack` refuses bad arguments: one line and the usage on stderr, ex
     [['--arch', 'mips'], /^agent: --arch must be x64 or arm64, got "mips"\nusage:/],
     [['--bogus'], /^agent: Unknown option '--bogus'/],
     [['--out', ' '], /^agent: --out needs a folder\n/],
+    [['--deb-compression', 'lzma'], /^agent: --deb-compression must be xz, zstd, gzip, none, got "lzma"\nusage:/],
   ]
   const cli = await bundledEntry('agent/src/cli.ts')
   const runs = cases.map(([args, want]) => ({ want, p: run(t, process.execPath, [cli, 'pack', ...args]) }))

@@ -89,3 +89,27 @@ export function unpack(t: Test, tarball: string): string {
   execFileSync('tar', ['-xzf', tarball, '-C', dir])
   return dir
 }
+
+/** The members of a .deb (an ar archive: "!<arch>\n", then a 60-byte header and the data of each): their names in order. */
+export function debMembers(file: string): string[] {
+  const buf = fs.readFileSync(file)
+  if (buf.subarray(0, 8).toString('latin1') !== '!<arch>\n') throw new Error(`${file} is not an ar archive`)
+  const names: string[] = []
+  for (let off = 8; off + 60 <= buf.length; ) {
+    names.push(
+      buf
+        .subarray(off, off + 16)
+        .toString('latin1')
+        .trim()
+        .replace(/\/$/, ''),
+    )
+    const size = Number(
+      buf
+        .subarray(off + 48, off + 58)
+        .toString('latin1')
+        .trim(),
+    )
+    off += 60 + size + (size % 2)
+  }
+  return names
+}

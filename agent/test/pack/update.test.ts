@@ -20,7 +20,7 @@ import { writeTarGz } from '../../src/pack/tar.js'
 import { readState } from '../../src/releases/state.js'
 import { startCloud } from '../cloud.js'
 import { tempDir, until } from '../helpers.js'
-import { nodeOnly, pack, run, unpack } from './packed.js'
+import { debMembers, nodeOnly, pack, run, unpack } from './packed.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const A = '9.0.0-a'
@@ -29,9 +29,11 @@ const arch = os.arch()
 const keys = tempDir(t, 'svc-release-key-')
 const key = newReleaseKey()
 fs.writeFileSync(path.join(keys, 'release-key.pub'), key.publicKeyPem)
-const packA = pack(t, ['--version', A, '--release-key', path.join(keys, 'release-key.pub')])
+// A's .deb uncompressed (`--deb-compression none`): no test here reads it but for its name
+// and members; xz would cost seconds of CPU (deb.test.ts checks a .deb with the default, xz).
+const packA = pack(t, ['--version', A, '--release-key', path.join(keys, 'release-key.pub'), '--deb-compression', 'none'])
 // B only as a tarball (packed with Node alone on PATH, so no dpkg-deb): its .deb would cost
-// seconds of xz that no test here reads (A's name is checked, deb.test.ts checks a .deb).
+// seconds that no test here needs.
 const packB = pack(t, ['--version', B, '--release-key', path.join(keys, 'release-key.pub')], { nodeOnlyPath: nodeOnly(t) })
 const tarballOf = async (p: typeof packA, v: string): Promise<string> => {
   const r = await p
@@ -80,7 +82,11 @@ t.test('`agent pack --version --release-key`: the version in the names and the p
   t.equal(JSON.parse(fs.readFileSync(path.join(dir, 'svc-agent/package.json'), 'utf8')).version, A)
   t.ok(fs.existsSync(path.join(dir, 'svc-agent/lib/launcher.cjs')), 'the supervisor beside the program')
   const r = await packA
-  if (r.stdout.includes('.deb')) t.match(r.stdout, /svc-agent_9\.0\.0~a_(amd64|arm64)\.deb/, 'the .deb too')
+  const deb = r.stdout.split('\n').find((l) => l.endsWith('.deb'))
+  if (deb) {
+    t.match(deb, /svc-agent_9\.0\.0~a_(amd64|arm64)\.deb$/, 'the .deb too')
+    t.same(debMembers(deb), ['debian-binary', 'control.tar', 'data.tar'], '--deb-compression none: uncompressed')
+  }
   const v = run(t, path.join(dir, 'svc-agent/bin/svc-agent'), ['--version'])
   await v.exited
   t.equal(v.stdout(), `${A}\n`)

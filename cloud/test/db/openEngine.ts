@@ -9,6 +9,7 @@ import type { Test } from 'tap'
 import pg from 'pg'
 import type { Database } from '../../src/platform/db/Database.js'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
+import { freshSqlite } from './sqliteTemplate.js'
 import { PostgresDatabase } from '../../src/platform/db/PostgresDatabase.js'
 import { loadMigrations, migrate } from '../../src/platform/db/migrate.js'
 import { missingTool, postgres, toolsRequired } from '@svc/shared/testing'
@@ -161,7 +162,9 @@ export interface OpenOptions {
 export async function openEngine(t: Test, engine: EngineName, opts: OpenOptions = {}): Promise<Database> {
   const busy = opts.busyTimeoutMs ?? 2000
   let db: Database
-  if (engine === 'sqlite') db = await SqliteDatabase.open(opts.file ?? ':memory:', busy)
+  // A migrated in-memory database starts as a copy of the migrated template (./sqliteTemplate.ts).
+  if (engine === 'sqlite')
+    db = opts.file === undefined && opts.migrate !== false ? await freshSqlite(busy) : await SqliteDatabase.open(opts.file ?? ':memory:', busy)
   else {
     const url = postgresUrl()!
     const schema = await freshPostgresSchema(t, url, { migrated: opts.migrate !== false })

@@ -4,13 +4,14 @@
 // which WAL lets read while the first one writes.
 import { Kysely, sql } from 'kysely'
 import { KyselyDatabase } from './Database.js'
-import { Sqlite3Dialect } from './SqliteDialect.js'
+import { Sqlite3Dialect, type SqliteOptions } from './SqliteDialect.js'
 import type { DB } from './schema.js'
 
 export class SqliteDatabase extends KyselyDatabase {
   declare readonly dialect: 'sqlite'
-  static async open(file: string, busyTimeoutMs: number): Promise<SqliteDatabase> {
-    const main = new Kysely<DB>({ dialect: new Sqlite3Dialect(file, busyTimeoutMs) })
+  /** `opts.copyOf`: an in-memory database that starts as a copy of that database file (see SqliteOptions). */
+  static async open(file: string, busyTimeoutMs: number, opts: Pick<SqliteOptions, 'copyOf'> = {}): Promise<SqliteDatabase> {
+    const main = new Kysely<DB>({ dialect: new Sqlite3Dialect(file, busyTimeoutMs, opts) })
     // Opens the file now, so a bad path fails at start rather than at the first request (and
     // the file exists, in WAL mode, before the read-only connection opens it).
     await sql`SELECT 1`.execute(main)

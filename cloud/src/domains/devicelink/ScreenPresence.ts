@@ -263,10 +263,6 @@ export class ScreenPresence {
     return next
   }
 
-  private async screen(id: string): Promise<ScreenRow | undefined> {
-    return (await this.repo.rows([id])).get(id)
-  }
-
   /** Queues a connection event; one drain handles everything queued by its turn. */
   private connEvent(e: ConnEvent): void {
     this.pendingConns.push(e)

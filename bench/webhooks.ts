@@ -84,6 +84,9 @@ await first.close()
 // delivery each), as it would after a network cut that took a fleet away.
 const app = await buildApp(config, db ? { db } : {})
 await app.ready()
+console.log(
+  `engine:     ${engineLabel(databaseUrl)}; ${servicesOf(app).webhookSender.endpointConcurrency} requests in flight per endpoint; load average ${await loadAvg()}`,
+)
 const event = () =>
   ({
     event: 'content.recalled',

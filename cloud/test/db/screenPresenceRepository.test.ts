@@ -79,4 +79,24 @@ eachEngine(t, 'screen presence repository', async (t, db) => {
   t.equal(stored.get(ids[3]!)?.agent_version, '2.0.0')
   t.equal(stored.get(ids[450]!)?.reported, null, 'a screen not listed is untouched')
   await repo.storeReportedMany([])
+
+  // Many offline at once (a sweep after a network cut): each screen gets its own `since`,
+  // across IN-list chunks and several `since` values; the screen already offline and the
+  // unknown one change nothing; every open presence interval ends at its screen's `since`.
+  const DROP1 = '2026-06-01T12:10:00.000Z'
+  const DROP2 = '2026-06-01T12:11:00.000Z'
+  const off = ids.map((id, i) => ({ id, since: i % 3 ? DROP1 : DROP2 }))
+  const gone = await repo.markOfflineMany([...off, { id: 'scr_nope', since: DROP1 }])
+  t.same([...gone].sort(), ids.slice(1).sort(), 'every screen still online changed, only those')
+  const after = await repo.rows(ids)
+  t.ok(
+    off.every((o, i) => after.get(o.id)?.status === 'offline' && after.get(o.id)?.status_since === (i === 0 ? LATER : o.since)),
+    'each screen offline since its own drop (the one already offline keeps its own)',
+  )
+  t.same(await k.selectFrom('presence_intervals').select('screen_id').where('ended_at', 'is', null).execute(), [], 'no interval left open')
+  const ended = new Map((await k.selectFrom('presence_intervals').select(['screen_id', 'ended_at']).execute()).map((r) => [r.screen_id, r.ended_at]))
+  t.equal(ended.get(ids[4]!), DROP1)
+  t.equal(ended.get(ids[1102]!), DROP1, 'a screen whose interval began later than the others')
+  t.equal(ended.get(ids[1200]!), DROP2)
+  t.same([...(await repo.markOfflineMany(off))], [], 'a second sweep changes nothing')
 })

@@ -289,6 +289,44 @@ forEngines(t, async (t, build) => {
       t.equal((await h.req('GET', `/v1/screens/${id}`, apiKey)).json().data.reported?.version, 100 + i, `${id} stored its own`)
   })
 
+  t.test(
+    'screen.reported: a burst of reports that change what plays is recorded as one group commit, dispatched, a delivery each; the same facts again record nothing',
+    async (t) => {
+      const h = await build(t, { webhookAllowHosts: ['localhost'] }, { content: InMemoryContentResolver.permissive() })
+      const { workspaceId, apiKey } = await h.workspace()
+      const ids: string[] = []
+      for (let i = 0; i < 4; i++) ids.push((await pairScreen(h, apiKey, `S${i}`)).screenId)
+      const hook = await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://localhost:9/hook', events: ['screen.reported'] })
+      t.equal(hook.statusCode, 201, hook.body)
+      const s = servicesOf(h.app)
+      await s.desiredPublisher.idle()
+      await s.presence.idle()
+      const rows = () =>
+        s.db.kysely.selectFrom('events_outbox').select(['data', 'workspace_id', 'dispatched_at']).where('event', '=', 'screen.reported').execute()
+      const burst = () =>
+        Promise.all(
+          ids.map((id, i) => s.broker.publish(topics.reported(id), report({ source: 'cast', contentKind: 'media', contentId: `med_${i}` }, 5), false)),
+        )
+      await burst()
+      await s.presence.idle()
+      const recorded = await rows()
+      t.same(
+        recorded.map((r) => [JSON.parse(r.data).screenId, JSON.parse(r.data).playing.contentId, r.workspace_id]).sort(),
+        ids.map((id, i) => [id, `med_${i}`, workspaceId]).sort(),
+        'one event per screen, with its own facts',
+      )
+      t.ok(
+        recorded.every((r) => r.dispatched_at),
+        'dispatched by the time presence is idle',
+      )
+      const deliveries = await s.db.kysely.selectFrom('webhook_deliveries').select(['data']).where('event', '=', 'screen.reported').execute()
+      t.same(deliveries.map((d) => JSON.parse(d.data).screenId).sort(), [...ids].sort(), 'a delivery each')
+      await burst()
+      await s.presence.idle()
+      t.equal((await rows()).length, ids.length, 'the same facts again: nothing recorded')
+    },
+  )
+
   t.test('while a fan-out is out, reports and applied marks wait for it (at most the window), then are written', async (t) => {
     const content = new InMemoryContentResolver()
     const h = await build(t, {}, { content })

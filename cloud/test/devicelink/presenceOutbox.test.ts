@@ -130,4 +130,86 @@ forEngines(t, (t, build) => {
     t.equal((await db.kysely.selectFrom('webhook_deliveries').select('id').execute()).length, 4)
     presence.stop()
   })
+
+  t.test('a network cut: one sweep announces every due screen with its own since; a failed sweep is retried by the next', async (t) => {
+    const h = await build(t, { webhookAllowHosts: ['localhost'] })
+    const { db, outbox } = servicesOf(h.app)
+    const a = await h.workspace('A')
+    const b = await h.workspace('B')
+    const [a1, a2, a3, b1] = [await pair(h, a.apiKey, 'A1'), await pair(h, a.apiKey, 'A2'), await pair(h, a.apiKey, 'A3'), await pair(h, b.apiKey, 'B1')]
+    const epA = await endpoint(h, a.apiKey)
+    const epB = await endpoint(h, b.apiKey)
+    const link = new FakeLink()
+    const errors: string[] = []
+    const log = { warn: () => undefined, error: (_o: unknown, msg: string) => void errors.push(msg) }
+    const presence = new ScreenPresence(db, h.clock, link, outbox, log, 2000)
+    await presence.start({ timers: false })
+    t.teardown(() => presence.stop())
+    const heard: ScreenStatusChange[] = []
+    presence.onScreenStatus((c) => void heard.push(c))
+    const status = async (id: string) => (await db.kysely.selectFrom('screens').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status
+    const offlineRows = async () =>
+      (
+        await db.kysely.selectFrom('events_outbox').select(['event', 'data', 'dispatched_at']).where('event', '=', 'screen.offline').orderBy('id').execute()
+      ).map((r) => ({ ...JSON.parse(r.data), dispatched: r.dispatched_at !== null }))
+    ;[a1, a2, a3, b1].forEach((id, i) => link.open({ clientId: id, generation: i + 1 }))
+    await presence.idle()
+
+    // a1 and b1 drop together, a2 a second later; a3 drops and comes back within the grace.
+    const cut = h.clock.now().toISOString()
+    link.close({ clientId: a1, generation: 1 })
+    link.close({ clientId: b1, generation: 4 })
+    link.close({ clientId: a3, generation: 3 })
+    await presence.idle()
+    h.clock.advance(1000)
+    const later = h.clock.now().toISOString()
+    link.close({ clientId: a2, generation: 2 })
+    link.open({ clientId: a3, generation: 5 })
+    await presence.idle()
+    h.clock.advance(2001)
+
+    // The outbox write fails: nobody goes offline without the event, and nothing is lost.
+    await sql`ALTER TABLE events_outbox RENAME TO events_outbox_away`.execute(db.kysely)
+    await presence.sweep()
+    await sql`ALTER TABLE events_outbox_away RENAME TO events_outbox`.execute(db.kysely)
+    for (const id of [a1, a2, b1]) t.equal(await status(id), 'online', 'rolled back with its event')
+    t.ok(errors.includes('announcing screens offline failed; retried on the next sweep'), errors.join('; '))
+    t.same(await offlineRows(), [])
+
+    // The next sweep announces all three, each since its own drop; a3 stays online.
+    h.clock.advance(1000)
+    const at = h.clock.now().toISOString()
+    await presence.sweep()
+    for (const id of [a1, a2, b1]) t.equal(await status(id), 'offline')
+    t.equal(await status(a3), 'online', 'back within the grace: no offline')
+    const rows = await offlineRows()
+    t.same(
+      [...rows].sort((x, y) => x.screenName.localeCompare(y.screenName)),
+      [
+        { screenId: a1, screenName: 'A1', nodeId: null, at, since: cut, dispatched: true },
+        { screenId: a2, screenName: 'A2', nodeId: null, at, since: later, dispatched: true },
+        { screenId: b1, screenName: 'B1', nodeId: null, at, since: cut, dispatched: true },
+      ],
+      'one event per screen, dispatched by the time the sweep resolves',
+    )
+    const deliveries = await db.kysely.selectFrom('webhook_deliveries').select(['endpoint_id', 'data']).where('event', '=', 'screen.offline').execute()
+    t.same(
+      deliveries.map((d) => [d.endpoint_id, JSON.parse(d.data).screenId]).sort(),
+      [
+        [epA, a1],
+        [epA, a2],
+        [epB, b1],
+      ].sort(),
+      "each offline delivered to its own workspace's endpoint, once",
+    )
+    t.same(
+      heard
+        .filter((c) => c.status === 'offline')
+        .map((c) => c.screenId)
+        .sort(),
+      [a1, a2, b1].sort(),
+    )
+    await presence.sweep()
+    t.equal((await offlineRows()).length, 3, 'a later sweep announces nothing again')
+  })
 })

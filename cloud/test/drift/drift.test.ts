@@ -125,3 +125,28 @@ t.test('playing something other than its desired state decides is drift; offline
     'going offline sends no in_sync',
   )
 })
+
+t.test('a panel that does not obey its hours: screen.panel_mismatch once, recorded with screen.drifting in the order of the batch', async (t) => {
+  const { cloud, s, screenId, dev, settle } = await setup(t)
+  const send = async (at: string) => {
+    const panel = { power: 'off', intended: 'on', obeying: false, at }
+    await dev.client.publishAsync(topics.reported(screenId), JSON.stringify({ version: versionOf(dev), playing: NONE, at, panel }), { qos: 1, retain: true })
+    await s.presence.flushReported()
+    await settle()
+  }
+  const rows = () =>
+    s.db.all<{ event: string; data: string }>(
+      "SELECT event, data FROM events_outbox WHERE event IN ('screen.panel_mismatch', 'screen.drifting', 'screen.in_sync') ORDER BY id",
+    )
+  await send(cloud.clock.now().toISOString())
+  const first = await rows()
+  t.same(
+    first.map((e) => e.event),
+    ['screen.panel_mismatch', 'screen.drifting'],
+  )
+  t.match(JSON.parse(first[0]!.data), { screenId, screenName: 'Lobby', intended: 'on', power: 'off' })
+  t.match(JSON.parse(first[1]!.data), { screenId, state: 'drifting', items: [{ field: 'panel.power', obeying: false }] })
+  cloud.clock.advance(1000)
+  await send(cloud.clock.now().toISOString())
+  t.equal((await rows()).length, 2, 'the same mismatch again is not news')
+})

@@ -30,8 +30,9 @@
 //
 // Cost at fleet size: connection events queue up and are handled in batches (a run of
 // opens is one read and one transaction of at most two updates plus one multi-row outbox
-// insert, whatever its length; a run of closes one read and one update; see
-// ScreenPresenceRepository), and the dispatch runs on its
+// insert, whatever its length; a run of closes one read and one update; a sweep of due
+// offlines one read and a transaction per 500 screens; see ScreenPresenceRepository), and
+// the dispatch runs on its
 // own queue, so a connect storm's presence writes never wait for webhooks or alerts.
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../../platform/clock.js'
@@ -58,6 +59,9 @@ export interface ScreenStatusChange {
 }
 
 type ScreenRow = PresenceRow
+
+/** Screens announced offline per sweep transaction. */
+const SWEEP_BATCH = 500
 
 /** What `screen.reported` carries: the facts of a report the console shows. */
 export interface ReportedFacts {
@@ -203,26 +207,50 @@ export class ScreenPresence {
     return this.reported.flushAll()
   }
 
-  /** Announces offline for every drop older than the grace period; resolves once those events are dispatched. */
+  /**
+   * Announces offline for every drop older than the grace period; resolves once those events
+   * are dispatched. The due screens are read at once and their status changes and
+   * `screen.offline` events written in one transaction per SWEEP_BATCH screens (a network
+   * cut that dropped a thousand screens is a few statements, not a transaction per screen).
+   */
   async sweep(): Promise<void> {
     await this.enqueue(async () => {
       const now = this.clock.now()
-      let changes = 0
-      for (const { screenId, since } of await this.store.awayBefore(now.getTime() - this.offlineAfterMs)) {
-        await this.store.clearAway(screenId)
-        this.disarm(screenId)
-        if (await this.store.isLive(screenId)) continue
-        const row = await this.screen(screenId)
+      const due: { screenId: string; since: number }[] = []
+      for (const d of await this.store.awayBefore(now.getTime() - this.offlineAfterMs)) {
+        await this.store.clearAway(d.screenId)
+        this.disarm(d.screenId)
+        if (!(await this.store.isLive(d.screenId))) due.push(d)
+      }
+      if (!due.length) return
+      const rows = await this.repo.rows(due.map((d) => d.screenId))
+      const offline: { id: string; since: string; row: ScreenRow }[] = []
+      for (const { screenId, since } of due) {
+        const row = rows.get(screenId)
         if (row?.status !== 'online') continue
         const dropped = this.droppedBeforeStart.get(screenId)
         this.droppedBeforeStart.delete(screenId)
-        const sinceIso = new Date(dropped !== undefined && dropped < since ? dropped : since).toISOString()
-        const changed = await this.db.transaction(async (tx) => {
-          if (!(await new ScreenPresenceRepository(tx.kysely).markOffline(screenId, sinceIso))) return false
-          await this.outbox.record(tx, statusEvent(screenId, row, 'offline', now.toISOString(), sinceIso))
-          return true
-        })
-        if (changed) changes++
+        offline.push({ id: screenId, since: new Date(dropped !== undefined && dropped < since ? dropped : since).toISOString(), row })
+      }
+      const at = now.toISOString()
+      let changes = 0
+      for (let i = 0; i < offline.length; i += SWEEP_BATCH) {
+        const part = offline.slice(i, i + SWEEP_BATCH)
+        try {
+          // The status changes and their events commit together.
+          changes += await this.db.transaction(async (tx) => {
+            const changed = await new ScreenPresenceRepository(tx.kysely).markOfflineMany(part)
+            await this.outbox.recordMany(
+              tx,
+              part.filter((o) => changed.has(o.id)).map((o) => statusEvent(o.id, o.row, 'offline', at, o.since)),
+            )
+            return changed.size
+          })
+        } catch (err) {
+          // Rolled back: still away, so the next sweep announces them (unless they came back).
+          for (const o of part) if (!(await this.store.isLive(o.id))) await this.markAway(o.id, Date.parse(o.since))
+          this.log.error({ err, screens: part.length }, 'announcing screens offline failed; retried on the next sweep')
+        }
       }
       if (changes) this.relay()
     })
@@ -233,10 +261,6 @@ export class ScreenPresence {
     const next = this.chain.then(fn).catch((err) => this.log.error({ err }, 'device link handler failed'))
     this.chain = next
     return next
-  }
-
-  private async screen(id: string): Promise<ScreenRow | undefined> {
-    return (await this.repo.rows([id])).get(id)
   }
 
   /** Queues a connection event; one drain handles everything queued by its turn. */
@@ -406,7 +430,9 @@ export class ScreenPresence {
       })
     }
     if (!events.length) return
-    await this.outbox.recordMany(this.db, events)
+    // No change commits with them (the reports are stored already): group-committed with the
+    // other events of this turn, each durable before this resolves.
+    await Promise.all(events.map((e) => this.outbox.publish(e)))
     this.relay()
   }
 

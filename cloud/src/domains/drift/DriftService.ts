@@ -20,7 +20,7 @@ import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { type Hook, Listeners } from '../../platform/hooks.js'
 import type { DesiredStateBuilder } from '../devicelink/index.js'
-import type { EventOutbox } from '../events/index.js'
+import type { DomainEvent, EventOutbox } from '../events/index.js'
 import { type DriftInputRow, type DriftItem, type DriftState, driftOf, PANEL_DEFAULT_SET_ID, type ScreenRecords } from '../screens/index.js'
 import type { PanelIntent, SerialJobService } from '../serial/index.js'
 
@@ -212,11 +212,13 @@ export class DriftService {
   private async store(workspaceId: string, changes: readonly StoredChange[], at: string): Promise<void> {
     try {
       await this.db.transaction(async (tx) => {
+        // The batch's events in one multi-row insert, in the order of its changes.
+        const events: DomainEvent[] = []
         for (const c of changes) {
           const { r } = c
           await this.screens.setDrift(workspaceId, r.id, { drift_state: c.state, drift_since: c.since, drift_items: c.text }, tx.kysely)
           if (c.mismatch)
-            await this.outbox.record(tx, {
+            events.push({
               event: 'screen.panel_mismatch',
               workspaceId,
               occurredAt: at,
@@ -224,11 +226,11 @@ export class DriftService {
             })
           if (c.flipped) {
             const screen = { screenId: r.id, screenName: r.name, nodeId: r.node_id, since: c.since ?? at, items: c.items }
-            if (c.state === 'drifting')
-              await this.outbox.record(tx, { event: 'screen.drifting', workspaceId, occurredAt: at, data: { ...screen, state: 'drifting' } })
-            else await this.outbox.record(tx, { event: 'screen.in_sync', workspaceId, occurredAt: at, data: { ...screen, state: 'in_sync' } })
+            if (c.state === 'drifting') events.push({ event: 'screen.drifting', workspaceId, occurredAt: at, data: { ...screen, state: 'drifting' } })
+            else events.push({ event: 'screen.in_sync', workspaceId, occurredAt: at, data: { ...screen, state: 'in_sync' } })
           }
         }
+        await this.outbox.recordMany(tx, events)
       })
     } catch (err) {
       this.log.error({ err, workspaceId, screens: changes.length }, 'storing drift judgements failed')

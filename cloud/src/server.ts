@@ -130,7 +130,11 @@ export async function startServer(config: Config, deps: AppDeps = {}): Promise<R
       'SVC_PUBLIC_URL is https, so devices are never handed the plaintext MQTT port; it stays open for whoever reaches it directly (SVC_MQTT_PORT=-1 closes it)',
     )
   if (config.schemaWarmupMs > 0)
-    stopWarmup = app.routeSchemas.compileInBackground(config.schemaWarmupMs, (err) => app.log.error({ err }, 'a route schema does not compile'))
+    stopWarmup = app.routeSchemas.compileInBackground(
+      config.schemaWarmupMs,
+      (err) => app.log.error({ err }, 'a route schema does not compile'),
+      (compiled) => app.log.info({ compiled }, 'route schemas compiled'),
+    )
   const drain = async (timeoutMs: number): Promise<void> => {
     app.log.info({ timeoutMs }, 'draining: no new connections, device connections closing, requests in flight finishing')
     const cut = setTimeout(() => {

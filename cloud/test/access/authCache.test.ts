@@ -8,6 +8,8 @@ import { build, countReads, makeKey, type Harness } from '../helpers.js'
 import { SqliteDatabase } from '../../src/platform/db/SqliteDatabase.js'
 import { LAST_USED_FLUSH_MS, PRINCIPAL_TTL_MS } from '../../src/domains/access/ApiKeyService.js'
 import type { CredentialChange } from '../../src/domains/access/CredentialChanges.js'
+import { apiKeyPreview } from '../../src/platform/secrets.js'
+import { until } from '../fixtures/processes.js'
 
 async function ok(h: Harness, token: string): Promise<void> {
   const res = await h.req('GET', '/v1/me', token)
@@ -32,6 +34,54 @@ t.test('a warm key answers /v1/me without reading the database; the cache lasts 
   h.clock.advance(PRINCIPAL_TTL_MS)
   await ok(h, apiKey)
   t.ok(reads.n >= 1, 'after the TTL the key is looked up again')
+})
+
+t.test('concurrent requests of a key whose entry ran out share one lookup of the key and of the workspace', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  await ok(h, apiKey)
+  h.clock.advance(PRINCIPAL_TTL_MS)
+  const reads = countReads(h)
+  await ok(h, apiKey)
+  const one = reads.n
+  t.ok(one >= 2, `one request after the TTL reads the key and the workspace (${one} reads)`)
+  h.clock.advance(PRINCIPAL_TTL_MS)
+  reads.n = 0
+  await Promise.all(Array.from({ length: 20 }, () => ok(h, apiKey)))
+  t.equal(reads.n, one, 'twenty requests at once read what one reads')
+})
+
+t.test('a request after a revoke does not join a lookup that began before it: refused at once', async (t) => {
+  const h = await build(t)
+  const { apiKey } = await h.workspace()
+  const key = await makeKey(h, apiKey, ['node.view'])
+  await ok(h, key.secret)
+  h.clock.advance(PRINCIPAL_TTL_MS)
+  // The key's first lookup after the TTL reads its row, then waits here before going on.
+  const executor = servicesOf(h.app).db.kysely.getExecutor()
+  const run = executor.executeQuery.bind(executor)
+  const preview = apiKeyPreview(key.secret)
+  let lookups = 0
+  let release: () => void = () => undefined
+  const held = new Promise<void>((r) => (release = r))
+  executor.executeQuery = (async (q: { sql: string; parameters: readonly unknown[] }, ...rest: unknown[]) => {
+    const result = await (run as (...a: unknown[]) => Promise<unknown>)(q, ...rest)
+    if (/from "api_keys"/i.test(q.sql) && q.parameters.includes(preview) && ++lookups === 1) await held
+    return result
+  }) as typeof executor.executeQuery
+  const before = h.req('GET', '/v1/me', key.secret)
+  t.equal(await until(5 * 60_000, () => (lookups === 1 ? true : undefined)), true, 'the first lookup read the key (still valid) and waits')
+
+  t.equal((await h.req('POST', `/v1/api-keys/${key.id}/revoke`, apiKey)).statusCode, 200)
+  const after = h.req('GET', '/v1/me', key.secret)
+  const own = await until(5 * 60_000, () => (lookups === 2 ? true : undefined))
+  // Had it joined the held lookup it would wait on it: released, it answers (and fails below).
+  if (own !== true) release()
+  t.equal(own, true, 'the request after the revoke looks the key up itself')
+  t.equal(`${(await after).statusCode} ${(await after).json().error}`, '401 invalid_credentials', 'and is refused')
+  release()
+  t.equal((await before).statusCode, 200, 'the request that came before the revoke answers as it read')
+  t.equal(await refused(h, key.secret), '401 invalid_credentials', 'nothing it read was kept: the next request is refused too')
 })
 
 t.test('revoke, delete and rotate refuse a cached key on the very next request', async (t) => {

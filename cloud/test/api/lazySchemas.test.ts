@@ -60,6 +60,20 @@ t.test('the running service compiles the pending schemas in the background after
   t.equal(res.status, 200, 'answering meanwhile')
   t.equal(await until(5 * 60_000, () => (schemas.pendingCount === 0 ? true : undefined)), true, 'all compiled after the delay')
 
+  // The end is told (the service logs it: a bench waits for it before measuring).
+  const app = await buildApp(testConfig())
+  t.after(() => app.close())
+  await app.ready()
+  const before = app.routeSchemas.pendingCount
+  let told: number | undefined
+  app.routeSchemas.compileInBackground(
+    0,
+    (err) => t.fail(`a schema did not compile: ${String(err)}`),
+    (n) => (told = n),
+  )
+  t.equal(await until(5 * 60_000, () => told), before, 'told once every pending schema is compiled, with how many')
+  t.equal(app.routeSchemas.pendingCount, 0)
+
   const later = await startRunning(
     t,
     testConfig({ dataDir: tempDir(t, 'svc-warmup-'), dbFile: ':memory:', host: '127.0.0.1', httpPort: 0, mqttPort: -1, schemaWarmupMs: 60_000 }),

@@ -225,9 +225,13 @@ export class ApiKeyService {
     const cached = this.cachedPrincipal(secret)
     if (cached) return cached
     const hash = hashSecret(secret)
-    const now = this.clock.now()
     const cacheKey = `ak:${hash}`
-    const gen = this.principals.begin()
+    return this.principals.shared(cacheKey, (gen) => this.lookUp(secret, hash, cacheKey, gen))
+  }
+
+  /** The database lookup behind `authenticate`: the principal of a presented key, cached unless a change came meanwhile. */
+  private async lookUp(secret: string, hash: string, cacheKey: string, gen: number): Promise<Principal | null> {
+    const now = this.clock.now()
     const rows = await this.repo.byPreview(apiKeyPreview(secret))
     const presented = Buffer.from(hash, 'hex')
     let hit: ApiKeyAuthRecord | undefined

@@ -54,13 +54,15 @@ export class OAuthService {
     const hash = hashSecret(token)
     const cacheKey = `oat:${hash}`
     const cache = this.apiKeys.principals
-    const gen = cache.begin()
-    const row = await this.repo.byHash(hash)
-    if (!row || row.expires_at <= this.clock.now().toISOString()) return null
-    const key = await this.apiKeys.principalOfKey(row.api_key_id, row.key_secret_hash)
-    if (!key) return null
-    cache.set(gen, cacheKey, key.principal, key.tags, Math.min(key.expiresAt, Date.parse(row.expires_at)))
-    return key.principal
+    // Concurrent requests of the token share one lookup (PrincipalCache.shared).
+    return cache.shared(cacheKey, async (gen) => {
+      const row = await this.repo.byHash(hash)
+      if (!row || row.expires_at <= this.clock.now().toISOString()) return null
+      const key = await this.apiKeys.principalOfKey(row.api_key_id, row.key_secret_hash)
+      if (!key) return null
+      cache.set(gen, cacheKey, key.principal, key.tags, Math.min(key.expiresAt, Date.parse(row.expires_at)))
+      return key.principal
+    })
   }
 
   /** The cached principal of a presented access token (its key's use recorded), or undefined without a lookup. */

@@ -37,6 +37,8 @@ export class PrincipalCache {
   private readonly entries = new Map<string, CachedPrincipal>()
   /** Bumped by every change: a lookup that began before one does not fill the cache. */
   private generation = 0
+  /** Lookups running, by key, with the generation they began in. */
+  private readonly running = new Map<string, { generation: number; lookup: Promise<Principal | null> }>()
 
   constructor(
     private readonly clock: Clock,
@@ -60,12 +62,25 @@ export class PrincipalCache {
     return undefined
   }
 
-  /** Taken before the database lookup whose result `set` stores. */
-  begin(): number {
-    return this.generation
+  /**
+   * One database lookup of `key` for every caller that asks while it runs: when an entry
+   * runs out under many concurrent requests of one credential, they wait for the same
+   * lookup instead of making one each. Shared only within a generation: a caller that
+   * asks after a change was published (a revoke) makes a lookup of its own, so the
+   * change holds from the next request on. `lookup` gets the generation to `set` with.
+   */
+  shared(key: string, lookup: (generation: number) => Promise<Principal | null>): Promise<Principal | null> {
+    const generation = this.generation
+    const current = this.running.get(key)
+    if (current && current.generation === generation) return current.lookup
+    const started = lookup(generation).finally(() => {
+      if (this.running.get(key)?.lookup === started) this.running.delete(key)
+    })
+    this.running.set(key, { generation, lookup: started })
+    return started
   }
 
-  /** Stores a looked-up principal unless a change was published since `begin`. */
+  /** Stores a looked-up principal unless a change was published since its lookup began (`shared`). */
   set(generation: number, key: string, principal: Principal, tags: string[], expiresAt: number): void {
     if (generation !== this.generation) return
     this.entries.delete(key)

@@ -330,19 +330,21 @@ export class UserService {
     const cached = this.cachedPrincipal(token)
     if (cached) return cached
     const cacheKey = `ust:${hashSecret(token)}`
-    const gen = this.principals.begin()
-    const rows = await this.repo.sessionsByLookup(sessionLookup(token))
-    const hit = rows.find((r) => secretMatches(token, r.secret_hash))
-    if (!hit || hit.revoked_at || hit.expires_at <= this.clock.now().toISOString()) return null
-    const user = await this.get(hit.workspace_id, hit.user_id)
-    if (!user) return null
-    const principal = freezePrincipal({
-      actor: { kind: 'user', id: user.id, name: user.name, email: user.email, nodeId: null },
-      workspaceId: user.workspace_id,
-      grant: ROLE_PERMISSIONS[user.role] ?? [],
-      nodeId: null,
+    // Concurrent requests of the token share one lookup (PrincipalCache.shared).
+    return this.principals.shared(cacheKey, async (gen) => {
+      const rows = await this.repo.sessionsByLookup(sessionLookup(token))
+      const hit = rows.find((r) => secretMatches(token, r.secret_hash))
+      if (!hit || hit.revoked_at || hit.expires_at <= this.clock.now().toISOString()) return null
+      const user = await this.get(hit.workspace_id, hit.user_id)
+      if (!user) return null
+      const principal = freezePrincipal({
+        actor: { kind: 'user', id: user.id, name: user.name, email: user.email, nodeId: null },
+        workspaceId: user.workspace_id,
+        grant: ROLE_PERMISSIONS[user.role] ?? [],
+        nodeId: null,
+      })
+      this.principals.set(gen, cacheKey, principal, [userTag(user.id)], Date.parse(hit.expires_at))
+      return principal
     })
-    this.principals.set(gen, cacheKey, principal, [userTag(user.id)], Date.parse(hit.expires_at))
-    return principal
   }
 }

@@ -20,6 +20,8 @@ export class WorkspaceService {
   private readonly rows = new Map<string, { row: Readonly<WorkspaceRow>; until: number }>()
   /** Bumped by every change: a read that began before one does not fill the cache. */
   private generation = 0
+  /** Reads running, by workspace id, with the generation they began in. */
+  private readonly reading = new Map<string, { generation: number; read: Promise<Readonly<WorkspaceRow>> }>()
   private readonly repo: WorkspaceRepository
 
   constructor(
@@ -65,11 +67,23 @@ export class WorkspaceService {
   }
 
   /** The workspace row (read-only, possibly up to WORKSPACE_TTL_MS old unless a change was announced). */
-  async require(id: string): Promise<Readonly<WorkspaceRow>> {
+  require(id: string): Promise<Readonly<WorkspaceRow>> {
     const cached = this.cached(id)
-    if (cached) return cached
-    const t = this.clock.now().getTime()
+    if (cached) return Promise.resolve(cached)
+    // Concurrent requests of a workspace whose row ran out share one read, within one
+    // generation: one that asks after a change was announced reads again.
     const gen = this.generation
+    const current = this.reading.get(id)
+    if (current && current.generation === gen) return current.read
+    const read = this.read(id, gen).finally(() => {
+      if (this.reading.get(id)?.read === read) this.reading.delete(id)
+    })
+    this.reading.set(id, { generation: gen, read })
+    return read
+  }
+
+  private async read(id: string, gen: number): Promise<Readonly<WorkspaceRow>> {
+    const t = this.clock.now().getTime()
     const w = await this.get(id)
     if (!w) throw notFound('No such workspace.')
     const row = Object.freeze(w)

@@ -12,7 +12,7 @@
 // GET again). The entry holds the field-level differences, secrets masked (changes.ts).
 // A create's answer is its after; a delete's after is nothing.
 import { actingFor } from './actingFor.js'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Principal } from '../../platform/http/Principal.js'
 import { dryRunOf, innerOriginOf, INNER_REQUEST_HEADER, openInnerRequest } from '../../platform/http/innerRequests.js'
 import type { AuditTrail } from './AuditTrail.js'
@@ -159,8 +159,7 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
     }
   }
 
-  app.addHook('preHandler', (req, _reply, done) => {
-    if (READS.has(req.method)) return done()
+  function capture(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const plan = planFor(req)
     if (!plan || plan.create || !plan.readUrl || !req.principal || dryRunOf(req)) return done()
     read(req, plan.readUrl).then(
@@ -173,7 +172,7 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
         done()
       },
     )
-  })
+  }
 
   async function record(req: FastifyRequest, reply: FastifyReply, plan: WritePlan, payload: unknown): Promise<void> {
     const status = reply.statusCode
@@ -253,8 +252,7 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
     await d.audit.record(entry)
   }
 
-  app.addHook('onSend', (req, reply, payload, done) => {
-    if (READS.has(req.method)) return done(null, payload)
+  function recordOnSend(req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
     const plan = planFor(req)
     // A dry run writes nothing; a replayed idempotent answer changed nothing again.
     if (!plan || dryRunOf(req) || reply.getHeader('idempotent-replayed')) {
@@ -268,5 +266,17 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
         done(null, payload)
       },
     )
+  }
+
+  // Hooks of the routes that write only (a read never has a plan): a GET runs none of them.
+  // First among each route's own, as app-wide hooks ran before them (the idempotency
+  // hooks, added later, come after: a replayed answer is marked before it is seen here).
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (methods.every((m) => READS.has(m))) return
+    const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
+    const send = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
+    route.preHandler = [capture as never, ...pre]
+    route.onSend = [recordOnSend as never, ...send]
   })
 }

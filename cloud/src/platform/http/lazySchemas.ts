@@ -75,18 +75,26 @@ export class LazySchemas {
   /**
    * After `delayMs`, compiles the pending schemas one per macrotask (requests and device
    * traffic go between them); a schema the compilers refuse is reported to `onError` and
-   * left to fail its route. Answers a function that stops it.
+   * left to fail its route; `onDone` is told how many it compiled once none is left.
+   * Answers a function that stops it.
    */
-  compileInBackground(delayMs: number, onError: (err: unknown) => void): () => void {
+  compileInBackground(delayMs: number, onError: (err: unknown) => void, onDone: (compiled: number) => void = () => undefined): () => void {
     let timer: NodeJS.Timeout | null = null
     let immediate: NodeJS.Immediate | null = null
     const failed = new Set<() => void>()
+    let compiled = 0
     const next = () => {
       immediate = null
-      const build = [...this.pending].find((b) => !failed.has(b))
-      if (!build) return
+      let build: (() => void) | undefined
+      for (const b of this.pending)
+        if (!failed.has(b)) {
+          build = b
+          break
+        }
+      if (!build) return onDone(compiled)
       try {
         build()
+        compiled++
       } catch (err) {
         failed.add(build)
         onError(err)

@@ -114,13 +114,14 @@ eachEngine(t, 'entries recorded in one turn are appended in one write, two chain
 
 eachEngine(t, 'an entry the database refuses fails alone; the others of its batch are kept', async (t, db) => {
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
-  // Every id is the same: the first entry takes it, the second is refused (a unique id).
-  const ids = { next: () => 'aud_same' } as unknown as IdGenerator
-  const trail = new AuditTrail(db, clock, ids)
-  const [first, second] = await Promise.allSettled([trail.record(entry('ws_a', 1)), trail.record(entry('ws_a', 2))])
+  const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+  // An action the table refuses (NOT NULL), between two good entries of the same batch.
+  const bad = { ...entry('ws_a', 2), action: null as unknown as string }
+  const [first, second, third] = await Promise.allSettled([trail.record(entry('ws_a', 1)), trail.record(bad), trail.record(entry('ws_a', 3))])
   t.equal(first!.status, 'fulfilled', 'the first entry is recorded')
-  t.equal(second!.status, 'rejected', 'the duplicate is refused')
-  t.same(await trail.verify('ws_a'), { ok: true, checked: 1, firstBroken: null }, 'the chain holds the one entry and verifies')
+  t.equal(second!.status, 'rejected', 'the refused entry fails')
+  t.equal(third!.status, 'fulfilled', 'the entry after it is recorded')
+  t.same(await trail.verify('ws_a'), { ok: true, checked: 2, firstBroken: null }, 'the chain holds the two entries and verifies')
 })
 
 eachEngine(t, 'a verification while writes go on walks the chain up to the head it read: no false break', async (t, db) => {

@@ -2,9 +2,10 @@
 // UPDATE on PostgreSQL), so the entries of one workspace form one chain whichever instance
 // of the cloud records them. Entries are appended a batch at a time (AuditTrail's group
 // commit): on PostgreSQL one transaction per batch; on SQLite one INSERT statement per batch
-// whose triggers (migration 0643) refuse a row that does not follow its chain's head and move
-// the head with each row, the head kept in memory between batches and read again when
-// another writer moved it.
+// (inside another writer's transaction that carries it, or alone: AuditTrail) whose
+// triggers (migration 0643) refuse a row that does not follow its chain's head and move the
+// head with each row, the head kept in memory between batches and read again when another
+// writer moved it.
 import type { Database, Queryable, SqlValue } from '../../platform/db/Database.js'
 import type { AuditChainsTable, AuditEntriesTable } from './tables.js'
 import type { AuditFilter } from './types.js'

@@ -157,9 +157,10 @@ export class AuditTrail {
   }
 
   /**
-   * Writes the queued entries a batch at a time until none is left. On SQLite each batch is
-   * taken once the trail's turn on the writer has come (the transactions queued before it
-   * have carried what was queued when they committed).
+   * Writes the queued entries a batch at a time until none is left. On SQLite, while a
+   * transaction is under way the trail waits for it to end (it carries the queue); only
+   * when none is does it take its own turn on the writer, and takes its batch once that
+   * turn has come.
    */
   private async drain(): Promise<void> {
     if (this.draining) return
@@ -167,6 +168,13 @@ export class AuditTrail {
     try {
       while (this.queue.length > 0 || this.alone.length > 0) {
         if (this.db.dialect === 'sqlite') {
+          // A transaction under way (or waiting for the writer) carries the queue when it
+          // commits: wait for it rather than take a turn of our own, then look again.
+          const ended = this.alone.length === 0 ? this.db.nextTransactionEnd() : null
+          if (ended) {
+            await ended
+            continue
+          }
           await this.db.exclusive(async (q) => {
             const batch = [...this.alone.splice(0), ...this.queue.splice(0, MAX_BATCH)]
             if (batch.length > 0) await this.write(batch, (b) => this.repo.appendSqlite(q, b))

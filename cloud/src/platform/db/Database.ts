@@ -53,6 +53,12 @@ export interface Database extends Queryable {
   exclusive<T>(fn: (q: Queryable) => Promise<T>): Promise<T>
   /** Adds `rider` to every transaction from now on, before its COMMIT (see CommitRider). Returns the function that removes it. */
   beforeCommit(rider: CommitRider): () => void
+  /**
+   * When a transaction has been asked for and has not ended yet (running, or waiting for
+   * the connection): a promise of the end of the next one to end (its riders told of its
+   * outcome first). Null when there is none.
+   */
+  nextTransactionEnd(): Promise<void> | null
   /** Committed writes of data kept in memory elsewhere (./changes.ts). */
   readonly changes: ChangeFeed
   close(): Promise<void>
@@ -121,7 +127,25 @@ export class KyselyDatabase implements Database {
     this.riders.add(rider)
     return () => this.riders.delete(rider)
   }
+  /** Transactions asked for and not ended yet. */
+  private inFlight = 0
+  private ended: (() => void)[] = []
+  nextTransactionEnd(): Promise<void> | null {
+    if (this.inFlight === 0) return null
+    return new Promise((resolve) => this.ended.push(resolve))
+  }
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    this.inFlight++
+    try {
+      return await this.runTransaction(fn)
+    } finally {
+      this.inFlight--
+      const ended = this.ended
+      this.ended = []
+      for (const e of ended) e()
+    }
+  }
+  private async runTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     let tx: { committed(): void } | undefined
     const rode: { committed(): void; failed(): void }[] = []
     let out: T

@@ -14,10 +14,17 @@ import { join } from 'node:path'
 import { ROOT, cli, cloudEnv, expect, call, freePort, killAll, startCloud, stop, tempDir, track } from './lib/harness.js'
 const D = Number(process.env.D ?? 8)
 const C = Number(process.env.C ?? 50)
-function cpuOf(pid: number): number {
-  const s = readFileSync(`/proc/${pid}/stat`, 'utf8')
+function ticks(file: string): number {
+  const s = readFileSync(file, 'utf8')
   const f = s.slice(s.lastIndexOf(')') + 2).split(' ')
   return (Number(f[11]) + Number(f[12])) * 1e4
+}
+/** The process's CPU so far in µs: all threads, and the main (JavaScript) thread alone. */
+function cpuOf(pid: number): number {
+  return ticks(`/proc/${pid}/stat`)
+}
+function mainCpuOf(pid: number): number {
+  return ticks(`/proc/${pid}/task/${pid}/stat`)
 }
 async function cannon(url: string, headers: Record<string, string>, d: number, body: string) {
   const args = [join(ROOT, 'node_modules', 'autocannon', 'autocannon.js'), '-c', String(C), '-d', String(d), '-j', '-m', 'POST', '-b', body]
@@ -46,8 +53,10 @@ async function run(label: string, extra: Record<string, string>) {
   await cannon(`${cloud.base}/v1/playlists`, h, 2, body)
   if (process.env.BENCH_CPU_PROF) cloud.proc.kill('SIGWINCH')
   const c0 = cpuOf(cloud.proc.pid!)
+  const m0 = mainCpuOf(cloud.proc.pid!)
   const r = await cannon(`${cloud.base}/v1/playlists`, h, D, body)
   const cpu = (cpuOf(cloud.proc.pid!) - c0) / r.total
+  const main = (mainCpuOf(cloud.proc.pid!) - m0) / r.total
   if (process.env.BENCH_CPU_PROF) {
     cloud.proc.kill('SIGWINCH')
     await new Promise((r) => setTimeout(r, 2000))
@@ -57,7 +66,7 @@ async function run(label: string, extra: Record<string, string>) {
     console.log('verify', JSON.stringify(v.body))
   }
   await stop(cloud.proc)
-  console.log(label, JSON.stringify(r), 'cpu us/req', Math.round(cpu))
+  console.log(label, JSON.stringify(r), 'cpu us/req', Math.round(cpu), 'main thread', Math.round(main), 'other threads', Math.round(cpu - main))
 }
 /** A cloud started for ROUNDS mode: bootstrapped, answering, its key and the request's headers. */
 async function boot(label: string, extra: Record<string, string>) {
@@ -87,24 +96,40 @@ if (process.env.ROUNDS) {
     expect(await call(`${c.cloud.base}/v1/playlists`, { method: 'POST', headers: c.h, body: JSON.parse(body) }), 201, 'w')
     await cannon(`${c.cloud.base}/v1/playlists`, c.h, 2, body)
   }
-  const ratios = { cpu: [] as number[], p50: [] as number[], rps: [] as number[] }
+  const ratios = { cpu: [] as number[], p50: [] as number[], rps: [] as number[], main: [] as number[], other: [] as number[] }
   for (let i = 0; i < Number(process.env.ROUNDS); i++) {
-    const got: Record<string, { rps: number; p50: number; cpu: number }> = {}
+    const got: Record<string, { rps: number; p50: number; cpu: number; main: number }> = {}
     for (const c of clouds) {
       const c0 = cpuOf(c.cloud.proc.pid!)
+      const m0 = mainCpuOf(c.cloud.proc.pid!)
       const r = await cannon(`${c.cloud.base}/v1/playlists`, c.h, D, body)
-      got[c.label] = { rps: r.rps, p50: r.p50, cpu: (cpuOf(c.cloud.proc.pid!) - c0) / r.total }
-      console.log(`round ${i + 1} ${c.label}`, JSON.stringify(r), 'cpu us/req', Math.round(got[c.label]!.cpu))
+      const main = (mainCpuOf(c.cloud.proc.pid!) - m0) / r.total
+      got[c.label] = { rps: r.rps, p50: r.p50, cpu: (cpuOf(c.cloud.proc.pid!) - c0) / r.total, main }
+      console.log(
+        `round ${i + 1} ${c.label}`,
+        JSON.stringify(r),
+        'cpu us/req',
+        Math.round(got[c.label]!.cpu),
+        'main thread',
+        Math.round(main),
+        'other threads',
+        Math.round(got[c.label]!.cpu - main),
+      )
     }
     ratios.cpu.push(got.on!.cpu / got.off!.cpu)
     ratios.p50.push(got.on!.p50 / got.off!.p50)
     ratios.rps.push(got.on!.rps / got.off!.rps)
+    ratios.main.push(got.on!.main - got.off!.main)
+    ratios.other.push(got.on!.cpu - got.on!.main - (got.off!.cpu - got.off!.main))
   }
   const v = await call(`${clouds[1]!.cloud.base}/v1/audit-log/verify`, { headers: clouds[1]!.h })
   console.log('verify', JSON.stringify(v.body))
   const f3 = (x: number) => x.toFixed(3)
   console.log(
     `on ÷ off, median of ${ratios.cpu.length} pairs: CPU per request ${f3(median(ratios.cpu))}, median latency ${f3(median(ratios.p50))}, req/s ${f3(median(ratios.rps))}`,
+  )
+  console.log(
+    `on − off, median of ${ratios.cpu.length} pairs: main thread ${Math.round(median(ratios.main))} µs per request, other threads (SQLite's, GC) ${Math.round(median(ratios.other))} µs`,
   )
   for (const c of clouds) await stop(c.cloud.proc)
 } else {

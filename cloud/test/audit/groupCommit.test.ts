@@ -2,12 +2,15 @@
 // event loop are appended in ONE transaction (not one each after the write's own), each
 // chain stays one chain numbered 1…n that verifies, every entry has committed by the time
 // its record() answers (what lets a write's answer go out after it), and an entry the
-// database refuses takes none of the others in its batch with it.
+// database refuses takes none of the others in its batch with it. On SQLite the entries
+// waiting when another writer's transaction commits ride in that transaction; a carrying
+// transaction rolled back after all, or a batch refused inside it, leaves the entries to
+// the trail's own turn and the transaction's own writes as they were.
 import t from 'tap'
 import { AuditTrail } from '../../src/domains/audit/AuditTrail.js'
 import type { AuditRecord } from '../../src/domains/audit/types.js'
 import { IdGenerator, ManualClock } from '../../src/platform/clock.js'
-import type { Database } from '../../src/platform/db/Database.js'
+import type { Database, Queryable } from '../../src/platform/db/Database.js'
 import { eachEngine } from '../db/engines.js'
 
 function entry(workspaceId: string, i: number): AuditRecord {
@@ -25,13 +28,16 @@ function entry(workspaceId: string, i: number): AuditRecord {
   }
 }
 
+const INSERTS_ENTRIES = /^\s*insert into audit_entries\b/i
+
 /**
  * Counts the writes of audit entries on `db` from now on: transactions (PostgreSQL appends a
  * batch in one) and statements inserting entries outside any transaction (SQLite appends a
- * batch in one statement).
+ * batch in one statement, in the trail's own turn on the writer: `exclusive`). Entries
+ * carried by another writer's transaction are not counted; `statements` counts the latter alone.
  */
-function countAppends(db: Database): { readonly n: number } {
-  const counter = { n: 0 }
+function countAppends(db: Database): { readonly n: number; readonly statements: number } {
+  const counter = { n: 0, statements: 0 }
   const transaction = db.transaction.bind(db)
   db.transaction = (fn) => {
     counter.n++
@@ -39,10 +45,39 @@ function countAppends(db: Database): { readonly n: number } {
   }
   const run = db.run.bind(db)
   db.run = (sql, params) => {
-    if (/^\s*insert into audit_entries\b/i.test(sql)) counter.n++
+    if (INSERTS_ENTRIES.test(sql)) {
+      counter.n++
+      counter.statements++
+    }
     return run(sql, params)
   }
+  const exclusive = db.exclusive.bind(db)
+  db.exclusive = (fn) =>
+    exclusive((q) => {
+      const counted = Object.create(q) as Queryable
+      counted.run = (sql, params) => {
+        if (INSERTS_ENTRIES.test(sql)) {
+          counter.n++
+          counter.statements++
+        }
+        return q.run(sql, params)
+      }
+      return fn(counted)
+    })
   return counter
+}
+
+/** `p`, or a failure naming what was awaited after two minutes (a hang guard, not a timing). */
+async function within<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what}`)), 120_000)
+  })
+  try {
+    return await Promise.race([p, guard])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 const N = 60
@@ -79,13 +114,14 @@ eachEngine(t, 'entries recorded in one turn are appended in one write, two chain
 
 eachEngine(t, 'an entry the database refuses fails alone; the others of its batch are kept', async (t, db) => {
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
-  // Every id is the same: the first entry takes it, the second is refused (a unique id).
-  const ids = { next: () => 'aud_same' } as unknown as IdGenerator
-  const trail = new AuditTrail(db, clock, ids)
-  const [first, second] = await Promise.allSettled([trail.record(entry('ws_a', 1)), trail.record(entry('ws_a', 2))])
+  const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+  // An action the table refuses (NOT NULL), between two good entries of the same batch.
+  const bad = { ...entry('ws_a', 2), action: null as unknown as string }
+  const [first, second, third] = await Promise.allSettled([trail.record(entry('ws_a', 1)), trail.record(bad), trail.record(entry('ws_a', 3))])
   t.equal(first!.status, 'fulfilled', 'the first entry is recorded')
-  t.equal(second!.status, 'rejected', 'the duplicate is refused')
-  t.same(await trail.verify('ws_a'), { ok: true, checked: 1, firstBroken: null }, 'the chain holds the one entry and verifies')
+  t.equal(second!.status, 'rejected', 'the refused entry fails')
+  t.equal(third!.status, 'fulfilled', 'the entry after it is recorded')
+  t.same(await trail.verify('ws_a'), { ok: true, checked: 2, firstBroken: null }, 'the chain holds the two entries and verifies')
 })
 
 eachEngine(t, 'a verification while writes go on walks the chain up to the head it read: no false break', async (t, db) => {
@@ -150,5 +186,87 @@ eachEngine(
     t.same({ seq: Number(head!.head_seq), hash: head!.head_hash }, { seq: 1, hash: first.hash }, 'the head is the one entry')
     const second = (await trail.record(entry('ws_a', 2)))!
     t.equal(second.seq, 2, 'the trail appends after it')
+  },
+)
+
+eachEngine(t, 'SQLite: entries waiting when another writer commits ride in its transaction, with no turn of their own', async (t, db, engine) => {
+  if (engine !== 'sqlite') {
+    t.pass('PostgreSQL appends a batch in a transaction of its own (a pool: no single writer to share)')
+    return
+  }
+  await db.run('CREATE TABLE audit_ride_probe (id TEXT PRIMARY KEY)')
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z')
+  const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+  await trail.record(entry('ws_a', 0))
+  const appends = countAppends(db)
+  // Recorded, then another writer's transaction begun in the same turn: it has the writer
+  // before the trail's own turn, and carries the entries.
+  const recorded = Promise.all(Array.from({ length: 5 }, (_, i) => trail.record(entry('ws_a', 1 + i))))
+  const written = db.transaction((tx) => tx.run('INSERT INTO audit_ride_probe (id) VALUES (?)', ['w1']))
+  await within(written, "the other writer's transaction")
+  const answers = await within(recorded, 'the entries carried by the transaction')
+  t.equal(appends.statements, 0, 'no statement of their own: the transaction carried them')
+  t.same(
+    answers.map((a) => a!.seq),
+    [2, 3, 4, 5, 6],
+    'they follow the chain',
+  )
+  t.same(await db.all('SELECT id FROM audit_ride_probe'), [{ id: 'w1' }], "the transaction's own write committed with them")
+  t.same(await trail.verify('ws_a'), { ok: true, checked: 6, firstBroken: null }, 'the chain verifies')
+  // Alone, with no transaction to ride in, the trail writes them in its own turn.
+  const alone = await within(trail.record(entry('ws_a', 7)), 'an entry with no transaction to ride in')
+  t.equal(alone!.seq, 7)
+  t.equal(appends.statements, 1, 'one statement of its own')
+})
+
+eachEngine(t, 'SQLite: a carrying transaction rolled back at its COMMIT loses none of the entries it carried', async (t, db, engine) => {
+  if (engine !== 'sqlite') {
+    t.pass('PostgreSQL appends a batch in a transaction of its own')
+    return
+  }
+  await db.run('CREATE TABLE audit_ride_parent (id TEXT PRIMARY KEY)')
+  await db.run('CREATE TABLE audit_ride_child (id TEXT PRIMARY KEY, parent TEXT REFERENCES audit_ride_parent (id) DEFERRABLE INITIALLY DEFERRED)')
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z')
+  const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+  const recorded = Promise.all(Array.from({ length: 4 }, (_, i) => trail.record(entry('ws_a', i))))
+  // The child names no parent: the deferred foreign key refuses the COMMIT, after the
+  // entries were written inside the transaction, and everything in it is rolled back.
+  const refused = db.transaction((tx) => tx.run('INSERT INTO audit_ride_child (id, parent) VALUES (?, ?)', ['c1', 'missing']))
+  await t.rejects(within(refused, 'the refused transaction'), /FOREIGN KEY/, 'the COMMIT is refused')
+  const answers = await within(recorded, 'the entries of the rolled-back transaction, written again')
+  t.same(
+    answers.map((a) => a!.seq),
+    [1, 2, 3, 4],
+    'each entry recorded once, 1…4',
+  )
+  t.same(await db.all('SELECT id FROM audit_ride_child'), [], "nothing of the transaction's own write")
+  t.equal(Number((await db.get<{ n: unknown }>("SELECT COUNT(*) AS n FROM audit_entries WHERE chain = 'ws_a'"))!.n), 4, 'four entries stored')
+  t.same(await trail.verify('ws_a'), { ok: true, checked: 4, firstBroken: null }, 'the chain verifies')
+})
+
+eachEngine(
+  t,
+  "SQLite: an entry refused inside a carrying transaction fails alone; the transaction's own write and the other entries are kept",
+  async (t, db, engine) => {
+    if (engine !== 'sqlite') {
+      t.pass('PostgreSQL appends a batch in a transaction of its own')
+      return
+    }
+    await db.run('CREATE TABLE audit_ride_probe (id TEXT PRIMARY KEY)')
+    const clock = new ManualClock('2026-06-01T12:00:00.000Z')
+    const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+    // An action the table refuses (NOT NULL): the batch's one statement is refused inside the transaction.
+    const bad = { ...entry('ws_a', 1), action: null as unknown as string }
+    const recorded = Promise.allSettled([trail.record(entry('ws_a', 0)), trail.record(bad), trail.record(entry('ws_a', 2))])
+    await within(
+      db.transaction((tx) => tx.run('INSERT INTO audit_ride_probe (id) VALUES (?)', ['w1'])),
+      "the carrying writer's transaction",
+    )
+    const [first, second, third] = await within(recorded, 'the entries, written alone')
+    t.same(await db.all('SELECT id FROM audit_ride_probe'), [{ id: 'w1' }], "the transaction's own write committed")
+    t.equal(first!.status, 'fulfilled')
+    t.equal(second!.status, 'rejected', 'the refused entry fails')
+    t.equal(third!.status, 'fulfilled')
+    t.same(await trail.verify('ws_a'), { ok: true, checked: 2, firstBroken: null }, 'the chain holds the other two and verifies')
   },
 )

@@ -2,9 +2,10 @@
 // UPDATE on PostgreSQL), so the entries of one workspace form one chain whichever instance
 // of the cloud records them. Entries are appended a batch at a time (AuditTrail's group
 // commit): on PostgreSQL one transaction per batch; on SQLite one INSERT statement per batch
-// whose triggers (migration 0643) refuse a row that does not follow its chain's head and move
-// the head with each row, the head kept in memory between batches and read again when
-// another writer moved it.
+// (inside another writer's transaction that carries it, or alone: AuditTrail) whose
+// triggers (migration 0643) refuse a row that does not follow its chain's head and move the
+// head with each row, the head kept in memory between batches and read again when another
+// writer moved it.
 import type { Database, Queryable, SqlValue } from '../../platform/db/Database.js'
 import type { AuditChainsTable, AuditEntriesTable } from './tables.js'
 import type { AuditFilter } from './types.js'
@@ -67,7 +68,7 @@ export class AuditRepository {
    * rows are inserted and the head moved once. Answers the rows in the order of `batch`.
    */
   async appendMany(batch: readonly Appended[]): Promise<AuditRow[]> {
-    if (this.db.dialect === 'sqlite') return this.appendSqlite(batch, false)
+    if (this.db.dialect === 'sqlite') return this.appendSqlite(this.db, batch)
     const byChain = chainsOf(batch)
     const out = new Array<AuditRow>(batch.length)
     await this.db.transaction(async (tx) => {
@@ -98,20 +99,22 @@ export class AuditRepository {
   }
 
   /**
-   * SQLite: the batch in ONE statement, outside any explicit transaction (one trip through
-   * the single writer instead of five: BEGIN, head, insert, head, COMMIT). Its text never
-   * changes (the rows are one JSON parameter), so the connection keeps it prepared. Each
-   * chain continues from the head this repository last wrote, or read; the triggers refuse
-   * the whole statement when that head is no longer the chain's (another instance, or a
-   * hand, moved it), and the batch is then built again from the heads read afresh, once.
+   * SQLite: the batch in ONE statement through `q` (one trip through the single writer
+   * instead of five: BEGIN, head, insert, head, COMMIT): outside any transaction, or inside
+   * another writer's transaction that carries it (AuditTrail). Its text never changes (the
+   * rows are one JSON parameter), so the connection keeps it prepared. Each chain continues
+   * from the head this repository last wrote, or read; the triggers refuse the whole
+   * statement when that head is no longer the chain's (another instance, or a hand, moved
+   * it), and the batch is then built again from the heads read afresh, once. A refused
+   * statement is backed out alone: a transaction carrying it goes on.
    */
-  private async appendSqlite(batch: readonly Appended[], retried: boolean): Promise<AuditRow[]> {
+  async appendSqlite(q: Queryable, batch: readonly Appended[], retried = false): Promise<AuditRow[]> {
     const byChain = chainsOf(batch)
     const out = new Array<AuditRow>(batch.length)
     const values: SqlValue[][] = []
     const heads = new Map<string, { seq: number; hash: string }>()
     for (const chain of [...byChain.keys()].sort()) {
-      let at = this.heads.get(chain) ?? (await this.readHead(chain))
+      let at = this.heads.get(chain) ?? (await this.readHead(q, chain))
       for (const i of byChain.get(chain)!) {
         const row = batch[i]!.make(at)
         out[i] = row
@@ -121,25 +124,35 @@ export class AuditRepository {
       heads.set(chain, at)
     }
     try {
-      await this.db.run(INSERT_FROM_JSON, [JSON.stringify(values)])
+      await q.run(INSERT_FROM_JSON, [JSON.stringify(values)])
     } catch (err) {
-      for (const chain of byChain.keys()) this.heads.delete(chain)
-      if (!retried && String((err as Error)?.message).includes(NOT_NEXT)) return this.appendSqlite(batch, true)
+      this.forgetHeads(batch)
+      if (!retried && String((err as Error)?.message).includes(NOT_NEXT)) return this.appendSqlite(q, batch, true)
       throw err
     }
     for (const [chain, head] of heads) this.heads.set(chain, head)
     return out
   }
 
+  /**
+   * SQLite: the heads of the batch's chains are read again at the next append (the
+   * transaction that carried the batch was rolled back after all, so the heads it moved
+   * are not the chains').
+   */
+  forgetHeads(batch: readonly Appended[]): void {
+    for (const e of batch) this.heads.delete(e.chain)
+  }
+
   /** A chain's head as stored (made, at the genesis, when the chain has none yet). */
-  private async readHead(chain: string): Promise<{ seq: number; hash: string }> {
-    let head = await this.lockHead(this.db, chain)
+  private async readHead(q: Queryable, chain: string): Promise<{ seq: number; hash: string }> {
+    let head = await this.lockHead(q, chain)
     if (!head) {
-      await this.db.run(
-        'INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING',
-        [chain, GENESIS, GENESIS],
-      )
-      head = await this.lockHead(this.db, chain)
+      await q.run('INSERT INTO audit_chains (chain, head_seq, head_hash, anchor_seq, anchor_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (chain) DO NOTHING', [
+        chain,
+        GENESIS,
+        GENESIS,
+      ])
+      head = await this.lockHead(q, chain)
       if (!head) throw new Error(`audit chain ${chain} has no head`)
     }
     return { seq: num(head.head_seq), hash: head.head_hash }

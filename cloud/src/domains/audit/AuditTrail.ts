@@ -4,7 +4,7 @@
 // removed or inserted in the database breaks the chain at that point, which verify() finds.
 import { createHash } from 'node:crypto'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
-import type { Database } from '../../platform/db/Database.js'
+import type { Database, Queryable } from '../../platform/db/Database.js'
 import { AuditRepository, GENESIS, type AuditRow } from './AuditRepository.js'
 import type { AuditActorKind, AuditEntry, AuditFilter, AuditOutcome, AuditRecord, AuditVia, SignInRecord } from './types.js'
 
@@ -108,13 +108,15 @@ export class AuditTrail {
   private readonly repo: AuditRepository
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     /** false: record() does nothing (SVC_AUDIT=off, the bench's run beside the recorded one). */
     readonly enabled = true,
   ) {
     this.repo = new AuditRepository(db)
+    // SQLite: the queued entries ride in the next transaction that commits (see `ride`).
+    if (enabled && db.dialect === 'sqlite') db.beforeCommit((tx) => this.ride(tx))
   }
 
   /**
@@ -123,7 +125,9 @@ export class AuditTrail {
    * Group commit: the entries recorded in one turn of the event loop, and those recorded
    * while a batch is being written, are appended together in one transaction, instead of a
    * transaction each after the write's own (which doubled a write's trips through SQLite's
-   * single writer).
+   * single writer). On SQLite the batch is written by the first of: the next transaction
+   * any writer commits (it carries the batch, `ride`), or the trail's own turn on the
+   * writer (`drain`), which then finds nothing left when a transaction came first.
    */
   record(r: AuditRecord): Promise<AuditEntry | null> {
     if (!this.enabled) return Promise.resolve(null)
@@ -132,45 +136,100 @@ export class AuditTrail {
     const id = this.ids.next('auditEntry')
     return new Promise((resolve, reject) => {
       this.queue.push({ chain, changes: r.changes, make: (head) => rowOf(r, chain, id, at, head), resolve, reject })
-      if (!this.draining && !this.scheduled) {
-        this.scheduled = true
-        setImmediate(() => {
-          this.scheduled = false
-          void this.drain()
-        })
-      }
+      this.schedule()
     })
   }
 
+  /** Entries waiting to be written. */
   private readonly queue: Pending[] = []
+  /** SQLite: entries a carrying transaction could not write (refused, or rolled back): the trail's own turn writes them. */
+  private readonly alone: Pending[] = []
   private draining = false
   private scheduled = false
 
-  /** Writes the queued entries a batch at a time until none is left. */
+  private schedule(): void {
+    if (this.draining || this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      void this.drain()
+    })
+  }
+
+  /**
+   * Writes the queued entries a batch at a time until none is left. On SQLite, while a
+   * transaction is under way the trail waits for it to end (it carries the queue); only
+   * when none is does it take its own turn on the writer, and takes its batch once that
+   * turn has come.
+   */
   private async drain(): Promise<void> {
     if (this.draining) return
     this.draining = true
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH)
-        try {
-          const rows = await this.repo.appendMany(batch)
-          batch.forEach((p, i) => p.resolve(entryOf(rows[i]!, p.changes)))
-        } catch (err) {
-          if (batch.length === 1) batch[0]!.reject(err)
-          else {
-            // One entry the database refuses must not take the others with it: each alone.
-            for (const p of batch) {
-              await this.repo.appendMany([p]).then(
-                ([row]) => p.resolve(entryOf(row!, p.changes)),
-                (e: unknown) => p.reject(e),
-              )
-            }
+      while (this.queue.length > 0 || this.alone.length > 0) {
+        if (this.db.dialect === 'sqlite') {
+          // A transaction under way (or waiting for the writer) carries the queue when it
+          // commits: wait for it rather than take a turn of our own, then look again.
+          const ended = this.alone.length === 0 ? this.db.nextTransactionEnd() : null
+          if (ended) {
+            await ended
+            continue
           }
-        }
+          await this.db.exclusive(async (q) => {
+            const batch = [...this.alone.splice(0), ...this.queue.splice(0, MAX_BATCH)]
+            if (batch.length > 0) await this.write(batch, (b) => this.repo.appendSqlite(q, b))
+          })
+        } else await this.write(this.queue.splice(0, MAX_BATCH), (b) => this.repo.appendMany(b))
       }
     } finally {
       this.draining = false
+    }
+  }
+
+  /** Appends a batch and answers its entries; one entry the database refuses does not take the others with it. */
+  private async write(batch: Pending[], append: (b: Pending[]) => Promise<AuditRow[]>): Promise<void> {
+    try {
+      const rows = await append(batch)
+      batch.forEach((p, i) => p.resolve(entryOf(rows[i]!, p.changes)))
+    } catch (err) {
+      if (batch.length === 1) batch[0]!.reject(err)
+      else {
+        for (const p of batch) {
+          await append([p]).then(
+            ([row]) => p.resolve(entryOf(row!, p.changes)),
+            (e: unknown) => p.reject(e),
+          )
+        }
+      }
+    }
+  }
+
+  /**
+   * SQLite: the queued entries written inside another writer's transaction, just before its
+   * COMMIT (Database.beforeCommit), so that one commit carries both and the entries cost no
+   * turn of their own on the single writer. They are answered once that transaction has
+   * committed. If it is rolled back after all, or the statement is refused (it is then
+   * backed out alone; the transaction's own writes go on), the entries are written by the
+   * trail's own turn instead, where a refused entry fails alone.
+   */
+  private async ride(tx: Queryable): Promise<{ committed(): void; failed(): void } | null> {
+    if (this.queue.length === 0) return null
+    const batch = this.queue.splice(0, MAX_BATCH)
+    let rows: AuditRow[]
+    try {
+      rows = await this.repo.appendSqlite(tx, batch)
+    } catch {
+      this.alone.push(...batch)
+      this.schedule()
+      return null
+    }
+    return {
+      committed: () => batch.forEach((p, i) => p.resolve(entryOf(rows[i]!, p.changes))),
+      failed: () => {
+        this.repo.forgetHeads(batch)
+        this.alone.push(...batch)
+        this.schedule()
+      },
     }
   }
 

@@ -26,6 +26,16 @@ export interface Queryable {
   all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>
 }
 
+/**
+ * Work that rides in other writers' transactions (Database.beforeCommit): called inside each
+ * transaction once its own work is done, just before COMMIT, with that transaction. It
+ * answers null when it wrote nothing, or how to learn the outcome: `committed` after the
+ * COMMIT, `failed` when the transaction was rolled back after it ran. It must not throw (a
+ * statement of its own that the database refuses is its business: on SQLite a refused
+ * statement is backed out alone and the transaction goes on).
+ */
+export type CommitRider = (tx: Queryable) => Promise<{ committed(): void; failed(): void } | null>
+
 export interface Database extends Queryable {
   readonly kysely: Kysely<DB>
   /**
@@ -36,6 +46,19 @@ export interface Database extends Queryable {
   readonly reads: Kysely<DB>
   /** Runs `fn` inside one transaction; statements of others wait until it ends. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` holding the connection, outside any transaction (on SQLite: the one writer's
+   * turn, so whatever was queued before it has run, and nothing lands between its statements).
+   */
+  exclusive<T>(fn: (q: Queryable) => Promise<T>): Promise<T>
+  /** Adds `rider` to every transaction from now on, before its COMMIT (see CommitRider). Returns the function that removes it. */
+  beforeCommit(rider: CommitRider): () => void
+  /**
+   * When a transaction has been asked for and has not ended yet (running, or waiting for
+   * the connection): a promise of the end of the next one to end (its riders told of its
+   * outcome first). Null when there is none.
+   */
+  nextTransactionEnd(): Promise<void> | null
   /** Committed writes of data kept in memory elsewhere (./changes.ts). */
   readonly changes: ChangeFeed
   close(): Promise<void>
@@ -99,15 +122,55 @@ export class KyselyDatabase implements Database {
   all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]> {
     return this.raw.all<T>(sql, params)
   }
+  private readonly riders = new Set<CommitRider>()
+  beforeCommit(rider: CommitRider): () => void {
+    this.riders.add(rider)
+    return () => this.riders.delete(rider)
+  }
+  /** Transactions asked for and not ended yet. */
+  private inFlight = 0
+  private ended: (() => void)[] = []
+  nextTransactionEnd(): Promise<void> | null {
+    if (this.inFlight === 0) return null
+    return new Promise((resolve) => this.ended.push(resolve))
+  }
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    this.inFlight++
+    try {
+      return await this.runTransaction(fn)
+    } finally {
+      this.inFlight--
+      const ended = this.ended
+      this.ended = []
+      for (const e of ended) e()
+    }
+  }
+  private async runTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     let tx: { committed(): void } | undefined
-    const out = await this.kysely.transaction().execute((trx) => {
-      tx = bindTransaction(trx, this.changes)
-      return fn(rawQueryable(this.dialect, trx))
-    })
+    const rode: { committed(): void; failed(): void }[] = []
+    let out: T
+    try {
+      out = await this.kysely.transaction().execute(async (trx) => {
+        tx = bindTransaction(trx, this.changes)
+        const q = rawQueryable(this.dialect, trx)
+        const result = await fn(q)
+        for (const rider of this.riders) {
+          const r = await rider(q)
+          if (r) rode.push(r)
+        }
+        return result
+      })
+    } catch (err) {
+      for (const r of rode) r.failed()
+      throw err
+    }
     // Kysely's execute resolves after COMMIT (and rejects after a ROLLBACK, skipping this).
     tx?.committed()
+    for (const r of rode) r.committed()
     return out
+  }
+  exclusive<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.kysely.connection().execute((c) => fn(rawQueryable(this.dialect, c)))
   }
   async close(): Promise<void> {
     if (this.reads !== this.kysely) await this.reads.destroy()

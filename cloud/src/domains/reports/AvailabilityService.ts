@@ -232,7 +232,7 @@ export class AvailabilityService {
         this.repo.spans('presence_intervals', ids, plan.from, plan.to),
         this.repo.spans('panel_intervals', ids, plan.from, plan.to),
         this.repo.hours(ids, plan.from, plan.to),
-        this.hours.effective(plan.workspaceId, batch, lineages),
+        this.hours.effective(plan.workspaceId, batch, lineages, 'batch'),
       ])
       return { batch, presence, showing, rolled, hours }
     }

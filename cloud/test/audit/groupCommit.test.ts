@@ -7,6 +7,7 @@
 // transaction rolled back after all, or a batch refused inside it, leaves the entries to
 // the trail's own turn and the transaction's own writes as they were.
 import t from 'tap'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
 import { AuditTrail } from '../../src/domains/audit/AuditTrail.js'
 import type { AuditRecord } from '../../src/domains/audit/types.js'
 import { IdGenerator, ManualClock } from '../../src/platform/clock.js'
@@ -67,11 +68,11 @@ function countAppends(db: Database): { readonly n: number; readonly statements: 
   return counter
 }
 
-/** `p`, or a failure naming what was awaited after two minutes (a hang guard, not a timing). */
+/** `p`, or a failure naming what was awaited once the shared hang guard runs out (not a timing). */
 async function within<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const guard = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what}`)), 120_000)
+    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what}`)), HANG_GUARD_MS)
   })
   try {
     return await Promise.race([p, guard])

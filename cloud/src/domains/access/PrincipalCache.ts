@@ -6,6 +6,7 @@
 // tag drops every entry carrying it before the call that made the change answers, so a
 // revoked key, a deleted user or a changed role is refused on the very next request.
 import type { Clock } from '../../platform/clock.js'
+import { SharedLookups } from '../../platform/sharedLookups.js'
 import type { CredentialChanges } from './CredentialChanges.js'
 import type { Principal } from '../../platform/http/Principal.js'
 
@@ -38,7 +39,7 @@ export class PrincipalCache {
   /** Bumped by every change: a lookup that began before one does not fill the cache. */
   private generation = 0
   /** Lookups running, by key, with the generation they began in. */
-  private readonly running = new Map<string, { generation: number; lookup: Promise<Principal | null> }>()
+  private readonly running = new SharedLookups<Principal | null>()
 
   constructor(
     private readonly clock: Clock,
@@ -71,13 +72,7 @@ export class PrincipalCache {
    */
   shared(key: string, lookup: (generation: number) => Promise<Principal | null>): Promise<Principal | null> {
     const generation = this.generation
-    const current = this.running.get(key)
-    if (current && current.generation === generation) return current.lookup
-    const started = lookup(generation).finally(() => {
-      if (this.running.get(key)?.lookup === started) this.running.delete(key)
-    })
-    this.running.set(key, { generation, lookup: started })
-    return started
+    return this.running.run(key, generation, () => lookup(generation))
   }
 
   /** Stores a looked-up principal unless a change was published since its lookup began (`shared`). */

@@ -4,6 +4,7 @@
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { notFound, validation } from '../../platform/errors.js'
+import { SharedLookups } from '../../platform/sharedLookups.js'
 import { REGIONS, type Region } from '../../platform/secrets.js'
 import type { Principal } from '../../platform/http/Principal.js'
 import { WorkspaceRepository, type WorkspaceRecord } from './WorkspaceRepository.js'
@@ -21,7 +22,7 @@ export class WorkspaceService {
   /** Bumped by every change: a read that began before one does not fill the cache. */
   private generation = 0
   /** Reads running, by workspace id, with the generation they began in. */
-  private readonly reading = new Map<string, { generation: number; read: Promise<Readonly<WorkspaceRow>> }>()
+  private readonly reading = new SharedLookups<Readonly<WorkspaceRow>>()
   private readonly repo: WorkspaceRepository
 
   constructor(
@@ -73,13 +74,7 @@ export class WorkspaceService {
     // Concurrent requests of a workspace whose row ran out share one read, within one
     // generation: one that asks after a change was announced reads again.
     const gen = this.generation
-    const current = this.reading.get(id)
-    if (current && current.generation === gen) return current.read
-    const read = this.read(id, gen).finally(() => {
-      if (this.reading.get(id)?.read === read) this.reading.delete(id)
-    })
-    this.reading.set(id, { generation: gen, read })
-    return read
+    return this.reading.run(id, gen, () => this.read(id, gen))
   }
 
   private async read(id: string, gen: number): Promise<Readonly<WorkspaceRow>> {

@@ -3,7 +3,7 @@
 // however large the library. Typing an id (`pl_…`, `med_…`) still works: it is taken as is.
 // Keyboard: type to search, Down/Up move through the matches, Enter picks, Escape closes.
 import type { JSX } from 'preact'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { ApiFailure } from './api.js'
 import { facts, type Pictured, Thumb } from './thumb.js'
 
@@ -76,9 +76,11 @@ export function ContentPicker(p: PickerProps): JSX.Element {
   const optId = (i: number) => `${p.id}-opt-${i}`
   const query = ID_LIKE.test(text.trim()) || text === p.name ? '' : text.trim()
 
-  // Another kind, or the value cleared from outside: start over.
+  // Another kind, or the value cleared from outside: start over. Both resets run as the
+  // change renders (layout effects), not after the next paint: a key typed in between would
+  // otherwise be wiped by a reset that still sees the value as it was before the typing.
   const first = useRef(true)
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (first.current) {
       first.current = false
       return
@@ -89,7 +91,7 @@ export function ContentPicker(p: PickerProps): JSX.Element {
   }, [p.kind])
   // The form emptied after a submit: so does the field.
   const picked = useRef<string | null>(null)
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!p.value && picked.current !== null && text === picked.current) setText('')
     if (!p.value) picked.current = null
   }, [p.value])

@@ -7,11 +7,28 @@
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { startCloud } from '../cloud.js'
-import { FakeTime, captureLog, tempDir, until } from '../helpers.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
+import { FakeTime, captureLog, tempDir, until, type LogCapture } from '../helpers.js'
 import { startPanelAgent, startPanelSim } from './panelRig.js'
 import { servicesOf } from '../../../cloud/src/app.js'
 
 const MINUTE = 60_000
+
+/**
+ * The agent's three power retries (10, 30 and 60 s apart on its clock), each let due only once
+ * the attempt before it has sent its command, read the panel back over the serial link and
+ * scheduled the next: its log says so ("did not follow", with the wait). Advancing the clock
+ * before that line would pass a retry's time before its timer exists.
+ */
+async function retriesSpent(t: Test, time: FakeTime, logs: LogCapture): Promise<void> {
+  const refusals = () => logs.lines.filter((l) => l.msg === 'the panel did not follow its operating hours')
+  for (const [i, wait] of [10_000, 30_000, 60_000].entries()) {
+    const seen = await until(HANG_GUARD_MS, () => (refusals().length > i ? refusals() : undefined))
+    if (!seen) throw new Error(`the agent's power attempt ${i + 1} never logged "did not follow": ${JSON.stringify(logs.lines.slice(-5))}`)
+    t.match(seen[i], { retryInMs: wait }, `attempt ${i + 1} refused: the next in ${wait / 1000} s`)
+    await time.advanceSettling(wait)
+  }
+}
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
 
 async function rig(t: Test, protocol: 'samsung-mdc' | 'cec' = 'samsung-mdc') {
@@ -62,7 +79,7 @@ t.test('hours that end a minute from now switch the panel off then; after a rest
 })
 
 t.test('a panel that ignores power commands is reported not obeying after the retries: alert panel-not-obeying, screen.panel_mismatch, drift', async (t) => {
-  const { cloud, sim, time, screenId } = await rig(t)
+  const { cloud, sim, time, screenId, logs } = await rig(t)
   sim.panel.model.setPower('off')
   sim.panel.setFaults({ ignorePower: true })
   const rule = await cloud.request('POST', '/v1/alert-rules', { name: 'Panels', config: { codes: ['panel-not-obeying'] } })
@@ -74,10 +91,7 @@ t.test('a panel that ignores power commands is reported not obeying after the re
       ?.panel
   t.ok(await until(5 * 60_000, async () => ((await panelOf())?.intended === 'on' ? true : undefined)), 'told on')
   t.notOk((await panelOf())?.obeying === false, 'not yet declared disobedient: retries are due')
-  for (const wait of [10_000, 30_000, 60_000]) {
-    await time.advanceSettling(wait)
-    await new Promise((r) => setTimeout(r, 2000)) // the command and its read-back travel over the serial link (as before: a 2-s pause)
-  }
+  await retriesSpent(t, time, logs)
   t.ok(await until(5 * 60_000, async () => ((await panelOf())?.obeying === false ? true : undefined)), 'obeying: false after three retries')
   t.match(await panelOf(), { power: 'off', intended: 'on', obeying: false })
   t.equal(sim.panel.model.state.power, 'off', 'the panel never obeyed')
@@ -151,7 +165,7 @@ t.test('a CEC TV: the hours put it in standby and wake it on the injected clock;
 })
 
 t.test('a CEC TV that acknowledges Standby and stays on is reported not obeying: alert panel-not-obeying', async (t) => {
-  const { cloud, sim, time, screenId, start } = await rig(t, 'cec')
+  const { cloud, sim, time, screenId, start, logs } = await rig(t, 'cec')
   sim.panel.setFaults({ ignoreStandby: true })
   const rule = await cloud.request('POST', '/v1/alert-rules', { name: 'Panels', config: { codes: ['panel-not-obeying'] } })
   t.equal(rule.status, 201)
@@ -161,10 +175,7 @@ t.test('a CEC TV that acknowledges Standby and stays on is reported not obeying:
   const put = await cloud.request('PUT', `/v1/screens/${screenId}/operating-hours`, never)
   t.equal(put.status, 200, await put.text())
   await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { intended?: string } | undefined)?.intended === 'off')
-  for (const wait of [10_000, 30_000, 60_000]) {
-    await time.advanceSettling(wait)
-    await new Promise((r) => setTimeout(r, 2000)) // the command and its read-back travel over the serial link (as before: a 2-s pause)
-  }
+  await retriesSpent(t, time, logs)
   const notObeying = await cloud.waitFor(`svc/v1/screens/${screenId}/reported`, (r) => (r.panel as { obeying?: boolean } | undefined)?.obeying === false)
   t.match(notObeying.panel, { power: 'on', intended: 'off', obeying: false })
   t.equal(sim.panel.model.state.power, 'on', 'the TV never went to standby')

@@ -72,10 +72,18 @@ export function fileCloud(opts: Parameters<typeof startCloud>[1] = {}): (t: Test
   }
 }
 
-/** The browser: CHROME_PATH, else the first Chromium on PATH. */
-function chromiumPath(): string {
+/**
+ * Which browser a test needs: the headless shell (Debian's chromium-headless-shell: the same
+ * engine without the browser's own windows and compositor, about half of Chromium's CPU for
+ * these pages) for most, a full Chromium where tabs must really be in the background (the
+ * shell shows every tab as visible).
+ */
+type BrowserKind = 'shell' | 'full'
+
+/** The browser of `kind`: CHROME_PATH, else the headless shell (for 'shell'), else a full Chromium on PATH. */
+function chromiumPath(kind: BrowserKind): string {
   if (process.env.CHROME_PATH) return process.env.CHROME_PATH
-  for (const name of ['chromium', 'chromium-browser', 'google-chrome'])
+  for (const name of [...(kind === 'shell' ? ['chromium-headless-shell'] : []), 'chromium', 'chromium-browser', 'google-chrome'])
     for (const d of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
       const p = path.join(d, name)
       if (fs.existsSync(p)) return p
@@ -96,42 +104,52 @@ export function missingChromium(t: Test): string | null {
  * file has run: `processShared`): each `launch` is a browser context of its own (its own
  * cookies and storage, like a fresh browser) closed when its test ends.
  */
-const chromiumShared = processShared<{ browser: Browser; userDataDir: string }>(
-  async () => {
-    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
-    const browser = await puppeteer.launch({
-      executablePath: chromiumPath(),
-      headless: true,
-      userDataDir,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--window-size=1280,800',
-      ],
-    })
-    return { browser, userDataDir }
-  },
-  async ({ browser, userDataDir }) => {
-    await browser.close().catch(() => {})
-    // Chromium has exited once close() resolves; its profile folder can go.
-    try {
-      fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
-    } catch {
-      // A folder in the temp dir left behind is no failure of the tests.
-    }
-  },
-  ({ browser }, lost) => browser.once('disconnected', lost),
-)
+const chromiumShared = (kind: BrowserKind) =>
+  processShared<{ browser: Browser; userDataDir: string }>(
+    async () => {
+      const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'))
+      const executablePath = chromiumPath(kind)
+      const browser = await puppeteer.launch({
+        executablePath,
+        headless: path.basename(executablePath).includes('headless-shell') ? 'shell' : true,
+        userDataDir,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--window-size=1280,800',
+        ],
+      })
+      return { browser, userDataDir }
+    },
+    async ({ browser, userDataDir }) => {
+      await browser.close().catch(() => {})
+      // Chromium has exited once close() resolves; its profile folder can go.
+      try {
+        fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+      } catch {
+        // A folder in the temp dir left behind is no failure of the tests.
+      }
+    },
+    ({ browser }, lost) => browser.once('disconnected', lost),
+  )
+const browsers = { shell: chromiumShared('shell'), full: chromiumShared('full') }
 
 /** How long a page's wait may take before the test fails naming it: a hang guard of minutes. */
 export const PAGE_WAIT_MS = HANG_GUARD_MS
 
-export async function launch(t: Test, opts: { dark?: boolean } = {}): Promise<{ browser: BrowserContext; page: Page }> {
-  const { browser: chromium } = await chromiumShared.use(t)
+export interface LaunchOptions {
+  /** The page prefers the dark colour scheme. */
+  dark?: boolean
+  /** A full Chromium, whose tabs behind others are hidden (the headless shell's never are). */
+  tabs?: boolean
+}
+
+export async function launch(t: Test, opts: LaunchOptions = {}): Promise<{ browser: BrowserContext; page: Page }> {
+  const { browser: chromium } = await browsers[opts.tabs ? 'full' : 'shell'].use(t)
   const browser = await chromium.createBrowserContext()
   t.after(() => browser.close().catch(() => {}))
   const page = await browser.newPage()
@@ -211,14 +229,14 @@ export const PASSWORD = 'a long pass phrase'
  * fresh browser context. The invite page itself, typed into, is tested in console.test.ts;
  * here it would cost every test a page load.
  */
-export async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, dark = false): Promise<Page> {
+export async function signedIn(t: Test, c: ConsoleCloud, email: string, role: string, opts: LaunchOptions | boolean = false): Promise<Page> {
   const r = await c.call('POST', '/v1/users', { email, role, name: email.split('@')[0] })
   if (r.status !== 201) throw new Error(`invite: ${r.status} ${JSON.stringify(r.body)}`)
-  return invitedIn(t, c, r.body.data.inviteUrl, dark)
+  return invitedIn(t, c, r.body.data.inviteUrl, opts)
 }
 
 /** A browser signed in through an invite link (`inviteUrl` as the API answers it), as `signedIn` does. */
-export async function invitedIn(t: Test, c: ConsoleCloud, inviteUrl: string, dark = false): Promise<Page> {
+export async function invitedIn(t: Test, c: ConsoleCloud, inviteUrl: string, opts: LaunchOptions | boolean = false): Promise<Page> {
   const token = new URLSearchParams(new URL(`${c.base}${inviteUrl}`).hash.slice(1)).get('token')
   const accepted = await fetch(`${c.base}/v1/invites/accept`, {
     method: 'POST',
@@ -226,7 +244,7 @@ export async function invitedIn(t: Test, c: ConsoleCloud, inviteUrl: string, dar
     body: JSON.stringify({ token, password: PASSWORD }),
   })
   if (accepted.status !== 200) throw new Error(`accept: ${accepted.status} ${await accepted.text()}`)
-  const { browser, page } = await launch(t, { dark })
+  const { browser, page } = await launch(t, typeof opts === 'boolean' ? { dark: opts } : opts)
   const domain = new URL(c.base).hostname
   await browser.setCookie(
     ...accepted.headers.getSetCookie().map((line) => {

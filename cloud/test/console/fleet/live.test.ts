@@ -105,7 +105,7 @@ t.test('twenty page loads and three tabs hold one event stream between them', { 
   const device = await c.pair('Stream hall')
   const dev = await connectDevice(t, `mqtt://127.0.0.1:${c.running.mqttPort}`, device)
   const hub = servicesOf(c.running.app).eventStream
-  const page = await signedIn(t, c, 'streams@example.com', 'admin')
+  const page = await signedIn(t, c, 'streams@example.com', 'admin', { tabs: true })
   const paths = ['/console/', '/console/screens', `/console/screens/${device.screenId}`, '/console/content', '/console/emergencies']
   for (let i = 0; i < 20; i++) {
     await page.goto(`${c.base}${paths[i % paths.length]}`)

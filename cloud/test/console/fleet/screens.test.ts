@@ -72,19 +72,19 @@ t.test('bulk assignment: three of five screens chosen, media picked by a search 
   // An unknown id: the API's 422 next to the content field. The id is typed in the same
   // frame as the kind changes (as a busy machine delivers the keys before the page paints):
   // the picker's reset for the new kind is done by then and must not empty the field later.
-  await page.evaluate(async () => {
-    const kind = document.querySelector('#f-bulk-kind') as HTMLSelectElement
+  await page.evaluate(`(async () => {
+    const kind = document.querySelector('#f-bulk-kind')
     kind.value = 'media'
     kind.dispatchEvent(new Event('input', { bubbles: true }))
     kind.dispatchEvent(new Event('change', { bubbles: true }))
     await Promise.resolve()
-    const field = document.querySelector('#bulk-content') as HTMLInputElement
+    const field = document.querySelector('#bulk-content')
     field.value = 'med_nope'
     field.dispatchEvent(new Event('input', { bubbles: true }))
-  })
+  })()`)
   // Effects run after the next frame, in a task of their own: two of each and they have run.
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(() => requestAnimationFrame(() => setTimeout(r))))))
-  t.equal(await page.$eval('#bulk-content', (e) => (e as HTMLInputElement).value), 'med_nope', 'the id typed as the kind changed stays in the field')
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(() => requestAnimationFrame(() => setTimeout(r)))))')
+  t.equal(await page.$eval('#bulk-content', (e) => (e as unknown as { value: string }).value), 'med_nope', 'the id typed as the kind changed stays in the field')
   await clickButton(page, 'Assign to 3 screens')
   await page.waitForSelector('#bulk-content-error, #h-bulk ~ .error, form.bulk .error')
   t.match(await page.$eval('form.bulk', (f) => f.textContent), /med_nope|contentId|not found|unknown/i, 'refused, saying why')

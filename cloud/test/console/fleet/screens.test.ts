@@ -84,7 +84,11 @@ t.test('bulk assignment: three of five screens chosen, media picked by a search 
   })()`)
   // Effects run after the next frame, in a task of their own: two of each and they have run.
   await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(() => requestAnimationFrame(() => setTimeout(r)))))')
-  t.equal(await page.$eval('#bulk-content', (e) => (e as unknown as { value: string }).value), 'med_nope', 'the id typed as the kind changed stays in the field')
+  t.equal(
+    await page.$eval('#bulk-content', (e) => (e as unknown as { value: string }).value),
+    'med_nope',
+    'the id typed as the kind changed stays in the field',
+  )
   await clickButton(page, 'Assign to 3 screens')
   await page.waitForSelector('#bulk-content-error, #h-bulk ~ .error, form.bulk .error')
   t.match(await page.$eval('form.bulk', (f) => f.textContent), /med_nope|contentId|not found|unknown/i, 'refused, saying why')

@@ -117,8 +117,10 @@ t.test('`agent pack` refuses a release key that is not an Ed25519 public key, an
     [['--release-key', path.join(dir, 'none.pub')], /^agent: --release-key: cannot read .*none\.pub: ENOENT/],
     [['--version', '../9'], /^agent: --version must be letters, digits/],
   ]
-  for (const [args, want] of cases) {
-    const p = run(t, process.execPath, [await bundledEntry('agent/src/cli.ts'), 'pack', '--out', dir, ...args])
+  // The four at once: each a process of its own, waiting mostly on its start.
+  const cli = await bundledEntry('agent/src/cli.ts')
+  const runs = cases.map(([args, want]) => ({ args, want, p: run(t, process.execPath, [cli, 'pack', '--out', dir, ...args]) }))
+  for (const { args, want, p } of runs) {
     t.same(await p.exited, { code: 2, signal: null }, args.join(' '))
     t.match(p.stderr(), want)
   }

@@ -239,11 +239,11 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   process.kill(agent.child.pid!, 'SIGTERM')
   t.same(await agent.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
 
-  // 4. Started again (B, the active release, runs) with a 5 s trial window: a version that
+  // 4. Started again (B, the active release, runs) with a 2 s trial window: a version that
   //    hangs without ever connecting is stopped at the window's end, and B (a release, not
   //    the installed program) runs again and reports the rollback.
   const onlineBefore = cloud.seen(topics.status(screenId)).length
-  agent = start(5)
+  agent = start(2)
   t.ok(
     await until(
       HANG_GUARD_MS,
@@ -263,7 +263,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const four = await rollout('9.0.4-hangs')
   t.match(
     four.screen,
-    { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.4-hangs did not connect and report within the trial window \(5 s\)/ },
+    { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.4-hangs did not connect and report within the trial window \(2 s\)/ },
     'hangs: rolled back',
   )
   await settled()

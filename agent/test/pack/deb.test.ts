@@ -2,7 +2,7 @@
 // architecture than this machine's (so cross-packing is covered too: the program is the
 // same, the binding is the target's). Inspected with dpkg-deb (fields, files, conffile,
 // units with [Install]), then installed for real with dpkg in a mount namespace of its own
-// (a copy of /etc, of dpkg's database and of the unit folder; /opt, /var/log and
+// (copy-on-write views of /etc, of dpkg's database and of the unit folder; /opt, /var/log and
 // /run/systemd empty), so the maintainer scripts run as on a player without touching this
 // machine: install, the units checked by systemd-analyze, an upgrade that keeps the
 // pairing, the edited settings and a unit the administrator disabled, removal that keeps

@@ -2,7 +2,7 @@
 // architecture than this machine's (so cross-packing is covered too: the program is the
 // same, the binding is the target's). Inspected with dpkg-deb (fields, files, conffile,
 // units with [Install]), then installed for real with dpkg in a mount namespace of its own
-// (a copy of /etc, of dpkg's database and of the unit folder; /opt, /var/log and
+// (copy-on-write views of /etc, of dpkg's database and of the unit folder; /opt, /var/log and
 // /run/systemd empty), so the maintainer scripts run as on a player without touching this
 // machine: install, the units checked by systemd-analyze, an upgrade that keeps the
 // pairing, the edited settings and a unit the administrator disabled, removal that keeps
@@ -135,12 +135,18 @@ async function inNamespace(t: Test, deb: string, steps: string): Promise<Map<str
     `set -eu
 W=${JSON.stringify(work)}
 DEB=${JSON.stringify(deb)}
-mkdir -p "$W/varlib" "$W/units"
-cp -a /etc "$W/etc"
-cp -a /var/lib/dpkg "$W/varlib/dpkg"
-cp -a /usr/lib/systemd/system/. "$W/units/"
+# A writable view of SRC at $W/NAME: copy-on-write (overlayfs: nothing is copied until
+# written), or a copy where overlayfs cannot be mounted.
+view() {
+  c="$W/cow/$(echo "$2" | tr / _)"
+  mkdir -p "$W/$2" "$c/upper" "$c/work"
+  mount -t overlay overlay -o "lowerdir=$1,upperdir=$c/upper,workdir=$c/work" "$W/$2" 2>/dev/null || cp -a "$1/." "$W/$2/"
+}
+view /etc etc
+view /var/lib/dpkg varlib/dpkg
+view /usr/lib/systemd/system units
 mount --bind "$W/etc" /etc
-mount --bind "$W/varlib" /var/lib
+mount --rbind "$W/varlib" /var/lib
 mount --bind "$W/units" /usr/lib/systemd/system
 mount -t tmpfs tmpfs /opt
 mount -t tmpfs tmpfs /var/log
@@ -203,8 +209,10 @@ shot() { runuser -u "$1" -- env -i PATH=/usr/bin:/bin WAYLAND_DISPLAY="$SOCKET" 
 echo "agent-capture=$(shot svc-agent)"
 echo "other-capture=$(shot nobody)"
 echo "cage-log=$(tail -c 600 /run/cage.log | tr '\\n' ' ')"
-kill -TERM -- -$KIOSK 2>/dev/null || true
-wait $KIOSK || true
+# SIGTERM to the session's process group (as systemd stops the unit); dash's kill takes no "--".
+kill -TERM -$KIOSK 2>/dev/null || true
+wait $KIOSK && status=0 || status=$?
+echo "session-exit=$status"
 umount -l /tmp || true
 umount -l /run || true`
 
@@ -280,6 +288,7 @@ kill $linger 2>/dev/null; wait $linger 2>/dev/null || true
       t.equal(field(display, 'socket'), 'svc-kiosk svc-kiosk 770', `the kiosk session made its socket there, open to the group (${log})`)
       t.equal(field(display, 'agent-capture'), '89504e470d0a1a0a', `svc-agent captures the display: a PNG from grim (${log})`)
       t.equal(field(display, 'other-capture'), '', 'a user outside the group svc-kiosk cannot')
+      t.equal(field(display, 'session-exit'), '143', 'SIGTERM ends the kiosk session (128 + 15): it does not run its program to the end')
     }
 
     const upgraded = out.get('upgraded')

@@ -117,8 +117,10 @@ t.test('`agent pack` refuses a release key that is not an Ed25519 public key, an
     [['--release-key', path.join(dir, 'none.pub')], /^agent: --release-key: cannot read .*none\.pub: ENOENT/],
     [['--version', '../9'], /^agent: --version must be letters, digits/],
   ]
-  for (const [args, want] of cases) {
-    const p = run(t, process.execPath, [await bundledEntry('agent/src/cli.ts'), 'pack', '--out', dir, ...args])
+  // The four at once: each a process of its own, waiting mostly on its start.
+  const cli = await bundledEntry('agent/src/cli.ts')
+  const runs = cases.map(([args, want]) => ({ args, want, p: run(t, process.execPath, [cli, 'pack', '--out', dir, ...args]) }))
+  for (const { args, want, p } of runs) {
     t.same(await p.exited, { code: 2, signal: null }, args.join(' '))
     t.match(p.stderr(), want)
   }
@@ -237,11 +239,11 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   process.kill(agent.child.pid!, 'SIGTERM')
   t.same(await agent.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
 
-  // 4. Started again (B, the active release, runs) with a 5 s trial window: a version that
+  // 4. Started again (B, the active release, runs) with a 2 s trial window: a version that
   //    hangs without ever connecting is stopped at the window's end, and B (a release, not
   //    the installed program) runs again and reports the rollback.
   const onlineBefore = cloud.seen(topics.status(screenId)).length
-  agent = start(5)
+  agent = start(2)
   t.ok(
     await until(
       HANG_GUARD_MS,
@@ -261,7 +263,7 @@ t.test('updates through the cloud: another key refused; a broken version rolls b
   const four = await rollout('9.0.4-hangs')
   t.match(
     four.screen,
-    { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.4-hangs did not connect and report within the trial window \(5 s\)/ },
+    { state: 'rolled_back', reason: /rolled back to 9\.0\.1: version 9\.0\.4-hangs did not connect and report within the trial window \(2 s\)/ },
     'hangs: rolled back',
   )
   await settled()

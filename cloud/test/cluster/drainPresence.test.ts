@@ -10,14 +10,14 @@ import { connectAsync } from 'mqtt'
 import { startServer } from '../../src/server.js'
 import { testConfig } from '../../src/config.js'
 import { systemClock } from '../../src/platform/clock.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import type { ScreenStatusChange } from '../../src/domains/devicelink/ScreenPresence.js'
 
 const GRACE_MS = 400
 
 t.test('screens of a draining instance that reconnect elsewhere are not announced offline', async (t) => {
   const config = testConfig({ httpPort: 0, mqttPort: 0, host: '127.0.0.1', screenOfflineGraceMs: GRACE_MS, presenceTimers: true })
-  const db = await openDatabase(config)
+  const db = await freshSqlite(config.dbBusyTimeoutMs)
   const a = await startServer(config, { db, clock: systemClock })
   const b = await startServer(config, { db, clock: systemClock })
   t.after(async () => {

@@ -41,7 +41,9 @@ async function halfSentRequest(port: number): Promise<{ finish(): void; inFlight
     sock.once('close', after)
     sock.once('error', after)
   })
-  sock.write(`POST /v1/devices/register HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n{`)
+  sock.write(
+    `POST /v1/devices/register HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n{`,
+  )
   return { finish: () => sock.write('}'), inFlight, response }
 }
 

@@ -247,7 +247,7 @@ toolTest(t, postgres, 'two cloud processes on one database and one Redis act as 
     // delivery is left to send, every announcement made before it has reached the receiver.
     // (Waited for at the receiver: the workspace's calls are limited to 60 a minute here.)
     await back.client.endAsync()
-    await until('the moved screen\'s screen.offline webhook', async () => receiver.received.some(offlineOf(device.screenId)))
+    await until("the moved screen's screen.offline webhook", async () => receiver.received.some(offlineOf(device.screenId)))
     await until('no delivery left to send', async () => {
       for (const status of ['pending', 'failed']) if ((await onA('GET', `/v1/webhooks/deliveries?status=${status}`)).body.data.length) return false
       return true

@@ -9,14 +9,14 @@ import t, { type Test } from 'tap'
 import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
 
 async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud }> {
   const config = { redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:` }
-  const db = await openDatabase(testConfig(config))
+  const db = await freshSqlite(testConfig(config).dbBusyTimeoutMs)
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const content = new InMemoryContentResolver()
   const a = await startCloud(t, { clock, content, config, deps: { db } })
@@ -25,6 +25,15 @@ async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud }> {
   t.teardown(() => db.close())
   content.add(a.workspaceId, { kind: 'media', id: 'med_promo' }, { content: { name: 'Promo', url: 'https://cdn.example/promo.mp4', mimeType: 'video/mp4' } })
   return { a, b }
+}
+
+/** `p`, or a failure naming `what` after HANG_GUARD_MS (a hang guard). */
+function guarded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${HANG_GUARD_MS / 60_000} minutes for ${what}`)), HANG_GUARD_MS)
+  })
+  return Promise.race([p, expiry]).finally(() => clearTimeout(timer))
 }
 
 const mqttUrl = (c: Cloud) => `mqtt://127.0.0.1:${c.running.mqttPort}`
@@ -57,11 +66,14 @@ toolTest(t, redis, 'the device moves to A: it gets exactly its latest state ther
   const got = await onA.next(() => true)
   t.equal(got.casts[0]?.id, cast.id, 'the first state on A carries the cast')
   t.ok(got.version > held.version, 'with a newer version, never an older one')
-  await new Promise((r) => setTimeout(r, 300))
+  // A later state on the same path (the cloud's publishes go through the one Redis bus, in
+  // order): whatever else the move sent the device is in by the time that state arrives.
+  t.equal((await a.call('POST', `/v1/casts/${cast.id}/clear`)).status, 200)
+  const cleared = await onA.next((s) => s.version > got.version && s.casts.length === 0)
   t.same(
-    onA.states.map((s) => s.casts[0]?.id),
-    [cast.id],
-    'exactly one state, no stale retained copy before it',
+    onA.states.map((s) => s.version),
+    [got.version, cleared.version],
+    'exactly one state before the clear, no stale retained copy before it',
   )
 })
 
@@ -110,8 +122,15 @@ toolTest(t, redis, "a device's reported state is handled by its own instance onl
     await new Promise((r) => setTimeout(r, 50))
     await servicesOf(b.running.app).presence.flushReported()
   }
+  // A's copy of the device's message came over the Redis bus before anything published on it
+  // later: a message A publishes after B handled the report reaches A after that copy did.
+  const marker = `$svc/test/${randomUUID()}`
+  let markerBack!: () => void
+  const back = new Promise<void>((resolve) => (markerBack = resolve))
+  await servicesOf(a.running.app).broker.subscribe(marker, () => markerBack())
+  await servicesOf(a.running.app).broker.publish(marker, Buffer.from('after the report'), false)
+  await guarded(back, "A's own message back over the Redis bus")
   await servicesOf(a.running.app).presence.flushReported()
-  await new Promise((r) => setTimeout(r, 200))
   t.same(counts, { a: 0, b: 1 })
 })
 
@@ -139,6 +158,13 @@ toolTest(t, redis, 'a serial job queued on A goes out to the device connected to
     if (status !== 'sent') await new Promise((r) => setTimeout(r, 50))
   }
   t.equal(status, 'sent', "the device's PUBACK on B marks it sent")
-  await new Promise((r) => setTimeout(r, 300))
-  t.equal(jobs.length, 1, 'not twice')
+  // A second job on the same path: a repeat of the first would have gone out before it.
+  const second = await a.call('POST', `/v1/screens/${d.screenId}/serial`, { value: 'AA 11 01 01 00 13', encoding: 'hex' })
+  t.equal(second.status, 202)
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; jobs.length < 2 && Date.now() < guardEnd; ) await new Promise((r) => setTimeout(r, 50))
+  t.same(
+    jobs.map((j) => j.id),
+    [id, second.body.data.id],
+    'not twice: the next job is the next message',
+  )
 })

@@ -18,21 +18,40 @@ const tempDir = (t: Test) => newTempDir(t, 'svc-drain-')
 const cli = (t: Test, args: string[], env: NodeJS.ProcessEnv): Proc => cloudCli(t, args, env)
 const until = <T>(ms: number, fn: () => Promise<T | undefined> | T | undefined) => untilValue(ms, fn, 100)
 
-/** An HTTP request whose body is still on its way: headers and the first byte sent, the rest when `finish()` is called. */
-async function halfSentRequest(port: number): Promise<{ finish(): void; response: Promise<string> }> {
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n'
+
+/**
+ * An HTTP request whose body is still on its way: headers and the first byte sent, the rest
+ * when `finish()` is called. It asks for `100 Continue`, which the server sends when it has
+ * read the headers and taken the request: `inFlight` resolves then. `response` is what the
+ * server sent after that interim answer, until the connection closed.
+ */
+async function halfSentRequest(port: number): Promise<{ finish(): void; inFlight: Promise<void>; response: Promise<string> }> {
   const sock = net.connect(port, '127.0.0.1')
   await new Promise((r) => sock.once('connect', r))
   let data = ''
-  sock.setEncoding('utf8').on('data', (d: string) => (data += d))
-  const response = new Promise<string>((resolve) => {
-    sock.once('close', () => resolve(data))
-    sock.once('error', () => resolve(data))
+  let taken!: () => void
+  const inFlight = new Promise<void>((r) => (taken = r))
+  sock.setEncoding('utf8').on('data', (d: string) => {
+    data += d
+    if (data.startsWith(CONTINUE)) taken()
   })
-  sock.write(`POST /v1/devices/register HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`)
-  return { finish: () => sock.write('}'), response }
+  const response = new Promise<string>((resolve) => {
+    const after = () => resolve(data.startsWith(CONTINUE) ? data.slice(CONTINUE.length) : data)
+    sock.once('close', after)
+    sock.once('error', after)
+  })
+  sock.write(
+    `POST /v1/devices/register HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n{`,
+  )
+  return { finish: () => sock.write('}'), inFlight, response }
 }
 
-async function startCloud(t: Test, drainTimeoutMs: number) {
+/** `p`, or null after HANG_GUARD_MS (a hang guard; the caller's assertion names what was awaited). */
+const guarded = <T>(p: Promise<T>) => Promise.race([p, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+
+/** A cloud process (`start`), after `bootstrap` made a workspace and its key when `withKey` (null otherwise). */
+async function startCloud(t: Test, drainTimeoutMs: number, withKey = true) {
   const dataDir = tempDir(t)
   const [httpPort, mqttPort] = [await freePort(), await freePort()]
   const env = cleanEnv({
@@ -43,9 +62,12 @@ async function startCloud(t: Test, drainTimeoutMs: number) {
     SVC_DRAIN_TIMEOUT_MS: String(drainTimeoutMs),
     SVC_ALERT_INTERVAL_MS: '200',
   })
-  const boot = cli(t, ['bootstrap', '--workspace', 'Drain'], env)
-  t.same(await boot.exited, { code: 0, signal: null }, `bootstrap (${boot.output()})`)
-  const { apiKey } = JSON.parse(boot.output().trim().split('\n').at(-1)!) as { apiKey: string }
+  let apiKey: string | null = null
+  if (withKey) {
+    const boot = cli(t, ['bootstrap', '--workspace', 'Drain'], env)
+    t.same(await boot.exited, { code: 0, signal: null }, `bootstrap (${boot.output()})`)
+    apiKey = (JSON.parse(boot.output().trim().split('\n').at(-1)!) as { apiKey: string }).apiKey
+  }
   const proc = cli(t, ['start'], env)
   const ready = await until(5 * 60_000, async () => {
     if (proc.child.exitCode !== null) return false
@@ -91,11 +113,11 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   t.ok(await until(5 * 60_000, async () => ((await leases()).some((l) => l.name === 'alerts') ? true : undefined)), 'the instance holds the alerts lease')
 
   const inflight = await halfSentRequest(c.httpPort)
-  await sleep(300) // the server has the request's headers: it is in flight
+  t.ok(await guarded(inflight.inFlight.then(() => true)), 'the server took the request (100 Continue; hang guard: HANG_GUARD_MS)')
   c.proc.child.kill('SIGTERM')
 
   // Before the request in flight is finished: the drain closes the devices first.
-  const closedAt = await Promise.race([deviceClosed, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+  const closedAt = await guarded(deviceClosed)
   t.ok(closedAt, 'the device sees its connection closed (hang guard: HANG_GUARD_MS) while a request is still in flight')
   t.equal(await accepts(c.mqttPort), false, 'no new MQTT connection is accepted')
   t.equal(await accepts(c.httpPort), false, 'no new HTTP connection is accepted')
@@ -105,7 +127,7 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
   const answer = await inflight.response
   t.match(answer, /^HTTP\/1\.1 201 /, `the request in flight is answered (${answer.slice(0, 80)})`)
   t.match(answer, /\r\nconnection: close\r\n/i, 'and its connection closed behind the answer')
-  const outcome = await Promise.race([c.proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+  const outcome = await guarded(c.proc.exited)
   t.same(outcome, { code: 0, signal: null }, `exit 0 (${c.proc.output().slice(-800)})`)
   t.match(c.proc.output(), /received SIGTERM/)
   t.match(c.proc.output(), /"msg":"draining/)
@@ -115,12 +137,13 @@ t.test('SIGTERM: device connections closed, no new connections, the request in f
 })
 
 t.test('a request that does not finish is cut after SVC_DRAIN_TIMEOUT_MS, and the process still exits 0', async (t) => {
-  const c = await startCloud(t, 1500)
+  // No key needed: the stuck request is a device registration.
+  const c = await startCloud(t, 1500, false)
   const stuck = await halfSentRequest(c.httpPort)
-  await sleep(300)
+  t.ok(await guarded(stuck.inFlight.then(() => true)), 'the server took the request (100 Continue; hang guard: HANG_GUARD_MS)')
   c.proc.child.kill('SIGTERM')
-  const outcome = await Promise.race([c.proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+  const outcome = await guarded(c.proc.exited)
   t.same(outcome, { code: 0, signal: null }, `exit 0 (hang guard: HANG_GUARD_MS) (${c.proc.output().slice(-800)})`)
-  t.equal(await stuck.response, '', 'the unfinished request got no answer: its connection was cut')
+  t.equal(await stuck.response, '', 'the unfinished request got no answer (past the 100 Continue): its connection was cut')
   t.match(c.proc.output(), /drain timeout: cutting the HTTP connections still open/)
 })

@@ -10,14 +10,25 @@ import { connectAsync } from 'mqtt'
 import { startServer } from '../../src/server.js'
 import { testConfig } from '../../src/config.js'
 import { systemClock } from '../../src/platform/clock.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import type { ScreenStatusChange } from '../../src/domains/devicelink/ScreenPresence.js'
+import { HANG_GUARD_MS } from '@svc/shared/testing'
+import { until } from '../fixtures/processes.js'
 
 const GRACE_MS = 400
 
+/** `p`, or a failure naming `what` after HANG_GUARD_MS (a hang guard). */
+function guarded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${HANG_GUARD_MS / 60_000} minutes for ${what}`)), HANG_GUARD_MS)
+  })
+  return Promise.race([p, expiry]).finally(() => clearTimeout(timer))
+}
+
 t.test('screens of a draining instance that reconnect elsewhere are not announced offline', async (t) => {
   const config = testConfig({ httpPort: 0, mqttPort: 0, host: '127.0.0.1', screenOfflineGraceMs: GRACE_MS, presenceTimers: true })
-  const db = await openDatabase(config)
+  const db = await freshSqlite(config.dbBusyTimeoutMs)
   const a = await startServer(config, { db, clock: systemClock })
   const b = await startServer(config, { db, clock: systemClock })
   t.after(async () => {
@@ -39,17 +50,23 @@ t.test('screens of a draining instance that reconnect elsewhere are not announce
     })
     return (await res.json()) as { data: any }
   }
-  const reg = (await call(a.httpPort, 'POST', '/v1/devices/register', {}, null)).data
-  await call(a.httpPort, 'POST', '/v1/screens/pair', { code: reg.pairingCode, name: 'Lobby' })
-  const dev = (await call(a.httpPort, 'GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).data
-  const options = { clientId: dev.screenId, username: dev.screenId, password: dev.deviceSecret, protocolVersion: 4 as const, reconnectPeriod: 0 }
+  const pairScreen = async (name: string) => {
+    const reg = (await call(a.httpPort, 'POST', '/v1/devices/register', {}, null)).data
+    await call(a.httpPort, 'POST', '/v1/screens/pair', { code: reg.pairingCode, name })
+    const dev = (await call(a.httpPort, 'GET', `/v1/devices/register/${reg.registrationId}`, undefined, reg.pollSecret)).data
+    return { dev, options: { clientId: dev.screenId, username: dev.screenId, password: dev.deviceSecret, protocolVersion: 4 as const, reconnectPeriod: 0 } }
+  }
+  const { dev, options } = await pairScreen('Lobby')
+  // A second screen, on B, whose device leaves for good while A drains: its offline, announced
+  // by B one grace after, is what the test waits for.
+  const other = await pairScreen('Back room')
+  const otherOnB = await connectAsync(`mqtt://127.0.0.1:${b.mqttPort}`, other.options)
+  await servicesOf(b.app).presence.idle()
+  const ofLobby = () => changes.filter((c) => c.screenId === dev.screenId).map((c) => `${c.status} on ${c.on}`)
   const onA = await connectAsync(`mqtt://127.0.0.1:${a.mqttPort}`, options)
   await servicesOf(a.app).presence.idle()
   t.equal((await call(b.httpPort, 'GET', `/v1/screens/${dev.screenId}`)).data.status, 'online', 'online, as B sees it too')
-  t.same(
-    changes.map((c) => `${c.status} on ${c.on}`),
-    ['online on A'],
-  )
+  t.same(ofLobby(), ['online on A'])
 
   // A request in flight on A (its body not all sent) holds A's drain open past the grace period.
   const inflight = net.connect(a.httpPort, '127.0.0.1')
@@ -62,16 +79,29 @@ t.test('screens of a draining instance that reconnect elsewhere are not announce
   const draining = a.drain(10_000)
   await closed
   await onA.endAsync(true)
+  // A has the drop queued, and recorded: a grace timer of A's would be armed by now.
+  t.ok(await until(HANG_GUARD_MS, () => (servicesOf(a.app).broker.isConnected(dev.screenId) ? undefined : true), 5), 'A let go of the connection')
+  await servicesOf(a.app).presence.idle()
   // The device reconnects, through the load balancer, to B.
   const onB = await connectAsync(`mqtt://127.0.0.1:${b.mqttPort}`, options)
   t.after(() => onB.endAsync(true))
-  await new Promise((r) => setTimeout(r, GRACE_MS * 3))
+  await servicesOf(b.app).presence.idle()
+  // The other screen's device leaves B for good: B's grace timer for it is armed after any of
+  // A's (timers of one length fire in the order they were armed, both servers run here), so
+  // once B announces it offline, past the grace, a timer of A's has fired and queued its sweep.
+  const otherGone = new Promise<void>((resolve) =>
+    servicesOf(b.app).presence.onScreenStatus((c) => void (c.screenId === other.dev.screenId && c.status === 'offline' && resolve())),
+  )
+  await otherOnB.endAsync(true)
+  await guarded(otherGone, 'B to announce the other screen offline, one grace after its device left')
+  await servicesOf(a.app).presence.idle()
   await servicesOf(b.app).presence.sweep()
   await servicesOf(b.app).presence.idle()
+  t.same(ofLobby(), ['online on A'], 'no offline announced by A (still draining, past the grace) nor by B')
   t.same(
-    changes.map((c) => `${c.status} on ${c.on}`),
-    ['online on A'],
-    'no offline announced by A (still draining, past the grace) nor by B',
+    changes.filter((c) => c.screenId === other.dev.screenId).map((c) => `${c.status} on ${c.on}`),
+    ['online on B', 'offline on B'],
+    'the other screen: online, then offline once its grace had passed',
   )
   t.equal((await call(b.httpPort, 'GET', `/v1/screens/${dev.screenId}`)).data.status, 'online')
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { HANG_GUARD_MS, redis, toolTest } from '@svc/shared/testing'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
@@ -17,7 +17,7 @@ const GUARD = HANG_GUARD_MS
 
 async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud }> {
   const config = { redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:` }
-  const db = await openDatabase(testConfig(config))
+  const db = await freshSqlite(testConfig(config).dbBusyTimeoutMs)
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const content = new InMemoryContentResolver()
   const a = await startCloud(t, { clock, content, config, deps: { db } })

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { buildApp, servicesOf } from '../../src/app.js'
 import { loadConfig, testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import { form, PNG_1x1 } from '../content/fixtures.js'
 
 const temp = (t: Test, prefix: string) => {
@@ -26,7 +26,7 @@ t.test('a file uploaded on A lands in the shared media folder and downloads on B
   const mediaDir = temp(t, 'svc-shared-media-')
   const [dataA, dataB] = [temp(t, 'svc-a-'), temp(t, 'svc-b-')]
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
-  const db = await openDatabase(testConfig())
+  const db = await freshSqlite(testConfig().dbBusyTimeoutMs)
   const a = await buildApp(testConfig({ dataDir: dataA, mediaDir }), { clock, db })
   const b = await buildApp(testConfig({ dataDir: dataB, mediaDir }), { clock, db })
   t.after(async () => {

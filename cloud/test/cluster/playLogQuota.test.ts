@@ -7,7 +7,7 @@ import t from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
 import { topics } from '@svc/shared/mqtt/index'
 import { connectDevice, startCloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 
@@ -29,7 +29,7 @@ const play = (screenId: string, i: number) => ({
 toolTest(t, redis, "two screens on two instances share their workspace's daily quota", async (t) => {
   // 4 plays a day per zone, no layout, 2 screens: 8 plays a day for the workspace.
   const config = { redisUrl: process.env.SVC_TEST_REDIS_URL ?? null, redisPrefix: `svc-test-${randomUUID()}:`, playLogDailyPerZone: 4 }
-  const db = await openDatabase(testConfig(config))
+  const db = await freshSqlite(testConfig(config).dbBusyTimeoutMs)
   const clock = new ManualClock('2026-06-01T09:00:00.000Z')
   const a = await startCloud(t, { clock, config, deps: { db } })
   const b = await startCloud(t, { clock, config, deps: { db }, workspace: { id: a.workspaceId, apiKey: a.apiKey } })

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { redis, toolTest } from '@svc/shared/testing'
 import { connectDevice, startCloud, type Cloud } from '../devicelink/link.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import { testConfig } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { InMemoryContentResolver } from '../../src/domains/content/testing/InMemoryContentResolver.js'
@@ -25,7 +25,7 @@ async function twoClouds(t: Test): Promise<{ a: Cloud; b: Cloud; clock: ManualCl
     presenceHeartbeatMs: BEAT,
     presenceTimers: false,
   }
-  const db = await openDatabase(testConfig(config))
+  const db = await freshSqlite(testConfig(config).dbBusyTimeoutMs)
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   const content = new InMemoryContentResolver()
   const a = await startCloud(t, { clock, content, config, deps: { db } })

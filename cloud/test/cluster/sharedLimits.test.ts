@@ -8,7 +8,7 @@ import { redis, toolTest } from '@svc/shared/testing'
 import { buildApp, servicesOf } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import type { Database } from '../../src/platform/db/Database.js'
 import { eachEngine } from '../db/engines.js'
 import { AUTH_FAILURE_LIMIT } from '../../src/platform/http/authFailures.js'
@@ -28,7 +28,7 @@ async function twoInstances(t: Test, overrides: Partial<Config> = {}, redisUrl =
   const config = testConfig({ redisUrl, redisPrefix: `svc-test-${randomUUID()}:`, ...overrides })
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
   // A database from the engine harness (which closes it), or one in memory.
-  const db = shared ?? (await openDatabase(config))
+  const db = shared ?? (await freshSqlite(config.dbBusyTimeoutMs))
   const a = await buildApp(config, { clock, db })
   const b = await buildApp(config, { clock, db })
   t.after(async () => {

@@ -121,3 +121,89 @@ toolTest(t, redis, 'a user deactivated through SCIM on A: the API key they made,
     t.equal(await onB(200), 200, 'activated again on A: B forgets it refused the key')
   }),
 )
+
+/** `p`, or a failure naming `what` after HANG_GUARD_MS (a hang guard). */
+function guarded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${HANG_GUARD_MS / 60_000} minutes for ${what}`)), HANG_GUARD_MS)
+  })
+  return Promise.race([p, expiry]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * Holds the next count of failed authentications `app` sends to Redis (the `af:` key's MULTI)
+ * until `release` is called; `entered` resolves once that count has been answered by Redis.
+ */
+function holdNextFailureCount(app: FastifyInstance): { entered: Promise<void>; release: () => void } {
+  const redisClient = servicesOf(app).redis!
+  const multi = redisClient.multi.bind(redisClient)
+  let release!: () => void
+  const released = new Promise<void>((r) => (release = r))
+  let enter!: () => void
+  const entered = new Promise<void>((r) => (enter = r))
+  let armed = true
+  redisClient.multi = ((...args: Parameters<typeof multi>) => {
+    const pipeline = multi(...args)
+    const incr = pipeline.incr.bind(pipeline)
+    let counting = false
+    pipeline.incr = ((key: string, ...rest: unknown[]) => {
+      counting = armed && String(key).startsWith('af:')
+      return (incr as (...a: unknown[]) => typeof pipeline)(key, ...rest)
+    }) as typeof pipeline.incr
+    const exec = pipeline.exec.bind(pipeline)
+    pipeline.exec = (async (...a: Parameters<typeof exec>) => {
+      const res = await exec(...a)
+      if (counting) {
+        armed = false
+        enter()
+        await released
+      }
+      return res
+    }) as typeof pipeline.exec
+    return pipeline
+  }) as typeof redisClient.multi
+  return { entered, release }
+}
+
+toolTest(t, redis, 'a refusal on B still being counted when the user is activated again on A: B does not remember it', async (t) =>
+  eachEngine(t, 'two instances', async (t, db) => {
+    const c = await twoInstances(t, db)
+    const owner = { authorization: `Bearer ${c.apiKey}` }
+    const { id, cookie } = await userWithPassword(c.a, c.apiKey, 'ida@example.com')
+    const session = cookie.slice('svc_session='.length)
+    const made = await call(c.b, 'POST', '/v1/api-keys', { name: "Ida's script", permissions: 'all' }, { authorization: `Bearer ${session}` })
+    t.equal(made.statusCode, 201, made.body)
+    const key = { authorization: `Bearer ${made.json().data.secret}` }
+    const scimToken = (await call(c.a, 'POST', '/v1/sso/scim-token', undefined, owner)).json().data.token
+    /** Sets the user's `active` through SCIM on A; resolves once B has heard the change. */
+    const setActive = async (active: boolean) => {
+      const heard = new Promise<void>((resolve) => {
+        const stop = servicesOf(c.b).credentialChanges.subscribe((ch) => {
+          if (ch.kind === 'user' && ch.ids.includes(id)) {
+            stop()
+            resolve()
+          }
+        })
+      })
+      const res = await c.a.inject({
+        method: 'PATCH',
+        url: `/scim/v2/Users/${id}`,
+        headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
+        payload: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active } }] },
+      })
+      t.equal(res.statusCode, 200, res.body)
+      await guarded(heard, `B to hear that the user was made ${active ? 'active' : 'inactive'}`)
+    }
+    await setActive(false)
+    t.equal((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode, 401, 'B refuses the key')
+    // The next refusal on B is held after its lookup, at its count, while the user is activated again.
+    const hold = holdNextFailureCount(c.b)
+    const refusedBefore = call(c.b, 'GET', '/v1/me', undefined, key)
+    await guarded(hold.entered, "B's count of the refusal")
+    await setActive(true)
+    hold.release()
+    t.equal((await refusedBefore).statusCode, 401, 'the request begun before is refused')
+    t.equal((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode, 200, 'the next one is looked up again, and answers')
+  }),
+)

@@ -8,7 +8,7 @@ import { topics } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../src/app.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { testConfig } from '../../src/config.js'
-import { openDatabase } from '../../src/platform/db/open.js'
+import { freshSqlite } from '../db/sqliteTemplate.js'
 import { connectDevice, droppedAtBroker, startCloud, type Cloud } from '../devicelink/link.js'
 import { type Message, takeMessages } from './sse.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
@@ -228,7 +228,7 @@ t.test('streams per workspace are bounded; the console cookie opens one', async 
 
 t.test('an instance streams the events another instance caused (one database)', async (t) => {
   const clock = new ManualClock('2026-06-01T12:00:00.000Z')
-  const db = await openDatabase(testConfig({}))
+  const db = await freshSqlite(testConfig().dbBusyTimeoutMs)
   t.teardown(() => db.close())
   const a = await startCloud(t, { clock, deps: { db } })
   // B's timers are the injected clock's: its outbox read happens when the test moves the clock, not on a real second.

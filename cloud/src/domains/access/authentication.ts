@@ -106,10 +106,12 @@ export function installAuth(app: FastifyInstance, d: Pick<Provisions, 'apiKeys' 
     // A credential that authenticates is never held off, whatever else its address sent.
     const cached = cachedPrincipal(token)
     if (cached) return authorize(route, req, reply, cached)
+    // Read before the lookup: a refusal decided before the refused tokens are forgotten is not remembered.
+    const generation = d.authFailures.generation()
     return then(lookUp(token), (principal) => {
       if (principal) return authorize(route, req, reply, principal)
       // Only unknown tokens are counted, per address and token kind (platform/http/authFailures.ts).
-      return d.authFailures.fail(req.ip, token).then((d) => {
+      return d.authFailures.fail(req.ip, token, generation).then((d) => {
         if (!d.allowed) throw tooMany(d, 'from this address for unknown tokens of this kind', 'failed authentications')
         throw new ApiError('invalid_credentials', 'The credential is unknown, revoked or expired.')
       })

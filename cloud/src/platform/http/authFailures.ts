@@ -16,6 +16,11 @@
 // does not answer, the count falls back to this instance's memory (the limit then holds per
 // instance until Redis is back), as the rate limits do. The negative cache stays per
 // instance: it only saves lookups, it decides nothing another instance would not.
+//
+// Forgetting the refused tokens (a user activated again) starts a new generation: a refusal
+// decided in an earlier one (its lookup, or its awaited count, still running when the
+// tokens were forgotten) is answered but not remembered, so it cannot bring back a refusal
+// of a credential that is good again.
 import { hash } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { incrWindow, type RedisClient } from '../cluster/redis.js'
@@ -74,6 +79,7 @@ export class RedisAuthFailureCounter implements AuthFailureCounter {
 
 export class AuthFailureGuard {
   private readonly refused = new Map<string, number>()
+  private forgotten = 0
 
   constructor(
     private readonly clock: Clock,
@@ -87,15 +93,22 @@ export class AuthFailureGuard {
     return Math.floor(now / ms) * ms
   }
 
+  /** The current generation of refused tokens: read before a token is looked up, and given to `fail`. */
+  generation(): number {
+    return this.forgotten
+  }
+
   /**
    * Records that `token` from `address` did not authenticate, and answers where that address
    * stands for tokens of its kind: not allowed (answer 429) once past the limit in the window.
+   * `since` is the generation read before the token was looked up: when the refused tokens were
+   * forgotten since, the token is not remembered as refused (it may be good again).
    */
-  async fail(address: string, token: string | null): Promise<RateDecision> {
+  async fail(address: string, token: string | null, since: number): Promise<RateDecision> {
     const now = this.clock.now().getTime()
     const start = this.windowStart(now)
     const count = await this.counter.add(`${address}:${token === null ? 'none' : tokenKind(token)}`, start, this.windowSeconds * 1000)
-    if (token !== null) {
+    if (token !== null && since === this.forgotten) {
       const key = digest(token)
       this.refused.delete(key)
       if (this.refused.size >= MAX_NEGATIVE) this.refused.delete(this.refused.keys().next().value!)
@@ -110,12 +123,16 @@ export class AuthFailureGuard {
     }
   }
 
-  /** True when `token` was refused recently (answer without a lookup). */
-  /** Forgets every refused token (a credential refused a moment ago may be good again: a user activated again). */
+  /**
+   * Forgets every refused token (a credential refused a moment ago may be good again: a user
+   * activated again), including those whose refusal is still being decided.
+   */
   forgetRefused(): void {
+    this.forgotten++
     this.refused.clear()
   }
 
+  /** True when `token` was refused recently (answer without a lookup). */
   knownBad(token: string): boolean {
     const key = digest(token)
     const until = this.refused.get(key)

@@ -78,14 +78,14 @@ async function startInstance(t: Test, name: string, shared: Record<string, strin
     await once(child, 'exit')
   })
   const http = `http://127.0.0.1:${httpPort}`
-  for (let i = 0; ; i++) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; ; ) {
     if (child.exitCode !== null) throw new Error(`${name} exited: ${out.slice(-2000)}`)
     const ok = await fetch(`${http}/v1/status`).then(
       (r) => r.status === 200,
       () => false,
     )
     if (ok) break
-    if (i > 600) throw new Error(`${name} not ready after 60 s: ${out.slice(-2000)}`)
+    if (Date.now() > guardEnd) throw new Error(`${name} never answered GET /v1/status (hang guard): ${out.slice(-2000)}`)
     await sleep(100)
   }
   return { name, child, http, mqtt: `mqtt://127.0.0.1:${mqttPort}`, output: () => out }

@@ -42,7 +42,7 @@ t.test('a delivery in flight when the process is killed -9 is delivered after re
   const db = await SqliteDatabase.open(path.join(dir, 'svc.sqlite'), 2000)
   t.after(() => db.close())
   let row: { status: string } | undefined
-  for (let i = 0; i < 50; i++) {
+  for (const guardEnd = Date.now() + HANG_GUARD_MS; Date.now() < guardEnd; ) {
     row = await db.get<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = ?', [deliveryId])
     if (row?.status === 'delivered') break
     await new Promise((r) => setTimeout(r, 100))

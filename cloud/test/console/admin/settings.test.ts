@@ -4,7 +4,7 @@
 // the field it names; a viewer is offered no invite or create controls; keyboard and axe-core.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from '../console.js'
+import { docShot, missingChromium, PAGE_WAIT_MS, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -59,7 +59,7 @@ t.test('users: a 422 next to the email field; an invite shows its link once', { 
   await page.waitForSelector('.secret')
   t.not(await page.$eval('.secret-value', (e) => e.textContent), link, 'a new invite link')
   await page.select('select[aria-label="Role of bob@example.com"]', 'viewer')
-  for (let i = 0; i < 50; i++) {
+  for (const guardEnd = Date.now() + PAGE_WAIT_MS; Date.now() < guardEnd; ) {
     const u = (await c.call('GET', '/v1/users')).body.data.find((x: { email: string }) => x.email === 'bob@example.com')
     if (u.role === 'viewer') break
     await new Promise((r) => setTimeout(r, 100))

@@ -3,7 +3,7 @@
 // of the cloud records them. Entries are appended a batch at a time (AuditTrail's group
 // commit): on PostgreSQL one transaction per batch; on SQLite one INSERT statement per batch
 // (inside another writer's transaction that carries it, or alone: AuditTrail) whose
-// triggers (migration 0643) refuse a row that does not follow its chain's head and move the
+// trigger (migration 0645) refuses a row that does not follow its chain's head and moves the
 // head with each row, the head kept in memory between batches and read again when another
 // writer moved it.
 import type { Database, Queryable, SqlValue } from '../../platform/db/Database.js'
@@ -47,11 +47,22 @@ function chainsOf(batch: readonly Appended[]): Map<string, number[]> {
   return byChain
 }
 
-/** The message of migration 0643's trigger: a row that does not follow its chain's head. */
+/** The message of migration 0645's trigger: a row that does not follow its chain's head. */
 const NOT_NEXT = 'audit_entries: not the next entry of its chain'
 
 /** SQLite: a batch's rows from one JSON array of arrays (each row's values in COLUMN_LIST's order), in that order. */
 const INSERT_FROM_JSON = `INSERT INTO audit_entries (${COLUMNS}) SELECT ${COLUMN_LIST.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?) ORDER BY key`
+
+/**
+ * SQLite: batches of at most this many entries are inserted with their values bound (one
+ * statement text per size, each kept prepared by the connection), larger ones from JSON.
+ * Binding spares SQLite parsing the JSON and extracting each value from it.
+ */
+const BOUND_ROWS = 8
+const INSERT_BOUND = Array.from(
+  { length: BOUND_ROWS + 1 },
+  (_, n) => `INSERT INTO audit_entries (${COLUMNS}) VALUES ${Array.from({ length: n }, () => `(${COLUMN_LIST.map(() => '?').join(', ')})`).join(', ')}`,
+)
 
 export class AuditRepository {
   /** SQLite: each chain's head as this repository last wrote or read it (checked by the triggers on every append). */
@@ -101,9 +112,10 @@ export class AuditRepository {
   /**
    * SQLite: the batch in ONE statement through `q` (one trip through the single writer
    * instead of five: BEGIN, head, insert, head, COMMIT): outside any transaction, or inside
-   * another writer's transaction that carries it (AuditTrail). Its text never changes (the
-   * rows are one JSON parameter), so the connection keeps it prepared. Each chain continues
-   * from the head this repository last wrote, or read; the triggers refuse the whole
+   * another writer's transaction that carries it (AuditTrail). Its text depends only on the
+   * batch's size up to BOUND_ROWS (the values bound), and beyond it never changes (the rows
+   * are one JSON parameter), so the connection keeps it prepared. Each chain continues
+   * from the head this repository last wrote, or read; the trigger refuses the whole
    * statement when that head is no longer the chain's (another instance, or a hand, moved
    * it), and the batch is then built again from the heads read afresh, once. A refused
    * statement is backed out alone: a transaction carrying it goes on.
@@ -111,20 +123,24 @@ export class AuditRepository {
   async appendSqlite(q: Queryable, batch: readonly Appended[], retried = false): Promise<AuditRow[]> {
     const byChain = chainsOf(batch)
     const out = new Array<AuditRow>(batch.length)
+    const bound = batch.length <= BOUND_ROWS
     const values: SqlValue[][] = []
+    const params: SqlValue[] = []
     const heads = new Map<string, { seq: number; hash: string }>()
     for (const chain of [...byChain.keys()].sort()) {
       let at = this.heads.get(chain) ?? (await this.readHead(q, chain))
       for (const i of byChain.get(chain)!) {
         const row = batch[i]!.make(at)
         out[i] = row
-        values.push(COLUMN_LIST.map((c) => row[c]))
+        if (bound) for (const c of COLUMN_LIST) params.push(row[c])
+        else values.push(COLUMN_LIST.map((c) => row[c]))
         at = { seq: row.seq, hash: row.hash }
       }
       heads.set(chain, at)
     }
     try {
-      await q.run(INSERT_FROM_JSON, [JSON.stringify(values)])
+      if (bound) await q.run(INSERT_BOUND[batch.length]!, params)
+      else await q.run(INSERT_FROM_JSON, [JSON.stringify(values)])
     } catch (err) {
       this.forgetHeads(batch)
       if (!retried && String((err as Error)?.message).includes(NOT_NEXT)) return this.appendSqlite(q, batch, true)

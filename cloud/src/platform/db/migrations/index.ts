@@ -50,6 +50,7 @@ import m0640 from './0640-single-sign-on.js'
 import m0641 from './0641-saml-and-scim.js'
 import m0643 from './0643-audit-append-trigger.js'
 import m0644 from './0644-audit-entries-no-id-index.js'
+import m0645 from './0645-audit-append-one-trigger.js'
 import m0650 from './0650-screenshot-source.js'
 import m0670 from './0670-panel-port-hint.js'
 import m0671 from './0671-media-thumbnails.js'
@@ -107,6 +108,7 @@ export const migrations: readonly Migration[] = [
   m0641,
   m0643,
   m0644,
+  m0645,
   m0650,
   m0670,
   m0671,

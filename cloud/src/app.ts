@@ -30,6 +30,7 @@ import { installJsonBounds } from './platform/http/jsonBounds.js'
 import { genRequestId, REQUEST_ID_HEADER } from './platform/http/requestId.js'
 import { DEPRECATIONS, installDeprecationHeaders, validateDeprecations, type Deprecation } from './platform/http/deprecations.js'
 import { installOpenApi } from './platform/http/openapi.js'
+import { named } from './platform/http/plugins.js'
 import { installBodyRules } from './platform/http/bodies.js'
 import { loggerOptions, RequestLogController } from './platform/http/logging.js'
 import { RateLimiter, RedisRateLimitStore } from './platform/http/rateLimit.js'
@@ -303,11 +304,11 @@ async function assemble(
   // back, `retry` and `stopping`), so closing waits only for real requests, not open consoles.
   app.addHook('preClose', async () => provided.eventStream.close())
 
-  await app.register(v1Routes(provided, deprecations), { prefix: '/v1' })
-  await app.register(oauthMetadataRoutes(provided))
-  await app.register(scimRoutes(provided), { prefix: '/scim/v2' })
+  await app.register(named('v1Routes', v1Routes(provided, deprecations)), { prefix: '/v1' })
+  await app.register(named('oauthMetadataRoutes', oauthMetadataRoutes(provided)))
+  await app.register(named('scimRoutes', scimRoutes(provided)), { prefix: '/scim/v2' })
   // The operator console: /console/ (and / leading there), built from cloud/console.
-  await app.register(consoleRoutes(config))
+  await app.register(named('consoleRoutes', consoleRoutes(config)))
   return app
 }
 

@@ -12,10 +12,13 @@ async function invite(h: Harness, key: string, body: Record<string, unknown>) {
   return res.json().data as { id: string; email: string; role: string; sessionToken: string; name: string | null }
 }
 
-// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
-forEngines(t, (t, build) => {
+// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL. The
+// tests share one app per engine, each in a workspace of its own; the one that counts every
+// stored session has an app of its own.
+forEngines(t, async (t, build) => {
+  const shared = await build(t)
   t.test('an invite answers the user and a one-time session token that works and is stored hashed', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     t.same((await h.req('GET', '/v1/users', apiKey)).json().data, [], 'no users yet')
     const res = await h.req('POST', '/v1/users', apiKey, { email: ' Ada@Example.com ', name: 'Ada', role: 'editor' })
@@ -64,7 +67,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('permissions: user.view to read, user.manage to change, never beyond the caller, never from a pinned key', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const owner = await invite(h, apiKey, { email: 'o@example.com', role: 'owner' })
     const viewOnly = await makeKey(h, apiKey, ['user.view'])
@@ -110,7 +113,7 @@ forEngines(t, (t, build) => {
   t.test(
     'role and name changes take effect at once, a role change ending the user’s other sessions; the last owner cannot be demoted or removed',
     async (t) => {
-      const h = await build(t)
+      const h = shared
       const { apiKey } = await h.workspace()
       const first = await invite(h, apiKey, { email: 'first@example.com', role: 'owner' })
       const demote = await h.req('PATCH', `/v1/users/${first.id}`, apiKey, { role: 'admin' })
@@ -158,7 +161,7 @@ forEngines(t, (t, build) => {
   )
 
   t.test("a removed user's session tokens die on the very next request", async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     await invite(h, apiKey, { email: 'keep@example.com', role: 'owner' })
     const gone = await invite(h, apiKey, { email: 'gone@example.com', role: 'admin' })
@@ -185,7 +188,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('paging and tenancy', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey: a } = await h.workspace('A')
     const { apiKey: b } = await h.workspace('B')
     const ids: string[] = []

@@ -5,12 +5,14 @@ import { makeKey, type Harness } from '../helpers.js'
 import { onOneEngine } from '../db/engines.js'
 
 // The interface, not the SQL: one engine (SQLite, or SVC_TEST_ENGINE=postgres; db/engines.ts onOneEngine).
-onOneEngine(t, (t, build) => {
+// The tests share one app, each in a workspace of its own (the templates it lists are that workspace's).
+onOneEngine(t, async (t, build) => {
+  const shared = await build(t)
   const path = '/v1/serial-templates'
   const create = (h: Harness, key: string, body: unknown) => h.req('POST', path, key, body)
 
   t.test('create: ids, defaults, hexPreview, name cut to 120, read back whole', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey, workspaceId } = await h.workspace()
     const res = await create(h, apiKey, {
       name: ` ${'N'.repeat(130)}`,
@@ -47,7 +49,7 @@ onOneEngine(t, (t, build) => {
   })
 
   t.test('422 validation_error names the cause', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const item = (x: object) => ({ name: 'T', items: [x] })
     const cases: [string, unknown, RegExp][] = [
@@ -93,7 +95,7 @@ onOneEngine(t, (t, build) => {
   })
 
   t.test('PATCH: items replace the list, existing ids are kept, new ones issued, unknown refused', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const tpl = (
       await create(h, apiKey, {
@@ -147,7 +149,7 @@ onOneEngine(t, (t, build) => {
   })
 
   t.test('DELETE answers data.ok; the template is gone; GET list is not paged', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const ids: string[] = []
     for (let i = 0; i < 3; i++) ids.push((await create(h, apiKey, { name: `T${i}` })).json().data.id)
@@ -164,7 +166,7 @@ onOneEngine(t, (t, build) => {
   })
 
   t.test('permissions per location: screen.view reads, screen.edit changes, pinned keys see their subtree', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const north = (await h.req('POST', '/v1/nodes', apiKey, { name: 'North' })).json().data.id
     const south = (await h.req('POST', '/v1/nodes', apiKey, { name: 'South' })).json().data.id

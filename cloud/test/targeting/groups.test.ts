@@ -22,9 +22,12 @@ async function seed(h: Harness, workspaceId: string, rows: [id: string, nodeId: 
 
 const idsOf = (list: { id: string }[]) => list.map((s) => s.id)
 
-forEngines(t, (t, build) => {
+// The tests share one app per engine, each in a workspace of its own; the sweep, which takes
+// any content, has an app of its own.
+forEngines(t, async (t, build) => {
+  const shared = await build(t)
   t.test('static and dynamic groups: members follow the tags, pages, counts, preview stores nothing', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey, workspaceId } = await h.workspace()
     await seed(h, workspaceId, [
       ['scr_1', null, ['kiosk']],
@@ -80,7 +83,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('bad rules are 422 naming the condition: unknown fields, cycles, groups of another workspace, bad versions', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const other = await h.workspace('Other')
     const foreign = (await h.req('POST', '/v1/groups', other.apiKey, { name: 'F', kind: 'static', screenIds: [] })).json().data.id as string
@@ -131,7 +134,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('a pinned key sees groups homed in its subtree and, of any group, only the members it reaches', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey, workspaceId } = await h.workspace()
     const east = (await h.req('POST', '/v1/nodes', apiKey, { name: 'East', kind: 'location' })).json().data.id as string
     const west = (await h.req('POST', '/v1/nodes', apiKey, { name: 'West', kind: 'location' })).json().data.id as string

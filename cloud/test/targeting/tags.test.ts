@@ -16,9 +16,13 @@ async function seed(h: Harness, workspaceId: string, rows: [id: string, nodeId: 
     .execute()
 }
 
-forEngines(t, (t, build) => {
+// Every test here runs on SQLite and on PostgreSQL (SVC_TEST_DATABASE_URL). The tests share one
+// app per engine, each in a workspace of its own; the bulk-tag one writes screens with literal
+// ids, so it has an app of its own.
+forEngines(t, async (t, build) => {
+  const shared = await build(t)
   t.test('PATCH sets tags; the list filters by all of them; /v1/tags counts; bad tags are 422 and change nothing', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey, workspaceId } = await h.workspace()
     await seed(h, workspaceId, [
       ['scr_1', null],
@@ -120,7 +124,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('a pinned key tags, lists and counts only the screens it reaches; another workspace sees none', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey, workspaceId } = await h.workspace()
     const east = (await h.req('POST', '/v1/nodes', apiKey, { name: 'East', kind: 'location' })).json().data.id as string
     const west = (await h.req('POST', '/v1/nodes', apiKey, { name: 'West', kind: 'location' })).json().data.id as string

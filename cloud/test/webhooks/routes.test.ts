@@ -7,12 +7,15 @@ import { CA_FILE } from '../fixtures/receiver.js'
 import { forEngines } from '../db/engines.js'
 import { recordEvent } from '../fixtures/events.js'
 
-// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL.
-forEngines(t, (t, build) => {
+// Every test here runs on SQLite and, when SVC_TEST_DATABASE_URL is set, on PostgreSQL. The
+// tests up to the purge share one app per engine, each in a workspace of its own; the purge
+// counts every workspace's deliveries, so its test has an app of its own.
+forEngines(t, async (t, build) => {
+  const shared = await build(t)
   const URL_OK = 'https://hooks.example.com/in'
 
   t.test('create, list, get, patch, delete', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const res = await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['content.recalled', 'content.recalled'], description: 'x'.repeat(250) })
     t.equal(res.statusCode, 201, res.body)
@@ -53,7 +56,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('validation answers 400 bad_request or unsafe_url, never 422', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const cases: [unknown, string][] = [
       [{}, 'bad_request'],
@@ -81,7 +84,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('permissions: integration.view reads, integration.edit changes; pinned keys refused', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const ep = (await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['screen.offline'] })).json().data
     const viewer = await makeKey(h, apiKey, ['integration.view'])
@@ -116,7 +119,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('event catalogue: thirteen entries', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey } = await h.workspace()
     const data = (await h.req('GET', '/v1/webhooks/events', apiKey)).json().data
     t.equal(data.length, 13)
@@ -139,7 +142,7 @@ forEngines(t, (t, build) => {
   })
 
   t.test('deliveries log: always paged, newest first, filters, bad limit is 400', async (t) => {
-    const h = await build(t)
+    const h = shared
     const { apiKey, workspaceId } = await h.workspace()
     const a = (await h.req('POST', '/v1/webhooks', apiKey, { url: URL_OK, events: ['content.recalled'] })).json().data
     const b = (await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://other.example.com/x', events: ['content.recalled', 'content.restored'] })).json()

@@ -11,6 +11,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ErrorBody } from '../contract.js'
 import { MAX_PATH_SEGMENT } from './errors.js'
+import { named } from './plugins.js'
 
 interface RouteMeta {
   permission: string
@@ -370,13 +371,15 @@ export async function installOpenApi(app: FastifyInstance, opts: { uploadTypes: 
   // The docs pages are public like the document: a browser cannot send a bearer credential.
   // Auth's onRoute hook runs before any hook added here, so the routes swagger-ui (and its
   // @fastify/static) declare through `route()` are marked `auth: 'none'` as they are declared.
-  await app.register(async (scope) => {
-    const route = scope.route
-    scope.route = function (this: FastifyInstance, opts: RouteOptions) {
-      return route.call(this, { ...opts, config: { ...opts.config, auth: 'none' } })
-    } as typeof scope.route
-    await scope.register(swaggerUi, { routePrefix: '/v1/docs', transformSpecification: (spec) => enrich(spec), transformSpecificationClone: true })
-  })
+  await app.register(
+    named('docsPages', async (scope: FastifyInstance) => {
+      const route = scope.route
+      scope.route = function (this: FastifyInstance, opts: RouteOptions) {
+        return route.call(this, { ...opts, config: { ...opts.config, auth: 'none' } })
+      } as typeof scope.route
+      await scope.register(swaggerUi, { routePrefix: '/v1/docs', transformSpecification: (spec) => enrich(spec), transformSpecificationClone: true })
+    }),
+  )
 
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {
     return reply.type('application/json; charset=utf-8').send(enrich(structuredClone(app.swagger())))

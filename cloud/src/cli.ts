@@ -83,9 +83,11 @@ async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv
   switch (cmd) {
     case 'start': {
-      // Loaded only here: the other commands need the database, not the HTTP stack and broker.
+      // A bad setting stops here, before the server's modules load. They are loaded only
+      // here: the other commands need the database, not the HTTP stack and broker.
+      const config = loadConfig()
       const { runServer } = await import('./server.js')
-      await runServer(loadConfig())
+      await runServer(config)
       return
     }
     case 'migrate': {

@@ -71,25 +71,28 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
 })
 
 t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the echo wrappers send after it', async (t) => {
-  for (const echo of [null, 'SIGINT', 'SIGTERM'] as const) {
-    const dataDir = tempDir(t)
-    const httpPort = await freePort()
-    const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
-    t.ok(
-      await until(HANG_GUARD_MS, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
-      'ready',
-    )
-    // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm
-    // forwards the SIGINT, and turns a second one it gets, from npx in front of it, into a
-    // SIGTERM). Both are pending before the service has done anything about the first.
-    process.kill(-proc.child.pid!, 'SIGINT')
-    if (echo) process.kill(proc.child.pid!, echo)
-    const outcome = await Promise.race([proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
-    const label = `SIGINT${echo ? ` then ${echo}` : ''}`
-    t.same(outcome, { code: 0, signal: null }, `${label}: exit 0 (output: ${proc.output().slice(-400)})`)
-    t.notMatch(proc.output(), /second SIG/, `${label}: the echo is not a second request to stop`)
-    t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), `${label}: the lock is released`)
-  }
+  // Three services of their own (data folder, port, process group), started side by side.
+  await Promise.all(
+    ([null, 'SIGINT', 'SIGTERM'] as const).map(async (echo) => {
+      const label = `SIGINT${echo ? ` then ${echo}` : ''}`
+      const dataDir = tempDir(t)
+      const httpPort = await freePort()
+      const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
+      t.ok(
+        await until(HANG_GUARD_MS, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
+        `${label}: ready`,
+      )
+      // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm
+      // forwards the SIGINT, and turns a second one it gets, from npx in front of it, into a
+      // SIGTERM). Both are pending before the service has done anything about the first.
+      process.kill(-proc.child.pid!, 'SIGINT')
+      if (echo) process.kill(proc.child.pid!, echo)
+      const outcome = await Promise.race([proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+      t.same(outcome, { code: 0, signal: null }, `${label}: exit 0 (output: ${proc.output().slice(-400)})`)
+      t.notMatch(proc.output(), /second SIG/, `${label}: the echo is not a second request to stop`)
+      t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), `${label}: the lock is released`)
+    }),
+  )
 })
 
 t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and the setting, exit 1; human lines when SVC_LOG_FORMAT=pretty', async (t) => {

@@ -57,8 +57,14 @@ t.test('built once, reused while the sources are unchanged, built again when one
   const { outputs } = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8')) as { outputs: string[] }
   const code = outputs.filter((f) => f.endsWith('.js'))
   t.same(fs.readdirSync(dir).sort(), [...outputs, 'inputs.json'].sort(), 'the folder holds what the build wrote and its record')
-  const staticImports = (file: string) => [...fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/^import\s+(?:[^;]*?\s+from\s+)?"([^"]+)";$/gm)].map((m) => m[1]!)
-  const loadedFirst = ['cli.js', ...staticImports('cli.js').filter((i) => i.startsWith('./')).map((i) => i.slice(2))]
+  const staticImports = (file: string) =>
+    [...fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/^import\s+(?:[^;]*?\s+from\s+)?"([^"]+)";$/gm)].map((m) => m[1]!)
+  const loadedFirst = [
+    'cli.js',
+    ...staticImports('cli.js')
+      .filter((i) => i.startsWith('./'))
+      .map((i) => i.slice(2)),
+  ]
   t.notOk(
     loadedFirst.some((f) => staticImports(f).includes('fastify')),
     `the entry and its static chunks (${loadedFirst.join(', ')}) do not import Fastify`,

@@ -10,6 +10,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pnpm, toolTest } from '@svc/shared/testing'
+import { lockDataDir, StartupError } from '../../src/dataLock.js'
 import { HANG_GUARD_MS, cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
@@ -70,6 +71,26 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'the lock is released')
 })
 
+t.test('the lock still refuses a second instance that passed the early check; a lock of a process gone is taken over', async (t) => {
+  // `start` asks whether the folder is held before it loads the server; two starting at once
+  // both pass that, and the lock, taken once the server's modules are loaded, decides.
+  const dataDir = tempDir(t)
+  const holder = spawnProcess(t, process.execPath, ['-e', 'setInterval(() => {}, 1000)'], cleanEnv())
+  fs.writeFileSync(path.join(dataDir, 'svc.lock'), `${holder.child.pid}\n`)
+  t.throws(
+    () => lockDataDir(dataDir),
+    new StartupError(
+      `another instance (process ${holder.child.pid}) is running on the data folder ${dataDir}; stop it, or give this one its own folder with SVC_DATA_DIR`,
+    ),
+  )
+  holder.child.kill('SIGKILL')
+  await holder.exited
+  const lock = lockDataDir(dataDir)
+  t.equal(fs.readFileSync(path.join(dataDir, 'svc.lock'), 'utf8'), `${process.pid}\n`, 'taken over once its process is gone')
+  lock.release()
+  t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'and released')
+})
+
 t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the echo wrappers send after it', async (t) => {
   // Three services of their own (data folder, port, process group), started side by side.
   await Promise.all(
@@ -79,7 +100,9 @@ t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the 
       const httpPort = await freePort()
       const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
       t.ok(
-        await until(HANG_GUARD_MS, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
+        await until(HANG_GUARD_MS, async () =>
+          proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined,
+        ),
         `${label}: ready`,
       )
       // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm

@@ -118,23 +118,26 @@ t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the 
   )
 })
 
-t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and the setting, exit 1; human lines when SVC_LOG_FORMAT=pretty', async (t) => {
+t.test('a busy HTTP port, and a busy MQTT port: one line naming the port and the setting, exit 1; human lines when SVC_LOG_FORMAT=pretty', async (t) => {
   const blocker = net.createServer()
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
   t.after(() => blocker.close())
   const busy = (blocker.address() as net.AddressInfo).port
 
-  const dataDir = tempDir(t)
-  const http = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(busy), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
-  t.same(await http.exited, { code: 1, signal: null })
+  // Two services side by side, each on a data folder of its own.
+  const [httpDir, mqttDir] = [tempDir(t), tempDir(t)]
+  const http = cli(t, { SVC_DATA_DIR: httpDir, SVC_HTTP_PORT: String(busy), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
+  const mqtt = cli(t, { SVC_DATA_DIR: mqttDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: String(busy), SVC_LOG_FORMAT: 'pretty' })
+  const [httpExit, mqttExit] = await Promise.all([http.exited, mqtt.exited])
+
+  t.same(httpExit, { code: 1, signal: null })
   t.equal(
     http.output(),
     `error: HTTP port ${busy} is in use on 127.0.0.1 (SVC_HTTP_PORT): stop the program that holds it, or set SVC_HTTP_PORT to a free port (0 = any)\n`,
   )
-  t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'the lock is released')
+  t.notOk(fs.existsSync(path.join(httpDir, 'svc.lock')), 'the lock is released')
 
-  const mqtt = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: String(busy), SVC_LOG_FORMAT: 'pretty' })
-  t.same(await mqtt.exited, { code: 1, signal: null })
+  t.same(mqttExit, { code: 1, signal: null })
   const lines = mqtt.output().trim().split('\n')
   t.equal(
     lines.at(-1),
@@ -143,6 +146,7 @@ t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and th
   t.notMatch(mqtt.output(), /^\s+at /m, 'no stack trace')
   t.ok(lines.length > 1, 'the start-up lines came first')
   for (const line of lines.slice(0, -1)) t.match(line, /^\[\d\d:\d\d:\d\d\] INFO: /, `a human line: ${line}`)
+  t.notOk(fs.existsSync(path.join(mqttDir, 'svc.lock')), 'the lock is released there too')
 })
 
 t.test('SVC_LOG_FORMAT takes auto, json or pretty only', async (t) => {

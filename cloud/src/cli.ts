@@ -32,6 +32,7 @@ import { AuditTrail } from './domains/audit/AuditTrail.js'
 import { diff } from './domains/audit/changes.js'
 import type { AuditResource } from './domains/audit/types.js'
 import { backup, BackupError, restore } from './backup.js'
+import { refuseIfDataDirHeld } from './dataLock.js'
 
 class UsageError extends Error {}
 
@@ -83,9 +84,13 @@ async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv
   switch (cmd) {
     case 'start': {
-      // Loaded only here: the other commands need the database, not the HTTP stack and broker.
+      // A bad setting, or another instance on the data folder, stops here, before the
+      // server's modules load. They are loaded only here: the other commands need the
+      // database, not the HTTP stack and broker.
+      const config = loadConfig()
+      refuseIfDataDirHeld(config.dataDir)
       const { runServer } = await import('./server.js')
-      await runServer(loadConfig())
+      await runServer(config)
       return
     }
     case 'migrate': {

@@ -20,6 +20,31 @@ function running(pid: number): boolean {
   }
 }
 
+/** Throws the one-line refusal when another running process holds the data folder's lock. */
+function refuseIfHeld(dataDir: string, file: string): void {
+  let held: string
+  try {
+    held = fs.readFileSync(file, 'utf8')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw e
+  }
+  const pid = Number.parseInt(held.trim(), 10)
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid)) {
+    throw new StartupError(
+      `another instance (process ${pid}) is running on the data folder ${dataDir}; stop it, or give this one its own folder with SVC_DATA_DIR`,
+    )
+  }
+}
+
+/**
+ * The same refusal without taking the lock: `start` asks before it loads the server's
+ * modules, so a second instance stops at once (lockDataDir still decides, after them).
+ */
+export function refuseIfDataDirHeld(dataDir: string): void {
+  refuseIfHeld(dataDir, path.join(dataDir, 'svc.lock'))
+}
+
 export function lockDataDir(dataDir: string): DataLock {
   fs.mkdirSync(dataDir, { recursive: true })
   const file = path.join(dataDir, 'svc.lock')
@@ -29,12 +54,7 @@ export function lockDataDir(dataDir: string): DataLock {
       fd = fs.openSync(file, 'wx')
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
-      const pid = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10)
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid)) {
-        throw new StartupError(
-          `another instance (process ${pid}) is running on the data folder ${dataDir}; stop it, or give this one its own folder with SVC_DATA_DIR`,
-        )
-      }
+      refuseIfHeld(dataDir, file)
       fs.rmSync(file, { force: true })
       continue
     }

@@ -109,6 +109,30 @@ t.test('a store with forbidden wills is cleaned at start and the will sweep runs
   const store = await deadBrokersStore()
   await plantWills(store, { a: a.screenId, b: b.screenId, c: c.screenId })
   t.equal((await willsIn(store)).length, 4, 'four wills stored before the start')
+  // Each round of the will sweep streams the store's wills: counted, so the test can wait for rounds.
+  let sweeps = 0
+  const roundWaiters: { at: number; resolve: () => void }[] = []
+  const counted = store.streamWill.bind(store) as (brokers?: unknown) => AsyncIterable<{ clientId: string; topic: string }>
+  ;(store as { streamWill: unknown }).streamWill = (brokers?: unknown) => {
+    sweeps++
+    for (const w of roundWaiters.filter((w) => sweeps >= w.at)) {
+      roundWaiters.splice(roundWaiters.indexOf(w), 1)
+      w.resolve()
+    }
+    return counted(brokers)
+  }
+  /** Resolves once `n` more rounds of the sweep have begun; fails, naming them, after HANG_GUARD_MS. */
+  const moreSweeps = (n: number) =>
+    new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error(`waited ${HANG_GUARD_MS / 60_000} minutes for ${n} more rounds of the will sweep`)), HANG_GUARD_MS)
+      roundWaiters.push({
+        at: sweeps + n,
+        resolve: () => {
+          clearTimeout(guard)
+          resolve()
+        },
+      })
+    })
 
   const crashes: unknown[] = []
   const onCrash = (err: unknown) => crashes.push(err)
@@ -126,7 +150,7 @@ t.test('a store with forbidden wills is cleaned at start and the will sweep runs
   // The allowed will (C's own offline) is published by the sweep, then deleted from the store.
   for (const until = Date.now() + HANG_GUARD_MS; (await store.getWill({ id: c.screenId })) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20))
   t.equal(await store.getWill({ id: c.screenId }), undefined, "the sweep ran: C's allowed will was published and removed")
-  await new Promise((r) => setTimeout(r, 400)) // a few more sweeps
+  await moreSweeps(3)
   t.same(crashes, [], 'no uncaught error')
   t.ok(!broker.aedes.closed, 'the broker still runs')
   for (const id of [a.screenId, b.screenId, 'scr_ghost']) t.equal(await store.getWill({ id }), undefined, `the forbidden will of ${id} is gone`)

@@ -52,6 +52,27 @@ t.test('built once, reused while the sources are unchanged, built again when one
     Object.keys(inputs.inputs).some((f) => f.includes('node_modules')),
     'npm packages stay outside the bundle',
   )
+  // The server's modules sit in a chunk of their own, which only `start` loads: the entry and
+  // the chunks it imports statically do not name Fastify.
+  const { outputs } = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8')) as { outputs: string[] }
+  const code = outputs.filter((f) => f.endsWith('.js'))
+  t.same(fs.readdirSync(dir).sort(), [...outputs, 'inputs.json'].sort(), 'the folder holds what the build wrote and its record')
+  const staticImports = (file: string) =>
+    [...fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/^import\s+(?:[^;]*?\s+from\s+)?"([^"]+)";$/gm)].map((m) => m[1]!)
+  const loadedFirst = [
+    'cli.js',
+    ...staticImports('cli.js')
+      .filter((i) => i.startsWith('./'))
+      .map((i) => i.slice(2)),
+  ]
+  t.notOk(
+    loadedFirst.some((f) => staticImports(f).includes('fastify')),
+    `the entry and its static chunks (${loadedFirst.join(', ')}) do not import Fastify`,
+  )
+  t.ok(
+    code.some((f) => staticImports(f).includes('fastify')),
+    'a chunk the entry loads later does',
+  )
 
   // Marked so that a rebuild (which writes a new file) is seen.
   fs.appendFileSync(bundle, '\n// marker\n')
@@ -60,12 +81,16 @@ t.test('built once, reused while the sources are unchanged, built again when one
   t.match(fs.readFileSync(bundle, 'utf8'), /\/\/ marker\n$/, 'unchanged sources: the bundle is run as it is')
 
   // A source whose recorded size and time no longer match: as after an edit.
-  const edited = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8')) as { inputs: Record<string, string> }
+  const edited = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8')) as { inputs: Record<string, string>; outputs: string[] }
   edited.inputs['cloud/src/cli.ts'] = '0:0'
+  // And a chunk of that earlier build which the new one will not write.
+  fs.writeFileSync(path.join(dir, 'chunk-EARLIER.js'), '')
+  edited.outputs.push('chunk-EARLIER.js')
   fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify(edited))
   const rebuilt = await run(rel, ['no-such-command'])
   t.equal(rebuilt.code, 2)
   t.notMatch(fs.readFileSync(bundle, 'utf8'), /\/\/ marker/, 'a changed source: built again')
+  t.notOk(fs.existsSync(path.join(dir, 'chunk-EARLIER.js')), "the earlier build's chunk is removed")
   t.notOk(
     fs.readdirSync(dir).some((f) => f.includes('.tmp')),
     'no temporary file left behind',

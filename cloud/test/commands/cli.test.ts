@@ -172,6 +172,12 @@ t.test('bootstrap, create-user and incidents beside a running server on the same
   const resolved = oneLine(t, await cli(dataDir, 'incident', 'resolve', String(incident.id), '--message', 'Index rebuilt.'))
   t.equal(resolved.status, 'resolved')
   t.type(resolved.resolvedAt, 'string')
+  // and shows it resolved once its status view (1 s old at most) is read again: the command
+  // can finish within that second, while the server still serves the view it read before.
+  let after = (await get('/v1/status')).body.data
+  for (const until = Date.now() + HANG_GUARD_MS; after.incidents.length && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    after = (await get('/v1/status')).body.data
+  }
 
   // over real HTTP on the running server, and through a second app on the same data dir
   // The running server holds the broker's LevelDB under dataDir (one process per store),

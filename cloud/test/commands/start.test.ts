@@ -10,6 +10,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pnpm, toolTest } from '@svc/shared/testing'
+import { lockDataDir, StartupError } from '../../src/dataLock.js'
 import { HANG_GUARD_MS, cleanEnv, freePort, spawnProcess, tempDir as newTempDir, until, type Proc } from '../fixtures/processes.js'
 
 const tempDir = (t: Test) => newTempDir(t, 'svc-start-')
@@ -70,45 +71,73 @@ toolTest(t, pnpm, '`pnpm start`: first-run line, one debug line per request, a s
   t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'the lock is released')
 })
 
-t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the echo wrappers send after it', async (t) => {
-  for (const echo of [null, 'SIGINT', 'SIGTERM'] as const) {
-    const dataDir = tempDir(t)
-    const httpPort = await freePort()
-    const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
-    t.ok(
-      await until(HANG_GUARD_MS, async () => (proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined)),
-      'ready',
-    )
-    // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm
-    // forwards the SIGINT, and turns a second one it gets, from npx in front of it, into a
-    // SIGTERM). Both are pending before the service has done anything about the first.
-    process.kill(-proc.child.pid!, 'SIGINT')
-    if (echo) process.kill(proc.child.pid!, echo)
-    const outcome = await Promise.race([proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
-    const label = `SIGINT${echo ? ` then ${echo}` : ''}`
-    t.same(outcome, { code: 0, signal: null }, `${label}: exit 0 (output: ${proc.output().slice(-400)})`)
-    t.notMatch(proc.output(), /second SIG/, `${label}: the echo is not a second request to stop`)
-    t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), `${label}: the lock is released`)
-  }
+t.test('the lock still refuses a second instance that passed the early check; a lock of a process gone is taken over', async (t) => {
+  // `start` asks whether the folder is held before it loads the server; two starting at once
+  // both pass that, and the lock, taken once the server's modules are loaded, decides.
+  const dataDir = tempDir(t)
+  const holder = spawnProcess(t, process.execPath, ['-e', 'setInterval(() => {}, 1000)'], cleanEnv())
+  fs.writeFileSync(path.join(dataDir, 'svc.lock'), `${holder.child.pid}\n`)
+  t.throws(
+    () => lockDataDir(dataDir),
+    new StartupError(
+      `another instance (process ${holder.child.pid}) is running on the data folder ${dataDir}; stop it, or give this one its own folder with SVC_DATA_DIR`,
+    ),
+  )
+  holder.child.kill('SIGKILL')
+  await holder.exited
+  const lock = lockDataDir(dataDir)
+  t.equal(fs.readFileSync(path.join(dataDir, 'svc.lock'), 'utf8'), `${process.pid}\n`, 'taken over once its process is gone')
+  lock.release()
+  t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'and released')
 })
 
-t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and the setting, exit 1; human lines when SVC_LOG_FORMAT=pretty', async (t) => {
+t.test('Ctrl-C to the process group of what `pnpm start` runs exits 0, with the echo wrappers send after it', async (t) => {
+  // Three services of their own (data folder, port, process group), started side by side.
+  await Promise.all(
+    ([null, 'SIGINT', 'SIGTERM'] as const).map(async (echo) => {
+      const label = `SIGINT${echo ? ` then ${echo}` : ''}`
+      const dataDir = tempDir(t)
+      const httpPort = await freePort()
+      const proc = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(httpPort), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
+      t.ok(
+        await until(HANG_GUARD_MS, async () =>
+          proc.child.exitCode !== null ? false : (await fetch(`http://127.0.0.1:${httpPort}/v1/status`)).ok || undefined,
+        ),
+        `${label}: ready`,
+      )
+      // Ctrl-C: SIGINT to the whole group; then, at once, the echo a wrapper sends on (pnpm
+      // forwards the SIGINT, and turns a second one it gets, from npx in front of it, into a
+      // SIGTERM). Both are pending before the service has done anything about the first.
+      process.kill(-proc.child.pid!, 'SIGINT')
+      if (echo) process.kill(proc.child.pid!, echo)
+      const outcome = await Promise.race([proc.exited, sleep(HANG_GUARD_MS, undefined, { ref: false }).then(() => null)])
+      t.same(outcome, { code: 0, signal: null }, `${label}: exit 0 (output: ${proc.output().slice(-400)})`)
+      t.notMatch(proc.output(), /second SIG/, `${label}: the echo is not a second request to stop`)
+      t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), `${label}: the lock is released`)
+    }),
+  )
+})
+
+t.test('a busy HTTP port, and a busy MQTT port: one line naming the port and the setting, exit 1; human lines when SVC_LOG_FORMAT=pretty', async (t) => {
   const blocker = net.createServer()
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
   t.after(() => blocker.close())
   const busy = (blocker.address() as net.AddressInfo).port
 
-  const dataDir = tempDir(t)
-  const http = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: String(busy), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
-  t.same(await http.exited, { code: 1, signal: null })
+  // Two services side by side, each on a data folder of its own.
+  const [httpDir, mqttDir] = [tempDir(t), tempDir(t)]
+  const http = cli(t, { SVC_DATA_DIR: httpDir, SVC_HTTP_PORT: String(busy), SVC_MQTT_PORT: '0', SVC_LOG_LEVEL: 'warn' })
+  const mqtt = cli(t, { SVC_DATA_DIR: mqttDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: String(busy), SVC_LOG_FORMAT: 'pretty' })
+  const [httpExit, mqttExit] = await Promise.all([http.exited, mqtt.exited])
+
+  t.same(httpExit, { code: 1, signal: null })
   t.equal(
     http.output(),
     `error: HTTP port ${busy} is in use on 127.0.0.1 (SVC_HTTP_PORT): stop the program that holds it, or set SVC_HTTP_PORT to a free port (0 = any)\n`,
   )
-  t.notOk(fs.existsSync(path.join(dataDir, 'svc.lock')), 'the lock is released')
+  t.notOk(fs.existsSync(path.join(httpDir, 'svc.lock')), 'the lock is released')
 
-  const mqtt = cli(t, { SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_MQTT_PORT: String(busy), SVC_LOG_FORMAT: 'pretty' })
-  t.same(await mqtt.exited, { code: 1, signal: null })
+  t.same(mqttExit, { code: 1, signal: null })
   const lines = mqtt.output().trim().split('\n')
   t.equal(
     lines.at(-1),
@@ -117,6 +146,7 @@ t.test('a busy HTTP port, then a busy MQTT port: one line naming the port and th
   t.notMatch(mqtt.output(), /^\s+at /m, 'no stack trace')
   t.ok(lines.length > 1, 'the start-up lines came first')
   for (const line of lines.slice(0, -1)) t.match(line, /^\[\d\d:\d\d:\d\d\] INFO: /, `a human line: ${line}`)
+  t.notOk(fs.existsSync(path.join(mqttDir, 'svc.lock')), 'the lock is released there too')
 })
 
 t.test('SVC_LOG_FORMAT takes auto, json or pretty only', async (t) => {

@@ -80,7 +80,9 @@ export function AuditLog(): JSX.Element {
   const [back, setBack] = useState<(string | null)[]>([])
   const [cursor, setCursor] = useState<string | null>(null)
   const [open, setOpen] = useState<string | null>(null)
-  const entries = useLoad(() => loadPage(filter, cursor), [filter, cursor])
+  // The page's number travels with its rows: while the next page loads, the table (rows and
+  // caption alike) still shows the one before it.
+  const entries = useLoad(async () => ({ ...(await loadPage(filter, cursor)), page: back.length + 1 }), [filter, cursor])
   const actors = useLoad(async () => {
     const users = s.can('user.view') ? (await call(api.GET('/v1/users', { params: { query: { limit: '500' } } }))).data : []
     const keys = s.can('api-key.view') ? (await call(api.GET('/v1/api-keys', { params: { query: { limit: '200' } } }))).data : []
@@ -201,7 +203,7 @@ export function AuditLog(): JSX.Element {
           <table class="audit">
             <caption>
               {entries.data.data.length === 1 ? '1 entry' : `${entries.data.data.length} entries`} on this page
-              {back.length ? ` (page ${back.length + 1})` : ''}
+              {entries.data.page > 1 ? ` (page ${entries.data.page})` : ''}
             </caption>
             <thead>
               <tr>

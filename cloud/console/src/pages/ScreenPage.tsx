@@ -215,9 +215,11 @@ function PlayLog(props: { id: string }): JSX.Element {
   const [range, setRange] = useState<{ from: string; to: string | null }>(() => ({ from: new Date(Date.now() - DAY_MS).toISOString(), to: null }))
   const [cursors, setCursors] = useState<(string | null)[]>([null])
   const cursor = cursors[cursors.length - 1] ?? null
+  // The page's number travels with its rows (while the next page loads, the table is the one before it).
   const plays = useLoad(
-    async () =>
-      await call(
+    async () => ({
+      page: cursors.length,
+      ...(await call(
         api.GET('/v1/screens/{id}/play-log', {
           params: {
             path: { id: props.id },
@@ -230,7 +232,8 @@ function PlayLog(props: { id: string }): JSX.Element {
             } as never,
           },
         }),
-      ),
+      )),
+    }),
     [props.id, range.from, range.to, cursor],
   )
   const [rangeError, setRangeError] = useState<string | null>(null)
@@ -262,6 +265,7 @@ function PlayLog(props: { id: string }): JSX.Element {
           source: string
         }[]
         nextCursor?: string | null
+        page: number
       }
     | undefined
   return (
@@ -286,7 +290,7 @@ function PlayLog(props: { id: string }): JSX.Element {
         <p>No plays in this range.</p>
       ) : (
         <table>
-          <caption>Newest first{cursors.length > 1 ? `, page ${cursors.length}` : ''}</caption>
+          <caption>Newest first{page.page > 1 ? `, page ${page.page}` : ''}</caption>
           <thead>
             <tr>
               <th scope="col">Started</th>

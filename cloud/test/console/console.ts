@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
-import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
+import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type Page } from 'puppeteer-core'
 import { chromium, HANG_GUARD_MS, missingTool, toolsRequired } from '@svc/shared/testing'
 import { processShared } from '@svc/shared/testing/processShared'
 import { buildConsole } from '../../console/build.mjs'
@@ -212,6 +212,35 @@ export async function pageHolds(page: Page, expression: string, what = expressio
     if (ok) return
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} (${page.url()})`)
     await new Promise((r) => setTimeout(r, PAGE_POLL_MS))
+  }
+}
+
+/**
+ * Holds back the page's first request whose URL `matches` (the others go on) until `release`,
+ * through puppeteer's request interception: what the page shows while an answer is on its
+ * way. `asked` resolves when the request is held; `release` lets it go and ends the
+ * interception.
+ */
+export async function holdRequest(page: Page, matches: (url: string) => boolean): Promise<{ asked: Promise<void>; release: () => Promise<void> }> {
+  let held: HTTPRequest | null = null
+  let asked = () => {}
+  const askedP = new Promise<void>((r) => (asked = r))
+  const hold = (r: HTTPRequest) => {
+    if (r.isInterceptResolutionHandled()) return
+    if (!held && matches(r.url())) {
+      held = r
+      asked()
+    } else void r.continue()
+  }
+  page.on('request', hold)
+  await page.setRequestInterception(true)
+  return {
+    asked: askedP,
+    release: async () => {
+      page.off('request', hold)
+      await (held as HTTPRequest | null)?.continue()
+      await page.setRequestInterception(false)
+    },
   }
 }
 

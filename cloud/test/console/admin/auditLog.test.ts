@@ -4,9 +4,8 @@
 // database edit; the filtered entries as CSV; a role without audit.view sees no navigation
 // entry and the page's address says what it needs. axe-core in both themes.
 import t from 'tap'
-import type { HTTPRequest } from 'puppeteer-core'
 import { servicesOf } from '../../../src/app.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { holdRequest, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
 import { clickButton, GUARD_MS } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
@@ -29,32 +28,19 @@ t.test('the audit log: newest first, paging, filters, details, verify, CSV; hidd
 
   // The older page's answer held back: meanwhile the table is the first page's, caption and
   // rows alike (the caption once said "page 2" over the first page's rows).
-  let releaseOlder = () => {}
-  let asked = () => {}
-  const olderAsked = new Promise<void>((r) => (asked = r))
-  const hold = (r: HTTPRequest) => {
-    if (r.isInterceptResolutionHandled()) return
-    if (r.url().includes('/v1/audit-log?') && r.url().includes('cursor=')) {
-      releaseOlder = () => void r.continue()
-      asked()
-    } else void r.continue()
-  }
-  page.on('request', hold)
-  await page.setRequestInterception(true)
+  const older = await holdRequest(page, (url) => url.includes('/v1/audit-log?') && url.includes('cursor='))
   await clickButton(page, 'Older')
-  await olderAsked
+  await older.asked
   t.match(
     await page.$eval('table.audit', (e) => e.textContent),
     /^50 entries on this page(?! \(page)[\s\S]*Store 55/,
     'while the older page loads: the first page, its caption without a page number',
   )
-  releaseOlder()
+  await older.release()
   await page.waitForFunction("document.querySelector('table.audit caption')?.textContent.includes('page 2')", { timeout: GUARD_MS })
-  page.off('request', hold)
-  await page.setRequestInterception(false)
-  const older = await page.$eval('table.audit tbody', (b) => (b as unknown as { innerText: string }).innerText)
-  t.match(older, /Store 1\b/, 'the older page holds the first locations')
-  t.notMatch(older, /Store 55/, 'and not the newest')
+  const olderRows = await page.$eval('table.audit tbody', (b) => (b as unknown as { innerText: string }).innerText)
+  t.match(olderRows, /Store 1\b/, 'the older page holds the first locations')
+  t.notMatch(olderRows, /Store 55/, 'and not the newest')
   await clickButton(page, 'Newer')
   await page.waitForFunction("!document.querySelector('table.audit caption')?.textContent.includes('page 2')", { timeout: GUARD_MS })
   // The caption can change before the rows do: wait for the first row itself.

@@ -2,10 +2,9 @@
 // page of 20 at a time through the API's cursor (Older plays, Newer plays), the table and its
 // caption one page throughout while the next loads; axe-core on the page.
 import t from 'tap'
-import type { HTTPRequest } from 'puppeteer-core'
 import { servicesOf } from '../../../src/app.js'
 import { PlayLogRepository } from '../../../src/domains/playlog/PlayLogRepository.js'
-import { missingChromium, noSerious, PAGE_WAIT_MS, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { holdRequest, missingChromium, noSerious, PAGE_WAIT_MS, signedIn, startConsoleCloud, textShown } from '../console.js'
 import { clickButton } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
@@ -43,25 +42,12 @@ t.test("a screen's play log: newest first, a page at a time, one page's rows and
   await noSerious(t, page, "a screen's play log")
 
   // The older page's answer held back: meanwhile the table is the first page, caption and rows.
-  let releaseOlder = () => {}
-  let asked = () => {}
-  const olderAsked = new Promise<void>((r) => (asked = r))
-  const hold = (r: HTTPRequest) => {
-    if (r.isInterceptResolutionHandled()) return
-    if (r.url().includes('/play-log?') && r.url().includes('cursor=')) {
-      releaseOlder = () => void r.continue()
-      asked()
-    } else void r.continue()
-  }
-  page.on('request', hold)
-  await page.setRequestInterception(true)
+  const held = await holdRequest(page, (url) => url.includes('/play-log?') && url.includes('cursor='))
   await clickButton(page, 'Older plays')
-  await olderAsked
+  await held.asked
   t.match(await table(), /^Newest first(?!, page)[\s\S]*media med_25/, 'while the older page loads: the first page, its caption without a page number')
-  releaseOlder()
+  await held.release()
   await textShown(page, 'Newest first, page 2')
-  page.off('request', hold)
-  await page.setRequestInterception(false)
   const older = await table()
   t.match(older, /media med_5(?!\d)[\s\S]*media med_1(?!\d)/, 'the older page: the five oldest')
   t.notMatch(older, /media med_25/, 'and not the newest')

@@ -95,23 +95,8 @@ toolTest(t, redis, 'a new password set through A ends the sessions B holds cache
 toolTest(t, redis, 'a user deactivated through SCIM on A: the API key they made, cached on B, stops there; activated again, it works there again', async (t) =>
   eachEngine(t, 'two instances', async (t, db) => {
     const c = await twoInstances(t, db)
-    const owner = { authorization: `Bearer ${c.apiKey}` }
-    const { id, cookie } = await userWithPassword(c.a, c.apiKey, 'hal@example.com')
-    const session = cookie.slice('svc_session='.length)
-    const made = await call(c.b, 'POST', '/v1/api-keys', { name: "Hal's script", permissions: 'all' }, { authorization: `Bearer ${session}` })
-    t.equal(made.statusCode, 201, made.body)
-    const key = { authorization: `Bearer ${made.json().data.secret}` }
+    const { key, setActive } = await keyOnB(t, c, 'hal@example.com', "Hal's script")
     t.equal((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode, 200, 'B has the key cached')
-    const scimToken = (await call(c.a, 'POST', '/v1/sso/scim-token', undefined, owner)).json().data.token
-    const setActive = async (active: boolean) => {
-      const res = await c.a.inject({
-        method: 'PATCH',
-        url: `/scim/v2/Users/${id}`,
-        headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
-        payload: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active } }] },
-      })
-      t.equal(res.statusCode, 200, res.body)
-    }
     const onB = async (want: number) =>
       until(HANG_GUARD_MS, async () => ((await call(c.b, 'GET', '/v1/me', undefined, key)).statusCode === want ? want : undefined), 100)
     await setActive(false)
@@ -121,6 +106,30 @@ toolTest(t, redis, 'a user deactivated through SCIM on A: the API key they made,
     t.equal(await onB(200), 200, 'activated again on A: B forgets it refused the key')
   }),
 )
+
+/**
+ * A user with a password made on A, an API key they made on B, and `setActive`: the user's
+ * `active` set through SCIM on A (a SCIM token made for it).
+ */
+async function keyOnB(t: Test, c: Awaited<ReturnType<typeof twoInstances>>, email: string, keyName: string) {
+  const owner = { authorization: `Bearer ${c.apiKey}` }
+  const { id, cookie } = await userWithPassword(c.a, c.apiKey, email)
+  const session = cookie.slice('svc_session='.length)
+  const made = await call(c.b, 'POST', '/v1/api-keys', { name: keyName, permissions: 'all' }, { authorization: `Bearer ${session}` })
+  t.equal(made.statusCode, 201, made.body)
+  const key = { authorization: `Bearer ${made.json().data.secret}` }
+  const scimToken = (await call(c.a, 'POST', '/v1/sso/scim-token', undefined, owner)).json().data.token
+  const setActive = async (active: boolean) => {
+    const res = await c.a.inject({
+      method: 'PATCH',
+      url: `/scim/v2/Users/${id}`,
+      headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
+      payload: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active } }] },
+    })
+    t.equal(res.statusCode, 200, res.body)
+  }
+  return { id, key, setActive }
+}
 
 /** `p`, or a failure naming `what` after HANG_GUARD_MS (a hang guard). */
 function guarded<T>(p: Promise<T>, what: string): Promise<T> {
@@ -169,30 +178,19 @@ function holdNextFailureCount(app: FastifyInstance): { entered: Promise<void>; r
 toolTest(t, redis, 'a refusal on B still being counted when the user is activated again on A: B does not remember it', async (t) =>
   eachEngine(t, 'two instances', async (t, db) => {
     const c = await twoInstances(t, db)
-    const owner = { authorization: `Bearer ${c.apiKey}` }
-    const { id, cookie } = await userWithPassword(c.a, c.apiKey, 'ida@example.com')
-    const session = cookie.slice('svc_session='.length)
-    const made = await call(c.b, 'POST', '/v1/api-keys', { name: "Ida's script", permissions: 'all' }, { authorization: `Bearer ${session}` })
-    t.equal(made.statusCode, 201, made.body)
-    const key = { authorization: `Bearer ${made.json().data.secret}` }
-    const scimToken = (await call(c.a, 'POST', '/v1/sso/scim-token', undefined, owner)).json().data.token
+    const user = await keyOnB(t, c, 'ida@example.com', "Ida's script")
+    const { key } = user
     /** Sets the user's `active` through SCIM on A; resolves once B has heard the change. */
     const setActive = async (active: boolean) => {
       const heard = new Promise<void>((resolve) => {
         const stop = servicesOf(c.b).credentialChanges.subscribe((ch) => {
-          if (ch.kind === 'user' && ch.ids.includes(id)) {
+          if (ch.kind === 'user' && ch.ids.includes(user.id)) {
             stop()
             resolve()
           }
         })
       })
-      const res = await c.a.inject({
-        method: 'PATCH',
-        url: `/scim/v2/Users/${id}`,
-        headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
-        payload: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active } }] },
-      })
-      t.equal(res.statusCode, 200, res.body)
+      await user.setActive(active)
       await guarded(heard, `B to hear that the user was made ${active ? 'active' : 'inactive'}`)
     }
     await setActive(false)

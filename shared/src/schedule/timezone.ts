@@ -51,6 +51,11 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
  * plus the instant's own milliseconds.
  */
 export function localMsAt(epochMs: number, timeZone: string): number {
+  return epochMs + offsetMsAt(epochMs, timeZone)
+}
+
+/** The local reading at `epochMs` as ICU formats it (one `formatToParts`, a few µs). */
+function readLocalMs(epochMs: number, timeZone: string): number {
   const parts = formatterFor(timeZone).formatToParts(new Date(epochMs))
   let y = 0,
     mo = 1,
@@ -86,9 +91,38 @@ export function localMsAt(epochMs: number, timeZone: string): number {
   return Date.UTC(y, mo - 1, d, h, mi, s) + ms
 }
 
+/**
+ * A zone's offset is the same for hours on end: it changes only at its transitions, months
+ * apart. So offsets are kept per UTC hour: an hour whose first and last millisecond have the
+ * same offset has that offset throughout (no zone has changed its offset twice within an
+ * hour), and an hour with a transition in it is read instant by instant. Schedule
+ * evaluation asks for the same few hours again and again (each day's edges, on every
+ * evaluation of the player and every report), and one ICU read costs a hundred map lookups.
+ */
+const HOUR_MS = 60 * MINUTE_MS
+const MAX_KEPT_HOURS = 100_000
+const offsetsByZone = new Map<string, Map<number, number>>()
+let keptHours = 0
+
 /** UTC offset (local minus UTC) in milliseconds at an instant. */
 export function offsetMsAt(epochMs: number, timeZone: string): number {
-  return localMsAt(epochMs, timeZone) - epochMs
+  const hour = Math.floor(epochMs / HOUR_MS)
+  let kept = offsetsByZone.get(timeZone)
+  const hit = kept?.get(hour)
+  if (hit !== undefined) return hit
+  const start = hour * HOUR_MS
+  const first = readLocalMs(start, timeZone) - start
+  const last = readLocalMs(start + HOUR_MS - 1, timeZone) - (start + HOUR_MS - 1)
+  if (first !== last) return readLocalMs(epochMs, timeZone) - epochMs
+  if (keptHours >= MAX_KEPT_HOURS) {
+    offsetsByZone.clear()
+    keptHours = 0
+    kept = undefined
+  }
+  if (!kept) offsetsByZone.set(timeZone, (kept = new Map()))
+  kept.set(hour, first)
+  keptHours++
+  return first
 }
 
 const resolved = new Map<string, number>()

@@ -7,6 +7,7 @@
 import t from 'tap'
 import { build } from '../helpers.js'
 import { buildApp } from '../../src/app.js'
+import { compilesInProcess } from '../../src/platform/http/lazySchemas.js'
 import { testConfig } from '../../src/config.js'
 import { startRunning, tempDir, until } from '../fixtures/processes.js'
 
@@ -38,6 +39,20 @@ t.test('schemas wait for their route; the first request compiles what it needs a
   t.doesNotThrow(() => h.app.routeSchemas.compileAll(), 'every schema of the API compiles')
   t.equal(h.app.routeSchemas.pendingCount, 0)
   t.equal((await h.req('GET', '/v1/me', apiKey)).statusCode, 200, 'and still answers after')
+})
+
+t.test('a second app in the process takes the functions the first compiled, and validates the same', async (t) => {
+  const first = await build(t)
+  const key = (await first.workspace()).apiKey
+  t.equal((await first.req('POST', '/v1/api-keys', key, { name: 'ci', permissions: ['screen.view'] })).statusCode, 201)
+  const known = compilesInProcess()
+  const second = await build(t)
+  const { apiKey } = await second.workspace()
+  const bad = await second.req('POST', '/v1/api-keys', apiKey, { name: 5, permissions: 'all' })
+  t.equal(bad.statusCode, 422)
+  t.match(bad.json().message, /name/, "the shared validator's errors are this request's")
+  t.equal((await second.req('POST', '/v1/api-keys', apiKey, { name: 'ci', permissions: ['screen.view'] })).statusCode, 201)
+  t.equal(compilesInProcess(), known, 'nothing compiled again')
 })
 
 t.test('a schema the compiler refuses fails its route with the error envelope, not the start', async (t) => {

@@ -7,7 +7,9 @@
 // ones Fastify would have made. `compileAll` compiles what is still pending (the tests
 // call it, so a schema the compilers refuse fails a test, not a request); the running
 // service calls `compileInBackground` once it listens, so the schemas no request has
-// needed yet are compiled a few seconds later, one per turn of the event loop.
+// needed yet are compiled a few seconds later, one per turn of the event loop. A function
+// once compiled is kept for the process, by the schema's text: an app built again in the
+// same process compiles nothing twice.
 import AjvCompiler from '@fastify/ajv-compiler'
 import SerializerCompiler from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
@@ -15,6 +17,32 @@ import type { FastifyServerOptions } from 'fastify'
 type Validate = ((this: unknown, data: unknown) => unknown) & { errors?: unknown }
 type Serialize = (data: unknown) => string
 type RouteSchema = { schema: unknown; method: string; url: string; httpPart?: string; httpStatus?: string }
+
+/**
+ * Compiled functions by what they were compiled from (the compiler, its options and shared
+ * schemas, the part of the request or answer, the schema), kept for every app this process
+ * builds: the same schema text compiles to the same function, so an app built again in one
+ * process (a test process builds hundreds; the service builds one) takes it from here. The
+ * key is JSON: it leaves out functions, and the app hands the compilers none (no Ajv plugins).
+ */
+const compiled = new Map<string, unknown>()
+let compiles = 0
+
+function compiledOnce<F>(key: unknown[], compile: () => F): F {
+  const k = JSON.stringify(key)
+  let fn = compiled.get(k) as F | undefined
+  if (fn === undefined) {
+    fn = compile()
+    compiles++
+    compiled.set(k, fn)
+  }
+  return fn
+}
+
+/** How many times this process has run the compilers (for the tests). */
+export function compilesInProcess(): number {
+  return compiles
+}
 
 export class LazySchemas {
   private readonly pending = new Set<() => void>()
@@ -28,7 +56,7 @@ export class LazySchemas {
         buildValidator: (externalSchemas: unknown, ajvOptions: unknown) => {
           const compile = (validators as (s: unknown, o: unknown) => (r: RouteSchema) => Validate)(externalSchemas, ajvOptions)
           return (route: RouteSchema) => {
-            const get = this.deferred(() => compile(route))
+            const get = this.deferred(() => compiledOnce(['validator', externalSchemas, ajvOptions, route.httpPart, route.schema], () => compile(route)))
             // Fastify reads the validator's `errors` after a failed call.
             const validate: Validate = function (this: unknown, data: unknown) {
               const f = get()
@@ -42,7 +70,7 @@ export class LazySchemas {
         buildSerializer: (externalSchemas: unknown, serializerOptions: unknown) => {
           const compile = (serializers as (s: unknown, o: unknown) => (r: RouteSchema) => Serialize)(externalSchemas, serializerOptions)
           return (route: RouteSchema) => {
-            const get = this.deferred(() => compile(route))
+            const get = this.deferred(() => compiledOnce(['serializer', externalSchemas, serializerOptions, route.schema], () => compile(route)))
             return (data: unknown) => get()(data)
           }
         },

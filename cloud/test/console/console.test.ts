@@ -14,7 +14,7 @@ import { servicesOf } from '../../src/app.js'
 import { CONSOLE_CSP } from '../../src/domains/console/index.js'
 import { connectDevice, droppedAtBroker } from '../devicelink/link.js'
 import { screenRow } from '../fixtures/screenRows.js'
-import { consoleDir, docShot, launch, missingChromium, noSerious, PASSWORD, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import { clickAnswered, consoleDir, docShot, launch, missingChromium, noSerious, PASSWORD, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** Why the browser tests skip (Chromium missing outside CI; with CI=true that fails instead). */
@@ -99,7 +99,7 @@ t.test('invite link, password, dashboard, sign-out and sign-in, in a real browse
   )
   await page.type('#f-email', 'ada@example.com')
   await page.type('#f-password', 'wrong password!')
-  await page.click('button[type=submit]')
+  t.equal((await clickAnswered(page, 'button[type=submit]', 'POST', '/v1/session')).status(), 401)
   await textShown(page, 'The email or password is wrong.')
   await page.$eval('#f-password', (e) => {
     ;(e as unknown as { value: string }).value = ''
@@ -111,12 +111,13 @@ t.test('invite link, password, dashboard, sign-out and sign-in, in a real browse
   await page.waitForSelector('#f-workspaceId', { visible: true })
   await noSerious(t, page, 'sign-in page with the workspace field open')
   await page.type('#f-workspaceId', other.id)
-  await page.click('button[type=submit]')
+  // The same words as the first refusal: read once this submit's answer has come.
+  t.equal((await clickAnswered(page, 'button[type=submit]', 'POST', '/v1/session')).status(), 401)
   await textShown(page, 'The email or password is wrong.')
   // Emptied again (as a person does: select all, delete): the address's one account.
   await page.click('#f-workspaceId', { clickCount: 3 })
   await page.keyboard.press('Backspace')
-  await page.click('button[type=submit]')
+  t.equal((await clickAnswered(page, 'button[type=submit]', 'POST', '/v1/session')).status(), 200)
   await page.waitForSelector('h1#page-title')
   const cookie = (await page.cookies()).find((k) => k.name === 'svc_session')!
   t.ok(cookie.httpOnly, 'HttpOnly')

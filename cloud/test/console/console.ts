@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
-import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type Page } from 'puppeteer-core'
+import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type HTTPResponse, type Page } from 'puppeteer-core'
 import { chromium, HANG_GUARD_MS, missingTool, toolsRequired } from '@svc/shared/testing'
 import { processShared } from '@svc/shared/testing/processShared'
 import { buildConsole } from '../../console/build.mjs'
@@ -113,6 +113,9 @@ const chromiumShared = (kind: BrowserKind) =>
         executablePath,
         headless: path.basename(executablePath).includes('headless-shell') ? 'shell' : true,
         userDataDir,
+        // A page's wait is one protocol call that lasts as long as the wait: beyond the waits'
+        // hang guard, or a long wait ends at puppeteer's 3 minutes with a protocol error.
+        protocolTimeout: 2 * HANG_GUARD_MS,
         args: [
           '--headless',
           '--no-sandbox',
@@ -242,6 +245,17 @@ export async function holdRequest(page: Page, matches: (url: string) => boolean)
       await page.setRequestInterception(false)
     },
   }
+}
+
+/**
+ * Clicks `selector` and waits for the answer to the page's `method` request to `path` (a URL
+ * path): a form that shows the same words before and after a submit (a second wrong password)
+ * is read once its answer has come, not while the earlier answer's words are still shown.
+ */
+export async function clickAnswered(page: Page, selector: string, method: string, path: string): Promise<HTTPResponse> {
+  const answered = page.waitForResponse((r) => r.request().method() === method && new URL(r.url()).pathname === path)
+  await page.click(selector)
+  return answered
 }
 
 /** Waits until the page's text includes `text` (in a background tab too). */

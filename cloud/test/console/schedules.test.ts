@@ -85,6 +85,8 @@ t.test('create a schedule with a weekday rule and see it in the week view; a 422
   const blocks = (await page.$$eval('.week-day', (ds) => ds.map((d) => d.querySelectorAll('.week-block').length))) as number[]
   t.same(blocks, [1, 1, 1, 1, 1, 0, 0], 'blocks Monday to Friday')
   t.equal(await page.$eval('.week', (e) => e.getAttribute('aria-hidden')), 'true', 'the visual grid is left to the table for screen readers')
+  // A rule names its content once the content's names have loaded (its id until then).
+  await textShown(page, 'Lobby loop (playlist)')
   t.same(await ruleRows(page), [['Lobby loop (playlist)', 'Mon, Tue, Wed, Thu, Fri', '09:00', '17:00', 'Always', '1', 'Yes']], 'the rules table')
   const top = await page.$eval('.week-block', (e) => (e as unknown as { style: { top: string; height: string } }).style.top)
   t.equal(top, '37.5%', 'the block starts at 09:00 (3/8 down the day)')
@@ -141,6 +143,7 @@ t.test('a viewer sees schedules and their week without create or edit; Tab reach
   const viewer = await signedIn(t, c, 'vera@example.com', 'viewer', true)
   await viewer.goto(`${c.base}/console/schedules`)
   await textShown(viewer, 'Week of Evenings')
+  await textShown(viewer, 'Evening (playlist)')
   t.same(await ruleRows(viewer), [
     ['Evening (playlist)', 'Every day', '18:00', '22:00', 'Always', '1', 'Yes'],
     ['Evening (playlist)', 'Fri', '22:00', '06:00 (next day)', 'Always', '2', 'Yes'],

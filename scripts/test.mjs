@@ -4,7 +4,7 @@
 // Without a file argument (the whole suite, `pnpm test`) it also runs the static checks:
 // the type check of both TypeScript projects (the workspace, and the console's browser
 // code) and `biome ci` (format and lint). They run beside the tests, not before them: on
-// the 2-core machine the ~40 s of CPU they take fills the tests' waits. Their output is
+// the 2-core machine the ~15 s of CPU they take fills the tests' waits. Their output is
 // shown after tap's when one fails, and each counts as one test in the closing line.
 // Before that closing line it lists every failed test with the names of the subtests it
 // sits in and what its diagnostics say, so a log cut to its tail still says what failed.
@@ -22,9 +22,12 @@ const args = process.argv.slice(2)
 const wholeSuite = !args.some((a) => !a.startsWith('-'))
 
 const bin = (name) => join(process.cwd(), 'node_modules', '.bin', name)
+// The type check is TypeScript 7's native compiler (the `typescript7` alias): a quarter of
+// 5.9's CPU. `typescript` itself stays 5.9, the JavaScript API tap's loader builds on.
+const tsc = join(process.cwd(), 'node_modules', 'typescript7', 'bin', 'tsc')
 const CHECKS = [
-  ['type check: tsconfig.json', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
-  ['type check: cloud/console/tsconfig.json', bin('tsc'), ['-p', 'cloud/console/tsconfig.json', '--noEmit']],
+  ['type check: tsconfig.json', tsc, ['-p', 'tsconfig.json', '--noEmit']],
+  ['type check: cloud/console/tsconfig.json', tsc, ['-p', 'cloud/console/tsconfig.json', '--noEmit']],
   ['biome ci .', bin('biome'), ['ci', '--colors=off', '.']],
 ]
 

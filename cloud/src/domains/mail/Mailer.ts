@@ -4,7 +4,6 @@
 // SVC_SMTP_URL set it is then sent through nodemailer and marked sent (or its error kept).
 // Without SMTP the message stays in the outbox and is logged.
 import { randomUUID } from 'node:crypto'
-import nodemailer from 'nodemailer'
 import type { Transporter } from 'nodemailer'
 import type { Clock } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
@@ -29,7 +28,8 @@ export interface MailMessage {
 export type OutboxRow = MailOutboxRow
 
 export class Mailer {
-  private readonly transport: Transporter | null
+  /** Made with the first message to send: nodemailer loads then, not with the cloud. */
+  private transport: Promise<Transporter> | null = null
   private readonly repo: MailRepository
 
   constructor(
@@ -38,7 +38,6 @@ export class Mailer {
     private readonly opts: { smtpUrl: string | null; from: string },
     private readonly log: { info(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
   ) {
-    this.transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : null
     this.repo = new MailRepository(db.kysely)
   }
 
@@ -55,14 +54,13 @@ export class Mailer {
       attachments: msg.attachments?.length ? JSON.stringify(msg.attachments) : null,
       created_at: this.clock.now().toISOString(),
     })
-    if (!this.transport || to.length === 0) {
-      this.log.info(
-        { mailId: id, to, subject: msg.subject },
-        this.transport ? 'mail without recipients kept in outbox' : 'no SMTP configured: mail kept in outbox',
-      )
+    const smtpUrl = this.opts.smtpUrl
+    if (!smtpUrl || to.length === 0) {
+      this.log.info({ mailId: id, to, subject: msg.subject }, smtpUrl ? 'mail without recipients kept in outbox' : 'no SMTP configured: mail kept in outbox')
     } else {
       try {
-        await this.transport.sendMail({
+        const transport = await (this.transport ??= import('nodemailer').then((m) => m.default.createTransport(smtpUrl)))
+        await transport.sendMail({
           from: this.opts.from,
           to,
           subject: msg.subject,
@@ -84,7 +82,7 @@ export class Mailer {
   }
 
   close(): void {
-    this.transport?.close()
+    void this.transport?.then((t) => t.close())
   }
 
   /** Drops mail sent more than `days` ago; unsent mail stays for an operator to see. */

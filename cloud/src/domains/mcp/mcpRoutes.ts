@@ -17,12 +17,12 @@
 import { randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { principalOf, type Principal } from '../../platform/http/Principal.js'
 import { ApiError } from '../../platform/errors.js'
 import { ErrorBody } from '../../platform/contract.js'
+import { mcpSdk } from './sdk.js'
 import { createMcpServer, McpToolRunner, type McpCaller } from './server.js'
 import { McpSessionStore, MCP_SESSION_LIMITS, RedisMcpSessionDirectory, type McpSessionDirectory, type McpSessionRecord } from './sessions.js'
 import type { Provisions } from '../../platform/provisions.js'
@@ -185,7 +185,8 @@ const mcpRoutes =
 
     /** A new session's server and transport; `knownId` rebuilds a session another instance opened. */
     async function openSession(owner: string, knownId?: string): Promise<Session> {
-      const server = createMcpServer(runner)
+      const sdk = await mcpSdk()
+      const server = createMcpServer(sdk, runner)
       let markClosed!: () => void
       const closed = new Promise<void>((resolve) => {
         markClosed = resolve
@@ -194,7 +195,7 @@ const mcpRoutes =
         id: '',
         server,
         closed,
-        transport: new WebStandardStreamableHTTPServerTransport({
+        transport: new sdk.Transport({
           sessionIdGenerator: () => knownId ?? randomUUID(),
           enableJsonResponse: true,
           onsessioninitialized: (id) => {
@@ -306,7 +307,7 @@ const mcpRoutes =
         if (body instanceof Unparsable) return reply.send(rpcError(400, -32700, `Parse error: ${body.reason}.`))
         const id = sessionId(req)
         if (id === null) {
-          if (!isInitializeRequest(body)) {
+          if (!(await mcpSdk()).types.isInitializeRequest(body)) {
             return reply.send(rpcError(400, -32000, 'Bad Request: send Mcp-Session-Id, or start a session with an initialize request.'))
           }
           const owner = callerRef(principalOf(req))

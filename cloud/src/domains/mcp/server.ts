@@ -4,13 +4,14 @@
 // credential (platform/http/innerRequests.ts), so the route's permission, pin, tenancy, validation,
 // idempotency and per-route rate rules decide it exactly as over HTTP.
 import type { FastifyInstance } from 'fastify'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { holds, type Permission } from '@svc/shared'
 import type { Principal } from '../../platform/http/Principal.js'
 import { REQUEST_ID_HEADER } from '../../platform/http/requestId.js'
 import { buildTools, ToolArgumentError, toolRequest, type McpTool, type OpenApiDocument } from './tools.js'
 import { INNER_REQUEST_HEADER, openInnerRequest } from '../../platform/http/innerRequests.js'
+import { mcpSdk, type McpSdk } from './sdk.js'
 
 /** What a request to the MCP endpoint hands its handlers (through the SDK's authInfo.extra). */
 export interface McpCaller {
@@ -69,7 +70,10 @@ export class McpToolRunner {
 
   async call(caller: McpCaller, name: string, args: Record<string, unknown> | undefined): Promise<ToolResult> {
     const tool = (await this.all()).get(name)
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    if (!tool) {
+      const { McpError, ErrorCode } = (await mcpSdk()).types
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    }
     if (!this.allowed(caller.principal, tool)) return refusal('forbidden', `Missing permission: ${tool.permission}`)
     let request: ReturnType<typeof toolRequest>
     try {
@@ -109,7 +113,8 @@ export class McpToolRunner {
   }
 }
 
-function callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } }): McpCaller {
+function callerOf(sdk: McpSdk, extra: { authInfo?: { extra?: Record<string, unknown> } }): McpCaller {
+  const { McpError, ErrorCode } = sdk.types
   const caller = extra.authInfo?.extra?.caller as McpCaller | undefined
   if (!caller) throw new McpError(ErrorCode.InternalError, 'request reached the MCP server without a caller')
   return caller
@@ -133,9 +138,10 @@ export function toolDefinition(t: McpTool): Tool {
   }
 }
 
-export function createMcpServer(runner: McpToolRunner): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
-  server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({ tools: (await runner.list(callerOf(extra))).map(toolDefinition) }))
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => runner.call(callerOf(extra), req.params.name, req.params.arguments))
+export function createMcpServer(sdk: McpSdk, runner: McpToolRunner): Server {
+  const { ListToolsRequestSchema, CallToolRequestSchema } = sdk.types
+  const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
+  server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({ tools: (await runner.list(callerOf(sdk, extra))).map(toolDefinition) }))
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => runner.call(callerOf(sdk, extra), req.params.name, req.params.arguments))
   return server
 }

@@ -5,7 +5,8 @@
 // video gets no thumbnail and its duration comes from the container's own header
 // (probe.ts). A tool that runs longer than TOOL_TIMEOUT_MS is killed.
 import { spawn } from 'node:child_process'
-import sharp from 'sharp'
+// sharp (and its native library) loads with the first thumbnail, not with the cloud.
+let sharpLoaded: Promise<typeof import('sharp')> | null = null
 
 export const THUMB_SIZE = 320
 const TOOL_TIMEOUT_MS = 60_000
@@ -61,7 +62,8 @@ export async function ffprobe(file: string): Promise<VideoFacts | null> {
 }
 
 /** The thumbnail of an image file (orientation applied, never enlarged). */
-export function imageThumbnail(input: string | Buffer): Promise<Buffer> {
+export async function imageThumbnail(input: string | Buffer): Promise<Buffer> {
+  const { default: sharp } = await (sharpLoaded ??= import('sharp'))
   return sharp(input, { animated: false }).rotate().resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer()
 }
 

@@ -16,9 +16,8 @@
 //   the OIDC state cookie does for OIDC.
 // The e-mail is the `email` attribute (or Entra's emailaddress claim, or an e-mail NameID); it
 // must be of a domain the workspace claims. The role follows the role attribute at every sign-in.
-import { timingSafeEqual, X509Certificate } from 'node:crypto'
-import { XMLParser } from 'fast-xml-parser'
-import { type CacheProvider, type Profile, SAML, type SamlConfig, ValidateInResponseTo } from '@node-saml/node-saml'
+import { X509Certificate } from 'node:crypto'
+import type { CacheProvider, Profile, ValidateInResponseTo } from '@node-saml/node-saml'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database } from '../../platform/db/Database.js'
 import { ApiError } from '../../platform/errors.js'
@@ -26,6 +25,7 @@ import type { SignedIn, SignInService, UserService } from '../access/index.js'
 import type { WorkspaceService } from '../account/index.js'
 import { FLOW_TTL_MS, type SsoSignInEvent } from './OidcSignIn.js'
 import { SsoRepository } from './SsoRepository.js'
+import type { WorkspaceSaml } from './workspaceSaml.js'
 import { mappedRole, type SamlProvider, type SsoService } from './SsoService.js'
 
 /** The cookie that binds a SAML sign-in to the browser that started it: the AuthnRequest's ID. */
@@ -47,65 +47,8 @@ const FAMILY = ['lastName', 'surname', 'sn', 'http://schemas.xmlsoap.org/ws/2005
 
 const refused = (message: string) => new ApiError('invalid_credentials', message)
 
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', removeNSPrefix: true, processEntities: false, parseTagValue: false })
-const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
-type Node = Record<string, unknown>
-
-/** The assertion's Issuer and the Recipients of its bearer subject confirmations. */
-function addressOf(assertionXml: string): { issuer: string | null; recipients: string[] } {
-  const doc = parser.parse(assertionXml) as Node
-  const assertion = doc.Assertion as Node | undefined
-  const subject = assertion?.Subject as Node | undefined
-  const recipients: string[] = []
-  for (const c of asArray(subject?.SubjectConfirmation as Node | Node[])) {
-    if (c['@Method'] !== 'urn:oasis:names:tc:SAML:2.0:cm:bearer') continue
-    for (const d of asArray(c.SubjectConfirmationData as Node | Node[])) if (typeof d['@Recipient'] === 'string') recipients.push(d['@Recipient'])
-  }
-  const iss = assertion?.Issuer
-  const issuer = typeof iss === 'string' ? iss : iss && typeof (iss as Node)['#text'] === 'string' ? ((iss as Node)['#text'] as string) : null
-  return { issuer: issuer?.trim() ?? null, recipients }
-}
-
-/** node-saml, on the cloud's clock, with the recipient checked and the AuthnRequest taken once. */
-class WorkspaceSaml extends SAML {
-  constructor(
-    config: SamlConfig,
-    private readonly clock: Clock,
-    private readonly acsUrl: string,
-    /** The provider's entityID: the signed assertion's Issuer must be it (null: not checked). */
-    private readonly idpIssuer: string | null,
-    private readonly requests: { known(id: string): Promise<boolean>; take(id: string): Promise<boolean> },
-    /** The AuthnRequest ID the answering browser's cookie holds (undefined: none, or not an answer). */
-    private readonly bound: string | undefined,
-  ) {
-    super(config)
-  }
-
-  protected override checkTimestampsValidityError(_nowMs: number, notBefore: string, notOnOrAfter: string, maxTimeLimitMs?: number): Error | null {
-    return super.checkTimestampsValidityError(this.clock.now().getTime(), notBefore, notOnOrAfter, maxTimeLimitMs)
-  }
-
-  /** Before the signature is checked: only whether the request is one of ours (taken after). */
-  protected override async validateInResponseTo(inResponseTo: string | null): Promise<void> {
-    if (!inResponseTo) throw new Error('InResponseTo is missing from response')
-    if (this.bound === undefined || !sameText(this.bound, inResponseTo))
-      throw new Error('its InResponseTo is not the sign-in started in this browser (start it again from the sign-in page)')
-    if (!(await this.requests.known(inResponseTo))) throw new Error('InResponseTo is not valid')
-  }
-
-  protected override async processValidlySignedAssertionAsync(
-    this: WorkspaceSaml,
-    xml: string,
-    samlResponseXml: string,
-    inResponseTo: string | null,
-  ): Promise<{ profile: Profile; loggedOut: boolean }> {
-    const { issuer, recipients } = addressOf(xml)
-    if (!recipients.includes(this.acsUrl)) throw new Error(`the assertion's Recipient is not ${this.acsUrl}`)
-    if (this.idpIssuer !== null && issuer !== this.idpIssuer) throw new Error(`unknown SAML issuer ${issuer ?? '(none)'}: expected ${this.idpIssuer}`)
-    if (!inResponseTo || !(await this.requests.take(inResponseTo))) throw new Error('InResponseTo is not valid')
-    return super.processValidlySignedAssertionAsync(xml, samlResponseXml, inResponseTo)
-  }
-}
+/** node-saml and what builds on it load with the first SAML request, not with the cloud. */
+let samlModule: Promise<typeof import('./workspaceSaml.js')> | null = null
 
 export class SamlSignIn {
   private readonly repo: SsoRepository
@@ -123,7 +66,8 @@ export class SamlSignIn {
     this.repo = new SsoRepository(db.kysely)
   }
 
-  private saml(p: SamlProvider, origin: string, bound?: string, made?: (id: string) => void): WorkspaceSaml {
+  private async saml(p: SamlProvider, origin: string, bound?: string, made?: (id: string) => void): Promise<WorkspaceSaml> {
+    const { WorkspaceSaml } = await (samlModule ??= import('./workspaceSaml.js'))
     const urls = this.sso.samlUrls(p.workspaceId, origin)
     const cache: CacheProvider = {
       saveAsync: async (key, value) => {
@@ -151,7 +95,8 @@ export class SamlSignIn {
         wantAssertionsSigned: true,
         wantAuthnResponseSigned: false,
         acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
-        validateInResponseTo: ValidateInResponseTo.always,
+        // node-saml's ValidateInResponseTo.always (the enum's value loads with node-saml).
+        validateInResponseTo: 'always' as ValidateInResponseTo,
         requestIdExpirationPeriodMs: FLOW_TTL_MS,
         cacheProvider: cache,
         identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
@@ -189,7 +134,7 @@ export class SamlSignIn {
   async metadata(workspaceId: string, origin: string): Promise<string> {
     const p = await this.sso.samlProvider(workspaceId)
     if (!p) throw new ApiError('not_found', 'This workspace signs in through no SAML provider.')
-    return this.saml(p, origin).generateServiceProviderMetadata(null, null)
+    return (await this.saml(p, origin)).generateServiceProviderMetadata(null, null)
   }
 
   /** The provider's sign-in URL carrying a new AuthnRequest (10 minutes, one answer) for `workspaceId`, and its ID for the browser's cookie. */
@@ -198,9 +143,11 @@ export class SamlSignIn {
     if (!p) throw new ApiError('not_found', 'No workspace signs in this e-mail domain through single sign-on.')
     let requestId: string | null = null
     const url = new URL(
-      await this.saml(p, origin, undefined, (id) => {
-        requestId = id
-      }).getAuthorizeUrlAsync('', undefined, {}),
+      await (
+        await this.saml(p, origin, undefined, (id) => {
+          requestId = id
+        })
+      ).getAuthorizeUrlAsync('', undefined, {}),
     )
     if (requestId === null) throw new Error('node-saml made no AuthnRequest ID')
     url.searchParams.set('login_hint', email)
@@ -222,7 +169,7 @@ export class SamlSignIn {
       if (!known) throw refused('This workspace signs in through no SAML provider.')
       let profile: Profile | null
       try {
-        profile = (await this.saml(known, origin, boundCookie).validatePostResponseAsync({ SAMLResponse: samlResponse })).profile
+        profile = (await (await this.saml(known, origin, boundCookie)).validatePostResponseAsync({ SAMLResponse: samlResponse })).profile
       } catch (e) {
         throw refused(`The SAML response was refused: ${(e as Error).message}.`)
       }
@@ -277,10 +224,4 @@ function nameOf(p: Profile): string | null {
   if (n) return n
   const parts = [first(p, GIVEN), first(p, FAMILY)].filter(Boolean)
   return parts.length ? parts.join(' ') : null
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
 }

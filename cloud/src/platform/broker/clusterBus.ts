@@ -3,15 +3,19 @@
 // clouds. While Redis is away the bus queues its commands and resumes when it is back
 // (broker messages wait meanwhile; the database still rebuilds each device's state when it
 // subscribes); the outage is logged once, not thrown.
-import { Redis } from 'ioredis'
-import mqemitterRedis from 'mqemitter-redis'
+import type { Redis } from 'ioredis'
+import type mqemitterRedis from 'mqemitter-redis'
+import { lazyRequire } from '../lazyRequire.js'
+
+const ioredis = lazyRequire<typeof import('ioredis')>('ioredis')
+const mqemitterRedisModule = lazyRequire<typeof mqemitterRedis>('mqemitter-redis')
 
 type Bus = ReturnType<typeof mqemitterRedis> & { state: NodeJS.EventEmitter }
 type PrefixedBus = new (prefix: string, opts: { subConn: Redis; pubConn: Redis }) => Bus
 
 export function clusterBus(redisUrl: string, prefix: string, log: { warn(obj: object, msg: string): void }): Bus {
-  const Prefixed = (mqemitterRedis as unknown as { MQEmitterRedisPrefix: PrefixedBus }).MQEmitterRedisPrefix
-  const conn = () => quitQuietly(new Redis(redisUrl, { maxRetriesPerRequest: null, retryStrategy: (times) => Math.min(times * 200, 5000) }))
+  const Prefixed = (mqemitterRedisModule() as unknown as { MQEmitterRedisPrefix: PrefixedBus }).MQEmitterRedisPrefix
+  const conn = () => quitQuietly(new (ioredis().Redis)(redisUrl, { maxRetriesPerRequest: null, retryStrategy: (times) => Math.min(times * 200, 5000) }))
   const bus = new Prefixed(`${prefix}mq:`, { subConn: conn(), pubConn: conn() })
   let warned = false
   bus.state.on('error', (err: Error) => {

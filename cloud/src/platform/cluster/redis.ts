@@ -2,7 +2,10 @@
 // never wait in an offline queue: when Redis is unreachable they fail at once and each
 // caller falls back to its single-instance behaviour (see docs/operator-guide.md
 // "Scale-out"), so a Redis outage degrades sharing but never stalls a request.
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { lazyRequire } from '../lazyRequire.js'
+
+const ioredis = lazyRequire<typeof import('ioredis')>('ioredis')
 
 export type RedisClient = Redis
 
@@ -12,7 +15,7 @@ export interface RedisLog {
 
 /** Opens a client on `url`; every key name gets `prefix` (SVC_REDIS_PREFIX) so one Redis can serve several clouds. */
 export function openRedis(url: string, prefix: string, log?: RedisLog): RedisClient {
-  const client = new Redis(url, {
+  const client = new (ioredis().Redis)(url, {
     keyPrefix: prefix,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

@@ -1,0 +1,3 @@
+import { runFolder } from '@svc/shared/testing/folderSuite'
+
+await runFolder(import.meta.url)

@@ -1,3 +1,0 @@
-import { runFolder } from '@svc/shared/testing/folderSuite'
-
-await runFolder(import.meta.url)

@@ -15,6 +15,28 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
 
+/**
+ * tap starts a test process with NODE_OPTIONS naming its process-tracking hooks
+ * (`--import=…@tapjs/processinfo…`), and puts them back into every child's environment as
+ * the child is spawned (through process-on-spawn's listeners, kept under a global symbol):
+ * every child the tests start (the cloud, the agent, the simulator, their CLIs) loaded them,
+ * about 0.9 s of CPU more per child, for tracking this suite does not use (coverage is off).
+ * A suite's process drops both, so its children start as they do outside the tests.
+ */
+export function withoutTapChildHooks(nodeOptions: string | undefined): string | undefined {
+  if (!nodeOptions) return nodeOptions
+  const kept = nodeOptions
+    .split(/\s+(?=(?:[^"]*"[^"]*")*[^"]*$)/)
+    .filter((o) => o && !/@tapjs[/+]processinfo/.test(o))
+    .join(' ')
+  return kept || undefined
+}
+const childOptions = withoutTapChildHooks(process.env.NODE_OPTIONS)
+if (childOptions === undefined) delete process.env.NODE_OPTIONS
+else process.env.NODE_OPTIONS = childOptions
+const onSpawn = (globalThis as { [k: symbol]: { listeners?: unknown[] } | undefined })[Symbol.for('process-on-spawn@*:singletonId')]
+if (Array.isArray(onSpawn?.listeners)) onSpawn.listeners.length = 0
+
 /** The name of a suite file, one per folder that has its own process. */
 export const SUITE = 'folder.suite.ts'
 

@@ -1,4 +1,4 @@
 import { runFolder } from '@svc/shared/testing/folderSuite'
 
-// With the subfolders that have no suite of their own: folders of a few seconds' tests share this process.
-await runFolder(import.meta.url, { recursive: true })
+// This folder's own files; its subfolders without a suite of their own run in domains.suite.ts.
+await runFolder(import.meta.url)

@@ -4,8 +4,11 @@
 // first assertion (tap's loader hooks; for the cloud, about 5 s with its ~1,100 modules), so
 // a folder shares that once. A folder whose tests take a few seconds has no suite of its own:
 // with `recursive`, a suite also runs the subfolders that have none (cloud/test's and
-// agent/test's top suites run their small folders), so they share one process too. Each file
-// still runs alone: `node scripts/test.mjs agent/test/unit/state.test.ts`.
+// agent/test's top suites run their small folders), so they share one process too. With
+// `recursive: 'subfolders'` a suite runs those subfolders but not the folder's own files: the
+// cloud's small domain folders are `cloud/test/domains.suite.ts`, its own files
+// `cloud/test/folder.suite.ts`, two processes that end the run sooner than one long one. Each
+// file still runs alone: `node scripts/test.mjs agent/test/unit/state.test.ts`.
 //
 //   // <folder>/folder.suite.ts
 //   import { runFolder } from '@svc/shared/testing/folderSuite'
@@ -52,22 +55,26 @@ export const PER_FILE_MS = 15 * 60_000
 export interface FolderOptions {
   /** Each file's time limit (the process's timer restarts for each file). */
   perFileMs?: number
-  /** Also the `*.test.ts` files of the subfolders that have no `folder.suite.ts` of their own. */
-  recursive?: boolean
+  /**
+   * Also the `*.test.ts` files of the subfolders that have no `folder.suite.ts` of their own;
+   * `'subfolders'`: only those, not the folder's own files.
+   */
+  recursive?: boolean | 'subfolders'
 }
 
 /**
  * The `*.test.ts` files under `dir` (relative, in path order); with `recursive`, also those in
- * its subfolders, except a subfolder with a suite of its own (and what is under it).
+ * its subfolders, except a subfolder with a suite of its own (and what is under it); with
+ * `'subfolders'`, only those.
  */
-export function testFiles(dir: string, recursive = false): string[] {
+export function testFiles(dir: string, recursive: boolean | 'subfolders' = false): string[] {
   const out: string[] = []
   const walk = (rel: string) => {
     for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const name = path.posix.join(rel, e.name)
       if (e.isDirectory() && recursive && e.name !== 'node_modules' && e.name !== 'fixtures') {
         if (!fs.existsSync(path.join(dir, name, SUITE))) walk(name)
-      } else if (e.isFile() && e.name.endsWith('.test.ts')) out.push(name)
+      } else if (e.isFile() && e.name.endsWith('.test.ts') && (rel !== '' || recursive !== 'subfolders')) out.push(name)
     }
   }
   walk('')

@@ -45,11 +45,12 @@ t.test('a suite runs its folder’s test files in path order; recursive: also su
   t.same(testFiles(dir), ['a.test.ts', 'b.test.ts'])
   t.same(testFiles(dir, true), ['a.test.ts', 'b.test.ts', 'sub/a.test.ts', 'sub/c.test.ts', 'sub/deeper/d.test.ts'])
   t.same(testFiles(path.join(dir, 'own'), true), ['e.test.ts', 'inner/f.test.ts'], 'the folder with its own suite runs what is under it')
+  t.same(testFiles(dir, 'subfolders'), ['sub/a.test.ts', 'sub/c.test.ts', 'sub/deeper/d.test.ts'], "'subfolders': not the folder's own files")
 })
 
 t.test('every test file of the workspace is run by exactly one suite that tap starts', async (t) => {
   const include = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { tap: { include: string[] } }).tap.include.map(globRegExp)
-  const suites = PACKAGES.flatMap((p) => find(p, (n) => n === 'folder.suite.ts'))
+  const suites = PACKAGES.flatMap((p) => find(p, (n) => n.endsWith('.suite.ts')))
   t.ok(suites.length > 15, `${suites.length} suites`)
   for (const s of suites)
     t.ok(
@@ -64,7 +65,8 @@ t.test('every test file of the workspace is run by exactly one suite that tap st
   const run = new Map<string, string[]>()
   for (const s of suites) {
     const dir = path.posix.dirname(s)
-    const recursive = /recursive:\s*true/.test(fs.readFileSync(path.join(ROOT, s), 'utf8'))
+    const text = fs.readFileSync(path.join(ROOT, s), 'utf8')
+    const recursive = /recursive:\s*'subfolders'/.test(text) ? 'subfolders' : /recursive:\s*true/.test(text)
     for (const f of testFiles(path.join(ROOT, dir), recursive)) {
       const file = path.posix.join(dir, f)
       run.set(file, [...(run.get(file) ?? []), s])

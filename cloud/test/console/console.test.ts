@@ -14,7 +14,19 @@ import { servicesOf } from '../../src/app.js'
 import { CONSOLE_CSP } from '../../src/domains/console/index.js'
 import { connectDevice, droppedAtBroker } from '../devicelink/link.js'
 import { screenRow } from '../fixtures/screenRows.js'
-import { clickAnswered, consoleDir, docShot, launch, missingChromium, noSerious, PASSWORD, startConsoleCloud, textShown, type ConsoleCloud } from './console.js'
+import {
+  clickAnswered,
+  consoleDir,
+  docShot,
+  emptyField,
+  launch,
+  missingChromium,
+  noSerious,
+  PASSWORD,
+  startConsoleCloud,
+  textShown,
+  type ConsoleCloud,
+} from './console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** Why the browser tests skip (Chromium missing outside CI; with CI=true that fails instead). */
@@ -115,8 +127,8 @@ t.test('invite link, password, dashboard, sign-out and sign-in, in a real browse
   t.equal((await clickAnswered(page, 'button[type=submit]', 'POST', '/v1/session')).status(), 401)
   await textShown(page, 'The email or password is wrong.')
   // Emptied again (as a person does: select all, delete): the address's one account.
-  await page.click('#f-workspaceId', { clickCount: 3 })
-  await page.keyboard.press('Backspace')
+  await emptyField(page, '#f-workspaceId')
+  t.equal(await page.$eval('#f-workspaceId', (e) => (e as unknown as { value: string }).value), '', 'the workspace field is empty')
   t.equal((await clickAnswered(page, 'button[type=submit]', 'POST', '/v1/session')).status(), 200)
   await page.waitForSelector('h1#page-title')
   const cookie = (await page.cookies()).find((k) => k.name === 'svc_session')!

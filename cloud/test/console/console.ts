@@ -258,6 +258,18 @@ export async function clickAnswered(page: Page, selector: string, method: string
   return answered
 }
 
+/**
+ * Empties a text field as a person does: the field focused, its whole text selected, then
+ * Backspace (so the page sees a real input event). The text is selected with the field's own
+ * `select()`: a triple click, read as a word or a line selection by how fast its clicks come,
+ * left a character behind on a busy machine.
+ */
+export async function emptyField(page: Page, selector: string): Promise<void> {
+  await page.focus(selector)
+  await page.$eval(selector, (e) => (e as unknown as { select(): void }).select())
+  await page.keyboard.press('Backspace')
+}
+
 /** Waits until the page's text includes `text` (in a background tab too). */
 export async function textShown(page: Page, text: string): Promise<void> {
   await pageHolds(page, `!!document.body && document.body.innerText.includes(${JSON.stringify(text)})`, `the page to show ${JSON.stringify(text)}`)

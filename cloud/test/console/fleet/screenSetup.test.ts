@@ -7,7 +7,7 @@ import type { Page } from 'puppeteer-core'
 import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { panelPreset } from '@svc/shared/panels/index'
 import { connectDevice } from '../../devicelink/link.js'
-import { fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
+import { emptyField, fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
@@ -20,8 +20,7 @@ async function clickButton(page: Page, text: string): Promise<void> {
 }
 
 async function retype(page: Page, selector: string, text: string): Promise<void> {
-  await page.click(selector, { clickCount: 3 })
-  await page.keyboard.press('Backspace')
+  await emptyField(page, selector)
   await page.type(selector, text)
 }
 

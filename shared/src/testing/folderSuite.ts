@@ -7,7 +7,7 @@
 // agent/test's top suites run their small folders), so they share one process too. With
 // `recursive: 'subfolders'` a suite runs those subfolders but not the folder's own files: the
 // cloud's small domain folders are `cloud/test/domains.suite.ts`, its own files
-// `cloud/test/folder.suite.ts`, two processes that end the run sooner than one long one. Each
+// `cloud/test/folder.suite.ts`, so the run's longest process does not hold those too. Each
 // file still runs alone: `node scripts/test.mjs agent/test/unit/state.test.ts`.
 //
 //   // <folder>/folder.suite.ts

@@ -97,7 +97,7 @@ function readLocalMs(epochMs: number, timeZone: string): number {
  * same offset has that offset throughout (no zone has changed its offset twice within an
  * hour), and an hour with a transition in it is read instant by instant. Schedule
  * evaluation asks for the same few hours again and again (each day's edges, on every
- * evaluation of the player and every report), and one ICU read costs a hundred map lookups.
+ * evaluation of the player and every report), and one ICU read costs several µs.
  */
 const HOUR_MS = 60 * MINUTE_MS
 const MAX_KEPT_HOURS = 100_000

@@ -18,6 +18,7 @@ import {
   clickAnswered,
   consoleDir,
   docShot,
+  retype,
   emptyField,
   launch,
   missingChromium,
@@ -88,10 +89,7 @@ t.test('invite link, password, dashboard, sign-out and sign-in, in a real browse
   t.equal(await page.$eval('#f-password', (e) => e.getAttribute('aria-describedby')), 'f-password-error')
   await noSerious(t, page, 'welcome page with an error')
   await docShot(page, 'welcome')
-  await page.$eval('#f-password', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-password', PASSWORD)
+  await retype(page, '#f-password', PASSWORD)
   await page.click('button[type=submit]')
   await page.waitForSelector('h1#page-title')
   t.equal(await page.$eval('h1#page-title', (h) => h.textContent), 'Dashboard')
@@ -113,12 +111,9 @@ t.test('invite link, password, dashboard, sign-out and sign-in, in a real browse
   await page.type('#f-password', 'wrong password!')
   t.equal((await clickAnswered(page, 'button[type=submit]', 'POST', '/v1/session')).status(), 401)
   await textShown(page, 'The email or password is wrong.')
-  await page.$eval('#f-password', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
   // The right password, naming a workspace the address has no account in: refused as a wrong one.
   const other = await servicesOf(c.running.app).workspaces.create('Elsewhere', 'us')
-  await page.type('#f-password', PASSWORD)
+  await retype(page, '#f-password', PASSWORD)
   await page.click('details summary')
   await page.waitForSelector('#f-workspaceId', { visible: true })
   await noSerious(t, page, 'sign-in page with the workspace field open')
@@ -222,10 +217,7 @@ t.test('the screens table at 10,000 screens: only the rows in view are rendered;
   await page.click('section[aria-labelledby=h-assign] button[type=submit]')
   await page.waitForSelector('section[aria-labelledby=h-assign] .error, section[aria-labelledby=h-assign] .field-error')
   c.content.add(c.workspaceId, { kind: 'playlist', id: 'pl_lobby' })
-  await page.$eval('#f-contentId', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-contentId', 'pl_lobby')
+  await retype(page, '#f-contentId', 'pl_lobby')
   await page.click('section[aria-labelledby=h-assign] button[type=submit]')
   await textShown(page, 'Assigned playlist pl_lobby.')
   t.match((await c.call('GET', `/v1/screens/${device.screenId}`)).body.data, { contentKind: 'playlist', contentId: 'pl_lobby' }, 'assigned through the API')
@@ -280,10 +272,7 @@ t.test('pairing a screen from the console; a cross-site write with the session c
   await page.waitForSelector('form.panel .error, form.panel .field-error')
   t.match(await page.$eval('form.panel', (f) => f.textContent), /code/i, 'a wrong code is refused, saying so')
   await noSerious(t, page, 'pairing form with an error')
-  await page.$eval('#f-code', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-code', reg.pairingCode)
+  await retype(page, '#f-code', reg.pairingCode)
   await page.click('form.panel button[type=submit]')
   await page.waitForSelector('#h-timeline')
   t.equal(await page.$eval('h1#page-title', (h) => h.textContent), 'Window', "the new screen's page opens")

@@ -270,6 +270,22 @@ export async function emptyField(page: Page, selector: string): Promise<void> {
   await page.keyboard.press('Backspace')
 }
 
+/**
+ * Replaces a field's text with `value` as a person does (emptyField, then typing), and waits
+ * until the field holds exactly `value`. Setting `.value` from the test instead fires no input
+ * event: the page's state kept the old text, and a render that came between (an answer
+ * arriving, an error shown) put it back, so the typing was appended to it.
+ */
+export async function retype(page: Page, selector: string, value: string): Promise<void> {
+  await emptyField(page, selector)
+  await page.type(selector, value)
+  await pageHolds(
+    page,
+    `document.querySelector(${JSON.stringify(selector)})?.value === ${JSON.stringify(value)}`,
+    `${selector} to hold ${JSON.stringify(value)}`,
+  )
+}
+
 /** Waits until the page's text includes `text` (in a background tab too). */
 export async function textShown(page: Page, text: string): Promise<void> {
   await pageHolds(page, `!!document.body && document.body.innerText.includes(${JSON.stringify(text)})`, `the page to show ${JSON.stringify(text)}`)

@@ -10,7 +10,7 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../src/app.js'
 import { png } from '../content/fixtures.js'
-import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
+import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud, retype } from './console.js'
 
 const skip = missingChromium(t) ?? false
 /** One cloud for this file's tests. */
@@ -84,10 +84,7 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   await noSerious(t, page, 'playlist form with an error')
   await docShot(page, 'playlist-form')
   await page.type('#f-playlist-name', 'Lobby loop')
-  await page.$eval('#dur-0', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#dur-0', '8')
+  await retype(page, '#dur-0', '8')
   await clickButton(page, 'Create playlist')
   await textShown(page, '1 playlist')
   const lists = (await c.call('GET', '/v1/playlists')).body.data as { id: string; name: string; items: { kind: string; id: string; durationMs: number }[] }[]
@@ -111,10 +108,7 @@ t.test('upload a PNG with progress, make a playlist of it, a 422 next to its fie
   await page.keyboard.press('ArrowDown')
   await page.keyboard.press('Enter')
   await page.waitForFunction("document.querySelector('#dur-1')?.value === '10'")
-  await page.$eval('#dur-1', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#dur-1', '5')
+  await retype(page, '#dur-1', '5')
   await textShown(page, 'The loop: 2 items, 0:13')
   await page.focus('#dur-1')
   await page.keyboard.down('Alt')

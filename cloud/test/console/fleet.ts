@@ -22,11 +22,3 @@ export async function taggedScreens(c: ConsoleCloud, tags: Record<string, string
   }
   return ids
 }
-
-/** Empties a field and types `value` into it. */
-export async function setValue(page: Page, selector: string, value: string): Promise<void> {
-  await page.$eval(selector, (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type(selector, value)
-}

@@ -6,7 +6,7 @@
 // one wanted found by a search); a schedule deleted after a confirmation (a 409 while used).
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud } from './console.js'
+import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud, retype } from './console.js'
 
 const skip = missingChromium(t) ?? false
 /** One cloud for this file's tests. */
@@ -14,12 +14,6 @@ const cloud = fileCloud()
 
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
-}
-
-async function clear(page: Page, selector: string): Promise<void> {
-  await page.$eval(selector, (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
 }
 
 const ruleRows = (page: Page) =>
@@ -69,8 +63,7 @@ t.test('create a schedule with a weekday rule and see it in the week view; a 422
   t.match(await page.$eval('#f-timezone-error', (e) => e.textContent), /timezone/, "the API's 422 next to the time zone")
   t.match(await page.$eval('#f-timezone', (e) => e.getAttribute('aria-describedby')), /f-timezone-error/)
   await noSerious(t, page, 'schedule form with an error')
-  await clear(page, '#f-timezone')
-  await page.type('#f-timezone', 'Europe/Paris')
+  await retype(page, '#f-timezone', 'Europe/Paris')
   await docShot(page, 'schedule-form')
   await clickButton(page, 'Create schedule')
   await textShown(page, '1 schedule')

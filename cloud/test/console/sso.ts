@@ -5,7 +5,7 @@ import type { Test } from 'tap'
 import type { Page } from 'puppeteer-core'
 import { CA_FILE } from '../fixtures/receiver.js'
 import { startOidcProvider, type TestProvider } from '../fixtures/oidcProvider.js'
-import { launch, startConsoleCloud, type ConsoleCloud } from './console.js'
+import { launch, startConsoleCloud, type ConsoleCloud, retype } from './console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** The hang guard of every wait on the browser (a busy machine is slow, not stuck). */
@@ -65,10 +65,7 @@ export async function throughProvider(page: Page, idp: TestProvider, login: stri
   if (!page.url().startsWith(idp.issuer)) throw new Error(`the browser went to ${page.url()}, not the provider`)
   await page.waitForSelector('input[name=login]', { timeout: GUARD_MS })
   // The provider fills the field with the login hint (the address typed in the console).
-  await page.$eval('input[name=login]', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('input[name=login]', login)
+  await retype(page, 'input[name=login]', login)
   await page.type('input[name=password]', 'any password')
   await Promise.all([page.waitForNavigation({ timeout: GUARD_MS }), page.click('button[type=submit]')])
   // The consent page (the first sign-in of the account to this client).

@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { fakeRelease } from '../../fixtures/agentRelease.js'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from '../console.js'
+import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud, retype } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -56,14 +56,8 @@ t.test('a release uploaded from the console, a rollout started, paused, resumed 
   t.equal((await c.call('GET', '/v1/agent-releases')).body.data[0]?.sha256, good.sha256, 'the release is stored')
 
   // A rollout: the screen never reported its architecture, so it fails at once; 100 % keeps the rollout going.
-  await page.$eval('#f-rollout-stages', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-rollout-stages', '100')
-  await page.$eval('#f-rollout-unhealthy', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-rollout-unhealthy', '100')
+  await retype(page, '#f-rollout-stages', '100')
+  await retype(page, '#f-rollout-unhealthy', '100')
   await clickButton(page, 'Start rollout')
   await textShown(page, 'Rollouts, newest first')
   await textShown(page, '100%: 1 screens · 0 updated (0 healthy) · 0 updating · 1 failed · 0 rolled back')

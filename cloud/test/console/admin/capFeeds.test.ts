@@ -10,7 +10,7 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { connectDevice } from '../../devicelink/link.js'
 import { capDoc } from '../../cap/capDocs.js'
-import { docShot, fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
+import { docShot, fileCloud, missingChromium, noSerious, signedIn, textShown, retype } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
@@ -89,10 +89,7 @@ t.test(
     await clickButton(page, 'Add feed')
     await page.waitForSelector('#f-feed-url-error')
     t.match(await page.$eval('#f-feed-url-error', (e) => e.textContent), /^url/, "an unsafe address: the API's refusal beside the field")
-    await page.$eval('#f-feed-url', (e) => {
-      ;(e as unknown as { value: string }).value = ''
-    })
-    await page.type('#f-feed-url', 'https://alerts.weather.example/active.atom')
+    await retype(page, '#f-feed-url', 'https://alerts.weather.example/active.atom')
     await clickButton(page, 'Add feed')
     await textShown(page, 'pull every 60 s')
     t.equal(await page.$('.secret'), null, 'a pull feed has no secret to show')

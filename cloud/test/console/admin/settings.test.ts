@@ -4,7 +4,7 @@
 // the field it names; a viewer is offered no invite or create controls; keyboard and axe-core.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, PAGE_WAIT_MS, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from '../console.js'
+import { docShot, missingChromium, PAGE_WAIT_MS, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn, retype } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -34,10 +34,7 @@ t.test('users: a 422 next to the email field; an invite shows its link once', { 
   t.equal(await page.$eval('#f-invite-email', (e) => e.getAttribute('aria-describedby')), 'f-invite-email-error')
   t.same(await seriousViolations(page), [], 'settings with a field error: no serious axe-core violation')
 
-  await page.$eval('#f-invite-email', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-invite-email', 'bob@example.com')
+  await retype(page, '#f-invite-email', 'bob@example.com')
   await page.type('#f-invite-name', 'Bob')
   await page.select('#f-invite-role', 'editor')
   await clickButton(page, 'Invite')

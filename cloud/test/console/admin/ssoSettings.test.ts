@@ -11,7 +11,7 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { startOidcProvider } from '../../fixtures/oidcProvider.js'
 import { IDP_CERT, IDP_ENTITY_ID, IDP_SSO_URL, idpMetadata } from '../../fixtures/samlIdp.js'
-import { fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
+import { fileCloud, missingChromium, noSerious, signedIn, textShown, retype } from '../console.js'
 import { clickButton, GUARD_MS, PROVIDER_REACHABLE } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
@@ -51,10 +51,7 @@ t.test('an admin sets up, tests, changes and removes the OIDC connection; a view
   t.match(await page.$eval('#f-sso-domains-error', (e) => e.textContent), /localhost is not a domain name/, "the API's 422 next to the domains field")
   await noSerious(t, page, 'the SSO page with a field error')
 
-  await page.$eval('#f-sso-domains', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-sso-domains', 'acme.example')
+  await retype(page, '#f-sso-domains', 'acme.example')
   await clickButton(page, 'Set up single sign-on')
   await textShown(page, `${c.base}/v1/sso/oidc/callback`)
   t.pass('the redirect URI to register is shown')

@@ -7,7 +7,18 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../../src/app.js'
 import { CA_FILE, startReceiver } from '../../fixtures/receiver.js'
-import { docShot, emptyField, missingChromium, noSerious, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn } from '../console.js'
+import {
+  docShot,
+  emptyField,
+  missingChromium,
+  noSerious,
+  seriousViolations,
+  startConsoleCloud,
+  textShown,
+  type ConsoleCloud,
+  signedIn,
+  retype,
+} from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -108,10 +119,7 @@ t.test('webhooks: an endpoint with its secret shown once; a test to a real HTTPS
   await clickButton(page, 'Add endpoint')
   await page.waitForSelector('#f-hook-url-error')
   t.pass("the API's 422 next to the URL field")
-  await page.$eval('#f-hook-url', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#f-hook-url', receiver.url)
+  await retype(page, '#f-hook-url', receiver.url)
   await page.type('#f-hook-description', 'Ops bridge')
   await page.waitForSelector('input[name=hook-event]')
   await page.click('input[name=hook-event]')

@@ -4,8 +4,8 @@
 // group of a screen picked by name; deleted after a confirmation; a viewer sees the list only.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
-import { clickButton, setValue, taggedScreens } from '../fleet.js'
+import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
+import { clickButton, taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -43,7 +43,7 @@ t.test(
     t.same(await page.$$eval('.preview-list li', (ls) => ls.map((l) => l.textContent).sort()), ['Lobby north', 'Lobby south'], 'the first members')
 
     // Edited: the count follows.
-    await setValue(page, `#cond-${first}-value`, 'floor:2')
+    await retype(page, `#cond-${first}-value`, 'floor:2')
     await countShown(page, '2 screens match now.')
     await page.waitForFunction("[...document.querySelectorAll('.preview-list li')].map((l) => l.textContent).sort().join() === 'Cafe,Lobby south'")
     t.pass('another tag: other members')
@@ -68,9 +68,9 @@ t.test(
     await page.type(`#cond-${inner}-value`, 'floor:2')
     await countShown(page, '0 screens match now.')
     await page.select(`#cond-${inner}-kind`, 'tagPrefix')
-    await setValue(page, `#cond-${inner}-value`, 'format')
+    await retype(page, `#cond-${inner}-value`, 'format')
     await countShown(page, '0 screens match now.')
-    await setValue(page, `#cond-${inner}-value`, 'nothing:')
+    await retype(page, `#cond-${inner}-value`, 'nothing:')
     await countShown(page, '1 screen matches now.')
     t.pass('not (tag prefix): the count follows')
 
@@ -86,7 +86,7 @@ t.test(
     )
     await countShown(page, 'The rule cannot be used yet: see the condition marked.')
     await noSerious(t, page, 'the rule builder with a refused condition')
-    await setValue(page, `#cond-${all[2]}-value`, '9.0.0')
+    await retype(page, `#cond-${all[2]}-value`, '9.0.0')
     await page.select(`#cond-${all[2]}-op`, 'lt')
     await countShown(page, '0 screens match now.')
     t.pass('screens without an agent version never match a version condition')

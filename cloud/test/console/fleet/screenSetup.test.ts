@@ -7,7 +7,7 @@ import type { Page } from 'puppeteer-core'
 import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { panelPreset } from '@svc/shared/panels/index'
 import { connectDevice } from '../../devicelink/link.js'
-import { emptyField, fileCloud, missingChromium, noSerious, signedIn, textShown } from '../console.js'
+import { fileCloud, retype, missingChromium, noSerious, signedIn, textShown } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
@@ -17,11 +17,6 @@ const GUARD = HANG_GUARD_MS
 async function clickButton(page: Page, text: string): Promise<void> {
   await page.waitForFunction(`[...document.querySelectorAll('button')].some((b) => b.textContent === ${JSON.stringify(text)})`, { timeout: GUARD })
   await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
-}
-
-async function retype(page: Page, selector: string, text: string): Promise<void> {
-  await emptyField(page, selector)
-  await page.type(selector, text)
 }
 
 t.test('a screen set up from its page: details, panel profile and its test, power off confirmed', { skip }, async (t) => {

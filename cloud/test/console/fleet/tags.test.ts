@@ -3,7 +3,7 @@
 // three chosen screens tagged and untagged in one request. (The filters: filters.test.ts.)
 import t from 'tap'
 import type { HTTPRequest, Page } from 'puppeteer-core'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud } from '../console.js'
+import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud, retype } from '../console.js'
 import { clickButton, taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
@@ -39,10 +39,7 @@ t.test('screens page: the Tags column, one screen tagged in place, three tagged 
   await page.waitForSelector(`${field}-error`)
   t.match(await page.$eval(`${field}-error`, (e) => e.textContent), /tags\W1/, "the API's refusal under the field, naming the tag")
   t.same(await tagsOf(c, ids.Desk!), [], 'nothing written')
-  await page.$eval(field, (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type(field, 'Lobby')
+  await retype(page, field, 'Lobby')
   await page.keyboard.press('Enter')
   await textShown(page, 'Added Lobby.')
   t.same(await tagsOf(c, ids.Desk!), ['lobby'], 'the API holds it, in lower case')

@@ -8,7 +8,7 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../../src/app.js'
 import { connectDevice, reportPlaying } from '../../devicelink/link.js'
-import { docShot, missingChromium, seriousViolations, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { docShot, missingChromium, seriousViolations, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -104,10 +104,7 @@ t.test('an emergency to three screens from the page: reach counts follow the dev
   await page.waitForSelector('#cast-content')
   t.same(await seriousViolations(page), [], 'casts page: no serious or critical axe-core violation')
   await page.type('#cast-content', 'med_a')
-  await page.$eval('#cast-minutes', (e) => {
-    ;(e as unknown as { value: string }).value = ''
-  })
-  await page.type('#cast-minutes', '30')
+  await retype(page, '#cast-minutes', '30')
   // Chosen screens: two of the three.
   await page.click('input[name=cast-scope][value=screens]')
   await page.waitForSelector(`input[type=checkbox][value=${a.screenId}]`)

@@ -4,8 +4,8 @@
 // group (each checked through the API), and an alert rule watching a group.
 import t from 'tap'
 import { fakeRelease, releaseForm } from '../../fixtures/agentRelease.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
-import { clickButton, setValue, taggedScreens } from '../fleet.js'
+import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
+import { clickButton, taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -89,8 +89,8 @@ t.test(
     await page.click('input[name=rollout-to][value=group]')
     await page.waitForFunction(`[...document.querySelectorAll('#rollout-group option')].some((o) => o.value === '${group}')`)
     await page.select('#rollout-group', group)
-    await setValue(page, '#f-rollout-stages', '100')
-    await setValue(page, '#f-rollout-unhealthy', '100')
+    await retype(page, '#f-rollout-stages', '100')
+    await retype(page, '#f-rollout-unhealthy', '100')
     await noSerious(t, page, 'a rollout to a group')
     await clickButton(page, 'Start rollout')
     await textShown(page, 'Rollouts, newest first')

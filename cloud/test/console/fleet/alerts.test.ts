@@ -7,18 +7,7 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../../src/app.js'
 import { CA_FILE, startReceiver } from '../../fixtures/receiver.js'
-import {
-  docShot,
-  emptyField,
-  missingChromium,
-  noSerious,
-  seriousViolations,
-  startConsoleCloud,
-  textShown,
-  type ConsoleCloud,
-  signedIn,
-  retype,
-} from '../console.js'
+import { docShot, missingChromium, noSerious, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn, retype } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -157,17 +146,14 @@ t.test('webhooks: an endpoint with its secret shown once; a test to a real HTTPS
   t.equal(await page.$eval('#edit-hook-url', (e) => (e as unknown as { value: string }).value), receiver.url, 'the form holds the URL')
   t.equal(await page.$eval('#edit-hook-description', (e) => (e as unknown as { value: string }).value), 'Ops bridge')
   t.equal(await page.$eval('#edit-hook-enabled', (e) => (e as unknown as { checked: boolean }).checked), true)
-  await emptyField(page, '#edit-hook-url')
-  await page.type('#edit-hook-url', 'ftp://example.com/hook')
+  await retype(page, '#edit-hook-url', 'ftp://example.com/hook')
   await clickButton(page, 'Save endpoint')
   await page.waitForSelector('#edit-hook-url-error')
   t.match(await page.$eval('#edit-hook-url-error', (e) => e.textContent), /url/i, "the API's answer next to the URL field")
   t.equal(await page.$eval('#edit-hook-url', (e) => e.getAttribute('aria-invalid')), 'true')
   await noSerious(t, page, 'webhook edit form with an error')
-  await emptyField(page, '#edit-hook-url')
-  await page.type('#edit-hook-url', receiver.url)
-  await emptyField(page, '#edit-hook-description')
-  await page.type('#edit-hook-description', 'Ops bridge, night shift')
+  await retype(page, '#edit-hook-url', receiver.url)
+  await retype(page, '#edit-hook-description', 'Ops bridge, night shift')
   await page.evaluate("[...document.querySelectorAll('input[name=edit-hook-event]')].find((b) => !b.checked).click()")
   await page.click('#edit-hook-enabled')
   await docShot(page, 'alerts-webhook-edit')

@@ -15,7 +15,7 @@ import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../../src/app.js'
 import { form, png } from '../../content/fixtures.js'
 import { connectDevice } from '../../devicelink/link.js'
-import { docShot, emptyField, missingChromium, noSerious, pageHolds, signedIn, textShown, type ConsoleCloud, fileCloud } from '../console.js'
+import { docShot, missingChromium, noSerious, pageHolds, signedIn, textShown, type ConsoleCloud, fileCloud, retype } from '../console.js'
 import { screenRow } from '../../fixtures/screenRows.js'
 import { announce } from '../../../src/platform/db/changes.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
@@ -95,8 +95,7 @@ t.test('bulk assignment: three of five screens chosen, media picked by a search 
   await noSerious(t, page, 'screens page with the bulk form and an error')
 
   // The picker: the first page, the next through the cursor, then a search.
-  await emptyField(page, '#bulk-content')
-  await page.keyboard.type('P')
+  await retype(page, '#bulk-content', 'P')
   await page.waitForFunction("document.querySelectorAll('#bulk-content-list [role=option]').length === 25")
   t.equal(await options(page, 'bulk-content'), 25, 'a page of 25')
   await clickButton(page, 'Load more')

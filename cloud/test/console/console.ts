@@ -286,6 +286,20 @@ export async function retype(page: Page, selector: string, value: string): Promi
   )
 }
 
+/**
+ * Clicks the first button whose text (trimmed) or `aria-label` is `text`, once the page shows
+ * one: it is looked for and clicked in one read of the page (pageHolds), so a render between
+ * finding and clicking cannot take it away, and a button still on its way is waited for.
+ */
+export async function clickButton(page: Page, text: string): Promise<void> {
+  const t = JSON.stringify(text)
+  await pageHolds(
+    page,
+    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${t} || b.getAttribute('aria-label') === ${t}); if (b) b.click(); return !!b })()`,
+    `a button ${t}`,
+  )
+}
+
 /** Waits until the page's text includes `text` (in a background tab too). */
 export async function textShown(page: Page, text: string): Promise<void> {
   await pageHolds(page, `!!document.body && document.body.innerText.includes(${JSON.stringify(text)})`, `the page to show ${JSON.stringify(text)}`)

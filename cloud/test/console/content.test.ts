@@ -7,19 +7,13 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../src/app.js'
 import { png } from '../content/fixtures.js'
-import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud, retype } from './console.js'
+import { clickButton, docShot, missingChromium, textShown, signedIn, noSerious, fileCloud, retype } from './console.js'
 
 const skip = missingChromium(t) ?? false
 /** One cloud for this file's tests. */
 const cloud = fileCloud()
-
-/** Clicks the button whose text is `text`. */
-async function clickButton(page: Page, text: string): Promise<void> {
-  await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
-}
 
 t.test('upload a PNG with progress, make a playlist of it, a 422 next to its field, edit and delete', { skip }, async (t) => {
   const c = await cloud(t)

@@ -1,14 +1,5 @@
-// What the tags-and-groups browser tests share: a button clicked by its text or label, and
-// screens paired with tags set through the API.
-import type { Page } from 'puppeteer-core'
+// What the tags-and-groups browser tests share: screens paired with tags set through the API.
 import type { ConsoleCloud } from './console.js'
-
-export async function clickButton(page: Page, text: string): Promise<void> {
-  const ok = await page.evaluate(
-    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${JSON.stringify(text)} || b.getAttribute('aria-label') === ${JSON.stringify(text)}); if (b) b.click(); return !!b })()`,
-  )
-  if (!ok) throw new Error(`no button ${text}`)
-}
 
 /** Screens paired under the names of `tags`, each with its tags set through the API; their ids by name. */
 export async function taggedScreens(c: ConsoleCloud, tags: Record<string, string[]>): Promise<Record<string, string>> {

@@ -6,15 +6,11 @@
 // one wanted found by a search); a schedule deleted after a confirmation (a 409 while used).
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, textShown, signedIn, noSerious, fileCloud, retype } from './console.js'
+import { clickButton, docShot, missingChromium, textShown, signedIn, noSerious, fileCloud, retype } from './console.js'
 
 const skip = missingChromium(t) ?? false
 /** One cloud for this file's tests. */
 const cloud = fileCloud()
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
-}
 
 const ruleRows = (page: Page) =>
   page.$$eval('.week-table tbody tr', (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))) as Promise<string[][]>

@@ -5,7 +5,7 @@ import type { Test } from 'tap'
 import type { Page } from 'puppeteer-core'
 import { CA_FILE } from '../fixtures/receiver.js'
 import { startOidcProvider, type TestProvider } from '../fixtures/oidcProvider.js'
-import { launch, startConsoleCloud, type ConsoleCloud, retype } from './console.js'
+import { clickButton, launch, startConsoleCloud, type ConsoleCloud, retype } from './console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 /** The hang guard of every wait on the browser (a busy machine is slow, not stuck). */
@@ -42,13 +42,6 @@ export async function ssoBrowser(t: Test, dark = false): Promise<Page> {
     else void r.abort('blockedbyclient')
   })
   return page
-}
-
-export async function clickButton(page: Page, text: string): Promise<void> {
-  const ok = await page.evaluate(
-    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${JSON.stringify(text)} || b.getAttribute('aria-label') === ${JSON.stringify(text)}); if (b) b.click(); return !!b })()`,
-  )
-  if (!ok) throw new Error(`no button ${text}`)
 }
 
 /** Opens the sign-in page, types `email` and waits for Continue with SSO. */

@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { fakeRelease } from '../../fixtures/agentRelease.js'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud, retype } from '../console.js'
+import { clickButton, docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud, retype } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -16,13 +16,6 @@ async function updates(page: Page, c: ConsoleCloud): Promise<void> {
   await page.goto(`${c.base}/console/settings#agent-updates`)
   await page.waitForFunction("document.querySelector('h1#page-title')?.textContent === 'Settings'")
   await textShown(page, 'Agent updates')
-}
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  const ok = await page.evaluate(
-    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${JSON.stringify(text)} || b.getAttribute('aria-label') === ${JSON.stringify(text)}); if (b) b.click(); return !!b })()`,
-  )
-  if (!ok) throw new Error(`no button ${text}`)
 }
 
 t.test('a release uploaded from the console, a rollout started, paused, resumed and aborted; a viewer sees no control', { skip }, async (t) => {

@@ -5,8 +5,8 @@
 // entry and the page's address says what it needs. axe-core in both themes.
 import t from 'tap'
 import { servicesOf } from '../../../src/app.js'
-import { holdRequest, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
-import { clickButton, GUARD_MS } from '../sso.js'
+import { clickButton, holdRequest, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { GUARD_MS } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

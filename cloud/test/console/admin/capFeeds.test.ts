@@ -10,20 +10,13 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { connectDevice } from '../../devicelink/link.js'
 import { capDoc } from '../../cap/capDocs.js'
-import { docShot, fileCloud, missingChromium, noSerious, signedIn, textShown, retype } from '../console.js'
+import { clickButton, docShot, fileCloud, missingChromium, noSerious, signedIn, textShown, retype } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud()
 /** A hang guard for a device's desired state: its expiry names what was awaited. */
 const GUARD = HANG_GUARD_MS
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  const ok = await page.evaluate(
-    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${JSON.stringify(text)} || b.getAttribute('aria-label') === ${JSON.stringify(text)}); if (b) b.click(); return !!b })()`,
-  )
-  if (!ok) throw new Error(`no button ${text}`)
-}
 
 /** The alert log's rows as text, newest first. */
 const logRows = (page: Page) => page.$$eval('tr[data-alert]', (rs) => rs.map((r) => r.textContent ?? ''))

@@ -4,7 +4,18 @@
 // the field it names; a viewer is offered no invite or create controls; keyboard and axe-core.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, PAGE_WAIT_MS, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn, retype } from '../console.js'
+import {
+  clickButton,
+  docShot,
+  missingChromium,
+  PAGE_WAIT_MS,
+  seriousViolations,
+  startConsoleCloud,
+  textShown,
+  type ConsoleCloud,
+  signedIn,
+  retype,
+} from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
@@ -12,13 +23,6 @@ async function settings(page: Page, c: ConsoleCloud): Promise<void> {
   await page.goto(`${c.base}/console/settings`)
   await page.waitForFunction("document.querySelector('h1#page-title')?.textContent === 'Settings'")
   await textShown(page, 'Users and roles')
-}
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  const ok = await page.evaluate(
-    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${JSON.stringify(text)} || b.getAttribute('aria-label') === ${JSON.stringify(text)}); if (b) b.click(); return !!b })()`,
-  )
-  if (!ok) throw new Error(`no button ${text}`)
 }
 
 t.test('users: a 422 next to the email field; an invite shows its link once', { skip }, async (t) => {

@@ -3,8 +3,8 @@
 // key"; an invite says no mail left when no mail server is set up; the Workspace section
 // says its facts in words, with no billing section where the service does not bill.
 import t from 'tap'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
-import { clickButton, GUARD_MS } from '../sso.js'
+import { clickButton, missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from '../console.js'
+import { GUARD_MS } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

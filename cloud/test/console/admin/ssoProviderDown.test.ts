@@ -2,8 +2,8 @@
 // (said in words, the browser stays), for a domain whose provider is the only way in (no
 // password field). axe-core on the page.
 import t from 'tap'
-import { missingChromium, noSerious, startConsoleCloud, textShown } from '../console.js'
-import { clickButton, emailFirst, PROVIDER_REACHABLE, ssoBrowser } from '../sso.js'
+import { clickButton, missingChromium, noSerious, startConsoleCloud, textShown } from '../console.js'
+import { emailFirst, PROVIDER_REACHABLE, ssoBrowser } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

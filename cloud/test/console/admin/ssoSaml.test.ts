@@ -7,8 +7,8 @@
 // forwards the browser to the console, with the role the assertion's groups map to.
 import t from 'tap'
 import { authnRequestOf, IDP_CERT, IDP_ENTITY_ID, IDP_SSO_URL, samlResponse } from '../../fixtures/samlIdp.js'
-import { launch, missingChromium, startConsoleCloud } from '../console.js'
-import { clickButton, emailFirst, GUARD_MS, PROVIDER_REACHABLE } from '../sso.js'
+import { clickButton, launch, missingChromium, startConsoleCloud } from '../console.js'
+import { emailFirst, GUARD_MS, PROVIDER_REACHABLE } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 

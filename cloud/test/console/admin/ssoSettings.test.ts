@@ -11,8 +11,8 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { startOidcProvider } from '../../fixtures/oidcProvider.js'
 import { IDP_CERT, IDP_ENTITY_ID, IDP_SSO_URL, idpMetadata } from '../../fixtures/samlIdp.js'
-import { fileCloud, missingChromium, noSerious, signedIn, textShown, retype } from '../console.js'
-import { clickButton, GUARD_MS, PROVIDER_REACHABLE } from '../sso.js'
+import { clickButton, fileCloud, missingChromium, noSerious, signedIn, textShown, retype } from '../console.js'
+import { GUARD_MS, PROVIDER_REACHABLE } from '../sso.js'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud({ config: PROVIDER_REACHABLE })

@@ -7,20 +7,24 @@ import t from 'tap'
 import type { Page } from 'puppeteer-core'
 import { servicesOf } from '../../../src/app.js'
 import { CA_FILE, startReceiver } from '../../fixtures/receiver.js'
-import { docShot, missingChromium, noSerious, seriousViolations, startConsoleCloud, textShown, type ConsoleCloud, signedIn, retype } from '../console.js'
+import {
+  clickButton,
+  docShot,
+  missingChromium,
+  noSerious,
+  seriousViolations,
+  startConsoleCloud,
+  textShown,
+  type ConsoleCloud,
+  signedIn,
+  retype,
+} from '../console.js'
 
 const skip = missingChromium(t) ?? false
 
 async function alerts(page: Page, c: ConsoleCloud): Promise<void> {
   await page.goto(`${c.base}/console/alerts`)
   await page.waitForFunction("document.querySelector('h1#page-title')?.textContent === 'Alerts'")
-}
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  const ok = await page.evaluate(
-    `(() => { const b = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === ${JSON.stringify(text)} || b.getAttribute('aria-label') === ${JSON.stringify(text)}); if (b) b.click(); return !!b })()`,
-  )
-  if (!ok) throw new Error(`no button ${text}`)
 }
 
 t.test('alert events newest first; rules created, edited (a 422 next to its field) and deleted', { skip }, async (t) => {

@@ -4,8 +4,8 @@
 // group of a screen picked by name; deleted after a confirmation; a viewer sees the list only.
 import t from 'tap'
 import type { Page } from 'puppeteer-core'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
-import { clickButton, taggedScreens } from '../fleet.js'
+import { clickButton, docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
+import { taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 

@@ -4,8 +4,7 @@
 import t from 'tap'
 import { servicesOf } from '../../../src/app.js'
 import { PlayLogRepository } from '../../../src/domains/playlog/PlayLogRepository.js'
-import { holdRequest, missingChromium, noSerious, PAGE_WAIT_MS, signedIn, startConsoleCloud, textShown } from '../console.js'
-import { clickButton } from '../fleet.js'
+import { clickButton, holdRequest, missingChromium, noSerious, PAGE_WAIT_MS, signedIn, startConsoleCloud, textShown } from '../console.js'
 
 const skip = missingChromium(t) ?? false
 

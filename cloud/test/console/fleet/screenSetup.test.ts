@@ -3,21 +3,15 @@
 // presets, set id, port hint), "Test connection" sending the protocol's power.status that
 // the device answers; Power off asked twice; axe finds nothing serious on the page.
 import t from 'tap'
-import type { Page } from 'puppeteer-core'
 import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { panelPreset } from '@svc/shared/panels/index'
 import { connectDevice } from '../../devicelink/link.js'
-import { fileCloud, retype, missingChromium, noSerious, signedIn, textShown } from '../console.js'
+import { clickButton, fileCloud, retype, missingChromium, noSerious, signedIn, textShown } from '../console.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 
 const skip = missingChromium(t) ?? false
 const cloud = fileCloud()
 const GUARD = HANG_GUARD_MS
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  await page.waitForFunction(`[...document.querySelectorAll('button')].some((b) => b.textContent === ${JSON.stringify(text)})`, { timeout: GUARD })
-  await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
-}
 
 t.test('a screen set up from its page: details, panel profile and its test, power off confirmed', { skip }, async (t) => {
   const c = await cloud(t)

@@ -15,7 +15,7 @@ import { parseJob, topics, type Job } from '@svc/shared/mqtt/index'
 import { servicesOf } from '../../../src/app.js'
 import { form, png } from '../../content/fixtures.js'
 import { connectDevice } from '../../devicelink/link.js'
-import { docShot, missingChromium, noSerious, pageHolds, signedIn, textShown, type ConsoleCloud, fileCloud, retype } from '../console.js'
+import { clickButton, docShot, missingChromium, noSerious, pageHolds, signedIn, textShown, type ConsoleCloud, fileCloud, retype } from '../console.js'
 import { screenRow } from '../../fixtures/screenRows.js'
 import { announce } from '../../../src/platform/db/changes.js'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
@@ -23,10 +23,6 @@ import { HANG_GUARD_MS } from '@svc/shared/testing'
 const skip = missingChromium(t) ?? false
 /** One cloud for this file's tests. */
 const cloud = fileCloud()
-
-async function clickButton(page: Page, text: string): Promise<void> {
-  await page.evaluate(`[...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(text)}).click()`)
-}
 
 async function uploadMedia(c: ConsoleCloud, name: string): Promise<string> {
   const f = form({ name, file: { filename: `${name}.png`, data: png(8, 8) } })

@@ -3,8 +3,8 @@
 // three chosen screens tagged and untagged in one request. (The filters: filters.test.ts.)
 import t from 'tap'
 import type { HTTPRequest, Page } from 'puppeteer-core'
-import { docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud, retype } from '../console.js'
-import { clickButton, taggedScreens } from '../fleet.js'
+import { clickButton, docShot, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, type ConsoleCloud, retype } from '../console.js'
+import { taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 

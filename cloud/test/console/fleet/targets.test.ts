@@ -4,8 +4,8 @@
 // group (each checked through the API), and an alert rule watching a group.
 import t from 'tap'
 import { fakeRelease, releaseForm } from '../../fixtures/agentRelease.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
-import { clickButton, taggedScreens } from '../fleet.js'
+import { clickButton, missingChromium, noSerious, signedIn, startConsoleCloud, textShown, retype } from '../console.js'
+import { taggedScreens } from '../fleet.js'
 
 const skip = missingChromium(t) ?? false
 

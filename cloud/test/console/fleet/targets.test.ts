@@ -102,7 +102,6 @@ t.test(
     // An alert rule watching the group: the console sends scopeKind "group" with the group's id,
     // and the rules list names the group it watches.
     await page.goto(`${c.base}/console/alerts`)
-    await page.waitForFunction("[...document.querySelectorAll('button')].some((b) => b.textContent.trim() === 'New rule')")
     await clickButton(page, 'New rule')
     await page.type('#f-rule-name', 'Zone A offline')
     await page.select('#f-rule-scope', 'group')

@@ -3,24 +3,10 @@
 // with the other domains joined by their hooks, as in the app.
 import t from 'tap'
 import { ApiError } from '../src/platform/errors.js'
-import type { Principal } from '../src/platform/http/Principal.js'
 import { KINDS } from '../src/domains/content/kinds.js'
-import { type DomainName, type Domains, modulesFor, wireDomains } from './domains.js'
+import { modulesFor, owner, wireDomains, workspace } from './domains.js'
 
 const playlist = KINDS.find((k) => k.kind === 'playlist')!
-
-function owner(workspaceId: string): Principal {
-  return { actor: { kind: 'key', id: 'key_test', name: 'Test key', nodeId: null }, workspaceId, grant: 'all', nodeId: null }
-}
-
-/** A workspace row as the account module writes it (that module needs the screens, and they the broker). */
-async function workspace(d: Pick<Domains<DomainName>, 'db' | 'clock'>, id = 'ws_harness'): Promise<string> {
-  await d.db.kysely
-    .insertInto('workspaces')
-    .values({ id, name: 'Harness', region: 'us', rate_limit: null, licensed_screens: null, created_at: d.clock.now().toISOString() })
-    .execute()
-  return id
-}
 
 t.test('the modules of the named provisions and what they need, in wiring order', async (t) => {
   t.same(

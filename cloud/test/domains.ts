@@ -5,7 +5,8 @@
 // platform/modules.ts): what they add to `running` (workers, device-job deliveries) starts
 // once they are wired and stops in t.teardown with the rest. For tests of a domain's rules
 // through its services and workers; the interface tests keep build(t) (helpers.ts), which
-// boots the whole app.
+// boots the whole app. A test on both engines passes the database eachEngine opened
+// (db/engines.ts); the harness migrates it and leaves closing it to its opener.
 import type { Test } from 'tap'
 import { silentLogger } from '@svc/shared'
 import { testConfig, type Config } from '../src/config.js'
@@ -24,11 +25,12 @@ import { IdempotencyStore } from '../src/platform/http/idempotency.js'
 import { OutboundGuard } from '../src/platform/net/OutboundGuard.js'
 import { Lifecycle } from '../src/platform/lifecycle.js'
 import { Listeners } from '../src/platform/hooks.js'
-import type { HousekeepingTask } from '../src/platform/workers/Housekeeper.js'
+import { Housekeeper, type HousekeepingTask } from '../src/platform/workers/Housekeeper.js'
 import { type AnyModule, ModuleRuns, startModules } from '../src/platform/modules.js'
 import { MODULES, type PlatformProvisions, type Provisions } from '../src/domains/index.js'
 import { DevicePolicy } from '../src/domains/devicelink/index.js'
 import { screenDirectory } from '../src/domains/screens/index.js'
+import type { Principal } from '../src/platform/http/Principal.js'
 
 export type DomainName = Exclude<keyof Provisions, keyof PlatformProvisions>
 
@@ -41,6 +43,8 @@ export interface Domains<N extends DomainName> {
   modules: string[]
   /** Whether a wired module needed the broker (it is built only then). */
   broker: boolean
+  /** The hourly clean-up with the tasks the wired modules added, not scheduled: `runOnce()` runs it. */
+  housekeeper: Housekeeper
 }
 
 /** The modules that provide `names`, and those they need, transitively. */
@@ -61,7 +65,12 @@ export function modulesFor(names: readonly string[]): AnyModule[] {
 }
 
 /** Wires what provides `names` (see the file's header); everything closes in t.teardown. */
-export async function wireDomains<N extends DomainName>(t: Test, names: readonly N[], config: Partial<Config> = {}): Promise<Domains<N>> {
+export async function wireDomains<N extends DomainName>(
+  t: Test,
+  names: readonly N[],
+  config: Partial<Config> = {},
+  deps: { db?: Database } = {},
+): Promise<Domains<N>> {
   const modules = modulesFor(names)
   const needs = new Set(modules.flatMap((m) => m.needs))
   const cfg = testConfig(config)
@@ -69,8 +78,8 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
   const lifecycle = new Lifecycle()
   t.teardown(() => lifecycle.close())
   // An in-memory database starts as a copy of the migrated template (db/sqliteTemplate.ts).
-  const db = !cfg.databaseUrl && cfg.dbFile === ':memory:' ? await freshSqlite(cfg.dbBusyTimeoutMs) : await openDatabase(cfg)
-  lifecycle.add('database', () => db.close())
+  const db = deps.db ?? (!cfg.databaseUrl && cfg.dbFile === ':memory:' ? await freshSqlite(cfg.dbBusyTimeoutMs) : await openDatabase(cfg))
+  if (!deps.db) lifecycle.add('database', () => db.close())
   await migrate(db)
   const releaseSteps = lifecycle.group()
   const drainSteps = lifecycle.group('added')
@@ -115,5 +124,20 @@ export async function wireDomains<N extends DomainName>(t: Test, names: readonly
     panelSettings: undefined,
   }
   const provided = (await startModules(modules, platform as unknown as Record<string, unknown>, running, lifecycle)) as unknown as Provisions
-  return { provided, clock, db, modules: modules.map((m) => m.name), broker: withBroker }
+  const housekeeper = new Housekeeper(housekeeping, cfg.housekeepingIntervalMs, silentLogger)
+  return { provided, clock, db, modules: modules.map((m) => m.name), broker: withBroker, housekeeper }
+}
+
+/** A principal holding every permission in the workspace, as its owner key does. */
+export function owner(workspaceId: string): Principal {
+  return { actor: { kind: 'key', id: 'key_test', name: 'Test key', nodeId: null }, workspaceId, grant: 'all', nodeId: null }
+}
+
+/** A workspace row as the account module writes it (that module needs the screens, and they the broker). */
+export async function workspace(d: Pick<Domains<DomainName>, 'db' | 'clock'>, id = 'ws_harness'): Promise<string> {
+  await d.db.kysely
+    .insertInto('workspaces')
+    .values({ id, name: 'Harness', region: 'us', rate_limit: null, licensed_screens: null, created_at: d.clock.now().toISOString() })
+    .execute()
+  return id
 }

@@ -6,6 +6,7 @@ import { buildApp, type AppDeps, servicesOf } from '../src/app.js'
 import { testConfig, type Config } from '../src/config.js'
 import { ManualClock } from '../src/platform/clock.js'
 import { freshSqlite } from './db/sqliteTemplate.js'
+import type { Database } from '../src/platform/db/Database.js'
 
 export interface Harness {
   app: FastifyInstance
@@ -84,11 +85,12 @@ export async function tempDatabase(t: Test, busyTimeoutMs = 50): Promise<{ db: i
 }
 
 /**
- * Counts the reads (SELECT statements) the app makes through its database from now on,
+ * Counts the reads (SELECT statements) the app (or the database given) makes from now on,
  * outside transactions: raw statements and repositories' Kysely queries alike.
  */
-export function countReads(h: Harness): { n: number } {
-  const executor = servicesOf(h.app).db.kysely.getExecutor()
+export function countReads(of: Harness | Database): { n: number } {
+  const db = 'app' in of ? servicesOf(of.app).db : of
+  const executor = db.kysely.getExecutor()
   const counter = { n: 0 }
   const run = executor.executeQuery.bind(executor)
   executor.executeQuery = ((q: { sql: string }, ...rest: unknown[]) => {

@@ -2,6 +2,7 @@
 import { servicesOf } from '../src/app.js'
 import t from 'tap'
 import { build } from './helpers.js'
+import { wireDomains, workspace } from './domains.js'
 import { loadConfig } from '../src/config.js'
 
 t.test('expired idempotency keys, dead pairing codes and old sent mail are purged; live rows stay', async (t) => {
@@ -44,11 +45,13 @@ t.test('expired idempotency keys, dead pairing codes and old sent mail are purge
   )
 })
 
+// The events module alone (wireDomains): the subject is its outbox's clean-up task.
 t.test('dispatched domain events are purged after a week; pending ones stay', async (t) => {
-  const h = await build(t)
-  const { workspaceId } = await h.workspace()
-  const { db, outbox } = servicesOf(h.app)
-  const at = h.clock.now().toISOString()
+  const d = await wireDomains(t, ['outbox'])
+  const { db, clock, housekeeper } = d
+  const { outbox } = d.provided
+  const workspaceId = await workspace(d)
+  const at = clock.now().toISOString()
   const event = (n: number) => ({
     event: 'screen.offline' as const,
     workspaceId,
@@ -64,8 +67,7 @@ t.test('dispatched domain events are purged after a week; pending ones stay', as
       r.dispatched_at !== null,
     ])
   // The third stays pending, as if its dispatcher died before handing it on.
-  const housekeeper = h.app.workers.housekeeper
-  h.clock.advance(6 * 86_400_000)
+  clock.advance(6 * 86_400_000)
   await housekeeper.runOnce()
   t.same(
     await left(),
@@ -76,7 +78,7 @@ t.test('dispatched domain events are purged after a week; pending ones stay', as
     ],
     'nothing younger than a week goes',
   )
-  h.clock.advance(2 * 86_400_000)
+  clock.advance(2 * 86_400_000)
   await housekeeper.runOnce()
   t.same(await left(), [[3, false]], 'dispatched events older than a week are gone; the pending one stays')
 })

@@ -55,17 +55,24 @@ t.test('the built console is small, and served with a CSP that allows no inline 
   t.ok(gz < 300 * 1024, `app.js is ${Math.round(gz / 1024)} KB compressed (under 300 KB)`)
   t.notMatch(fs.readFileSync(path.join(dir, 'index.html'), 'utf8'), /<script(?![^>]*\bsrc=)/, 'index.html has no inline script')
   const c = await startConsoleCloud(t)
-  const root = await fetch(`${c.base}/`, { redirect: 'manual' })
+  // Every answer is read to its end: an answer left unread holds its connection open, and the
+  // cloud's close waits for it (the keep-alive timeout, 72 s).
+  const get = async (p: string, init?: RequestInit) => {
+    const r = await fetch(`${c.base}${p}`, init)
+    await r.arrayBuffer()
+    return r
+  }
+  const root = await get('/', { redirect: 'manual' })
   t.equal(root.status, 302)
   t.equal(root.headers.get('location'), '/console/')
   for (const p of ['/console/', '/console/screens/scr_x', '/console/app.js', '/console/app.css']) {
-    const r = await fetch(`${c.base}${p}`)
+    const r = await get(p)
     t.equal(r.status, 200, p)
     t.equal(r.headers.get('content-security-policy'), CONSOLE_CSP, `${p}: CSP`)
     t.notMatch(r.headers.get('content-security-policy') ?? '', /unsafe-inline|unsafe-eval/)
   }
-  t.match((await fetch(`${c.base}/console/screens`)).headers.get('content-type'), /^text\/html/, 'a deep link answers the page')
-  t.equal((await fetch(`${c.base}/console/inputs.json`)).status, 404, 'the build record is not served')
+  t.match((await get('/console/screens')).headers.get('content-type'), /^text\/html/, 'a deep link answers the page')
+  t.equal((await get('/console/inputs.json')).status, 404, 'the build record is not served')
 })
 
 t.test('invite link, password, dashboard, sign-out and sign-in, in a real browser', { skip }, async (t) => {

@@ -1,26 +1,25 @@
 // EventOutbox.publish: an event that is no change's is recorded with the others published in
 // the same turn (one transaction), answered once recorded, and dispatched once each, in
 // order, to the bus and as webhook deliveries; an event the database refuses is refused
-// alone.
+// alone. The events and webhooks modules are wired without the HTTP edge (wireDomains): the
+// subject is the outbox's rules.
 import t from 'tap'
-import { servicesOf } from '../../src/app.js'
 import type { DomainEvent } from '../../src/domains/events/EventBus.js'
-import { forEngines } from '../db/engines.js'
+import { eachEngine } from '../db/engines.js'
+import { owner, wireDomains, workspace } from '../domains.js'
 
-forEngines(t, async (t, build) => {
-  // One app for the file; each test has its own workspace. No worker sends here: the
+eachEngine(t, 'the outbox', async (t, db) => {
+  // One wiring per engine; each test has its own workspace. No worker sends here: the
   // subject is what is recorded and queued.
-  const h = await build(t, { webhookAllowHosts: ['localhost'] })
-  const s = servicesOf(h.app)
+  const d = await wireDomains(t, ['outbox', 'events', 'webhookEndpoints', 'webhookWorker'], { webhookAllowHosts: ['localhost'] }, { db })
+  const s = { ...d.provided, db }
   await s.webhookWorker.stop()
 
   t.test('events published in one turn are recorded together, each dispatched once, in order', async (t) => {
-    const { workspaceId, apiKey } = await h.workspace('Pub')
-    const ws = { id: workspaceId }
+    const ws = { id: await workspace(d, 'ws_pub') }
     const heard: DomainEvent[] = []
     s.events.subscribeBatch((batch) => void heard.push(...batch.filter((e) => e.workspaceId === ws.id)))
-    const res = await h.req('POST', '/v1/webhooks', apiKey, { url: 'https://localhost:1/hook', events: ['content.recalled'] })
-    t.equal(res.statusCode, 201, res.body)
+    await s.webhookEndpoints.create(owner(ws.id), { url: 'https://localhost:1/hook', events: ['content.recalled'] })
     const events = Array.from(
       { length: 30 },
       (_, i) =>
@@ -57,8 +56,7 @@ forEngines(t, async (t, build) => {
   })
 
   t.test('an event the database refuses is refused alone; the others of its batch are recorded', async (t) => {
-    const { workspaceId } = await h.workspace('Refused')
-    const ws = { id: workspaceId }
+    const ws = { id: await workspace(d, 'ws_refused') }
     const ok = (i: number) =>
       ({
         event: 'content.recalled',

@@ -120,9 +120,10 @@ function schemaPool(url: string, template: { text: string; placeholder: string }
   const rows = template.text.split('\n').filter((l) => l.startsWith(`INSERT INTO ${template.placeholder}.`))
   // pg_dump writes one INSERT per line unless a value holds a line break: then no pool.
   if (template.text.split('INSERT INTO ').length - 1 !== rows.length) return null
-  // The tables, children before the tables their foreign keys name: read once, from the first schema made.
-  let tables: string[] | null = null
-  const readTables = async (c: pg.Client, schema: string): Promise<string[]> => {
+  // The tables, children before the tables their foreign keys name: read once, from the first
+  // schema made (false when foreign keys form a cycle: no order empties them, so schemas are dropped).
+  let tables: string[] | false | null = null
+  const readTables = async (c: pg.Client, schema: string): Promise<string[] | false> => {
     const names = (await c.query<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = $1`, [schema])).rows.map((r) => r.name)
     const refs = (
       await c.query<{ child: string; parent: string }>(
@@ -135,15 +136,16 @@ function schemaPool(url: string, template: { text: string; placeholder: string }
     const ordered: string[] = []
     const state = new Map<string, 'visiting' | 'done'>()
     // Depth first over "is named by": every child of a table comes out before it.
-    const visit = (name: string) => {
-      if (state.get(name) === 'done') return
-      if (state.get(name) === 'visiting') throw new Error(`schema pool: foreign keys form a cycle through ${name}`)
+    const visit = (name: string): boolean => {
+      if (state.get(name) === 'done') return true
+      if (state.get(name) === 'visiting') return false
       state.set(name, 'visiting')
-      for (const r of refs) if (r.parent === name) visit(r.child)
+      for (const r of refs) if (r.parent === name && !visit(r.child)) return false
       state.set(name, 'done')
       ordered.push(name)
+      return true
     }
-    for (const n of [...names].sort()) visit(n)
+    for (const n of [...names].sort()) if (!visit(n)) return false
     return ordered
   }
   const pool: SchemaPool = {
@@ -166,9 +168,10 @@ function schemaPool(url: string, template: { text: string; placeholder: string }
       let kept = false
       try {
         await withAdmin(url, async (c) => {
+          if (!tables) return
           if ((await c.query<{ shape: string }>(SHAPE, [schema])).rows[0]!.shape !== shapes.get(schema)) return
           // A lock still held on the schema's rows (a connection left open) drops the schema instead.
-          const empty = tables!.map((n) => `DELETE FROM ${schema}.${n};`).join('\n')
+          const empty = tables.map((n) => `DELETE FROM ${schema}.${n};`).join('\n')
           const refill = rows.map((l) => l.replace(`INSERT INTO ${template.placeholder}.`, `INSERT INTO ${schema}.`)).join('\n')
           await c.query(`BEGIN;\nSET LOCAL lock_timeout = '10s';\n${empty}\n${refill}\nCOMMIT;`)
           kept = true

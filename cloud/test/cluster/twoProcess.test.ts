@@ -14,7 +14,7 @@ import path from 'node:path'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
-import pg from 'pg'
+import { withAdmin } from '../db/engines.js'
 import t, { type Test } from 'tap'
 import { HANG_GUARD_MS, postgres, redis, toolTest } from '@svc/shared/testing'
 import { connectDevice } from '../devicelink/link.js'
@@ -25,13 +25,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function admin(url: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url })
-  await c.connect()
-  try {
-    await c.query(sql)
-  } finally {
-    await c.end()
-  }
+  await withAdmin(url, (c) => c.query(sql))
 }
 
 /** A new empty database next to the one `url` names, dropped after the test. */

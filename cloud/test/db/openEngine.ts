@@ -69,7 +69,8 @@ function dropSchema(url: string, schema: string): Promise<void> {
   })
 }
 
-async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a connection of its own to `url`, closed after it. */
+export async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url })
   await c.connect()
   try {
@@ -231,14 +232,7 @@ function migratedTemplateText(url: string): Promise<string | null> {
   templateText ??= (async () => {
     const dumpVersion = await pgDump(['--version'])
     if (dumpVersion === null) return null
-    const admin = new pg.Client({ connectionString: url })
-    await admin.connect()
-    let serverVersion: string
-    try {
-      serverVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version
-    } finally {
-      await admin.end()
-    }
+    const serverVersion = await withAdmin(url, async (c) => (await c.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version)
     const statements = (await loadMigrations()).map((m) => [m.version, m.name, typeof m.statements === 'function' ? m.statements('postgres') : m.statements])
     const key = crypto
       .createHash('sha256')
@@ -252,33 +246,32 @@ function migratedTemplateText(url: string): Promise<string | null> {
       // not made yet
     }
     const name = `svc_template_${process.pid}_${crypto.randomBytes(4).toString('hex')}`
-    const c = new pg.Client({ connectionString: url })
-    await c.connect()
-    try {
-      await c.query(`CREATE SCHEMA ${name}`)
-      const db = await PostgresDatabase.open(url, { busyTimeoutMs: 10_000, schema: name, max: 1 })
+    return withAdmin(url, async (c) => {
       try {
-        await migrate(db)
+        await c.query(`CREATE SCHEMA ${name}`)
+        const db = await PostgresDatabase.open(url, { busyTimeoutMs: 10_000, schema: name, max: 1 })
+        try {
+          await migrate(db)
+        } finally {
+          await db.close()
+        }
+        const dump = await pgDump(['--no-owner', '--no-privileges', '--inserts', '--schema', name, url])
+        if (dump === null) return null
+        const text = dump
+          .split('\n')
+          // psql's commands (\restrict …) and the schema's own creation (the test makes it).
+          .filter((l) => !l.startsWith('\\') && l !== `CREATE SCHEMA ${name};`)
+          .join('\n')
+          .replaceAll(name, TEMPLATE_SCHEMA)
+        fs.mkdirSync(TEMPLATE_DIR, { recursive: true })
+        const tmp = `${file}.${process.pid}.tmp`
+        fs.writeFileSync(tmp, text)
+        fs.renameSync(tmp, file)
+        return text
       } finally {
-        await db.close()
+        await c.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`).catch(() => undefined)
       }
-      const dump = await pgDump(['--no-owner', '--no-privileges', '--inserts', '--schema', name, url])
-      if (dump === null) return null
-      const text = dump
-        .split('\n')
-        // psql's commands (\restrict …) and the schema's own creation (the test makes it).
-        .filter((l) => !l.startsWith('\\') && l !== `CREATE SCHEMA ${name};`)
-        .join('\n')
-        .replaceAll(name, TEMPLATE_SCHEMA)
-      fs.mkdirSync(TEMPLATE_DIR, { recursive: true })
-      const tmp = `${file}.${process.pid}.tmp`
-      fs.writeFileSync(tmp, text)
-      fs.renameSync(tmp, file)
-      return text
-    } finally {
-      await c.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`).catch(() => undefined)
-      await c.end()
-    }
+    })
   })()
   return templateText
 }

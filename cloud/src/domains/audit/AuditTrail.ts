@@ -2,7 +2,7 @@
 // chain and cuts its oldest end. Each entry's `hash` is SHA-256 over the previous entry's
 // hash and the entry's own content (every stored field but the hashes), so an entry edited,
 // removed or inserted in the database breaks the chain at that point, which verify() finds.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
 import { AuditRepository, GENESIS, type AuditRow } from './AuditRepository.js'
@@ -38,7 +38,8 @@ export function contentOf(r: Omit<AuditRow, 'hash' | 'prev_hash'>): string {
 }
 
 export function hashOf(prevHash: string, content: string): string {
-  return createHash('sha256').update(prevHash).update('\n').update(content).digest('hex')
+  // One call over the whole text: no Hash object per entry (the same digest as hashing the parts in turn).
+  return hash('sha256', `${prevHash}\n${content}`, 'hex')
 }
 
 /** The entry a row holds; `changes` when the caller still has them (no need to parse the stored text again). */
@@ -72,28 +73,58 @@ interface Pending {
   reject(err: unknown): void
 }
 
-/** The row that follows `head` in its chain, hashed. */
-function rowOf(r: AuditRecord, chain: string, id: string, at: string, head: { seq: number; hash: string }): AuditRow {
-  const base = {
-    chain,
-    seq: head.seq + 1,
+/**
+ * An entry's row once the head it follows is known. Everything but the seq and the hashes is
+ * written when the entry is recorded, before the trail's turn on the writer: the changes'
+ * JSON, and the hashed content after the chain and seq (`tail`, the rest of contentOf's
+ * array). The seq and the hash are all that wait for the head.
+ */
+function prepared(r: AuditRecord, chain: string, id: string, at: string): (head: { seq: number; hash: string }) => AuditRow {
+  const changes = JSON.stringify(r.changes)
+  const rest = [
     id,
     at,
-    actor_kind: r.actor.kind,
-    actor_id: r.actor.id,
-    actor_name: r.actor.name,
-    via: r.via,
-    action: r.action,
-    resource_kind: r.resource.kind,
-    resource_id: r.resource.id,
-    resource_name: r.resource.name,
-    node_id: r.nodeId,
-    changes: JSON.stringify(r.changes),
-    request_id: r.requestId,
-    ip: r.ip,
-    outcome: r.outcome,
+    r.actor.kind,
+    r.actor.id,
+    r.actor.name,
+    r.via,
+    r.action,
+    r.resource.kind,
+    r.resource.id,
+    r.resource.name,
+    r.nodeId,
+    changes,
+    r.requestId,
+    r.ip,
+    r.outcome,
+  ]
+  // contentOf(row) is `[chain,seq,` followed by this (JSON.stringify writes no spaces).
+  const start = `[${JSON.stringify(chain)},`
+  const tail = `,${JSON.stringify(rest).slice(1)}`
+  return (head) => {
+    const seq = head.seq + 1
+    return {
+      chain,
+      seq,
+      id,
+      at,
+      actor_kind: r.actor.kind,
+      actor_id: r.actor.id,
+      actor_name: r.actor.name,
+      via: r.via,
+      action: r.action,
+      resource_kind: r.resource.kind,
+      resource_id: r.resource.id,
+      resource_name: r.resource.name,
+      node_id: r.nodeId,
+      changes,
+      request_id: r.requestId,
+      ip: r.ip,
+      outcome: r.outcome,
+      prev_hash: head.hash,
+      hash: hashOf(head.hash, start + seq + tail),
+    }
   }
-  return { ...base, prev_hash: head.hash, hash: hashOf(head.hash, contentOf(base)) }
 }
 
 export interface VerifyResult {
@@ -135,7 +166,7 @@ export class AuditTrail {
     const at = this.clock.now().toISOString()
     const id = this.ids.next('auditEntry')
     return new Promise((resolve, reject) => {
-      this.queue.push({ chain, changes: r.changes, make: (head) => rowOf(r, chain, id, at, head), resolve, reject })
+      this.queue.push({ chain, changes: r.changes, make: prepared(r, chain, id, at), resolve, reject })
       this.schedule()
     })
   }

@@ -43,19 +43,29 @@ function maskDeep(v: unknown): unknown {
   return clip(v)
 }
 
+/** JSON.stringify(v) === 'null' for a JSON value, without writing it. */
+function isJsonNull(v: unknown): boolean {
+  return v === null || (typeof v === 'number' && !Number.isFinite(v))
+}
+
 /** The changed fields from `before` to `after` (null = the resource did not exist / no longer exists). */
 export function diff(before: unknown, after: unknown): AuditChange[] {
-  const a = new Map<string, unknown>()
   const b = new Map<string, unknown>()
-  flatten(before, '', a, false)
   flatten(after, '', b, false)
   const changes: AuditChange[] = []
-  for (const path of new Set([...a.keys(), ...b.keys()])) {
-    const x = a.has(path) ? a.get(path) : null
-    const y = b.has(path) ? b.get(path) : null
-    if (JSON.stringify(x) === JSON.stringify(y)) continue
-    // A secret that was set and still is, masked on both sides, changed all the same when its stored value did.
-    changes.push({ path, before: x ?? null, after: y ?? null })
+  if (!isObject(before)) {
+    // Nothing before (a create): every leaf of after that holds something.
+    for (const [path, y] of b) if (!isJsonNull(y)) changes.push({ path, before: null, after: y ?? null })
+  } else {
+    const a = new Map<string, unknown>()
+    flatten(before, '', a, false)
+    for (const path of new Set([...a.keys(), ...b.keys()])) {
+      const x = a.has(path) ? a.get(path) : null
+      const y = b.has(path) ? b.get(path) : null
+      if (JSON.stringify(x) === JSON.stringify(y)) continue
+      // A secret that was set and still is, masked on both sides, changed all the same when its stored value did.
+      changes.push({ path, before: x ?? null, after: y ?? null })
+    }
   }
   if (changes.length > MAX_CHANGES) {
     const kept = changes.slice(0, MAX_CHANGES)

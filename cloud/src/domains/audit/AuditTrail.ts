@@ -98,7 +98,7 @@ function prepared(r: AuditRecord, chain: string, id: string, at: string): (head:
     r.ip,
     r.outcome,
   ]
-  // contentOf(row) is `[chain,seq,` followed by this (JSON.stringify writes no spaces).
+  // contentOf(row) is start + seq + tail: JSON.stringify writes an array with no spaces.
   const start = `[${JSON.stringify(chain)},`
   const tail = `,${JSON.stringify(rest).slice(1)}`
   return (head) => {

@@ -3,6 +3,8 @@
 // both alike:
 //   pnpm exec tsx bench/audit-write.ts   (env: ORDER=off,on,off,on  C=50 connections  D=8 s  SLEEP=12 s)
 //   ROUNDS=8 D=4 pnpm exec tsx bench/audit-write.ts   (both clouds at once, loaded in turn: below)
+//   TOGETHER=1 ROUNDS=16 D=4 …   (both clouds loaded at the same time in each round)
+//   SAME=1 ROUNDS=16 D=4 …       (two clouds with the audit log off: the bench's own bias and noise)
 // Each cloud waits SLEEP seconds after it answers (the schemas no request needed yet are
 // compiled in the background meanwhile), is warmed for 2 s, then loaded for D seconds; the
 // line per cloud is autocannon's req/s, median and total, and the cloud's CPU per request
@@ -101,22 +103,29 @@ if (process.env.ROUNDS) {
   }
   const ratios = { cpu: [] as number[], p50: [] as number[], rps: [] as number[], main: [] as number[], other: [] as number[] }
   for (let i = 0; i < Number(process.env.ROUNDS); i++) {
-    const got: Record<string, { rps: number; p50: number; cpu: number; main: number }> = {}
-    for (const c of i % 2 === 0 ? clouds : [...clouds].reverse()) {
+    const got: Record<string, { rps: number; p50: number; cpu: number; main: number; r: Awaited<ReturnType<typeof cannon>> }> = {}
+    const load = async (c: (typeof clouds)[number]) => {
       const c0 = cpuOf(c.cloud.proc.pid!)
       const m0 = mainCpuOf(c.cloud.proc.pid!)
       const r = await cannon(`${c.cloud.base}/v1/playlists`, c.h, D, body)
       const main = (mainCpuOf(c.cloud.proc.pid!) - m0) / r.total
-      got[c.label] = { rps: r.rps, p50: r.p50, cpu: (cpuOf(c.cloud.proc.pid!) - c0) / r.total, main }
+      got[c.label] = { rps: r.rps, p50: r.p50, cpu: (cpuOf(c.cloud.proc.pid!) - c0) / r.total, main, r }
+    }
+    // TOGETHER=1: both clouds loaded at the same time (each by its own autocannon), so every
+    // second of the machine's load falls on both; otherwise one after the other.
+    if (process.env.TOGETHER === '1') await Promise.all(clouds.map(load))
+    for (const c of i % 2 === 0 ? clouds : [...clouds].reverse()) {
+      if (process.env.TOGETHER !== '1') await load(c)
+      const g = got[c.label]!
       console.log(
         `round ${i + 1} ${c.label}`,
-        JSON.stringify(r),
+        JSON.stringify(g.r),
         'cpu us/req',
-        Math.round(got[c.label]!.cpu),
+        Math.round(g.cpu),
         'main thread',
-        Math.round(main),
+        Math.round(g.main),
         'other threads',
-        Math.round(got[c.label]!.cpu - main),
+        Math.round(g.cpu - g.main),
       )
     }
     ratios.cpu.push(got.on!.cpu / got.off!.cpu)

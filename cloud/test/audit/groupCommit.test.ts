@@ -271,3 +271,32 @@ eachEngine(
     t.same(await trail.verify('ws_a'), { ok: true, checked: 2, firstBroken: null }, 'the chain holds the other two and verifies')
   },
 )
+
+eachEngine(t, 'the stored hash covers the row as contentOf writes it, whatever its fields hold, in batches bound and sent whole', async (t, db) => {
+  const { contentOf, hashOf } = await import('../../src/domains/audit/AuditTrail.js')
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z')
+  const trail = new AuditTrail(db, clock, new IdGenerator(clock))
+  const odd = (i: number): AuditRecord => ({
+    workspaceId: 'ws_odd',
+    actor: { kind: i % 2 ? 'anonymous' : 'user', id: i % 2 ? null : 'usr_"1"', name: i % 2 ? null : 'Zoë \\ "Q" \n Ω 🚀' },
+    via: 'api',
+    action: 'playlist.update',
+    resource: { kind: 'playlist', id: `pl_${i}`, name: i % 3 ? null : `Line\u2028${i}\t"x"` },
+    nodeId: i % 4 ? null : 'nod_1',
+    changes: [{ path: 'name', before: '\u0000"a"', after: { nested: [i, null, 'ü'] } }],
+    requestId: i % 5 ? `req-${i}` : null,
+    ip: i % 2 ? null : '::1',
+    outcome: i % 7 ? 'success' : 'failed',
+  })
+  // Batch sizes on either side of where SQLite stops binding the values (32).
+  let i = 0
+  for (const size of [1, 9, 32, 33, 70]) await Promise.all(Array.from({ length: size }, () => trail.record(odd(i++))))
+  const rows = await db.all<Record<string, unknown>>('SELECT * FROM audit_entries WHERE chain = ? ORDER BY seq', ['ws_odd'])
+  t.equal(rows.length, i, 'every entry stored')
+  const mismatched = rows.filter((r) => {
+    const row = { ...r, seq: Number(r.seq) } as Parameters<typeof contentOf>[0] & { prev_hash: string; hash: string }
+    return hashOf(row.prev_hash, contentOf(row)) !== row.hash
+  })
+  t.same(mismatched, [], 'each hash is SHA-256 over the previous hash and contentOf(row)')
+  t.same(await trail.verify('ws_odd'), { ok: true, checked: i, firstBroken: null })
+})

@@ -19,9 +19,12 @@ const COLUMNS =
   'chain, seq, id, at, actor_kind, actor_id, actor_name, via, action, resource_kind, resource_id, resource_name, node_id, changes, request_id, ip, outcome, prev_hash, hash'
 
 const COLUMN_LIST = COLUMNS.split(', ') as (keyof AuditRow)[]
-/** A row's values in COLUMNS' order (named one by one: a loop over the names looked each up by key). */
-function pushValues(params: SqlValue[], r: AuditRow): void {
-  params.push(
+/**
+ * The fields an entry's hash covers, in their fixed order: every column but the two hashes,
+ * in COLUMNS' order (AuditTrail's contentOf is this array's JSON).
+ */
+export function contentFields(r: Omit<AuditRow, 'hash' | 'prev_hash'>): SqlValue[] {
+  return [
     r.chain,
     r.seq,
     r.id,
@@ -39,9 +42,12 @@ function pushValues(params: SqlValue[], r: AuditRow): void {
     r.request_id,
     r.ip,
     r.outcome,
-    r.prev_hash,
-    r.hash,
-  )
+  ]
+}
+
+/** A row's values in COLUMNS' order (named, not looked up by each column's name). */
+function pushValues(params: SqlValue[], r: AuditRow): void {
+  params.push(...contentFields(r), r.prev_hash, r.hash)
 }
 
 /** Rows per INSERT statement (19 parameters each: well under either engine's limit). */

@@ -5,7 +5,7 @@
 import { hash } from 'node:crypto'
 import type { Clock, IdGenerator } from '../../platform/clock.js'
 import type { Database, Queryable } from '../../platform/db/Database.js'
-import { AuditRepository, GENESIS, type AuditRow } from './AuditRepository.js'
+import { AuditRepository, contentFields, GENESIS, type AuditRow } from './AuditRepository.js'
 import type { AuditActorKind, AuditEntry, AuditFilter, AuditOutcome, AuditRecord, AuditVia, SignInRecord } from './types.js'
 
 const DAY_MS = 86_400_000
@@ -16,25 +16,7 @@ const CUT_BATCH = 5000
 
 /** The text an entry's hash covers, after the previous hash: its fields in a fixed order. */
 export function contentOf(r: Omit<AuditRow, 'hash' | 'prev_hash'>): string {
-  return JSON.stringify([
-    r.chain,
-    r.seq,
-    r.id,
-    r.at,
-    r.actor_kind,
-    r.actor_id,
-    r.actor_name,
-    r.via,
-    r.action,
-    r.resource_kind,
-    r.resource_id,
-    r.resource_name,
-    r.node_id,
-    r.changes,
-    r.request_id,
-    r.ip,
-    r.outcome,
-  ])
+  return JSON.stringify(contentFields(r))
 }
 
 export function hashOf(prevHash: string, content: string): string {
@@ -76,54 +58,40 @@ interface Pending {
 /**
  * An entry's row once the head it follows is known. Everything but the seq and the hashes is
  * written when the entry is recorded, before the trail's turn on the writer: the changes'
- * JSON, and the hashed content after the chain and seq (`tail`, the rest of contentOf's
- * array). The seq and the hash are all that wait for the head.
+ * JSON, and the hashed content after the chain and seq (`tail`). The seq and the hash are all
+ * that wait for the head; the row is filled in place (made again only when a refused batch
+ * is built anew from heads read afresh).
  */
 function prepared(r: AuditRecord, chain: string, id: string, at: string): (head: { seq: number; hash: string }) => AuditRow {
-  const changes = JSON.stringify(r.changes)
-  const rest = [
+  const row: AuditRow = {
+    chain,
+    seq: 0,
     id,
     at,
-    r.actor.kind,
-    r.actor.id,
-    r.actor.name,
-    r.via,
-    r.action,
-    r.resource.kind,
-    r.resource.id,
-    r.resource.name,
-    r.nodeId,
-    changes,
-    r.requestId,
-    r.ip,
-    r.outcome,
-  ]
+    actor_kind: r.actor.kind,
+    actor_id: r.actor.id,
+    actor_name: r.actor.name,
+    via: r.via,
+    action: r.action,
+    resource_kind: r.resource.kind,
+    resource_id: r.resource.id,
+    resource_name: r.resource.name,
+    node_id: r.nodeId,
+    changes: JSON.stringify(r.changes),
+    request_id: r.requestId,
+    ip: r.ip,
+    outcome: r.outcome,
+    prev_hash: '',
+    hash: '',
+  }
   // contentOf(row) is start + seq + tail: JSON.stringify writes an array with no spaces.
   const start = `[${JSON.stringify(chain)},`
-  const tail = `,${JSON.stringify(rest).slice(1)}`
+  const tail = `,${JSON.stringify(contentFields(row).slice(2)).slice(1)}`
   return (head) => {
-    const seq = head.seq + 1
-    return {
-      chain,
-      seq,
-      id,
-      at,
-      actor_kind: r.actor.kind,
-      actor_id: r.actor.id,
-      actor_name: r.actor.name,
-      via: r.via,
-      action: r.action,
-      resource_kind: r.resource.kind,
-      resource_id: r.resource.id,
-      resource_name: r.resource.name,
-      node_id: r.nodeId,
-      changes,
-      request_id: r.requestId,
-      ip: r.ip,
-      outcome: r.outcome,
-      prev_hash: head.hash,
-      hash: hashOf(head.hash, start + seq + tail),
-    }
+    row.seq = head.seq + 1
+    row.prev_hash = head.hash
+    row.hash = hashOf(head.hash, start + row.seq + tail)
+    return row
   }
 }
 

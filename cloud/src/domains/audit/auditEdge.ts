@@ -44,10 +44,28 @@ export function singular(s: string): string {
   return s
 }
 
+/** A URL template's segments after its API prefix (`/v1/playlists/:id` → `playlists`, `:id`). */
+function segmentsOf(url: string): string[] {
+  return url
+    .replace(/^\/(v1|scim\/v2)\//, '')
+    .split('/')
+    .filter(Boolean)
+}
+
+/** A create: a POST to a collection itself (`POST /v1/playlists`); its answer is the resource, with nothing before it. */
+function isCreate(method: string, url: string): boolean {
+  return method === 'POST' && segmentsOf(url).length === 1
+}
+
+/** Whether the edge records the writes of a route at all: under /v1 and /scim, unless the route opts out. */
+function recordedRoute(url: string, config: unknown): boolean {
+  const audit = (config as { audit?: false | 'self' } | undefined)?.audit
+  return (url.startsWith('/v1/') || url.startsWith('/scim/')) && audit !== false && audit !== 'self'
+}
+
 /** The kind, action and id parameter of a write route, from its method and URL template. */
 export function planOf(method: string, url: string, hasGet: (url: string) => boolean, device: boolean): WritePlan {
-  const path = url.replace(/^\/(v1|scim\/v2)\//, '')
-  const segs = path.split('/').filter(Boolean)
+  const segs = segmentsOf(url)
   const kind = singular(segs[0] ?? 'root').toLowerCase()
   const firstParam = segs.findIndex((s) => s.startsWith(':'))
   const idParam = firstParam > 0 ? segs[firstParam]!.slice(1) : null
@@ -57,7 +75,7 @@ export function planOf(method: string, url: string, hasGet: (url: string) => boo
   // POST to a word (`/casts/:id/clear`) is that word; other methods add theirs.
   const tail = method === 'POST' && words.length > 0 && !lastIsParam ? words : [...words, verb]
   const action = [kind, ...tail].join('.')
-  const create = method === 'POST' && idParam === null && words.length === 0
+  const create = isCreate(method, url)
   const prefix = url.startsWith('/scim/') ? '/scim/v2/' : '/v1/'
   let readUrl: string | null = null
   if (hasGet(url)) readUrl = url
@@ -133,8 +151,8 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
     const key = `${req.method} ${url}`
     let plan = plans.get(key)
     if (plan === undefined) {
-      const cfg = req.routeOptions.config as { audit?: false | 'self'; auth?: string }
-      const recorded = (url.startsWith('/v1/') || url.startsWith('/scim/')) && cfg.audit !== false && cfg.audit !== 'self'
+      const cfg = req.routeOptions.config as { auth?: string }
+      const recorded = recordedRoute(url, cfg)
       const schema = req.routeOptions.schema as { security?: Record<string, unknown>[]; tags?: string[] } | undefined
       const device = cfg.auth === 'none' && (!!schema?.security?.some((s) => 'deviceCredential' in s) || !!schema?.tags?.includes('devices'))
       plan = recorded ? planOf(req.method, url, hasGet, device) : null
@@ -268,15 +286,18 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
     )
   }
 
-  // Hooks of the routes that write only (a read never has a plan): a GET runs none of them.
+  // Hooks of the routes whose writes are recorded only: a read, or a route that opts out,
+  // runs none of them, and a create (nothing before it to read) no preHandler.
   // First among each route's own, as app-wide hooks ran before them (the idempotency
   // hooks, added later, come after: a replayed answer is marked before it is seen here).
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (methods.every((m) => READS.has(m))) return
-    const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
+    if (methods.every((m) => READS.has(m)) || !recordedRoute(route.url, route.config)) return
+    if (!methods.every((m) => isCreate(m, route.url))) {
+      const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
+      route.preHandler = [capture as never, ...pre]
+    }
     const send = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
-    route.preHandler = [capture as never, ...pre]
     route.onSend = [recordOnSend as never, ...send]
   })
 }

@@ -9,6 +9,7 @@
 import t from 'tap'
 import { HANG_GUARD_MS } from '@svc/shared/testing'
 import { AuditTrail } from '../../src/domains/audit/AuditTrail.js'
+import { BOUND_ROWS } from '../../src/domains/audit/AuditRepository.js'
 import type { AuditRecord } from '../../src/domains/audit/types.js'
 import { IdGenerator, ManualClock } from '../../src/platform/clock.js'
 import type { Database, Queryable } from '../../src/platform/db/Database.js'
@@ -288,9 +289,9 @@ eachEngine(t, 'the stored hash covers the row as contentOf writes it, whatever i
     ip: i % 2 ? null : '::1',
     outcome: i % 7 ? 'success' : 'failed',
   })
-  // Batch sizes on either side of where SQLite stops binding the values (32).
+  // Batch sizes on either side of where SQLite stops binding the values.
   let i = 0
-  for (const size of [1, 9, 32, 33, 70]) await Promise.all(Array.from({ length: size }, () => trail.record(odd(i++))))
+  for (const size of [1, 9, BOUND_ROWS, BOUND_ROWS + 1, 2 * BOUND_ROWS + 6]) await Promise.all(Array.from({ length: size }, () => trail.record(odd(i++))))
   const rows = await db.all<Record<string, unknown>>('SELECT * FROM audit_entries WHERE chain = ? ORDER BY seq', ['ws_odd'])
   t.equal(rows.length, i, 'every entry stored')
   const mismatched = rows.filter((r) => {

@@ -87,11 +87,14 @@ const INSERT_FROM_JSON = `INSERT INTO audit_entries (${COLUMNS}) SELECT ${COLUMN
 /**
  * SQLite: batches of at most this many entries are inserted with their values bound (one
  * statement text per size, each kept prepared by the connection), larger ones from JSON.
- * Binding spares SQLite parsing the JSON and extracting each value from it: about 5 µs of
- * CPU per entry at batches of 16–48 (`bench/audit-row-cost.ts`); under 50 concurrent
- * writers the trail's batches hold about two dozen entries.
+ * Binding spares SQLite parsing each row's JSON again for every value taken from it; it
+ * costs the main thread more (each value converted for the driver). Under 50 concurrent
+ * writers the trail's own turns carry one entry or nearly fifty (the writers fall into
+ * step): at 49 entries, bound values cost about 3 µs less CPU per entry in all
+ * (`C=50 bench/audit-trail.ts`). Beyond this size (more writers than fit) the batch goes
+ * as one JSON parameter.
  */
-const BOUND_ROWS = 32
+export const BOUND_ROWS = 64
 const INSERT_BOUND = Array.from(
   { length: BOUND_ROWS + 1 },
   (_, n) => `INSERT INTO audit_entries (${COLUMNS}) VALUES ${Array.from({ length: n }, () => `(${COLUMN_LIST.map(() => '?').join(', ')})`).join(', ')}`,

@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { formatCi, median, medianCi } from './lib/bootstrap.js'
 import { ROOT, cli, cloudEnv, expect, call, freePort, killAll, startCloud, stop, tempDir, track } from './lib/harness.js'
 const D = Number(process.env.D ?? 8)
 const C = Number(process.env.C ?? 50)
@@ -81,11 +82,6 @@ async function boot(label: string, extra: Record<string, string>) {
   return { label, cloud, h }
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
-
 if (process.env.ROUNDS) {
   // ROUNDS=n: one cloud with the audit log off and one with it on, started together and
   // loaded in turn, D seconds each, n times, in the order off, on, on, off, off, on… (so
@@ -142,6 +138,8 @@ if (process.env.ROUNDS) {
   console.log(
     `on ÷ off, median of ${ratios.cpu.length} pairs: CPU per request ${f3(median(ratios.cpu))}, median latency ${f3(median(ratios.p50))}, req/s ${f3(median(ratios.rps))}`,
   )
+  // How far the medians can be trusted: one pair moves by several per cent here.
+  console.log(`  CPU per request ${formatCi(medianCi(ratios.cpu))}; median latency ${formatCi(medianCi(ratios.p50))}`)
   console.log(
     `on − off, median of ${ratios.cpu.length} pairs: main thread ${Math.round(median(ratios.main))} µs per request, other threads (SQLite's, GC) ${Math.round(median(ratios.other))} µs`,
   )

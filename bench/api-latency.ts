@@ -219,12 +219,6 @@ async function main(): Promise<void> {
       console.log(
         `audit log on ÷ off, ${what}: median ${a.p50} / ${b.p50} ms = ${(a.p50 / b.p50).toFixed(3)}; CPU per request ${Math.round(total(a))} / ${Math.round(total(b))} µs = ${(total(a) / total(b)).toFixed(3)} (target ${target})`,
       )
-    // The two clouds ran minutes apart: the read (no audit hook runs on a GET) shows how far the
-    // machine's speed moved between them, so the write's ratio over the read's is the fairer one.
-    // One run still moves by several per cent: bench/audit-write.ts (ROUNDS) pairs many rounds.
-    console.log(
-      `write's ratio ÷ read's ratio: median ${(on.p50 / off.p50 / (readOn.p50 / readOff.p50)).toFixed(3)}; CPU per request ${(total(on) / total(off) / (total(readOn) / total(readOff))).toFixed(3)}`,
-    )
   } finally {
     killAll()
   }

@@ -3,22 +3,11 @@
 // interval). Used where a bench compares two runs pair by pair (bench/audit-write.ts,
 // bench/audit-pairs.ts): one pair moves by a few per cent on a shared machine, the
 // interval says how far the median of many pairs can be trusted.
+import { seededRandom } from '../../shared/src/testing/random.js'
 
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
-
-/** A small deterministic generator (mulberry32): the resamples are the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 export interface MedianCi {
@@ -30,7 +19,7 @@ export interface MedianCi {
 /** The median of `xs` and the 2.5th and 97.5th percentiles of the medians of 4,000 resamples of it. */
 export function medianCi(xs: readonly number[], resamples = 4000): MedianCi {
   if (xs.length === 0) return { median: Number.NaN, low: Number.NaN, high: Number.NaN }
-  const next = random(47)
+  const next = seededRandom(47)
   const medians: number[] = []
   const pick = new Array<number>(xs.length)
   for (let r = 0; r < resamples; r++) {

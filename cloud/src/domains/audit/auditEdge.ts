@@ -151,11 +151,11 @@ export function installAuditEdge(app: FastifyInstance, d: AuditEdgeDeps): void {
     const key = `${req.method} ${url}`
     let plan = plans.get(key)
     if (plan === undefined) {
+      // Only routes whose writes are recorded carry the hooks that ask (onRoute, below).
       const cfg = req.routeOptions.config as { auth?: string }
-      const recorded = recordedRoute(url, cfg)
       const schema = req.routeOptions.schema as { security?: Record<string, unknown>[]; tags?: string[] } | undefined
       const device = cfg.auth === 'none' && (!!schema?.security?.some((s) => 'deviceCredential' in s) || !!schema?.tags?.includes('devices'))
-      plan = recorded ? planOf(req.method, url, hasGet, device) : null
+      plan = planOf(req.method, url, hasGet, device)
       plans.set(key, plan)
     }
     return plan

@@ -250,6 +250,7 @@ forEngines(t, (t, build) => {
       .where('chain', '=', workspaceId)
       .where('action', '=', 'sso.saml')
       .where('outcome', '=', 'denied')
+      .orderBy('seq')
       .execute()
     t.equal(denied.length, 13, 'every refused answer is in the audit log')
     t.match(denied[0]!.changes, /signature/i, 'with why')

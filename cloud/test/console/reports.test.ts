@@ -7,7 +7,7 @@ import { parse } from 'csv-parse/sync'
 import { servicesOf } from '../../src/app.js'
 import { PlayLogRepository } from '../../src/domains/playlog/PlayLogRepository.js'
 import { screenRow } from '../fixtures/screenRows.js'
-import { missingChromium, noSerious, signedIn, startConsoleCloud, textShown } from './console.js'
+import { missingChromium, noSerious, pageHolds, signedIn, startConsoleCloud, textShown } from './console.js'
 
 const skip = missingChromium(t) ?? false
 const DAY = 86_400_000
@@ -79,6 +79,12 @@ t.test('reports: charts with their tables and CSV, by period; accessible in both
       ['North one', '100.0 %'],
     ],
     'the screens online the least first, over 30 days (up to now)',
+  )
+  // A chart's canvas is made after its figures are shown (an effect after the render): wait for it.
+  await pageHolds(
+    page,
+    "!!document.querySelector('section[aria-labelledby=r-worst] canvas') && !!document.querySelector('section[aria-labelledby=r-locations] canvas')",
+    'the charts drawn',
   )
   t.ok((await page.$$('section canvas')).length >= 2, 'the charts are drawn')
   t.match(

@@ -75,6 +75,7 @@ export class ScimRepository {
       .select(['scim_group_members.group_id', 'scim_group_members.user_id'])
       .where('scim_groups.workspace_id', '=', workspaceId)
       .orderBy('scim_group_members.user_id')
+      .orderBy('scim_group_members.group_id')
       .execute()
   }
 

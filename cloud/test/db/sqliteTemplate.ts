@@ -31,7 +31,11 @@ function makeTemplate(): Promise<string> {
   return template
 }
 
-/** A new in-memory database holding every migration (the caller closes it). */
+/**
+ * A new in-memory database holding every migration (the caller closes it). Its reads without
+ * ORDER BY come back reversed, so a read that relies on an order it did not ask for fails here
+ * rather than now and then on PostgreSQL.
+ */
 export async function freshSqlite(busyTimeoutMs = 2000): Promise<SqliteDatabase> {
-  return SqliteDatabase.open(':memory:', busyTimeoutMs, { copyOf: await makeTemplate() })
+  return SqliteDatabase.open(':memory:', busyTimeoutMs, { copyOf: await makeTemplate(), reverseUnordered: true })
 }

@@ -9,14 +9,17 @@ import type { DB } from './schema.js'
 
 export class SqliteDatabase extends KyselyDatabase {
   declare readonly dialect: 'sqlite'
-  /** `opts.copyOf`: an in-memory database that starts as a copy of that database file (see SqliteOptions). */
-  static async open(file: string, busyTimeoutMs: number, opts: Pick<SqliteOptions, 'copyOf'> = {}): Promise<SqliteDatabase> {
+  /**
+   * `opts.copyOf`: an in-memory database that starts as a copy of that database file;
+   * `opts.reverseUnordered`: unordered reads come back reversed, on both connections (see SqliteOptions).
+   */
+  static async open(file: string, busyTimeoutMs: number, opts: Pick<SqliteOptions, 'copyOf' | 'reverseUnordered'> = {}): Promise<SqliteDatabase> {
     const main = new Kysely<DB>({ dialect: new Sqlite3Dialect(file, busyTimeoutMs, opts) })
     // Opens the file now, so a bad path fails at start rather than at the first request (and
     // the file exists, in WAL mode, before the read-only connection opens it).
     await sql`SELECT 1`.execute(main)
     if (file === ':memory:') return new SqliteDatabase('sqlite', main)
-    const reads = new Kysely<DB>({ dialect: new Sqlite3Dialect(file, busyTimeoutMs, { readOnly: true }) })
+    const reads = new Kysely<DB>({ dialect: new Sqlite3Dialect(file, busyTimeoutMs, { readOnly: true, reverseUnordered: opts.reverseUnordered }) })
     try {
       await sql`SELECT 1`.execute(reads)
     } catch (e) {

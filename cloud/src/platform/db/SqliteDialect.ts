@@ -159,6 +159,13 @@ export interface SqliteOptions {
    * per process instead of one per database).
    */
   copyOf?: string
+  /**
+   * Rows of a read without ORDER BY come back in the reverse of SQLite's natural order
+   * (`PRAGMA reverse_unordered_selects`). The tests' databases set it, so code or a test that
+   * relies on an order it did not ask for fails on SQLite too, not only now and then on
+   * PostgreSQL, which promises no order either.
+   */
+  reverseUnordered?: boolean
 }
 
 /** node-sqlite3's Backup (its typings leave it out). */
@@ -216,6 +223,7 @@ class SqliteDriver implements Driver {
       })
     }
     const conn = new SqliteConnection(db)
+    if (this.opts.reverseUnordered) await conn.executeQuery(CompiledQuery.raw('PRAGMA reverse_unordered_selects = ON'))
     if (!readOnly) {
       await conn.executeQuery(CompiledQuery.raw('PRAGMA journal_mode = WAL'))
       await conn.executeQuery(CompiledQuery.raw('PRAGMA foreign_keys = ON'))
